@@ -1,0 +1,38 @@
+"""Feed-forward torque server beside a ros2_control driver.
+
+ros2 launch robot_dynid feedforward.launch.py model_file:=/path/model.yaml \
+    reference_topic:=/desired_joint_states command_topic:=/effort_controller/commands
+"""
+import os
+
+from ament_index_python.packages import get_package_share_directory
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+
+
+def generate_launch_description():
+    share = get_package_share_directory("robot_dynid")
+    arguments = [
+        DeclareLaunchArgument("model_file", default_value="",
+                              description="model artifact (YAML) to load; empty: wait for model_topic"),
+        DeclareLaunchArgument("model_topic", default_value="identified_model",
+                              description="IdentifiedModel topic to follow; empty: off"),
+        DeclareLaunchArgument("reference_topic", default_value="",
+                              description="JointState reference (positions rad, velocities rad/s); empty: off"),
+        DeclareLaunchArgument("command_topic", default_value="feedforward_effort",
+                              description="Float64MultiArray output of feed-forward torques [N m]"),
+    ]
+    feedforward = Node(
+        package="robot_dynid",
+        executable="feedforward",
+        name="feedforward",
+        output="screen",
+        parameters=[
+            os.path.join(share, "config", "feedforward.yaml"),
+            {name: LaunchConfiguration(name)
+             for name in ("model_file", "model_topic", "reference_topic", "command_topic")},
+        ],
+    )
+    return LaunchDescription([*arguments, feedforward])

@@ -1,0 +1,192 @@
+"""Identification pipeline: a recording and a model structure in, a :class:`DynamicModel` out.
+
+Shared by the ``robot-dynid identify`` command and the identifier node. Memory is bounded:
+the regressor is evaluated ``chunk_size`` samples at a time and folded into per-joint normal
+equations (:class:`~robot_dynid.estimators.LeastSquaresAccumulator`) or into a recursive
+least-squares estimator, so the stacked regressor of a long recording is never built.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import logging
+
+import numpy as np
+
+from robot_dynid import __version__
+from robot_dynid.base_parameters import BaseParameters, compute_base_parameters
+from robot_dynid.errors import DataError, DynIdError
+from robot_dynid.estimators import LeastSquaresAccumulator, RecursiveLeastSquares
+from robot_dynid.friction import FrictionModel
+from robot_dynid.model import DynamicModel
+from robot_dynid.recording import Recording
+from robot_dynid.regressor import Regressor
+from robot_dynid.robot_description import RobotDescription
+
+logger = logging.getLogger(__name__)
+
+METHODS = ("ols", "wls", "rls")
+
+
+@dataclasses.dataclass(frozen=True)
+class IdentificationSettings:
+    """What to identify and how.
+
+    Attributes
+    ----------
+    friction : FrictionModel
+    armature : bool
+        Add a rotor-inertia column ``Ia_j qdd_j`` per joint.
+    offset : bool
+        Add a constant torque offset per joint [N m].
+    method : {"ols", "wls", "rls"}
+    forgetting : float
+        RLS forgetting factor mu in (0, 1]; 1 weighs all samples equally.
+    chunk_size : int
+        Samples per regressor evaluation; bounds memory to about ``chunk_size * n * p * 8`` bytes.
+    poorly_excited_relative_std : float
+        Base parameters whose relative standard deviation exceeds this [1] are reported as
+        poorly excited (a warning, logged and stored in the model's metrics).
+    """
+
+    friction: FrictionModel = dataclasses.field(default_factory=FrictionModel)
+    armature: bool = False
+    offset: bool = False
+    method: str = "ols"
+    forgetting: float = 1.0
+    chunk_size: int = 20000
+    poorly_excited_relative_std: float = 1.0
+
+    def __post_init__(self):
+        if self.method not in METHODS:
+            raise DynIdError(f"method must be one of {list(METHODS)}, got {self.method!r}")
+        if not 0.0 < self.forgetting <= 1.0:
+            raise DynIdError(f"forgetting must be in (0, 1], got {self.forgetting!r}")
+        if self.chunk_size < 1:
+            raise DynIdError(f"chunk_size must be a positive number of samples, got {self.chunk_size!r}")
+
+    def regressor(self, robot: RobotDescription) -> Regressor:
+        return Regressor(robot, self.friction, armature=self.armature, offset=self.offset)
+
+
+def iter_regressor_chunks(regressor: Regressor, base: BaseParameters, recording: Recording, chunk_size: int):
+    """Yield ``(Y_base (M, n, r), tau (M, n))`` for consecutive chunks of a recording."""
+    elapsed = recording.time - recording.time[0]
+    for start in range(0, recording.n_samples, chunk_size):
+        stop = min(start + chunk_size, recording.n_samples)
+        temperature = None if recording.temperature is None else recording.temperature[start:stop]
+        Y = regressor.compute(
+            recording.q[start:stop], recording.qd[start:stop], recording.qdd[start:stop],
+            temperature=temperature, elapsed=elapsed[start:stop],
+        )
+        yield base.select(Y), recording.tau[start:stop]
+
+
+def prepare_recording(recording: Recording, robot: RobotDescription) -> Recording:
+    """Match joints to the robot by name and check the fields identification needs."""
+    recording = recording.reorder(robot.joint_names)
+    missing = [name for name in ("qd", "qdd", "tau") if getattr(recording, name) is None]
+    if missing:
+        raise DataError(
+            f"{recording.source}: identification needs {', '.join(missing)}; "
+            "give velocities/accelerations or derive them (robot_dynid.signal_processing.differentiate)"
+        )
+    if recording.n_samples == 0:
+        raise DataError(f"{recording.source}: no samples left to identify from")
+    return recording
+
+
+def identify(
+    recording: Recording,
+    robot: RobotDescription,
+    settings: IdentificationSettings = IdentificationSettings(),
+    base: BaseParameters | None = None,
+    provenance: dict | None = None,
+) -> DynamicModel:
+    """Identify the base parameters of ``robot`` from ``recording``.
+
+    Parameters
+    ----------
+    recording : Recording
+        Samples with q [rad], qd [rad/s], qdd [rad/s^2] and tau [N m]; joints are matched by
+        name, extra joints are ignored. Select stages / cycles before calling
+        (:meth:`Recording.select`).
+    robot : RobotDescription
+    settings : IdentificationSettings
+    base : BaseParameters, optional
+        Reuse a base-parameter set (e.g. from a model in use); computed from random states otherwise.
+    provenance : dict, optional
+        Stored in the model (data source, segments, ...); date and version are added.
+
+    Raises
+    ------
+    IdentificationError
+        When the data leave base parameters unidentifiable (named in the message).
+    """
+    recording = prepare_recording(recording, robot)
+    regressor = settings.regressor(robot)
+    if base is None:
+        base = compute_base_parameters(regressor)
+    accumulator = LeastSquaresAccumulator(robot.n_joints, base.rank)
+    rls = RecursiveLeastSquares(base.rank, forgetting=settings.forgetting) if settings.method == "rls" else None
+    for Y_base, tau in iter_regressor_chunks(regressor, base, recording, settings.chunk_size):
+        accumulator.add(Y_base, tau)
+        if rls is not None:
+            rls.update_batch(Y_base, tau)
+    batch = accumulator.solve("wls" if settings.method == "wls" else "ols", parameter_names=base.names)
+    if rls is None:
+        values, std = batch.theta, batch.std
+    else:
+        values = rls.theta_.copy()
+        # With mu = 1 the RLS covariance P approximates (W^T W)^-1; scale by the noise variance.
+        sigma2 = float(np.mean(batch.noise_std**2))
+        std = np.sqrt(np.clip(np.diag(rls.covariance_), 0.0, None) * sigma2)
+    residual_rms, rsd = residual_statistics(accumulator, values)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        relative_std = np.abs(std / values)
+    poorly_excited = [
+        {"name": name, "relative_std": float(rel)}
+        for name, rel in zip(base.names, relative_std)
+        if not rel <= settings.poorly_excited_relative_std
+    ]
+    warnings = []
+    if poorly_excited:
+        listing = ", ".join(f"{p['name']} ({p['relative_std']:.0%})" for p in poorly_excited)
+        warnings.append(f"poorly excited base parameters (relative std > "
+                        f"{settings.poorly_excited_relative_std:.0%}): {listing}")
+        logger.warning(warnings[-1])
+    metrics = {
+        "n_samples": int(recording.n_samples),
+        "n_dropped": int(recording.n_dropped),
+        "condition_number": float(batch.condition_number),
+        "residual_rms": {j: float(v) for j, v in zip(robot.joint_names, residual_rms)},
+        "rsd": {j: float(v) for j, v in zip(robot.joint_names, rsd)},
+        "noise_std": {j: float(v) for j, v in zip(robot.joint_names, batch.noise_std)},
+        "poorly_excited": poorly_excited,
+        "warnings": warnings,
+    }
+    provenance = dict(provenance or {})
+    provenance.setdefault("data_source", recording.source)
+    provenance.setdefault("date", datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
+    provenance.setdefault("robot_dynid_version", __version__)
+    return DynamicModel(
+        robot, settings.friction, settings.armature, settings.offset, base, values, std,
+        method=settings.method, metrics=metrics, provenance=provenance,
+    )
+
+
+def residual_statistics(accumulator: LeastSquaresAccumulator, theta: np.ndarray):
+    """Per-joint RMS residual [N m] and RSD [1] of ``theta`` from accumulated normal equations.
+
+    RSD_j = sqrt(sum_k (tau_hat_kj - tau_kj)^2 / sum_k tau_kj^2).
+    """
+    residual_ss = (
+        accumulator.torque_square_sum_
+        - 2.0 * accumulator.moment_ @ theta
+        + np.einsum("p,jpq,q->j", theta, accumulator.gram_, theta)
+    )
+    residual_ss = np.clip(residual_ss, 0.0, None)
+    residual_rms = np.sqrt(residual_ss / max(accumulator.n_samples, 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rsd = np.sqrt(residual_ss / accumulator.torque_square_sum_)
+    return residual_rms, rsd

@@ -1,0 +1,114 @@
+"""feedforward node: serves feed-forward torques from an identified model.
+
+Parameters
+----------
+model_file (str): model artifact to load at start ('' waits for the model topic).
+model_topic (str): IdentifiedModel topic to follow; a new model replaces the one in use ('' = off).
+reference_topic (str): sensor_msgs/JointState with desired positions [rad] and velocities [rad/s]
+    (accelerations taken as zero); '' = off.
+command_topic (str): std_msgs/Float64MultiArray of torques [N m] in the model's joint order, as a
+    ros2_control forward_command_controller (effort interface) takes them.
+
+Service ``compute_feedforward`` (robot_dynid/srv/ComputeFeedforward).
+"""
+from __future__ import annotations
+
+import rclpy
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from robot_dynid.errors import DynIdError
+from robot_dynid.feedforward import compute_feedforward
+from robot_dynid.model import DynamicModel
+from robot_dynid.msg import IdentifiedModel
+from robot_dynid.nodes.node_runtime import declare, spin_node
+from robot_dynid.srv import ComputeFeedforward
+
+MODEL_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                       reliability=ReliabilityPolicy.RELIABLE)
+
+
+class FeedforwardNode(Node):
+    def __init__(self):
+        super().__init__("feedforward")
+        model_file = declare(self, "model_file", "", "model artifact (YAML) to load at start; '' waits for model_topic")
+        model_topic = declare(self, "model_topic", "identified_model", "IdentifiedModel topic to follow; '' = off")
+        reference_topic = declare(self, "reference_topic", "",
+                                  "JointState reference (positions rad, velocities rad/s); '' = off")
+        command_topic = declare(self, "command_topic", "feedforward_effort",
+                                "Float64MultiArray output of torques in the model's joint order", "N m")
+        self.model = None
+        self.model_version = 0
+        if model_file:
+            self.use_model(DynamicModel.load(model_file), f"file {model_file}")
+        if model_topic:
+            self.create_subscription(IdentifiedModel, model_topic, self.on_model, MODEL_QOS)
+        self.command_publisher = None
+        if reference_topic:
+            self.command_publisher = self.create_publisher(Float64MultiArray, command_topic, 10)
+            self.create_subscription(JointState, reference_topic, self.on_reference, 10)
+        self.create_service(ComputeFeedforward, "compute_feedforward", self.on_compute)
+        self.get_logger().info(
+            f"serving compute_feedforward; model topic {model_topic or 'off'} (transient local, depth 1); "
+            f"reference {reference_topic or 'off'} -> {command_topic if reference_topic else 'off'}")
+
+    def use_model(self, model, origin, version=None):
+        self.model = model
+        self.model_version = version if version is not None else self.model_version + 1
+        self.get_logger().info(f"using model version {self.model_version} from {origin} "
+                               f"(joints {list(model.joint_names)})")
+
+    def on_model(self, msg):
+        try:
+            model = DynamicModel.from_yaml(msg.artifact_yaml, source="IdentifiedModel.artifact_yaml")
+        except DynIdError as error:
+            self.get_logger().error(f"ignoring IdentifiedModel version {msg.version}: {error}")
+            return
+        self.use_model(model, f"topic (robot {msg.robot_name})", version=msg.version)
+
+    def on_compute(self, request, response):
+        response.model_version = self.model_version
+        if self.model is None:
+            response.success, response.message = False, "no model loaded yet"
+            return response
+        points = [{"positions": p.positions, "velocities": p.velocities, "accelerations": p.accelerations}
+                  for p in request.points]
+        try:
+            tau = compute_feedforward(self.model, request.joint_names, points)
+        except DynIdError as error:
+            response.success, response.message = False, str(error)
+            return response
+        for point, effort in zip(request.points, tau):
+            point.effort = effort.tolist()
+        response.points = request.points
+        response.success, response.message = True, ""
+        return response
+
+    def on_reference(self, msg):
+        if self.model is None:
+            return
+        point = {"positions": msg.position, "velocities": msg.velocity}
+        try:
+            tau = compute_feedforward(self.model, self.model.joint_names,
+                                      [_by_name(msg, self.model.joint_names, point)])
+        except DynIdError as error:
+            self.get_logger().warning(f"reference on {msg.name}: {error}", throttle_duration_sec=5.0)
+            return
+        self.command_publisher.publish(Float64MultiArray(data=tau[0].tolist()))
+
+
+def _by_name(msg, joints, point):
+    """Reorder a JointState's fields to ``joints``; unknown extra joints are ignored."""
+    names = list(msg.name)
+    missing = [j for j in joints if j not in names]
+    if missing:
+        raise DynIdError(f"reference JointState lacks joint(s) {missing}")
+    index = [names.index(j) for j in joints]
+    return {field: [values[i] for i in index] if len(values) == len(names) else values
+            for field, values in point.items()}
+
+
+def main(args=None):
+    return spin_node(FeedforwardNode, args)

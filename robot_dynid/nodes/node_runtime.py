@@ -1,0 +1,35 @@
+"""What every robot_dynid node shares: the main() life cycle and parameter declaration."""
+from __future__ import annotations
+
+import rclpy
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.executors import ExternalShutdownException
+
+
+def declare(node, name, default, description, unit=None):
+    """Declare a parameter with a description that states its unit; return its value."""
+    text = f"{description} [{unit}]" if unit else description
+    return node.declare_parameter(name, default, ParameterDescriptor(description=text)).value
+
+
+def spin_node(node_class, args=None):
+    """``rclpy.init``, spin ``node_class()`` until Ctrl-C / SIGTERM / shutdown, clean up.
+
+    Returns the process exit code (0). The node's ``close()`` (if any) runs before the node is
+    destroyed, so recorders can flush files on every way out.
+    """
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = node_class()
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            close = getattr(node, "close", None)
+            if close is not None:
+                close()
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0

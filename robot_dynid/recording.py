@@ -1,0 +1,359 @@
+"""Recorded joint data of one experiment: time, joint states, torques and stage labels.
+
+A :class:`Recording` is what the CSV and rosbag2 readers return and what identification
+consumes. Its arrays are read-only float64 (labels: str, cycles: int64), sample-major:
+
+- ``time`` (N,) [s], strictly increasing (absolute ROS time for bags, as written for CSV);
+- ``q`` (N, n) [rad], ``qd`` (N, n) [rad/s], ``qdd`` (N, n) [rad/s^2], ``tau`` (N, n) [N m],
+  ``temperature`` (N, n) [deg C]; columns in the order of ``joint_names``;
+- ``stage`` (N,) stage labels and ``cycle`` (N,) cycle indices, ``-1`` outside any cycle.
+
+Stage labels
+------------
+A label is one of the stage kinds of :data:`STAGE_KINDS` (the ``KIND_*`` constants of
+``robot_dynid/msg/ExperimentStage``), the empty string for a sample outside every stage, or
+``"custom:<name>"`` for a custom stage that has a name (``"custom"`` alone when it has none).
+``Recording.select(stage="custom")`` selects every custom stage, ``stage="custom:<name>"``
+only the named one.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from robot_dynid.errors import DataError
+
+logger = logging.getLogger(__name__)
+
+STAGE_KINDS = ("rest", "excitation", "friction", "warmup", "validation", "custom")
+"""Stage kinds, in the order of the ``KIND_*`` constants of ExperimentStage.msg (0..5)."""
+
+CUSTOM_PREFIX = "custom:"
+NO_STAGE = ""
+NO_CYCLE = -1
+
+JOINT_FIELDS = ("q", "qd", "qdd", "tau", "temperature")
+"""The (N, n) per-joint fields of a Recording, in the order they are written to files."""
+
+
+def stage_kind(label: str) -> str:
+    """Kind of a stage label: ``"custom:lift"`` -> ``"custom"``, ``"rest"`` -> ``"rest"``."""
+    return "custom" if label.startswith(CUSTOM_PREFIX) else label
+
+
+def check_stage_label(label: str, allow_empty: bool = True) -> None:
+    """Raise :class:`DataError` unless ``label`` is a valid stage label (see module docstring)."""
+    if label == NO_STAGE and allow_empty:
+        return
+    if label in STAGE_KINDS:
+        return
+    if label.startswith(CUSTOM_PREFIX) and len(label) > len(CUSTOM_PREFIX):
+        return
+    raise DataError(f"unknown stage label {label!r}; expected one of {STAGE_KINDS}, "
+                    f"'{CUSTOM_PREFIX}<name>'" + (" or '' (no stage)" if allow_empty else ""))
+
+
+def first_non_increasing(time: np.ndarray) -> int | None:
+    """Index ``i`` of the first sample with ``time[i] <= time[i - 1]``, None if there is none."""
+    bad = np.flatnonzero(np.diff(time) <= 0.0)
+    return int(bad[0]) + 1 if bad.size else None
+
+
+def _as_float_array(name: str, value, shape: tuple[int, ...], shape_text: str) -> np.ndarray:
+    array = np.array(value, dtype=np.float64)
+    if array.shape != shape:
+        raise DataError(f"{name} has shape {array.shape}, expected {shape} ({shape_text})")
+    bad = np.flatnonzero(~np.isfinite(array).reshape(shape[0], -1).all(axis=1))
+    if bad.size:
+        raise DataError(f"{name} holds NaN or inf at sample {bad[0]} ({bad.size} samples); "
+                        "build the recording with Recording.from_arrays to drop such samples")
+    array.setflags(write=False)
+    return array
+
+
+@dataclass(frozen=True, eq=False)
+class Recording:
+    """Joint data of one experiment, validated on construction.
+
+    Parameters
+    ----------
+    joint_names : sequence of str
+        Joint order of every (N, n) array, n unique names.
+    time : array_like, shape (N,)
+        Sample times [s], strictly increasing, N >= 1.
+    q : array_like, shape (N, n)
+        Joint positions [rad].
+    qd, qdd : array_like, shape (N, n), optional
+        Joint velocities [rad/s] and accelerations [rad/s^2].
+    tau : array_like, shape (N, n), optional
+        Joint torques [N m].
+    temperature : array_like, shape (N, n), optional
+        Joint temperatures [deg C].
+    stage : array_like of str, shape (N,), optional
+        Stage label per sample (see the module docstring); ``""`` outside every stage.
+    cycle : array_like of int, shape (N,), optional
+        Cycle index per sample, >= 0, or -1 outside every cycle.
+    source : str
+        Where the data came from (file name), used in messages.
+    n_dropped : int
+        Samples dropped before construction because they held NaN or inf.
+
+    Raises
+    ------
+    DataError
+        A field of the wrong shape (naming it, actual versus expected), a non-finite value,
+        time not strictly increasing (naming the first offending index and its time), an
+        unknown stage label, a cycle below -1 or duplicated joint names.
+    """
+
+    joint_names: tuple[str, ...]
+    time: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray | None = None
+    qdd: np.ndarray | None = None
+    tau: np.ndarray | None = None
+    temperature: np.ndarray | None = None
+    stage: np.ndarray | None = None
+    cycle: np.ndarray | None = None
+    source: str = "<arrays>"
+    n_dropped: int = 0
+
+    def __post_init__(self) -> None:
+        names = tuple(self.joint_names) if not isinstance(self.joint_names, str) else None
+        if not names or not all(isinstance(name, str) and name for name in names):
+            raise DataError(f"joint_names must be a non-empty sequence of non-empty strings, "
+                            f"got {self.joint_names!r}")
+        duplicated = sorted({name for name in names if names.count(name) > 1})
+        if duplicated:
+            raise DataError(f"joint_names holds duplicates: {duplicated}")
+        object.__setattr__(self, "joint_names", names)
+        time = np.array(self.time, dtype=np.float64)
+        if time.ndim != 1 or time.size == 0:
+            raise DataError(f"time has shape {time.shape}, expected (N,) with N >= 1")
+        n_samples, n_joints = time.size, len(names)
+        time = _as_float_array("time", time, (n_samples,), "N samples")
+        offending = first_non_increasing(time)
+        if offending is not None:
+            raise DataError(f"time must be strictly increasing: time[{offending}] = "
+                            f"{time[offending]!r} s <= time[{offending - 1}] = "
+                            f"{time[offending - 1]!r} s")
+        object.__setattr__(self, "time", time)
+        joint_shape_text = f"N={n_samples} samples, n={n_joints} joints {list(names)}"
+        for field in JOINT_FIELDS:
+            value = getattr(self, field)
+            if value is None and field == "q":
+                raise DataError("q is required, got None")
+            if value is not None:
+                object.__setattr__(self, field, _as_float_array(
+                    field, value, (n_samples, n_joints), joint_shape_text))
+        if self.stage is not None:
+            object.__setattr__(self, "stage", self._checked_stage(n_samples))
+        if self.cycle is not None:
+            object.__setattr__(self, "cycle", self._checked_cycle(n_samples))
+        if not isinstance(self.n_dropped, (int, np.integer)) or self.n_dropped < 0:
+            raise DataError(f"n_dropped must be an int >= 0, got {self.n_dropped!r}")
+        object.__setattr__(self, "n_dropped", int(self.n_dropped))
+        object.__setattr__(self, "source", str(self.source))
+
+    def _checked_stage(self, n_samples: int) -> np.ndarray:
+        stage = np.array(self.stage, dtype=str)
+        if stage.shape != (n_samples,):
+            raise DataError(f"stage has shape {stage.shape}, expected ({n_samples},)")
+        for label in np.unique(stage):
+            check_stage_label(str(label))
+        stage.setflags(write=False)
+        return stage
+
+    def _checked_cycle(self, n_samples: int) -> np.ndarray:
+        raw = np.asarray(self.cycle)
+        if raw.shape != (n_samples,):
+            raise DataError(f"cycle has shape {raw.shape}, expected ({n_samples},)")
+        if raw.dtype.kind not in "iuf" or (raw.dtype.kind == "f" and not np.all(raw == np.round(raw))):
+            raise DataError(f"cycle must hold integers, got dtype {raw.dtype}")
+        cycle = raw.astype(np.int64)
+        if n_samples and cycle.min() < NO_CYCLE:
+            index = int(np.argmin(cycle))
+            raise DataError(f"cycle must be >= 0 or {NO_CYCLE} (no cycle), got "
+                            f"cycle[{index}] = {cycle[index]}")
+        cycle.setflags(write=False)
+        return cycle
+
+    @classmethod
+    def from_arrays(cls, joint_names: Sequence[str], time, q, qd=None, qdd=None, tau=None,
+                    temperature=None, stage=None, cycle=None, source: str = "<arrays>",
+                    n_dropped: int = 0) -> "Recording":
+        """Recording from raw arrays, dropping the samples that hold NaN or inf.
+
+        A sample (row) is dropped when ``time`` or any entry of ``q``, ``qd``, ``qdd``,
+        ``tau`` or ``temperature`` (those given) is NaN or inf; the count is added to
+        ``n_dropped`` and logged as a warning. Arguments as for :class:`Recording`.
+
+        Raises
+        ------
+        DataError
+            Every sample holds NaN or inf, or as the constructor.
+        """
+        time = np.asarray(time, dtype=np.float64)
+        if time.ndim != 1:
+            raise DataError(f"time has shape {time.shape}, expected (N,)")
+        fields = {"q": q, "qd": qd, "qdd": qdd, "tau": tau, "temperature": temperature}
+        keep = np.isfinite(time)
+        dropped_by_field = {"time": int(np.count_nonzero(~keep))}
+        for name, value in fields.items():
+            if value is None:
+                continue
+            value = np.asarray(value, dtype=np.float64)
+            if value.ndim != 2 or value.shape[0] != time.size:
+                raise DataError(f"{name} has shape {value.shape}, expected ({time.size}, n)")
+            finite = np.isfinite(value).all(axis=1)
+            dropped_by_field[name] = int(np.count_nonzero(~finite))
+            keep &= finite
+            fields[name] = value
+        n_bad = int(time.size - np.count_nonzero(keep))
+        if n_bad == time.size and time.size:
+            raise DataError(f"all {time.size} samples of {source} hold NaN or inf "
+                            f"(samples per field: {dropped_by_field})")
+        if n_bad:
+            logger.warning("%s: dropped %d of %d samples holding NaN or inf (samples per "
+                           "field: %s)", source, n_bad, time.size,
+                           {k: v for k, v in dropped_by_field.items() if v})
+            fields = {k: None if v is None else v[keep] for k, v in fields.items()}
+            time = time[keep]
+            stage = None if stage is None else np.asarray(stage)[keep]
+            cycle = None if cycle is None else np.asarray(cycle)[keep]
+        return cls(joint_names=joint_names, time=time, stage=stage, cycle=cycle, source=source,
+                   n_dropped=n_dropped + n_bad, **fields)
+
+    @property
+    def n_samples(self) -> int:
+        """Number of samples N."""
+        return int(self.time.size)
+
+    @property
+    def n_joints(self) -> int:
+        """Number of joints n."""
+        return len(self.joint_names)
+
+    @property
+    def elapsed(self) -> np.ndarray:
+        """Time since the first sample, ``time - time[0]``, shape (N,) [s]."""
+        return self.time - self.time[0]
+
+    def _replace_rows(self, rows) -> "Recording":
+        changes = {field: None if getattr(self, field) is None else getattr(self, field)[rows]
+                   for field in ("time",) + JOINT_FIELDS + ("stage", "cycle")}
+        return dataclasses.replace(self, **changes)
+
+    def take(self, rows) -> "Recording":
+        """Recording of the rows ``rows`` (slice, boolean mask (N,) or increasing indices)."""
+        if isinstance(rows, slice):
+            selected = np.arange(self.n_samples)[rows]
+        else:
+            rows = np.asarray(rows)
+            if rows.dtype == bool and rows.shape != (self.n_samples,):
+                raise DataError(f"row mask has shape {rows.shape}, expected ({self.n_samples},)")
+            selected = np.flatnonzero(rows) if rows.dtype == bool else rows
+        if np.size(selected) == 0:
+            raise DataError(f"selection of rows {rows!r} from {self.source} is empty "
+                            f"({self.n_samples} samples)")
+        return self._replace_rows(selected)
+
+    def time_window(self, start: float, stop: float) -> "Recording":
+        """Samples with ``start <= time < stop`` [s]."""
+        mask = (self.time >= start) & (self.time < stop)
+        if not mask.any():
+            raise DataError(f"no samples of {self.source} in time window [{start}, {stop}) s; "
+                            f"recording spans [{self.time[0]}, {self.time[-1]}] s")
+        return self._replace_rows(mask)
+
+    def select(self, stage: str | Iterable[str] | None = None,
+               cycles: int | Iterable[int] | None = None) -> "Recording":
+        """Samples of the given stages and cycles.
+
+        Parameters
+        ----------
+        stage : str or iterable of str, optional
+            Stage kinds or labels to keep; ``"custom"`` keeps every custom stage,
+            ``"custom:<name>"`` only that one. None keeps all.
+        cycles : int or iterable of int, optional
+            Cycle indices to keep. None keeps all.
+
+        Raises
+        ------
+        DataError
+            The recording has no stage (cycle) labels, a requested stage is unknown, or the
+            selection is empty (the message lists the available stages and cycles).
+        """
+        mask = np.ones(self.n_samples, dtype=bool)
+        wanted_stages = wanted_cycles = None
+        if stage is not None:
+            if self.stage is None:
+                raise DataError(f"{self.source} has no stage labels; cannot select stage {stage!r}")
+            wanted_stages = [stage] if isinstance(stage, str) else list(stage)
+            for label in wanted_stages:
+                check_stage_label(label, allow_empty=False)
+            in_stage = np.isin(self.stage, wanted_stages)
+            if "custom" in wanted_stages:
+                in_stage |= np.char.startswith(self.stage, CUSTOM_PREFIX)
+            mask &= in_stage
+        if cycles is not None:
+            if self.cycle is None:
+                raise DataError(f"{self.source} has no cycle labels; cannot select cycles {cycles!r}")
+            wanted_cycles = [int(cycles)] if np.isscalar(cycles) else [int(c) for c in cycles]
+            mask &= np.isin(self.cycle, wanted_cycles)
+        if not mask.any():
+            available_stages = [] if self.stage is None else np.unique(self.stage).tolist()
+            available_cycles = [] if self.cycle is None else np.unique(self.cycle).tolist()
+            raise DataError(f"no samples of {self.source} with stage in {wanted_stages} and "
+                            f"cycle in {wanted_cycles}; available stages: {available_stages}, "
+                            f"cycles: {available_cycles}")
+        return self._replace_rows(mask) if not mask.all() else self
+
+    def reorder(self, joint_names: Sequence[str]) -> "Recording":
+        """Recording with columns in the order of ``joint_names``, matched by name.
+
+        Joints of the recording not in ``joint_names`` are dropped.
+
+        Raises
+        ------
+        DataError
+            A requested joint is not in the recording (all missing ones are named).
+        """
+        joint_names = tuple(joint_names)
+        missing = [name for name in joint_names if name not in self.joint_names]
+        if missing:
+            raise DataError(f"joints {missing} are not in {self.source}; it has "
+                            f"{list(self.joint_names)}")
+        if joint_names == self.joint_names:
+            return self
+        extra = [name for name in self.joint_names if name not in joint_names]
+        if extra:
+            logger.debug("%s: dropping joints %s", self.source, extra)
+        columns = [self.joint_names.index(name) for name in joint_names]
+        changes = {field: None if getattr(self, field) is None else getattr(self, field)[:, columns]
+                   for field in JOINT_FIELDS}
+        return dataclasses.replace(self, joint_names=joint_names, **changes)
+
+    def with_labels(self, stage, cycle=None) -> "Recording":
+        """The same recording with new stage labels (N,) and cycles (N,) (None: no cycles)."""
+        return dataclasses.replace(self, stage=stage, cycle=cycle)
+
+    def segments(self) -> list[tuple[str, int, int, int]]:
+        """Contiguous runs of equal stage label and cycle.
+
+        Returns
+        -------
+        list of (stage, cycle, start_index, stop_index)
+            One entry per run, ``stop_index`` exclusive, covering all N samples in order.
+            Without labels the stage is ``""`` and the cycle -1.
+        """
+        stage = self.stage if self.stage is not None else np.full(self.n_samples, NO_STAGE)
+        cycle = self.cycle if self.cycle is not None else np.full(self.n_samples, NO_CYCLE)
+        changes = np.flatnonzero((stage[1:] != stage[:-1]) | (cycle[1:] != cycle[:-1])) + 1
+        starts = np.concatenate(([0], changes))
+        stops = np.concatenate((changes, [self.n_samples]))
+        return [(str(stage[a]), int(cycle[a]), int(a), int(b)) for a, b in zip(starts, stops)]

@@ -1,0 +1,50 @@
+"""Plain-text reports of identified models and validation results (what the CLI and demo print)."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def format_table(header, rows):
+    """Left-aligned text table; numbers are expected pre-formatted as strings."""
+    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows)]
+    lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip()
+             for row in (header, *rows)]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(lines)
+
+
+def format_parameters(model):
+    rows = [(row["name"], f"{row['value']:.6g}", f"{row['std']:.3g}",
+             "-" if not np.isfinite(row["relative_std"]) else f"{row['relative_std']:.1%}",
+             row["expression"])
+            for row in model.parameter_table()]
+    return format_table(("parameter", "value", "std", "rel. std", "expression (standard parameters)"), rows)
+
+
+def format_joint_metrics(joint_names, columns):
+    """``columns``: mapping of column title to a per-joint mapping or sequence of floats."""
+    rows = []
+    for index, joint in enumerate(joint_names):
+        cells = [joint]
+        for values in columns.values():
+            value = values[joint] if isinstance(values, dict) else values[index]
+            cells.append(f"{value:.4g}")
+        rows.append(cells)
+    return format_table(("joint", *columns), rows)
+
+
+def format_model_summary(model):
+    metrics = model.metrics
+    parts = [
+        f"robot {model.robot.name}: {model.base.rank} base parameters, friction {model.friction.name}, "
+        f"method {model.method}, {metrics.get('n_samples', '?')} samples "
+        f"({metrics.get('n_dropped', 0)} dropped for NaN/inf)",
+        format_parameters(model),
+        "",
+        format_joint_metrics(model.joint_names, {
+            "RMS residual [N m]": metrics["residual_rms"], "RSD [1]": metrics["rsd"],
+        }),
+        f"condition number of the scaled base regressor: {metrics['condition_number']:.4g}",
+    ]
+    parts += [f"warning: {text}" for text in metrics.get("warnings", [])]
+    return "\n".join(parts)

@@ -1,0 +1,392 @@
+"""Stage segmentation of a recording: from stage markers, or detected from the motion.
+
+Markers
+-------
+The experiment runner publishes ``robot_dynid/msg/ExperimentStage`` at every stage boundary
+(:class:`StageMarker` here). :func:`stage_intervals` pairs start and end markers into
+:class:`StageInterval` objects and :func:`label_samples` turns intervals into a stage label
+and a cycle per sample. A sample at time ``t`` belongs to an interval when
+``start_time <= t < end_time``; where intervals nest (a friction stage holding one sub-stage
+per joint and speed), the one that started last wins. Samples outside every interval get the
+label ``""`` and cycle -1.
+
+Detection
+---------
+Without markers, :func:`detect_stages` finds, from the joint velocities alone:
+
+- ``"rest"``: every joint slower than its rest threshold for at least ``min_rest_duration``;
+- ``"friction"``: exactly one joint moving, at a speed constant within ``plateau_tolerance``
+  (relative) for at least ``min_plateau_duration``, the others at rest; reported with the
+  joint, the speed as a fraction of its velocity limit and the direction (+1 / -1);
+- ``"excitation"``: two or more joints moving, for at least ``min_motion_duration``
+  (interruptions shorter than ``min_rest_duration`` are bridged). Warm-up and validation
+  motions are detected as excitation too: the motion alone does not tell them apart.
+
+Accelerations between friction plateaus and motions too short for the minimum durations
+belong to no detected stage.
+"""
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from scipy.ndimage import maximum_filter1d, minimum_filter1d, uniform_filter1d
+
+from robot_dynid.errors import DataError
+from robot_dynid.recording import (CUSTOM_PREFIX, NO_CYCLE, NO_STAGE, STAGE_KINDS,
+                                   first_non_increasing)
+
+logger = logging.getLogger(__name__)
+
+
+def _stage_label(kind: str, label: str) -> str:
+    """Per-sample label of a stage: the kind, or ``"custom:<label>"`` for a named custom stage."""
+    return CUSTOM_PREFIX + label if kind == "custom" and label else kind
+
+
+@dataclass(frozen=True)
+class StageMarker:
+    """One stage boundary, as in ``robot_dynid/msg/ExperimentStage``.
+
+    Parameters
+    ----------
+    stamp : float
+        Time of the boundary [s].
+    kind : str
+        One of :data:`robot_dynid.recording.STAGE_KINDS`.
+    cycle : int
+        Cycle index within the test, >= 0.
+    start : bool
+        True at the start of the stage, False at its end.
+    joint_name, speed_fraction, direction
+        Friction sub-stages: the moving joint, its speed as a fraction of the velocity limit
+        [1] and the direction (+1, -1, or 0 for both / not applicable).
+    label : str
+        Free-form stage name (custom stages).
+    experiment_id : str
+        Test identifier.
+    """
+
+    stamp: float
+    kind: str
+    cycle: int
+    start: bool
+    joint_name: str = ""
+    speed_fraction: float = 0.0
+    direction: int = 0
+    label: str = ""
+    experiment_id: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in STAGE_KINDS:
+            raise DataError(f"stage marker kind {self.kind!r} is unknown; expected one of "
+                            f"{STAGE_KINDS}")
+        if not math.isfinite(self.stamp):
+            raise DataError(f"stage marker stamp must be finite, got {self.stamp!r}")
+        if self.cycle < 0:
+            raise DataError(f"stage marker cycle must be >= 0, got {self.cycle}")
+        if self.direction not in (-1, 0, 1):
+            raise DataError(f"stage marker direction must be -1, 0 or 1, got {self.direction}")
+
+
+@dataclass(frozen=True)
+class StageInterval:
+    """A stage over a time span, from markers or detected from the motion.
+
+    Parameters
+    ----------
+    kind : str
+        One of :data:`robot_dynid.recording.STAGE_KINDS`.
+    start_time, end_time : float
+        Span ``[start_time, end_time)`` [s]; ``end_time`` is inf for a stage never ended.
+    joint : str or None
+        Friction: the moving joint. None otherwise.
+    speed_fraction : float
+        Friction: speed as a fraction of the joint's velocity limit [1]; 0 otherwise.
+    direction : int
+        Friction: +1 or -1 (0: both or not applicable).
+    cycle : int
+        Cycle index, -1 when unknown (detected stages).
+    label : str
+        Free-form stage name from the marker ("" for detected stages).
+    """
+
+    kind: str
+    start_time: float
+    end_time: float
+    joint: str | None = None
+    speed_fraction: float = 0.0
+    direction: int = 0
+    cycle: int = NO_CYCLE
+    label: str = ""
+
+    @property
+    def duration(self) -> float:
+        """``end_time - start_time`` [s]."""
+        return self.end_time - self.start_time
+
+    @property
+    def stage_label(self) -> str:
+        """Label of the interval's samples (see :mod:`robot_dynid.recording`)."""
+        return _stage_label(self.kind, self.label)
+
+
+DetectedStage = StageInterval
+"""Name of :class:`StageInterval` as returned by :func:`detect_stages`."""
+
+
+def stage_intervals(markers: Sequence[StageMarker]) -> list[StageInterval]:
+    """Pair start and end markers into intervals.
+
+    An end marker closes the most recently started open stage with the same kind, cycle,
+    joint and label, or failing that the most recent one with the same kind and cycle. An end
+    marker without an open stage is ignored, a start marker identical to an open stage ends
+    that stage, and a stage still open after the last marker lasts to ``inf``; each of these
+    is logged as a warning.
+
+    Parameters
+    ----------
+    markers : sequence of StageMarker
+        In any order; sorted by stamp here (stable, so equal stamps keep their order).
+
+    Returns
+    -------
+    list of StageInterval
+        Sorted by start time; for equal starts the longer interval first.
+    """
+    open_markers: list[StageMarker] = []
+    intervals: list[StageInterval] = []
+
+    def close(marker: StageMarker, end_time: float) -> None:
+        intervals.append(StageInterval(
+            kind=marker.kind, start_time=marker.stamp, end_time=end_time,
+            joint=marker.joint_name or None, speed_fraction=float(marker.speed_fraction),
+            direction=int(marker.direction), cycle=int(marker.cycle), label=marker.label))
+
+    def full_key(marker: StageMarker) -> tuple:
+        return marker.kind, marker.cycle, marker.joint_name, marker.label
+
+    for marker in sorted(markers, key=lambda m: m.stamp):
+        if marker.start:
+            same = [m for m in open_markers if full_key(m) == full_key(marker)]
+            if same:
+                logger.warning("stage %s of cycle %d started again at %.9f s before its end; "
+                               "ending it there", marker.kind, marker.cycle, marker.stamp)
+                close(same[-1], marker.stamp)
+                open_markers.remove(same[-1])
+            open_markers.append(marker)
+            continue
+        matching = [m for m in open_markers if full_key(m) == full_key(marker)] or \
+                   [m for m in open_markers if (m.kind, m.cycle) == (marker.kind, marker.cycle)]
+        if not matching:
+            logger.warning("end marker of stage %s, cycle %d at %.9f s has no start; ignored",
+                           marker.kind, marker.cycle, marker.stamp)
+            continue
+        close(matching[-1], marker.stamp)
+        open_markers.remove(matching[-1])
+    for marker in open_markers:
+        logger.warning("stage %s of cycle %d started at %.9f s has no end marker; it lasts to "
+                       "the end of the recording", marker.kind, marker.cycle, marker.stamp)
+        close(marker, math.inf)
+    return sorted(intervals, key=lambda i: (i.start_time, -i.end_time))
+
+
+def label_samples(time, intervals: Sequence[StageInterval]) -> tuple[np.ndarray, np.ndarray]:
+    """Stage label and cycle of every sample.
+
+    Parameters
+    ----------
+    time : array_like, shape (N,)
+        Sample times [s], increasing.
+    intervals : sequence of StageInterval
+        Applied in order of start time, so a nested (later-starting) interval overrides the
+        enclosing one for its span.
+
+    Returns
+    -------
+    stage : ndarray of str, shape (N,)
+        :attr:`StageInterval.stage_label`, ``""`` outside every interval.
+    cycle : ndarray of int64, shape (N,)
+        Cycle index, -1 outside every interval.
+    """
+    time = np.asarray(time, dtype=np.float64)
+    ordered = sorted(intervals, key=lambda i: (i.start_time, -i.end_time))
+    width = max([len(i.stage_label) for i in ordered] + [1])
+    stage = np.full(time.shape, NO_STAGE, dtype=f"<U{width}")
+    cycle = np.full(time.shape, NO_CYCLE, dtype=np.int64)
+    for interval in ordered:
+        first, stop = np.searchsorted(time, [interval.start_time, interval.end_time], side="left")
+        stage[first:stop] = interval.stage_label
+        cycle[first:stop] = interval.cycle
+    return stage, cycle
+
+
+def _runs(mask: np.ndarray, breaks: np.ndarray) -> list[tuple[int, int]]:
+    """(first, stop) index pairs of the runs of True in ``mask`` (N,), split where
+    ``breaks[k]`` (N - 1,) marks a time gap between samples k and k + 1."""
+    edges = np.diff(np.concatenate(([0], mask.astype(np.int8), [0])))
+    starts, stops = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    runs = []
+    for first, stop in zip(starts, stops):
+        cuts = np.flatnonzero(breaks[first:stop - 1]) + first + 1
+        bounds = np.concatenate(([first], cuts, [stop]))
+        runs.extend((int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]))
+    return runs
+
+
+def _per_joint(name: str, value, n_joints: int) -> np.ndarray:
+    array = np.broadcast_to(np.asarray(value, dtype=np.float64), (n_joints,)) \
+        if np.ndim(value) == 0 else np.asarray(value, dtype=np.float64)
+    if array.shape != (n_joints,):
+        raise DataError(f"{name} must be a scalar or have shape ({n_joints},), got {array.shape}")
+    if not np.all(np.isfinite(array) & (array > 0.0)):
+        raise DataError(f"{name} must be finite and > 0, got {array.tolist()}")
+    return array
+
+
+def _odd_window(duration: float, dt: float) -> int:
+    return 2 * int(round(duration / (2.0 * dt))) + 1
+
+
+def detect_stages(time, qd, velocity_limits, rest_threshold=0.01, *, joint_names=None,
+                  smoothing_window: float = 0.1, flatness_window: float = 0.3,
+                  plateau_tolerance: float = 0.05, min_rest_duration: float = 0.5,
+                  min_plateau_duration: float = 0.5,
+                  min_motion_duration: float = 1.0) -> list[StageInterval]:
+    """Detect rest, friction plateaus and multi-joint motion from joint velocities.
+
+    Velocities are first smoothed by a centred moving average over ``smoothing_window``. A
+    joint moves where ``|qd_smooth| > rest_threshold``. A sample of a single moving joint lies
+    on a plateau when, over the centred ``flatness_window`` around it, the smoothed velocity
+    varies by at most ``max(plateau_tolerance |qd_smooth|, rest_threshold)``; plateau runs are
+    then widened by half the flatness window on each side (within the single-joint motion),
+    which puts their ends within about ``tolerance / acceleration`` of the true ones. See the
+    module docstring for the stage rules. Window lengths are converted to samples with the
+    median sampling interval; time gaps over 5 median intervals split every stage.
+
+    Parameters
+    ----------
+    time : array_like, shape (N,)
+        Sample times [s], strictly increasing.
+    qd : array_like, shape (N, n)
+        Joint velocities [rad/s], finite.
+    velocity_limits : array_like, shape (n,)
+        Velocity limit per joint [rad/s], > 0; friction speeds are reported as fractions of it.
+    rest_threshold : float or array_like, shape (n,)
+        Speed below which a joint is at rest [rad/s], > 0. Must lie above the velocity noise
+        and below the slowest friction plateau.
+    joint_names : sequence of str, optional
+        Names reported for friction plateaus; default ``"joint1"``, ``"joint2"``, ...
+    smoothing_window, flatness_window : float
+        [s], > 0.
+    plateau_tolerance : float
+        Relative speed variation allowed on a plateau [1], > 0.
+    min_rest_duration, min_plateau_duration, min_motion_duration : float
+        Shortest rest, friction plateau and multi-joint motion reported [s], > 0.
+
+    Returns
+    -------
+    list of StageInterval
+        Sorted by start time, with ``start_time`` / ``end_time`` the times of the first and
+        last sample of each stage and ``cycle`` -1.
+    """
+    time = np.asarray(time, dtype=np.float64)
+    qd = np.asarray(qd, dtype=np.float64)
+    if time.ndim != 1 or time.size < 3:
+        raise DataError(f"time must have shape (N,) with N >= 3, got {time.shape}")
+    if qd.ndim != 2 or qd.shape[0] != time.size:
+        raise DataError(f"qd has shape {qd.shape}, expected ({time.size}, n)")
+    if not (np.all(np.isfinite(time)) and np.all(np.isfinite(qd))):
+        raise DataError("time and qd must be finite")
+    offending = first_non_increasing(time)
+    if offending is not None:
+        raise DataError(f"time must be strictly increasing: time[{offending}] = "
+                        f"{time[offending]!r} s <= time[{offending - 1}]")
+    n_joints = qd.shape[1]
+    limits = _per_joint("velocity_limits", velocity_limits, n_joints)
+    threshold = _per_joint("rest_threshold", rest_threshold, n_joints)
+    windows = {"smoothing_window": smoothing_window, "flatness_window": flatness_window,
+               "plateau_tolerance": plateau_tolerance, "min_rest_duration": min_rest_duration,
+               "min_plateau_duration": min_plateau_duration,
+               "min_motion_duration": min_motion_duration}
+    for name, value in windows.items():
+        if not (math.isfinite(value) and value > 0.0):
+            raise DataError(f"{name} must be finite and > 0, got {value!r}")
+    names = tuple(joint_names) if joint_names is not None else \
+        tuple(f"joint{j + 1}" for j in range(n_joints))
+    if len(names) != n_joints:
+        raise DataError(f"joint_names has {len(names)} names, expected {n_joints} (columns of qd)")
+
+    dt = float(np.median(np.diff(time)))
+    breaks = np.diff(time) > 5.0 * dt
+    speed = uniform_filter1d(qd, _odd_window(smoothing_window, dt), axis=0, mode="nearest")
+    moving = np.abs(speed) > threshold
+    n_moving = moving.sum(axis=1)
+
+    def span(first: int, stop: int) -> tuple[float, float]:
+        return float(time[first]), float(time[stop - 1])
+
+    stages: list[StageInterval] = []
+    claimed = np.zeros(time.size, dtype=bool)
+    for first, stop in _runs(n_moving == 0, breaks):
+        start_time, end_time = span(first, stop)
+        if end_time - start_time >= min_rest_duration:
+            stages.append(StageInterval("rest", start_time, end_time))
+            claimed[first:stop] = True
+
+    flatness = _odd_window(flatness_window, dt)
+    half = flatness // 2
+    for j in range(n_joints):
+        alone = moving[:, j] & (n_moving == 1)
+        variation = maximum_filter1d(speed[:, j], flatness, mode="nearest") - \
+            minimum_filter1d(speed[:, j], flatness, mode="nearest")
+        tolerance = np.maximum(plateau_tolerance * np.abs(speed[:, j]), threshold[j])
+        for core_first, core_stop in _runs(alone & (variation <= tolerance), breaks):
+            first, stop = _widen(core_first, core_stop, half, alone, breaks)
+            start_time, end_time = span(first, stop)
+            if end_time - start_time < min_plateau_duration:
+                continue
+            velocity = float(np.median(speed[core_first:core_stop, j]))
+            stages.append(StageInterval("friction", start_time, end_time, joint=names[j],
+                                        speed_fraction=abs(velocity) / limits[j],
+                                        direction=1 if velocity > 0.0 else -1))
+            claimed[first:stop] = True
+
+    merged: list[list[int]] = []
+    for first, stop in _runs(n_moving >= 2, breaks):
+        if merged:
+            previous_stop = merged[-1][1]
+            bridgeable = (time[first] - time[previous_stop - 1] < min_rest_duration
+                          and not claimed[previous_stop:first].any()
+                          and not breaks[previous_stop - 1:first].any())
+            if bridgeable:
+                merged[-1][1] = stop
+                continue
+        merged.append([first, stop])
+    for first, stop in merged:
+        start_time, end_time = span(first, stop)
+        if end_time - start_time >= min_motion_duration:
+            stages.append(StageInterval("excitation", start_time, end_time))
+    stages.sort(key=lambda s: s.start_time)
+    logger.info("detected %d stages (%s) in %.1f s of data", len(stages),
+                {kind: sum(s.kind == kind for s in stages) for kind in STAGE_KINDS
+                 if any(s.kind == kind for s in stages)}, time[-1] - time[0])
+    return stages
+
+
+def _widen(first: int, stop: int, by: int, allowed: np.ndarray,
+           breaks: np.ndarray) -> tuple[int, int]:
+    """Extend the run [first, stop) by up to ``by`` samples each side over ``allowed`` samples
+    without crossing a time gap."""
+    for _ in range(by):
+        if first == 0 or not allowed[first - 1] or breaks[first - 1]:
+            break
+        first -= 1
+    for _ in range(by):
+        if stop == allowed.size or not allowed[stop] or breaks[stop - 1]:
+            break
+        stop += 1
+    return first, stop
