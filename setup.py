@@ -2,7 +2,8 @@
 
 ROS users build the whole package (interfaces, nodes, launch files) with colcon instead; see
 README.md. The .msg/.srv definitions are copied into the Python package so that rosbag files
-holding robot_dynid messages can be written and read without a ROS installation.
+holding robot_dynid messages can be written and read without a ROS installation, and the
+robot and trajectory configs are copied too (see robot_dynid/package_files.py).
 """
 import pathlib
 import shutil
@@ -11,15 +12,16 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 
-class BuildPyWithInterfaceDefinitions(build_py):
+PACKAGE_DATA_DIRECTORIES = ("msg", "srv", "config")
+
+
+class BuildPyWithPackageData(build_py):
     def run(self):
         super().run()
         root = pathlib.Path(__file__).resolve().parent
-        target = pathlib.Path(self.build_lib) / "robot_dynid" / "interface_definitions"
-        for kind in ("msg", "srv"):
-            (target / kind).mkdir(parents=True, exist_ok=True)
-            for definition in sorted((root / kind).glob(f"*.{kind}")):
-                shutil.copyfile(definition, target / kind / definition.name)
+        target = pathlib.Path(self.build_lib) / "robot_dynid" / "package_data"
+        for directory in PACKAGE_DATA_DIRECTORIES:
+            shutil.copytree(root / directory, target / directory, dirs_exist_ok=True)
 
 
-setup(cmdclass={"build_py": BuildPyWithInterfaceDefinitions})
+setup(cmdclass={"build_py": BuildPyWithPackageData})

@@ -124,15 +124,23 @@ def scaled_singular_values(W) -> np.ndarray:
 
 
 def scaled_condition_number(W) -> float:
-    """Condition number ``s_max / s_min`` of ``W`` with unit-norm columns (inf if singular).
+    """Condition number ``s_max / s_min`` of ``W`` with unit-norm columns.
 
     Parameters
     ----------
     W : array_like, shape (M, p)
         Stacked regressor (M >= p rows).
+
+    Returns
+    -------
+    float
+        ``inf`` when numerically singular (``s_min <= max(M, p) eps s_max``, as numpy's
+        ``matrix_rank``) or when M < p.
     """
+    W = np.asarray(W, dtype=float)
     singular_values = scaled_singular_values(W)
-    if singular_values.size == 0 or singular_values[-1] == 0.0:
+    if (W.shape[0] < W.shape[1] or singular_values.size == 0
+            or singular_values[-1] <= max(W.shape) * np.finfo(float).eps * singular_values[0]):
         return float("inf")
     return float(singular_values[0] / singular_values[-1])
 
@@ -168,10 +176,11 @@ def _check_rank(singular_values, right_vectors, rank_tolerance, parameter_names)
     null_space = np.abs(right_vectors[:, deficient])
     involved = np.flatnonzero(np.any(null_space > _NULL_SPACE_COMPONENT, axis=1))
     rank = int(np.sum(~deficient))
+    parameters = _describe_parameters(involved, parameter_names)
     raise IdentificationError(
         f"regressor is rank deficient (rank {rank} of {singular_values.size} after column "
-        f"scaling, tolerance {rank_tolerance:g}): parameters {_describe_parameters(involved, parameter_names)} "
-        "are not identifiable separately from this data; excite more or use base parameters")
+        f"scaling, tolerance {rank_tolerance:g}): parameters {parameters} are not "
+        "identifiable separately from this data; excite more or use base parameters")
 
 
 def _check_names(parameter_names, n_parameters):
@@ -293,11 +302,11 @@ def _solve(fit, method, n_samples, active_per_joint, iterations=1) -> LeastSquar
                         n_samples, "wls")
 
 
-def _check_iterations(iterations) -> int:
-    if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) \
-            or iterations < 1:
-        raise DynIdError(f"iterations must be an integer >= 1, got {iterations!r}")
-    return int(iterations)
+def _check_count(name: str, value) -> int:
+    """An integer >= 1 (bool rejected)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise DynIdError(f"{name} must be an integer >= 1, got {value!r}")
+    return int(value)
 
 
 def _fit_in_memory(Y, tau, method, parameter_names, rank_tolerance,
@@ -308,10 +317,11 @@ def _fit_in_memory(Y, tau, method, parameter_names, rank_tolerance,
     _check_overdetermined(n_samples, n_joints, n_parameters)
     active_per_joint = np.count_nonzero(np.any(Y != 0.0, axis=0), axis=1)
     return _solve(lambda weights: _dense_fit(Y, tau, weights, rank_tolerance, parameter_names),
-                  method, n_samples, active_per_joint, _check_iterations(iterations))
+                  method, n_samples, active_per_joint, _check_count("iterations", iterations))
 
 
-def ols(Y, tau, parameter_names=None, rank_tolerance: float = RANK_TOLERANCE) -> LeastSquaresResult:
+def ols(Y, tau, parameter_names=None,
+        rank_tolerance: float = RANK_TOLERANCE) -> LeastSquaresResult:
     """Ordinary least squares, in memory, by SVD of the column-scaled regressor.
 
     Parameters
@@ -377,11 +387,8 @@ class LeastSquaresAccumulator:
     """
 
     def __init__(self, n_joints: int, n_parameters: int) -> None:
-        for name, value in (("n_joints", n_joints), ("n_parameters", n_parameters)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise DynIdError(f"{name} must be a positive integer, got {value!r}")
-        self.n_joints = int(n_joints)
-        self.n_parameters = int(n_parameters)
+        self.n_joints = _check_count("n_joints", n_joints)
+        self.n_parameters = _check_count("n_parameters", n_parameters)
         self.gram_ = np.zeros((self.n_joints, self.n_parameters, self.n_parameters))
         self.moment_ = np.zeros((self.n_joints, self.n_parameters))
         self.torque_square_sum_ = np.zeros(self.n_joints)
@@ -436,9 +443,20 @@ class LeastSquaresAccumulator:
         _check_rank(singular_values, decomposition.right_vectors, rank_tolerance, parameter_names)
         # theta = D^-1 V diag(1/s^2) V^T D^-1 b   (normal equations of the scaled system)
         theta = decomposition.inverse_gram() @ moment
+        return theta, decomposition, self.residual_sum_of_squares(theta)
+
+    def residual_sum_of_squares(self, theta) -> np.ndarray:
+        """Per-joint ``||tau_j - W_j theta||^2`` [N^2 m^2] of any ``theta`` (p,), no data pass.
+
+        ``c_j - 2 theta^T b_j + theta^T G_j theta``, clipped at 0 (see the class notes on
+        precision).
+        """
+        theta = np.asarray(theta, dtype=float)
+        if theta.shape != (self.n_parameters,):
+            raise DataError(f"theta must have shape ({self.n_parameters},), got {theta.shape}")
         residual_ss = (self.torque_square_sum_ - 2.0 * self.moment_ @ theta
                        + np.einsum("p,jpq,q->j", theta, self.gram_, theta))
-        return theta, decomposition, np.clip(residual_ss, 0.0, None)
+        return np.clip(residual_ss, 0.0, None)
 
     def solve(self, method: str = "ols", parameter_names=None,
               rank_tolerance: float = RANK_TOLERANCE, iterations: int = 1) -> LeastSquaresResult:
@@ -460,7 +478,7 @@ class LeastSquaresAccumulator:
             np.diagonal(self.gram_, axis1=1, axis2=2) > 0.0, axis=1)
         return _solve(
             lambda weights: self._gram_fit(weights, rank_tolerance, parameter_names),
-            method, self.n_samples_, active_per_joint, _check_iterations(iterations))
+            method, self.n_samples_, active_per_joint, _check_count("iterations", iterations))
 
 
 class RecursiveLeastSquares:
@@ -499,10 +517,7 @@ class RecursiveLeastSquares:
     def __init__(self, n_parameters: int, forgetting: float = 1.0,
                  initial_covariance=1e6, covariance_limit: float | None = None,
                  theta0=None) -> None:
-        if isinstance(n_parameters, bool) or not isinstance(n_parameters, (int, np.integer)) \
-                or n_parameters < 1:
-            raise DynIdError(f"n_parameters must be a positive integer, got {n_parameters!r}")
-        self.n_parameters = int(n_parameters)
+        self.n_parameters = _check_count("n_parameters", n_parameters)
         forgetting = float(forgetting)
         if not 0.0 < forgetting <= 1.0:
             raise DynIdError(f"forgetting must be in (0, 1], got {forgetting!r}")
@@ -513,7 +528,8 @@ class RecursiveLeastSquares:
         if covariance_limit is not None:
             covariance_limit = float(covariance_limit)
             if not covariance_limit > 0.0 or not np.isfinite(covariance_limit):
-                raise DynIdError(f"covariance_limit must be finite and > 0, got {covariance_limit!r}")
+                raise DynIdError(
+                    f"covariance_limit must be finite and > 0, got {covariance_limit!r}")
         self.covariance_limit = covariance_limit
         self._theta0 = self._check_theta(np.zeros(self.n_parameters) if theta0 is None else theta0,
                                          "theta0")
@@ -549,6 +565,17 @@ class RecursiveLeastSquares:
         self.n_updates_ = 0
         return self
 
+    def _check_noise(self, noise_variance, n_outputs: int) -> np.ndarray:
+        if noise_variance is None:
+            return np.ones(n_outputs)
+        noise = np.asarray(noise_variance, dtype=float)
+        if noise.ndim > 1 or noise.size not in (1, n_outputs):
+            raise DataError(f"noise_variance must be a float or ({n_outputs},), got {noise.shape}")
+        noise = np.broadcast_to(noise, (n_outputs,))
+        if not np.all(np.isfinite(noise)) or np.any(noise <= 0.0):
+            raise DataError("noise_variance must be finite and > 0")
+        return noise
+
     def update(self, phi, y, noise_variance=None) -> np.ndarray:
         """One recursive update.
 
@@ -566,26 +593,31 @@ class RecursiveLeastSquares:
         ndarray, shape (p,)
             Updated ``theta_`` (a copy).
         """
-        Phi = np.atleast_2d(np.asarray(phi, dtype=float))
+        Phi = np.asarray(phi, dtype=float)
+        Phi = Phi.reshape(1, -1) if Phi.ndim == 1 else Phi
         y = np.atleast_1d(np.asarray(y, dtype=float))
-        n_outputs = Phi.shape[0]
         if Phi.ndim != 2 or Phi.shape[1] != self.n_parameters:
             raise DataError(f"phi must have shape ({self.n_parameters},) or "
                             f"(m, {self.n_parameters}), got {np.shape(phi)}")
-        if y.shape != (n_outputs,):
-            raise DataError(f"y must have shape ({n_outputs},) to match phi, got {np.shape(y)}")
-        noise = np.ones(n_outputs) if noise_variance is None else np.broadcast_to(
-            np.asarray(noise_variance, dtype=float), (n_outputs,))
-        if np.any(~(noise > 0.0)) or not np.all(np.isfinite(noise)):
-            raise DataError("noise_variance must be finite and > 0")
+        if y.shape != (Phi.shape[0],):
+            raise DataError(f"y must have shape ({Phi.shape[0]},) to match phi, got {np.shape(y)}")
         if not (np.all(np.isfinite(Phi)) and np.all(np.isfinite(y))):
             raise DataError("phi and y must be finite")
+        self._update(Phi, y, self._check_noise(noise_variance, Phi.shape[0]))
+        return self.theta_.copy()
+
+    def _update(self, Phi: np.ndarray, y: np.ndarray, noise: np.ndarray) -> None:
+        """The recursion for checked ``Phi`` (m, p), ``y`` (m,), ``noise`` (m,)."""
         P = self.covariance_
         mu = self.forgetting
         P_phi_t = P @ Phi.T
-        innovation_covariance = mu * np.diag(noise) + Phi @ P_phi_t
+        innovation_covariance = Phi @ P_phi_t
+        innovation_covariance[np.diag_indices_from(innovation_covariance)] += mu * noise
         # K = P Phi^T (mu S + Phi P Phi^T)^-1
-        gain = np.linalg.solve(innovation_covariance, P_phi_t.T).T
+        if Phi.shape[0] == 1:
+            gain = P_phi_t / innovation_covariance[0, 0]
+        else:
+            gain = np.linalg.solve(innovation_covariance, P_phi_t.T).T
         # theta += K (y - Phi theta)
         self.theta_ = self.theta_ + gain @ (y - Phi @ self.theta_)
         # P = (I - K Phi) P / mu
@@ -593,7 +625,6 @@ class RecursiveLeastSquares:
         P = 0.5 * (P + P.T)
         self.covariance_ = self._limit_covariance(P)
         self.n_updates_ += 1
-        return self.theta_.copy()
 
     def _limit_covariance(self, P: np.ndarray) -> np.ndarray:
         if self.covariance_limit is None or np.trace(P) <= self.covariance_limit:
@@ -604,8 +635,9 @@ class RecursiveLeastSquares:
         capped = np.minimum(eigenvalues, self.covariance_limit)
         return (eigenvectors * capped) @ eigenvectors.T
 
-    def update_batch(self, Phi, y, noise_variance=None) -> np.ndarray:
-        """:meth:`update` for each sample in turn.
+    def update_batch(self, Phi, y, noise_variance=None,
+                     return_history: bool = False) -> np.ndarray:
+        """The recursion of :meth:`update` for each sample in turn (inputs checked once).
 
         Parameters
         ----------
@@ -615,20 +647,33 @@ class RecursiveLeastSquares:
             Measurements per sample.
         noise_variance : float or array_like, shape (m,), optional
             As in :meth:`update`, the same for every sample.
+        return_history : bool
+            Return the estimate after every sample instead of only the last.
 
         Returns
         -------
-        ndarray, shape (p,)
-            ``theta_`` after the last sample.
+        ndarray, shape (p,) or (N, p)
+            ``theta_`` after the last sample, or after each sample with ``return_history``.
         """
         Phi = np.asarray(Phi, dtype=float)
         y = np.asarray(y, dtype=float)
-        if Phi.ndim not in (2, 3) or len(Phi) != len(y):
-            raise DataError(f"Phi must have shape (N, p) or (N, m, p) and y (N,) or (N, m) with "
-                            f"the same N, got {Phi.shape} and {y.shape}")
-        for phi_k, y_k in zip(Phi, y):
-            self.update(phi_k, y_k, noise_variance)
-        return self.theta_.copy()
+        if Phi.ndim == 2:
+            Phi = Phi[:, None, :]
+        if y.ndim == 1:
+            y = y[:, None]
+        if Phi.ndim != 3 or Phi.shape[2] != self.n_parameters or y.shape != Phi.shape[:2]:
+            raise DataError(f"Phi must have shape (N, {self.n_parameters}) or "
+                            f"(N, m, {self.n_parameters}) and y (N,) or (N, m) to match, got "
+                            f"{np.shape(Phi)} and {np.shape(y)}")
+        if not (np.all(np.isfinite(Phi)) and np.all(np.isfinite(y))):
+            raise DataError("Phi and y must be finite")
+        noise = self._check_noise(noise_variance, Phi.shape[1])
+        history = np.empty((Phi.shape[0], self.n_parameters)) if return_history else None
+        for k, (phi_k, y_k) in enumerate(zip(Phi, y)):
+            self._update(phi_k, y_k, noise)
+            if history is not None:
+                history[k] = self.theta_
+        return history if history is not None else self.theta_.copy()
 
     def get_state(self) -> dict:
         """State as plain lists (YAML/JSON friendly); restore with :meth:`set_state`."""

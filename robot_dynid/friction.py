@@ -272,7 +272,8 @@ def friction_model(name: str, **constants) -> FrictionModel:
     DynIdError
         Unknown name or constant, or a constant out of range.
     """
-    allowed = tuple(field.name for field in dataclasses.fields(FrictionModel) if field.name != "name")
+    allowed = tuple(field.name for field in dataclasses.fields(FrictionModel)
+                    if field.name != "name")
     unknown = sorted(set(constants) - set(allowed))
     if unknown:
         raise DynIdError(f"unknown friction constant(s) {unknown}; expected some of {allowed}")

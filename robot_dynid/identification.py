@@ -71,7 +71,7 @@ class IdentificationSettings:
 
 def iter_regressor_chunks(regressor: Regressor, base: BaseParameters, recording: Recording, chunk_size: int):
     """Yield ``(Y_base (M, n, r), tau (M, n))`` for consecutive chunks of a recording."""
-    elapsed = recording.time - recording.time[0]
+    elapsed = recording.elapsed
     for start in range(0, recording.n_samples, chunk_size):
         stop = min(start + chunk_size, recording.n_samples)
         temperature = None if recording.temperature is None else recording.temperature[start:stop]

@@ -119,7 +119,8 @@ def moving_mask(qd, speed_threshold: float, exclude: str = "joint") -> np.ndarra
     if qd.ndim != 2:
         raise DataError(f"qd must have shape (N, n), got shape {qd.shape}")
     if not np.isfinite(speed_threshold) or speed_threshold < 0.0:
-        raise DataError(f"speed_threshold must be finite and >= 0 [rad/s], got {speed_threshold!r}")
+        raise DataError(
+            f"speed_threshold must be finite and >= 0 [rad/s], got {speed_threshold!r}")
     if exclude not in _EXCLUDE_MODES:
         raise DataError(f"exclude must be one of {_EXCLUDE_MODES}, got {exclude!r}")
     moving = np.abs(qd) >= speed_threshold
@@ -299,7 +300,8 @@ def validation_report(tau_hat, tau, qd, speed_threshold: float = 0.0, exclude: s
     if joint_names is not None:
         joint_names = tuple(joint_names)
         if len(joint_names) != tau.shape[1]:
-            raise DataError(f"joint_names has {len(joint_names)} entries, expected n = {tau.shape[1]}")
+            raise DataError(
+                f"joint_names has {len(joint_names)} entries, expected n = {tau.shape[1]}")
     return ValidationReport(
         rms=rms_residual(tau_hat, tau),
         rsd=rsd(tau_hat, tau),

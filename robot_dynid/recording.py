@@ -63,6 +63,16 @@ def first_non_increasing(time: np.ndarray) -> int | None:
     return int(bad[0]) + 1 if bad.size else None
 
 
+def check_strictly_increasing(time: np.ndarray) -> None:
+    """Raise :class:`DataError` naming the first sample of ``time`` (N,) [s] not after its
+    predecessor."""
+    offending = first_non_increasing(time)
+    if offending is not None:
+        raise DataError(f"time must be strictly increasing: time[{offending}] = "
+                        f"{float(time[offending])!r} s <= time[{offending - 1}] = "
+                        f"{float(time[offending - 1])!r} s")
+
+
 def _as_float_array(name: str, value, shape: tuple[int, ...], shape_text: str) -> np.ndarray:
     array = np.array(value, dtype=np.float64)
     if array.shape != shape:
@@ -136,11 +146,7 @@ class Recording:
             raise DataError(f"time has shape {time.shape}, expected (N,) with N >= 1")
         n_samples, n_joints = time.size, len(names)
         time = _as_float_array("time", time, (n_samples,), "N samples")
-        offending = first_non_increasing(time)
-        if offending is not None:
-            raise DataError(f"time must be strictly increasing: time[{offending}] = "
-                            f"{time[offending]!r} s <= time[{offending - 1}] = "
-                            f"{time[offending - 1]!r} s")
+        check_strictly_increasing(time)
         object.__setattr__(self, "time", time)
         joint_shape_text = f"N={n_samples} samples, n={n_joints} joints {list(names)}"
         for field in JOINT_FIELDS:

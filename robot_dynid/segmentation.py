@@ -37,7 +37,7 @@ from scipy.ndimage import maximum_filter1d, minimum_filter1d, uniform_filter1d
 
 from robot_dynid.errors import DataError
 from robot_dynid.recording import (CUSTOM_PREFIX, NO_CYCLE, NO_STAGE, STAGE_KINDS,
-                                   first_non_increasing)
+                                   check_strictly_increasing)
 
 logger = logging.getLogger(__name__)
 
@@ -301,10 +301,7 @@ def detect_stages(time, qd, velocity_limits, rest_threshold=0.01, *, joint_names
         raise DataError(f"qd has shape {qd.shape}, expected ({time.size}, n)")
     if not (np.all(np.isfinite(time)) and np.all(np.isfinite(qd))):
         raise DataError("time and qd must be finite")
-    offending = first_non_increasing(time)
-    if offending is not None:
-        raise DataError(f"time must be strictly increasing: time[{offending}] = "
-                        f"{time[offending]!r} s <= time[{offending - 1}]")
+    check_strictly_increasing(time)
     n_joints = qd.shape[1]
     limits = _per_joint("velocity_limits", velocity_limits, n_joints)
     threshold = _per_joint("rest_threshold", rest_threshold, n_joints)

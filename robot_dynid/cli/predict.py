@@ -2,7 +2,6 @@
 from robot_dynid.cli.options import add_data_arguments, bag_topics_from_args
 from robot_dynid.csv_io import write_torques_csv
 from robot_dynid.data_files import read_recording
-from robot_dynid.errors import DataError
 from robot_dynid.model import DynamicModel
 
 NAME = "predict"
@@ -18,9 +17,6 @@ def add_arguments(parser):
 def main(args):
     model = DynamicModel.load(args.model)
     recording = read_recording(args.data, joint_names=model.joint_names, **bag_topics_from_args(args))
-    if recording.qd is None or recording.qdd is None:
-        missing = [name for name in ("qd", "qdd") if getattr(recording, name) is None]
-        raise DataError(f"{args.data}: prediction needs {', '.join(missing)}")
     tau = model.torque(recording.q, recording.qd, recording.qdd,
                        temperature=recording.temperature, elapsed=recording.elapsed)
     write_torques_csv(args.out, recording.time, model.joint_names, tau)

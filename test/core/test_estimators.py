@@ -72,6 +72,9 @@ def test_accumulator_agrees_with_in_memory_fit(method, iterations):
                                    err_msg=field)
     assert result.condition_number == pytest.approx(expected.condition_number, rel=1e-8)
     assert (result.dof, result.method) == (expected.dof, method)
+    residual = tau - np.einsum("kjp,p->kj", Y, result.theta)
+    np.testing.assert_allclose(first.residual_sum_of_squares(result.theta),
+                               np.sum(residual**2, axis=0), rtol=1e-8)
 
 
 def test_rank_deficiency_names_the_parameters():
@@ -106,11 +109,13 @@ def test_estimator_validation_messages():
         wls(Y, tau, iterations=0)
     with pytest.raises(DynIdError, match=r"Y chunk must have shape \(N, 2, 5\)"):
         LeastSquaresAccumulator(2, 5).add(Y, tau)
+    with pytest.raises(DynIdError, match=r"theta must have shape \(4,\), got \(3,\)"):
+        LeastSquaresAccumulator(2, 4).residual_sum_of_squares(np.zeros(3))
     with pytest.raises(DynIdError, match="method must be one of"):
         LeastSquaresAccumulator(2, 4).add(Y, tau).solve("ridge")
     with pytest.raises(DynIdError, match=r"cannot merge .* \(3, 4\) into \(2, 4\)"):
         LeastSquaresAccumulator(2, 4).merge(LeastSquaresAccumulator(3, 4))
-    with pytest.raises(DynIdError, match="n_joints must be a positive integer"):
+    with pytest.raises(DynIdError, match="n_joints must be an integer >= 1, got 0"):
         LeastSquaresAccumulator(0, 4)
 
 
@@ -252,7 +257,8 @@ def test_rls_validation_messages():
         RecursiveLeastSquares(2, forgetting=1.5)
     with pytest.raises(DynIdError, match="initial_covariance must be positive definite"):
         RecursiveLeastSquares(2, initial_covariance=[1.0, -1.0])
-    with pytest.raises(DynIdError, match=r"initial_covariance must be a scalar, \(2,\) or \(2, 2\)"):
+    with pytest.raises(DynIdError,
+                       match=r"initial_covariance must be a scalar, \(2,\) or \(2, 2\)"):
         RecursiveLeastSquares(2, initial_covariance=np.eye(3))
     with pytest.raises(DynIdError, match=r"theta0 must be finite with shape \(2,\)"):
         RecursiveLeastSquares(2, theta0=[1.0])

@@ -1,0 +1,546 @@
+"""Reading and writing rosbag2 recordings with the pure-Python ``rosbags`` library (no ROS needed).
+
+Topics read by :func:`read_bag` (all stamps are header stamps, not receive times):
+
+- ``joint_states_topic`` (``sensor_msgs/msg/JointState``): sample times, ``position`` -> q
+  [rad], ``velocity`` -> qd [rad/s] (when the messages carry it) and, without
+  ``effort_topic``, ``effort`` -> tau [N m]. Joints are matched by name in every message, so
+  the order may change from message to message and extra joints are ignored.
+- ``effort_topic`` (optional, ``sensor_msgs/msg/JointState``): torques ``effort`` [N m] from
+  a second topic, linearly interpolated at the joint-state stamps (exact where the stamps
+  coincide); joint-state samples outside its time span are dropped.
+- ``temperature_topic`` (optional, ``sensor_msgs/msg/JointState``): joint temperatures
+  [deg C] carried in the ``effort`` field, joints matched by name, linearly interpolated at the
+  joint-state stamps and held constant beyond its first and last message.
+- ``stage_topic`` (``robot_dynid/msg/ExperimentStage``): stage markers labelling every sample
+  with a stage and a cycle (see :mod:`robot_dynid.segmentation`); absent topic: no labels.
+
+Both storage plugins (MCAP and sqlite3) are read through ``rosbags.highlevel.AnyReader``.
+:class:`BagWriter` writes rosbag2 directories (metadata version 8) incrementally.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import numpy as np
+from rosbags.highlevel import AnyReader, AnyReaderError
+from rosbags.rosbag2 import StoragePlugin, Writer, WriterError
+from rosbags.typesys import Stores, TypesysError, get_types_from_msg, get_typestore
+
+from robot_dynid.errors import DataError, DynIdError
+from robot_dynid.recording import STAGE_KINDS, Recording
+from robot_dynid.segmentation import StageMarker, label_samples, stage_intervals
+
+logger = logging.getLogger(__name__)
+
+JOINT_STATE_TYPE = "sensor_msgs/msg/JointState"
+EXPERIMENT_STAGE_TYPE = "robot_dynid/msg/ExperimentStage"
+PACKAGE_NAME = "robot_dynid"
+DEFAULT_JOINT_STATES_TOPIC = "/joint_states"
+DEFAULT_STAGE_TOPIC = "/experiment_stage"
+
+ROS_DISTROS = {
+    "humble": Stores.ROS2_HUMBLE,
+    "iron": Stores.ROS2_IRON,
+    "jazzy": Stores.ROS2_JAZZY,
+    "kilted": Stores.ROS2_KILTED,
+}
+DEFAULT_DISTRO = "jazzy"
+STORAGE_PLUGINS = {"mcap": StoragePlugin.MCAP, "sqlite3": StoragePlugin.SQLITE3}
+BAG_METADATA_VERSION = 8
+
+_NS_PER_S = 1_000_000_000
+
+
+def interface_definition_text(type_name: str) -> str:
+    """Text of a robot_dynid message definition (.msg).
+
+    Looked up, in order, in the installed package data
+    ``robot_dynid/interface_definitions/msg/<Name>.msg``, the source tree ``<repo>/msg/`` and
+    ``<prefix>/share/robot_dynid/msg/`` for every prefix of ``AMENT_PREFIX_PATH``.
+
+    Parameters
+    ----------
+    type_name : str
+        ``"ExperimentStage"`` or ``"robot_dynid/msg/ExperimentStage"``.
+
+    Raises
+    ------
+    DynIdError
+        The definition is in none of the places (all paths tried are named).
+    """
+    name = type_name.rsplit("/", 1)[-1]
+    package_dir = Path(__file__).resolve().parent
+    directories = [package_dir / "interface_definitions" / "msg", package_dir.parent / "msg"]
+    for prefix in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep):
+        if prefix:
+            directories.append(Path(prefix) / "share" / PACKAGE_NAME / "msg")
+    tried = [directory / f"{name}.msg" for directory in directories]
+    for path in tried:
+        if path.is_file():
+            return path.read_text(encoding="utf-8")
+    raise DynIdError(f"definition of message {type_name!r} not found; tried "
+                     f"{[str(path) for path in tried]}")
+
+
+def _distro_store(distro: str | None) -> Stores:
+    if distro is None:
+        environment = os.environ.get("ROS_DISTRO", "")
+        distro = environment if environment in ROS_DISTROS else DEFAULT_DISTRO
+    if distro not in ROS_DISTROS:
+        raise DynIdError(f"unknown ROS distro {distro!r}; expected one of {list(ROS_DISTROS)}")
+    return ROS_DISTROS[distro]
+
+
+def make_typestore(distro: str | None = None):
+    """rosbags typestore with the standard types of a ROS 2 distro and robot_dynid's messages.
+
+    Parameters
+    ----------
+    distro : str, optional
+        ``"humble"``, ``"iron"``, ``"jazzy"`` or ``"kilted"``; default ``$ROS_DISTRO`` when it is
+        one of these, else ``"jazzy"``. The standard messages used here (JointState, Header)
+        are the same in all of them.
+    """
+    typestore = get_typestore(_distro_store(distro))
+    ensure_type(typestore, EXPERIMENT_STAGE_TYPE)
+    return typestore
+
+
+def ensure_type(typestore, msgtype: str) -> None:
+    """Register a ``robot_dynid/msg/*`` type from its .msg text unless ``typestore`` has it.
+
+    Raises
+    ------
+    DataError
+        ``msgtype`` is neither in the typestore nor a robot_dynid message.
+    """
+    if msgtype in typestore.types:
+        return
+    if not msgtype.startswith(f"{PACKAGE_NAME}/msg/"):
+        raise DataError(f"message type {msgtype!r} is not in the typestore and not a "
+                        f"{PACKAGE_NAME} message")
+    typestore.register(get_types_from_msg(interface_definition_text(msgtype), msgtype))
+
+
+def ns_to_seconds(stamps_ns) -> np.ndarray:
+    """Integer nanoseconds (N,) to float seconds (N,), splitting whole seconds off first so
+    that absolute ROS times keep the full float64 resolution (about 0.2 us today)."""
+    stamps_ns = np.asarray(stamps_ns, dtype=np.int64)
+    return (stamps_ns // _NS_PER_S).astype(np.float64) + (stamps_ns % _NS_PER_S) * 1e-9
+
+
+def _stamp_ns(header) -> int:
+    return int(header.stamp.sec) * _NS_PER_S + int(header.stamp.nanosec)
+
+
+class _BagContents:
+    """An open AnyReader with topic look-up and deserialisation that fall back to
+    robot_dynid's own typestore for types the bag does not define."""
+
+    def __init__(self, reader: AnyReader, fallback_typestore, path: Path):
+        self.reader = reader
+        self.fallback = fallback_typestore
+        self.path = path
+        self.topics = reader.topics
+
+    def describe_topics(self) -> str:
+        return ", ".join(f"{name} ({info.msgtype}, {info.msgcount} messages)"
+                         for name, info in sorted(self.topics.items())) or "none"
+
+    def has_messages(self, topic: str) -> bool:
+        return topic in self.topics and self.topics[topic].msgcount > 0
+
+    def messages(self, topic: str, msgtype: str):
+        """(receive time [ns], message) of every message of ``topic``, in receive order."""
+        if not self.has_messages(topic):
+            raise DataError(f"topic {topic!r} has no messages in bag {self.path}; its topics: "
+                            f"{self.describe_topics()}")
+        info = self.topics[topic]
+        if info.msgtype != msgtype:
+            raise DataError(f"topic {topic!r} in bag {self.path} has type {info.msgtype!r}, "
+                            f"expected {msgtype!r}")
+        if msgtype in self.reader.typestore.types:
+            deserialize = self.reader.deserialize
+        else:
+            ensure_type(self.fallback, msgtype)
+            deserialize = self.fallback.deserialize_cdr
+        for connection, receive_ns, raw in self.reader.messages(connections=info.connections):
+            yield receive_ns, deserialize(raw, connection.msgtype)
+
+    def count(self, topic: str) -> int:
+        return self.topics[topic].msgcount
+
+
+@contextmanager
+def _open_bag(path, distro: str | None) -> Iterator[_BagContents]:
+    path = Path(path)
+    if not path.exists():
+        raise DataError(f"bag {path} does not exist")
+    typestore = make_typestore(distro)
+    try:
+        reader = AnyReader([path], default_typestore=typestore)
+        reader.open()
+    except (AnyReaderError, TypesysError) as error:
+        raise DataError(f"cannot open bag {path}: {error}") from error
+    try:
+        yield _BagContents(reader, typestore, path)
+    finally:
+        reader.close()
+
+
+def _joint_vector(message, field: str, n_names: int, topic: str, stamp_ns: int) -> np.ndarray | None:
+    values = np.asarray(getattr(message, field), dtype=np.float64)
+    if values.size == 0:
+        return None
+    if values.size != n_names:
+        raise DataError(f"topic {topic!r}: message stamped {stamp_ns} ns has {values.size} "
+                        f"{field} values for {n_names} joint names")
+    return values
+
+
+def _read_joint_states(bag: _BagContents, topic: str, joint_names: tuple[str, ...] | None):
+    """Stamps (M,) [ns] in receive order, the joint names, and position / velocity / effort
+    (M, n) in that joint order, NaN where a message carries no values for a field."""
+    count = bag.count(topic) if topic in bag.topics else 0
+    stamps = np.empty(count, dtype=np.int64)
+    receive = np.empty(count, dtype=np.int64)
+    arrays: dict[str, np.ndarray] = {}
+    columns_of: dict[tuple[str, ...], list[int]] = {}
+    for row, (receive_ns, message) in enumerate(bag.messages(topic, JOINT_STATE_TYPE)):
+        names = tuple(message.name)
+        stamps[row], receive[row] = _stamp_ns(message.header), receive_ns
+        if joint_names is None:
+            joint_names = names
+        if not arrays:
+            arrays = {f: np.full((count, len(joint_names)), np.nan)
+                      for f in ("position", "velocity", "effort")}
+        columns = columns_of.get(names)
+        if columns is None:
+            missing = [name for name in joint_names if name not in names]
+            if missing:
+                raise DataError(f"topic {topic!r}: message stamped {stamps[row]} ns lacks "
+                                f"joint(s) {missing}; it has {list(names)}")
+            columns = columns_of[names] = [names.index(name) for name in joint_names]
+        for field, array in arrays.items():
+            values = _joint_vector(message, field, len(names), topic, int(stamps[row]))
+            if values is not None:
+                array[row] = values[columns]
+            elif field == "position":
+                raise DataError(f"topic {topic!r}: message stamped {stamps[row]} ns has no "
+                                "position values")
+    if not np.any(stamps):
+        logger.warning("topic %s: every header stamp is zero; using the bag's receive times",
+                       topic)
+        stamps = receive
+    return stamps, joint_names, arrays
+
+
+def _interpolate(stamps_ns: np.ndarray, source_ns: np.ndarray, values: np.ndarray,
+                 hold_edges: bool) -> np.ndarray:
+    """``values`` (M, n) stamped ``source_ns`` (M,) linearly interpolated at ``stamps_ns``
+    (N,) -> (N, n); beyond the source span the edge values are held or NaN."""
+    order = np.argsort(source_ns, kind="stable")
+    source_ns, values = source_ns[order], values[order]
+    origin = int(min(source_ns[0], stamps_ns[0]))
+    x = (stamps_ns - origin).astype(np.float64)
+    xp = (source_ns - origin).astype(np.float64)
+    fill = {} if hold_edges else {"left": np.nan, "right": np.nan}
+    result = np.empty((stamps_ns.size, values.shape[1]))
+    for j in range(values.shape[1]):
+        valid = np.isfinite(values[:, j])
+        if not valid.any():
+            result[:, j] = np.nan
+            continue
+        result[:, j] = np.interp(x, xp[valid], values[valid, j], **fill)
+    return result
+
+
+def _read_markers(bag: _BagContents, topic: str) -> list[StageMarker]:
+    markers = []
+    for receive_ns, message in bag.messages(topic, EXPERIMENT_STAGE_TYPE):
+        stamp_ns = _stamp_ns(message.header) or receive_ns
+        if message.kind >= len(STAGE_KINDS):
+            raise DataError(f"topic {topic!r}: stage marker stamped {stamp_ns} ns has kind "
+                            f"{message.kind}; expected 0..{len(STAGE_KINDS) - 1}")
+        markers.append(StageMarker(
+            stamp=float(ns_to_seconds([stamp_ns])[0]), kind=STAGE_KINDS[message.kind],
+            cycle=int(message.cycle), start=bool(message.start), joint_name=message.joint_name,
+            speed_fraction=float(message.speed_fraction), direction=int(message.direction),
+            label=message.label, experiment_id=message.experiment_id))
+    return markers
+
+
+def read_stage_markers(path, stage_topic: str = DEFAULT_STAGE_TOPIC,
+                       distro: str | None = None) -> list[StageMarker]:
+    """Stage markers of a bag in receive order (friction sub-stage details included).
+
+    Raises
+    ------
+    DataError
+        The bag cannot be opened, or ``stage_topic`` is absent, empty or of another type.
+    """
+    with _open_bag(path, distro) as bag:
+        return _read_markers(bag, stage_topic)
+
+
+def read_bag(path, joint_names: Sequence[str] | None = None,
+             joint_states_topic: str = DEFAULT_JOINT_STATES_TOPIC, effort_topic: str | None = None,
+             stage_topic: str | None = DEFAULT_STAGE_TOPIC, temperature_topic: str | None = None,
+             distro: str | None = None) -> Recording:
+    """Recording from a rosbag2 directory (MCAP or sqlite3); topics as in the module docstring.
+
+    Parameters
+    ----------
+    path : str or Path
+        The bag directory.
+    joint_names : sequence of str, optional
+        Joints to read, in the order of the result's columns; default: those of the first
+        joint-state message, in its order.
+    joint_states_topic, effort_topic, stage_topic, temperature_topic : str
+        Topic names; ``effort_topic`` and ``temperature_topic`` None: not used;
+        ``stage_topic`` None or absent from the bag: no stage labels.
+    distro : str, optional
+        ROS 2 distro of the standard message types (see :func:`make_typestore`).
+
+    Returns
+    -------
+    Recording
+        Samples sorted by header stamp, ``time`` in absolute ROS time [s]; ``qd`` (``tau``)
+        None when no message carries velocities (efforts). Samples with a NaN/inf value, a
+        missing velocity or effort, a repeated stamp, or outside the effort topic's span are
+        dropped and counted in ``n_dropped``.
+
+    Raises
+    ------
+    DataError
+        A topic is missing or empty (the bag's topics are listed), of the wrong type, or a
+        message lacks a requested joint (the joint and topic are named).
+    """
+    with _open_bag(path, distro) as bag:
+        stamps, names, joint_state = _read_joint_states(
+            bag, joint_states_topic, None if joint_names is None else tuple(joint_names))
+        tau = joint_state["effort"]
+        if effort_topic is not None:
+            effort_stamps, _, effort = _read_joint_states(bag, effort_topic, names)
+            tau = _interpolate(stamps, effort_stamps, effort["effort"], hold_edges=False)
+        temperature = None
+        if temperature_topic is not None:
+            temperature_stamps, _, temperature_state = _read_joint_states(
+                bag, temperature_topic, names)
+            if np.isnan(temperature_state["effort"]).all():
+                raise DataError(f"topic {temperature_topic!r} carries no temperatures (its "
+                                "messages' effort field is empty)")
+            temperature = _interpolate(stamps, temperature_stamps, temperature_state["effort"],
+                                       hold_edges=True)
+        markers = None
+        if stage_topic is not None and bag.has_messages(stage_topic):
+            markers = _read_markers(bag, stage_topic)
+        elif stage_topic is not None:
+            logger.info("bag %s has no messages on %s: samples carry no stage labels", path,
+                        stage_topic)
+
+    order = np.argsort(stamps, kind="stable")
+    keep = order[np.concatenate(([True], np.diff(stamps[order]) > 0))]
+    n_repeated = stamps.size - keep.size
+    if n_repeated:
+        logger.warning("%s: dropped %d joint-state messages repeating an earlier stamp",
+                       joint_states_topic, n_repeated)
+    stamps = stamps[keep]
+    time = ns_to_seconds(stamps)
+    qd = joint_state["velocity"][keep]
+    tau = tau[keep]
+    stage = cycle = None
+    if markers is not None:
+        stage, cycle = label_samples(time, stage_intervals(markers))
+    return Recording.from_arrays(
+        joint_names=names, time=time, q=joint_state["position"][keep],
+        qd=None if np.isnan(qd).all() else qd, tau=None if np.isnan(tau).all() else tau,
+        temperature=None if temperature is None else temperature[keep], stage=stage, cycle=cycle,
+        source=str(path), n_dropped=n_repeated)
+
+
+class BagWriter:
+    """Incremental rosbag2 writer for joint states, stage markers and any other message.
+
+    Opens (creates) the bag directory on construction; use it as a context manager or call
+    :meth:`close`, which writes the storage index and ``metadata.yaml`` so that the bag is
+    readable. Writes and close are serialised by a lock, so a recorder node may write from
+    several callback threads and close from its shutdown path; close is idempotent.
+
+    Memory stays bounded while recording: the MCAP storage writes every 1 MiB chunk to disk
+    and keeps only a small index entry per chunk; sqlite3 writes through its page cache.
+    :meth:`flush` pushes pending data to the file (MCAP: ends the current chunk; sqlite3:
+    commits), so a recording interrupted without :meth:`close` loses at most what came after
+    the last flush (a bag without metadata.yaml can be repaired with ``ros2 bag reindex``).
+
+    Parameters
+    ----------
+    path : str or Path
+        Bag directory to create; it must not exist.
+    storage : str
+        ``"mcap"`` (default) or ``"sqlite3"``.
+    distro : str, optional
+        ROS 2 distro of the standard message types (see :func:`make_typestore`).
+    joint_states_topic, stage_topic : str
+        Topics of :meth:`write_joint_state` and :meth:`write_stage`.
+    """
+
+    def __init__(self, path, storage: str = "mcap", distro: str | None = None,
+                 joint_states_topic: str = DEFAULT_JOINT_STATES_TOPIC,
+                 stage_topic: str = DEFAULT_STAGE_TOPIC):
+        if storage not in STORAGE_PLUGINS:
+            raise DynIdError(f"unknown bag storage {storage!r}; expected one of "
+                             f"{list(STORAGE_PLUGINS)}")
+        self.path = Path(path)
+        self.storage = storage
+        self.joint_states_topic = joint_states_topic
+        self.stage_topic = stage_topic
+        self.typestore = make_typestore(distro)
+        self._types = self.typestore.types
+        self._connections: dict[str, object] = {}
+        self._lock = threading.Lock()
+        self._writer = Writer(self.path, version=BAG_METADATA_VERSION,
+                              storage_plugin=STORAGE_PLUGINS[storage])
+        try:
+            self._writer.open()
+        except WriterError as error:
+            raise DynIdError(f"cannot create bag {self.path}: {error}") from error
+        self._open = True
+        logger.info("recording to bag %s (%s storage)", self.path, storage)
+
+    def __enter__(self) -> "BagWriter":
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback) -> None:
+        self.close()
+
+    @property
+    def closed(self) -> bool:
+        return not self._open
+
+    @property
+    def message_counts(self) -> dict[str, int]:
+        """Messages written per topic so far."""
+        return {topic: self._writer.counts[connection.id]
+                for topic, connection in self._connections.items()}
+
+    def _connection(self, topic: str, msgtype: str):
+        connection = self._connections.get(topic)
+        if connection is None:
+            ensure_type(self.typestore, msgtype)
+            connection = self._writer.add_connection(topic, msgtype, typestore=self.typestore)
+            self._connections[topic] = connection
+        elif connection.msgtype != msgtype:
+            raise DataError(f"topic {topic!r} already carries {connection.msgtype!r} in "
+                            f"{self.path}, cannot write {msgtype!r}")
+        return connection
+
+    def write_serialized(self, topic: str, msgtype: str, data: bytes, stamp_ns: int) -> None:
+        """Write a CDR-serialised message (as rclpy hands out with ``raw=True``).
+
+        Parameters
+        ----------
+        stamp_ns : int
+            Bag (receive) time of the message [ns].
+        """
+        with self._lock:
+            if not self._open:
+                raise DynIdError(f"bag {self.path} is closed; cannot write to {topic!r}")
+            self._writer.write(self._connection(topic, msgtype), int(stamp_ns), data)
+
+    def write(self, topic: str, msgtype: str, message, stamp_ns: int) -> None:
+        """Serialise and write a rosbags message object of type ``msgtype``.
+
+        ``stamp_ns`` is the bag (receive) time [ns]; build messages with
+        ``writer.typestore.types[msgtype](...)``.
+        """
+        ensure_type(self.typestore, msgtype)
+        self.write_serialized(topic, msgtype, self.typestore.serialize_cdr(message, msgtype),
+                              stamp_ns)
+
+    def _header(self, stamp_ns: int):
+        seconds, nanoseconds = divmod(int(stamp_ns), _NS_PER_S)
+        return self._types["std_msgs/msg/Header"](
+            stamp=self._types["builtin_interfaces/msg/Time"](sec=seconds, nanosec=nanoseconds),
+            frame_id="")
+
+    def write_joint_state(self, stamp_ns: int, names: Sequence[str], position,
+                          velocity=(), effort=(), receive_ns: int | None = None) -> None:
+        """Write a ``sensor_msgs/msg/JointState`` on ``joint_states_topic``.
+
+        Parameters
+        ----------
+        stamp_ns : int
+            Header stamp [ns] (the sample time).
+        names : sequence of str
+            Joint names, any order.
+        position, velocity, effort : array_like, shape (len(names),) or empty
+            [rad], [rad/s], [N m]; velocity and effort may be empty.
+        receive_ns : int, optional
+            Bag time [ns]; default ``stamp_ns``.
+        """
+        names = [str(name) for name in names]
+        fields = {"position": position, "velocity": velocity, "effort": effort}
+        for field, value in fields.items():
+            value = np.asarray(value, dtype=np.float64).reshape(-1)
+            if value.size not in (len(names), 0) or (field == "position" and value.size == 0):
+                raise DataError(f"joint state {field} has {value.size} values for "
+                                f"{len(names)} names {names}")
+            fields[field] = value
+        message = self._types[JOINT_STATE_TYPE](header=self._header(stamp_ns), name=names,
+                                                **fields)
+        self.write(self.joint_states_topic, JOINT_STATE_TYPE, message,
+                   stamp_ns if receive_ns is None else receive_ns)
+
+    def write_stage(self, stamp_ns: int, kind: str | int, cycle: int, start: bool,
+                    experiment_id: str = "", label: str = "", joint_name: str = "",
+                    speed_fraction: float = 0.0, direction: int = 0,
+                    receive_ns: int | None = None) -> None:
+        """Write a ``robot_dynid/msg/ExperimentStage`` marker on ``stage_topic``.
+
+        Parameters
+        ----------
+        stamp_ns : int
+            Header stamp [ns] of the boundary.
+        kind : str or int
+            Stage kind name of :data:`STAGE_KINDS` or its ``KIND_*`` value 0..5.
+        Other parameters
+            As the fields of ExperimentStage.msg; validated as :class:`StageMarker`.
+        """
+        kind_name = STAGE_KINDS[kind] if isinstance(kind, int) and 0 <= kind < len(STAGE_KINDS) \
+            else kind
+        StageMarker(stamp=0.0, kind=kind_name, cycle=cycle, start=start, joint_name=joint_name,
+                    speed_fraction=speed_fraction, direction=direction, label=label,
+                    experiment_id=experiment_id)
+        message = self._types[EXPERIMENT_STAGE_TYPE](
+            header=self._header(stamp_ns), experiment_id=experiment_id, cycle=int(cycle),
+            kind=STAGE_KINDS.index(kind_name), label=label, start=bool(start),
+            joint_name=joint_name, speed_fraction=float(speed_fraction), direction=int(direction))
+        self.write(self.stage_topic, EXPERIMENT_STAGE_TYPE, message,
+                   stamp_ns if receive_ns is None else receive_ns)
+
+    def flush(self) -> None:
+        """Push written messages to the file (see the class docstring)."""
+        with self._lock:
+            storage = self._writer.storage if self._open else None
+            if hasattr(storage, "conn"):
+                storage.conn.commit()
+            elif hasattr(storage, "close_chunk"):
+                if storage.chunk.msgs:
+                    storage.close_chunk()
+                storage.bio.flush()
+
+    def close(self) -> None:
+        """Finish the bag (storage index and metadata.yaml); further calls do nothing."""
+        with self._lock:
+            if not self._open:
+                return
+            self._open = False
+            self._writer.close()
+        logger.info("closed bag %s: %s", self.path, self.message_counts)

@@ -1,0 +1,759 @@
+"""Robot descriptions: joint names, limits, gravity and kinematics from a DH table or a URDF.
+
+A :class:`RobotDescription` is built by one validating loader from a YAML file
+(:func:`load_robot`), a dict of the same form (:func:`robot_from_dict`) or URDF text such as a
+ROS ``robot_description`` parameter carries (:func:`robot_from_urdf`). The YAML contract is
+documented in ``docs/robot_description.md``.
+
+Kinematics (all joints revolute, ``q`` [rad]):
+
+- standard DH: ``A_i = Rz(q_i + theta_i) Tz(d_i) Tx(a_i) Rx(alpha_i)``; joint ``i`` turns about
+  ``z_{i-1}``; DH frame ``i`` sits at the distal end of link ``i``.
+- modified DH (Craig/Khalil): ``A_i = Rx(alpha_{i-1}) Tx(a_{i-1}) Rz(q_i + theta_i) Tz(d_i)``;
+  DH frame ``i`` is the frame of joint ``i``.
+- URDF: each joint's frame is its child link's frame.
+
+An optional ``base`` row is a fixed transform from the world (gravity) frame to the base of
+joint 1, written in the table's own convention.
+
+The *link frame* of link ``i`` is the frame its 10 inertial parameters are taken about and
+expressed in: DH frame ``i`` for DH robots, the joint's child link frame for URDF robots.
+:func:`build_pinocchio_model` adds it to the pinocchio model as the BODY frame of joint ``i``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import os
+import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pinocchio as pin
+import yaml
+
+from robot_dynid.errors import RobotDescriptionError
+
+logger = logging.getLogger(__name__)
+
+DH_CONVENTIONS = ("standard", "modified")
+DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+#: Bounds beyond which a value is taken for a unit mistake (degrees, millimetres).
+MAX_POSITION_LIMIT = 2.0 * math.pi * 1.05
+MAX_VELOCITY_LIMIT = 50.0
+MAX_ANGLE = 2.0 * math.pi
+MAX_LENGTH = 50.0
+#: URDF carries no acceleration limits; without an override a joint gets this many times its
+#: velocity limit [1/s] (full speed reached in 0.2 s).
+DEFAULT_ACCELERATION_PER_VELOCITY = 5.0
+#: Position limits given to URDF ``continuous`` joints without an override [rad].
+CONTINUOUS_POSITION_LIMITS = (-math.pi, math.pi)
+
+_DH_TOP_KEYS = ("name", "dh_convention", "gravity", "base", "joints")
+_URDF_TOP_KEYS = ("name", "gravity", "urdf", "joints", "position_limits", "velocity_limits",
+                  "acceleration_limits", "effort_limits")
+_URDF_LIMIT_MAPS = ("position_limits", "velocity_limits", "acceleration_limits", "effort_limits")
+_JOINT_REQUIRED = ("name", "a", "alpha", "d", "position_limits", "velocity_limit",
+                   "acceleration_limit")
+_JOINT_OPTIONAL = ("theta_offset", "effort_limit", "gear_ratio", "rated_motor_torque")
+_BASE_KEYS = ("a", "alpha", "d", "theta")
+_URDF_REVOLUTE_TYPES = ("revolute", "continuous")
+
+
+@dataclass(frozen=True)
+class JointLimits:
+    """Limits of one joint.
+
+    Parameters
+    ----------
+    position : tuple of float
+        ``(lower, upper)`` [rad], ``lower < upper``.
+    velocity : float
+        Maximum speed [rad/s] (> 0).
+    acceleration : float
+        Maximum acceleration magnitude [rad/s^2] (> 0).
+    effort : float or None
+        Maximum torque [N m] (> 0), None when unknown.
+    """
+
+    position: tuple[float, float]
+    velocity: float
+    acceleration: float
+    effort: float | None = None
+
+
+@dataclass(frozen=True)
+class DHRow:
+    """One row of a DH table: ``a`` [m], ``alpha`` [rad], ``d`` [m], ``theta`` [rad].
+
+    For a joint row ``theta`` is the constant offset added to ``q``; for the base row it is the
+    fixed rotation. In a modified table ``a`` and ``alpha`` are ``a_{i-1}`` and ``alpha_{i-1}``.
+    """
+
+    a: float
+    alpha: float
+    d: float
+    theta: float = 0.0
+
+
+@dataclass(frozen=True)
+class JointDrive:
+    """Optional drive data of one joint (used for reporting, not by the dynamics).
+
+    Parameters
+    ----------
+    gear_ratio : float or None
+        Motor turns per joint turn (> 0).
+    rated_motor_torque : float or None
+        Rated torque at the motor shaft [N m] (> 0); times ``gear_ratio`` it is the rated joint
+        torque.
+    """
+
+    gear_ratio: float | None = None
+    rated_motor_torque: float | None = None
+
+
+@dataclass(frozen=True)
+class RobotDescription:
+    """A serial arm of revolute joints.
+
+    Parameters
+    ----------
+    name : str
+        Robot name.
+    joint_names : tuple of str
+        The ``n`` actuated joints, base to tip; this order is the column order of ``q``.
+    limits : tuple of JointLimits
+        One per joint.
+    gravity : tuple of float
+        Gravity acceleration [m/s^2] in the world frame (the DH base frame or the URDF root link).
+    dh_convention : {"standard", "modified"} or None
+        None for URDF robots.
+    dh : tuple of DHRow or None
+        One row per joint for DH robots.
+    base : DHRow or None
+        Fixed transform from the world frame to joint 1's base, in ``dh_convention``.
+    urdf : str or None
+        URDF XML text for URDF robots.
+    drives : tuple of JointDrive or None
+        Optional gear ratios and rated motor torques, one per joint.
+    """
+
+    name: str
+    joint_names: tuple[str, ...]
+    limits: tuple[JointLimits, ...]
+    gravity: tuple[float, float, float] = DEFAULT_GRAVITY
+    dh_convention: str | None = None
+    dh: tuple[DHRow, ...] | None = None
+    base: DHRow | None = None
+    urdf: str | None = None
+    drives: tuple[JointDrive, ...] | None = None
+
+    def __post_init__(self) -> None:
+        for field in ("joint_names", "limits", "gravity", "dh", "drives"):
+            value = getattr(self, field)
+            if value is not None and not isinstance(value, tuple):
+                object.__setattr__(self, field, tuple(value))
+        _check_description(self)
+
+    @property
+    def n_joints(self) -> int:
+        """Number of actuated joints ``n``."""
+        return len(self.joint_names)
+
+    def to_dict(self) -> dict:
+        """The YAML contract form; ``robot_from_dict(robot.to_dict())`` rebuilds this robot.
+
+        A URDF robot is written with its URDF text inline and every limit as an override.
+        """
+        data: dict[str, Any] = {"name": self.name, "gravity": list(self.gravity)}
+        if self.urdf is not None:
+            data["urdf"] = self.urdf
+            data["joints"] = list(self.joint_names)
+            data["position_limits"] = {n: list(l.position)
+                                       for n, l in zip(self.joint_names, self.limits)}
+            data["velocity_limits"] = {n: l.velocity for n, l in zip(self.joint_names, self.limits)}
+            data["acceleration_limits"] = {n: l.acceleration
+                                           for n, l in zip(self.joint_names, self.limits)}
+            data["effort_limits"] = {n: l.effort for n, l in zip(self.joint_names, self.limits)
+                                     if l.effort is not None}
+            return data
+        data["dh_convention"] = self.dh_convention
+        if self.base is not None:
+            data["base"] = dataclasses.asdict(self.base)
+        joints = []
+        for index, (name, row, limits) in enumerate(zip(self.joint_names, self.dh, self.limits)):
+            joint = {"name": name, "a": row.a, "alpha": row.alpha, "d": row.d,
+                     "theta_offset": row.theta, "position_limits": list(limits.position),
+                     "velocity_limit": limits.velocity,
+                     "acceleration_limit": limits.acceleration}
+            if limits.effort is not None:
+                joint["effort_limit"] = limits.effort
+            if self.drives is not None:
+                for key, value in dataclasses.asdict(self.drives[index]).items():
+                    if value is not None:
+                        joint[key] = value
+            joints.append(joint)
+        data["joints"] = joints
+        return data
+
+
+def _check_description(robot: RobotDescription) -> None:
+    """Consistency and unit-plausibility checks shared by every way of building a robot."""
+    if not isinstance(robot.name, str) or not robot.name:
+        raise RobotDescriptionError(f"name must be a non-empty string, got {robot.name!r}")
+    n = len(robot.joint_names)
+    if n == 0:
+        raise RobotDescriptionError("the robot has no joints; expected at least one")
+    if len(robot.limits) != n:
+        raise RobotDescriptionError(
+            f"limits has {len(robot.limits)} entries, expected one per joint ({n})")
+    seen = set()
+    for index, name in enumerate(robot.joint_names):
+        if not isinstance(name, str) or not name:
+            raise RobotDescriptionError(
+                f"joints[{index}].name must be a non-empty string, got {name!r}")
+        if name in seen:
+            raise RobotDescriptionError(
+                f"joints[{index}].name {name!r} is a duplicate; joint names must be unique")
+        seen.add(name)
+    if len(robot.gravity) != 3:
+        raise RobotDescriptionError(
+            f"gravity must have 3 values [m/s^2], got {len(robot.gravity)}: {robot.gravity!r}")
+    object.__setattr__(robot, "gravity", tuple(_number(g, "gravity") for g in robot.gravity))
+    if (robot.dh is None) == (robot.urdf is None):
+        raise RobotDescriptionError("a robot needs exactly one of a DH table (dh) and urdf text")
+    if robot.dh is not None:
+        if robot.dh_convention not in DH_CONVENTIONS:
+            raise RobotDescriptionError(
+                f"dh_convention = {robot.dh_convention!r}, expected one of {DH_CONVENTIONS}")
+        if len(robot.dh) != n:
+            raise RobotDescriptionError(f"dh has {len(robot.dh)} rows, expected one per joint ({n})")
+        for index, row in enumerate(robot.dh):
+            _check_dh_row(row, f"joints[{index}] ({robot.joint_names[index]})", "theta_offset")
+        if robot.base is not None:
+            _check_dh_row(robot.base, "base", "theta")
+    elif robot.dh_convention is not None or robot.base is not None:
+        raise RobotDescriptionError("a URDF robot takes no dh_convention or base; "
+                                    "put fixed transforms into the URDF")
+    if robot.drives is not None and len(robot.drives) != n:
+        raise RobotDescriptionError(
+            f"drives has {len(robot.drives)} entries, expected one per joint ({n})")
+    for index, (name, limits) in enumerate(zip(robot.joint_names, robot.limits)):
+        label = (f"joints[{index}] ({name})" if robot.dh is not None else f"joint {name!r}")
+        _check_limits(limits, label)
+        if robot.drives is not None:
+            for key, value in dataclasses.asdict(robot.drives[index]).items():
+                if value is not None and not value > 0.0:
+                    raise RobotDescriptionError(f"{label}.{key} = {value!r} must be > 0")
+
+
+def _check_dh_row(row: DHRow, label: str, theta_key: str) -> None:
+    for key in ("a", "d"):
+        value = getattr(row, key)
+        if abs(value) > MAX_LENGTH:
+            raise RobotDescriptionError(
+                f"{label}.{key} = {value!r} m looks like millimetres "
+                f"(expected |{key}| <= {MAX_LENGTH} m)")
+    for key, attribute in (("alpha", "alpha"), (theta_key, "theta")):
+        value = getattr(row, attribute)
+        if abs(value) > MAX_ANGLE:
+            raise RobotDescriptionError(
+                f"{label}.{key} = {value!r} rad looks like degrees "
+                f"(expected |{key}| <= 2 pi rad)")
+
+
+def _check_limits(limits: JointLimits, label: str) -> None:
+    if len(limits.position) != 2:
+        raise RobotDescriptionError(
+            f"{label}.position_limits must be [lower, upper] [rad], got {limits.position!r}")
+    lower, upper = limits.position
+    for value in (lower, upper):
+        if abs(value) > MAX_POSITION_LIMIT:
+            raise RobotDescriptionError(
+                f"{label}.position_limits = [{lower!r}, {upper!r}] rad looks like degrees "
+                f"(expected within +-{MAX_POSITION_LIMIT:.3f} rad)")
+    if not lower < upper:
+        raise RobotDescriptionError(
+            f"{label}.position_limits = [{lower!r}, {upper!r}] rad: lower must be < upper")
+    if not limits.velocity > 0.0:
+        raise RobotDescriptionError(f"{label}.velocity_limit = {limits.velocity!r} rad/s must be > 0")
+    if limits.velocity > MAX_VELOCITY_LIMIT:
+        raise RobotDescriptionError(
+            f"{label}.velocity_limit = {limits.velocity!r} rad/s looks like degrees "
+            f"(expected <= {MAX_VELOCITY_LIMIT} rad/s)")
+    if not limits.acceleration > 0.0:
+        raise RobotDescriptionError(
+            f"{label}.acceleration_limit = {limits.acceleration!r} rad/s^2 must be > 0")
+    if limits.effort is not None and not limits.effort > 0.0:
+        raise RobotDescriptionError(f"{label}.effort_limit = {limits.effort!r} N m must be > 0")
+
+
+def _number(value: Any, label: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise RobotDescriptionError(
+            f"{label} must be a number, got {type(value).__name__} {value!r}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise RobotDescriptionError(f"{label} must be finite, got {value!r}")
+    return value
+
+
+def _numbers(value: Any, count: int, label: str, unit: str) -> tuple[float, ...]:
+    if not isinstance(value, (list, tuple)) or len(value) != count:
+        raise RobotDescriptionError(
+            f"{label} must be a list of {count} numbers [{unit}], got {value!r}")
+    return tuple(_number(item, f"{label}[{index}]") for index, item in enumerate(value))
+
+
+def _check_keys(mapping: Any, label: str, required: Sequence[str],
+                optional: Sequence[str] = ()) -> None:
+    if not isinstance(mapping, Mapping):
+        raise RobotDescriptionError(f"{label} must be a mapping, got {type(mapping).__name__}")
+    allowed = tuple(required) + tuple(optional)
+    unknown = [key for key in mapping if key not in allowed]
+    if unknown:
+        raise RobotDescriptionError(
+            f"{label}: unknown key {unknown[0]!r}; allowed keys: {', '.join(allowed)}")
+    missing = [key for key in required if key not in mapping]
+    if missing:
+        raise RobotDescriptionError(f"{label}: missing key {missing[0]!r}")
+
+
+def load_robot(path: str | os.PathLike) -> RobotDescription:
+    """Load a robot description YAML file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        YAML file with a DH table, or ``urdf:`` (a path relative to the YAML file) and ``joints:``.
+
+    Raises
+    ------
+    RobotDescriptionError
+        Unreadable file, invalid YAML, or any rule of the contract broken; the message starts
+        with the file name and names the key and joint.
+    """
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as stream:
+            data = yaml.safe_load(stream)
+    except OSError as error:
+        raise RobotDescriptionError(f"{path}: cannot read robot description: {error}") from None
+    except yaml.YAMLError as error:
+        raise RobotDescriptionError(f"{path}: invalid YAML: {error}") from None
+    return robot_from_dict(data, base_dir=os.path.dirname(os.path.abspath(path)), source=path)
+
+
+def robot_from_dict(data: Mapping, base_dir: str | os.PathLike | None = None,
+                    source: str = "<dict>") -> RobotDescription:
+    """Build a robot from a dict of the YAML contract form.
+
+    Parameters
+    ----------
+    data : mapping
+        The parsed YAML document.
+    base_dir : str or path-like, optional
+        Directory a relative ``urdf:`` path is resolved against (default: the working directory).
+    source : str
+        Name of the origin, put in front of every error message.
+    """
+    try:
+        if not isinstance(data, Mapping):
+            raise RobotDescriptionError(
+                f"a robot description must be a mapping, got {type(data).__name__}")
+        if "urdf" in data:
+            return _robot_from_urdf_dict(data, base_dir)
+        return _robot_from_dh_dict(data)
+    except RobotDescriptionError as error:
+        raise RobotDescriptionError(f"{source}: {error}") from None
+
+
+def _name_and_gravity(data: Mapping) -> tuple[str, tuple[float, ...]]:
+    name = data["name"]
+    if not isinstance(name, str) or not name:
+        raise RobotDescriptionError(f"name must be a non-empty string, got {name!r}")
+    gravity = _numbers(data.get("gravity", list(DEFAULT_GRAVITY)), 3, "gravity", "m/s^2")
+    return name, gravity
+
+
+def _robot_from_dh_dict(data: Mapping) -> RobotDescription:
+    _check_keys(data, "robot description", ("name", "dh_convention", "joints"),
+                ("gravity", "base"))
+    name, gravity = _name_and_gravity(data)
+    convention = data["dh_convention"]
+    if convention not in DH_CONVENTIONS:
+        raise RobotDescriptionError(
+            f"dh_convention = {convention!r}, expected one of {DH_CONVENTIONS}")
+    base = None
+    if data.get("base") is not None:
+        _check_keys(data["base"], "base", _BASE_KEYS)
+        base = DHRow(*(_number(data["base"][key], f"base.{key}") for key in _BASE_KEYS))
+    joints = data["joints"]
+    if not isinstance(joints, list) or not joints:
+        raise RobotDescriptionError("joints must be a non-empty list of joint mappings")
+    names, rows, limits, drives = [], [], [], []
+    for index, joint in enumerate(joints):
+        label = f"joints[{index}]"
+        if isinstance(joint, Mapping) and isinstance(joint.get("name"), str):
+            label += f" ({joint['name']})"
+        _check_keys(joint, label, _JOINT_REQUIRED, _JOINT_OPTIONAL)
+        names.append(joint["name"])
+        rows.append(DHRow(a=_number(joint["a"], f"{label}.a"),
+                          alpha=_number(joint["alpha"], f"{label}.alpha"),
+                          d=_number(joint["d"], f"{label}.d"),
+                          theta=_number(joint.get("theta_offset", 0.0), f"{label}.theta_offset")))
+        limits.append(_limits_from_values(
+            joint["position_limits"], joint["velocity_limit"], joint["acceleration_limit"],
+            joint.get("effort_limit"), label,
+            ("position_limits", "velocity_limit", "acceleration_limit", "effort_limit")))
+        drives.append(JointDrive(*(None if joint.get(key) is None
+                                   else _number(joint[key], f"{label}.{key}")
+                                   for key in ("gear_ratio", "rated_motor_torque"))))
+    has_drives = any(drive != JointDrive() for drive in drives)
+    return RobotDescription(name=name, joint_names=tuple(names), limits=tuple(limits),
+                            gravity=gravity, dh_convention=convention, dh=tuple(rows), base=base,
+                            drives=tuple(drives) if has_drives else None)
+
+
+def _limits_from_values(position: Any, velocity: Any, acceleration: Any, effort: Any,
+                        label: str, keys: Sequence[str]) -> JointLimits:
+    return JointLimits(
+        position=_numbers(position, 2, f"{label}.{keys[0]}", "rad"),
+        velocity=_number(velocity, f"{label}.{keys[1]}"),
+        acceleration=_number(acceleration, f"{label}.{keys[2]}"),
+        effort=None if effort is None else _number(effort, f"{label}.{keys[3]}"))
+
+
+def _robot_from_urdf_dict(data: Mapping, base_dir: str | os.PathLike | None) -> RobotDescription:
+    _check_keys(data, "robot description", ("urdf",), _URDF_TOP_KEYS)
+    urdf = data["urdf"]
+    if not isinstance(urdf, str) or not urdf.strip():
+        raise RobotDescriptionError(f"urdf must be a file path or URDF XML text, got {urdf!r}")
+    if not urdf.lstrip().startswith("<"):
+        path = urdf if os.path.isabs(urdf) else os.path.join(base_dir or os.getcwd(), urdf)
+        try:
+            with open(path, encoding="utf-8") as stream:
+                urdf = stream.read()
+        except OSError as error:
+            raise RobotDescriptionError(f"urdf: cannot read {path}: {error}") from None
+    joints = data.get("joints")
+    if joints is not None and (not isinstance(joints, list)
+                               or not all(isinstance(name, str) for name in joints)):
+        raise RobotDescriptionError(f"joints must be a list of URDF joint names, got {joints!r}")
+    overrides = {}
+    for key in _URDF_LIMIT_MAPS:
+        value = data.get(key) or {}
+        if not isinstance(value, Mapping):
+            raise RobotDescriptionError(f"{key} must be a mapping joint name -> value, got {value!r}")
+        overrides[key] = dict(value)
+    name = data.get("name")
+    gravity = _numbers(data.get("gravity", list(DEFAULT_GRAVITY)), 3, "gravity", "m/s^2")
+    return _build_urdf_robot(urdf, joints, name, gravity, overrides)
+
+
+def robot_from_urdf(urdf_text: str, joints: Sequence[str] | None = None, name: str | None = None,
+                    gravity: Sequence[float] = DEFAULT_GRAVITY,
+                    acceleration_limits: Mapping[str, float] | None = None) -> RobotDescription:
+    """Build a robot from URDF text (e.g. a ROS ``robot_description`` parameter).
+
+    Parameters
+    ----------
+    urdf_text : str
+        URDF XML.
+    joints : sequence of str, optional
+        Joints of the chain, base to tip. Default: every revolute/continuous joint, which must
+        then form a single chain.
+    name : str, optional
+        Robot name; default the URDF ``<robot name>``.
+    gravity : sequence of 3 float
+        Gravity [m/s^2] in the URDF root link frame.
+    acceleration_limits : mapping joint name -> float, optional
+        [rad/s^2]; joints without one get ``DEFAULT_ACCELERATION_PER_VELOCITY`` times their
+        velocity limit.
+    """
+    try:
+        gravity = _numbers(list(gravity), 3, "gravity", "m/s^2")
+        overrides = {key: {} for key in _URDF_LIMIT_MAPS}
+        overrides["acceleration_limits"] = dict(acceleration_limits or {})
+        return _build_urdf_robot(urdf_text, None if joints is None else list(joints), name,
+                                 gravity, overrides)
+    except RobotDescriptionError as error:
+        raise RobotDescriptionError(f"URDF: {error}") from None
+
+
+@dataclass(frozen=True)
+class _UrdfJoint:
+    name: str
+    type: str
+    parent: str
+    child: str
+    placement: pin.SE3
+    axis: np.ndarray
+    limit: dict
+
+
+def _parse_urdf(urdf_text: str) -> tuple[str, dict[str, _UrdfJoint]]:
+    try:
+        root = ElementTree.fromstring(urdf_text)
+    except ElementTree.ParseError as error:
+        raise RobotDescriptionError(f"invalid URDF XML: {error}") from None
+    if root.tag != "robot":
+        raise RobotDescriptionError(f"URDF root element is <{root.tag}>, expected <robot>")
+    joints = {}
+    for element in root.findall("joint"):
+        name = element.get("name")
+        parent, child = element.find("parent"), element.find("child")
+        if not name or parent is None or child is None:
+            raise RobotDescriptionError(
+                f"URDF joint {name!r} needs a name, <parent link> and <child link>")
+        origin = element.find("origin")
+        xyz = _urdf_vector(origin, "xyz", name) if origin is not None else np.zeros(3)
+        rpy = _urdf_vector(origin, "rpy", name) if origin is not None else np.zeros(3)
+        for value in xyz:
+            if abs(value) > MAX_LENGTH:
+                raise RobotDescriptionError(
+                    f"URDF joint {name!r} origin xyz = {xyz.tolist()} m looks like millimetres "
+                    f"(expected |x| <= {MAX_LENGTH} m)")
+        axis_element = element.find("axis")
+        axis = (_urdf_vector(axis_element, "xyz", name) if axis_element is not None
+                else np.array([1.0, 0.0, 0.0]))
+        limit_element = element.find("limit")
+        limit = {}
+        for key, value in ({} if limit_element is None else limit_element.attrib).items():
+            if key in ("lower", "upper", "velocity", "effort"):
+                try:
+                    limit[key] = float(value)
+                except ValueError:
+                    raise RobotDescriptionError(
+                        f"URDF joint {name!r}: <limit {key}={value!r}> is not a number") from None
+        joints[name] = _UrdfJoint(name=name, type=element.get("type", ""),
+                                  parent=parent.get("link", ""), child=child.get("link", ""),
+                                  placement=pin.SE3(pin.rpy.rpyToMatrix(*rpy), xyz),
+                                  axis=axis, limit=limit)
+    return root.get("name", ""), joints
+
+
+def _urdf_vector(element: ElementTree.Element, attribute: str, joint: str) -> np.ndarray:
+    text = element.get(attribute, "0 0 0")
+    try:
+        values = np.array([float(item) for item in text.split()])
+    except ValueError:
+        values = np.zeros(0)
+    if values.shape != (3,):
+        raise RobotDescriptionError(
+            f"URDF joint {joint!r}: {attribute}={text!r}, expected 3 numbers")
+    return values
+
+
+def _select_urdf_chain(joints: dict[str, _UrdfJoint], selection: list[str] | None) -> list[str]:
+    if selection is None:
+        movable = [name for name, joint in joints.items() if joint.type != "fixed"]
+        unsupported = [name for name in movable if joints[name].type not in _URDF_REVOLUTE_TYPES]
+        if unsupported:
+            raise RobotDescriptionError(
+                f"URDF joint {unsupported[0]!r} is {joints[unsupported[0]].type!r}; only revolute "
+                "joints are supported: select the arm's joints with joints: [...]")
+        selection = _chain_order(joints, movable)
+    for name in selection:
+        if name not in joints:
+            raise RobotDescriptionError(
+                f"joint {name!r} is not in the URDF; URDF joints: {', '.join(joints)}")
+        if joints[name].type not in _URDF_REVOLUTE_TYPES:
+            raise RobotDescriptionError(
+                f"joint {name!r} is a URDF {joints[name].type!r} joint; only revolute and "
+                "continuous joints are supported")
+    if not selection:
+        raise RobotDescriptionError("the URDF has no revolute joints")
+    if len(set(selection)) != len(selection):
+        raise RobotDescriptionError(f"joints {selection} contains duplicate names")
+    previous_child = None
+    for name in selection:
+        _path_placement(joints, previous_child, joints[name].parent, f"joint {name!r}")
+        previous_child = joints[name].child
+    return list(selection)
+
+
+def _chain_order(joints: dict[str, _UrdfJoint], movable: list[str]) -> list[str]:
+    """Movable joints ordered base to tip by their depth in the tree."""
+    parent_of = {joint.child: joint for joint in joints.values()}
+
+    def depth(name: str) -> int:
+        count, link = 0, joints[name].parent
+        while link in parent_of:
+            count, link = count + 1, parent_of[link].parent
+        return count
+
+    return sorted(movable, key=depth)
+
+
+def _path_placement(joints: dict[str, _UrdfJoint], from_link: str | None, to_link: str,
+                    label: str) -> pin.SE3:
+    """Fixed placement of ``to_link`` in ``from_link`` (None: the root), other joints at 0."""
+    parent_of = {joint.child: joint for joint in joints.values()}
+    placement = pin.SE3.Identity()
+    link = to_link
+    while link != from_link:
+        if link not in parent_of:
+            if from_link is None:
+                break
+            raise RobotDescriptionError(
+                f"{label}: URDF link {to_link!r} is not below link {from_link!r}; "
+                "the joints must be listed base to tip along one chain (select them with "
+                "joints: [...] when the URDF branches)")
+        joint = parent_of[link]
+        if joint.type != "fixed":
+            logger.warning("URDF joint %r between the selected joints is held at 0", joint.name)
+        placement = joint.placement * placement
+        link = joint.parent
+    return placement
+
+
+def _build_urdf_robot(urdf_text: str, selection: list[str] | None, name: str | None,
+                      gravity: tuple[float, ...], overrides: dict[str, dict]) -> RobotDescription:
+    robot_name, joints = _parse_urdf(urdf_text)
+    chain = _select_urdf_chain(joints, selection)
+    for key, values in overrides.items():
+        unknown = [joint for joint in values if joint not in chain]
+        if unknown:
+            raise RobotDescriptionError(
+                f"{key}: joint {unknown[0]!r} is not one of the selected joints {chain}")
+    limits = tuple(_urdf_limits(joints[joint_name], overrides) for joint_name in chain)
+    return RobotDescription(name=name or robot_name or "robot", joint_names=tuple(chain),
+                            limits=limits, gravity=gravity, urdf=urdf_text)
+
+
+def _urdf_limits(joint: _UrdfJoint, overrides: dict[str, dict]) -> JointLimits:
+    label = f"joint {joint.name!r}"
+    if joint.name in overrides["position_limits"]:
+        position = _numbers(overrides["position_limits"][joint.name], 2,
+                            f"position_limits[{joint.name}]", "rad")
+    elif joint.type == "continuous":
+        position = CONTINUOUS_POSITION_LIMITS
+    elif "lower" in joint.limit and "upper" in joint.limit:
+        position = (joint.limit["lower"], joint.limit["upper"])
+    else:
+        raise RobotDescriptionError(
+            f"{label} has no <limit lower upper> in the URDF and no position_limits override")
+    if joint.name in overrides["velocity_limits"]:
+        velocity = _number(overrides["velocity_limits"][joint.name],
+                           f"velocity_limits[{joint.name}]")
+    elif joint.limit.get("velocity", 0.0) > 0.0:
+        velocity = joint.limit["velocity"]
+    else:
+        raise RobotDescriptionError(
+            f"{label} has no <limit velocity> > 0 in the URDF and no velocity_limits override")
+    if joint.name in overrides["acceleration_limits"]:
+        acceleration = _number(overrides["acceleration_limits"][joint.name],
+                               f"acceleration_limits[{joint.name}]")
+    else:
+        acceleration = DEFAULT_ACCELERATION_PER_VELOCITY * velocity
+        logger.info("%s: no acceleration limit given, using %.3g rad/s^2 (%g x velocity limit)",
+                    label, acceleration, DEFAULT_ACCELERATION_PER_VELOCITY)
+    if joint.name in overrides["effort_limits"]:
+        effort = _number(overrides["effort_limits"][joint.name], f"effort_limits[{joint.name}]")
+    else:
+        effort = joint.limit.get("effort") or None
+    return JointLimits(position=position, velocity=velocity, acceleration=acceleration,
+                       effort=effort)
+
+
+def _dh_transform(row: DHRow, convention: str, q: float = 0.0) -> pin.SE3:
+    """``A = Rz(q+theta) Tz(d) Tx(a) Rx(alpha)`` (standard) or ``Rx Tx Rz Tz`` (modified)."""
+    rot_z = pin.SE3(pin.rpy.rpyToMatrix(0.0, 0.0, q + row.theta), np.zeros(3))
+    rot_x = pin.SE3(pin.rpy.rpyToMatrix(row.alpha, 0.0, 0.0), np.zeros(3))
+    along_z = pin.SE3(np.eye(3), np.array([0.0, 0.0, row.d]))
+    along_x = pin.SE3(np.eye(3), np.array([row.a, 0.0, 0.0]))
+    if convention == "standard":
+        return rot_z * along_z * along_x * rot_x
+    return rot_x * along_x * rot_z * along_z
+
+
+@dataclass(frozen=True)
+class _JointGeometry:
+    placement: pin.SE3       # joint frame in the parent joint frame (world for joint 1), q = 0
+    axis: np.ndarray         # (3,) unit rotation axis in the joint frame
+    link_frame: pin.SE3      # link frame in the joint frame
+
+
+def _joint_geometry(robot: RobotDescription) -> list[_JointGeometry]:
+    if robot.urdf is not None:
+        _, joints = _parse_urdf(robot.urdf)
+        geometry, previous_child = [], None
+        for name in robot.joint_names:
+            joint = joints[name]
+            placement = _path_placement(joints, previous_child, joint.parent,
+                                        f"joint {name!r}") * joint.placement
+            norm = np.linalg.norm(joint.axis)
+            if norm == 0.0:
+                raise RobotDescriptionError(f"URDF joint {name!r} has a zero <axis>")
+            geometry.append(_JointGeometry(placement, joint.axis / norm, pin.SE3.Identity()))
+            previous_child = joint.child
+        return geometry
+    convention = robot.dh_convention
+    base = (pin.SE3.Identity() if robot.base is None
+            else _dh_transform(robot.base, convention))
+    z_axis = np.array([0.0, 0.0, 1.0])
+    geometry = []
+    if convention == "standard":
+        placement = base
+        for row in robot.dh:
+            link_frame = _dh_transform(row, convention)
+            geometry.append(_JointGeometry(placement, z_axis, link_frame))
+            placement = link_frame
+        return geometry
+    for index, row in enumerate(robot.dh):
+        placement = _dh_transform(row, convention)
+        if index == 0:
+            placement = base * placement
+        geometry.append(_JointGeometry(placement, z_axis, pin.SE3.Identity()))
+    return geometry
+
+
+def _revolute_joint_model(axis: np.ndarray) -> pin.JointModel:
+    for index, joint_model in enumerate((pin.JointModelRX, pin.JointModelRY, pin.JointModelRZ)):
+        if np.array_equal(axis, np.eye(3)[index]):
+            return joint_model()
+    return pin.JointModelRevoluteUnaligned(axis)
+
+
+def build_pinocchio_model(robot: RobotDescription) -> pin.Model:
+    """A pinocchio model of the robot's kinematics, with zero inertias.
+
+    Joint ``i`` (pinocchio id ``i``, name ``robot.joint_names[i-1]``) is revolute about its axis
+    in its joint frame; its BODY frame ``"<joint>_link"`` is the link frame the inertial
+    parameters of link ``i`` refer to. ``model.gravity`` is the robot's gravity. Position,
+    velocity and effort limits are copied (effort 0 when unknown).
+    """
+    model = pin.Model()
+    model.name = robot.name
+    model.gravity = pin.Motion(np.array(robot.gravity, dtype=float), np.zeros(3))
+    parent = 0
+    for name, limits, geometry in zip(robot.joint_names, robot.limits, _joint_geometry(robot)):
+        joint_id = model.addJoint(
+            parent, _revolute_joint_model(geometry.axis), geometry.placement, name,
+            np.array([limits.effort or 0.0]), np.array([limits.velocity]),
+            np.array([limits.position[0]]), np.array([limits.position[1]]))
+        model.appendBodyToJoint(joint_id, pin.Inertia.Zero(), pin.SE3.Identity())
+        joint_frame = model.addJointFrame(joint_id)
+        model.addBodyFrame(f"{name}_link", joint_id, geometry.link_frame, joint_frame)
+        parent = joint_id
+    return model
+
+
+def link_frame_placements(model: pin.Model) -> tuple[pin.SE3, ...]:
+    """Placement of each link frame in its joint frame, read from a model of
+    :func:`build_pinocchio_model` (one BODY frame per joint), joints 1..n."""
+    placements: dict[int, pin.SE3] = {}
+    for frame in model.frames:
+        if frame.type == pin.FrameType.BODY:
+            if frame.parentJoint in placements:
+                raise RobotDescriptionError(
+                    f"joint {model.names[frame.parentJoint]!r} has more than one BODY frame")
+            placements[frame.parentJoint] = frame.placement
+    missing = [model.names[j] for j in range(1, model.njoints) if j not in placements]
+    if missing:
+        raise RobotDescriptionError(f"no link (BODY) frame for joint {missing[0]!r}")
+    return tuple(placements[j] for j in range(1, model.njoints))

@@ -1,0 +1,128 @@
+"""Filtering, differentiation, torque conversion and resampling against closed forms."""
+import math
+
+import numpy as np
+import pytest
+
+from robot_dynid.errors import DataError
+from robot_dynid.signal_processing import (current_to_torque, differentiate, lowpass_filter,
+                                           resample_streams, sample_interval)
+
+RATE = 100.0                       # Hz
+TIME = np.arange(0.0, 20.0, 1.0 / RATE)
+
+
+def sine_fit(x, time, frequency):
+    """Amplitude and phase [rad] of the component at ``frequency`` by least squares."""
+    w = 2 * math.pi * frequency
+    basis = np.column_stack([np.sin(w * time), np.cos(w * time)])
+    s, c = np.linalg.lstsq(basis, x, rcond=None)[0]
+    return math.hypot(s, c), math.atan2(c, s)
+
+
+def test_savitzky_golay_derivatives_of_a_sine():
+    w = 2 * math.pi * 0.5                       # 0.5 Hz, amplitude 1 rad
+    q = np.column_stack([np.sin(w * TIME), 0.5 * np.cos(w * TIME)])
+    result = differentiate(q, TIME, window_seconds=0.21, polyorder=4)
+    assert result.window == 21
+    interior = slice(result.window, -result.window)
+    qd_exact = np.column_stack([w * np.cos(w * TIME), -0.5 * w * np.sin(w * TIME)])
+    qdd_exact = np.column_stack([-w**2 * np.sin(w * TIME), -0.5 * w**2 * np.cos(w * TIME)])
+    # a degree-4 fit over +-0.1 s of a pi rad/s sine: truncation error ~ (w h)^4 / 5!, well
+    # below 1e-4 of the derivative amplitude
+    assert np.max(np.abs(result.qd - qd_exact)[interior]) < 1e-4 * w
+    assert np.max(np.abs(result.qdd - qdd_exact)[interior]) < 1e-3 * w**2
+    assert np.max(np.abs(result.q - q)[interior]) < 1e-6
+    # the end windows fit one polynomial to the first / last 21 samples: less accurate
+    assert np.max(np.abs(result.qd - qd_exact)) < 1e-3 * w
+    assert np.max(np.abs(result.qdd - qdd_exact)) < 1e-2 * w**2
+
+
+def test_savitzky_golay_has_no_lag_on_noisy_data():
+    rng = np.random.default_rng(0)
+    w = 2 * math.pi * 0.3
+    q = np.sin(w * TIME) + 1e-4 * rng.normal(size=TIME.size)
+    qd = differentiate(q, TIME, window_samples=41, polyorder=3).qd
+    amplitude, phase = sine_fit(qd, TIME, 0.3)
+    assert amplitude == pytest.approx(w, rel=2e-3)
+    assert phase == pytest.approx(math.pi / 2, abs=2e-3)     # cos = sin shifted by pi/2, no lag
+
+
+def test_lowpass_keeps_a_slow_sine_and_halves_the_cutoff_component():
+    slow = np.sin(2 * math.pi * 1.0 * TIME + 0.3)
+    fast = np.sin(2 * math.pi * 30.0 * TIME)
+    filtered = lowpass_filter(np.column_stack([slow + fast, slow]), cutoff=5.0,
+                              sample_rate=RATE, order=4)
+    interior = slice(200, -200)
+    # |H(1 Hz)|^2 = 1 / (1 + (1/5)^8) and |H(30 Hz)|^2 = 1 / (1 + 6^8): slow kept, fast gone
+    assert np.max(np.abs(filtered[interior, 0] - slow[interior])) < 1e-3
+    amplitude, phase = sine_fit(filtered[:, 1], TIME, 1.0)
+    assert amplitude == pytest.approx(1.0 / (1.0 + 0.2**8), rel=1e-4)
+    assert phase == pytest.approx(0.3, abs=1e-4)
+    at_cutoff = lowpass_filter(np.sin(2 * math.pi * 5.0 * TIME), 5.0, RATE)
+    amplitude, phase = sine_fit(at_cutoff[interior], TIME[interior], 5.0)
+    assert amplitude == pytest.approx(0.5, rel=1e-3)       # forward-backward: |H(fc)|^2 = 1/2
+    assert phase == pytest.approx(0.0, abs=1e-3)
+
+
+def test_current_to_torque_hand_values():
+    current = np.array([[1.0, 2.0], [-0.5, 0.0]])
+    torque = current_to_torque(current, [0.5, 0.2], [100.0, 50.0], efficiency=[0.9, 1.0])
+    np.testing.assert_allclose(torque, [[45.0, 20.0], [-22.5, 0.0]])
+    np.testing.assert_allclose(current_to_torque(current, 0.1, 10.0), current)
+
+
+def test_resample_streams_interpolates_inside_overlap_only():
+    streams = {
+        "q": (np.array([0.0, 1.0, 2.0, 3.0]), np.array([0.0, 10.0, 20.0, 30.0])),
+        "tau": (np.array([0.5, 1.5, 2.5, 3.5]), np.array([[1.0, -1.0], [3.0, -3.0],
+                                                           [5.0, -5.0], [7.0, -7.0]])),
+    }
+    result = resample_streams(streams, [0.0, 0.5, 1.0, 2.25, 3.0, 3.2])
+    np.testing.assert_array_equal(result.time, [0.5, 1.0, 2.25, 3.0])
+    assert result.overlap == (0.5, 3.0) and result.n_outside == 2
+    np.testing.assert_allclose(result.values["q"], [5.0, 10.0, 22.5, 30.0])
+    np.testing.assert_allclose(result.values["tau"], [[1.0, -1.0], [2.0, -2.0], [4.5, -4.5],
+                                                      [6.0, -6.0]])
+
+
+def test_signal_processing_validation_messages():
+    x = np.sin(TIME)
+    with pytest.raises(DataError, match="cutoff must be below the Nyquist frequency 50 Hz"):
+        lowpass_filter(x, 50.0, RATE)
+    with pytest.raises(DataError, match=r"cutoff must be finite and > 0 \[Hz\], got -1.0"):
+        lowpass_filter(x, -1.0, RATE)
+    with pytest.raises(DataError, match="x has 15 samples along axis 0; an order-4 zero-phase "
+                                        "filter needs more than 15"):
+        lowpass_filter(x[:15], 5.0, RATE)
+    with pytest.raises(DataError, match="order must be an integer >= 1"):
+        lowpass_filter(x, 5.0, RATE, order=0)
+    jittered = TIME.copy()
+    jittered[10] += 0.002
+    with pytest.raises(DataError, match="time is not uniformly sampled"):
+        differentiate(x, jittered, window_samples=11)
+    with pytest.raises(DataError, match=r"time must be strictly increasing; time\[2\]"):
+        sample_interval([0.0, 1.0, 1.0])
+    with pytest.raises(DataError, match="give exactly one of window_samples and window_seconds"):
+        differentiate(x, TIME)
+    with pytest.raises(DataError, match="window_samples must be odd, got 10"):
+        differentiate(x, TIME, window_samples=10)
+    with pytest.raises(DataError, match=r"window_seconds = 0.03 s \(3 samples .*\) must exceed "
+                                        "polyorder = 3"):
+        differentiate(x, TIME, window_seconds=0.03)
+    with pytest.raises(DataError, match="exceeds the 5 samples of q"):
+        differentiate(x[:5], TIME[:5], window_samples=7)
+    with pytest.raises(DataError, match="polyorder must be an integer >= 2, got 1"):
+        differentiate(x, TIME, window_samples=11, polyorder=1)
+    with pytest.raises(DataError, match=r"gear_ratio must have shape \(2,\)"):
+        current_to_torque(np.ones((3, 2)), 0.1, [1.0, 2.0, 3.0])
+    with pytest.raises(DataError, match=r"efficiency of joint 2 must be in \(0, 1\]"):
+        current_to_torque(np.ones((3, 2)), 0.1, 10.0, efficiency=[0.9, 1.2])
+    with pytest.raises(DataError, match="torque_constant must be"):
+        current_to_torque(np.ones((3, 2)), [0.1, 0.0], 10.0)
+    with pytest.raises(DataError, match=r"streams \['a', 'b'\] do not overlap"):
+        resample_streams({"a": ([0.0, 1.0], [0.0, 1.0]), "b": ([2.0, 3.0], [0.0, 1.0])}, [0.5])
+    with pytest.raises(DataError, match="stream 'a' time must be strictly increasing"):
+        resample_streams({"a": ([1.0, 0.0], [0.0, 1.0])}, [0.5])
+    with pytest.raises(DataError, match="stream 'a' values must have 2 samples"):
+        resample_streams({"a": ([0.0, 1.0], [0.0, 1.0, 2.0])}, [0.5])
