@@ -98,7 +98,8 @@ def _distro_store(distro: str | None) -> Stores:
 
 
 def make_typestore(distro: str | None = None):
-    """rosbags typestore with the standard types of a ROS 2 distro and robot_dynid's messages.
+    """rosbags typestore with the standard types of a ROS 2 distro; robot_dynid's messages are
+    added on first use by :func:`ensure_type`.
 
     Parameters
     ----------
@@ -107,9 +108,7 @@ def make_typestore(distro: str | None = None):
         one of these, else ``"jazzy"``. The standard messages used here (JointState, Header)
         are the same in all of them.
     """
-    typestore = get_typestore(_distro_store(distro))
-    ensure_type(typestore, EXPERIMENT_STAGE_TYPE)
-    return typestore
+    return get_typestore(_distro_store(distro))
 
 
 def ensure_type(typestore, msgtype: str) -> None:
@@ -194,7 +193,8 @@ def _open_bag(path, distro: str | None) -> Iterator[_BagContents]:
         reader.close()
 
 
-def _joint_vector(message, field: str, n_names: int, topic: str, stamp_ns: int) -> np.ndarray | None:
+def _joint_vector(message, field: str, n_names: int, topic: str,
+                  stamp_ns: int) -> np.ndarray | None:
     values = np.asarray(getattr(message, field), dtype=np.float64)
     if values.size == 0:
         return None
@@ -231,9 +231,6 @@ def _read_joint_states(bag: _BagContents, topic: str, joint_names: tuple[str, ..
             values = _joint_vector(message, field, len(names), topic, int(stamps[row]))
             if values is not None:
                 array[row] = values[columns]
-            elif field == "position":
-                raise DataError(f"topic {topic!r}: message stamped {stamps[row]} ns has no "
-                                "position values")
     if not np.any(stamps):
         logger.warning("topic %s: every header stamp is zero; using the bag's receive times",
                        topic)
@@ -325,6 +322,9 @@ def read_bag(path, joint_names: Sequence[str] | None = None,
     with _open_bag(path, distro) as bag:
         stamps, names, joint_state = _read_joint_states(
             bag, joint_states_topic, None if joint_names is None else tuple(joint_names))
+        if np.isnan(joint_state["position"]).all():
+            raise DataError(f"topic {joint_states_topic!r} carries no positions (its messages' "
+                            "position field is empty)")
         tau = joint_state["effort"]
         if effort_topic is not None:
             effort_stamps, _, effort = _read_joint_states(bag, effort_topic, names)
@@ -405,9 +405,9 @@ class BagWriter:
         self._types = self.typestore.types
         self._connections: dict[str, object] = {}
         self._lock = threading.Lock()
-        self._writer = Writer(self.path, version=BAG_METADATA_VERSION,
-                              storage_plugin=STORAGE_PLUGINS[storage])
         try:
+            self._writer = Writer(self.path, version=BAG_METADATA_VERSION,
+                                  storage_plugin=STORAGE_PLUGINS[storage])
             self._writer.open()
         except WriterError as error:
             raise DynIdError(f"cannot create bag {self.path}: {error}") from error
@@ -464,11 +464,12 @@ class BagWriter:
         self.write_serialized(topic, msgtype, self.typestore.serialize_cdr(message, msgtype),
                               stamp_ns)
 
-    def _header(self, stamp_ns: int):
+    def header(self, stamp_ns: int, frame_id: str = ""):
+        """``std_msgs/msg/Header`` stamped ``stamp_ns`` [ns], for messages to :meth:`write`."""
         seconds, nanoseconds = divmod(int(stamp_ns), _NS_PER_S)
         return self._types["std_msgs/msg/Header"](
             stamp=self._types["builtin_interfaces/msg/Time"](sec=seconds, nanosec=nanoseconds),
-            frame_id="")
+            frame_id=frame_id)
 
     def write_joint_state(self, stamp_ns: int, names: Sequence[str], position,
                           velocity=(), effort=(), receive_ns: int | None = None) -> None:
@@ -488,12 +489,12 @@ class BagWriter:
         names = [str(name) for name in names]
         fields = {"position": position, "velocity": velocity, "effort": effort}
         for field, value in fields.items():
-            value = np.asarray(value, dtype=np.float64).reshape(-1)
+            value = np.ascontiguousarray(value, dtype=np.float64).reshape(-1)
             if value.size not in (len(names), 0) or (field == "position" and value.size == 0):
                 raise DataError(f"joint state {field} has {value.size} values for "
                                 f"{len(names)} names {names}")
             fields[field] = value
-        message = self._types[JOINT_STATE_TYPE](header=self._header(stamp_ns), name=names,
+        message = self._types[JOINT_STATE_TYPE](header=self.header(stamp_ns), name=names,
                                                 **fields)
         self.write(self.joint_states_topic, JOINT_STATE_TYPE, message,
                    stamp_ns if receive_ns is None else receive_ns)
@@ -515,11 +516,12 @@ class BagWriter:
         """
         kind_name = STAGE_KINDS[kind] if isinstance(kind, int) and 0 <= kind < len(STAGE_KINDS) \
             else kind
-        StageMarker(stamp=0.0, kind=kind_name, cycle=cycle, start=start, joint_name=joint_name,
-                    speed_fraction=speed_fraction, direction=direction, label=label,
-                    experiment_id=experiment_id)
+        StageMarker(stamp=float(ns_to_seconds([stamp_ns])[0]), kind=kind_name, cycle=cycle,
+                    start=start, joint_name=joint_name, speed_fraction=speed_fraction,
+                    direction=direction, label=label, experiment_id=experiment_id)
+        ensure_type(self.typestore, EXPERIMENT_STAGE_TYPE)
         message = self._types[EXPERIMENT_STAGE_TYPE](
-            header=self._header(stamp_ns), experiment_id=experiment_id, cycle=int(cycle),
+            header=self.header(stamp_ns), experiment_id=experiment_id, cycle=int(cycle),
             kind=STAGE_KINDS.index(kind_name), label=label, start=bool(start),
             joint_name=joint_name, speed_fraction=float(speed_fraction), direction=int(direction))
         self.write(self.stage_topic, EXPERIMENT_STAGE_TYPE, message,

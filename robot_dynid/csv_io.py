@@ -144,7 +144,8 @@ def _read_table(path: Path, columns: list[str], numeric: list[int],
     return table, stages
 
 
-def read_csv(path, joint_names: Sequence[str] | None = None, require_tau: bool = False) -> Recording:
+def read_csv(path, joint_names: Sequence[str] | None = None,
+             require_tau: bool = False) -> Recording:
     """Recording from a CSV file (format in the module docstring).
 
     Parameters
@@ -185,9 +186,9 @@ def read_csv(path, joint_names: Sequence[str] | None = None, require_tau: bool =
     if offending is not None:
         lines = _data_line_numbers(path)
         row, previous = finite_rows[offending], finite_rows[offending - 1]
-        raise DataError(f"{path}, line {lines[row]}: time {float(time[row])!r} s is not after "
-                        f"{float(time[previous])!r} s on line {lines[previous]}; time must be strictly "
-                        "increasing")
+        raise DataError(f"{path}, line {lines[row]}: time {float(time[row])!r} s is not "
+                        f"after {float(time[previous])!r} s on line {lines[previous]}; time "
+                        "must be strictly increasing")
     fields = {field: None if layout[field] is None else
               table[:, [position[name] for name in layout[field]]] for field in JOINT_FIELDS}
     cycle = None
@@ -198,8 +199,8 @@ def read_csv(path, joint_names: Sequence[str] | None = None, require_tau: bool =
                              | (raw_cycle < NO_CYCLE))
         if bad.size:
             raise DataError(f"{path}, line {_data_line_numbers(path)[bad[0]]}: column 'cycle' "
-                            f"holds {float(raw_cycle[bad[0]])!r}; expected an integer >= 0, or -1 or "
-                            "empty for no cycle")
+                            f"holds {float(raw_cycle[bad[0]])!r}; expected an integer >= 0, "
+                            "or -1 or empty for no cycle")
         cycle = raw_cycle.astype(np.int64)
     if stages is not None:
         stages = np.asarray(stages, dtype=str)

@@ -180,12 +180,7 @@ def residual_statistics(accumulator: LeastSquaresAccumulator, theta: np.ndarray)
 
     RSD_j = sqrt(sum_k (tau_hat_kj - tau_kj)^2 / sum_k tau_kj^2).
     """
-    residual_ss = (
-        accumulator.torque_square_sum_
-        - 2.0 * accumulator.moment_ @ theta
-        + np.einsum("p,jpq,q->j", theta, accumulator.gram_, theta)
-    )
-    residual_ss = np.clip(residual_ss, 0.0, None)
+    residual_ss = accumulator.residual_sum_of_squares(theta)
     residual_rms = np.sqrt(residual_ss / max(accumulator.n_samples, 1))
     with np.errstate(divide="ignore", invalid="ignore"):
         rsd = np.sqrt(residual_ss / accumulator.torque_square_sum_)

@@ -422,7 +422,8 @@ def _friction_stage(builder: _CycleBuilder, ladders) -> None:
     for j, ladder in enumerate(ladders):
         builder.move_to(ladder.pose, "friction", ladder.joint)
         rows = [("friction", "stroke" if stroke.direction else "hold", ladder.joint,
-                 stroke.speed / builder.velocity[j], stroke.direction, stroke.start, stroke.end)
+                 float(stroke.speed / builder.velocity[j]), stroke.direction, stroke.start,
+                 stroke.end)
                 for stroke in ladder.strokes]
         builder.add_rows(ladder, rows)
 

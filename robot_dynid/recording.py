@@ -178,7 +178,9 @@ class Recording:
         raw = np.asarray(self.cycle)
         if raw.shape != (n_samples,):
             raise DataError(f"cycle has shape {raw.shape}, expected ({n_samples},)")
-        if raw.dtype.kind not in "iuf" or (raw.dtype.kind == "f" and not np.all(raw == np.round(raw))):
+        integral = raw.dtype.kind in "iu" or (raw.dtype.kind == "f" and
+                                              bool(np.all(raw == np.round(raw))))
+        if not integral:
             raise DataError(f"cycle must hold integers, got dtype {raw.dtype}")
         cycle = raw.astype(np.int64)
         if n_samples and cycle.min() < NO_CYCLE:
@@ -206,6 +208,9 @@ class Recording:
         time = np.asarray(time, dtype=np.float64)
         if time.ndim != 1:
             raise DataError(f"time has shape {time.shape}, expected (N,)")
+        for name, labels in (("stage", stage), ("cycle", cycle)):
+            if labels is not None and np.shape(labels) != time.shape:
+                raise DataError(f"{name} has shape {np.shape(labels)}, expected {time.shape}")
         fields = {"q": q, "qd": qd, "qdd": qdd, "tau": tau, "temperature": temperature}
         keep = np.isfinite(time)
         dropped_by_field = {"time": int(np.count_nonzero(~keep))}
@@ -308,7 +313,8 @@ class Recording:
             mask &= in_stage
         if cycles is not None:
             if self.cycle is None:
-                raise DataError(f"{self.source} has no cycle labels; cannot select cycles {cycles!r}")
+                raise DataError(f"{self.source} has no cycle labels; cannot select cycles "
+                                f"{cycles!r}")
             wanted_cycles = [int(cycles)] if np.isscalar(cycles) else [int(c) for c in cycles]
             mask &= np.isin(self.cycle, wanted_cycles)
         if not mask.any():

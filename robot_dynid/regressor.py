@@ -114,9 +114,11 @@ class _ConstantMap:
         self.rows = tuple(tuple((int(s), float(row[s])) for s in np.flatnonzero(row))
                           for row in matrix)
 
-    def __call__(self, vectors: np.ndarray) -> np.ndarray:
-        """``matrix @ vectors`` over the first axis of ``vectors`` (s, ...)."""
-        out = np.empty((len(self.rows),) + vectors.shape[1:])
+    def __call__(self, vectors: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """``matrix @ vectors`` over the first axis of ``vectors`` (s, ...); ``out`` must not
+        share memory with ``vectors``."""
+        if out is None:
+            out = np.empty((len(self.rows),) + vectors.shape[1:])
         scratch = np.empty(vectors.shape[1:])
         for target, row in zip(out, self.rows):
             if not row:
@@ -156,11 +158,22 @@ class _FrameChange:
         """``motion`` (3 components, (w, dw, a), N) of frame A -> of frame B, in B."""
         if self.translation.any():
             motion = motion.copy()
-            w, dw, acc = motion[:, 0], motion[:, 1], motion[:, 2]
+            (wx, dwx, ax), (wy, dwy, ay), (wz, dwz, az) = motion
+            px, py, pz = self.translation
             # a_B = a_A + dw x p + w x (w x p) = a_A + dw x p + w (w . p) - p |w|^2
-            acc += np.cross(dw, self.translation, axis=0)
-            acc += w * np.einsum("i,ik->k", self.translation, w)
-            acc -= self.translation[:, None] * np.einsum("ik,ik->k", w, w)
+            w_dot_p = px * wx + py * wy + pz * wz
+            w_squared = wx * wx + wy * wy + wz * wz
+            for a_r, w_r, p_r, (dw_s, p_t), (dw_t, p_s) in (
+                    (ax, wx, px, (dwy, pz), (dwz, py)),
+                    (ay, wy, py, (dwz, px), (dwx, pz)),
+                    (az, wz, pz, (dwx, py), (dwy, px))):
+                a_r += w_r * w_dot_p
+                if p_r:
+                    a_r -= p_r * w_squared
+                if p_t:
+                    a_r += p_t * dw_s
+                if p_s:
+                    a_r -= p_s * dw_t
         return self.rotate(motion)
 
 
@@ -230,16 +243,19 @@ def _rigid_body_columns(chain: _Chain, q: np.ndarray, qd: np.ndarray, qdd: np.nd
     motion = np.zeros((3, 3, n_samples))
     motion[:, 2] = -chain.gravity[:, None]
     twists = np.zeros((6, n, n_samples))     # (l, u) of each joint so far, in the current frame
+    spare = np.empty_like(twists)
     for i in range(n):
         cosine, sine = cosines[i], sines[i]
         if chain.to_joint[i] is not None:
             motion = chain.to_joint[i].move_motion(motion)
             if i > 0:
-                twists[:, :i] = chain.to_joint[i].move_twists(twists[:, :i])
+                chain.to_joint[i].move_twists(twists[:, :i], out=spare[:, :i])
+                twists, spare = spare, twists
         _rotate_z_transposed(motion, cosine, sine)
         if i > 0:
             _rotate_z_transposed(twists[0:2, :i], cosine, sine)
             _rotate_z_transposed(twists[3:5, :i], cosine, sine)
+        twists[:, i] = 0.0
         twists[5, i] = 1.0
         w, dw = motion[:, 0], motion[:, 1]
         # dw_i = Rz^T dw_{i-1} + (Rz^T w_{i-1}) x z qd_i + z qdd_i ; w_i = Rz^T w_{i-1} + z qd_i
@@ -249,7 +265,8 @@ def _rigid_body_columns(chain: _Chain, q: np.ndarray, qd: np.ndarray, qdd: np.nd
         w[2] += qd[i]
         if chain.to_link[i] is not None:
             motion = chain.to_link[i].move_motion(motion)
-            twists[:, :i + 1] = chain.to_link[i].move_twists(twists[:, :i + 1])
+            chain.to_link[i].move_twists(twists[:, :i + 1], out=spare[:, :i + 1])
+            twists, spare = spare, twists
         _link_columns(twists[:, :i + 1], motion, out[N_INERTIAL * i:N_INERTIAL * (i + 1), :i + 1])
 
 

@@ -6,9 +6,10 @@ The experiment runner publishes ``robot_dynid/msg/ExperimentStage`` at every sta
 (:class:`StageMarker` here). :func:`stage_intervals` pairs start and end markers into
 :class:`StageInterval` objects and :func:`label_samples` turns intervals into a stage label
 and a cycle per sample. A sample at time ``t`` belongs to an interval when
-``start_time <= t < end_time``; where intervals nest (a friction stage holding one sub-stage
-per joint and speed), the one that started last wins. Samples outside every interval get the
-label ``""`` and cycle -1.
+``start_time <= t <= end_time``; where intervals overlap, the one that started last wins, so a
+sample stamped exactly at a boundary between two stages belongs to the next one, and a nested
+stage (a friction stage holding one sub-stage per joint and speed) overrides the enclosing
+one. Samples outside every interval get the label ``""`` and cycle -1.
 
 Detection
 ---------
@@ -101,7 +102,8 @@ class StageInterval:
     kind : str
         One of :data:`robot_dynid.recording.STAGE_KINDS`.
     start_time, end_time : float
-        Span ``[start_time, end_time)`` [s]; ``end_time`` is inf for a stage never ended.
+        Span ``[start_time, end_time]`` [s], ends included; ``end_time`` is inf for a stage
+        never ended.
     joint : str or None
         Friction: the moving joint. None otherwise.
     speed_fraction : float
@@ -202,8 +204,8 @@ def label_samples(time, intervals: Sequence[StageInterval]) -> tuple[np.ndarray,
     time : array_like, shape (N,)
         Sample times [s], increasing.
     intervals : sequence of StageInterval
-        Applied in order of start time, so a nested (later-starting) interval overrides the
-        enclosing one for its span.
+        Each holds the samples with ``start_time <= t <= end_time``; applied in order of
+        start time, so a later-starting interval overrides an earlier one where they overlap.
 
     Returns
     -------
@@ -218,7 +220,8 @@ def label_samples(time, intervals: Sequence[StageInterval]) -> tuple[np.ndarray,
     stage = np.full(time.shape, NO_STAGE, dtype=f"<U{width}")
     cycle = np.full(time.shape, NO_CYCLE, dtype=np.int64)
     for interval in ordered:
-        first, stop = np.searchsorted(time, [interval.start_time, interval.end_time], side="left")
+        first = np.searchsorted(time, interval.start_time, side="left")
+        stop = np.searchsorted(time, interval.end_time, side="right")
         stage[first:stop] = interval.stage_label
         cycle[first:stop] = interval.cycle
     return stage, cycle

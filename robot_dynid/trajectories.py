@@ -140,10 +140,12 @@ class Trajectory:
     joint_names : tuple of str
         Joint order of the columns of ``q``, ``qd``, ``qdd``.
     duration : float
-        Length [s]; :meth:`evaluate` accepts times in ``[0, duration]``.
+        Length [s]; :meth:`evaluate` accepts times in ``[0, duration]``, periodic families
+        (Fourier, sine sum) any time.
     """
 
     kind: ClassVar[str] = ""
+    periodic: ClassVar[bool] = False
     joint_names: tuple[str, ...]
     duration: float
 
@@ -157,7 +159,8 @@ class Trajectory:
         Parameters
         ----------
         t : array_like, shape (M,)
-            Times [s] within ``[0, duration]`` (any order).
+            Times [s] within ``[0, duration]`` (any order); any finite times for periodic
+            families.
 
         Returns
         -------
@@ -169,6 +172,8 @@ class Trajectory:
             raise TrajectoryError(f"t must have shape (M,), got {t.shape}")
         if not np.all(np.isfinite(t)):
             raise TrajectoryError("t contains non-finite values")
+        if self.periodic:
+            return self._evaluate(t)
         slack = 1e-9 * max(1.0, self.duration)
         if t.size and (t.min() < -slack or t.max() > self.duration + slack):
             raise TrajectoryError(
@@ -277,6 +282,7 @@ class FourierTrajectory(Trajectory):
     """
 
     kind: ClassVar[str] = "fourier"
+    periodic: ClassVar[bool] = True
     joint_names: tuple[str, ...]
     period: object
     q0: np.ndarray
@@ -350,6 +356,7 @@ class SineSumTrajectory(Trajectory):
     """
 
     kind: ClassVar[str] = "sine_sum"
+    periodic: ClassVar[bool] = True
     joint_names: tuple[str, ...]
     period: object
     amplitudes: np.ndarray

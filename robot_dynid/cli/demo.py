@@ -6,6 +6,7 @@ that bag, and the model is checked on a held-out trajectory against the simulato
 torques. The bag, a CSV copy and the model file stay in --out for the offline commands.
 """
 import pathlib
+import shutil
 
 import numpy as np
 
@@ -52,6 +53,8 @@ def held_out_trajectory(excitation: FourierTrajectory) -> FourierTrajectory:
 
 
 def record_bag(path, robot, t, q, qd, tau, period):
+    if path.exists():
+        shutil.rmtree(path)  # the previous demo run's bag
     with BagWriter(path) as bag:
         for cycle in range(int(round(t[-1] / period + 0.5))):
             start = cycle * period

@@ -1,0 +1,104 @@
+"""robot-dynid excitation: check a trajectory against a robot's limits, or design one."""
+import json
+import sys
+
+from robot_dynid.excitation import CRITERIA, check_trajectory, optimize_excitation
+from robot_dynid.friction import FRICTION_MODEL_NAMES, friction_model
+from robot_dynid.robot_description import load_robot
+from robot_dynid.trajectories import load_trajectory, save_trajectory
+
+NAME = "excitation"
+HELP = "check an excitation trajectory against a robot's limits, or optimise a Fourier excitation"
+
+
+def add_arguments(parser):
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    check = actions.add_parser(
+        "check", help="position, speed and acceleration use per joint; exit 1 on any violation",
+        description="Sample a trajectory file and compare it with the robot's position, velocity "
+                    "and acceleration limits and with rest-to-rest boundary conditions "
+                    "(qd = qdd = 0 at start and end). Exit status 1 when anything is violated.")
+    check.add_argument("--robot", required=True, metavar="R.yaml", help="robot description (YAML)")
+    check.add_argument("--trajectory", required=True, metavar="T.yaml",
+                       help="trajectory file (see docs/excitation.md)")
+    grid = check.add_mutually_exclusive_group()
+    grid.add_argument("--points", type=int, default=None,
+                      help="check grid size over the whole trajectory (default 2001)")
+    grid.add_argument("--dt", type=float, default=None, help="check grid spacing [s]")
+    check.add_argument("--tolerance", type=float, default=1e-3,
+                       help="largest |qd| [rad/s] and |qdd| [rad/s^2] accepted at start and end "
+                            "(printed coefficients are rounded; default: %(default)s)")
+    check.add_argument("--no-rest", action="store_true",
+                       help="do not require rest (qd = qdd = 0) at start and end")
+    check.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    check.set_defaults(_action=_check)
+
+    optimize = actions.add_parser(
+        "optimize", help="design a rest-to-rest Fourier excitation minimising a regressor criterion",
+        description="Optimise the coefficients of a Fourier excitation (one base frequency) for "
+                    "the robot's base regressor, within its limits and starting and ending at "
+                    "rest; progress goes to stderr, the design to --out.")
+    optimize.add_argument("--robot", required=True, metavar="R.yaml", help="robot description (YAML)")
+    optimize.add_argument("--harmonics", type=int, default=5, help="harmonics L (default: %(default)s)")
+    optimize.add_argument("--period", type=float, default=10.0,
+                          help="period 2 pi / wf [s] (default: %(default)s)")
+    optimize.add_argument("--criterion", choices=CRITERIA, default="cond",
+                          help="cond: condition number of the column-scaled base regressor; "
+                               "logdet: -log det(W^T W) (D-optimal); frobenius: ||W||_F ||W^+||_F "
+                               "(default: %(default)s)")
+    optimize.add_argument("--friction", choices=FRICTION_MODEL_NAMES, default="coulomb_viscous",
+                          help="friction columns in the regressor (default: %(default)s)")
+    optimize.add_argument("--seed", type=int, default=0, help="random seed of the starts (default: 0)")
+    optimize.add_argument("--starts", type=int, default=2, help="random starts (default: %(default)s)")
+    optimize.add_argument("--iterations", type=int, default=200,
+                          help="SLSQP iterations per start (default: %(default)s)")
+    optimize.add_argument("--time-limit", type=float, default=None,
+                          help="stop after this many seconds with the best design so far")
+    optimize.add_argument("--limit-fraction", type=float, default=0.95,
+                          help="fraction of the position range, speed and acceleration limits "
+                               "the design may use (default: %(default)s)")
+    optimize.add_argument("--out", required=True, metavar="T.yaml", help="trajectory file to write")
+    optimize.add_argument("--json", action="store_true", help="print the summary as JSON")
+    optimize.set_defaults(_action=_optimize)
+
+
+def main(args):
+    return args._action(args)
+
+
+def _check(args):
+    robot = load_robot(args.robot)
+    trajectory = load_trajectory(args.trajectory)
+    check = check_trajectory(robot, trajectory, n_points=args.points, dt=args.dt,
+                             tolerance=args.tolerance, require_rest=not args.no_rest)
+    print(json.dumps(check.to_dict(), indent=2) if args.json else check.format_table())
+    return 0 if check.ok else 1
+
+
+def _print_progress(update):
+    if update.iteration == 1 or update.iteration % 10 == 0:
+        print(f"start {update.start + 1}/{update.n_starts} iteration {update.iteration}: "
+              f"{update.value:.6g} (best {update.best_value:.6g}, {update.elapsed:.1f} s)",
+              file=sys.stderr, flush=True)
+
+
+def _optimize(args):
+    robot = load_robot(args.robot)
+    design = optimize_excitation(
+        robot, harmonics=args.harmonics, period=args.period, criterion=args.criterion,
+        friction=friction_model(args.friction), seed=args.seed, n_starts=args.starts,
+        limit_fraction=args.limit_fraction, max_iterations=args.iterations,
+        time_limit=args.time_limit, progress=_print_progress)
+    save_trajectory(design.trajectory, args.out)
+    if args.json:
+        print(json.dumps(design.to_dict(), indent=2))
+        return 0
+    print(f"{robot.name}: {design.criterion} {design.value:.6g} (random start "
+          f"{design.initial_value:.6g}), condition number {design.condition_number:.4g}, "
+          f"{design.elapsed:.1f} s, written to {args.out}")
+    if design.shrink < 1.0:
+        print(f"amplitudes shrunk to {design.shrink:.2f} to clear the dense-grid check")
+    print("peak speed / velocity limit per joint:")
+    for name, fraction in zip(design.trajectory.joint_names, design.speed_fractions):
+        print(f"  {name:<10} {fraction:6.3f}")
+    return 0

@@ -1,0 +1,83 @@
+"""robot-dynid protocol: plan the identification experiment (cycles of excitation, friction, warmup)."""
+import json
+
+from robot_dynid.errors import TrajectoryError
+from robot_dynid.protocol import DEFAULT_SPEED_FRACTIONS, build_protocol, load_friction_poses, save_plan
+from robot_dynid.robot_description import load_robot
+from robot_dynid.trajectories import FourierTrajectory, load_trajectory
+
+NAME = "protocol"
+HELP = "plan the identification experiment: cycles of excitation, friction and warmup stages"
+
+
+def add_arguments(parser):
+    parser.add_argument("--robot", required=True, metavar="R.yaml", help="robot description (YAML)")
+    parser.add_argument("--cycles", type=int, default=24, help="cycles per test (default: %(default)s)")
+    parser.add_argument("--excitation", metavar="T.yaml", default=None,
+                        help="Fourier excitation file (default: a random safe one, seed 0)")
+    parser.add_argument("--excitation-periods", type=int, default=2,
+                        help="excitation periods per cycle (default: %(default)s)")
+    parser.add_argument("--friction-poses", metavar="P.yaml", default=None,
+                        help="YAML {poses: {joint: [pose of all joints, rad]}}: pose of the other "
+                             "joints while each joint runs its friction test (default: home pose)")
+    parser.add_argument("--speed-fractions", type=_fractions,
+                        default=DEFAULT_SPEED_FRACTIONS, metavar="F,F,...",
+                        help="friction speed levels as fractions of the velocity limit "
+                             "(default: 0.05,0.2,0.4,0.6,0.8,1.0)")
+    parser.add_argument("--level-duration", type=float, default=None,
+                        help="time per friction speed level [s] (default: shortest that fits)")
+    parser.add_argument("--warmup-duration", type=float, default=180.0,
+                        help="warmup stage per cycle [s] (default: %(default)s)")
+    parser.add_argument("--rest-duration", type=float, default=0.0,
+                        help="rest at the start of each cycle [s] (default: %(default)s)")
+    parser.add_argument("--validation", metavar="T.yaml", default=None,
+                        help="rest-to-rest trajectory played at the end of each cycle")
+    parser.add_argument("--out", metavar="plan.yaml", default=None, help="write the plan (YAML)")
+    parser.add_argument("--json", action="store_true", help="print the cycle's stages as JSON")
+
+
+def _fractions(text):
+    try:
+        return tuple(float(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise ValueError(f"--speed-fractions: {text!r} is not a comma-separated list of numbers") from None
+
+
+def main(args):
+    robot = load_robot(args.robot)
+    excitation = None
+    if args.excitation is not None:
+        excitation = load_trajectory(args.excitation)
+        if not isinstance(excitation, FourierTrajectory):
+            raise TrajectoryError(f"{args.excitation}: the excitation must be a fourier trajectory, "
+                                  f"got {excitation.kind}")
+    poses = None if args.friction_poses is None else load_friction_poses(args.friction_poses, robot)
+    validation = None if args.validation is None else load_trajectory(args.validation)
+    plan = build_protocol(
+        robot, cycles=args.cycles, excitation=excitation, excitation_periods=args.excitation_periods,
+        friction_poses=poses, speed_fractions=args.speed_fractions,
+        friction_level_duration=args.level_duration, warmup_duration=args.warmup_duration,
+        rest_duration=args.rest_duration, validation=validation)
+    if args.out is not None:
+        save_plan(plan, args.out)
+    if args.json:
+        data = plan.to_dict()
+        print(json.dumps({key: data[key] for key in ("robot", "joints", "cycles", "cycle_duration",
+                                                     "notes", "stage_columns", "cycle_stages")},
+                         indent=2))
+        return 0
+    print(f"{robot.name}: {plan.cycles} cycles of {plan.cycle_duration:.1f} s "
+          f"({plan.duration / 60.0:.1f} min in all)")
+    for kind, seconds in plan.stage_durations().items():
+        print(f"  {kind:<11} {seconds:8.1f} s per cycle")
+    print(f"friction: {plan.settings['friction_level_duration']:g} s per speed level")
+    for note in plan.notes:
+        print(f"note: {note}")
+    print(f"{'start':>8} {'end':>8}  {'kind':<11} {'name':<12} {'joint':<8} {'speed':>6} {'dir':>4}")
+    for row in plan.cycle_stages:
+        speed = "" if row.speed_fraction is None else f"{row.speed_fraction:.3f}"
+        print(f"{row.start:8.2f} {row.end:8.2f}  {row.kind:<11} {row.name:<12} {row.joint or '':<8} "
+              f"{speed:>6} {row.direction:>4}")
+    if args.out is not None:
+        print(f"plan written to {args.out}")
+    return 0

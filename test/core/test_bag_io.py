@@ -1,0 +1,308 @@
+"""rosbag2 writing and reading (MCAP and sqlite3) with rosbags: joints by name, stage labels,
+extra topics, metadata, and the error messages."""
+import sqlite3
+
+import numpy as np
+import pytest
+import yaml
+
+from robot_dynid.bag_io import (BagWriter, interface_definition_text, read_bag,
+                                read_stage_markers)
+from robot_dynid.errors import DataError, DynIdError
+
+JOINTS = ("shoulder", "elbow", "wrist")
+T0_NS = 1_700_000_000_123_456_789
+PERIOD_NS = 2_000_000
+N_SAMPLES = 300
+# Stage markers at the stamps of these samples (first, last, both included): excitation
+# [20, 120], friction [150, 280] holding a sub-stage for elbow at 40 % speed, direction -1,
+# over [170, 230].
+EXCITATION = (20, 120)
+FRICTION = (150, 280)
+FRICTION_ELBOW = (170, 230)
+
+
+def stamps_ns():
+    return T0_NS + PERIOD_NS * np.arange(N_SAMPLES, dtype=np.int64)
+
+
+def seconds(ns):
+    return np.array([int(v) // 10**9 + (int(v) % 10**9) * 1e-9 for v in ns])
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(11)
+    return {field: rng.standard_normal((N_SAMPLES, 3)) for field in ("q", "qd", "tau")}
+
+
+def write_synthetic_bag(path, data, storage, drop_velocity_at=None):
+    """Joint states with a shuffled joint order per message (an extra 'gripper' joint in every
+    third message from the second on), stage markers at known sample stamps."""
+    rng = np.random.default_rng(5)
+    stamps = stamps_ns()
+    with BagWriter(path, storage=storage) as writer:
+        for k in range(N_SAMPLES):
+            for index, kind, extra in ((EXCITATION[0], "excitation", {}),
+                                       (FRICTION[0], "friction", {}),
+                                       (FRICTION_ELBOW[0], "friction",
+                                        dict(joint_name="elbow", speed_fraction=0.4,
+                                             direction=-1))):
+                if k == index:
+                    writer.write_stage(int(stamps[k]), kind, 2, True, experiment_id="t1", **extra)
+            for index, kind, extra in ((EXCITATION[1], "excitation", {}),
+                                       (FRICTION_ELBOW[1], "friction",
+                                        dict(joint_name="elbow", speed_fraction=0.4,
+                                             direction=-1)),
+                                       (FRICTION[1], "friction", {})):
+                if k == index:
+                    writer.write_stage(int(stamps[k]), kind, 2, False, experiment_id="t1",
+                                       **extra)
+            order = rng.permutation(3)
+            names = [JOINTS[j] for j in order]
+            position, velocity, effort = (data[f][k, order] for f in ("q", "qd", "tau"))
+            if k % 3 == 1:
+                names.append("gripper")
+                position, velocity, effort = (np.append(v, 9.0) for v in
+                                              (position, velocity, effort))
+            if k == drop_velocity_at:
+                velocity = ()
+            writer.write_joint_state(int(stamps[k]), names, position, velocity, effort)
+    return writer
+
+
+def expected_labels():
+    stage = np.array([""] * N_SAMPLES, dtype=object)
+    cycle = np.full(N_SAMPLES, -1)
+    for kind, (first, last) in (("excitation", EXCITATION), ("friction", FRICTION)):
+        stage[first:last + 1] = kind
+        cycle[first:last + 1] = 2
+    return stage.astype(str), cycle
+
+
+@pytest.mark.parametrize("storage", ["mcap", "sqlite3"])
+def test_round_trip_matches_joints_by_name_and_labels_samples(tmp_path, data, storage):
+    path = tmp_path / "bag"
+    write_synthetic_bag(path, data, storage)
+    recording = read_bag(path, joint_names=JOINTS)
+    assert recording.joint_names == JOINTS
+    for field in ("q", "qd", "tau"):
+        np.testing.assert_array_equal(getattr(recording, field), data[field], err_msg=field)
+    np.testing.assert_array_equal(recording.time, seconds(stamps_ns()))
+    stage, cycle = expected_labels()
+    np.testing.assert_array_equal(recording.stage, stage)
+    np.testing.assert_array_equal(recording.cycle, cycle)
+    assert recording.n_dropped == 0
+    assert recording.source == str(path)
+
+
+@pytest.mark.parametrize("storage", ["mcap", "sqlite3"])
+def test_metadata_lists_topics_and_message_counts(tmp_path, data, storage):
+    path = tmp_path / "bag"
+    writer = write_synthetic_bag(path, data, storage)
+    info = yaml.safe_load((path / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
+    counts = {entry["topic_metadata"]["name"]: (entry["topic_metadata"]["type"],
+                                                entry["message_count"])
+              for entry in info["topics_with_message_count"]}
+    assert counts == {"/joint_states": ("sensor_msgs/msg/JointState", N_SAMPLES),
+                      "/experiment_stage": ("robot_dynid/msg/ExperimentStage", 6)}
+    assert info["storage_identifier"] == storage
+    assert info["message_count"] == N_SAMPLES + 6
+    assert writer.message_counts == {"/experiment_stage": 6, "/joint_states": N_SAMPLES}
+    assert writer.closed
+
+
+def test_default_joint_order_is_that_of_the_first_message(tmp_path, data):
+    path = tmp_path / "bag"
+    write_synthetic_bag(path, data, "mcap")
+    recording = read_bag(path)
+    first_order = np.random.default_rng(5).permutation(3)
+    assert recording.joint_names == tuple(JOINTS[j] for j in first_order)
+    np.testing.assert_array_equal(recording.reorder(JOINTS).q, data["q"])
+
+
+def test_stage_markers_keep_friction_details(tmp_path, data):
+    path = tmp_path / "bag"
+    write_synthetic_bag(path, data, "sqlite3")
+    markers = read_stage_markers(path)
+    elbow = [m for m in markers if m.joint_name == "elbow"]
+    assert [(m.start, m.kind, m.speed_fraction, m.direction, m.cycle) for m in elbow] == [
+        (True, "friction", 0.4, -1, 2), (False, "friction", 0.4, -1, 2)]
+    assert elbow[0].stamp == seconds([stamps_ns()[FRICTION_ELBOW[0]]])[0]
+    assert {m.experiment_id for m in markers} == {"t1"}
+
+
+def test_message_without_velocity_is_dropped_and_counted(tmp_path, data):
+    path = tmp_path / "bag"
+    write_synthetic_bag(path, data, "mcap", drop_velocity_at=40)
+    recording = read_bag(path, joint_names=JOINTS)
+    assert recording.n_dropped == 1
+    np.testing.assert_array_equal(recording.q, np.delete(data["q"], 40, axis=0))
+
+
+def test_header_stamps_not_receive_times_order_the_samples(tmp_path):
+    path = tmp_path / "bag"
+    stamps = [3_000_000_000, 1_000_000_000, 2_000_000_000]
+    with BagWriter(path) as writer:
+        for receive, stamp in enumerate(stamps):
+            writer.write_joint_state(stamp, ["a"], [stamp / 1e9], receive_ns=10 + receive)
+    recording = read_bag(path, stage_topic=None)
+    np.testing.assert_array_equal(recording.time, [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(recording.q[:, 0], [1.0, 2.0, 3.0])
+    assert recording.qd is None and recording.tau is None and recording.stage is None
+
+
+def test_receive_times_replace_header_stamps_that_are_all_zero(tmp_path):
+    path = tmp_path / "bag"
+    with BagWriter(path) as writer:
+        for receive_ns in (5_000_000_000, 6_500_000_000):
+            writer.write_joint_state(0, ["a"], [1.0], receive_ns=receive_ns)
+    np.testing.assert_array_equal(read_bag(path).time, [5.0, 6.5])
+
+
+def test_joint_states_without_positions_are_rejected(tmp_path):
+    path = tmp_path / "bag"
+    with BagWriter(path) as writer:
+        writer.write("/joint_states", "sensor_msgs/msg/JointState", writer.typestore.types[
+            "sensor_msgs/msg/JointState"](header=writer.header(1), name=["a"],
+                                          position=np.array([]), velocity=np.array([]),
+                                          effort=np.array([2.0])), 1)
+    with pytest.raises(DataError, match="topic '/joint_states' carries no positions"):
+        read_bag(path)
+
+
+def test_effort_and_temperature_from_other_topics_are_interpolated(tmp_path):
+    path = tmp_path / "bag"
+    with BagWriter(path) as writer:
+        for k in range(11):
+            writer.write_joint_state(k * 100_000_000, ["a", "b"], [k, -k])
+        for k in range(2, 20):
+            stamp = k * 50_000_000 + 25_000_000
+            writer.write("/torques", "sensor_msgs/msg/JointState", writer.typestore.types[
+                "sensor_msgs/msg/JointState"](header=writer.header(stamp), name=["b", "a"],
+                                              position=np.array([]), velocity=np.array([]),
+                                              effort=np.array([2.0 * stamp / 1e9, stamp / 1e9])),
+                stamp)
+        for k in range(3):
+            stamp = 200_000_000 + k * 300_000_000
+            writer.write("/temperatures", "sensor_msgs/msg/JointState", writer.typestore.types[
+                "sensor_msgs/msg/JointState"](header=writer.header(stamp), name=["a", "b"],
+                                              position=np.array([0.0, 0.0]),
+                                              velocity=np.array([]),
+                                              effort=np.array([20.0 + 10 * k, 30.0])), stamp)
+    recording = read_bag(path, effort_topic="/torques", temperature_topic="/temperatures")
+    # torques span 0.125 .. 0.975 s: joint-state samples 0.2 .. 0.9 s remain
+    np.testing.assert_allclose(recording.time, 0.1 * np.arange(2, 10), rtol=0, atol=1e-15)
+    assert recording.n_dropped == 3
+    np.testing.assert_allclose(recording.tau, np.column_stack(
+        [recording.time, 2 * recording.time]), rtol=0, atol=1e-12)
+    # temperature of a rises 10 K per 0.3 s from 0.2 s, held after 0.8 s
+    expected_a = np.minimum(20 + (recording.time - 0.2) / 0.3 * 10, 40.0)
+    np.testing.assert_allclose(recording.temperature[:, 0], expected_a, rtol=0, atol=1e-9)
+    np.testing.assert_array_equal(recording.temperature[:, 1], 30.0)
+
+
+def test_write_serialized_accepts_cdr_bytes(tmp_path):
+    path = tmp_path / "bag"
+    with BagWriter(path, storage="sqlite3") as writer:
+        message = writer.typestore.types["sensor_msgs/msg/JointState"](
+            header=writer.header(5), name=["a"], position=np.array([0.5]),
+            velocity=np.array([]), effort=np.array([]))
+        data = writer.typestore.serialize_cdr(message, "sensor_msgs/msg/JointState")
+        writer.write_serialized("/joint_states", "sensor_msgs/msg/JointState", data, 5)
+    np.testing.assert_array_equal(read_bag(path).q, [[0.5]])
+
+
+def test_flush_makes_sqlite3_messages_visible_before_close(tmp_path):
+    path = tmp_path / "bag"
+    writer = BagWriter(path, storage="sqlite3")
+    for k in range(5):
+        writer.write_joint_state(k + 1, ["a"], [0.0])
+    writer.flush()
+    with sqlite3.connect(path / "bag.db3") as connection:
+        assert connection.execute("SELECT COUNT(*) FROM messages").fetchone()[0] == 5
+    writer.close()
+    writer.close()
+    with pytest.raises(DynIdError, match="is closed"):
+        writer.write_joint_state(9, ["a"], [0.0])
+
+
+def test_flush_writes_mcap_chunk_to_disk(tmp_path):
+    path = tmp_path / "bag"
+    with BagWriter(path) as writer:
+        for k in range(50):
+            writer.write_joint_state(k + 1, ["a"], [0.0])
+        size_before = (path / "bag.mcap").stat().st_size
+        writer.flush()
+        # 50 JointState records of at least 60 bytes each reach the file
+        assert (path / "bag.mcap").stat().st_size >= size_before + 50 * 60
+
+
+def test_missing_joint_names_joint_and_topic(tmp_path):
+    path = tmp_path / "bag"
+    with BagWriter(path) as writer:
+        writer.write_joint_state(1, ["a", "b"], [0.0, 0.0])
+        writer.write_joint_state(2, ["b"], [0.0])
+    with pytest.raises(DataError, match=r"topic '/joint_states': message stamped 2 ns lacks "
+                                        r"joint\(s\) \['a'\]"):
+        read_bag(path)
+    with pytest.raises(DataError, match=r"lacks joint\(s\) \['c'\]"):
+        read_bag(path, joint_names=["c", "b"])
+
+
+def test_missing_topic_lists_the_bags_topics(tmp_path):
+    path = tmp_path / "bag"
+    with BagWriter(path) as writer:
+        writer.write_joint_state(1, ["a"], [0.0])
+    with pytest.raises(DataError, match=r"topic '/robot/joint_states' has no messages in bag .*"
+                                        r"its topics: /joint_states \(sensor_msgs/msg/JointState, "
+                                        r"1 messages\)"):
+        read_bag(path, joint_states_topic="/robot/joint_states")
+    with pytest.raises(DataError, match=r"topic '/temps' has no messages"):
+        read_bag(path, temperature_topic="/temps")
+
+
+def test_topic_of_wrong_type(tmp_path):
+    path = tmp_path / "bag"
+    with BagWriter(path) as writer:
+        writer.write_joint_state(1, ["a"], [0.0])
+        writer.write_stage(1, "rest", 0, True)
+    with pytest.raises(DataError, match=r"topic '/experiment_stage' in bag .* has type "
+                                        r"'robot_dynid/msg/ExperimentStage', expected "
+                                        r"'sensor_msgs/msg/JointState'"):
+        read_bag(path, joint_states_topic="/experiment_stage")
+
+
+def test_writer_validation(tmp_path):
+    with pytest.raises(DynIdError, match=r"unknown bag storage 'rosbag1'"):
+        BagWriter(tmp_path / "bag", storage="rosbag1")
+    (tmp_path / "exists").mkdir()
+    with pytest.raises(DynIdError, match="cannot create bag .*exists"):
+        BagWriter(tmp_path / "exists")
+    with BagWriter(tmp_path / "bag") as writer:
+        with pytest.raises(DataError, match=r"joint state velocity has 1 values for 2 names"):
+            writer.write_joint_state(1, ["a", "b"], [0.0, 0.0], velocity=[1.0])
+        with pytest.raises(DataError, match="stage marker kind 'cooldown' is unknown"):
+            writer.write_stage(1, "cooldown", 0, True)
+    with pytest.raises(DataError, match="does not exist"):
+        read_bag(tmp_path / "absent")
+
+
+def test_interface_definition_lookup(monkeypatch, tmp_path):
+    text = interface_definition_text("robot_dynid/msg/ExperimentStage")
+    assert "uint8 KIND_CUSTOM = 5" in text and "float64 speed_fraction" in text
+    monkeypatch.setenv("AMENT_PREFIX_PATH", str(tmp_path / "install"))
+    with pytest.raises(DynIdError, match=r"definition of message 'Nonexistent' not found; "
+                                         r"tried .*interface_definitions/msg/Nonexistent.msg.*"
+                                         r"install/share/robot_dynid/msg/Nonexistent.msg"):
+        interface_definition_text("Nonexistent")
+
+
+def test_joint_state_rows_may_be_strided_views(tmp_path):
+    positions = np.arange(12.0).reshape(2, 6).T  # columns of a transposed array are not contiguous
+    with BagWriter(tmp_path / "bag") as bag:
+        bag.write_joint_state(1_000_000_000, ["a", "b"], positions[0], positions[1], positions[2])
+        bag.write_joint_state(2_000_000_000, ["a", "b"], positions[3], positions[4], positions[5])
+    recording = read_bag(tmp_path / "bag", stage_topic=None)
+    np.testing.assert_array_equal(recording.q, positions[[0, 3]])
+    np.testing.assert_array_equal(recording.tau, positions[[2, 5]])

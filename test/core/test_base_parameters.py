@@ -1,0 +1,111 @@
+"""Base parameters: literature counts, the regrouping identity, Khalil's 2R expressions."""
+import os
+
+import numpy as np
+import pytest
+
+from robot_dynid.base_parameters import BaseParameters, compute_base_parameters
+from robot_dynid.errors import DynIdError, IdentificationError, ModelFileError
+from robot_dynid.friction import friction_model
+from robot_dynid.regressor import Regressor
+from robot_dynid.robot_description import load_robot, robot_from_dict
+
+ROBOTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                      "config", "robots")
+
+
+def regressor_of(name, **options):
+    return Regressor(load_robot(os.path.join(ROBOTS, name + ".yaml")), **options)
+
+
+@pytest.mark.parametrize("name, count", [
+    ("puma560", 36),            # inertial base parameters of the PUMA 560 (gravity on)
+    ("ur5", 36),
+    ("ur5_urdf", 36),
+    ("panda", 43),              # 7-DOF Panda arm, inertial only
+    ("curtain_wall_arm", 18),   # planar 6R with gravity in the plane: 3 per link
+])
+def test_base_parameter_counts_match_the_literature(name, count):
+    assert compute_base_parameters(regressor_of(name)).rank == count
+
+
+def _states(regressor, n_samples, seed):
+    rng = np.random.default_rng(seed)
+    n = regressor.n_joints
+    return (rng.uniform(-3, 3, (n_samples, n)), rng.uniform(-2, 2, (n_samples, n)),
+            rng.uniform(-5, 5, (n_samples, n)))
+
+
+@pytest.mark.parametrize("name", ["puma560", "panda", "ur5_urdf"])
+def test_base_regressor_reproduces_the_full_model(name):
+    regressor = regressor_of(name, friction=friction_model("coulomb_viscous"), armature=True,
+                             offset=True)
+    base = compute_base_parameters(regressor, seed=1)
+    Y = regressor.compute(*_states(regressor, 30, seed=2))     # states not used for the base
+    parameters = np.random.default_rng(3).normal(size=regressor.n_parameters)
+    np.testing.assert_allclose(base.select(Y) @ (base.projection @ parameters), Y @ parameters,
+                               rtol=0, atol=1e-8 * np.abs(Y @ parameters).max())
+    np.testing.assert_allclose(Y[..., list(base.dependent)],
+                               base.select(Y) @ base.beta, rtol=0, atol=1e-8 * np.abs(Y).max())
+
+
+def planar_2r_modified(l1):
+    joint = {"d": 0.0, "position_limits": [-3.0, 3.0], "velocity_limit": 2.0,
+             "acceleration_limit": 5.0}
+    return robot_from_dict({"name": "planar", "dh_convention": "modified",
+                            "gravity": [0.0, -9.81, 0.0],
+                            "joints": [dict(joint, name="j1", a=0.0, alpha=0.0),
+                                       dict(joint, name="j2", a=l1, alpha=0.0)]})
+
+
+def test_planar_2r_base_parameters_are_khalils():
+    # Khalil & Dombre: ZZ1R = ZZ1 + a2^2 M2, MX1R = MX1 + a2 M2, MY1, ZZ2, MX2, MY2
+    base = compute_base_parameters(Regressor(planar_2r_modified(0.3)))
+    expressions = dict(zip(base.names, base.expressions()))
+    assert expressions == {"mx1R": "mx1 + 0.3 m2", "my1": "my1", "Izz1R": "Izz1 + 0.09 m2",
+                           "mx2": "mx2", "my2": "my2", "Izz2": "Izz2"}
+
+
+def test_first_joint_armature_regroups_with_the_first_inertia():
+    regressor = Regressor(planar_2r_modified(0.3), armature=True)
+    base = compute_base_parameters(regressor)
+    expressions = dict(zip(base.names, base.expressions()))
+    assert expressions["Izz1R"] == "Izz1 + 0.09 m2 + Ia1"
+    assert expressions["Ia2"] == "Ia2"
+
+
+def test_expressions_print_signs_and_unit_coefficients():
+    base = BaseParameters(standard_names=("a", "b", "c", "d"), independent=(0, 2),
+                          dependent=(1, 3), beta=[[1.0, -0.123456], [0.0, -1.0]],
+                          names=("aR", "cR"))
+    assert base.expressions(digits=3) == ("a + b - 0.123 d", "c - d")
+    np.testing.assert_array_equal(base.projection, [[1, 1, 0, -0.123456], [0, 0, 1, -1]])
+
+
+def test_dict_round_trip_and_errors():
+    base = compute_base_parameters(Regressor(planar_2r_modified(0.3)))
+    again = BaseParameters.from_dict(base.to_dict())
+    assert again.to_dict() == base.to_dict()
+    data = base.to_dict()
+    data.pop("names")
+    with pytest.raises(ModelFileError, match=r"base parameters need exactly the keys"):
+        BaseParameters.from_dict(data)
+    data = base.to_dict()
+    data["dependent"] = data["dependent"][1:]
+    with pytest.raises(ModelFileError, match=r"invalid base parameters: independent .* and "
+                                             r"dependent .* must split the 20 standard"):
+        BaseParameters.from_dict(data)
+
+
+def test_invalid_arguments_are_rejected():
+    regressor = regressor_of("puma560")
+    with pytest.raises(IdentificationError, match=r"rank from QR \(36\) and SVD \(\d+\) "
+                                                  r"disagree at tolerance 0.3"):
+        compute_base_parameters(regressor, tolerance=0.3)
+    with pytest.raises(DynIdError, match=r"n_samples must be an integer with n_samples \* "
+                                         r"n_joints >= p = 60, got 5"):
+        compute_base_parameters(regressor, n_samples=5)
+    with pytest.raises(DynIdError, match=r"tolerance must be in \(0, 1\), got 2"):
+        compute_base_parameters(regressor, tolerance=2)
+    with pytest.raises(DynIdError, match=r"regressor has 3 columns, expected 60"):
+        compute_base_parameters(regressor).select(np.zeros((2, 3)))

@@ -1,0 +1,130 @@
+"""CSV reading and writing: column layout, exact round trip, errors naming line and column."""
+import logging
+
+import numpy as np
+import pytest
+
+from robot_dynid.csv_io import read_csv, write_csv, write_torques_csv
+from robot_dynid.errors import DataError
+from robot_dynid.recording import Recording
+
+
+def write_text(tmp_path, text, name="run.csv"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_reads_columns_in_any_order_with_joints_in_q_column_order(tmp_path):
+    path = write_text(tmp_path,
+                      "tau.b,q.b,time,q.a,stage,tau.a,cycle\n"
+                      "5.5,0.25,0.0,-1.5,rest,2,0\n"
+                      "6.5,0.5,0.002,-1.25,friction,3,1\n")
+    recording = read_csv(path)
+    assert recording.joint_names == ("b", "a")
+    np.testing.assert_array_equal(recording.time, [0.0, 0.002])
+    np.testing.assert_array_equal(recording.q, [[0.25, -1.5], [0.5, -1.25]])
+    np.testing.assert_array_equal(recording.tau, [[5.5, 2.0], [6.5, 3.0]])
+    assert recording.stage.tolist() == ["rest", "friction"]
+    np.testing.assert_array_equal(recording.cycle, [0, 1])
+    assert recording.qd is None and recording.temperature is None
+    assert recording.source == str(path)
+
+
+def test_requested_joints_set_order_and_other_joints_are_ignored_with_a_warning(tmp_path, caplog):
+    path = write_text(tmp_path,
+                      "time,q.a,q.b,q.c,qd.a,qd.b,qd.c,tau.a,tau.b,tau.c,notes\n"
+                      "0,1,2,3,4,5,6,7,8,9,x\n"
+                      "1,11,12,13,14,15,16,17,18,19,y\n")
+    with caplog.at_level(logging.WARNING, logger="robot_dynid.csv_io"):
+        recording = read_csv(path, joint_names=["c", "a"])
+    np.testing.assert_array_equal(recording.q, [[3, 1], [13, 11]])
+    np.testing.assert_array_equal(recording.qd, [[6, 4], [16, 14]])
+    np.testing.assert_array_equal(recording.tau, [[9, 7], [19, 17]])
+    assert "ignoring columns of joint(s) ['b']" in caplog.text
+    assert "ignoring unknown column(s) ['notes']" in caplog.text
+
+
+def test_rows_with_nan_inf_or_empty_cells_are_dropped_and_counted(tmp_path):
+    path = write_text(tmp_path,
+                      "time,q.a,tau.a,stage,cycle\n"
+                      "0,1,10,rest,0\n"
+                      "1,nan,11,rest,0\n"
+                      "2,3,inf,rest,0\n"
+                      "3,4,,rest,\n"
+                      "4,5,14,,\n")
+    recording = read_csv(path)
+    np.testing.assert_array_equal(recording.time, [0.0, 4.0])
+    np.testing.assert_array_equal(recording.tau[:, 0], [10.0, 14.0])
+    assert recording.stage.tolist() == ["rest", ""]
+    np.testing.assert_array_equal(recording.cycle, [0, -1])
+    assert recording.n_dropped == 3
+
+
+def test_round_trip_is_exact_and_deterministic(tmp_path):
+    rng = np.random.default_rng(3)
+    n_samples = 200
+    values = rng.standard_normal((n_samples, 2)) * np.logspace(-300, 300, n_samples)[:, None]
+    values[0] = [1.0 / 3.0, -0.0]
+    recording = Recording(
+        joint_names=("j1", "j2"), time=1.7e9 + 0.002 * np.arange(n_samples), q=values,
+        qd=rng.standard_normal((n_samples, 2)), qdd=rng.standard_normal((n_samples, 2)),
+        tau=rng.standard_normal((n_samples, 2)), temperature=20 + rng.random((n_samples, 2)),
+        stage=["custom:lift, then hold"] * 100 + ["validation"] * 100,
+        cycle=np.repeat([3, 4], 100))
+    first, second = tmp_path / "first.csv", tmp_path / "second.csv"
+    write_csv(first, recording)
+    write_csv(second, recording)
+    assert first.read_bytes() == second.read_bytes()
+    back = read_csv(first)
+    for field in ("time", "q", "qd", "qdd", "tau", "temperature", "cycle", "stage"):
+        np.testing.assert_array_equal(getattr(back, field), getattr(recording, field),
+                                      err_msg=field)
+    assert back.joint_names == recording.joint_names
+    assert first.read_text().splitlines()[0] == (
+        "time,q.j1,q.j2,qd.j1,qd.j2,qdd.j1,qdd.j2,tau.j1,tau.j2,temperature.j1,temperature.j2,"
+        "stage,cycle")
+
+
+def test_write_torques_csv_prints_shortest_round_trip_floats(tmp_path):
+    path = tmp_path / "tau.csv"
+    write_torques_csv(path, [0.0, 0.1], ["a", "b"], [[1.5, -2.0], [0.3, 1e-20]])
+    assert path.read_text() == "time,tau.a,tau.b\n0.0,1.5,-2.0\n0.1,0.3,1e-20\n"
+    with pytest.raises(DataError, match=r"tau has shape \(2, 3\), expected \(2, 2\)"):
+        write_torques_csv(path, [0.0, 0.1], ["a", "b"], np.zeros((2, 3)))
+
+
+@pytest.mark.parametrize("text, options, message", [
+    ("t,q.a,tau.a\n0,1,2\n", {}, "no 'time' column"),
+    ("time,q.a,q.b,tau.a\n0,1,2,3\n", {}, r"missing column\(s\) \['tau.b'\]"),
+    ("time,q.a,q.b,tau.a\n0,1,2,3\n", {"joint_names": ["a", "c"]},
+     r"missing column\(s\) \['q.c'\]"),
+    ("time,q.a,qd.a\n0,1,2\n", {"require_tau": True}, r"missing column\(s\) \['tau.a'\]"),
+    ("time,q.a,q.b,qd.a\n0,1,2,3\n", {},
+     r"missing column\(s\) \['qd.b'\] \(give 'qd.<joint>' for every joint or for none\)"),
+    ("time,q.a,tau.a\n0,1,2\n1,2,3\n2,abc,4\n", {},
+     r"line 4: column 'q.a' holds 'abc', not a number"),
+    ("time,q.a,tau.a\n0,1,2\n\n1,2,3\n0.5,3,4\n", {},
+     r"line 5: time 0.5 s is not after 1.0 s on line 4; time must be strictly increasing"),
+    ("time,q.a,stage\n0,1,rest\n1,2,resting\n", {},
+     r"line 3: column 'stage': unknown stage label 'resting'"),
+    ("time,q.a,cycle\n0,1,0\n1,2,1.5\n", {}, r"line 3: column 'cycle' holds 1.5"),
+    ("time,q.a,tau.a\n0,1,2\n1,2\n", {}, r"line 3: 2 fields, expected 3"),
+    ("time,q.a,q.a\n0,1,2\n", {}, r"header repeats column\(s\) \['q.a'\]"),
+])
+def test_malformed_files_are_reported_with_column_and_line(tmp_path, text, options, message):
+    with pytest.raises(DataError, match=message):
+        read_csv(write_text(tmp_path, text), **options)
+
+
+def test_tau_is_optional_unless_required(tmp_path):
+    assert read_csv(write_text(tmp_path, "time,q.a,qd.a\n0,1,2\n1,2,3\n")).tau is None
+
+
+def test_empty_and_header_only_files(tmp_path):
+    with pytest.raises(DataError, match="is empty"):
+        read_csv(write_text(tmp_path, ""))
+    with pytest.raises(DataError, match="no data rows"):
+        read_csv(write_text(tmp_path, "time,q.a\n", name="header.csv"))
+    with pytest.raises(DataError, match="does not exist"):
+        read_csv(tmp_path / "absent.csv")

@@ -1,0 +1,207 @@
+"""Stage segmentation: marker pairing and per-sample labels, and detection from velocities
+against synthetic protocols whose stage boundaries are known by construction."""
+import logging
+import math
+
+import numpy as np
+import pytest
+
+from robot_dynid.errors import DataError
+from robot_dynid.segmentation import (StageInterval, StageMarker, detect_stages, label_samples,
+                                      stage_intervals)
+
+# Detected boundaries must lie this close to the constructed ones [s].
+BOUNDARY_TOLERANCE = 0.1
+SAMPLE_RATE = 500.0
+LIMITS = np.array([2.0, 1.5, 3.0])
+FRACTIONS = (0.05, 0.2, 0.4, 0.6, 0.8, 1.0)
+ACCELERATION = 5.0
+REST_THRESHOLD = 0.02
+
+
+def marker(stamp, kind, start, cycle=0, **fields):
+    return StageMarker(stamp=stamp, kind=kind, cycle=cycle, start=start, **fields)
+
+
+def test_markers_pair_into_nested_intervals_in_any_order():
+    markers = [
+        marker(9.0, "friction", False, joint_name="j2"),
+        marker(1.0, "friction", True),
+        marker(4.0, "friction", True, joint_name="j2", speed_fraction=0.2, direction=1),
+        marker(6.0, "friction", False, joint_name="j2"),
+        marker(6.0, "friction", True, joint_name="j2", speed_fraction=0.4, direction=-1),
+        marker(10.0, "friction", False),
+        marker(10.0, "custom", True, label="lift", cycle=1),
+        marker(12.0, "custom", False, label="lift", cycle=1),
+    ]
+    intervals = stage_intervals(markers)
+    assert [(i.kind, i.start_time, i.end_time, i.joint, i.speed_fraction, i.direction, i.cycle)
+            for i in intervals] == [
+        ("friction", 1.0, 10.0, None, 0.0, 0, 0),
+        ("friction", 4.0, 6.0, "j2", 0.2, 1, 0),
+        ("friction", 6.0, 9.0, "j2", 0.4, -1, 0),
+        ("custom", 10.0, 12.0, None, 0.0, 0, 1)]
+    assert intervals[-1].stage_label == "custom:lift"
+    assert intervals[0].duration == 9.0
+
+
+def test_unmatched_markers_are_logged_and_open_stages_last_to_the_end(caplog):
+    with caplog.at_level(logging.WARNING, logger="robot_dynid.segmentation"):
+        intervals = stage_intervals([
+            marker(0.5, "rest", False),
+            marker(1.0, "excitation", True),
+            marker(2.0, "excitation", True),
+        ])
+    assert [(i.start_time, i.end_time) for i in intervals] == [(1.0, 2.0), (2.0, math.inf)]
+    assert "has no start; ignored" in caplog.text
+    assert "started again" in caplog.text
+    assert "has no end marker" in caplog.text
+
+
+def brute_force_labels(time, intervals):
+    """Innermost (latest-starting) interval holding each sample, by direct search."""
+    stage, cycle = [], []
+    for t in time:
+        holding = [i for i in intervals if i.start_time <= t <= i.end_time]
+        best = max(holding, key=lambda i: (i.start_time, -i.end_time), default=None)
+        stage.append("" if best is None else best.stage_label)
+        cycle.append(-1 if best is None else best.cycle)
+    return stage, cycle
+
+
+def test_label_samples_agrees_with_direct_search():
+    rng = np.random.default_rng(2)
+    time = np.sort(np.concatenate([rng.uniform(0, 20, 400), [3.0, 8.0, 12.5, 18.0]]))
+    intervals = [StageInterval("excitation", 3.0, 8.0, cycle=0),
+                 StageInterval("friction", 8.0, 18.0, cycle=0),
+                 StageInterval("friction", 10.0, 12.5, joint="a", cycle=0),
+                 StageInterval("custom", 12.5, 13.0, cycle=1, label="hold"),
+                 StageInterval("rest", 19.0, math.inf, cycle=2)]
+    stage, cycle = label_samples(time, intervals)
+    expected_stage, expected_cycle = brute_force_labels(time, intervals)
+    assert stage.tolist() == expected_stage
+    assert cycle.tolist() == expected_cycle
+    at = {float(t): str(label) for t, label in zip(time, stage) if t in (3.0, 8.0, 12.5, 18.0)}
+    assert at == {3.0: "excitation", 8.0: "friction", 12.5: "custom:hold", 18.0: "friction"}
+
+
+@pytest.mark.parametrize("fields, message", [
+    (dict(kind="cooldown"), "kind 'cooldown' is unknown"),
+    (dict(cycle=-1), "cycle must be >= 0"),
+    (dict(direction=2), "direction must be -1, 0 or 1, got 2"),
+    (dict(stamp=math.nan), "stamp must be finite"),
+])
+def test_marker_validation(fields, message):
+    values = dict(stamp=0.0, kind="rest", cycle=0, start=True)
+    values.update(fields)
+    with pytest.raises(DataError, match=message):
+        StageMarker(**values)
+
+
+class Profile:
+    """Velocities built from segments of constant acceleration, with the expected stages."""
+
+    def __init__(self):
+        self.pieces = []
+        self.expected = []
+        self.end = 0.0
+
+    def hold(self, duration, kind=None, joint=None, fraction=0.0, direction=0):
+        if kind is not None:
+            self.expected.append((kind, self.end, self.end + duration, joint, fraction, direction))
+        self.pieces.append((self.end, duration, np.zeros(3)))
+        self.end += duration
+
+    def ramp(self, joint, change):
+        acceleration = np.zeros(3)
+        acceleration[joint] = math.copysign(ACCELERATION, change)
+        duration = abs(change) / ACCELERATION
+        self.pieces.append((self.end, duration, acceleration))
+        self.end += duration
+
+    def velocities(self, time):
+        qd = np.zeros((time.size, 3))
+        for start, duration, acceleration in self.pieces:
+            qd += np.clip(time - start, 0.0, duration)[:, None] * acceleration
+        return qd
+
+
+def friction_protocol_then_sinusoids():
+    profile = Profile()
+    profile.hold(1.0, "rest")
+    for joint in (0, 2):
+        for fraction in FRACTIONS:
+            speed = fraction * LIMITS[joint]
+            for direction in (1, -1):
+                profile.ramp(joint, direction * speed)
+                profile.hold(1.0, "friction", f"joint{joint + 1}", fraction, direction)
+                profile.ramp(joint, -direction * speed)
+                profile.hold(0.2)
+            rest_start = profile.end - 0.2
+            profile.hold(0.8)
+            profile.expected.append(("rest", rest_start, profile.end, None, 0.0, 0))
+    sine_start = profile.end
+    duration = 4.0
+    profile.expected.append(("excitation", sine_start, sine_start + duration, None, 0.0, 0))
+    profile.expected.append(("rest", sine_start + duration, sine_start + duration + 1.0, None,
+                             0.0, 0))
+    time = np.arange(0.0, sine_start + duration + 1.0, 1.0 / SAMPLE_RATE)
+    qd = profile.velocities(time)
+    # all three sinusoids start and end at zero velocity: 0.5, 0.75, 1 Hz over 4 s
+    in_sine = (time >= sine_start) & (time <= sine_start + duration)
+    frequencies, amplitudes = np.array([0.5, 0.75, 1.0]), np.array([1.0, 0.8, 1.5])
+    qd[in_sine] = amplitudes * np.sin(2 * np.pi * frequencies * (time[in_sine, None] - sine_start))
+    return time, qd, profile.expected
+
+
+@pytest.mark.parametrize("noise_std", [0.0, 0.004])
+def test_detects_rest_friction_plateaus_and_excitation(noise_std):
+    time, qd, expected = friction_protocol_then_sinusoids()
+    qd = qd + noise_std * np.random.default_rng(1).standard_normal(qd.shape)
+    stages = detect_stages(time, qd, LIMITS, REST_THRESHOLD)
+    assert [s.kind for s in stages] == [e[0] for e in expected]
+    for stage, (kind, start, end, joint, fraction, direction) in zip(stages, expected):
+        assert abs(stage.start_time - start) < BOUNDARY_TOLERANCE, (stage, start)
+        assert abs(min(stage.end_time, time[-1]) - min(end, time[-1])) < BOUNDARY_TOLERANCE, \
+            (stage, end)
+        assert stage.joint == joint
+        assert stage.direction == direction
+        assert stage.speed_fraction == pytest.approx(fraction, abs=0.005)
+        assert stage.cycle == -1
+
+
+def test_constant_velocity_with_another_joint_moving_is_not_friction():
+    time = np.arange(0.0, 6.0, 0.002)
+    qd = np.zeros((time.size, 3))
+    qd[:, 0] = 1.0
+    qd[:, 1] = 0.5 * np.sin(2 * np.pi * 0.3 * time) + 0.6
+    stages = detect_stages(time, qd, LIMITS, REST_THRESHOLD, joint_names=["a", "b", "c"])
+    assert [(s.kind, s.start_time, s.end_time) for s in stages] == [
+        ("excitation", 0.0, time[-1])]
+
+
+def test_time_gap_splits_a_rest():
+    time = np.concatenate([np.arange(0.0, 2.0, 0.01), np.arange(5.0, 7.0, 0.01)])
+    stages = detect_stages(time, np.zeros((time.size, 1)), [1.0], 0.01)
+    assert [(s.kind, s.start_time, s.end_time) for s in stages] == [
+        ("rest", 0.0, time[199]), ("rest", 5.0, time[-1])]
+
+
+def test_detection_input_validation():
+    time = np.arange(0.0, 1.0, 0.01)
+    qd = np.zeros((time.size, 2))
+    with pytest.raises(DataError, match=r"velocity_limits must be a scalar or have shape \(2,\), "
+                                        r"got \(3,\)"):
+        detect_stages(time, qd, [1.0, 1.0, 1.0])
+    with pytest.raises(DataError, match="rest_threshold must be finite and > 0"):
+        detect_stages(time, qd, [1.0, 1.0], rest_threshold=0.0)
+    with pytest.raises(DataError, match=r"qd has shape \(100, 2\), expected \(99, n\)"):
+        detect_stages(time[:-1], qd, [1.0, 1.0])
+    with pytest.raises(DataError, match="min_plateau_duration must be finite and > 0"):
+        detect_stages(time, qd, [1.0, 1.0], min_plateau_duration=-1.0)
+    with pytest.raises(DataError, match=r"joint_names has 1 names, expected 2"):
+        detect_stages(time, qd, [1.0, 1.0], joint_names=["a"])
+    backwards = time.copy()
+    backwards[50] = backwards[49]
+    with pytest.raises(DataError, match=r"time\[50\]"):
+        detect_stages(backwards, qd, [1.0, 1.0])
