@@ -200,8 +200,11 @@ class DynamicModel:
         except KeyError as missing:
             raise ModelFileError(f"{source}: missing key {missing}") from None
         if tuple(names) != tuple(base.names):
+            missing = [name for name in base.names if name not in names]
+            extra = [name for name in names if name not in base.names]
             raise ModelFileError(
-                f"{source}: base_parameters.table names {names} differ from the structure's {list(base.names)}"
+                f"{source}: base_parameters.table does not match base_parameters.structure: "
+                f"missing {missing}, unexpected {extra}" + ("" if missing or extra else ", order differs")
             )
         return cls(robot, friction, armature, offset, base, np.array(values, float), np.array(std, float),
                    method=method, metrics=data.get("metrics") or {}, provenance=data.get("provenance") or {})

@@ -1,17 +1,12 @@
 """Double-exponential friction drift fit recovers the thesis's Table 5.6 coefficients."""
-from pathlib import Path
-
 import numpy as np
 import pytest
-import yaml
 
 from robot_dynid.errors import DataError
 from robot_dynid.friction_drift import double_exponential, fit_double_exponential
+from reference_tables import reference_table
 
-TABLE = Path("/work/shared/reference/er3a_thesis.yaml")
-if not TABLE.exists():
-    pytest.skip("thesis reference table not available", allow_module_level=True)
-ROWS = yaml.safe_load(TABLE.read_text())["friction_time_fit_table_5_6"]
+ROWS = reference_table("er3a_thesis.yaml")["friction_time_fit_table_5_6"]
 
 
 def test_double_exponential_hand_values():

@@ -5,18 +5,16 @@ Units: mm, s, N, MPa (see robot_dynid.hydraulics). Not in the paper, assumed her
 rod-side pressure 0.5 MPa.
 """
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
+from reference_tables import reference_table
 from robot_dynid.errors import DynIdError
 from robot_dynid.hydraulics import (CylinderParameters, HydraulicCylinder, cylinder_regressor,
                                     identify_cylinder, known_force, simulate_cylinder,
                                     sinusoidal_displacement)
 
-REFERENCE = Path("/work/shared/reference/curtain_wall_arm.yaml")
 AREA_A = math.pi * 20.0**2
 AREA_B = AREA_A - math.pi * 11.0**2
 STIFFNESS = 3.0
@@ -55,10 +53,9 @@ def test_noise_free_identification_is_exact_with_significant_inertia():
     assert result.residual_rms < 1e-6
 
 
-@pytest.mark.skipif(not REFERENCE.exists(), reason="hydraulic paper reference not available")
 @pytest.mark.parametrize("joint", range(1, 7))
 def test_recovers_table_v_friction_under_the_paper_excitation(joint):
-    table = yaml.safe_load(REFERENCE.read_text())["cylinders"]
+    table = reference_table("curtain_wall_arm.yaml")["cylinders"]
     row = table["stribeck_table_V"][joint - 1]
     cylinder = HydraulicCylinder(piston_mass=table["piston_mass_kg"][joint - 1],
                                  damping=table["damping_c"], area_a=AREA_A, area_b=AREA_B)

@@ -1,0 +1,97 @@
+"""The identification pipeline: chunking, segment selection, RLS versus batch, bad data named."""
+import numpy as np
+import pytest
+
+from robot_dynid.errors import IdentificationError
+from robot_dynid.friction import friction_model
+from robot_dynid.identification import IdentificationSettings, identify
+from robot_dynid.package_files import find_package_file
+from robot_dynid.recording import Recording
+from robot_dynid.regressor import Regressor
+from robot_dynid.robot_description import load_robot
+from robot_dynid.simulation import SimulatedRobot, plausible_parameters
+from robot_dynid.trajectories import FourierTrajectory, time_grid
+
+NOISE = 0.2  # N m
+FRICTION = friction_model("coulomb_viscous")
+
+
+@pytest.fixture(scope="module")
+def robot():
+    return load_robot(find_package_file("config", "robots", "ur5.yaml"))
+
+
+def motion(robot, seed, duration=16.0, dt=0.01):
+    rng = np.random.default_rng(seed)
+    scale = 0.1 * np.array([lim.velocity for lim in robot.limits])[:, None]
+    trajectory = FourierTrajectory(robot.joint_names, period=8.0, q0=np.zeros(6),
+                                   a=rng.normal(size=(6, 4)) * scale, b=rng.normal(size=(6, 4)) * scale)
+    t = time_grid(duration, dt=dt)
+    return (t, *trajectory.evaluate(t))
+
+
+def simulator(robot, coulomb):
+    inertial = plausible_parameters(robot, seed=2)
+    friction = np.column_stack([coulomb, np.full(6, 1.0)]).ravel()
+    return SimulatedRobot(Regressor(robot, FRICTION), np.concatenate([inertial, friction]), np.full(6, NOISE))
+
+
+def recording(robot, sim, seed, **labels):
+    t, q, qd, qdd = motion(robot, seed)
+    return Recording.from_arrays(robot.joint_names, t, q, qd, qdd, sim.torques(q, qd, qdd, rng=seed), **labels)
+
+
+def test_chunk_size_does_not_change_the_estimate(robot):
+    data = recording(robot, simulator(robot, np.full(6, 2.0)), seed=1)
+    small = identify(data, robot, IdentificationSettings(friction=FRICTION, chunk_size=97))
+    large = identify(data, robot, IdentificationSettings(friction=FRICTION, chunk_size=100000))
+    np.testing.assert_allclose(small.values, large.values, rtol=1e-9, atol=1e-12)
+
+
+def test_rls_with_forgetting_one_agrees_with_batch_least_squares(robot):
+    data = recording(robot, simulator(robot, np.full(6, 2.0)), seed=1)
+    batch = identify(data, robot, IdentificationSettings(friction=FRICTION, method="ols"))
+    rls = identify(data, robot, IdentificationSettings(friction=FRICTION, method="rls"), base=batch.base)
+    np.testing.assert_allclose(rls.values, batch.values, rtol=1e-5, atol=1e-6 * np.abs(batch.values).max())
+    np.testing.assert_allclose(rls.std, batch.std, rtol=0.05)
+
+
+def test_cycles_are_identified_separately_or_pooled(robot):
+    cold, warm = np.full(6, 3.0), np.full(6, 2.0)
+    first = recording(robot, simulator(robot, cold), seed=1, cycle=np.zeros(1601, int),
+                      stage=np.full(1601, "excitation"))
+    second = recording(robot, simulator(robot, warm), seed=2, cycle=np.ones(1601, int),
+                       stage=np.full(1601, "excitation"))
+    both = Recording.from_arrays(robot.joint_names, np.concatenate([first.time, second.time + 20.0]),
+                                 *(np.vstack([getattr(first, f), getattr(second, f)]) for f in ("q", "qd", "qdd", "tau")),
+                                 cycle=np.concatenate([first.cycle, second.cycle]),
+                                 stage=np.concatenate([first.stage, second.stage]))
+    settings = IdentificationSettings(friction=FRICTION)
+    def coulomb(cycles):
+        model = identify(both.select(stage="excitation", cycles=cycles), robot, settings)
+        return model.values[[model.base.names.index(f"fc{j + 1}") for j in range(6)]]
+
+    np.testing.assert_allclose(coulomb([0]), cold, atol=0.05)
+    np.testing.assert_allclose(coulomb([1]), warm, atol=0.05)
+    pooled = coulomb([0, 1])
+    assert np.all((pooled > warm + 0.1) & (pooled < cold - 0.1)), pooled
+
+
+def test_dropped_samples_are_counted_in_the_model(robot):
+    t, q, qd, qdd = motion(robot, 3)
+    tau = simulator(robot, np.full(6, 2.0)).torques(q, qd, qdd, rng=3)
+    tau[[10, 20, 30], 2] = np.nan
+    q[40, 0] = np.inf
+    model = identify(Recording.from_arrays(robot.joint_names, t, q, qd, qdd, tau), robot,
+                     IdentificationSettings(friction=FRICTION))
+    assert model.metrics["n_dropped"] == 4
+    assert model.metrics["n_samples"] == len(t) - 4
+
+
+def test_a_joint_that_never_moves_is_named(robot):
+    t, q, qd, qdd = motion(robot, 4)
+    q[:, 5], qd[:, 5], qdd[:, 5] = 0.3, 0.0, 0.0
+    tau = simulator(robot, np.full(6, 2.0)).torques(q, qd, qdd, rng=4)
+    with pytest.raises(IdentificationError, match=r"fc6"):
+        identify(Recording.from_arrays(robot.joint_names, t, q, qd, qdd, tau), robot,
+                 IdentificationSettings(friction=FRICTION))
