@@ -15,6 +15,7 @@ from robot_dynid.csv_io import write_csv
 from robot_dynid.data_files import read_recording
 from robot_dynid.friction import friction_model
 from robot_dynid.identification import IdentificationSettings, identify
+from robot_dynid.metrics import rms_residual, rsd
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recording import Recording
 from robot_dynid.regressor import Regressor
@@ -104,12 +105,10 @@ def main(args):
     qv, qdv, qddv = validation.evaluate(tv)
     expected = simulator.torques(qv, qdv, qddv, noise=False)
     predicted = model.torque(qv, qdv, qddv)
-    error = predicted - expected
-    rms = np.sqrt(np.mean(error**2, axis=0))
-    rsd = np.sqrt(np.sum(error**2, axis=0) / np.sum(expected**2, axis=0))
+    rms = rms_residual(predicted, expected)
     print("\n4. feed-forward error on a held-out trajectory against the simulator's noise-free torques:")
     print(format_joint_metrics(robot.joint_names, {
-        "RMS error [N m]": rms, "RSD [1]": rsd, "RMS error / noise std": rms / args.noise,
+        "RMS error [N m]": rms, "RSD [1]": rsd(predicted, expected), "RMS error / noise std": rms / args.noise,
         "RMS torque [N m]": np.sqrt(np.mean(expected**2, axis=0)),
     }))
     print(f"\noffline: robot-dynid identify --robot <R.yaml> --data {bag_path} --out model.yaml")
