@@ -10,19 +10,24 @@
 4. optionally a constant torque offset ``off_j`` [N m] per joint.
 
 :meth:`Regressor.compute` evaluates the rigid-body part for all samples at once with a
-vectorised Newton-Euler recursion. Every joint frame is first turned so that its axis is ``z``
-(a constant rotation whose effect on the parameters is folded into a constant 10x10 map per
-link), so DH and URDF robots share one code path. For sample ``k`` and joint frame ``i`` (link
-velocity ``w``, acceleration ``dw``, origin acceleration ``a`` including ``-g``) the wrench of
-link ``i`` about its frame origin is linear in the link parameters ``(m, h = m c, I)``::
+vectorised Newton-Euler recursion over arrays of length ``N`` (samples last). The pinocchio model
+serves only as the kinematic description, so DH and URDF robots share one code path: each joint
+frame is turned by a constant rotation so that its axis is ``z``, and the kinematics become a
+chain of constant frame changes (previous link frame -> joint frame at ``q = 0``, ``Rz(q)``,
+joint frame -> link frame), applied with their zero entries skipped. In link frame ``i``, with
+the link's angular velocity ``w``, angular acceleration ``dw`` and origin acceleration ``a``
+(gravity entering as ``-g``), the wrench of link ``i`` about the frame origin is linear in its
+parameters ``(m, h = m c, I)``::
 
     f = m a + (S(dw) + S(w) S(w)) h
     n = I dw + w x (I w) + h x a
 
 and joint ``j <= i`` sees ``tau_j += l . f + u . n``, where ``(l, u) = (r x z_j, z_j)`` is the
-unit twist of joint ``j`` expressed in frame ``i`` (``r`` the origin of joint ``j``). The twists
-are carried from frame to frame with the same constant placements, so the cost is
-``O(n^2)`` array operations of length ``N``.
+unit twist of joint ``j`` expressed in link frame ``i`` (``r`` the origin of joint ``j``). The
+twists are carried along with the same frame changes, so the cost is ``O(n^2)`` array
+operations of length ``N``. :meth:`Regressor.compute_one` calls pinocchio's
+``computeJointTorqueRegressor`` and maps its joint-frame parameters to the link frames with
+:func:`inertia_parameter_map`.
 """
 from __future__ import annotations
 
@@ -31,6 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
+import scipy.linalg
 
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.friction import FrictionModel
@@ -42,7 +48,7 @@ logger = logging.getLogger(__name__)
 INERTIAL_NAMES = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 N_INERTIAL = len(INERTIAL_NAMES)
 #: Samples processed at once by :meth:`Regressor.compute`; bounds the work arrays to about
-#: 40 * n * chunk doubles besides the output.
+#: 30 n chunk doubles besides the output (n = 6: 29 MB).
 DEFAULT_CHUNK_SIZE = 20000
 
 
@@ -284,26 +290,27 @@ def _link_columns(twists: np.ndarray, motion: np.ndarray, out: np.ndarray) -> No
     d = ((dwx, dwy - wxz, -wyz, dwz + wxy, wyy - wzz, wyz),
          (wxz, dwx + wyz, dwy, wzz - wxx, dwz - wxy, -wxz),
          (-wxy, wxx - wyy, wxy, dwx - wyz, dwy + wxz, dwz))
+    # (a x u)_c = a_first u_second - a_second u_first, for c = x, y, z
     a_cross_u = ((ay, uz, az, uy), (az, ux, ax, uz), (ax, uy, ay, ux))
     scratch = np.empty(lx.shape)
 
-    def accumulate(target, first, second, first_factor, second_factor, third, third_factor):
+    def dot3(target, first, first_factor, second, second_factor, third, third_factor):
         np.multiply(first, first_factor, out=target)
         np.multiply(second, second_factor, out=scratch)
         target += scratch
         np.multiply(third, third_factor, out=scratch)
         target += scratch
 
-    accumulate(out[0], lx, ly, ax, ay, lz, az)
+    dot3(out[0], lx, ax, ly, ay, lz, az)
     for c in range(3):
-        accumulate(out[1 + c], lx, ly, b[0][c], b[1][c], lz, b[2][c])
-        p, q, r, s = a_cross_u[c]
-        np.multiply(q, p, out=scratch)
+        dot3(out[1 + c], lx, b[0][c], ly, b[1][c], lz, b[2][c])
+        a_first, u_second, a_second, u_first = a_cross_u[c]
+        np.multiply(u_second, a_first, out=scratch)
         out[1 + c] += scratch
-        np.multiply(s, r, out=scratch)
+        np.multiply(u_first, a_second, out=scratch)
         out[1 + c] -= scratch
     for c in range(6):
-        accumulate(out[4 + c], ux, uy, d[0][c], d[1][c], uz, d[2][c])
+        dot3(out[4 + c], ux, d[0][c], uy, d[1][c], uz, d[2][c])
 
 
 class Regressor:
@@ -321,6 +328,12 @@ class Regressor:
         Add a torque offset ``off_j`` per joint (column 1 in joint ``j``).
     chunk_size : int
         Samples evaluated at once by :meth:`compute` (bounds the work memory).
+
+    Attributes
+    ----------
+    model : pinocchio.Model
+        The kinematic model (:func:`build_pinocchio_model`), zero inertias; :meth:`compute`
+        reads only its joint placements, axes, link frames and gravity.
     """
 
     def __init__(self, robot: RobotDescription, friction: FrictionModel = FrictionModel(),
@@ -345,10 +358,12 @@ class Regressor:
         self._data = self.model.createData()
         self._chain = _chain_from_model(self.model)
         # pinocchio's regressor is in (non-turned) joint-frame parameters
-        self._pinocchio_maps = np.array([
-            inertia_parameter_map(placement.rotation, placement.translation)
-            for placement in link_frame_placements(self.model)])
         n = robot.n_joints
+        self._pinocchio_map = scipy.linalg.block_diag(*(
+            inertia_parameter_map(placement.rotation, placement.translation)
+            for placement in link_frame_placements(self.model)))
+        if np.array_equal(self._pinocchio_map, np.eye(N_INERTIAL * n)):
+            self._pinocchio_map = None
         self._inertial = slice(0, N_INERTIAL * n)
         start = N_INERTIAL * n
         self._friction = slice(start, start + friction.n_coefficients * n)
@@ -356,6 +371,9 @@ class Regressor:
         self._armature = slice(start, start + (n if self.armature else 0))
         start = self._armature.stop
         self._offset = slice(start, start + (n if self.offset else 0))
+        self._joint_index = np.arange(n)
+        self._friction_index = (np.repeat(self._joint_index, friction.n_coefficients),
+                                np.arange(self._friction.start, self._friction.stop))
 
     @property
     def n_joints(self) -> int:
@@ -387,20 +405,19 @@ class Regressor:
 
     def _check_states(self, q, qd, qdd, one: bool = False):
         n = self.n_joints
-        arrays = []
-        for name, value in (("q", q), ("qd", qd), ("qdd", qdd)):
-            array = np.asarray(value, dtype=float)
-            expected = f"({n},)" if one else f"(N, {n})"
+        arrays = [np.asarray(value, dtype=float) for value in (q, qd, qdd)]
+        for name, array in zip(("q", "qd", "qdd"), arrays):
             if (one and array.shape != (n,)) or (not one and (array.ndim != 2
                                                               or array.shape[1] != n)):
+                expected = f"({n},)" if one else f"(N, {n})"
                 raise DataError(f"{name} must have shape {expected} in joint order "
                                 f"{self.robot.joint_names}, got {array.shape}")
-            if not np.all(np.isfinite(array)):
-                raise DataError(f"{name} contains non-finite values")
-            arrays.append(array)
-        if not one and not arrays[0].shape == arrays[1].shape == arrays[2].shape:
+        if not arrays[0].shape == arrays[1].shape == arrays[2].shape:
             raise DataError(f"q, qd and qdd must have the same shape, got {arrays[0].shape}, "
                             f"{arrays[1].shape} and {arrays[2].shape}")
+        for name, array in zip(("q", "qd", "qdd"), arrays):
+            if not np.isfinite(array).all():
+                raise DataError(f"{name} contains non-finite values")
         return arrays
 
     def compute(self, q, qd, qdd, temperature=None, elapsed=None) -> np.ndarray:
@@ -439,13 +456,11 @@ class Regressor:
     def _write_joint_columns(self, Y: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
                              temperature, elapsed) -> None:
         """Friction, armature and offset columns (each acts in its own joint only)."""
-        n = self.n_joints
-        joints = np.arange(n)
-        n_coefficients = self.friction.n_coefficients
-        if n_coefficients:
-            columns = self.friction.columns(qd, temperature=temperature, elapsed=elapsed)
-            for c in range(n_coefficients):
-                Y[:, joints, self._friction.start + joints * n_coefficients + c] = columns[:, :, c]
+        rows, columns = self._friction_index
+        if columns.size:
+            values = self.friction.columns(qd, temperature=temperature, elapsed=elapsed)
+            Y[:, rows, columns] = values.reshape(qd.shape[0], -1)
+        joints = self._joint_index
         if self.armature:
             Y[:, joints, self._armature.start + joints] = qdd
         if self.offset:
@@ -471,9 +486,8 @@ class Regressor:
         n = self.n_joints
         joint_frame_columns = pin.computeJointTorqueRegressor(self.model, self._data, q, qd, qdd)
         Y = np.zeros((1, n, self.n_parameters))
-        for i, parameter_map in enumerate(self._pinocchio_maps):
-            block = slice(N_INERTIAL * i, N_INERTIAL * (i + 1))
-            Y[0, :, block] = joint_frame_columns[:, block] @ parameter_map
+        Y[0, :, self._inertial] = (joint_frame_columns if self._pinocchio_map is None
+                                   else joint_frame_columns @ self._pinocchio_map)
         self._write_joint_columns(
             Y, qd[None], qdd[None],
             None if temperature is None else np.asarray(temperature, dtype=float)[None],

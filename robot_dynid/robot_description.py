@@ -51,8 +51,9 @@ DEFAULT_ACCELERATION_PER_VELOCITY = 5.0
 #: Position limits given to URDF ``continuous`` joints without an override [rad].
 CONTINUOUS_POSITION_LIMITS = (-math.pi, math.pi)
 
-_DH_TOP_KEYS = ("name", "dh_convention", "gravity", "base", "joints")
-_URDF_TOP_KEYS = ("name", "gravity", "urdf", "joints", "position_limits", "velocity_limits",
+_DH_REQUIRED = ("name", "dh_convention", "joints")
+_DH_OPTIONAL = ("gravity", "base")
+_URDF_OPTIONAL = ("name", "gravity", "joints", "position_limits", "velocity_limits",
                   "acceleration_limits", "effort_limits")
 _URDF_LIMIT_MAPS = ("position_limits", "velocity_limits", "acceleration_limits", "effort_limits")
 _JOINT_REQUIRED = ("name", "a", "alpha", "d", "position_limits", "velocity_limit",
@@ -82,6 +83,9 @@ class JointLimits:
     velocity: float
     acceleration: float
     effort: float | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "position", tuple(self.position))
 
 
 @dataclass(frozen=True)
@@ -172,13 +176,12 @@ class RobotDescription:
         if self.urdf is not None:
             data["urdf"] = self.urdf
             data["joints"] = list(self.joint_names)
-            data["position_limits"] = {n: list(l.position)
-                                       for n, l in zip(self.joint_names, self.limits)}
-            data["velocity_limits"] = {n: l.velocity for n, l in zip(self.joint_names, self.limits)}
-            data["acceleration_limits"] = {n: l.acceleration
-                                           for n, l in zip(self.joint_names, self.limits)}
-            data["effort_limits"] = {n: l.effort for n, l in zip(self.joint_names, self.limits)
-                                     if l.effort is not None}
+            pairs = list(zip(self.joint_names, self.limits))
+            data["position_limits"] = {name: list(limit.position) for name, limit in pairs}
+            data["velocity_limits"] = {name: limit.velocity for name, limit in pairs}
+            data["acceleration_limits"] = {name: limit.acceleration for name, limit in pairs}
+            data["effort_limits"] = {name: limit.effort for name, limit in pairs
+                                     if limit.effort is not None}
             return data
         data["dh_convention"] = self.dh_convention
         if self.base is not None:
@@ -230,7 +233,8 @@ def _check_description(robot: RobotDescription) -> None:
             raise RobotDescriptionError(
                 f"dh_convention = {robot.dh_convention!r}, expected one of {DH_CONVENTIONS}")
         if len(robot.dh) != n:
-            raise RobotDescriptionError(f"dh has {len(robot.dh)} rows, expected one per joint ({n})")
+            raise RobotDescriptionError(
+                f"dh has {len(robot.dh)} rows, expected one per joint ({n})")
         for index, row in enumerate(robot.dh):
             _check_dh_row(row, f"joints[{index}] ({robot.joint_names[index]})", "theta_offset")
         if robot.base is not None:
@@ -279,7 +283,8 @@ def _check_limits(limits: JointLimits, label: str) -> None:
         raise RobotDescriptionError(
             f"{label}.position_limits = [{lower!r}, {upper!r}] rad: lower must be < upper")
     if not limits.velocity > 0.0:
-        raise RobotDescriptionError(f"{label}.velocity_limit = {limits.velocity!r} rad/s must be > 0")
+        raise RobotDescriptionError(
+            f"{label}.velocity_limit = {limits.velocity!r} rad/s must be > 0")
     if limits.velocity > MAX_VELOCITY_LIMIT:
         raise RobotDescriptionError(
             f"{label}.velocity_limit = {limits.velocity!r} rad/s looks like degrees "
@@ -380,8 +385,7 @@ def _name_and_gravity(data: Mapping) -> tuple[str, tuple[float, ...]]:
 
 
 def _robot_from_dh_dict(data: Mapping) -> RobotDescription:
-    _check_keys(data, "robot description", ("name", "dh_convention", "joints"),
-                ("gravity", "base"))
+    _check_keys(data, "robot description", _DH_REQUIRED, _DH_OPTIONAL)
     name, gravity = _name_and_gravity(data)
     convention = data["dh_convention"]
     if convention not in DH_CONVENTIONS:
@@ -428,7 +432,7 @@ def _limits_from_values(position: Any, velocity: Any, acceleration: Any, effort:
 
 
 def _robot_from_urdf_dict(data: Mapping, base_dir: str | os.PathLike | None) -> RobotDescription:
-    _check_keys(data, "robot description", ("urdf",), _URDF_TOP_KEYS)
+    _check_keys(data, "robot description", ("urdf",), _URDF_OPTIONAL)
     urdf = data["urdf"]
     if not isinstance(urdf, str) or not urdf.strip():
         raise RobotDescriptionError(f"urdf must be a file path or URDF XML text, got {urdf!r}")
@@ -447,7 +451,8 @@ def _robot_from_urdf_dict(data: Mapping, base_dir: str | os.PathLike | None) -> 
     for key in _URDF_LIMIT_MAPS:
         value = data.get(key) or {}
         if not isinstance(value, Mapping):
-            raise RobotDescriptionError(f"{key} must be a mapping joint name -> value, got {value!r}")
+            raise RobotDescriptionError(
+                f"{key} must be a mapping joint name -> value, got {value!r}")
         overrides[key] = dict(value)
     name = data.get("name")
     gravity = _numbers(data.get("gravity", list(DEFAULT_GRAVITY)), 3, "gravity", "m/s^2")
@@ -627,34 +632,37 @@ def _build_urdf_robot(urdf_text: str, selection: list[str] | None, name: str | N
 
 def _urdf_limits(joint: _UrdfJoint, overrides: dict[str, dict]) -> JointLimits:
     label = f"joint {joint.name!r}"
-    if joint.name in overrides["position_limits"]:
-        position = _numbers(overrides["position_limits"][joint.name], 2,
-                            f"position_limits[{joint.name}]", "rad")
-    elif joint.type == "continuous":
-        position = CONTINUOUS_POSITION_LIMITS
-    elif "lower" in joint.limit and "upper" in joint.limit:
-        position = (joint.limit["lower"], joint.limit["upper"])
-    else:
-        raise RobotDescriptionError(
-            f"{label} has no <limit lower upper> in the URDF and no position_limits override")
-    if joint.name in overrides["velocity_limits"]:
-        velocity = _number(overrides["velocity_limits"][joint.name],
-                           f"velocity_limits[{joint.name}]")
-    elif joint.limit.get("velocity", 0.0) > 0.0:
-        velocity = joint.limit["velocity"]
-    else:
-        raise RobotDescriptionError(
-            f"{label} has no <limit velocity> > 0 in the URDF and no velocity_limits override")
-    if joint.name in overrides["acceleration_limits"]:
-        acceleration = _number(overrides["acceleration_limits"][joint.name],
-                               f"acceleration_limits[{joint.name}]")
-    else:
+
+    def override(key: str):
+        if joint.name not in overrides[key]:
+            return None
+        value, where = overrides[key][joint.name], f"{key}[{joint.name}]"
+        if key == "position_limits":
+            return _numbers(value, 2, where, "rad")
+        return _number(value, where)
+
+    position = override("position_limits")
+    if position is None:
+        if joint.type == "continuous":
+            position = CONTINUOUS_POSITION_LIMITS
+        elif "lower" in joint.limit and "upper" in joint.limit:
+            position = (joint.limit["lower"], joint.limit["upper"])
+        else:
+            raise RobotDescriptionError(
+                f"{label} has no <limit lower upper> in the URDF and no position_limits override")
+    velocity = override("velocity_limits")
+    if velocity is None:
+        velocity = joint.limit.get("velocity", 0.0)
+        if not velocity > 0.0:
+            raise RobotDescriptionError(f"{label} has no <limit velocity> > 0 in the URDF and "
+                                        "no velocity_limits override")
+    acceleration = override("acceleration_limits")
+    if acceleration is None:
         acceleration = DEFAULT_ACCELERATION_PER_VELOCITY * velocity
         logger.info("%s: no acceleration limit given, using %.3g rad/s^2 (%g x velocity limit)",
                     label, acceleration, DEFAULT_ACCELERATION_PER_VELOCITY)
-    if joint.name in overrides["effort_limits"]:
-        effort = _number(overrides["effort_limits"][joint.name], f"effort_limits[{joint.name}]")
-    else:
+    effort = override("effort_limits")
+    if effort is None:
         effort = joint.limit.get("effort") or None
     return JointLimits(position=position, velocity=velocity, acceleration=acceleration,
                        effort=effort)

@@ -77,7 +77,8 @@ def planar_arm(l1, l2):
              "acceleration_limit": 5.0}
     return robot_from_dict({"name": "planar", "dh_convention": "standard",
                             "gravity": [0.0, -9.81, 0.0],
-                            "joints": [dict(joint, name="j1", a=l1), dict(joint, name="j2", a=l2)]})
+                            "joints": [dict(joint, name="j1", a=l1),
+                                       dict(joint, name="j2", a=l2)]})
 
 
 def test_two_link_arm_matches_textbook_dynamics():

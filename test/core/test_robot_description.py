@@ -293,6 +293,7 @@ def test_robot_description_rejects_inconsistent_fields():
     limits = (JointLimits((-1.0, 1.0), 1.0, 1.0),)
     with pytest.raises(RobotDescriptionError, match=r"exactly one of a DH table \(dh\) and urdf"):
         RobotDescription(name="arm", joint_names=("j1",), limits=limits)
-    with pytest.raises(RobotDescriptionError, match=r"dh has 2 rows, expected one per joint \(1\)"):
+    with pytest.raises(RobotDescriptionError,
+                       match=r"dh has 2 rows, expected one per joint \(1\)"):
         RobotDescription(name="arm", joint_names=("j1",), limits=limits,
                          dh_convention="standard", dh=(DHRow(0, 0, 0), DHRow(0, 0, 0)))
