@@ -22,12 +22,15 @@ install_system_packages() {
     command -v g++ >/dev/null || missing+=(g++)
     command -v gcc >/dev/null || missing+=(gcc)
     command -v make >/dev/null || missing+=(make)
-    [ ${#missing[@]} -eq 0 ] && return
-    log "installing ${missing[*]} with apt-get"
+    [ ${#missing[@]} -eq 0 ] || apt_install "${missing[@]}"
+}
+
+apt_install() {
+    log "installing $* with apt-get"
     local sudo=""
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
     $sudo apt-get update -q
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}"
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "$@"
 }
 
 find_python() {
@@ -49,8 +52,12 @@ install_python_packages() {
     local stamp="$venv/.requirements.sha256" wanted
     wanted=$(cat requirements/ros-kilted.txt requirements/python.txt | sha256sum | cut -d' ' -f1)
     if [ ! -x "$venv/bin/python" ]; then
+        local python
+        python=$(find_python)
+        # Debian's system Python ships venv's pip bootstrap (ensurepip) separately.
+        "$python" -c 'import ensurepip' 2>/dev/null || apt_install python3.11-venv
         log "creating $venv"
-        "$(find_python)" -m venv "$venv"
+        "$python" -m venv "$venv"
     fi
     if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wanted" ]; then
         return
