@@ -1,0 +1,162 @@
+"""recorder node: records joint states, stage markers and optional extra topics to a rosbag2 bag.
+
+Messages are subscribed raw and written as the CDR bytes that arrived (nothing decoded or lost),
+under the fixed bag topic names of :data:`robot_dynid.recorder_session.BAG_TOPICS`, so that
+``robot-dynid identify --data <bag>`` reads the bag with its default topic options.
+
+Parameters
+----------
+bag_path (str): bag directory to create; '' = a timestamped directory under output_directory.
+output_directory (str): where timestamped bags go ('' = current directory).
+storage (str): 'mcap' or 'sqlite3'.
+joint_states_topic, effort_topic, temperature_topic, hydraulic_topic, stage_topic (str):
+    live topics to record ('' = off); see the node's parameter descriptions.
+joint_names (str[]): joints the identification needs; each one missing from the joint states is
+    warned about once (unset: accept what comes).
+reliable (bool), queue_depth (int): QoS of the data topics (volatile, keep last).
+flush_period, status_period (float, s): file flush period; period of the message-count log (0 = off).
+
+Service ``~/mark_stage`` (robot_dynid/srv/MarkStage) writes a stage marker stamped now. The bag is
+closed on Ctrl-C (SIGINT), SIGTERM and shutdown; nothing is published but those markers.
+"""
+from __future__ import annotations
+
+import signal
+import threading
+from collections import deque
+from datetime import datetime
+
+import rclpy.logging
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.serialization import deserialize_message, serialize_message
+from sensor_msgs.msg import JointState
+
+from robot_dynid.bag_io import BagWriter
+from robot_dynid.errors import DynIdError
+from robot_dynid.msg import ExperimentStage, HydraulicCylinderState
+from robot_dynid.nodes.node_runtime import declare, spin_node
+from robot_dynid.recorder_session import (BAG_TOPICS, MissingJointReporter, default_bag_path,
+                                          joint_state_names, stage_marker)
+from robot_dynid.srv import MarkStage
+
+STAGE_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
+                       durability=DurabilityPolicy.VOLATILE)
+MESSAGE_CLASSES = {"joint_states": JointState, "effort": JointState, "temperature": JointState,
+                   "hydraulic": HydraulicCylinderState, "stage": ExperimentStage}
+
+
+class RecorderNode(Node):
+    def __init__(self):
+        super().__init__("recorder")
+        bag_path = declare(self, "bag_path", "", "bag directory to create; '' = timestamped under output_directory")
+        output_directory = declare(self, "output_directory", "", "directory of timestamped bags; '' = current")
+        storage = declare(self, "storage", "mcap", "bag storage plugin: mcap or sqlite3")
+        live_topics = {
+            "joint_states": declare(self, "joint_states_topic", "joint_states",
+                                    "sensor_msgs/JointState: positions rad, velocities rad/s, efforts N m"),
+            "effort": declare(self, "effort_topic", "", "second JointState whose effort holds torques [N m]; '' = off"),
+            "temperature": declare(self, "temperature_topic", "",
+                                   "JointState whose effort holds joint temperatures [deg C]; '' = off"),
+            "hydraulic": declare(self, "hydraulic_topic", "", "robot_dynid/HydraulicCylinderState; '' = off"),
+            "stage": declare(self, "stage_topic", "experiment_stage", "robot_dynid/ExperimentStage markers; '' = off"),
+        }
+        joint_names = declare(self, "joint_names", Parameter.Type.STRING_ARRAY,
+                              "joints the identification needs; each missing one is warned about once")
+        reliable = declare(self, "reliable", True, "reliable QoS for the data topics (false: best effort)")
+        depth = declare(self, "queue_depth", 1000, "subscription queue depth of the data topics (1 kHz bursts)")
+        flush_period = declare(self, "flush_period", 1.0, "period of flushing the bag to disk", "s")
+        status_period = declare(self, "status_period", 10.0, "period of the message-count log, 0 = off", "s")
+
+        self.missing_joints = MissingJointReporter(joint_names or ())
+        self.own_markers = deque(maxlen=64)
+        data_qos = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=depth, durability=DurabilityPolicy.VOLATILE,
+                              reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT)
+        callbacks = {"joint_states": self.on_joint_state, "stage": self.on_stage}
+        for role, topic in live_topics.items():
+            if topic:
+                callback = callbacks.get(role, lambda data, role=role: self.record(role, data))
+                self.create_subscription(MESSAGE_CLASSES[role], topic, callback,
+                                         STAGE_QOS if role == "stage" else data_qos, raw=True)
+        self.stage_publisher = (self.create_publisher(ExperimentStage, live_topics["stage"], STAGE_QOS)
+                                if live_topics["stage"] else None)
+        self.create_service(MarkStage, "~/mark_stage", self.on_mark_stage)
+        self.create_timer(flush_period, lambda: self.writer.flush())
+        if status_period > 0:
+            self.create_timer(status_period, self.log_status)
+        # opened last: spin_node closes only a fully constructed node
+        self.writer = BagWriter(bag_path or default_bag_path(output_directory, datetime.now()), storage=storage)
+        mapping = ", ".join(f"{topic} -> {BAG_TOPICS[role][0]}" for role, topic in live_topics.items() if topic)
+        self.get_logger().info(
+            f"recording to {self.writer.path} ({storage}): {mapping}; data QoS "
+            f"{'reliable' if reliable else 'best effort'}, depth {depth}; joints "
+            f"{list(joint_names) if joint_names else 'as they come'}")
+
+    def record(self, role, data):
+        topic, msgtype = BAG_TOPICS[role]
+        try:
+            self.writer.write_serialized(topic, msgtype, data, self.get_clock().now().nanoseconds)
+        except DynIdError as error:
+            self.get_logger().warning(f"not recorded on {topic}: {error}", throttle_duration_sec=5.0)
+            return False
+        return True
+
+    def on_joint_state(self, data):
+        self.record("joint_states", data)
+        try:
+            names = joint_state_names(data)
+        except DynIdError as error:
+            self.get_logger().warning(f"joint state: {error}", throttle_duration_sec=5.0)
+            return
+        for joint in self.missing_joints.newly_missing(names):
+            self.get_logger().warning(f"joint states lack joint {joint!r} (they carry {list(names)}); "
+                                      "the bag cannot be identified without it")
+
+    def on_stage(self, data):
+        if self.own_markers:  # compared decoded: serialize_message leaves CDR padding bytes undefined
+            marker = deserialize_message(data, ExperimentStage)
+            if marker in self.own_markers:
+                self.own_markers.remove(marker)
+                return
+        self.record("stage", data)
+
+    def on_mark_stage(self, request, response):
+        now = self.get_clock().now()
+        try:
+            stage_marker(now.nanoseconds, request.kind, request.cycle, request.start, request.label,
+                         request.joint_name, request.speed_fraction, request.direction, request.experiment_id)
+        except DynIdError as error:
+            response.success, response.message = False, str(error)
+            return response
+        marker = ExperimentStage(
+            experiment_id=request.experiment_id, cycle=request.cycle, kind=request.kind, label=request.label,
+            start=request.start, joint_name=request.joint_name, speed_fraction=request.speed_fraction,
+            direction=request.direction)
+        marker.header.stamp = now.to_msg()
+        data = serialize_message(marker)
+        if not self.record("stage", data):
+            response.success, response.message = False, f"bag {self.writer.path} is closed"
+            return response
+        if self.stage_publisher is not None:
+            self.own_markers.append(marker)
+            self.stage_publisher.publish(marker)
+        response.success, response.message = True, ""
+        return response
+
+    def log_status(self):
+        self.get_logger().info(f"recorded {self.writer.message_counts} messages to {self.writer.path}")
+
+    def close(self):
+        if threading.current_thread() is threading.main_thread():
+            # a second Ctrl-C / SIGTERM must not interrupt writing the bag's index and metadata
+            for number in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(number, signal.SIG_IGN)
+        self.writer.close()
+        # the node's logger publishes to /rosout, whose context is already shut down here
+        rclpy.logging.get_logger(f"robot_dynid.{self.get_name()}").info(
+            f"closed bag {self.writer.path}: {self.writer.message_counts}")
+
+
+def main(args=None):
+    return spin_node(RecorderNode, args)

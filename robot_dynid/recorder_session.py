@@ -1,0 +1,191 @@
+"""What the recorder node decides without ROS: bag layout, bag names, marker checks, joint names.
+
+Bag layout
+----------
+The recorder writes every subscribed topic under a fixed bag topic name, whatever the live
+topic is called (namespaces and remappings do not change the bag), so that
+``robot-dynid identify --data <bag>`` reads joint states and stage markers with its default
+topic options:
+
+==============  ==================================  =====================================
+role            bag topic                           message type
+==============  ==================================  =====================================
+joint_states    ``/joint_states``                   ``sensor_msgs/msg/JointState``
+effort          ``/joint_efforts``                  ``sensor_msgs/msg/JointState``
+temperature     ``/joint_temperatures``             ``sensor_msgs/msg/JointState``
+hydraulic       ``/hydraulic_cylinder_states``      ``robot_dynid/msg/HydraulicCylinderState``
+stage           ``/experiment_stage``               ``robot_dynid/msg/ExperimentStage``
+==============  ==================================  =====================================
+
+A bag with a separate effort topic is read with ``--effort-topic /joint_efforts``; the
+temperatures with ``read_bag(..., temperature_topic="/joint_temperatures")``.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import struct
+from datetime import datetime
+from pathlib import Path
+from typing import Sequence
+
+from robot_dynid.bag_io import (DEFAULT_JOINT_STATES_TOPIC, DEFAULT_STAGE_TOPIC,
+                                EXPERIMENT_STAGE_TYPE, JOINT_STATE_TYPE)
+from robot_dynid.errors import DataError
+from robot_dynid.recording import STAGE_KINDS
+from robot_dynid.segmentation import StageMarker
+
+logger = logging.getLogger(__name__)
+
+HYDRAULIC_STATE_TYPE = "robot_dynid/msg/HydraulicCylinderState"
+
+BAG_TOPICS = {
+    "joint_states": (DEFAULT_JOINT_STATES_TOPIC, JOINT_STATE_TYPE),
+    "effort": ("/joint_efforts", JOINT_STATE_TYPE),
+    "temperature": ("/joint_temperatures", JOINT_STATE_TYPE),
+    "hydraulic": ("/hydraulic_cylinder_states", HYDRAULIC_STATE_TYPE),
+    "stage": (DEFAULT_STAGE_TOPIC, EXPERIMENT_STAGE_TYPE),
+}
+"""Recorder role -> (bag topic name, message type); see the module docstring."""
+
+BAG_NAME_PREFIX = "robot_dynid_"
+_NS_PER_S = 1_000_000_000
+_CDR_ENCAPSULATION_SIZE = 4
+_CDR_BYTE_ORDER = {0: ">", 1: "<"}  # second byte of the encapsulation header: CDR_BE, CDR_LE
+
+
+def default_bag_path(output_directory, now: datetime) -> Path:
+    """Bag directory ``<output_directory>/robot_dynid_YYYYmmdd_HHMMSS`` that does not exist yet.
+
+    A suffix ``_2``, ``_3``, ... is added when a bag of the same second exists.
+
+    Parameters
+    ----------
+    output_directory : str or Path
+        Directory holding the bags ('' = current directory).
+    now : datetime
+        Start time of the recording (local time).
+    """
+    base = Path(output_directory or ".") / f"{BAG_NAME_PREFIX}{now:%Y%m%d_%H%M%S}"
+    path, suffix = base, 1
+    while path.exists():
+        suffix += 1
+        path = base.with_name(f"{base.name}_{suffix}")
+    return path
+
+
+def stage_marker(stamp_ns: int, kind: int, cycle: int, start: bool, label: str = "",
+                 joint_name: str = "", speed_fraction: float = 0.0, direction: int = 0,
+                 experiment_id: str = "") -> StageMarker:
+    """Validated marker from the fields of ``robot_dynid/msg/ExperimentStage``.
+
+    Parameters
+    ----------
+    stamp_ns : int
+        Time of the boundary [ns].
+    kind : int
+        ``KIND_*`` value, 0..5 (index into :data:`robot_dynid.recording.STAGE_KINDS`).
+    label : str
+        Required (non-empty) when ``kind`` is ``KIND_CUSTOM``.
+    speed_fraction : float
+        [1], in [0, 1].
+    Other parameters
+        As :class:`robot_dynid.segmentation.StageMarker`.
+
+    Raises
+    ------
+    DataError
+        Naming the field and its value.
+    """
+    if not 0 <= kind < len(STAGE_KINDS):
+        raise DataError(f"stage kind {kind} is not a KIND_* value 0..{len(STAGE_KINDS) - 1} "
+                        f"{STAGE_KINDS}")
+    kind_name = STAGE_KINDS[kind]
+    if kind_name == "custom" and not label:
+        raise DataError("stage label must be set for kind KIND_CUSTOM (5)")
+    if not (math.isfinite(speed_fraction) and 0.0 <= speed_fraction <= 1.0):
+        raise DataError(f"stage speed_fraction must lie in [0, 1], got {speed_fraction!r}")
+    seconds, nanoseconds = divmod(int(stamp_ns), _NS_PER_S)
+    return StageMarker(stamp=seconds + nanoseconds * 1e-9, kind=kind_name, cycle=int(cycle),
+                       start=bool(start), joint_name=joint_name,
+                       speed_fraction=float(speed_fraction), direction=int(direction),
+                       label=label, experiment_id=experiment_id)
+
+
+def _cdr_string(data: bytes, offset: int, order: str) -> tuple[str, int]:
+    """String at ``offset`` (relative to the encapsulation header) -> (text, next offset)."""
+    offset += -offset % 4
+    start = _CDR_ENCAPSULATION_SIZE + offset
+    (length,) = struct.unpack_from(order + "I", data, start)
+    end = start + 4 + length
+    if length == 0 or end > len(data):
+        raise DataError(f"CDR string at byte {start} has length {length}, beyond the "
+                        f"{len(data)}-byte message")
+    return data[start + 4:end - 1].decode("utf-8"), offset + 4 + length
+
+
+def joint_state_names(data: bytes) -> tuple[str, ...]:
+    """Joint names of a CDR-serialised ``sensor_msgs/msg/JointState``, without decoding the rest.
+
+    Parameters
+    ----------
+    data : bytes
+        The message as rclpy hands it out with ``raw=True`` (4-byte encapsulation header,
+        then header stamp, frame_id, name sequence, ...).
+
+    Raises
+    ------
+    DataError
+        The bytes are not a (complete) CDR JointState: unknown encapsulation, or a length that
+        runs past the end of the message.
+    """
+    if len(data) < _CDR_ENCAPSULATION_SIZE + 16 or data[0] != 0 or data[1] not in _CDR_BYTE_ORDER:
+        raise DataError(f"joint state of {len(data)} bytes does not start with a CDR "
+                        f"encapsulation header 00 00 or 00 01, got {data[:2].hex(' ')}")
+    order = _CDR_BYTE_ORDER[data[1]]
+    try:
+        _, offset = _cdr_string(data, 8, order)
+        offset += -offset % 4
+        (count,) = struct.unpack_from(order + "I", data, _CDR_ENCAPSULATION_SIZE + offset)
+        offset += 4
+        if count > len(data):
+            raise DataError(f"joint state name sequence claims {count} names in a "
+                            f"{len(data)}-byte message")
+        names = []
+        for _ in range(count):
+            name, offset = _cdr_string(data, offset, order)
+            names.append(name)
+    except (struct.error, UnicodeDecodeError) as error:
+        raise DataError(f"joint state of {len(data)} bytes is not valid CDR: {error}") from error
+    return tuple(names)
+
+
+class MissingJointReporter:
+    """Which expected joints a joint-state message lacks, each joint reported once.
+
+    Parameters
+    ----------
+    expected : sequence of str
+        Joints the identification needs; empty: nothing is ever missing. Extra joints in the
+        messages are not reported (the bag reader ignores them).
+    """
+
+    _MAX_CACHED_NAME_LISTS = 256
+
+    def __init__(self, expected: Sequence[str]):
+        self.expected = tuple(expected)
+        self.reported: set[str] = set()
+        self._checked: set[tuple[str, ...]] = set()
+
+    def newly_missing(self, names: Sequence[str]) -> list[str]:
+        """Expected joints absent from ``names`` and not reported before, in expected order."""
+        names = tuple(names)
+        if names in self._checked:
+            return []
+        present = set(names)
+        missing = [joint for joint in self.expected
+                   if joint not in present and joint not in self.reported]
+        self.reported.update(missing)
+        if len(self._checked) < self._MAX_CACHED_NAME_LISTS:
+            self._checked.add(names)
+        return missing

@@ -1,0 +1,94 @@
+"""Recorder logic without ROS: CDR joint names against rosbags' serialiser, markers, bag names."""
+from datetime import datetime
+
+import numpy as np
+import pytest
+
+from robot_dynid.bag_io import JOINT_STATE_TYPE, BagWriter, make_typestore, read_bag
+from robot_dynid.errors import DataError
+from robot_dynid.recorder_session import (BAG_TOPICS, MissingJointReporter, default_bag_path,
+                                          joint_state_names, stage_marker)
+
+
+@pytest.fixture(scope="module")
+def typestore():
+    return make_typestore("jazzy")
+
+
+def serialized_joint_state(typestore, names, frame_id="", little_endian=True):
+    types = typestore.types
+    header = types["std_msgs/msg/Header"](
+        stamp=types["builtin_interfaces/msg/Time"](sec=12, nanosec=345), frame_id=frame_id)
+    values = np.arange(len(names), dtype=np.float64)
+    message = types[JOINT_STATE_TYPE](header=header, name=list(names), position=values,
+                                      velocity=values, effort=np.empty(0))
+    return bytes(typestore.serialize_cdr(message, JOINT_STATE_TYPE, little_endian=little_endian))
+
+
+@pytest.mark.parametrize("little_endian", [True, False])
+@pytest.mark.parametrize("frame_id", ["", "b", "base", "base_link_frame"])
+@pytest.mark.parametrize("names", [(), ("j1",), ("shoulder_pan_joint", "a", "elbow", "wrist_3_joint")])
+def test_joint_state_names_match_the_rosbags_serialiser(typestore, names, frame_id, little_endian):
+    data = serialized_joint_state(typestore, names, frame_id, little_endian)
+    assert joint_state_names(data) == names
+
+
+def test_joint_state_names_reject_truncated_and_foreign_bytes(typestore):
+    data = serialized_joint_state(typestore, ("joint_a", "joint_b"))
+    with pytest.raises(DataError, match=r"CDR string at byte \d+ has length 8, beyond the 33-byte message"):
+        joint_state_names(data[:33])
+    with pytest.raises(DataError, match=r"does not start with a CDR encapsulation header 00 00 or 00 01, got 00 07"):
+        joint_state_names(b"\x00\x07" + data[2:])
+    corrupt = bytearray(data)
+    corrupt[20:24] = (10**6).to_bytes(4, "little")
+    with pytest.raises(DataError, match=r"name sequence claims 1000000 names in a \d+-byte message"):
+        joint_state_names(bytes(corrupt))
+
+
+def test_missing_joints_are_reported_once_each_and_extras_never():
+    reporter = MissingJointReporter(["j1", "j2", "j3"])
+    assert reporter.newly_missing(["j3", "j1", "gripper"]) == ["j2"]
+    assert reporter.newly_missing(["j3", "j1", "gripper"]) == []
+    assert reporter.newly_missing(["j2"]) == ["j1", "j3"]
+    assert reporter.newly_missing([]) == []
+    assert MissingJointReporter([]).newly_missing(["anything"]) == []
+
+
+def test_default_bag_path_is_timestamped_and_never_reused(tmp_path):
+    now = datetime(2024, 3, 5, 14, 7, 9)
+    first = default_bag_path(tmp_path, now)
+    assert first == tmp_path / "robot_dynid_20240305_140709"
+    first.mkdir()
+    second = default_bag_path(tmp_path, now)
+    assert second == tmp_path / "robot_dynid_20240305_140709_2"
+
+
+def test_stage_marker_converts_kind_and_stamp():
+    marker = stage_marker(1_700_000_000_250_000_000, 2, 3, True, joint_name="j2",
+                          speed_fraction=0.25, direction=-1)
+    assert (marker.kind, marker.cycle, marker.start, marker.joint_name) == ("friction", 3, True, "j2")
+    assert marker.stamp == pytest.approx(1_700_000_000.25, abs=1e-6)
+    assert stage_marker(0, 5, 0, False, label="payload").kind == "custom"
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"kind": 6}, r"stage kind 6 is not a KIND_\* value 0..5"),
+    ({"kind": 5}, r"label must be set for kind KIND_CUSTOM"),
+    ({"speed_fraction": 1.5}, r"speed_fraction must lie in \[0, 1\], got 1.5"),
+    ({"direction": 2}, r"direction must be -1, 0 or 1, got 2"),
+])
+def test_stage_marker_rejects_bad_fields(fields, message):
+    arguments = {"stamp_ns": 0, "kind": 1, "cycle": 0, "start": True, **fields}
+    with pytest.raises(DataError, match=message):
+        stage_marker(**arguments)
+
+
+def test_bags_written_under_bag_topics_read_with_default_topic_options(tmp_path, typestore):
+    topic, msgtype = BAG_TOPICS["joint_states"]
+    with BagWriter(tmp_path / "bag", stage_topic=BAG_TOPICS["stage"][0]) as writer:
+        writer.write_serialized(topic, msgtype, serialized_joint_state(typestore, ("j1", "j2")), 5)
+        writer.write_stage(1, "rest", 0, True)
+    recording = read_bag(tmp_path / "bag")
+    assert recording.joint_names == ("j1", "j2")
+    np.testing.assert_array_equal(recording.q, [[0.0, 1.0]])
+    assert list(recording.stage) == ["rest"]

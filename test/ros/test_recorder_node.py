@@ -1,0 +1,200 @@
+"""The recorder node, started from its installed executable in its own process, over real DDS.
+
+Every expectation comes from what the test itself published (stamps, values, marker times) or
+designed (the stage boundaries of an unmarked trajectory), read back with bag_io's reader.
+"""
+import ast
+import re
+import signal
+
+import numpy as np
+import pytest
+from sensor_msgs.msg import JointState
+
+from robot_dynid.bag_io import read_bag, read_stage_markers
+from robot_dynid.msg import ExperimentStage, HydraulicCylinderState
+from robot_dynid.segmentation import detect_stages
+from robot_dynid.srv import MarkStage
+from ros_graph import RosTestGraph, start_node, stop_node
+
+JOINTS = ("j1", "j2", "j3")
+T0_NS = 1_700_000_000_000_000_000
+STATUS = re.compile(r"recorded (\{.*?\}) messages")
+
+
+@pytest.fixture(scope="module")
+def graph():
+    graph = RosTestGraph()
+    yield graph
+    graph.close()
+
+
+class Recorder:
+    """A recorder process writing ``<directory>/bag``, its log, and test publishers to it."""
+
+    def __init__(self, graph, directory, *parameters):
+        self.graph, self.bag, self.log = graph, directory / "bag", directory / "recorder.log"
+        arguments = [f"bag_path:={self.bag}", "status_period:=0.05", *parameters]
+        self.process = start_node("recorder", *[a for p in arguments for a in ("-p", p)], log_path=self.log)
+        self.joint_states = graph.node.create_publisher(JointState, "joint_states", 2000)
+        self.stages = graph.node.create_publisher(ExperimentStage, "experiment_stage", 100)
+        for publisher in (self.joint_states, self.stages):
+            graph.spin_until(lambda p=publisher: p.get_subscription_count() > 0,
+                             what=f"recorder subscribing to {publisher.topic_name}")
+
+    def counts(self):
+        lines = STATUS.findall(self.log.read_text()) if self.log.exists() else []
+        return ast.literal_eval(lines[-1]) if lines else {}
+
+    def wait_for(self, expected):
+        self.graph.spin_until(lambda: all(self.counts().get(t, 0) >= n for t, n in expected.items()),
+                              what=f"recorder reporting {expected}")
+
+    def stop(self, sig=signal.SIGINT):
+        self.process.send_signal(sig)
+        try:
+            self.process.wait(timeout=10.0)
+        finally:
+            stop_node(self.process)
+        assert self.process.returncode == 0, self.log.read_text()
+        for publisher in (self.joint_states, self.stages):
+            self.graph.node.destroy_publisher(publisher)
+
+
+def joint_state(stamp_ns, names, position, velocity=None):
+    message = JointState(name=list(names), position=[float(v) for v in position])
+    if velocity is not None:
+        message.velocity = [float(v) for v in velocity]
+    message.header.stamp.sec, message.header.stamp.nanosec = divmod(int(stamp_ns), 1_000_000_000)
+    return message
+
+
+def stage(stamp_ns, kind, cycle, start):
+    message = ExperimentStage(kind=kind, cycle=cycle, start=start)
+    message.header.stamp.sec, message.header.stamp.nanosec = divmod(int(stamp_ns), 1_000_000_000)
+    return message
+
+
+@pytest.mark.parametrize("sig, storage", [(signal.SIGINT, "mcap"), (signal.SIGTERM, "sqlite3")])
+def test_every_message_sent_before_the_signal_is_in_the_bag(graph, tmp_path, sig, storage):
+    recorder = Recorder(graph, tmp_path, f"storage:={storage}", "joint_names:=[j1,j2,j3,j4]")
+    rng = np.random.default_rng(11)
+    n_samples = 400
+    stamps = T0_NS + np.arange(n_samples) * 2_000_000 + rng.integers(0, 1_000_000, n_samples)
+    q = rng.uniform(-3.0, 3.0, (n_samples, 3))
+    qd = rng.uniform(-1.0, 1.0, (n_samples, 3))
+    excitation = (stamps[100], stamps[299])
+    recorder.stages.publish(stage(excitation[0], ExperimentStage.KIND_EXCITATION, 2, True))
+    for k in rng.permutation(n_samples):
+        order = list(rng.permutation(3))
+        names = [JOINTS[j] for j in order] + ["gripper"]
+        recorder.joint_states.publish(joint_state(stamps[k], names, list(q[k, order]) + [0.5],
+                                                  list(qd[k, order]) + [0.0]))
+    recorder.stages.publish(stage(excitation[1], ExperimentStage.KIND_EXCITATION, 2, False))
+    recorder.wait_for({"/joint_states": n_samples, "/experiment_stage": 2})
+    recorder.stop(sig)
+
+    recording = read_bag(recorder.bag, joint_names=JOINTS)
+    np.testing.assert_allclose(recording.time - T0_NS * 1e-9, (np.sort(stamps) - T0_NS) * 1e-9, rtol=0, atol=1e-6)
+    order = np.argsort(stamps)
+    np.testing.assert_array_equal(recording.q, q[order])
+    np.testing.assert_array_equal(recording.qd, qd[order])
+    inside = (stamps[order] >= excitation[0]) & (stamps[order] <= excitation[1])
+    np.testing.assert_array_equal(recording.stage, np.where(inside, "excitation", ""))
+    np.testing.assert_array_equal(recording.cycle, np.where(inside, 2, -1))
+    log = recorder.log.read_text()
+    assert log.count("lack joint 'j4'") == 1, log
+    assert "closed bag" in log
+
+
+def test_mark_stage_service_writes_one_marker_and_republishes_it(graph, tmp_path):
+    recorder = Recorder(graph, tmp_path)
+    seen = []
+    subscription = graph.node.create_subscription(ExperimentStage, "experiment_stage", seen.append, 10)
+    client = graph.node.create_client(MarkStage, "/recorder/mark_stage")
+    graph.spin_until(lambda: graph.node.count_publishers("/experiment_stage") >= 2,
+                     what="the recorder's stage publisher")
+    request = MarkStage.Request(kind=ExperimentStage.KIND_FRICTION, cycle=4, start=True,
+                                joint_name="j2", speed_fraction=0.25, direction=-1, experiment_id="robot2_test1")
+    before_ns = graph.node.get_clock().now().nanoseconds
+    response = graph.call(client, request)
+    after_ns = graph.node.get_clock().now().nanoseconds
+    assert response.success, response.message
+    rejected = graph.call(client, MarkStage.Request(kind=ExperimentStage.KIND_CUSTOM, start=True))
+    assert not rejected.success
+    assert "label must be set for kind KIND_CUSTOM" in rejected.message
+    graph.spin_until(lambda: bool(seen), what="the marker republished on experiment_stage")
+    recorder.joint_states.publish(joint_state(before_ns, JOINTS, [0.0, 0.0, 0.0]))
+    recorder.wait_for({"/joint_states": 1})
+    recorder.stop()
+    graph.node.destroy_subscription(subscription)
+
+    markers = read_stage_markers(recorder.bag)
+    assert len(markers) == 1
+    marker = markers[0]
+    assert (marker.kind, marker.cycle, marker.start, marker.joint_name, marker.direction, marker.experiment_id) == \
+        ("friction", 4, True, "j2", -1, "robot2_test1")
+    assert marker.speed_fraction == 0.25
+    assert before_ns * 1e-9 - 1e-6 <= marker.stamp <= after_ns * 1e-9 + 1e-6
+    assert seen[0].joint_name == "j2" and seen[0].kind == ExperimentStage.KIND_FRICTION
+
+
+def test_stages_of_an_unmarked_recording_are_detected_from_the_motion(graph, tmp_path):
+    """Designed at 100 Hz: rest 0-1 s, j1 alone at -0.5 rad/s 1-2.5 s, rest 2.5-3.5 s, both joints
+    moving sinusoidally 3.5-5.5 s, rest to 6.5 s; velocity steps at the boundaries."""
+    recorder = Recorder(graph, tmp_path)
+    time = np.arange(651) * 0.01
+    qd = np.zeros((time.size, 2))
+    qd[(time >= 1.0) & (time < 2.5), 0] = -0.5
+    moving = (time >= 3.5) & (time < 5.5)
+    qd[moving, 0] = 0.4 + 0.3 * np.sin(2.0 * np.pi * time[moving])
+    qd[moving, 1] = 0.6 + 0.3 * np.cos(3.0 * np.pi * time[moving])
+    q = np.cumsum(qd, axis=0) * 0.01
+    for k in range(time.size):
+        recorder.joint_states.publish(joint_state(T0_NS + round(time[k] * 1e9), ("a", "b"), q[k], qd[k]))
+    recorder.wait_for({"/joint_states": time.size})
+    recorder.stop()
+
+    recording = read_bag(recorder.bag)
+    assert recording.stage is None
+    stages = detect_stages(recording.time - T0_NS * 1e-9, recording.qd, velocity_limits=[2.0, 2.0],
+                           rest_threshold=0.05, joint_names=recording.joint_names)
+    designed = [("rest", 0.0, 1.0), ("friction", 1.0, 2.5), ("rest", 2.5, 3.5), ("excitation", 3.5, 5.5),
+                ("rest", 5.5, 6.5)]
+    assert [s.kind for s in stages] == [kind for kind, _, _ in designed]
+    for detected, (_, start, end) in zip(stages, designed):
+        assert detected.start_time == pytest.approx(start, abs=0.1)
+        assert detected.end_time == pytest.approx(end, abs=0.1)
+    assert (stages[1].joint, stages[1].direction) == ("a", -1)
+    assert stages[1].speed_fraction == pytest.approx(0.25, abs=0.01)
+
+
+def test_effort_temperature_and_hydraulic_topics_go_to_their_bag_topics(graph, tmp_path):
+    recorder = Recorder(graph, tmp_path, "effort_topic:=measured_efforts", "temperature_topic:=motor_temperatures",
+                        "hydraulic_topic:=cylinders")
+    publishers = {name: graph.node.create_publisher(kind, name, 100) for name, kind in
+                  [("measured_efforts", JointState), ("motor_temperatures", JointState),
+                   ("cylinders", HydraulicCylinderState)]}
+    for publisher in publishers.values():
+        graph.spin_until(lambda p=publisher: p.get_subscription_count() > 0, what=f"recorder on {publisher.topic_name}")
+    stamps = T0_NS + np.arange(5) * 10_000_000
+    tau = np.arange(15.0).reshape(5, 3) - 7.0
+    for k, stamp in enumerate(stamps):
+        recorder.joint_states.publish(joint_state(stamp, JOINTS, [0.1 * k] * 3))
+        effort = joint_state(stamp, JOINTS[::-1], [0.0] * 3)
+        effort.effort = list(tau[k, ::-1])
+        publishers["measured_efforts"].publish(effort)
+    for stamp, celsius in [(stamps[0], 30.0), (stamps[4], 34.0)]:
+        temperature = joint_state(stamp, JOINTS, [0.0] * 3)
+        temperature.effort = [celsius] * 3
+        publishers["motor_temperatures"].publish(temperature)
+    publishers["cylinders"].publish(HydraulicCylinderState(name=["boom"], position=[0.2]))
+    recorder.wait_for({"/joint_states": 5, "/joint_efforts": 5, "/joint_temperatures": 2,
+                       "/hydraulic_cylinder_states": 1})
+    recorder.stop()
+    for publisher in publishers.values():
+        graph.node.destroy_publisher(publisher)
+
+    recording = read_bag(recorder.bag, effort_topic="/joint_efforts", temperature_topic="/joint_temperatures")
+    np.testing.assert_array_equal(recording.tau, tau)
+    np.testing.assert_allclose(recording.temperature[:, 0], [30.0, 31.0, 32.0, 33.0, 34.0], atol=1e-9)
