@@ -21,7 +21,7 @@ from robot_dynid.recording import Recording
 from robot_dynid.regressor import Regressor
 from robot_dynid.reports import format_joint_metrics, format_model_summary, format_table
 from robot_dynid.robot_description import load_robot
-from robot_dynid.simulation import SimulatedRobot, plausible_parameters
+from robot_dynid.simulation import SimulatedRobot, simulation_parameters
 from robot_dynid.trajectories import FourierTrajectory, load_trajectory, time_grid
 
 NAME = "demo"
@@ -37,14 +37,6 @@ def add_arguments(parser):
     parser.add_argument("--noise", type=float, default=0.5, help="torque noise std [N m] (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=1, help="random seed (default: %(default)s)")
     parser.add_argument("--out", default="demo_output", help="output directory (default: %(default)s)")
-
-
-def true_parameters(regressor, seed):
-    """Plausible inertial parameters, and Coulomb (2-5 N m) and viscous (1-3 N m s/rad) friction."""
-    rng = np.random.default_rng(seed)
-    inertial = plausible_parameters(regressor.robot, seed=seed)
-    friction = np.column_stack([rng.uniform(2.0, 5.0, regressor.n_joints), rng.uniform(1.0, 3.0, regressor.n_joints)])
-    return np.concatenate([inertial, friction.ravel()])
 
 
 def held_out_trajectory(excitation: FourierTrajectory) -> FourierTrajectory:
@@ -75,7 +67,7 @@ def main(args):
     period = float(np.max(excitation.period))
     friction = friction_model("coulomb_viscous")
     regressor = Regressor(robot, friction)
-    truth = true_parameters(regressor, args.seed)
+    truth = simulation_parameters(regressor, seed=args.seed)
     simulator = SimulatedRobot(regressor, truth, np.full(robot.n_joints, args.noise))
 
     t = time_grid(args.periods * period, dt=1.0 / args.rate)

@@ -2,10 +2,10 @@
 import numpy as np
 
 from robot_dynid.cli import main
-from robot_dynid.cli.demo import held_out_trajectory, true_parameters
+from robot_dynid.cli.demo import held_out_trajectory
 from robot_dynid.model import DynamicModel
 from robot_dynid.package_files import find_package_file
-from robot_dynid.simulation import SimulatedRobot
+from robot_dynid.simulation import SimulatedRobot, simulation_parameters
 from robot_dynid.trajectories import load_trajectory, time_grid
 
 
@@ -25,7 +25,7 @@ def test_demo_output_identifies_offline_and_predicts_held_out_torques(tmp_path, 
         # The CSV holds the analytic accelerations, the bag needs them differentiated: both agree to noise level.
         np.testing.assert_allclose(again.values, model.values, atol=3 * model.std.max() + 1e-9)
 
-    simulator = SimulatedRobot(model.regressor, true_parameters(model.regressor, seed=1), np.zeros(6))
+    simulator = SimulatedRobot(model.regressor, simulation_parameters(model.regressor, seed=1), np.zeros(6))
     validation = held_out_trajectory(load_trajectory(find_package_file("config", "trajectories",
                                                                        "er3a_table_4_1.yaml")))
     q, qd, qdd = validation.evaluate(time_grid(float(np.max(validation.period)), dt=0.01))

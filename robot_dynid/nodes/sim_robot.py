@@ -1,0 +1,109 @@
+"""sim_robot node: a simulated arm that follows JointTrajectory commands and publishes its joint states.
+
+It stands in for a robot driver with a joint_trajectory_controller: trajectories on
+``command_topic`` (as the controller's ``~/joint_trajectory``; header stamp 0 = start now) are
+followed as :mod:`robot_dynid.trajectory_following` describes, and ``joint_states`` carries
+positions [rad], velocities [rad/s] and simulated measured torques [N m] (noise-free torque plus
+Gaussian noise of ``noise_std``) on the grid ``t0 + k / rate`` of the node clock, ``t0`` being
+the node's start (its cold start for the friction warm-up). ``~/true_effort`` carries the same
+states with the noise-free torques.
+
+The true parameters are :func:`robot_dynid.simulation.simulation_parameters` of the robot and
+friction model with ``seed``. Samples are computed in batches (the regressor costs about the
+same for one sample as for a hundred) every ``batch_period`` s and published with their own
+stamps; a timer drives this and is best-effort: on a loaded machine batches come late and grow,
+and samples more than ``max_lag`` s overdue are skipped with a warning, so stamps stay on the
+grid but messages can arrive in bursts up to ``batch_period`` (or the lag) behind the clock.
+"""
+from __future__ import annotations
+
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.duration import Duration
+from rclpy.time import Time
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory
+
+from robot_dynid.errors import DynIdError
+from robot_dynid.friction import friction_model
+from robot_dynid.nodes.node_runtime import declare, spin_node
+from robot_dynid.package_files import find_package_file
+from robot_dynid.regressor import Regressor
+from robot_dynid.robot_description import load_robot
+from robot_dynid.simulation import SimulatedRobot, simulation_parameters
+from robot_dynid.trajectory_following import SimulatedArm
+
+STATE_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+
+
+class SimRobotNode(Node):
+    def __init__(self):
+        super().__init__("sim_robot")
+        robot_file = (declare(self, "robot_file", "", "robot description (YAML); '' = the ER3A")
+                      or str(find_package_file("config", "robots", "er3a.yaml")))
+        friction = declare(self, "friction", "coulomb_viscous", "friction model name")
+        noise_std = declare(self, "noise_std", 0.5, "torque measurement noise standard deviation", "N m")
+        seed = declare(self, "seed", 0, "seed of the true parameters and of the noise")
+        cold_excess = declare(self, "cold_excess", 0.0, "extra friction of the cold robot, fraction of warm friction")
+        warmup = declare(self, "warmup_time_constant", 1200.0, "time constant of the friction warm-up", "s")
+        rate = declare(self, "rate", 500.0, "joint state sample rate", "Hz")
+        batch_period = declare(self, "batch_period", 0.02, "period of the publishing timer (at least 1 / rate)", "s")
+        max_lag = declare(self, "max_lag", 1.0, "overdue samples older than this are skipped", "s")
+        command_topic = declare(self, "command_topic", "joint_trajectory", "JointTrajectory commands to follow")
+        robot = load_robot(robot_file)
+        initial = declare(self, "initial_positions", [0.0] * robot.n_joints, "positions before any command", "rad")
+        regressor = Regressor(robot, friction_model(friction))
+        simulator = SimulatedRobot(regressor, simulation_parameters(regressor, seed), noise_std,
+                                   cold_excess, warmup)
+        self.arm = SimulatedArm(simulator, rate, initial, seed=seed, max_lag=max_lag)
+        self.start = self.get_clock().now()
+        self.state_publisher = self.create_publisher(JointState, "joint_states", STATE_QOS)
+        self.truth_publisher = self.create_publisher(JointState, "~/true_effort", STATE_QOS)
+        self.create_subscription(JointTrajectory, command_topic, self.on_trajectory, 10)
+        self.create_timer(max(batch_period, 1.0 / rate), self.on_timer)
+        self.get_logger().info(
+            f"simulating {robot.name} ({robot_file}), friction {friction}, noise {noise_std} N m, "
+            f"cold excess {cold_excess} (t_w {warmup} s), seed {seed}; following {command_topic}; "
+            f"joint_states and ~/true_effort at {rate} Hz in batches every {batch_period} s "
+            f"(reliable, depth {STATE_QOS.depth})")
+
+    def seconds(self, time):
+        return (time - self.start).nanoseconds * 1e-9
+
+    def on_trajectory(self, msg):
+        now = self.seconds(self.get_clock().now())
+        stamp = Time.from_msg(msg.header.stamp, clock_type=self.get_clock().clock_type)
+        start = now if stamp.nanoseconds == 0 else self.seconds(stamp)
+        points = msg.points
+        try:
+            self.arm.follower.command(
+                msg.joint_names, [Duration.from_msg(p.time_from_start).nanoseconds * 1e-9 for p in points],
+                [p.positions for p in points], [p.velocities for p in points],
+                [p.accelerations for p in points], start_time=start, received_time=now)
+        except DynIdError as error:
+            self.get_logger().warning(f"ignoring JointTrajectory for {list(msg.joint_names)}: {error}")
+
+    def on_timer(self):
+        samples = self.arm.advance(self.seconds(self.get_clock().now()))
+        if samples is None:
+            return
+        if samples.n_skipped:
+            self.get_logger().warning(f"publishing fell behind; skipped {samples.n_skipped} samples",
+                                      throttle_duration_sec=5.0)
+        names = list(self.arm.follower.joint_names)
+        try:
+            for k, time in enumerate(samples.time):
+                state = JointState(name=names, position=samples.q[k].tolist(), velocity=samples.qd[k].tolist())
+                state.header.stamp = (self.start + Duration(nanoseconds=round(time * 1e9))).to_msg()
+                truth = JointState(header=state.header, name=names, position=state.position,
+                                   velocity=state.velocity, effort=samples.torque[k].tolist())
+                state.effort = samples.measured_torque[k].tolist()
+                self.state_publisher.publish(state)
+                self.truth_publisher.publish(truth)
+        except Exception:
+            if self.context.ok():
+                raise  # otherwise Ctrl-C / SIGTERM shut the context down while a batch was being published
+
+
+def main(args=None):
+    return spin_node(SimRobotNode, args)
