@@ -387,6 +387,8 @@ class ExcitationDesign:
         regressor ``W`` on the objective samples.
     condition_number : float
         Condition number of the column-scaled base regressor of the design.
+    n_base_parameters : int
+        Columns of the base regressor.
     speed_fractions : ndarray, shape (n,)
         Peak ``|qd|`` over each joint's velocity limit, on the dense check grid.
     check : TrajectoryCheck
@@ -397,7 +399,8 @@ class ExcitationDesign:
     elapsed : float
         Wall time [s].
     n_starts, n_evaluations, n_iterations : int
-        Starts run, criterion evaluations and SLSQP iterations, all starts together.
+        Starts run, criterion evaluations (with or without gradient) and SLSQP iterations,
+        all starts together.
     start_values : tuple of (float, float)
         ``(initial, final)`` criterion of every start.
     """
@@ -407,6 +410,7 @@ class ExcitationDesign:
     value: float
     initial_value: float
     condition_number: float
+    n_base_parameters: int
     speed_fractions: np.ndarray
     check: TrajectoryCheck
     shrink: float
@@ -421,12 +425,40 @@ class ExcitationDesign:
         return {"criterion": self.criterion, "value": float(self.value),
                 "initial_value": float(self.initial_value),
                 "condition_number": float(self.condition_number),
+                "n_base_parameters": self.n_base_parameters,
                 "speed_fractions": dict(zip(self.trajectory.joint_names,
                                             (float(f) for f in self.speed_fractions))),
                 "shrink": float(self.shrink), "elapsed": float(self.elapsed),
                 "n_starts": self.n_starts, "n_evaluations": self.n_evaluations,
                 "n_iterations": self.n_iterations,
                 "start_values": [[float(a), float(b)] for a, b in self.start_values]}
+
+
+_GRAM_CONDITION_LIMIT = 1e6
+
+
+def _singular_system(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Singular values (descending), right singular vectors and, when computed, left ones.
+
+    From ``eigh(matrix^T matrix)`` (r x r) when the matrix is well enough conditioned for the
+    squared spectrum (cond < 1e6); an SVD of the tall matrix otherwise. The small eigenproblem
+    is far cheaper than the SVD, above all with multi-threaded BLAS on a loaded machine.
+    Returns ``(s, V, U)`` with ``U`` None on the eigenvalue path (``U = matrix V / s``).
+    """
+    eigenvalues, V = np.linalg.eigh(matrix.T @ matrix)
+    s = np.sqrt(np.clip(eigenvalues[::-1], 0.0, None))
+    if s[-1] > s[0] / _GRAM_CONDITION_LIMIT:
+        return s, V[:, ::-1], None
+    U, s, Vt = np.linalg.svd(matrix, full_matrices=False)
+    return s, Vt.T, U
+
+
+def _spectral_gradient(matrix, s, V, U, weights) -> np.ndarray:
+    """``U diag(weights) V^T`` (the gradient of a function of the singular values with
+    ``dJ/ds = weights``), with ``U = matrix V / s`` when ``U`` is None."""
+    if U is None:
+        return matrix @ ((V * (weights / s)) @ V.T)
+    return (U * weights) @ V.T
 
 
 def criterion_and_gradient(W: np.ndarray, criterion: str) -> tuple[float, np.ndarray]:
@@ -439,7 +471,7 @@ def criterion_and_gradient(W: np.ndarray, criterion: str) -> tuple[float, np.nda
     - ``"frobenius"``: ``J = log(||Ws||_F ||Ws^+||_F) = log sqrt(sum s^2 sum s^-2)``;
     - ``"logdet"``: ``J = -log det(W^T W / rows) = -sum log(sigma_i^2 / rows)``.
 
-    ``dJ/dWs = U diag(dJ/ds) V^T`` and, through the scaling,
+    ``dJ/dWs = U diag(dJ/ds) V^T`` (``Ws = U diag(s) V^T``) and, through the scaling,
     ``dJ/dW_c = (G_c - (G_c . Ws_c) Ws_c) / D_c`` with ``G = dJ/dWs``.
 
     Parameters
@@ -451,19 +483,20 @@ def criterion_and_gradient(W: np.ndarray, criterion: str) -> tuple[float, np.nda
     Returns
     -------
     J : float
+        ``inf`` (with a zero gradient) when ``W`` is rank deficient.
     gradient : ndarray, shape (rows, r)
     """
     if criterion == "logdet":
-        U, sigma, Vt = np.linalg.svd(W, full_matrices=False)
+        sigma, V, U = _singular_system(W)
         if sigma[-1] <= 0.0:
             return math.inf, np.zeros_like(W)
         value = -float(np.sum(np.log(sigma**2 / W.shape[0])))
-        return value, (U * (-2.0 / sigma)) @ Vt
+        return value, _spectral_gradient(W, sigma, V, U, -2.0 / sigma)
     norms = np.linalg.norm(W, axis=0)
     if np.any(norms == 0.0):
         return math.inf, np.zeros_like(W)
     scaled = W / norms
-    U, s, Vt = np.linalg.svd(scaled, full_matrices=False)
+    s, V, U = _singular_system(scaled)
     if s[-1] <= 0.0:
         return math.inf, np.zeros_like(W)
     weights = np.zeros_like(s)
@@ -474,7 +507,7 @@ def criterion_and_gradient(W: np.ndarray, criterion: str) -> tuple[float, np.nda
         sum_square, sum_inverse = np.sum(s**2), np.sum(s**-2.0)
         value = 0.5 * math.log(sum_square) + 0.5 * math.log(sum_inverse)
         weights = s / sum_square - s**-3.0 / sum_inverse
-    gradient = (U * weights) @ Vt
+    gradient = _spectral_gradient(scaled, s, V, U, weights)
     gradient = (gradient - np.sum(gradient * scaled, axis=0) * scaled) / norms
     return value, gradient
 
@@ -520,6 +553,9 @@ class _FourierProblem:
         W = self.base_regressor(*self.states(x))
         self.n_evaluations += 1
         return criterion_and_gradient(W.reshape(-1, W.shape[-1]), self.criterion)[0]
+
+    def gradient(self, x) -> np.ndarray:
+        return self.value_and_gradient(x)[1]
 
     def value_and_gradient(self, x):
         """``J`` and ``dJ/dx``: ``dJ/dW`` contracted with finite differences of the regressor
@@ -765,7 +801,7 @@ def optimize_excitation(robot, harmonics: int = 5, period: float = 10.0,
         state = {"iteration": 0, "best": math.inf}
         callback = _iteration_callback(start, n_starts, state, criterion, began, time_limit,
                                        progress)
-        result = minimize(problem.value_and_gradient, x0, jac=True, method="SLSQP",
+        result = minimize(problem.value, x0, jac=problem.gradient, method="SLSQP",
                           constraints=constraints, callback=callback,
                           options={"maxiter": int(max_iterations), "ftol": 1e-7})
         n_iterations += state["iteration"]
@@ -785,6 +821,7 @@ def optimize_excitation(robot, harmonics: int = 5, period: float = 10.0,
     design = ExcitationDesign(
         trajectory=trajectory, criterion=criterion, value=_reported(final_value, criterion),
         initial_value=_reported(best[1], criterion), condition_number=condition,
+        n_base_parameters=base.rank,
         speed_fractions=np.array([joint.qd_fraction for joint in check.joints]), check=check,
         shrink=shrink, elapsed=time.monotonic() - began, n_starts=len(start_values),
         n_evaluations=problem.n_evaluations, n_iterations=n_iterations,

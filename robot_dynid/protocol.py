@@ -308,8 +308,8 @@ class _CycleBuilder:
                                               fraction * self.acceleration)
 
     def move_to(self, target, kind: str, joint=None) -> None:
-        duration = self.transition_duration(self.pose, target)
-        if duration > 1e-9:
+        if np.max(np.abs(np.asarray(target) - self.pose)) > 1e-9:
+            duration = self.transition_duration(self.pose, target)
             self.add(PointToPoint(self.names, self.pose, target, duration), kind, "transition",
                      joint)
 
@@ -338,7 +338,8 @@ def _check_pose(pose, robot, what: str) -> np.ndarray:
 
 def _excitation_stage(builder: _CycleBuilder, robot, excitation: FourierTrajectory) -> None:
     settings = builder.settings
-    check = check_trajectory(robot, excitation, dt=settings.check_dt,
+    check = check_trajectory(robot, excitation,
+                             dt=min(settings.check_dt, excitation.duration / 2000.0),
                              tolerance=settings.continuity_tolerance)
     if not check.ok:
         raise TrajectoryError("excitation: " + "; ".join(v.describe() for v in check.violations))
@@ -559,6 +560,9 @@ def build_protocol(robot, cycles: int = 24, excitation: FourierTrajectory | None
     if settings.warmup_duration > 0.0:
         _warmup_stage(builder, home)
     if validation is not None:
+        if tuple(validation.joint_names) != builder.names:
+            raise TrajectoryError(f"validation joints {list(validation.joint_names)} must be the "
+                                  f"robot's joints in order {list(builder.names)}")
         builder.move_to(validation.boundary_states()[0][0], "validation")
         builder.add(validation, "validation", "validation")
     builder.move_to(home, builder.rows[-1].kind)

@@ -1007,12 +1007,13 @@ class VelocityLadder(Trajectory):
             shortest = 2.0 * ramp + self.min_plateau
             slack = 1.0 + 1e-9
             if shortest > longest * slack or shortest > half * slack:
+                fastest = max_ladder_speed(length, self.acceleration, self.jerk_duration,
+                                           self.min_plateau)
                 raise TrajectoryError(
                     f"velocity ladder of joint {self.joint}: level {level} at {speed:g} rad/s does "
                     f"not fit: a stroke with a {self.min_plateau:g} s plateau takes "
                     f"{shortest:.3g} s; needs level_duration >= {2.0 * shortest:.3g} s and speed "
-                    f"<= {max_ladder_speed(length, self.acceleration, self.jerk_duration, self.min_plateau):.3g}"
-                    f" rad/s for a {length:.3g} rad stroke")
+                    f"<= {fastest:.3g} rad/s for a {length:.3g} rad stroke")
             pairs = math.ceil(half / longest - 1e-12)
             if half / pairs * slack < shortest:
                 pairs -= 1

@@ -173,12 +173,18 @@ def test_excitation_not_starting_at_rest_is_rejected(er3a):
 
 
 def test_excitation_beyond_a_limit_names_the_joint(er3a):
-    wf = 2 * math.pi / 2.0
-    too_fast = FourierTrajectory(er3a.joint_names, 2.0, np.zeros(6),
-                                 np.tile([3.0, -3.0], (6, 1)), np.zeros((6, 2)))
-    with pytest.raises(TrajectoryError, match=r"excitation: joint j1: acceleration"):
+    """Only j2 moves: a = 1.01 (1, -1), period 2 s, so qdd = 1.01 pi (-sin(pi t) + 2 sin(2 pi t))
+    peaks at about 8.68 rad/s^2, above j2's 8.64 rad/s^2 limit."""
+    t = np.linspace(0.0, 2.0, 200001)
+    peak = np.abs(1.01 * math.pi * (-np.sin(math.pi * t) + 2 * np.sin(2 * math.pi * t))).max()
+    assert er3a.limits[1].acceleration < peak < er3a.limits[0].acceleration
+    a = np.zeros((6, 2))
+    a[1] = [1.01, -1.01]
+    too_fast = FourierTrajectory(er3a.joint_names, 2.0, np.zeros(6), a, np.zeros((6, 2)))
+    with pytest.raises(TrajectoryError,
+                       match=r"^excitation: joint j2: acceleration \S+ beyond 8.6394 at t = \S+ s$") as error:
         build_protocol(er3a, cycles=1, excitation=too_fast)
-    assert 3 * wf * 3 > er3a.limits[0].acceleration
+    assert float(str(error.value).split()[4]) == pytest.approx(peak, rel=1e-3)
 
 
 @pytest.mark.parametrize("kwargs, message", [

@@ -42,6 +42,8 @@ def families():
         "cycloidal": cycloid,
         "point_to_point": p2p,
         "constant_velocity": ConstantVelocityMove(TWO, [0.0, 0.1], [0.8, -0.3], 0.6, 0.5, 0.15),
+        "constant_velocity_constant_ramp": ConstantVelocityMove(TWO, [0.0, 0.1], [0.8, -0.3],
+                                                                0.6, 0.5, 0.0),
         "constant_velocity_cosine_ramp": ConstantVelocityMove(TWO, [0.0, 0.1], [0.8, -0.3], 0.6,
                                                               0.5, 0.25),
         "velocity_ladder": VelocityLadder(TWO, [-0.5, 0.3], "a", [0.2, 1.0], 4.0, 1.2, 6.0),

@@ -1,0 +1,106 @@
+"""robot-dynid excitation check / optimize and robot-dynid protocol, called in-process."""
+import json
+import math
+
+import numpy as np
+import pytest
+import yaml
+
+from robot_dynid.cli import main
+from robot_dynid.excitation import check_trajectory
+from robot_dynid.package_files import find_package_file
+from robot_dynid.protocol import load_plan
+from robot_dynid.robot_description import load_robot
+from robot_dynid.trajectories import FourierTrajectory, load_trajectory
+
+ER3A = str(find_package_file("config", "robots", "er3a.yaml"))
+THESIS = str(find_package_file("config", "trajectories", "er3a_table_4_1.yaml"))
+WALKER = str(find_package_file("config", "trajectories", "walker_table_1.yaml"))
+
+
+def write_robot(path, n_joints, velocity=3.0, acceleration=10.0, limit=2.5):
+    joints = [{"name": f"j{i + 1}", "a": 0.4, "alpha": 0.0, "d": 0.0,
+               "position_limits": [-limit, limit], "velocity_limit": velocity,
+               "acceleration_limit": acceleration} for i in range(n_joints)]
+    path.write_text(yaml.safe_dump({
+        "name": "planar", "dh_convention": "standard",
+        "base": {"a": 0.0, "alpha": math.pi / 2, "d": 0.0, "theta": 0.0}, "joints": joints}))
+    return str(path)
+
+
+def test_check_prints_a_table_and_passes_the_thesis_trajectory(capsys):
+    assert main(["excitation", "check", "--robot", ER3A, "--trajectory", THESIS]) == 0
+    out = capsys.readouterr().out
+    assert "OK: within all limits, rest to rest" in out
+    for name in ("j1", "j6"):
+        assert name in out
+
+
+def test_check_json_reports_the_walker_start_acceleration(tmp_path, capsys):
+    robot = write_robot(tmp_path / "walker.yaml", 7, velocity=20.0, acceleration=50.0, limit=6.5)
+    code = main(["excitation", "check", "--robot", robot, "--trajectory", WALKER, "--json"])
+    assert code == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] is False
+    kinds = {v["kind"] for v in report["violations"]}
+    assert "start_acceleration" in kinds and "start_velocity" not in kinds
+    assert len(report["joints"]) == 7
+
+
+def test_check_errors_are_one_line_with_exit_status_2(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("type: fourier\njoints: [j1]\nperiod: 1\nq0: [0]\na: [[1]]\nb: [[1]]\nwf: 3\n")
+    assert main(["excitation", "check", "--robot", ER3A, "--trajectory", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "unknown key(s) ['wf'] in a fourier trajectory" in err
+
+
+def test_optimize_writes_a_design_within_the_limits(tmp_path, capsys):
+    robot_path = write_robot(tmp_path / "planar.yaml", 2)
+    out = tmp_path / "design.yaml"
+    code = main(["excitation", "optimize", "--robot", robot_path, "--harmonics", "3",
+                 "--period", "4", "--criterion", "frobenius", "--starts", "1",
+                 "--iterations", "15", "--seed", "2", "--out", str(out)])
+    assert code == 0
+    captured = capsys.readouterr()
+    assert "start 1/1 iteration 1:" in captured.err
+    assert "peak speed / velocity limit per joint" in captured.out
+    design = load_trajectory(out)
+    assert isinstance(design, FourierTrajectory) and design.harmonics == 3
+    assert check_trajectory(load_robot(robot_path), design, n_points=4001, tolerance=1e-6).ok
+    reported = {line.split()[0]: float(line.split()[1])
+                for line in captured.out.splitlines() if line.startswith("  j")}
+    check = check_trajectory(load_robot(robot_path), design, n_points=601)
+    for joint in check.joints:
+        assert reported[joint.name] == pytest.approx(joint.qd_fraction, abs=2e-3)
+
+
+def test_protocol_prints_stages_and_writes_a_plan(tmp_path, capsys):
+    out = tmp_path / "plan.yaml"
+    code = main(["protocol", "--robot", ER3A, "--cycles", "3", "--excitation", THESIS,
+                 "--warmup-duration", "60", "--out", str(out)])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "er3a: 3 cycles of" in text and "warmup" in text and "stroke" in text
+    plan = load_plan(out)
+    assert plan.cycles == 3
+    assert plan.stage_durations()["warmup"] == pytest.approx(60.0)
+    fourier = [row for row in plan.cycle_stages if row.name == "fourier"]
+    excitation = load_trajectory(THESIS)
+    t = np.array([fourier[0].start + 3.3])
+    np.testing.assert_allclose(plan.trajectory.evaluate(t)[0][0],
+                               excitation.evaluate(np.array([3.3]))[0][0], atol=1e-12)
+
+
+def test_protocol_rejects_an_excitation_for_other_joints(capsys):
+    assert main(["protocol", "--robot", ER3A, "--excitation", WALKER]) == 2
+    assert "excitation joints" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["excitation", "--help"], ["excitation", "check", "--help"],
+                                  ["excitation", "optimize", "--help"], ["protocol", "--help"]])
+def test_every_subcommand_has_help(argv, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 0
+    assert "usage: robot-dynid" in capsys.readouterr().out
