@@ -1,7 +1,6 @@
 """Trajectory checks against limits and papers' tables; excitation criteria and optimisation."""
 import json
 import math
-import pathlib
 
 import numpy as np
 import pytest
@@ -14,15 +13,7 @@ from robot_dynid.friction import friction_model
 from robot_dynid.package_files import find_package_file
 from robot_dynid.robot_description import load_robot, robot_from_dict
 from robot_dynid.trajectories import CycloidalMove, FourierTrajectory, load_trajectory
-
-
-def reference_file(name):
-    """shared/reference/<name>, which sits next to the repository."""
-    for parent in pathlib.Path(__file__).resolve().parents:
-        candidate = parent / "shared" / "reference" / name
-        if candidate.exists():
-            return candidate
-    pytest.skip(f"shared/reference/{name} not found next to the repository")
+from reference_tables import reference_file
 
 
 def planar_robot(n_joints=2, velocity=3.0, acceleration=10.0):

@@ -1,6 +1,5 @@
 """Trajectory families: closed-form values, derivatives against finite differences, files."""
 import math
-import pathlib
 
 import numpy as np
 import pytest
@@ -12,17 +11,9 @@ from robot_dynid.trajectories import (
     ConstantVelocityMove, CycloidalMove, FourierTrajectory, Hold, Parallel, PointToPoint, Repeat,
     Sequence, SineSumTrajectory, VelocityLadder, cycloidal_duration, dump_trajectory,
     load_trajectory, save_trajectory, time_grid, trajectory_from_dict)
+from reference_tables import reference_file
 
 TWO = ("a", "b")
-
-
-def reference_file(name):
-    """shared/reference/<name>, which sits next to the repository."""
-    for parent in pathlib.Path(__file__).resolve().parents:
-        candidate = parent / "shared" / "reference" / name
-        if candidate.exists():
-            return candidate
-    pytest.skip(f"shared/reference/{name} not found next to the repository")
 
 
 def fourier_per_joint_period():
