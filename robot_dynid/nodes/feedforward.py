@@ -8,6 +8,9 @@ reference_topic (str): sensor_msgs/JointState with desired positions [rad] and v
     (accelerations taken as zero); '' = off.
 command_topic (str): std_msgs/Float64MultiArray of torques [N m] in the model's joint order, as a
     ros2_control forward_command_controller (effort interface) takes them.
+trajectory_topic (str): trajectory_msgs/JointTrajectory in; '' = off.
+trajectory_out_topic (str): the same trajectory with every point's effort [N m] filled from the model,
+    for a joint_trajectory_controller with an effort interface.
 
 Service ``compute_feedforward`` (robot_dynid/srv/ComputeFeedforward).
 """
@@ -18,6 +21,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory
 
 from robot_dynid.errors import DynIdError
 from robot_dynid.feedforward import compute_feedforward
@@ -39,12 +43,18 @@ class FeedforwardNode(Node):
                                   "JointState reference (positions rad, velocities rad/s); '' = off")
         command_topic = declare(self, "command_topic", "feedforward_effort",
                                 "Float64MultiArray output of torques in the model's joint order", "N m")
+        trajectory_topic = declare(self, "trajectory_topic", "", "JointTrajectory reference in; '' = off")
+        trajectory_out_topic = declare(self, "trajectory_out_topic", "trajectory_with_effort",
+                                       "JointTrajectory out with effort filled", "N m")
         self.model = None
         self.model_version = 0
         if model_file:
             self.use_model(DynamicModel.load(model_file), f"file {model_file}")
         if model_topic:
             self.create_subscription(IdentifiedModel, model_topic, self.on_model, MODEL_QOS)
+        if trajectory_topic:
+            self.trajectory_publisher = self.create_publisher(JointTrajectory, trajectory_out_topic, 10)
+            self.create_subscription(JointTrajectory, trajectory_topic, self.on_trajectory, 10)
         self.command_publisher = None
         if reference_topic:
             self.command_publisher = self.create_publisher(Float64MultiArray, command_topic, 10)
@@ -52,7 +62,8 @@ class FeedforwardNode(Node):
         self.create_service(ComputeFeedforward, "compute_feedforward", self.on_compute)
         self.get_logger().info(
             f"serving compute_feedforward; model topic {model_topic or 'off'} (transient local, depth 1); "
-            f"reference {reference_topic or 'off'} -> {command_topic if reference_topic else 'off'}")
+            f"reference {reference_topic or 'off'} -> {command_topic if reference_topic else 'off'}; "
+            f"trajectory {trajectory_topic or 'off'} -> {trajectory_out_topic if trajectory_topic else 'off'}")
 
     def use_model(self, model, origin, version=None):
         self.model = model
@@ -85,6 +96,24 @@ class FeedforwardNode(Node):
         response.points = request.points
         response.success, response.message = True, ""
         return response
+
+    def on_trajectory(self, msg):
+        if self.model is None:
+            self.get_logger().warning("trajectory received before any model; not forwarded", throttle_duration_sec=5.0)
+            return
+        try:
+            self.fill_efforts(msg.joint_names, msg.points)
+        except DynIdError as error:
+            self.get_logger().warning(f"trajectory on {list(msg.joint_names)}: {error}", throttle_duration_sec=5.0)
+            return
+        self.trajectory_publisher.publish(msg)
+
+    def fill_efforts(self, joint_names, points):
+        """Set each JointTrajectoryPoint's effort [N m] from the model (raises DynIdError on bad points)."""
+        rows = [{"positions": p.positions, "velocities": p.velocities, "accelerations": p.accelerations}
+                for p in points]
+        for point, effort in zip(points, compute_feedforward(self.model, joint_names, rows)):
+            point.effort = effort.tolist()
 
     def on_reference(self, msg):
         if self.model is None:

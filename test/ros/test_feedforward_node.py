@@ -14,7 +14,7 @@ import pytest
 from builtin_interfaces.msg import Duration
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
-from trajectory_msgs.msg import JointTrajectoryPoint
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_dynid.base_parameters import compute_base_parameters
 from robot_dynid.friction import FrictionModel
@@ -22,6 +22,8 @@ from robot_dynid.model import DynamicModel
 from robot_dynid.regressor import Regressor
 from robot_dynid.robot_description import build_pinocchio_model, load_robot
 from robot_dynid.simulation import plausible_parameters
+from robot_dynid.msg import IdentifiedModel
+from robot_dynid.nodes.feedforward import MODEL_QOS
 from robot_dynid.srv import ComputeFeedforward
 from ros_graph import RosTestGraph, start_node, stop_node
 
@@ -54,7 +56,9 @@ def feedforward_node(er3a, tmp_path_factory):
     model_file = model.save(directory / "model.yaml")
     process = start_node("feedforward", "-p", f"model_file:={model_file}",
                          "-p", "reference_topic:=desired_joint_states",
-                         "-p", "command_topic:=effort_commands", log_path=directory / "node.log")
+                         "-p", "command_topic:=effort_commands",
+                         "-p", "trajectory_topic:=reference_trajectory",
+                         "-p", "trajectory_out_topic:=trajectory_with_effort", log_path=directory / "node.log")
     graph = RosTestGraph()
     yield graph, process
     graph.close()
@@ -125,3 +129,55 @@ def test_reference_joint_state_gives_effort_commands(feedforward_node, er3a):
     graph.spin_until(publish_and_check, what="a Float64MultiArray on effort_commands")
     expected = rnea_torque(model.robot, parameters, q, qd, np.zeros(6))
     np.testing.assert_allclose(received[0].data, expected, rtol=1e-9, atol=1e-9)
+
+
+def test_joint_trajectory_is_forwarded_with_efforts(feedforward_node, er3a):
+    graph, _ = feedforward_node
+    model, parameters = er3a
+    received = []
+    graph.node.create_subscription(JointTrajectory, "trajectory_with_effort", received.append, 10)
+    publisher = graph.node.create_publisher(JointTrajectory, "reference_trajectory", 10)
+    graph.spin_until(lambda: publisher.get_subscription_count() > 0, what="feedforward subscribing to trajectories")
+    rng = np.random.default_rng(3)
+    rows = [rng.uniform(-1.0, 1.0, (3, 6)) for _ in range(4)]
+    order = [3, 1, 5, 0, 2, 4]
+    trajectory = JointTrajectory(joint_names=[model.joint_names[i] for i in order], points=[
+        JointTrajectoryPoint(positions=list(q[order]), velocities=list(qd[order]), accelerations=list(qdd[order]))
+        for q, qd, qdd in rows])
+
+    def publish_and_check():
+        publisher.publish(trajectory)
+        return bool(received)
+
+    graph.spin_until(publish_and_check, what="a JointTrajectory with efforts")
+    for (q, qd, qdd), point in zip(rows, received[0].points):
+        np.testing.assert_allclose(point.effort, rnea_torque(model.robot, parameters, q, qd, qdd)[order],
+                                   rtol=1e-9, atol=1e-9)
+
+
+def test_a_published_model_replaces_the_one_in_use(feedforward_node, er3a):
+    graph, _ = feedforward_node
+    model, parameters = er3a
+    heavier = DynamicModel(model.robot, model.friction, False, False, model.base,
+                           model.base.projection @ (2.0 * parameters), model.std)
+    publisher = graph.node.create_publisher(IdentifiedModel, "identified_model", MODEL_QOS)
+    publisher.publish(IdentifiedModel(robot_name=model.robot.name, version=7, artifact_yaml=heavier.to_yaml()))
+    client = graph.node.create_client(ComputeFeedforward, "compute_feedforward")
+    q, qd, qdd = np.full(6, 0.3), np.full(6, -0.2), np.full(6, 0.5)
+    holder = {}
+
+    def switched():
+        holder["response"] = graph.call(client, request(model.joint_names, [(q, qd, qdd)]))
+        return holder["response"].model_version == 7
+
+    graph.spin_until(switched, what="the feedforward node switching to model version 7")
+    expected = rnea_torque(model.robot, 2.0 * parameters, q, qd, qdd)
+    np.testing.assert_allclose(holder["response"].points[0].effort, expected, rtol=1e-9, atol=1e-9)
+
+
+def test_a_missing_model_file_is_a_clean_error(tmp_path):
+    process = start_node("feedforward", "-p", f"model_file:={tmp_path / 'absent.yaml'}",
+                         log_path=tmp_path / "node.log")
+    assert process.wait(timeout=30) == 2
+    log = (tmp_path / "node.log").read_text()
+    assert "absent.yaml" in log and "Traceback" not in log
