@@ -54,7 +54,7 @@ class IdentificationSettings:
     offset: bool = False
     method: str = "ols"
     forgetting: float = 1.0
-    chunk_size: int = 20000
+    chunk_size: int = 5000
     poorly_excited_relative_std: float = 1.0
 
     def __post_init__(self):
