@@ -133,12 +133,34 @@ def identify(
         accumulator.add(Y_base, tau)
         if rls is not None:
             rls.update_batch(Y_base, tau)
+    provenance = dict(provenance or {})
+    provenance.setdefault("data_source", recording.source)
+    return model_from_accumulator(accumulator, robot, settings, base, rls=rls,
+                                  n_dropped=recording.n_dropped, provenance=provenance)
+
+
+def model_from_accumulator(
+    accumulator: LeastSquaresAccumulator,
+    robot: RobotDescription,
+    settings: IdentificationSettings,
+    base: BaseParameters,
+    rls: RecursiveLeastSquares | None = None,
+    n_dropped: int = 0,
+    provenance: dict | None = None,
+) -> DynamicModel:
+    """Solve accumulated normal equations (or take an RLS estimate) into a :class:`DynamicModel`.
+
+    The batch solve always runs: it gives the noise level, condition number and, for OLS/WLS,
+    the estimate. With ``rls`` the estimate is the RLS state, its std ``sqrt(diag(P) sigma^2)``
+    (with mu = 1, P approximates (W^T W)^-1). Metrics: per-joint RMS residual [N m] and RSD,
+    noise std [N m], condition number, and the base parameters whose relative std exceeds
+    ``settings.poorly_excited_relative_std`` (also logged as a warning).
+    """
     batch = accumulator.solve("wls" if settings.method == "wls" else "ols", parameter_names=base.names)
-    if rls is None:
+    if rls is None or rls.n_updates_ == 0:
         values, std = batch.theta, batch.std
     else:
         values = rls.theta_.copy()
-        # With mu = 1 the RLS covariance P approximates (W^T W)^-1; scale by the noise variance.
         sigma2 = float(np.mean(batch.noise_std**2))
         std = np.sqrt(np.clip(np.diag(rls.covariance_), 0.0, None) * sigma2)
     residual_rms, rsd = residual_statistics(accumulator, values)
@@ -155,18 +177,19 @@ def identify(
         warnings.append(f"poorly excited base parameters (relative std > "
                         f"{settings.poorly_excited_relative_std:.0%}): {listing}")
         logger.warning(warnings[-1])
+    joints = robot.joint_names
     metrics = {
-        "n_samples": int(recording.n_samples),
-        "n_dropped": int(recording.n_dropped),
+        "n_samples": int(accumulator.n_samples),
+        "n_dropped": int(n_dropped),
         "condition_number": float(batch.condition_number),
-        "residual_rms": {j: float(v) for j, v in zip(robot.joint_names, residual_rms)},
-        "rsd": {j: float(v) for j, v in zip(robot.joint_names, rsd)},
-        "noise_std": {j: float(v) for j, v in zip(robot.joint_names, batch.noise_std)},
+        "residual_rms": {j: float(v) for j, v in zip(joints, residual_rms)},
+        "rsd": {j: float(v) for j, v in zip(joints, rsd)},
+        "noise_std": {j: float(v) for j, v in zip(joints, batch.noise_std)},
+        "max_relative_std": float(np.max(relative_std)) if relative_std.size else 0.0,
         "poorly_excited": poorly_excited,
         "warnings": warnings,
     }
     provenance = dict(provenance or {})
-    provenance.setdefault("data_source", recording.source)
     provenance.setdefault("date", datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
     provenance.setdefault("robot_dynid_version", __version__)
     return DynamicModel(

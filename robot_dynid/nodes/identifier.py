@@ -1,0 +1,151 @@
+"""identifier node: identifies the dynamic model from live joint states, stage by stage.
+
+Samples of JointState (joints matched by name; position [rad], velocity [rad/s], effort [N m])
+are collected during stages of the kinds in ``stages`` (ExperimentStage markers); at each such
+stage's end, or on the ``~/identify`` service (std_srvs/Trigger), a model is identified
+(:mod:`robot_dynid.streaming_identification`) and, when accepted, published as IdentifiedModel
+(transient local, depth 1) and written to ``model_file``. IdentificationStatus goes out every
+``status_period`` s and after every event.
+"""
+from __future__ import annotations
+
+from sensor_msgs.msg import JointState
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from std_msgs.msg import Header
+from std_srvs.srv import Trigger
+
+from robot_dynid.errors import DynIdError
+from robot_dynid.friction import friction_model
+from robot_dynid.identification import IdentificationSettings
+from robot_dynid.msg import ExperimentStage, IdentificationStatus, IdentifiedModel
+from robot_dynid.nodes.feedforward import MODEL_QOS
+from robot_dynid.nodes.node_runtime import declare, spin_node
+from robot_dynid.package_files import find_package_file
+from robot_dynid.recording import STAGE_KINDS
+from robot_dynid.robot_description import load_robot
+from robot_dynid.streaming_identification import StreamingIdentifier, StreamingSettings
+
+STATE_QOS = QoSProfile(depth=2000, reliability=ReliabilityPolicy.RELIABLE)
+
+
+class IdentifierNode(Node):
+    def __init__(self):
+        super().__init__("identifier")
+        robot_file = (declare(self, "robot_file", "", "robot description (YAML); '' = the ER3A")
+                      or str(find_package_file("config", "robots", "er3a.yaml")))
+        friction = declare(self, "friction", "coulomb_viscous", "friction model name")
+        method = declare(self, "method", "ols", "estimator: ols, wls or rls (online, per sample)")
+        forgetting = declare(self, "forgetting", 1.0, "RLS forgetting factor in (0, 1]")
+        stages = declare(self, "stages", ["excitation"], f"stage kinds to identify on, of {list(STAGE_KINDS)}")
+        pool = declare(self, "pool_stages", False, "identify over all selected stages so far, not the last")
+        max_samples = declare(self, "max_samples", 20000, "buffered samples before folding into normal equations")
+        joint_states_topic = declare(self, "joint_states_topic", "joint_states", "JointState input")
+        stage_topic = declare(self, "stage_topic", "experiment_stage", "ExperimentStage markers")
+        model_topic = declare(self, "model_topic", "identified_model", "IdentifiedModel output (transient local)")
+        status_topic = declare(self, "status_topic", "identification_status", "IdentificationStatus output")
+        self.model_file = declare(self, "model_file", "", "model artifact (YAML) to write on acceptance; '' = none")
+        require = declare(self, "require_improvement", True, "accept a model only if its hold-out residual is "
+                          "not larger than the model in use's")
+        status_period = declare(self, "status_period", 1.0, "period of IdentificationStatus", "s")
+        self.robot = load_robot(robot_file)
+        settings = StreamingSettings(IdentificationSettings(friction=friction_model(friction), method=method,
+                                                            forgetting=forgetting),
+                                     stages=tuple(stages), pool_stages=pool, max_samples=max_samples,
+                                     require_improvement=require)
+        self.session = StreamingIdentifier(self.robot, settings)
+        self.state, self.message = IdentificationStatus.STATE_IDLE, "waiting for a stage"
+        self.model_publisher = self.create_publisher(IdentifiedModel, model_topic, MODEL_QOS)
+        self.status_publisher = self.create_publisher(IdentificationStatus, status_topic, 10)
+        self.create_subscription(JointState, joint_states_topic, self.on_joint_state, STATE_QOS)
+        self.create_subscription(ExperimentStage, stage_topic, self.on_stage, 10)
+        self.create_service(Trigger, "~/identify", self.on_identify)
+        self.create_timer(status_period, self.publish_status)
+        self.get_logger().info(f"identifying {self.robot.name} ({robot_file}) with {method}, friction {friction}, "
+                               f"on stages {list(stages)}; {joint_states_topic} -> {model_topic}")
+
+    def on_joint_state(self, msg):
+        names = list(msg.name)
+        try:
+            index = [names.index(joint) for joint in self.robot.joint_names]
+        except ValueError:
+            missing = [joint for joint in self.robot.joint_names if joint not in names]
+            self.get_logger().warning(f"JointState lacks joint(s) {missing}; sample ignored", throttle_duration_sec=5.0)
+            return
+        fields = {}
+        for field in ("position", "velocity", "effort"):
+            values = getattr(msg, field)
+            if len(values) != len(names):
+                self.get_logger().warning(f"JointState {field} has {len(values)} values for {len(names)} names; "
+                                          "sample ignored", throttle_duration_sec=5.0)
+                return
+            fields[field] = [values[i] for i in index]
+        stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        self.session.add_sample(stamp, fields["position"], fields["velocity"], fields["effort"])
+
+    def on_stage(self, msg):
+        if not 0 <= msg.kind < len(STAGE_KINDS):
+            self.get_logger().warning(f"ExperimentStage kind {msg.kind} is not a KIND_* value; ignored")
+            return
+        kind = STAGE_KINDS[msg.kind]
+        if msg.start:
+            self.session.start_stage(kind)
+            self.state, self.message = IdentificationStatus.STATE_COLLECTING, f"collecting stage {kind}"
+            self.publish_status()
+        else:
+            self.run(lambda: self.session.end_stage(kind))
+
+    def on_identify(self, request, response):
+        response.success, response.message = self.run(self.session.identify_now)
+        return response
+
+    def run(self, identify):
+        """Identify, publish an accepted model; return (success, message)."""
+        self.state = IdentificationStatus.STATE_IDENTIFYING
+        try:
+            outcome = identify()
+        except DynIdError as error:
+            self.state, self.message = IdentificationStatus.STATE_ERROR, f"identification failed: {error}"
+            self.get_logger().error(self.message)
+            self.publish_status()
+            return False, self.message
+        if outcome is None:
+            self.state, self.message = IdentificationStatus.STATE_IDLE, "stage ended; not a selected kind"
+            return True, self.message
+        self.state, self.message = IdentificationStatus.STATE_CONVERGED, outcome.message
+        self.get_logger().info(outcome.message)
+        if outcome.accepted:
+            self.publish_model(outcome.model)
+        self.publish_status()
+        return True, outcome.message
+
+    def publish_model(self, model):
+        metrics = model.metrics
+        self.model_publisher.publish(IdentifiedModel(
+            header=self.header(), robot_name=self.robot.name, joint_names=list(model.joint_names),
+            friction_model=model.friction.name, base_parameter_names=list(model.base.names),
+            base_parameter_expressions=list(model.base.expressions()),
+            base_parameter_values=model.values.tolist(), base_parameter_std=model.std.tolist(),
+            residual_rms=[float(metrics["residual_rms"][j]) for j in model.joint_names],
+            condition_number=float(metrics["condition_number"]), n_samples=int(metrics["n_samples"]),
+            version=self.session.version, method=model.method, artifact_yaml=model.to_yaml()))
+        if self.model_file:
+            model.save(self.model_file)
+
+    def header(self):
+        return Header(stamp=self.get_clock().now().to_msg())
+
+    def publish_status(self):
+        model = self.session.model
+        metrics = model.metrics if model is not None else {}
+        self.status_publisher.publish(IdentificationStatus(
+            header=self.header(), state=self.state, method=self.session.method,
+            samples_used=int(metrics.get("n_samples", 0)), samples_dropped=self.session.n_dropped,
+            progress=min(1.0, self.session.stage_samples / self.session.settings.max_samples),
+            condition_number=float(metrics.get("condition_number", 0.0)),
+            max_relative_std=float(metrics.get("max_relative_std", 0.0)),
+            warnings=list(self.session.warnings), message=self.message))
+
+
+def main(args=None):
+    return spin_node(IdentifierNode, args)

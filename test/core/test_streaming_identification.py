@@ -1,0 +1,155 @@
+"""Streaming identification: accuracy against the simulator's truth, bounded buffer, acceptance rule."""
+import numpy as np
+import pytest
+
+from robot_dynid.base_parameters import compute_base_parameters
+from robot_dynid.errors import DataError, DynIdError
+from robot_dynid.friction import friction_model
+from robot_dynid.identification import IdentificationSettings
+from robot_dynid.package_files import find_package_file
+from robot_dynid.regressor import Regressor
+from robot_dynid.robot_description import load_robot
+from robot_dynid.simulation import SimulatedRobot, simulation_parameters
+from robot_dynid.streaming_identification import StreamingIdentifier, StreamingSettings
+from robot_dynid.trajectories import FourierTrajectory, time_grid
+
+FRICTION = friction_model("coulomb_viscous")
+RATE = 200.0  # Hz
+NOISE = 0.2  # N m
+
+
+@pytest.fixture(scope="module")
+def setup():
+    robot = load_robot(find_package_file("config", "robots", "er3a.yaml"))
+    regressor = Regressor(robot, FRICTION)
+    parameters = simulation_parameters(regressor, seed=4)
+    base = compute_base_parameters(regressor)
+    return robot, SimulatedRobot(regressor, parameters, NOISE), base, base.projection @ parameters
+
+
+def stage_samples(robot, simulator, seed, duration=12.0, t0=0.0):
+    rng = np.random.default_rng(seed)
+    scale = 0.1 * np.array([limit.velocity for limit in robot.limits])[:, None]
+    n = robot.n_joints
+    trajectory = FourierTrajectory(robot.joint_names, period=6.0, q0=np.zeros(n),
+                                   a=rng.normal(size=(n, 4)) * scale, b=rng.normal(size=(n, 4)) * scale)
+    t = time_grid(duration, dt=1.0 / RATE)
+    q, qd, qdd = trajectory.evaluate(t)
+    return t + t0, q, qd, qdd, simulator.torques(q, qd, qdd, rng=seed)
+
+
+def run_stage(session, samples, kind="excitation"):
+    t, q, qd, _, tau = samples
+    session.start_stage(kind)
+    largest_buffer = 0
+    for k in range(len(t)):
+        session.add_sample(t[k], q[k], qd[k], tau[k])
+        largest_buffer = max(largest_buffer, session.buffered_samples)
+    return session.end_stage(kind), largest_buffer
+
+
+def settings(**changes):
+    changes.setdefault("identification", IdentificationSettings(friction=FRICTION))
+    return StreamingSettings(**changes)
+
+
+def test_stage_end_identifies_base_parameters_within_a_few_std_of_the_truth(setup):
+    robot, simulator, base, truth = setup
+    session = StreamingIdentifier(robot, settings(), base=base)
+    outcome, _ = run_stage(session, stage_samples(robot, simulator, seed=1))
+    assert outcome.accepted and session.version == 1 and session.model is outcome.model
+    model = outcome.model
+    z = np.abs(model.values - truth) / model.std
+    assert z.max() < 5.0, dict(zip(base.names, z.round(1)))
+    assert model.metrics["n_samples"] == round(0.8 * 2401)
+    assert 0.8 * NOISE < outcome.holdout_rms < 1.3 * NOISE
+
+
+def test_buffer_stays_bounded_and_folding_gives_the_unbounded_estimate(setup):
+    robot, simulator, base, _ = setup
+    samples = stage_samples(robot, simulator, seed=2)
+    unbounded, largest_unbounded = run_stage(StreamingIdentifier(robot, settings(), base=base), samples)
+    bounded, largest = run_stage(StreamingIdentifier(robot, settings(max_samples=1000), base=base), samples)
+    assert largest_unbounded == len(samples[0])
+    assert largest <= 1000
+    np.testing.assert_allclose(bounded.model.values, unbounded.model.values, rtol=1e-7,
+                               atol=1e-9 * np.abs(unbounded.model.values).max())
+    assert bounded.model.metrics["n_samples"] == unbounded.model.metrics["n_samples"]
+
+
+def test_a_gap_in_the_stamps_restarts_differentiation_instead_of_failing(setup):
+    robot, simulator, base, truth = setup
+    t, q, qd, qdd, tau = stage_samples(robot, simulator, seed=1)
+    keep = np.ones(len(t), bool)
+    keep[1000:1100] = False  # 0.5 s of lost messages
+    outcome, _ = run_stage(StreamingIdentifier(robot, settings(), base=base),
+                           (t[keep], q[keep], qd[keep], qdd[keep], tau[keep]))
+    assert outcome.model.metrics["n_samples"] == round(0.8 * keep.sum())
+    z = np.abs(outcome.model.values - truth) / outcome.model.std
+    assert z.max() < 5.0, dict(zip(base.names, z.round(1)))
+
+
+def test_model_fitted_on_bad_data_is_rejected_unless_improvement_is_not_required(setup):
+    robot, simulator, base, _ = setup
+    good = stage_samples(robot, simulator, seed=1)
+    t, q, qd, qdd, tau = stage_samples(robot, simulator, seed=3, t0=20.0)
+    bad_tau = tau.copy()
+    bad_tau[: int(0.7 * len(t)), 1] *= 0.5  # a torque sensor glitch on joint 2 in the fitted part
+    for require, expect_accepted in ((True, False), (False, True)):
+        session = StreamingIdentifier(robot, settings(require_improvement=require), base=base)
+        first, _ = run_stage(session, good)
+        outcome, _ = run_stage(session, (t, q, qd, qdd, bad_tau))
+        assert outcome.accepted is expect_accepted
+        assert outcome.holdout_rms > outcome.previous_rms
+        assert session.model is (outcome.model if expect_accepted else first.model)
+        assert session.version == (2 if expect_accepted else 1)
+        assert ("rejected" in outcome.message) is not expect_accepted
+
+
+def test_online_rls_tracks_the_truth_and_identify_now_works_mid_stage(setup):
+    robot, simulator, base, truth = setup
+    session = StreamingIdentifier(robot, settings(identification=IdentificationSettings(
+        friction=FRICTION, method="rls", forgetting=1.0)), base=base)
+    t, q, qd, _, tau = stage_samples(robot, simulator, seed=1)
+    session.start_stage("excitation")
+    for k in range(len(t)):
+        session.add_sample(t[k], q[k], qd[k], tau[k])
+    outcome = session.identify_now()
+    assert session.stage == "excitation" and outcome.model.method == "rls"
+    np.testing.assert_allclose(outcome.model.values, session.online_theta)
+    z = np.abs(outcome.model.values - truth) / outcome.model.std
+    assert z.max() < 5.0, dict(zip(base.names, z.round(1)))
+
+
+def test_samples_outside_selected_stages_are_ignored_and_bad_samples_dropped(setup):
+    robot, simulator, base, _ = setup
+    session = StreamingIdentifier(robot, settings(), base=base)
+    n = robot.n_joints
+    session.start_stage("rest")
+    assert session.add_sample(0.0, np.zeros(n), np.zeros(n), np.zeros(n))
+    assert session.end_stage("rest") is None and session.buffered_samples == 0
+    session.start_stage("excitation")
+    assert session.add_sample(1.0, np.zeros(n), np.zeros(n), np.zeros(n))
+    assert not session.add_sample(1.005, np.full(n, np.nan), np.zeros(n), np.zeros(n))
+    assert not session.add_sample(1.0, np.zeros(n), np.zeros(n), np.zeros(n))
+    assert session.n_dropped == 2 and session.buffered_samples == 1
+    with pytest.raises(DataError, match=r"sample q has shape \(5,\), expected \(6,\) for joints \['j1'"):
+        session.add_sample(2.0, np.zeros(5), np.zeros(n), np.zeros(n))
+    with pytest.raises(DataError, match="stage excitation has 1 samples buffered, fewer than the derivative window of 21"):
+        session.end_stage("excitation")
+    with pytest.raises(DataError, match=r"no samples of stages \['excitation'\] received yet"):
+        session.identify_now()
+    with pytest.raises(DataError, match="stage kind 'bogus' is not one of"):
+        session.start_stage("bogus")
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"stages": ("excitation", "dance")}, r"stages \['dance'\] are not stage kinds"),
+    ({"window": 20}, r"window must be odd and exceed polyorder = 3, got 20"),
+    ({"rls_window": 3}, r"rls_window must be odd and exceed polyorder = 3, got 3"),
+    ({"max_samples": 50}, r"max_samples must be at least 4 \* window = 84, got 50"),
+    ({"holdout_fraction": 1.0}, r"holdout_fraction must be in \[0, 1\), got 1.0"),
+])
+def test_settings_are_validated(changes, message):
+    with pytest.raises(DynIdError, match=message):
+        StreamingSettings(**changes)

@@ -1,0 +1,128 @@
+"""The identifier node from its installed executable, over real DDS, fed simulated joint states.
+
+One excitation stage (12 s at 200 Hz of a Fourier trajectory, torques of
+:class:`~robot_dynid.simulation.SimulatedRobot` with 0.2 N m noise) is published with stamps and
+ExperimentStage markers; the model that comes back must predict the simulator's noise-free
+torques on a different trajectory. Expected prediction error: the parameter error of
+~2000 x 6 samples with 0.2 N m noise is a few 1e-2 N m in torque, so 0.1 N m RMS per joint
+leaves room for the Savitzky-Golay accelerations.
+"""
+import math
+import pathlib
+import time
+
+import numpy as np
+import pytest
+from rclpy.qos import QoSProfile
+from sensor_msgs.msg import JointState
+from std_srvs.srv import Trigger
+
+from robot_dynid.friction import friction_model
+from robot_dynid.model import DynamicModel
+from robot_dynid.msg import ExperimentStage, IdentificationStatus, IdentifiedModel
+from robot_dynid.nodes.feedforward import MODEL_QOS
+from robot_dynid.regressor import Regressor
+from robot_dynid.robot_description import load_robot
+from robot_dynid.simulation import SimulatedRobot, simulation_parameters
+from robot_dynid.trajectories import FourierTrajectory, time_grid
+from ros_graph import RosTestGraph, start_node, stop_node
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+RATE = 200.0  # Hz
+TOLERANCE = 0.1  # N m, RMS per joint on held-out motion
+
+
+@pytest.fixture(scope="module")
+def simulator():
+    robot = load_robot(REPO / "config" / "robots" / "er3a.yaml")
+    regressor = Regressor(robot, friction_model("coulomb_viscous"))
+    return robot, SimulatedRobot(regressor, simulation_parameters(regressor, seed=5), noise_std=0.2)
+
+
+def motion(robot, seed, duration):
+    rng = np.random.default_rng(seed)
+    scale = 0.1 * np.array([limit.velocity for limit in robot.limits])[:, None]
+    trajectory = FourierTrajectory(robot.joint_names, period=6.0, q0=np.zeros(6),
+                                   a=rng.normal(size=(6, 4)) * scale, b=rng.normal(size=(6, 4)) * scale)
+    t = time_grid(duration, dt=1.0 / RATE)
+    return (t, *trajectory.evaluate(t))
+
+
+@pytest.fixture(scope="module")
+def identifier(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("identifier")
+    process = start_node("identifier", "-p", f"model_file:={directory / 'model.yaml'}",
+                         log_path=directory / "node.log")
+    graph = RosTestGraph()
+    yield graph, process, directory
+    graph.close()
+    assert stop_node(process) == 0, (directory / "node.log").read_text()
+
+
+def stamp_of(seconds):
+    sec = math.floor(seconds)
+    return {"sec": sec, "nanosec": round((seconds - sec) * 1e9)}
+
+
+def stage_marker(start):
+    marker = ExperimentStage(experiment_id="test", kind=ExperimentStage.KIND_EXCITATION, start=start)
+    return marker
+
+
+def test_stage_end_publishes_a_model_that_predicts_held_out_motion(identifier, simulator):
+    graph, process, directory = identifier
+    robot, sim = simulator
+    node = graph.node
+    models, late_models, statuses = [], [], []
+    node.create_subscription(IdentifiedModel, "identified_model", models.append, MODEL_QOS)
+    node.create_subscription(IdentificationStatus, "identification_status", statuses.append, 10)
+    states = node.create_publisher(JointState, "joint_states", QoSProfile(depth=5000))
+    stages = node.create_publisher(ExperimentStage, "experiment_stage", QoSProfile(depth=10))
+    graph.spin_until(lambda: states.get_subscription_count() > 0 and stages.get_subscription_count() > 0
+                     and statuses, what="identifier subscribing and publishing status")
+
+    stages.publish(stage_marker(start=True))
+    graph.spin_until(lambda: any(s.state == IdentificationStatus.STATE_COLLECTING for s in statuses),
+                     what="identifier collecting")
+    names = list(reversed(robot.joint_names)) + ["gripper"]
+    states.publish(JointState(name=names[1:], position=[0.0] * 6, velocity=[0.0] * 6, effort=[0.0] * 6))
+    t, q, qd, qdd = motion(robot, seed=1, duration=12.0)
+    tau = sim.torques(q, qd, qdd, rng=1)
+    t0 = time.monotonic()
+    for k in range(len(t)):
+        message = JointState(name=names, position=list(q[k, ::-1]) + [0.0], velocity=list(qd[k, ::-1]) + [0.0],
+                             effort=list(tau[k, ::-1]) + [0.0])
+        message.header.stamp.sec, message.header.stamp.nanosec = stamp_of(1000.0 + t[k]).values()
+        states.publish(message)
+        if k % 50 == 0:  # pace at ~1 kHz so the node's reader history (depth 100) never overflows
+            graph.spin_until(lambda: time.monotonic() > t0 + k / 1000.0, what="pacing")
+    bad = JointState(name=names, position=[math.nan] * 7, velocity=[0.0] * 7, effort=[0.0] * 7)
+    bad.header.stamp.sec, bad.header.stamp.nanosec = stamp_of(1000.0 + t[-1] + 0.005).values()
+    states.publish(bad)
+    stages.publish(stage_marker(start=False))
+    graph.spin_until(lambda: models, timeout=30.0, what="an IdentifiedModel after the stage end")
+
+    msg = models[0]
+    assert process.poll() is None
+    assert msg.version == 1 and msg.method == "ols" and msg.robot_name == robot.name
+    assert list(msg.joint_names) == list(robot.joint_names)
+    assert len(msg.base_parameter_values) == len(msg.base_parameter_names) == len(msg.base_parameter_std)
+    # the end marker can overtake the last samples on the other topic
+    assert 0.7 * len(t) < msg.n_samples <= round(0.8 * len(t)) and len(msg.residual_rms) == 6
+    model = DynamicModel.from_yaml(msg.artifact_yaml)
+    np.testing.assert_allclose(model.values, msg.base_parameter_values)
+    assert DynamicModel.load(directory / "model.yaml").values.tolist() == model.values.tolist()
+    _, q2, qd2, qdd2 = motion(robot, seed=9, duration=6.0)
+    error = model.torque(q2, qd2, qdd2) - sim.torques(q2, qd2, qdd2, noise=False)
+    assert np.sqrt(np.mean(error**2, axis=0)).max() < TOLERANCE
+
+    graph.spin_until(lambda: statuses[-1].samples_dropped >= 1, what="the NaN sample counted as dropped")
+    node.create_subscription(IdentifiedModel, "identified_model", late_models.append, MODEL_QOS)
+    graph.spin_until(lambda: late_models, what="the model for a late (transient-local) subscriber")
+    assert late_models[0].version == 1
+
+    response = graph.call(node.create_client(Trigger, "identifier/identify"), Trigger.Request())
+    assert response.success, response.message
+    assert "version 2" in response.message
+    graph.spin_until(lambda: len(models) == 2, what="model version 2 after ~/identify")
+    assert models[1].version == 2 and process.poll() is None
