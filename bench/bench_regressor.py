@@ -4,12 +4,15 @@ over pinocchio's C++ regressor.
 Workload: UR5 (config/robots/ur5.yaml), coulomb_viscous friction (72 columns), N uniformly
 random states within the joint limits. Paths timed in the same run:
 
-- ``Regressor.compute`` on all N states at once (best of a few repeats);
+- ``Regressor.compute`` on all N states at once (best of a few repeats after a first call,
+  whose time is reported apart since it may compile), for the default backend and every
+  other backend ``Regressor(backend=...)`` can load (numpy, numba);
 - ``Regressor.compute_one`` per sample in a Python loop (the online path);
 - baseline: ``pinocchio.computeJointTorqueRegressor(model, data, q, v, a)`` per sample in a
   Python loop, result copied into a preallocated (N, n, 10 n) array (inertial columns only).
 
-Cross-checks (AssertionError when they fail): the batch equals ``compute_one``; ``Y @ theta``
+Cross-checks (AssertionError when they fail): the batch equals ``compute_one`` and the
+other backends' batches; ``Y @ theta``
 of the batch equals ``pinocchio.rnea`` for physically consistent link inertias (set on the
 model through pinocchio's own ``SE3.act(Inertia)``, an independent route from link frame to
 joint frame), and so does the baseline's regressor; friction columns are ``sgn(qd)`` and
@@ -17,6 +20,7 @@ joint frame), and so does the baseline's regressor; friction columns are ``sgn(q
 """
 from __future__ import annotations
 
+import logging
 import sys
 import time
 
@@ -24,9 +28,14 @@ import machine  # noqa: F401  (puts the source tree first on sys.path)
 import numpy as np
 import pinocchio as pin
 
+from robot_dynid.errors import DynIdError
 from robot_dynid.robot_description import build_pinocchio_model, link_frame_placements
 
+logger = logging.getLogger(__name__)
+
 NAME = "regressor"
+#: Backends timed besides the default, when ``Regressor`` offers them.
+BACKENDS = ("numpy", "numba")
 GOAL_RATIO = 10.0
 CHECKED_SAMPLES = 200
 
@@ -85,22 +94,46 @@ def cross_check(regressor, Y_batch, Y_pinocchio, q, qd, qdd, rng) -> dict:
             "pinocchio_vs_rnea": baseline_error, "friction": friction_error}
 
 
+def backend_regressors() -> dict:
+    """``{backend: Regressor}``, the default (``Regressor(robot, friction)``) first, then one
+    per other backend ``Regressor(backend=...)`` accepts and can load here."""
+    default = machine.ur5_regressor()
+    regressors = {getattr(default, "backend", "default"): default}
+    for backend in BACKENDS:
+        if backend in regressors:
+            continue
+        try:
+            regressors[backend] = machine.ur5_regressor(backend=backend)
+        except (TypeError, DynIdError) as error:   # no backend option, or numba missing
+            logger.info("regressor backend %s not benchmarked: %s", backend, error)
+    return regressors
+
+
+def time_batches(regressors: dict, q, qd, qdd, repeat: int) -> dict:
+    """Per backend: the first call (compilation or cache loading included), the best of
+    ``repeat`` calls [s] and the regressor computed."""
+    timings = {}
+    for backend, regressor in regressors.items():
+        clock = time.perf_counter()
+        Y = regressor.compute(q, qd, qdd)
+        first = time.perf_counter() - clock
+        best = machine.best_time(lambda: regressor.compute(q, qd, qdd), repeat)
+        timings[backend] = {"first": first, "best": best, "Y": Y}
+    return timings
+
+
 def run(quick: bool = False) -> machine.BenchmarkResult:
-    """Time the three paths and cross-check them (see the module docstring)."""
+    """Time the paths and cross-check them (see the module docstring)."""
     machine_description = machine.describe_machine()
     n_samples, repeat = (1000, 2) if quick else (10000, 5)
     rng = np.random.default_rng(20260522)
-    regressor = machine.ur5_regressor()
+    regressors = backend_regressors()
+    default_backend, regressor = next(iter(regressors.items()))
     q, qd, qdd = machine.random_states(regressor.robot, n_samples, rng)
     n, p = regressor.n_joints, regressor.n_parameters
 
-    batch_output = {}
-
-    def batch():
-        batch_output["Y"] = regressor.compute(q, qd, qdd)
-
-    batch()
-    batch_time = machine.best_time(batch, repeat)
+    batches = time_batches(regressors, q, qd, qdd, repeat)
+    batch_time = batches[default_backend]["best"]
 
     regressor.compute_one(q[0], qd[0], qdd[0])
     one_time = _loop_time(lambda k: regressor.compute_one(q[k], qd[k], qdd[k]), n_samples)
@@ -115,30 +148,42 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
     pinocchio_sample(0)
     pinocchio_time = min(_loop_time(pinocchio_sample, n_samples) for _ in range(2))
 
-    errors = cross_check(regressor, batch_output["Y"], Y_pinocchio, q, qd, qdd, rng)
+    Y_default = batches[default_backend]["Y"]
+    errors = cross_check(regressor, Y_default, Y_pinocchio, q, qd, qdd, rng)
+    for backend, timing in batches.items():
+        backend_error = np.abs(timing["Y"] - Y_default).max() / np.abs(Y_default).max()
+        machine.require(backend_error < 1e-12, f"backend {backend} differs from "
+                                               f"{default_backend} by {backend_error:.2e}")
 
     rates = {"batch": n_samples / batch_time, "compute_one": n_samples / one_time,
              "pinocchio_loop": n_samples / pinocchio_time}
+    rates.update({f"batch_{backend}": n_samples / timing["best"]
+                  for backend, timing in batches.items()})
     ratio = rates["batch"] / rates["pinocchio_loop"]
     goals = (
-        machine.Goal("batch / pinocchio loop (samples/s ratio)", f">= {GOAL_RATIO:.0f}x",
-                     f"{ratio:.1f}x", ratio >= GOAL_RATIO),
+        machine.Goal(f"batch (default backend: {default_backend}) / pinocchio loop, samples/s",
+                     f">= {GOAL_RATIO:.0f}x", f"{ratio:.1f}x", ratio >= GOAL_RATIO),
         machine.Goal("batch throughput", "info", f"{machine.rate(rates['batch'])} samples/s",
                      None),
         machine.Goal("compute_one / pinocchio loop", "info",
                      f"{rates['compute_one'] / rates['pinocchio_loop']:.2f}x", None),
     )
-    rows = [
-        ["`Regressor.compute` (batch)", f"{n} x {p}", machine.rate(rates["batch"]),
-         f"{1e6 / rates['batch']:.2f}", f"{rates['batch'] / rates['pinocchio_loop']:.2f}x"],
-        ["`Regressor.compute_one` loop", f"{n} x {p}", machine.rate(rates["compute_one"]),
-         f"{1e6 / rates['compute_one']:.2f}",
-         f"{rates['compute_one'] / rates['pinocchio_loop']:.2f}x"],
-        ["baseline: `pinocchio.computeJointTorqueRegressor` loop", f"{n} x {10 * n}",
-         machine.rate(rates["pinocchio_loop"]), f"{1e6 / rates['pinocchio_loop']:.2f}", "1x"],
-    ]
+
+    def row(label, columns, value):
+        return [label, columns, machine.rate(value), f"{1e6 / value:.2f}",
+                f"{value / rates['pinocchio_loop']:.2f}x"]
+
+    rows = [row(f"`Regressor.compute` (batch), backend {backend}"
+                + (" (default)" if backend == default_backend else ""), f"{n} x {p}",
+                rates[f"batch_{backend}"]) for backend in batches]
+    rows += [row("`Regressor.compute_one` loop", f"{n} x {p}", rates["compute_one"]),
+             row("baseline: `pinocchio.computeJointTorqueRegressor` loop", f"{n} x {10 * n}",
+                 rates["pinocchio_loop"])]
+    first_calls = "; ".join(f"{backend} {timing['first']:.2f} s"
+                            for backend, timing in batches.items())
     details = (f"N = {n_samples} random states of the UR5 with coulomb_viscous friction "
-               f"(best of {repeat} batch runs).\n\n"
+               f"(best of {repeat} batch runs after a first call; first call, compilation or "
+               f"cache loading included: {first_calls}).\n\n"
                + machine.markdown_table(
                    ["Path", "Y per sample", "samples/s", "us/sample", "vs baseline"], rows)
                + "\nCross-checks (max error relative to the largest entry): batch vs "

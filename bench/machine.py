@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import importlib.metadata
 import os
 import platform
 import re
@@ -48,6 +49,11 @@ or directly, from the repository root:
     .venv/bin/python bench/run_all.py --skip-excitation --out BENCHMARKS.md
     .venv/bin/python bench/run_all.py --quick                       # smoke run, prints only
     .venv/bin/python bench/bench_identification.py --out BENCHMARKS.md   # one section only
+
+The machine line of each section names numpy's BLAS and its thread setting. On a machine
+shared with other jobs, multi-threaded OpenBLAS can be several times slower than one thread
+for the small products used here (`--blas-threads 1`, or `OPENBLAS_NUM_THREADS=1` for a
+single script).
 
 Each script exits 0 even when a goal is missed: a missed goal is a `FAIL` in its table, not an
 error. A numerical cross-check that fails (the benchmarked path disagreeing with its baseline)
@@ -95,6 +101,27 @@ def _source_revision() -> str:
     return f"{revision} (with uncommitted changes)" if changed else revision
 
 
+def _blas() -> str:
+    """numpy's BLAS library and the thread count asked for through the environment."""
+    import numpy
+    try:
+        blas = numpy.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        library = f"{blas['name']} {blas['version']}"
+    except (KeyError, TypeError, ValueError):
+        library = "unknown BLAS"
+    for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        if os.environ.get(variable):
+            return f"{library} ({variable}={os.environ[variable]})"
+    return f"{library} (default threads)"
+
+
+def _installed_version(distribution: str) -> str | None:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
 def describe_machine() -> dict:
     """CPU, cores, RAM, versions, load and source revision of this run."""
     import numpy
@@ -110,6 +137,8 @@ def describe_machine() -> dict:
         "numpy": numpy.__version__,
         "scipy": scipy.__version__,
         "pinocchio": pinocchio.__version__,
+        "blas": _blas(),
+        "numba": _installed_version("numba"),
         "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         "source": _source_revision(),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -120,9 +149,11 @@ def machine_markdown(machine: dict) -> str:
     ram = "unknown RAM" if machine["ram_gb"] is None else f"{machine['ram_gb']:.1f} GB RAM"
     load = ("" if machine["load_average"] is None
             else f", load average {machine['load_average']:.2f} at start")
+    numba = "not installed" if machine["numba"] is None else machine["numba"]
     return (f"Measured {machine['date']} on {machine['cpu']}, {machine['cores']} usable cores, "
             f"{ram}, {machine['os']}; Python {machine['python']}, numpy {machine['numpy']}, "
-            f"scipy {machine['scipy']}, pinocchio {machine['pinocchio']}{load}; "
+            f"scipy {machine['scipy']}, pinocchio {machine['pinocchio']}, numba {numba}, "
+            f"{machine['blas']}{load}; "
             f"source {machine['source']}.")
 
 
@@ -301,12 +332,13 @@ def benchmark_main(run, description: str, argv=None) -> int:
 
 # --------------------------------------------------------------------------- shared workload
 
-def ur5_regressor(friction: str = "coulomb_viscous"):
-    """The 6-DOF workload of the benchmarks: UR5 (config/robots/ur5.yaml) with friction."""
+def ur5_regressor(friction: str = "coulomb_viscous", **options):
+    """The 6-DOF workload of the benchmarks: UR5 (config/robots/ur5.yaml) with friction;
+    ``options`` go to ``Regressor``."""
     from robot_dynid.friction import friction_model
     from robot_dynid.regressor import Regressor
     from robot_dynid.robot_description import load_robot
-    return Regressor(load_robot(ROBOTS / "ur5.yaml"), friction_model(friction))
+    return Regressor(load_robot(ROBOTS / "ur5.yaml"), friction_model(friction), **options)
 
 
 def random_states(robot, n_samples: int, rng):

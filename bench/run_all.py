@@ -1,7 +1,7 @@
 """Run every benchmark of bench/ and write their sections into BENCHMARKS.md.
 
     .venv/bin/python bench/run_all.py [--quick] [--skip-excitation] [--only NAME ...]
-                                      [--out BENCHMARKS.md]
+                                      [--blas-threads N] [--out BENCHMARKS.md]
 
 Each benchmark module has ``run(quick: bool)`` returning a ``machine.BenchmarkResult`` (or
 Markdown text, or a dict with a ``"markdown"`` entry). Sections of benchmarks not run this time
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import time
 import traceback
@@ -69,7 +70,15 @@ def main(argv=None) -> int:
                         help="run only these benchmarks")
     parser.add_argument("--out", type=Path, default=None,
                         help="Markdown file to update (e.g. BENCHMARKS.md); print only if absent")
+    parser.add_argument("--blas-threads", type=int, default=None, metavar="N",
+                        help="threads of numpy's BLAS (default: the library's choice, all "
+                             "cores); 1 gives steadier numbers on a shared machine")
     args = parser.parse_args(argv)
+    if args.blas_threads is not None:
+        if "numpy" in sys.modules:
+            parser.error("--blas-threads must be applied before numpy is imported")
+        for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ[variable] = str(args.blas_threads)
 
     selected = list(args.only or BENCHMARKS)
     if args.skip_excitation and "excitation" in selected:
