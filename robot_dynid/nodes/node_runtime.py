@@ -33,6 +33,11 @@ def spin_node(node_class, args=None):
     except (DynIdError, FileNotFoundError) as error:
         print(f"{node_class.__name__}: error: {error}", file=sys.stderr)
         return 2
+    except Exception:
+        # A signal shuts the context down while the executor may be taking a message; what that
+        # raises is part of shutting down, not a failure.
+        if rclpy.ok():
+            raise
     finally:
         if node is not None:
             close = getattr(node, "close", None)

@@ -1,0 +1,170 @@
+"""experiment_runner node: plays a protocol plan on a robot and marks its stages.
+
+Once ``command_topic`` has a subscriber and a joint state has arrived, the plan starts
+``start_delay`` s later (plan time 0); the arm moves from where it is to the plan's first point
+in that time, so give it enough. The reference is sent as trajectory_msgs/JointTrajectory
+windows of ``window_duration`` s, each ``lookahead`` s ahead, with header.stamp = the absolute
+time of its first point; every window also repeats the reference from ``lookahead`` before it,
+so a joint_trajectory_controller that replaces its trajectory on arrival splices them
+(:mod:`robot_dynid.experiment_schedule`). ExperimentStage markers go out at every stage
+boundary, stamped with the boundary time. Measured ``joint_states`` are compared with the
+reference at their stamps; beyond ``deviation_threshold`` [rad] on any joint the node aborts.
+``~/abort`` (std_srvs/Trigger) aborts too. Aborting sends a hold at the last measured pose
+(reached in ``stop_duration`` s) and the end marker of the stage playing. When the plan is done
+(or aborted) the node logs it and stays alive, idle, until shut down.
+
+``plan_file`` '' builds the plan with :func:`robot_dynid.protocol.build_protocol` from
+``cycles``, ``excitation_periods``, ``speed_fractions``, ``friction_level_duration`` (0 = the
+shortest that fits) and ``warmup_duration``.
+"""
+from __future__ import annotations
+
+import numpy as np
+from builtin_interfaces.msg import Duration as DurationMsg
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.time import Time
+from sensor_msgs.msg import JointState
+from std_srvs.srv import Trigger
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from robot_dynid.errors import DynIdError
+from robot_dynid.experiment_schedule import ExperimentRun, ExperimentSchedule, positions_in_order
+from robot_dynid.msg import ExperimentStage
+from robot_dynid.nodes.node_runtime import declare, spin_node
+from robot_dynid.package_files import find_package_file
+from robot_dynid.protocol import build_protocol, load_plan
+from robot_dynid.robot_description import load_robot
+
+RELIABLE_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+
+
+def duration_msg(seconds):
+    nanoseconds = round(seconds * 1e9)
+    return DurationMsg(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
+
+
+def trajectory_msg(joint_names, time_from_start, q, qd, qdd):
+    msg = JointTrajectory(joint_names=list(joint_names))
+    msg.points = [JointTrajectoryPoint(positions=p.tolist(), velocities=v.tolist(), accelerations=a.tolist(),
+                                       time_from_start=duration_msg(s))
+                  for s, p, v, a in zip(time_from_start, q, qd, qdd)]
+    return msg
+
+
+class ExperimentRunnerNode(Node):
+    def __init__(self):
+        super().__init__("experiment_runner")
+        robot_file = (declare(self, "robot_file", "", "robot description (YAML); '' = the ER3A")
+                      or str(find_package_file("config", "robots", "er3a.yaml")))
+        plan_file = declare(self, "plan_file", "", "protocol plan (YAML, save_plan); '' = build one")
+        cycles = declare(self, "cycles", 24, "cycles of the built plan")
+        periods = declare(self, "excitation_periods", 2, "excitation periods per cycle of the built plan")
+        fractions = declare(self, "speed_fractions", [0.05, 0.2, 0.4, 0.6, 0.8, 1.0],
+                            "friction speed levels of the built plan, fractions of the velocity limits")
+        level = declare(self, "friction_level_duration", 0.0, "time per friction speed level; 0 = shortest", "s")
+        warmup = declare(self, "warmup_duration", 180.0, "warmup stage of the built plan (0 = none)", "s")
+        command_topic = declare(self, "command_topic", "joint_trajectory", "JointTrajectory commands out")
+        states_topic = declare(self, "joint_states_topic", "joint_states", "measured JointState in")
+        stage_topic = declare(self, "stage_topic", "experiment_stage", "ExperimentStage markers out")
+        self.experiment_id = declare(self, "experiment_id", "", "ExperimentStage.experiment_id")
+        rate = declare(self, "rate_hz", 100.0, "reference sample rate", "Hz")
+        window = declare(self, "window_duration", 2.0, "reference per trajectory message", "s")
+        lookahead = declare(self, "lookahead", 1.0, "windows are sent this long before they start", "s")
+        self.threshold = declare(self, "deviation_threshold", 0.1, "abort beyond this tracking error", "rad")
+        self.start_delay = declare(self, "start_delay", 2.0, "from ready (subscriber + joint state) to plan start", "s")
+        self.stop_duration = declare(self, "stop_duration", 0.2, "time to reach the hold pose on abort", "s")
+        robot = load_robot(robot_file)
+        plan = load_plan(plan_file) if plan_file else build_protocol(
+            robot, cycles=cycles, excitation_periods=periods, speed_fractions=fractions,
+            friction_level_duration=level or None, warmup_duration=warmup)
+        self.schedule = ExperimentSchedule(plan, rate, window)
+        self.run = ExperimentRun(self.schedule, lookahead)
+        self.start_ns = None
+        self.measured = []
+        self.last_pose = None
+        self.command_publisher = self.create_publisher(JointTrajectory, command_topic, 10)
+        self.stage_publisher = self.create_publisher(ExperimentStage, stage_topic, RELIABLE_QOS)
+        self.create_subscription(JointState, states_topic, self.on_joint_state, RELIABLE_QOS)
+        self.create_service(Trigger, "~/abort", self.on_abort)
+        self.create_timer(0.01, self.on_timer)
+        self.get_logger().info(
+            f"plan {plan_file or 'built'} for {plan.robot_name}: {plan.cycles} cycle(s), {plan.duration:.1f} s, "
+            f"{len(self.schedule.events)} stage markers on {stage_topic}; {len(self.schedule.windows)} windows "
+            f"on {command_topic}; starting {self.start_delay} s after {command_topic} has a subscriber and "
+            f"{states_topic} arrives")
+
+    def plan_time(self, stamp_ns):
+        return (stamp_ns - self.start_ns) * 1e-9
+
+    def stamp(self, plan_time):
+        return Time(nanoseconds=self.start_ns + round(plan_time * 1e9)).to_msg()
+
+    def on_joint_state(self, msg):
+        try:
+            q = positions_in_order(msg.name, msg.position, self.schedule.joint_names)
+        except DynIdError as error:
+            self.get_logger().warning(f"joint state: {error}", throttle_duration_sec=5.0)
+            return
+        self.last_pose = q
+        if self.start_ns is not None and self.run.state == "running":
+            t = self.plan_time(Time.from_msg(msg.header.stamp).nanoseconds)
+            if 0.0 <= t <= self.schedule.duration:
+                self.measured.append((t, q))
+
+    def on_timer(self):
+        now_ns = self.get_clock().now().nanoseconds
+        if self.start_ns is None:
+            if self.command_publisher.get_subscription_count() > 0 and self.last_pose is not None:
+                self.start_ns = now_ns + round(self.start_delay * 1e9)
+                self.get_logger().info(f"starting the plan in {self.start_delay} s")
+            return
+        if self.run.state != "running":
+            return
+        if self.measured:
+            times, poses = zip(*self.measured)
+            self.measured = []
+            deviation = self.schedule.deviation(times, poses, self.threshold)
+            if deviation.exceeded:
+                self.abort(f"aborting: {deviation.describe()}", self.get_logger().error)
+                return
+        chunks, events = self.run.due(self.plan_time(now_ns))
+        for chunk in chunks:
+            msg = trajectory_msg(self.schedule.joint_names, chunk.time_from_start, chunk.q, chunk.qd, chunk.qdd)
+            msg.header.stamp = self.stamp(chunk.start_time)
+            self.command_publisher.publish(msg)
+        for event in events:
+            self.publish_event(event)
+        if self.run.state == "done":
+            self.get_logger().info(f"plan done ({self.schedule.duration:.1f} s); idle")
+
+    def publish_event(self, event):
+        msg = ExperimentStage(experiment_id=self.experiment_id, cycle=event.cycle, kind=event.kind_code,
+                              label=event.name, start=event.start, joint_name=event.joint,
+                              speed_fraction=event.speed_fraction, direction=event.direction)
+        msg.header.stamp = self.stamp(event.time)
+        self.stage_publisher.publish(msg)
+
+    def abort(self, reason, log):
+        now_ns = self.get_clock().now().nanoseconds
+        event = self.run.abort(self.plan_time(now_ns))
+        still = np.zeros((1, self.last_pose.size))
+        self.command_publisher.publish(trajectory_msg(self.schedule.joint_names, [self.stop_duration],
+                                                      self.last_pose[None], still, still))
+        if event is not None:
+            self.publish_event(event)
+        log(reason)
+
+    def on_abort(self, request, response):
+        if self.start_ns is None or self.run.state != "running":
+            response.success = False
+            response.message = "not running" if self.start_ns is None else f"already {self.run.state}"
+            return response
+        self.abort("aborted on request: holding the measured pose", self.get_logger().warning)
+        response.success = True
+        response.message = "aborted; holding the measured pose"
+        return response
+
+
+def main(args=None):
+    return spin_node(ExperimentRunnerNode, args)
