@@ -1,6 +1,5 @@
 """The model artifact: deterministic YAML that round-trips, strict loading, torques equal to RNEA."""
 import numpy as np
-import pinocchio as pin
 import pytest
 import yaml
 
@@ -10,8 +9,9 @@ from robot_dynid.friction import FrictionModel, friction_model
 from robot_dynid.model import DynamicModel
 from robot_dynid.package_files import find_package_file
 from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import build_pinocchio_model, load_robot
+from robot_dynid.robot_description import load_robot
 from robot_dynid.simulation import plausible_parameters
+from rnea_reference import rnea_torques
 
 
 @pytest.fixture(scope="module")
@@ -30,11 +30,7 @@ def er3a_model():
 
 
 def rnea_with_friction(robot, inertial, coefficients, q, qd, qdd):
-    model = build_pinocchio_model(robot)
-    for link in range(robot.n_joints):
-        model.inertias[link + 1] = pin.Inertia.FromDynamicParameters(inertial[10 * link:10 * link + 10])
-    rigid = pin.rnea(model, model.createData(), q, qd, qdd)
-    return rigid + coefficients[:, 0] * np.sign(qd) + coefficients[:, 1] * qd
+    return rnea_torques(robot, inertial, q, qd, qdd) + coefficients[:, 0] * np.sign(qd) + coefficients[:, 1] * qd
 
 
 def test_torque_equals_rnea_plus_friction_for_one_point_and_a_batch(er3a_model):

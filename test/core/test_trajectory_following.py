@@ -1,6 +1,5 @@
 """Trajectory following against closed forms; the simulated arm against pinocchio's RNEA."""
 import numpy as np
-import pinocchio as pin
 import pytest
 from numpy.polynomial import Polynomial
 
@@ -8,9 +7,10 @@ from robot_dynid.errors import DataError
 from robot_dynid.friction import friction_model
 from robot_dynid.package_files import find_package_file
 from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import link_frame_placements, load_robot
+from robot_dynid.robot_description import load_robot
 from robot_dynid.simulation import SimulatedRobot, simulation_parameters
 from robot_dynid.trajectory_following import SimulatedArm, TrajectoryFollower
+from rnea_reference import rnea_torques
 
 JOINTS = ("a", "b", "c")
 
@@ -163,13 +163,8 @@ def er3a_simulator():
 
 def rnea_with_friction_by_hand(simulator, t, q, qd, qdd):
     """pinocchio RNEA with the simulator's inertias, plus (fc sgn v + fv v)(1 + 0.5 exp(-t / 2))."""
-    model = simulator.regressor.model.copy()
     parameters = simulator.parameters
-    for joint_id, link_frame in enumerate(link_frame_placements(model), start=1):
-        model.inertias[joint_id] = link_frame.act(
-            pin.Inertia.FromDynamicParameters(parameters[10 * joint_id - 10:10 * joint_id]))
-    data = model.createData()
-    rigid = np.array([pin.rnea(model, data, *state) for state in zip(q, qd, qdd)])
+    rigid = rnea_torques(simulator.regressor.robot, parameters, q, qd, qdd)
     fc, fv = parameters[60:72:2], parameters[61:72:2]
     return rigid + (fc * np.sign(qd) + fv * qd) * (1.0 + 0.5 * np.exp(-t / 2.0))[:, None]
 

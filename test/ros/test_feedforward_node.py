@@ -9,7 +9,6 @@ import pathlib
 import re
 
 import numpy as np
-import pinocchio as pin
 import pytest
 from builtin_interfaces.msg import Duration
 from sensor_msgs.msg import JointState
@@ -20,11 +19,12 @@ from robot_dynid.base_parameters import compute_base_parameters
 from robot_dynid.friction import FrictionModel
 from robot_dynid.model import DynamicModel
 from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import build_pinocchio_model, load_robot
+from robot_dynid.robot_description import load_robot
 from robot_dynid.simulation import plausible_parameters
 from robot_dynid.msg import IdentifiedModel
 from robot_dynid.nodes.feedforward import MODEL_QOS
 from robot_dynid.srv import ComputeFeedforward
+from rnea_reference import rnea_torques
 from ros_graph import RosTestGraph, start_node, stop_node
 
 
@@ -40,13 +40,6 @@ def er3a():
     model = DynamicModel(robot, FrictionModel(), False, False, base, base.projection @ parameters,
                          np.zeros(base.rank))
     return model, parameters
-
-
-def rnea_torque(robot, parameters, q, qd, qdd):
-    model = build_pinocchio_model(robot)
-    for link in range(robot.n_joints):
-        model.inertias[link + 1] = pin.Inertia.FromDynamicParameters(parameters[10 * link:10 * link + 10])
-    return pin.rnea(model, model.createData(), q, qd, qdd)
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +79,7 @@ def test_service_torques_equal_rnea_for_points_in_any_joint_order(feedforward_no
     assert response.success, response.message
     assert len(response.points) == 20
     for index, ((q, qd, qdd), point) in enumerate(zip(rows, response.points)):
-        expected = rnea_torque(model.robot, parameters, q, qd, qdd)[order]
+        expected = rnea_torques(model.robot, parameters, q, qd, qdd)[order]
         np.testing.assert_allclose(point.effort, expected, rtol=1e-9, atol=1e-9)
         assert point.time_from_start.sec == index
         np.testing.assert_array_equal(point.positions, q[order])
@@ -127,7 +120,7 @@ def test_reference_joint_state_gives_effort_commands(feedforward_node, er3a):
         return bool(received)
 
     graph.spin_until(publish_and_check, what="a Float64MultiArray on effort_commands")
-    expected = rnea_torque(model.robot, parameters, q, qd, np.zeros(6))
+    expected = rnea_torques(model.robot, parameters, q, qd, np.zeros(6))
     np.testing.assert_allclose(received[0].data, expected, rtol=1e-9, atol=1e-9)
 
 
@@ -151,7 +144,7 @@ def test_joint_trajectory_is_forwarded_with_efforts(feedforward_node, er3a):
 
     graph.spin_until(publish_and_check, what="a JointTrajectory with efforts")
     for (q, qd, qdd), point in zip(rows, received[0].points):
-        np.testing.assert_allclose(point.effort, rnea_torque(model.robot, parameters, q, qd, qdd)[order],
+        np.testing.assert_allclose(point.effort, rnea_torques(model.robot, parameters, q, qd, qdd)[order],
                                    rtol=1e-9, atol=1e-9)
 
 
@@ -171,7 +164,7 @@ def test_a_published_model_replaces_the_one_in_use(feedforward_node, er3a):
         return holder["response"].model_version == 7
 
     graph.spin_until(switched, what="the feedforward node switching to model version 7")
-    expected = rnea_torque(model.robot, 2.0 * parameters, q, qd, qdd)
+    expected = rnea_torques(model.robot, 2.0 * parameters, q, qd, qdd)
     np.testing.assert_allclose(holder["response"].points[0].effort, expected, rtol=1e-9, atol=1e-9)
 
 

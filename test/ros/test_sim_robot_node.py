@@ -8,7 +8,6 @@ import os
 import time
 
 import numpy as np
-import pinocchio as pin
 import pytest
 from builtin_interfaces.msg import Duration
 from numpy.polynomial import Polynomial
@@ -21,8 +20,9 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from robot_dynid.friction import friction_model
 from robot_dynid.package_files import find_package_file
 from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import link_frame_placements, load_robot
+from robot_dynid.robot_description import load_robot
 from robot_dynid.simulation import simulation_parameters
+from rnea_reference import rnea_torques
 from ros_graph import RosTestGraph, start_node, stop_node
 
 RATE = 500.0     # Hz
@@ -63,12 +63,7 @@ def polynomials(n):
 def rnea_with_friction(robot, q, qd, qdd):
     regressor = Regressor(robot, friction_model("coulomb_viscous"))
     parameters = simulation_parameters(regressor, SEED)
-    model = regressor.model.copy()
-    for joint_id, link_frame in enumerate(link_frame_placements(model), start=1):
-        model.inertias[joint_id] = link_frame.act(
-            pin.Inertia.FromDynamicParameters(parameters[10 * joint_id - 10:10 * joint_id]))
-    data = model.createData()
-    rigid = np.array([pin.rnea(model, data, *state) for state in zip(q, qd, qdd)])
+    rigid = rnea_torques(robot, parameters, q, qd, qdd)
     fc, fv = parameters[60::2], parameters[61::2]
     return rigid + fc * np.sign(qd) + fv * qd
 
