@@ -33,6 +33,7 @@ from rosbags.rosbag2 import StoragePlugin, Writer, WriterError
 from rosbags.typesys import Stores, TypesysError, get_types_from_msg, get_typestore
 
 from robot_dynid.errors import DataError, DynIdError
+from robot_dynid.package_files import package_file_candidates
 from robot_dynid.recording import STAGE_KINDS, Recording
 from robot_dynid.segmentation import StageMarker, label_samples, stage_intervals
 
@@ -60,8 +61,8 @@ _NS_PER_S = 1_000_000_000
 def interface_definition_text(type_name: str) -> str:
     """Text of a robot_dynid message definition (.msg).
 
-    Looked up, in order, in the installed package data
-    ``robot_dynid/interface_definitions/msg/<Name>.msg``, the source tree ``<repo>/msg/`` and
+    Looked up where :mod:`robot_dynid.package_files` finds shipped files: the pip-installed
+    package data ``robot_dynid/package_data/msg/``, the source tree ``<repo>/msg/`` and
     ``<prefix>/share/robot_dynid/msg/`` for every prefix of ``AMENT_PREFIX_PATH``.
 
     Parameters
@@ -75,12 +76,7 @@ def interface_definition_text(type_name: str) -> str:
         The definition is in none of the places (all paths tried are named).
     """
     name = type_name.rsplit("/", 1)[-1]
-    package_dir = Path(__file__).resolve().parent
-    directories = [package_dir / "interface_definitions" / "msg", package_dir.parent / "msg"]
-    for prefix in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep):
-        if prefix:
-            directories.append(Path(prefix) / "share" / PACKAGE_NAME / "msg")
-    tried = [directory / f"{name}.msg" for directory in directories]
+    tried = package_file_candidates("msg", f"{name}.msg")
     for path in tried:
         if path.is_file():
             return path.read_text(encoding="utf-8")

@@ -55,3 +55,21 @@ def test_shipped_robot_config_gives_literature_base_parameter_count(clean_venv):
     result = run(clean_venv, "base-parameters", "--robot", config, "--friction", "none")
     assert result.returncode == 0, result.stderr
     assert "36 base parameters" in result.stdout
+
+
+def test_bags_with_stage_markers_round_trip_without_ros(clean_venv, tmp_path):
+    """The ExperimentStage definition ships in the package data of a pip install."""
+    script = f"""
+from robot_dynid.bag_io import BagWriter, read_bag
+with BagWriter({str(tmp_path / 'bag')!r}) as bag:
+    bag.write_stage(0, "excitation", 3, True)
+    for k in range(5):
+        bag.write_joint_state(k * 10_000_000, ["a"], [0.1 * k], [1.0], [2.0])
+    bag.write_stage(40_000_000, "excitation", 3, False)
+recording = read_bag({str(tmp_path / 'bag')!r})
+print(*sorted(set(map(str, recording.stage))), *sorted(set(recording.cycle.tolist())), recording.n_samples)
+"""
+    result = subprocess.run([str(clean_venv / "bin" / "python"), "-c", script], capture_output=True, text=True,
+                            cwd="/")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["excitation", "3", "5"]

@@ -293,7 +293,7 @@ def test_interface_definition_lookup(monkeypatch, tmp_path):
     assert "uint8 KIND_CUSTOM = 5" in text and "float64 speed_fraction" in text
     monkeypatch.setenv("AMENT_PREFIX_PATH", str(tmp_path / "install"))
     with pytest.raises(DynIdError, match=r"definition of message 'Nonexistent' not found; "
-                                         r"tried .*interface_definitions/msg/Nonexistent.msg.*"
+                                         r"tried .*package_data/msg/Nonexistent.msg.*"
                                          r"install/share/robot_dynid/msg/Nonexistent.msg"):
         interface_definition_text("Nonexistent")
 
