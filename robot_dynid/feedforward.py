@@ -79,7 +79,7 @@ def compute_feedforward(model: DynamicModel, joint_names, points, temperature=No
     [s] are passed to friction models that drift.
     """
     q, qd, qdd = points_to_arrays(model.joint_names, joint_names, points)
-    if model.needs_temperature and temperature is None:
+    if model.friction.needs_temperature and temperature is None:
         raise DataError("the model's friction depends on joint temperature, and none has been received")
     if temperature is not None:
         temperature = np.broadcast_to(np.asarray(temperature, float), q.shape)

@@ -84,14 +84,6 @@ class DynamicModel:
     def joint_names(self) -> tuple[str, ...]:
         return self.robot.joint_names
 
-    @property
-    def needs_temperature(self) -> bool:
-        return self.friction.drift == "temperature"
-
-    @property
-    def needs_elapsed(self) -> bool:
-        return self.friction.drift == "time"
-
     def torque(self, q, qd, qdd, temperature=None, elapsed=None) -> np.ndarray:
         """Joint torques [N m] predicted by the model.
 
