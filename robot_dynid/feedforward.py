@@ -6,6 +6,7 @@ both go through :func:`compute_feedforward`, so a malformed request gets the sam
 """
 from __future__ import annotations
 
+import array
 from collections.abc import Sequence
 
 import numpy as np
@@ -51,7 +52,45 @@ def points_to_arrays(model_joints: Sequence[str], joint_names: Sequence[str], po
     if len(points) == 0:
         raise DataError("no points given")
     order = [joint_names.index(name) for name in model_joints]
-    arrays = {field: np.zeros((len(points), len(model_joints))) for field in FIELDS}
+    stacked = _stacked_fields(points, len(joint_names))
+    if stacked is None:
+        stacked = _checked_fields(points, joint_names)
+    return tuple(stacked[field][:, order] for field in FIELDS)
+
+
+def _stacked_fields(points: Sequence[dict], m: int) -> dict | None:
+    """Each field of every point as one (N, m) array, built without a loop over the points in
+    Python; None when any point needs a closer look (a size other than m, an empty position,
+    a non-finite value, some points' velocities given and others' not), which
+    :func:`_checked_fields` then reports."""
+    stacked = {}
+    for field in FIELDS:
+        rows = [point.get(field, ()) for point in points]
+        try:
+            if all(type(row) is array.array and row.typecode == "d" for row in rows):
+                # message fields (array.array of doubles): one copy of the joined buffers
+                block = np.frombuffer(b"".join(rows), dtype=np.float64)
+                block = block.reshape(len(rows), -1) if block.size % len(rows) == 0 else None
+                if block is not None and any(len(row) != block.shape[1] for row in rows):
+                    block = None
+            else:
+                block = np.array(rows, dtype=float)
+        except (TypeError, ValueError):      # ragged or not numeric: the loop names the point
+            return None
+        if block is None or block.ndim != 2:
+            return None
+        if block.shape[1] == 0 and field != "positions":
+            block = np.zeros((len(points), m))
+        if block.shape != (len(points), m) or not np.isfinite(block).all():
+            return None
+        stacked[field] = block
+    return stacked
+
+
+def _checked_fields(points: Sequence[dict], joint_names: Sequence[str]) -> dict:
+    """The fields point by point in ``joint_names`` order, (N, m) each; raises DataError naming
+    the first problem (point index, field, joint)."""
+    arrays = {field: np.zeros((len(points), len(joint_names))) for field in FIELDS}
     for index, point in enumerate(points):
         for field in FIELDS:
             values = np.asarray(point.get(field, ()), dtype=float)
@@ -68,8 +107,8 @@ def points_to_arrays(model_joints: Sequence[str], joint_names: Sequence[str], po
                     f"point {index}: {field} of joint {joint_names[int(np.argmax(bad))]} is "
                     f"{values[int(np.argmax(bad))]}"
                 )
-            arrays[field][index] = values[order]
-    return arrays["positions"], arrays["velocities"], arrays["accelerations"]
+            arrays[field][index] = values
+    return arrays
 
 
 def compute_feedforward(model: DynamicModel, joint_names, points, temperature=None, elapsed=None) -> np.ndarray:
