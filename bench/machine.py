@@ -33,11 +33,11 @@ BENCHMARKS_FILE = REPOSITORY / "BENCHMARKS.md"
 BENCHMARKS_HEADER = """\
 # Benchmarks
 
-Speed and memory of the core on the machine named in each section. Every benchmark compares
-the code path it measures with a baseline timed **in the same run** (a plain Python loop over
-pinocchio, the batch path, ...), so the ratios carry over between machines better than the
-absolute rates do. Absolute times also depend on the load of the machine, which each section
-records (load average at the start).
+Speed and memory of the core and of the ROS 2 nodes on the machine named in each section. Every
+benchmark compares the code path it measures with a baseline timed **in the same run** (a plain
+Python loop over pinocchio, the batch path, a subscriber that only counts, an empty service, ...),
+so the ratios carry over between machines better than the absolute rates do. Absolute times also
+depend on the load of the machine, which each section records (load average at the start).
 
 Run all benchmarks and rewrite this file (bootstraps `.venv` first):
 
@@ -45,8 +45,8 @@ Run all benchmarks and rewrite this file (bootstraps `.venv` first):
 
 or directly, from the repository root:
 
-    .venv/bin/python bench/run_all.py --out BENCHMARKS.md          # all, a few minutes
-    .venv/bin/python bench/run_all.py --skip-excitation --out BENCHMARKS.md
+    .venv/bin/python bench/run_all.py --out BENCHMARKS.md          # all, about 15 minutes
+    .venv/bin/python bench/run_all.py --skip excitation recorder --out BENCHMARKS.md
     .venv/bin/python bench/run_all.py --quick                       # smoke run, prints only
     .venv/bin/python bench/bench_identification.py --out BENCHMARKS.md   # one section only
 
@@ -54,6 +54,10 @@ The machine line of each section names numpy's BLAS and its thread setting. On a
 shared with other jobs, multi-threaded OpenBLAS can be several times slower than one thread
 for the small products used here (`--blas-threads 1`, or `OPENBLAS_NUM_THREADS=1` for a
 single script).
+
+The node benchmarks (recorder, feedforward) start the installed node executables in their own
+processes, with the source tree first on PYTHONPATH, and keep DDS traffic on loopback in a
+ROS_DOMAIN_ID of their own (150..199; the tests take 1..100).
 
 Each script exits 0 even when a goal is missed: a missed goal is a `FAIL` in its table, not an
 error. A numerical cross-check that fails (the benchmarked path disagreeing with its baseline)

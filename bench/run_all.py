@@ -1,7 +1,7 @@
 """Run every benchmark of bench/ and write their sections into BENCHMARKS.md.
 
-    .venv/bin/python bench/run_all.py [--quick] [--skip-excitation] [--only NAME ...]
-                                      [--blas-threads N] [--out BENCHMARKS.md]
+    .venv/bin/python bench/run_all.py [--quick] [--skip-excitation] [--skip NAME ...]
+                                      [--only NAME ...] [--blas-threads N] [--out BENCHMARKS.md]
 
 Each benchmark module has ``run(quick: bool)`` returning a ``machine.BenchmarkResult`` (or
 Markdown text, or a dict with a ``"markdown"`` entry). Sections of benchmarks not run this time
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import machine
 
-BENCHMARKS = ("regressor", "identification", "rls", "excitation")
-SLOW = ("excitation",)
+BENCHMARKS = ("regressor", "identification", "rls", "excitation", "recorder", "feedforward")
+SLOW = ("excitation", "recorder")
 BENCH_DIRECTORY = Path(__file__).resolve().parent
 
 
@@ -66,6 +66,8 @@ def main(argv=None) -> int:
                         help="small sizes (seconds); the goals are not meaningful then")
     parser.add_argument("--skip-excitation", action="store_true",
                         help="skip the excitation-design benchmark (it takes minutes)")
+    parser.add_argument("--skip", nargs="+", choices=BENCHMARKS, default=(),
+                        help="skip these benchmarks (the recorder runs 10 minutes)")
     parser.add_argument("--only", nargs="+", choices=BENCHMARKS, default=None,
                         help="run only these benchmarks")
     parser.add_argument("--out", type=Path, default=None,
@@ -80,9 +82,8 @@ def main(argv=None) -> int:
         for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
             os.environ[variable] = str(args.blas_threads)
 
-    selected = list(args.only or BENCHMARKS)
-    if args.skip_excitation and "excitation" in selected:
-        selected.remove("excitation")
+    skipped = set(args.skip) | ({"excitation"} if args.skip_excitation else set())
+    selected = [name for name in (args.only or BENCHMARKS) if name not in skipped]
     sections, verdicts = {}, []
     for name in selected:
         if not (BENCH_DIRECTORY / f"bench_{name}.py").exists():

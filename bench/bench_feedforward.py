@@ -1,0 +1,233 @@
+"""ComputeFeedforward across processes: latency of 1 and 1000 points, split into transport and compute.
+
+Setup (real processes over DDS on loopback, ROS_DOMAIN_ID 150..199):
+
+- the feedforward node, installed executable, parameters of ``config/feedforward.yaml`` with
+  ``model_file`` set to a model artifact of the UR5 (6 DOF, coulomb_viscous friction, 48 base
+  parameters, values from ``simulation.simulation_parameters``);
+- baselines in a second process (``ros_bench.py services``): an empty ``std_srvs/Trigger`` (the
+  bare round trip) and a ``ComputeFeedforward`` that echoes the request with effort = positions
+  (the round trip of the same payload, message conversion included, no model);
+- baselines in this process: ``compute_feedforward`` (validation + ``DynamicModel.torque``, what
+  the node calls) and ``DynamicModel.torque`` alone, on the same points; and the client's own
+  message conversion (``serialize_message`` of the request + ``deserialize_message`` of the
+  response, the conversions rclpy does inside every call), which a C++ client would not pay.
+
+The client is this process (rclpy, single-threaded executor); each round calls the node, the
+echo and the trigger in turn, so that the three see the same load. Times are wall times from
+``call_async`` to the response [ms].
+
+Cross-check (AssertionError): the node's efforts equal ``DynamicModel.torque`` in this process to
+1e-9 (relative to the largest torque), in the joint order of the request; the echo returns the
+positions it was sent.
+"""
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import machine
+import ros_bench
+
+NAME = "feedforward"
+CONFIG = machine.REPOSITORY / "config" / "feedforward.yaml"
+FRICTION = "coulomb_viscous"
+ONE_POINT_GOAL = 2.0           # [ms] p99 of one point
+MANY_POINTS = 1000
+MANY_POINTS_GOAL = 20.0        # [ms] p99 of MANY_POINTS points
+AGREEMENT = 1e-9
+
+
+def make_model(directory: Path, seed: int = 5):
+    """UR5 with coulomb_viscous friction as a saved model artifact: (model, path)."""
+    import numpy as np
+    from robot_dynid.base_parameters import compute_base_parameters
+    from robot_dynid.model import DynamicModel
+    from robot_dynid.simulation import simulation_parameters
+    regressor = machine.ur5_regressor(FRICTION)
+    base = compute_base_parameters(regressor)
+    theta = simulation_parameters(regressor, seed=seed)
+    model = DynamicModel(regressor.robot, regressor.friction, False, False, base,
+                         base.projection @ theta, np.zeros(base.rank), method="ols",
+                         provenance={"source": "bench_feedforward.py (simulation_parameters)"})
+    return model, model.save(directory / "model.yaml")
+
+
+def feedforward_request(joint_names, q, qd, qdd):
+    """ComputeFeedforward.Request of the rows of q, qd, qdd (N, n) [rad, rad/s, rad/s^2]."""
+    from trajectory_msgs.msg import JointTrajectoryPoint
+    from robot_dynid.srv import ComputeFeedforward
+    request = ComputeFeedforward.Request(joint_names=list(joint_names))
+    request.points = [JointTrajectoryPoint(positions=a.tolist(), velocities=b.tolist(),
+                                           accelerations=c.tolist()) for a, b, c in zip(q, qd, qdd)]
+    return request
+
+
+def _round_trip(graph, client, request) -> tuple[float, object]:
+    """(wall time [s] from call_async to the response, the response)."""
+    clock = time.perf_counter()
+    future = client.call_async(request)
+    graph.executor.spin_until_future_complete(future, timeout_sec=10.0)
+    seconds = time.perf_counter() - clock
+    if not future.done():
+        raise TimeoutError(f"no response from {client.srv_name} within 10 s")
+    return seconds, future.result()
+
+
+def _in_process(function, repeat: int) -> list:
+    times = []
+    for _ in range(repeat):
+        clock = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - clock)
+    return times
+
+
+def run(quick: bool = False) -> machine.BenchmarkResult:
+    """Start the processes, time the round trips and the compute, cross-check (see the module
+    docstring)."""
+    import numpy as np
+    from std_srvs.srv import Trigger
+    from rclpy.serialization import deserialize_message, serialize_message
+    from robot_dynid.feedforward import compute_feedforward
+    from robot_dynid.srv import ComputeFeedforward
+
+    domain_id = ros_bench.setup_ros_environment()
+    machine_description = machine.describe_machine()
+    rounds = {1: 30 if quick else 2000, MANY_POINTS: 5 if quick else 200}
+    warm_up = 3 if quick else 20
+    directory = Path(tempfile.mkdtemp(prefix="robot_dynid_bench_feedforward_"))
+    model, model_file = make_model(directory)
+    rng = np.random.default_rng(20261122)
+    order = rng.permutation(len(model.joint_names))          # request joints in another order
+    names = [model.joint_names[i] for i in order]
+    states = {n: machine.random_states(model.robot, n, rng) for n in rounds}
+    requests = {n: feedforward_request(names, *(a[:, order] for a in states[n])) for n in rounds}
+    expected = {n: model.torque(*states[n])[:, order] for n in rounds}
+
+    node = ros_bench.start_node("feedforward", "--params-file", str(CONFIG),
+                                "-p", f"model_file:={model_file}", log_path=directory / "node.log")
+    services = ros_bench.start_helper("services", log_path=directory / "services.log")
+    graph = ros_bench.RosTestGraph("bench_feedforward_client")
+    try:
+        clients = {"node": graph.node.create_client(ComputeFeedforward, "compute_feedforward"),
+                   "echo": graph.node.create_client(ComputeFeedforward, "bench_echo_feedforward"),
+                   "trigger": graph.node.create_client(Trigger, "bench_trigger")}
+        for client in clients.values():
+            graph.spin_until(client.service_is_ready, what=f"service {client.srv_name}")
+        trigger_request = Trigger.Request()
+        latency = {}                     # (path, points) -> list of seconds
+        responses = {}                   # points -> the node's first response
+        for n, n_rounds in rounds.items():
+            for round_index in range(warm_up + n_rounds):
+                for path, client in clients.items():
+                    request = trigger_request if path == "trigger" else requests[n]
+                    seconds, response = _round_trip(graph, client, request)
+                    if round_index >= warm_up:
+                        latency.setdefault((path, n), []).append(seconds)
+                    if path == "node" and round_index == 0:
+                        responses[n] = response
+                        machine.require(response.success, f"feedforward node: {response.message}")
+                        effort = np.array([p.effort for p in response.points])
+                        scale = np.abs(expected[n]).max()
+                        error = np.abs(effort - expected[n]).max() / scale
+                        machine.require(error < AGREEMENT, f"node efforts differ from "
+                                        f"DynamicModel.torque by {error:.1e} (relative), {n} points")
+                    if path == "echo" and round_index == 0:
+                        echoed = np.array([p.effort for p in response.points])
+                        machine.require(np.array_equal(echoed, states[n][0][:, order]),
+                                        "the echo service did not return the positions it was sent")
+    finally:
+        graph.close()
+        node_exit = ros_bench.stop_node(node)
+        ros_bench.stop_node(services)
+    shutil.rmtree(directory, ignore_errors=True)
+
+    for n, n_rounds in rounds.items():
+        q, qd, qdd = states[n]
+        points = [{"positions": p.positions, "velocities": p.velocities,   # as the node does
+                   "accelerations": p.accelerations} for p in requests[n].points]
+        compute_feedforward(model, names, points)
+        latency[("compute_feedforward", n)] = _in_process(
+            lambda: compute_feedforward(model, names, points), n_rounds)
+        latency[("torque", n)] = _in_process(lambda: model.torque(q, qd, qdd), n_rounds)
+        response_bytes = serialize_message(responses[n])
+
+        def client_conversion(request=requests[n], data=response_bytes):
+            serialize_message(request)
+            deserialize_message(data, ComputeFeedforward.Response)
+
+        latency[("client", n)] = _in_process(client_conversion, n_rounds)
+    stats = {key: ros_bench.percentiles(np.array(values) * 1e3) for key, values in latency.items()}
+
+    one, many = stats[("node", 1)], stats[("node", MANY_POINTS)]
+    goals = (
+        machine.Goal("one point, round trip p99", f"< {ONE_POINT_GOAL:g} ms",
+                     f"{one['p99']:.2f} ms (p50 {one['p50']:.2f}, max {one['max']:.1f})",
+                     one["p99"] < ONE_POINT_GOAL),
+        machine.Goal(f"{MANY_POINTS:,} points, round trip p99", f"< {MANY_POINTS_GOAL:g} ms",
+                     f"{many['p99']:.1f} ms (p50 {many['p50']:.1f}, max {many['max']:.1f})",
+                     many["p99"] < MANY_POINTS_GOAL),
+        machine.Goal(f"{MANY_POINTS:,} points, round trip minus the Python client's own message "
+                     "conversion (p50 of each)", "info",
+                     f"{many['p50'] - stats[('client', MANY_POINTS)]['p50']:.1f} ms", None),
+        machine.Goal("node / empty Trigger round trip (p50), one point", "info",
+                     f"{one['p50'] / stats[('trigger', 1)]['p50']:.2f}x", None),
+    )
+    labels = [
+        ("node", "feedforward node: `ComputeFeedforward` round trip"),
+        ("echo", "baseline: echo `ComputeFeedforward` (same payload, no model), 2nd process"),
+        ("trigger", "baseline: empty `std_srvs/Trigger` round trip, 2nd process"),
+        ("compute_feedforward", "in process: `compute_feedforward` on the request's points "
+                                "(validation + torque)"),
+        ("torque", "in process: `DynamicModel.torque` on arrays"),
+        ("client", "in process: the client's message conversion (request out, response in)"),
+    ]
+    rows = []
+    for n in rounds:
+        for key, label in labels:
+            s = stats[(key, n)]
+            rows.append([f"{n:,}", label, f"{s['p50']:.3f}", f"{s['p99']:.3f}", f"{s['max']:.2f}",
+                         f"{s['p50'] / stats[('trigger', 1)]['p50']:.2f}x", f"{s['n']:,}"])
+    split_rows = []
+    for n in rounds:
+        node_p50, echo_p50 = stats[("node", n)]["p50"], stats[("echo", n)]["p50"]
+        trigger_p50 = stats[("trigger", 1)]["p50"]
+        compute_p50 = stats[("compute_feedforward", n)]["p50"]
+        client_p50 = stats[("client", n)]["p50"]
+        split_rows.append([f"{n:,}", f"{node_p50:.3f}", f"{trigger_p50:.3f}", f"{client_p50:.3f}",
+                           f"{echo_p50 - trigger_p50 - client_p50:.3f}", f"{compute_p50:.3f}",
+                           f"{node_p50 - echo_p50 - compute_p50:.3f}"])
+    details = (
+        f"UR5, {len(model.joint_names)} joints, {FRICTION} friction, {model.base.rank} base "
+        f"parameters; request joints in a permuted order; random states within the joint limits. "
+        f"{warm_up} warm-up rounds not counted; ROS_DOMAIN_ID {domain_id}, loopback.\n\n"
+        + machine.markdown_table(["points", "Path", "p50 [ms]", "p99 [ms]", "max [ms]",
+                                  "p50 vs empty Trigger", "calls"], rows)
+        + "\nWhere the round trip goes (p50 [ms]): transport = empty Trigger round trip; client "
+          "conversion = the client's message conversion in process; server payload = echo minus "
+          "Trigger minus client conversion (the server's conversion of request and response and "
+          "moving the larger messages); compute = `compute_feedforward` in process; node rest = "
+          "node minus echo minus compute (the node's own per-request Python work; negative values "
+          "are noise).\n\n"
+        + machine.markdown_table(["points", "node round trip", "transport", "client conversion",
+                                  "server payload", "compute", "node rest"], split_rows)
+        + f"\nCross-check: node efforts equal `DynamicModel.torque` in this process to "
+          f"{AGREEMENT:g} (relative); feedforward node exit code {node_exit} after SIGINT.\n")
+    notes = (
+        "The client is Python (rclpy): converting a 1000-point request and response between "
+        "Python objects and messages is part of every round trip, in the client as in the "
+        "server; a C++ client would pay less of the payload column.",
+    )
+    return machine.BenchmarkResult(
+        name=NAME, title=f"ComputeFeedforward across processes (UR5, 6 DOF, {FRICTION})",
+        goals=goals, details=details, notes=notes, machine=machine_description, quick=quick,
+        values={"stats_ms": {f"{k[0]}_{k[1]}": v for k, v in stats.items()},
+                "node_exit": node_exit})
+
+
+if __name__ == "__main__":
+    sys.exit(machine.benchmark_main(run, __doc__.splitlines()[0]))

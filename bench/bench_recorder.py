@@ -1,0 +1,319 @@
+"""Recorder node: 12-joint JointState at 1 kHz for 10 minutes, every message in the bag, CPU and memory.
+
+Setup (all real processes over DDS on loopback, ROS_DOMAIN_ID 150..199):
+
+- the recorder node, installed executable, parameters of ``config/recorder.yaml`` (MCAP, reliable,
+  depth 1000, flush every 1 s) with ``bag_path`` set and ``status_period`` 1 s (its message-count
+  log is how the benchmark sees it has caught up);
+- baseline: a counter process (``ros_bench.py counter``) with the same raw subscription and QoS
+  that only counts messages, so its CPU is the bare cost of receiving them through rclpy;
+- a publisher process (``ros_bench.py publisher``) that waits until both subscriptions are matched,
+  then publishes ``sensor_msgs/JointState`` (12 joints; position, velocity, effort) on an absolute
+  1 kHz schedule, message ``k`` carrying ``header.frame_id = k`` and ``position[0] = k``.
+
+While the publisher runs, /proc of the recorder, the counter and the publisher is sampled every
+second (CPU time utime + stime, VmRSS, VmHWM). After the last message the benchmark waits until
+the recorder has logged every message (at most 30 s), stops it with SIGINT and reads the bag.
+
+Cross-checks (AssertionError): ``read_bag`` (what ``robot-dynid identify`` uses) returns one
+sample per message found by the raw reader, with ``position[0]`` equal to its ``frame_id``, and
+the header stamps the publisher sent. Messages lost (a FAIL, not an error) are the published
+sequence numbers missing from the bag.
+"""
+from __future__ import annotations
+
+import ast
+import re
+import select
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import machine
+import ros_bench
+
+NAME = "recorder"
+CONFIG = machine.REPOSITORY / "config" / "recorder.yaml"
+TOPIC = "joint_states"
+BAG_TOPIC = "/joint_states"
+N_JOINTS = 12
+RATE = 1000.0                  # [Hz]
+FULL_DURATION = 600.0          # [s]
+QUICK_DURATION = 5.0           # [s]
+SAMPLE_PERIOD = 1.0            # [s] between /proc samples
+RATE_TOLERANCE = 0.005         # the publisher's mean rate must be within 0.5 % of RATE
+MEMORY_GROWTH_GOAL = 20.0      # [MB/h] resident-memory slope after warm-up
+WARM_UP_FRACTION = 0.1         # of the run, excluded from the memory slope
+CATCH_UP_TIMEOUT = 30.0        # [s] for the recorder to log every message after the last one
+STATUS = r"recorded (\{[^}]*\}) messages"
+
+
+def _recorded(log: Path) -> int:
+    """Messages on /joint_states in the recorder's last status line (0 before the first)."""
+    text = log.read_text(errors="replace") if log.exists() else ""
+    lines = re.findall(STATUS, text)
+    return ast.literal_eval(lines[-1]).get(BAG_TOPIC, 0) if lines else 0
+
+
+def _counted(log: Path) -> int:
+    text = log.read_text(errors="replace") if log.exists() else ""
+    lines = [line for line in text.splitlines() if line.startswith("count ")]
+    return int(lines[-1].split()[1]) if lines else 0
+
+
+def _wait_until(condition, timeout: float) -> bool:
+    """Poll ``condition()`` every 0.1 s for at most ``timeout`` [s]; its last value."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def _read_line(process: subprocess.Popen, timeout: float) -> str | None:
+    """The next stdout line of ``process`` within ``timeout`` [s], else None."""
+    ready, _, _ = select.select([process.stdout], [], [], max(timeout, 0.0))
+    if not ready:
+        return None
+    line = process.stdout.readline().decode(errors="replace")
+    if not line and process.poll() is not None:
+        raise RuntimeError(f"the publisher exited with {process.returncode}")
+    return line.strip()
+
+
+def _raw_bag(path: Path):
+    """(sequence numbers, header stamps [ns], bag receive times [ns]) of every /joint_states
+    message, parsed from the raw CDR (header.stamp, then header.frame_id), and the message count
+    in metadata.yaml."""
+    import numpy as np
+    from rosbags.highlevel import AnyReader
+    from robot_dynid.bag_io import make_typestore
+    sequence, stamps, receive = [], [], []
+    with AnyReader([path], default_typestore=make_typestore()) as reader:
+        connections = [c for c in reader.connections if c.topic == BAG_TOPIC]
+        metadata_count = sum(c.msgcount for c in connections)
+        for _, receive_ns, raw in reader.messages(connections=connections):
+            order = "<" if raw[1] == 1 else ">"
+            sec, nanosec, length = struct.unpack_from(order + "iII", raw, 4)
+            sequence.append(int(raw[16:16 + length - 1]))
+            stamps.append(sec * 1_000_000_000 + nanosec)
+            receive.append(receive_ns)
+    return (np.array(sequence, np.int64), np.array(stamps, np.int64), np.array(receive, np.int64),
+            metadata_count)
+
+
+def _slope_mb_per_hour(samples, first_time: float) -> float:
+    """Least-squares slope of VmRSS over the samples after ``first_time`` [MB/h]."""
+    import numpy as np
+    later = [s for s in samples if s.time >= first_time]
+    if len(later) < 3:
+        return float("nan")
+    t = np.array([s.time for s in later])
+    rss = np.array([s.rss for s in later]) / 1e6
+    return float(np.polyfit(t - t[0], rss, 1)[0] * 3600.0)
+
+
+def run(quick: bool = False) -> machine.BenchmarkResult:
+    """Record, stop, read back and report (see the module docstring)."""
+    import numpy as np
+    from robot_dynid.bag_io import read_bag
+
+    domain_id = ros_bench.setup_ros_environment()
+    machine_description = machine.describe_machine()
+    duration = QUICK_DURATION if quick else FULL_DURATION
+    count = int(round(duration * RATE))
+    directory = Path(tempfile.mkdtemp(prefix="robot_dynid_bench_recorder_"))
+    bag = directory / "bag"
+    recorder_log, counter_log = directory / "recorder.log", directory / "counter.log"
+    processes = []
+    try:
+        recorder = ros_bench.start_node(
+            "recorder", "--params-file", str(CONFIG), "-p", f"bag_path:={bag}",
+            "-p", "status_period:=1.0", log_path=recorder_log)
+        processes.append(recorder)
+        counter = ros_bench.start_helper("counter", "--topic", TOPIC, "--depth", 1000,
+                                         "--status-period", 1.0, log_path=counter_log)
+        processes.append(counter)
+        ros_bench.wait_for_log(recorder_log, r"recording to ", ros_bench.DISCOVERY_TIMEOUT, recorder)
+        ros_bench.wait_for_log(counter_log, r"count \d+", ros_bench.DISCOVERY_TIMEOUT, counter)
+        send_file = directory / "sent.npz"
+        publisher = ros_bench.start_helper(
+            "publisher", "--topic", TOPIC, "--joints", N_JOINTS, "--rate", RATE, "--count", count,
+            "--subscribers", 2, "--depth", 1000, "--out", send_file, stdout=subprocess.PIPE)
+        processes.append(publisher)
+        watched = {"recorder": recorder.pid, "counter": counter.pid, "publisher": publisher.pid}
+
+        line = _read_line(publisher, ros_bench.DISCOVERY_TIMEOUT + 10.0)
+        if line is None or not line.startswith("publishing"):
+            raise RuntimeError(f"publisher did not start: {line!r}")
+        samples = {name: [ros_bench.sample_process(pid)] for name, pid in watched.items()}
+        deadline = time.monotonic() + duration * 1.5 + 60.0
+        next_sample = time.monotonic() + SAMPLE_PERIOD
+        while True:
+            line = _read_line(publisher, next_sample - time.monotonic())
+            if line is not None and line.startswith("published"):
+                break
+            if line is not None and line.startswith("error"):
+                raise RuntimeError(f"publisher: {line}")
+            if time.monotonic() >= next_sample:
+                for name, pid in watched.items():
+                    samples[name].append(ros_bench.sample_process(pid))
+                next_sample += SAMPLE_PERIOD
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the publisher did not finish {count} messages in time")
+        for name, pid in watched.items():
+            samples[name].append(ros_bench.sample_process(pid))
+        published_at = time.monotonic()
+
+        acknowledged = _read_line(publisher, 70.0)
+        publisher.wait(timeout=30.0)
+        caught_up = _wait_until(lambda: _recorded(recorder_log) >= count, CATCH_UP_TIMEOUT)
+        catch_up_seconds = time.monotonic() - published_at
+        _wait_until(lambda: _counted(counter_log) >= count, CATCH_UP_TIMEOUT)
+
+        final_recorder = ros_bench.sample_process(recorder.pid)
+        clock = time.monotonic()
+        exit_code = ros_bench.stop_node(recorder, timeout=30.0)
+        close_seconds = time.monotonic() - clock
+        ros_bench.stop_node(counter)
+        counted = _counted(counter_log)
+        log_text = recorder_log.read_text(errors="replace")
+        has_metadata = (bag / "metadata.yaml").exists()
+
+        sent = np.load(send_file)
+        bag_bytes = sum(f.stat().st_size for f in bag.rglob("*") if f.is_file())
+        sequence, stamps, receive, metadata_count = _raw_bag(bag)
+        clock = time.monotonic()
+        recording = read_bag(bag, stage_topic=None)
+        read_seconds = time.monotonic() - clock
+    finally:
+        for process in processes:
+            ros_bench.stop_node(process)
+
+    # ---------------------------------------------------------------- cross-checks
+    machine.require(recording.n_samples == sequence.size,
+                    f"read_bag returned {recording.n_samples} samples, the raw reader found "
+                    f"{sequence.size} messages")
+    order = np.argsort(sequence)
+    machine.require(np.array_equal(np.sort(recording.q[:, 0]), sequence[order].astype(float)),
+                    "read_bag's position[0] differs from the frame_id sequence numbers")
+    unique = np.unique(sequence)
+    machine.require(np.all((unique >= 0) & (unique < count)),
+                    f"the bag holds sequence numbers outside 0..{count - 1}")
+    machine.require(np.array_equal(stamps, sent["stamp"][sequence]),
+                    "header stamps in the bag differ from those the publisher sent")
+    lost = count - unique.size
+    duplicates = sequence.size - unique.size
+    shutil.rmtree(directory, ignore_errors=True)
+
+    # ---------------------------------------------------------------- numbers
+    sent_ns, due_ns = sent["sent"], sent["due"]
+    publish_seconds = (sent_ns[-1] - sent_ns[0]) * 1e-9
+    publish_rate = (count - 1) / publish_seconds
+    lateness = ros_bench.percentiles((sent_ns - due_ns) * 1e-6)           # [ms]
+    window = np.bincount(((sent_ns - sent_ns[0]) // 1_000_000_000).astype(int))
+    full_windows = window[:-1] if window.size > 1 else window
+    latency = ros_bench.percentiles((receive - stamps) * 1e-6)            # [ms]
+    cpu = {name: ros_bench.cpu_percent(s[0], s[-1]) for name, s in samples.items()}
+    rss = samples["recorder"]
+    start_time = rss[0].time
+    minute = min(rss, key=lambda s: abs(s.time - start_time - min(60.0, duration / 2)))
+    slope = _slope_mb_per_hour(rss, start_time + WARM_UP_FRACTION * duration)
+    max_rss = max(final_recorder.peak_rss, max(s.peak_rss for s in rss))
+    closed_cleanly = (exit_code == 0 and has_metadata
+                      and metadata_count == sequence.size and "closed bag" in log_text)
+    rate_ok = publish_rate >= RATE * (1.0 - RATE_TOLERANCE)
+
+    goals = (
+        machine.Goal("messages lost (published, not in the bag)", "0",
+                     f"{lost:,} of {count:,}" + (f" ({duplicates} duplicates)" if duplicates else ""),
+                     lost == 0 and duplicates == 0),
+        machine.Goal("publisher rate (mean over the run)", f">= {RATE * (1 - RATE_TOLERANCE):,.0f} Hz",
+                     f"{publish_rate:,.1f} Hz over {publish_seconds:.1f} s", rate_ok),
+        machine.Goal("bag closed cleanly on SIGINT (exit 0, metadata.yaml counts every message)",
+                     "yes", f"exit {exit_code}, {close_seconds:.2f} s, metadata {metadata_count:,}",
+                     closed_cleanly),
+        machine.Goal("recorder CPU while recording", "info",
+                     f"{cpu['recorder']:.1f} % of one core "
+                     f"({cpu['recorder'] / cpu['counter']:.1f}x the counting subscriber)", None),
+        machine.Goal("recorder resident memory growth after warm-up", f"< {MEMORY_GROWTH_GOAL:g} MB/h",
+                     f"{slope:+.1f} MB/h (start {machine.megabytes(rss[0].rss)}, end "
+                     f"{machine.megabytes(rss[-1].rss)}, max {machine.megabytes(max_rss)})",
+                     bool(slope < MEMORY_GROWTH_GOAL)),
+    )
+
+    cpu_rows = [
+        ["recorder node (raw subscription + bag writing)", f"{cpu['recorder']:.1f}",
+         f"{cpu['recorder'] / cpu['counter']:.2f}x",
+         f"{samples['recorder'][-1].cpu - samples['recorder'][0].cpu:.1f}",
+         machine.megabytes(samples["recorder"][-1].rss)],
+        ["baseline: counting subscriber (same raw subscription and QoS)", f"{cpu['counter']:.1f}",
+         "1.00x", f"{samples['counter'][-1].cpu - samples['counter'][0].cpu:.1f}",
+         machine.megabytes(samples["counter"][-1].rss)],
+        ["publisher (rclpy, builds and publishes every message)", f"{cpu['publisher']:.1f}",
+         f"{cpu['publisher'] / cpu['counter']:.2f}x",
+         f"{samples['publisher'][-1].cpu - samples['publisher'][0].cpu:.1f}",
+         machine.megabytes(samples["publisher"][-1].rss)],
+    ]
+    step = 60.0 if duration >= 120.0 else 1.0
+    memory_rows, next_time = [], 0.0
+    for sample in rss:
+        elapsed = sample.time - start_time
+        if elapsed + 0.5 * SAMPLE_PERIOD >= next_time or (
+                sample is rss[-1] and elapsed - (next_time - step) > 0.5 * SAMPLE_PERIOD):
+            memory_rows.append([f"{elapsed:.0f}", machine.megabytes(sample.rss),
+                                machine.megabytes(sample.peak_rss)])
+            next_time += step
+    memory_rows.append(["after catching up, before SIGINT", machine.megabytes(final_recorder.rss),
+                        machine.megabytes(final_recorder.peak_rss)])
+    details = (
+        f"{count:,} messages of {N_JOINTS} joints (position, velocity, effort) at {RATE:,.0f} Hz, "
+        f"{duration:.0f} s; reliable, keep-last 1000 on both sides; MCAP bag of "
+        f"{bag_bytes / 1e6:.0f} MB ({bag_bytes / max(sequence.size, 1):.0f} bytes per message); "
+        f"ROS_DOMAIN_ID {domain_id}, loopback.\n\n"
+        "CPU over the publishing window (utime + stime from /proc/<pid>/stat):\n\n"
+        + machine.markdown_table(["Process", "CPU [% of one core]", "vs baseline", "CPU time [s]",
+                                  "VmRSS at end"], cpu_rows)
+        + "\nRecorder resident memory (VmRSS; VmHWM = highest so far), from the first message:\n\n"
+        + machine.markdown_table(["t [s]", "VmRSS", "VmHWM"], memory_rows)
+        + "\nDelivery:\n\n"
+        + machine.markdown_table(["Quantity", "p50", "p99", "max"], [
+            ["publisher lateness behind its 1 kHz schedule [ms]", f"{lateness['p50']:.3f}",
+             f"{lateness['p99']:.3f}", f"{lateness['max']:.1f}"],
+            ["header stamp to recorder receive time (bag time) [ms]", f"{latency['p50']:.3f}",
+             f"{latency['p99']:.3f}", f"{latency['max']:.1f}"],
+        ])
+        + f"\nMessages per 1-s window of the publisher: min {full_windows.min():,}, max "
+          f"{full_windows.max():,}. The recorder had logged "
+          f"{'every message' if caught_up else 'NOT every message'} {catch_up_seconds:.1f} s after "
+          f"the last one; the counting subscriber received {counted:,}. SIGINT to exit: "
+          f"{close_seconds:.2f} s. Reading the bag back with `read_bag`: {read_seconds:.1f} s "
+          f"({recording.n_samples:,} samples).\n")
+    notes = (
+        "The recorder, the counter and the publisher run at the same time on the same messages, so "
+        "the CPU ratio is measured under the same load; the publisher and both subscribers share "
+        "the machine's cores with whatever else runs (see the load average).",
+        "A late publisher catches up in a burst (nothing is skipped), so lateness shows stalls of "
+        "the publishing process; the reliable queues (depth 1000 = 1 s) absorb them.",
+        "`status_period` is set to 1 s (10 s in config/recorder.yaml) so the benchmark sees "
+        "promptly that the recorder has written every message; it is one log line per period.",
+    )
+    return machine.BenchmarkResult(
+        name=NAME, title=f"Recorder node ({N_JOINTS}-joint JointState at 1 kHz, "
+                         f"{duration / 60:.0f} min)" if duration >= 60 else
+                         f"Recorder node ({N_JOINTS}-joint JointState at 1 kHz, {duration:.0f} s)",
+        goals=goals, details=details, notes=notes, machine=machine_description, quick=quick,
+        values={"count": count, "lost": lost, "duplicates": duplicates, "cpu_percent": cpu,
+                "publish_rate": publish_rate, "rss_start": rss[0].rss, "rss_end": rss[-1].rss,
+                "rss_max": max_rss, "rss_slope_mb_per_hour": slope, "close_seconds": close_seconds,
+                "exit_code": exit_code, "latency_ms": latency, "lateness_ms": lateness,
+                "acknowledged": acknowledged})
+
+
+if __name__ == "__main__":
+    sys.exit(machine.benchmark_main(run, __doc__.splitlines()[0]))

@@ -1,0 +1,327 @@
+"""What the ROS 2 node benchmarks share: a loopback ROS environment, /proc sampling of a process,
+and the helper processes that play the other side of a benchmarked node.
+
+Library part (imported by ``bench_recorder.py`` and ``bench_feedforward.py``):
+
+- :func:`setup_ros_environment`: DDS traffic on loopback, a ROS_DOMAIN_ID of its own in
+  150..199 (the tests take 1..100), one OpenBLAS thread for every process started afterwards;
+- :class:`ProcessSample` / :func:`sample_process`: CPU time and resident memory of a process;
+- :func:`start_helper`: one of the roles below in its own process;
+- ``RosTestGraph``, ``start_node``, ``stop_node``, ``installed_executable`` of
+  ``test/ros_graph.py``, re-exported so that tests and benchmarks start nodes the same way.
+
+Helper processes, ``python bench/ros_bench.py ROLE ...`` (each an rclpy process that lives
+through :func:`robot_dynid.nodes.node_runtime.spin_node` like the product's nodes, i.e. the same
+single-threaded executor and SIGINT handling):
+
+- ``publisher``: ``sensor_msgs/JointState`` on a strict schedule (see :func:`publish_joint_states`);
+- ``counter``: a raw subscription that only counts messages, the recorder's baseline;
+- ``services``: a ``ComputeFeedforward`` that echoes the request (effort = positions) and an empty
+  ``std_srvs/Trigger``, the feedforward node's transport baselines.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import fcntl
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import machine  # noqa: F401  (puts the repository root first on sys.path)
+
+BENCH_DIRECTORY = Path(__file__).resolve().parent
+TEST_DIRECTORY = BENCH_DIRECTORY.parent / "test"
+if str(TEST_DIRECTORY) not in sys.path:
+    sys.path.insert(0, str(TEST_DIRECTORY))
+
+from ros_graph import (DISCOVERY_TIMEOUT, RosTestGraph, installed_executable,  # noqa: E402,F401
+                       start_node, stop_node)
+
+DOMAIN_IDS = range(150, 200)
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")      # [ticks/s] of utime / stime in /proc/<pid>/stat
+_domain_lock = None
+
+
+# --------------------------------------------------------------------------- environment
+
+def setup_ros_environment() -> int:
+    """Keep ROS traffic of this process and its children on loopback; return the domain id.
+
+    Sets ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST``, ``OPENBLAS_NUM_THREADS=1`` (unless set),
+    ``PYTHONPATH`` with the repository first (the installed node executables then run the source
+    tree's modules, as the benchmark process does, new files and built extensions included) and
+    ``ROS_DOMAIN_ID`` to the first id of :data:`DOMAIN_IDS` not locked by another benchmark
+    process (lock files in ``$TMPDIR/robot_dynid_bench_domains``, held until this process ends).
+    Call it before ``rclpy.init`` and before starting nodes.
+    """
+    global _domain_lock
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if str(machine.REPOSITORY) not in paths:
+        os.environ["PYTHONPATH"] = os.pathsep.join([str(machine.REPOSITORY), *paths])
+    if _domain_lock is not None:
+        return int(os.environ["ROS_DOMAIN_ID"])
+    directory = Path(tempfile.gettempdir()) / "robot_dynid_bench_domains"
+    directory.mkdir(exist_ok=True)
+    for domain_id in DOMAIN_IDS:
+        handle = open(directory / f"{domain_id}.lock", "w")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            continue
+        _domain_lock = handle
+        os.environ["ROS_DOMAIN_ID"] = str(domain_id)
+        return domain_id
+    raise RuntimeError(f"every ROS domain id {DOMAIN_IDS.start}..{DOMAIN_IDS.stop - 1} is held by "
+                       f"another benchmark ({directory})")
+
+
+def start_helper(role: str, *arguments, log_path=None, stdout=None) -> subprocess.Popen:
+    """This file as ``ROLE arguments...`` in its own process (this interpreter, this environment).
+
+    Output goes to ``log_path`` if given, else to ``stdout`` (e.g. ``subprocess.PIPE``), else is
+    discarded.
+    """
+    command = [sys.executable, str(Path(__file__).resolve()), role, *map(str, arguments)]
+    if log_path is not None:
+        stdout = open(log_path, "wb")
+    return subprocess.Popen(command, stdout=stdout if stdout is not None else subprocess.DEVNULL,
+                            stderr=subprocess.STDOUT, env=dict(os.environ))
+
+
+def wait_for_log(path: Path, pattern: str, timeout: float, process=None) -> re.Match:
+    """Poll the text file ``path`` until ``pattern`` matches it; the last match.
+
+    Raises TimeoutError after ``timeout`` [s], RuntimeError when ``process`` exits first.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        text = path.read_text(errors="replace") if path.exists() else ""
+        found = list(re.finditer(pattern, text))
+        if found:
+            return found[-1]
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"{process.args[0]} exited with {process.returncode} before "
+                               f"{pattern!r} appeared in {path}:\n{text[-2000:]}")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{pattern!r} did not appear in {path} within {timeout} s:\n"
+                               f"{text[-2000:]}")
+        time.sleep(0.05)
+
+
+# --------------------------------------------------------------------------- /proc sampling
+
+@dataclasses.dataclass(frozen=True)
+class ProcessSample:
+    """One look at a process through /proc.
+
+    Attributes
+    ----------
+    time : float
+        ``time.monotonic()`` of the sample [s].
+    cpu : float
+        User + system CPU time used since the process started [s] (10 ms resolution).
+    rss : int
+        Resident memory now (VmRSS) [bytes].
+    peak_rss : int
+        Highest resident memory so far (VmHWM) [bytes].
+    """
+
+    time: float
+    cpu: float
+    rss: int
+    peak_rss: int
+
+
+def sample_process(pid: int) -> ProcessSample:
+    """CPU time and resident memory of ``pid`` from /proc/<pid>/stat and /proc/<pid>/status."""
+    now = time.monotonic()
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2:].split()     # fields[0] is field 3 (state) of proc(5)
+    cpu = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS   # utime (14) + stime (15)
+    status = Path(f"/proc/{pid}/status").read_text()
+    memory = {key: int(value) * 1024 for key, value in
+              re.findall(r"^(VmRSS|VmHWM):\s*(\d+) kB", status, re.MULTILINE)}
+    return ProcessSample(now, cpu, memory["VmRSS"], memory["VmHWM"])
+
+
+def cpu_percent(first: ProcessSample, last: ProcessSample) -> float:
+    """CPU use between two samples of one process [% of one core]."""
+    return 100.0 * (last.cpu - first.cpu) / (last.time - first.time)
+
+
+def percentiles(values, quantiles=(50, 99)) -> dict:
+    """``{"p50": ..., "p99": ..., "max": ..., "mean": ...}`` of ``values`` (numpy's default
+    linear interpolation)."""
+    import numpy as np
+    values = np.asarray(values, dtype=float)
+    result = {f"p{q:g}": float(np.percentile(values, q)) for q in quantiles}
+    result.update(max=float(values.max()), mean=float(values.mean()), n=int(values.size))
+    return result
+
+
+# --------------------------------------------------------------------------- helper processes
+
+def _reliable_qos(depth: int):
+    from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+    return QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=depth,
+                      reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
+
+
+def publish_joint_states(topic: str, n_joints: int, rate: float, count: int, subscribers: int,
+                         depth: int, out: Path) -> int:
+    """Publish ``count`` JointState messages at ``rate`` [Hz] once ``subscribers`` are matched.
+
+    Message ``k`` (k = 0, 1, ...) is due at ``start + k / rate`` on the monotonic clock; the loop
+    sleeps until then, or publishes at once when late (no message is skipped, so a stall is
+    followed by a burst that catches up). Each message carries ``n_joints`` joints
+    ``joint_1..``, with position, velocity and effort; ``position[0] = k`` [rad] and
+    ``header.frame_id = str(k)`` identify it, ``header.stamp`` is the wall time of publishing.
+
+    Prints ``publishing <monotonic ns>`` before the first and ``published <monotonic ns>`` after
+    the last message (the benchmark reads both to time its CPU window), waits until every
+    subscriber acknowledged every message (reliable QoS), and writes ``out`` (``.npz``):
+    ``due`` and ``sent`` (monotonic [ns] of schedule and of the ``publish`` call), ``stamp``
+    (header stamps [ns]). Returns the exit code.
+    """
+    import numpy as np
+    import rclpy
+    from rclpy.duration import Duration
+    from sensor_msgs.msg import JointState
+
+    rclpy.init()
+    node = rclpy.create_node("bench_joint_state_publisher")
+    try:
+        publisher = node.create_publisher(JointState, topic, _reliable_qos(depth))
+        deadline = time.monotonic() + DISCOVERY_TIMEOUT
+        while publisher.get_subscription_count() < subscribers:   # matched subscriptions (DDS)
+            if time.monotonic() > deadline:
+                print(f"error: {publisher.get_subscription_count()} of {subscribers} subscribers "
+                      f"matched on {topic} after {DISCOVERY_TIMEOUT} s", flush=True)
+                return 1
+            time.sleep(0.01)
+        message = JointState(name=[f"joint_{j + 1}" for j in range(n_joints)])
+        phases = np.linspace(0.0, np.pi, n_joints)
+        period_ns = round(1e9 / rate)
+        due = np.empty(count, np.int64)
+        sent = np.empty(count, np.int64)
+        stamp = np.empty(count, np.int64)
+        start = time.monotonic_ns() + 50_000_000
+        print(f"publishing {start}", flush=True)
+        for k in range(count):
+            due[k] = start + k * period_ns
+            wait = due[k] - time.monotonic_ns()
+            if wait > 0:
+                time.sleep(wait * 1e-9)
+            angle = np.sin(phases + k * 1e-3)
+            message.position = [float(k), *angle[1:].tolist()]
+            message.velocity = (0.5 * angle).tolist()
+            message.effort = (10.0 * angle).tolist()
+            message.header.frame_id = str(k)
+            wall = time.time_ns()
+            message.header.stamp.sec, message.header.stamp.nanosec = divmod(wall, 1_000_000_000)
+            sent[k] = time.monotonic_ns()
+            publisher.publish(message)
+            stamp[k] = wall
+        print(f"published {time.monotonic_ns()}", flush=True)
+        acked = publisher.wait_for_all_acked(Duration(seconds=60))
+        np.savez(out, due=due, sent=sent, stamp=stamp)
+        print(f"acknowledged {acked}", flush=True)
+        return 0
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+
+
+def _counter_node_class(topic: str, depth: int, status_period: float):
+    from rclpy.node import Node
+    from sensor_msgs.msg import JointState
+
+    class CounterNode(Node):
+        """Raw JointState subscription (as the recorder's) that only counts; prints
+        ``count N`` every ``status_period`` [s] and at the end."""
+
+        def __init__(self):
+            super().__init__("bench_counter")
+            self.count = 0
+            self.create_subscription(JointState, topic, self.on_message, _reliable_qos(depth), raw=True)
+            self.create_timer(status_period, self.report)
+
+        def on_message(self, _data):
+            self.count += 1
+
+        def report(self):
+            print(f"count {self.count}", flush=True)
+
+        def close(self):
+            self.report()
+
+    return CounterNode
+
+
+def _services_node_class():
+    from rclpy.node import Node
+    from std_srvs.srv import Trigger
+
+    from robot_dynid.srv import ComputeFeedforward
+
+    class ServicesNode(Node):
+        """``bench_echo_feedforward`` (ComputeFeedforward: the request points back, effort set to
+        the positions so the response is as large as the feedforward node's) and
+        ``bench_trigger`` (std_srvs/Trigger, empty)."""
+
+        def __init__(self):
+            super().__init__("bench_services")
+            self.create_service(ComputeFeedforward, "bench_echo_feedforward", self.on_echo)
+            self.create_service(Trigger, "bench_trigger", self.on_trigger)
+
+        def on_echo(self, request, response):
+            for point in request.points:
+                point.effort = point.positions
+            response.points = request.points
+            response.success = True
+            return response
+
+        def on_trigger(self, _request, response):
+            response.success = True
+            return response
+
+    return ServicesNode
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="helper processes of the ROS 2 benchmarks")
+    roles = parser.add_subparsers(dest="role", required=True)
+    publisher = roles.add_parser("publisher", help="JointState at a fixed rate")
+    publisher.add_argument("--topic", default="joint_states")
+    publisher.add_argument("--joints", type=int, default=12)
+    publisher.add_argument("--rate", type=float, default=1000.0, help="[Hz]")
+    publisher.add_argument("--count", type=int, required=True)
+    publisher.add_argument("--subscribers", type=int, default=1,
+                           help="matched subscriptions to wait for before publishing")
+    publisher.add_argument("--depth", type=int, default=1000, help="reliable keep-last depth")
+    publisher.add_argument("--out", type=Path, required=True, help=".npz of the send times")
+    counter = roles.add_parser("counter", help="raw subscription that counts messages")
+    counter.add_argument("--topic", default="joint_states")
+    counter.add_argument("--depth", type=int, default=1000)
+    counter.add_argument("--status-period", type=float, default=1.0, help="[s]")
+    roles.add_parser("services", help="echo ComputeFeedforward and empty Trigger services")
+    args, ros_arguments = parser.parse_known_args(argv)
+    if args.role == "publisher":
+        return publish_joint_states(args.topic, args.joints, args.rate, args.count,
+                                    args.subscribers, args.depth, args.out)
+    from robot_dynid.nodes.node_runtime import spin_node
+    node_class = (_counter_node_class(args.topic, args.depth, args.status_period)
+                  if args.role == "counter" else _services_node_class())
+    return spin_node(node_class, ros_arguments or None)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
