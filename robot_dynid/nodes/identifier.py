@@ -6,6 +6,10 @@ stage's end, or on the ``~/identify`` service (std_srvs/Trigger), a model is ide
 (:mod:`robot_dynid.streaming_identification`) and, when accepted, published as IdentifiedModel
 (transient local, depth 1) and written to ``model_file``. IdentificationStatus goes out every
 ``status_period`` s and after every event.
+
+Stages are cut at their markers' header stamps, not at their arrival: samples and markers are
+put back in stamp order (:class:`robot_dynid.streaming_identification.StampOrder`) with
+``stage_latency`` s of slack, and released early when the joint states stop for that long.
 """
 from __future__ import annotations
 
@@ -24,14 +28,15 @@ from robot_dynid.nodes.node_runtime import declare, spin_node
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recording import STAGE_KINDS
 from robot_dynid.robot_description import load_robot
-from robot_dynid.streaming_identification import StreamingIdentifier, StreamingSettings
+from robot_dynid.streaming_identification import StampOrder, StreamingIdentifier, StreamingSettings
 
 STATE_QOS = QoSProfile(depth=2000, reliability=ReliabilityPolicy.RELIABLE)
 
 
 class IdentifierNode(Node):
-    def __init__(self):
-        super().__init__("identifier")
+    def __init__(self, **node_options):
+        """``node_options``: rclpy Node keyword arguments, e.g. ``context`` (one process, several nodes)."""
+        super().__init__("identifier", **node_options)
         robot_file = (declare(self, "robot_file", "", "robot description (YAML); '' = the ER3A")
                       or str(find_package_file("config", "robots", "er3a.yaml")))
         friction = declare(self, "friction", "coulomb_viscous", "friction model name")
@@ -48,12 +53,16 @@ class IdentifierNode(Node):
         require = declare(self, "require_improvement", True, "accept a model only if its hold-out residual is "
                           "not larger than the model in use's")
         status_period = declare(self, "status_period", 1.0, "period of IdentificationStatus", "s")
+        self.latency = declare(self, "stage_latency", 0.5, "how far joint states and stage markers may arrive out "
+                               "of stamp order; samples are used this much later", "s")
         self.robot = load_robot(robot_file)
         settings = StreamingSettings(IdentificationSettings(friction=friction_model(friction), method=method,
                                                             forgetting=forgetting),
                                      stages=tuple(stages), pool_stages=pool, max_samples=max_samples,
                                      require_improvement=require)
         self.session = StreamingIdentifier(self.robot, settings)
+        self.order = StampOrder(self.latency)
+        self.last_sample_arrival = None
         self.state, self.message = IdentificationStatus.STATE_IDLE, "waiting for a stage"
         self.model_publisher = self.create_publisher(IdentifiedModel, model_topic, MODEL_QOS)
         self.status_publisher = self.create_publisher(IdentificationStatus, status_topic, 10)
@@ -61,6 +70,7 @@ class IdentifierNode(Node):
         self.create_subscription(ExperimentStage, stage_topic, self.on_stage, 10)
         self.create_service(Trigger, "~/identify", self.on_identify)
         self.create_timer(status_period, self.publish_status)
+        self.create_timer(max(self.latency, 0.05), self.on_idle)
         self.get_logger().info(f"identifying {self.robot.name} ({robot_file}) with {method}, friction {friction}, "
                                f"on stages {list(stages)}; {joint_states_topic} -> {model_topic}")
 
@@ -80,15 +90,32 @@ class IdentifierNode(Node):
                                           "sample ignored", throttle_duration_sec=5.0)
                 return
             fields[field] = [values[i] for i in index]
-        stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-        self.session.add_sample(stamp, fields["position"], fields["velocity"], fields["effort"])
+        stamp = seconds(msg.header.stamp)
+        self.last_sample_arrival = self.get_clock().now()
+        self.dispatch(self.order.add_sample(stamp, (stamp, fields["position"], fields["velocity"], fields["effort"])))
 
     def on_stage(self, msg):
         if not 0 <= msg.kind < len(STAGE_KINDS):
             self.get_logger().warning(f"ExperimentStage kind {msg.kind} is not a KIND_* value; ignored")
             return
-        kind = STAGE_KINDS[msg.kind]
-        if msg.start:
+        self.dispatch(self.order.add_marker(seconds(msg.header.stamp), msg.start, (STAGE_KINDS[msg.kind], msg.start)))
+
+    def on_idle(self):
+        """Joint states stopped for ``stage_latency``: nothing more can come before what is held."""
+        if self.order.pending and (self.last_sample_arrival is None or (
+                self.get_clock().now() - self.last_sample_arrival).nanoseconds * 1e-9 > self.latency):
+            self.dispatch(self.order.flush())
+
+    def dispatch(self, items):
+        """Hand samples and markers released in stamp order to the session."""
+        for what, payload in items:
+            if what == "sample":
+                self.session.add_sample(*payload)
+            else:
+                self.on_marker(*payload)
+
+    def on_marker(self, kind, start):
+        if start:
             self.session.start_stage(kind)
             self.state, self.message = IdentificationStatus.STATE_COLLECTING, f"collecting stage {kind}"
             self.publish_status()
@@ -145,6 +172,11 @@ class IdentifierNode(Node):
             condition_number=float(metrics.get("condition_number", 0.0)),
             max_relative_std=float(metrics.get("max_relative_std", 0.0)),
             warnings=list(self.session.warnings), message=self.message))
+
+
+def seconds(stamp):
+    """builtin_interfaces/Time -> [s]."""
+    return stamp.sec + 1e-9 * stamp.nanosec
 
 
 def main(args=None):

@@ -10,7 +10,8 @@ from robot_dynid.package_files import find_package_file
 from robot_dynid.regressor import Regressor
 from robot_dynid.robot_description import load_robot
 from robot_dynid.simulation import SimulatedRobot, simulation_parameters
-from robot_dynid.streaming_identification import StreamingIdentifier, StreamingSettings
+from robot_dynid.segmentation import StageMarker, label_samples, stage_intervals
+from robot_dynid.streaming_identification import StampOrder, StreamingIdentifier, StreamingSettings
 from robot_dynid.trajectories import FourierTrajectory, time_grid
 
 FRICTION = friction_model("coulomb_viscous")
@@ -141,6 +142,62 @@ def test_samples_outside_selected_stages_are_ignored_and_bad_samples_dropped(set
         session.identify_now()
     with pytest.raises(DataError, match="stage kind 'bogus' is not one of"):
         session.start_stage("bogus")
+
+
+def test_stamp_order_releases_by_stamp_and_a_boundary_sample_goes_to_the_next_stage():
+    order = StampOrder(latency=0.1)
+    assert order.add_sample(1.00, "s1.00") == []
+    assert order.add_marker(1.05, True, "next") == []
+    assert order.add_marker(1.05, False, "end") == []          # overtook the samples up to 1.05
+    assert order.add_sample(1.05, "s1.05") == []
+    assert order.add_sample(1.10, "s1.10") == [("sample", "s1.00")]
+    # at 1.05: the end of one stage, the start of the next, then the sample on the boundary
+    assert order.add_sample(1.16, "s1.16") == [("marker", "end"), ("marker", "next"), ("sample", "s1.05")]
+    assert order.add_marker(0.5, True, "late") == [("marker", "late")]   # > latency late: applied now
+    assert order.add_marker(0, False, "unstamped") == []        # = just after the newest sample (1.16)
+    assert order.add_sample(1.16 + 1e-9, "s1.16+") == []
+    assert order.pending == 4 and order.released_until == 1.05
+    assert order.flush() == [("sample", "s1.10"), ("sample", "s1.16"), ("marker", "unstamped"),
+                             ("sample", "s1.16+")]
+    with pytest.raises(DynIdError, match=r"latency must be a finite number >= 0 \[s\], got -1"):
+        StampOrder(-1)
+
+
+def test_markers_overtaking_samples_still_cut_the_stage_at_their_stamps(setup):
+    """The start marker arrives 5 samples late and the end marker 40 samples early (other topic)."""
+    robot, simulator, base, _ = setup
+    samples = stage_samples(robot, simulator, seed=1, duration=14.0)
+    t, q, qd, _, tau = samples
+    start, end = t[200], t[2600] + 0.5 / RATE   # the end between two samples: [start, end) as offline [start, end]
+    arrivals = [("sample", k) for k in range(len(t))]
+    arrivals.insert(205, ("marker", (start, True)))
+    arrivals.insert(2600 - 40, ("marker", (end, False)))
+    session = StreamingIdentifier(robot, settings(), base=base)
+    order = StampOrder(latency=0.5)
+    outcomes = []
+
+    def apply(released):
+        for what, payload in released:
+            if what == "sample":
+                session.add_sample(t[payload], q[payload], qd[payload], tau[payload])
+            elif payload[1]:
+                session.start_stage("excitation")
+            else:
+                outcomes.append(session.end_stage("excitation"))
+
+    for what, payload in arrivals:
+        apply(order.add_sample(t[payload], payload) if what == "sample"
+              else order.add_marker(payload[0], payload[1], payload))
+    apply(order.flush())
+    # the bag reader's labelling (by stamp) is the reference for which samples form the stage
+    labels, _ = label_samples(t, stage_intervals([StageMarker(start, "excitation", 0, True),
+                                                  StageMarker(end, "excitation", 0, False)]))
+    n_stage = int((labels == "excitation").sum())
+    assert n_stage == 2401
+    assert len(outcomes) == 1 and outcomes[0].model.metrics["n_samples"] == n_stage - round(0.2 * n_stage)
+    in_order, _ = run_stage(StreamingIdentifier(robot, settings(), base=base),
+                            tuple(a[200:2601] for a in samples))
+    np.testing.assert_array_equal(outcomes[0].model.values, in_order.model.values)
 
 
 @pytest.mark.parametrize("changes, message", [
