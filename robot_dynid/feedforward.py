@@ -7,6 +7,7 @@ both go through :func:`compute_feedforward`, so a malformed request gets the sam
 from __future__ import annotations
 
 import array
+import operator
 from collections.abc import Sequence
 
 import numpy as np
@@ -15,6 +16,7 @@ from robot_dynid.errors import DataError
 from robot_dynid.model import DynamicModel
 
 FIELDS = ("positions", "velocities", "accelerations")
+_TYPECODE = operator.attrgetter("typecode")
 
 
 def points_to_arrays(model_joints: Sequence[str], joint_names: Sequence[str], points: Sequence[dict]):
@@ -67,17 +69,17 @@ def _stacked_fields(points: Sequence[dict], m: int) -> dict | None:
     for field in FIELDS:
         rows = [point.get(field, ()) for point in points]
         try:
-            if all(type(row) is array.array and row.typecode == "d" for row in rows):
+            if set(map(type, rows)) == {array.array} and set(map(_TYPECODE, rows)) == {"d"}:
                 # message fields (array.array of doubles): one copy of the joined buffers
-                block = np.frombuffer(b"".join(rows), dtype=np.float64)
-                block = block.reshape(len(rows), -1) if block.size % len(rows) == 0 else None
-                if block is not None and any(len(row) != block.shape[1] for row in rows):
-                    block = None
+                widths = set(map(len, rows))
+                if len(widths) != 1:
+                    return None
+                block = np.frombuffer(b"".join(rows), dtype=np.float64).reshape(len(rows), widths.pop())
             else:
                 block = np.array(rows, dtype=float)
         except (TypeError, ValueError):      # ragged or not numeric: the loop names the point
             return None
-        if block is None or block.ndim != 2:
+        if block.ndim != 2:
             return None
         if block.shape[1] == 0 and field != "positions":
             block = np.zeros((len(points), m))
