@@ -5,6 +5,8 @@ import dataclasses
 import logging
 import pathlib
 
+import numpy as np
+
 from robot_dynid.bag_io import read_bag
 from robot_dynid.csv_io import read_csv
 from robot_dynid.errors import DataError
@@ -15,6 +17,7 @@ logger = logging.getLogger(__name__)
 
 BAG_SUFFIXES = (".mcap", ".db3")
 DERIVATIVE_WINDOW = 0.05  # s, Savitzky-Golay window for derivatives that were not recorded
+GAP_FACTOR = 1.5  # a stamp step longer than this times the median step is a gap (lost messages)
 
 
 def read_recording(path, joint_names=None, derivative_window=DERIVATIVE_WINDOW, **bag_topics) -> Recording:
@@ -29,14 +32,39 @@ def read_recording(path, joint_names=None, derivative_window=DERIVATIVE_WINDOW, 
 
 
 def complete_derivatives(recording: Recording, window: float = DERIVATIVE_WINDOW) -> Recording:
-    """Fill missing qd / qdd of a uniformly sampled recording by Savitzky-Golay differentiation."""
+    """Fill missing qd / qdd of a uniformly sampled recording by Savitzky-Golay differentiation.
+
+    A stamp step longer than ``GAP_FACTOR`` times the median step (lost messages, a paused
+    recording) splits the recording into runs, each differentiated on its own (its edges by the
+    filter's polynomial fit, as the identifier node does); runs shorter than the window are
+    dropped and counted in ``n_dropped``.
+    """
     if recording.qd is not None and recording.qdd is not None:
         return recording
-    derived = differentiate(recording.q, recording.time, window_seconds=window)
     missing = [name for name in ("qd", "qdd") if getattr(recording, name) is None]
+    steps = np.diff(recording.time)
+    runs = np.split(np.arange(recording.n_samples),
+                    np.flatnonzero(steps > GAP_FACTOR * np.median(steps)) + 1 if steps.size else [])
+    longest = max(runs, key=len)
+    derived = differentiate(recording.q[longest], recording.time[longest], window_seconds=window)
+    kept = [run for run in runs if len(run) >= derived.window]
+    if len(runs) > 1:
+        logger.warning("%s: %d gap(s) in the stamps (first after %.6f s); derivatives restart after each, "
+                       "%d sample(s) in runs shorter than the %d-sample window dropped", recording.source,
+                       len(runs) - 1, recording.time[runs[0][-1]], recording.n_samples - sum(map(len, kept)),
+                       derived.window)
+    values = {name: np.zeros_like(recording.q) for name in missing}   # rows of dropped runs stay 0
+    for run in kept:
+        run_derived = differentiate(recording.q[run], recording.time[run], window_samples=derived.window)
+        for name in missing:
+            values[name][run] = getattr(run_derived, name)
     logger.info("%s: %s derived from positions (Savitzky-Golay, %d samples, cubic)",
                 recording.source, " and ".join(missing), derived.window)
-    return dataclasses.replace(recording, **{name: getattr(derived, name) for name in missing})
+    completed = dataclasses.replace(recording, **values)
+    if len(kept) == len(runs):
+        return completed
+    rows = np.concatenate(kept)
+    return dataclasses.replace(completed.take(rows), n_dropped=recording.n_dropped + recording.n_samples - rows.size)
 
 
 def _read(path, joint_names, bag_topics) -> Recording:
