@@ -53,8 +53,9 @@ def trajectory_msg(joint_names, time_from_start, q, qd, qdd):
 
 
 class ExperimentRunnerNode(Node):
-    def __init__(self):
-        super().__init__("experiment_runner")
+    def __init__(self, **node_options):
+        """``node_options``: rclpy Node keyword arguments, e.g. ``context`` (one process, several nodes)."""
+        super().__init__("experiment_runner", **node_options)
         robot_file = (declare(self, "robot_file", "", "robot description (YAML); '' = the ER3A")
                       or str(find_package_file("config", "robots", "er3a.yaml")))
         plan_file = declare(self, "plan_file", "", "protocol plan (YAML, save_plan); '' = build one")

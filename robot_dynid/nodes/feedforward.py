@@ -35,8 +35,9 @@ MODEL_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
 
 
 class FeedforwardNode(Node):
-    def __init__(self):
-        super().__init__("feedforward")
+    def __init__(self, **node_options):
+        """``node_options``: rclpy Node keyword arguments, e.g. ``context`` (one process, several nodes)."""
+        super().__init__("feedforward", **node_options)
         model_file = declare(self, "model_file", "", "model artifact (YAML) to load at start; '' waits for model_topic")
         model_topic = declare(self, "model_topic", "identified_model", "IdentifiedModel topic to follow; '' = off")
         reference_topic = declare(self, "reference_topic", "",

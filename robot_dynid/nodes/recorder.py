@@ -48,8 +48,9 @@ MESSAGE_CLASSES = {"joint_states": JointState, "effort": JointState, "temperatur
 
 
 class RecorderNode(Node):
-    def __init__(self):
-        super().__init__("recorder")
+    def __init__(self, **node_options):
+        """``node_options``: rclpy Node keyword arguments, e.g. ``context`` (one process, several nodes)."""
+        super().__init__("recorder", **node_options)
         bag_path = declare(self, "bag_path", "", "bag directory to create; '' = timestamped under output_directory")
         output_directory = declare(self, "output_directory", "", "directory of timestamped bags; '' = current")
         storage = declare(self, "storage", "mcap", "bag storage plugin: mcap or sqlite3")

@@ -17,6 +17,8 @@ grid but messages can arrive in bursts up to ``batch_period`` (or the lag) behin
 """
 from __future__ import annotations
 
+import math
+
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.duration import Duration
@@ -33,14 +35,14 @@ from robot_dynid.robot_description import load_robot
 from robot_dynid.simulation import SimulatedRobot, simulation_parameters
 from robot_dynid.trajectory_following import SimulatedArm
 
-STATE_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
 
 
 class SimRobotNode(Node):
-    def __init__(self):
-        super().__init__("sim_robot")
-        robot_file = (declare(self, "robot_file", "", "robot description (YAML); '' = the ER3A")
-                      or str(find_package_file("config", "robots", "er3a.yaml")))
+    def __init__(self, **node_options):
+        """``node_options``: rclpy Node keyword arguments, e.g. ``context`` (one process, several nodes)."""
+        super().__init__("sim_robot", **node_options)
+        self.robot_file = robot_file = (declare(self, "robot_file", "", "robot description (YAML); '' = the ER3A")
+                                        or str(find_package_file("config", "robots", "er3a.yaml")))
         friction = declare(self, "friction", "coulomb_viscous", "friction model name")
         noise_std = declare(self, "noise_std", 0.5, "torque measurement noise standard deviation", "N m")
         seed = declare(self, "seed", 0, "seed of the true parameters and of the noise")
@@ -57,15 +59,19 @@ class SimRobotNode(Node):
                                    cold_excess, warmup)
         self.arm = SimulatedArm(simulator, rate, initial, seed=seed, max_lag=max_lag)
         self.start = self.get_clock().now()
-        self.state_publisher = self.create_publisher(JointState, "joint_states", STATE_QOS)
-        self.truth_publisher = self.create_publisher(JointState, "~/true_effort", STATE_QOS)
+        # a late timer publishes up to max_lag of samples at once; a reliable keep-last writer overwrites
+        # samples its readers have not acknowledged yet beyond its depth, so the depth covers a whole burst
+        state_qos = QoSProfile(depth=max(100, math.ceil((max_lag + batch_period) * rate)),
+                               reliability=ReliabilityPolicy.RELIABLE)
+        self.state_publisher = self.create_publisher(JointState, "joint_states", state_qos)
+        self.truth_publisher = self.create_publisher(JointState, "~/true_effort", state_qos)
         self.create_subscription(JointTrajectory, command_topic, self.on_trajectory, 10)
         self.create_timer(max(batch_period, 1.0 / rate), self.on_timer)
         self.get_logger().info(
             f"simulating {robot.name} ({robot_file}), friction {friction}, noise {noise_std} N m, "
             f"cold excess {cold_excess} (t_w {warmup} s), seed {seed}; following {command_topic}; "
             f"joint_states and ~/true_effort at {rate} Hz in batches every {batch_period} s "
-            f"(reliable, depth {STATE_QOS.depth})")
+            f"(reliable, depth {state_qos.depth})")
 
     def seconds(self, time):
         return (time - self.start).nanoseconds * 1e-9
