@@ -10,6 +10,7 @@ from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
+from launch_ros.parameter_descriptions import ParameterValue
 
 
 def generate_launch_description():
@@ -31,7 +32,8 @@ def generate_launch_description():
         output="screen",
         parameters=[
             os.path.join(share, "config", "feedforward.yaml"),
-            {name: LaunchConfiguration(name)
+            # typed: an empty argument would otherwise be read as YAML null and rejected
+            {name: ParameterValue(LaunchConfiguration(name), value_type=str)
              for name in ("model_file", "model_topic", "reference_topic", "command_topic")},
         ],
     )

@@ -6,6 +6,7 @@ importable (a real ROS 2 install), test_launch_files_start also launches each on
 import ast
 import importlib.util
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -26,8 +27,69 @@ def string_literals(tree):
     return [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
 
 
+def declared_arguments(tree):
+    return {ast.literal_eval(node.args[0]) for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "DeclareLaunchArgument"}
+
+
+def node_parameter_names(executable):
+    """Parameters the node declares: the names given to ``declare(self, name, ...)`` in its module."""
+    tree = ast.parse((REPO / "robot_dynid" / "nodes" / f"{executable}.py").read_text())
+    return {node.args[1].value for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "declare"
+            and isinstance(node.args[1], ast.Constant)}
+
+
+def node_arguments(path):
+    """{executable: launch arguments named in its ``parameters=``} of every Node call in ``path``."""
+    tree = ast.parse(path.read_text())
+    arguments = declared_arguments(tree) - {"params_file"}   # a parameter file, not a parameter
+    result = {}
+    for call in node_calls(path):
+        named = set(string_literals(call["parameters"])) & arguments if "parameters" in call else set()
+        result[ast.literal_eval(call["executable"])] = named
+    return result
+
+
 def test_there_are_launch_files():
-    assert {p.name for p in LAUNCH_FILES} >= {"feedforward.launch.py"}
+    assert {p.name for p in LAUNCH_FILES} >= {"feedforward.launch.py", "identification.launch.py", "demo.launch.py"}
+
+
+@pytest.mark.parametrize("path", LAUNCH_FILES, ids=lambda p: p.name)
+def test_launch_configurations_are_declared(path):
+    tree = ast.parse(path.read_text())
+    used = {ast.literal_eval(node.args[0]) for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "LaunchConfiguration"
+            and isinstance(node.args[0], ast.Constant)}
+    assert used <= declared_arguments(tree), f"{path.name}: undeclared {used - declared_arguments(tree)}"
+
+
+@pytest.mark.parametrize("path", LAUNCH_FILES, ids=lambda p: p.name)
+def test_arguments_given_to_a_node_are_its_parameters(path):
+    """An argument that names no parameter of the node would be accepted and silently ignored."""
+    for executable, arguments in node_arguments(path).items():
+        unknown = arguments - node_parameter_names(executable)
+        assert not unknown, f"{path.name}: {executable} has no parameter(s) {sorted(unknown)}"
+
+
+def test_identification_launch_makes_every_topic_of_its_nodes_an_argument():
+    """Driver-facing topics (joint states, trajectory commands, efforts, ...) remappable for every node using them."""
+    given = node_arguments(REPO / "launch" / "identification.launch.py")
+    assert set(given) == {"recorder", "identifier", "experiment_runner"}
+    for executable, arguments in given.items():
+        topics = {name for name in node_parameter_names(executable) if name.endswith("_topic")}
+        assert topics and topics <= arguments, f"{executable}: {sorted(topics - arguments)} not remappable"
+    assert {"joint_states_topic", "command_topic", "effort_topic"} <= declared_arguments(
+        ast.parse((REPO / "launch" / "identification.launch.py").read_text()))
+
+
+def test_demo_launch_starts_the_simulator_and_includes_the_other_launch_files():
+    text = (REPO / "launch" / "demo.launch.py").read_text()
+    assert set(node_arguments(REPO / "launch" / "demo.launch.py")) == {"sim_robot"}
+    included = {s for s in string_literals(ast.parse(text)) if s.endswith(".launch.py")}
+    assert included == {"identification.launch.py", "feedforward.launch.py"}
+    assert all((PREFIX / "share" / "robot_dynid" / "launch" / name).is_file() for name in included)
+    assert "demo.yaml" in string_literals(ast.parse(text))
 
 
 @pytest.mark.parametrize("path", LAUNCH_FILES, ids=lambda p: p.name)
@@ -43,7 +105,8 @@ def test_launch_file_names_installed_executables(path):
 
 @pytest.mark.parametrize("path", LAUNCH_FILES, ids=lambda p: p.name)
 def test_launch_file_parameter_files_are_installed(path):
-    yaml_names = [s for s in string_literals(ast.parse(path.read_text())) if s.endswith(".yaml")]
+    yaml_names = [s for s in string_literals(ast.parse(path.read_text())) if re.fullmatch(r"[\w.-]+\.yaml", s)]
+    assert yaml_names, f"{path.name} names no parameter file"
     for name in yaml_names:
         assert (PREFIX / "share" / "robot_dynid" / "config" / name).is_file(), \
             f"{path.name}: parameter file config/{name} is not installed"
