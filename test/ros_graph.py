@@ -6,10 +6,11 @@ import pathlib
 import signal
 import subprocess
 import sys
-import time
 
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
+
+from robot_dynid.nodes.node_runtime import call_service, spin_until
 
 DISCOVERY_TIMEOUT = 20.0  # s; discovery across processes is mostly < 1 s, outliers of several seconds
 
@@ -26,18 +27,11 @@ class RosTestGraph:
 
     def spin_until(self, condition, timeout=DISCOVERY_TIMEOUT, what="condition"):
         """Spin until ``condition()`` is true; raise TimeoutError naming ``what`` otherwise."""
-        deadline = time.monotonic() + timeout
-        while not condition():
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"timed out after {timeout} s waiting for {what}")
-            self.executor.spin_once(timeout_sec=0.05)
+        spin_until(self.executor, condition, timeout, what)
 
     def call(self, client, request, timeout=DISCOVERY_TIMEOUT):
         """Wait for the service, call it, and return the response."""
-        self.spin_until(client.service_is_ready, timeout, f"service {client.srv_name}")
-        future = client.call_async(request)
-        self.spin_until(future.done, timeout, f"response from {client.srv_name}")
-        return future.result()
+        return call_service(self.executor, client, request, timeout)
 
     def close(self):
         self.executor.shutdown()

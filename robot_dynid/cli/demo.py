@@ -1,54 +1,168 @@
-"""robot-dynid demo: a simulated identification from end to end, without hardware or ROS.
+"""robot-dynid demo: a simulated identification from end to end, without hardware.
 
-The simulated robot follows the excitation trajectory; its joint states and noisy torques are
-recorded to a rosbag2 with stage markers (one excitation cycle per period), identified from
-that bag, and the model is checked on a held-out trajectory against the simulator's noise-free
-torques. The bag, a CSV copy and the model file stay in --out for the offline commands.
+With ROS 2 (rclpy and the built interfaces), the demo starts the graph of ``launch/demo.launch.py``
+in one process (:mod:`robot_dynid.nodes.demo_graph`): sim_robot follows the protocol plan that
+experiment_runner plays (two short cycles of excitation, friction ladders and warm-up, set in
+``config/demo.yaml``), the recorder writes the bag with the stage markers, the identifier
+identifies the excitation stages as they end and feedforward serves the model. The identified
+base parameters are printed beside the simulator's true ones, and the feed-forward torques from
+the ComputeFeedforward service on a held-out trajectory are compared with the simulator's
+noise-free torques.
+
+``--offline`` (and, with a note, any install without rclpy) runs the core-only demo instead: the
+simulator follows the excitation trajectory, the samples go to a bag (with stage markers) and a
+CSV file, the bag is identified, and the model is checked on the same held-out trajectory.
+The bag and the model file stay in --out for the offline commands.
 """
 import pathlib
 import shutil
 
 import numpy as np
+import yaml
 
 from robot_dynid.bag_io import BagWriter
 from robot_dynid.csv_io import write_csv
 from robot_dynid.data_files import read_recording
+from robot_dynid.excitation import random_excitation
 from robot_dynid.friction import friction_model
 from robot_dynid.identification import IdentificationSettings, identify
 from robot_dynid.metrics import rms_residual, rsd
+from robot_dynid.model import DynamicModel
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recording import Recording
 from robot_dynid.regressor import Regressor
 from robot_dynid.reports import format_joint_metrics, format_model_summary, format_table
 from robot_dynid.robot_description import load_robot
 from robot_dynid.simulation import SimulatedRobot, simulation_parameters
-from robot_dynid.trajectories import FourierTrajectory, load_trajectory, time_grid
+from robot_dynid.trajectories import load_trajectory, time_grid
 
 NAME = "demo"
 HELP = "simulate an arm, record a bag, identify it and validate the model on a held-out trajectory"
+HELD_OUT_RATE = 100.0  # Hz, points of the held-out trajectory
 
 
 def add_arguments(parser):
-    parser.add_argument("--robot", default=None, metavar="R.yaml", help="robot description (default: the ER3A)")
-    parser.add_argument("--excitation", default=None, metavar="T.yaml",
-                        help="excitation trajectory (default: the thesis Table 4.1 trajectory for the ER3A)")
-    parser.add_argument("--periods", type=int, default=3, help="excitation periods recorded (default: %(default)s)")
-    parser.add_argument("--rate", type=float, default=200.0, help="sample rate [Hz] (default: %(default)s)")
-    parser.add_argument("--noise", type=float, default=0.5, help="torque noise std [N m] (default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=1, help="random seed (default: %(default)s)")
     parser.add_argument("--out", default="demo_output", help="output directory (default: %(default)s)")
+    parser.add_argument("--offline", action="store_true",
+                        help="core-only demo without ROS nodes (what runs anyway when rclpy is not installed)")
+    parser.add_argument("--robot", default=None, metavar="R.yaml", help="robot description (default: the ER3A)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="seed of the true parameters and the noise (default: config/demo.yaml, sim_robot)")
+    parser.add_argument("--noise", type=float, default=None,
+                        help="torque noise std [N m] (default: config/demo.yaml, sim_robot)")
+    graph = parser.add_argument_group("ROS demo (the nodes in one process)")
+    graph.add_argument("--params-file", action="append", default=[], metavar="P.yaml",
+                       help="parameter file with sections for any of the demo's nodes, applied after "
+                            "config/demo.yaml (repeatable), e.g. a shorter plan")
+    offline = parser.add_argument_group("--offline demo")
+    offline.add_argument("--excitation", default=None, metavar="T.yaml",
+                         help="excitation trajectory (default: the thesis Table 4.1 trajectory for the ER3A)")
+    offline.add_argument("--periods", type=int, default=3, help="excitation periods recorded (default: %(default)s)")
+    offline.add_argument("--rate", type=float, default=None,
+                         help="sample rate [Hz] (default: sim_robot's, config/sim_robot.yaml)")
 
 
-def held_out_trajectory(excitation: FourierTrajectory) -> FourierTrajectory:
-    """A different motion through the same workspace: harmonics' roles swapped, another period."""
-    return FourierTrajectory(excitation.joint_names, period=1.3 * float(np.max(excitation.period)),
-                             q0=excitation.q0, a=0.7 * excitation.b, b=-0.7 * excitation.a)
+def node_parameters(node):
+    """The parameters ``node`` gets in the demo from config/<node>.yaml and config/demo.yaml (no --params-file)."""
+    parameters = {}
+    for name in (f"{node}.yaml", "demo.yaml"):
+        sections = yaml.safe_load(find_package_file("config", name).read_text()) or {}
+        parameters.update(sections.get(node, {}).get("ros__parameters", {}))
+    return parameters
+
+
+def held_out_trajectory(robot):
+    """A motion the identification never saw: a random rest-to-rest excitation (seed 7, 4 harmonics, 8 s)
+    through 40 % of the joint ranges, unlike any plan or excitation file."""
+    return random_excitation(robot, harmonics=4, period=8.0, amplitude_fraction=0.4, seed=7)
+
+
+def held_out_motion(robot):
+    """(t (N,) [s], q, qd, qdd (N, n) [rad, rad/s, rad/s^2]) of :func:`held_out_trajectory` at HELD_OUT_RATE."""
+    trajectory = held_out_trajectory(robot)
+    t = time_grid(float(np.max(trajectory.period)), dt=1.0 / HELD_OUT_RATE)
+    return (t, *trajectory.evaluate(t))
+
+
+def print_model(model, true_parameters):
+    """The identified model (parameters with std, per-joint RMS/RSD) and its parameters against the truth."""
+    print(format_model_summary(model))
+    true_base = model.base.projection @ true_parameters
+    print("\nidentified versus true base parameters:")
+    print(format_table(("parameter", "identified", "std", "true", "error / std"), [
+        (name, f"{value:.5g}", f"{std:.2g}", f"{true:.5g}", f"{(value - true) / std:+.2f}" if std > 0 else "-")
+        for name, value, std, true in zip(model.base.names, model.values, model.std, true_base)]))
+
+
+def print_feedforward_error(joint_names, predicted, expected, noise_std):
+    """Per joint: RMS error and RSD of ``predicted`` (N, n) [N m] against ``expected`` (N, n) [N m]."""
+    rms = rms_residual(predicted, expected)
+    print(format_joint_metrics(joint_names, {
+        "RMS error [N m]": rms, "RSD [1]": rsd(predicted, expected), "RMS error / noise std": rms / noise_std,
+        "RMS torque [N m]": np.sqrt(np.mean(expected**2, axis=0)),
+    }))
+
+
+def fresh(path):
+    """``path``, after removing what a previous demo run left there."""
+    if path.exists():
+        shutil.rmtree(path)
+    return path
+
+
+def main(args):
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if not args.offline:
+        try:
+            from robot_dynid.nodes.demo_graph import DemoGraph
+        except ImportError as error:
+            print(f"note: ROS 2 is not available here ({error}); running the core-only demo (--offline)\n")
+        else:
+            return run_graph(args, out, DemoGraph)
+    return run_offline(args, out)
+
+
+def run_graph(args, out, graph_class):
+    bag_path, model_path = fresh(out / "recording"), out / "model.yaml"
+    sim = {key: value for key, value in (("seed", args.seed), ("noise_std", args.noise)) if value is not None}
+    robot = {"robot_file": str(args.robot)} if args.robot else {}
+    run_file = out / "demo_parameters.yaml"
+    run_file.write_text(yaml.safe_dump({
+        "sim_robot": {"ros__parameters": {**sim, **robot}},
+        "experiment_runner": {"ros__parameters": dict(robot)},
+        "recorder": {"ros__parameters": {"bag_path": str(bag_path)}},
+        "identifier": {"ros__parameters": {"model_file": str(model_path), **robot}},
+    }, sort_keys=False))
+    files = [find_package_file("config", "demo.yaml"), *args.params_file, run_file]
+    with graph_class(files) as graph:
+        simulator, robot_file = graph.simulator, graph.robot_file
+        runner = graph.nodes["experiment_runner"]
+        print(f"1. started sim_robot, experiment_runner, recorder, identifier and feedforward in one process "
+              f"(parameters: config/<node>.yaml, {', '.join(map(str, files))}); playing a "
+              f"{runner.schedule.duration:.0f} s plan of {runner.schedule.plan.cycles} cycle(s) on the simulated "
+              f"{simulator.regressor.robot.name} (torque noise {float(np.max(simulator.noise_std)):g} N m), "
+              f"recording to {bag_path}")
+        graph.run_plan(progress=print)
+        message = graph.identified_model()
+        model = DynamicModel.from_yaml(message.artifact_yaml, source="IdentifiedModel.artifact_yaml")
+        print(f"2. the plan is done; the identifier published model version {message.version} "
+              f"(written to {model_path})\n")
+        print_model(model, simulator.parameters)
+        _, q, qd, qdd = held_out_motion(model.robot)
+        predicted = graph.compute_feedforward(model.joint_names, q, qd, qdd, message.version)
+    expected = simulator.torques(q, qd, qdd, noise=False)
+    print(f"\n3. feed-forward error on a held-out trajectory ({len(q)} points from the ComputeFeedforward service) "
+          "against the simulator's noise-free torques:")
+    print_feedforward_error(model.joint_names, predicted, expected, float(np.max(simulator.noise_std)))
+    print(f"\nbag {bag_path} (stage markers on /experiment_stage) and model {model_path} stay on disk; offline:\n"
+          f"  robot-dynid identify --robot {robot_file} --data {bag_path} --stage excitation "
+          f"--out {out / 'model_offline.yaml'}")
+    return 0
 
 
 def record_bag(path, robot, t, q, qd, tau, period):
-    if path.exists():
-        shutil.rmtree(path)  # the previous demo run's bag
-    with BagWriter(path) as bag:
+    with BagWriter(fresh(path)) as bag:
         for cycle in range(int(round(t[-1] / period + 0.5))):
             start = cycle * period
             bag.write_stage(int(start * 1e9), "excitation", cycle, True, experiment_id="demo")
@@ -59,22 +173,25 @@ def record_bag(path, robot, t, q, qd, tau, period):
     return path
 
 
-def main(args):
-    out = pathlib.Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    robot = load_robot(args.robot or find_package_file("config", "robots", "er3a.yaml"))
+def run_offline(args, out):
+    settings = node_parameters("sim_robot")
+    seed = settings["seed"] if args.seed is None else args.seed
+    noise = settings["noise_std"] if args.noise is None else args.noise
+    rate = settings["rate"] if args.rate is None else args.rate
+    robot_file = args.robot or find_package_file("config", "robots", "er3a.yaml")
+    robot = load_robot(robot_file)
     excitation = load_trajectory(args.excitation or find_package_file("config", "trajectories", "er3a_table_4_1.yaml"))
     period = float(np.max(excitation.period))
-    friction = friction_model("coulomb_viscous")
+    friction = friction_model(settings["friction"])
     regressor = Regressor(robot, friction)
-    truth = simulation_parameters(regressor, seed=args.seed)
-    simulator = SimulatedRobot(regressor, truth, np.full(robot.n_joints, args.noise))
+    truth = simulation_parameters(regressor, seed=seed)
+    simulator = SimulatedRobot(regressor, truth, np.full(robot.n_joints, noise))
 
-    t = time_grid(args.periods * period, dt=1.0 / args.rate)
+    t = time_grid(args.periods * period, dt=1.0 / rate)
     q, qd, qdd = excitation.evaluate(t % period)
-    tau = simulator.torques(q, qd, qdd, rng=args.seed)
+    tau = simulator.torques(q, qd, qdd, rng=seed)
     print(f"1. simulated {robot.name} along the excitation: {args.periods} periods of {period:g} s at "
-          f"{args.rate:g} Hz ({len(t)} samples), torque noise {args.noise:g} N m")
+          f"{rate:g} Hz ({len(t)} samples), torque noise {noise:g} N m")
 
     bag_path = record_bag(out / "recording", robot, t, q, qd, tau, period)
     write_csv(out / "recording.csv", Recording.from_arrays(robot.joint_names, t, q, qd, qdd, tau, source="demo"))
@@ -85,23 +202,11 @@ def main(args):
                      provenance={"data_source": str(bag_path), "segments": "all excitation cycles"})
     model_path = model.save(out / "model.yaml")
     print(f"3. identified from the bag (accelerations by Savitzky-Golay differentiation); model: {model_path}\n")
-    print(format_model_summary(model))
-    true_base = model.base.projection @ truth
-    print("\nidentified versus true base parameters:")
-    print(format_table(("parameter", "identified", "std", "true", "error / std"), [
-        (name, f"{value:.5g}", f"{std:.2g}", f"{true:.5g}", f"{(value - true) / std:+.2f}" if std > 0 else "-")
-        for name, value, std, true in zip(model.base.names, model.values, model.std, true_base)]))
+    print_model(model, truth)
 
-    validation = held_out_trajectory(excitation)
-    tv = time_grid(float(np.max(validation.period)), dt=1.0 / args.rate)
-    qv, qdv, qddv = validation.evaluate(tv)
-    expected = simulator.torques(qv, qdv, qddv, noise=False)
-    predicted = model.torque(qv, qdv, qddv)
-    rms = rms_residual(predicted, expected)
+    _, qv, qdv, qddv = held_out_motion(robot)
     print("\n4. feed-forward error on a held-out trajectory against the simulator's noise-free torques:")
-    print(format_joint_metrics(robot.joint_names, {
-        "RMS error [N m]": rms, "RSD [1]": rsd(predicted, expected), "RMS error / noise std": rms / args.noise,
-        "RMS torque [N m]": np.sqrt(np.mean(expected**2, axis=0)),
-    }))
-    print(f"\noffline: robot-dynid identify --robot <R.yaml> --data {bag_path} --out model.yaml")
+    print_feedforward_error(robot.joint_names, model.torque(qv, qdv, qddv), simulator.torques(qv, qdv, qddv, noise=False),
+                            noise)
+    print(f"\noffline: robot-dynid identify --robot {robot_file} --data {bag_path} --out model.yaml")
     return 0

@@ -1,7 +1,8 @@
-"""What every robot_dynid node shares: the main() life cycle and parameter declaration."""
+"""What every robot_dynid node shares: the main() life cycle, parameter declaration, waiting on a graph."""
 from __future__ import annotations
 
 import sys
+import time
 
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
@@ -46,3 +47,23 @@ def spin_node(node_class, args=None):
             node.destroy_node()
         rclpy.try_shutdown()
     return 0
+
+
+def spin_until(executor, condition, timeout, what="condition"):
+    """Spin ``executor`` until ``condition()`` is true; TimeoutError naming ``what`` after ``timeout`` [s].
+
+    Waiting on a graph (discovery, a message, a response) goes through here: never sleep.
+    """
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout} s waiting for {what}")
+        executor.spin_once(timeout_sec=0.05)
+
+
+def call_service(executor, client, request, timeout):
+    """Wait up to ``timeout`` [s] for the service, then for its response to ``request``; return it."""
+    spin_until(executor, client.service_is_ready, timeout, f"service {client.srv_name}")
+    future = client.call_async(request)
+    spin_until(executor, future.done, timeout, f"response from {client.srv_name}")
+    return future.result()

@@ -1,17 +1,26 @@
-"""robot-dynid demo: leaves a bag, a CSV and a model that the offline commands reproduce."""
+"""robot-dynid demo: the in-process ROS graph, and the core-only demo; both leave a bag and a model
+that the offline commands reproduce."""
+import re
+import subprocess
+import sys
+
 import numpy as np
+import pytest
+import yaml
 
 from robot_dynid.cli import main
-from robot_dynid.cli.demo import held_out_trajectory
+from robot_dynid.cli.demo import held_out_motion
 from robot_dynid.model import DynamicModel
 from robot_dynid.package_files import find_package_file
+from robot_dynid.robot_description import load_robot
 from robot_dynid.simulation import SimulatedRobot, simulation_parameters
-from robot_dynid.trajectories import load_trajectory, time_grid
+from short_plan import write_short_plan
 
 
-def test_demo_output_identifies_offline_and_predicts_held_out_torques(tmp_path, capsys):
+def test_offline_demo_output_identifies_offline_and_predicts_held_out_torques(tmp_path, capsys):
     out = tmp_path / "demo"
-    assert main(["demo", "--out", str(out), "--periods", "2", "--noise", "0.5"]) == 0
+    assert main(["demo", "--offline", "--out", str(out), "--periods", "2", "--rate", "200", "--noise", "0.5",
+                 "--seed", "1"]) == 0
     printed = capsys.readouterr().out
     assert "feed-forward error on a held-out trajectory" in printed
     model = DynamicModel.load(out / "model.yaml")
@@ -26,8 +35,52 @@ def test_demo_output_identifies_offline_and_predicts_held_out_torques(tmp_path, 
         np.testing.assert_allclose(again.values, model.values, atol=3 * model.std.max() + 1e-9)
 
     simulator = SimulatedRobot(model.regressor, simulation_parameters(model.regressor, seed=1), np.zeros(6))
-    validation = held_out_trajectory(load_trajectory(find_package_file("config", "trajectories",
-                                                                       "er3a_table_4_1.yaml")))
-    q, qd, qdd = validation.evaluate(time_grid(float(np.max(validation.period)), dt=0.01))
+    _, q, qd, qdd = held_out_motion(model.robot)
     error = model.torque(q, qd, qdd) - simulator.torques(q, qd, qdd, noise=False)
     assert np.sqrt(np.mean(error**2)) < 0.2 * 0.5
+
+
+def printed_column(printed, section, column, joints):
+    """Per-joint values of ``column`` in the first table after the line containing ``section``."""
+    lines = printed[printed.index(section):].splitlines()
+    header = next(line for line in lines if line.startswith("joint "))
+    index = re.split(r"\s{2,}", header).index(column)
+    rows = {line.split()[0]: re.split(r"\s{2,}", line) for line in lines if line.split()[:1] and
+            line.split()[0] in joints}
+    return np.array([float(rows[joint][index]) for joint in joints])
+
+
+def test_ros_demo_runs_the_graph_in_process_and_reports_the_services_torques(tmp_path, capsys):
+    pytest.importorskip("rclpy")
+    robot = load_robot(find_package_file("config", "robots", "er3a.yaml"))
+    write_short_plan(robot, tmp_path / "plan.yaml", seed=3)
+    (tmp_path / "short.yaml").write_text(yaml.safe_dump(
+        {"experiment_runner": {"ros__parameters": {"plan_file": str(tmp_path / "plan.yaml"), "start_delay": 1.0}}}))
+    out = tmp_path / "demo"
+    assert main(["demo", "--out", str(out), "--seed", "3", "--params-file", str(tmp_path / "short.yaml")]) == 0
+    printed = capsys.readouterr().out
+    assert "the identifier published model version 1" in printed
+    assert "identified versus true base parameters" in printed
+
+    # the torques the service gave are the model file's: the printed errors are recomputed from it
+    model = DynamicModel.load(out / "model.yaml")
+    simulator = SimulatedRobot(model.regressor, simulation_parameters(model.regressor, seed=3), np.zeros(6))
+    _, q, qd, qdd = held_out_motion(robot)
+    rms = np.sqrt(np.mean((model.torque(q, qd, qdd) - simulator.torques(q, qd, qdd, noise=False)) ** 2, axis=0))
+    shown = printed_column(printed, "from the ComputeFeedforward service", "RMS error [N m]", robot.joint_names)
+    np.testing.assert_allclose(shown, rms, rtol=1e-3)
+    assert rms.max() < 0.2 * 0.5   # as in test/ros/test_end_to_end.py: 5x the expected least-squares error
+    assert (out / "recording" / "metadata.yaml").is_file()
+    assert f"--data {out / 'recording'}" in printed
+
+
+def test_without_rclpy_the_demo_says_so_and_runs_the_core_only_demo(tmp_path):
+    blocked = ("rclpy", "robot_dynid.msg", "robot_dynid.srv")
+    script = (f"import sys; {'; '.join(f'sys.modules[{name!r}] = None' for name in blocked)}\n"
+              "from robot_dynid.cli import main\n"
+              f"sys.exit(main(['demo', '--out', {str(tmp_path / 'demo')!r}, '--periods', '1', '--rate', '100']))\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("note: ROS 2 is not available here")
+    assert "feed-forward error on a held-out trajectory" in result.stdout
+    assert DynamicModel.load(tmp_path / "demo" / "model.yaml").base.rank == 48

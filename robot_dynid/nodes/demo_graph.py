@@ -1,0 +1,160 @@
+"""The demo's ROS graph in one process, for where ``ros2 launch`` is not available (pip installs).
+
+:class:`DemoGraph` starts the nodes of ``launch/demo.launch.py`` (sim_robot, experiment_runner,
+recorder, identifier, feedforward) as real rclpy nodes on one executor in a private context, and
+gives them their parameters as the launch file does: every node reads ``config/<node>.yaml``, then
+the given parameter files in order (``--params-file`` arguments of the context, so each file's
+section for a node applies to that node only; later files win). Communication goes over DDS as
+between processes. ``robot-dynid demo`` (:mod:`robot_dynid.cli.demo`) drives it.
+"""
+from __future__ import annotations
+
+import signal
+
+import numpy as np
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from trajectory_msgs.msg import JointTrajectoryPoint
+
+from robot_dynid.errors import DynIdError
+from robot_dynid.msg import ExperimentStage, IdentifiedModel
+from robot_dynid.nodes.experiment_runner import ExperimentRunnerNode
+from robot_dynid.nodes.feedforward import MODEL_QOS, FeedforwardNode
+from robot_dynid.nodes.identifier import IdentifierNode, seconds
+from robot_dynid.nodes.node_runtime import call_service, spin_until
+from robot_dynid.nodes.recorder import STAGE_QOS, RecorderNode
+from robot_dynid.nodes.sim_robot import SimRobotNode
+from robot_dynid.package_files import find_package_file
+from robot_dynid.recording import STAGE_KINDS
+from robot_dynid.srv import ComputeFeedforward
+
+NODE_CLASSES = {"sim_robot": SimRobotNode, "experiment_runner": ExperimentRunnerNode, "recorder": RecorderNode,
+                "identifier": IdentifierNode, "feedforward": FeedforwardNode}
+SERVICE_TIMEOUT = 20.0  # s; one process, so discovery is quick, but the machine may be loaded
+
+
+class DemoGraph:
+    """The demo's nodes on one executor; use as a context manager (``close()`` writes the bag's end).
+
+    Parameters
+    ----------
+    parameter_files : sequence of path
+        Applied after every node's ``config/<node>.yaml``, in order.
+    """
+
+    def __init__(self, parameter_files):
+        files = [find_package_file("config", f"{name}.yaml") for name in NODE_CLASSES] + list(parameter_files)
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context,
+                   args=["robot-dynid", "--ros-args", *(a for f in files for a in ("--params-file", str(f)))])
+        self.nodes = {}
+        try:
+            for name, node_class in NODE_CLASSES.items():
+                self.nodes[name] = node_class(context=self.context)
+        except BaseException:
+            self.close()
+            raise
+        self.node = rclpy.create_node("demo", context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        for node in (*self.nodes.values(), self.node):
+            self.executor.add_node(node)
+        self.models = []
+        self.node.create_subscription(IdentifiedModel, self.topic("identifier", "model_topic"),
+                                      self.models.append, MODEL_QOS)
+        self.stages = []
+        self.node.create_subscription(ExperimentStage, self.topic("experiment_runner", "stage_topic"),
+                                      self.stages.append, STAGE_QOS)
+        self.feedforward = self.node.create_client(ComputeFeedforward, "compute_feedforward")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+    def topic(self, node, parameter):
+        return self.nodes[node].get_parameter(parameter).value
+
+    @property
+    def simulator(self):
+        """The sim_robot node's :class:`~robot_dynid.simulation.SimulatedRobot` (its true parameters)."""
+        return self.nodes["sim_robot"].arm.simulator
+
+    @property
+    def bag_path(self):
+        return self.nodes["recorder"].writer.path
+
+    @property
+    def robot_file(self):
+        """The robot description the simulator, runner and identifier use."""
+        return self.nodes["sim_robot"].robot_file
+
+    def run_plan(self, progress=None):
+        """Spin until the runner has played its plan and its markers have arrived; ``progress(text)``
+        whenever a stage of another kind or cycle starts. DynIdError if the run was aborted (the
+        runner logged why)."""
+        runner = self.nodes["experiment_runner"]
+        seen = {"markers": 0, "stage": None}
+
+        def finished():
+            for marker in self.stages[seen["markers"]:]:
+                stage = (STAGE_KINDS[marker.kind], marker.cycle)
+                if marker.start and stage != seen["stage"]:
+                    seen["stage"] = stage
+                    if progress is not None:
+                        progress(f"   cycle {marker.cycle}: {stage[0]}")
+            seen["markers"] = len(self.stages)
+            return runner.run.state != "running" and len(self.stages) >= runner.run.next_event
+
+        spin_until(self.executor, finished, runner.schedule.duration + runner.start_delay + 60.0,
+                   "the experiment runner to play its plan")
+        if runner.run.state != "done":
+            raise DynIdError(f"the experiment was {runner.run.state}; see the experiment_runner log above")
+
+    def identified_model(self, timeout=SERVICE_TIMEOUT):
+        """The identifier's latest accepted IdentifiedModel once it has applied the plan's last marker."""
+        identifier = self.nodes["identifier"]
+        end = seconds(self.stages[-1].header.stamp)
+        spin_until(self.executor, lambda: identifier.order.released_until >= end, timeout,
+                   "the identifier to apply the plan's last stage marker")
+        if identifier.session.version == 0:
+            raise DynIdError("the identifier accepted no model; see its log above")
+        spin_until(self.executor, lambda: self.models and self.models[-1].version == identifier.session.version,
+                   timeout, f"IdentifiedModel version {identifier.session.version}")
+        return self.models[-1]
+
+    def compute_feedforward(self, joint_names, q, qd, qdd, version, timeout=SERVICE_TIMEOUT):
+        """Feed-forward torques (N, n) [N m] for q (N, n) [rad], qd [rad/s], qdd [rad/s^2] from the
+        feedforward node's ComputeFeedforward service, once it serves model ``version``."""
+        request = ComputeFeedforward.Request(joint_names=list(joint_names))
+        request.points = [JointTrajectoryPoint(positions=p.tolist(), velocities=v.tolist(), accelerations=a.tolist())
+                          for p, v, a in zip(q, qd, qdd)]
+        response = None
+
+        def served():
+            nonlocal response
+            response = call_service(self.executor, self.feedforward, request, timeout)
+            return response.success and response.model_version >= version
+
+        spin_until(self.executor, served, timeout, f"the feedforward node to serve model version {version}")
+        return np.array([point.effort for point in response.points])
+
+    def close(self):
+        """Close the bag (recorder), destroy the nodes, shut the context down."""
+        recorder = self.nodes.get("recorder")
+        if recorder is not None:
+            handlers = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                recorder.close()
+            finally:  # the recorder ignores signals while it closes the bag; the process goes on afterwards
+                for number, handler in handlers.items():
+                    if handler is not None:
+                        signal.signal(number, handler)
+        for node in self.nodes.values():
+            node.destroy_node()
+        self.nodes = {}
+        if getattr(self, "node", None) is not None:
+            self.executor.shutdown()
+            self.node.destroy_node()
+            self.node = None
+        rclpy.try_shutdown(context=self.context)
