@@ -1,0 +1,176 @@
+"""End to end over DDS: sim_robot, experiment_runner, recorder, identifier and feedforward, each from
+its installed executable in its own process (as launch/demo.launch.py starts them).
+
+The runner plays a 16 s plan written here: rest, a 10 s Fourier excitation (a random rest-to-rest
+excitation through half the joint ranges), and one friction stroke of j2 up and back. The
+simulated ER3A (seed 3) measures torques with 0.5 N m of noise at 500 Hz, so the identifier fits
+its model on the first 80 % of the excitation (~4000 samples x 6 joints) and the recorder writes
+the bag. Checked against independent sources:
+
+(a) ComputeFeedforward on a held-out motion (another random excitation) against the simulator's
+    noise-free torques, computed here from ``simulation_parameters(seed=3)``. The least-squares
+    error of p = 48 base parameters from n N = 6 x 4000 equations with noise sigma = 0.5 N m
+    gives torque errors of about sigma sqrt(p / (n N)) = 0.02 N m RMS on motion like the
+    excitation; the held-out motion is not the excitation (extrapolation), so the tolerance is 5x
+    that: 0.1 N m RMS per joint (0.2 sigma; seen: 0.016 to 0.041 N m).
+(b) The bag identifies offline with ``robot-dynid identify`` (in-process CLI). It fits the whole
+    excitation stage, the node its first 80 %: for nested least-squares fits the difference has
+    covariance Sigma_80 - Sigma_all, so each parameter must agree within 4 sqrt(std_80^2 -
+    std_all^2) (4 sigma of that difference; the CLI's 25-sample derivative window against the
+    node's 21 adds a bias of about 1e-4 of the accelerations here, negligible). Like for like, the
+    first 80 % of the bag's excitation samples is exactly the node's sample count (the stage cut
+    at the markers' stamps), and identified offline with the node's derivative window it gives
+    the node's parameters within 0.1 std: they differ only in the stage's first ten samples,
+    where the node extrapolates the filter and the bag has the motion before (seen: 0.04 std).
+(c) Every stage marker the runner published (as received here) is in the bag, field for field.
+"""
+import os
+
+import numpy as np
+import pytest
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from trajectory_msgs.msg import JointTrajectoryPoint
+
+from robot_dynid.bag_io import read_stage_markers
+from robot_dynid.cli import main as cli_main
+from robot_dynid.cli.demo import held_out_motion
+from robot_dynid.data_files import read_recording
+from robot_dynid.friction import friction_model
+from robot_dynid.identification import IdentificationSettings, identify
+from robot_dynid.model import DynamicModel
+from robot_dynid.msg import ExperimentStage, IdentifiedModel
+from robot_dynid.nodes.feedforward import MODEL_QOS
+from robot_dynid.package_files import find_package_file
+from robot_dynid.recording import STAGE_KINDS
+from robot_dynid.regressor import Regressor
+from robot_dynid.robot_description import load_robot
+from robot_dynid.simulation import SimulatedRobot, simulation_parameters
+from robot_dynid.srv import ComputeFeedforward
+from robot_dynid.streaming_identification import StreamingSettings
+from ros_graph import RosTestGraph, start_node, stop_node
+from short_plan import write_short_plan
+
+NAMESPACE = f"end_to_end_{os.getpid()}"
+SEED = 3
+NOISE = 0.5                 # N m, sim_robot's default noise_std
+RATE = 500.0                # Hz, sim_robot's default rate
+FEEDFORWARD_TOLERANCE = 0.2 * NOISE   # N m RMS per joint, see (a)
+QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """The graph plays the plan once; yields what the test node received and the nodes' files."""
+    directory = tmp_path_factory.mktemp("end_to_end")
+    robot_file = find_package_file("config", "robots", "er3a.yaml")
+    robot = load_robot(robot_file)
+    plan_stages = write_short_plan(robot, directory / "plan.yaml", seed=SEED)
+    namespace = ("-r", f"__ns:=/{NAMESPACE}")
+    graph = RosTestGraph()
+    stages, models = [], []
+    graph.node.create_subscription(ExperimentStage, f"{NAMESPACE}/experiment_stage", stages.append, QOS)
+    graph.node.create_subscription(IdentifiedModel, f"{NAMESPACE}/identified_model", models.append, MODEL_QOS)
+    processes = {
+        "recorder": start_node("recorder", "-p", f"bag_path:={directory / 'bag'}", *namespace,
+                               log_path=directory / "recorder.log"),
+        "identifier": start_node("identifier", "-p", f"model_file:={directory / 'model.yaml'}", *namespace,
+                                 log_path=directory / "identifier.log"),
+        "feedforward": start_node("feedforward", *namespace, log_path=directory / "feedforward.log"),
+        "sim_robot": start_node("sim_robot", "-p", f"seed:={SEED}", "-p", f"noise_std:={NOISE}", *namespace,
+                                log_path=directory / "sim_robot.log"),
+    }
+    try:
+        # the recorder and the identifier must hear the first marker: both subscribed before the runner starts
+        graph.spin_until(lambda: graph.node.count_subscribers(f"/{NAMESPACE}/experiment_stage") >= 3
+                         and graph.node.count_publishers(f"/{NAMESPACE}/joint_states") >= 1,
+                         what="recorder and identifier subscribing, sim_robot publishing")
+        processes["experiment_runner"] = start_node(
+            "experiment_runner", "-p", f"plan_file:={directory / 'plan.yaml'}", "-p", "start_delay:=3.0",
+            "-p", "experiment_id:=end_to_end", *namespace, log_path=directory / "experiment_runner.log")
+        duration = plan_stages[-1].end
+        graph.spin_until(lambda: len(stages) == 2 * len(plan_stages), timeout=duration + 30.0,
+                         what="every stage marker of the plan")
+        graph.spin_until(lambda: models, what="an IdentifiedModel after the excitation")
+        yield {"graph": graph, "robot": robot, "robot_file": robot_file, "directory": directory,
+               "plan_stages": plan_stages, "stages": stages, "models": models, "processes": processes}
+    finally:
+        codes = {name: stop_node(process) for name, process in processes.items()}
+        graph.close()
+        logs = {name: (directory / f"{name}.log").read_text() for name in processes}
+        assert all(code == 0 for code in codes.values()), f"exit codes {codes}; logs {logs}"
+
+
+def stamp(msg):
+    return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+
+
+def node_model(run):
+    """The identifier's one model (a single excitation stage) and its IdentifiedModel message."""
+    assert [m.version for m in run["models"]] == [1], [m.message for m in run["models"]]
+    return DynamicModel.from_yaml(run["models"][0].artifact_yaml), run["models"][0]
+
+
+def closed_bag(run):
+    """Stop the recorder (SIGINT closes the bag) and return the bag's path."""
+    assert stop_node(run["processes"]["recorder"]) == 0, (run["directory"] / "recorder.log").read_text()
+    return run["directory"] / "bag"
+
+
+def test_feedforward_service_matches_the_simulators_true_torques_on_held_out_motion(run):
+    robot, graph = run["robot"], run["graph"]
+    model, message = node_model(run)
+    _, q, qd, qdd = held_out_motion(robot)
+    request = ComputeFeedforward.Request(joint_names=list(reversed(robot.joint_names)))   # by name, any order
+    request.points = [JointTrajectoryPoint(positions=p[::-1].tolist(), velocities=v[::-1].tolist(),
+                                           accelerations=a[::-1].tolist()) for p, v, a in zip(q, qd, qdd)]
+    client = graph.node.create_client(ComputeFeedforward, f"{NAMESPACE}/compute_feedforward")
+    response = graph.call(client, request)
+    assert response.success, response.message
+    assert response.model_version == message.version
+    tau = np.array([point.effort for point in response.points])[:, ::-1]
+
+    regressor = Regressor(robot, friction_model("coulomb_viscous"))
+    truth = SimulatedRobot(regressor, simulation_parameters(regressor, seed=SEED)).torques(q, qd, qdd, noise=False)
+    rms = np.sqrt(np.mean((tau - truth) ** 2, axis=0))
+    assert rms.max() < FEEDFORWARD_TOLERANCE, dict(zip(robot.joint_names, rms.round(4)))
+    # the model file the identifier wrote is the one it published
+    assert DynamicModel.load(run["directory"] / "model.yaml").values.tolist() == model.values.tolist()
+
+
+def test_the_bag_identifies_offline_to_the_nodes_parameters(run, capsys):
+    model, message = node_model(run)
+    bag = closed_bag(run)
+    offline_path = run["directory"] / "offline.yaml"
+    assert cli_main(["identify", "--robot", str(run["robot_file"]), "--data", str(bag), "--stage", "excitation",
+                     "--out", str(offline_path)]) == 0
+    assert "model written to" in capsys.readouterr().out
+    offline = DynamicModel.load(offline_path)
+    assert offline.base.names == model.base.names
+    n_stage = offline.metrics["n_samples"]
+    assert 0.95 * 10.0 * RATE < n_stage <= 10.0 * RATE + 1   # the whole 10 s stage
+    # nested fits: the node's first 80 % against all of it
+    difference_std = np.sqrt(model.std**2 - offline.std**2)
+    z = np.abs(model.values - offline.values) / difference_std
+    assert z.max() < 4.0, dict(zip(model.base.names, z.round(2)))
+
+    # like for like: the node fitted exactly the first 80 % of the samples the bag labels excitation
+    n_fit = n_stage - round(0.2 * n_stage)
+    assert message.n_samples == n_fit
+    window = StreamingSettings().window / RATE   # the identifier's Savitzky-Golay window [s]
+    stage = read_recording(bag, joint_names=run["robot"].joint_names, derivative_window=window).select(
+        stage="excitation")
+    first = identify(stage.take(np.arange(n_fit)), run["robot"],
+                     IdentificationSettings(friction=friction_model("coulomb_viscous")))
+    z = np.abs(model.values - first.values) / model.std
+    assert z.max() < 0.1, dict(zip(model.base.names, z.round(3)))
+
+
+def test_every_stage_marker_the_runner_published_is_in_the_bag(run):
+    published = run["stages"]
+    expected = [(STAGE_KINDS.index(row.kind), row.name, start) for row in run["plan_stages"] for start in (True, False)]
+    assert [(m.kind, m.label, m.start) for m in published] == expected
+    recorded = read_stage_markers(closed_bag(run))
+    assert [(m.stamp, m.kind, m.cycle, m.start, m.joint_name, m.speed_fraction, m.direction, m.label,
+             m.experiment_id) for m in recorded] == \
+        [(pytest.approx(stamp(m), abs=1e-6), STAGE_KINDS[m.kind], m.cycle, m.start, m.joint_name, m.speed_fraction,
+          m.direction, m.label, m.experiment_id) for m in published]
