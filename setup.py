@@ -1,4 +1,5 @@
-"""pip installation of the pure-Python part (numeric core and the robot-dynid CLI), no ROS needed.
+"""pip installation of the numeric core and the robot-dynid CLI, no ROS needed (a C compiler is:
+the regressor kernel is a small C extension).
 
 ROS users build the whole package (interfaces, nodes, launch files) with colcon instead; see
 README.md. The .msg/.srv definitions are copied into the Python package so that rosbag files
@@ -8,7 +9,7 @@ robot and trajectory configs are copied too (see robot_dynid/package_files.py).
 import pathlib
 import shutil
 
-from setuptools import setup
+from setuptools import Extension, setup
 from setuptools.command.build_py import build_py
 
 
@@ -24,4 +25,8 @@ class BuildPyWithPackageData(build_py):
             shutil.copytree(root / directory, target / directory, dirs_exist_ok=True)
 
 
-setup(cmdclass={"build_py": BuildPyWithPackageData})
+# The compiled regressor kernel; CMakeLists.txt builds the same file for ROS workspaces.
+REGRESSOR_KERNEL = Extension("robot_dynid._regressor_kernel", ["robot_dynid/_regressor_kernel.c"],
+                             extra_compile_args=["-O3", "-Wno-psabi"])
+
+setup(cmdclass={"build_py": BuildPyWithPackageData}, ext_modules=[REGRESSOR_KERNEL])

@@ -70,14 +70,16 @@ class IdentificationSettings:
 
 
 def iter_regressor_chunks(regressor: Regressor, base: BaseParameters, recording: Recording, chunk_size: int):
-    """Yield ``(Y_base (M, n, r), tau (M, n))`` for consecutive chunks of a recording."""
+    """Yield ``(Y_base (M, n, r), tau (M, n))`` for consecutive chunks of a recording (the full
+    regressor of each chunk is written into one reused buffer)."""
     elapsed = recording.elapsed
+    buffer = np.empty((min(chunk_size, recording.n_samples), recording.n_joints, regressor.n_parameters))
     for start in range(0, recording.n_samples, chunk_size):
         stop = min(start + chunk_size, recording.n_samples)
         temperature = None if recording.temperature is None else recording.temperature[start:stop]
         Y = regressor.compute(
             recording.q[start:stop], recording.qd[start:stop], recording.qdd[start:stop],
-            temperature=temperature, elapsed=elapsed[start:stop],
+            temperature=temperature, elapsed=elapsed[start:stop], out=buffer[:stop - start],
         )
         yield base.select(Y), recording.tau[start:stop]
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Prepare a development environment from scratch on Debian 12 / Python 3.11, or bring it up to date:
-#   1. cmake, a C/C++ compiler and make through apt, if absent;
+#   1. cmake, a C/C++ compiler and make through apt, if absent (and Python's headers, for the
+#      compiled regressor kernel);
 #   2. .venv at the repository root with the pinned ROS 2 Kilted wheels (requirements/ros-kilted.txt)
 #      and the core's dependencies (requirements/python.txt), reinstalled only when those files change;
 #   3. the wheels' CMake exports point at the include directories of the machine they were built on:
@@ -54,8 +55,12 @@ install_python_packages() {
     if [ ! -x "$venv/bin/python" ]; then
         local python
         python=$(find_python)
-        # Debian's system Python ships venv's pip bootstrap (ensurepip) separately.
+        # Debian's system Python ships venv's pip bootstrap (ensurepip) and the C headers (for the
+        # regressor kernel, robot_dynid/_regressor_kernel.c) separately.
         "$python" -c 'import ensurepip' 2>/dev/null || apt_install python3.11-venv
+        "$python" -c 'import os, sys, sysconfig
+sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' ||
+            apt_install python3.11-dev
         log "creating $venv"
         "$python" -m venv "$venv"
     fi

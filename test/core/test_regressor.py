@@ -6,6 +6,7 @@ import os
 import numpy as np
 import pinocchio as pin
 import pytest
+import scipy.linalg
 
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.friction import friction_model
@@ -45,22 +46,59 @@ def test_regressor_times_parameters_equals_rnea(path):
     regressor = Regressor(robot)
     rng = np.random.default_rng(11)
     pin.seed(11)
-    q, qd, qdd = random_states(robot, 40, rng)
+    q, qd, qdd = random_states(robot, 43, rng)   # not a multiple of the kernel's 4 lanes
     parameters, tau = rnea_with_random_inertias(regressor, q, qd, qdd, rng)
     np.testing.assert_allclose(regressor.compute(q, qd, qdd) @ parameters, tau, rtol=0, atol=1e-9)
     np.testing.assert_allclose(regressor.torque(parameters, q, qd, qdd), tau, rtol=0, atol=1e-9)
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=os.path.basename)
-def test_compute_one_agrees_with_compute(path):
+def test_compute_one_equals_pinocchio_regressor_in_link_frame_parameters(path):
     robot = load_robot(path)
     regressor = Regressor(robot, friction=friction_model("coulomb_viscous"), armature=True,
                           offset=True)
+    model = regressor.model.copy()
+    data = model.createData()
+    # pinocchio's columns are joint-frame parameters; joint = map @ link parameters
+    to_joint_frame = scipy.linalg.block_diag(*(
+        inertia_parameter_map(placement.rotation, placement.translation)
+        for placement in link_frame_placements(model)))
     q, qd, qdd = random_states(robot, 5, np.random.default_rng(4))
-    batch = regressor.compute(q, qd, qdd)
+    inertial = regressor.slices["inertial"]
     for k in range(5):
-        np.testing.assert_allclose(regressor.compute_one(q[k], qd[k], qdd[k]), batch[k],
-                                   rtol=0, atol=1e-10)
+        expected = pin.computeJointTorqueRegressor(model, data, q[k], qd[k], qdd[k]) @ to_joint_frame
+        Y = regressor.compute_one(q[k], qd[k], qdd[k])
+        np.testing.assert_allclose(Y[:, inertial], expected, rtol=0, atol=1e-9)
+        np.testing.assert_array_equal(Y[:, inertial.stop:], regressor.compute(
+            q[k:k + 1], qd[k:k + 1], qdd[k:k + 1])[0, :, inertial.stop:])
+
+
+def test_out_is_overwritten_entirely_and_checked():
+    robot = load_robot(os.path.join(ROOT, "config", "robots", "ur5.yaml"))
+    regressor = Regressor(robot, friction=friction_model("coulomb_viscous"), offset=True)
+    q, qd, qdd = random_states(robot, 9, np.random.default_rng(6))
+    expected = regressor.compute(q, qd, qdd)
+    out = np.full((9, 6, regressor.n_parameters), np.nan)
+    assert regressor.compute(q, qd, qdd, out=out) is out
+    np.testing.assert_array_equal(out, expected)
+    # structural zeros: joint j does not feel the parameters of links before it
+    assert not expected[:, 3, :30].any()
+    with pytest.raises(DataError, match=r"out must be a writeable C-ordered float64 array of "
+                                        r"shape \(9, 6, 78\), got float64 \(9, 6, 72\)"):
+        regressor.compute(q, qd, qdd, out=np.empty((9, 6, 72)))
+    with pytest.raises(DataError, match=r"out must be a writeable C-ordered"):
+        regressor.compute(q, qd, qdd, out=np.empty((9, 6, 78), order="F"))
+
+
+def test_kernel_sine_and_cosine_match_libm():
+    from robot_dynid import _regressor_kernel
+
+    x = np.concatenate([np.linspace(-120.0, 120.0, 240001), [0.0, -0.0, math.pi / 4, math.pi / 2,
+                                                              math.pi, 1e-300, -3 * math.pi / 4]])
+    sine, cosine = np.empty_like(x), np.empty_like(x)
+    _regressor_kernel.sine_cosine(x, sine, cosine)
+    np.testing.assert_allclose(sine, np.sin(x), rtol=0, atol=4.5e-16)
+    np.testing.assert_allclose(cosine, np.cos(x), rtol=0, atol=4.5e-16)
 
 
 def test_chunks_give_the_same_regressor():

@@ -1,0 +1,499 @@
+/*
+ * robot_dynid._regressor_kernel: the joint-torque regressor Y (tau = Y theta) of a serial arm of
+ * revolute joints, compiled, four samples at a time (GCC/Clang vector extensions: one vector lane
+ * per sample, so the arithmetic is the scalar recursion below). robot_dynid/regressor.py builds
+ * the inputs and documents the parameter order.
+ *
+ * The chain (regressor._chain_from_model) is, per joint i, two constant frame changes: previous
+ * link frame -> joint frame i at q_i = 0 ("to_joint"), then Rz(q_i), then joint frame i -> link
+ * frame i ("to_link"). A frame change to B from A is stored as 13 doubles: [identity flag,
+ * r (3x3 row-major, v_B = r v_A, the transposed orientation of B in A), p (origin of B in A) [m]].
+ *
+ * In link frame i, with angular velocity w, angular acceleration dw and origin acceleration a
+ * (gravity entering as a = -g at the base), the wrench of link i about its origin is linear in
+ * its parameters (m, h = m c, I):
+ *     f = m a + (S(dw) + S(w) S(w)) h,     n = I dw + w x (I w) + h x a,
+ * and joint j <= i sees tau_j += l . f + u . n, where (l, u) = (r_j x z_j, z_j) is the unit
+ * twist of joint j expressed in link frame i. Twists move between frames like motions:
+ *     u_B = r u_A,   l_B = r (l_A - p x u_A).
+ *
+ * Memory: the four samples' rows of Y are assembled in an L1-resident tile (zeroed once: only
+ * the structurally non-zero entries are written) and copied to out, so out is written strictly
+ * sequentially, with non-temporal stores when it is larger than a cache.
+ * (Writing lane by lane into column-major Y touches 10 n^2 pages per step; scattering straight
+ * into out's rows stalls on cache misses the prefetcher cannot foresee: both were several times
+ * slower.) On x86-64 with GCC the kernel is compiled for x86-64-v3 (AVX2, FMA) and for the
+ * baseline, and the loader picks the one the CPU runs.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+#if defined(__x86_64__) && defined(__SSE2__)
+#include <emmintrin.h>
+#define HAVE_STREAMING_STORES 1
+#endif
+
+#define LANES 4
+#define MAX_JOINTS 64
+#define FRAME_CHANGE_SIZE 13
+/* Outputs larger than this [bytes] are written with non-temporal stores: they would not stay in
+ * cache anyway, and streaming skips reading every line before writing it (2.5x faster here). */
+#define STREAM_THRESHOLD (8 << 20)
+
+typedef double vd __attribute__((vector_size(LANES * sizeof(double))));
+typedef long long vl __attribute__((vector_size(LANES * sizeof(long long))));
+
+#if defined(__clang__)
+#define SHUFFLE(a, b, i0, i1, i2, i3) __builtin_shufflevector(a, b, i0, i1, i2, i3)
+#else
+#define SHUFFLE(a, b, i0, i1, i2, i3) __builtin_shuffle(a, b, (vl){i0, i1, i2, i3})
+#endif
+#define INLINE static inline __attribute__((always_inline))
+
+typedef struct {
+    int identity, translates;
+    double r[9];
+    double p[3];
+} frame_change;
+
+typedef struct {
+    int n;
+    frame_change to_joint[MAX_JOINTS];
+    frame_change to_link[MAX_JOINTS];
+    double gravity[3];
+} chain;
+
+typedef struct {
+    const double *q, *qd, *qdd;  /* (N, n) [rad, rad/s, rad/s^2] */
+    const double *friction;      /* (N, n, n_friction) */
+    int n_friction, armature, offset;
+    Py_ssize_t n_samples, p;
+    double *out;                 /* (N, n, p), C order */
+    double *tile;                /* (LANES, n, p), zero where Y is structurally zero */
+    int stream;                  /* copy tiles with non-temporal stores */
+} arrays;
+
+/* Lanes of joint i of samples k, k + 1, ... from an (N, n) array; missing lanes are 0. */
+INLINE vd gather(const double *values, int n, Py_ssize_t k, int i, int lanes)
+{
+    vd lane_values = {0.0, 0.0, 0.0, 0.0};
+    for (int lane = 0; lane < lanes; lane++)
+        lane_values[lane] = values[(k + lane) * n + i];
+    return lane_values;
+}
+
+/* sin and cos by Cody-Waite reduction to r in [-pi/4, pi/4] (x = r + m pi/2) and the Cephes
+ * minimax polynomials (within 1 ulp on that interval; the reduction is exact for |x| < 1e5). */
+INLINE void sine_cosine(vd x, vd *sine, vd *cosine)
+{
+    const double shifter = 6755399441055744.0; /* 1.5 2^52: adding it rounds to an integer */
+    vd shifted = x * 0.63661977236758134308 + shifter;
+    vd m = shifted - shifter;
+    vd r = ((x - m * 1.57079625129699707031) - m * 7.54978941586159635335e-8)
+           - m * 5.39030285815811905290e-15;
+    vd z = r * r;
+    vd s = r + r * z * (((((1.58962301576546568060e-10 * z - 2.50507477628578072866e-8) * z
+                            + 2.75573136213857245213e-6) * z - 1.98412698295895385996e-4) * z
+                          + 8.33333333332211858878e-3) * z - 1.66666666666666307295e-1);
+    vd c = 1.0 - 0.5 * z + z * z * (((((-1.13585365213876817300e-11 * z
+                                        + 2.08757008419747316778e-9) * z
+                                       - 2.75573141792967388112e-7) * z
+                                      + 2.48015872888517045348e-5) * z
+                                     - 1.38888888888730564116e-3) * z
+                                    + 4.16666666666665929218e-2);
+    vl quadrant = (vl)shifted;                 /* m mod 4 in the low bits */
+    vl swap = (quadrant & 1) != 0;             /* odd quadrants: sin <-> cos */
+    vl sign = (vl){1, 1, 1, 1} << 63;
+    vl sine_bits = ((vl)s & ~swap) | ((vl)c & swap);
+    vl cosine_bits = ((vl)c & ~swap) | ((vl)s & swap);
+    *sine = (vd)(sine_bits ^ (((quadrant & 2) != 0) & sign));
+    *cosine = (vd)(cosine_bits ^ ((((quadrant + 1) & 2) != 0) & sign));
+}
+
+/* r[l] = (v[0][l], v[1][l], v[2][l], v[3][l]): lane l of four vectors as one vector. */
+INLINE void transpose(const vd v[4], vd r[4])
+{
+    vd low01 = SHUFFLE(v[0], v[1], 0, 4, 2, 6), high01 = SHUFFLE(v[0], v[1], 1, 5, 3, 7);
+    vd low23 = SHUFFLE(v[2], v[3], 0, 4, 2, 6), high23 = SHUFFLE(v[2], v[3], 1, 5, 3, 7);
+    r[0] = SHUFFLE(low01, low23, 0, 1, 4, 5);
+    r[1] = SHUFFLE(high01, high23, 0, 1, 4, 5);
+    r[2] = SHUFFLE(low01, low23, 2, 3, 6, 7);
+    r[3] = SHUFFLE(high01, high23, 2, 3, 6, 7);
+}
+
+/* The 10 values of one (link, joint) pair into the rows of `lanes` samples:
+ * target[l * row_stride + c] = values[c][l]. */
+INLINE void store_pair(double *target, Py_ssize_t row_stride, const vd values[10], int lanes)
+{
+    if (lanes == LANES) {
+        const vd zero = {0.0, 0.0, 0.0, 0.0};
+        const vd last[4] = {values[8], values[9], zero, zero};
+        vd rows[3][4];
+        transpose(values, rows[0]);
+        transpose(values + 4, rows[1]);
+        transpose(last, rows[2]);
+        for (int l = 0; l < LANES; l++) {
+            memcpy(target + l * row_stride, &rows[0][l], 4 * sizeof(double));
+            memcpy(target + l * row_stride + 4, &rows[1][l], 4 * sizeof(double));
+            memcpy(target + l * row_stride + 8, &rows[2][l], 2 * sizeof(double));
+        }
+    } else {
+        for (int l = 0; l < lanes; l++)
+            for (int c = 0; c < 10; c++)
+                target[l * row_stride + c] = values[c][l];
+    }
+}
+
+INLINE void copy_tile(double *target, const double *tile, Py_ssize_t count, int stream)
+{
+#ifdef HAVE_STREAMING_STORES
+    if (stream && ((uintptr_t)target & 15) == 0 && count % 2 == 0) {
+        for (Py_ssize_t i = 0; i < count; i += 2)
+            _mm_stream_pd(target + i, _mm_loadu_pd(tile + i));
+        return;
+    }
+#endif
+    (void)stream;
+    memcpy(target, tile, (size_t)count * sizeof(double));
+}
+
+INLINE void rotate(const double *r, vd v[3])
+{
+    vd x = v[0], y = v[1], z = v[2];
+    v[0] = r[0] * x + r[1] * y + r[2] * z;
+    v[1] = r[3] * x + r[4] * y + r[5] * z;
+    v[2] = r[6] * x + r[7] * y + r[8] * z;
+}
+
+/* a_B = r (a_A + dw x p + w (w . p) - p |w|^2); w_B = r w_A; dw_B = r dw_A. */
+INLINE void move_motion(const frame_change *change, vd w[3], vd dw[3], vd a[3])
+{
+    if (change->translates) {
+        const double *p = change->p;
+        vd w_dot_p = w[0] * p[0] + w[1] * p[1] + w[2] * p[2];
+        vd w_squared = w[0] * w[0] + w[1] * w[1] + w[2] * w[2];
+        a[0] += dw[1] * p[2] - dw[2] * p[1] + w[0] * w_dot_p - p[0] * w_squared;
+        a[1] += dw[2] * p[0] - dw[0] * p[2] + w[1] * w_dot_p - p[1] * w_squared;
+        a[2] += dw[0] * p[1] - dw[1] * p[0] + w[2] * w_dot_p - p[2] * w_squared;
+    }
+    rotate(change->r, w);
+    rotate(change->r, dw);
+    rotate(change->r, a);
+}
+
+/* u_B = r u_A; l_B = r (l_A - p x u_A). */
+INLINE void move_twist(const frame_change *change, vd l[3], vd u[3])
+{
+    if (change->translates) {
+        const double *p = change->p;
+        l[0] -= p[1] * u[2] - p[2] * u[1];
+        l[1] -= p[2] * u[0] - p[0] * u[2];
+        l[2] -= p[0] * u[1] - p[1] * u[0];
+    }
+    rotate(change->r, l);
+    rotate(change->r, u);
+}
+
+/* v <- Rz(q)^T v: x' = c x + s y, y' = c y - s x. */
+INLINE void rotate_z_transposed(vd v[3], vd c, vd s)
+{
+    vd x = v[0];
+    v[0] = c * x + s * v[1];
+    v[1] = c * v[1] - s * x;
+}
+
+/* The inertial columns of `lanes` samples from k into the tile; entries of joints j beyond link
+ * i are not written (they stay zero). */
+INLINE void inertial_columns(const chain *robot, const arrays *data, Py_ssize_t k, int lanes)
+{
+    const int n = robot->n;
+    const Py_ssize_t row_stride = (Py_ssize_t)n * data->p;
+    const vd zero = {0.0, 0.0, 0.0, 0.0};
+    vd w[3] = {zero, zero, zero}, dw[3] = {zero, zero, zero};
+    vd a[3] = {zero - robot->gravity[0], zero - robot->gravity[1], zero - robot->gravity[2]};
+    vd l[MAX_JOINTS][3], u[MAX_JOINTS][3];
+
+    for (int i = 0; i < n; i++) {
+        const frame_change *to_joint = &robot->to_joint[i], *to_link = &robot->to_link[i];
+        if (!to_joint->identity) {
+            move_motion(to_joint, w, dw, a);
+            for (int j = 0; j < i; j++)
+                move_twist(to_joint, l[j], u[j]);
+        }
+        vd c, s;
+        sine_cosine(gather(data->q, n, k, i, lanes), &s, &c);
+        rotate_z_transposed(w, c, s);
+        rotate_z_transposed(dw, c, s);
+        rotate_z_transposed(a, c, s);
+        for (int j = 0; j < i; j++) {
+            rotate_z_transposed(l[j], c, s);
+            rotate_z_transposed(u[j], c, s);
+        }
+        l[i][0] = l[i][1] = l[i][2] = zero;
+        u[i][0] = u[i][1] = zero;
+        u[i][2] = zero + 1.0;
+        /* w_i = Rz^T w_{i-1} + z qd_i; dw_i = Rz^T dw_{i-1} + (Rz^T w_{i-1}) x z qd_i + z qdd_i */
+        vd velocity = gather(data->qd, n, k, i, lanes);
+        dw[0] += velocity * w[1];
+        dw[1] -= velocity * w[0];
+        dw[2] += gather(data->qdd, n, k, i, lanes);
+        w[2] += velocity;
+        if (!to_link->identity) {
+            move_motion(to_link, w, dw, a);
+            for (int j = 0; j <= i; j++)
+                move_twist(to_link, l[j], u[j]);
+        }
+
+        /* f = m a + B h with B = S(dw) + S(w)^2; n = D I - S(a) h with D = L(dw) + S(w) L(w) */
+        vd wx = w[0], wy = w[1], wz = w[2], dwx = dw[0], dwy = dw[1], dwz = dw[2];
+        vd ax = a[0], ay = a[1], az = a[2];
+        vd wxx = wx * wx, wyy = wy * wy, wzz = wz * wz;
+        vd wxy = wx * wy, wxz = wx * wz, wyz = wy * wz;
+        vd b00 = -wyy - wzz, b01 = wxy - dwz, b02 = wxz + dwy;
+        vd b10 = wxy + dwz, b11 = -wxx - wzz, b12 = wyz - dwx;
+        vd b20 = wxz - dwy, b21 = wyz + dwx, b22 = -wxx - wyy;
+        vd d[3][6] = {
+            {dwx, dwy - wxz, -wyz, dwz + wxy, wyy - wzz, wyz},
+            {wxz, dwx + wyz, dwy, wzz - wxx, dwz - wxy, -wxz},
+            {-wxy, wxx - wyy, wxy, dwx - wyz, dwy + wxz, dwz},
+        };
+        double *link_columns = data->tile + 10 * i;
+        for (int j = 0; j <= i; j++) {
+            vd lx = l[j][0], ly = l[j][1], lz = l[j][2];
+            vd ux = u[j][0], uy = u[j][1], uz = u[j][2];
+            vd values[10];
+            values[0] = lx * ax + ly * ay + lz * az;
+            values[1] = lx * b00 + ly * b10 + lz * b20 + ay * uz - az * uy;
+            values[2] = lx * b01 + ly * b11 + lz * b21 + az * ux - ax * uz;
+            values[3] = lx * b02 + ly * b12 + lz * b22 + ax * uy - ay * ux;
+            for (int c = 0; c < 6; c++)
+                values[4 + c] = ux * d[0][c] + uy * d[1][c] + uz * d[2][c];
+            store_pair(link_columns + j * data->p, row_stride, values, lanes);
+        }
+    }
+}
+
+/* Each joint's own columns after the 10 n inertial ones: friction (joint j's at
+ * 10 n + j n_friction), armature qdd_j (at 10 n + n n_friction + j), offset 1; the other joints'
+ * are not written (they stay zero). */
+INLINE void joint_columns(int n, const arrays *data, Py_ssize_t k, int lanes)
+{
+    const int n_friction = data->n_friction;
+    for (int lane = 0; lane < lanes; lane++) {
+        for (int j = 0; j < n; j++) {
+            const Py_ssize_t sample_joint = (k + lane) * n + j;
+            double *columns = data->tile + (lane * n + j) * data->p + 10 * n;
+            for (int f = 0; f < n_friction; f++)
+                columns[j * n_friction + f] = data->friction[sample_joint * n_friction + f];
+            columns += n * n_friction;
+            if (data->armature) {
+                columns[j] = data->qdd[sample_joint];
+                columns += n;
+            }
+            if (data->offset)
+                columns[j] = 1.0;
+        }
+    }
+}
+
+INLINE void samples(const chain *robot, const arrays *data, Py_ssize_t k, int lanes)
+{
+    const Py_ssize_t count = (Py_ssize_t)lanes * robot->n * data->p;
+    inertial_columns(robot, data, k, lanes);
+    joint_columns(robot->n, data, k, lanes);
+    copy_tile(data->out + k * robot->n * data->p, data->tile, count, data->stream);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+#endif
+static void evaluate(const chain *robot, const arrays *data)
+{
+    Py_ssize_t k = 0;
+    for (; k + LANES <= data->n_samples; k += LANES)
+        samples(robot, data, k, LANES);
+    if (k < data->n_samples)
+        samples(robot, data, k, (int)(data->n_samples - k));
+#ifdef HAVE_STREAMING_STORES
+    if (data->stream)
+        _mm_sfence();
+#endif
+}
+
+/* A C-contiguous float64 buffer of the given dimension, or a ValueError naming the argument. */
+static int get_buffer(PyObject *object, Py_buffer *view, int writable, int ndim, const char *name)
+{
+    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(object, view, flags) < 0)
+        return -1;
+    const char *format = view->format;
+    if (format[0] == '<' || format[0] == '=' || format[0] == '@')
+        format++;
+    if (view->itemsize != sizeof(double) || strcmp(format, "d") != 0 || view->ndim != ndim) {
+        PyErr_Format(PyExc_ValueError, "%s must be a C-contiguous %d-dimensional float64 array",
+                     name, ndim);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+static int read_chain(const Py_buffer *view, const Py_buffer *gravity, chain *robot)
+{
+    const Py_ssize_t n = view->shape[0];
+    if (n < 1 || n > MAX_JOINTS || view->shape[1] != 2 || view->shape[2] != FRAME_CHANGE_SIZE) {
+        PyErr_Format(PyExc_ValueError, "chain must have shape (n, 2, %d) with 1 <= n <= %d",
+                     FRAME_CHANGE_SIZE, MAX_JOINTS);
+        return -1;
+    }
+    if (gravity->shape[0] != 3) {
+        PyErr_SetString(PyExc_ValueError, "gravity must have shape (3,)");
+        return -1;
+    }
+    const double *values = view->buf;
+    robot->n = (int)n;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        for (int which = 0; which < 2; which++) {
+            const double *source = values + (i * 2 + which) * FRAME_CHANGE_SIZE;
+            frame_change *change = which == 0 ? &robot->to_joint[i] : &robot->to_link[i];
+            change->identity = source[0] != 0.0;
+            memcpy(change->r, source + 1, sizeof change->r);
+            memcpy(change->p, source + 10, sizeof change->p);
+            change->translates = change->p[0] != 0.0 || change->p[1] != 0.0 || change->p[2] != 0.0;
+        }
+    }
+    memcpy(robot->gravity, gravity->buf, sizeof robot->gravity);
+    return 0;
+}
+
+#define N_ARRAYS 7
+
+PyDoc_STRVAR(regressor_doc,
+"regressor(chain, gravity, q, qd, qdd, friction, armature, offset, out)\n--\n\n"
+"Write the regressor of N samples into out (every entry).\n\n"
+"chain (n, 2, 13): per joint the to_joint and to_link frame changes [identity flag,\n"
+"r row-major (v_B = r v_A), p [m]]; gravity (3,) [m/s^2]; q [rad], qd [rad/s],\n"
+"qdd [rad/s^2] (N, n); friction (N, n, f): friction columns of each joint; armature, offset:\n"
+"bool. out (N, n, p), p = 10 n + n f + n armature + n offset: out[k, j, c] multiplies\n"
+"parameter c in joint j's torque at sample k. All arrays float64, C-contiguous.");
+
+static PyObject *regressor(PyObject *module, PyObject *args)
+{
+    static const char *names[N_ARRAYS] = {"chain", "gravity", "q", "qd", "qdd", "friction", "out"};
+    static const int ndims[N_ARRAYS] = {3, 1, 2, 2, 2, 3, 3};
+    PyObject *objects[N_ARRAYS];
+    Py_buffer views[N_ARRAYS];
+    int armature, offset, acquired = 0;
+    PyObject *result = NULL;
+    double *tile = NULL;
+    chain robot;
+    (void)module;
+
+    if (!PyArg_ParseTuple(args, "OOOOOOppO:regressor", &objects[0], &objects[1], &objects[2],
+                          &objects[3], &objects[4], &objects[5], &armature, &offset, &objects[6]))
+        return NULL;
+    for (; acquired < N_ARRAYS; acquired++) {
+        if (get_buffer(objects[acquired], &views[acquired], acquired == N_ARRAYS - 1,
+                       ndims[acquired], names[acquired]) < 0)
+            goto done;
+    }
+    if (read_chain(&views[0], &views[1], &robot) < 0)
+        goto done;
+    const Py_ssize_t n = robot.n, n_samples = views[2].shape[0];
+    for (int i = 2; i < 5; i++) {
+        if (views[i].shape[0] != n_samples || views[i].shape[1] != n) {
+            PyErr_Format(PyExc_ValueError, "%s must have shape (%zd, %zd), got (%zd, %zd)",
+                         names[i], n_samples, n, views[i].shape[0], views[i].shape[1]);
+            goto done;
+        }
+    }
+    const Py_buffer *friction = &views[5], *out = &views[6];
+    const Py_ssize_t n_friction = friction->shape[2];
+    if (friction->shape[0] != n_samples || friction->shape[1] != n) {
+        PyErr_Format(PyExc_ValueError, "friction must have shape (%zd, %zd, f)", n_samples, n);
+        goto done;
+    }
+    const Py_ssize_t p = n * (10 + n_friction + armature + offset);
+    if (out->shape[0] != n_samples || out->shape[1] != n || out->shape[2] != p) {
+        PyErr_Format(PyExc_ValueError, "out must have shape (%zd, %zd, %zd)", n_samples, n, p);
+        goto done;
+    }
+    tile = PyMem_RawCalloc((size_t)(LANES * n * p), sizeof(double));
+    if (tile == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    arrays data = {views[2].buf, views[3].buf, views[4].buf, friction->buf, (int)n_friction,
+                   armature, offset, n_samples, p, out->buf, tile, out->len > STREAM_THRESHOLD};
+    Py_BEGIN_ALLOW_THREADS
+    evaluate(&robot, &data);
+    Py_END_ALLOW_THREADS
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyMem_RawFree(tile);
+    for (int i = 0; i < acquired; i++)
+        PyBuffer_Release(&views[i]);
+    return result;
+}
+
+PyDoc_STRVAR(sine_cosine_doc,
+"sine_cosine(x, sine, cosine)\n--\n\n"
+"sin and cos of x [rad] into sine and cosine, by the kernel's own routine (exposed for tests).\n"
+"All three float64, C-contiguous, of one length.");
+
+static PyObject *sine_cosine_array(PyObject *module, PyObject *args)
+{
+    PyObject *objects[3];
+    Py_buffer views[3];
+    static const char *names[3] = {"x", "sine", "cosine"};
+    int acquired = 0;
+    PyObject *result = NULL;
+    (void)module;
+
+    if (!PyArg_ParseTuple(args, "OOO:sine_cosine", &objects[0], &objects[1], &objects[2]))
+        return NULL;
+    for (; acquired < 3; acquired++) {
+        if (get_buffer(objects[acquired], &views[acquired], acquired > 0, 1, names[acquired]) < 0)
+            goto done;
+    }
+    if (views[1].shape[0] != views[0].shape[0] || views[2].shape[0] != views[0].shape[0]) {
+        PyErr_SetString(PyExc_ValueError, "x, sine and cosine must have the same length");
+        goto done;
+    }
+    const double *x = views[0].buf;
+    double *sine = views[1].buf, *cosine = views[2].buf;
+    for (Py_ssize_t k = 0; k < views[0].shape[0]; k += LANES) {
+        int lanes = views[0].shape[0] - k < LANES ? (int)(views[0].shape[0] - k) : LANES;
+        vd s, c;
+        sine_cosine(gather(x, 1, k, 0, lanes), &s, &c);
+        for (int lane = 0; lane < lanes; lane++) {
+            sine[k + lane] = s[lane];
+            cosine[k + lane] = c[lane];
+        }
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    for (int i = 0; i < acquired; i++)
+        PyBuffer_Release(&views[i]);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"regressor", regressor, METH_VARARGS, regressor_doc},
+    {"sine_cosine", sine_cosine_array, METH_VARARGS, sine_cosine_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_definition = {
+    PyModuleDef_HEAD_INIT, "_regressor_kernel",
+    "The joint-torque regressor of a serial arm of revolute joints (see robot_dynid.regressor).",
+    -1, methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__regressor_kernel(void)
+{
+    return PyModule_Create(&module_definition);
+}
