@@ -265,10 +265,16 @@ class StreamingIdentifier:
         if not np.all(np.isfinite(row)) or (self._buffer and stamp <= self._buffer[-1][0]):
             self.n_dropped += 1
             return False
-        if self._buffer and self._step is None:
-            self._step = stamp - self._buffer[-1][0]
-        elif self._buffer and stamp - self._buffer[-1][0] > self.settings.gap_factor * self._step:
-            self._close_segment()
+        if self._buffer:
+            step = stamp - self._buffer[-1][0]
+            if self._step is None:
+                self._step = step
+            elif step > self.settings.gap_factor * self._step:
+                self._close_segment()
+            elif self._step > self.settings.gap_factor * step:
+                # the step taken as the sample period was itself a gap: the segment restarts at the last sample
+                self._close_segment(keep=1)
+                self._step = step
         self._buffer.append(row)
         self._stage_count += 1
         if self._rls is not None:
@@ -317,15 +323,17 @@ class StreamingIdentifier:
         self._buffer = self._buffer[-keep:]
         self._folded = True
 
-    def _close_segment(self):
-        """A gap in the stamps: fold the whole buffer (its own edges extrapolated) and start afresh."""
-        if len(self._buffer) >= self.settings.window:
-            buffer = np.array(self._buffer)
+    def _close_segment(self, keep: int = 0):
+        """A gap in the stamps before the buffer's last ``keep`` samples: fold the buffer up to the gap (its
+        own edges extrapolated) and start the derivatives afresh from those samples."""
+        closed = self._buffer[:len(self._buffer) - keep]
+        if len(closed) >= self.settings.window:
+            buffer = np.array(closed)
             self._accumulate(self._stage_accumulator, self._rows(buffer).take(np.arange(self._first_row, len(buffer))))
         else:
-            self.n_dropped += len(self._buffer) - self._first_row
-        logger.warning("gap in the sample stamps after %.6f s: derivatives restart", self._buffer[-1][0])
-        self._buffer = []
+            self.n_dropped += max(0, len(closed) - self._first_row)
+        logger.warning("gap in the sample stamps after %.6f s: derivatives restart", closed[-1][0])
+        self._buffer = self._buffer[len(closed):]
         self._folded = False
 
     def _stage_data(self):

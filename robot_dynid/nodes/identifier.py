@@ -109,10 +109,13 @@ class IdentifierNode(Node):
     def dispatch(self, items):
         """Hand samples and markers released in stamp order to the session."""
         for what, payload in items:
-            if what == "sample":
-                self.session.add_sample(*payload)
-            else:
+            if what == "marker":
                 self.on_marker(*payload)
+                continue
+            try:
+                self.session.add_sample(*payload)
+            except DynIdError as error:  # the stream's fault, not the node's: say so and go on
+                self.get_logger().error(f"sample at {payload[0]:.6f} s not used: {error}", throttle_duration_sec=5.0)
 
     def on_marker(self, kind, start):
         if start:

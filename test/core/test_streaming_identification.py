@@ -90,6 +90,20 @@ def test_a_gap_in_the_stamps_restarts_differentiation_instead_of_failing(setup):
     assert z.max() < 5.0, dict(zip(base.names, z.round(1)))
 
 
+def test_a_gap_right_after_a_stages_first_sample_is_taken_for_a_gap_not_for_the_sample_period(setup):
+    robot, simulator, base, truth = setup
+    t, q, qd, qdd, tau = stage_samples(robot, simulator, seed=1)
+    keep = np.ones(len(t), bool)
+    keep[1:50] = False      # the stage's first step spans 50 sample periods (a publisher that fell behind)
+    keep[1500:1503] = False  # and later three messages are lost
+    session = StreamingIdentifier(robot, settings(), base=base)
+    outcome, _ = run_stage(session, (t[keep], q[keep], qd[keep], qdd[keep], tau[keep]))
+    assert session.n_dropped == 1   # the first sample alone: shorter than the derivative window
+    assert outcome.model.metrics["n_samples"] == keep.sum() - 1 - round(0.2 * keep.sum())
+    z = np.abs(outcome.model.values - truth) / outcome.model.std
+    assert z.max() < 5.0, dict(zip(base.names, z.round(1)))
+
+
 def test_model_fitted_on_bad_data_is_rejected_unless_improvement_is_not_required(setup):
     robot, simulator, base, _ = setup
     good = stage_samples(robot, simulator, seed=1)
