@@ -16,6 +16,7 @@ The bag and the model file stay in --out for the offline commands.
 """
 import pathlib
 import shutil
+import sys
 
 import numpy as np
 import yaml
@@ -115,11 +116,15 @@ def main(args):
     out.mkdir(parents=True, exist_ok=True)
     if not args.offline:
         try:
-            from robot_dynid.nodes.demo_graph import DemoGraph
+            from robot_dynid.nodes import demo_graph
         except ImportError as error:
             print(f"note: ROS 2 is not available here ({error}); running the core-only demo (--offline)\n")
         else:
-            return run_graph(args, out, DemoGraph)
+            try:
+                return run_graph(args, out, demo_graph.DemoGraph)
+            except demo_graph.INTERRUPTIONS:
+                print(f"\ninterrupted; what was recorded is in {out / 'recording'}", file=sys.stderr)
+                return 130
     return run_offline(args, out)
 
 

@@ -13,7 +13,7 @@ import signal
 
 import numpy as np
 import rclpy
-from rclpy.executors import SingleThreadedExecutor
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from trajectory_msgs.msg import JointTrajectoryPoint
 
 from robot_dynid.errors import DynIdError
@@ -31,6 +31,7 @@ from robot_dynid.srv import ComputeFeedforward
 NODE_CLASSES = {"sim_robot": SimRobotNode, "experiment_runner": ExperimentRunnerNode, "recorder": RecorderNode,
                 "identifier": IdentifierNode, "feedforward": FeedforwardNode}
 SERVICE_TIMEOUT = 20.0  # s; one process, so discovery is quick, but the machine may be loaded
+INTERRUPTIONS = (KeyboardInterrupt, ExternalShutdownException)  # Ctrl-C / SIGTERM while the graph spins
 
 
 class DemoGraph:
