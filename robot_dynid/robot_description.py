@@ -35,6 +35,7 @@ import pinocchio as pin
 import yaml
 
 from robot_dynid.errors import RobotDescriptionError
+from robot_dynid.signal_processing import current_to_torque
 
 logger = logging.getLogger(__name__)
 
@@ -54,11 +55,16 @@ CONTINUOUS_POSITION_LIMITS = (-math.pi, math.pi)
 _DH_REQUIRED = ("name", "dh_convention", "joints")
 _DH_OPTIONAL = ("gravity", "base")
 _URDF_OPTIONAL = ("name", "gravity", "joints", "position_limits", "velocity_limits",
-                  "acceleration_limits", "effort_limits")
+                  "acceleration_limits", "effort_limits", "gear_ratios", "rated_motor_torques",
+                  "torque_constants")
 _URDF_LIMIT_MAPS = ("position_limits", "velocity_limits", "acceleration_limits", "effort_limits")
 _JOINT_REQUIRED = ("name", "a", "alpha", "d", "position_limits", "velocity_limit",
                    "acceleration_limit")
-_JOINT_OPTIONAL = ("theta_offset", "effort_limit", "gear_ratio", "rated_motor_torque")
+_JOINT_OPTIONAL = ("theta_offset", "effort_limit", "gear_ratio", "rated_motor_torque",
+                   "torque_constant")
+#: Drive keys of a DH joint and, in the plural, the URDF form's mappings joint -> value.
+_DRIVE_KEYS = ("gear_ratio", "rated_motor_torque", "torque_constant")
+_URDF_DRIVE_MAPS = tuple(f"{key}s" for key in _DRIVE_KEYS)
 _BASE_KEYS = ("a", "alpha", "d", "theta")
 _URDF_REVOLUTE_TYPES = ("revolute", "continuous")
 
@@ -104,7 +110,8 @@ class DHRow:
 
 @dataclass(frozen=True)
 class JointDrive:
-    """Optional drive data of one joint (used for reporting, not by the dynamics).
+    """Optional drive data of one joint (not used by the dynamics): for reports and to turn
+    motor currents into joint torques (:meth:`RobotDescription.torque_from_current`).
 
     Parameters
     ----------
@@ -113,10 +120,14 @@ class JointDrive:
     rated_motor_torque : float or None
         Rated torque at the motor shaft [N m] (> 0); times ``gear_ratio`` it is the rated joint
         torque.
+    torque_constant : float or None
+        Motor torque per motor current [N m/A] (non-zero; negative where the drive counts the
+        current against the joint's direction).
     """
 
     gear_ratio: float | None = None
     rated_motor_torque: float | None = None
+    torque_constant: float | None = None
 
 
 @dataclass(frozen=True)
@@ -142,7 +153,7 @@ class RobotDescription:
     urdf : str or None
         URDF XML text for URDF robots.
     drives : tuple of JointDrive or None
-        Optional gear ratios and rated motor torques, one per joint.
+        Optional gear ratios, rated motor torques and torque constants, one per joint.
     """
 
     name: str
@@ -167,6 +178,31 @@ class RobotDescription:
         """Number of actuated joints ``n``."""
         return len(self.joint_names)
 
+    def torque_from_current(self, current) -> np.ndarray:
+        """Joint torques from motor currents, ``tau_j = i_j k_t,j r_j`` with each joint's
+        ``torque_constant`` and ``gear_ratio``.
+
+        Parameters
+        ----------
+        current : array_like, shape (N, n)
+            Motor currents [A], in joint order.
+
+        Returns
+        -------
+        ndarray, shape (N, n)
+            Joint torques [N m].
+        """
+        for index, name in enumerate(self.joint_names):
+            drive = self.drives[index] if self.drives is not None else JointDrive()
+            for key, unit in (("torque_constant", "N m/A"), ("gear_ratio", "1")):
+                if getattr(drive, key) is None:
+                    raise RobotDescriptionError(
+                        f"joint {name!r} has no {key} [{unit}] in robot {self.name!r}: both "
+                        "torque_constant and gear_ratio are needed to turn motor currents "
+                        "into joint torques")
+        return current_to_torque(current, [drive.torque_constant for drive in self.drives],
+                                 [drive.gear_ratio for drive in self.drives])
+
     def to_dict(self) -> dict:
         """The YAML contract form; ``robot_from_dict(robot.to_dict())`` rebuilds this robot.
 
@@ -182,6 +218,12 @@ class RobotDescription:
             data["acceleration_limits"] = {name: limit.acceleration for name, limit in pairs}
             data["effort_limits"] = {name: limit.effort for name, limit in pairs
                                      if limit.effort is not None}
+            for key, mapping in zip(_DRIVE_KEYS, _URDF_DRIVE_MAPS):
+                values = {name: getattr(drive, key)
+                          for name, drive in zip(self.joint_names, self.drives or ())
+                          if getattr(drive, key) is not None}
+                if values:
+                    data[mapping] = values
             return data
         data["dh_convention"] = self.dh_convention
         if self.base is not None:
@@ -250,7 +292,13 @@ def _check_description(robot: RobotDescription) -> None:
         _check_limits(limits, label)
         if robot.drives is not None:
             for key, value in dataclasses.asdict(robot.drives[index]).items():
-                if value is not None and not value > 0.0:
+                if value is None:
+                    continue
+                if key == "torque_constant":
+                    if not (math.isfinite(value) and value != 0.0):
+                        raise RobotDescriptionError(
+                            f"{label}.{key} = {value!r} must be finite and non-zero [N m/A]")
+                elif not value > 0.0:
                     raise RobotDescriptionError(f"{label}.{key} = {value!r} must be > 0")
 
 
@@ -415,7 +463,7 @@ def _robot_from_dh_dict(data: Mapping) -> RobotDescription:
             ("position_limits", "velocity_limit", "acceleration_limit", "effort_limit")))
         drives.append(JointDrive(*(None if joint.get(key) is None
                                    else _number(joint[key], f"{label}.{key}")
-                                   for key in ("gear_ratio", "rated_motor_torque"))))
+                                   for key in _DRIVE_KEYS)))
     has_drives = any(drive != JointDrive() for drive in drives)
     return RobotDescription(name=name, joint_names=tuple(names), limits=tuple(limits),
                             gravity=gravity, dh_convention=convention, dh=tuple(rows), base=base,
@@ -448,7 +496,7 @@ def _robot_from_urdf_dict(data: Mapping, base_dir: str | os.PathLike | None) -> 
                                or not all(isinstance(name, str) for name in joints)):
         raise RobotDescriptionError(f"joints must be a list of URDF joint names, got {joints!r}")
     overrides = {}
-    for key in _URDF_LIMIT_MAPS:
+    for key in _URDF_LIMIT_MAPS + _URDF_DRIVE_MAPS:
         value = data.get(key) or {}
         if not isinstance(value, Mapping):
             raise RobotDescriptionError(
@@ -626,8 +674,15 @@ def _build_urdf_robot(urdf_text: str, selection: list[str] | None, name: str | N
             raise RobotDescriptionError(
                 f"{key}: joint {unknown[0]!r} is not one of the selected joints {chain}")
     limits = tuple(_urdf_limits(joints[joint_name], overrides) for joint_name in chain)
+    drives = tuple(JointDrive(*(None if joint_name not in overrides.get(mapping, {})
+                                else _number(overrides[mapping][joint_name],
+                                             f"{mapping}[{joint_name}]")
+                                for mapping in _URDF_DRIVE_MAPS))
+                   for joint_name in chain)
     return RobotDescription(name=name or robot_name or "robot", joint_names=tuple(chain),
-                            limits=limits, gravity=gravity, urdf=urdf_text)
+                            limits=limits, gravity=gravity, urdf=urdf_text,
+                            drives=drives if any(drive != JointDrive() for drive in drives)
+                            else None)
 
 
 def _urdf_limits(joint: _UrdfJoint, overrides: dict[str, dict]) -> JointLimits:

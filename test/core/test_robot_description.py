@@ -115,6 +115,40 @@ def test_er3a_keeps_gear_ratios_and_converts_degrees():
     assert robot.dh[1].theta == pytest.approx(math.pi / 2)
 
 
+def test_motor_currents_become_joint_torques_with_each_joints_drive():
+    data = yaml.safe_load(open(os.path.join(ROBOTS, "er3a.yaml"), encoding="utf-8"))
+    constants = [0.5, 0.5, 0.4, -0.3, 0.2, 0.2]       # N m/A; joint 4 counts current backwards
+    for joint, constant in zip(data["joints"], constants):
+        joint["torque_constant"] = constant
+    robot = robot_from_dict(data)
+    current = np.array([[1.0, -2.0, 0.5, 1.0, 0.0, 3.0], [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]])
+    ratios = np.array([121.0, 121.0, 101.0, 75.48, 81.0, 50.0])     # from er3a.yaml
+    np.testing.assert_allclose(robot.torque_from_current(current),
+                               current * np.array(constants) * ratios, rtol=1e-15)
+    assert robot_from_dict(robot.to_dict()) == robot
+    with pytest.raises(RobotDescriptionError,
+                       match=r"joint 'j1' has no torque_constant \[N m/A\] in robot 'er3a'"):
+        load_robot(os.path.join(ROBOTS, "er3a.yaml")).torque_from_current(current)
+    data["joints"][2]["torque_constant"] = 0.0
+    with pytest.raises(RobotDescriptionError, match=r"joints\[2\] \(j3\)\.torque_constant = 0\.0 "
+                                                    r"must be finite and non-zero \[N m/A\]"):
+        robot_from_dict(data)
+
+
+def test_urdf_robots_take_drives_per_joint_name():
+    data = yaml.safe_load(open(os.path.join(DATA, "planar_gripper.yaml"), encoding="utf-8"))
+    data["urdf"] = os.path.join(DATA, data["urdf"])
+    data.update(gear_ratios={"shoulder": 100.0, "elbow": 50.0, "wrist": 30.0},
+                torque_constants={"shoulder": 0.2, "elbow": 0.1, "wrist": 0.05})
+    robot = robot_from_dict(data)
+    np.testing.assert_allclose(robot.torque_from_current([[1.0, 2.0, 4.0]]), [[20.0, 10.0, 6.0]])
+    assert robot_from_dict(robot.to_dict()) == robot
+    data["torque_constants"] = {"finger": 0.1}
+    with pytest.raises(RobotDescriptionError, match=r"torque_constants: joint 'finger' is not one "
+                                                    r"of the selected joints"):
+        robot_from_dict(data)
+
+
 def _world_joint_frames(model, q):
     data = model.createData()
     pin.forwardKinematics(model, data, q)
