@@ -1,8 +1,6 @@
 """robot-dynid demo: the in-process ROS graph, and the core-only demo; both leave a bag and a model
 that the offline commands reproduce."""
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -73,14 +71,3 @@ def test_ros_demo_runs_the_graph_in_process_and_reports_the_services_torques(tmp
     assert (out / "recording" / "metadata.yaml").is_file()
     assert f"--data {out / 'recording'}" in printed
 
-
-def test_without_rclpy_the_demo_says_so_and_runs_the_core_only_demo(tmp_path):
-    blocked = ("rclpy", "robot_dynid.msg", "robot_dynid.srv")
-    script = (f"import sys; {'; '.join(f'sys.modules[{name!r}] = None' for name in blocked)}\n"
-              "from robot_dynid.cli import main\n"
-              f"sys.exit(main(['demo', '--out', {str(tmp_path / 'demo')!r}, '--periods', '1', '--rate', '100']))\n")
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("note: ROS 2 is not available here")
-    assert "feed-forward error on a held-out trajectory" in result.stdout
-    assert DynamicModel.load(tmp_path / "demo" / "model.yaml").base.rank == 48

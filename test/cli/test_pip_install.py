@@ -73,3 +73,13 @@ print(*sorted(set(map(str, recording.stage))), *sorted(set(recording.cycle.tolis
                             cwd="/")
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["excitation", "3", "5"]
+
+
+def test_demo_without_ros_says_so_and_runs_the_core_only_demo(clean_venv, tmp_path):
+    """The demo's settings (config/demo.yaml, config/sim_robot.yaml) ship in the package data."""
+    result = run(clean_venv, "demo", "--out", str(tmp_path / "demo"), "--periods", "1", "--rate", "100")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("note: ROS 2 is not available here")
+    assert "torque noise 0.5 N m" in result.stdout   # sim_robot's noise_std in config/demo.yaml
+    assert "feed-forward error on a held-out trajectory" in result.stdout
+    assert (tmp_path / "demo" / "model.yaml").is_file() and (tmp_path / "demo" / "recording").is_dir()
