@@ -147,8 +147,8 @@ def run_graph(args, out, graph_class):
               f"(parameters: config/<node>.yaml, {', '.join(map(str, files))}); playing a "
               f"{runner.schedule.duration:.0f} s plan of {runner.schedule.plan.cycles} cycle(s) on the simulated "
               f"{simulator.regressor.robot.name} (torque noise {float(np.max(simulator.noise_std)):g} N m), "
-              f"recording to {bag_path}")
-        graph.run_plan(progress=print)
+              f"recording to {bag_path}", flush=True)
+        graph.run_plan(progress=lambda text: print(text, flush=True))
         message = graph.identified_model()
         model = DynamicModel.from_yaml(message.artifact_yaml, source="IdentifiedModel.artifact_yaml")
         print(f"2. the plan is done; the identifier published model version {message.version} "
