@@ -211,7 +211,7 @@ def run_offline(args, out):
 
     _, qv, qdv, qddv = held_out_motion(robot)
     print("\n4. feed-forward error on a held-out trajectory against the simulator's noise-free torques:")
-    print_feedforward_error(robot.joint_names, model.torque(qv, qdv, qddv), simulator.torques(qv, qdv, qddv, noise=False),
-                            noise)
+    print_feedforward_error(robot.joint_names, model.torque(qv, qdv, qddv),
+                            simulator.torques(qv, qdv, qddv, noise=False), noise)
     print(f"\noffline: robot-dynid identify --robot {robot_file} --data {bag_path} --out model.yaml")
     return 0
