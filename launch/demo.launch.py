@@ -20,10 +20,11 @@ from launch_ros.actions import Node
 
 def sim_robot(context):
     share = get_package_share_directory("robot_dynid")
+    params_file = LaunchConfiguration("params_file").perform(context)
     robot_file = LaunchConfiguration("robot_file").perform(context)
     return [Node(package="robot_dynid", executable="sim_robot", name="sim_robot", output="screen",
                  parameters=[os.path.join(share, "config", "sim_robot.yaml"),
-                             LaunchConfiguration("params_file").perform(context),
+                             *([params_file] if params_file else []),
                              *([{"robot_file": robot_file}] if robot_file else [])])]
 
 
