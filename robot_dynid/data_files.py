@@ -1,4 +1,9 @@
-"""Read a recording from a file, whichever format it is in: a rosbag2 directory or a CSV file."""
+"""Read a recording from a file, whichever format it is in: a rosbag2 directory or a CSV file.
+
+:func:`read_recording` gives the samples; :func:`read_stage_table` lists the stages of a
+recording: from its stage markers (bags), its stage column (CSV files), or, without either,
+detected from the motion (:func:`robot_dynid.segmentation.label_from_motion`).
+"""
 from __future__ import annotations
 
 import dataclasses
@@ -7,10 +12,12 @@ import pathlib
 
 import numpy as np
 
-from robot_dynid.bag_io import read_bag
+from robot_dynid.bag_io import DEFAULT_STAGE_TOPIC, read_bag, read_stage_markers
 from robot_dynid.csv_io import read_csv
 from robot_dynid.errors import DataError
 from robot_dynid.recording import Recording
+from robot_dynid.segmentation import (StageInterval, default_rest_threshold, describe_detection,
+                                      intervals_from_labels, label_from_motion, stage_intervals)
 from robot_dynid.signal_processing import differentiate
 
 logger = logging.getLogger(__name__)
@@ -67,12 +74,88 @@ def complete_derivatives(recording: Recording, window: float = DERIVATIVE_WINDOW
     return dataclasses.replace(completed.take(rows), n_dropped=recording.n_dropped + recording.n_samples - rows.size)
 
 
+STAGE_ORIGINS = ("markers", "stage column", "motion")
+"""Where the stages of a :class:`StageTable` come from."""
+
+
+@dataclasses.dataclass(frozen=True)
+class StageTable:
+    """The stages of a recording and where they come from.
+
+    Attributes
+    ----------
+    origin : str
+        ``"markers"`` (ExperimentStage markers of a bag, friction details included),
+        ``"stage column"`` (a CSV file's stage and cycle columns) or ``"motion"`` (detected:
+        rest, friction plateaus, excitation; no cycles).
+    stages : tuple of StageInterval
+        In time order (marker intervals: nested sub-stages after their enclosing stage).
+    time_origin : float
+        Time of the recording's first sample [s] (absolute ROS time for bags).
+    rest_threshold : tuple of float or None
+        Rest threshold per joint used for detection [rad/s]; None unless ``origin`` is
+        ``"motion"``.
+    note : str
+        For ``"motion"``: the line saying the stages were detected; ``""`` otherwise.
+    """
+
+    origin: str
+    stages: tuple[StageInterval, ...]
+    time_origin: float
+    rest_threshold: tuple[float, ...] | None = None
+    note: str = ""
+
+
+def read_stage_table(path, joint_names, velocity_limits, rest_threshold=None,
+                     derivative_window=DERIVATIVE_WINDOW, **bag_topics) -> StageTable:
+    """Stages of the recording at ``path``: from its markers, its stage column, or detected.
+
+    Parameters
+    ----------
+    path : str or Path
+        As :func:`read_recording`.
+    joint_names : sequence of str
+        Joints to read (detection uses their velocities).
+    velocity_limits : array_like, shape (n,)
+        [rad/s] of ``joint_names``, in that order (for detection; friction speeds are
+        reported as fractions of them).
+    rest_threshold : float or array_like, shape (n,), optional
+        [rad/s]; default :func:`robot_dynid.segmentation.default_rest_threshold`.
+    derivative_window, **bag_topics
+        As :func:`read_recording` (``stage_topic`` names the markers' topic).
+    """
+    recording = read_recording(path, joint_names, derivative_window, **bag_topics)
+    time_origin = float(recording.time[0])
+    if recording.stage is None:
+        threshold = default_rest_threshold(velocity_limits) if rest_threshold is None \
+            else rest_threshold
+        _, stages = label_from_motion(recording, velocity_limits, threshold)   # validates it
+        threshold = np.broadcast_to(np.asarray(threshold, float), (recording.n_joints,))
+        return StageTable("motion", tuple(stages), time_origin,
+                          tuple(float(value) for value in threshold),
+                          describe_detection(recording.source, stages, threshold))
+    if _is_bag(pathlib.Path(path)):
+        markers = read_stage_markers(_bag_directory(pathlib.Path(path)),
+                                     bag_topics.get("stage_topic", DEFAULT_STAGE_TOPIC),
+                                     bag_topics.get("distro"))
+        return StageTable("markers", tuple(stage_intervals(markers)), time_origin)
+    return StageTable("stage column", tuple(intervals_from_labels(recording)), time_origin)
+
+
+def _is_bag(path: pathlib.Path) -> bool:
+    return path.is_dir() or path.suffix in BAG_SUFFIXES
+
+
+def _bag_directory(path: pathlib.Path) -> pathlib.Path:
+    return path if path.is_dir() else path.parent
+
+
 def _read(path, joint_names, bag_topics) -> Recording:
     path = pathlib.Path(path)
     if not path.exists():
         raise DataError(f"{path}: no such file or directory")
-    if path.is_dir() or path.suffix in BAG_SUFFIXES:
-        return read_bag(path if path.is_dir() else path.parent, joint_names=joint_names, **bag_topics)
+    if _is_bag(path):
+        return read_bag(_bag_directory(path), joint_names=joint_names, **bag_topics)
     if path.suffix.lower() == ".csv":
         return read_csv(path, joint_names=joint_names)
     raise DataError(f"{path}: not a rosbag2 directory, .mcap, .db3 or .csv file")

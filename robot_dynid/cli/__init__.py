@@ -15,6 +15,7 @@ from robot_dynid.errors import DynIdError
 SUBCOMMAND_MODULES = (
     "robot_dynid.cli.base_parameters",
     "robot_dynid.cli.identify",
+    "robot_dynid.cli.stages",
     "robot_dynid.cli.predict",
     "robot_dynid.cli.excitation",
     "robot_dynid.cli.protocol",

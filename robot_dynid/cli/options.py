@@ -1,7 +1,11 @@
 """Argument groups shared by several subcommands, and the objects they build."""
 from __future__ import annotations
 
+import argparse
+import math
+
 from robot_dynid.friction import FRICTION_MODEL_NAMES, friction_model
+from robot_dynid.segmentation import REST_THRESHOLD, REST_THRESHOLD_FRACTION
 
 
 def add_model_structure_arguments(parser):
@@ -31,6 +35,25 @@ def add_data_arguments(parser):
                             "(default: the effort of --joint-states-topic)")
     group.add_argument("--stage-topic", default="/experiment_stage",
                        help="bag only: robot_dynid/msg/ExperimentStage markers (default: %(default)s)")
+
+
+def add_stage_detection_arguments(parser):
+    group = parser.add_argument_group("stage detection (recordings without stage markers or stage column)")
+    group.add_argument("--rest-threshold", type=_rest_threshold, default=None, metavar="RAD_S",
+                       help="speed [rad/s] below which a joint counts as at rest when stages are detected "
+                            "from the motion; must lie above the velocity noise and below the slowest "
+                            f"friction speed (default: {REST_THRESHOLD:g} rad/s, capped at "
+                            f"{100 * REST_THRESHOLD_FRACTION:g} %% of each joint's velocity limit)")
+
+
+def _rest_threshold(text):
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0.0):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a speed > 0 [rad/s]")
+    return value
 
 
 def bag_topics_from_args(args):

@@ -7,8 +7,10 @@ import numpy as np
 import pytest
 
 from robot_dynid.errors import DataError
-from robot_dynid.segmentation import (StageInterval, StageMarker, detect_stages, label_samples,
-                                      stage_intervals)
+from robot_dynid.recording import Recording
+from robot_dynid.segmentation import (StageInterval, StageMarker, default_rest_threshold,
+                                      detect_stages, intervals_from_labels, label_from_motion,
+                                      label_samples, select_stages, stage_intervals)
 
 # Detected boundaries must lie this close to the constructed ones [s].
 BOUNDARY_TOLERANCE = 0.1
@@ -205,3 +207,89 @@ def test_detection_input_validation():
     backwards[50] = backwards[49]
     with pytest.raises(DataError, match=r"time\[50\]"):
         detect_stages(backwards, qd, [1.0, 1.0])
+
+
+def test_motion_extends_over_a_joint_starting_early_and_bridges_one_joint_moving_alone():
+    """Designed at 500 Hz: rest 0-1 s; joint a moves alone 1-2 s (not on a plateau), both
+    2-4 s, a alone again 4-6 s (longer than a rest may be), both 6-8 s, b alone 8-9 s; rest to
+    10 s. One excitation 1-9 s: the single-joint stretches at its ends and in its middle are
+    the same motion."""
+    time = np.arange(0.0, 10.0, 1.0 / SAMPLE_RATE)
+    qd = np.zeros((time.size, 2))
+    a_moves = (time >= 1.0) & (time < 8.0)
+    b_moves = ((time >= 2.0) & (time < 4.0)) | ((time >= 6.0) & (time < 9.0))
+    # 0.1-0.5 rad/s, never still, varying by more than 5 % over any 0.3 s: never a plateau
+    qd[a_moves, 0] = 0.3 + 0.2 * np.sin(6.0 * time[a_moves])
+    qd[b_moves, 1] = -0.3 + 0.2 * np.cos(6.0 * time[b_moves])
+    stages = detect_stages(time, qd, [2.0, 2.0], REST_THRESHOLD, joint_names=["a", "b"])
+    assert [s.kind for s in stages] == ["rest", "excitation", "rest"]
+    for detected, (start, end) in zip(stages, [(0.0, 1.0), (1.0, 9.0), (9.0, 10.0)]):
+        assert detected.start_time == pytest.approx(start, abs=BOUNDARY_TOLERANCE)
+        assert detected.end_time == pytest.approx(min(end, time[-1]), abs=BOUNDARY_TOLERANCE)
+
+
+def test_default_rest_threshold_is_capped_by_the_velocity_limit():
+    # 0.02 rad/s, or 2 % of the limit when smaller: 2 % of 0.2 rad/s is 0.004 rad/s
+    np.testing.assert_allclose(default_rest_threshold([0.2, 1.0, 4.0]), [0.004, 0.02, 0.02])
+
+
+def labelled_recording(stage=None, cycle=None, with_qd=True):
+    """4 s at 100 Hz, two joints: rest 0-1 s, j1 alone at 0.5 rad/s 1-3 s, rest 3-4 s."""
+    time = np.arange(400) / 100.0
+    qd = np.zeros((time.size, 2))
+    qd[(time >= 1.0) & (time < 3.0), 0] = 0.5
+    q = np.cumsum(qd, axis=0) / 100.0
+    return Recording(("j1", "j2"), time, q, qd if with_qd else None, stage=stage, cycle=cycle,
+                     source="run.csv")
+
+
+def test_select_stages_detects_only_without_labels():
+    unlabelled = labelled_recording()
+    selection = select_stages(unlabelled, "friction", velocity_limits=[1.0, 1.0])
+    assert selection.note.startswith("no stage markers or stage column in run.csv: stages "
+                                     "detected from the motion (rest below 0.02 rad/s; 2 rest, "
+                                     "1 friction, 0 excitation;")
+    assert [(s.kind, s.joint, s.direction) for s in selection.detected] == [
+        ("rest", None, 0), ("friction", "j1", 1), ("rest", None, 0)]
+    assert selection.recording.time[0] == pytest.approx(1.0, abs=0.1)
+    assert selection.recording.time[-1] == pytest.approx(3.0, abs=0.1)
+    assert selection.recording.cycle is None
+
+    # labels of the recording win, even where the motion says otherwise
+    stage = np.where(np.arange(400) < 200, "excitation", "rest")
+    labelled = labelled_recording(stage=stage, cycle=np.zeros(400, int))
+    selection = select_stages(labelled, "excitation", cycles=[0], velocity_limits=[1.0, 1.0])
+    assert (selection.note, selection.detected) == ("", None)
+    np.testing.assert_array_equal(selection.recording.time, labelled.time[:200])
+
+
+def test_select_stages_refuses_what_cannot_be_detected():
+    unlabelled = labelled_recording()
+    with pytest.raises(DataError, match=r"^cannot select cycles \[2\]: run.csv has no cycle labels "
+                                        r"\(no stage markers or cycle column\), and cycles cannot be "
+                                        r"detected from the motion$"):
+        select_stages(unlabelled, "friction", cycles=[2], velocity_limits=[1.0, 1.0])
+    with pytest.raises(DataError, match=r"cannot select cycles 0: .* cannot be detected"):
+        select_stages(labelled_recording(stage=np.full(400, "rest")), cycles=0,
+                      velocity_limits=[1.0, 1.0])
+    with pytest.raises(DataError, match=r"^cannot select stage\(s\) \['validation'\] from run.csv: "
+                                        r"it has no stage markers or stage column, and detection from "
+                                        r"the motion gives only \['rest', 'friction', 'excitation'\] "
+                                        r"\(warm-up and validation motion is detected as excitation\)$"):
+        select_stages(unlabelled, ["friction", "validation"], velocity_limits=[1.0, 1.0])
+    with pytest.raises(DataError, match="unknown stage label 'frcition'"):
+        select_stages(unlabelled, "frcition", velocity_limits=[1.0, 1.0])
+    with pytest.raises(DataError, match=r"^run.csv has no joint velocities \(qd\): stages cannot be "
+                                        r"detected from the motion$"):
+        label_from_motion(labelled_recording(with_qd=False), [1.0, 1.0])
+    with pytest.raises(DataError, match="rest_threshold must be finite and > 0"):
+        select_stages(unlabelled, "rest", velocity_limits=[1.0, 1.0], rest_threshold=-1.0)
+
+
+def test_intervals_from_labels_are_the_runs_of_a_stage_column():
+    stage = np.array([""] * 50 + ["excitation"] * 150 + ["custom:lift"] * 100 + ["rest"] * 100)
+    cycle = np.array([-1] * 50 + [0] * 100 + [1] * 50 + [1] * 100 + [1] * 100)
+    intervals = intervals_from_labels(labelled_recording(stage=stage, cycle=cycle))
+    assert [(i.kind, i.label, i.cycle, i.start_time, i.end_time) for i in intervals] == [
+        ("excitation", "", 0, 0.5, 1.49), ("excitation", "", 1, 1.5, 1.99),
+        ("custom", "lift", 1, 2.0, 2.99), ("rest", "", 1, 3.0, 3.99)]
