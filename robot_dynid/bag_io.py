@@ -9,6 +9,10 @@ Topics read by :func:`read_bag` (all stamps are header stamps, not receive times
 - ``effort_topic`` (optional, ``sensor_msgs/msg/JointState``): torques ``effort`` [N m] from
   a second topic, linearly interpolated at the joint-state stamps (exact where the stamps
   coincide); joint-state samples outside its time span are dropped.
+- ``current_topic`` (optional, ``sensor_msgs/msg/JointState``, instead of ``effort_topic``):
+  motor currents [A] in the ``effort`` field, interpolated like efforts and turned into joint
+  torques by ``torque_from_current`` (the robot's torque constants and gear ratios,
+  :meth:`robot_dynid.robot_description.RobotDescription.torque_from_current`).
 - ``temperature_topic`` (optional, ``sensor_msgs/msg/JointState``): joint temperatures
   [deg C] carried in the ``effort`` field, joints matched by name, linearly interpolated at the
   joint-state stamps and held constant beyond its first and last message.
@@ -25,7 +29,7 @@ import os
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 from rosbags.highlevel import AnyReader, AnyReaderError
@@ -285,6 +289,8 @@ def read_stage_markers(path, stage_topic: str = DEFAULT_STAGE_TOPIC,
 def read_bag(path, joint_names: Sequence[str] | None = None,
              joint_states_topic: str = DEFAULT_JOINT_STATES_TOPIC, effort_topic: str | None = None,
              stage_topic: str | None = DEFAULT_STAGE_TOPIC, temperature_topic: str | None = None,
+             current_topic: str | None = None,
+             torque_from_current: Callable[[np.ndarray], np.ndarray] | None = None,
              distro: str | None = None) -> Recording:
     """Recording from a rosbag2 directory (MCAP or sqlite3); topics as in the module docstring.
 
@@ -295,9 +301,12 @@ def read_bag(path, joint_names: Sequence[str] | None = None,
     joint_names : sequence of str, optional
         Joints to read, in the order of the result's columns; default: those of the first
         joint-state message, in its order.
-    joint_states_topic, effort_topic, stage_topic, temperature_topic : str
-        Topic names; ``effort_topic`` and ``temperature_topic`` None: not used;
-        ``stage_topic`` None or absent from the bag: no stage labels.
+    joint_states_topic, effort_topic, stage_topic, temperature_topic, current_topic : str
+        Topic names; ``effort_topic``, ``temperature_topic`` and ``current_topic`` None: not
+        used; ``stage_topic`` None or absent from the bag: no stage labels.
+    torque_from_current : callable, optional
+        Motor currents (M, n) [A] in the order of ``joint_names`` -> joint torques (M, n)
+        [N m]; required with ``current_topic``.
     distro : str, optional
         ROS 2 distro of the standard message types (see :func:`make_typestore`).
 
@@ -315,6 +324,11 @@ def read_bag(path, joint_names: Sequence[str] | None = None,
         A topic is missing or empty (the bag's topics are listed), of the wrong type, or a
         message lacks a requested joint (the joint and topic are named).
     """
+    if current_topic is not None and (effort_topic is not None or torque_from_current is None):
+        raise DataError("current_topic takes the place of effort_topic and needs "
+                        "torque_from_current (the robot's torque constants and gear ratios)"
+                        if effort_topic is None else
+                        "give either effort_topic (torques) or current_topic (motor currents), not both")
     with _open_bag(path, distro) as bag:
         stamps, names, joint_state = _read_joint_states(
             bag, joint_states_topic, None if joint_names is None else tuple(joint_names))
@@ -325,6 +339,12 @@ def read_bag(path, joint_names: Sequence[str] | None = None,
         if effort_topic is not None:
             effort_stamps, _, effort = _read_joint_states(bag, effort_topic, names)
             tau = _interpolate(stamps, effort_stamps, effort["effort"], hold_edges=False)
+        if current_topic is not None:
+            current_stamps, _, current_state = _read_joint_states(bag, current_topic, names)
+            current = _interpolate(stamps, current_stamps, current_state["effort"], hold_edges=False)
+            tau = np.full_like(current, np.nan)    # NaN rows (outside the topic's span) are dropped
+            finite = np.isfinite(current).all(axis=1)
+            tau[finite] = torque_from_current(current[finite])
         temperature = None
         if temperature_topic is not None:
             temperature_stamps, _, temperature_state = _read_joint_states(

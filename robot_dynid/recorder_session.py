@@ -12,13 +12,16 @@ role            bag topic                           message type
 ==============  ==================================  =====================================
 joint_states    ``/joint_states``                   ``sensor_msgs/msg/JointState``
 effort          ``/joint_efforts``                  ``sensor_msgs/msg/JointState``
+current         ``/motor_currents``                 ``sensor_msgs/msg/JointState``
 temperature     ``/joint_temperatures``             ``sensor_msgs/msg/JointState``
 hydraulic       ``/hydraulic_cylinder_states``      ``robot_dynid/msg/HydraulicCylinderState``
 stage           ``/experiment_stage``               ``robot_dynid/msg/ExperimentStage``
 ==============  ==================================  =====================================
 
-A bag with a separate effort topic is read with ``--effort-topic /joint_efforts``; the
-temperatures with ``read_bag(..., temperature_topic="/joint_temperatures")``.
+A bag with a separate effort topic is read with ``--effort-topic /joint_efforts``; motor
+currents (a JointState whose ``effort`` holds currents [A]) with ``--current-topic
+/motor_currents``, converted to joint torques with the robot's torque constants and gear ratios;
+the temperatures with ``read_bag(..., temperature_topic="/joint_temperatures")``.
 """
 from __future__ import annotations
 
@@ -42,6 +45,7 @@ HYDRAULIC_STATE_TYPE = "robot_dynid/msg/HydraulicCylinderState"
 BAG_TOPICS = {
     "joint_states": (DEFAULT_JOINT_STATES_TOPIC, JOINT_STATE_TYPE),
     "effort": ("/joint_efforts", JOINT_STATE_TYPE),
+    "current": ("/motor_currents", JOINT_STATE_TYPE),
     "temperature": ("/joint_temperatures", JOINT_STATE_TYPE),
     "hydraulic": ("/hydraulic_cylinder_states", HYDRAULIC_STATE_TYPE),
     "stage": (DEFAULT_STAGE_TOPIC, EXPERIMENT_STAGE_TYPE),

@@ -34,7 +34,7 @@ def add_arguments(parser):
 
 def main(args):
     robot = load_robot(args.robot)
-    recording = read_recording(args.data, joint_names=robot.joint_names, **bag_topics_from_args(args))
+    recording = read_recording(args.data, joint_names=robot.joint_names, **bag_topics_from_args(args, robot))
     selection = select_stages(recording, args.stage, args.cycles,
                               velocity_limits=robot_limit_arrays(robot, recording.joint_names)[2],
                               rest_threshold=args.rest_threshold)

@@ -33,6 +33,10 @@ def add_data_arguments(parser):
     group.add_argument("--effort-topic", default=None,
                        help="bag only: a second JointState topic whose effort field holds the torques [N m] "
                             "(default: the effort of --joint-states-topic)")
+    group.add_argument("--current-topic", default=None,
+                       help="bag only, instead of --effort-topic: a JointState topic whose effort field holds motor "
+                            "currents [A], turned into joint torques with each joint's torque_constant [N m/A] and "
+                            "gear_ratio from the robot description (the recorder's current_topic: /motor_currents)")
     group.add_argument("--stage-topic", default="/experiment_stage",
                        help="bag only: robot_dynid/msg/ExperimentStage markers (default: %(default)s)")
 
@@ -56,9 +60,12 @@ def _rest_threshold(text):
     return value
 
 
-def bag_topics_from_args(args):
+def bag_topics_from_args(args, robot):
+    """Topic options of ``read_bag`` from the arguments; motor currents are converted with
+    ``robot``'s drives."""
     return {"joint_states_topic": args.joint_states_topic, "effort_topic": args.effort_topic,
-            "stage_topic": args.stage_topic}
+            "stage_topic": args.stage_topic, "current_topic": args.current_topic,
+            "torque_from_current": robot.torque_from_current if args.current_topic else None}
 
 
 def parse_cycles(text):

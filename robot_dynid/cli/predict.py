@@ -16,7 +16,7 @@ def add_arguments(parser):
 
 def main(args):
     model = DynamicModel.load(args.model)
-    recording = read_recording(args.data, joint_names=model.joint_names, **bag_topics_from_args(args))
+    recording = read_recording(args.data, joint_names=model.joint_names, **bag_topics_from_args(args, model.robot))
     tau = model.torque(recording.q, recording.qd, recording.qdd,
                        temperature=recording.temperature, elapsed=recording.elapsed)
     write_torques_csv(args.out, recording.time, model.joint_names, tau)

@@ -9,7 +9,7 @@ Parameters
 bag_path (str): bag directory to create; '' = a timestamped directory under output_directory.
 output_directory (str): where timestamped bags go ('' = current directory).
 storage (str): 'mcap' or 'sqlite3'.
-joint_states_topic, effort_topic, temperature_topic, hydraulic_topic, stage_topic (str):
+joint_states_topic, effort_topic, current_topic, temperature_topic, hydraulic_topic, stage_topic (str):
     live topics to record ('' = off); see the node's parameter descriptions.
 joint_names (str[]): joints the identification needs; each one missing from the joint states is
     warned about once (unset: accept what comes).
@@ -43,8 +43,8 @@ from robot_dynid.srv import MarkStage
 
 STAGE_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
                        durability=DurabilityPolicy.VOLATILE)
-MESSAGE_CLASSES = {"joint_states": JointState, "effort": JointState, "temperature": JointState,
-                   "hydraulic": HydraulicCylinderState, "stage": ExperimentStage}
+MESSAGE_CLASSES = {"joint_states": JointState, "effort": JointState, "current": JointState,
+                   "temperature": JointState, "hydraulic": HydraulicCylinderState, "stage": ExperimentStage}
 
 
 class RecorderNode(Node):
@@ -58,6 +58,9 @@ class RecorderNode(Node):
             "joint_states": declare(self, "joint_states_topic", "joint_states",
                                     "sensor_msgs/JointState: positions rad, velocities rad/s, efforts N m"),
             "effort": declare(self, "effort_topic", "", "second JointState whose effort holds torques [N m]; '' = off"),
+            "current": declare(self, "current_topic", "",
+                               "JointState whose effort holds motor currents [A] (torque = current x torque "
+                               "constant x gear ratio, from the robot description, when read); '' = off"),
             "temperature": declare(self, "temperature_topic", "",
                                    "JointState whose effort holds joint temperatures [deg C]; '' = off"),
             "hydraulic": declare(self, "hydraulic_topic", "", "robot_dynid/HydraulicCylinderState; '' = off"),

@@ -7,7 +7,9 @@ import json
 
 import numpy as np
 import pytest
+import yaml
 
+from robot_dynid.bag_io import JOINT_STATE_TYPE, BagWriter
 from robot_dynid.cli import main
 from robot_dynid.csv_io import read_csv, write_csv
 from robot_dynid.friction import friction_model
@@ -76,6 +78,42 @@ def test_identify_recovers_true_base_parameters_and_predicts_held_out_motion(sim
     q, qd, qdd = held_out.evaluate(t)
     error = model.torque(q, qd, qdd) - simulator.torques(q, qd, qdd, noise=False)
     assert np.sqrt(np.mean(error**2)) < 0.2 * NOISE
+
+
+def test_identify_from_motor_currents_equals_identify_from_torques(simulated, tmp_path, capsys):
+    """The same motion recorded once with torques and once with motor currents i = tau / (k_t r):
+    identifying with --current-topic and a robot file holding k_t and r gives the same model."""
+    robot, _, _, data, _ = simulated
+    recording = read_csv(data)
+    description = yaml.safe_load(open(ROBOT, encoding="utf-8"))
+    constants, ratios = [0.3, 0.3, 0.2, -0.1, 0.1, 0.1], [100.0, 100.0, 80.0, 60.0, 50.0, 50.0]
+    for joint, constant, ratio in zip(description["joints"], constants, ratios):
+        joint.update(torque_constant=constant, gear_ratio=ratio)
+    robot_file = tmp_path / "ur5_drives.yaml"
+    robot_file.write_text(yaml.safe_dump(description))
+    currents = recording.tau / (np.array(constants) * np.array(ratios))
+    bags = {"torques": tmp_path / "torques", "currents": tmp_path / "currents"}
+    with BagWriter(bags["torques"]) as torques, BagWriter(bags["currents"]) as motors:
+        for k, stamp in enumerate(np.round(recording.time * 1e9).astype(np.int64)):
+            torques.write_joint_state(int(stamp), robot.joint_names, recording.q[k], recording.qd[k],
+                                      recording.tau[k])
+            motors.write_joint_state(int(stamp), robot.joint_names, recording.q[k], recording.qd[k])
+            motors.write("/motor_currents", JOINT_STATE_TYPE, motors.typestore.types[JOINT_STATE_TYPE](
+                header=motors.header(int(stamp)), name=list(robot.joint_names)[::-1], position=np.array([]),
+                velocity=np.array([]), effort=currents[k, ::-1].copy()), int(stamp))
+    models = {}
+    for name, extra in (("torques", []), ("currents", ["--current-topic", "/motor_currents"])):
+        out = tmp_path / f"{name}.yaml"
+        assert main(["identify", "--robot", str(robot_file), "--data", str(bags[name]), "--out", str(out)]
+                    + extra) == 0
+        models[name] = DynamicModel.load(out)
+    np.testing.assert_allclose(models["currents"].values, models["torques"].values, rtol=1e-9,
+                               atol=1e-9 * np.abs(models["torques"].values).max())
+    del description["joints"][2]["torque_constant"]
+    robot_file.write_text(yaml.safe_dump(description))
+    assert main(["identify", "--robot", str(robot_file), "--data", str(bags["currents"]), "--current-topic",
+                 "/motor_currents", "--out", str(tmp_path / "none.yaml")]) == 2
+    assert f"joint {robot.joint_names[2]!r} has no torque_constant [N m/A]" in capsys.readouterr().err
 
 
 def test_predict_writes_model_torques_for_every_row(simulated, tmp_path):

@@ -202,6 +202,29 @@ def test_effort_and_temperature_from_other_topics_are_interpolated(tmp_path):
     np.testing.assert_array_equal(recording.temperature[:, 1], 30.0)
 
 
+def test_motor_currents_become_torques_through_the_given_conversion(tmp_path):
+    path = tmp_path / "bag"
+    with BagWriter(path) as writer:
+        for k in range(5):
+            stamp = k * 100_000_000
+            writer.write_joint_state(stamp, ["a", "b"], [k, -k])
+            writer.write("/motor_currents", "sensor_msgs/msg/JointState", writer.typestore.types[
+                "sensor_msgs/msg/JointState"](header=writer.header(stamp), name=["b", "a"],
+                                              position=np.array([]), velocity=np.array([]),
+                                              effort=np.array([-1.0 * k, 2.0 * k])), stamp)
+    factors = np.array([10.0, 100.0])        # k_t r of joints a, b [N m/A]
+    recording = read_bag(path, current_topic="/motor_currents",
+                         torque_from_current=lambda current: current * factors)
+    np.testing.assert_allclose(recording.tau, np.column_stack(
+        [20.0 * np.arange(5), -100.0 * np.arange(5)]), rtol=0, atol=1e-12)
+    with pytest.raises(DataError, match=r"current_topic takes the place of effort_topic and needs "
+                                        r"torque_from_current"):
+        read_bag(path, current_topic="/motor_currents")
+    with pytest.raises(DataError, match=r"give either effort_topic \(torques\) or current_topic"):
+        read_bag(path, effort_topic="/motor_currents", current_topic="/motor_currents",
+                 torque_from_current=lambda current: current)
+
+
 def test_write_serialized_accepts_cdr_bytes(tmp_path):
     path = tmp_path / "bag"
     with BagWriter(path, storage="sqlite3") as writer:

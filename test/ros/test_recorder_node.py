@@ -169,12 +169,12 @@ def test_stages_of_an_unmarked_recording_are_detected_from_the_motion(graph, tmp
     assert stages[1].speed_fraction == pytest.approx(0.25, abs=0.01)
 
 
-def test_effort_temperature_and_hydraulic_topics_go_to_their_bag_topics(graph, tmp_path):
+def test_effort_current_temperature_and_hydraulic_topics_go_to_their_bag_topics(graph, tmp_path):
     recorder = Recorder(graph, tmp_path, "effort_topic:=measured_efforts", "temperature_topic:=motor_temperatures",
-                        "hydraulic_topic:=cylinders")
+                        "hydraulic_topic:=cylinders", "current_topic:=drive_currents")
     publishers = {name: graph.node.create_publisher(kind, name, 100) for name, kind in
                   [("measured_efforts", JointState), ("motor_temperatures", JointState),
-                   ("cylinders", HydraulicCylinderState)]}
+                   ("cylinders", HydraulicCylinderState), ("drive_currents", JointState)]}
     for publisher in publishers.values():
         graph.spin_until(lambda p=publisher: p.get_subscription_count() > 0, what=f"recorder on {publisher.topic_name}")
     stamps = T0_NS + np.arange(5) * 10_000_000
@@ -184,17 +184,23 @@ def test_effort_temperature_and_hydraulic_topics_go_to_their_bag_topics(graph, t
         effort = joint_state(stamp, JOINTS[::-1], [0.0] * 3)
         effort.effort = list(tau[k, ::-1])
         publishers["measured_efforts"].publish(effort)
+        current = joint_state(stamp, JOINTS, [0.0] * 3)
+        current.effort = list(tau[k] / 50.0)
+        publishers["drive_currents"].publish(current)
     for stamp, celsius in [(stamps[0], 30.0), (stamps[4], 34.0)]:
         temperature = joint_state(stamp, JOINTS, [0.0] * 3)
         temperature.effort = [celsius] * 3
         publishers["motor_temperatures"].publish(temperature)
     publishers["cylinders"].publish(HydraulicCylinderState(name=["boom"], position=[0.2]))
     recorder.wait_for({"/joint_states": 5, "/joint_efforts": 5, "/joint_temperatures": 2,
-                       "/hydraulic_cylinder_states": 1})
+                       "/hydraulic_cylinder_states": 1, "/motor_currents": 5})
     recorder.stop()
     for publisher in publishers.values():
         graph.node.destroy_publisher(publisher)
 
     recording = read_bag(recorder.bag, effort_topic="/joint_efforts", temperature_topic="/joint_temperatures")
     np.testing.assert_array_equal(recording.tau, tau)
+    from_currents = read_bag(recorder.bag, current_topic="/motor_currents",
+                             torque_from_current=lambda current: 50.0 * current)
+    np.testing.assert_allclose(from_currents.tau, tau, rtol=1e-15)
     np.testing.assert_allclose(recording.temperature[:, 0], [30.0, 31.0, 32.0, 33.0, 34.0], atol=1e-9)
