@@ -9,14 +9,18 @@ between processes. ``robot-dynid demo`` (:mod:`robot_dynid.cli.demo`) drives it.
 """
 from __future__ import annotations
 
+import array
+import pathlib
 import signal
 
 import numpy as np
 import rclpy
+import yaml
+from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from trajectory_msgs.msg import JointTrajectoryPoint
 
-from robot_dynid.errors import DynIdError
+from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.msg import ExperimentStage, IdentifiedModel
 from robot_dynid.nodes.experiment_runner import ExperimentRunnerNode
 from robot_dynid.nodes.feedforward import MODEL_QOS, FeedforwardNode
@@ -28,10 +32,44 @@ from robot_dynid.package_files import find_package_file
 from robot_dynid.recording import STAGE_KINDS
 from robot_dynid.srv import ComputeFeedforward
 
-NODE_CLASSES = {"sim_robot": SimRobotNode, "experiment_runner": ExperimentRunnerNode, "recorder": RecorderNode,
-                "identifier": IdentifierNode, "feedforward": FeedforwardNode}
+# sim_robot last: its clock starts when it is made, and the others take a while to start
+NODE_CLASSES = {"recorder": RecorderNode, "identifier": IdentifierNode, "feedforward": FeedforwardNode,
+                "experiment_runner": ExperimentRunnerNode, "sim_robot": SimRobotNode}
 SERVICE_TIMEOUT = 20.0  # s; one process, so discovery is quick, but the machine may be loaded
 INTERRUPTIONS = (KeyboardInterrupt, ExternalShutdownException)  # Ctrl-C / SIGTERM while the graph spins
+
+
+def parameter_file_values(files):
+    """{node: {parameter: (value, file)}} of ROS 2 parameter files, later files winning; DataError naming
+    the file when one is not YAML, not ``node: {ros__parameters: {...}}``, or names a node not in the demo."""
+    expected = {}
+    for path in map(pathlib.Path, files):
+        if not path.is_file():
+            raise DataError(f"parameter file {path} not found")
+        try:
+            sections = yaml.safe_load(path.read_text()) or {}
+        except yaml.YAMLError as error:
+            raise DataError(f"parameter file {path} is not YAML: {error}") from None
+        for node, section in (sections.items() if isinstance(sections, dict) else [(None, sections)]):
+            if node not in NODE_CLASSES:
+                raise DataError(f"parameter file {path}: {node!r} is not one of the demo's nodes {list(NODE_CLASSES)}")
+            parameters = section.get("ros__parameters") if isinstance(section, dict) else None
+            if not isinstance(parameters, dict):
+                raise DataError(f"parameter file {path}: {node} needs a mapping 'ros__parameters: {{name: value}}'")
+            expected.setdefault(node, {}).update({name: (value, path) for name, value in parameters.items()})
+    return expected
+
+
+def check_parameters_applied(nodes, expected):
+    """A node ignores a parameter it does not declare, or a value of another type: say which instead."""
+    for node, parameters in expected.items():
+        for name, (value, path) in parameters.items():
+            if not nodes[node].has_parameter(name):
+                raise DataError(f"parameter file {path}: {node} has no parameter {name!r}")
+            actual = nodes[node].get_parameter(name).value
+            if (list(actual) if isinstance(actual, (list, tuple, array.array)) else actual) != value:
+                raise DataError(f"parameter file {path}: {node}.{name} = {value!r} was not applied ({node} "
+                                f"keeps {actual!r}: another type?)")
 
 
 class DemoGraph:
@@ -45,13 +83,18 @@ class DemoGraph:
 
     def __init__(self, parameter_files):
         files = [find_package_file("config", f"{name}.yaml") for name in NODE_CLASSES] + list(parameter_files)
+        expected = parameter_file_values(files)
         self.context = rclpy.Context()
         rclpy.init(context=self.context,
                    args=["robot-dynid", "--ros-args", *(a for f in files for a in ("--params-file", str(f)))])
         self.nodes = {}
         try:
             for name, node_class in NODE_CLASSES.items():
-                self.nodes[name] = node_class(context=self.context)
+                try:
+                    self.nodes[name] = node_class(context=self.context)
+                except ParameterException as error:   # e.g. an integer given for a float parameter
+                    raise DataError(f"{name}: {error} (parameter files: {', '.join(map(str, files))})") from None
+            check_parameters_applied(self.nodes, expected)
         except BaseException:
             self.close()
             raise

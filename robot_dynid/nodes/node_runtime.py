@@ -6,6 +6,7 @@ import time
 
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException
 
 from robot_dynid.errors import DynIdError
@@ -20,8 +21,9 @@ def declare(node, name, default, description, unit=None):
 def spin_node(node_class, args=None):
     """``rclpy.init``, spin ``node_class()`` until Ctrl-C / SIGTERM / shutdown, clean up.
 
-    Returns the process exit code: 0, or 2 when the node cannot start because a parameter or a
-    file it names is wrong (one line on stderr naming it, no traceback). The node's ``close()``
+    Returns the process exit code: 0, or 2 when the node cannot start because a parameter (its
+    value, or its type: rclpy's ParameterException) or a file it names is wrong (one line on
+    stderr naming it, no traceback). The node's ``close()``
     (if any) runs before the node is destroyed, so recorders can flush files on every way out.
     """
     rclpy.init(args=args)
@@ -31,7 +33,7 @@ def spin_node(node_class, args=None):
         rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
-    except (DynIdError, FileNotFoundError) as error:
+    except (DynIdError, FileNotFoundError, ParameterException) as error:
         print(f"{node_class.__name__}: error: {error}", file=sys.stderr)
         return 2
     except Exception:
