@@ -27,12 +27,15 @@ ARGUMENTS = [
                           description="the driver's sensor_msgs/JointState (positions rad, velocities rad/s, "
                                       "efforts N m); empty: as configured (joint_states)"),
     DeclareLaunchArgument("command_topic", default_value="",
-                          description="trajectory_msgs/JointTrajectory input of the driver's joint_trajectory_controller, "
-                                      "e.g. /joint_trajectory_controller/joint_trajectory; empty: as configured "
-                                      "(joint_trajectory)"),
+                          description="trajectory_msgs/JointTrajectory input of the driver's "
+                                      "joint_trajectory_controller, e.g. /joint_trajectory_controller/joint_trajectory; "
+                                      "empty: as configured (joint_trajectory)"),
     DeclareLaunchArgument("effort_topic", default_value="",
                           description="second JointState whose effort holds the joint torques [N m], recorded beside "
                                       "the joint states; empty: as configured (off)"),
+    DeclareLaunchArgument("current_topic", default_value="",
+                          description="JointState whose effort holds motor currents [A], recorded beside the joint "
+                                      "states; empty: as configured (off)"),
     DeclareLaunchArgument("temperature_topic", default_value="",
                           description="JointState whose effort holds joint temperatures [deg C], recorded; "
                                       "empty: as configured (off)"),
@@ -81,8 +84,9 @@ def launch_setup(context):
 
     return [
         Node(package="robot_dynid", executable="recorder", name="recorder", output="screen",
-             parameters=parameters("recorder.yaml", "joint_states_topic", "effort_topic", "temperature_topic",
-                                   "hydraulic_topic", "stage_topic", "bag_path", "output_directory", "storage")),
+             parameters=parameters("recorder.yaml", "joint_states_topic", "effort_topic", "current_topic",
+                                   "temperature_topic", "hydraulic_topic", "stage_topic", "bag_path",
+                                   "output_directory", "storage")),
         Node(package="robot_dynid", executable="identifier", name="identifier", output="screen",
              parameters=parameters("identifier.yaml", "joint_states_topic", "stage_topic", "model_topic",
                                    "status_topic", "robot_file", "model_file")),
