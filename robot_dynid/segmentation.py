@@ -277,7 +277,7 @@ def _odd_window(duration: float, dt: float) -> int:
 
 
 def detect_stages(time, qd, velocity_limits, rest_threshold=REST_THRESHOLD, *, joint_names=None,
-                  smoothing_window: float = 0.1, flatness_window: float = 0.3,
+                  smoothing_window: float = 0.1, flatness_window: float = 0.2,
                   plateau_tolerance: float = 0.05, min_rest_duration: float = 0.5,
                   min_plateau_duration: float = 0.25,
                   min_motion_duration: float = 1.0) -> list[StageInterval]:
@@ -306,13 +306,15 @@ def detect_stages(time, qd, velocity_limits, rest_threshold=REST_THRESHOLD, *, j
     joint_names : sequence of str, optional
         Names reported for friction plateaus; default ``"joint1"``, ``"joint2"``, ...
     smoothing_window, flatness_window : float
-        [s], > 0.
+        [s], > 0. The defaults fit the protocol's shortest cruise (``friction_min_plateau``,
+        0.3 s): the moving average blurs 0.05 s of each end, which leaves a whole 0.2 s
+        flatness window on it.
     plateau_tolerance : float
         Relative speed variation allowed on a plateau [1], > 0.
     min_rest_duration, min_plateau_duration, min_motion_duration : float
         Shortest rest, friction plateau and multi-joint motion reported [s], > 0. The default
-        0.25 s plateau keeps the protocol's shortest cruise (``friction_min_plateau``, 0.3 s,
-        detected about 0.1 s longer: the ends of its ramps lie within the tolerance).
+        0.25 s plateau keeps the protocol's 0.3 s cruises (detected about as long: the widening
+        and the ends of the ramps within the tolerance make up for the blur).
 
     Returns
     -------

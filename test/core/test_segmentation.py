@@ -11,6 +11,7 @@ from robot_dynid.recording import Recording
 from robot_dynid.segmentation import (StageInterval, StageMarker, default_rest_threshold,
                                       detect_stages, intervals_from_labels, label_from_motion,
                                       label_samples, select_stages, stage_intervals)
+from robot_dynid.trajectories import VelocityLadder, ladder_ramp
 
 # Detected boundaries must lie this close to the constructed ones [s].
 BOUNDARY_TOLERANCE = 0.1
@@ -218,7 +219,7 @@ def test_motion_extends_over_a_joint_starting_early_and_bridges_one_joint_moving
     qd = np.zeros((time.size, 2))
     a_moves = (time >= 1.0) & (time < 8.0)
     b_moves = ((time >= 2.0) & (time < 4.0)) | ((time >= 6.0) & (time < 9.0))
-    # 0.1-0.5 rad/s, never still, varying by more than 5 % over any 0.3 s: never a plateau
+    # 0.1-0.5 rad/s, never still, varying by more than 5 % over any 0.2 s: never a plateau
     qd[a_moves, 0] = 0.3 + 0.2 * np.sin(6.0 * time[a_moves])
     qd[b_moves, 1] = -0.3 + 0.2 * np.cos(6.0 * time[b_moves])
     stages = detect_stages(time, qd, [2.0, 2.0], REST_THRESHOLD, joint_names=["a", "b"])
@@ -226,6 +227,32 @@ def test_motion_extends_over_a_joint_starting_early_and_bridges_one_joint_moving
     for detected, (start, end) in zip(stages, [(0.0, 1.0), (1.0, 9.0), (9.0, 10.0)]):
         assert detected.start_time == pytest.approx(start, abs=BOUNDARY_TOLERANCE)
         assert detected.end_time == pytest.approx(min(end, time[-1]), abs=BOUNDARY_TOLERANCE)
+
+
+@pytest.mark.parametrize("speed", [0.2, 0.4, 1.0, 3.0])
+def test_friction_strokes_with_the_protocols_shortest_cruise_are_found(speed):
+    """A velocity ladder (robot_dynid.trajectories, as the protocol builds them: 9 rad/s^2, 0.1 s
+    jerk phases) whose strokes cruise for the protocol's shortest plateau, 0.3 s, sampled at
+    200 Hz with 0.003 rad/s of velocity noise: both strokes are found, their ends within 0.15 s
+    of the designed constant-speed part (the ramps' last 0.1 s jerk phase lies within the
+    plateau band; the moving average shifts an edge by up to 0.05 s)."""
+    ramp, _ = ladder_ramp(speed, 9.0, 0.1)
+    ladder = VelocityLadder(("a", "b"), [0.0, 0.0], "a", [speed], level_duration=2 * (2 * ramp + 0.3),
+                            stroke=3.0, acceleration=9.0, jerk_duration=0.1, min_plateau=0.3)
+    strokes = ladder.strokes
+    assert [s.plateau[1] - s.plateau[0] for s in strokes] == pytest.approx([0.3, 0.3])
+    time = np.arange(-1.0, ladder.duration + 1.0, 1.0 / 200.0)   # at rest 1 s before and after
+    playing = (time >= 0.0) & (time <= ladder.duration)
+    qd = ladder.evaluate(np.clip(time, 0.0, ladder.duration))[1] * playing[:, None]
+    qd += 0.003 * np.random.default_rng(2).standard_normal(qd.shape)
+    stages = [s for s in detect_stages(time, qd, [4.0, 4.0], REST_THRESHOLD, joint_names=["a", "b"])
+              if s.kind == "friction"]
+    assert len(stages) == len(strokes)
+    for stage, stroke in zip(stages, strokes):
+        assert (stage.joint, stage.direction) == ("a", stroke.direction)
+        assert stage.speed_fraction == pytest.approx(speed / 4.0, abs=0.005)
+        assert stage.start_time == pytest.approx(stroke.plateau[0], abs=0.15)
+        assert stage.end_time == pytest.approx(stroke.plateau[1], abs=0.15)
 
 
 def test_default_rest_threshold_is_capped_by_the_velocity_limit():
