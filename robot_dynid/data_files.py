@@ -24,6 +24,9 @@ logger = logging.getLogger(__name__)
 
 BAG_SUFFIXES = (".mcap", ".db3")
 DERIVATIVE_WINDOW = 0.05  # s, Savitzky-Golay window for derivatives that were not recorded
+#: ... but never fewer samples than this (a cubic fit needs 5; 7 keeps the noise down): 50 Hz
+#: recordings, as of hydraulic arms, get 0.14 s.
+MIN_DERIVATIVE_WINDOW_SAMPLES = 7
 GAP_FACTOR = 1.5  # a stamp step longer than this times the median step is a gap (lost messages)
 
 
@@ -32,7 +35,8 @@ def read_recording(path, joint_names=None, derivative_window=DERIVATIVE_WINDOW, 
 
     Velocities [rad/s] and accelerations [rad/s^2] that were not recorded (JointState has no
     accelerations) are derived from the positions by Savitzky-Golay differentiation over
-    ``derivative_window`` [s] (cubic, zero phase). ``bag_topics`` (joint_states_topic,
+    ``derivative_window`` [s], at least ``MIN_DERIVATIVE_WINDOW_SAMPLES`` samples (cubic, zero
+    phase). ``bag_topics`` (joint_states_topic,
     effort_topic, stage_topic, ...) apply to bags only.
     """
     return complete_derivatives(_read(path, joint_names, bag_topics), derivative_window)
@@ -53,7 +57,12 @@ def complete_derivatives(recording: Recording, window: float = DERIVATIVE_WINDOW
     runs = np.split(np.arange(recording.n_samples),
                     np.flatnonzero(steps > GAP_FACTOR * np.median(steps)) + 1 if steps.size else [])
     longest = max(runs, key=len)
-    derived = differentiate(recording.q[longest], recording.time[longest], window_seconds=window)
+    window_option = {"window_seconds": window}
+    if steps.size and window < MIN_DERIVATIVE_WINDOW_SAMPLES * np.median(steps):
+        window_option = {"window_samples": MIN_DERIVATIVE_WINDOW_SAMPLES}
+        logger.info("%s: at %.3g Hz a %g s derivative window holds too few samples; using %d samples",
+                    recording.source, 1.0 / np.median(steps), window, MIN_DERIVATIVE_WINDOW_SAMPLES)
+    derived = differentiate(recording.q[longest], recording.time[longest], **window_option)
     kept = [run for run in runs if len(run) >= derived.window]
     if len(runs) > 1:
         logger.warning("%s: %d gap(s) in the stamps (first after %.6f s); derivatives restart after each, "

@@ -46,3 +46,17 @@ def test_a_recording_with_only_runs_shorter_than_the_window_names_the_window():
     recording = Recording.from_arrays(JOINTS, t, np.zeros((5, 2)), tau=np.zeros((5, 2)))
     with pytest.raises(DataError, match="window_seconds = 0.05 s .* exceeds the 3 samples of q"):
         complete_derivatives(recording)
+
+
+def test_a_50_hz_recording_gets_a_window_of_seven_samples(tmp_path):
+    """At 50 Hz (the hydraulic arm's rate) 0.05 s is 3 samples, too few for a cubic fit."""
+    t = np.arange(500) / 50.0
+    omega = np.array([0.5, 2.0])
+    q = np.sin(np.outer(t, omega))
+    recording = complete_derivatives(Recording.from_arrays(JOINTS, t, q, tau=np.zeros_like(q)))
+    expected = -omega**2 * q
+    inside = slice(3, -3)
+    # cubic Savitzky-Golay over 7 samples (0.12 s span): bias ~ (omega h)^2 / 10 relative, < 1 %
+    assert np.all(np.abs(recording.qdd[inside] - expected[inside]) < 1e-2 * omega**2)
+    np.testing.assert_allclose(recording.qd[inside], (omega * np.cos(np.outer(t, omega)))[inside],
+                               rtol=0, atol=1e-3)
