@@ -8,7 +8,8 @@ Library part (imported by ``bench_recorder.py`` and ``bench_feedforward.py``):
 - :class:`ProcessSample` / :func:`sample_process`: CPU time and resident memory of a process;
 - :func:`start_helper`: one of the roles below in its own process;
 - ``RosTestGraph``, ``start_node``, ``stop_node``, ``installed_executable`` of
-  ``test/ros_graph.py``, re-exported so that tests and benchmarks start nodes the same way.
+  ``test/ros_graph.py``, re-exported so that tests and benchmarks start nodes the same way, and
+  :class:`EventsGraph`, a RosTestGraph spun by rclpy's EventsExecutor (a lean timing client).
 
 Helper processes, ``python bench/ros_bench.py ROLE ...`` (each an rclpy process that lives
 through :func:`robot_dynid.nodes.node_runtime.spin_node` like the product's nodes, i.e. the same
@@ -114,6 +115,19 @@ def wait_for_log(path: Path, pattern: str, timeout: float, process=None) -> re.M
             raise TimeoutError(f"{pattern!r} did not appear in {path} within {timeout} s:\n"
                                f"{text[-2000:]}")
         time.sleep(0.05)
+
+
+class EventsGraph(RosTestGraph):
+    """:class:`RosTestGraph` whose executor is rclpy's EventsExecutor, the one with the least
+    overhead per callback: a client that adds as little as possible to the round trips it times."""
+
+    def __init__(self, node_name="robot_dynid_bench"):
+        from rclpy.experimental import EventsExecutor
+        super().__init__(node_name)
+        self.executor.remove_node(self.node)
+        self.executor.shutdown()
+        self.executor = EventsExecutor(context=self.context)
+        self.executor.add_node(self.node)
 
 
 # --------------------------------------------------------------------------- /proc sampling
