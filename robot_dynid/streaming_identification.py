@@ -28,6 +28,11 @@ marker can arrive before the last samples of its stage, a start marker after the
 :class:`StampOrder` puts both back in header-stamp order before they reach the identifier, so a
 stage holds exactly the samples stamped within its markers' stamps, as
 :func:`robot_dynid.segmentation.label_samples` labels a recorded bag.
+
+The experiment runner marks sub-stages (an excitation stage is a transition, a Fourier period,
+more transitions and cycloidal moves, each with its own start and end marker, one label each).
+:func:`join_sub_stages` drops the boundaries inside a stage, so the identifier identifies once
+per stage and cycle, on all of it, not on each 1 s transition.
 """
 from __future__ import annotations
 
@@ -468,3 +473,27 @@ class StampOrder:
     def flush(self) -> list:
         """Release everything held (the sample stream stopped)."""
         return self._release(math.inf)
+
+
+def join_sub_stages(items: list) -> list:
+    """Released items without the boundaries between sub-stages of one stage.
+
+    An end marker directly followed by a start marker of the same kind and cycle at the same
+    stamp (the runner's sub-stages: the transition, Fourier and cycloidal parts of one
+    excitation stage) continues the stage: both markers are dropped. Marker payloads are
+    ``(kind, start, cycle, stamp)``; ``items`` as :class:`StampOrder` releases them (a pair is
+    released together: both markers carry the same stamp).
+    """
+    joined = []
+    index = 0
+    while index < len(items):
+        what, payload = items[index]
+        if what == "marker" and not payload[1] and index + 1 < len(items):
+            next_what, next_payload = items[index + 1]
+            if next_what == "marker" and next_payload[1] and (next_payload[0], next_payload[2], next_payload[3]) \
+                    == (payload[0], payload[2], payload[3]):
+                index += 2
+                continue
+        joined.append((what, payload))
+        index += 1
+    return joined

@@ -28,7 +28,8 @@ from robot_dynid.nodes.node_runtime import declare, spin_node
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recording import STAGE_KINDS
 from robot_dynid.robot_description import load_robot
-from robot_dynid.streaming_identification import StampOrder, StreamingIdentifier, StreamingSettings
+from robot_dynid.streaming_identification import (StampOrder, StreamingIdentifier, StreamingSettings,
+                                                  join_sub_stages)
 
 STATE_QOS = QoSProfile(depth=2000, reliability=ReliabilityPolicy.RELIABLE)
 
@@ -98,7 +99,8 @@ class IdentifierNode(Node):
         if not 0 <= msg.kind < len(STAGE_KINDS):
             self.get_logger().warning(f"ExperimentStage kind {msg.kind} is not a KIND_* value; ignored")
             return
-        self.dispatch(self.order.add_marker(seconds(msg.header.stamp), msg.start, (STAGE_KINDS[msg.kind], msg.start)))
+        stamp = seconds(msg.header.stamp)
+        self.dispatch(self.order.add_marker(stamp, msg.start, (STAGE_KINDS[msg.kind], msg.start, msg.cycle, stamp)))
 
     def on_idle(self):
         """Joint states stopped for ``stage_latency``: nothing more can come before what is held."""
@@ -107,8 +109,8 @@ class IdentifierNode(Node):
             self.dispatch(self.order.flush())
 
     def dispatch(self, items):
-        """Hand samples and markers released in stamp order to the session."""
-        for what, payload in items:
+        """Hand samples and markers released in stamp order to the session, one stage per run of sub-stages."""
+        for what, payload in join_sub_stages(items):
             if what == "marker":
                 self.on_marker(*payload)
                 continue
@@ -117,10 +119,11 @@ class IdentifierNode(Node):
             except DynIdError as error:  # the stream's fault, not the node's: say so and go on
                 self.get_logger().error(f"sample at {payload[0]:.6f} s not used: {error}", throttle_duration_sec=5.0)
 
-    def on_marker(self, kind, start):
+    def on_marker(self, kind, start, cycle, stamp):
         if start:
             self.session.start_stage(kind)
-            self.state, self.message = IdentificationStatus.STATE_COLLECTING, f"collecting stage {kind}"
+            self.state = IdentificationStatus.STATE_COLLECTING
+            self.message = f"collecting stage {kind} of cycle {cycle} from {stamp:.3f} s"
             self.publish_status()
         else:
             self.run(lambda: self.session.end_stage(kind))

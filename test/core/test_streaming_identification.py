@@ -11,7 +11,8 @@ from robot_dynid.regressor import Regressor
 from robot_dynid.robot_description import load_robot
 from robot_dynid.simulation import SimulatedRobot, simulation_parameters
 from robot_dynid.segmentation import StageMarker, label_samples, stage_intervals
-from robot_dynid.streaming_identification import StampOrder, StreamingIdentifier, StreamingSettings
+from robot_dynid.streaming_identification import (StampOrder, StreamingIdentifier, StreamingSettings,
+                                                  join_sub_stages)
 from robot_dynid.trajectories import FourierTrajectory, time_grid
 
 FRICTION = friction_model("coulomb_viscous")
@@ -224,3 +225,50 @@ def test_markers_overtaking_samples_still_cut_the_stage_at_their_stamps(setup):
 def test_settings_are_validated(changes, message):
     with pytest.raises(DynIdError, match=message):
         StreamingSettings(**changes)
+
+
+def test_sub_stages_of_one_stage_and_cycle_are_joined_but_cycles_are_not():
+    boundary = [("marker", ("excitation", False, 0, 2.0)), ("marker", ("excitation", True, 0, 2.0))]
+    next_cycle = [("marker", ("excitation", False, 0, 5.0)), ("marker", ("excitation", True, 1, 5.0))]
+    next_kind = [("marker", ("excitation", False, 1, 8.0)), ("marker", ("friction", True, 1, 8.0))]
+    items = ([("marker", ("excitation", True, 0, 1.0)), ("sample", 1)] + boundary + [("sample", 2)]
+             + next_cycle + next_kind + [("sample", 3)])
+    assert join_sub_stages(items) == ([("marker", ("excitation", True, 0, 1.0)), ("sample", 1), ("sample", 2)]
+                                      + next_cycle + next_kind + [("sample", 3)])
+    # an end and a start of the same stage at different stamps (a pause between them) stay apart
+    apart = [("marker", ("excitation", False, 0, 2.0)), ("marker", ("excitation", True, 0, 2.5))]
+    assert join_sub_stages(apart) == apart
+
+
+def test_a_stage_marked_in_sub_stages_is_identified_once_on_all_its_samples(setup):
+    """Transition, Fourier and cycloidal parts of one excitation stage, as the runner marks them,
+    give the model of the whole stage: the same as one start and one end marker."""
+    robot, simulator, base, _ = setup
+    samples = stage_samples(robot, simulator, seed=2, duration=12.0)
+    t = samples[0]
+    parts = [t[0], t[300], t[1800], t[2300]]    # sub-stage boundaries [s]
+    order = StampOrder(latency=0.2)
+    session = StreamingIdentifier(robot, settings(), base=base)
+    outcomes = []
+
+    def apply(released):
+        for what, payload in join_sub_stages(released):
+            if what == "sample":
+                session.add_sample(*(field[payload] for field in (t, samples[1], samples[2], samples[4])))
+            elif payload[1]:
+                session.start_stage(payload[0])
+            else:
+                outcomes.append(session.end_stage(payload[0]))
+
+    end = t[-1] + 0.5 / RATE
+    markers = {0: [(parts[0], True)], 300: [(parts[1], False), (parts[1], True)],
+               1800: [(parts[2], False), (parts[2], True)], 2300: [(parts[3], False), (parts[3], True)]}
+    for k in range(len(t)):
+        for stamp, start in markers.get(k, []):
+            apply(order.add_marker(stamp, start, ("excitation", start, 0, stamp)))
+        apply(order.add_sample(t[k], k))
+    apply(order.add_marker(end, False, ("excitation", False, 0, end)))
+    apply(order.flush())
+    whole, _ = run_stage(StreamingIdentifier(robot, settings(), base=base), samples)
+    assert len(outcomes) == 1
+    np.testing.assert_array_equal(outcomes[0].model.values, whole.model.values)
