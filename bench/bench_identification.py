@@ -108,12 +108,13 @@ def stream(regressor, base, trajectory, theta, n_samples: int, rng) -> dict:
     n = regressor.n_joints
     reference_gram = np.zeros((n, base.rank, base.rank))
     reference_seconds, reference_samples, reference = 0.0, 0, None
+    buffer = np.empty((min(CHUNK_SIZE, n_samples), n, regressor.n_parameters))  # as identify()
     for start, stop in _chunks(n_samples):
         clock = time.perf_counter()
         q, qd, qdd = trajectory.evaluate(np.arange(start, stop) / SAMPLE_RATE)
         stages["trajectory"] += time.perf_counter() - clock
         clock = time.perf_counter()
-        Y = regressor.compute(q, qd, qdd)
+        Y = regressor.compute(q, qd, qdd, out=buffer[:stop - start])
         stages["regressor"] += time.perf_counter() - clock
         clock = time.perf_counter()
         tau = np.einsum("kjp,p->kj", Y, theta) + rng.normal(scale=NOISE_STD, size=(stop - start, n))
