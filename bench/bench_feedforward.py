@@ -13,10 +13,11 @@ Setup (real processes over DDS on loopback, ROS_DOMAIN_ID 150..199):
   message conversion (``serialize_message`` of the request + ``deserialize_message`` of the
   response, the conversions rclpy does inside every call), which a C++ client would not pay.
 
-The client is this process (rclpy with its EventsExecutor, the least client-side overhead; the
-node itself spins rclpy's default single-threaded executor); each round calls the node, the
-echo and the trigger and runs the in-process baselines in turn, so that all see the same load. Times are wall times from
-``call_async`` to the response [ms].
+The client is this process, with rclpy's EventsExecutor (the least client-side overhead; the node
+spins rclpy's default single-threaded executor). Each round calls the node, the echo and the
+trigger and runs the in-process baselines in turn, so that all see the same load. Times are wall
+times from ``call_async`` to the response [ms]. The client, like the node and the echo service,
+moves the objects alive before timing out of the garbage collector's reach (``gc.freeze()``).
 
 Cross-check (AssertionError): the node's efforts equal ``DynamicModel.torque`` in this process to
 1e-9 (relative to the largest torque), in the joint order of the request; the echo returns the
@@ -24,6 +25,7 @@ positions it was sent.
 """
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import sys
@@ -144,6 +146,8 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
         for client in clients.values():
             graph.spin_until(client.service_is_ready, what=f"service {client.srv_name}")
         trigger_request = Trigger.Request()
+        gc.collect()        # keep this client's full collections short, as the node does
+        gc.freeze()
         latency = {}                     # (path, points) -> list of seconds
         for n, n_rounds in rounds.items():
             response = _check_node(graph, clients["node"], requests[n], expected[n])

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import fcntl
+import gc
 import os
 import re
 import subprocess
@@ -295,6 +296,8 @@ def _services_node_class():
             super().__init__("bench_services")
             self.create_service(ComputeFeedforward, "bench_echo_feedforward", self.on_echo)
             self.create_service(Trigger, "bench_trigger", self.on_trigger)
+            gc.collect()    # as the feedforward node: long-lived objects out of collections
+            gc.freeze()
 
         def on_echo(self, request, response):
             for point in request.points:
