@@ -24,13 +24,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import fcntl
 import gc
 import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -41,12 +39,12 @@ TEST_DIRECTORY = BENCH_DIRECTORY.parent / "test"
 if str(TEST_DIRECTORY) not in sys.path:
     sys.path.insert(0, str(TEST_DIRECTORY))
 
+from ros_domain import claim_ros_domain  # noqa: E402
 from ros_graph import (DISCOVERY_TIMEOUT, RosTestGraph, installed_executable,  # noqa: E402,F401
                        start_node, stop_node)
 
 DOMAIN_IDS = range(150, 200)
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")      # [ticks/s] of utime / stime in /proc/<pid>/stat
-_domain_lock = None
 
 
 # --------------------------------------------------------------------------- environment
@@ -61,28 +59,14 @@ def setup_ros_environment() -> int:
     process (lock files in ``$TMPDIR/robot_dynid_bench_domains``, held until this process ends).
     Call it before ``rclpy.init`` and before starting nodes.
     """
-    global _domain_lock
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     if str(machine.REPOSITORY) not in paths:
         os.environ["PYTHONPATH"] = os.pathsep.join([str(machine.REPOSITORY), *paths])
-    if _domain_lock is not None:
-        return int(os.environ["ROS_DOMAIN_ID"])
-    directory = Path(tempfile.gettempdir()) / "robot_dynid_bench_domains"
-    directory.mkdir(exist_ok=True)
-    for domain_id in DOMAIN_IDS:
-        handle = open(directory / f"{domain_id}.lock", "w")
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            handle.close()
-            continue
-        _domain_lock = handle
-        os.environ["ROS_DOMAIN_ID"] = str(domain_id)
-        return domain_id
-    raise RuntimeError(f"every ROS domain id {DOMAIN_IDS.start}..{DOMAIN_IDS.stop - 1} is held by "
-                       f"another benchmark ({directory})")
+    domain_id = claim_ros_domain(DOMAIN_IDS, "robot_dynid_bench_domains")
+    os.environ["ROS_DOMAIN_ID"] = str(domain_id)
+    return domain_id
 
 
 def start_helper(role: str, *arguments, log_path=None, stdout=None) -> subprocess.Popen:
