@@ -29,8 +29,8 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
-#if defined(__x86_64__) && defined(__SSE2__)
-#include <emmintrin.h>
+#if defined(__x86_64__) && defined(__SSE2__) && defined(__GNUC__)
+#include <immintrin.h>
 #define HAVE_STREAMING_STORES 1
 #endif
 
@@ -51,8 +51,12 @@ typedef long long vl __attribute__((vector_size(LANES * sizeof(long long))));
 #endif
 #define INLINE static inline __attribute__((always_inline))
 
+/* How a frame change rotates: DH rows turn about x only (alpha), and often not at all. */
+enum rotation_kind { ROTATION_NONE, ROTATION_ABOUT_X, ROTATION_GENERAL };
+
 typedef struct {
     int identity, translates;
+    enum rotation_kind rotation;
     double r[9];
     double p[3];
 } frame_change;
@@ -145,12 +149,37 @@ INLINE void store_pair(double *target, Py_ssize_t row_stride, const vd values[10
     }
 }
 
+#ifdef HAVE_STREAMING_STORES
+/* count doubles from tile to a 16-byte aligned target with non-temporal stores (count even). */
+static void stream_copy_sse2(double *target, const double *tile, Py_ssize_t count)
+{
+    for (Py_ssize_t i = 0; i < count; i += 2)
+        _mm_stream_pd(target + i, _mm_loadu_pd(tile + i));
+}
+
+/* The same with 32-byte stores where the CPU has AVX (half the instructions). */
+__attribute__((target("avx"))) static void stream_copy_avx(double *target, const double *tile,
+                                                           Py_ssize_t count)
+{
+    Py_ssize_t i = 0;
+    if ((uintptr_t)target & 31) {
+        _mm_stream_pd(target, _mm_loadu_pd(tile));
+        i = 2;
+    }
+    for (; i + 4 <= count; i += 4)
+        _mm256_stream_pd(target + i, _mm256_loadu_pd(tile + i));
+    for (; i < count; i += 2)
+        _mm_stream_pd(target + i, _mm_loadu_pd(tile + i));
+}
+
+static void (*stream_copy)(double *, const double *, Py_ssize_t) = stream_copy_sse2;
+#endif
+
 INLINE void copy_tile(double *target, const double *tile, Py_ssize_t count, int stream)
 {
 #ifdef HAVE_STREAMING_STORES
     if (stream && ((uintptr_t)target & 15) == 0 && count % 2 == 0) {
-        for (Py_ssize_t i = 0; i < count; i += 2)
-            _mm_stream_pd(target + i, _mm_loadu_pd(tile + i));
+        stream_copy(target, tile, count);
         return;
     }
 #endif
@@ -158,12 +187,23 @@ INLINE void copy_tile(double *target, const double *tile, Py_ssize_t count, int 
     memcpy(target, tile, (size_t)count * sizeof(double));
 }
 
-INLINE void rotate(const double *r, vd v[3])
+INLINE void rotate(const frame_change *change, vd v[3])
 {
+    const double *r = change->r;
     vd x = v[0], y = v[1], z = v[2];
-    v[0] = r[0] * x + r[1] * y + r[2] * z;
-    v[1] = r[3] * x + r[4] * y + r[5] * z;
-    v[2] = r[6] * x + r[7] * y + r[8] * z;
+    switch (change->rotation) {
+    case ROTATION_NONE:
+        return;
+    case ROTATION_ABOUT_X:
+        v[1] = r[4] * y + r[5] * z;
+        v[2] = r[7] * y + r[8] * z;
+        return;
+    case ROTATION_GENERAL:
+        v[0] = r[0] * x + r[1] * y + r[2] * z;
+        v[1] = r[3] * x + r[4] * y + r[5] * z;
+        v[2] = r[6] * x + r[7] * y + r[8] * z;
+        return;
+    }
 }
 
 /* a_B = r (a_A + dw x p + w (w . p) - p |w|^2); w_B = r w_A; dw_B = r dw_A. */
@@ -177,9 +217,9 @@ INLINE void move_motion(const frame_change *change, vd w[3], vd dw[3], vd a[3])
         a[1] += dw[2] * p[0] - dw[0] * p[2] + w[1] * w_dot_p - p[1] * w_squared;
         a[2] += dw[0] * p[1] - dw[1] * p[0] + w[2] * w_dot_p - p[2] * w_squared;
     }
-    rotate(change->r, w);
-    rotate(change->r, dw);
-    rotate(change->r, a);
+    rotate(change, w);
+    rotate(change, dw);
+    rotate(change, a);
 }
 
 /* u_B = r u_A; l_B = r (l_A - p x u_A). */
@@ -191,8 +231,8 @@ INLINE void move_twist(const frame_change *change, vd l[3], vd u[3])
         l[1] -= p[2] * u[0] - p[0] * u[2];
         l[2] -= p[0] * u[1] - p[1] * u[0];
     }
-    rotate(change->r, l);
-    rotate(change->r, u);
+    rotate(change, l);
+    rotate(change, u);
 }
 
 /* v <- Rz(q)^T v: x' = c x + s y, y' = c y - s x. */
@@ -361,6 +401,11 @@ static int read_chain(const Py_buffer *view, const Py_buffer *gravity, chain *ro
             memcpy(change->r, source + 1, sizeof change->r);
             memcpy(change->p, source + 10, sizeof change->p);
             change->translates = change->p[0] != 0.0 || change->p[1] != 0.0 || change->p[2] != 0.0;
+            const double *r = change->r;
+            int x_fixed = r[0] == 1.0 && r[1] == 0.0 && r[2] == 0.0 && r[3] == 0.0 && r[6] == 0.0;
+            change->rotation = !x_fixed ? ROTATION_GENERAL
+                               : (r[4] == 1.0 && r[5] == 0.0 && r[7] == 0.0 && r[8] == 1.0)
+                               ? ROTATION_NONE : ROTATION_ABOUT_X;
         }
     }
     memcpy(robot->gravity, gravity->buf, sizeof robot->gravity);
@@ -495,5 +540,10 @@ static struct PyModuleDef module_definition = {
 
 PyMODINIT_FUNC PyInit__regressor_kernel(void)
 {
+#ifdef HAVE_STREAMING_STORES
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx"))
+        stream_copy = stream_copy_avx;
+#endif
     return PyModule_Create(&module_definition);
 }

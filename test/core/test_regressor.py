@@ -90,6 +90,25 @@ def test_out_is_overwritten_entirely_and_checked():
         regressor.compute(q, qd, qdd, out=np.empty((9, 6, 78), order="F"))
 
 
+@pytest.mark.parametrize("offset", [0, 1, 2], ids=["aligned", "8-byte offset", "16-byte offset"])
+def test_outputs_larger_than_a_cache_stream_to_memory_unchanged(offset):
+    """Above 8 MB the kernel copies its tiles with non-temporal stores (32-byte ones from a
+    32-byte boundary on, none when out is not 16-byte aligned): every row, at any alignment,
+    equals the one-sample evaluation."""
+    robot = load_robot(os.path.join(ROOT, "config", "robots", "ur5.yaml"))
+    regressor = Regressor(robot, friction=friction_model("coulomb_viscous"))
+    n_samples = 4003                                       # 13.8 MB; a 3-sample tail block
+    q, qd, qdd = random_states(robot, n_samples, np.random.default_rng(9))
+    size = n_samples * 6 * regressor.n_parameters
+    out = np.full(size + offset, np.nan)[offset:].reshape(n_samples, 6, regressor.n_parameters)
+    regressor.compute(q, qd, qdd, out=out)
+    assert np.isfinite(out).all()
+    for k in (0, 1, 2, 3, 4, 1001, 2222, 3999, 4000, 4001, 4002):
+        # the one-sample path may contract multiply-adds differently: rounding differs, nothing else
+        np.testing.assert_allclose(out[k], regressor.compute_one(q[k], qd[k], qdd[k]), rtol=0,
+                                   atol=1e-13 * np.abs(out[k]).max())
+
+
 def test_kernel_sine_and_cosine_match_libm():
     from robot_dynid import _regressor_kernel
 
