@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
-import importlib.metadata
 import os
 import platform
 import re
@@ -119,13 +118,6 @@ def _blas() -> str:
     return f"{library} (default threads)"
 
 
-def _installed_version(distribution: str) -> str | None:
-    try:
-        return importlib.metadata.version(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
 def describe_machine() -> dict:
     """CPU, cores, RAM, versions, load and source revision of this run."""
     import numpy
@@ -142,7 +134,6 @@ def describe_machine() -> dict:
         "scipy": scipy.__version__,
         "pinocchio": pinocchio.__version__,
         "blas": _blas(),
-        "numba": _installed_version("numba"),
         "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         "source": _source_revision(),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -153,10 +144,9 @@ def machine_markdown(machine: dict) -> str:
     ram = "unknown RAM" if machine["ram_gb"] is None else f"{machine['ram_gb']:.1f} GB RAM"
     load = ("" if machine["load_average"] is None
             else f", load average {machine['load_average']:.2f} at start")
-    numba = "not installed" if machine["numba"] is None else machine["numba"]
     return (f"Measured {machine['date']} on {machine['cpu']}, {machine['cores']} usable cores, "
             f"{ram}, {machine['os']}; Python {machine['python']}, numpy {machine['numpy']}, "
-            f"scipy {machine['scipy']}, pinocchio {machine['pinocchio']}, numba {numba}, "
+            f"scipy {machine['scipy']}, pinocchio {machine['pinocchio']}, "
             f"{machine['blas']}{load}; "
             f"source {machine['source']}.")
 
