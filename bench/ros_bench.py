@@ -6,6 +6,7 @@ Library part (imported by ``bench_recorder.py`` and ``bench_feedforward.py``):
 - :func:`setup_ros_environment`: DDS traffic on loopback, a ROS_DOMAIN_ID of its own in
   150..199 (the tests take 1..100), one OpenBLAS thread for every process started afterwards;
 - :class:`ProcessSample` / :func:`sample_process`: CPU time and resident memory of a process;
+  :func:`machine_cpu_ticks` / :func:`steal_percent`: CPU time the hypervisor gave to other guests;
 - :func:`start_helper`: one of the roles below in its own process;
 - ``RosTestGraph``, ``start_node``, ``stop_node``, ``installed_executable`` of
   ``test/ros_graph.py``, re-exported so that tests and benchmarks start nodes the same way, and
@@ -17,7 +18,7 @@ single-threaded executor and SIGINT handling):
 
 - ``publisher``: ``sensor_msgs/JointState`` on a strict schedule (see :func:`publish_joint_states`);
 - ``counter``: a raw subscription that only counts messages, the recorder's baseline;
-- ``services``: a ``ComputeFeedforward`` that echoes the request (effort = positions) and an empty
+- ``services``: a ``ComputeFeedforward`` that echoes the request (efforts = positions) and an empty
   ``std_srvs/Trigger``, the feedforward node's transport baselines.
 """
 from __future__ import annotations
@@ -156,6 +157,20 @@ def cpu_percent(first: ProcessSample, last: ProcessSample) -> float:
     return 100.0 * (last.cpu - first.cpu) / (last.time - first.time)
 
 
+def machine_cpu_ticks() -> tuple[int, int]:
+    """(steal, total) CPU ticks of the whole machine since boot, from the ``cpu`` line of
+    /proc/stat (proc(5): user nice system idle iowait irq softirq steal ...; guest time is already
+    in user). Steal is time a virtual machine's CPUs were runnable but ran other guests."""
+    fields = [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    return fields[7], sum(fields)
+
+
+def steal_percent(first: tuple[int, int], last: tuple[int, int]) -> float:
+    """Stolen CPU time between two :func:`machine_cpu_ticks` [% of the machine's CPU time]."""
+    total = last[1] - first[1]
+    return 100.0 * (last[0] - first[0]) / total if total > 0 else 0.0
+
+
 def percentiles(values, quantiles=(50, 99)) -> dict:
     """``{"p50": ..., "p99": ..., "max": ..., "mean": ...}`` of ``values`` (numpy's default
     linear interpolation)."""
@@ -272,9 +287,9 @@ def _services_node_class():
     from robot_dynid.srv import ComputeFeedforward
 
     class ServicesNode(Node):
-        """``bench_echo_feedforward`` (ComputeFeedforward: the request points back, effort set to
-        the positions so the response is as large as the feedforward node's) and
-        ``bench_trigger`` (std_srvs/Trigger, empty)."""
+        """``bench_echo_feedforward`` (ComputeFeedforward: efforts = the request's positions, so
+        the response is as large as the feedforward node's) and ``bench_trigger``
+        (std_srvs/Trigger, empty)."""
 
         def __init__(self):
             super().__init__("bench_services")
@@ -284,9 +299,7 @@ def _services_node_class():
             gc.freeze()
 
         def on_echo(self, request, response):
-            for point in request.points:
-                point.effort = point.positions
-            response.points = request.points
+            response.efforts = request.positions        # array.array('d'): taken as it is
             response.success = True
             return response
 

@@ -1,13 +1,15 @@
-"""Feed-forward torque requests: validate points given by joint name and evaluate a model.
+"""Feed-forward torque requests: joint values given by name, validated, evaluated by a model.
 
-The ``ComputeFeedforward`` service and the reference-following topic of the feedforward node
-both go through :func:`compute_feedforward`, so a malformed request gets the same message
-(naming the point, joint and field) wherever it comes from.
+A request names its m joints in any order and gives N points as flat arrays, point after point:
+the value of point k, joint j (the j-th name) is at index ``k * m + j`` (an (N, m) array in
+row-major order), which is how the ``ComputeFeedforward`` service carries them. The service and
+the reference and trajectory topics of the feedforward node all go through
+:func:`compute_feedforward`, so a malformed request gets the same message (naming the field and,
+where one is at fault, the point and joint) wherever it comes from.
 """
 from __future__ import annotations
 
 import array
-import operator
 from collections.abc import Sequence
 
 import numpy as np
@@ -16,30 +18,13 @@ from robot_dynid.errors import DataError
 from robot_dynid.model import DynamicModel
 
 FIELDS = ("positions", "velocities", "accelerations")
-_TYPECODE = operator.attrgetter("typecode")
 
 
-def points_to_arrays(model_joints: Sequence[str], joint_names: Sequence[str], points: Sequence[dict]):
-    """Reorder per-point values given in ``joint_names`` order to the model's joint order.
+def joint_order(model_joints: Sequence[str], joint_names: Sequence[str]) -> list[int]:
+    """Index in ``joint_names`` of each model joint.
 
-    Parameters
-    ----------
-    model_joints : sequence of str, length n
-    joint_names : sequence of str, length m
-        Order of the values in each point; every model joint must appear, no joint twice,
-        no joint the model does not know.
-    points : sequence of mapping
-        Each with ``positions`` [rad] and optional ``velocities`` [rad/s] and
-        ``accelerations`` [rad/s^2], each of length m (empty means zero).
-
-    Returns
-    -------
-    q, qd, qdd : ndarray, shape (N, n)
-
-    Raises
-    ------
-    DataError
-        Naming the point index, field and joint of the first problem found.
+    Raises DataError when ``joint_names`` lists a joint twice, a joint the model does not know, or
+    misses one of the model's joints.
     """
     joint_names = list(joint_names)
     duplicates = sorted({name for name in joint_names if joint_names.count(name) > 1})
@@ -51,75 +36,119 @@ def points_to_arrays(model_joints: Sequence[str], joint_names: Sequence[str], po
     missing = [name for name in model_joints if name not in joint_names]
     if missing:
         raise DataError(f"joint_names is missing {missing}; the model needs {list(model_joints)}")
-    if len(points) == 0:
-        raise DataError("no points given")
-    order = [joint_names.index(name) for name in model_joints]
-    stacked = _stacked_fields(points, len(joint_names))
-    if stacked is None:
-        stacked = _checked_fields(points, joint_names)
-    return tuple(stacked[field][:, order] for field in FIELDS)
+    return [joint_names.index(name) for name in model_joints]
 
 
-def _stacked_fields(points: Sequence[dict], m: int) -> dict | None:
-    """Each field of every point as one (N, m) array, built without a loop over the points in
-    Python; None when any point needs a closer look (a size other than m, an empty position,
-    a non-finite value, some points' velocities given and others' not), which
-    :func:`_checked_fields` then reports."""
-    stacked = {}
-    for field in FIELDS:
-        rows = [point.get(field, ()) for point in points]
-        try:
-            if set(map(type, rows)) == {array.array} and set(map(_TYPECODE, rows)) == {"d"}:
-                # message fields (array.array of doubles): one copy of the joined buffers
-                widths = set(map(len, rows))
-                if len(widths) != 1:
-                    return None
-                block = np.frombuffer(b"".join(rows), dtype=np.float64).reshape(len(rows), widths.pop())
-            else:
-                block = np.array(rows, dtype=float)
-        except (TypeError, ValueError):      # ragged or not numeric: the loop names the point
-            return None
-        if block.ndim != 2:
-            return None
-        if block.shape[1] == 0 and field != "positions":
-            block = np.zeros((len(points), m))
-        if block.shape != (len(points), m) or not np.isfinite(block).all():
-            return None
-        stacked[field] = block
-    return stacked
+def request_arrays(model_joints: Sequence[str], joint_names: Sequence[str], positions,
+                   velocities=(), accelerations=()):
+    """Flat per-point values in ``joint_names`` order as (N, n) arrays in the model's joint order.
+
+    Parameters
+    ----------
+    model_joints : sequence of str, length n
+    joint_names : sequence of str, length m
+        Joints of the values; every model joint once, no joint the model does not know.
+    positions : array_like, shape (N * m,)
+        Joint positions [rad]; point k, joint j at ``k * m + j``; N >= 1.
+    velocities : array_like, shape (N * m,) or (0,)
+        Joint velocities [rad/s], same layout; empty means all zero.
+    accelerations : array_like, shape (N * m,) or (0,)
+        Joint accelerations [rad/s^2], same layout; empty means all zero.
+
+    Returns
+    -------
+    q, qd, qdd : ndarray, shape (N, n)
+        New arrays (the inputs, e.g. message buffers, are not kept).
+
+    Raises
+    ------
+    DataError
+        Naming the first problem: the joint names; then a field's size; then the first
+        non-finite value in point order, with its point, field and joint.
+    """
+    order = joint_order(model_joints, joint_names)
+    m = len(order)
+    values = {field: np.asarray(data, dtype=np.float64)
+              for field, data in zip(FIELDS, (positions, velocities, accelerations))}
+    for field, data in values.items():
+        if data.ndim != 1:
+            raise DataError(f"{field} must be a flat array (point k, joint j at k * {m} + j), "
+                            f"got shape {data.shape}")
+    size = values["positions"].size
+    if size == 0:
+        raise DataError("no points given (positions is empty)")
+    if size % m:
+        raise DataError(f"positions has {size} values, not a multiple of the {m} joints in joint_names "
+                        f"(point k, joint j at k * {m} + j)")
+    n_points = size // m
+    for field in FIELDS[1:]:
+        if values[field].size not in (0, size):
+            raise DataError(f"{field} has {values[field].size} values, expected {size} ({n_points} "
+                            f"point(s) x {m} joints, as positions) or none (all zero)")
+    blocks = {field: data.reshape(n_points, m) if data.size else np.zeros((n_points, m))
+              for field, data in values.items()}
+    first_bad = []                  # (point, field index, joint) of each field's first non-finite value
+    for index, (field, block) in enumerate(blocks.items()):
+        bad = ~np.isfinite(block)
+        if bad.any():
+            point, joint = divmod(int(np.argmax(bad)), m)
+            first_bad.append((point, index, joint))
+    if first_bad:
+        point, index, joint = min(first_bad)
+        raise DataError(f"point {point}: {FIELDS[index]} of joint {joint_names[joint]} is "
+                        f"{blocks[FIELDS[index]][point, joint]}")
+    return tuple(block[:, order] for block in blocks.values())
 
 
-def _checked_fields(points: Sequence[dict], joint_names: Sequence[str]) -> dict:
-    """The fields point by point in ``joint_names`` order, (N, m) each; raises DataError naming
-    the first problem (point index, field, joint)."""
-    arrays = {field: np.zeros((len(points), len(joint_names))) for field in FIELDS}
-    for index, point in enumerate(points):
-        for field in FIELDS:
-            values = np.asarray(point.get(field, ()), dtype=float)
-            if values.size == 0 and field != "positions":
-                continue
-            if values.shape != (len(joint_names),):
-                raise DataError(
-                    f"point {index}: {field} has {values.size} values, expected {len(joint_names)} "
-                    f"(one per joint in joint_names)"
-                )
-            bad = ~np.isfinite(values)
-            if bad.any():
-                raise DataError(
-                    f"point {index}: {field} of joint {joint_names[int(np.argmax(bad))]} is "
-                    f"{values[int(np.argmax(bad))]}"
-                )
-            arrays[field][index] = values
-    return arrays
+def join_points(field: str, rows: Sequence, m: int) -> np.ndarray:
+    """One field of N trajectory points, each a sequence of m values, as one flat array.
+
+    Parameters
+    ----------
+    field : str
+        One of :data:`FIELDS`, for messages.
+    rows : sequence of N sequences of float
+        The field of each point (e.g. ``JointTrajectoryPoint.positions``, array.array of doubles).
+        Velocities and accelerations may be empty: zero for that point.
+    m : int
+        Number of joints.
+
+    Returns
+    -------
+    ndarray, shape (N * m,), or (0,) when every point leaves velocities or accelerations empty
+        Point k, joint j at ``k * m + j``: the input of :func:`request_arrays`.
+
+    Raises
+    ------
+    DataError
+        Naming the first point whose field has a size other than m (or 0 where allowed).
+    """
+    if all(type(row) is array.array and row.typecode == "d" and len(row) == m for row in rows):
+        return np.frombuffer(b"".join(rows), dtype=np.float64)      # message fields: one copy
+    if field != "positions" and all(len(row) == 0 for row in rows):
+        return np.zeros(0)
+    joined = np.zeros((len(rows), m))
+    for index, row in enumerate(rows):
+        values = np.asarray(row, dtype=np.float64)
+        if values.size == 0 and field != "positions":
+            continue
+        if values.shape != (m,):
+            raise DataError(f"point {index}: {field} has {values.size} values, expected {m} "
+                            f"(one per joint in joint_names)")
+        joined[index] = values
+    return joined.reshape(-1)
 
 
-def compute_feedforward(model: DynamicModel, joint_names, points, temperature=None, elapsed=None) -> np.ndarray:
+def compute_feedforward(model: DynamicModel, joint_names, positions, velocities=(), accelerations=(),
+                        temperature=None, elapsed=None) -> np.ndarray:
     """Feed-forward torques [N m], shape (N, m), in the order of ``joint_names``.
 
-    See :func:`points_to_arrays` for the inputs; ``temperature`` [deg C] (n,) and ``elapsed``
-    [s] are passed to friction models that drift.
+    See :func:`request_arrays` for the inputs (flat arrays, point k, joint j at ``k * m + j``);
+    ``temperature`` [deg C] (n,) in the model's joint order and ``elapsed`` [s] are passed to
+    friction models that drift. The result is C-contiguous: ``.reshape(-1)`` is the flat layout
+    of the inputs.
     """
-    q, qd, qdd = points_to_arrays(model.joint_names, joint_names, points)
+    q, qd, qdd = request_arrays(model.joint_names, joint_names, positions, velocities, accelerations)
     if model.friction.needs_temperature and temperature is None:
         raise DataError("the model's friction depends on joint temperature, and none has been received")
     if temperature is not None:
@@ -128,4 +157,4 @@ def compute_feedforward(model: DynamicModel, joint_names, points, temperature=No
         elapsed = np.full(q.shape[0], float(elapsed))
     tau = model.torque(q, qd, qdd, temperature=temperature, elapsed=elapsed)
     back = [list(model.joint_names).index(name) for name in joint_names]
-    return tau[:, back]
+    return np.ascontiguousarray(tau[:, back])

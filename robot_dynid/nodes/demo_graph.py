@@ -18,12 +18,11 @@ import rclpy
 import yaml
 from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
-from trajectory_msgs.msg import JointTrajectoryPoint
 
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.msg import ExperimentStage, IdentifiedModel
 from robot_dynid.nodes.experiment_runner import ExperimentRunnerNode
-from robot_dynid.nodes.feedforward import MODEL_QOS, FeedforwardNode
+from robot_dynid.nodes.feedforward import MODEL_QOS, FeedforwardNode, float64_array
 from robot_dynid.nodes.identifier import IdentifierNode, seconds
 from robot_dynid.nodes.node_runtime import call_service, spin_until
 from robot_dynid.nodes.recorder import STAGE_QOS, RecorderNode
@@ -170,9 +169,8 @@ class DemoGraph:
     def compute_feedforward(self, joint_names, q, qd, qdd, version, timeout=SERVICE_TIMEOUT):
         """Feed-forward torques (N, n) [N m] for q (N, n) [rad], qd [rad/s], qdd [rad/s^2] from the
         feedforward node's ComputeFeedforward service, once it serves model ``version``."""
-        request = ComputeFeedforward.Request(joint_names=list(joint_names))
-        request.points = [JointTrajectoryPoint(positions=p.tolist(), velocities=v.tolist(), accelerations=a.tolist())
-                          for p, v, a in zip(q, qd, qdd)]
+        request = ComputeFeedforward.Request(joint_names=list(joint_names), positions=float64_array(q),
+                                             velocities=float64_array(qd), accelerations=float64_array(qdd))
         response = None
 
         def served():
@@ -181,7 +179,7 @@ class DemoGraph:
             return response.success and response.model_version >= version
 
         spin_until(self.executor, served, timeout, f"the feedforward node to serve model version {version}")
-        return np.array([point.effort for point in response.points])
+        return np.frombuffer(response.efforts, dtype=np.float64).reshape(len(q), len(joint_names))
 
     def close(self):
         """Close the bag (recorder), destroy the nodes, shut the context down."""

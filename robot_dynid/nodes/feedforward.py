@@ -12,12 +12,17 @@ trajectory_topic (str): trajectory_msgs/JointTrajectory in; '' = off.
 trajectory_out_topic (str): the same trajectory with every point's effort [N m] filled from the model,
     for a joint_trajectory_controller with an effort interface.
 
-Service ``compute_feedforward`` (robot_dynid/srv/ComputeFeedforward).
+Service ``compute_feedforward`` (robot_dynid/srv/ComputeFeedforward): joint names and flat
+arrays of N points in, torques [N m] of the N points out, in the request's layout. All three
+paths convert the message to arrays, call :func:`robot_dynid.feedforward.compute_feedforward`
+and convert back.
 """
 from __future__ import annotations
 
+import array
 import gc
 
+import numpy as np
 import rclpy
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -26,7 +31,7 @@ from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
 from robot_dynid.errors import DynIdError
-from robot_dynid.feedforward import compute_feedforward
+from robot_dynid.feedforward import FIELDS, compute_feedforward, join_points
 from robot_dynid.model import DynamicModel
 from robot_dynid.msg import IdentifiedModel
 from robot_dynid.nodes.node_runtime import declare, spin_node
@@ -63,10 +68,11 @@ class FeedforwardNode(Node):
             self.command_publisher = self.create_publisher(Float64MultiArray, command_topic, 10)
             self.create_subscription(JointState, reference_topic, self.on_reference, 10)
         self.create_service(ComputeFeedforward, "compute_feedforward", self.on_compute)
-        # A request of many points makes thousands of Python objects, so the garbage collector's
-        # full collections come often, and each traverses every object of the process (about
-        # 90,000 after the imports and the model): tens of ms in the service's worst case. What
-        # exists now lives as long as the process; leave it out of future collections.
+        # A JointTrajectory of many points makes thousands of Python objects (one per point and
+        # its Duration), so the garbage collector's full collections come often, and each
+        # traverses every object of the process (about 90,000 after the imports and the model):
+        # tens of ms in the worst case. What exists now lives as long as the process; leave it
+        # out of future collections. (The service's flat arrays make a few objects per request.)
         gc.collect()
         gc.freeze()
         self.get_logger().info(
@@ -93,16 +99,13 @@ class FeedforwardNode(Node):
         if self.model is None:
             response.success, response.message = False, "no model loaded yet"
             return response
-        points = [{"positions": p.positions, "velocities": p.velocities, "accelerations": p.accelerations}
-                  for p in request.points]
         try:
-            tau = compute_feedforward(self.model, request.joint_names, points)
+            tau = compute_feedforward(self.model, request.joint_names, *(
+                np.frombuffer(getattr(request, field), dtype=np.float64) for field in FIELDS))
         except DynIdError as error:
             response.success, response.message = False, str(error)
             return response
-        for point, effort in zip(request.points, tau):
-            point.effort = effort.tolist()
-        response.points = request.points
+        response.efforts = float64_array(tau)
         response.success, response.message = True, ""
         return response
 
@@ -119,33 +122,39 @@ class FeedforwardNode(Node):
 
     def fill_efforts(self, joint_names, points):
         """Set each JointTrajectoryPoint's effort [N m] from the model (raises DynIdError on bad points)."""
-        rows = [{"positions": p.positions, "velocities": p.velocities, "accelerations": p.accelerations}
-                for p in points]
-        for point, effort in zip(points, compute_feedforward(self.model, joint_names, rows)):
-            point.effort = effort.tolist()
+        fields = [join_points(field, [getattr(p, field) for p in points], len(joint_names)) for field in FIELDS]
+        for point, effort in zip(points, compute_feedforward(self.model, joint_names, *fields)):
+            point.effort = float64_array(effort)
 
     def on_reference(self, msg):
         if self.model is None:
             return
-        point = {"positions": msg.position, "velocities": msg.velocity}
         try:
             tau = compute_feedforward(self.model, self.model.joint_names,
-                                      [_by_name(msg, self.model.joint_names, point)])
+                                      *_by_name(msg, self.model.joint_names))
         except DynIdError as error:
-            self.get_logger().warning(f"reference on {msg.name}: {error}", throttle_duration_sec=5.0)
+            self.get_logger().warning(f"reference on {list(msg.name)}: {error}", throttle_duration_sec=5.0)
             return
-        self.command_publisher.publish(Float64MultiArray(data=tau[0].tolist()))
+        self.command_publisher.publish(Float64MultiArray(data=float64_array(tau)))
 
 
-def _by_name(msg, joints, point):
-    """Reorder a JointState's fields to ``joints``; unknown extra joints are ignored."""
+def _by_name(msg, joints):
+    """A JointState's position [rad] and velocity [rad/s] in the order of ``joints`` (unknown extra
+    joints are ignored; a field whose size is not one per name is left as it is, for
+    :func:`compute_feedforward` to report)."""
     names = list(msg.name)
     missing = [j for j in joints if j not in names]
     if missing:
         raise DynIdError(f"reference JointState lacks joint(s) {missing}")
     index = [names.index(j) for j in joints]
-    return {field: [values[i] for i in index] if len(values) == len(names) else values
-            for field, values in point.items()}
+    fields = (np.frombuffer(values, dtype=np.float64) for values in (msg.position, msg.velocity))
+    return [values[index] if values.size == len(names) else values for values in fields]
+
+
+def float64_array(values) -> array.array:
+    """``values`` (any shape) flattened in row-major order as the ``array.array('d')`` that rclpy
+    takes for a float64[] field as it is (one copy; a list is checked element by element)."""
+    return array.array("d", np.ascontiguousarray(values, dtype=np.float64).tobytes())
 
 
 def main(args=None):

@@ -1,4 +1,5 @@
-"""points_to_arrays: values by joint name to the model's joint order, and the first problem named."""
+"""Feed-forward requests: flat per-point values by joint name to the model's joint order, the first
+problem named; trajectory points joined into the flat layout; torques back in the request's order."""
 import array
 import math
 import re
@@ -6,8 +7,16 @@ import re
 import numpy as np
 import pytest
 
+from robot_dynid.base_parameters import compute_base_parameters
 from robot_dynid.errors import DataError
-from robot_dynid.feedforward import points_to_arrays
+from robot_dynid.feedforward import compute_feedforward, join_points, request_arrays
+from robot_dynid.friction import FrictionModel
+from robot_dynid.model import DynamicModel
+from robot_dynid.regressor import Regressor
+from robot_dynid.robot_description import load_robot
+from robot_dynid.package_files import find_package_file
+from robot_dynid.simulation import plausible_parameters
+from rnea_reference import rnea_torques
 
 MODEL = ("a", "b", "c")
 REQUEST = ("c", "a", "b")                   # request order; model column j is request column ORDER[j]
@@ -15,60 +24,119 @@ ORDER = [REQUEST.index(name) for name in MODEL]
 
 
 def rows(n, seed=0):
+    """q, qd, qdd, each (n, 3) in REQUEST order."""
     return np.random.default_rng(seed).uniform(-2.0, 2.0, (3, n, len(REQUEST)))
 
 
 @pytest.mark.parametrize("kind", ["array", "list", "ndarray", "tuple"])
-def test_values_are_reordered_to_the_model_joints_whatever_the_sequence_type(kind):
+def test_flat_values_are_reordered_to_the_model_joints_whatever_the_sequence_type(kind):
     q, qd, qdd = rows(50)
-    convert = {"array": lambda v: array.array("d", v), "list": list, "ndarray": np.asarray,
-               "tuple": tuple}[kind]
-    points = [{"positions": convert(a), "velocities": convert(b), "accelerations": convert(c)}
-              for a, b, c in zip(q, qd, qdd)]
-    result = points_to_arrays(MODEL, REQUEST, points)
+    convert = {"array": lambda v: array.array("d", v.ravel()), "list": lambda v: v.ravel().tolist(),
+               "ndarray": np.ravel, "tuple": lambda v: tuple(v.ravel())}[kind]
+    result = request_arrays(MODEL, REQUEST, convert(q), convert(qd), convert(qdd))
     for got, expected in zip(result, (q, qd, qdd)):
+        # point k, joint j of the request at k * 3 + j: the (50, 3) rows, columns in model order
         np.testing.assert_array_equal(got, expected[:, ORDER])
         assert got.shape == (50, 3) and got.flags.writeable
 
 
-def test_empty_or_absent_velocities_and_accelerations_are_zero_point_by_point():
+def test_the_arrays_returned_do_not_share_the_callers_buffers():
+    q = array.array("d", [1.0, 2.0, 3.0])
+    positions, _, _ = request_arrays(MODEL, MODEL, q)
+    positions[0, 0] = 9.0
+    assert q.tolist() == [1.0, 2.0, 3.0]
+
+
+def test_empty_velocities_and_accelerations_are_zero():
     q, qd, _ = rows(4)
-    points = [{"positions": array.array("d", q[0]), "velocities": array.array("d", qd[0])},
-              {"positions": list(q[1]), "velocities": [], "accelerations": array.array("d")},
-              {"positions": array.array("d", q[2]), "velocities": array.array("d")},
-              {"positions": q[3], "velocities": qd[3]}]
-    positions, velocities, accelerations = points_to_arrays(MODEL, REQUEST, points)
+    positions, velocities, accelerations = request_arrays(MODEL, REQUEST, q.ravel(), qd.ravel(), array.array("d"))
     np.testing.assert_array_equal(positions, q[:, ORDER])
-    expected = qd.copy()
-    expected[[1, 2]] = 0.0
-    np.testing.assert_array_equal(velocities, expected[:, ORDER])
+    np.testing.assert_array_equal(velocities, qd[:, ORDER])
+    np.testing.assert_array_equal(accelerations, np.zeros((4, 3)))
+    _, velocities, accelerations = request_arrays(MODEL, REQUEST, q.ravel())
+    np.testing.assert_array_equal(velocities, np.zeros((4, 3)))
     np.testing.assert_array_equal(accelerations, np.zeros((4, 3)))
 
 
-def point(q=(0.0, 0.0, 0.0), qd=(), qdd=()):
-    return {"positions": array.array("d", q), "velocities": array.array("d", qd),
-            "accelerations": array.array("d", qdd)}
+def flat(n_points, **values):
+    """positions, velocities, accelerations of ``n_points`` zero points, with (point, joint) -> value set."""
+    fields = {field: np.zeros(3 * n_points) for field in ("positions", "velocities", "accelerations")}
+    for field, changes in values.items():
+        for (point, joint), value in changes.items():
+            fields[field][3 * point + REQUEST.index(joint)] = value
+    return fields
 
 
-@pytest.mark.parametrize("points, message", [
-    ([point(), point(q=(0.0, 0.0))], "point 1: positions has 2 values, expected 3 (one per joint in joint_names)"),
-    ([point(q=())], "point 0: positions has 0 values, expected 3"),
-    ([point(), point(), point(qd=(1.0, 2.0, 3.0, 4.0))], "point 2: velocities has 4 values, expected 3"),
-    ([point(qdd=(0.0, math.nan, 0.0))], "point 0: accelerations of joint a is nan"),
-    ([point(), point(q=(math.inf, 0.0, 0.0), qd=(1.0,))], "point 1: positions of joint c is inf"),
+@pytest.mark.parametrize("fields, message", [
+    (dict(positions=np.zeros(5)),
+     "positions has 5 values, not a multiple of the 3 joints in joint_names (point k, joint j at k * 3 + j)"),
+    (dict(positions=np.zeros(0)), "no points given (positions is empty)"),
+    (dict(positions=np.zeros(6), velocities=np.zeros(3)),
+     "velocities has 3 values, expected 6 (2 point(s) x 3 joints, as positions) or none (all zero)"),
+    (dict(positions=np.zeros(3), accelerations=np.zeros(4)),
+     "accelerations has 4 values, expected 3 (1 point(s) x 3 joints, as positions) or none (all zero)"),
+    (dict(positions=np.zeros((2, 3))), "positions must be a flat array (point k, joint j at k * 3 + j), got shape (2, 3)"),
+    (flat(2, accelerations={(1, "a"): math.nan}), "point 1: accelerations of joint a is nan"),
+    (flat(3, positions={(2, "b"): -math.inf}, velocities={(2, "c"): math.nan}), "point 2: positions of joint b is -inf"),
     # the first problem in point order wins over a later one in an earlier field
-    ([point(), point(qdd=(0.0, 0.0, math.nan)), point(q=(0.0,))], "point 1: accelerations of joint b is nan"),
-    ([{"positions": [0.0, 0.0, 0.0]}, {"positions": [[0.0, 0.0, 0.0]]}], "point 1: positions has 3 values"),
+    (flat(4, positions={(3, "c"): math.inf}, velocities={(1, "b"): math.nan}, accelerations={(1, "a"): math.nan}),
+     "point 1: velocities of joint b is nan"),
+    # sizes are checked before values
+    (dict(positions=np.full(6, math.nan), velocities=np.zeros(5)), "velocities has 5 values, expected 6"),
 ])
-def test_the_first_malformed_point_is_named(points, message):
+def test_the_first_problem_is_named(fields, message):
     with pytest.raises(DataError, match=re.escape(message)):
-        points_to_arrays(MODEL, REQUEST, points)
+        request_arrays(MODEL, REQUEST, **fields)
 
 
-def test_joint_name_problems_are_named_before_points_are_read():
-    with pytest.raises(DataError, match=r"unknown joint\(s\) \['d'\]"):
-        points_to_arrays(MODEL, ("a", "b", "c", "d"), [point()])
-    with pytest.raises(DataError, match=r"joint_names is missing \['c'\]"):
-        points_to_arrays(MODEL, ("a", "b"), [point()])
-    with pytest.raises(DataError, match=r"no points given"):
-        points_to_arrays(MODEL, REQUEST, [])
+def test_joint_name_problems_are_named_before_values_are_read():
+    with pytest.raises(DataError, match=re.escape("unknown joint(s) ['d']; the model has ['a', 'b', 'c']")):
+        request_arrays(MODEL, ("a", "b", "c", "d"), np.zeros(5))
+    with pytest.raises(DataError, match=re.escape("joint_names is missing ['c']; the model needs ['a', 'b', 'c']")):
+        request_arrays(MODEL, ("a", "b"), np.zeros(5))
+    with pytest.raises(DataError, match=re.escape("joint_names lists ['a'] more than once")):
+        request_arrays(MODEL, ("a", "b", "c", "a"), [])
+
+
+def test_trajectory_points_join_into_the_flat_layout():
+    q, qd, _ = rows(3)
+    positions = join_points("positions", [array.array("d", row) for row in q], 3)
+    np.testing.assert_array_equal(positions, q.ravel())
+    # lists, and points without velocities (zero) beside points with them
+    velocities = join_points("velocities", [list(qd[0]), [], array.array("d", qd[2])], 3)
+    np.testing.assert_array_equal(velocities, np.concatenate([qd[0], np.zeros(3), qd[2]]))
+    # no point with accelerations: empty, which request_arrays takes as zero
+    assert join_points("accelerations", [array.array("d")] * 3, 3).size == 0
+
+
+@pytest.mark.parametrize("field, points, message", [
+    ("positions", [[0.0] * 3, [0.0] * 2], "point 1: positions has 2 values, expected 3 (one per joint in joint_names)"),
+    ("positions", [[]], "point 0: positions has 0 values, expected 3"),
+    ("velocities", [[], [], [1.0, 2.0, 3.0, 4.0]], "point 2: velocities has 4 values, expected 3"),
+    ("accelerations", [[0.0] * 3, [[0.0] * 3]], "point 1: accelerations has 3 values, expected 3"),
+])
+def test_a_trajectory_point_of_the_wrong_size_is_named(field, points, message):
+    with pytest.raises(DataError, match=re.escape(message)):
+        join_points(field, points, 3)
+
+
+@pytest.fixture(scope="module")
+def er3a():
+    robot = load_robot(find_package_file("config", "robots", "er3a.yaml"))
+    base = compute_base_parameters(Regressor(robot, FrictionModel()))
+    parameters = plausible_parameters(robot, seed=3)
+    model = DynamicModel(robot, FrictionModel(), False, False, base, base.projection @ parameters,
+                         np.zeros(base.rank))
+    return model, parameters
+
+
+def test_torques_equal_rnea_in_the_request_order_and_layout(er3a):
+    model, parameters = er3a
+    rng = np.random.default_rng(11)
+    q, qd, qdd = rng.uniform(-1.0, 1.0, (3, 7, 6))
+    order = [4, 0, 5, 2, 3, 1]
+    names = [model.joint_names[i] for i in order]
+    tau = compute_feedforward(model, names, q[:, order].ravel(), qd[:, order].ravel(), qdd[:, order].ravel())
+    expected = np.array([rnea_torques(model.robot, parameters, *state) for state in zip(q, qd, qdd)])[:, order]
+    np.testing.assert_allclose(tau, expected, rtol=1e-9, atol=1e-9)
+    assert tau.flags.c_contiguous      # reshape(-1) is the request's flat layout

@@ -6,7 +6,6 @@ the same inertias, an independent implementation of the dynamics.
 """
 import math
 import pathlib
-import re
 
 import numpy as np
 import pytest
@@ -58,13 +57,13 @@ def feedforward_node(er3a, tmp_path_factory):
     assert stop_node(process) == 0, (directory / "node.log").read_text()
 
 
-def request(joint_names, rows):
-    req = ComputeFeedforward.Request()
-    req.joint_names = list(joint_names)
-    for index, (q, qd, qdd) in enumerate(rows):
-        req.points.append(JointTrajectoryPoint(positions=list(q), velocities=list(qd), accelerations=list(qdd),
-                                               time_from_start=Duration(sec=index)))
-    return req
+def request(joint_names, q, qd=None, qdd=None):
+    """ComputeFeedforward request of the rows of q, qd, qdd (N, m) [rad, rad/s, rad/s^2] in
+    ``joint_names`` order: point k, joint j at k * m + j (qd, qdd None: left empty)."""
+    return ComputeFeedforward.Request(
+        joint_names=list(joint_names), positions=np.ravel(q).tolist(),
+        velocities=[] if qd is None else np.ravel(qd).tolist(),
+        accelerations=[] if qdd is None else np.ravel(qdd).tolist())
 
 
 def test_service_torques_equal_rnea_for_points_in_any_joint_order(feedforward_node, er3a):
@@ -72,35 +71,58 @@ def test_service_torques_equal_rnea_for_points_in_any_joint_order(feedforward_no
     model, parameters = er3a
     client = graph.node.create_client(ComputeFeedforward, "compute_feedforward")
     rng = np.random.default_rng(7)
-    rows = [rng.uniform(-1.0, 1.0, (3, 6)) for _ in range(20)]
+    q, qd, qdd = rng.uniform(-1.0, 1.0, (3, 20, 6))
     order = [5, 2, 0, 4, 1, 3]
     names = [model.joint_names[i] for i in order]
-    response = graph.call(client, request(names, [(q[order], qd[order], qdd[order]) for q, qd, qdd in rows]))
+    response = graph.call(client, request(names, q[:, order], qd[:, order], qdd[:, order]))
     assert response.success, response.message
-    assert len(response.points) == 20
-    for index, ((q, qd, qdd), point) in enumerate(zip(rows, response.points)):
-        expected = rnea_torques(model.robot, parameters, q, qd, qdd)[order]
-        np.testing.assert_allclose(point.effort, expected, rtol=1e-9, atol=1e-9)
-        assert point.time_from_start.sec == index
-        np.testing.assert_array_equal(point.positions, q[order])
+    assert response.message == ""
+    assert response.model_version == 1
+    assert len(response.efforts) == 20 * 6
+    expected = [rnea_torques(model.robot, parameters, *state)[order] for state in zip(q, qd, qdd)]
+    np.testing.assert_allclose(np.reshape(response.efforts, (20, 6)), expected, rtol=1e-9, atol=1e-9)
+
+
+def test_empty_velocities_and_accelerations_are_zero(feedforward_node, er3a):
+    graph, _ = feedforward_node
+    model, parameters = er3a
+    client = graph.node.create_client(ComputeFeedforward, "compute_feedforward")
+    q = np.random.default_rng(8).uniform(-1.0, 1.0, (3, 6))
+    response = graph.call(client, request(model.joint_names, q))
+    assert response.success, response.message
+    expected = [rnea_torques(model.robot, parameters, row, np.zeros(6), np.zeros(6)) for row in q]
+    np.testing.assert_allclose(np.reshape(response.efforts, (3, 6)), expected, rtol=1e-9, atol=1e-9)
+
+
+def set_item(field, index, value):
+    return lambda r: getattr(r, field).__setitem__(index, value)
 
 
 @pytest.mark.parametrize("mutate, message", [
-    (lambda r: r.points[0].positions.pop(), r"point 0: positions has 5 values, expected 6"),
-    (lambda r: r.points[1].velocities.__setitem__(2, math.nan), r"point 1: velocities of joint j3 is nan"),
-    (lambda r: r.joint_names.__setitem__(0, "elbow"), r"unknown joint\(s\) \['elbow'\]"),
-    (lambda r: r.points.clear(), r"no points given"),
+    (lambda r: r.positions.pop(), "positions has 11 values, not a multiple of the 6 joints in joint_names "
+                                  "(point k, joint j at k * 6 + j)"),
+    (set_item("velocities", 6 + 2, math.nan), "point 1: velocities of joint j3 is nan"),
+    (set_item("accelerations", 5, -math.inf), "point 0: accelerations of joint j6 is -inf"),
+    (lambda r: r.velocities.extend([0.0] * 6), "velocities has 18 values, expected 12 (2 point(s) x 6 joints, "
+                                               "as positions) or none (all zero)"),
+    (set_item("joint_names", 0, "elbow"), "unknown joint(s) ['elbow']; the model has ['j1', 'j2', 'j3', 'j4', "
+                                          "'j5', 'j6']"),
+    (lambda r: r.joint_names.pop(), "joint_names is missing ['j6']; the model needs ['j1', 'j2', 'j3', 'j4', "
+                                    "'j5', 'j6']"),
+    (lambda r: setattr(r, "positions", []), "no points given (positions is empty)"),
 ])
 def test_malformed_requests_get_a_message_and_the_node_survives(feedforward_node, er3a, mutate, message):
     graph, process = feedforward_node
     model, _ = er3a
     client = graph.node.create_client(ComputeFeedforward, "compute_feedforward")
-    req = request(model.joint_names, [(np.zeros(6), np.zeros(6), np.zeros(6))] * 2)
+    req = request(model.joint_names, np.zeros((2, 6)), np.zeros((2, 6)), np.zeros((2, 6)))
     mutate(req)
     response = graph.call(client, req)
     assert not response.success
-    assert re.search(message, response.message), response.message
+    assert response.message == message
+    assert len(response.efforts) == 0
     assert process.poll() is None
+    assert graph.call(client, request(model.joint_names, np.zeros((1, 6)))).success   # still serving
 
 
 def test_reference_joint_state_gives_effort_commands(feedforward_node, er3a):
@@ -133,19 +155,26 @@ def test_joint_trajectory_is_forwarded_with_efforts(feedforward_node, er3a):
     graph.spin_until(lambda: publisher.get_subscription_count() > 0, what="feedforward subscribing to trajectories")
     rng = np.random.default_rng(3)
     rows = [rng.uniform(-1.0, 1.0, (3, 6)) for _ in range(4)]
+    rows[2][2] = 0.0                    # point 2 leaves its accelerations empty: zero
     order = [3, 1, 5, 0, 2, 4]
     trajectory = JointTrajectory(joint_names=[model.joint_names[i] for i in order], points=[
-        JointTrajectoryPoint(positions=list(q[order]), velocities=list(qd[order]), accelerations=list(qdd[order]))
-        for q, qd, qdd in rows])
+        JointTrajectoryPoint(positions=list(q[order]), velocities=list(qd[order]),
+                             accelerations=[] if index == 2 else list(qdd[order]),
+                             time_from_start=Duration(sec=index, nanosec=500))
+        for index, (q, qd, qdd) in enumerate(rows)])
 
     def publish_and_check():
         publisher.publish(trajectory)
         return bool(received)
 
     graph.spin_until(publish_and_check, what="a JointTrajectory with efforts")
-    for (q, qd, qdd), point in zip(rows, received[0].points):
+    assert list(received[0].joint_names) == trajectory.joint_names
+    assert len(received[0].points) == 4
+    for index, ((q, qd, qdd), point) in enumerate(zip(rows, received[0].points)):
         np.testing.assert_allclose(point.effort, rnea_torques(model.robot, parameters, q, qd, qdd)[order],
                                    rtol=1e-9, atol=1e-9)
+        np.testing.assert_array_equal(point.positions, q[order])
+        assert (point.time_from_start.sec, point.time_from_start.nanosec) == (index, 500)
 
 
 def test_a_published_model_replaces_the_one_in_use(feedforward_node, er3a):
@@ -160,12 +189,12 @@ def test_a_published_model_replaces_the_one_in_use(feedforward_node, er3a):
     holder = {}
 
     def switched():
-        holder["response"] = graph.call(client, request(model.joint_names, [(q, qd, qdd)]))
+        holder["response"] = graph.call(client, request(model.joint_names, q, qd, qdd))
         return holder["response"].model_version == 7
 
     graph.spin_until(switched, what="the feedforward node switching to model version 7")
     expected = rnea_torques(model.robot, 2.0 * parameters, q, qd, qdd)
-    np.testing.assert_allclose(holder["response"].points[0].effort, expected, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(holder["response"].efforts, expected, rtol=1e-9, atol=1e-9)
 
 
 def test_a_missing_model_file_is_a_clean_error(tmp_path):
