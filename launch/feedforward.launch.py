@@ -24,6 +24,11 @@ def generate_launch_description():
                               description="JointState reference (positions rad, velocities rad/s); empty: off"),
         DeclareLaunchArgument("command_topic", default_value="feedforward_effort",
                               description="Float64MultiArray output of feed-forward torques [N m]"),
+        DeclareLaunchArgument("trajectory_topic", default_value="",
+                              description="JointTrajectory reference in (rad, rad/s, rad/s^2); empty: off"),
+        DeclareLaunchArgument("trajectory_out_topic", default_value="trajectory_with_effort",
+                              description="the JointTrajectory with effort [N m] filled, for a "
+                                          "joint_trajectory_controller"),
     ]
     feedforward = Node(
         package="robot_dynid",
@@ -34,7 +39,8 @@ def generate_launch_description():
             os.path.join(share, "config", "feedforward.yaml"),
             # typed: an empty argument would otherwise be read as YAML null and rejected
             {name: ParameterValue(LaunchConfiguration(name), value_type=str)
-             for name in ("model_file", "model_topic", "reference_topic", "command_topic")},
+             for name in ("model_file", "model_topic", "reference_topic", "command_topic",
+                          "trajectory_topic", "trajectory_out_topic")},
         ],
     )
     return LaunchDescription([*arguments, feedforward])
