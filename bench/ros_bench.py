@@ -14,7 +14,7 @@ Library part (imported by ``bench_recorder.py`` and ``bench_feedforward.py``):
 
 Helper processes, ``python bench/ros_bench.py ROLE ...`` (each an rclpy process that lives
 through :func:`robot_dynid.nodes.node_runtime.spin_node` like the product's nodes, i.e. the same
-single-threaded executor and SIGINT handling):
+executor and SIGINT handling; the services process spins as the feedforward node does):
 
 - ``publisher``: ``sensor_msgs/JointState`` on a strict schedule (see :func:`publish_joint_states`);
 - ``counter``: a raw subscription that only counts messages, the recorder's baseline;
@@ -332,9 +332,11 @@ def main(argv=None) -> int:
         return publish_joint_states(args.topic, args.joints, args.rate, args.count,
                                     args.subscribers, args.depth, args.out)
     from robot_dynid.nodes.node_runtime import spin_node
-    node_class = (_counter_node_class(args.topic, args.depth, args.status_period)
-                  if args.role == "counter" else _services_node_class())
-    return spin_node(node_class, ros_arguments or None)
+    if args.role == "counter":
+        return spin_node(_counter_node_class(args.topic, args.depth, args.status_period),
+                         ros_arguments or None)
+    # the same executor as the feedforward node, whose transport these services stand for
+    return spin_node(_services_node_class(), ros_arguments or None, low_latency=True)
 
 
 if __name__ == "__main__":

@@ -158,4 +158,4 @@ def float64_array(values) -> array.array:
 
 
 def main(args=None):
-    return spin_node(FeedforwardNode, args)
+    return spin_node(FeedforwardNode, args, low_latency=True)
