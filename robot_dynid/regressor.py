@@ -28,7 +28,6 @@ twists are carried along with the same frame changes, so the cost is ``O(n^2)`` 
 """
 from __future__ import annotations
 
-import logging
 import numpy as np
 import pinocchio as pin
 
@@ -38,12 +37,10 @@ from robot_dynid.friction import FrictionModel
 from robot_dynid.robot_description import (RobotDescription, build_pinocchio_model,
                                            link_frame_placements)
 
-logger = logging.getLogger(__name__)
-
 INERTIAL_NAMES = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 N_INERTIAL = len(INERTIAL_NAMES)
-#: Samples processed at once by :meth:`Regressor.compute`; bounds the work arrays (the
-#: transposed states, 4 n chunk doubles) besides the output.
+#: Samples processed at once by :meth:`Regressor.compute` and :meth:`Regressor.torque`; bounds
+#: the work arrays besides the output (friction columns; torque's regressor buffer).
 DEFAULT_CHUNK_SIZE = 20000
 
 
