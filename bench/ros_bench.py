@@ -108,11 +108,14 @@ class EventsGraph(RosTestGraph):
     overhead per callback: a client that adds as little as possible to the round trips it times."""
 
     def __init__(self, node_name="robot_dynid_bench"):
-        from rclpy.experimental import EventsExecutor
+        from robot_dynid.nodes.node_runtime import events_executor
         super().__init__(node_name)
+        executor = events_executor(self.context)
+        if executor is None:
+            raise RuntimeError("this rclpy has no EventsExecutor (Humble): the timing client needs one")
         self.executor.remove_node(self.node)
         self.executor.shutdown()
-        self.executor = EventsExecutor(context=self.context)
+        self.executor = executor
         self.executor.add_node(self.node)
 
 

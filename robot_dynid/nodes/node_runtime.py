@@ -18,13 +18,14 @@ def declare(node, name, default, description, unit=None):
     return node.declare_parameter(name, default, ParameterDescriptor(description=text)).value
 
 
-def events_executor():
-    """rclpy's EventsExecutor where the distro has it (Jazzy and later), else None (Humble)."""
+def events_executor(context=None):
+    """rclpy's EventsExecutor (of ``context``, default the global one) where the distro has it
+    (Jazzy and later), else None (Humble)."""
     try:
         from rclpy.experimental import EventsExecutor
     except ImportError:
         return None
-    return EventsExecutor()
+    return EventsExecutor(context=context)
 
 
 def spin_node(node_class, args=None, low_latency=False):
@@ -39,7 +40,7 @@ def spin_node(node_class, args=None, low_latency=False):
     down, so it is spun once at a time while the context is up.
     """
     rclpy.init(args=args)
-    node = None
+    node = executor = None
     try:
         node = node_class()
         executor = events_executor() if low_latency else None
@@ -65,6 +66,8 @@ def spin_node(node_class, args=None, low_latency=False):
             if close is not None:
                 close()
             node.destroy_node()
+        if executor is not None:
+            executor.shutdown()
         rclpy.try_shutdown()
     return 0
 
