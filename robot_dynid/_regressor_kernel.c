@@ -545,5 +545,10 @@ PyMODINIT_FUNC PyInit__regressor_kernel(void)
     if (__builtin_cpu_supports("avx"))
         stream_copy = stream_copy_avx;
 #endif
-    return PyModule_Create(&module_definition);
+    PyObject *module = PyModule_Create(&module_definition);
+    if (module != NULL && PyModule_AddIntConstant(module, "MAX_JOINTS", MAX_JOINTS) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
 }

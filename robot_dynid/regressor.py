@@ -194,6 +194,9 @@ class Regressor:
         self.armature = bool(armature)
         self.offset = bool(offset)
         self.chunk_size = int(chunk_size)
+        if robot.n_joints > _regressor_kernel.MAX_JOINTS:
+            raise DynIdError(f"robot {robot.name!r} has {robot.n_joints} joints; the regressor "
+                             f"takes at most {_regressor_kernel.MAX_JOINTS}")
         self.model = build_pinocchio_model(robot)
         self._chain = _chain_from_model(self.model)
         self._gravity = np.array(self.model.gravity.linear, dtype=float)

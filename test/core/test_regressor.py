@@ -225,3 +225,9 @@ def test_invalid_inputs_are_rejected():
         Regressor("ur5")
     with pytest.raises(DynIdError, match=r"chunk_size must be a positive integer, got 0"):
         Regressor(planar_arm(0.3, 0.2), chunk_size=0)
+    joint = {"a": 0.1, "alpha": 0.0, "d": 0.0, "position_limits": [-3.0, 3.0], "velocity_limit": 2.0,
+             "acceleration_limit": 5.0}
+    snake = robot_from_dict({"name": "snake", "dh_convention": "standard",
+                             "joints": [dict(joint, name=f"j{i}") for i in range(65)]})
+    with pytest.raises(DynIdError, match=r"robot 'snake' has 65 joints; the regressor takes at most 64"):
+        Regressor(snake)
