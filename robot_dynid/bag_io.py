@@ -38,7 +38,8 @@ from rosbags.typesys import Stores, TypesysError, get_types_from_msg, get_typest
 
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.package_files import package_file_candidates
-from robot_dynid.recording import STAGE_KINDS, Recording
+from robot_dynid.joint_states import JointStateSelector
+from robot_dynid.recording import STAGE_KINDS, DropCounter, Recording, describe_dropped
 from robot_dynid.segmentation import StageMarker, label_samples, stage_intervals
 
 logger = logging.getLogger(__name__)
@@ -193,49 +194,50 @@ def _open_bag(path, distro: str | None) -> Iterator[_BagContents]:
         reader.close()
 
 
-def _joint_vector(message, field: str, n_names: int, topic: str,
-                  stamp_ns: int) -> np.ndarray | None:
-    values = np.asarray(getattr(message, field), dtype=np.float64)
-    if values.size == 0:
-        return None
-    if values.size != n_names:
-        raise DataError(f"topic {topic!r}: message stamped {stamp_ns} ns has {values.size} "
-                        f"{field} values for {n_names} joint names")
-    return values
+def _read_joint_states(bag: _BagContents, topic: str, joint_names: tuple[str, ...] | None,
+                       dropped: DropCounter, fields=("position", "velocity", "effort")):
+    """Stamps (M,) [ns] of the usable messages in receive order, the joint names, and ``fields``
+    (M, n) in that joint order, NaN where a message leaves a field empty; the first field is
+    required.
 
-
-def _read_joint_states(bag: _BagContents, topic: str, joint_names: tuple[str, ...] | None):
-    """Stamps (M,) [ns] in receive order, the joint names, and position / velocity / effort
-    (M, n) in that joint order, NaN where a message carries no values for a field."""
+    Messages :class:`~robot_dynid.joint_states.JointStateSelector` cannot use are skipped and
+    counted in ``dropped`` under ``"<topic>: <reason>"``; DataError when none is usable.
+    """
     count = bag.count(topic) if topic in bag.topics else 0
+    selector = JointStateSelector(joint_names, required=fields[0])
     stamps = np.empty(count, dtype=np.int64)
     receive = np.empty(count, dtype=np.int64)
+    skipped = DropCounter()
     arrays: dict[str, np.ndarray] = {}
-    columns_of: dict[tuple[str, ...], list[int]] = {}
-    for row, (receive_ns, message) in enumerate(bag.messages(topic, JOINT_STATE_TYPE)):
-        names = tuple(message.name)
-        stamps[row], receive[row] = _stamp_ns(message.header), receive_ns
-        if joint_names is None:
-            joint_names = names
+    row = 0
+    for receive_ns, message in bag.messages(topic, JOINT_STATE_TYPE):
+        stamp_ns = _stamp_ns(message.header)
+        values = selector.select(message.name, **{field: getattr(message, field) for field in fields})
+        if isinstance(values, str):
+            skipped.add(f"{topic}: {values}", float(ns_to_seconds([stamp_ns or receive_ns])[0]))
+            continue
         if not arrays:
-            arrays = {f: np.full((count, len(joint_names)), np.nan)
-                      for f in ("position", "velocity", "effort")}
-        columns = columns_of.get(names)
-        if columns is None:
-            missing = [name for name in joint_names if name not in names]
-            if missing:
-                raise DataError(f"topic {topic!r}: message stamped {stamps[row]} ns lacks "
-                                f"joint(s) {missing}; it has {list(names)}")
-            columns = columns_of[names] = [names.index(name) for name in joint_names]
+            arrays = {field: np.full((count, len(selector.joint_names)), np.nan) for field in fields}
+        stamps[row], receive[row] = stamp_ns, receive_ns
         for field, array in arrays.items():
-            values = _joint_vector(message, field, len(names), topic, int(stamps[row]))
-            if values is not None:
-                array[row] = values[columns]
+            value = getattr(values, field)
+            if value is not None:
+                array[row] = value
+        row += 1
+    if skipped.counts:
+        logger.warning("%s: skipped %d of %d messages: %s", topic, count - row, count,
+                       describe_dropped(skipped.counts))
+    if row == 0:
+        raise DataError(f"topic {topic!r} in bag {bag.path}: none of its {count} messages is usable: "
+                        f"{describe_dropped(skipped.counts)}")
+    dropped.merge(skipped.counts)
+    stamps, receive = stamps[:row], receive[:row]
+    arrays = {field: array[:row] for field, array in arrays.items()}
     if not np.any(stamps):
         logger.warning("topic %s: every header stamp is zero; using the bag's receive times",
                        topic)
         stamps = receive
-    return stamps, joint_names, arrays
+    return stamps, selector.joint_names, arrays
 
 
 def _interpolate(stamps_ns: np.ndarray, source_ns: np.ndarray, values: np.ndarray,
@@ -314,44 +316,44 @@ def read_bag(path, joint_names: Sequence[str] | None = None,
     -------
     Recording
         Samples sorted by header stamp, ``time`` in absolute ROS time [s]; ``qd`` (``tau``)
-        None when no message carries velocities (efforts). Samples with a NaN/inf value, a
-        missing velocity or effort, a repeated stamp, or outside the effort topic's span are
-        dropped and counted in ``n_dropped``.
+        None when no message carries velocities (efforts). Messages that cannot be used
+        (:mod:`robot_dynid.joint_states`: empty or duplicate names, a requested joint missing,
+        array lengths, NaN/inf) and samples with a repeated stamp, a velocity or effort missing
+        where other messages carry one, or outside the effort topic's span are left out and
+        counted by reason in ``Recording.dropped`` (with the first one's stamp).
 
     Raises
     ------
     DataError
-        A topic is missing or empty (the bag's topics are listed), of the wrong type, or a
-        message lacks a requested joint (the joint and topic are named).
+        A topic is missing or empty (the bag's topics are listed), of the wrong type, or none
+        of its messages is usable (the reasons are counted).
     """
     if current_topic is not None and (effort_topic is not None or torque_from_current is None):
         raise DataError("current_topic takes the place of effort_topic and needs "
                         "torque_from_current (the robot's torque constants and gear ratios)"
                         if effort_topic is None else
                         "give either effort_topic (torques) or current_topic (motor currents), not both")
+    dropped = DropCounter()
     with _open_bag(path, distro) as bag:
         stamps, names, joint_state = _read_joint_states(
-            bag, joint_states_topic, None if joint_names is None else tuple(joint_names))
-        if np.isnan(joint_state["position"]).all():
-            raise DataError(f"topic {joint_states_topic!r} carries no positions (its messages' "
-                            "position field is empty)")
+            bag, joint_states_topic, None if joint_names is None else tuple(joint_names), dropped)
         tau = joint_state["effort"]
+        tau_source = f"{joint_states_topic}: effort"
         if effort_topic is not None:
-            effort_stamps, _, effort = _read_joint_states(bag, effort_topic, names)
+            effort_stamps, _, effort = _read_joint_states(bag, effort_topic, names, dropped, ("effort",))
             tau = _interpolate(stamps, effort_stamps, effort["effort"], hold_edges=False)
+            tau_source = f"outside the span of {effort_topic}"
         if current_topic is not None:
-            current_stamps, _, current_state = _read_joint_states(bag, current_topic, names)
+            current_stamps, _, current_state = _read_joint_states(bag, current_topic, names, dropped, ("effort",))
             current = _interpolate(stamps, current_stamps, current_state["effort"], hold_edges=False)
             tau = np.full_like(current, np.nan)    # NaN rows (outside the topic's span) are dropped
             finite = np.isfinite(current).all(axis=1)
             tau[finite] = torque_from_current(current[finite])
+            tau_source = f"outside the span of {current_topic}"
         temperature = None
         if temperature_topic is not None:
             temperature_stamps, _, temperature_state = _read_joint_states(
-                bag, temperature_topic, names)
-            if np.isnan(temperature_state["effort"]).all():
-                raise DataError(f"topic {temperature_topic!r} carries no temperatures (its "
-                                "messages' effort field is empty)")
+                bag, temperature_topic, names, dropped, ("effort",))
             temperature = _interpolate(stamps, temperature_stamps, temperature_state["effort"],
                                        hold_edges=True)
         markers = None
@@ -363,22 +365,32 @@ def read_bag(path, joint_names: Sequence[str] | None = None,
 
     order = np.argsort(stamps, kind="stable")
     keep = order[np.concatenate(([True], np.diff(stamps[order]) > 0))]
-    n_repeated = stamps.size - keep.size
-    if n_repeated:
-        logger.warning("%s: dropped %d joint-state messages repeating an earlier stamp",
-                       joint_states_topic, n_repeated)
-    stamps = stamps[keep]
-    time = ns_to_seconds(stamps)
-    qd = joint_state["velocity"][keep]
-    tau = tau[keep]
+    repeated = np.setdiff1d(order, keep)
+    if repeated.size:
+        dropped.add(f"{joint_states_topic}: repeated stamp", float(ns_to_seconds(stamps[repeated].min())),
+                    repeated.size)
+    time = ns_to_seconds(stamps[keep])
+    q, qd, tau = joint_state["position"][keep], joint_state["velocity"][keep], tau[keep]
+    usable = np.ones(time.size, dtype=bool)
+    for values, reason in ((qd, f"{joint_states_topic}: velocity empty while other messages carry it"),
+                           (tau, f"{tau_source} empty while other messages carry it"
+                            if effort_topic is None and current_topic is None else tau_source)):
+        absent = np.isnan(values).any(axis=1)
+        if absent.any() and not absent.all():
+            dropped.add(reason, float(time[np.argmax(absent)]), int(np.count_nonzero(absent & usable)))
+            usable &= ~absent
+    if not usable.all():
+        logger.warning("%s: dropped %d samples: %s", path, np.count_nonzero(~usable), describe_dropped(dropped.counts))
     stage = cycle = None
     if markers is not None:
         stage, cycle = label_samples(time, stage_intervals(markers))
+    rows = np.flatnonzero(usable)
     return Recording.from_arrays(
-        joint_names=names, time=time, q=joint_state["position"][keep],
-        qd=None if np.isnan(qd).all() else qd, tau=None if np.isnan(tau).all() else tau,
-        temperature=None if temperature is None else temperature[keep], stage=stage, cycle=cycle,
-        source=str(path), n_dropped=n_repeated)
+        joint_names=names, time=time[rows], q=q[rows],
+        qd=None if np.isnan(qd).all() else qd[rows], tau=None if np.isnan(tau).all() else tau[rows],
+        temperature=None if temperature is None else temperature[keep][rows],
+        stage=None if stage is None else stage[rows], cycle=None if cycle is None else cycle[rows],
+        source=str(path), dropped=dropped.counts)
 
 
 class BagWriter:

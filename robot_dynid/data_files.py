@@ -14,73 +14,140 @@ import numpy as np
 
 from robot_dynid.bag_io import DEFAULT_STAGE_TOPIC, read_bag, read_stage_markers
 from robot_dynid.csv_io import read_csv
+from robot_dynid.data_checks import check_samples, check_time_unit
 from robot_dynid.errors import DataError
-from robot_dynid.recording import Recording
+from robot_dynid.recording import DropCounter, Recording
 from robot_dynid.segmentation import (StageInterval, default_rest_threshold, describe_detection,
                                       intervals_from_labels, label_from_motion, stage_intervals)
-from robot_dynid.signal_processing import differentiate
+from robot_dynid.signal_processing import (differentiate, gap_starts, median_step, resample_uniform,
+                                           window_samples_for)
 
 logger = logging.getLogger(__name__)
 
 BAG_SUFFIXES = (".mcap", ".db3")
-DERIVATIVE_WINDOW = 0.05  # s, Savitzky-Golay window for derivatives that were not recorded
+DERIVATIVE_WINDOW = 0.05  # s, local polynomial window for derivatives that were not recorded
 #: ... but never fewer samples than this (a cubic fit needs 5; 7 keeps the noise down): 50 Hz
 #: recordings, as of hydraulic arms, get 0.14 s.
 MIN_DERIVATIVE_WINDOW_SAMPLES = 7
-GAP_FACTOR = 1.5  # a stamp step longer than this times the median step is a gap (lost messages)
+SHORT_RUN = "in a run between gaps shorter than the derivative window"
 
 
-def read_recording(path, joint_names=None, derivative_window=DERIVATIVE_WINDOW, **bag_topics) -> Recording:
+def read_recording(path, joint_names=None, derivative_window=DERIVATIVE_WINDOW, robot=None, resample=None,
+                   **bag_topics) -> Recording:
     """Read ``path``: a rosbag2 directory (or its .mcap / .db3 file) or a ``.csv`` file.
 
-    Velocities [rad/s] and accelerations [rad/s^2] that were not recorded (JointState has no
-    accelerations) are derived from the positions by Savitzky-Golay differentiation over
-    ``derivative_window`` [s], at least ``MIN_DERIVATIVE_WINDOW_SAMPLES`` samples (cubic, zero
-    phase). ``bag_topics`` (joint_states_topic,
-    effort_topic, stage_topic, ...) apply to bags only.
+    Parameters
+    ----------
+    joint_names : sequence of str, optional
+        Joints to read; default ``robot``'s, or all in the file.
+    derivative_window : float
+        [s] window of the local polynomial fit that derives velocities [rad/s] and accelerations
+        [rad/s^2] not recorded (JointState has no accelerations), in the samples' own stamps
+        (:func:`complete_derivatives`).
+    robot : RobotDescription, optional
+        Check the samples against it (:func:`robot_dynid.data_checks.check_samples`): unit
+        mistakes are errors, implausible samples are dropped and counted.
+    resample : float, optional
+        [Hz] put the samples on a uniform grid first (:func:`resample_recording`).
+    **bag_topics
+        joint_states_topic, effort_topic, stage_topic, ... (bags only).
     """
-    return complete_derivatives(_read(path, joint_names, bag_topics), derivative_window)
+    if joint_names is None and robot is not None:
+        joint_names = robot.joint_names
+    recording = _read(path, joint_names, bag_topics)
+    check_time_unit(recording.time, recording.source)
+    if robot is not None:
+        recording = check_samples(recording, robot)
+    if resample is not None:
+        recording = resample_recording(recording, resample, derivative_window)
+    return complete_derivatives(recording, derivative_window)
+
+
+def derivative_window_samples(recording: Recording, window: float = DERIVATIVE_WINDOW) -> int:
+    """Odd number of samples of a ``window`` [s] at the recording's median step, at least
+    :data:`MIN_DERIVATIVE_WINDOW_SAMPLES`."""
+    samples = window_samples_for(window, median_step(recording.time))
+    if samples < MIN_DERIVATIVE_WINDOW_SAMPLES:
+        logger.info("%s: at %.3g Hz a %g s derivative window holds too few samples; using %d samples",
+                    recording.source, 1.0 / median_step(recording.time), window, MIN_DERIVATIVE_WINDOW_SAMPLES)
+    return max(samples, MIN_DERIVATIVE_WINDOW_SAMPLES)
+
+
+def _runs(recording: Recording, window_samples: int) -> list[np.ndarray]:
+    """Row indices of the runs between gaps (:func:`robot_dynid.signal_processing.gap_starts`)."""
+    breaks = gap_starts(recording.time, window_samples) + 1
+    if breaks.size:
+        logger.warning("%s: %d gap(s) in the stamps longer than half the %d-sample derivative window "
+                       "(first after %.6f s); derivatives restart after each", recording.source, breaks.size,
+                       window_samples, recording.time[breaks[0] - 1])
+    return np.split(np.arange(recording.n_samples), breaks)
 
 
 def complete_derivatives(recording: Recording, window: float = DERIVATIVE_WINDOW) -> Recording:
-    """Fill missing qd / qdd of a uniformly sampled recording by Savitzky-Golay differentiation.
+    """Fill missing qd / qdd by local polynomial fits to the positions in their own stamps.
 
-    A stamp step longer than ``GAP_FACTOR`` times the median step (lost messages, a paused
-    recording) splits the recording into runs, each differentiated on its own (its edges by the
-    filter's polynomial fit, as the identifier node does); runs shorter than the window are
-    dropped and counted in ``n_dropped``.
+    The stamps may jitter and messages may be lost (:func:`robot_dynid.signal_processing.differentiate`).
+    A step longer than half the window (:func:`robot_dynid.signal_processing.gap_starts`: a paused
+    recording, a burst of lost messages) splits the recording into runs, each differentiated on
+    its own; runs shorter than the window are dropped and counted in ``dropped``.
     """
     if recording.qd is not None and recording.qdd is not None:
         return recording
+    if recording.n_samples < 2:
+        raise DataError(f"{recording.source}: {recording.n_samples} sample(s); derivatives need a window of them")
     missing = [name for name in ("qd", "qdd") if getattr(recording, name) is None]
-    steps = np.diff(recording.time)
-    runs = np.split(np.arange(recording.n_samples),
-                    np.flatnonzero(steps > GAP_FACTOR * np.median(steps)) + 1 if steps.size else [])
-    longest = max(runs, key=len)
-    window_option = {"window_seconds": window}
-    if steps.size and window < MIN_DERIVATIVE_WINDOW_SAMPLES * np.median(steps):
-        window_option = {"window_samples": MIN_DERIVATIVE_WINDOW_SAMPLES}
-        logger.info("%s: at %.3g Hz a %g s derivative window holds too few samples; using %d samples",
-                    recording.source, 1.0 / np.median(steps), window, MIN_DERIVATIVE_WINDOW_SAMPLES)
-    derived = differentiate(recording.q[longest], recording.time[longest], **window_option)
-    kept = [run for run in runs if len(run) >= derived.window]
-    if len(runs) > 1:
-        logger.warning("%s: %d gap(s) in the stamps (first after %.6f s); derivatives restart after each, "
-                       "%d sample(s) in runs shorter than the %d-sample window dropped", recording.source,
-                       len(runs) - 1, recording.time[runs[0][-1]], recording.n_samples - sum(map(len, kept)),
-                       derived.window)
+    samples = derivative_window_samples(recording, window)
+    runs = _runs(recording, samples)
+    kept = [run for run in runs if len(run) >= samples]
+    if not kept:
+        raise DataError(f"{recording.source}: no run of samples between gaps in the stamps holds the "
+                        f"{samples}-sample derivative window ({window:g} s at {median_step(recording.time):g} s "
+                        f"per sample; longest run {max(map(len, runs))} samples)")
     values = {name: np.zeros_like(recording.q) for name in missing}   # rows of dropped runs stay 0
+    uniform = True
     for run in kept:
-        run_derived = differentiate(recording.q[run], recording.time[run], window_samples=derived.window)
+        derived = differentiate(recording.q[run], recording.time[run], window_samples=samples)
+        uniform &= derived.uniform
         for name in missing:
-            values[name][run] = getattr(run_derived, name)
-    logger.info("%s: %s derived from positions (Savitzky-Golay, %d samples, cubic)",
-                recording.source, " and ".join(missing), derived.window)
+            values[name][run] = getattr(derived, name)
+    logger.info("%s: %s derived from positions (local cubic fit over %d samples, %s stamps)",
+                recording.source, " and ".join(missing), samples, "uniform" if uniform else "non-uniform")
     completed = dataclasses.replace(recording, **values)
     if len(kept) == len(runs):
         return completed
-    rows = np.concatenate(kept)
-    return dataclasses.replace(completed.take(rows), n_dropped=recording.n_dropped + recording.n_samples - rows.size)
+    dropped = DropCounter(recording.dropped)
+    for run in runs:
+        if len(run) < samples:
+            dropped.add(SHORT_RUN, float(recording.time[run[0]]), len(run))
+    return dataclasses.replace(completed.take(np.concatenate(kept)), dropped=dropped.counts)
+
+
+def resample_recording(recording: Recording, rate: float, window: float = DERIVATIVE_WINDOW) -> Recording:
+    """The recording on a uniform grid of ``rate`` [Hz].
+
+    Positions are interpolated by a cubic spline through the samples (not-a-knot), recorded
+    velocities, accelerations, torques and temperatures linearly; each new sample takes the stage
+    and cycle of the last recorded sample at or before it. Gaps (as :func:`complete_derivatives`
+    finds them with a ``window`` [s] derivative window) are not bridged: each run gets its own
+    grid, starting at its first stamp. Choose a rate near the recording's: resampling below it
+    without a low-pass filter aliases noise.
+    """
+    original = 1.0 / median_step(recording.time)
+    if rate < 0.9 * original:
+        logger.warning("%s: resampling at %g Hz, below the recording's %.4g Hz, aliases what lies between "
+                       "%g and %.4g Hz", recording.source, rate, original, rate / 2, original / 2)
+    linear = {field: getattr(recording, field) for field in ("qd", "qdd", "tau", "temperature")
+              if getattr(recording, field) is not None}
+    samples = resample_uniform(recording.time, rate, cubic={"q": recording.q}, linear=linear,
+                               breaks=gap_starts(recording.time, derivative_window_samples(recording, window)) + 1)
+    dropped = DropCounter(recording.dropped)
+    dropped.add("in a run of fewer than 2 samples between gaps (not resampled)", count=samples.n_lost)
+    logger.info("%s: %d samples resampled to %d at %g Hz (positions: cubic spline; %s: linear)",
+                recording.source, recording.n_samples, samples.time.size, rate, ", ".join(linear) or "nothing else")
+    labels = {name: None if getattr(recording, name) is None else getattr(recording, name)[samples.source]
+              for name in ("stage", "cycle")}
+    return Recording(joint_names=recording.joint_names, time=samples.time, **samples.values, **labels,
+                     source=recording.source, dropped=dropped.counts)
 
 
 STAGE_ORIGINS = ("markers", "stage column", "motion")
@@ -116,7 +183,8 @@ class StageTable:
 
 
 def read_stage_table(path, joint_names, velocity_limits, rest_threshold=None,
-                     derivative_window=DERIVATIVE_WINDOW, **bag_topics) -> StageTable:
+                     derivative_window=DERIVATIVE_WINDOW, robot=None, resample=None,
+                     **bag_topics) -> StageTable:
     """Stages of the recording at ``path``: from its markers, its stage column, or detected.
 
     Parameters
@@ -130,10 +198,11 @@ def read_stage_table(path, joint_names, velocity_limits, rest_threshold=None,
         reported as fractions of them).
     rest_threshold : float or array_like, shape (n,), optional
         [rad/s]; default :func:`robot_dynid.segmentation.default_rest_threshold`.
-    derivative_window, **bag_topics
+    derivative_window, robot, resample, **bag_topics
         As :func:`read_recording` (``stage_topic`` names the markers' topic).
     """
-    recording = read_recording(path, joint_names, derivative_window, **bag_topics)
+    recording = read_recording(path, joint_names, derivative_window, robot=robot, resample=resample,
+                               **bag_topics)
     time_origin = float(recording.time[0])
     if recording.stage is None:
         threshold = default_rest_threshold(velocity_limits) if rest_threshold is None \

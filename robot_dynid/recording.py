@@ -8,6 +8,13 @@ consumes. Its arrays are read-only float64 (labels: str, cycles: int64), sample-
   ``temperature`` (N, n) [deg C]; columns in the order of ``joint_names``;
 - ``stage`` (N,) stage labels and ``cycle`` (N,) cycle indices, ``-1`` outside any cycle.
 
+Dropped samples
+---------------
+Samples left out on the way in (a bad message, a non-finite value, an implausible torque, a run
+between two gaps too short to differentiate) are counted by reason in ``Recording.dropped``:
+reason -> :class:`Dropped` (count and the time of the first one), so a report can say what was
+left out and where to look.
+
 Stage labels
 ------------
 A label is one of the stage kinds of :data:`STAGE_KINDS` (the ``KIND_*`` constants of
@@ -20,8 +27,9 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -38,6 +46,58 @@ NO_CYCLE = -1
 
 JOINT_FIELDS = ("q", "qd", "qdd", "tau", "temperature")
 """The (N, n) per-joint fields of a Recording, in the order they are written to files."""
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """Samples (or messages) left out for one reason: how many, and the time [s] of the first
+    (a recording's time: absolute ROS time for bags; NaN when unknown)."""
+
+    count: int
+    first_time: float
+
+    def describe(self, reason: str) -> str:
+        where = "" if math.isnan(self.first_time) else f", first at {self.first_time:.6f} s"
+        return f"{reason}: {self.count}{where}"
+
+
+class DropCounter:
+    """Counts of samples left out, by reason, in the order the reasons first occurred."""
+
+    def __init__(self, dropped: Mapping[str, Dropped] | None = None):
+        self.counts: dict[str, Dropped] = dict(dropped or {})
+
+    def add(self, reason: str, time: float = math.nan, count: int = 1) -> None:
+        """``count`` samples dropped for ``reason``, the first of them at ``time`` [s]."""
+        if count <= 0:
+            return
+        previous = self.counts.get(reason)
+        if previous is None:
+            self.counts[reason] = Dropped(int(count), float(time))
+        else:
+            first = previous.first_time if math.isnan(time) or time >= previous.first_time else float(time)
+            self.counts[reason] = Dropped(previous.count + int(count), first)
+
+    def merge(self, dropped: Mapping[str, Dropped]) -> "DropCounter":
+        for reason, entry in dropped.items():
+            self.add(reason, entry.first_time, entry.count)
+        return self
+
+    @property
+    def total(self) -> int:
+        return sum(entry.count for entry in self.counts.values())
+
+
+def describe_dropped(dropped: Mapping[str, Dropped]) -> str:
+    """``"non-finite tau: 3, first at 12.500000 s; /joint_states: repeated stamp: 1, ..."``;
+    '' when none."""
+    return "; ".join(entry.describe(reason) for reason, entry in dropped.items())
+
+
+def dropped_to_dict(dropped: Mapping[str, Dropped]) -> dict:
+    """Plain ``{reason: {count, first_time}}`` for JSON, YAML and model metrics."""
+    return {reason: {"count": entry.count, "first_time": None if math.isnan(entry.first_time)
+                     else entry.first_time} for reason, entry in dropped.items()}
 
 
 def stage_kind(label: str) -> str:
@@ -109,8 +169,8 @@ class Recording:
         Cycle index per sample, >= 0, or -1 outside every cycle.
     source : str
         Where the data came from (file name), used in messages.
-    n_dropped : int
-        Samples dropped before construction because they held NaN or inf.
+    dropped : mapping of str to Dropped
+        Samples left out before construction, by reason (see the module docstring).
 
     Raises
     ------
@@ -130,7 +190,7 @@ class Recording:
     stage: np.ndarray | None = None
     cycle: np.ndarray | None = None
     source: str = "<arrays>"
-    n_dropped: int = 0
+    dropped: Mapping[str, Dropped] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         names = tuple(self.joint_names) if not isinstance(self.joint_names, str) else None
@@ -160,9 +220,11 @@ class Recording:
             object.__setattr__(self, "stage", self._checked_stage(n_samples))
         if self.cycle is not None:
             object.__setattr__(self, "cycle", self._checked_cycle(n_samples))
-        if not isinstance(self.n_dropped, (int, np.integer)) or self.n_dropped < 0:
-            raise DataError(f"n_dropped must be an int >= 0, got {self.n_dropped!r}")
-        object.__setattr__(self, "n_dropped", int(self.n_dropped))
+        bad_counts = [reason for reason, entry in dict(self.dropped).items()
+                      if not isinstance(entry, Dropped) or entry.count < 0]
+        if bad_counts:
+            raise DataError(f"dropped must map reasons to Dropped counts >= 0; bad: {bad_counts}")
+        object.__setattr__(self, "dropped", dict(self.dropped))
         object.__setattr__(self, "source", str(self.source))
 
     def _checked_stage(self, n_samples: int) -> np.ndarray:
@@ -193,12 +255,13 @@ class Recording:
     @classmethod
     def from_arrays(cls, joint_names: Sequence[str], time, q, qd=None, qdd=None, tau=None,
                     temperature=None, stage=None, cycle=None, source: str = "<arrays>",
-                    n_dropped: int = 0) -> "Recording":
+                    dropped: Mapping[str, Dropped] | None = None) -> "Recording":
         """Recording from raw arrays, dropping the samples that hold NaN or inf.
 
         A sample (row) is dropped when ``time`` or any entry of ``q``, ``qd``, ``qdd``,
-        ``tau`` or ``temperature`` (those given) is NaN or inf; the count is added to
-        ``n_dropped`` and logged as a warning. Arguments as for :class:`Recording`.
+        ``tau`` or ``temperature`` (those given) is NaN or inf; it is counted in ``dropped``
+        under ``"non-finite <field>"`` (the first field that is) and logged as a warning.
+        Arguments as for :class:`Recording`.
 
         Raises
         ------
@@ -213,31 +276,37 @@ class Recording:
                 raise DataError(f"{name} has shape {np.shape(labels)}, expected {time.shape}")
         fields = {"q": q, "qd": qd, "qdd": qdd, "tau": tau, "temperature": temperature}
         keep = np.isfinite(time)
-        dropped_by_field = {"time": int(np.count_nonzero(~keep))}
+        counter = DropCounter(dropped)
+        counter.add("non-finite time", math.nan, int(np.count_nonzero(~keep)))
         for name, value in fields.items():
             if value is None:
                 continue
             value = np.asarray(value, dtype=np.float64)
             if value.ndim != 2 or value.shape[0] != time.size:
                 raise DataError(f"{name} has shape {value.shape}, expected ({time.size}, n)")
-            finite = np.isfinite(value).all(axis=1)
-            dropped_by_field[name] = int(np.count_nonzero(~finite))
-            keep &= finite
+            newly_bad = keep & ~np.isfinite(value).all(axis=1)
+            if newly_bad.any():
+                counter.add(f"non-finite {name}", float(time[np.argmax(newly_bad)]),
+                            int(np.count_nonzero(newly_bad)))
+            keep &= ~newly_bad
             fields[name] = value
         n_bad = int(time.size - np.count_nonzero(keep))
         if n_bad == time.size and time.size:
             raise DataError(f"all {time.size} samples of {source} hold NaN or inf "
-                            f"(samples per field: {dropped_by_field})")
+                            f"({describe_dropped(counter.counts)})")
         if n_bad:
-            logger.warning("%s: dropped %d of %d samples holding NaN or inf (samples per "
-                           "field: %s)", source, n_bad, time.size,
-                           {k: v for k, v in dropped_by_field.items() if v})
+            logger.warning("%s: dropped %d of %d samples holding NaN or inf", source, n_bad, time.size)
             fields = {k: None if v is None else v[keep] for k, v in fields.items()}
             time = time[keep]
             stage = None if stage is None else np.asarray(stage)[keep]
             cycle = None if cycle is None else np.asarray(cycle)[keep]
         return cls(joint_names=joint_names, time=time, stage=stage, cycle=cycle, source=source,
-                   n_dropped=n_dropped + n_bad, **fields)
+                   dropped=counter.counts, **fields)
+
+    @property
+    def n_dropped(self) -> int:
+        """Samples left out before construction, all reasons together."""
+        return sum(entry.count for entry in self.dropped.values())
 
     @property
     def n_samples(self) -> int:

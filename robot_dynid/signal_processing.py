@@ -5,12 +5,15 @@
   pass squares the magnitude response (attenuation 1/2, i.e. -6 dB, at the cutoff, twice the
   roll-off of ``order``) and cancels the phase, so filtered torque stays aligned in time with
   positions differentiated by :func:`differentiate`.
-- :func:`differentiate`: velocities and accelerations from sampled positions by
-  Savitzky-Golay filtering: a polynomial of degree ``polyorder`` is fitted by least squares
-  to each window of ``window`` samples centred on the sample, and its derivatives at the
-  centre are returned. The window is symmetric, so the estimates have no lag (zero phase);
-  near the ends scipy fits one polynomial to the first / last window (``mode="interp"``).
-  Needs uniformly sampled data.
+- :func:`differentiate`: velocities and accelerations from sampled positions by local
+  polynomial least squares in time: a polynomial of degree ``polyorder`` is fitted to the
+  ``window`` samples around each sample, in the samples' own time stamps, and its derivatives
+  at that sample's time are returned. The window is centred (zero phase, no lag); near the ends
+  the first / last ``window`` samples are used. Stamps need not be uniform (drivers jitter,
+  messages get lost): on a uniform grid this is Savitzky-Golay filtering (``mode="interp"``),
+  which is what runs there, as a convolution.
+- :func:`resample_uniform`: samples onto a uniform grid (cubic spline or linear interpolation),
+  never across gaps.
 - :func:`current_to_torque`: joint torque from motor current.
 - :func:`resample_streams`: asynchronous streams linearly interpolated onto common stamps.
 """
@@ -21,6 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import signal
+
+from scipy.interpolate import CubicSpline
 
 from robot_dynid.errors import DataError
 
@@ -94,7 +99,7 @@ def lowpass_filter(x, cutoff: float, sample_rate: float, order: int = 4,
 
 
 def sample_interval(time, tolerance: float = UNIFORM_SAMPLING_TOLERANCE) -> float:
-    """Sampling interval [s] of uniformly sampled stamps, checked.
+    """Sampling interval [s] of uniformly sampled stamps, checked (filters need one).
 
     Parameters
     ----------
@@ -103,16 +108,9 @@ def sample_interval(time, tolerance: float = UNIFORM_SAMPLING_TOLERANCE) -> floa
     tolerance : float
         Largest allowed ``|dt_k - median(dt)| / median(dt)``.
     """
-    time = _check_samples("time", time)
-    if time.ndim != 1 or time.size < 2:
-        raise DataError(f"time must have shape (N,) with N >= 2, got {time.shape}")
-    steps = np.diff(time)
-    if np.any(steps <= 0.0):
-        k = int(np.flatnonzero(steps <= 0.0)[0])
-        raise DataError(f"time must be strictly increasing; time[{k + 1}] = {time[k + 1]!r} "
-                        f"<= time[{k}] = {time[k]!r}")
-    step = float(np.median(steps))
-    deviation = float(np.max(np.abs(steps - step)) / step)
+    time = _check_time(time)
+    step = median_step(time)
+    deviation = float(np.max(np.abs(np.diff(time) - step)) / step)
     if deviation > tolerance:
         raise DataError(f"time is not uniformly sampled: a step deviates {deviation:.3g} from "
                         f"the median {step:.6g} s (tolerance {tolerance:g}); resample first")
@@ -121,9 +119,10 @@ def sample_interval(time, tolerance: float = UNIFORM_SAMPLING_TOLERANCE) -> floa
 
 @dataclass(frozen=True)
 class Derivatives:
-    """Savitzky-Golay estimates, each of the shape of the input positions (N, n).
+    """Local polynomial estimates, each of the shape of the input positions (N, n).
 
-    ``q`` [rad] smoothed positions, ``qd`` [rad/s], ``qdd`` [rad/s^2]; ``window`` in samples.
+    ``q`` [rad] smoothed positions, ``qd`` [rad/s], ``qdd`` [rad/s^2]; ``window`` in samples;
+    ``uniform``: the stamps were uniform and the Savitzky-Golay convolution was used.
     """
 
     q: np.ndarray
@@ -131,28 +130,99 @@ class Derivatives:
     qdd: np.ndarray
     window: int
     polyorder: int
+    uniform: bool = True
+
+
+def median_step(time) -> float:
+    """Median sampling interval [s] of strictly increasing stamps (N,), N >= 2."""
+    return float(np.median(np.diff(np.asarray(time, dtype=float))))
+
+
+def gap_starts(time, window: int) -> np.ndarray:
+    """Indices ``i`` where the step ``time[i + 1] - time[i]`` is a gap: longer than half a
+    derivative window of ``window`` samples, ``(window // 2) * median_step``, so that a local
+    fit around a sample next to it would have nothing on one side."""
+    steps = np.diff(np.asarray(time, dtype=float))
+    if steps.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(steps > max(window // 2, 1) * float(np.median(steps)))
+
+
+def window_samples_for(window_seconds: float, step: float) -> int:
+    """Odd number of samples nearest to ``window_seconds`` [s] at a sampling interval ``step`` [s]."""
+    return 2 * int(round(0.5 * (window_seconds / step - 1.0))) + 1
+
+
+_FIT_CHUNK = 8192  # rows per block of the non-uniform fit: bounds its temporaries to a few MB
+
+
+def local_polynomial_fit(q, time, window: int, polyorder: int, rows=None) -> np.ndarray:
+    """Value, first and second derivative at ``time[rows]`` of the degree-``polyorder``
+    polynomial fitted by least squares to the ``window`` samples around each row.
+
+    The window of row ``i`` is samples ``i - window // 2 .. i + window // 2``, shifted inwards
+    at the ends; the fit is in the stamps' own time, so they may be non-uniform.
+
+    Parameters
+    ----------
+    q : ndarray, shape (N, m)
+    time : ndarray, shape (N,)
+        Strictly increasing [s], N >= window.
+    rows : array_like of int, optional
+        Increasing rows to evaluate; default all.
+
+    Returns
+    -------
+    ndarray, shape (3, len(rows), m)
+        q, dq/dt, d2q/dt2 at the rows.
+    """
+    n_samples = time.size
+    rows = np.arange(n_samples) if rows is None else np.asarray(rows, dtype=np.int64)
+    half = window // 2
+    scale = half * median_step(time)      # local times s = (t - t_i) / scale lie in about [-1, 1]
+    # windows[k] is samples k .. k + window - 1, a view: (N - window + 1, window) and (.., m, window)
+    time_windows = np.lib.stride_tricks.sliding_window_view(time, window)
+    q_windows = np.lib.stride_tricks.sliding_window_view(q, window, axis=0)
+    result = np.empty((3, rows.size, q.shape[1]))
+    for first in range(0, rows.size, _FIT_CHUNK):
+        block = rows[first:first + _FIT_CHUNK]
+        start = np.clip(block - half, 0, n_samples - window)
+        s = (time_windows[start] - time[block, None]) / scale              # (b, window)
+        vandermonde = np.empty(s.shape + (polyorder + 1,))
+        vandermonde[..., 0] = 1.0
+        for power in range(1, polyorder + 1):
+            vandermonde[..., power] = vandermonde[..., power - 1] * s
+        transposed = vandermonde.transpose(0, 2, 1)                        # (b, p + 1, window)
+        coefficients = np.linalg.solve(transposed @ vandermonde,
+                                       transposed @ q_windows[start].transpose(0, 2, 1))
+        result[0, first:first + block.size] = coefficients[:, 0]
+        result[1, first:first + block.size] = coefficients[:, 1] / scale
+        result[2, first:first + block.size] = 2.0 * coefficients[:, 2] / scale**2
+    return result
+
+
+SAVGOL_UNIFORMITY = 1e-3
+"""Stamps whose steps all lie within this fraction of their median are differentiated by the
+Savitzky-Golay convolution (the same fit as on the stamps themselves, to about this fraction)."""
 
 
 def differentiate(q, time, window_samples: int | None = None,
-                  window_seconds: float | None = None, polyorder: int = 3,
-                  tolerance: float = UNIFORM_SAMPLING_TOLERANCE) -> Derivatives:
-    """Velocities and accelerations from positions by Savitzky-Golay differentiation.
+                  window_seconds: float | None = None, polyorder: int = 3) -> Derivatives:
+    """Velocities and accelerations from positions by local polynomial least squares in time.
 
     Parameters
     ----------
     q : array_like, shape (N, n) or (N,)
-        Uniformly sampled positions [rad] (or any unit; derivatives per second).
+        Positions [rad] (or any unit; derivatives per second).
     time : array_like, shape (N,)
-        Time stamps [s], uniform within ``tolerance`` (see :func:`sample_interval`).
+        Time stamps [s], strictly increasing; uniform or not (see the module docstring).
     window_samples : int, optional
         Odd window length in samples, ``polyorder < window_samples <= N``.
     window_seconds : float, optional
-        Window length [s], rounded to the nearest odd number of samples. Give exactly one
-        of ``window_samples`` and ``window_seconds``.
+        Window length [s], rounded to the nearest odd number of median sampling intervals.
+        Give exactly one of ``window_samples`` and ``window_seconds``.
     polyorder : int
         Degree of the local polynomial, >= 2 (accelerations need the second derivative).
-    tolerance : float
-        Sampling uniformity tolerance.
 
     Returns
     -------
@@ -161,15 +231,16 @@ def differentiate(q, time, window_samples: int | None = None,
     q = _check_samples("q", q)
     if q.ndim not in (1, 2):
         raise DataError(f"q must have shape (N, n) or (N,), got {q.shape}")
-    step = sample_interval(time, tolerance)
-    if len(time) != q.shape[0]:
-        raise DataError(f"time has {len(time)} samples, q has {q.shape[0]}")
+    time = _check_time(time)
+    if time.size != q.shape[0]:
+        raise DataError(f"time has {time.size} samples, q has {q.shape[0]}")
     polyorder = _check_order("polyorder", polyorder, 2)
     if (window_samples is None) == (window_seconds is None):
         raise DataError("give exactly one of window_samples and window_seconds")
+    step = median_step(time)
     if window_seconds is not None:
         window_seconds = _check_positive("window_seconds", window_seconds, "s")
-        window = 2 * int(round(0.5 * (window_seconds / step - 1.0))) + 1
+        window = window_samples_for(window_seconds, step)
         source = f"window_seconds = {window_seconds:g} s ({window} samples at {step:g} s)"
     else:
         window = _check_order("window_samples", window_samples, 1)
@@ -180,12 +251,26 @@ def differentiate(q, time, window_samples: int | None = None,
         raise DataError(f"{source} must exceed polyorder = {polyorder}")
     if window > q.shape[0]:
         raise DataError(f"{source} exceeds the {q.shape[0]} samples of q")
+    uniform = bool(np.max(np.abs(np.diff(time) - step)) <= SAVGOL_UNIFORMITY * step)
+    if uniform:
+        q_, qd, qdd = (signal.savgol_filter(q, window, polyorder, deriv=order, delta=step, axis=0)
+                       for order in range(3))
+    else:
+        fitted = local_polynomial_fit(q.reshape(q.shape[0], -1), time, window, polyorder)
+        q_, qd, qdd = (values.reshape(q.shape) for values in fitted)
+    return Derivatives(q=q_, qd=qd, qdd=qdd, window=window, polyorder=polyorder, uniform=uniform)
 
-    def derivative(order: int) -> np.ndarray:
-        return signal.savgol_filter(q, window, polyorder, deriv=order, delta=step, axis=0)
 
-    return Derivatives(q=derivative(0), qd=derivative(1), qdd=derivative(2), window=window,
-                       polyorder=polyorder)
+def _check_time(time) -> np.ndarray:
+    time = _check_samples("time", time)
+    if time.ndim != 1 or time.size < 2:
+        raise DataError(f"time must have shape (N,) with N >= 2, got {time.shape}")
+    steps = np.diff(time)
+    if np.any(steps <= 0.0):
+        k = int(np.flatnonzero(steps <= 0.0)[0])
+        raise DataError(f"time must be strictly increasing; time[{k + 1}] = {time[k + 1]!r} "
+                        f"<= time[{k}] = {time[k]!r}")
+    return time
 
 
 def _per_joint(name: str, value, n_joints: int, unit: str,
@@ -310,3 +395,70 @@ def resample_streams(streams: dict, stamps) -> ResampledStreams:
         values[name] = interpolated.reshape((kept.size,) + samples.shape[1:])
     return ResampledStreams(time=kept, values=values, overlap=(float(start), float(end)),
                             n_outside=n_outside)
+
+
+@dataclass(frozen=True)
+class UniformSamples:
+    """Samples on a uniform grid (:func:`resample_uniform`).
+
+    ``time`` (K,) [s]; ``values`` name -> (K, ...) in each input's unit; ``source`` (K,) index of
+    the last input sample at or before each output sample (to carry labels over); ``n_lost``
+    input samples in runs too short to resample (fewer than 2 samples between gaps).
+    """
+
+    time: np.ndarray
+    values: dict
+    source: np.ndarray
+    n_lost: int
+
+
+def resample_uniform(time, rate: float, cubic=None, linear=None, breaks=()) -> UniformSamples:
+    """Samples onto the uniform grid ``t_r + k / rate`` of every run between ``breaks``.
+
+    A run starts at one of ``breaks`` (indices of samples that follow a gap) or at 0; its grid
+    starts at its first stamp ``t_r`` and ends at or before its last: gaps are never bridged.
+
+    Parameters
+    ----------
+    time : array_like, shape (N,)
+        Strictly increasing stamps [s].
+    rate : float
+        Output rate [Hz] (> 0).
+    cubic : dict, optional
+        name -> (N, ...) values interpolated by a not-a-knot cubic spline through the samples
+        (positions: their derivatives stay smooth).
+    linear : dict, optional
+        name -> (N, ...) values interpolated linearly (velocities, torques, temperatures).
+    breaks : sequence of int
+        Indices of the first sample after each gap.
+    """
+    time = _check_time(time)
+    rate = _check_positive("rate", rate, "Hz")
+    inputs = {**{name: ("cubic", np.asarray(v, float)) for name, v in (cubic or {}).items()},
+              **{name: ("linear", np.asarray(v, float)) for name, v in (linear or {}).items()}}
+    for name, (_, values) in inputs.items():
+        if values.shape[:1] != time.shape:
+            raise DataError(f"{name} has {values.shape[:1]} samples along axis 0, time {time.size}")
+    times, sources = [], []
+    pieces: dict[str, list] = {name: [] for name in inputs}
+    n_lost = 0
+    for run in np.split(np.arange(time.size), np.asarray(breaks, dtype=np.int64)):
+        if run.size < 2:
+            n_lost += run.size
+            continue
+        local = time[run] - time[run[0]]               # run-relative: absolute ROS times lose digits
+        grid = np.arange(int(np.floor(local[-1] * rate * (1.0 + 1e-12))) + 1) / rate
+        times.append(time[run[0]] + grid)
+        # a grid point on a stamp (up to rounding) takes that stamp's sample
+        sources.append(run[0] + np.searchsorted(local, grid + 1e-9 / rate, side="right") - 1)
+        for name, (kind, values) in inputs.items():
+            if kind == "cubic":
+                pieces[name].append(CubicSpline(local, values[run], axis=0)(grid))
+            else:
+                flat = values[run].reshape(run.size, -1)
+                pieces[name].append(np.column_stack([np.interp(grid, local, column) for column in flat.T])
+                                    .reshape((grid.size,) + values.shape[1:]))
+    if not times:
+        raise DataError(f"no run of 2 or more samples between gaps to resample ({time.size} samples)")
+    return UniformSamples(np.concatenate(times), {name: np.concatenate(parts) for name, parts in pieces.items()},
+                          np.concatenate(sources), n_lost)

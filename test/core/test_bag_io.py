@@ -167,7 +167,8 @@ def test_joint_states_without_positions_are_rejected(tmp_path):
             "sensor_msgs/msg/JointState"](header=writer.header(1), name=["a"],
                                           position=np.array([]), velocity=np.array([]),
                                           effort=np.array([2.0])), 1)
-    with pytest.raises(DataError, match="topic '/joint_states' carries no positions"):
+    with pytest.raises(DataError, match="topic '/joint_states' in bag .*: none of its 1 messages is usable: "
+                                         "/joint_states: empty position: 1"):
         read_bag(path)
 
 
@@ -261,15 +262,51 @@ def test_flush_writes_mcap_chunk_to_disk(tmp_path):
         assert (path / "bag.mcap").stat().st_size >= size_before + 50 * 60
 
 
-def test_missing_joint_names_joint_and_topic(tmp_path):
+def write_unchecked_joint_state(writer, stamp_ns, names, position, velocity, effort):
+    """A JointState as a faulty driver might publish it (BagWriter.write_joint_state refuses these)."""
+    arrays = {field: np.array(values, dtype=np.float64) for field, values in
+              (("position", position), ("velocity", velocity), ("effort", effort))}
+    writer.write("/joint_states", "sensor_msgs/msg/JointState", writer.typestore.types[
+        "sensor_msgs/msg/JointState"](header=writer.header(stamp_ns), name=list(names), **arrays), stamp_ns)
+
+
+def test_bad_messages_are_skipped_and_counted_per_reason_with_their_first_stamp(tmp_path):
+    """A driver's occasional bad message must not make the bag unusable (issue: one JointState
+    with 6 positions and 5 efforts, or empty names, did)."""
     path = tmp_path / "bag"
+    good = []
+    bad = {  # stamp [ns] -> (names, position, velocity, effort), each bad for one reason
+        5: (["a", "b"], [0.5, 0.5], [], [1.0]),                     # 2 names, 1 effort
+        6: ([], [0.6, 0.6], [], []),                                 # empty names
+        7: (["a", "a"], [0.7, 0.7], [], []),                         # duplicate names
+        8: (["a", "b"], [0.8, np.nan], [], []),                      # NaN position
+        9: (["b"], [0.9], [], []),                                   # lacks joint a
+        11: (["a", "b"], [1.1, 1.1], [], [1.0, np.inf]),             # inf effort
+        12: (["a", "b"], [], [], []),                                # no positions
+        13: (["a", "c", "b"], [1.3, np.nan, 1.3], [], []),           # NaN in an unused joint: fine
+    }
     with BagWriter(path) as writer:
-        writer.write_joint_state(1, ["a", "b"], [0.0, 0.0])
-        writer.write_joint_state(2, ["b"], [0.0])
-    with pytest.raises(DataError, match=r"topic '/joint_states': message stamped 2 ns lacks "
-                                        r"joint\(s\) \['a'\]"):
-        read_bag(path)
-    with pytest.raises(DataError, match=r"lacks joint\(s\) \['c'\]"):
+        for stamp in range(1, 16):
+            names, position, velocity, effort = bad.get(stamp, (["b", "a"], [stamp, -stamp], [], []))
+            if stamp not in bad or stamp == 13:
+                good.append(stamp)
+            write_unchecked_joint_state(writer, stamp, names, position, velocity, effort)
+        writer.write_joint_state(14, ["a", "b"], [9.0, 9.0])         # repeats stamp 14
+    recording = read_bag(path, joint_names=["a", "b"])
+    np.testing.assert_array_equal(recording.time, np.array(good) * 1e-9)
+    assert recording.q[0].tolist() == [-1.0, 1.0]                   # matched by name: (b, a) = (1, -1)
+    counts = {reason: (entry.count, round(entry.first_time * 1e9)) for reason, entry in recording.dropped.items()}
+    assert counts == {
+        "/joint_states: array lengths differ from the names": (1, 5),
+        "/joint_states: empty joint names": (1, 6),
+        "/joint_states: duplicate joint names": (1, 7),
+        "/joint_states: non-finite values": (2, 8),
+        "/joint_states: lacks joint(s) ['a']": (1, 9),
+        "/joint_states: empty position": (1, 12),
+        "/joint_states: repeated stamp": (1, 14),
+    }
+    with pytest.raises(DataError, match=r"topic '/joint_states' in bag .*: none of its 16 messages is usable: "
+                                        r"/joint_states: lacks joint\(s\) \['c'\]: 13, first at"):
         read_bag(path, joint_names=["c", "b"])
 
 

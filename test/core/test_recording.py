@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from robot_dynid.errors import DataError
-from robot_dynid.recording import Recording, check_stage_label, stage_kind
+from robot_dynid.recording import Dropped, Recording, check_stage_label, stage_kind
 
 JOINTS = ("shoulder", "elbow", "wrist")
 
@@ -93,13 +93,19 @@ def test_from_arrays_drops_rows_with_nan_or_inf_in_any_field(caplog):
     stage = ["rest"] * 5 + ["friction"] * 5
     with caplog.at_level(logging.WARNING, logger="robot_dynid.recording"):
         recording = Recording.from_arrays(JOINTS, time, q, tau=tau, temperature=temperature,
-                                          stage=stage, cycle=np.arange(n_samples), n_dropped=2)
+                                          stage=stage, cycle=np.arange(n_samples),
+                                          dropped={"earlier": Dropped(2, 0.5)})
     kept = [0, 2, 4, 5, 7, 9]
     np.testing.assert_array_equal(recording.time, kept)
     np.testing.assert_array_equal(recording.q[:, 0], [3.0 * k for k in kept])
     np.testing.assert_array_equal(recording.cycle, kept)
     assert recording.stage.tolist() == ["rest"] * 3 + ["friction"] * 3
     assert recording.n_dropped == 2 + 4
+    # per reason, the first field found non-finite in each row (q before tau before temperature)
+    assert {reason: (entry.count, entry.first_time) for reason, entry in recording.dropped.items()
+            if reason != "non-finite time"} == {"earlier": (2, 0.5), "non-finite q": (1, 3.0),
+                                                "non-finite tau": (1, 6.0), "non-finite temperature": (1, 8.0)}
+    assert recording.dropped["non-finite time"].count == 1      # its time is NaN: no first time
     assert "dropped 4 of 10 samples" in caplog.text
 
 

@@ -5,8 +5,11 @@ import numpy as np
 import pytest
 
 from robot_dynid.errors import DataError
-from robot_dynid.signal_processing import (current_to_torque, differentiate, lowpass_filter,
-                                           resample_streams, sample_interval)
+from scipy import signal
+
+from robot_dynid.signal_processing import (current_to_torque, differentiate, local_polynomial_fit,
+                                           lowpass_filter, resample_streams, resample_uniform,
+                                           sample_interval)
 
 RATE = 100.0                       # Hz
 TIME = np.arange(0.0, 20.0, 1.0 / RATE)
@@ -46,6 +49,47 @@ def test_savitzky_golay_has_no_lag_on_noisy_data():
     amplitude, phase = sine_fit(qd, TIME, 0.3)
     assert amplitude == pytest.approx(w, rel=2e-3)
     assert phase == pytest.approx(math.pi / 2, abs=2e-3)     # cos = sin shifted by pi/2, no lag
+
+
+def test_local_fit_on_a_uniform_grid_is_savitzky_golay():
+    """scipy's Savitzky-Golay filter (mode interp: the end windows are fitted too) is the reference."""
+    q = np.column_stack([np.sin(3.0 * TIME), TIME**2])
+    fitted = local_polynomial_fit(q, TIME, 21, 3)
+    for order in range(3):
+        expected = signal.savgol_filter(q, 21, 3, deriv=order, delta=1.0 / RATE, axis=0)
+        np.testing.assert_allclose(fitted[order], expected, rtol=1e-9, atol=1e-9 * np.max(np.abs(expected)))
+
+
+def test_non_uniform_stamps_are_fitted_in_their_own_time():
+    """Against numpy's polyfit of each window (a second method), with stamps jittered by +-30 % and
+    samples missing; the uniform fast path is not taken."""
+    rng = np.random.default_rng(1)
+    t = np.cumsum(rng.uniform(0.7, 1.3, 400)) / RATE
+    t = np.delete(t, [50, 51, 52, 200])
+    q = np.column_stack([np.sin(2.0 * t), np.exp(0.3 * t)])
+    result = differentiate(q, t, window_samples=15, polyorder=3)
+    assert not result.uniform and result.window == 15
+    for i in (0, 3, 7, 49, 50, 150, t.size - 8, t.size - 1):
+        start = min(max(i - 7, 0), t.size - 15)
+        window = slice(start, start + 15)
+        for j in range(2):
+            polynomial = np.polynomial.Polynomial.fit(t[window] - t[i], q[window, j], 3)
+            assert result.q[i, j] == pytest.approx(polynomial(0.0), abs=1e-9)
+            assert result.qd[i, j] == pytest.approx(polynomial.deriv(1)(0.0), rel=1e-7, abs=1e-9)
+            assert result.qdd[i, j] == pytest.approx(polynomial.deriv(2)(0.0), rel=1e-6, abs=1e-7)
+
+
+def test_resample_uniform_interpolates_positions_by_spline_and_the_rest_linearly_within_runs():
+    t = np.array([0.0, 0.11, 0.19, 0.32, 0.4, 0.5, 2.0, 2.1, 2.2, 2.3])   # a gap after 0.5 s
+    q = t**3                                   # a cubic: the not-a-knot spline reproduces it exactly
+    tau = 2.0 * t + 1.0
+    result = resample_uniform(t, 10.0, cubic={"q": q}, linear={"tau": tau[:, None]}, breaks=[6])
+    expected_time = np.concatenate([np.arange(6) / 10.0, 2.0 + np.arange(4) / 10.0])
+    np.testing.assert_allclose(result.time, expected_time, atol=1e-12)
+    np.testing.assert_allclose(result.values["q"], expected_time**3, atol=1e-12)
+    np.testing.assert_allclose(result.values["tau"][:, 0], 2.0 * expected_time + 1.0, atol=1e-12)
+    assert result.source.tolist() == [0, 0, 2, 2, 4, 5, 6, 7, 8, 9]     # last stamp at or before
+    assert result.n_lost == 0
 
 
 def test_lowpass_keeps_a_slow_sine_and_halves_the_cutoff_component():
@@ -100,7 +144,9 @@ def test_signal_processing_validation_messages():
     jittered = TIME.copy()
     jittered[10] += 0.002
     with pytest.raises(DataError, match="time is not uniformly sampled"):
-        differentiate(x, jittered, window_samples=11)
+        sample_interval(jittered)
+    with pytest.raises(DataError, match=r"time must be strictly increasing; time\[11\]"):
+        differentiate(x, np.where(np.arange(TIME.size) == 10, TIME[11], TIME), window_samples=11)
     with pytest.raises(DataError, match=r"time must be strictly increasing; time\[2\]"):
         sample_interval([0.0, 1.0, 1.0])
     with pytest.raises(DataError, match="give exactly one of window_samples and window_seconds"):
