@@ -1,4 +1,5 @@
-"""Experiment schedule: windows, stage events and deviations checked against the plan itself."""
+"""Experiment schedule: windows, stage events and deviations checked against the plan itself; the start
+(refusals, approach move) checked against the robot's limits on a dense grid of its own."""
 import math
 
 import numpy as np
@@ -6,11 +7,12 @@ import pytest
 
 from robot_dynid.errors import DataError, TrajectoryError
 from robot_dynid.excitation import random_excitation
-from robot_dynid.experiment_schedule import (ExperimentRun, ExperimentSchedule, positions_in_order,
-                                             stage_events)
+from robot_dynid.experiment_schedule import (ExperimentRun, ExperimentSchedule, NotReady, StartRefused,
+                                             approach_move, positions_in_order, stage_events)
 from robot_dynid.package_files import find_package_file
 from robot_dynid.protocol import build_protocol
 from robot_dynid.robot_description import load_robot
+from robot_dynid.trajectories import CycloidalMove
 
 RATE = 50.0
 # KIND_* constants of msg/ExperimentStage.msg
@@ -18,8 +20,19 @@ MSG_KINDS = {"rest": 0, "excitation": 1, "friction": 2, "warmup": 3, "validation
 
 
 @pytest.fixture(scope="module")
-def plan():
-    robot = load_robot(find_package_file("config", "robots", "er3a.yaml"))
+def robot():
+    return load_robot(find_package_file("config", "robots", "er3a.yaml"))
+
+
+@pytest.fixture(scope="module")
+def limits(robot):
+    """Velocity [rad/s] and acceleration [rad/s^2] limits per joint, read from the description."""
+    return (np.array([limit.velocity for limit in robot.limits]),
+            np.array([limit.acceleration for limit in robot.limits]))
+
+
+@pytest.fixture(scope="module")
+def plan(robot):
     excitation = random_excitation(robot, harmonics=3, period=2.0, amplitude_fraction=0.1, seed=0)
     return build_protocol(robot, cycles=2, excitation=excitation, excitation_periods=1,
                           speed_fractions=[0.1], warmup_duration=3.0, rest_duration=0.5,
@@ -31,6 +44,16 @@ def plan():
 @pytest.fixture(scope="module")
 def schedule(plan):
     return ExperimentSchedule(plan, RATE, window_duration=1.3)
+
+
+FAR = np.array([0.0, 0.6, 0.0, -0.3, 0.0, 0.2])   # [rad] from the plan's start pose; j2 the farthest
+
+
+@pytest.fixture(scope="module")
+def approached(schedule, robot):
+    """(run, RunStart) of a run started at FAR from the plan's start pose, approaching at 0.2 of the limits."""
+    run = ExperimentRun(schedule, 0.5, robot, approach_speed_fraction=0.2)
+    return run, run.start(schedule.start_pose + FAR, command_subscribers=1)
 
 
 def test_events_are_the_start_and_end_of_every_plan_row_in_order(plan, schedule):
@@ -65,19 +88,33 @@ def test_windows_concatenate_to_the_sampled_plan(plan, schedule):
         np.testing.assert_array_equal(np.concatenate([mine(w) for w in schedule.windows]), theirs)
 
 
+def reference_states(plan, schedule, t):
+    """q, qd, qdd at plan times ``t``: the approach's before 0, the plan's from 0."""
+    states = plan.trajectory.evaluate(np.maximum(t, 0.0))
+    if schedule.approach is not None:
+        before = t < 0
+        for state, approach in zip(states, schedule.approach.evaluate(t[before] + schedule.approach_duration)):
+            state[before] = approach
+    return states
+
+
 @pytest.mark.parametrize("lookahead", [0.0, 0.45, 2.0])
-def test_a_chunk_repeats_the_reference_from_its_send_time_to_its_window_end(plan, schedule, lookahead):
+@pytest.mark.parametrize("with_approach", [False, True], ids=["plan", "approach"])
+def test_a_chunk_repeats_the_reference_from_its_send_time_to_its_window_end(plan, schedule, approached, lookahead,
+                                                                             with_approach):
+    if with_approach:
+        schedule = approached[0].schedule
     for window in schedule.windows:
         chunk = schedule.chunk(window.index, lookahead)
         times = chunk.start_time + chunk.time_from_start
         assert chunk.time_from_start[0] == 0.0 and np.all(np.diff(times) > 0)
         assert chunk.send_time == pytest.approx(window.t[0] - lookahead)
-        assert times[0] <= max(chunk.send_time, 0.0) + 1e-12
+        assert times[0] <= max(chunk.send_time, -schedule.approach_duration) + 1e-12
         assert times[0] > chunk.send_time - 1.0 / RATE
-        assert times[-1] == window.t[-1]
+        assert times[-1] == pytest.approx(window.t[-1], abs=1e-12)
         np.testing.assert_allclose(times, np.arange(round(times[0] * RATE), round(times[-1] * RATE) + 1) / RATE,
                                    rtol=0, atol=1e-12)
-        q, qd, qdd = plan.trajectory.evaluate(times)
+        q, qd, qdd = reference_states(plan, schedule, times)
         np.testing.assert_allclose(chunk.q, q, atol=1e-12)
         np.testing.assert_allclose(chunk.qd, qd, atol=1e-12)
         np.testing.assert_allclose(chunk.qdd, qdd, atol=1e-12)
@@ -98,8 +135,14 @@ def test_deviation_names_the_worst_joint_against_the_trajectory(plan, schedule):
     assert not schedule.deviation([-1.0], home, threshold=1e-9).exceeded
 
 
-def test_a_run_hands_out_every_chunk_and_event_once_in_order(schedule):
-    run = ExperimentRun(schedule, lookahead=0.5)
+def started_run(schedule, robot, pose=None, **settings):
+    run = ExperimentRun(schedule, 0.5, robot, **settings)
+    run.start(schedule.start_pose if pose is None else pose, command_subscribers=1)
+    return run
+
+
+def test_a_run_hands_out_every_chunk_and_event_once_in_order(schedule, robot):
+    run = started_run(schedule, robot)
     chunks, events = [], []
     for t in np.arange(-1.0, schedule.duration + 0.05, 0.07):
         new_chunks, new_events = run.due(t)
@@ -112,15 +155,15 @@ def test_a_run_hands_out_every_chunk_and_event_once_in_order(schedule):
     assert run.due(1e9) == ([], []) and run.abort(1e9) is None
 
 
-def test_abort_ends_the_stage_playing_and_stops_the_run(plan, schedule):
-    run = ExperimentRun(schedule, lookahead=0.5)
+def test_abort_ends_the_stage_playing_and_stops_the_run(plan, schedule, robot):
+    run = started_run(schedule, robot)
     row = plan.stages[3]
     t = 0.5 * (row.start + row.end)
     run.due(t)
     end = run.abort(t)
     assert (end.start, end.time, end.stage_index, end.kind, end.cycle) == (False, t, 3, row.kind, row.cycle)
     assert run.state == "aborted" and run.due(plan.duration) == ([], [])
-    assert ExperimentRun(schedule, lookahead=0.5).abort(-0.2) is None
+    assert started_run(schedule, robot).abort(-0.2) is None
 
 
 def test_positions_are_reordered_by_name(plan):
@@ -129,11 +172,11 @@ def test_positions_are_reordered_by_name(plan):
                                   [1, 2, 3, 4, 5, 6])
 
 
-def test_invalid_inputs_are_rejected_naming_the_field(plan, schedule):
+def test_invalid_inputs_are_rejected_naming_the_field(plan, schedule, robot):
     with pytest.raises(TrajectoryError, match=r"window_duration must be a finite number > 0 \[s\], got 0"):
         ExperimentSchedule(plan, RATE, window_duration=0)
     with pytest.raises(TrajectoryError, match=r"lookahead must be a finite number >= 0 \[s\], got -1"):
-        ExperimentRun(schedule, lookahead=-1)
+        ExperimentRun(schedule, -1, robot)
     with pytest.raises(TrajectoryError, match=r"window 99 is not in 0\.\."):
         schedule.chunk(99, 0.5)
     with pytest.raises(TrajectoryError, match=r"deviation threshold must be a finite number > 0 \[rad\]"):
@@ -144,3 +187,116 @@ def test_invalid_inputs_are_rejected_naming_the_field(plan, schedule):
         positions_in_order(["j1", "j2", "j3", "j4", "j5"], [0.0] * 5, plan.joint_names)
     with pytest.raises(DataError, match="joint state has 6 names but 5 positions"):
         positions_in_order(plan.joint_names, [0.0] * 5, plan.joint_names)
+    with pytest.raises(TrajectoryError, match=r"start_tolerance must be a finite number >= 0 \[rad\], got -0\.1"):
+        ExperimentRun(schedule, 0.5, robot, start_tolerance=-0.1)
+    with pytest.raises(TrajectoryError, match=r"approach_speed_fraction must be <= 1, got 2"):
+        ExperimentRun(schedule, 0.5, robot, approach_speed_fraction=2)
+    with pytest.raises(TrajectoryError, match=r"joint\(s\) \['j1'.*are not joints of robot 'ur5'"):
+        ExperimentRun(schedule, 0.5, load_robot(find_package_file("config", "robots", "ur5.yaml")))
+
+
+def test_a_run_does_nothing_until_started(schedule, robot):
+    run = ExperimentRun(schedule, 0.5, robot)
+    assert run.state == "idle"
+    assert run.due(1e9) == ([], []) and run.abort(1e9) is None and run.state == "idle"
+
+
+def test_a_start_is_refused_until_ready_and_once_started_naming_the_reason(schedule, robot):
+    run = ExperimentRun(schedule, 0.5, robot)
+    with pytest.raises(NotReady, match="no joint state has arrived yet"):
+        run.start(None, command_subscribers=1)
+    with pytest.raises(NotReady, match="nothing subscribes to the command topic: no controller"):
+        run.start(schedule.start_pose, command_subscribers=0)
+    nan = schedule.start_pose.copy()
+    nan[4] = np.nan
+    with pytest.raises(StartRefused, match=r"joint\(s\) \['j5'\] is not finite"):
+        run.start(nan, command_subscribers=1)
+    assert run.state == "idle"
+    started = run.start(schedule.start_pose + np.array([0, 0, 0.04, 0, 0, 0]), command_subscribers=1)
+    assert run.state == "running" and started.approach is None and run.schedule is schedule
+    assert started.describe() == (f"at the plan's start pose (largest offset j3 0.04 rad, within 0.05 rad): "
+                                  f"playing the {schedule.duration:.0f} s plan")
+    over = started_run(schedule, robot)
+    over.due(1e9)
+    aborted = started_run(schedule, robot)
+    aborted.abort(0.0)
+    for finished, reason in ((run, "the run already started"), (over, "the run already finished"),
+                             (aborted, "the run was aborted")):
+        with pytest.raises(StartRefused, match=f"{reason}; restart the node") as refused:
+            finished.start(schedule.start_pose, command_subscribers=1)
+        assert not isinstance(refused.value, NotReady)   # autostart retries only NotReady
+
+
+def test_a_far_pose_is_refused_naming_the_joint_when_the_approach_is_disabled(schedule, robot):
+    run = ExperimentRun(schedule, 0.5, robot, start_tolerance=0.1, approach_speed_fraction=0.0)
+    with pytest.raises(StartRefused, match=r"joint j2 is 0\.6 rad from the plan's start pose, beyond start_tolerance "
+                                           r"0\.1 rad, and the approach is disabled") as refused:
+        run.start(schedule.start_pose + FAR, command_subscribers=1)
+    assert not isinstance(refused.value, NotReady) and run.state == "idle"
+    run.start(schedule.start_pose + 0.1, command_subscribers=1)    # at the tolerance: no approach needed
+    assert run.state == "running" and run.schedule.approach is None
+
+
+@pytest.mark.parametrize("fraction", [0.1, 0.25, 1.0])
+def test_the_approach_is_the_shortest_cycloidal_move_within_the_fraction_of_the_limits(robot, limits, fraction):
+    velocity, acceleration = limits
+    start = np.zeros(6)
+    end = np.array([0.3, -0.8, 0.5, 1.2, 0.05, 2.0])
+    move = approach_move(robot, robot.joint_names, start, end, fraction)
+    t = np.linspace(0.0, move.duration, 20001)      # T / 4 and T / 2 on the grid
+    q, qd, qdd = move.evaluate(t)
+    np.testing.assert_allclose(q[[0, -1]], [start, end], atol=1e-12)
+    np.testing.assert_allclose(np.concatenate([qd[[0, -1]], qdd[[0, -1]]]), 0.0, atol=1e-12)   # rest to rest
+    distance = np.abs(end - start)
+    # a cycloidal move's analytic peaks: speed 2 D / T at T / 2, acceleration 2 pi D / T^2 at T / 4
+    np.testing.assert_allclose(np.abs(qd).max(axis=0), 2 * distance / move.duration, rtol=1e-9)
+    np.testing.assert_allclose(np.abs(qdd).max(axis=0), 2 * np.pi * distance / move.duration**2, rtol=1e-6)
+    share = np.maximum(np.abs(qd).max(axis=0) / (fraction * velocity), np.abs(qdd).max(axis=0) / (fraction * acceleration))
+    assert share.max() == pytest.approx(1.0, abs=1e-6)      # within the fraction, and one joint uses all of it
+    faster = CycloidalMove(robot.joint_names, start, end - start, 0.99 * move.duration)
+    _, qd, qdd = faster.evaluate(0.99 * t)
+    assert np.any(np.abs(qd).max(axis=0) > fraction * velocity) or np.any(np.abs(qdd).max(axis=0) > fraction * acceleration)
+
+
+def test_the_approach_duration_rounds_up_to_the_sample_grid_and_checks_the_positions(robot, schedule):
+    start, end = np.zeros(6), np.array([0.0, 0.77, 0.0, 0.0, 0.0, 0.0])
+    shortest = approach_move(robot, robot.joint_names, start, end, 0.1).duration
+    on_grid = approach_move(robot, robot.joint_names, start, end, 0.1, time_step=0.01).duration
+    assert shortest <= on_grid < shortest + 0.01 and on_grid / 0.01 == pytest.approx(round(on_grid / 0.01), abs=1e-9)
+    with pytest.raises(TrajectoryError, match="nothing to do"):
+        approach_move(robot, robot.joint_names, start, start, 0.1)
+    with pytest.raises(TrajectoryError, match=r"approach speed fraction must be <= 1, got 1\.5"):
+        approach_move(robot, robot.joint_names, start, end, 1.5)
+    outside = schedule.start_pose.copy()
+    outside[1] = 1.6     # j2's upper limit is 1.5708 rad
+    with pytest.raises(StartRefused, match=r"cannot approach the plan's start pose: .*joint j2: position max 1\.6 beyond"):
+        ExperimentRun(schedule, 0.5, robot).start(outside, command_subscribers=1)
+
+
+def test_the_approach_precedes_the_plan_on_its_grid_and_belongs_to_no_stage(plan, schedule, robot, limits, approached):
+    run, started = approached
+    duration = started.approach.duration
+    assert started.describe() == (f"approaching the plan's start pose in {duration:.1f} s (largest move j2 0.6 rad), "
+                                  f"then playing the {plan.duration:.0f} s plan")
+    assert run.schedule.approach_duration == duration and schedule.approach is None
+    t = np.concatenate([w.t for w in run.schedule.windows])
+    q = np.concatenate([w.q for w in run.schedule.windows])
+    np.testing.assert_allclose(t, (np.arange(t.size) - round(duration * RATE)) / RATE, atol=1e-9)
+    plan_t, plan_q = plan.sample(RATE)[:2]
+    np.testing.assert_array_equal(t[t >= 0], plan_t)
+    np.testing.assert_array_equal(q[t >= 0], plan_q)
+    np.testing.assert_allclose(q[0], schedule.start_pose + FAR, atol=1e-12)
+    assert [w.index for w in run.schedule.windows] == list(range(len(run.schedule.windows)))
+    assert np.shares_memory(run.schedule.windows[-1].q, schedule.windows[-1].q)    # the plan's samples, not a copy
+    # within 0.2 of the limits, from finite differences of the sampled positions (approach and first plan sample)
+    velocity, acceleration = limits
+    speed = np.diff(q[t <= 0], axis=0) * RATE
+    assert np.all(np.abs(speed).max(axis=0) <= 0.2 * velocity)
+    assert np.all(np.abs(np.diff(speed, axis=0)).max(axis=0) * RATE <= 0.2 * acceleration * 1.01)
+    assert run.schedule.events == schedule.events and run.schedule.events[0].time == 0.0
+    chunks, events = run.due(-1e-9)     # everything due before plan time 0: approach windows, no marker
+    assert chunks and events == [] and chunks[0].start_time == pytest.approx(-duration)
+    approach_t = t[t < 0]
+    assert not run.schedule.deviation(approach_t, q[t < 0], threshold=1e-9).exceeded
+    held = run.schedule.deviation(approach_t, np.tile(q[0], (approach_t.size, 1)), threshold=0.1)   # the arm stays put
+    assert held.exceeded and held.joint == "j2"
