@@ -23,6 +23,7 @@ expressed in: DH frame ``i`` for DH robots, the joint's child link frame for URD
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import math
 import os
@@ -41,6 +42,9 @@ logger = logging.getLogger(__name__)
 
 DH_CONVENTIONS = ("standard", "modified")
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+#: Norms [m/s^2] a non-zero gravity vector may have: 9.78 (equator) to 9.83 (poles) at sea level,
+#: with room for altitude and rounding (10); anything else is a unit mistake (mm/s^2, ft/s^2).
+GRAVITY_NORM_RANGE = (9.5, 10.1)
 #: Bounds beyond which a value is taken for a unit mistake (degrees, millimetres).
 MAX_POSITION_LIMIT = 2.0 * math.pi * 1.05
 MAX_VELOCITY_LIMIT = 50.0
@@ -143,7 +147,8 @@ class RobotDescription:
     limits : tuple of JointLimits
         One per joint.
     gravity : tuple of float
-        Gravity acceleration [m/s^2] in the world frame (the DH base frame or the URDF root link).
+        Gravity acceleration [m/s^2] in the world frame (the DH base frame or the URDF root link):
+        zero, or of a norm within :data:`GRAVITY_NORM_RANGE` (9.5 to 10.1 m/s^2).
     dh_convention : {"standard", "modified"} or None
         None for URDF robots.
     dh : tuple of DHRow or None
@@ -177,6 +182,15 @@ class RobotDescription:
     def n_joints(self) -> int:
         """Number of actuated joints ``n``."""
         return len(self.joint_names)
+
+    @functools.cached_property
+    def continuous(self) -> tuple[bool, ...]:
+        """Per joint, True for a URDF ``continuous`` joint: it turns without end, and its
+        position limits (``[-pi, pi]`` unless overridden) only bound excitation design."""
+        if self.urdf is None:
+            return (False,) * self.n_joints
+        _, joints = _parse_urdf(self.urdf)
+        return tuple(joints[name].type == "continuous" for name in self.joint_names)
 
     def torque_from_current(self, current) -> np.ndarray:
         """Joint torques from motor currents, ``tau_j = i_j k_t,j r_j`` with each joint's
@@ -268,6 +282,7 @@ def _check_description(robot: RobotDescription) -> None:
         raise RobotDescriptionError(
             f"gravity must have 3 values [m/s^2], got {len(robot.gravity)}: {robot.gravity!r}")
     object.__setattr__(robot, "gravity", tuple(_number(g, "gravity") for g in robot.gravity))
+    _check_gravity(robot.gravity)
     if (robot.dh is None) == (robot.urdf is None):
         raise RobotDescriptionError("a robot needs exactly one of a DH table (dh) and urdf text")
     if robot.dh is not None:
@@ -300,6 +315,18 @@ def _check_description(robot: RobotDescription) -> None:
                             f"{label}.{key} = {value!r} must be finite and non-zero [N m/A]")
                 elif not value > 0.0:
                     raise RobotDescriptionError(f"{label}.{key} = {value!r} must be > 0")
+
+
+def _check_gravity(gravity: tuple[float, ...]) -> None:
+    """A gravity vector [m/s^2] is zero or of about Earth's norm (:data:`GRAVITY_NORM_RANGE`)."""
+    norm = math.hypot(*gravity)
+    low, high = GRAVITY_NORM_RANGE
+    if norm == 0.0 or low <= norm <= high:
+        return
+    hint = " (looks like mm/s^2)" if 1e3 * low <= norm <= 1e3 * high else ""
+    raise RobotDescriptionError(
+        f"gravity [{', '.join(f'{g:g}' for g in gravity)}] has norm {norm:.4g} m/s^2; expected "
+        f"about 9.81 (SI: {low} to {high} m/s^2) or 0{hint}")
 
 
 def _check_dh_row(row: DHRow, label: str, theta_key: str) -> None:
@@ -352,6 +379,12 @@ def _number(value: Any, label: str) -> float:
     if not math.isfinite(value):
         raise RobotDescriptionError(f"{label} must be finite, got {value!r}")
     return value
+
+
+def _optional_number(mapping: Mapping, key: str, label: str) -> float | None:
+    """``mapping[key]`` as a number, None when the key is absent (an explicit null is an error:
+    a robot file leaves out what it does not know)."""
+    return _number(mapping[key], f"{label}.{key}") if key in mapping else None
 
 
 def _numbers(value: Any, count: int, label: str, unit: str) -> tuple[float, ...]:
@@ -440,7 +473,7 @@ def _robot_from_dh_dict(data: Mapping) -> RobotDescription:
         raise RobotDescriptionError(
             f"dh_convention = {convention!r}, expected one of {DH_CONVENTIONS}")
     base = None
-    if data.get("base") is not None:
+    if "base" in data:
         _check_keys(data["base"], "base", _BASE_KEYS)
         base = DHRow(*(_number(data["base"][key], f"base.{key}") for key in _BASE_KEYS))
     joints = data["joints"]
@@ -459,11 +492,9 @@ def _robot_from_dh_dict(data: Mapping) -> RobotDescription:
                           theta=_number(joint.get("theta_offset", 0.0), f"{label}.theta_offset")))
         limits.append(_limits_from_values(
             joint["position_limits"], joint["velocity_limit"], joint["acceleration_limit"],
-            joint.get("effort_limit"), label,
+            _optional_number(joint, "effort_limit", label), label,
             ("position_limits", "velocity_limit", "acceleration_limit", "effort_limit")))
-        drives.append(JointDrive(*(None if joint.get(key) is None
-                                   else _number(joint[key], f"{label}.{key}")
-                                   for key in _DRIVE_KEYS)))
+        drives.append(JointDrive(*(_optional_number(joint, key, label) for key in _DRIVE_KEYS)))
     has_drives = any(drive != JointDrive() for drive in drives)
     return RobotDescription(name=name, joint_names=tuple(names), limits=tuple(limits),
                             gravity=gravity, dh_convention=convention, dh=tuple(rows), base=base,

@@ -215,6 +215,7 @@ def test_urdf_continuous_joint_defaults_to_plus_minus_pi():
         robot = robot_from_urdf(stream.read(), joints=["shoulder", "elbow", "wrist"])
     assert robot.limits[2].position == (-math.pi, math.pi)
     assert robot.name == "planar_gripper"
+    assert robot.continuous == (False, False, True)
 
 
 def test_urdf_link_frames_are_joint_frames():
@@ -272,10 +273,43 @@ def _set_joint(index, key, value):
     (lambda d: d.__setitem__("base", {"a": 0.0, "alpha": 90.0, "d": 0.0, "theta": 0.0}),
      r"base\.alpha = 90.0 rad looks like degrees"),
     (lambda d: d.__setitem__("joints", []), r"joints must be a non-empty list"),
+    (_set_joint(5, "effort_limit", None), r"joints\[5\] \(j6\)\.effort_limit must be a number, got NoneType"),
+    (_set_joint(2, "torque_constant", None), r"joints\[2\] \(j3\)\.torque_constant must be a number"),
+    (lambda d: d.__setitem__("base", None), r"base must be a mapping, got NoneType"),
 ])
 def test_invalid_dh_descriptions_name_the_field(change, message):
     with pytest.raises(RobotDescriptionError, match=message):
         robot_from_dict(_with(change))
+
+
+@pytest.mark.parametrize("gravity, message", [
+    ([0, 0, -9810], r"/arm\.yaml: gravity \[0, 0, -9810\] has norm 9810 m/s\^2; expected about 9\.81 \(SI: 9\.5 "
+                    r"to 10\.1 m/s\^2\) or 0 \(looks like mm/s\^2\)$"),
+    ([0, -32.17, 0], r"/arm\.yaml: gravity \[0, -32\.17, 0\] has norm 32\.17 m/s\^2; expected about 9\.81 \(SI: "
+                     r"9\.5 to 10\.1 m/s\^2\) or 0$"),
+    ([0, 0, -1.0], r"gravity \[0, 0, -1\] has norm 1 m/s\^2"),
+    ([9.0, 0, 0], r"gravity \[9, 0, 0\] has norm 9 m/s\^2"),
+])
+def test_gravity_of_the_wrong_size_is_refused(tmp_path, gravity, message):
+    data = _with(lambda d: d.__setitem__("gravity", gravity))
+    path = tmp_path / "arm.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(RobotDescriptionError, match=message):
+        load_robot(path)
+
+
+@pytest.mark.parametrize("gravity", [[0.0, 0.0, 0.0], [0.0, -9.81, 0.0], [0.0, 0.0, 9.78], [6.0, 0.0, -7.9], [0, 0, -10]])
+def test_earth_gravity_in_any_direction_or_none_is_accepted(gravity):
+    assert robot_from_dict(_with(lambda d: d.__setitem__("gravity", gravity))).gravity == tuple(gravity)
+
+
+def test_urdf_gravity_is_checked_too():
+    with open(os.path.join(DATA, "planar_gripper.urdf"), encoding="utf-8") as stream:
+        text = stream.read()
+    with pytest.raises(RobotDescriptionError, match=r"^URDF: gravity \[0, 0, -9810\] has norm 9810 m/s\^2; .*mm/s\^2"):
+        robot_from_urdf(text, joints=["shoulder", "elbow"], gravity=(0.0, 0.0, -9810.0))
+    with pytest.raises(RobotDescriptionError, match=r"^<dict>: gravity \[0, 0, 981\] has norm 981 m/s\^2"):
+        robot_from_dict({"urdf": text, "joints": ["shoulder", "elbow"], "gravity": [0, 0, 981]})
 
 
 def test_load_robot_names_the_file(tmp_path):
