@@ -151,16 +151,23 @@ class BaseParameters:
                 "beta": self.beta.tolist(), "names": list(self.names)}
 
     @classmethod
-    def from_dict(cls, data: dict) -> "BaseParameters":
-        """Rebuild from :meth:`to_dict` output; missing or unknown keys raise ModelFileError."""
+    def from_dict(cls, data: dict, label: str = "") -> "BaseParameters":
+        """Rebuild from :meth:`to_dict` output; missing or unknown keys, entries that do not make
+        a structure, or a non-finite ``beta`` raise ModelFileError, its message prefixed with
+        ``label`` (where the structure sits in a file, e.g. ``base_parameters.structure``)."""
+        where = f"{label}: " if label else ""
         keys = ("standard_names", "independent", "dependent", "beta", "names")
         if not isinstance(data, dict) or set(data) != set(keys):
-            found = sorted(data) if isinstance(data, dict) else type(data).__name__
-            raise ModelFileError(f"base parameters need exactly the keys {keys}, got {found}")
+            found = sorted(map(str, data)) if isinstance(data, dict) else type(data).__name__
+            raise ModelFileError(f"{where}base parameters need exactly the keys {keys}, got {found}")
         try:
-            return cls(**data)
+            base = cls(**data)
         except (DynIdError, ValueError, TypeError) as error:
-            raise ModelFileError(f"invalid base parameters: {error}") from None
+            raise ModelFileError(f"{where}invalid base parameters: {error}") from None
+        if not np.isfinite(base.beta).all():
+            row, column = np.argwhere(~np.isfinite(base.beta))[0]
+            raise ModelFileError(f"{where}beta[{row}][{column}] is {float(base.beta[row, column])!r}")
+        return base
 
 
 def random_states(regressor: Regressor, n_samples: int, rng: np.random.Generator) -> dict:

@@ -5,29 +5,45 @@ with ``Y_base`` the base-parameter columns of the full regressor. It round-trips
 YAML artifact (schema ``robot_dynid/model``, version :data:`SCHEMA_VERSION`) holding the robot
 description, friction model and constants, the base parameters (names, expressions as linear
 combinations of standard parameters, values, standard deviations), metrics and provenance.
-Writing is deterministic: the same model gives the same bytes.
+Writing is deterministic: the same model gives the same bytes. Only finite models exist: values
+and standard deviations must be finite (std >= 0), and loading checks every field of the file
+(types, shapes, finiteness, consistency of the table with the structure and of the structure
+with the robot and friction model), raising one :class:`ModelFileError` line that names the field
+(``model.yaml: base_parameters.table[3].value is nan``). ``metrics`` and ``provenance`` are free
+mappings, kept as they are; the robot's ``name`` is free text.
 """
 from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
+import math
 import pathlib
 
 import numpy as np
 import yaml
 
 from robot_dynid.base_parameters import BaseParameters
-from robot_dynid.errors import DataError, ModelFileError
-from robot_dynid.friction import FrictionModel
+from robot_dynid.errors import DataError, DynIdError, ModelFileError
+from robot_dynid.friction import DRIFT_MODES, FRICTION_MODEL_NAMES, FrictionModel
 from robot_dynid.regressor import Regressor
 from robot_dynid.robot_description import RobotDescription, robot_from_dict
 
 SCHEMA = "robot_dynid/model"
 SCHEMA_VERSION = 1
 INERTIAL_PARAMETER_ORDER = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
-_TOP_LEVEL_KEYS = {
-    "schema", "schema_version", "units", "robot", "model", "base_parameters", "metrics", "provenance",
+METHODS = ("ols", "wls", "rls")
+#: The ``units`` section: fixed (model files are SI); loading checks it is exactly this.
+UNITS = {
+    "angle": "rad", "length": "m", "mass": "kg", "torque": "N m", "time": "s", "temperature": "deg C",
+    "inertial_parameter_order": list(INERTIAL_PARAMETER_ORDER),
+    "inertial_parameters_about": "link frame origin, expressed in the link frame",
 }
+_TOP_LEVEL_KEYS = ("schema", "schema_version", "units", "robot", "model", "base_parameters", "metrics",
+                   "provenance")
+_MODEL_KEYS = ("friction", "armature", "offset", "method", "joint_names")
+_STRUCTURE_KEYS = ("standard_names", "independent", "dependent", "beta", "names")
+_TABLE_KEYS = ("name", "expression", "value", "std", "relative_std")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,9 +60,9 @@ class DynamicModel:
     values : ndarray, shape (r,)
         Base parameter estimates, each in the SI unit of its leading standard parameter.
     std : ndarray, shape (r,)
-        Their standard deviations (same units); NaN when unknown.
+        Their standard deviations (same units), finite and >= 0.
     method : str
-        ``"ols"``, ``"wls"`` or ``"rls"``.
+        One of :data:`METHODS`: ``"ols"``, ``"wls"`` or ``"rls"``.
     metrics : dict
         Diagnostics from identification (residual RMS [N m], RSD, condition number, ...).
     provenance : dict
@@ -65,6 +81,9 @@ class DynamicModel:
     provenance: dict = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
+        """Raises ModelFileError, naming the field as the artifact does, for values or std of the
+        wrong shape, non-finite or (std) negative, an unknown method, or base parameters that are
+        not those of this robot's regressor."""
         values = np.asarray(self.values, dtype=float)
         std = np.asarray(self.std, dtype=float)
         if values.shape != (self.base.rank,):
@@ -73,6 +92,20 @@ class DynamicModel:
             )
         if std.shape != values.shape:
             raise ModelFileError(f"base parameter std has shape {std.shape}, expected {values.shape}")
+        for field, array, valid, rule in (("value", values, np.isfinite(values), "finite"),
+                                          ("std", std, np.isfinite(std) & (std >= 0.0), "finite and >= 0")):
+            if not valid.all():
+                row = int(np.argmin(valid))
+                raise ModelFileError(f"base_parameters.table[{row}].{field} is {float(array[row])!r} (base parameter "
+                                     f"{self.base.names[row]}); it must be {rule}")
+        if self.method not in METHODS:
+            raise ModelFileError(f"model.method is {self.method!r}, expected one of {list(METHODS)}")
+        expected = self.regressor.parameter_names
+        for index, (name, wanted) in enumerate(itertools.zip_longest(self.base.standard_names, expected)):
+            if name != wanted:
+                raise ModelFileError(
+                    f"base_parameters.structure.standard_names[{index}] is {name!r}, but the regressor of this "
+                    f"robot, friction model, armature and offset has {wanted!r} there ({len(expected)} parameters)")
         object.__setattr__(self, "values", values)
         object.__setattr__(self, "std", std)
 
@@ -83,6 +116,14 @@ class DynamicModel:
     @property
     def joint_names(self) -> tuple[str, ...]:
         return self.robot.joint_names
+
+    @functools.cached_property
+    def position_limits(self) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper position limits [rad], each (n,) in joint order; -inf and inf for URDF
+        continuous joints, which turn without end."""
+        limits = np.array([limit.position for limit in self.robot.limits])
+        limits[np.array(self.robot.continuous)] = (-np.inf, np.inf)
+        return limits[:, 0].copy(), limits[:, 1].copy()
 
     def torque(self, q, qd, qdd, temperature=None, elapsed=None) -> np.ndarray:
         """Joint torques [N m] predicted by the model.
@@ -124,7 +165,8 @@ class DynamicModel:
         return tau[0] if single else tau
 
     def parameter_table(self) -> list[dict]:
-        """One row per base parameter: name, expression, value, std, relative std [1]."""
+        """One row per base parameter: name, expression, value, std, relative std [1] (inf or nan
+        where the value is 0)."""
         with np.errstate(divide="ignore", invalid="ignore"):
             relative = np.abs(self.std / self.values)
         return [
@@ -139,12 +181,7 @@ class DynamicModel:
         return {
             "schema": SCHEMA,
             "schema_version": SCHEMA_VERSION,
-            "units": {
-                "angle": "rad", "length": "m", "mass": "kg", "torque": "N m", "time": "s",
-                "temperature": "deg C",
-                "inertial_parameter_order": list(INERTIAL_PARAMETER_ORDER),
-                "inertial_parameters_about": "link frame origin, expressed in the link frame",
-            },
+            "units": _plain(UNITS),
             "robot": self.robot.to_dict(),
             "model": {
                 "friction": self.friction.to_dict(),
@@ -155,7 +192,9 @@ class DynamicModel:
             },
             "base_parameters": {
                 "structure": self.base.to_dict(),
-                "table": self.parameter_table(),
+                # relative std is undefined where a value is 0: null, not .inf / .nan
+                "table": [{**row, "relative_std": row["relative_std"] if math.isfinite(row["relative_std"])
+                           else None} for row in self.parameter_table()],
             },
             "metrics": _plain(self.metrics),
             "provenance": _plain(self.provenance),
@@ -172,52 +211,206 @@ class DynamicModel:
 
     @classmethod
     def from_dict(cls, data, source="<dict>") -> "DynamicModel":
-        if not isinstance(data, dict):
-            raise ModelFileError(f"{source}: a model file holds a mapping, got {type(data).__name__}")
-        unknown = set(data) - _TOP_LEVEL_KEYS
-        if unknown:
-            raise ModelFileError(f"{source}: unknown key(s) {sorted(unknown)}; allowed: {sorted(_TOP_LEVEL_KEYS)}")
-        if data.get("schema") != SCHEMA:
-            raise ModelFileError(f"{source}: schema is {data.get('schema')!r}, expected {SCHEMA!r}")
-        if data.get("schema_version") != SCHEMA_VERSION:
-            raise ModelFileError(
-                f"{source}: schema_version {data.get('schema_version')!r} is not supported "
-                f"(this robot_dynid reads {SCHEMA_VERSION})"
-            )
+        """The model of an artifact's parsed YAML (see :meth:`to_dict`).
+
+        Raises
+        ------
+        ModelFileError
+            One line, starting with ``source``, naming the first field that is missing, unknown,
+            of the wrong type or shape, non-finite or inconsistent (e.g.
+            ``base_parameters.table[3].value is nan``).
+        """
         try:
-            model = data["model"]
-            table = data["base_parameters"]["table"]
-            base = BaseParameters.from_dict(data["base_parameters"]["structure"])
-            robot = robot_from_dict(data["robot"], source=f"{source}: robot")
-            friction = FrictionModel.from_dict(model["friction"])
-            values = [row["value"] for row in table]
-            std = [row.get("std", float("nan")) for row in table]
-            names = [row["name"] for row in table]
-            armature, offset, method = bool(model["armature"]), bool(model["offset"]), model["method"]
-        except KeyError as missing:
-            raise ModelFileError(f"{source}: missing key {missing}") from None
-        if tuple(names) != tuple(base.names):
-            missing = [name for name in base.names if name not in names]
-            extra = [name for name in names if name not in base.names]
-            raise ModelFileError(
-                f"{source}: base_parameters.table does not match base_parameters.structure: "
-                f"missing {missing}, unexpected {extra}" + ("" if missing or extra else ", order differs")
-            )
-        return cls(robot, friction, armature, offset, base, np.array(values, float), np.array(std, float),
-                   method=method, metrics=data.get("metrics") or {}, provenance=data.get("provenance") or {})
+            return cls._from_checked_dict(data)
+        except DynIdError as error:
+            raise ModelFileError(f"{source}: {error}") from None
+
+    @classmethod
+    def _from_checked_dict(cls, data) -> "DynamicModel":
+        data = _mapping(data, "", _TOP_LEVEL_KEYS)
+        if data["schema"] != SCHEMA:
+            raise ModelFileError(f"schema is {data['schema']!r}, expected {SCHEMA!r}")
+        if type(data["schema_version"]) is not int or data["schema_version"] != SCHEMA_VERSION:
+            raise ModelFileError(f"schema_version {data['schema_version']!r} is not supported "
+                                 f"(this robot_dynid reads {SCHEMA_VERSION})")
+        _expect(data["units"], UNITS, "units")
+        robot = robot_from_dict(data["robot"], source="robot")
+        model = _mapping(data["model"], "model", _MODEL_KEYS)
+        friction = _friction(model["friction"], "model.friction")
+        armature, offset = (_flag(model[key], f"model.{key}") for key in ("armature", "offset"))
+        method = _text(model["method"], "model.method", METHODS)
+        joint_names = _list(model["joint_names"], "model.joint_names", robot.n_joints, _text)
+        for index, (name, robot_name) in enumerate(zip(joint_names, robot.joint_names)):
+            if name != robot_name:
+                raise ModelFileError(f"model.joint_names[{index}] is {name!r} but robot.joints[{index}]"
+                                     f"{'.name' if robot.urdf is None else ''} is {robot_name!r}")
+        parameters = _mapping(data["base_parameters"], "base_parameters", ("structure", "table"))
+        base = _structure(parameters["structure"], "base_parameters.structure")
+        values, std = _table(parameters["table"], "base_parameters.table", base.rank)
+        # constructing checks the structure against the robot's regressor, before the table is
+        # compared with the structure (a wrong standard name would show in the expressions first)
+        loaded = cls(robot, friction, armature, offset, base, values, std, method=method,
+                     metrics=_mapping(data["metrics"], "metrics"),
+                     provenance=_mapping(data["provenance"], "provenance"))
+        _check_table_names(parameters["table"], "base_parameters.table", base)
+        return loaded
 
     @classmethod
     def from_yaml(cls, text: str, source="<text>") -> "DynamicModel":
+        """The model of an artifact's YAML text; ModelFileError as :meth:`from_dict`."""
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError as error:
-            raise ModelFileError(f"{source}: not valid YAML: {error}") from None
+            raise ModelFileError(f"{source}: not valid YAML: {' '.join(str(error).split())}") from None
         return cls.from_dict(data, source=source)
 
     @classmethod
     def load(cls, path) -> "DynamicModel":
+        """The model of an artifact file; ModelFileError (naming the file) when it cannot be read."""
         path = pathlib.Path(path)
-        return cls.from_yaml(path.read_text(), source=str(path))
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise ModelFileError(f"{path}: cannot read the model file: {error}") from None
+        return cls.from_yaml(text, source=str(path))
+
+
+def _field(path: str, key) -> str:
+    """``path.key``, or ``path[key]`` for a list index."""
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else str(key)
+
+
+def _show(value) -> str:
+    """``repr`` of a value for a message, shortened to one reasonable line."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _mapping(value, path: str, keys=None) -> dict:
+    """``value`` if it is a mapping (with exactly ``keys`` when given)."""
+    where = f"{path}: " if path else ""
+    if not isinstance(value, dict):
+        raise ModelFileError(f"{path or 'a model file'} must be a mapping, got {_show(value)}")
+    if keys is not None:
+        unknown = sorted(str(key) for key in value if key not in keys)
+        if unknown:
+            raise ModelFileError(f"{where}unknown key(s) {unknown}; allowed: {list(keys)}")
+        missing = [key for key in keys if key not in value]
+        if missing:
+            raise ModelFileError(f"{where}missing key {missing[0]!r}")
+    return value
+
+
+def _list(value, path: str, length=None, item=None) -> list:
+    """``value`` if it is a list (of ``length`` entries when given), each entry passed through
+    ``item(entry, path[i])`` when given."""
+    if not isinstance(value, list):
+        raise ModelFileError(f"{path} must be a list, got {_show(value)}")
+    if length is not None and len(value) != length:
+        raise ModelFileError(f"{path} has {len(value)} entries, expected {length}")
+    return value if item is None else [item(entry, _field(path, index)) for index, entry in enumerate(value)]
+
+
+def _number(value, path: str) -> float:
+    """``value`` as a finite float (an int or float, not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ModelFileError(f"{path}: {_show(value)} is not a number")
+    if not math.isfinite(value):
+        raise ModelFileError(f"{path} is {value!r}")
+    return float(value)
+
+
+def _integer(value, path: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ModelFileError(f"{path}: {_show(value)} is not an integer")
+    return value
+
+
+def _flag(value, path: str) -> bool:
+    if not isinstance(value, bool):
+        raise ModelFileError(f"{path}: {_show(value)} is not true or false")
+    return value
+
+
+def _text(value, path: str, choices=None) -> str:
+    if not isinstance(value, str):
+        raise ModelFileError(f"{path}: {_show(value)} is not a string")
+    if choices is not None and value not in choices:
+        raise ModelFileError(f"{path} is {value!r}, expected one of {list(choices)}")
+    return value
+
+
+def _expect(value, expected, path: str) -> None:
+    """``value`` equals ``expected`` (mappings, lists and strings), else the first difference is named."""
+    if isinstance(expected, dict):
+        for key, entry in _mapping(value, path, tuple(expected)).items():
+            _expect(entry, expected[key], _field(path, key))
+    elif isinstance(expected, list):
+        for index, entry in enumerate(_list(value, path, len(expected))):
+            _expect(entry, expected[index], _field(path, index))
+    elif _text(value, path) != expected:
+        raise ModelFileError(f"{path} is {value!r}, expected {expected!r}")
+
+
+def _friction(data, path: str) -> FrictionModel:
+    """The friction model of ``data``: every field of :class:`FrictionModel`, nothing else."""
+    fields = FrictionModel().to_dict()
+    choices = {"name": FRICTION_MODEL_NAMES, "drift": DRIFT_MODES}
+    for key, value in _mapping(data, path, tuple(fields)).items():
+        if key in choices:
+            _text(value, _field(path, key), choices[key])
+        else:
+            _number(value, _field(path, key))
+    try:
+        return FrictionModel.from_dict(data)
+    except DynIdError as error:
+        raise ModelFileError(f"{path}: {error}") from None
+
+
+def _structure(data, path: str) -> BaseParameters:
+    """The base parameter structure of ``data`` (see :meth:`BaseParameters.to_dict`)."""
+    data = _mapping(data, path, _STRUCTURE_KEYS)
+    for key, item in (("standard_names", _text), ("names", _text), ("independent", _integer),
+                      ("dependent", _integer)):
+        _list(data[key], _field(path, key), item=item)
+    beta = _field(path, "beta")
+    for index, row in enumerate(_list(data["beta"], beta, len(data["independent"]))):
+        row = _list(row, _field(beta, index), len(data["dependent"]))
+        if not all(type(entry) is float and math.isfinite(entry) for entry in row):    # r x (p - r): fast path
+            _list(row, _field(beta, index), item=_number)                              # names the bad entry
+    return BaseParameters.from_dict(data, label=path)
+
+
+def _table(rows, path: str, rank: int) -> tuple[np.ndarray, np.ndarray]:
+    """Values and std of the base parameter table ``rows`` (``rank`` rows), every field's type
+    checked; relative_std a number >= 0, or null where the value is 0."""
+    values, std = np.zeros(rank), np.zeros(rank)
+    for index, row in enumerate(_list(rows, path, rank)):
+        where = _field(path, index)
+        row = _mapping(row, where, _TABLE_KEYS)
+        _text(row["name"], f"{where}.name")
+        _text(row["expression"], f"{where}.expression")
+        values[index] = _number(row["value"], f"{where}.value")
+        std[index] = _number(row["std"], f"{where}.std")
+        if not (row["relative_std"] is None and values[index] == 0.0):
+            if _number(row["relative_std"], f"{where}.relative_std") < 0.0:
+                raise ModelFileError(f"{where}.relative_std is {row['relative_std']!r}; it must be >= 0")
+    return values, std
+
+
+def _check_table_names(rows: list, path: str, base: BaseParameters) -> None:
+    """Each row of the (type-checked) table names the structure's base parameter and gives its
+    expression."""
+    for index, (row, name, expression) in enumerate(zip(rows, base.names, base.expressions())):
+        where = _field(path, index)
+        if row["name"] != name:
+            raise ModelFileError(f"{where}.name is {row['name']!r} but base_parameters.structure.names[{index}] "
+                                 f"is {name!r}")
+        if row["expression"] != expression:
+            raise ModelFileError(f"{where}.expression is {row['expression']!r}, but base_parameters.structure "
+                                 f"gives {expression!r}")
 
 
 def _plain(value):
