@@ -15,11 +15,11 @@ import numpy as np
 
 from robot_dynid import __version__
 from robot_dynid.base_parameters import BaseParameters, compute_base_parameters
-from robot_dynid.errors import DataError, DynIdError
+from robot_dynid.errors import DataError, DynIdError, IdentificationError
 from robot_dynid.estimators import LeastSquaresAccumulator, RecursiveLeastSquares
 from robot_dynid.friction import FrictionModel
 from robot_dynid.model import DynamicModel
-from robot_dynid.recording import Recording
+from robot_dynid.recording import Dropped, Recording, dropped_to_dict
 from robot_dynid.regressor import Regressor
 from robot_dynid.robot_description import RobotDescription
 
@@ -138,7 +138,7 @@ def identify(
     provenance = dict(provenance or {})
     provenance.setdefault("data_source", recording.source)
     return model_from_accumulator(accumulator, robot, settings, base, rls=rls,
-                                  n_dropped=recording.n_dropped, provenance=provenance)
+                                  dropped=recording.dropped, provenance=provenance)
 
 
 def model_from_accumulator(
@@ -147,7 +147,7 @@ def model_from_accumulator(
     settings: IdentificationSettings,
     base: BaseParameters,
     rls: RecursiveLeastSquares | None = None,
-    n_dropped: int = 0,
+    dropped: dict[str, Dropped] | None = None,
     provenance: dict | None = None,
 ) -> DynamicModel:
     """Solve accumulated normal equations (or take an RLS estimate) into a :class:`DynamicModel`.
@@ -156,7 +156,14 @@ def model_from_accumulator(
     the estimate. With ``rls`` the estimate is the RLS state, its std ``sqrt(diag(P) sigma^2)``
     (with mu = 1, P approximates (W^T W)^-1). Metrics: per-joint RMS residual [N m] and RSD,
     noise std [N m], condition number, and the base parameters whose relative std exceeds
-    ``settings.poorly_excited_relative_std`` (also logged as a warning).
+    ``settings.poorly_excited_relative_std`` (also logged as a warning); the samples left out
+    before, by reason (``dropped``).
+
+    Raises
+    ------
+    IdentificationError
+        A value or standard deviation is not finite (naming the parameter and the likely cause):
+        no model with one is ever made.
     """
     batch = accumulator.solve("wls" if settings.method == "wls" else "ols", parameter_names=base.names)
     if rls is None or rls.n_updates_ == 0:
@@ -165,6 +172,7 @@ def model_from_accumulator(
         values = rls.theta_.copy()
         sigma2 = float(np.mean(batch.noise_std**2))
         std = np.sqrt(np.clip(np.diag(rls.covariance_), 0.0, None) * sigma2)
+    check_finite_estimate(accumulator, base, values, std)
     residual_rms, rsd = residual_statistics(accumulator, values)
     with np.errstate(divide="ignore", invalid="ignore"):
         relative_std = np.abs(std / values)
@@ -182,7 +190,8 @@ def model_from_accumulator(
     joints = robot.joint_names
     metrics = {
         "n_samples": int(accumulator.n_samples),
-        "n_dropped": int(n_dropped),
+        "n_dropped": sum(entry.count for entry in (dropped or {}).values()),
+        "dropped": dropped_to_dict(dropped or {}),
         "condition_number": float(batch.condition_number),
         "residual_rms": {j: float(v) for j, v in zip(joints, residual_rms)},
         "rsd": {j: float(v) for j, v in zip(joints, rsd)},
@@ -198,6 +207,23 @@ def model_from_accumulator(
         robot, settings.friction, settings.armature, settings.offset, base, values, std,
         method=settings.method, metrics=metrics, provenance=provenance,
     )
+
+
+def check_finite_estimate(accumulator: LeastSquaresAccumulator, base: BaseParameters, values, std) -> None:
+    """IdentificationError naming the first base parameter whose value or std is not finite, and why."""
+    bad = np.flatnonzero(~(np.isfinite(values) & np.isfinite(std)))
+    if not bad.size:
+        return
+    name = base.names[bad[0]]
+    what = "value" if not np.isfinite(values[bad[0]]) else "standard deviation"
+    overflow = np.flatnonzero(~np.isfinite(accumulator.torque_square_sum_))
+    if overflow.size:
+        cause = (f"the torques of joint {overflow[0] + 1} hold values too large to square in float64 "
+                 "(a corrupt sample? read the data with a robot description to drop implausible samples)")
+    else:
+        cause = "the regressor or torques overflow float64 (corrupt samples?)"
+    raise IdentificationError(f"identification gave a non-finite {what} for base parameter {name} "
+                              f"({bad.size} of {values.size} parameters): {cause}; no model written")
 
 
 def residual_statistics(accumulator: LeastSquaresAccumulator, theta: np.ndarray):

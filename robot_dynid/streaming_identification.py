@@ -12,12 +12,21 @@ whole stage (only the stage's own edges use the filter's polynomial extrapolatio
 When a stage of a selected kind ends (or on :meth:`StreamingIdentifier.identify_now`), the last
 ``holdout_fraction`` of the stage (at most the samples still buffered, at least
 ``max_samples // 2 - h`` once the buffer has been folded) is held out, the rest is solved (OLS / WLS, or the RLS estimate),
-over the last stage only or pooled with the earlier selected stages, and the candidate model
-replaces the model in use only if its RMS torque residual on the held-out samples is not larger
-than the model in use's (``require_improvement``).
+over the last stage only or pooled with the earlier selected stages. Every candidate, the first
+included, passes a quality gate before it is used: finite parameters, a finite hold-out RMS
+residual, hold-out RSD below ``max_holdout_rsd`` and a condition number below ``max_condition``.
+It then replaces the model in use only if its RMS torque residual on the held-out samples is not
+larger than the model in use's (``require_improvement``).
+
+Stamps may jitter and samples may be lost: accelerations are local polynomial fits in the
+samples' own stamps (:func:`robot_dynid.signal_processing.differentiate`), and only a step longer
+than half the derivative window (against the median of the recent steps) is a gap that restarts
+them. Samples with non-finite values, a stamp not after the previous one, or values beyond the
+robot's plausible bounds (:class:`robot_dynid.data_checks.SampleBounds`) are dropped and
+counted by reason, never fed to the estimator.
 
 Online mode (``method="rls"``): every sample also updates a recursive least-squares estimate
-with forgetting. Its acceleration comes from a short Savitzky-Golay window of ``rls_window``
+with forgetting. Its acceleration comes from a local cubic fit to a short window of ``rls_window``
 samples evaluated at the window centre, so the row of sample ``k - h_r`` (``h_r = rls_window //
 2``) is formed when sample ``k`` arrives: the online estimate lags the stream by ``h_r`` sample
 periods (5 samples = 25 ms at 200 Hz with the default). In this mode the hold-out samples have
@@ -43,17 +52,16 @@ import logging
 import math
 
 import numpy as np
-from scipy import signal
-
 from robot_dynid.base_parameters import BaseParameters, compute_base_parameters
+from robot_dynid.data_checks import SampleBounds
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.estimators import LeastSquaresAccumulator, RecursiveLeastSquares
 from robot_dynid.identification import (
     IdentificationSettings, iter_regressor_chunks, model_from_accumulator)
 from robot_dynid.model import DynamicModel
-from robot_dynid.recording import STAGE_KINDS, Recording
+from robot_dynid.recording import STAGE_KINDS, DropCounter, Recording
 from robot_dynid.robot_description import RobotDescription
-from robot_dynid.signal_processing import differentiate
+from robot_dynid.signal_processing import differentiate, local_polynomial_fit
 
 logger = logging.getLogger(__name__)
 
@@ -82,9 +90,12 @@ class StreamingSettings:
         Fraction of each stage's last samples held out of the fit to judge the model [1], in [0, 1).
     require_improvement : bool
         Accept a new model only if its hold-out RMS residual is <= that of the model in use.
-    gap_factor : float
-        A stamp step longer than this times the stage's first step (lost messages) closes the
-        derivative segment: the buffer is folded and differentiation restarts after the gap.
+    max_holdout_rsd : float
+        Quality gate [1]: a candidate whose hold-out RSD, sqrt(sum r^2 / sum tau^2) over the
+        held-out samples and joints, is not below this is rejected.
+    max_condition : float
+        Quality gate [1]: a candidate whose condition number (scaled base regressor) is not below
+        this is rejected (poorly excited data).
     """
 
     identification: IdentificationSettings = dataclasses.field(default_factory=IdentificationSettings)
@@ -96,7 +107,8 @@ class StreamingSettings:
     rls_window: int = 11
     holdout_fraction: float = 0.2
     require_improvement: bool = True
-    gap_factor: float = 1.5
+    max_holdout_rsd: float = 0.5
+    max_condition: float = 1000.0
 
     def __post_init__(self):
         unknown = [kind for kind in self.stages if kind not in STAGE_KINDS]
@@ -111,6 +123,10 @@ class StreamingSettings:
                              f"got {self.max_samples}")
         if not 0.0 <= self.holdout_fraction < 1.0:
             raise DynIdError(f"holdout_fraction must be in [0, 1), got {self.holdout_fraction!r}")
+        for name in ("max_holdout_rsd", "max_condition"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0.0):
+                raise DynIdError(f"{name} must be a finite number > 0, got {value!r}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,6 +139,8 @@ class IdentificationOutcome:
         The candidate.
     accepted : bool
         Whether it replaced the model in use.
+    rejection : str
+        Why it was not used ('' when accepted): the quality gate's reason or the comparison.
     holdout_rms : float
         Candidate's RMS torque residual over the held-out samples and joints [N m]; NaN if none.
     previous_rms : float or None
@@ -135,6 +153,7 @@ class IdentificationOutcome:
     holdout_rms: float
     previous_rms: float | None
     message: str
+    rejection: str = ""
 
 
 def _rms(residual: np.ndarray) -> float:
@@ -157,8 +176,9 @@ class StreamingIdentifier:
         The model in use.
     version : int
         Number of accepted models.
-    n_dropped : int
-        Samples dropped (non-finite values or stamps not increasing).
+    dropped : DropCounter
+        Samples dropped, by reason (non-finite values, stamps not increasing, implausible values,
+        runs between gaps too short to differentiate).
     warnings : list of str
         Warnings of the last identification.
     """
@@ -171,9 +191,11 @@ class StreamingIdentifier:
         self.base = base if base is not None else compute_base_parameters(self.regressor)
         self.model = None
         self.version = 0
-        self.n_dropped = 0
+        self.dropped = DropCounter()
+        self.bounds = SampleBounds.for_robot(robot)
         self.warnings = []
         self.stage = None
+        self._last_holdout = None
         self._pooled = self._new_accumulator()
         self._pooled_samples = 0
         self._rls = (RecursiveLeastSquares(self.base.rank, forgetting=settings.identification.forgetting)
@@ -183,6 +205,11 @@ class StreamingIdentifier:
     @property
     def method(self) -> str:
         return self.settings.identification.method
+
+    @property
+    def n_dropped(self) -> int:
+        """Samples dropped so far, all reasons."""
+        return sum(entry.count for entry in self.dropped.counts.values())
 
     @property
     def buffered_samples(self) -> int:
@@ -205,7 +232,7 @@ class StreamingIdentifier:
         self.stage = kind
         self._buffer = []
         self._stage_count = 0
-        self._step = None
+        self._steps = collections.deque(maxlen=64)
         self._folded = False
         self._stage_accumulator = self._new_accumulator()
         if self._rls is not None and kind is not None and not self.settings.pool_stages:
@@ -255,8 +282,8 @@ class StreamingIdentifier:
     def add_sample(self, stamp: float, q, qd, tau) -> bool:
         """Add one sample (q [rad], qd [rad/s], tau [N m], shape (n,)); False if it was dropped.
 
-        Samples outside a selected stage are ignored (True). Non-finite values and stamps not
-        after the previous one are dropped and counted in ``n_dropped``.
+        Samples outside a selected stage are ignored (True). Non-finite values, stamps not after
+        the previous one and implausible values are dropped and counted in ``dropped``.
         """
         if not self.collecting:
             return True
@@ -267,19 +294,14 @@ class StreamingIdentifier:
                 raise DataError(f"sample {name} has shape {values.shape}, expected ({n},) for joints "
                                 f"{list(self.robot.joint_names)}")
         row = np.concatenate([[float(stamp)], *fields.values()])
-        if not np.all(np.isfinite(row)) or (self._buffer and stamp <= self._buffer[-1][0]):
-            self.n_dropped += 1
+        reason = ("non-finite values" if not np.all(np.isfinite(row)) else
+                  "stamp not after the previous sample" if self._buffer and stamp <= self._buffer[-1][0] else
+                  self.bounds.reason(fields["q"], fields["qd"], fields["tau"]))
+        if reason is not None:
+            self.dropped.add(reason, float(stamp))
             return False
         if self._buffer:
-            step = stamp - self._buffer[-1][0]
-            if self._step is None:
-                self._step = step
-            elif step > self.settings.gap_factor * self._step:
-                self._close_segment()
-            elif self._step > self.settings.gap_factor * step:
-                # the step taken as the sample period was itself a gap: the segment restarts at the last sample
-                self._close_segment(keep=1)
-                self._step = step
+            self._check_gap(stamp - self._buffer[-1][0])
         self._buffer.append(row)
         self._stage_count += 1
         if self._rls is not None:
@@ -294,10 +316,10 @@ class StreamingIdentifier:
             return
         window = np.array(self._window)
         n = self.robot.n_joints
-        step = (window[-1, 0] - window[0, 0]) / (len(window) - 1)
-        coefficients = signal.savgol_coeffs(len(window), self.settings.polyorder, deriv=2, delta=step, use="dot")
-        centre = window[len(window) // 2]
-        qdd = coefficients @ window[:, 1:1 + n]
+        middle = len(window) // 2
+        centre = window[middle]
+        qdd = local_polynomial_fit(window[:, 1:1 + n], window[:, 0], len(window), self.settings.polyorder,
+                                   rows=[middle])[2, 0]
         Y = self.regressor.compute_one(centre[1:1 + n], centre[1 + n:1 + 2 * n], qdd)
         self._rls.update(self.base.select(Y), centre[1 + 2 * n:])
 
@@ -328,17 +350,39 @@ class StreamingIdentifier:
         self._buffer = self._buffer[-keep:]
         self._folded = True
 
+    def _gap_threshold(self) -> float:
+        """[s] a step longer than half the derivative window of median steps is a gap."""
+        return (self.settings.window // 2) * float(np.median(self._steps))
+
+    def _check_gap(self, step: float) -> None:
+        """Close the segment at a gap before the sample ``step`` [s] after the buffer's last. Until the
+        median step is known (3 steps) none is judged; while a segment is young, its earlier steps are
+        judged again (its first step may have been the gap: a publisher that fell behind)."""
+        if len(self._steps) >= 3 and step > self._gap_threshold():
+            self._close_segment()
+            return
+        self._steps.append(step)
+        if len(self._steps) >= 3 and len(self._steps) <= self.settings.window:
+            earlier_gaps = [i for i, earlier in enumerate(self._steps) if earlier > self._gap_threshold()]
+            if earlier_gaps:      # step i follows buffered sample i
+                last = earlier_gaps[-1]
+                self._close_segment(keep=len(self._buffer) - last - 1)
+                self._steps = collections.deque(list(self._steps)[last + 1:], maxlen=self._steps.maxlen)
+
     def _close_segment(self, keep: int = 0):
-        """A gap in the stamps before the buffer's last ``keep`` samples: fold the buffer up to the gap (its
+        """A gap in the stamps before the buffer's last ``keep`` samples: fold the buffer up to it (its
         own edges extrapolated) and start the derivatives afresh from those samples."""
         closed = self._buffer[:len(self._buffer) - keep]
         if len(closed) >= self.settings.window:
             buffer = np.array(closed)
             self._accumulate(self._stage_accumulator, self._rows(buffer).take(np.arange(self._first_row, len(buffer))))
-        else:
-            self.n_dropped += max(0, len(closed) - self._first_row)
+        elif len(closed) > self._first_row:
+            self.dropped.add("in a run between gaps shorter than the derivative window",
+                             float(closed[self._first_row][0]), len(closed) - self._first_row)
         logger.warning("gap in the sample stamps after %.6f s: derivatives restart", closed[-1][0])
         self._buffer = self._buffer[len(closed):]
+        if not keep:
+            self._steps.clear()
         self._folded = False
 
     def _stage_data(self):
@@ -347,7 +391,9 @@ class StreamingIdentifier:
         first = self._first_row
         available = len(buffer) - first
         if len(buffer) < self.settings.window and self._stage_accumulator.n_samples:
-            self.n_dropped += len(buffer) - first
+            if len(buffer) > first:
+                self.dropped.add("in a run between gaps shorter than the derivative window",
+                                 float(buffer[first][0]), len(buffer) - first)
             return self._new_accumulator().merge(self._stage_accumulator), None, self._stage_accumulator.n_samples
         if len(buffer) < self.settings.window:
             raise DataError(f"stage {self.stage} has {len(buffer)} samples buffered, fewer than the "
@@ -360,32 +406,57 @@ class StreamingIdentifier:
         return fit, holdout, fit.n_samples
 
     def _identify(self, accumulator, holdout: Recording | None, n_samples: int) -> IdentificationOutcome:
-        candidate = self._solve(accumulator)
-        holdout_rms, previous_rms = float("nan"), None
         if holdout is not None:
-            holdout_rms = _rms(candidate.torque(holdout.q, holdout.qd, holdout.qdd) - holdout.tau)
+            self._last_holdout = holdout
+        holdout = self._last_holdout
+        try:
+            candidate = self._solve(accumulator)
+        except DynIdError as error:      # e.g. a non-finite estimate: no model is made at all
+            raise DataError(f"no model from {n_samples} samples: {error}") from None
+        holdout_rms, holdout_rsd, previous_rms = math.nan, math.nan, None
+        if holdout is not None:
+            residual = candidate.torque(holdout.q, holdout.qd, holdout.qdd) - holdout.tau
+            holdout_rms = _rms(residual)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                holdout_rsd = float(np.sqrt(np.sum(residual**2) / np.sum(holdout.tau**2)))
             if self.model is not None:
                 previous_rms = _rms(self.model.torque(holdout.q, holdout.qd, holdout.qdd) - holdout.tau)
-        accepted = (self.model is None or not self.settings.require_improvement or previous_rms is None
-                    or holdout_rms <= previous_rms)
-        comparison = ("" if previous_rms is None else
-                      f" (model in use: {previous_rms:.4g} N m)")
-        if accepted:
+        condition = float(candidate.metrics["condition_number"])
+        rejection = self._gate(holdout_rms, holdout_rsd, condition)
+        if not rejection and self.model is not None and self.settings.require_improvement \
+                and previous_rms is not None and not holdout_rms <= previous_rms:
+            rejection = f"hold-out RMS residual {holdout_rms:.4g} N m exceeds the model in use's {previous_rms:.4g} N m"
+        comparison = "" if previous_rms is None else f" (model in use: {previous_rms:.4g} N m)"
+        if not rejection:
             self.model = candidate
             self.version += 1
             message = (f"model version {self.version} accepted from {n_samples} samples; hold-out RMS "
-                       f"residual {holdout_rms:.4g} N m{comparison}")
+                       f"residual {holdout_rms:.4g} N m, RSD {holdout_rsd:.3g}{comparison}; condition number "
+                       f"{condition:.4g}")
         else:
-            message = (f"new model rejected: hold-out RMS residual {holdout_rms:.4g} N m exceeds the model "
-                       f"in use's {previous_rms:.4g} N m; keeping version {self.version}")
+            kept = f"keeping version {self.version}" if self.model is not None else "no model in use yet"
+            message = f"new model rejected: {rejection}; {kept}"
             self.warnings = self.warnings + [message]
             logger.warning(message)
-        return IdentificationOutcome(candidate, accepted, holdout_rms, previous_rms, message)
+        return IdentificationOutcome(candidate, not rejection, holdout_rms, previous_rms, message, rejection)
+
+    def _gate(self, holdout_rms: float, holdout_rsd: float, condition: float) -> str:
+        """Why a candidate fails the quality gate, '' when it passes (its parameters are finite:
+        :func:`~robot_dynid.identification.model_from_accumulator` makes no other)."""
+        if not math.isfinite(holdout_rms):
+            return ("no finite hold-out RMS residual (no held-out samples yet)" if math.isnan(holdout_rms)
+                    else f"hold-out RMS residual is {holdout_rms}")
+        if not holdout_rsd < self.settings.max_holdout_rsd:
+            return f"hold-out RSD {holdout_rsd:.3g} is not below max_holdout_rsd = {self.settings.max_holdout_rsd:g}"
+        if not condition < self.settings.max_condition:
+            return (f"condition number {condition:.4g} is not below max_condition = "
+                    f"{self.settings.max_condition:g} (poorly excited data)")
+        return ""
 
     def _solve(self, accumulator: LeastSquaresAccumulator) -> DynamicModel:
         model = model_from_accumulator(
             accumulator, self.robot, self.settings.identification, self.base, rls=self._rls,
-            n_dropped=self.n_dropped,
+            dropped=self.dropped.counts,
             provenance={"data_source": "stream", "stages": list(self.settings.stages),
                         "pooled": self.settings.pool_stages})
         self.warnings = list(model.metrics["warnings"])

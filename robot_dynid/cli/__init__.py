@@ -2,12 +2,15 @@
 
 Each subcommand module defines ``NAME``, ``HELP``, ``add_arguments(parser)`` and
 ``main(args) -> int``. Only these ``main`` functions decide exit codes: the core raises
-:class:`robot_dynid.errors.DynIdError`, which is reported here as one line on stderr.
+:class:`robot_dynid.errors.DynIdError`, which is reported here as one line on stderr, as are
+bad arguments, files that cannot be read or written (exit 2) and Ctrl-C (exit 130). Anything
+else is a bug: one line saying so (exit 3), the traceback with ``--verbose``.
 """
 import argparse
 import importlib
 import logging
 import sys
+import traceback
 
 from robot_dynid import __version__
 from robot_dynid.errors import DynIdError
@@ -23,8 +26,15 @@ SUBCOMMAND_MODULES = (
 )
 
 
+class OneLineErrorParser(argparse.ArgumentParser):
+    """Bad arguments as one line on stderr (no usage block), exit 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         prog="robot-dynid",
         description="Identify the dynamic model of a robot arm from recorded data "
         "(rosbag2 or CSV) and compute feed-forward torques from it.",
@@ -47,14 +57,29 @@ def main(argv=None):
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    prefix = f"robot-dynid {args.command}: error:"
     try:
         return int(args._main(args) or 0)
     except DynIdError as error:
-        print(f"robot-dynid {args.command}: error: {error}", file=sys.stderr)
+        print(f"{prefix} {_one_line(error)}", file=sys.stderr)
         return 2
-    except FileNotFoundError as error:
-        print(f"robot-dynid {args.command}: error: file not found: {error.filename}", file=sys.stderr)
+    except OSError as error:
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"{prefix} {where}{error.strerror or error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"robot-dynid {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as error:  # a bug, not bad input: say so in one line, the traceback with -v
+        if args.verbose:
+            traceback.print_exc()
+        print(f"robot-dynid {args.command}: internal error ({type(error).__name__}: {_one_line(error)}); "
+              "please report it with the output of --verbose", file=sys.stderr)
+        return 3
+
+
+def _one_line(error):
+    return " ".join(str(error).split())
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 import json
 import sys
 
+from robot_dynid.cli.options import output_file
 from robot_dynid.excitation import CRITERIA, check_trajectory, optimize_excitation
 from robot_dynid.friction import FRICTION_MODEL_NAMES, friction_model
 from robot_dynid.robot_description import load_robot
@@ -57,7 +58,7 @@ def add_arguments(parser):
     optimize.add_argument("--limit-fraction", type=float, default=0.95,
                           help="fraction of the position range, speed and acceleration limits "
                                "the design may use (default: %(default)s)")
-    optimize.add_argument("--out", required=True, metavar="T.yaml", help="trajectory file to write")
+    optimize.add_argument("--out", required=True, type=output_file, metavar="T.yaml", help="trajectory file to write")
     optimize.add_argument("--json", action="store_true", help="print the summary as JSON")
     optimize.set_defaults(_action=_optimize)
 

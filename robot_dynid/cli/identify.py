@@ -1,9 +1,8 @@
 """robot-dynid identify: identify a model from a recording and write the model artifact."""
 from robot_dynid.cli.options import (
-    add_data_arguments, add_model_structure_arguments, add_stage_detection_arguments, bag_topics_from_args,
-    friction_from_args, parse_cycles,
+    add_data_arguments, add_model_structure_arguments, add_stage_detection_arguments, friction_from_args,
+    output_file, parse_cycles, read_data,
 )
-from robot_dynid.data_files import read_recording
 from robot_dynid.excitation import robot_limit_arrays
 from robot_dynid.identification import METHODS, IdentificationSettings, identify
 from robot_dynid.reports import format_model_summary
@@ -29,12 +28,13 @@ def add_arguments(parser):
                         help="use only these cycles, pooled: e.g. 3,9,16 or 0-5 (needs stage markers or a "
                              "cycle column: cycles cannot be detected from the motion)")
     add_stage_detection_arguments(parser)
-    parser.add_argument("--out", required=True, metavar="model.yaml", help="model artifact to write")
+    parser.add_argument("--out", required=True, type=output_file, metavar="model.yaml",
+                        help="model artifact to write (checked before the work starts)")
 
 
 def main(args):
     robot = load_robot(args.robot)
-    recording = read_recording(args.data, joint_names=robot.joint_names, **bag_topics_from_args(args, robot))
+    recording = read_data(args, robot)
     selection = select_stages(recording, args.stage, args.cycles,
                               velocity_limits=robot_limit_arrays(robot, recording.joint_names)[2],
                               rest_threshold=args.rest_threshold)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
+import pathlib
 
 from robot_dynid.friction import FRICTION_MODEL_NAMES, friction_model
 from robot_dynid.segmentation import REST_THRESHOLD, REST_THRESHOLD_FRACTION
@@ -39,25 +41,70 @@ def add_data_arguments(parser):
                             "gear_ratio from the robot description (the recorder's current_topic: /motor_currents)")
     group.add_argument("--stage-topic", default="/experiment_stage",
                        help="bag only: robot_dynid/msg/ExperimentStage markers (default: %(default)s)")
+    group.add_argument("--resample", type=positive_number("a rate > 0 [Hz]"), default=None, metavar="HZ",
+                       help="put the samples on a uniform grid at HZ first: positions by cubic spline, velocities, "
+                            "torques and temperatures linearly, never across gaps (default: use the recorded "
+                            "stamps as they are; derivatives are fitted in them, jitter and lost samples "
+                            "included)")
+
+
+def read_data(args, robot, joint_names=None):
+    """The recording of ``--data``, checked against ``robot`` (unit mistakes, implausible samples),
+    resampled if asked; joints those of ``robot`` unless ``joint_names`` are given."""
+    from robot_dynid.data_files import read_recording
+    return read_recording(args.data, joint_names=joint_names, robot=robot, resample=args.resample,
+                          **bag_topics_from_args(args, robot))
+
+
+def positive_number(what):
+    """argparse type of a finite number > 0; ``what`` says what it is in the error."""
+    def parse(text):
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and value > 0.0):
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}")
+        return value
+    return parse
+
+
+def _check_writable_location(text, directory):
+    """ArgumentTypeError unless ``text`` can be created or written (its nearest existing ancestor
+    is a writable directory)."""
+    path = pathlib.Path(text)
+    existing = next(p for p in (path, *path.parents) if p.exists() or p == pathlib.Path("."))
+    if existing != path and not existing.is_dir():
+        raise argparse.ArgumentTypeError(f"cannot create {text}: {existing} is not a directory")
+    writable = existing if existing != path or directory else existing.parent
+    if not os.access(writable, os.W_OK) or (existing == path and not os.access(path, os.W_OK)):
+        raise argparse.ArgumentTypeError(f"cannot write {text}: permission denied")
+    return text
+
+
+def output_file(text):
+    """argparse type of a file to write, checked before any work is done: not a directory, in a
+    directory that exists (or can be made) and is writable."""
+    if pathlib.Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a directory; give a file name")
+    return _check_writable_location(text, directory=False)
+
+
+def output_directory(text):
+    """argparse type of a directory to write into (made if absent), checked before any work is done."""
+    if pathlib.Path(text).exists() and not pathlib.Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a file, not a directory")
+    return _check_writable_location(text, directory=True)
 
 
 def add_stage_detection_arguments(parser):
     group = parser.add_argument_group("stage detection (recordings without stage markers or stage column)")
-    group.add_argument("--rest-threshold", type=_rest_threshold, default=None, metavar="RAD_S",
+    group.add_argument("--rest-threshold", type=positive_number("a speed > 0 [rad/s]"), default=None,
+                       metavar="RAD_S",
                        help="speed [rad/s] below which a joint counts as at rest when stages are detected "
                             "from the motion; must lie above the velocity noise and below the slowest "
                             f"friction speed (default: {REST_THRESHOLD:g} rad/s, capped at "
                             f"{100 * REST_THRESHOLD_FRACTION:g} %% of each joint's velocity limit)")
-
-
-def _rest_threshold(text):
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0.0):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a speed > 0 [rad/s]")
-    return value
 
 
 def bag_topics_from_args(args, robot):

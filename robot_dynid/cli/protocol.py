@@ -1,6 +1,7 @@
 """robot-dynid protocol: plan the identification experiment (cycles of excitation, friction, warmup)."""
 import json
 
+from robot_dynid.cli.options import output_file
 from robot_dynid.errors import TrajectoryError
 from robot_dynid.protocol import DEFAULT_SPEED_FRACTIONS, build_protocol, load_friction_poses, save_plan
 from robot_dynid.robot_description import load_robot
@@ -32,7 +33,7 @@ def add_arguments(parser):
                         help="rest at the start of each cycle [s] (default: %(default)s)")
     parser.add_argument("--validation", metavar="T.yaml", default=None,
                         help="rest-to-rest trajectory played at the end of each cycle")
-    parser.add_argument("--out", metavar="plan.yaml", default=None, help="write the plan (YAML)")
+    parser.add_argument("--out", metavar="plan.yaml", type=output_file, default=None, help="write the plan (YAML)")
     parser.add_argument("--json", action="store_true", help="print the cycle's stages as JSON")
 
 

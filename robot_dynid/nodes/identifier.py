@@ -10,6 +10,12 @@ stage's end, or on the ``~/identify`` service (std_srvs/Trigger), a model is ide
 Stages are cut at their markers' header stamps, not at their arrival: samples and markers are
 put back in stamp order (:class:`robot_dynid.streaming_identification.StampOrder`) with
 ``stage_latency`` s of slack, and released early when the joint states stop for that long.
+
+JointState messages that cannot be used (:mod:`robot_dynid.joint_states`: empty or duplicate
+names, a joint missing, array lengths, NaN/inf) are skipped and counted, as are implausible
+samples; each reason is logged once and listed in the status warnings. A model is published only
+if it passes the quality gate (``max_holdout_rsd``, ``max_condition``), the first one included;
+a rejected model's reason goes out in IdentificationStatus.
 """
 from __future__ import annotations
 
@@ -22,11 +28,12 @@ from std_srvs.srv import Trigger
 from robot_dynid.errors import DynIdError
 from robot_dynid.friction import friction_model
 from robot_dynid.identification import IdentificationSettings
+from robot_dynid.joint_states import JointStateSelector
 from robot_dynid.msg import ExperimentStage, IdentificationStatus, IdentifiedModel
 from robot_dynid.nodes.feedforward import MODEL_QOS
 from robot_dynid.nodes.node_runtime import declare, spin_node
 from robot_dynid.package_files import find_package_file
-from robot_dynid.recording import STAGE_KINDS
+from robot_dynid.recording import STAGE_KINDS, describe_dropped
 from robot_dynid.robot_description import load_robot
 from robot_dynid.streaming_identification import (StampOrder, StreamingIdentifier, StreamingSettings,
                                                   join_sub_stages)
@@ -53,6 +60,10 @@ class IdentifierNode(Node):
         self.model_file = declare(self, "model_file", "", "model artifact (YAML) to write on acceptance; '' = none")
         require = declare(self, "require_improvement", True, "accept a model only if its hold-out residual is "
                           "not larger than the model in use's")
+        max_rsd = declare(self, "max_holdout_rsd", 0.5, "quality gate: reject a model whose hold-out RSD "
+                          "(residual / torque, root of sums of squares) is not below this [1]")
+        max_condition = declare(self, "max_condition", 1000.0, "quality gate: reject a model whose condition "
+                                "number (column-scaled base regressor) is not below this [1]")
         status_period = declare(self, "status_period", 1.0, "period of IdentificationStatus", "s")
         self.latency = declare(self, "stage_latency", 0.5, "how far joint states and stage markers may arrive out "
                                "of stamp order; samples are used this much later", "s")
@@ -60,9 +71,11 @@ class IdentifierNode(Node):
         settings = StreamingSettings(IdentificationSettings(friction=friction_model(friction), method=method,
                                                             forgetting=forgetting),
                                      stages=tuple(stages), pool_stages=pool, max_samples=max_samples,
-                                     require_improvement=require)
+                                     require_improvement=require, max_holdout_rsd=max_rsd,
+                                     max_condition=max_condition)
         self.session = StreamingIdentifier(self.robot, settings)
         self.order = StampOrder(self.latency)
+        self.selector = JointStateSelector(self.robot.joint_names)
         self.last_sample_arrival = None
         self.state, self.message = IdentificationStatus.STATE_IDLE, "waiting for a stage"
         self.model_publisher = self.create_publisher(IdentifiedModel, model_topic, MODEL_QOS)
@@ -76,24 +89,20 @@ class IdentifierNode(Node):
                                f"on stages {list(stages)}; {joint_states_topic} -> {model_topic}")
 
     def on_joint_state(self, msg):
-        names = list(msg.name)
-        try:
-            index = [names.index(joint) for joint in self.robot.joint_names]
-        except ValueError:
-            missing = [joint for joint in self.robot.joint_names if joint not in names]
-            self.get_logger().warning(f"JointState lacks joint(s) {missing}; sample ignored", throttle_duration_sec=5.0)
-            return
-        fields = {}
-        for field in ("position", "velocity", "effort"):
-            values = getattr(msg, field)
-            if len(values) != len(names):
-                self.get_logger().warning(f"JointState {field} has {len(values)} values for {len(names)} names; "
-                                          "sample ignored", throttle_duration_sec=5.0)
-                return
-            fields[field] = [values[i] for i in index]
         stamp = seconds(msg.header.stamp)
+        values = self.selector.select(msg.name, msg.position, msg.velocity, msg.effort)
+        if isinstance(values, str) or values.velocity is None or values.effort is None:
+            self.skip(values if isinstance(values, str) else "no velocity or effort", stamp)
+            return
         self.last_sample_arrival = self.get_clock().now()
-        self.dispatch(self.order.add_sample(stamp, (stamp, fields["position"], fields["velocity"], fields["effort"])))
+        self.dispatch(self.order.add_sample(stamp, (stamp, values.position, values.velocity, values.effort)))
+
+    def skip(self, reason, stamp):
+        """Count a sample not used, and say why the first time a reason occurs."""
+        if reason not in self.session.dropped.counts:
+            self.get_logger().warning(f"JointState stamped {stamp:.6f} s not used: {reason} (counted; "
+                                      "said once per reason)")
+        self.session.dropped.add(reason, stamp)
 
     def on_stage(self, msg):
         if not 0 <= msg.kind < len(STAGE_KINDS):
@@ -114,10 +123,12 @@ class IdentifierNode(Node):
             if what == "marker":
                 self.on_marker(*payload)
                 continue
-            try:
-                self.session.add_sample(*payload)
-            except DynIdError as error:  # the stream's fault, not the node's: say so and go on
-                self.get_logger().error(f"sample at {payload[0]:.6f} s not used: {error}", throttle_duration_sec=5.0)
+            known = set(self.session.dropped.counts)
+            if not self.session.add_sample(*payload):
+                new = set(self.session.dropped.counts) - known
+                for reason in new:
+                    self.get_logger().warning(f"sample at {payload[0]:.6f} s not used: {reason} (counted; said "
+                                              "once per reason)")
 
     def on_marker(self, kind, start, cycle, stamp):
         if start:
@@ -146,7 +157,7 @@ class IdentifierNode(Node):
             self.state, self.message = IdentificationStatus.STATE_IDLE, "stage ended; not a selected kind"
             return True, self.message
         self.state, self.message = IdentificationStatus.STATE_CONVERGED, outcome.message
-        self.get_logger().info(outcome.message)
+        (self.get_logger().info if outcome.accepted else self.get_logger().warning)(outcome.message)
         if outcome.accepted:
             self.publish_model(outcome.model)
         self.publish_status()
@@ -177,7 +188,9 @@ class IdentifierNode(Node):
             progress=min(1.0, self.session.stage_samples / self.session.settings.max_samples),
             condition_number=float(metrics.get("condition_number", 0.0)),
             max_relative_std=float(metrics.get("max_relative_std", 0.0)),
-            warnings=list(self.session.warnings), message=self.message))
+            warnings=list(self.session.warnings) + ([f"samples not used: {describe_dropped(self.session.dropped.counts)}"]
+                                                    if self.session.dropped.counts else []),
+            message=self.message))
 
 
 def seconds(stamp):

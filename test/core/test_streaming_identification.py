@@ -29,15 +29,23 @@ def setup():
     return robot, SimulatedRobot(regressor, parameters, NOISE), base, base.projection @ parameters
 
 
-def stage_samples(robot, simulator, seed, duration=12.0, t0=0.0):
+def stage_samples(robot, simulator, seed, duration=12.0, t0=0.0, stamps=None):
+    """Samples of a random Fourier motion at RATE, or at ``stamps`` [s] (from 0) when given."""
     rng = np.random.default_rng(seed)
     scale = 0.1 * np.array([limit.velocity for limit in robot.limits])[:, None]
     n = robot.n_joints
     trajectory = FourierTrajectory(robot.joint_names, period=6.0, q0=np.zeros(n),
                                    a=rng.normal(size=(n, 4)) * scale, b=rng.normal(size=(n, 4)) * scale)
-    t = time_grid(duration, dt=1.0 / RATE)
+    t = time_grid(duration, dt=1.0 / RATE) if stamps is None else stamps
     q, qd, qdd = trajectory.evaluate(t)
     return t + t0, q, qd, qdd, simulator.torques(q, qd, qdd, rng=seed)
+
+
+def jittered_stamps(seed, duration=12.0, jitter=0.2, lost=0.02):
+    """A driver's stamps: steps of (1 +- jitter) / RATE, a fraction ``lost`` of the samples missing."""
+    rng = np.random.default_rng(seed)
+    t = np.cumsum(rng.uniform(1.0 - jitter, 1.0 + jitter, int(duration * RATE))) / RATE
+    return t[rng.random(t.size) >= lost]
 
 
 def run_stage(session, samples, kind="excitation"):
@@ -103,6 +111,59 @@ def test_a_gap_right_after_a_stages_first_sample_is_taken_for_a_gap_not_for_the_
     assert outcome.model.metrics["n_samples"] == keep.sum() - 1 - round(0.2 * keep.sum())
     z = np.abs(outcome.model.values - truth) / outcome.model.std
     assert z.max() < 5.0, dict(zip(base.names, z.round(1)))
+
+
+@pytest.mark.parametrize("method", ["ols", "rls"])
+def test_jittered_stamps_and_lost_samples_identify_like_an_exact_grid(setup, method):
+    """Stamps 20 % off the grid and 2 % of the samples lost, as a real driver's: the estimate agrees
+    with the truth and with the estimate from the same motion on the exact grid, within their std."""
+    robot, simulator, base, truth = setup
+    models = []
+    for stamps in (None, jittered_stamps(seed=5)):
+        session = StreamingIdentifier(robot, settings(identification=IdentificationSettings(
+            friction=FRICTION, method=method)), base=base)
+        outcome, _ = run_stage(session, stage_samples(robot, simulator, seed=1, stamps=stamps))
+        assert outcome.accepted and session.n_dropped == 0
+        models.append(outcome.model)
+    exact, jittered = models
+    for model in models:
+        z = np.abs(model.values - truth) / model.std
+        assert z.max() < 5.0, dict(zip(base.names, z.round(1)))
+    # the noise falls on other samples: two independent estimates of 48 parameters
+    z = (jittered.values - exact.values) / np.hypot(jittered.std, exact.std)
+    assert np.abs(z).max() < 4.0 and np.sqrt(np.mean(z**2)) < 1.5, dict(zip(base.names, z.round(1)))
+
+
+def test_quality_gate_rejects_even_the_first_model(setup):
+    """Before any model is in use, a poor candidate must still not reach controllers."""
+    robot, simulator, base, _ = setup
+    t, q, qd, qdd, tau = stage_samples(robot, simulator, seed=1)
+    scrambled = np.random.default_rng(0).permutation(tau)           # torques of other samples: no fit
+    session = StreamingIdentifier(robot, settings(), base=base)
+    outcome, _ = run_stage(session, (t, q, qd, qdd, scrambled))
+    assert not outcome.accepted and session.version == 0 and session.model is None
+    assert "hold-out RSD" in outcome.rejection and "max_holdout_rsd = 0.5" in outcome.message
+    # joints 2-6 barely move: their parameters are hardly excited
+    small = np.array([1.0] + [0.01] * (robot.n_joints - 1))
+    weak = (q * small, qd * small, qdd * small)
+    session = StreamingIdentifier(robot, settings(max_holdout_rsd=10.0), base=base)
+    outcome, _ = run_stage(session, (t, *weak, simulator.torques(*weak, rng=1)))
+    assert not outcome.accepted and "condition number" in outcome.rejection, outcome.message
+    assert session.model is None
+
+
+def test_a_corrupt_sample_is_dropped_as_implausible_not_fed_to_the_estimator(setup):
+    robot, simulator, base, truth = setup
+    t, q, qd, qdd, tau = stage_samples(robot, simulator, seed=1)
+    tau = tau.copy()
+    tau[700, 2] = 1e300
+    session = StreamingIdentifier(robot, settings(), base=base)
+    outcome, _ = run_stage(session, (t, q, qd, qdd, tau))
+    assert outcome.accepted and np.isfinite(outcome.holdout_rms)
+    [(reason, entry)] = session.dropped.counts.items()
+    assert reason.startswith("|torque| of j3 above") and entry.count == 1 and entry.first_time == t[700]
+    z = np.abs(outcome.model.values - truth) / outcome.model.std
+    assert z.max() < 5.0
 
 
 def test_model_fitted_on_bad_data_is_rejected_unless_improvement_is_not_required(setup):
@@ -221,6 +282,8 @@ def test_markers_overtaking_samples_still_cut_the_stage_at_their_stamps(setup):
     ({"rls_window": 3}, r"rls_window must be odd and exceed polyorder = 3, got 3"),
     ({"max_samples": 50}, r"max_samples must be at least 4 \* window = 84, got 50"),
     ({"holdout_fraction": 1.0}, r"holdout_fraction must be in \[0, 1\), got 1.0"),
+    ({"max_condition": float("nan")}, r"max_condition must be a finite number > 0, got nan"),
+    ({"max_holdout_rsd": 0.0}, r"max_holdout_rsd must be a finite number > 0, got 0.0"),
 ])
 def test_settings_are_validated(changes, message):
     with pytest.raises(DynIdError, match=message):

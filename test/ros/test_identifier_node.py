@@ -39,13 +39,18 @@ def simulator():
     return robot, SimulatedRobot(regressor, simulation_parameters(regressor, seed=5), noise_std=0.2)
 
 
-def motion(robot, seed, duration):
+def motion_at(robot, seed, stamps):
+    """q, qd, qdd (N, 6) of a random Fourier trajectory at ``stamps`` [s]."""
     rng = np.random.default_rng(seed)
     scale = 0.1 * np.array([limit.velocity for limit in robot.limits])[:, None]
     trajectory = FourierTrajectory(robot.joint_names, period=6.0, q0=np.zeros(6),
                                    a=rng.normal(size=(6, 4)) * scale, b=rng.normal(size=(6, 4)) * scale)
+    return trajectory.evaluate(stamps)
+
+
+def motion(robot, seed, duration):
     t = time_grid(duration, dt=1.0 / RATE)
-    return (t, *trajectory.evaluate(t))
+    return (t, *motion_at(robot, seed, t))
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +67,18 @@ def identifier(tmp_path_factory):
 def stamp_of(seconds):
     sec = math.floor(seconds)
     return {"sec": sec, "nanosec": round((seconds - sec) * 1e9)}
+
+
+def joint_state(names, stamp, position, velocity, effort):
+    message = JointState(name=names, position=list(position), velocity=list(velocity), effort=list(effort))
+    message.header.stamp.sec, message.header.stamp.nanosec = stamp_of(stamp).values()
+    return message
+
+
+def pace(graph, t0, k):
+    """Publish at ~1 kHz so the node's reader history never overflows."""
+    if k % 50 == 0:
+        graph.spin_until(lambda: time.monotonic() > t0 + k / 1000.0, what="pacing")
 
 
 def stage_marker(start, seconds=None):
@@ -95,16 +112,11 @@ def test_stage_end_publishes_a_model_that_predicts_held_out_motion(identifier, s
     for k in range(len(t)):
         if k == len(t) - 100:  # the end marker overtakes the stage's last 100 samples; its stamp still counts
             stages.publish(stage_marker(start=False, seconds=1000.0 + t[-1] + 0.5 / RATE))
-        message = JointState(name=names, position=list(q[k, ::-1]) + [0.0], velocity=list(qd[k, ::-1]) + [0.0],
-                             effort=list(tau[k, ::-1]) + [0.0])
-        message.header.stamp.sec, message.header.stamp.nanosec = stamp_of(1000.0 + t[k]).values()
-        states.publish(message)
+        states.publish(joint_state(names, 1000.0 + t[k], list(q[k, ::-1]) + [0.0], list(qd[k, ::-1]) + [0.0],
+                                   list(tau[k, ::-1]) + [0.0]))
         if k == 1000:  # a NaN sample between two others: dropped and counted
-            bad = JointState(name=names, position=[math.nan] * 7, velocity=[0.0] * 7, effort=[0.0] * 7)
-            bad.header.stamp.sec, bad.header.stamp.nanosec = stamp_of(1000.0 + t[k] + 0.5 / RATE).values()
-            states.publish(bad)
-        if k % 50 == 0:  # pace at ~1 kHz so the node's reader history (depth 100) never overflows
-            graph.spin_until(lambda: time.monotonic() > t0 + k / 1000.0, what="pacing")
+            states.publish(joint_state(names, 1000.0 + t[k] + 0.5 / RATE, [math.nan] * 7, [0.0] * 7, [0.0] * 7))
+        pace(graph, t0, k)
     graph.spin_until(lambda: models, timeout=30.0, what="an IdentifiedModel after the stage end")
 
     msg = models[0]
@@ -131,3 +143,79 @@ def test_stage_end_publishes_a_model_that_predicts_held_out_motion(identifier, s
     assert "version 2" in response.message
     graph.spin_until(lambda: len(models) == 2, what="model version 2 after ~/identify")
     assert models[1].version == 2 and process.poll() is None
+
+
+@pytest.fixture()
+def fresh_identifier(tmp_path):
+    """A second identifier on its own topics, with no model yet."""
+    process = start_node("identifier", "-r", "__node:=identifier_fresh", "-p", "joint_states_topic:=fresh/joint_states",
+                         "-p", "stage_topic:=fresh/experiment_stage", "-p", "model_topic:=fresh/identified_model",
+                         "-p", "status_topic:=fresh/identification_status", log_path=tmp_path / "node.log")
+    graph = RosTestGraph()
+    node = graph.node
+    topics = {"models": [], "statuses": []}
+    node.create_subscription(IdentifiedModel, "fresh/identified_model", topics["models"].append, MODEL_QOS)
+    node.create_subscription(IdentificationStatus, "fresh/identification_status", topics["statuses"].append, 10)
+    states = node.create_publisher(JointState, "fresh/joint_states", QoSProfile(depth=5000))
+    stages = node.create_publisher(ExperimentStage, "fresh/experiment_stage", QoSProfile(depth=10))
+    graph.spin_until(lambda: states.get_subscription_count() > 0 and stages.get_subscription_count() > 0
+                     and topics["statuses"], what="identifier subscribing and publishing status")
+    yield graph, states, stages, topics
+    graph.close()
+    assert stop_node(process) == 0, (tmp_path / "node.log").read_text()
+
+
+def play_stage(graph, states, stages, stamps, q, qd, tau, extra=lambda k: []):
+    """One excitation stage: start marker, the samples (plus ``extra(k)`` messages), end marker."""
+    stages.publish(stage_marker(start=True, seconds=stamps[0] - 0.001))
+    t0 = time.monotonic()
+    names = [f"j{j + 1}" for j in range(q.shape[1])]
+    for k in range(len(stamps)):
+        states.publish(joint_state(names, stamps[k], q[k], qd[k], tau[k]))
+        for message in extra(k):
+            states.publish(message)
+        pace(graph, t0, k)
+    stages.publish(stage_marker(start=False, seconds=stamps[-1] + 0.001))
+
+
+def test_jittered_stamps_lost_and_bad_messages_still_give_a_good_model(fresh_identifier, simulator):
+    """A real driver: stamps 20 % off the grid, 2 % of the messages lost, one corrupt torque, one message
+    with a missing effort value. The bad ones are counted by reason; the model still predicts."""
+    graph, states, stages, topics = fresh_identifier
+    robot, sim = simulator
+    rng = np.random.default_rng(3)
+    stamps = np.cumsum(rng.uniform(0.8, 1.2, int(12.0 * RATE))) / RATE
+    stamps = stamps[rng.random(stamps.size) >= 0.02]
+    q, qd, qdd = motion_at(robot, seed=1, stamps=stamps)
+    tau = sim.torques(q, qd, qdd, rng=1)
+    names = list(robot.joint_names)
+
+    def bad_messages(k):
+        if k == 700:
+            return [joint_state(names, 2000.0 + stamps[k] + 0.0002, q[k], qd[k], [0, 0, 1e300, 0, 0, 0]),
+                    joint_state(names, 2000.0 + stamps[k] + 0.0003, q[k], qd[k], [0, 0, 0, 0, 0])]
+        return []
+
+    play_stage(graph, states, stages, 2000.0 + stamps, q, qd, tau, bad_messages)
+    graph.spin_until(lambda: topics["models"], timeout=30.0, what="an IdentifiedModel from jittered stamps")
+    model = DynamicModel.from_yaml(topics["models"][0].artifact_yaml)
+    _, q2, qd2, qdd2 = motion(robot, seed=9, duration=6.0)
+    error = model.torque(q2, qd2, qdd2) - sim.torques(q2, qd2, qdd2, noise=False)
+    assert np.sqrt(np.mean(error**2, axis=0)).max() < TOLERANCE
+    graph.spin_until(lambda: topics["statuses"][-1].samples_dropped == 2, what="the two bad messages counted")
+    warning = topics["statuses"][-1].warnings[-1]
+    assert "array lengths differ from the names: 1" in warning and "|torque| of j3 above" in warning, warning
+
+
+def test_the_first_model_is_not_published_when_it_fails_the_quality_gate(fresh_identifier, simulator):
+    graph, states, stages, topics = fresh_identifier
+    robot, sim = simulator
+    t, q, qd, qdd = motion(robot, seed=1, duration=12.0)
+    scrambled = np.random.default_rng(0).permutation(sim.torques(q, qd, qdd, rng=1))  # torques that fit nothing
+    play_stage(graph, states, stages, 3000.0 + t, q, qd, scrambled)
+    graph.spin_until(lambda: "rejected" in topics["statuses"][-1].message, timeout=30.0,
+                     what="the rejection in IdentificationStatus")
+    assert "hold-out RSD" in topics["statuses"][-1].message and "no model in use yet" in topics["statuses"][-1].message
+    deadline = time.monotonic() + 1.0   # a model would have been published before the status
+    graph.spin_until(lambda: time.monotonic() > deadline, what="a second to pass")
+    assert topics["models"] == []
