@@ -29,6 +29,9 @@ def generate_launch_description():
         DeclareLaunchArgument("trajectory_out_topic", default_value="trajectory_with_effort",
                               description="the JointTrajectory with effort [N m] filled, for a "
                                           "joint_trajectory_controller"),
+        DeclareLaunchArgument("position_margin", default_value="0.1",
+                              description="[rad] positions beyond a joint's limits by more than this are "
+                                          "refused; negative: no check"),
     ]
     feedforward = Node(
         package="robot_dynid",
@@ -41,6 +44,7 @@ def generate_launch_description():
             {name: ParameterValue(LaunchConfiguration(name), value_type=str)
              for name in ("model_file", "model_topic", "reference_topic", "command_topic",
                           "trajectory_topic", "trajectory_out_topic")},
+            {"position_margin": ParameterValue(LaunchConfiguration("position_margin"), value_type=float)},
         ],
     )
     return LaunchDescription([*arguments, feedforward])

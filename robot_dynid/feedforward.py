@@ -5,11 +5,14 @@ the value of point k, joint j (the j-th name) is at index ``k * m + j`` (an (N, 
 row-major order), which is how the ``ComputeFeedforward`` service carries them. The service and
 the reference and trajectory topics of the feedforward node all go through
 :func:`compute_feedforward`, so a malformed request gets the same message (naming the field and,
-where one is at fault, the point and joint) wherever it comes from.
+where one is at fault, the point and joint) wherever it comes from. It refuses non-finite values,
+positions beyond a joint's limits by more than ``position_margin`` [rad], and never returns a
+non-finite torque.
 """
 from __future__ import annotations
 
 import array
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -18,6 +21,8 @@ from robot_dynid.errors import DataError
 from robot_dynid.model import DynamicModel
 
 FIELDS = ("positions", "velocities", "accelerations")
+#: Default position margin [rad]: positions further than this beyond a joint's limits are refused.
+DEFAULT_POSITION_MARGIN = 0.1
 
 
 def joint_order(model_joints: Sequence[str], joint_names: Sequence[str]) -> list[int]:
@@ -139,22 +144,54 @@ def join_points(field: str, rows: Sequence, m: int) -> np.ndarray:
     return joined.reshape(-1)
 
 
+def check_position_margin(position_margin) -> float:
+    """``position_margin`` [rad] as a float: >= 0 checks positions against the limits widened by
+    it, negative turns the check off; NaN (which would silently turn it off) raises DataError."""
+    position_margin = float(position_margin)
+    if math.isnan(position_margin):
+        raise DataError("position_margin is nan; give a margin [rad] >= 0, or a negative value to "
+                        "turn the position check off")
+    return position_margin
+
+
 def compute_feedforward(model: DynamicModel, joint_names, positions, velocities=(), accelerations=(),
-                        temperature=None, elapsed=None) -> np.ndarray:
+                        temperature=None, elapsed=None,
+                        position_margin: float = DEFAULT_POSITION_MARGIN) -> np.ndarray:
     """Feed-forward torques [N m], shape (N, m), in the order of ``joint_names``.
 
     See :func:`request_arrays` for the inputs (flat arrays, point k, joint j at ``k * m + j``);
     ``temperature`` [deg C] (n,) in the model's joint order and ``elapsed`` [s] are passed to
     friction models that drift. The result is C-contiguous: ``.reshape(-1)`` is the flat layout
     of the inputs.
+
+    Raises DataError, naming the point and joint of the first problem in point order, where
+    :func:`request_arrays` does, for a position beyond the joint's limits by more than
+    ``position_margin`` [rad] (a negative margin turns this off; URDF continuous joints are not
+    checked), and for a torque that is not finite (values too large for the model, e.g. a
+    velocity whose square overflows).
     """
     q, qd, qdd = request_arrays(model.joint_names, joint_names, positions, velocities, accelerations)
+    back = [list(model.joint_names).index(name) for name in joint_names]
+    position_margin = check_position_margin(position_margin)
+    if position_margin >= 0.0:
+        lower, upper = model.position_limits
+        outside = (q < lower - position_margin) | (q > upper + position_margin)
+        if outside.any():
+            point, joint = divmod(int(np.argmax(outside[:, back])), len(back))
+            value, (low, high) = float(q[point, back[joint]]), model.robot.limits[back[joint]].position
+            raise DataError(f"point {point}: positions of joint {joint_names[joint]} is {value!r} rad, beyond its "
+                            f"limits [{low!r}, {high!r}] rad by more than position_margin {position_margin!r} rad")
     if model.friction.needs_temperature and temperature is None:
         raise DataError("the model's friction depends on joint temperature, and none has been received")
     if temperature is not None:
         temperature = np.broadcast_to(np.asarray(temperature, float), q.shape)
     if elapsed is not None:
         elapsed = np.full(q.shape[0], float(elapsed))
-    tau = model.torque(q, qd, qdd, temperature=temperature, elapsed=elapsed)
-    back = [list(model.joint_names).index(name) for name in joint_names]
-    return np.ascontiguousarray(tau[:, back])
+    with np.errstate(all="ignore"):             # overflow is reported below, by point and joint
+        tau = np.ascontiguousarray(model.torque(q, qd, qdd, temperature=temperature, elapsed=elapsed)[:, back])
+    bad = ~np.isfinite(tau)
+    if bad.any():
+        point, joint = divmod(int(np.argmax(bad)), len(back))
+        raise DataError(f"point {point}: the effort of joint {joint_names[joint]} is {float(tau[point, joint])!r}: "
+                        f"the point's values are too large for the model to evaluate")
+    return tau

@@ -11,11 +11,18 @@ command_topic (str): std_msgs/Float64MultiArray of torques [N m] in the model's 
 trajectory_topic (str): trajectory_msgs/JointTrajectory in; '' = off.
 trajectory_out_topic (str): the same trajectory with every point's effort [N m] filled from the model,
     for a joint_trajectory_controller with an effort interface.
+position_margin (float): [rad], default 0.1: positions beyond a joint's position limits by more
+    than this are refused, naming the point and joint (URDF continuous joints are not checked);
+    a negative value turns the check off.
 
 Service ``compute_feedforward`` (robot_dynid/srv/ComputeFeedforward): joint names and flat
 arrays of N points in, torques [N m] of the N points out, in the request's layout. All three
 paths convert the message to arrays, call :func:`robot_dynid.feedforward.compute_feedforward`
-and convert back.
+and convert back; what it refuses (non-finite values, positions beyond the limits plus
+``position_margin``, a non-finite torque) gets ``success: false`` on the service, and a warning
+naming the point and joint on the topics, which then publish nothing. An ``IdentifiedModel`` whose
+artifact does not load (malformed, non-finite) is logged, naming the field, and ignored: the
+model in use and its version stay.
 """
 from __future__ import annotations
 
@@ -31,7 +38,8 @@ from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
 from robot_dynid.errors import DynIdError
-from robot_dynid.feedforward import FIELDS, compute_feedforward, join_points
+from robot_dynid.feedforward import (DEFAULT_POSITION_MARGIN, FIELDS, check_position_margin, compute_feedforward,
+                                     join_points)
 from robot_dynid.model import DynamicModel
 from robot_dynid.msg import IdentifiedModel
 from robot_dynid.nodes.node_runtime import declare, spin_node
@@ -54,6 +62,9 @@ class FeedforwardNode(Node):
         trajectory_topic = declare(self, "trajectory_topic", "", "JointTrajectory reference in; '' = off")
         trajectory_out_topic = declare(self, "trajectory_out_topic", "trajectory_with_effort",
                                        "JointTrajectory out with effort filled", "N m")
+        self.position_margin = check_position_margin(declare(
+            self, "position_margin", DEFAULT_POSITION_MARGIN,
+            "positions beyond a joint's limits by more than this are refused; negative: no check", "rad"))
         self.model = None
         self.model_version = 0
         if model_file:
@@ -86,6 +97,10 @@ class FeedforwardNode(Node):
         self.get_logger().info(f"using model version {self.model_version} from {origin} "
                                f"(joints {list(model.joint_names)})")
 
+    def torques(self, joint_names, *fields):
+        """:func:`compute_feedforward` of the model in use with the node's position margin."""
+        return compute_feedforward(self.model, joint_names, *fields, position_margin=self.position_margin)
+
     def on_model(self, msg):
         try:
             model = DynamicModel.from_yaml(msg.artifact_yaml, source="IdentifiedModel.artifact_yaml")
@@ -100,7 +115,7 @@ class FeedforwardNode(Node):
             response.success, response.message = False, "no model loaded yet"
             return response
         try:
-            tau = compute_feedforward(self.model, request.joint_names, *(
+            tau = self.torques(request.joint_names, *(
                 np.frombuffer(getattr(request, field), dtype=np.float64) for field in FIELDS))
         except DynIdError as error:
             response.success, response.message = False, str(error)
@@ -123,15 +138,14 @@ class FeedforwardNode(Node):
     def fill_efforts(self, joint_names, points):
         """Set each JointTrajectoryPoint's effort [N m] from the model (raises DynIdError on bad points)."""
         fields = [join_points(field, [getattr(p, field) for p in points], len(joint_names)) for field in FIELDS]
-        for point, effort in zip(points, compute_feedforward(self.model, joint_names, *fields)):
+        for point, effort in zip(points, self.torques(joint_names, *fields)):
             point.effort = float64_array(effort)
 
     def on_reference(self, msg):
         if self.model is None:
             return
         try:
-            tau = compute_feedforward(self.model, self.model.joint_names,
-                                      *_by_name(msg, self.model.joint_names))
+            tau = self.torques(self.model.joint_names, *_by_name(msg, self.model.joint_names))
         except DynIdError as error:
             self.get_logger().warning(f"reference on {list(msg.name)}: {error}", throttle_duration_sec=5.0)
             return

@@ -2,6 +2,7 @@
 problem named; trajectory points joined into the flat layout; torques back in the request's order."""
 import array
 import math
+import os
 import re
 
 import numpy as np
@@ -21,6 +22,7 @@ from rnea_reference import rnea_torques
 MODEL = ("a", "b", "c")
 REQUEST = ("c", "a", "b")                   # request order; model column j is request column ORDER[j]
 ORDER = [REQUEST.index(name) for name in MODEL]
+DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
 
 
 def rows(n, seed=0):
@@ -140,3 +142,65 @@ def test_torques_equal_rnea_in_the_request_order_and_layout(er3a):
     expected = np.array([rnea_torques(model.robot, parameters, *state) for state in zip(q, qd, qdd)])[:, order]
     np.testing.assert_allclose(tau, expected, rtol=1e-9, atol=1e-9)
     assert tau.flags.c_contiguous      # reshape(-1) is the request's flat layout
+
+
+def test_positions_too_large_to_evaluate_are_refused_by_point_and_joint(er3a):
+    model, _ = er3a
+    q = np.zeros((2, 6))
+    q[1, 2] = 1e308
+    with pytest.raises(DataError, match=re.escape(
+            "point 1: positions of joint j3 is 1e+308 rad, beyond its limits [-1.2217, 1.7453] rad by more than "
+            "position_margin 0.1 rad")):
+        compute_feedforward(model, model.joint_names, q.ravel())
+    # without the position check, the torques are not finite: refused, never returned
+    with pytest.raises(DataError, match=r"^point 1: the effort of joint j\d is nan: the point's values are too "
+                                        r"large for the model to evaluate$"):
+        compute_feedforward(model, model.joint_names, q.ravel(), position_margin=-1.0)
+
+
+def test_velocities_whose_torques_overflow_are_refused(er3a):
+    model, _ = er3a
+    qd = np.zeros((3, 6))
+    qd[2, 4] = 1e200
+    names = list(reversed(model.joint_names))
+    with pytest.raises(DataError, match=r"^point 2: the effort of joint j\d is (nan|-?inf): "):
+        compute_feedforward(model, names, np.zeros(18), qd[:, ::-1].ravel())
+
+
+@pytest.mark.parametrize("value, margin, refused", [
+    (2.05, None, True), (-2.05, None, True), (1.99, None, False), (-1.99, None, False),
+    (2.05, 0.2, False), (1.95, 0.0, True), (5.0, -1.0, False),
+])
+def test_positions_beyond_the_limits_plus_the_margin_are_refused(er3a, value, margin, refused):
+    """j5 of the ER3A has limits [-1.9199, 1.9199] rad; the default margin is 0.1 rad."""
+    model, parameters = er3a
+    q = np.zeros((2, 6))
+    q[1, 4] = value
+    options = {} if margin is None else {"position_margin": margin}
+    if refused:
+        with pytest.raises(DataError, match=re.escape(
+                f"point 1: positions of joint j5 is {value!r} rad, beyond its limits [-1.9199, 1.9199] rad by more "
+                f"than position_margin {0.1 if margin is None else margin!r} rad")):
+            compute_feedforward(model, model.joint_names, q.ravel(), **options)
+    else:
+        tau = compute_feedforward(model, model.joint_names, q.ravel(), **options)
+        np.testing.assert_allclose(tau[1], rnea_torques(model.robot, parameters, q[1], np.zeros(6), np.zeros(6)),
+                                   rtol=1e-9, atol=1e-9)
+
+
+def test_a_nan_position_margin_is_refused(er3a):
+    model, _ = er3a
+    with pytest.raises(DataError, match=r"position_margin is nan"):
+        compute_feedforward(model, model.joint_names, np.zeros(6), position_margin=math.nan)
+
+
+def test_continuous_joints_are_not_checked():
+    """planar_gripper: shoulder revolute within [-1.5, 1.5] rad, wrist a URDF continuous joint."""
+    robot = load_robot(os.path.join(DATA, "planar_gripper.yaml"))
+    assert robot.continuous == (False, False, True)
+    base = compute_base_parameters(Regressor(robot, FrictionModel()))
+    model = DynamicModel(robot, FrictionModel(), False, False, base,
+                         base.projection @ plausible_parameters(robot, seed=1), np.zeros(base.rank))
+    assert np.isfinite(compute_feedforward(model, robot.joint_names, [0.0, 0.0, 10.0])).all()
+    with pytest.raises(DataError, match=r"point 0: positions of joint shoulder is 2.0 rad, beyond its limits "):
+        compute_feedforward(model, robot.joint_names, [2.0, 0.0, 10.0])

@@ -9,6 +9,7 @@ import pathlib
 
 import numpy as np
 import pytest
+import yaml
 from builtin_interfaces.msg import Duration
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -42,9 +43,14 @@ def er3a():
 
 
 @pytest.fixture(scope="module")
-def feedforward_node(er3a, tmp_path_factory):
+def directory(tmp_path_factory):
+    """The feedforward node's directory: its model file and log (node.log)."""
+    return tmp_path_factory.mktemp("feedforward")
+
+
+@pytest.fixture(scope="module")
+def feedforward_node(er3a, directory):
     model, _ = er3a
-    directory = tmp_path_factory.mktemp("feedforward")
     model_file = model.save(directory / "model.yaml")
     process = start_node("feedforward", "-p", f"model_file:={model_file}",
                          "-p", "reference_topic:=desired_joint_states",
@@ -110,6 +116,12 @@ def set_item(field, index, value):
     (lambda r: r.joint_names.pop(), "joint_names is missing ['j6']; the model needs ['j1', 'j2', 'j3', 'j4', "
                                     "'j5', 'j6']"),
     (lambda r: setattr(r, "positions", []), "no points given (positions is empty)"),
+    (set_item("positions", 6 + 2, 1e308), "point 1: positions of joint j3 is 1e+308 rad, beyond its limits "
+                                          "[-1.2217, 1.7453] rad by more than position_margin 0.1 rad"),
+    (set_item("positions", 4, -2.05), "point 0: positions of joint j5 is -2.05 rad, beyond its limits "
+                                      "[-1.9199, 1.9199] rad by more than position_margin 0.1 rad"),
+    (set_item("velocities", 6 + 3, 1e200), "point 1: the effort of joint j1 is nan: the point's values are too "
+                                           "large for the model to evaluate"),
 ])
 def test_malformed_requests_get_a_message_and_the_node_survives(feedforward_node, er3a, mutate, message):
     graph, process = feedforward_node
@@ -123,6 +135,17 @@ def test_malformed_requests_get_a_message_and_the_node_survives(feedforward_node
     assert len(response.efforts) == 0
     assert process.poll() is None
     assert graph.call(client, request(model.joint_names, np.zeros((1, 6)))).success   # still serving
+
+
+def test_positions_within_the_limits_plus_the_margin_are_served(feedforward_node, er3a):
+    graph, _ = feedforward_node
+    model, parameters = er3a
+    client = graph.node.create_client(ComputeFeedforward, "compute_feedforward")
+    q = np.array([2.5, -2.3, 1.8, 3.2, -1.99, 6.3])       # each joint up to 0.09 rad beyond its limits
+    response = graph.call(client, request(model.joint_names, q))
+    assert response.success, response.message
+    np.testing.assert_allclose(response.efforts, rnea_torques(model.robot, parameters, q, np.zeros(6), np.zeros(6)),
+                               rtol=1e-9, atol=1e-9)
 
 
 def test_reference_joint_state_gives_effort_commands(feedforward_node, er3a):
@@ -177,6 +200,21 @@ def test_joint_trajectory_is_forwarded_with_efforts(feedforward_node, er3a):
         assert (point.time_from_start.sec, point.time_from_start.nanosec) == (index, 500)
 
 
+def test_a_trajectory_beyond_the_limits_is_not_forwarded(feedforward_node, er3a, directory):
+    graph, _ = feedforward_node
+    model, _ = er3a
+    publisher = graph.node.create_publisher(JointTrajectory, "reference_trajectory", 10)
+    graph.spin_until(lambda: publisher.get_subscription_count() > 0, what="feedforward subscribing to trajectories")
+    q = np.zeros((2, 6))
+    q[1, 2] = 1.9                                           # j3: limits [-1.2217, 1.7453] rad
+    publisher.publish(JointTrajectory(joint_names=list(model.joint_names), points=[
+        JointTrajectoryPoint(positions=list(row), time_from_start=Duration(sec=index)) for index, row in enumerate(q)]))
+    warning = ("point 1: positions of joint j3 is 1.9 rad, beyond its limits [-1.2217, 1.7453] rad by more than "
+               "position_margin 0.1 rad")
+    graph.spin_until(lambda: warning in (directory / "node.log").read_text(),
+                     what="the feedforward node warning about the trajectory")
+
+
 def test_a_published_model_replaces_the_one_in_use(feedforward_node, er3a):
     graph, _ = feedforward_node
     model, parameters = er3a
@@ -197,9 +235,51 @@ def test_a_published_model_replaces_the_one_in_use(feedforward_node, er3a):
     np.testing.assert_allclose(holder["response"].efforts, expected, rtol=1e-9, atol=1e-9)
 
 
-def test_a_missing_model_file_is_a_clean_error(tmp_path):
-    process = start_node("feedforward", "-p", f"model_file:={tmp_path / 'absent.yaml'}",
-                         log_path=tmp_path / "node.log")
+def with_nan_value(model, row=3):
+    """``model``'s artifact with ``.nan`` as the value of base parameter ``row``."""
+    data = yaml.safe_load(model.to_yaml())
+    data["base_parameters"]["table"][row]["value"] = math.nan
+    return yaml.safe_dump(data, sort_keys=False, width=1000)
+
+
+def test_a_published_model_that_is_not_finite_is_ignored(feedforward_node, er3a, directory):
+    graph, _ = feedforward_node
+    model, _ = er3a
+    client = graph.node.create_client(ComputeFeedforward, "compute_feedforward")
+    q = np.array([0.3, -0.2, 0.5, 0.1, 0.4, -0.6])
+    before = graph.call(client, request(model.joint_names, q))
+    assert before.success, before.message
+    publisher = graph.node.create_publisher(IdentifiedModel, "identified_model", MODEL_QOS)
+    publisher.publish(IdentifiedModel(robot_name=model.robot.name, version=before.model_version + 10,
+                                      artifact_yaml=with_nan_value(model)))
+    log = directory / "node.log"
+    ignored = (f"ignoring IdentifiedModel version {before.model_version + 10}: IdentifiedModel.artifact_yaml: "
+               f"base_parameters.table[3].value is nan")
+    graph.spin_until(lambda: ignored in log.read_text(), what="the feedforward node logging the ignored model")
+    [line] = [line for line in log.read_text().splitlines() if ignored in line]
+    assert line.endswith("base_parameters.table[3].value is nan")
+    after = graph.call(client, request(model.joint_names, q))
+    assert after.success, after.message
+    assert after.model_version == before.model_version
+    assert np.isfinite(after.efforts).all()
+    np.testing.assert_array_equal(after.efforts, before.efforts)
+
+
+@pytest.mark.parametrize("arguments, named", [
+    (lambda directory, model: ["-p", f"model_file:={directory / 'absent.yaml'}"], "absent.yaml"),
+    (lambda directory, model: ["-p", f"model_file:={write(directory / 'nan.yaml', with_nan_value(model))}"],
+     "nan.yaml: base_parameters.table[3].value is nan"),
+    (lambda directory, model: ["-p", "position_margin:=.nan"], "position_margin is nan"),
+])
+def test_a_bad_model_file_or_margin_is_a_one_line_error(tmp_path, er3a, arguments, named):
+    process = start_node("feedforward", *arguments(tmp_path, er3a[0]), log_path=tmp_path / "node.log")
     assert process.wait(timeout=30) == 2
     log = (tmp_path / "node.log").read_text()
-    assert "absent.yaml" in log and "Traceback" not in log
+    assert "Traceback" not in log
+    [line] = [line for line in log.splitlines() if "error" in line]
+    assert named in line, log
+
+
+def write(path, text):
+    path.write_text(text)
+    return path
