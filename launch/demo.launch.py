@@ -4,9 +4,10 @@ identifier, experiment_runner) and feedforward.launch.py.
 ros2 launch robot_dynid demo.launch.py output_directory:=/tmp/demo
 
 Every node reads its config/<node>.yaml, then ``params_file`` (default config/demo.yaml: a short
-plan of two cycles, simulator noise and seed, pooled identification), as ``robot-dynid demo`` does
-where launch is not available. The identified model is served on compute_feedforward; try
-``ros2 topic echo /identification_status`` while the plan runs (about 160 s).
+plan of two cycles that the runner starts by itself (``autostart``), simulator noise and seed,
+pooled identification), as ``robot-dynid demo`` does where launch is not available. The identified
+model is served on compute_feedforward; try ``ros2 topic echo /identification_status`` while the
+plan runs (about 160 s).
 """
 import os
 

@@ -9,6 +9,15 @@ ros2 launch robot_dynid identification.launch.py \
     command_topic:=/joint_trajectory_controller/joint_trajectory \
     robot_file:=/path/robot.yaml plan_file:=/path/plan.yaml output_directory:=/data/bags
 
+The runner moves nothing until told to, once the arm is where it should be:
+
+ros2 service call /experiment_runner/start std_srvs/srv/Trigger
+
+(the response says what it will do, e.g. approach the plan's start pose first, or why it refuses;
+``ros2 service call /experiment_runner/abort std_srvs/srv/Trigger`` stops it). ``autostart``,
+``start_tolerance`` and ``approach_speed_fraction`` are set in config/experiment_runner.yaml or
+``params_file``.
+
 Parameters come from the installed config/<node>.yaml, then from ``params_file`` (a file with
 sections for any of the nodes, e.g. config/demo.yaml), then from the arguments given a value.
 """

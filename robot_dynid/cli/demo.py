@@ -3,8 +3,9 @@
 With ROS 2 (rclpy and the built interfaces), the demo starts the graph of ``launch/demo.launch.py``
 in one process (:mod:`robot_dynid.nodes.demo_graph`): sim_robot follows the protocol plan that
 experiment_runner plays (two short cycles of excitation, friction ladders and warm-up, set in
-``config/demo.yaml``), the recorder writes the bag with the stage markers, the identifier
-identifies the excitation stages as they end and feedforward serves the model. The identified
+``config/demo.yaml``, which also sets the runner's ``autostart``: no ``~/start`` call), the
+recorder writes the bag with the stage markers, the identifier identifies the excitation stages
+as they end and feedforward serves the model. The identified
 base parameters are printed beside the simulator's true ones, and the feed-forward torques from
 the ComputeFeedforward service on a held-out trajectory are compared with the simulator's
 noise-free torques.
@@ -22,6 +23,7 @@ import numpy as np
 import yaml
 
 from robot_dynid.bag_io import BagWriter
+from robot_dynid.cli.options import output_directory
 from robot_dynid.csv_io import write_csv
 from robot_dynid.data_files import read_recording
 from robot_dynid.excitation import random_excitation
@@ -43,7 +45,8 @@ HELD_OUT_RATE = 100.0  # Hz, points of the held-out trajectory
 
 
 def add_arguments(parser):
-    parser.add_argument("--out", default="demo_output", help="output directory (default: %(default)s)")
+    parser.add_argument("--out", default="demo_output", type=output_directory,
+                        help="output directory (default: %(default)s)")
     parser.add_argument("--offline", action="store_true",
                         help="core-only demo without ROS nodes (what runs anyway when rclpy is not installed)")
     parser.add_argument("--robot", default=None, metavar="R.yaml", help="robot description (default: the ER3A)")

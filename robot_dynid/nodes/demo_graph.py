@@ -149,7 +149,12 @@ class DemoGraph:
             seen["markers"] = len(self.stages)
             return runner.run.state != "running" and len(self.stages) >= runner.run.next_event
 
-        spin_until(self.executor, finished, runner.schedule.duration + runner.start_delay + 60.0,
+        spin_until(self.executor, lambda: runner.run.state != "idle" or runner.autostart_refusal, SERVICE_TIMEOUT,
+                   "the experiment runner to start (autostart: true in config/demo.yaml)")
+        if runner.run.state == "idle":
+            raise DynIdError(f"the experiment runner did not start: {runner.autostart_refusal}")
+        spin_until(self.executor, finished,
+                   runner.start_delay + runner.run.schedule.approach_duration + runner.schedule.duration + 60.0,
                    "the experiment runner to play its plan")
         if runner.run.state != "done":
             raise DynIdError(f"the experiment was {runner.run.state}; see the experiment_runner log above")

@@ -1,17 +1,30 @@
 """experiment_runner node: plays a protocol plan on a robot and marks its stages.
 
-Once ``command_topic`` has a subscriber and a joint state has arrived, the plan starts
-``start_delay`` s later (plan time 0); the arm moves from where it is to the plan's first point
-in that time, so give it enough. The reference is sent as trajectory_msgs/JointTrajectory
-windows of ``window_duration`` s, each ``lookahead`` s ahead, with header.stamp = the absolute
-time of its first point; every window also repeats the reference from ``lookahead`` before it,
-so a joint_trajectory_controller that replaces its trajectory on arrival splices them
-(:mod:`robot_dynid.experiment_schedule`). ExperimentStage markers go out at every stage
-boundary, stamped with the boundary time. Measured ``joint_states`` are compared with the
-reference at their stamps; beyond ``deviation_threshold`` [rad] on any joint the node aborts.
-``~/abort`` (std_srvs/Trigger) aborts too. Aborting sends a hold at the last measured pose
-(reached in ``stop_duration`` s) and the end marker of the stage playing. When the plan is done
-(or aborted) the node logs it and stays alive, idle, until shut down.
+Nothing moves until ``~/start`` (std_srvs/Trigger) is called, or, with ``autostart`` true, until
+the node is ready. The response says what happens (``starting in 2 s: approaching the plan's
+start pose in 4.0 s (largest move j2 0.8 rad), then playing the 158 s plan``) or why it refuses:
+no joint state has arrived, nothing subscribes to ``command_topic`` (no controller), the run
+already started, finished or was aborted, or a joint is farther than ``start_tolerance`` [rad]
+from the plan's start pose while ``approach_speed_fraction`` is 0 (naming the joint, its distance
+and the tolerance). Farther than ``start_tolerance`` with ``approach_speed_fraction`` > 0, the run
+begins with a rest-to-rest cycloidal move from the measured pose to the plan's start pose, the
+shortest within that fraction of every joint's velocity and acceleration limits (``robot_file``);
+it belongs to no stage (no markers; plan time 0 and the first marker come after it) and the
+deviation check covers it. Motion (the approach, else the plan) begins ``start_delay`` s after an
+accepted start. ``autostart`` starts as soon as a joint state and a subscriber are there,
+retrying while either is missing; any other refusal is logged once as an error and the node
+stays idle until ``~/start``.
+
+The reference is sent as trajectory_msgs/JointTrajectory windows of ``window_duration`` s, each
+``lookahead`` s ahead, with header.stamp = the absolute time of its first point; every window
+also repeats the reference from ``lookahead`` before it, so a joint_trajectory_controller that
+replaces its trajectory on arrival splices them (:mod:`robot_dynid.experiment_schedule`).
+ExperimentStage markers go out at every stage boundary, stamped with the boundary time. Measured
+``joint_states`` are compared with the reference at their stamps; beyond
+``deviation_threshold`` [rad] on any joint the node aborts. ``~/abort`` (std_srvs/Trigger) aborts
+too, during the approach as well. Aborting sends a hold at the last measured pose (reached in
+``stop_duration`` s) and the end marker of the stage playing (none during the approach). When the
+plan is done (or aborted) the node logs it and stays alive, idle, until shut down.
 
 ``plan_file`` '' builds the plan with :func:`robot_dynid.protocol.build_protocol` from
 ``cycles``, ``excitation_periods``, ``speed_fractions``, ``friction_level_duration`` (0 = the
@@ -29,7 +42,8 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_dynid.errors import DynIdError
-from robot_dynid.experiment_schedule import ExperimentRun, ExperimentSchedule, positions_in_order
+from robot_dynid.experiment_schedule import (DEFAULT_APPROACH_SPEED_FRACTION, DEFAULT_START_TOLERANCE, ExperimentRun,
+                                             ExperimentSchedule, NotReady, StartRefused, positions_in_order)
 from robot_dynid.msg import ExperimentStage
 from robot_dynid.nodes.node_runtime import declare, spin_node
 from robot_dynid.package_files import find_package_file
@@ -73,27 +87,36 @@ class ExperimentRunnerNode(Node):
         window = declare(self, "window_duration", 2.0, "reference per trajectory message", "s")
         lookahead = declare(self, "lookahead", 1.0, "windows are sent this long before they start", "s")
         self.threshold = declare(self, "deviation_threshold", 0.1, "abort beyond this tracking error", "rad")
-        self.start_delay = declare(self, "start_delay", 2.0, "from ready (subscriber + joint state) to plan start", "s")
+        self.autostart = declare(self, "autostart", False,
+                                 "start once a joint state and a command subscriber are there, without ~/start")
+        tolerance = declare(self, "start_tolerance", DEFAULT_START_TOLERANCE,
+                            "per joint: farther than this from the plan's start pose, approach it first", "rad")
+        approach = declare(self, "approach_speed_fraction", DEFAULT_APPROACH_SPEED_FRACTION,
+                           "of the velocity and acceleration limits for the approach move; 0 = no approach")
+        self.start_delay = declare(self, "start_delay", 2.0, "from an accepted start to the first motion", "s")
         self.stop_duration = declare(self, "stop_duration", 0.2, "time to reach the hold pose on abort", "s")
         robot = load_robot(robot_file)
         plan = load_plan(plan_file) if plan_file else build_protocol(
             robot, cycles=cycles, excitation_periods=periods, speed_fractions=fractions,
             friction_level_duration=level or None, warmup_duration=warmup)
         self.schedule = ExperimentSchedule(plan, rate, window)
-        self.run = ExperimentRun(self.schedule, lookahead)
-        self.start_ns = None
+        self.run = ExperimentRun(self.schedule, lookahead, robot, tolerance, approach)
+        self.start_ns = None            # plan time 0 [ns], once started
+        self.autostart_refusal = None   # why autostart gave up (not a "not ready" reason)
         self.measured = []
         self.last_pose = None
         self.command_publisher = self.create_publisher(JointTrajectory, command_topic, 10)
         self.stage_publisher = self.create_publisher(ExperimentStage, stage_topic, RELIABLE_QOS)
         self.create_subscription(JointState, states_topic, self.on_joint_state, RELIABLE_QOS)
+        self.create_service(Trigger, "~/start", self.on_start)
         self.create_service(Trigger, "~/abort", self.on_abort)
         self.create_timer(0.01, self.on_timer)
         self.get_logger().info(
             f"plan {plan_file or 'built'} for {plan.robot_name}: {plan.cycles} cycle(s), {plan.duration:.1f} s, "
             f"{len(self.schedule.events)} stage markers on {stage_topic}; {len(self.schedule.windows)} windows "
-            f"on {command_topic}; starting {self.start_delay} s after {command_topic} has a subscriber and "
-            f"{states_topic} arrives")
+            f"on {command_topic}; " + ("starting once a controller subscribes and a joint state arrives on "
+                                       f"{states_topic} (autostart)" if self.autostart else
+                                       f"waiting for {self.resolve_service_name('~/start')}"))
 
     def plan_time(self, stamp_ns):
         return (stamp_ns - self.start_ns) * 1e-9
@@ -108,24 +131,48 @@ class ExperimentRunnerNode(Node):
             self.get_logger().warning(f"joint state: {error}", throttle_duration_sec=5.0)
             return
         self.last_pose = q
-        if self.start_ns is not None and self.run.state == "running":
+        if self.run.state == "running":
             t = self.plan_time(Time.from_msg(msg.header.stamp).nanoseconds)
-            if 0.0 <= t <= self.schedule.duration:
+            if -self.run.schedule.approach_duration <= t <= self.schedule.duration:
                 self.measured.append((t, q))
 
+    def start(self):
+        """Start the run (:meth:`ExperimentRun.start`); return what happens. StartRefused says why not."""
+        started = self.run.start(self.last_pose, self.command_publisher.get_subscription_count())
+        motion_ns = self.get_clock().now().nanoseconds + round(self.start_delay * 1e9)
+        self.start_ns = motion_ns + round(self.run.schedule.approach_duration * 1e9)
+        message = f"starting in {self.start_delay:g} s: {started.describe()}"
+        self.get_logger().info(message)
+        return message
+
+    def on_start(self, request, response):
+        try:
+            response.message = self.start()
+            response.success = True
+        except StartRefused as error:
+            response.success, response.message = False, f"not starting: {error}"
+            self.get_logger().warning(response.message)
+        return response
+
     def on_timer(self):
-        now_ns = self.get_clock().now().nanoseconds
-        if self.start_ns is None:
-            if self.command_publisher.get_subscription_count() > 0 and self.last_pose is not None:
-                self.start_ns = now_ns + round(self.start_delay * 1e9)
-                self.get_logger().info(f"starting the plan in {self.start_delay} s")
+        if self.run.state == "idle":
+            if self.autostart and self.autostart_refusal is None:
+                try:
+                    self.start()
+                except NotReady:
+                    pass   # retried on the next tick
+                except StartRefused as error:
+                    self.autostart_refusal = str(error)
+                    self.get_logger().error(f"autostart: not starting: {error}; idle until "
+                                            f"{self.resolve_service_name('~/start')} is called")
             return
         if self.run.state != "running":
             return
+        now_ns = self.get_clock().now().nanoseconds
         if self.measured:
             times, poses = zip(*self.measured)
             self.measured = []
-            deviation = self.schedule.deviation(times, poses, self.threshold)
+            deviation = self.run.schedule.deviation(times, poses, self.threshold)
             if deviation.exceeded:
                 self.abort(f"aborting: {deviation.describe()}", self.get_logger().error)
                 return
@@ -157,9 +204,9 @@ class ExperimentRunnerNode(Node):
         log(reason)
 
     def on_abort(self, request, response):
-        if self.start_ns is None or self.run.state != "running":
+        if self.run.state != "running":
             response.success = False
-            response.message = "not running" if self.start_ns is None else f"already {self.run.state}"
+            response.message = "not started" if self.run.state == "idle" else f"already {self.run.state}"
             return response
         self.abort("aborted on request: holding the measured pose", self.get_logger().warning)
         response.success = True

@@ -88,7 +88,8 @@ def run(tmp_path_factory):
                          and graph.node.count_publishers(f"/{NAMESPACE}/joint_states") >= 1,
                          what="recorder and identifier subscribing, sim_robot publishing")
         processes["experiment_runner"] = start_node(
-            "experiment_runner", "-p", f"plan_file:={directory / 'plan.yaml'}", "-p", "start_delay:=3.0",
+            "experiment_runner", "-p", f"plan_file:={directory / 'plan.yaml'}", "-p", "autostart:=true",
+            "-p", "start_delay:=3.0",   # s from ready to motion: the runner's stage publisher meets their subscriptions
             "-p", "experiment_id:=end_to_end", *namespace, log_path=directory / "experiment_runner.log")
         duration = plan_stages[-1].end
         graph.spin_until(lambda: len(stages) == 2 * len(plan_stages), timeout=duration + 30.0,

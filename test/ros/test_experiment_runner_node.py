@@ -3,11 +3,18 @@
 A 5.5 s plan of five stage rows (rest, excitation, two friction strokes of j2, warmup) is
 written here from closed-form quintic moves; the markers must be the rows of that plan file and
 the simulated arm must follow its trajectory; ``~/abort`` and a tracking error stop the run.
+Nothing moves before ``~/start`` (or ``autostart``); a start is refused without a joint state,
+and for an arm far from the plan's start pose when the approach is disabled; with the approach,
+the commands received here (not the runner's own numbers) stay within the fraction of the limits
+of config/robots/er3a.yaml and end at the plan's start pose.
 """
 import os
+import re
+import time
 
 import numpy as np
 import pytest
+import yaml
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
@@ -16,6 +23,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from builtin_interfaces.msg import Duration
 
 from robot_dynid.msg import ExperimentStage
+from robot_dynid.package_files import find_package_file
 from robot_dynid.protocol import PlanStage, ProtocolPlan, load_plan, save_plan
 from robot_dynid.trajectories import Hold, PointToPoint, Sequence
 from ros_graph import RosTestGraph, start_node, stop_node
@@ -27,7 +35,9 @@ KINDS = {"rest": ExperimentStage.KIND_REST, "excitation": ExperimentStage.KIND_E
 HOME = np.zeros(6)
 A = np.array([0.2, -0.2, 0.2, 0.0, 0.1, 0.0])
 B = A + np.array([0.0, 0.4, 0.0, 0.0, 0.0, 0.0])
-START_DELAY = 2.0   # s; discovery of the test's subscriptions happens meanwhile
+FAR = np.array([0.1, 0.6, -0.2, 0.0, 0.0, 0.3])   # [rad] from HOME, the plan's start pose; j2 the farthest
+START_DELAY = 1.0   # s from an accepted start to the first motion
+QUIET = 3.0         # s without commands before ~/start
 QOS = QoSProfile(depth=5000, reliability=ReliabilityPolicy.RELIABLE)
 
 
@@ -51,42 +61,117 @@ def arm(tmp_path_factory):
     sim = start_node("sim_robot", "-p", "noise_std:=0.0", "-r", f"__ns:=/{NAMESPACE}",
                      log_path=directory / "sim.log")
     graph = RosTestGraph()
-    states, stages = [], []
+    states, stages, commands = [], [], []
     graph.node.create_subscription(JointState, f"{NAMESPACE}/joint_states", states.append, QOS)
     stage_subscription = graph.node.create_subscription(ExperimentStage, f"{NAMESPACE}/experiment_stage",
                                                         stages.append, QOS)
+    graph.node.create_subscription(JointTrajectory, f"{NAMESPACE}/joint_trajectory", commands.append, QOS)
     intruder = graph.node.create_publisher(JointTrajectory, f"{NAMESPACE}/joint_trajectory", 10)
     graph.spin_until(lambda: states, what="sim_robot publishing joint_states")
-    yield graph, plan, directory, states, stages, stage_subscription, intruder
+    yield graph, plan, directory, states, stages, stage_subscription, intruder, commands
     graph.close()
     assert stop_node(sim) == 0, (directory / "sim.log").read_text()
 
 
 def start_runner(arm, name, *parameters):
-    graph, plan, directory, states, stages, stage_subscription, _ = arm
+    """Start a runner (after the previous one has left) once the test sees its stage publisher, its
+    joint state subscription and sim_robot subscribing to its commands; clears stages and commands."""
+    graph, plan, directory, states, stages, stage_subscription, _, commands = arm
     graph.spin_until(lambda: stage_subscription.get_publisher_count() == 0, what="the previous runner leaving")
     stages.clear()
+    commands.clear()
     log = directory / f"{name}.log"
     process = start_node("experiment_runner", "-p", f"plan_file:={directory / 'plan.yaml'}", "-p", "rate_hz:=100.0",
                          "-p", "window_duration:=1.0", "-p", "lookahead:=0.5", "-p", f"start_delay:={START_DELAY}",
                          *parameters, "-r", f"__ns:=/{NAMESPACE}", log_path=log)
-    graph.spin_until(lambda: stage_subscription.get_publisher_count() > 0, what="experiment_runner's stage publisher")
+    graph.spin_until(lambda: stage_subscription.get_publisher_count() > 0
+                     and graph.node.count_subscribers(f"/{NAMESPACE}/joint_states") >= 2
+                     and graph.node.count_publishers(f"/{NAMESPACE}/joint_trajectory") >= 2,
+                     what="experiment_runner's stage and command publishers and joint state subscription")
     return process, log
+
+
+def runner_service(graph, name):
+    return graph.node.create_client(Trigger, f"{NAMESPACE}/experiment_runner/{name}")
+
+
+def start_when_ready(graph):
+    """Call ~/start until the runner has a joint state and a controller (it refuses as not ready before);
+    return the first other response."""
+    client, responses = runner_service(graph, "start"), []
+
+    def answered():
+        responses.append(graph.call(client, Trigger.Request()))
+        return not re.search("no joint state has arrived|nothing subscribes", responses[-1].message)
+
+    graph.spin_until(answered, what="the runner to be ready for ~/start")
+    return responses[-1]
+
+
+def spin_for(graph, seconds):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        graph.executor.spin_once(timeout_sec=0.05)
+
+
+def move_arm(arm, pose):
+    """Command sim_robot to ``pose`` (1 s) and spin until it rests there and the test's own command
+    subscription has the command (so that it does not arrive among the runner's)."""
+    graph, _, _, states, _, _, intruder, commands = arm
+    command = JointTrajectory(joint_names=list(JOINTS))
+    command.points = [JointTrajectoryPoint(positions=list(pose), velocities=[0.0] * 6, accelerations=[0.0] * 6,
+                                           time_from_start=Duration(sec=1))]
+    intruder.publish(command)
+    graph.spin_until(lambda: command in commands and np.abs(np.array(states[-1].position) - pose).max() < 1e-9
+                     and np.abs(states[-1].velocity).max() < 1e-9, what=f"sim_robot resting at {pose}")
+
+
+def stop_runner(process, log):
+    running = process.poll() is None
+    assert stop_node(process) == 0, log.read_text()
+    assert running, log.read_text()
+    return log.read_text()
 
 
 def seconds(msg):
     return Time.from_msg(msg.header.stamp).nanoseconds * 1e-9
 
 
-def test_every_stage_marker_arrives_in_order_and_the_arm_follows_the_plan(arm):
-    graph, plan, directory, states, stages, _, _ = arm
-    process, log = start_runner(arm, "full_run", "-p", "deviation_threshold:=0.01", "-p", "experiment_id:=sim_test")
+def commanded_reference(commands):
+    """Times [s], positions, velocities, accelerations of every commanded point, later messages
+    replacing the points of earlier ones at the same time (they repeat the reference)."""
+    points = {}
+    for msg in commands:
+        for point in msg.points:
+            t = seconds(msg) + point.time_from_start.sec + 1e-9 * point.time_from_start.nanosec
+            points[round(t * 1e6)] = (t, point.positions, point.velocities, point.accelerations)
+    t, q, qd, qdd = zip(*(points[key] for key in sorted(points)))
+    return np.array(t), np.array(q), np.array(qd), np.array(qdd)
+
+
+def test_start_is_refused_without_a_joint_state(arm):
+    graph, _, directory, _, stages, _, _, commands = arm
+    log = directory / "no_joint_state.log"
+    process = start_node("experiment_runner", "-p", f"plan_file:={directory / 'plan.yaml'}", "-p",
+                         "joint_states_topic:=nobody_publishes", "-r", f"__ns:=/{NAMESPACE}", log_path=log)
+    response = graph.call(runner_service(graph, "start"), Trigger.Request())
+    assert not response.success
+    assert response.message == "not starting: no joint state has arrived yet: the arm's pose is unknown"
+    assert graph.call(runner_service(graph, "abort"), Trigger.Request()).message == "not started"
+    stop_runner(process, log)
+    assert commands == [] and stages == []
+
+
+def test_autostart_plays_every_stage_marker_in_order_and_the_arm_follows_the_plan(arm):
+    graph, plan, directory, states, stages, _, _, _ = arm
+    move_arm(arm, HOME)
+    process, log = start_runner(arm, "full_run", "-p", "autostart:=true", "-p", "start_delay:=2.0",
+                                "-p", "deviation_threshold:=0.01", "-p", "experiment_id:=sim_test")
     graph.spin_until(lambda: len(stages) == 2 * len(plan.stages), timeout=30.0, what="every stage marker")
     t0 = seconds(stages[0])
     graph.spin_until(lambda: seconds(states[-1]) > t0 + plan.duration + 0.5, what="joint_states past the plan")
-    running = process.poll() is None
-    assert stop_node(process) == 0, log.read_text()
-    assert running, log.read_text()
+    text = stop_runner(process, log)
+    assert "starting in 2 s: at the plan's start pose" in text and "plan done" in text
 
     expected = [(KINDS[row.kind], row.cycle, row.joint or "", start, row.name, row.direction)
                 for row in plan.stages for start in (True, False)]
@@ -104,22 +189,30 @@ def test_every_stage_marker_arrives_in_order_and_the_arm_follows_the_plan(arm):
     assert np.abs(q[during] - reference).max() < 1e-4
     assert np.abs(reference - A).min(axis=0).max() < 1e-3       # the arm did go through A
     np.testing.assert_allclose(q[t > plan.duration], np.tile(HOME, ((t > plan.duration).sum(), 1)), atol=1e-9)
-    assert "plan done" in log.read_text()
 
 
-def test_abort_ends_the_current_stage_and_the_arm_holds(arm):
-    graph, plan, directory, states, stages, _, _ = arm
+def test_nothing_moves_until_start_and_abort_ends_the_current_stage(arm):
+    graph, plan, directory, states, stages, _, _, commands = arm
+    move_arm(arm, HOME)
     process, log = start_runner(arm, "abort", "-p", "deviation_threshold:=0.01")
+    spin_for(graph, QUIET)          # ready (a joint state and sim_robot subscribing) but not started
+    assert commands == [] and stages == []
+    start, abort = runner_service(graph, "start"), runner_service(graph, "abort")
+    response = graph.call(start, Trigger.Request())
+    assert response.success, response.message
+    assert response.message.startswith(f"starting in {START_DELAY:g} s: at the plan's start pose (largest offset")
+    graph.spin_until(lambda: commands, what="the first trajectory window after ~/start")
     graph.spin_until(lambda: len(stages) >= 5, timeout=30.0, what="the start of the first friction stroke")
-    client = graph.node.create_client(Trigger, f"{NAMESPACE}/experiment_runner/abort")
-    response = graph.call(client, Trigger.Request())
+    again = graph.call(start, Trigger.Request())
+    assert (again.success, again.message) == (False, "not starting: the run already started; restart the node "
+                                                     "to run again")
+    response = graph.call(abort, Trigger.Request())
     assert response.success, response.message
     abort_time = graph.node.get_clock().now().nanoseconds * 1e-9
     graph.spin_until(lambda: seconds(states[-1]) > abort_time + 2.0, what="joint_states 2 s after the abort")
-    assert not graph.call(client, Trigger.Request()).success
-    running = process.poll() is None
-    assert stop_node(process) == 0, log.read_text()
-    assert running, log.read_text()
+    assert not graph.call(abort, Trigger.Request()).success
+    assert "the run was aborted" in graph.call(start, Trigger.Request()).message
+    stop_runner(process, log)
 
     assert [(m.kind, m.start) for m in stages] == [
         (ExperimentStage.KIND_REST, True), (ExperimentStage.KIND_REST, False),
@@ -140,20 +233,70 @@ def test_abort_ends_the_current_stage_and_the_arm_holds(arm):
 
 
 def test_a_tracking_error_aborts_the_run_naming_the_joint(arm):
-    graph, plan, directory, states, stages, _, intruder = arm
+    graph, plan, directory, states, stages, _, intruder, _ = arm
+    move_arm(arm, HOME)
     process, log = start_runner(arm, "deviation", "-p", "deviation_threshold:=0.05")
+    assert start_when_ready(graph).success
     graph.spin_until(lambda: len(stages) >= 3, timeout=30.0, what="the start of the excitation")
     push = JointTrajectory(joint_names=["j3"])
     push.points = [JointTrajectoryPoint(positions=[-0.5], time_from_start=Duration(nanosec=300_000_000))]
     intruder.publish(push)
     push_time = graph.node.get_clock().now().nanoseconds * 1e-9
     graph.spin_until(lambda: seconds(states[-1]) > push_time + 1.5, what="joint_states after the abort")
-    running = process.poll() is None
-    assert stop_node(process) == 0, log.read_text()
-    assert running, log.read_text()
-    assert "joint j3 deviates" in log.read_text()
+    assert "joint j3 deviates" in stop_runner(process, log)
     assert [(m.kind, m.start) for m in stages] == [
         (ExperimentStage.KIND_REST, True), (ExperimentStage.KIND_REST, False),
         (ExperimentStage.KIND_EXCITATION, True), (ExperimentStage.KIND_EXCITATION, False)]
     t0 = seconds(stages[0])
     assert plan.stages[1].start < seconds(stages[-1]) - t0 < plan.stages[1].end   # ended early, by the abort
+
+
+def test_a_far_pose_is_refused_naming_the_joint_when_the_approach_is_disabled(arm):
+    graph, _, _, _, stages, _, _, commands = arm
+    move_arm(arm, FAR)
+    process, log = start_runner(arm, "far", "-p", "approach_speed_fraction:=0.0", "-p", "autostart:=true")
+    refusal = ("joint j2 is 0.6 rad from the plan's start pose, beyond start_tolerance 0.05 rad, and the approach "
+               "is disabled (approach_speed_fraction 0)")
+    graph.spin_until(lambda: refusal in log.read_text(), what="autostart refusing the far pose")
+    response = start_when_ready(graph)
+    assert not response.success and response.message.startswith(f"not starting: {refusal}"), response.message
+    spin_for(graph, 1.0)
+    text = stop_runner(process, log)
+    assert text.count(f"autostart: not starting: {refusal}") == 1      # logged once; idle
+    assert commands == [] and stages == []
+
+
+def test_a_far_pose_is_approached_within_the_fraction_of_the_limits_before_the_plan(arm):
+    graph, plan, _, states, stages, _, _, commands = arm
+    move_arm(arm, FAR)
+    process, log = start_runner(arm, "approach", "-p", "approach_speed_fraction:=0.25")
+    response = start_when_ready(graph)
+    assert response.success, response.message
+    found = re.fullmatch(rf"starting in {START_DELAY:g} s: approaching the plan's start pose in ([\d.]+) s "
+                         rf"\(largest move j2 0\.6 rad\), then playing the {plan.duration:.0f} s plan", response.message)
+    assert found, response.message
+    graph.spin_until(lambda: len(stages) == 2 * len(plan.stages), timeout=30.0, what="every stage marker")
+    stop_runner(process, log)
+
+    t, q, qd, qdd = commanded_reference(commands)
+    t0 = seconds(stages[0])                    # plan time 0: the first marker comes after the approach
+    assert t0 - t[0] == pytest.approx(float(found.group(1)), abs=0.051)
+    np.testing.assert_allclose(q[0], FAR, atol=1e-9)               # from the measured pose
+    np.testing.assert_allclose(q[np.argmin(np.abs(t - t0))], HOME, atol=1e-9)   # to the plan's start pose
+    robot = yaml.safe_load(find_package_file("config", "robots", "er3a.yaml").read_text())
+    velocity = 0.25 * np.array([joint["velocity_limit"] for joint in robot["joints"]])
+    acceleration = 0.25 * np.array([joint["acceleration_limit"] for joint in robot["joints"]])
+    approach = t <= t0 + 1e-6
+    dt = np.diff(t[approach])
+    speed = np.diff(q[approach], axis=0) / dt[:, None]
+    fd_acceleration = np.diff(speed, axis=0) / dt[1:, None]
+    assert np.all(np.abs(speed).max(axis=0) <= velocity * (1 + 1e-6))
+    assert np.all(np.abs(fd_acceleration).max(axis=0) <= acceleration * (1 + 1e-6))
+    assert np.all(np.abs(qd[approach]).max(axis=0) <= velocity * (1 + 1e-9))
+    assert np.all(np.abs(qdd[approach]).max(axis=0) <= acceleration * (1 + 1e-9))
+    # the shortest such move: one joint uses (nearly: the duration is rounded up to the 100 Hz grid) all of it
+    share = np.maximum(np.abs(qd[approach]).max(axis=0) / velocity, np.abs(qdd[approach]).max(axis=0) / acceleration)
+    assert share.max() > 0.97
+    arrived = np.array([m.position for m in states if t0 - 0.01 < seconds(m) < t0 + 0.4])   # the plan's first hold
+    assert arrived.shape[0] > 100
+    np.testing.assert_allclose(arrived, np.tile(HOME, (arrived.shape[0], 1)), atol=1e-4)  # the arm followed it there
