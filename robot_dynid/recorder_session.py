@@ -1,4 +1,4 @@
-"""What the recorder node decides without ROS: bag layout, bag names, marker checks, joint names.
+"""What the recorder node decides without ROS: bag layout, bag names, marker checks, joint states.
 
 Bag layout
 ----------
@@ -29,8 +29,9 @@ import logging
 import math
 import struct
 from datetime import datetime
+
+import numpy as np
 from pathlib import Path
-from typing import Sequence
 
 from robot_dynid.bag_io import (DEFAULT_JOINT_STATES_TOPIC, DEFAULT_STAGE_TOPIC,
                                 EXPERIMENT_STAGE_TYPE, JOINT_STATE_TYPE)
@@ -128,14 +129,15 @@ def _cdr_string(data: bytes, offset: int, order: str) -> tuple[str, int]:
     return data[start + 4:end - 1].decode("utf-8"), offset + 4 + length
 
 
-def joint_state_names(data: bytes) -> tuple[str, ...]:
-    """Joint names of a CDR-serialised ``sensor_msgs/msg/JointState``, without decoding the rest.
+def joint_state_fields(data: bytes):
+    """Header stamp [ns], names and position / velocity / effort arrays of a CDR-serialised
+    ``sensor_msgs/msg/JointState``, decoded without ROS (the arrays are views of ``data``).
 
     Parameters
     ----------
     data : bytes
         The message as rclpy hands it out with ``raw=True`` (4-byte encapsulation header,
-        then header stamp, frame_id, name sequence, ...).
+        then header stamp, frame_id, name sequence, three float64 sequences).
 
     Raises
     ------
@@ -148,48 +150,35 @@ def joint_state_names(data: bytes) -> tuple[str, ...]:
                         f"encapsulation header 00 00 or 00 01, got {data[:2].hex(' ')}")
     order = _CDR_BYTE_ORDER[data[1]]
     try:
+        sec, nanosec = struct.unpack_from(order + "iI", data, _CDR_ENCAPSULATION_SIZE)
         _, offset = _cdr_string(data, 8, order)
-        offset += -offset % 4
-        (count,) = struct.unpack_from(order + "I", data, _CDR_ENCAPSULATION_SIZE + offset)
-        offset += 4
-        if count > len(data):
-            raise DataError(f"joint state name sequence claims {count} names in a "
-                            f"{len(data)}-byte message")
+        count, offset = _cdr_count(data, offset, order)
         names = []
         for _ in range(count):
             name, offset = _cdr_string(data, offset, order)
             names.append(name)
+        arrays = []
+        for _ in range(3):
+            count, offset = _cdr_count(data, offset, order)
+            if count:
+                offset += -offset % 8
+            start = _CDR_ENCAPSULATION_SIZE + offset
+            if start + 8 * count > len(data):
+                raise DataError(f"joint state float64 sequence of {count} values at byte {start} runs past the "
+                                f"{len(data)}-byte message")
+            arrays.append(np.frombuffer(data, dtype=np.dtype(order + "f8"), count=count, offset=start))
+            offset += 8 * count
     except (struct.error, UnicodeDecodeError) as error:
         raise DataError(f"joint state of {len(data)} bytes is not valid CDR: {error}") from error
-    return tuple(names)
+    return sec * _NS_PER_S + nanosec, tuple(names), *arrays
 
 
-class MissingJointReporter:
-    """Which expected joints a joint-state message lacks, each joint reported once.
+def _cdr_count(data: bytes, offset: int, order: str) -> tuple[int, int]:
+    """Sequence length at ``offset`` (aligned to 4) -> (count, offset after it)."""
+    offset += -offset % 4
+    (count,) = struct.unpack_from(order + "I", data, _CDR_ENCAPSULATION_SIZE + offset)
+    if count > len(data):
+        raise DataError(f"joint state sequence claims {count} elements in a {len(data)}-byte message")
+    return count, offset + 4
 
-    Parameters
-    ----------
-    expected : sequence of str
-        Joints the identification needs; empty: nothing is ever missing. Extra joints in the
-        messages are not reported (the bag reader ignores them).
-    """
 
-    _MAX_CACHED_NAME_LISTS = 256
-
-    def __init__(self, expected: Sequence[str]):
-        self.expected = tuple(expected)
-        self.reported: set[str] = set()
-        self._checked: set[tuple[str, ...]] = set()
-
-    def newly_missing(self, names: Sequence[str]) -> list[str]:
-        """Expected joints absent from ``names`` and not reported before, in expected order."""
-        names = tuple(names)
-        if names in self._checked:
-            return []
-        present = set(names)
-        missing = [joint for joint in self.expected
-                   if joint not in present and joint not in self.reported]
-        self.reported.update(missing)
-        if len(self._checked) < self._MAX_CACHED_NAME_LISTS:
-            self._checked.add(names)
-        return missing

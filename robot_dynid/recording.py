@@ -100,6 +100,12 @@ def dropped_to_dict(dropped: Mapping[str, Dropped]) -> dict:
                      else entry.first_time} for reason, entry in dropped.items()}
 
 
+def dropped_from_dict(data: Mapping) -> dict[str, Dropped]:
+    """Inverse of :func:`dropped_to_dict`."""
+    return {str(reason): Dropped(int(entry["count"]), math.nan if entry.get("first_time") is None
+                                 else float(entry["first_time"])) for reason, entry in data.items()}
+
+
 def stage_kind(label: str) -> str:
     """Kind of a stage label: ``"custom:lift"`` -> ``"custom"``, ``"rest"`` -> ``"rest"``."""
     return "custom" if label.startswith(CUSTOM_PREFIX) else label

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from robot_dynid.recording import describe_dropped, dropped_from_dict
+
 
 def format_table(header, rows):
     """Left-aligned text table; numbers are expected pre-formatted as strings."""
@@ -33,12 +35,17 @@ def format_joint_metrics(joint_names, columns):
     return format_table(("joint", *columns), rows)
 
 
+def format_dropped(dropped):
+    """``{reason: {count, first_time}}`` (model metrics) as text; 'none' when empty."""
+    return describe_dropped(dropped_from_dict(dropped or {})) or "none"
+
+
 def format_model_summary(model):
     metrics = model.metrics
     parts = [
         f"robot {model.robot.name}: {model.base.rank} base parameters, friction {model.friction.name}, "
-        f"method {model.method}, {metrics.get('n_samples', '?')} samples "
-        f"({metrics.get('n_dropped', 0)} dropped for NaN/inf)",
+        f"method {model.method}, {metrics.get('n_samples', '?')} samples used, "
+        f"{metrics.get('n_dropped', 0)} left out ({format_dropped(metrics.get('dropped'))})",
         format_parameters(model),
         "",
         format_joint_metrics(model.joint_names, {

@@ -11,8 +11,11 @@ output_directory (str): where timestamped bags go ('' = current directory).
 storage (str): 'mcap' or 'sqlite3'.
 joint_states_topic, effort_topic, current_topic, temperature_topic, hydraulic_topic, stage_topic (str):
     live topics to record ('' = off); see the node's parameter descriptions.
-joint_names (str[]): joints the identification needs; each one missing from the joint states is
-    warned about once (unset: accept what comes).
+joint_names (str[]): joints the identification needs (unset: those each message names).
+
+Every joint state is recorded as it arrives; one that identification will skip
+(:mod:`robot_dynid.joint_states`: empty or duplicate names, a needed joint missing, array lengths,
+NaN/inf) is warned about once per reason while recording.
 reliable (bool), queue_depth (int): QoS of the data topics (volatile, keep last).
 flush_period, status_period (float, s): file flush period; period of the message-count log (0 = off).
 
@@ -37,8 +40,8 @@ from robot_dynid.bag_io import BagWriter
 from robot_dynid.errors import DynIdError
 from robot_dynid.msg import ExperimentStage, HydraulicCylinderState
 from robot_dynid.nodes.node_runtime import declare, spin_node
-from robot_dynid.recorder_session import (BAG_TOPICS, MissingJointReporter, default_bag_path,
-                                          joint_state_names, stage_marker)
+from robot_dynid.joint_states import JointStateSelector
+from robot_dynid.recorder_session import BAG_TOPICS, default_bag_path, joint_state_fields, stage_marker
 from robot_dynid.srv import MarkStage
 
 STAGE_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
@@ -73,7 +76,8 @@ class RecorderNode(Node):
         flush_period = declare(self, "flush_period", 1.0, "period of flushing the bag to disk", "s")
         status_period = declare(self, "status_period", 10.0, "period of the message-count log, 0 = off", "s")
 
-        self.missing_joints = MissingJointReporter(joint_names or ())
+        self.selector = JointStateSelector(joint_names) if joint_names else None
+        self.reported = set()
         self.own_markers = deque(maxlen=64)
         data_qos = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=depth, durability=DurabilityPolicy.VOLATILE,
                               reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT)
@@ -109,13 +113,15 @@ class RecorderNode(Node):
     def on_joint_state(self, data):
         self.record("joint_states", data)
         try:
-            names = joint_state_names(data)
+            stamp_ns, names, *fields = joint_state_fields(data)
+            problem = (self.selector or JointStateSelector(names)).select(names, *fields)
         except DynIdError as error:
-            self.get_logger().warning(f"joint state: {error}", throttle_duration_sec=5.0)
-            return
-        for joint in self.missing_joints.newly_missing(names):
-            self.get_logger().warning(f"joint states lack joint {joint!r} (they carry {list(names)}); "
-                                      "the bag cannot be identified without it")
+            stamp_ns, names, problem = 0, (), str(error)
+        if isinstance(problem, str) and problem not in self.reported:
+            self.reported.add(problem)
+            self.get_logger().warning(
+                f"joint state stamped {stamp_ns * 1e-9:.6f} s (joints {list(names)}): {problem}; recorded as "
+                "received, but identification skips such messages (said once per reason)")
 
     def on_stage(self, data):
         if self.own_markers:  # compared decoded: serialize_message leaves CDR padding bytes undefined

@@ -6,8 +6,7 @@ import pytest
 
 from robot_dynid.bag_io import JOINT_STATE_TYPE, BagWriter, make_typestore, read_bag
 from robot_dynid.errors import DataError
-from robot_dynid.recorder_session import (BAG_TOPICS, MissingJointReporter, default_bag_path,
-                                          joint_state_names, stage_marker)
+from robot_dynid.recorder_session import BAG_TOPICS, default_bag_path, joint_state_fields, stage_marker
 
 
 @pytest.fixture(scope="module")
@@ -15,43 +14,42 @@ def typestore():
     return make_typestore("jazzy")
 
 
-def serialized_joint_state(typestore, names, frame_id="", little_endian=True):
+def serialized_joint_state(typestore, names, frame_id="", little_endian=True, velocity=True):
     types = typestore.types
     header = types["std_msgs/msg/Header"](
         stamp=types["builtin_interfaces/msg/Time"](sec=12, nanosec=345), frame_id=frame_id)
-    values = np.arange(len(names), dtype=np.float64)
+    values = np.arange(len(names), dtype=np.float64) + 0.25
     message = types[JOINT_STATE_TYPE](header=header, name=list(names), position=values,
-                                      velocity=values, effort=np.empty(0))
+                                      velocity=-values if velocity else np.empty(0), effort=np.empty(0))
     return bytes(typestore.serialize_cdr(message, JOINT_STATE_TYPE, little_endian=little_endian))
 
 
 @pytest.mark.parametrize("little_endian", [True, False])
 @pytest.mark.parametrize("frame_id", ["", "b", "base", "base_link_frame"])
 @pytest.mark.parametrize("names", [(), ("j1",), ("shoulder_pan_joint", "a", "elbow", "wrist_3_joint")])
-def test_joint_state_names_match_the_rosbags_serialiser(typestore, names, frame_id, little_endian):
-    data = serialized_joint_state(typestore, names, frame_id, little_endian)
-    assert joint_state_names(data) == names
+@pytest.mark.parametrize("velocity", [True, False])
+def test_joint_state_fields_match_the_rosbags_serialiser(typestore, names, frame_id, little_endian, velocity):
+    data = serialized_joint_state(typestore, names, frame_id, little_endian, velocity)
+    stamp_ns, decoded_names, position, decoded_velocity, effort = joint_state_fields(data)
+    values = np.arange(len(names)) + 0.25
+    assert stamp_ns == 12_000_000_345 and decoded_names == names
+    np.testing.assert_array_equal(position, values)
+    np.testing.assert_array_equal(decoded_velocity, -values if velocity else [])
+    assert effort.size == 0
 
 
-def test_joint_state_names_reject_truncated_and_foreign_bytes(typestore):
+def test_joint_state_fields_reject_truncated_and_foreign_bytes(typestore):
     data = serialized_joint_state(typestore, ("joint_a", "joint_b"))
     with pytest.raises(DataError, match=r"CDR string at byte \d+ has length 8, beyond the 33-byte message"):
-        joint_state_names(data[:33])
+        joint_state_fields(data[:33])
+    with pytest.raises(DataError, match=r"float64 sequence of 2 values at byte \d+ runs past the \d+-byte message"):
+        joint_state_fields(data[:-8])
     with pytest.raises(DataError, match=r"does not start with a CDR encapsulation header 00 00 or 00 01, got 00 07"):
-        joint_state_names(b"\x00\x07" + data[2:])
+        joint_state_fields(b"\x00\x07" + data[2:])
     corrupt = bytearray(data)
     corrupt[20:24] = (10**6).to_bytes(4, "little")
-    with pytest.raises(DataError, match=r"name sequence claims 1000000 names in a \d+-byte message"):
-        joint_state_names(bytes(corrupt))
-
-
-def test_missing_joints_are_reported_once_each_and_extras_never():
-    reporter = MissingJointReporter(["j1", "j2", "j3"])
-    assert reporter.newly_missing(["j3", "j1", "gripper"]) == ["j2"]
-    assert reporter.newly_missing(["j3", "j1", "gripper"]) == []
-    assert reporter.newly_missing(["j2"]) == ["j1", "j3"]
-    assert reporter.newly_missing([]) == []
-    assert MissingJointReporter([]).newly_missing(["anything"]) == []
+    with pytest.raises(DataError, match=r"sequence claims 1000000 elements in a \d+-byte message"):
+        joint_state_fields(bytes(corrupt))
 
 
 def test_default_bag_path_is_timestamped_and_never_reused(tmp_path):
@@ -90,5 +88,5 @@ def test_bags_written_under_bag_topics_read_with_default_topic_options(tmp_path,
         writer.write_stage(1, "rest", 0, True)
     recording = read_bag(tmp_path / "bag")
     assert recording.joint_names == ("j1", "j2")
-    np.testing.assert_array_equal(recording.q, [[0.0, 1.0]])
+    np.testing.assert_array_equal(recording.q, [[0.25, 1.25]])
     assert list(recording.stage) == ["rest"]

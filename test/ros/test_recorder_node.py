@@ -103,8 +103,34 @@ def test_every_message_sent_before_the_signal_is_in_the_bag(graph, tmp_path, sig
     np.testing.assert_array_equal(recording.stage, np.where(inside, "excitation", ""))
     np.testing.assert_array_equal(recording.cycle, np.where(inside, 2, -1))
     log = recorder.log.read_text()
-    assert log.count("lack joint 'j4'") == 1, log
+    assert log.count("lacks joint(s) ['j4']") == 1, log
     assert "closed bag" in log
+
+
+def test_bad_joint_states_are_recorded_warned_once_per_reason_and_skipped_by_the_reader(graph, tmp_path):
+    recorder = Recorder(graph, tmp_path)
+    good, bad = [], {
+        "array lengths differ from the names": dict(name=["j1", "j2", "j3"], position=[0.0, 0.0]),
+        "empty joint names": dict(name=[], position=[]),
+        "duplicate joint names": dict(name=["j1", "j1", "j2"], position=[0.0, 0.0, 0.0]),
+        "non-finite values": dict(name=["j1", "j2", "j3"], position=[0.0, float("nan"), 0.0]),
+    }
+    for k in range(30):
+        message = joint_state(T0_NS + k * 2_000_000, JOINTS, [0.1 * k] * 3)
+        if k % 3 == 1 and k < 24:
+            message = JointState(header=message.header, **bad[list(bad)[(k // 3) % 4]])
+        else:
+            good.append(k)
+        recorder.joint_states.publish(message)
+    recorder.wait_for({"/joint_states": 30})
+    recorder.stop()
+    log = recorder.log.read_text()
+    for reason in bad:
+        assert log.count(reason) == 1, (reason, log)
+    recording = read_bag(recorder.bag, joint_names=JOINTS)
+    np.testing.assert_allclose(recording.q[:, 0], 0.1 * np.array(good))
+    assert {reason.split(": ", 1)[1]: entry.count for reason, entry in recording.dropped.items()} == \
+        {reason: 2 for reason in bad}
 
 
 def test_mark_stage_service_writes_one_marker_and_republishes_it(graph, tmp_path):
