@@ -24,3 +24,10 @@ def pytest_configure(config):
 @pytest.fixture
 def repo_root():
     return pathlib.Path(__file__).resolve().parent.parent
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """No node process outlives the session (a failed test may leave one running)."""
+    import sys
+    if "ros_graph" in sys.modules:
+        sys.modules["ros_graph"].kill_started_nodes()

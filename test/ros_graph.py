@@ -47,13 +47,29 @@ def installed_executable(name):
     return path
 
 
+STARTED = []
+"""Every node process started by :func:`start_node`; test/conftest.py kills those still running when
+the session ends, so that a failed test's node does not live on in the domain the next run claims."""
+
+
 def start_node(name, *ros_args, log_path=None):
     """Start an installed node executable in its own process with ``--ros-args`` ``ros_args``."""
     command = [str(installed_executable(name))]
     if ros_args:
         command += ["--ros-args", *ros_args]
     log = open(log_path, "wb") if log_path else subprocess.DEVNULL
-    return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ))
+    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ))
+    STARTED.append(process)
+    return process
+
+
+def kill_started_nodes():
+    """Kill the node processes started here that are still running; return how many there were."""
+    running = [process for process in STARTED if process.poll() is None]
+    for process in running:
+        process.kill()
+        process.wait()
+    return len(running)
 
 
 def stop_node(process, timeout=10.0):

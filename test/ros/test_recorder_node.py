@@ -25,7 +25,7 @@ from robot_dynid.simulation import SimulatedRobot, simulation_parameters
 from robot_dynid.trajectories import load_trajectory
 from robot_dynid.segmentation import detect_stages
 from robot_dynid.srv import MarkStage
-from ros_graph import RosTestGraph, start_node, stop_node
+from ros_graph import RosTestGraph, kill_started_nodes, start_node, stop_node
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 JOINTS = ("j1", "j2", "j3")
@@ -42,27 +42,19 @@ def graph():
 
 @pytest.fixture(autouse=True)
 def no_recorder_outlives_its_test():
-    """A failed test must not leave its recorder subscribed in this domain (it would slow down and
-    take messages from the next test's publishers)."""
-    started = []
-    Recorder.started = started
+    """A failed test must not leave its recorder subscribed to the next test's publishers (it slowed
+    them down until messages were lost)."""
     yield
-    for process in started:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+    kill_started_nodes()
 
 
 class Recorder:
     """A recorder process writing ``<directory>/bag``, its log, and test publishers to it."""
 
-    started = []   # processes started during the current test (see no_recorder_outlives_its_test)
-
     def __init__(self, graph, directory, *parameters):
         self.graph, self.bag, self.log = graph, directory / "bag", directory / "recorder.log"
         arguments = [f"bag_path:={self.bag}", "status_period:=0.05", *parameters]
         self.process = start_node("recorder", *[a for p in arguments for a in ("-p", p)], log_path=self.log)
-        Recorder.started.append(self.process)
         self.joint_states = graph.node.create_publisher(JointState, "joint_states", 2000)
         self.stages = graph.node.create_publisher(ExperimentStage, "experiment_stage", 100)
         for publisher in (self.joint_states, self.stages):
