@@ -169,7 +169,14 @@ def read_csv(path, joint_names: Sequence[str] | None = None,
     """
     path = Path(path)
     if not path.is_file():
-        raise DataError(f"CSV file {path} does not exist")
+        raise DataError(f"CSV file {path} does not exist" if not path.exists() else f"{path} is not a file")
+    try:
+        return _read_csv(path, joint_names, require_tau)
+    except UnicodeDecodeError as error:
+        raise DataError(f"{path} is not UTF-8 text (byte {error.start}): is it a CSV file?") from None
+
+
+def _read_csv(path: Path, joint_names, require_tau: bool) -> Recording:
     columns = _parse_header(path)
     joints, layout = _column_layout(path, columns, joint_names, require_tau)
     numeric_names = ["time"] + [name for field in JOINT_FIELDS for name in layout[field] or []]

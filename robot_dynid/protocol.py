@@ -40,6 +40,7 @@ from robot_dynid.recording import STAGE_KINDS
 from robot_dynid.trajectories import (
     CycloidalMove, FourierTrajectory, Hold, Parallel, PointToPoint, Repeat, Sequence, Trajectory,
     VelocityLadder, cycloidal_duration, ladder_ramp, max_ladder_speed, trajectory_from_dict)
+from robot_dynid.yaml_files import read_yaml
 
 logger = logging.getLogger(__name__)
 
@@ -651,12 +652,7 @@ def plan_from_dict(data: dict, source: str = "<dict>") -> ProtocolPlan:
 
 def load_plan(path) -> ProtocolPlan:
     """Read a plan written by :func:`save_plan`."""
-    with open(path, encoding="utf-8") as stream:
-        try:
-            data = yaml.safe_load(stream)
-        except yaml.YAMLError as error:
-            raise TrajectoryError(f"{path}: not valid YAML: {error}") from None
-    return plan_from_dict(data, str(path))
+    return plan_from_dict(read_yaml(path, TrajectoryError, "protocol plan"), str(path))
 
 
 def load_friction_poses(path, robot) -> dict:
@@ -664,8 +660,7 @@ def load_friction_poses(path, robot) -> dict:
 
     The moving joint's own value is ignored (its stroke start replaces it).
     """
-    with open(path, encoding="utf-8") as stream:
-        data = yaml.safe_load(stream)
+    data = read_yaml(path, TrajectoryError, "friction poses file")
     if not isinstance(data, dict) or set(data) != {"poses"}:
         raise TrajectoryError(f"{path}: expected a mapping with the single key 'poses' "
                               f"{{joint name: pose}}, got {data!r}")

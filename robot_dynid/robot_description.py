@@ -33,10 +33,10 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pinocchio as pin
-import yaml
 
 from robot_dynid.errors import RobotDescriptionError
 from robot_dynid.signal_processing import current_to_torque
+from robot_dynid.yaml_files import read_yaml
 
 logger = logging.getLogger(__name__)
 
@@ -423,13 +423,7 @@ def load_robot(path: str | os.PathLike) -> RobotDescription:
         with the file name and names the key and joint.
     """
     path = os.fspath(path)
-    try:
-        with open(path, encoding="utf-8") as stream:
-            data = yaml.safe_load(stream)
-    except OSError as error:
-        raise RobotDescriptionError(f"{path}: cannot read robot description: {error}") from None
-    except yaml.YAMLError as error:
-        raise RobotDescriptionError(f"{path}: invalid YAML: {error}") from None
+    data = read_yaml(path, RobotDescriptionError, "robot description")
     return robot_from_dict(data, base_dir=os.path.dirname(os.path.abspath(path)), source=path)
 
 

@@ -43,6 +43,7 @@ import numpy as np
 import yaml
 
 from robot_dynid.errors import TrajectoryError
+from robot_dynid.yaml_files import read_yaml
 
 logger = logging.getLogger(__name__)
 
@@ -1141,13 +1142,7 @@ def _nested(kind, data, key, source, joints):
 
 def load_trajectory(path) -> Trajectory:
     """Read a trajectory YAML file (see :func:`trajectory_from_dict`)."""
-    path = pathlib.Path(path)
-    with open(path, encoding="utf-8") as stream:
-        try:
-            data = yaml.safe_load(stream)
-        except yaml.YAMLError as error:
-            raise TrajectoryError(f"{path}: not valid YAML: {error}") from None
-    return trajectory_from_dict(data, str(path))
+    return trajectory_from_dict(read_yaml(path, TrajectoryError, "trajectory file"), str(path))
 
 
 def dump_trajectory(trajectory: Trajectory) -> str:

@@ -84,7 +84,8 @@ rewrite_wheel_include_paths() {
     py_include=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
     numpy_include=$("$venv/bin/python" -c 'import numpy; print(numpy.get_include())')
     log "pointing the wheels' CMake exports at $py_include and $numpy_include"
-    grep -rlF "/opt/python/cp311-cp311/" "$venv/share" --include='*.cmake' 2>/dev/null |
+    # grep exits 1 when no file is left to rewrite (a second run): that is not a failure under pipefail
+    { grep -rlF "/opt/python/cp311-cp311/" "$venv/share" --include='*.cmake' 2>/dev/null || true; } |
         while read -r file; do
             sed -i \
                 -e "s#/opt/python/cp311-cp311/lib/python3.11/site-packages/numpy/_core/include#$numpy_include#g" \

@@ -1,0 +1,29 @@
+"""Reading the YAML files a user gives (robots, trajectories, plans, poses, models): one error line each."""
+from __future__ import annotations
+
+import os
+
+import yaml
+
+from robot_dynid.errors import DataError
+
+
+def read_yaml(path, error: type[Exception] = DataError, what: str = "file"):
+    """The parsed content of the YAML file ``path``.
+
+    Raises
+    ------
+    error
+        One line naming the file: it cannot be read (missing, a directory, no permission), is not
+        UTF-8 text, or is not YAML (with the line and column YAML reports).
+    """
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as stream:
+            return yaml.safe_load(stream)
+    except OSError as problem:
+        raise error(f"{path}: cannot read the {what}: {problem.strerror or problem}") from None
+    except UnicodeDecodeError as problem:
+        raise error(f"{path}: the {what} is not UTF-8 text (byte {problem.start}); is it the right file?") from None
+    except yaml.YAMLError as problem:
+        raise error(f"{path}: the {what} is not valid YAML: {' '.join(str(problem).split())}") from None
