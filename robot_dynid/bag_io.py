@@ -19,7 +19,9 @@ Topics read by :func:`read_bag` (all stamps are header stamps, not receive times
 - ``stage_topic`` (``robot_dynid/msg/ExperimentStage``): stage markers labelling every sample
   with a stage and a cycle (see :mod:`robot_dynid.segmentation`); absent topic: no labels.
 
-Both storage plugins (MCAP and sqlite3) are read through ``rosbags.highlevel.AnyReader``.
+Both storage plugins (MCAP and sqlite3) are read through ``rosbags.highlevel.AnyReader``; a bag
+that was never closed (no metadata.yaml) or whose storage file was cut short is read up to its
+last complete message by :mod:`robot_dynid.bag_recovery`, with a warning.
 :class:`BagWriter` writes rosbag2 directories (metadata version 8) incrementally.
 """
 from __future__ import annotations
@@ -140,10 +142,11 @@ def _stamp_ns(header) -> int:
 
 
 class _BagContents:
-    """An open AnyReader with topic look-up and deserialisation that fall back to
-    robot_dynid's own typestore for types the bag does not define."""
+    """An open AnyReader (or, for an incomplete bag, a
+    :class:`robot_dynid.bag_recovery.RecoveredBag`) with topic look-up and deserialisation that
+    fall back to robot_dynid's own typestore for types the bag does not define."""
 
-    def __init__(self, reader: AnyReader, fallback_typestore, path: Path):
+    def __init__(self, reader, fallback_typestore, path: Path):
         self.reader = reader
         self.fallback = fallback_typestore
         self.path = path
@@ -186,8 +189,12 @@ def _open_bag(path, distro: str | None) -> Iterator[_BagContents]:
     try:
         reader = AnyReader([path], default_typestore=typestore)
         reader.open()
-    except (AnyReaderError, TypesysError) as error:
+    except TypesysError as error:
         raise DataError(f"cannot open bag {path}: {error}") from error
+    except (AnyReaderError, OSError, TypeError) as error:   # no metadata.yaml (FileNotFoundError),
+        # storage cut short (AnyReaderError; TypeError for an MCAP file cut just after its magic)
+        from robot_dynid.bag_recovery import open_incomplete_bag   # (it imports this module)
+        reader = open_incomplete_bag(path, error)   # warns what it recovered; DataError if whole
     try:
         yield _BagContents(reader, typestore, path)
     finally:
@@ -405,7 +412,9 @@ class BagWriter:
     and keeps only a small index entry per chunk; sqlite3 writes through its page cache.
     :meth:`flush` pushes pending data to the file (MCAP: ends the current chunk; sqlite3:
     commits), so a recording interrupted without :meth:`close` loses at most what came after
-    the last flush (a bag without metadata.yaml can be repaired with ``ros2 bag reindex``).
+    the last flush. :func:`read_bag` reads such a bag (no metadata.yaml, storage file without
+    its end) up to its last complete message, with a warning; ``robot-dynid bag repair DIR``
+    (:func:`robot_dynid.bag_recovery.repair_bag`) makes it whole.
 
     Parameters
     ----------

@@ -23,6 +23,7 @@ SUBCOMMAND_MODULES = (
     "robot_dynid.cli.excitation",
     "robot_dynid.cli.protocol",
     "robot_dynid.cli.demo",
+    "robot_dynid.cli.bag",
 )
 
 
