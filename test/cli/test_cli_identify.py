@@ -153,3 +153,26 @@ def test_identify_rejects_a_robot_file_in_degrees(tmp_path, capsys):
     assert bad.read_text() != text
     assert main(["base-parameters", "--robot", str(bad)]) == 2
     assert "degrees" in capsys.readouterr().err
+
+
+def test_identify_stops_on_a_csv_in_degrees_and_drops_a_corrupt_torque(simulated, tmp_path, capsys):
+    robot, _, _, data, _ = simulated
+    recording = read_csv(data)
+    degrees = recording.q.copy()
+    degrees[:, 1] = np.degrees(degrees[:, 1])
+    write_csv(tmp_path / "degrees.csv", Recording.from_arrays(robot.joint_names, recording.time, degrees,
+                                                              recording.qd, recording.qdd, recording.tau))
+    assert main(["identify", "--robot", str(ROBOT), "--data", str(tmp_path / "degrees.csv"),
+                 "--out", str(tmp_path / "m.yaml")]) == 2
+    error = capsys.readouterr().err
+    assert f"column q.{robot.joint_names[1]}" in error and "looks like degrees" in error, error
+    tau = recording.tau.copy()
+    tau[50, 3] = 1e300
+    write_csv(tmp_path / "spike.csv", Recording.from_arrays(robot.joint_names, recording.time, recording.q,
+                                                            recording.qd, recording.qdd, tau))
+    assert main(["identify", "--robot", str(ROBOT), "--data", str(tmp_path / "spike.csv"),
+                 "--out", str(tmp_path / "m.yaml")]) == 0
+    model = DynamicModel.load(tmp_path / "m.yaml")
+    assert model.metrics["n_dropped"] == 1 and np.all(np.isfinite(model.values))
+    [(reason, entry)] = model.metrics["dropped"].items()
+    assert reason.startswith(f"|torque| of {robot.joint_names[3]} above") and entry["first_time"] == recording.time[50]

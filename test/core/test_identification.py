@@ -95,3 +95,15 @@ def test_a_joint_that_never_moves_is_named(robot):
     with pytest.raises(IdentificationError, match=r"fc6"):
         identify(Recording.from_arrays(robot.joint_names, t, q, qd, qdd, tau), robot,
                  IdentificationSettings(friction=FRICTION))
+
+
+def test_no_model_with_a_non_finite_value_is_made(robot):
+    """One torque of 1e300 (read without a robot check) overflows the normal equations: the error names
+    a parameter and the cause instead of writing a model holding NaN."""
+    t, q, qd, qdd = motion(robot, 3)
+    tau = simulator(robot, np.full(6, 2.0)).torques(q, qd, qdd, rng=3)
+    tau[100, 2] = 1e300
+    with pytest.raises(IdentificationError, match=r"identification gave a non-finite (value|standard deviation) for base parameter \w+ "
+                                                  r".*the torques of joint 3 hold values too large"):
+        identify(Recording.from_arrays(robot.joint_names, t, q, qd, qdd, tau), robot,
+                 IdentificationSettings(friction=FRICTION))
