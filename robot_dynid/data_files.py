@@ -33,7 +33,7 @@ SHORT_RUN = "in a run between gaps shorter than the derivative window"
 
 
 def read_recording(path, joint_names=None, derivative_window=DERIVATIVE_WINDOW, robot=None, resample=None,
-                   **bag_topics) -> Recording:
+                   derive=False, **bag_topics) -> Recording:
     """Read ``path``: a rosbag2 directory (or its .mcap / .db3 file) or a ``.csv`` file.
 
     Parameters
@@ -49,6 +49,8 @@ def read_recording(path, joint_names=None, derivative_window=DERIVATIVE_WINDOW, 
         mistakes are errors, implausible samples are dropped and counted.
     resample : float, optional
         [Hz] put the samples on a uniform grid first (:func:`resample_recording`).
+    derive : bool
+        Derive velocities and accelerations from the positions even where the file has them.
     **bag_topics
         joint_states_topic, effort_topic, stage_topic, ... (bags only).
     """
@@ -58,6 +60,8 @@ def read_recording(path, joint_names=None, derivative_window=DERIVATIVE_WINDOW, 
     check_time_unit(recording.time, recording.source)
     if robot is not None:
         recording = check_samples(recording, robot)
+    if derive:
+        recording = dataclasses.replace(recording, qd=None, qdd=None)
     if resample is not None:
         recording = resample_recording(recording, resample, derivative_window)
     return complete_derivatives(recording, derivative_window)

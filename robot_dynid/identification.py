@@ -1,15 +1,29 @@
-"""Identification pipeline: a recording and a model structure in, a :class:`DynamicModel` out.
+"""Identification pipeline: recordings and a model structure in, a :class:`DynamicModel` out.
 
 Shared by the ``robot-dynid identify`` command and the identifier node. Memory is bounded:
 the regressor is evaluated ``chunk_size`` samples at a time and folded into per-joint normal
 equations (:class:`~robot_dynid.estimators.LeastSquaresAccumulator`) or into a recursive
 least-squares estimator, so the stacked regressor of a long recording is never built.
+
+Several recordings (files) are stacked: their equations are added up, each recording keeping its
+own time base. Options that real data need:
+
+- ``lowpass`` [Hz]: parallel filtering (Gautier). The torques and every column of the regressor
+  go through the same zero-phase Butterworth low-pass filter
+  (:func:`~robot_dynid.signal_processing.lowpass_filter`), so both sides of ``tau = Y pi`` see
+  the same distortion. Each contiguous run of samples is filtered on its own (a stage selection
+  or a gap cuts runs); the regressor in chunks that overlap by ten periods of the cutoff, where
+  the filter's response has died out to below 1e-10.
+- ``file_offsets``: a torque offset per recording and joint [N m] (a torque sensor re-zeroed
+  between recordings), estimated with the model and reported in ``metrics["file_offsets"]``, not
+  part of the model a controller evaluates.
 """
 from __future__ import annotations
 
 import dataclasses
 import datetime
 import logging
+from typing import Sequence
 
 import numpy as np
 
@@ -19,9 +33,10 @@ from robot_dynid.errors import DataError, DynIdError, IdentificationError
 from robot_dynid.estimators import LeastSquaresAccumulator, RecursiveLeastSquares
 from robot_dynid.friction import FrictionModel
 from robot_dynid.model import DynamicModel
-from robot_dynid.recording import Dropped, Recording, dropped_to_dict
+from robot_dynid.recording import DropCounter, Dropped, Recording, dropped_to_dict
 from robot_dynid.regressor import Regressor
 from robot_dynid.robot_description import RobotDescription
+from robot_dynid.signal_processing import lowpass_filter, sample_interval
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +62,10 @@ class IdentificationSettings:
     poorly_excited_relative_std : float
         Base parameters whose relative standard deviation exceeds this [1] are reported as
         poorly excited (a warning, logged and stored in the model's metrics).
+    lowpass : float or None
+        Cutoff [Hz] of the parallel filtering of torques and regressor (module docstring).
+    file_offsets : bool
+        Estimate a torque offset per recording and joint [N m] (module docstring).
     """
 
     friction: FrictionModel = dataclasses.field(default_factory=FrictionModel)
@@ -56,6 +75,8 @@ class IdentificationSettings:
     forgetting: float = 1.0
     chunk_size: int = 5000
     poorly_excited_relative_std: float = 1.0
+    lowpass: float | None = None
+    file_offsets: bool = False
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -64,24 +85,75 @@ class IdentificationSettings:
             raise DynIdError(f"forgetting must be in (0, 1], got {self.forgetting!r}")
         if self.chunk_size < 1:
             raise DynIdError(f"chunk_size must be a positive number of samples, got {self.chunk_size!r}")
+        if self.lowpass is not None and not (np.isfinite(self.lowpass) and self.lowpass > 0.0):
+            raise DynIdError(f"lowpass must be a cutoff frequency > 0 [Hz], got {self.lowpass!r}")
+        if self.file_offsets and self.offset:
+            raise DynIdError("give a torque offset per joint (offset) or per recording and joint (file_offsets), "
+                             "not both: together they cannot be told apart")
 
     def regressor(self, robot: RobotDescription) -> Regressor:
         return Regressor(robot, self.friction, armature=self.armature, offset=self.offset)
 
 
-def iter_regressor_chunks(regressor: Regressor, base: BaseParameters, recording: Recording, chunk_size: int):
+def iter_regressor_chunks(regressor: Regressor, base: BaseParameters, recording: Recording, chunk_size: int,
+                          lowpass: float | None = None, dropped: DropCounter | None = None):
     """Yield ``(Y_base (M, n, r), tau (M, n))`` for consecutive chunks of a recording (the full
-    regressor of each chunk is written into one reused buffer)."""
+    regressor of each chunk is written into one reused buffer); with ``lowpass`` [Hz] both
+    filtered alike (module docstring), runs too short for the filter dropped and counted in
+    ``dropped``."""
+    if lowpass is not None:
+        yield from _filtered_chunks(regressor, base, recording, chunk_size, lowpass, dropped)
+        return
     elapsed = recording.elapsed
     buffer = np.empty((min(chunk_size, recording.n_samples), recording.n_joints, regressor.n_parameters))
     for start in range(0, recording.n_samples, chunk_size):
         stop = min(start + chunk_size, recording.n_samples)
-        temperature = None if recording.temperature is None else recording.temperature[start:stop]
-        Y = regressor.compute(
-            recording.q[start:stop], recording.qd[start:stop], recording.qdd[start:stop],
-            temperature=temperature, elapsed=elapsed[start:stop], out=buffer[:stop - start],
-        )
-        yield base.select(Y), recording.tau[start:stop]
+        yield _base_regressor(regressor, base, recording, elapsed, start, stop, buffer), recording.tau[start:stop]
+
+
+def _base_regressor(regressor, base, recording, elapsed, start, stop, buffer=None):
+    """Base regressor (stop - start, n, r) of rows start:stop of ``recording``."""
+    temperature = None if recording.temperature is None else recording.temperature[start:stop]
+    Y = regressor.compute(recording.q[start:stop], recording.qd[start:stop], recording.qdd[start:stop],
+                          temperature=temperature, elapsed=elapsed[start:stop],
+                          out=None if buffer is None else buffer[:stop - start])
+    return base.select(Y)
+
+
+#: A step longer than this times the median step ends a contiguous run (a stage selection, a gap).
+RUN_BREAK = 1.5
+#: Periods of the cutoff by which filtered regressor chunks overlap (module docstring).
+FILTER_OVERLAP_PERIODS = 10.0
+
+
+def contiguous_runs(time) -> list[np.ndarray]:
+    """Row indices of the runs of ``time`` (N,) [s] not cut by a step over ``RUN_BREAK`` median steps."""
+    steps = np.diff(time)
+    breaks = np.flatnonzero(steps > RUN_BREAK * np.median(steps)) + 1 if steps.size else []
+    return np.split(np.arange(len(time)), breaks)
+
+
+def _filtered_chunks(regressor, base, recording, chunk_size, cutoff, dropped):
+    elapsed = recording.elapsed
+    for run in contiguous_runs(recording.time):
+        first, last = int(run[0]), int(run[-1]) + 1
+        try:
+            rate = 1.0 / sample_interval(recording.time[first:last])
+            tau = lowpass_filter(recording.tau[first:last], cutoff, rate)
+        except DataError as error:
+            if "not uniformly sampled" in str(error):
+                raise DataError(f"{recording.source}: --lowpass needs uniformly sampled data; {error} "
+                                "(e.g. with --resample HZ)") from None
+            if dropped is not None:
+                dropped.add(f"in a run too short for the {cutoff:g} Hz low-pass filter",
+                            float(recording.time[first]), last - first)
+            continue
+        overlap = int(np.ceil(FILTER_OVERLAP_PERIODS * rate / cutoff))
+        for start in range(first, last, chunk_size):
+            stop = min(start + chunk_size, last)
+            low, high = max(first, start - overlap), min(last, stop + overlap)
+            Y = lowpass_filter(_base_regressor(regressor, base, recording, elapsed, low, high), cutoff, rate)
+            yield Y[start - low:stop - low], tau[start - first:stop - first]
 
 
 def prepare_recording(recording: Recording, robot: RobotDescription) -> Recording:
@@ -99,20 +171,21 @@ def prepare_recording(recording: Recording, robot: RobotDescription) -> Recordin
 
 
 def identify(
-    recording: Recording,
+    recordings: Recording | Sequence[Recording],
     robot: RobotDescription,
     settings: IdentificationSettings = IdentificationSettings(),
     base: BaseParameters | None = None,
     provenance: dict | None = None,
 ) -> DynamicModel:
-    """Identify the base parameters of ``robot`` from ``recording``.
+    """Identify the base parameters of ``robot`` from one recording or several, stacked.
 
     Parameters
     ----------
-    recording : Recording
+    recordings : Recording or sequence of Recording
         Samples with q [rad], qd [rad/s], qdd [rad/s^2] and tau [N m]; joints are matched by
         name, extra joints are ignored. Select stages / cycles before calling
-        (:meth:`Recording.select`).
+        (:meth:`Recording.select`). Each recording keeps its own time base (friction drift with
+        time, low-pass filtering, ``file_offsets``).
     robot : RobotDescription
     settings : IdentificationSettings
     base : BaseParameters, optional
@@ -125,20 +198,61 @@ def identify(
     IdentificationError
         When the data leave base parameters unidentifiable (named in the message).
     """
-    recording = prepare_recording(recording, robot)
+    recordings = [recordings] if isinstance(recordings, Recording) else list(recordings)
+    if not recordings:
+        raise DataError("no recording to identify from")
+    recordings = [prepare_recording(recording, robot) for recording in recordings]
     regressor = settings.regressor(robot)
     if base is None:
         base = compute_base_parameters(regressor)
-    accumulator = LeastSquaresAccumulator(robot.n_joints, base.rank)
-    rls = RecursiveLeastSquares(base.rank, forgetting=settings.forgetting) if settings.method == "rls" else None
-    for Y_base, tau in iter_regressor_chunks(regressor, base, recording, settings.chunk_size):
-        accumulator.add(Y_base, tau)
-        if rls is not None:
-            rls.update_batch(Y_base, tau)
+    offsets = _file_offset_names(recordings, robot) if settings.file_offsets else []
+    accumulator = LeastSquaresAccumulator(robot.n_joints, base.rank + len(offsets))
+    rls = RecursiveLeastSquares(base.rank + len(offsets), forgetting=settings.forgetting) \
+        if settings.method == "rls" else None
+    dropped = DropCounter()
+    for index, recording in enumerate(recordings):
+        dropped.merge(recording.dropped)
+        for Y_base, tau in iter_regressor_chunks(regressor, base, recording, settings.chunk_size,
+                                                 settings.lowpass, dropped):
+            if offsets:
+                Y_base = _with_offset_columns(Y_base, index, len(recordings))
+            accumulator.add(Y_base, tau)
+            if rls is not None:
+                rls.update_batch(Y_base, tau)
     provenance = dict(provenance or {})
-    provenance.setdefault("data_source", recording.source)
-    return model_from_accumulator(accumulator, robot, settings, base, rls=rls,
-                                  dropped=recording.dropped, provenance=provenance)
+    provenance.setdefault("data_source", [recording.source for recording in recordings]
+                          if len(recordings) > 1 else recordings[0].source)
+    model = model_from_accumulator(accumulator, robot, settings, base, rls=rls, dropped=dropped.counts,
+                                   provenance=provenance, nuisance_names=offsets)
+    nuisance = model.metrics.pop("nuisance", {})
+    if offsets:
+        model.metrics["file_offsets"] = {
+            recording.source: {joint: nuisance[f"offset{j + 1}@{index}"] for j, joint in enumerate(robot.joint_names)}
+            for index, recording in enumerate(recordings)}
+    model.metrics["identified_range"] = identified_range(recordings)
+    return model
+
+
+def identified_range(recordings: Sequence[Recording]) -> dict:
+    """Largest |qd| [rad/s] and |qdd| [rad/s^2] per joint over the recordings: how far the model may
+    be trusted (friction polynomials and stiffness-like terms extrapolate badly)."""
+    joints = recordings[0].joint_names
+    return {field: {joint: float(max(np.max(np.abs(getattr(recording, key)[:, j])) for recording in recordings))
+                    for j, joint in enumerate(joints)}
+            for field, key in (("max_speed", "qd"), ("max_acceleration", "qdd"))}
+
+
+def _file_offset_names(recordings, robot) -> list[str]:
+    return [f"offset{j + 1}@{index}" for index in range(len(recordings)) for j in range(robot.n_joints)]
+
+
+def _with_offset_columns(Y_base: np.ndarray, index: int, n_recordings: int) -> np.ndarray:
+    """``Y_base`` (M, n, r) with the n x n_recordings offset columns: 1 on joint j's rows for the
+    offset of joint j in recording ``index``."""
+    samples, n_joints, _ = Y_base.shape
+    extra = np.zeros((samples, n_joints, n_joints * n_recordings))
+    extra[:, np.arange(n_joints), index * n_joints + np.arange(n_joints)] = 1.0
+    return np.concatenate([Y_base, extra], axis=2)
 
 
 def model_from_accumulator(
@@ -149,6 +263,7 @@ def model_from_accumulator(
     rls: RecursiveLeastSquares | None = None,
     dropped: dict[str, Dropped] | None = None,
     provenance: dict | None = None,
+    nuisance_names: Sequence[str] = (),
 ) -> DynamicModel:
     """Solve accumulated normal equations (or take an RLS estimate) into a :class:`DynamicModel`.
 
@@ -157,7 +272,9 @@ def model_from_accumulator(
     (with mu = 1, P approximates (W^T W)^-1). Metrics: per-joint RMS residual [N m] and RSD,
     noise std [N m], condition number, and the base parameters whose relative std exceeds
     ``settings.poorly_excited_relative_std`` (also logged as a warning); the samples left out
-    before, by reason (``dropped``).
+    before, by reason (``dropped``). The accumulator's parameters are the base parameters followed
+    by ``nuisance_names`` (e.g. per-recording torque offsets), whose estimates go to
+    ``metrics["nuisance"]`` (name -> value), not into the model.
 
     Raises
     ------
@@ -165,15 +282,18 @@ def model_from_accumulator(
         A value or standard deviation is not finite (naming the parameter and the likely cause):
         no model with one is ever made.
     """
-    batch = accumulator.solve("wls" if settings.method == "wls" else "ols", parameter_names=base.names)
+    names = list(base.names) + list(nuisance_names)
+    batch = accumulator.solve("wls" if settings.method == "wls" else "ols", parameter_names=names)
     if rls is None or rls.n_updates_ == 0:
         values, std = batch.theta, batch.std
     else:
         values = rls.theta_.copy()
         sigma2 = float(np.mean(batch.noise_std**2))
         std = np.sqrt(np.clip(np.diag(rls.covariance_), 0.0, None) * sigma2)
-    check_finite_estimate(accumulator, base, values, std)
+    check_finite_estimate(accumulator, names, values, std)
     residual_rms, rsd = residual_statistics(accumulator, values)
+    nuisance = {name: float(value) for name, value in zip(nuisance_names, values[base.rank:])}
+    values, std = values[:base.rank], std[:base.rank]
     with np.errstate(divide="ignore", invalid="ignore"):
         relative_std = np.abs(std / values)
     poorly_excited = [
@@ -200,6 +320,8 @@ def model_from_accumulator(
         "poorly_excited": poorly_excited,
         "warnings": warnings,
     }
+    if nuisance:
+        metrics["nuisance"] = nuisance
     provenance = dict(provenance or {})
     provenance.setdefault("date", datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
     provenance.setdefault("robot_dynid_version", __version__)
@@ -209,12 +331,13 @@ def model_from_accumulator(
     )
 
 
-def check_finite_estimate(accumulator: LeastSquaresAccumulator, base: BaseParameters, values, std) -> None:
-    """IdentificationError naming the first base parameter whose value or std is not finite, and why."""
+def check_finite_estimate(accumulator: LeastSquaresAccumulator, names, values, std) -> None:
+    """IdentificationError naming the first parameter (of ``names``) whose value or std is not
+    finite, and why."""
     bad = np.flatnonzero(~(np.isfinite(values) & np.isfinite(std)))
     if not bad.size:
         return
-    name = base.names[bad[0]]
+    name = names[bad[0]]
     what = "value" if not np.isfinite(values[bad[0]]) else "standard deviation"
     overflow = np.flatnonzero(~np.isfinite(accumulator.torque_square_sum_))
     if overflow.size:
@@ -222,7 +345,7 @@ def check_finite_estimate(accumulator: LeastSquaresAccumulator, base: BaseParame
                  "(a corrupt sample? read the data with a robot description to drop implausible samples)")
     else:
         cause = "the regressor or torques overflow float64 (corrupt samples?)"
-    raise IdentificationError(f"identification gave a non-finite {what} for base parameter {name} "
+    raise IdentificationError(f"identification gave a non-finite {what} for parameter {name} "
                               f"({bad.size} of {values.size} parameters): {cause}; no model written")
 
 

@@ -53,5 +53,18 @@ def format_model_summary(model):
         }),
         f"condition number of the scaled base regressor: {metrics['condition_number']:.4g}",
     ]
+    if metrics.get("file_offsets"):
+        parts += ["torque offset per recording [N m] (estimated with the model, not part of it):",
+                  format_table(("recording", *model.joint_names), [
+                      (source, *(f"{offsets[joint]:.4g}" for joint in model.joint_names))
+                      for source, offsets in metrics["file_offsets"].items()])]
     parts += [f"warning: {text}" for text in metrics.get("warnings", [])]
     return "\n".join(parts)
+
+
+def model_summary(model) -> dict:
+    """What :func:`format_model_summary` prints, as plain data for JSON: the structure, the base
+    parameter table and the model's metrics."""
+    return {"robot": model.robot.name, "joint_names": list(model.joint_names), "friction": model.friction.name,
+            "method": model.method, "n_base": model.base.rank, "base_parameters": model.parameter_table(),
+            "metrics": model.metrics}

@@ -1,21 +1,24 @@
-"""robot-dynid identify: identify a model from a recording and write the model artifact."""
+"""robot-dynid identify: identify a model from recordings and write the model artifact."""
+import json
+
 from robot_dynid.cli.options import (
     add_data_arguments, add_model_structure_arguments, add_stage_detection_arguments, friction_from_args,
-    output_file, parse_cycles, read_data,
+    non_negative_number, output_file, parse_cycles, positive_number, read_data,
 )
 from robot_dynid.excitation import robot_limit_arrays
 from robot_dynid.identification import METHODS, IdentificationSettings, identify
-from robot_dynid.reports import format_model_summary
+from robot_dynid.model_validation import format_validation, validate_model
+from robot_dynid.reports import format_model_summary, model_summary
 from robot_dynid.robot_description import load_robot
 from robot_dynid.segmentation import select_stages
 
 NAME = "identify"
-HELP = "identify base parameters from a rosbag2 or CSV recording and write a model file"
+HELP = "identify base parameters from rosbag2 or CSV recordings and write a model file"
 
 
 def add_arguments(parser):
     add_model_structure_arguments(parser)
-    add_data_arguments(parser)
+    add_data_arguments(parser, several=True)
     parser.add_argument("--method", default="ols", choices=METHODS,
                         help="ordinary / weighted (per-joint noise) least squares, or recursive LS")
     parser.add_argument("--forgetting", type=float, default=1.0, help="RLS forgetting factor in (0, 1]")
@@ -28,26 +31,58 @@ def add_arguments(parser):
                         help="use only these cycles, pooled: e.g. 3,9,16 or 0-5 (needs stage markers or a "
                              "cycle column: cycles cannot be detected from the motion)")
     add_stage_detection_arguments(parser)
+    conditioning = parser.add_argument_group("data conditioning")
+    conditioning.add_argument("--trim", type=non_negative_number("a duration >= 0 [s]"), default=0.0,
+                              metavar="SECONDS", help="leave out this much at the start and end of each "
+                              "recording (start-up transients) [s] (default: %(default)s)")
+    conditioning.add_argument("--lowpass", type=positive_number("a cutoff frequency > 0 [Hz]"), default=None,
+                              metavar="HZ", help="filter the torques and every regressor column with the same "
+                              "zero-phase Butterworth low-pass (parallel filtering; needs uniform stamps: "
+                              "--resample) [Hz]")
+    conditioning.add_argument("--file-offsets", action="store_true",
+                              help="estimate a torque offset per recording and joint [N m] (sensors re-zeroed "
+                                   "between recordings); reported, not part of the model")
+    parser.add_argument("--validate", action="append", metavar="FILE", default=[],
+                        help="after the fit, report the model's held-out metrics on this recording (repeatable; "
+                             "read like --data, all of it)")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON instead of tables")
     parser.add_argument("--out", required=True, type=output_file, metavar="model.yaml",
                         help="model artifact to write (checked before the work starts)")
 
 
 def main(args):
     robot = load_robot(args.robot)
-    recording = read_data(args, robot)
-    selection = select_stages(recording, args.stage, args.cycles,
-                              velocity_limits=robot_limit_arrays(robot, recording.joint_names)[2],
-                              rest_threshold=args.rest_threshold)
-    if selection.note:
-        print(selection.note)
     settings = IdentificationSettings(friction=friction_from_args(args), armature=args.armature,
-                                      offset=args.offset, method=args.method, forgetting=args.forgetting)
-    provenance = {"data_source": str(args.data),
+                                      offset=args.offset, method=args.method, forgetting=args.forgetting,
+                                      lowpass=args.lowpass, file_offsets=args.file_offsets)
+    recordings, notes = [], []
+    for path in args.data:
+        recording = read_data(args, robot, path)
+        if args.trim:
+            recording = recording.time_window(recording.time[0] + args.trim, recording.time[-1] - args.trim)
+        selection = select_stages(recording, args.stage, args.cycles,
+                                  velocity_limits=robot_limit_arrays(robot, recording.joint_names)[2],
+                                  rest_threshold=args.rest_threshold)
+        if selection.note:
+            notes.append(selection.note)
+        recordings.append(selection.recording)
+    provenance = {"data_source": list(map(str, args.data)) if len(args.data) > 1 else str(args.data[0]),
                   "segments": {"stage": args.stage or "all", "cycles": args.cycles or "all"}}
-    if selection.note:
-        provenance["stage_detection"] = selection.note
-    model = identify(selection.recording, robot, settings, provenance=provenance)
+    if notes:
+        provenance["stage_detection"] = notes if len(notes) > 1 else notes[0]
+    model = identify(recordings, robot, settings, provenance=provenance)
+    validations = [validate_model(model, [read_data(args, robot, path)]) for path in args.validate]
+    if validations:
+        model.metrics["validation"] = [validation.to_dict() for validation in validations]
     model.save(args.out)
+    if args.json:
+        print(json.dumps({**model_summary(model), "model_file": str(args.out)}, indent=2))
+        return 0
+    for note in notes:
+        print(note)
     print(format_model_summary(model))
+    for validation in validations:
+        print()
+        print(format_validation(validation))
     print(f"model written to {args.out}")
     return 0

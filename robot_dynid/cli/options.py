@@ -6,8 +6,10 @@ import math
 import os
 import pathlib
 
-from robot_dynid.friction import FRICTION_MODEL_NAMES, friction_model
+from robot_dynid.friction import FRICTION_MODEL_NAMES, FrictionModel, friction_model
 from robot_dynid.segmentation import REST_THRESHOLD, REST_THRESHOLD_FRACTION
+
+_FRICTION_DEFAULTS = FrictionModel()
 
 
 def add_model_structure_arguments(parser):
@@ -19,18 +21,34 @@ def add_model_structure_arguments(parser):
     group.add_argument("--friction-drift", default="none", choices=("none", "temperature", "time"),
                        help="friction coefficients that drift with joint temperature [deg C] or "
                             "running time [s] (default: %(default)s)")
+    group.add_argument("--dead-band", type=non_negative_number("a speed >= 0 [rad/s]"),
+                       default=_FRICTION_DEFAULTS.dead_band, metavar="RAD_S",
+                       help="speed [rad/s] below which every friction column is zero, so that velocity noise "
+                            "around rest does not flip the Coulomb sign (default: %(default)s = none)")
+    group.add_argument("--sign-sharpness", type=positive_number("a sharpness > 0 [s/rad]"),
+                       default=_FRICTION_DEFAULTS.sign_sharpness, metavar="S_PER_RAD",
+                       help="--friction arctan: k [s/rad] of its smoothed Coulomb sign (2/pi) atan(k v) "
+                            "(default: %(default)s)")
+    group.add_argument("--stribeck-velocity", type=positive_number("a speed > 0 [rad/s]"),
+                       default=_FRICTION_DEFAULTS.stribeck_velocity, metavar="RAD_S",
+                       help="--friction arctan: vs [rad/s] of its Stribeck transition (default: %(default)s)")
     group.add_argument("--armature", action="store_true", help="add rotor inertia Ia_j qdd_j per joint [kg m^2]")
     group.add_argument("--offset", action="store_true", help="add a constant torque offset per joint [N m]")
 
 
 def friction_from_args(args):
-    return friction_model(args.friction, drift=args.friction_drift)
+    return friction_model(args.friction, drift=args.friction_drift, dead_band=args.dead_band,
+                          sign_sharpness=args.sign_sharpness, stribeck_velocity=args.stribeck_velocity)
 
 
-def add_data_arguments(parser):
+def add_data_arguments(parser, several=False):
+    """``--data`` (repeatable with ``several``: files read, differentiated and checked one by one) and
+    the reading options."""
     group = parser.add_argument_group("recorded data")
-    group.add_argument("--data", required=True, metavar="FILE",
-                       help="rosbag2 directory (MCAP or sqlite3) or CSV file (see README for the columns)")
+    group.add_argument("--data", required=True, metavar="FILE", action="append" if several else "store",
+                       help="rosbag2 directory (MCAP or sqlite3) or CSV file (see README for the columns)"
+                            + ("; repeat for several recordings, each read, differentiated and trimmed on its "
+                               "own and then stacked" if several else ""))
     group.add_argument("--joint-states-topic", default="/joint_states", help="bag only (default: %(default)s)")
     group.add_argument("--effort-topic", default=None,
                        help="bag only: a second JointState topic whose effort field holds the torques [N m] "
@@ -46,27 +64,37 @@ def add_data_arguments(parser):
                             "torques and temperatures linearly, never across gaps (default: use the recorded "
                             "stamps as they are; derivatives are fitted in them, jitter and lost samples "
                             "included)")
+    group.add_argument("--derive", action="store_true",
+                       help="derive velocities and accelerations from the positions even where the data carry "
+                            "them (a driver's velocity is often a coarse difference or filtered with a lag)")
 
 
-def read_data(args, robot, joint_names=None):
-    """The recording of ``--data``, checked against ``robot`` (unit mistakes, implausible samples),
-    resampled if asked; joints those of ``robot`` unless ``joint_names`` are given."""
+def read_data(args, robot, path=None):
+    """The recording at ``path`` (default ``--data``), checked against ``robot`` (unit mistakes,
+    implausible samples), resampled if asked, derivatives derived where missing (or with
+    ``--derive`` always)."""
     from robot_dynid.data_files import read_recording
-    return read_recording(args.data, joint_names=joint_names, robot=robot, resample=args.resample,
-                          **bag_topics_from_args(args, robot))
+    return read_recording(args.data if path is None else path, robot=robot, resample=args.resample,
+                          derive=args.derive, **bag_topics_from_args(args, robot))
 
 
-def positive_number(what):
-    """argparse type of a finite number > 0; ``what`` says what it is in the error."""
+def positive_number(what, allow_zero=False):
+    """argparse type of a finite number > 0 (>= 0 with ``allow_zero``); ``what`` says what it is in
+    the error."""
     def parse(text):
         try:
             value = float(text)
         except ValueError:
             value = math.nan
-        if not (math.isfinite(value) and value > 0.0):
+        if not (math.isfinite(value) and (value > 0.0 or (allow_zero and value == 0.0))):
             raise argparse.ArgumentTypeError(f"{text!r} is not {what}")
         return value
     return parse
+
+
+def non_negative_number(what):
+    """argparse type of a finite number >= 0."""
+    return positive_number(what, allow_zero=True)
 
 
 def _check_writable_location(text, directory):

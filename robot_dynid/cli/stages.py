@@ -47,7 +47,7 @@ def stage_rows(table):
 def main(args):
     robot = load_robot(args.robot)
     table = read_stage_table(args.data, robot.joint_names, robot_limit_arrays(robot)[2],
-                             rest_threshold=args.rest_threshold, robot=robot, resample=args.resample,
+                             rest_threshold=args.rest_threshold, robot=robot, resample=args.resample, derive=args.derive,
                              **bag_topics_from_args(args, robot))
     rows = stage_rows(table)
     if args.json:

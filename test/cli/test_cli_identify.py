@@ -25,10 +25,11 @@ ROBOT = find_package_file("config", "robots", "ur5.yaml")
 NOISE = 0.3  # N m
 
 
-def excitation(robot, seed, period=8.0, harmonics=4):
+def excitation(robot, seed, period=8.0, harmonics=4, amplitude=0.12):
+    """A random Fourier excitation whose speeds are about ``amplitude`` of the velocity limits."""
     rng = np.random.default_rng(seed)
     n = robot.n_joints
-    scale = 0.12 * np.array([lim.velocity for lim in robot.limits])[:, None]
+    scale = amplitude * np.array([lim.velocity for lim in robot.limits])[:, None]
     return FourierTrajectory(robot.joint_names, period=period, q0=np.zeros(n),
                              a=rng.normal(0.0, 1.0, (n, harmonics)) * scale,
                              b=rng.normal(0.0, 1.0, (n, harmonics)) * scale)
@@ -176,3 +177,123 @@ def test_identify_stops_on_a_csv_in_degrees_and_drops_a_corrupt_torque(simulated
     assert model.metrics["n_dropped"] == 1 and np.all(np.isfinite(model.values))
     [(reason, entry)] = model.metrics["dropped"].items()
     assert reason.startswith(f"|torque| of {robot.joint_names[3]} above") and entry["first_time"] == recording.time[50]
+
+
+def two_recordings(simulated, tmp_path, offsets=((0.0,) * 6, (0.0,) * 6), rate=200.0):
+    """Two recordings of different excitations of the simulated UR5, torques shifted by ``offsets`` [N m]."""
+    robot, simulator, _, _, _ = simulated
+    paths = []
+    for index, (seed, offset) in enumerate(zip((21, 22), offsets)):
+        t = time_grid(2 * 8.0, dt=1.0 / rate)
+        q, qd, qdd = excitation(robot, seed=seed).evaluate(t)
+        tau = simulator.torques(q, qd, qdd, rng=seed) + np.array(offset)
+        paths.append(tmp_path / f"run{index}.csv")
+        write_csv(paths[-1], Recording.from_arrays(robot.joint_names, t + 1000.0 * index, q, qd, qdd, tau))
+    return paths
+
+
+def test_several_recordings_are_stacked_as_one_least_squares_problem(simulated, tmp_path):
+    """Against numpy's lstsq on the two files' regressors stacked (a second solver)."""
+    robot, _, _, _, _ = simulated
+    paths = two_recordings(simulated, tmp_path)
+    assert main(["identify", "--robot", str(ROBOT), "--data", str(paths[0]), "--data", str(paths[1]),
+                 "--out", str(tmp_path / "m.yaml")]) == 0
+    model = DynamicModel.load(tmp_path / "m.yaml")
+    rows, torques = [], []
+    for path in paths:
+        data = read_csv(path)
+        rows.append(model.base.select(model.regressor.compute(data.q, data.qd, data.qdd)).reshape(-1, model.base.rank))
+        torques.append(data.tau.reshape(-1))
+    expected = np.linalg.lstsq(np.vstack(rows), np.concatenate(torques), rcond=None)[0]
+    np.testing.assert_allclose(model.values, expected, rtol=1e-8, atol=1e-8 * np.abs(expected).max())
+    assert model.provenance["data_source"] == [str(path) for path in paths]
+    assert model.metrics["n_samples"] == 2 * 3201
+
+
+def test_file_offsets_recover_a_torque_sensor_zeroed_differently_per_recording(simulated, tmp_path, capsys):
+    robot, _, truth, _, _ = simulated
+    offsets = ((1.5, -0.8, 0.4, 0.0, 0.3, -0.2), (-1.0, 0.6, -0.5, 0.2, 0.0, 0.1))
+    paths = two_recordings(simulated, tmp_path, offsets)
+    arguments = ["identify", "--robot", str(ROBOT), "--data", str(paths[0]), "--data", str(paths[1])]
+    assert main(arguments + ["--file-offsets", "--out", str(tmp_path / "offsets.yaml")]) == 0
+    assert "torque offset per recording [N m]" in capsys.readouterr().out
+    model = DynamicModel.load(tmp_path / "offsets.yaml")
+    estimated = np.array([[model.metrics["file_offsets"][str(path)][joint] for joint in robot.joint_names]
+                          for path in paths])
+    # the offset of a joint is seen against its gravity and friction terms: a few 1e-2 N m at 0.3 N m noise
+    np.testing.assert_allclose(estimated, offsets, atol=0.05)
+    z = (model.values - model.base.projection @ truth) / model.std
+    assert np.abs(z).max() < 5.0, dict(zip(model.base.names, z.round(1)))
+    assert main(arguments + ["--out", str(tmp_path / "plain.yaml")]) == 0
+    plain = DynamicModel.load(tmp_path / "plain.yaml")
+    assert np.abs((plain.values - plain.base.projection @ truth) / plain.std).max() > 10.0   # offsets ignored: biased
+    assert main(arguments + ["--file-offsets", "--offset", "--out", str(tmp_path / "x.yaml")]) == 2
+    assert "not both" in capsys.readouterr().err
+
+
+def test_derive_replaces_a_lagging_driver_velocity(simulated, tmp_path):
+    """Drivers' velocities often come out of a filter with a lag: 20 ms here. The viscous friction fitted
+    on them is off; --derive differentiates the positions instead and recovers it."""
+    robot, simulator, truth, data, _ = simulated
+    recording = read_csv(data)
+    lag = 4                                          # samples of 5 ms
+    lagging = np.vstack([np.repeat(recording.qd[:1], lag, axis=0), recording.qd[:-lag]])
+    write_csv(tmp_path / "lagging.csv", Recording.from_arrays(robot.joint_names, recording.time, recording.q,
+                                                              lagging, None, recording.tau))
+    errors = {}
+    for name, extra in (("recorded", []), ("derived", ["--derive"])):
+        assert main(["identify", "--robot", str(ROBOT), "--data", str(tmp_path / "lagging.csv"),
+                     "--out", str(tmp_path / f"{name}.yaml")] + extra) == 0
+        model = DynamicModel.load(tmp_path / f"{name}.yaml")
+        errors[name] = np.abs((model.values - model.base.projection @ truth) / model.std).max()
+    assert errors["derived"] < 5.0 < errors["recorded"], errors
+
+
+def test_lowpass_parallel_filtering_keeps_the_truth_and_needs_uniform_stamps(simulated, tmp_path, capsys):
+    robot, _, truth, data, _ = simulated
+    assert main(["identify", "--robot", str(ROBOT), "--data", str(data), "--lowpass", "20",
+                 "--out", str(tmp_path / "filtered.yaml")]) == 0
+    model = DynamicModel.load(tmp_path / "filtered.yaml")
+    # a 20 Hz cutoff is far above the 0.5 Hz excitation: both sides keep the motion, the noise is halved
+    z = (model.values - model.base.projection @ truth) / model.std
+    assert np.abs(z).max() < 5.0, dict(zip(model.base.names, z.round(1)))
+    recording = read_csv(data)
+    jittered = recording.time + np.random.default_rng(0).uniform(-0.001, 0.001, recording.n_samples)
+    write_csv(tmp_path / "jittered.csv", Recording.from_arrays(robot.joint_names, jittered, recording.q, recording.qd,
+                                                               recording.qdd, recording.tau))
+    assert main(["identify", "--robot", str(ROBOT), "--data", str(tmp_path / "jittered.csv"), "--lowpass", "20",
+                 "--out", str(tmp_path / "x.yaml")]) == 2
+    assert "--lowpass needs uniformly sampled data" in capsys.readouterr().err
+    assert main(["identify", "--robot", str(ROBOT), "--data", str(tmp_path / "jittered.csv"), "--lowpass", "20",
+                 "--resample", "200", "--out", str(tmp_path / "x.yaml")]) == 0
+
+
+def test_validate_reports_held_out_metrics_and_warns_beyond_the_identified_range(simulated, tmp_path, capsys):
+    """The metrics against numpy on the model's own predictions; NRMS against UR5's effort limits (150 and 28 N m);
+    a validation at twice the speed leaves the identified range."""
+    robot, simulator, _, data, _ = simulated
+    model_path = tmp_path / "m.yaml"
+    held_out = tmp_path / "held_out.csv"
+    t = time_grid(8.0, dt=0.005)
+    q, qd, qdd = excitation(robot, seed=11).evaluate(t + 0.37)      # the identified motion, new noise: in range
+    write_csv(held_out, Recording.from_arrays(robot.joint_names, t, q, qd, qdd, simulator.torques(q, qd, qdd, rng=31)))
+    assert main(["identify", "--robot", str(ROBOT), "--data", str(data), "--validate", str(held_out),
+                 "--out", str(model_path)]) == 0
+    assert f"validation on {held_out}" in capsys.readouterr().out
+    assert main(["validate", "--model", str(model_path), "--data", str(held_out), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    model, recording = DynamicModel.load(model_path), read_csv(held_out)
+    error = model.torque(recording.q, recording.qd, recording.qdd) - recording.tau
+    rms = np.sqrt(np.mean(error**2, axis=0))
+    for j, joint in enumerate(robot.joint_names):
+        assert report["joints"][joint]["rms"] == pytest.approx(rms[j], rel=1e-9)
+        assert report["joints"][joint]["nrms"] == pytest.approx(rms[j] / (2 * robot.limits[j].effort), rel=1e-9)
+    assert report["warnings"] == []
+    fast = excitation(robot, seed=11, period=4.0, amplitude=0.24)    # twice the speed, four times the acceleration
+    t = time_grid(4.0, dt=0.005)
+    q, qd, qdd = fast.evaluate(t)
+    write_csv(tmp_path / "fast.csv", Recording.from_arrays(robot.joint_names, t, q, qd, qdd,
+                                                           simulator.torques(q, qd, qdd, rng=32)))
+    assert main(["validate", "--model", str(model_path), "--data", str(tmp_path / "fast.csv")]) == 0
+    out = capsys.readouterr().out
+    assert "move faster than the model was identified on" in out and "accelerate harder" in out

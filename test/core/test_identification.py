@@ -2,13 +2,15 @@
 import numpy as np
 import pytest
 
+from robot_dynid.base_parameters import compute_base_parameters
 from robot_dynid.errors import IdentificationError
 from robot_dynid.friction import friction_model
-from robot_dynid.identification import IdentificationSettings, identify
+from robot_dynid.identification import IdentificationSettings, identify, iter_regressor_chunks
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recording import Recording
 from robot_dynid.regressor import Regressor
 from robot_dynid.robot_description import load_robot
+from robot_dynid.signal_processing import lowpass_filter
 from robot_dynid.simulation import SimulatedRobot, plausible_parameters
 from robot_dynid.trajectories import FourierTrajectory, time_grid
 
@@ -103,7 +105,27 @@ def test_no_model_with_a_non_finite_value_is_made(robot):
     t, q, qd, qdd = motion(robot, 3)
     tau = simulator(robot, np.full(6, 2.0)).torques(q, qd, qdd, rng=3)
     tau[100, 2] = 1e300
-    with pytest.raises(IdentificationError, match=r"identification gave a non-finite (value|standard deviation) for base parameter \w+ "
+    with pytest.raises(IdentificationError, match=r"identification gave a non-finite (value|standard deviation) for parameter \w+ "
                                                   r".*the torques of joint 3 hold values too large"):
         identify(Recording.from_arrays(robot.joint_names, t, q, qd, qdd, tau), robot,
                  IdentificationSettings(friction=FRICTION))
+
+
+def test_parallel_filtering_in_chunks_equals_filtering_each_run_whole(robot):
+    """The regressor is filtered in overlapping chunks (bounded memory); the reference filters the whole
+    regressor of each contiguous run at once (scipy's sosfiltfilt through lowpass_filter). A gap in the
+    stamps (a stage selection) starts a new run."""
+    t, q, qd, qdd = motion(robot, 5, duration=16.0, dt=0.005)
+    tau = simulator(robot, np.full(6, 2.0)).torques(q, qd, qdd, rng=5)
+    keep = np.r_[0:1500, 1700:len(t)]
+    data = Recording.from_arrays(robot.joint_names, t[keep], q[keep], qd[keep], qdd[keep], tau[keep])
+    regressor = Regressor(robot, FRICTION)
+    base = compute_base_parameters(regressor)
+    chunks = list(iter_regressor_chunks(regressor, base, data, chunk_size=400, lowpass=8.0))
+    Y = np.concatenate([chunk[0] for chunk in chunks])
+    filtered_tau = np.concatenate([chunk[1] for chunk in chunks])
+    full = base.select(regressor.compute(data.q, data.qd, data.qdd))
+    for run in (slice(0, 1500), slice(1500, None)):
+        expected = lowpass_filter(full[run], 8.0, 200.0)
+        np.testing.assert_allclose(Y[run], expected, rtol=0, atol=1e-9 * np.abs(expected).max())
+        np.testing.assert_allclose(filtered_tau[run], lowpass_filter(data.tau[run], 8.0, 200.0), atol=1e-12)

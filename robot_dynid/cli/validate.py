@@ -1,0 +1,40 @@
+"""robot-dynid validate: a model's held-out metrics on recordings it was not fitted on."""
+import json
+
+from robot_dynid.cli.options import add_data_arguments, parse_cycles, positive_number, read_data
+from robot_dynid.excitation import robot_limit_arrays
+from robot_dynid.model import DynamicModel
+from robot_dynid.model_validation import DEFAULT_SPEED_THRESHOLD, format_validation, validate_model
+from robot_dynid.segmentation import select_stages
+
+NAME = "validate"
+HELP = ("a model's per-joint RMS [N m], RSD, relative RMSD and NRMS on held-out recordings, with a warning "
+        "where they leave the speeds and accelerations the model was identified on")
+
+
+def add_arguments(parser):
+    parser.add_argument("--model", required=True, metavar="model.yaml", help="model artifact from identify")
+    add_data_arguments(parser, several=True)
+    parser.add_argument("--stage", action="append", metavar="NAME",
+                        help="use only samples of this stage kind (repeatable; see identify)")
+    parser.add_argument("--cycles", type=parse_cycles, metavar="LIST", help="use only these cycles, e.g. 3,9,16")
+    parser.add_argument("--speed-threshold", type=positive_number("a speed > 0 [rad/s]"),
+                        default=DEFAULT_SPEED_THRESHOLD, metavar="RAD_S",
+                        help="samples of a joint slower than this do not count for its relative RMSD "
+                             "(default: %(default)s rad/s)")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def main(args):
+    model = DynamicModel.load(args.model)
+    recordings = []
+    for path in args.data:
+        recording = read_data(args, model.robot, path)
+        recordings.append(select_stages(recording, args.stage, args.cycles,
+                                        velocity_limits=robot_limit_arrays(model.robot)[2]).recording)
+    validation = validate_model(model, recordings, args.speed_threshold)
+    if args.json:
+        print(json.dumps({"model": str(args.model), **validation.to_dict()}, indent=2))
+    else:
+        print(format_validation(validation))
+    return 0
