@@ -2,9 +2,20 @@
 
 A :class:`DynamicModel` computes ``tau = Y_base(q, qd, qdd[, temperature, elapsed]) @ theta``
 with ``Y_base`` the base-parameter columns of the full regressor. It round-trips through a
-YAML artifact (schema ``robot_dynid/model``, version :data:`SCHEMA_VERSION`) holding the robot
-description, friction model and constants, the base parameters (names, expressions as linear
-combinations of standard parameters, values, standard deviations), metrics and provenance.
+YAML artifact (schema ``robot_dynid/model``) holding the robot description, friction model and
+constants, the base parameters (names, expressions as linear combinations of standard parameters,
+values, standard deviations), metrics and provenance.
+
+A model may also know its standard parameters (``standard``, e.g. from a physically consistent
+fit); the base parameters stay what :meth:`DynamicModel.torque` evaluates, and must be the
+standard parameters' projection. Such a model is written as schema version 2, which adds
+``standard_parameters`` (every standard parameter by name, friction, armature and offsets
+included) and ``links`` (per link: name, joint, mass [kg], centre of mass [m] in the link frame,
+inertia about the centre of mass [kg m^2] in the link frame's axes as ``[ixx, ixy, ixz, iyy,
+iyz, izz]``, derived from ``standard_parameters`` and checked against them on loading). A model
+without standard parameters is written as version 1, as before, so older readers still load it;
+both versions are read.
+
 Writing is deterministic: the same model gives the same bytes. Only finite models exist: values
 and standard deviations must be finite (std >= 0), and loading checks every field of the file
 (types, shapes, finiteness, consistency of the table with the structure and of the structure
@@ -26,11 +37,20 @@ import yaml
 from robot_dynid.base_parameters import BaseParameters
 from robot_dynid.errors import DataError, DynIdError, ModelFileError
 from robot_dynid.friction import DRIFT_MODES, FRICTION_MODEL_NAMES, FrictionModel
+from robot_dynid.link_inertials import link_inertials, link_names
 from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import RobotDescription, robot_from_dict
+from robot_dynid.robot_description import LinkInertial, RobotDescription, robot_from_dict
 
 SCHEMA = "robot_dynid/model"
-SCHEMA_VERSION = 1
+#: The version written for a model with standard parameters; one without is written as version 1.
+SCHEMA_VERSION = 2
+SCHEMA_VERSIONS = (1, 2)
+#: Standard parameters must project onto the base values within this fraction of each value's
+#: std (plus rounding: 1e-9 of the projection's terms).
+STANDARD_STD_FRACTION = 1e-3
+#: Tolerance of the ``links`` entries against the standard parameters they derive from: relative,
+#: absolute (times 1e-3) for values below 1e-3.
+LINKS_RTOL = 1e-9
 INERTIAL_PARAMETER_ORDER = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 METHODS = ("ols", "wls", "rls")
 #: The ``units`` section: fixed (model files are SI); loading checks it is exactly this.
@@ -41,6 +61,9 @@ UNITS = {
 }
 _TOP_LEVEL_KEYS = ("schema", "schema_version", "units", "robot", "model", "base_parameters", "metrics",
                    "provenance")
+_TOP_LEVEL_KEYS_V2 = ("schema", "schema_version", "units", "robot", "model", "base_parameters",
+                      "standard_parameters", "links", "metrics", "provenance")
+_LINK_KEYS = ("name", "joint", "mass", "com", "inertia")
 _MODEL_KEYS = ("friction", "armature", "offset", "method", "joint_names")
 _STRUCTURE_KEYS = ("standard_names", "independent", "dependent", "beta", "names")
 _TABLE_KEYS = ("name", "expression", "value", "std", "relative_std")
@@ -67,6 +90,12 @@ class DynamicModel:
         Diagnostics from identification (residual RMS [N m], RSD, condition number, ...).
     provenance : dict
         Data source, selected segments, date, package version.
+    standard : ndarray, shape (p,) or None
+        Standard parameters in ``base.standard_names`` order (inertial parameters about each link
+        frame origin, friction, armature, offsets), when known (e.g. from a physically consistent
+        fit); their projection ``base.projection @ standard`` must equal ``values`` within
+        :data:`STANDARD_STD_FRACTION` of ``std``, and each link's mass must be >= 0 (0 only with
+        a zero first moment).
     """
 
     robot: RobotDescription
@@ -79,11 +108,13 @@ class DynamicModel:
     method: str = "ols"
     metrics: dict = dataclasses.field(default_factory=dict)
     provenance: dict = dataclasses.field(default_factory=dict)
+    standard: np.ndarray | None = None
 
     def __post_init__(self):
         """Raises ModelFileError, naming the field as the artifact does, for values or std of the
-        wrong shape, non-finite or (std) negative, an unknown method, or base parameters that are
-        not those of this robot's regressor."""
+        wrong shape, non-finite or (std) negative, an unknown method, base parameters that are
+        not those of this robot's regressor, or standard parameters that are not finite, not a
+        body's or do not project onto the values."""
         values = np.asarray(self.values, dtype=float)
         std = np.asarray(self.std, dtype=float)
         if values.shape != (self.base.rank,):
@@ -108,6 +139,31 @@ class DynamicModel:
                     f"robot, friction model, armature and offset has {wanted!r} there ({len(expected)} parameters)")
         object.__setattr__(self, "values", values)
         object.__setattr__(self, "std", std)
+        if self.standard is not None:
+            object.__setattr__(self, "standard", self._checked_standard(np.asarray(self.standard, dtype=float)))
+
+    def _checked_standard(self, standard: np.ndarray) -> np.ndarray:
+        names = self.base.standard_names
+        if standard.shape != (len(names),):
+            raise ModelFileError(f"standard parameters have shape {standard.shape}, expected ({len(names)},)")
+        if not np.isfinite(standard).all():
+            index = int(np.argmin(np.isfinite(standard)))
+            raise ModelFileError(f"standard_parameters.{names[index]} is {float(standard[index])!r}; it must be finite")
+        try:
+            link_inertials(self.robot, standard)
+        except DynIdError as error:
+            raise ModelFileError(f"standard_parameters: {error}") from None
+        projection = self.base.projection
+        projected = projection @ standard
+        tolerance = STANDARD_STD_FRACTION * self.std + 1e-9 * (np.abs(projection) @ np.abs(standard))
+        excess = np.abs(projected - self.values) - tolerance
+        if (excess > 0.0).any():
+            row = int(np.argmax(excess))
+            raise ModelFileError(
+                f"standard_parameters do not project onto the base parameters: they give {self.base.names[row]} = "
+                f"{float(projected[row])!r}, base_parameters.table[{row}].value is {float(self.values[row])!r} (std "
+                f"{float(self.std[row])!r}); they must agree within {STANDARD_STD_FRACTION:g} std")
+        return standard
 
     @functools.cached_property
     def regressor(self) -> Regressor:
@@ -116,6 +172,15 @@ class DynamicModel:
     @property
     def joint_names(self) -> tuple[str, ...]:
         return self.robot.joint_names
+
+    @functools.cached_property
+    def links(self) -> tuple[tuple[str, LinkInertial], ...] | None:
+        """Per link, its name (the URDF child link, ``"<joint>_link"`` for DH robots) and its
+        mass [kg], centre of mass [m] and inertia about it [kg m^2] in its link frame, from the
+        standard parameters; None without them."""
+        if self.standard is None:
+            return None
+        return tuple(zip(link_names(self.robot), link_inertials(self.robot, self.standard)))
 
     @functools.cached_property
     def position_limits(self) -> tuple[np.ndarray, np.ndarray]:
@@ -178,9 +243,11 @@ class DynamicModel:
         ]
 
     def to_dict(self) -> dict:
-        return {
+        """The artifact as plain data: version 2 with ``standard_parameters`` and ``links`` when
+        the standard parameters are known, else version 1."""
+        data = {
             "schema": SCHEMA,
-            "schema_version": SCHEMA_VERSION,
+            "schema_version": 1 if self.standard is None else SCHEMA_VERSION,
             "units": _plain(UNITS),
             "robot": self.robot.to_dict(),
             "model": {
@@ -199,6 +266,14 @@ class DynamicModel:
             "metrics": _plain(self.metrics),
             "provenance": _plain(self.provenance),
         }
+        if self.standard is None:
+            return data
+        standard = {
+            "standard_parameters": dict(zip(self.base.standard_names, self.standard.tolist())),
+            "links": [{"name": name, "joint": joint, **inertial.to_dict()}
+                      for joint, (name, inertial) in zip(self.joint_names, self.links)],
+        }
+        return {key: data[key] if key in data else standard[key] for key in _TOP_LEVEL_KEYS_V2}
 
     def to_yaml(self) -> str:
         return yaml.safe_dump(self.to_dict(), sort_keys=False, width=1000)
@@ -227,12 +302,13 @@ class DynamicModel:
 
     @classmethod
     def _from_checked_dict(cls, data) -> "DynamicModel":
-        data = _mapping(data, "", _TOP_LEVEL_KEYS)
+        version = _mapping(data, "").get("schema_version")
+        if type(version) is not int or version not in SCHEMA_VERSIONS:
+            raise ModelFileError(f"schema_version {version!r} is not supported "
+                                 f"(this robot_dynid reads {' and '.join(map(str, SCHEMA_VERSIONS))})")
+        data = _mapping(data, "", _TOP_LEVEL_KEYS if version == 1 else _TOP_LEVEL_KEYS_V2)
         if data["schema"] != SCHEMA:
             raise ModelFileError(f"schema is {data['schema']!r}, expected {SCHEMA!r}")
-        if type(data["schema_version"]) is not int or data["schema_version"] != SCHEMA_VERSION:
-            raise ModelFileError(f"schema_version {data['schema_version']!r} is not supported "
-                                 f"(this robot_dynid reads {SCHEMA_VERSION})")
         _expect(data["units"], UNITS, "units")
         robot = robot_from_dict(data["robot"], source="robot")
         model = _mapping(data["model"], "model", _MODEL_KEYS)
@@ -247,12 +323,20 @@ class DynamicModel:
         parameters = _mapping(data["base_parameters"], "base_parameters", ("structure", "table"))
         base = _structure(parameters["structure"], "base_parameters.structure")
         values, std = _table(parameters["table"], "base_parameters.table", base.rank)
+        standard = None
+        if version >= 2:
+            named = _mapping(data["standard_parameters"], "standard_parameters", base.standard_names)
+            standard = np.array([_number(named[name], _field("standard_parameters", name))
+                                 for name in base.standard_names])
+            links = _list(data["links"], "links", robot.n_joints, _link)
         # constructing checks the structure against the robot's regressor, before the table is
         # compared with the structure (a wrong standard name would show in the expressions first)
         loaded = cls(robot, friction, armature, offset, base, values, std, method=method,
                      metrics=_mapping(data["metrics"], "metrics"),
-                     provenance=_mapping(data["provenance"], "provenance"))
+                     provenance=_mapping(data["provenance"], "provenance"), standard=standard)
         _check_table_names(parameters["table"], "base_parameters.table", base)
+        if standard is not None:
+            _check_links(links, loaded)
         return loaded
 
     @classmethod
@@ -398,6 +482,34 @@ def _table(rows, path: str, rank: int) -> tuple[np.ndarray, np.ndarray]:
             if _number(row["relative_std"], f"{where}.relative_std") < 0.0:
                 raise ModelFileError(f"{where}.relative_std is {row['relative_std']!r}; it must be >= 0")
     return values, std
+
+
+def _link(data, path: str) -> dict:
+    """A ``links`` entry with every field's type and shape checked."""
+    data = _mapping(data, path, _LINK_KEYS)
+    for key in ("name", "joint"):
+        _text(data[key], _field(path, key))
+    _number(data["mass"], _field(path, "mass"))
+    for key, length in (("com", 3), ("inertia", 6)):
+        _list(data[key], _field(path, key), length, _number)
+    return data
+
+
+def _check_links(links: list[dict], model: DynamicModel) -> None:
+    """The (type-checked) ``links`` entries are those of the model's standard parameters."""
+    for index, (entry, joint, (name, inertial)) in enumerate(zip(links, model.joint_names, model.links)):
+        where = _field("links", index)
+        for key, expected in (("name", name), ("joint", joint)):
+            if entry[key] != expected:
+                raise ModelFileError(f"{where}.{key} is {entry[key]!r}, expected {expected!r}")
+        for key, expected in inertial.to_dict().items():
+            found = np.atleast_1d(np.asarray(entry[key], dtype=float))
+            expected = np.atleast_1d(expected)
+            wrong = np.abs(found - expected) > LINKS_RTOL * np.maximum(np.abs(expected), 1e-3)
+            if wrong.any():
+                at = f"{where}.{key}" + (f"[{int(np.argmax(wrong))}]" if key != "mass" else "")
+                raise ModelFileError(f"{at} is {float(found[np.argmax(wrong)])!r}, but standard_parameters give "
+                                     f"{float(expected[np.argmax(wrong)])!r}")
 
 
 def _check_table_names(rows: list, path: str, base: BaseParameters) -> None:

@@ -19,6 +19,10 @@ joint 1, written in the table's own convention.
 The *link frame* of link ``i`` is the frame its 10 inertial parameters are taken about and
 expressed in: DH frame ``i`` for DH robots, the joint's child link frame for URDF robots.
 :func:`build_pinocchio_model` adds it to the pinocchio model as the BODY frame of joint ``i``.
+
+Inertial data, where a description has it (:func:`link_bodies`): a DH table's optional
+``inertial:`` entry per joint (:class:`LinkInertial`, in the link frame), a URDF's ``<inertial>``
+elements of the links that move with each joint.
 """
 from __future__ import annotations
 
@@ -65,7 +69,8 @@ _URDF_LIMIT_MAPS = ("position_limits", "velocity_limits", "acceleration_limits",
 _JOINT_REQUIRED = ("name", "a", "alpha", "d", "position_limits", "velocity_limit",
                    "acceleration_limit")
 _JOINT_OPTIONAL = ("theta_offset", "effort_limit", "gear_ratio", "rated_motor_torque",
-                   "torque_constant")
+                   "torque_constant", "inertial")
+_INERTIAL_KEYS = ("mass", "com", "inertia")
 #: Drive keys of a DH joint and, in the plural, the URDF form's mappings joint -> value.
 _DRIVE_KEYS = ("gear_ratio", "rated_motor_torque", "torque_constant")
 _URDF_DRIVE_MAPS = tuple(f"{key}s" for key in _DRIVE_KEYS)
@@ -135,6 +140,53 @@ class JointDrive:
 
 
 @dataclass(frozen=True)
+class LinkInertial:
+    """Mass properties of a body, in the axes of a frame F (a DH link frame, a URDF link frame).
+
+    Parameters
+    ----------
+    mass : float
+        [kg], >= 0.
+    com : tuple of 3 float
+        Centre of mass in F [m].
+    inertia : tuple of 6 float
+        Inertia about the centre of mass in F's axes, URDF's order
+        ``(ixx, ixy, ixz, iyy, iyz, izz)`` [kg m^2].
+    """
+
+    mass: float
+    com: tuple[float, float, float]
+    inertia: tuple[float, float, float, float, float, float]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mass", float(self.mass))
+        object.__setattr__(self, "com", tuple(float(value) for value in self.com))
+        object.__setattr__(self, "inertia", tuple(float(value) for value in self.inertia))
+
+    def to_dict(self) -> dict:
+        return {"mass": self.mass, "com": list(self.com), "inertia": list(self.inertia)}
+
+
+@dataclass(frozen=True)
+class LinkBody:
+    """A URDF link (or a DH link) that moves rigidly with a joint's link frame.
+
+    Parameters
+    ----------
+    name : str
+        URDF link name; ``"<joint>_link"`` for DH links.
+    placement : pinocchio.SE3
+        The body's frame in the joint's link frame (unselected movable joints at 0).
+    inertial : LinkInertial or None
+        Its inertial data in its own frame; None where the description has none.
+    """
+
+    name: str
+    placement: pin.SE3
+    inertial: LinkInertial | None
+
+
+@dataclass(frozen=True)
 class RobotDescription:
     """A serial arm of revolute joints.
 
@@ -159,6 +211,9 @@ class RobotDescription:
         URDF XML text for URDF robots.
     drives : tuple of JointDrive or None
         Optional gear ratios, rated motor torques and torque constants, one per joint.
+    inertials : tuple of LinkInertial or None
+        DH robots only: optional mass properties of each link in its link frame (``inertial:``
+        entries); URDF robots carry theirs in the URDF (:func:`link_bodies`).
     """
 
     name: str
@@ -170,9 +225,10 @@ class RobotDescription:
     base: DHRow | None = None
     urdf: str | None = None
     drives: tuple[JointDrive, ...] | None = None
+    inertials: tuple[LinkInertial, ...] | None = None
 
     def __post_init__(self) -> None:
-        for field in ("joint_names", "limits", "gravity", "dh", "drives"):
+        for field in ("joint_names", "limits", "gravity", "dh", "drives", "inertials"):
             value = getattr(self, field)
             if value is not None and not isinstance(value, tuple):
                 object.__setattr__(self, field, tuple(value))
@@ -254,6 +310,8 @@ class RobotDescription:
                 for key, value in dataclasses.asdict(self.drives[index]).items():
                     if value is not None:
                         joint[key] = value
+            if self.inertials is not None:
+                joint["inertial"] = self.inertials[index].to_dict()
             joints.append(joint)
         data["joints"] = joints
         return data
@@ -302,6 +360,15 @@ def _check_description(robot: RobotDescription) -> None:
     if robot.drives is not None and len(robot.drives) != n:
         raise RobotDescriptionError(
             f"drives has {len(robot.drives)} entries, expected one per joint ({n})")
+    if robot.inertials is not None:
+        if robot.urdf is not None:
+            raise RobotDescriptionError("a URDF robot takes no inertials; they come from the "
+                                        "URDF's <inertial> elements")
+        if len(robot.inertials) != n:
+            raise RobotDescriptionError(
+                f"inertials has {len(robot.inertials)} entries, expected one per joint ({n})")
+        for index, inertial in enumerate(robot.inertials):
+            _check_inertial(inertial, f"joints[{index}] ({robot.joint_names[index]}).inertial")
     for index, (name, limits) in enumerate(zip(robot.joint_names, robot.limits)):
         label = (f"joints[{index}] ({name})" if robot.dh is not None else f"joint {name!r}")
         _check_limits(limits, label)
@@ -315,6 +382,25 @@ def _check_description(robot: RobotDescription) -> None:
                             f"{label}.{key} = {value!r} must be finite and non-zero [N m/A]")
                 elif not value > 0.0:
                     raise RobotDescriptionError(f"{label}.{key} = {value!r} must be > 0")
+
+
+def _check_inertial(inertial: LinkInertial, label: str) -> None:
+    """Finite values, ``mass >= 0`` [kg], 3 ``com`` and 6 ``inertia`` values, ``com`` not in mm."""
+    if not isinstance(inertial, LinkInertial):
+        raise RobotDescriptionError(f"{label} must be a LinkInertial, got {inertial!r}")
+    for key, count in (("com", 3), ("inertia", 6)):
+        if len(getattr(inertial, key)) != count:
+            raise RobotDescriptionError(f"{label}.{key} must have {count} values, got "
+                                        f"{list(getattr(inertial, key))}")
+    for key in _INERTIAL_KEYS:
+        values = np.atleast_1d(getattr(inertial, key))
+        if not np.isfinite(values).all():
+            raise RobotDescriptionError(f"{label}.{key} must be finite, got {getattr(inertial, key)!r}")
+    if not inertial.mass >= 0.0:
+        raise RobotDescriptionError(f"{label}.mass = {inertial.mass!r} kg must be >= 0")
+    if max(abs(value) for value in inertial.com) > MAX_LENGTH:
+        raise RobotDescriptionError(f"{label}.com = {list(inertial.com)} m looks like millimetres "
+                                    f"(expected |com| <= {MAX_LENGTH} m)")
 
 
 def _check_gravity(gravity: tuple[float, ...]) -> None:
@@ -473,7 +559,7 @@ def _robot_from_dh_dict(data: Mapping) -> RobotDescription:
     joints = data["joints"]
     if not isinstance(joints, list) or not joints:
         raise RobotDescriptionError("joints must be a non-empty list of joint mappings")
-    names, rows, limits, drives = [], [], [], []
+    names, rows, limits, drives, inertials = [], [], [], [], []
     for index, joint in enumerate(joints):
         label = f"joints[{index}]"
         if isinstance(joint, Mapping) and isinstance(joint.get("name"), str):
@@ -489,10 +575,29 @@ def _robot_from_dh_dict(data: Mapping) -> RobotDescription:
             _optional_number(joint, "effort_limit", label), label,
             ("position_limits", "velocity_limit", "acceleration_limit", "effort_limit")))
         drives.append(JointDrive(*(_optional_number(joint, key, label) for key in _DRIVE_KEYS)))
+        inertials.append(_inertial_from_dict(joint, label, joints))
     has_drives = any(drive != JointDrive() for drive in drives)
     return RobotDescription(name=name, joint_names=tuple(names), limits=tuple(limits),
                             gravity=gravity, dh_convention=convention, dh=tuple(rows), base=base,
-                            drives=tuple(drives) if has_drives else None)
+                            drives=tuple(drives) if has_drives else None,
+                            inertials=None if inertials[0] is None else tuple(inertials))
+
+
+def _inertial_from_dict(joint: Mapping, label: str, joints: list) -> LinkInertial | None:
+    """A DH joint's ``inertial: {mass, com, inertia}``; every joint has one or none does."""
+    with_inertial = [index for index, entry in enumerate(joints)
+                     if isinstance(entry, Mapping) and "inertial" in entry]
+    if "inertial" not in joint:
+        if with_inertial:
+            raise RobotDescriptionError(
+                f"{label}: missing key 'inertial' (joints[{with_inertial[0]}] has one; give "
+                "inertial: for every joint or for none)")
+        return None
+    entry, where = joint["inertial"], f"{label}.inertial"
+    _check_keys(entry, where, _INERTIAL_KEYS)
+    return LinkInertial(mass=_number(entry["mass"], f"{where}.mass"),
+                        com=_numbers(entry["com"], 3, f"{where}.com", "m"),
+                        inertia=_numbers(entry["inertia"], 6, f"{where}.inertia", "kg m^2"))
 
 
 def _limits_from_values(position: Any, velocity: Any, acceleration: Any, effort: Any,
@@ -573,13 +678,18 @@ class _UrdfJoint:
     limit: dict
 
 
-def _parse_urdf(urdf_text: str) -> tuple[str, dict[str, _UrdfJoint]]:
+def _urdf_root(urdf_text: str) -> ElementTree.Element:
     try:
         root = ElementTree.fromstring(urdf_text)
     except ElementTree.ParseError as error:
         raise RobotDescriptionError(f"invalid URDF XML: {error}") from None
     if root.tag != "robot":
         raise RobotDescriptionError(f"URDF root element is <{root.tag}>, expected <robot>")
+    return root
+
+
+def _parse_urdf(urdf_text: str) -> tuple[str, dict[str, _UrdfJoint]]:
+    root = _urdf_root(urdf_text)
     joints = {}
     for element in root.findall("joint"):
         name = element.get("name")
@@ -614,16 +724,57 @@ def _parse_urdf(urdf_text: str) -> tuple[str, dict[str, _UrdfJoint]]:
     return root.get("name", ""), joints
 
 
-def _urdf_vector(element: ElementTree.Element, attribute: str, joint: str) -> np.ndarray:
+def _urdf_vector(element: ElementTree.Element, attribute: str, joint: str,
+                 kind: str = "joint") -> np.ndarray:
     text = element.get(attribute, "0 0 0")
     try:
         values = np.array([float(item) for item in text.split()])
     except ValueError:
         values = np.zeros(0)
-    if values.shape != (3,):
+    if values.shape != (3,) or not np.isfinite(values).all():
         raise RobotDescriptionError(
-            f"URDF joint {joint!r}: {attribute}={text!r}, expected 3 numbers")
+            f"URDF {kind} {joint!r}: {attribute}={text!r}, expected 3 finite numbers")
     return values
+
+
+_URDF_INERTIA_ATTRIBUTES = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+
+
+def _parse_urdf_inertials(urdf_text: str) -> dict[str, LinkInertial]:
+    """The ``<inertial>`` of every URDF link that has one, as a :class:`LinkInertial` in the
+    link frame (the inertial frame's rpy turned into the link's axes)."""
+    inertials = {}
+    for link in _urdf_root(urdf_text).findall("link"):
+        name, element = link.get("name", ""), link.find("inertial")
+        if element is None:
+            continue
+        label = f"URDF link {name!r}: <inertial>"
+        origin = element.find("origin")
+        xyz, rpy = ((np.zeros(3), np.zeros(3)) if origin is None else
+                    (_urdf_vector(origin, key, name, "link") for key in ("xyz", "rpy")))
+        mass, inertia = element.find("mass"), element.find("inertia")
+        if mass is None or inertia is None:
+            raise RobotDescriptionError(f"{label} needs <mass value> and <inertia ixx ... izz>")
+
+        def attribute(tag: ElementTree.Element, key: str) -> float:
+            if key not in tag.attrib:
+                raise RobotDescriptionError(f"{label} <{tag.tag}> has no {key}")
+            try:
+                value = float(tag.get(key))
+            except ValueError:
+                raise RobotDescriptionError(f"{label} <{tag.tag} {key}={tag.get(key)!r}> is not a "
+                                            "number") from None
+            return _number(value, f"{label} <{tag.tag} {key}>")
+
+        values = [attribute(inertia, key) for key in _URDF_INERTIA_ATTRIBUTES]
+        xx, xy, xz, yy, yz, zz = values
+        rotation = pin.rpy.rpyToMatrix(*rpy)
+        turned = rotation @ np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]) @ rotation.T
+        inertial = LinkInertial(mass=attribute(mass, "value"), com=tuple(xyz),
+                                inertia=tuple(turned[[0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]]))
+        _check_inertial(inertial, label)
+        inertials[name] = inertial
+    return inertials
 
 
 def _select_urdf_chain(joints: dict[str, _UrdfJoint], selection: list[str] | None) -> list[str]:
@@ -746,6 +897,39 @@ def _urdf_limits(joint: _UrdfJoint, overrides: dict[str, dict]) -> JointLimits:
         effort = joint.limit.get("effort") or None
     return JointLimits(position=position, velocity=velocity, acceleration=acceleration,
                        effort=effort)
+
+
+def link_bodies(robot: RobotDescription, inertials: bool = True) -> tuple[tuple[LinkBody, ...], ...]:
+    """Per joint, the bodies that move rigidly with its link frame, the link itself first.
+
+    DH robots: one body ``"<joint>_link"`` at the link frame, with the joint's ``inertial:``
+    entry (or None). URDF robots: the joint's child link, then every link below it reached
+    through fixed joints or movable joints that are not selected (held at 0) before the next
+    selected joint, each with its ``<inertial>`` (None without one). Links before the first
+    selected joint (and branches hanging there) belong to no joint and are left out.
+    With ``inertials=False`` the URDF's ``<inertial>`` elements are not read (all None).
+    """
+    if robot.urdf is None:
+        inertials = robot.inertials or (None,) * robot.n_joints
+        return tuple((LinkBody(f"{name}_link", pin.SE3.Identity(), inertial),)
+                     for name, inertial in zip(robot.joint_names, inertials))
+    _, joints = _parse_urdf(robot.urdf)
+    by_link = _parse_urdf_inertials(robot.urdf) if inertials else {}
+    selected = set(robot.joint_names)
+    below: dict[str, list[_UrdfJoint]] = {}
+    for joint in joints.values():
+        below.setdefault(joint.parent, []).append(joint)
+    groups = []
+    for name in robot.joint_names:
+        child = joints[name].child
+        group, stack = [], [(child, pin.SE3.Identity())]
+        while stack:
+            link, placement = stack.pop(0)
+            group.append(LinkBody(link, placement, by_link.get(link)))
+            stack += [(joint.child, placement * joint.placement) for joint in below.get(link, ())
+                      if joint.name not in selected]
+        groups.append(tuple(group))
+    return tuple(groups)
 
 
 def _dh_transform(row: DHRow, convention: str, q: float = 0.0) -> pin.SE3:

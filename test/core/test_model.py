@@ -67,7 +67,10 @@ def test_artifact_round_trips_byte_for_byte(er3a_model, tmp_path):
 
 
 @pytest.mark.parametrize("edit, message", [
-    (lambda d: d.update(schema_version=2), r"schema_version 2 is not supported"),
+    (lambda d: d.update(schema_version=3), r"^<dict>: schema_version 3 is not supported \(this robot_dynid reads 1 "
+                                           r"and 2\)$"),
+    (lambda d: d.update(schema_version=2), r"^<dict>: missing key 'standard_parameters'$"),
+    (lambda d: d.update(links=[]), r"^<dict>: unknown key\(s\) \['links'\]"),
     (lambda d: d.update(schema="other"), r"schema is 'other'"),
     (lambda d: d.update(extra=1), r"unknown key\(s\) \['extra'\]"),
     (lambda d: d["model"].pop("friction"), r"missing key 'friction'"),
@@ -166,6 +169,22 @@ def path_text(path):
     return "".join(f"[{key}]" if isinstance(key, int) else f".{key}" for key in path).lstrip(".")
 
 
+def replaced_leaves(data, paths):
+    """Yield ``(path, replacement)`` for each path and each of REPLACEMENTS while ``data`` holds the
+    replacement at that leaf, restoring the leaf afterwards."""
+    for path in paths:
+        parent = data
+        for key in path[:-1]:
+            parent = parent[key]
+        kept = parent[path[-1]]
+        for replacement in REPLACEMENTS:
+            parent[path[-1]] = replacement
+            try:
+                yield path, replacement
+            finally:
+                parent[path[-1]] = kept
+
+
 #: Leaves that are free text: diagnostics and provenance are kept as they are, whatever they hold
 #: (nothing reads them back); the robot's name only labels it.
 FREE = (("metrics",), ("provenance",))
@@ -186,28 +205,20 @@ def test_every_leaf_of_a_model_file_is_checked(identified_artifact):
     reference = essentials(original)
     paths = list(leaves(data))
     assert len(paths) > 2000 and {path[0] for path in paths} == set(data)
-    for path in paths:
-        parent = data
-        for key in path[:-1]:
-            parent = parent[key]
-        kept = parent[path[-1]]
-        for replacement in REPLACEMENTS:
-            parent[path[-1]] = replacement
-            free = path[:1] in FREE or (path == ("robot", "name") and isinstance(replacement, str))
-            try:
-                loaded = DynamicModel.from_dict(data, source="model.yaml")
-            except DynIdError as error:
-                message = str(error)
-                assert not free, f"{path_text(path)} = {replacement!r}: {message}"
-                # robot messages label joints "joints[2] (j3)" and come as "robot: <field> ..."
-                named = re.sub(r"\] \([^)]*\)", "]", message).replace("robot: ", "robot.")
-                assert "\n" not in message and message.startswith("model.yaml: ")
-                assert path_text(path) in named, f"{path_text(path)} = {replacement!r}: {message}"
-            else:
-                assert free, f"{path_text(path)} = {replacement!r} was accepted"
-                assert essentials(loaded) == reference
-            finally:
-                parent[path[-1]] = kept
+    for path, replacement in replaced_leaves(data, paths):
+        free = path[:1] in FREE or (path == ("robot", "name") and isinstance(replacement, str))
+        try:
+            loaded = DynamicModel.from_dict(data, source="model.yaml")
+        except DynIdError as error:
+            message = str(error)
+            assert not free, f"{path_text(path)} = {replacement!r}: {message}"
+            # robot messages label joints "joints[2] (j3)" and come as "robot: <field> ..."
+            named = re.sub(r"\] \([^)]*\)", "]", message).replace("robot: ", "robot.")
+            assert "\n" not in message and message.startswith("model.yaml: ")
+            assert path_text(path) in named, f"{path_text(path)} = {replacement!r}: {message}"
+        else:
+            assert free, f"{path_text(path)} = {replacement!r} was accepted"
+            assert essentials(loaded) == reference
     assert essentials(DynamicModel.from_dict(data)) == reference           # the data was restored
 
 
@@ -221,3 +232,120 @@ def test_model_without_friction_has_no_friction_columns():
     robot = load_robot(find_package_file("config", "robots", "er3a.yaml"))
     base = compute_base_parameters(Regressor(robot, FrictionModel()))
     assert not any(name.startswith(("fc", "fv")) for name in base.names)
+
+
+# ---- standard parameters (schema version 2) -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def standard_model(er3a_model):
+    """The ER3A model of er3a_model with its standard parameters known (and base values their projection)."""
+    model, inertial, coefficients = er3a_model
+    standard = np.concatenate([inertial, coefficients.ravel()])
+    return DynamicModel(model.robot, model.friction, False, False, model.base, model.base.projection @ standard,
+                        model.std, metrics=model.metrics, provenance=model.provenance, standard=standard)
+
+
+def test_a_model_without_standard_parameters_is_written_as_version_1(er3a_model):
+    model, _, _ = er3a_model
+    data = yaml.safe_load(model.to_yaml())
+    assert data["schema_version"] == 1 and "links" not in data and "standard_parameters" not in data
+    assert model.standard is None and model.links is None
+
+
+def test_standard_parameters_round_trip_exactly_with_links(standard_model, tmp_path):
+    path = standard_model.save(tmp_path / "model.yaml")
+    loaded = DynamicModel.load(path)
+    assert loaded.to_yaml() == path.read_text()
+    np.testing.assert_array_equal(loaded.standard, standard_model.standard)
+    np.testing.assert_array_equal(loaded.values, standard_model.values)
+    data = yaml.safe_load(path.read_text())
+    assert data["schema_version"] == 2
+    assert list(data["standard_parameters"]) == list(standard_model.base.standard_names)
+    assert list(data)[list(data).index("base_parameters") + 1:][:2] == ["standard_parameters", "links"]
+    assert [(link["name"], link["joint"]) for link in data["links"]] == [(f"j{j}_link", f"j{j}") for j in range(1, 7)]
+
+
+def test_links_are_mass_centre_of_mass_and_inertia_about_it_in_the_link_frame(standard_model):
+    """links[i] from the definitions: c = h / m, I_c = I_O - m (|c|^2 1 - c c^T), URDF order."""
+    for index, link in enumerate(yaml.safe_load(standard_model.to_yaml())["links"]):
+        m, h, (xx, xy, yy, xz, yz, zz) = (standard_model.standard[10 * index], standard_model.standard[10 * index + 1:
+                                          10 * index + 4], standard_model.standard[10 * index + 4:10 * index + 10])
+        c = h / m
+        about_com = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]) - m * (c @ c * np.eye(3) - np.outer(c, c))
+        assert link["mass"] == m
+        np.testing.assert_allclose(link["com"], c, rtol=1e-12)
+        np.testing.assert_allclose(link["inertia"], about_com[[0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]],
+                                   rtol=1e-9, atol=1e-15)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda s, m: s.__setitem__(9, s[9] + 0.01),
+     r"^standard_parameters do not project onto the base parameters: they give \w+ = .*, base_parameters.table\[\d+\]"
+     r".value is .* \(std 0.01\); they must agree within 0.001 std$"),
+    (lambda s, m: s.__setitem__(61, math.nan), r"^standard_parameters.fv1 is nan; it must be finite$"),
+    (lambda s, m: s.__setitem__(20, -1.0), r"^standard_parameters: link 3 \(j3_link\) has mass -1.0 kg"),
+])
+def test_standard_parameters_must_be_finite_bodies_that_project_onto_the_values(standard_model, change, message):
+    standard = standard_model.standard.copy()
+    change(standard, standard_model)
+    values = standard_model.values if "project" in message else standard_model.base.projection @ standard
+    with pytest.raises(ModelFileError, match=message):
+        DynamicModel(standard_model.robot, standard_model.friction, False, False, standard_model.base,
+                     np.nan_to_num(values), standard_model.std, standard=standard)
+    with pytest.raises(ModelFileError, match=r"^standard parameters have shape \(5,\), expected \(72,\)$"):
+        DynamicModel(standard_model.robot, standard_model.friction, False, False, standard_model.base,
+                     standard_model.values, standard_model.std, standard=standard[:5])
+
+
+def test_standard_parameters_may_differ_from_the_values_by_a_fraction_of_their_std(standard_model):
+    values = standard_model.values + 0.5e-3 * standard_model.std
+    model = DynamicModel(standard_model.robot, standard_model.friction, False, False, standard_model.base, values,
+                         standard_model.std, standard=standard_model.standard)
+    assert DynamicModel.from_yaml(model.to_yaml()).to_yaml() == model.to_yaml()
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d["standard_parameters"].pop("Izz6"), r"^<dict>: standard_parameters: missing key 'Izz6'$"),
+    (lambda d: d["standard_parameters"].update(m7=1.0), r"^<dict>: standard_parameters: unknown key\(s\) \['m7'\]"),
+    (lambda d: d.pop("links"), r"^<dict>: missing key 'links'$"),
+    (lambda d: d["links"].pop(), r"^<dict>: links has 5 entries, expected 6$"),
+    (lambda d: d["links"][2].pop("joint"), r"^<dict>: links\[2\]: missing key 'joint'$"),
+    (lambda d: d["links"][2].update(name="j2_link"), r"^<dict>: links\[2\].name is 'j2_link', expected 'j3_link'$"),
+    (lambda d: d["links"][2]["com"].pop(), r"^<dict>: links\[2\].com has 2 entries, expected 3$"),
+    (lambda d: d["links"][2].update(mass=d["links"][2]["mass"] * 1.001),
+     r"^<dict>: links\[2\].mass is [\d.]+, but standard_parameters give [\d.]+$"),
+    (lambda d: d["links"][4]["inertia"].__setitem__(3, 1.0),
+     r"^<dict>: links\[4\].inertia\[3\] is 1.0, but standard_parameters give"),
+])
+def test_malformed_standard_parameters_and_links_are_rejected_by_name(standard_model, edit, message):
+    data = yaml.safe_load(standard_model.to_yaml())
+    edit(data)
+    with pytest.raises(ModelFileError, match=message):
+        DynamicModel.from_dict(data)
+
+
+def test_every_leaf_of_the_standard_parameters_and_links_is_checked(standard_model):
+    """As test_every_leaf_of_a_model_file_is_checked, for the leaves version 2 adds (and its version)."""
+    data = yaml.safe_load(standard_model.to_yaml())
+    reference = DynamicModel.from_dict(data).to_dict()
+    paths = [path for path in leaves(data) if path[0] in ("standard_parameters", "links", "schema_version")]
+    assert len(paths) == 72 + 6 * 12 + 1
+    for path, replacement in replaced_leaves(data, paths):
+        with pytest.raises(DynIdError) as error:
+            DynamicModel.from_dict(data, source="model.yaml")
+        message = str(error.value)
+        assert "\n" not in message and message.startswith("model.yaml: ")
+        assert path_text(path) in message, f"{path_text(path)} = {replacement!r}: {message}"
+    assert DynamicModel.from_dict(data).to_dict() == reference
+
+
+def test_a_dh_robot_with_inertial_entries_round_trips_in_the_model(standard_model):
+    from robot_dynid.link_inertials import link_inertials, prior_parameters
+    import dataclasses
+    robot = dataclasses.replace(standard_model.robot,
+                                inertials=link_inertials(standard_model.robot, standard_model.standard))
+    model = dataclasses.replace(standard_model, robot=robot)
+    loaded = DynamicModel.from_yaml(model.to_yaml())
+    assert loaded.robot.inertials == robot.inertials
+    np.testing.assert_allclose(prior_parameters(loaded.robot), standard_model.standard[:60], rtol=1e-12, atol=1e-15)

@@ -1,0 +1,47 @@
+"""robot-dynid export-urdf: a URDF holding a model's identified link inertials."""
+import pathlib
+
+from robot_dynid.cli.options import output_file
+from robot_dynid.errors import DynIdError, RobotDescriptionError
+from robot_dynid.model import DynamicModel
+from robot_dynid.urdf_export import export_urdf
+
+NAME = "export-urdf"
+HELP = ("write a URDF with a model's identified link inertials (mass, centre of mass, inertia); needs standard "
+        "parameters (identify --consistent)")
+
+
+def add_arguments(parser):
+    parser.add_argument("--model", required=True, metavar="model.yaml", help="model artifact with standard parameters")
+    parser.add_argument("--urdf", default=None, metavar="IN.urdf",
+                        help="URDF robots: the URDF whose link inertials to replace, with the model's joints and "
+                             "joint frames (default: the URDF in the model); DH robots get a URDF built from the table")
+    parser.add_argument("--out", required=True, type=output_file, metavar="OUT.urdf", help="URDF file to write")
+
+
+def main(args):
+    model = DynamicModel.load(args.model)
+    urdf_text = None if args.urdf is None else _read_text(args.urdf)
+    try:
+        text = export_urdf(model, urdf_text)
+    except RobotDescriptionError as error:
+        raise RobotDescriptionError(f"{args.urdf or args.model}: {error}") from None
+    except DynIdError as error:
+        raise DynIdError(f"{args.model}: {error}") from None
+    out = pathlib.Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    kind = "built from its DH table" if model.robot.urdf is None else f"of {args.urdf or 'the model'}"
+    print(f"URDF {kind} with the identified inertials of {len(model.joint_names)} links of robot "
+          f"{model.robot.name!r} written to {args.out}")
+    return 0
+
+
+def _read_text(path):
+    try:
+        return pathlib.Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise RobotDescriptionError(f"{path}: cannot read the URDF: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise RobotDescriptionError(f"{path}: the URDF is not UTF-8 text (byte {error.start}); is it the right "
+                                    "file?") from None

@@ -1,0 +1,103 @@
+"""robot-dynid export-urdf: model files with standard parameters become URDFs pinocchio loads; bad
+input (a model of base parameters only, unreadable or foreign URDFs, a directory as output) is one
+error line and exit status 2."""
+import contextlib
+import io
+from types import SimpleNamespace
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from robot_dynid.base_parameters import compute_base_parameters
+from robot_dynid.cli import main
+from robot_dynid.friction import FrictionModel
+from robot_dynid.model import DynamicModel
+from robot_dynid.package_files import find_package_file
+from robot_dynid.regressor import Regressor
+from robot_dynid.robot_description import load_robot
+from robot_dynid.simulation import plausible_parameters
+from urdf_samples import UR5_URDF
+
+
+def run(*arguments):
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        try:
+            code = main([str(argument) for argument in arguments])
+        except SystemExit as exit_:
+            code = exit_.code
+    return SimpleNamespace(returncode=code, stdout=stdout.getvalue(), stderr=stderr.getvalue())
+
+
+def write_model(path, robot_name, standard=True):
+    robot = load_robot(find_package_file("config", "robots", robot_name))
+    base = compute_base_parameters(Regressor(robot))
+    parameters = plausible_parameters(robot, seed=1)
+    model = DynamicModel(robot, FrictionModel(), False, False, base, base.projection @ parameters,
+                         np.full(base.rank, 0.01), standard=parameters if standard else None)
+    return model.save(path)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("export_urdf")
+    (directory / "binary.urdf").write_bytes(bytes(range(256)) * 4)
+    (directory / "broken.urdf").write_text(UR5_URDF.read_text()[:200])
+    (directory / "moved.urdf").write_text(UR5_URDF.read_text().replace('xyz="-0.425 0 0"', 'xyz="-0.4 0 0"'))
+    return {"dh": write_model(directory / "er3a.yaml", "er3a.yaml"),
+            "urdf": write_model(directory / "ur5.yaml", "ur5_urdf.yaml"),
+            "ols": write_model(directory / "ols.yaml", "er3a.yaml", standard=False), "dir": directory}
+
+
+@pytest.mark.parametrize("kind, urdf", [("dh", None), ("urdf", None), ("urdf", UR5_URDF)])
+def test_export_writes_a_urdf_pinocchio_loads(files, kind, urdf, tmp_path):
+    out = tmp_path / "sub" / "robot.urdf"
+    result = run("export-urdf", "--model", files[kind], *(["--urdf", urdf] if urdf else []), "--out", out)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == "" and f"written to {out}" in result.stdout
+    model = DynamicModel.load(files[kind])
+    pinocchio = pin.buildModelFromXML(out.read_text())
+    assert [pinocchio.names[j] for j in range(1, pinocchio.njoints)] == list(model.joint_names)
+    masses = [inertia.mass for inertia in pinocchio.inertias[1:]]
+    np.testing.assert_allclose(masses, model.standard[0:60:10], rtol=1e-12)
+
+
+def assert_one_line_error(result, *fragments):
+    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("robot-dynid export-urdf: error: "), result.stderr
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], (fragment, lines[0])
+
+
+def test_a_model_of_base_parameters_only_is_refused(files, tmp_path):
+    result = run("export-urdf", "--model", files["ols"], "--out", tmp_path / "x.urdf")
+    assert_one_line_error(result, f"{files['ols']}: the model has base parameters only", "identify with --consistent")
+    assert not (tmp_path / "x.urdf").exists()
+
+
+@pytest.mark.parametrize("model, urdf, fragments", [
+    ("urdf", "missing.urdf", ["missing.urdf: cannot read the URDF: No such file or directory"]),
+    ("urdf", "dir", ["cannot read the URDF: Is a directory"]),
+    ("urdf", "binary.urdf", ["binary.urdf: the URDF is not UTF-8 text (byte 128)"]),
+    ("urdf", "broken.urdf", ["broken.urdf: URDF: invalid URDF XML"]),
+    ("urdf", "moved.urdf", ["moved.urdf: URDF: joint 'elbow_joint' has another placement or axis"]),
+    ("dh", "moved.urdf", ["er3a.yaml: robot 'er3a' is a DH table, not a URDF"]),
+])
+def test_bad_urdf_inputs_are_one_line(files, model, urdf, fragments, tmp_path):
+    path = files["dir"] if urdf == "dir" else files["dir"] / urdf
+    assert_one_line_error(run("export-urdf", "--model", files[model], "--urdf", path, "--out", tmp_path / "x.urdf"),
+                          *fragments)
+
+
+def test_bad_models_and_outputs_are_one_line_before_any_work(files, tmp_path):
+    assert_one_line_error(run("export-urdf", "--model", tmp_path / "missing.yaml", "--out", tmp_path / "x.urdf"),
+                          "cannot read the model file")
+    assert_one_line_error(run("export-urdf", "--model", files["dir"] / "binary.urdf", "--out", tmp_path / "x.urdf"))
+    result = run("export-urdf", "--model", tmp_path / "missing.yaml", "--out", files["dir"])
+    assert result.returncode == 2 and "is a directory; give a file name" in result.stderr
+    (tmp_path / "a_file").write_text("x")
+    result = run("export-urdf", "--model", files["dh"], "--out", tmp_path / "a_file" / "x.urdf")
+    assert result.returncode == 2 and "is not a directory" in result.stderr
