@@ -55,7 +55,8 @@ import scipy.linalg
 
 from robot_dynid.base_parameters import BaseParameters
 from robot_dynid.errors import DataError, DynIdError, IdentificationError
-from robot_dynid.estimators import RANK_TOLERANCE, LeastSquaresAccumulator, column_scales
+from robot_dynid.estimators import (RANK_TOLERANCE, LeastSquaresAccumulator, _check_overdetermined,
+                                    column_scales)
 from robot_dynid.regressor import N_INERTIAL, Regressor, _symmetric_from_vector
 from robot_dynid.robot_description import _parse_urdf, build_pinocchio_model
 from robot_dynid.yaml_files import read_yaml
@@ -74,9 +75,10 @@ DEFAULT_DELTA = 0.01
 #: the noise variance, i.e. a Gaussian prior of std 0.1 link scales (10 % of M, M L, M L^2).
 DEFAULT_PRIOR_WEIGHT = 100.0
 #: No prior: weight of ``||N^T x||^2`` (N: the directions the data do not see, x in link
-#: scales) relative to the weakest curvature the data resolve: it makes the standard
-#: parameters unique (the consistent analogue of the minimum-norm least-squares solution) and
-#: moves what the data resolve only where it pulls a link onto a consistency bound.
+#: scales) relative to the weakest curvature the data resolve. It makes the standard
+#: parameters unique (the consistent analogue of the minimum-norm least-squares solution);
+#: orthogonal to the residual, it moves what the data resolve only where a link sits on its
+#: consistency bound (measured: < 0.02 std of the unconstrained fit when that is consistent).
 NULL_SPACE_WEIGHT = 1e-3
 #: Second program: weight of the residual relative to the band, so that it decides only
 #: what the prior leaves open (friction and offsets have no prior).
@@ -92,11 +94,12 @@ LENGTH_FLOOR = 0.1
 #: Noise variance floor, as a fraction of the mean square (weighted) torque: noise-free data
 #: would otherwise divide by zero.
 NOISE_FLOOR = 1e-10
-#: A constraint counts as active when its slack (in the scaled units: pseudo-inertia eigenvalue
-#: above the margin, friction in its variable scale, mass in M) is below this.
+#: A constraint counts as active when its slack is below this, in scaled units: the scaled
+#: pseudo-inertia's smallest eigenvalue above the margin (relative to its largest when that
+#: exceeds 1), a friction coefficient or armature in its variable scale, a mass in M.
 ACTIVE_SLACK = 1e-5
 #: Base parameters within this distance [std] of a consistent set count as consistent
-#: (solver accuracy is about 1e-6 std).
+#: (the solver resolves about 1e-3 std).
 CONSISTENT_DISTANCE = 1e-2
 #: :func:`check_plausibility` floors each std at this fraction of the larger of the value and
 #: the base parameter's magnitude for links of the scales M, L (noise-free fits have std ~ 0,
@@ -105,8 +108,8 @@ STD_FLOOR = 1e-6
 #: Offenders listed by :func:`check_plausibility`.
 N_OFFENDERS = 3
 MODES = ("two_step", "regularised")
-#: CLARABEL's gap and feasibility tolerances (its defaults are 1e-8): the squared residual is
-#: flat in poorly excited directions, and 1e-10 keeps them within about 1e-5 of their scale.
+#: CLARABEL's gap and feasibility tolerances (its defaults are 1e-8, which left poorly excited
+#: directions 1e-3 of their scale off on noise-free data; 1e-10 often ended optimal_inaccurate).
 SOLVER_TOLERANCE = 1e-9
 
 #: Friction coefficients that must be >= 0, per model, with their units. Coulomb and viscous
@@ -256,9 +259,12 @@ class ParameterLayout:
     link_aliases : tuple of tuple of str
         Per link, the names a bounds file may use: joint name, ``link<j>``, URDF child link.
     nonnegative : tuple of int
-        Standard indices that must be ``>= 0`` (see :data:`NONNEGATIVE_FRICTION`; armatures).
+        Standard indices that must be ``>= 0``: friction coefficients (see
+        :data:`NONNEGATIVE_FRICTION`) and armatures.
     nonnegative_units : tuple of str
         Their units, for messages.
+    armature : tuple of int
+        The armature indices among them.
     length_scales : ndarray, shape (n,)
         ``L`` per link [m]: distance from its joint to the next one, at least LENGTH_FLOOR.
     """
@@ -268,6 +274,7 @@ class ParameterLayout:
     link_aliases: tuple[tuple[str, ...], ...]
     nonnegative: tuple[int, ...]
     nonnegative_units: tuple[str, ...]
+    armature: tuple[int, ...]
     length_scales: np.ndarray
 
     @property
@@ -291,7 +298,8 @@ class ParameterLayout:
         nonnegative = [(start + joint * len(coefficients) + c, required[name])
                        for joint in range(n) for c, name in enumerate(coefficients)
                        if name in required]
-        nonnegative += [(index, "kg m^2") for index in range(p)[regressor.slices["armature"]]]
+        armature = tuple(range(p)[regressor.slices["armature"]])
+        nonnegative += [(index, "kg m^2") for index in armature]
         children = {}
         if robot.urdf is not None:
             children = {name: joint.child for name, joint in _parse_urdf(robot.urdf)[1].items()}
@@ -300,11 +308,11 @@ class ParameterLayout:
             for j, joint in enumerate(robot.joint_names))
         model = build_pinocchio_model(robot)
         lengths = np.array([np.linalg.norm(model.jointPlacements[j + 1].translation)
-                            if j + 1 < n else 0.0 for j in range(1, n + 1)])
+                            if j < n else 0.0 for j in range(1, n + 1)])
         return cls(standard_names=names, link_names=tuple(robot.joint_names),
                    link_aliases=aliases,
                    nonnegative=tuple(index for index, _ in nonnegative),
-                   nonnegative_units=tuple(unit for _, unit in nonnegative),
+                   nonnegative_units=tuple(unit for _, unit in nonnegative), armature=armature,
                    length_scales=np.maximum(lengths, LENGTH_FLOOR))
 
     def link_label(self, link: int) -> str:
@@ -438,6 +446,8 @@ def load_constraints(path, layout: ParameterLayout) -> ConsistencyConstraints:
             raise DataError(f"{path}: links.{name} must be a mapping with mass and/or "
                             f"com_box, got {bounds!r}")
         link = lookup[str(name)]
+        if link in link_mass or link in com_box:
+            raise DataError(f"{path}: links.{name} names {layout.link_label(link)} a second time")
         try:
             if "mass" in bounds:
                 link_mass[link] = _check_range(bounds["mass"], f"links.{name}.mass [kg]")
@@ -603,7 +613,7 @@ def _constraint_list(cp, x, layout: ParameterLayout, scales: np.ndarray,
         J = cp.reshape(_PSEUDO_INERTIA_MAP @ block, (4, 4), order="C")
         result.append(J >> constraints.margin * np.eye(4))
     nonnegative = [index for index in layout.nonnegative
-                   if (constraints.armature_nonnegative if layout.standard_names[index][:2] == "Ia"
+                   if (constraints.armature_nonnegative if index in layout.armature
                        else constraints.friction_nonnegative)]
     if nonnegative:
         result.append(x[nonnegative] >= 0.0)
@@ -670,7 +680,8 @@ def _infeasibility_cause(layout: ParameterLayout, constraints: ConsistencyConstr
 
 def _objective(cp, x, terms):
     """``||M_1 x - v_1||^2 + ||M_2 x - v_2||^2 + ...`` for (matrix, vector) terms."""
-    return cp.sum_squares(cp.hstack([matrix @ x - vector for matrix, vector in terms]))
+    return cp.sum_squares(cp.hstack([matrix @ x - vector for matrix, vector in terms
+                                     if matrix.shape[0]]))
 
 
 def _normalised(A, target):
@@ -819,19 +830,27 @@ def solve_consistent(accumulator: LeastSquaresAccumulator, base: BaseParameters,
     The weighted residual ``sum_j w_j ||W_j K pi - tau_j||^2 = ||R K pi - c||^2 + const``
     (:func:`compress`) is minimised subject to ``D J_i D >= margin 1`` per link, friction and
     armature signs and the optional bounds. Variables are scaled, ``pi = s x`` (link scales
-    ``M, M L, M L^2`` for inertial parameters, matched column norms of ``R K`` for the others),
-    and the residual term to a largest singular value of 1. Noise variance
+    ``M, M L, M L^2`` for inertial parameters, ``M`` the prior's mass, else 1 kg or the
+    bounds' middle, ``L`` the layout's; matched column norms of ``R K`` for the others), and
+    the residual term to a largest singular value of 1. Noise variance
     ``sigma^2 = const / (N n - r)`` (floored at NOISE_FLOOR of the mean square torque).
 
-    - ``mode="two_step"`` (default): first the best consistent residual ``r*``; then, among the
-      consistent sets with residual ``<= r* + delta (r*) + BAND_FLOOR sigma^2``, the one
-      closest to the prior, ``min ||x - x_0||^2`` over the prior's entries. Without a prior,
-      ``delta = 0`` and the second program picks the smallest ``||x||`` in the directions the
-      data do not see (the consistent analogue of the minimum-norm least-squares solution),
-      so the base estimate is the best consistent one.
-    - ``mode="regularised"`` with a prior: one program, ``min residual / sigma^2 +
-      prior_weight ||x - x_0||^2`` (the MAP estimate under a Gaussian prior of std
-      ``1 / sqrt(prior_weight)`` link scales).
+    Programs (``x0`` the prior over the link scales, ``N`` a basis of the directions that
+    neither the data nor the prior see; ``||N^T x||^2`` makes ``pi`` unique and, orthogonal
+    to the other terms, decides nothing they do):
+
+    - prior, ``mode="two_step"`` (default): (1) the best consistent residual ``r*``;
+      (2) ``min ||x - x0||^2 + ||N^T x||^2`` (plus TIE_BREAK_WEIGHT times the residual over
+      the band, which fixes friction and offsets) subject to the constraints and
+      ``residual <= r* + delta (r* + const) + BAND_FLOOR sigma^2``, i.e. within
+      ``1 + delta`` of the best weighted residual sum of squares.
+    - prior, ``mode="regularised"``: one program, ``min residual / sigma^2 +
+      prior_weight ||x - x0||^2 + ||N^T x||^2``: the MAP estimate under a Gaussian prior of
+      std ``1 / sqrt(prior_weight)`` link scales.
+    - no prior: (1) as above; (2) ``min residual + NULL_SPACE_WEIGHT s_min^2 ||N^T x||^2``
+      (``s_min`` the weakest curvature the data resolve): the consistent analogue of the
+      minimum-norm least-squares solution. Should (2) fail numerically, (1)'s solution is
+      kept (a warning is logged and ``status`` says so).
 
     Parameters
     ----------
@@ -957,9 +976,7 @@ def _check_solve_inputs(accumulator, base, layout, constraints, mode, delta,
         raise DynIdError(f"constraints must be ConsistencyConstraints, got "
                          f"{type(constraints).__name__}")
     constraints.check_links(layout)
-    if accumulator.n_samples * layout.n_links <= base.rank:
-        raise IdentificationError(f"{accumulator.n_samples} samples x {layout.n_links} joints "
-                                  f"for {base.rank} base parameters; need more equations")
+    _check_overdetermined(accumulator.n_samples, layout.n_links, base.rank)
     if not np.any(accumulator.torque_square_sum_ > 0.0):
         raise IdentificationError("every torque is zero: nothing to identify from")
     return constraints
@@ -1017,7 +1034,7 @@ def _negative_signs(values, std, base: BaseParameters, layout: ParameterLayout):
         if rows.size != 1 or np.count_nonzero(K[rows[0]]) != 1 or values[rows[0]] >= 0.0:
             continue
         row = rows[0]
-        kind = "armature" if layout.standard_names[index].startswith("Ia") else "friction"
+        kind = "armature" if index in layout.armature else "friction"
         below = (f" ({-values[row] / std[row]:.1f} std below 0)"
                  if 0.0 < std[row] < math.inf else "")
         negative.append((base.names[row], float(values[row])))
@@ -1087,8 +1104,8 @@ def check_plausibility(base_values, base_std, base: BaseParameters, layout: Para
     offenders = tuple((base.names[i], float(normalised[i])) for i in order
                       if abs(normalised[i]) > CONSISTENT_DISTANCE)
     messages.append(f"base parameters are not physically consistent: nearest consistent set "
-                    f"differs by {distance:.2g} std; worst: "
-                    + ", ".join(f"{name} ({value:+.2g} std)" for name, value in offenders))
+                    f"differs by {distance:.1f} std; worst: "
+                    + ", ".join(f"{name} ({value:+.1f} std)" for name, value in offenders))
     boundary = tuple(layout.link_label(link) for link in
                      _boundary_links(nearest, physical, layout.n_links, constraints.margin))
     if boundary:

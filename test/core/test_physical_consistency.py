@@ -265,6 +265,8 @@ def test_bounds_file_is_read_and_its_bounds_hold(arm, spring_data, tmp_path):
     ("total_mas: [1, 2]\n", r"total_mas"),
     ("total_mass: [-1, 2]\n", r"total_mass \[kg\] must be \[lo, hi\] with 0 <= lo <= hi"),
     ("margin: 2\n", r"margin must be a number in \[0, 1\)"),
+    ("links:\n  panda_joint3: {mass: [1, 2]}\n  link3: {com_box: [[0, 0, 0], [1, 1, 1]]}\n",
+     r"links\.link3 names link 3 \(panda_joint3\) a second time"),
 ])
 def test_bad_bounds_files_are_one_line_naming_the_key(arm, tmp_path, text, message):
     path = tmp_path / "bounds.yaml"
@@ -294,3 +296,11 @@ def test_sign_constrained_friction_coefficients(arm, name, nonnegative):
                                                       armature=True))
     names = {layout.standard_names[i] for i in layout.nonnegative}
     assert names == {f"{c}{j}" for c in nonnegative + ("Ia",) for j in range(1, 8)}
+
+
+def test_bounds_file_names_urdf_links_by_their_link_name(tmp_path):
+    robot = load_robot(find_package_file("config", "robots", "ur5_urdf.yaml"))
+    layout = ParameterLayout.from_regressor(Regressor(robot))
+    path = tmp_path / "bounds.yaml"
+    path.write_text("links:\n  upper_arm_link: {mass: [7.0, 9.0]}\n  wrist_3_joint: {mass: [0.1, 0.3]}\n")
+    assert load_constraints(path, layout).link_mass == {1: (7.0, 9.0), 5: (0.1, 0.3)}
