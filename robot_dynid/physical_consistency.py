@@ -34,7 +34,8 @@ Bounds file (:func:`load_constraints`, YAML; every key optional)::
     total_mass: [15.0, 20.0]        # kg, sum of the link masses
     links:
       panda_joint3:                 # the link joint panda_joint3 moves: the joint name, the
-                                    # URDF child link name, or link<j> (1-based)
+                                    # link name (URDF child link, <joint>_link for DH robots)
+                                    # or link<j> (1-based)
         mass: [2.0, 4.0]            # kg
         com_box: [[-0.1, -0.1, -0.2], [0.1, 0.1, 0.0]]   # m, min and max corner of the
                                                         # centre of mass, in the link frame
@@ -58,7 +59,8 @@ from robot_dynid.errors import DataError, DynIdError, IdentificationError
 from robot_dynid.estimators import (RANK_TOLERANCE, LeastSquaresAccumulator, _check_overdetermined,
                                     column_scales)
 from robot_dynid.regressor import N_INERTIAL, Regressor, _symmetric_from_vector
-from robot_dynid.robot_description import _parse_urdf, build_pinocchio_model
+from robot_dynid.link_inertials import link_names
+from robot_dynid.robot_description import build_pinocchio_model
 from robot_dynid.yaml_files import read_yaml
 
 logger = logging.getLogger(__name__)
@@ -257,7 +259,9 @@ class ParameterLayout:
     link_names : tuple of str
         Per link, the joint that moves it.
     link_aliases : tuple of tuple of str
-        Per link, the names a bounds file may use: joint name, ``link<j>``, URDF child link.
+        Per link, the names a bounds file may use: joint name, ``link<j>`` and the link's name
+        (:func:`robot_dynid.link_inertials.link_names`: the URDF child link, ``<joint>_link``
+        for DH robots).
     nonnegative : tuple of int
         Standard indices that must be ``>= 0``: friction coefficients (see
         :data:`NONNEGATIVE_FRICTION`) and armatures.
@@ -300,12 +304,8 @@ class ParameterLayout:
                        if name in required]
         armature = tuple(range(p)[regressor.slices["armature"]])
         nonnegative += [(index, "kg m^2") for index in armature]
-        children = {}
-        if robot.urdf is not None:
-            children = {name: joint.child for name, joint in _parse_urdf(robot.urdf)[1].items()}
-        aliases = tuple(tuple(dict.fromkeys(
-            [joint, f"link{j + 1}"] + ([children[joint]] if joint in children else [])))
-            for j, joint in enumerate(robot.joint_names))
+        aliases = tuple(tuple(dict.fromkeys([joint, f"link{j + 1}", link]))
+                        for j, (joint, link) in enumerate(zip(robot.joint_names, link_names(robot))))
         model = build_pinocchio_model(robot)
         lengths = np.array([np.linalg.norm(model.jointPlacements[j + 1].translation)
                             if j < n else 0.0 for j in range(1, n + 1)])
@@ -441,7 +441,7 @@ def load_constraints(path, layout: ParameterLayout) -> ConsistencyConstraints:
     for name, bounds in links.items():
         if str(name) not in lookup:
             raise DataError(f"{path}: links.{name} is not a link of the robot; use a joint "
-                            f"name {list(layout.link_names)}, link<j> or a URDF link name")
+                            f"name {list(layout.link_names)}, its link's name or link<j>")
         if not isinstance(bounds, dict) or set(map(str, bounds)) - {"mass", "com_box"}:
             raise DataError(f"{path}: links.{name} must be a mapping with mass and/or "
                             f"com_box, got {bounds!r}")
