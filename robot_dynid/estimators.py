@@ -447,6 +447,46 @@ class LeastSquaresAccumulator:
         theta = decomposition.inverse_gram() @ moment
         return theta, decomposition, self.residual_sum_of_squares(theta)
 
+    def eliminate(self, n_keep: int):
+        """Normal equations of the first ``n_keep`` parameters with the others minimised out.
+
+        The other (nuisance) parameters must each appear in one joint's equations only (e.g. a
+        torque offset per joint); per joint, with ``G = [[A, B], [B^T, C]]``, ``b = [b1, b2]``,
+        the nuisance ``e = C^+ (b2 - B^T x)`` minimises the residual for given ``x``, leaving
+        ``A - B C^+ B^T``, ``b1 - B C^+ b2`` and ``c - b2^T C^+ b2``.
+
+        Returns
+        -------
+        reduced : LeastSquaresAccumulator
+            Over ``n_keep`` parameters, same joints and sample count.
+        back_substitute : callable
+            ``x`` (n_keep,) -> the nuisance parameters (p - n_keep,) that go with it.
+        """
+        keep = slice(0, n_keep)
+        rest = slice(n_keep, self.n_parameters)
+        owners = np.count_nonzero(np.diagonal(self.gram_, axis1=1, axis2=2)[:, rest] > 0.0, axis=0)
+        if np.any(owners > 1):
+            raise DynIdError(f"nuisance parameters {np.flatnonzero(owners > 1) + n_keep} appear in several "
+                             "joints' equations; they cannot be eliminated joint by joint")
+        reduced = LeastSquaresAccumulator(self.n_joints, n_keep)
+        inverses = []
+        for j in range(self.n_joints):
+            A, B, C = self.gram_[j][keep, keep], self.gram_[j][keep, rest], self.gram_[j][rest, rest]
+            b1, b2 = self.moment_[j][keep], self.moment_[j][rest]
+            C_inverse = np.linalg.pinv(C)
+            inverses.append((B, b2, C_inverse))
+            reduced.gram_[j] = A - B @ C_inverse @ B.T
+            reduced.moment_[j] = b1 - B @ C_inverse @ b2
+            reduced.torque_square_sum_[j] = self.torque_square_sum_[j] - b2 @ C_inverse @ b2
+        reduced.n_samples_ = self.n_samples_
+
+        def back_substitute(x):
+            x = np.asarray(x, dtype=float)
+            return sum((C_inverse @ (b2 - B.T @ x) for B, b2, C_inverse in inverses),
+                       np.zeros(self.n_parameters - n_keep))
+
+        return reduced, back_substitute
+
     def residual_sum_of_squares(self, theta) -> np.ndarray:
         """Per-joint ``||tau_j - W_j theta||^2`` [N^2 m^2] of any ``theta`` (p,), no data pass.
 

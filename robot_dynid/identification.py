@@ -17,6 +17,14 @@ own time base. Options that real data need:
 - ``file_offsets``: a torque offset per recording and joint [N m] (a torque sensor re-zeroed
   between recordings), estimated with the model and reported in ``metrics["file_offsets"]``, not
   part of the model a controller evaluates.
+
+Physical consistency: with ``consistency`` set, the standard parameters are estimated from the
+same accumulated equations under the constraints of :mod:`robot_dynid.physical_consistency`
+(every link's pseudo-inertia positive semidefinite, friction and armature non-negative, optional
+bounds), the prior being the robot description's inertial data when it has them; the model then
+carries those standard parameters and their base projection. Every model, consistent or not, is
+checked for plausibility (:func:`~robot_dynid.physical_consistency.check_plausibility`) and the
+result stored in ``metrics["plausibility"]``.
 """
 from __future__ import annotations
 
@@ -32,7 +40,11 @@ from robot_dynid.base_parameters import BaseParameters, compute_base_parameters
 from robot_dynid.errors import DataError, DynIdError, IdentificationError
 from robot_dynid.estimators import LeastSquaresAccumulator, RecursiveLeastSquares
 from robot_dynid.friction import FrictionModel
+from robot_dynid.link_inertials import prior_parameters
 from robot_dynid.model import DynamicModel
+from robot_dynid.physical_consistency import (DEFAULT_DELTA, DEFAULT_PRIOR_WEIGHT, ConsistencyConstraints,
+                                              ParameterLayout, check_plausibility, load_constraints,
+                                              solve_consistent)
 from robot_dynid.recording import DropCounter, Dropped, Recording, dropped_to_dict
 from robot_dynid.regressor import Regressor
 from robot_dynid.robot_description import RobotDescription
@@ -41,6 +53,38 @@ from robot_dynid.signal_processing import lowpass_filter, sample_interval
 logger = logging.getLogger(__name__)
 
 METHODS = ("ols", "wls", "rls")
+PRIOR_MODES = ("two_step", "regularised")
+
+
+@dataclasses.dataclass(frozen=True)
+class ConsistencySettings:
+    """How a physically consistent fit is made (:func:`~robot_dynid.physical_consistency.solve_consistent`).
+
+    Attributes
+    ----------
+    use_prior : bool
+        Take the robot description's inertial data (URDF ``<inertial>``, DH ``inertial:``) as the
+        prior when it has them; False: no prior (a small regulariser makes the solution unique).
+    mode : {"two_step", "regularised"}
+        How the prior enters: the fit closest to it among those within ``1 + delta`` of the best
+        consistent residual, or a Gaussian prior of weight ``prior_weight``.
+    delta : float
+        [1] tolerance of the two-step mode.
+    prior_weight : float
+        [1] weight of the regularised mode (in link scales).
+    constraints : ConsistencyConstraints or None
+        Margin, mass ranges, centre-of-mass boxes, signs; None: the defaults.
+    """
+
+    use_prior: bool = True
+    mode: str = "two_step"
+    delta: float = DEFAULT_DELTA
+    prior_weight: float = DEFAULT_PRIOR_WEIGHT
+    constraints: ConsistencyConstraints | None = None
+
+    def __post_init__(self):
+        if self.mode not in PRIOR_MODES:
+            raise DynIdError(f"prior mode must be one of {list(PRIOR_MODES)}, got {self.mode!r}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,6 +110,8 @@ class IdentificationSettings:
         Cutoff [Hz] of the parallel filtering of torques and regressor (module docstring).
     file_offsets : bool
         Estimate a torque offset per recording and joint [N m] (module docstring).
+    consistency : ConsistencySettings or None
+        Estimate physically consistent standard parameters (not with ``method="rls"``).
     """
 
     friction: FrictionModel = dataclasses.field(default_factory=FrictionModel)
@@ -77,6 +123,7 @@ class IdentificationSettings:
     poorly_excited_relative_std: float = 1.0
     lowpass: float | None = None
     file_offsets: bool = False
+    consistency: ConsistencySettings | None = None
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -87,12 +134,26 @@ class IdentificationSettings:
             raise DynIdError(f"chunk_size must be a positive number of samples, got {self.chunk_size!r}")
         if self.lowpass is not None and not (np.isfinite(self.lowpass) and self.lowpass > 0.0):
             raise DynIdError(f"lowpass must be a cutoff frequency > 0 [Hz], got {self.lowpass!r}")
+        if self.consistency is not None and self.method == "rls":
+            raise DynIdError("a physically consistent fit solves the accumulated equations (ols or wls), "
+                             "not the recursive estimate (rls)")
         if self.file_offsets and self.offset:
             raise DynIdError("give a torque offset per joint (offset) or per recording and joint (file_offsets), "
                              "not both: together they cannot be told apart")
 
     def regressor(self, robot: RobotDescription) -> Regressor:
         return Regressor(robot, self.friction, armature=self.armature, offset=self.offset)
+
+
+def consistent_settings(settings: IdentificationSettings, robot: RobotDescription, bounds_file=None,
+                        use_prior: bool = True, mode: str = "two_step") -> IdentificationSettings:
+    """``settings`` with a physically consistent fit; a bounds file (YAML, see
+    :func:`~robot_dynid.physical_consistency.load_constraints`) read against the robot's links."""
+    constraints = None
+    if bounds_file:
+        constraints = load_constraints(bounds_file, ParameterLayout.from_regressor(settings.regressor(robot)))
+    return dataclasses.replace(settings, consistency=ConsistencySettings(use_prior=use_prior, mode=mode,
+                                                                         constraints=constraints))
 
 
 def iter_regressor_chunks(regressor: Regressor, base: BaseParameters, recording: Recording, chunk_size: int,
@@ -284,12 +345,15 @@ def model_from_accumulator(
     """
     names = list(base.names) + list(nuisance_names)
     batch = accumulator.solve("wls" if settings.method == "wls" else "ols", parameter_names=names)
-    if rls is None or rls.n_updates_ == 0:
-        values, std = batch.theta, batch.std
-    else:
+    standard, consistency = None, None
+    if rls is not None and rls.n_updates_:
         values = rls.theta_.copy()
         sigma2 = float(np.mean(batch.noise_std**2))
         std = np.sqrt(np.clip(np.diag(rls.covariance_), 0.0, None) * sigma2)
+    elif settings.consistency is not None:
+        values, std, standard, consistency = _consistent_fit(accumulator, robot, settings, base, batch)
+    else:
+        values, std = batch.theta, batch.std
     check_finite_estimate(accumulator, names, values, std)
     residual_rms, rsd = residual_statistics(accumulator, values)
     nuisance = {name: float(value) for name, value in zip(nuisance_names, values[base.rank:])}
@@ -322,13 +386,49 @@ def model_from_accumulator(
     }
     if nuisance:
         metrics["nuisance"] = nuisance
+    if consistency is not None:
+        metrics["consistency"] = consistency
+    metrics["plausibility"] = plausibility(robot, settings, base, values, std)
     provenance = dict(provenance or {})
     provenance.setdefault("date", datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
     provenance.setdefault("robot_dynid_version", __version__)
     return DynamicModel(
         robot, settings.friction, settings.armature, settings.offset, base, values, std,
-        method=settings.method, metrics=metrics, provenance=provenance,
+        method=settings.method, metrics=metrics, provenance=provenance, standard=standard,
     )
+
+
+def _layout_and_prior(robot: RobotDescription, settings: IdentificationSettings):
+    layout = ParameterLayout.from_regressor(settings.regressor(robot))
+    use_prior = settings.consistency is None or settings.consistency.use_prior
+    return layout, prior_parameters(robot) if use_prior else None
+
+
+def _consistent_fit(accumulator, robot, settings, base, batch):
+    """(values, std, standard, summary) of the consistent fit; values and std cover the nuisance
+    parameters too (they are solved for given the consistent base parameters)."""
+    options = settings.consistency
+    layout, prior = _layout_and_prior(robot, settings)
+    reduced, back_substitute = accumulator.eliminate(base.rank)
+    weights = 1.0 / batch.noise_std**2 if settings.method == "wls" else None
+    result = solve_consistent(reduced, base, layout, joint_weights=weights, prior=prior,
+                              constraints=options.constraints, mode=options.mode, delta=options.delta,
+                              prior_weight=options.prior_weight)
+    nuisance = back_substitute(result.base_values)
+    values = np.concatenate([result.base_values, nuisance])
+    std = np.concatenate([result.base_std, batch.std[base.rank:]])
+    summary = {"prior": "robot description" if prior is not None else "none", "mode": result.mode,
+               "status": result.status, "solve_time": result.solve_time,
+               "residual_increase": result.residual_increase, "active": list(result.active),
+               "links": [link.to_dict() for link in result.links]}
+    return values, std, result.standard, summary
+
+
+def plausibility(robot, settings, base, values, std) -> dict:
+    """:func:`~robot_dynid.physical_consistency.check_plausibility` of base parameters, as a dict."""
+    layout, prior = _layout_and_prior(robot, settings)
+    constraints = None if settings.consistency is None else settings.consistency.constraints
+    return check_plausibility(values, std, base, layout, constraints=constraints, prior=prior).to_dict()
 
 
 def check_finite_estimate(accumulator: LeastSquaresAccumulator, names, values, std) -> None:

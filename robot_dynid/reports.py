@@ -58,6 +58,18 @@ def format_model_summary(model):
                   format_table(("recording", *model.joint_names), [
                       (source, *(f"{offsets[joint]:.4g}" for joint in model.joint_names))
                       for source, offsets in metrics["file_offsets"].items()])]
+    consistency = metrics.get("consistency")
+    if consistency:
+        parts.append(f"physically consistent fit (prior: {consistency['prior']}, {consistency['mode']}): the "
+                     f"constraints cost {consistency['residual_increase']:.3g} noise variances of residual; "
+                     f"active: {', '.join(consistency['active']) or 'none'}")
+    if model.links:
+        parts += ["links (mass [kg], centre of mass [m] and inertia about it [kg m^2] in the link frame):",
+                  format_table(("link", "mass", "com", "inertia [ixx, ixy, ixz, iyy, iyz, izz]"), [
+                      (name, f"{link.mass:.4g}", " ".join(f"{x:.4g}" for x in link.com),
+                       " ".join(f"{x:.4g}" for x in link.inertia)) for name, link in model.links])]
+    plausibility = metrics.get("plausibility") or {}
+    parts += [f"plausibility: {text}" for text in plausibility.get("messages", [])]
     parts += [f"warning: {text}" for text in metrics.get("warnings", [])]
     return "\n".join(parts)
 
@@ -67,4 +79,5 @@ def model_summary(model) -> dict:
     parameter table and the model's metrics."""
     return {"robot": model.robot.name, "joint_names": list(model.joint_names), "friction": model.friction.name,
             "method": model.method, "n_base": model.base.rank, "base_parameters": model.parameter_table(),
+            "links": None if model.links is None else [{"name": name, **link.to_dict()} for name, link in model.links],
             "metrics": model.metrics}

@@ -621,6 +621,8 @@ def _robot_from_urdf_dict(data: Mapping, base_dir: str | os.PathLike | None) -> 
                 urdf = stream.read()
         except OSError as error:
             raise RobotDescriptionError(f"urdf: cannot read {path}: {error}") from None
+        except UnicodeDecodeError as error:
+            raise RobotDescriptionError(f"urdf: {path} is not UTF-8 text (byte {error.start}); is it a URDF?") from None
     joints = data.get("joints")
     if joints is not None and (not isinstance(joints, list)
                                or not all(isinstance(name, str) for name in joints)):

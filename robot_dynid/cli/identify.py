@@ -6,7 +6,8 @@ from robot_dynid.cli.options import (
     non_negative_number, output_file, parse_cycles, positive_number, read_data,
 )
 from robot_dynid.excitation import robot_limit_arrays
-from robot_dynid.identification import METHODS, IdentificationSettings, identify
+from robot_dynid.identification import (METHODS, PRIOR_MODES, IdentificationSettings, consistent_settings,
+                                        identify)
 from robot_dynid.model_validation import format_validation, validate_model
 from robot_dynid.reports import format_model_summary, model_summary
 from robot_dynid.robot_description import load_robot
@@ -42,6 +43,21 @@ def add_arguments(parser):
     conditioning.add_argument("--file-offsets", action="store_true",
                               help="estimate a torque offset per recording and joint [N m] (sensors re-zeroed "
                                    "between recordings); reported, not part of the model")
+    consistent = parser.add_argument_group("physically consistent identification (needs cvxpy)")
+    consistent.add_argument("--consistent", action="store_true",
+                            help="estimate standard parameters with every link's pseudo-inertia positive "
+                                 "semidefinite, Coulomb and viscous friction and armature >= 0; the model then "
+                                 "holds them (links: mass, centre of mass, inertia) for export-urdf")
+    consistent.add_argument("--bounds", metavar="B.yaml", default=None,
+                            help="optional bounds: link mass ranges [kg], total mass [kg], centre-of-mass boxes "
+                                 "[m] in the link frames, the margin (see docs/estimation.md)")
+    consistent.add_argument("--no-prior", action="store_true",
+                            help="ignore the robot description's inertial data (URDF <inertial>, DH inertial:) "
+                                 "as the prior; a small regulariser makes the standard parameters unique")
+    consistent.add_argument("--prior-mode", choices=PRIOR_MODES, default="two_step",
+                            help="two_step: the fit closest to the prior among those within 1 %% of the best "
+                                 "consistent residual; regularised: the prior as a Gaussian of 10 %% of each "
+                                 "link's scales (default: %(default)s)")
     parser.add_argument("--validate", action="append", metavar="FILE", default=[],
                         help="after the fit, report the model's held-out metrics on this recording (repeatable; "
                              "read like --data, all of it)")
@@ -55,6 +71,8 @@ def main(args):
     settings = IdentificationSettings(friction=friction_from_args(args), armature=args.armature,
                                       offset=args.offset, method=args.method, forgetting=args.forgetting,
                                       lowpass=args.lowpass, file_offsets=args.file_offsets)
+    if args.consistent:
+        settings = consistent_settings(settings, robot, args.bounds, not args.no_prior, args.prior_mode)
     recordings, notes = [], []
     for path in args.data:
         recording = read_data(args, robot, path)
@@ -86,3 +104,4 @@ def main(args):
         print(format_validation(validation))
     print(f"model written to {args.out}")
     return 0
+

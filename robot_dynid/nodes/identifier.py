@@ -27,7 +27,7 @@ from std_srvs.srv import Trigger
 
 from robot_dynid.errors import DynIdError
 from robot_dynid.friction import friction_model
-from robot_dynid.identification import IdentificationSettings
+from robot_dynid.identification import IdentificationSettings, consistent_settings
 from robot_dynid.joint_states import JointStateSelector
 from robot_dynid.msg import ExperimentStage, IdentificationStatus, IdentifiedModel
 from robot_dynid.nodes.feedforward import MODEL_QOS
@@ -64,12 +64,19 @@ class IdentifierNode(Node):
                           "(residual / torque, root of sums of squares) is not below this [1]")
         max_condition = declare(self, "max_condition", 1000.0, "quality gate: reject a model whose condition "
                                 "number (column-scaled base regressor) is not below this [1]")
+        consistent = declare(self, "consistent", False, "physically consistent fit: every link's pseudo-inertia "
+                             "positive semidefinite, friction and armature >= 0 (ols or wls; needs cvxpy)")
+        bounds_file = declare(self, "bounds_file", "", "bounds of the consistent fit (YAML: link masses [kg], total "
+                              "mass [kg], centre-of-mass boxes [m]); '' = none")
         status_period = declare(self, "status_period", 1.0, "period of IdentificationStatus", "s")
         self.latency = declare(self, "stage_latency", 0.5, "how far joint states and stage markers may arrive out "
                                "of stamp order; samples are used this much later", "s")
         self.robot = load_robot(robot_file)
-        settings = StreamingSettings(IdentificationSettings(friction=friction_model(friction), method=method,
-                                                            forgetting=forgetting),
+        identification = IdentificationSettings(friction=friction_model(friction), method=method,
+                                                forgetting=forgetting)
+        if consistent:
+            identification = consistent_settings(identification, self.robot, bounds_file or None)
+        settings = StreamingSettings(identification,
                                      stages=tuple(stages), pool_stages=pool, max_samples=max_samples,
                                      require_improvement=require, max_holdout_rsd=max_rsd,
                                      max_condition=max_condition)

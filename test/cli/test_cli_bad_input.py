@@ -65,10 +65,13 @@ def files(tmp_path_factory):
             bag.write_joint_state(round((100.0 + t[k]) * 1e9), robot.joint_names, q[k], qd[k], tau[k])
     result = run("identify", "--robot", ROBOT, "--data", directory / "data.csv", "--out", directory / "model.yaml")
     assert result.returncode == 0, result.stderr
+    result = run("identify", "--robot", ROBOT, "--data", directory / "data.csv", "--consistent",
+                 "--out", directory / "consistent.yaml")
+    assert result.returncode == 0, result.stderr
     (directory / "out").mkdir()
     (directory / "a_file").write_text("x")
     return {"robot": ROBOT, "data": directory / "data.csv", "bag": directory / "bag", "model": directory / "model.yaml",
-            "trajectory": TRAJECTORY, "dir": directory}
+            "consistent": directory / "consistent.yaml", "trajectory": TRAJECTORY, "dir": directory}
 
 
 def variants(kind, valid: pathlib.Path, directory: pathlib.Path):
@@ -140,13 +143,17 @@ def commands(files):
         ("demo", ["demo", "--offline", "--robot", files["robot"], "--periods", "1", "--out", out / "demo"],
          {3: "yaml", 7: "output_directory"}),
         ("bag repair", ["bag", "repair", files["bag"], "--out", out / "repaired"], {2: "bag"}),
+        ("validate", ["validate", "--model", files["model"], "--data", files["data"]], {2: "yaml", 4: "csv"}),
+        ("export-urdf", ["export-urdf", "--model", files["consistent"], "--out", out / "arm.urdf"],
+         {2: "yaml", 4: "output"}),
     ]
 
 
 def bad_cases():
     """Names of the cases, for the test ids (the files only exist once the fixture ran)."""
     return [label for label, _, _ in commands({key: pathlib.Path("x") for key in
-                                               ("robot", "data", "bag", "model", "trajectory", "dir")})]
+                                               ("robot", "data", "bag", "model", "consistent", "trajectory",
+                                                "dir")})]
 
 
 def assert_one_line_error(result, what):

@@ -224,6 +224,11 @@ def test_file_offsets_recover_a_torque_sensor_zeroed_differently_per_recording(s
     np.testing.assert_allclose(estimated, offsets, atol=0.05)
     z = (model.values - model.base.projection @ truth) / model.std
     assert np.abs(z).max() < 5.0, dict(zip(model.base.names, z.round(1)))
+    assert main(arguments + ["--file-offsets", "--consistent", "--out", str(tmp_path / "consistent.yaml")]) == 0
+    consistent = DynamicModel.load(tmp_path / "consistent.yaml")
+    estimated = np.array([[consistent.metrics["file_offsets"][str(path)][joint] for joint in robot.joint_names]
+                          for path in paths])
+    np.testing.assert_allclose(estimated, offsets, atol=0.05)      # eliminated, then back-substituted
     assert main(arguments + ["--out", str(tmp_path / "plain.yaml")]) == 0
     plain = DynamicModel.load(tmp_path / "plain.yaml")
     assert np.abs((plain.values - plain.base.projection @ truth) / plain.std).max() > 10.0   # offsets ignored: biased
@@ -297,3 +302,50 @@ def test_validate_reports_held_out_metrics_and_warns_beyond_the_identified_range
     assert main(["validate", "--model", str(model_path), "--data", str(tmp_path / "fast.csv")]) == 0
     out = capsys.readouterr().out
     assert "move faster than the model was identified on" in out and "accelerate harder" in out
+
+
+def test_consistent_identification_exports_a_urdf_whose_dynamics_are_the_model(simulated, tmp_path, capsys):
+    """--consistent on data with an unmodelled spring (5 N m/rad on joint 2): every link's pseudo-inertia
+    (computed here with numpy) is positive semidefinite, friction >= 0, the exported URDF's RNEA (pinocchio)
+    equals the model's rigid-body torques; OLS on the same data absorbs the spring into impossible
+    inertias, and its plausibility check (in the JSON summary) says so."""
+    pin = pytest.importorskip("pinocchio")
+    robot, simulator, _, data, _ = simulated
+    recording = read_csv(data)
+    tau = recording.tau.copy()
+    tau[:, 1] -= 5.0 * (recording.q[:, 1] - 0.2)
+    write_csv(tmp_path / "spring.csv", Recording.from_arrays(robot.joint_names, recording.time, recording.q,
+                                                             recording.qd, recording.qdd, tau))
+    assert main(["identify", "--robot", str(ROBOT), "--data", str(tmp_path / "spring.csv"), "--consistent",
+                 "--json", "--out", str(tmp_path / "consistent.yaml")]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["metrics"]["plausibility"]["consistent"] is True
+    model = DynamicModel.load(tmp_path / "consistent.yaml")
+    for link in range(robot.n_joints):
+        m, mx, my, mz, ixx, ixy, iyy, ixz, iyz, izz = model.standard[10 * link:10 * link + 10]
+        inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+        pseudo = np.block([[0.5 * np.trace(inertia) * np.eye(3) - inertia, np.array([[mx], [my], [mz]])],
+                           [np.array([[mx, my, mz]]), np.array([[m]])]])
+        assert np.linalg.eigvalsh(pseudo).min() > -1e-9, (link, np.linalg.eigvalsh(pseudo))
+    friction = {name: value for name, value in zip(model.base.standard_names, model.standard) if name[:2] in ("fc", "fv")}
+    assert min(friction.values()) >= -1e-9, friction
+    assert [name for name, _ in model.links] == [f"{joint}_link" for joint in robot.joint_names]
+
+    assert main(["export-urdf", "--model", str(tmp_path / "consistent.yaml"), "--out", str(tmp_path / "arm.urdf")]) == 0
+    capsys.readouterr()
+    exported = pin.buildModelFromXML((tmp_path / "arm.urdf").read_text())
+    exported.gravity = pin.Motion(np.array(robot.gravity), np.zeros(3))
+    data_pin = exported.createData()
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        q, qd, qdd = (rng.uniform(-1.0, 1.0, robot.n_joints) for _ in range(3))
+        expected = model.regressor.compute(q[None], qd[None], qdd[None])[0][:, :10 * robot.n_joints] \
+            @ model.standard[:10 * robot.n_joints]
+        np.testing.assert_allclose(pin.rnea(exported, data_pin, q, qd, qdd), expected, rtol=1e-9,
+                                   atol=1e-9 * np.abs(expected).max())
+
+    assert main(["identify", "--robot", str(ROBOT), "--data", str(tmp_path / "spring.csv"), "--json",
+                 "--out", str(tmp_path / "ols.yaml")]) == 0
+    plausibility = json.loads(capsys.readouterr().out)["metrics"]["plausibility"]
+    assert plausibility["consistent"] is False and plausibility["distance_std"] > 3.0, plausibility
+    assert plausibility["messages"][0].startswith("base parameters are not physically consistent")

@@ -275,3 +275,23 @@ def test_rls_validation_messages():
         rls.set_state(RecursiveLeastSquares(3).get_state())
     with pytest.raises(DynIdError, match=r"RLS state is missing keys \['covariance'"):
         rls.set_state({"n_parameters": 2})
+
+
+def test_eliminating_per_joint_nuisance_parameters_leaves_the_same_solution():
+    """Offsets seen by one joint each, minimised out of the normal equations: the reduced problem's
+    solution and the back-substituted offsets equal numpy's lstsq of the full stacked problem."""
+    rng = np.random.default_rng(8)
+    n_samples, n_joints, r = 400, 3, 5
+    Y = rng.normal(size=(n_samples, n_joints, r))
+    offsets = np.zeros((n_samples, n_joints, n_joints))
+    offsets[:, np.arange(n_joints), np.arange(n_joints)] = 1.0
+    full = np.concatenate([Y, offsets], axis=2)
+    tau = full @ rng.normal(size=r + n_joints) + 0.1 * rng.normal(size=(n_samples, n_joints))
+    accumulator = LeastSquaresAccumulator(n_joints, r + n_joints).add(full, tau)
+    reduced, back_substitute = accumulator.eliminate(r)
+    expected = np.linalg.lstsq(full.reshape(-1, r + n_joints), tau.reshape(-1), rcond=None)[0]
+    x = reduced.solve().theta
+    np.testing.assert_allclose(x, expected[:r], rtol=1e-9)
+    np.testing.assert_allclose(back_substitute(x), expected[r:], rtol=1e-9)
+    np.testing.assert_allclose(reduced.residual_sum_of_squares(x).sum(),
+                               np.sum((full.reshape(-1, r + n_joints) @ expected - tau.reshape(-1))**2), rtol=1e-9)
