@@ -19,6 +19,7 @@
 """
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
 
@@ -259,6 +260,23 @@ def differentiate(q, time, window_samples: int | None = None,
         fitted = local_polynomial_fit(q.reshape(q.shape[0], -1), time, window, polyorder)
         q_, qd, qdd = (values.reshape(q.shape) for values in fitted)
     return Derivatives(q=q_, qd=qd, qdd=qdd, window=window, polyorder=polyorder, uniform=uniform)
+
+
+@functools.lru_cache(maxsize=32)
+def _centre_coefficients(window: int, polyorder: int, order: int) -> np.ndarray:
+    """Savitzky-Golay weights of the ``order``-th derivative at a window's centre, unit step."""
+    return signal.savgol_coeffs(window, polyorder, deriv=order, delta=1.0, use="dot")
+
+
+def centre_derivative(q, time, polyorder: int = 3, order: int = 2) -> np.ndarray:
+    """The ``order``-th derivative at the centre sample of one odd window ``q`` (w, m), ``time``
+    (w,) [s], by the local polynomial fit of :func:`differentiate` (online use: one sample at a
+    time). Uniform stamps use cached Savitzky-Golay weights, others the fit in their own time."""
+    window = len(time)
+    step = (time[-1] - time[0]) / (window - 1)
+    if np.max(np.abs(np.diff(time) - step)) <= SAVGOL_UNIFORMITY * step:
+        return _centre_coefficients(window, polyorder, order) @ q / step**order
+    return local_polynomial_fit(q, time, window, polyorder, rows=[window // 2])[order, 0]
 
 
 def _check_time(time) -> np.ndarray:

@@ -61,7 +61,7 @@ from robot_dynid.identification import (
 from robot_dynid.model import DynamicModel
 from robot_dynid.recording import STAGE_KINDS, DropCounter, Recording
 from robot_dynid.robot_description import RobotDescription
-from robot_dynid.signal_processing import differentiate, local_polynomial_fit
+from robot_dynid.signal_processing import centre_derivative, differentiate
 
 logger = logging.getLogger(__name__)
 
@@ -318,8 +318,7 @@ class StreamingIdentifier:
         n = self.robot.n_joints
         middle = len(window) // 2
         centre = window[middle]
-        qdd = local_polynomial_fit(window[:, 1:1 + n], window[:, 0], len(window), self.settings.polyorder,
-                                   rows=[middle])[2, 0]
+        qdd = centre_derivative(window[:, 1:1 + n], window[:, 0], self.settings.polyorder)
         Y = self.regressor.compute_one(centre[1:1 + n], centre[1 + n:1 + 2 * n], qdd)
         self._rls.update(self.base.select(Y), centre[1 + 2 * n:])
 

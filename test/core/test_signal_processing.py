@@ -7,7 +7,7 @@ import pytest
 from robot_dynid.errors import DataError
 from scipy import signal
 
-from robot_dynid.signal_processing import (current_to_torque, differentiate, local_polynomial_fit,
+from robot_dynid.signal_processing import (centre_derivative, current_to_torque, differentiate, local_polynomial_fit,
                                            lowpass_filter, resample_streams, resample_uniform,
                                            sample_interval)
 
@@ -172,3 +172,12 @@ def test_signal_processing_validation_messages():
         resample_streams({"a": ([1.0, 0.0], [0.0, 1.0])}, [0.5])
     with pytest.raises(DataError, match="stream 'a' values must have 2 samples"):
         resample_streams({"a": ([0.0, 1.0], [0.0, 1.0, 2.0])}, [0.5])
+
+
+def test_centre_derivative_of_one_window_uniform_and_not():
+    """Online use: the acceleration at a window's centre, against numpy's polyfit of the window."""
+    rng = np.random.default_rng(2)
+    for t in (np.arange(11) / RATE, np.cumsum(rng.uniform(0.7, 1.3, 11)) / RATE):
+        q = np.column_stack([np.sin(3.0 * t), np.cos(2.0 * t)])
+        expected = [np.polynomial.Polynomial.fit(t - t[5], q[:, j], 3).deriv(2)(0.0) for j in range(2)]
+        np.testing.assert_allclose(centre_derivative(q, t), expected, rtol=1e-6, atol=1e-8)
