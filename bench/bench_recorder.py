@@ -12,7 +12,9 @@ Setup (all real processes over DDS on loopback, ROS_DOMAIN_ID 150..199):
   1 kHz schedule, message ``k`` carrying ``header.frame_id = k`` and ``position[0] = k``.
 
 While the publisher runs, /proc of the recorder, the counter and the publisher is sampled every
-second (CPU time utime + stime, VmRSS, VmHWM). After the last message the benchmark waits until
+second (CPU time utime + stime, VmRSS, VmHWM), and so is every other process's CPU time, so that
+the CPU taken by other processes (which can starve the recorder on a small machine) is reported,
+in particular around the messages lost, if any. After the last message the benchmark waits until
 the recorder has logged every message (at most 30 s), stops it with SIGINT and reads the bag.
 
 Cross-checks (AssertionError): ``read_bag`` (what ``robot-dynid identify`` uses) returns one
@@ -23,6 +25,7 @@ sequence numbers missing from the bag.
 from __future__ import annotations
 
 import ast
+import os
 import re
 import select
 import shutil
@@ -107,6 +110,67 @@ def _raw_bag(path: Path):
             metadata_count)
 
 
+def _machine_sample(exclude) -> tuple[float, dict, int, int]:
+    """(monotonic time [s], CPU seconds utime + stime of every process but ``exclude`` (pids)
+    by pid, steal and total CPU ticks of the machine from /proc/stat).
+
+    Other processes are summed from their own /proc/<pid>/stat (scheduler times; a process that
+    starts and ends between two samples is missed): the machine-wide busy ticks of /proc/stat
+    were found up to 30 % off over a few seconds on this kind of virtual machine."""
+    now = time.monotonic()
+    cpu = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) in exclude:
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:   # ended meanwhile
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        cpu[int(entry.name)] = (int(fields[11]) + int(fields[12])) / ros_bench.CLOCK_TICKS
+    steal, total = ros_bench.machine_cpu_ticks()
+    return now, cpu, steal, total
+
+
+def _machine_load(machine_samples, lost_times) -> tuple[dict, str]:
+    """CPU of the processes other than the benchmark's over the publishing window [cores],
+    overall and around the lost messages (published at ``lost_times``, monotonic [s]): numbers
+    and a Markdown paragraph."""
+    import numpy as np
+    times = np.array([sample[0] for sample in machine_samples])
+    dt = np.diff(times)
+    others = np.array([sum(cpu - before[1][pid] for pid, cpu in after[1].items()
+                           if pid in before[1])
+                       for before, after in zip(machine_samples[:-1], machine_samples[1:])]) / dt
+    span = times[-1] - times[0]
+    others_mean = float(np.sum(others * dt) / span)
+    steal = ros_bench.steal_percent(machine_samples[0][2:], machine_samples[-1][2:])
+    values = {"others_mean_cores": others_mean, "others_max_cores": float(others.max()),
+              "steal_percent": steal,
+              "load_end": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}
+    text = (f"Other processes of the machine (all but these three, from /proc/<pid>/stat every "
+            f"second) used {100 * others_mean:.0f} % of one core on average over the publishing "
+            f"window, at most {100 * others.max():.0f} % over a 1-s interval; CPU steal "
+            f"{steal:.1f} %" + (f"; load average {values['load_end']:.2f} at the end"
+                                if values["load_end"] is not None else "") + ".")
+    if len(lost_times):
+        first, last = float(np.min(lost_times)), float(np.max(lost_times))
+        # the recorder fell 1 s (its queue) behind before the first loss: look 10 s further back
+        around = (times[1:] >= first - 10.0) & (times[:-1] <= last)
+        inside = float(np.sum(others[around] * dt[around]) / max(np.sum(dt[around]), 1e-9))
+        outside = (float(np.sum(others[~around] * dt[~around]) / np.sum(dt[~around]))
+                   if np.any(~around) else float("nan"))
+        seconds = np.unique(np.floor(np.asarray(lost_times) - times[0])).size
+        values.update(lost_first=first - times[0], lost_last=last - times[0],
+                      others_around_loss_cores=inside, others_elsewhere_cores=outside)
+        text += (f" The {len(lost_times):,} lost messages were published between "
+                 f"{first - times[0]:.0f} s and {last - times[0]:.0f} s of the run, in {seconds} "
+                 f"distinct seconds; from 10 s before the first to the last, other processes used "
+                 f"{100 * inside:.0f} % of one core on average, {100 * outside:.0f} % over the "
+                 "rest of the run.")
+    return values, text
+
+
 def _slope_mb_per_hour(samples, first_time: float) -> float:
     """Least-squares slope of VmRSS over the samples after ``first_time`` [MB/h]."""
     import numpy as np
@@ -152,6 +216,8 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
         if line is None or not line.startswith("publishing"):
             raise RuntimeError(f"publisher did not start: {line!r}")
         samples = {name: [ros_bench.sample_process(pid)] for name, pid in watched.items()}
+        exclude = {*watched.values(), os.getpid()}
+        machine_samples = [_machine_sample(exclude)]
         deadline = time.monotonic() + duration * 1.5 + 60.0
         next_sample = time.monotonic() + SAMPLE_PERIOD
         while True:
@@ -163,11 +229,13 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
             if time.monotonic() >= next_sample:
                 for name, pid in watched.items():
                     samples[name].append(ros_bench.sample_process(pid))
+                machine_samples.append(_machine_sample(exclude))
                 next_sample += SAMPLE_PERIOD
             if time.monotonic() > deadline:
                 raise TimeoutError(f"the publisher did not finish {count} messages in time")
         for name, pid in watched.items():
             samples[name].append(ros_bench.sample_process(pid))
+        machine_samples.append(_machine_sample(exclude))
         published_at = time.monotonic()
 
         acknowledged = _read_line(publisher, 70.0)
@@ -208,6 +276,7 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
     machine.require(np.array_equal(stamps, sent["stamp"][sequence]),
                     "header stamps in the bag differ from those the publisher sent")
     lost = count - unique.size
+    missing = np.setdiff1d(np.arange(count), unique)
     duplicates = sequence.size - unique.size
     shutil.rmtree(directory, ignore_errors=True)
 
@@ -220,6 +289,7 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
     full_windows = window[:-1] if window.size > 1 else window
     latency = ros_bench.percentiles((receive - stamps) * 1e-6)            # [ms]
     cpu = {name: ros_bench.cpu_percent(s[0], s[-1]) for name, s in samples.items()}
+    load, load_text = _machine_load(machine_samples, sent_ns[missing] * 1e-9)
     rss = samples["recorder"]
     start_time = rss[0].time
     minute = min(rss, key=lambda s: abs(s.time - start_time - min(60.0, duration / 2)))
@@ -293,11 +363,15 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
           f"{'every message' if caught_up else 'NOT every message'} {catch_up_seconds:.1f} s after "
           f"the last one; the counting subscriber received {counted:,}. SIGINT to exit: "
           f"{close_seconds:.2f} s. Reading the bag back with `read_bag`: {read_seconds:.1f} s "
-          f"({recording.n_samples:,} samples).\n")
+          f"({recording.n_samples:,} samples).\n\n" + load_text + "\n")
     notes = (
         "The recorder, the counter and the publisher run at the same time on the same messages, so "
         "the CPU ratio is measured under the same load; the publisher and both subscribers share "
-        "the machine's cores with whatever else runs (see the load average).",
+        "the machine's cores with whatever else runs (see the load average and the other "
+        "processes' CPU above). When other processes take a core of a 2-core machine, the three "
+        "processes together need more than what is left and the recorder, the busiest, falls "
+        "behind; more than 1 s behind, the keep-last queues (depth 1000) drop the oldest "
+        "messages.",
         "A late publisher catches up in a burst (nothing is skipped), so lateness shows stalls of "
         "the publishing process; the reliable queues (depth 1000 = 1 s) absorb them.",
         "`status_period` is set to 1 s (10 s in config/recorder.yaml) so the benchmark sees "
@@ -312,7 +386,7 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
                 "publish_rate": publish_rate, "rss_start": rss[0].rss, "rss_end": rss[-1].rss,
                 "rss_max": max_rss, "rss_slope_mb_per_hour": slope, "close_seconds": close_seconds,
                 "exit_code": exit_code, "latency_ms": latency, "lateness_ms": lateness,
-                "acknowledged": acknowledged})
+                "acknowledged": acknowledged, "machine_load": load})
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ Run all benchmarks and rewrite this file (bootstraps `.venv` first):
 
 or directly, from the repository root:
 
-    .venv/bin/python bench/run_all.py --out BENCHMARKS.md          # all, about 15 minutes
+    .venv/bin/python bench/run_all.py --out BENCHMARKS.md          # all, about 20 minutes
     .venv/bin/python bench/run_all.py --skip excitation recorder --out BENCHMARKS.md
     .venv/bin/python bench/run_all.py --quick                       # smoke run, prints only
     .venv/bin/python bench/bench_identification.py --out BENCHMARKS.md   # one section only
@@ -333,6 +333,15 @@ def ur5_regressor(friction: str = "coulomb_viscous", **options):
     from robot_dynid.regressor import Regressor
     from robot_dynid.robot_description import load_robot
     return Regressor(load_robot(ROBOTS / "ur5.yaml"), friction_model(friction), **options)
+
+
+def panda_regressor(friction: str = "coulomb_viscous", **options):
+    """The 7-DOF workload: Franka Panda arm (config/robots/panda.yaml, modified DH, no inertial
+    data) with friction; ``options`` go to ``Regressor``."""
+    from robot_dynid.friction import friction_model
+    from robot_dynid.regressor import Regressor
+    from robot_dynid.robot_description import load_robot
+    return Regressor(load_robot(ROBOTS / "panda.yaml"), friction_model(friction), **options)
 
 
 def random_states(robot, n_samples: int, rng):

@@ -20,8 +20,9 @@ from pathlib import Path
 
 import machine
 
-BENCHMARKS = ("regressor", "identification", "rls", "excitation", "recorder", "feedforward")
-SLOW = ("excitation", "recorder")
+BENCHMARKS = ("regressor", "identification", "consistent", "rls", "excitation", "recorder",
+              "feedforward")
+SLOW = ("consistent", "excitation", "recorder")
 BENCH_DIRECTORY = Path(__file__).resolve().parent
 
 
