@@ -156,31 +156,6 @@ class TrajectoryCheck:
         return "\n".join(lines)
 
 
-def robot_limit_arrays(robot, joint_names=None):
-    """Limits of ``joint_names`` (default all joints) as arrays.
-
-    Returns
-    -------
-    lower, upper : ndarray, shape (n,)
-        Position limits [rad].
-    velocity : ndarray, shape (n,)
-        [rad/s].
-    acceleration : ndarray, shape (n,)
-        [rad/s^2].
-    """
-    names = robot.joint_names if joint_names is None else joint_names
-    unknown = [name for name in names if name not in robot.joint_names]
-    if unknown:
-        raise TrajectoryError(f"joint(s) {unknown} are not joints of robot {robot.name!r} "
-                              f"{list(robot.joint_names)}")
-    limits = [robot.limits[robot.joint_names.index(name)] for name in names]
-    lower = np.array([limit.position[0] for limit in limits], dtype=float)
-    upper = np.array([limit.position[1] for limit in limits], dtype=float)
-    velocity = np.array([limit.velocity for limit in limits], dtype=float)
-    acceleration = np.array([limit.acceleration for limit in limits], dtype=float)
-    return lower, upper, velocity, acceleration
-
-
 def check_trajectory(robot, trajectory: Trajectory, n_points: int | None = None,
                      dt: float | None = None, tolerance: float = 1e-3,
                      require_rest: bool = True) -> TrajectoryCheck:
@@ -212,7 +187,7 @@ def check_trajectory(robot, trajectory: Trajectory, n_points: int | None = None,
         raise TrajectoryError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
     if n_points is None and dt is None:
         n_points = DEFAULT_CHECK_POINTS
-    lower, upper, velocity, acceleration = robot_limit_arrays(robot, trajectory.joint_names)
+    lower, upper, velocity, acceleration, _ = robot.limit_arrays(trajectory.joint_names)
     t, q, qd, qdd = trajectory.sample(n_points, dt)
     start, end = trajectory.boundary_states()
     middle, half = 0.5 * (upper + lower), 0.5 * (upper - lower)
@@ -294,7 +269,7 @@ def scaled_fourier(robot, period: float, a, b, amplitude_fraction: float = 0.5,
     if not 0.0 < amplitude_fraction <= 1.0:
         raise TrajectoryError(f"amplitude_fraction must be in (0, 1], got {amplitude_fraction!r}")
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    lower, upper, velocity, acceleration = robot_limit_arrays(robot)
+    lower, upper, velocity, acceleration, _ = robot.limit_arrays()
     t = np.linspace(0.0, period, n_grid, endpoint=False)
     q_a, q_b, qd_a, qd_b, qdd_a, qdd_b = fourier_basis(t, 2.0 * np.pi / period, a.shape[1])
     shape_q, shape_qd = q_a @ a.T + q_b @ b.T, qd_a @ a.T + qd_b @ b.T
@@ -598,7 +573,7 @@ def _linear_constraints(problem: _FourierProblem, robot, n_grid: int, limit_frac
     """
     n, L = problem.n, problem.harmonics
     wf = 2.0 * np.pi / problem.period
-    lower, upper, velocity, acceleration = robot_limit_arrays(robot, problem.names)
+    lower, upper, velocity, acceleration, _ = robot.limit_arrays(problem.names)
     middle, half = 0.5 * (upper + lower), 0.5 * (upper - lower)
     times = np.arange(n_grid) * problem.period / n_grid
     q_a, q_b, qd_a, qd_b, qdd_a, qdd_b = fourier_basis(times, wf, L)

@@ -37,7 +37,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from robot_dynid.errors import DataError, DynIdError, TrajectoryError
-from robot_dynid.excitation import check_trajectory, robot_limit_arrays
+from robot_dynid.excitation import check_trajectory
+from robot_dynid.joint_names import match_joints
 from robot_dynid.protocol import ProtocolPlan
 from robot_dynid.recording import STAGE_KINDS
 from robot_dynid.trajectories import CycloidalMove, Trajectory, cycloidal_duration
@@ -346,10 +347,7 @@ def positions_in_order(names, positions, joint_names) -> np.ndarray:
     names = list(names)
     if len(positions) != len(names):
         raise DataError(f"joint state has {len(names)} names but {len(positions)} positions")
-    missing = [name for name in joint_names if name not in names]
-    if missing:
-        raise DataError(f"joint state lacks joint(s) {missing} (has {names})")
-    return np.array([positions[names.index(name)] for name in joint_names], dtype=float)
+    return np.asarray(positions, dtype=float)[match_joints(joint_names, names, "joint state", "the plan")]
 
 
 def approach_move(robot, joint_names, start, end, speed_fraction: float,
@@ -380,7 +378,7 @@ def approach_move(robot, joint_names, start, end, speed_fraction: float,
     fraction = _positive("approach speed fraction", speed_fraction, "fraction of the limits")
     if fraction > 1.0:
         raise TrajectoryError(f"approach speed fraction must be <= 1, got {speed_fraction!r}")
-    _, _, velocity, acceleration = robot_limit_arrays(robot, joint_names)
+    _, _, velocity, acceleration, _ = robot.limit_arrays(joint_names)
     start = np.asarray(start, dtype=float)
     displacement = np.asarray(end, dtype=float) - start
     duration = cycloidal_duration(displacement, fraction * velocity, fraction * acceleration)
@@ -459,7 +457,7 @@ class ExperimentRun:
         self.schedule = schedule
         self.lookahead = _positive("lookahead", lookahead, "s", allow_zero=True)
         self.robot = robot
-        robot_limit_arrays(robot, schedule.joint_names)   # every joint of the plan has limits
+        robot.limit_arrays(schedule.joint_names)   # every joint of the plan has limits
         self.start_tolerance = _positive("start_tolerance", start_tolerance, "rad", allow_zero=True)
         self.approach_speed_fraction = _positive("approach_speed_fraction", approach_speed_fraction,
                                                  "fraction of the limits", allow_zero=True)

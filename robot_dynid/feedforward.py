@@ -18,6 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from robot_dynid.errors import DataError
+from robot_dynid.joint_names import match_joints
 from robot_dynid.model import DynamicModel
 
 FIELDS = ("positions", "velocities", "accelerations")
@@ -26,22 +27,9 @@ DEFAULT_POSITION_MARGIN = 0.1
 
 
 def joint_order(model_joints: Sequence[str], joint_names: Sequence[str]) -> list[int]:
-    """Index in ``joint_names`` of each model joint.
-
-    Raises DataError when ``joint_names`` lists a joint twice, a joint the model does not know, or
-    misses one of the model's joints.
-    """
-    joint_names = list(joint_names)
-    duplicates = sorted({name for name in joint_names if joint_names.count(name) > 1})
-    if duplicates:
-        raise DataError(f"joint_names lists {duplicates} more than once")
-    unknown = [name for name in joint_names if name not in model_joints]
-    if unknown:
-        raise DataError(f"unknown joint(s) {unknown}; the model has {list(model_joints)}")
-    missing = [name for name in model_joints if name not in joint_names]
-    if missing:
-        raise DataError(f"joint_names is missing {missing}; the model needs {list(model_joints)}")
-    return [joint_names.index(name) for name in model_joints]
+    """Index in ``joint_names`` of each model joint: every model joint once, no other
+    (:func:`robot_dynid.joint_names.match_joints`)."""
+    return match_joints(model_joints, joint_names, "joint_names", "the model", extra=False)
 
 
 def request_arrays(model_joints: Sequence[str], joint_names: Sequence[str], positions,
@@ -171,7 +159,7 @@ def compute_feedforward(model: DynamicModel, joint_names, positions, velocities=
     velocity whose square overflows).
     """
     q, qd, qdd = request_arrays(model.joint_names, joint_names, positions, velocities, accelerations)
-    back = [list(model.joint_names).index(name) for name in joint_names]
+    back = np.argsort(joint_order(model.joint_names, joint_names))     # request order from model order
     position_margin = check_position_margin(position_margin)
     if position_margin >= 0.0:
         lower, upper = model.position_limits

@@ -23,6 +23,8 @@ from typing import Sequence
 
 import numpy as np
 
+from robot_dynid.joint_names import JointMatchError, match_joints
+
 EMPTY_NAMES = "empty joint names"
 DUPLICATE_NAMES = "duplicate joint names"
 LENGTH_MISMATCH = "array lengths differ from the names"
@@ -72,14 +74,14 @@ class JointStateSelector:
             return cached
         if not names:
             result: list[int] | str = EMPTY_NAMES
-        elif len(set(names)) != len(names):
-            result = DUPLICATE_NAMES
         else:
-            wanted = names if self.joint_names is None else self.joint_names
-            missing = [joint for joint in wanted if joint not in names]
-            result = lacks_joints(missing) if missing else [names.index(joint) for joint in wanted]
-            if self.joint_names is None and not missing:
-                self.joint_names = names
+            try:
+                result = match_joints(names if self.joint_names is None else self.joint_names, names, "JointState")
+            except JointMatchError as error:
+                result = DUPLICATE_NAMES if error.repeated else lacks_joints(error.missing)
+            else:
+                if self.joint_names is None:
+                    self.joint_names = names
         if len(self._columns) < self._MAX_CACHED_NAME_LISTS:
             self._columns[names] = result
         return result

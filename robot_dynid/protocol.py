@@ -35,7 +35,7 @@ import numpy as np
 import yaml
 
 from robot_dynid.errors import TrajectoryError
-from robot_dynid.excitation import check_trajectory, random_excitation, robot_limit_arrays
+from robot_dynid.excitation import check_trajectory, random_excitation
 from robot_dynid.recording import STAGE_KINDS
 from robot_dynid.trajectories import (
     CycloidalMove, FourierTrajectory, Hold, Parallel, PointToPoint, Repeat, Sequence, Trajectory,
@@ -282,7 +282,7 @@ class _CycleBuilder:
     def __init__(self, robot, settings: ProtocolSettings, home: np.ndarray):
         self.names = tuple(robot.joint_names)
         self.settings = settings
-        self.lower, self.upper, self.velocity, self.acceleration = robot_limit_arrays(robot)
+        self.lower, self.upper, self.velocity, self.acceleration, _ = robot.limit_arrays()
         self.pose = home.copy()
         self.time = 0.0
         self.segments: list[Trajectory] = []
@@ -324,7 +324,7 @@ def _default_home(lower, upper) -> np.ndarray:
 
 
 def _check_pose(pose, robot, what: str) -> np.ndarray:
-    lower, upper, _, _ = robot_limit_arrays(robot)
+    lower, upper = robot.limit_arrays()[:2]
     pose = np.asarray(pose, dtype=float)
     if pose.shape != (robot.n_joints,):
         raise TrajectoryError(f"{what} must have one value per joint ({robot.n_joints}) [rad], "
@@ -538,7 +538,7 @@ def build_protocol(robot, cycles: int = 24, excitation: FourierTrajectory | None
         friction_level_duration=friction_level_duration, warmup_duration=warmup_duration,
         warmup_range_fraction=warmup_range_fraction, warmup_speed_fraction=warmup_speed_fraction,
         rest_duration=rest_duration, **options)
-    lower, upper, _, _ = robot_limit_arrays(robot)
+    lower, upper = robot.limit_arrays()[:2]
     home = _default_home(lower, upper) if home_pose is None \
         else _check_pose(home_pose, robot, "home_pose")
     if excitation is None:

@@ -34,6 +34,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from robot_dynid.errors import DataError
+from robot_dynid.joint_names import match_joints, repeated_names
 
 logger = logging.getLogger(__name__)
 
@@ -203,7 +204,7 @@ class Recording:
         if not names or not all(isinstance(name, str) and name for name in names):
             raise DataError(f"joint_names must be a non-empty sequence of non-empty strings, "
                             f"got {self.joint_names!r}")
-        duplicated = sorted({name for name in names if names.count(name) > 1})
+        duplicated = repeated_names(names)
         if duplicated:
             raise DataError(f"joint_names holds duplicates: {duplicated}")
         object.__setattr__(self, "joint_names", names)
@@ -408,19 +409,13 @@ class Recording:
         Raises
         ------
         DataError
-            A requested joint is not in the recording (all missing ones are named).
+            A requested joint is not in the recording (all missing ones are named;
+            :func:`robot_dynid.joint_names.match_joints`).
         """
         joint_names = tuple(joint_names)
-        missing = [name for name in joint_names if name not in self.joint_names]
-        if missing:
-            raise DataError(f"joints {missing} are not in {self.source}; it has "
-                            f"{list(self.joint_names)}")
+        columns = match_joints(joint_names, self.joint_names, self.source)
         if joint_names == self.joint_names:
             return self
-        extra = [name for name in self.joint_names if name not in joint_names]
-        if extra:
-            logger.debug("%s: dropping joints %s", self.source, extra)
-        columns = [self.joint_names.index(name) for name in joint_names]
         changes = {field: None if getattr(self, field) is None else getattr(self, field)[:, columns]
                    for field in JOINT_FIELDS}
         return dataclasses.replace(self, joint_names=joint_names, **changes)

@@ -33,12 +33,13 @@ import math
 import os
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
 import pinocchio as pin
 
 from robot_dynid.errors import RobotDescriptionError
+from robot_dynid.joint_names import index_in
 from robot_dynid.signal_processing import current_to_torque
 from robot_dynid.yaml_files import read_yaml
 
@@ -76,6 +77,17 @@ _DRIVE_KEYS = ("gear_ratio", "rated_motor_torque", "torque_constant")
 _URDF_DRIVE_MAPS = tuple(f"{key}s" for key in _DRIVE_KEYS)
 _BASE_KEYS = ("a", "alpha", "d", "theta")
 _URDF_REVOLUTE_TYPES = ("revolute", "continuous")
+
+
+class LimitArrays(NamedTuple):
+    """Limits of several joints, each (m,): ``lower`` and ``upper`` positions [rad], ``velocity``
+    [rad/s], ``acceleration`` [rad/s^2], ``effort`` [N m] (NaN where unknown)."""
+
+    lower: np.ndarray
+    upper: np.ndarray
+    velocity: np.ndarray
+    acceleration: np.ndarray
+    effort: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -238,6 +250,21 @@ class RobotDescription:
     def n_joints(self) -> int:
         """Number of actuated joints ``n``."""
         return len(self.joint_names)
+
+    def limit_arrays(self, joint_names: Sequence[str] | None = None) -> "LimitArrays":
+        """Limits of ``joint_names`` (default all joints, in order) as arrays, each (m,).
+
+        Raises
+        ------
+        JointMatchError
+            A name twice or one the robot does not have.
+        """
+        names = self.joint_names if joint_names is None else tuple(joint_names)
+        limits = [self.limits[index] for index in index_in(self.joint_names, names, "joint_names",
+                                                           f"robot {self.name!r}")]
+        return LimitArrays(*(np.array(values, dtype=float) for values in zip(
+            *((limit.position[0], limit.position[1], limit.velocity, limit.acceleration,
+               np.nan if limit.effort is None else limit.effort) for limit in limits))))
 
     @functools.cached_property
     def continuous(self) -> tuple[bool, ...]:

@@ -43,6 +43,7 @@ import numpy as np
 import yaml
 
 from robot_dynid.errors import TrajectoryError
+from robot_dynid.joint_names import repeated_names
 from robot_dynid.yaml_files import read_yaml
 
 logger = logging.getLogger(__name__)
@@ -61,8 +62,8 @@ def _joint_names(value, field: str = "joint_names") -> tuple[str, ...]:
         raise TrajectoryError(f"{field} must be a non-empty list of joint names, got {value!r}")
     if not all(isinstance(name, str) and name for name in value):
         raise TrajectoryError(f"{field} must hold non-empty strings, got {list(value)!r}")
-    if len(set(value)) != len(value):
-        duplicates = sorted({name for name in value if list(value).count(name) > 1})
+    duplicates = repeated_names(value)
+    if duplicates:
         raise TrajectoryError(f"{field} has duplicate joint names {duplicates}")
     return tuple(value)
 

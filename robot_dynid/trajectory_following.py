@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from robot_dynid.errors import DataError
+from robot_dynid.joint_names import index_in, repeated_names
 from robot_dynid.simulation import SimulatedRobot
 
 logger = logging.getLogger(__name__)
@@ -121,7 +122,9 @@ class TrajectoryFollower:
         self.joint_names = tuple(joint_names)
         if not self.joint_names:
             raise DataError("joint_names is empty")
-        _check_unique(self.joint_names, "joint_names")
+        repeated = repeated_names(self.joint_names)
+        if repeated:
+            raise DataError(f"joint_names lists {repeated} more than once")
         n = len(self.joint_names)
         positions = np.zeros(n) if initial_positions is None else np.asarray(initial_positions, dtype=float)
         if positions.shape != (n,) or not np.all(np.isfinite(positions)):
@@ -166,10 +169,7 @@ class TrajectoryFollower:
             match ``joint_names``, non-finite values.
         """
         names = tuple(joint_names)
-        unknown = [name for name in names if name not in self.joint_names]
-        if unknown:
-            raise DataError(f"unknown joint(s) {unknown}; the arm has {list(self.joint_names)}")
-        _check_unique(names, "joint_names")
+        index_in(self.joint_names, names, "joint_names", "the arm")
         times = np.asarray(time_from_start, dtype=float).reshape(-1)
         if times.size == 0:
             raise DataError("no points given")
@@ -249,12 +249,6 @@ class TrajectoryFollower:
         qd = np.sum(c[..., 1:] * _POWERS[1:] * s**_POWERS[:-1], axis=-1)
         qdd = np.sum(c[..., 2:] * (_POWERS[2:] * _POWERS[1:-1]) * s**_POWERS[:-2], axis=-1)
         return q, qd, qdd
-
-
-def _check_unique(names, field: str) -> None:
-    repeated = sorted({name for name in names if names.count(name) > 1})
-    if repeated:
-        raise DataError(f"{field} repeats joint(s) {repeated}")
 
 
 @dataclass(frozen=True)

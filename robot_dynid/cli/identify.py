@@ -5,7 +5,6 @@ from robot_dynid.cli.options import (
     add_data_arguments, add_model_structure_arguments, add_stage_detection_arguments, friction_from_args,
     non_negative_number, output_file, parse_cycles, positive_number, read_data,
 )
-from robot_dynid.excitation import robot_limit_arrays
 from robot_dynid.identification import (METHODS, PRIOR_MODES, IdentificationSettings, consistent_settings,
                                         identify)
 from robot_dynid.model_validation import format_validation, validate_model
@@ -79,7 +78,7 @@ def main(args):
         if args.trim:
             recording = recording.time_window(recording.time[0] + args.trim, recording.time[-1] - args.trim)
         selection = select_stages(recording, args.stage, args.cycles,
-                                  velocity_limits=robot_limit_arrays(robot, recording.joint_names)[2],
+                                  velocity_limits=robot.limit_arrays(recording.joint_names).velocity,
                                   rest_threshold=args.rest_threshold)
         if selection.note:
             notes.append(selection.note)

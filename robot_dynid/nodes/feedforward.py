@@ -38,6 +38,7 @@ from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
 from robot_dynid.errors import DynIdError
+from robot_dynid.joint_names import match_joints
 from robot_dynid.feedforward import (DEFAULT_POSITION_MARGIN, FIELDS, check_position_margin, compute_feedforward,
                                      join_points)
 from robot_dynid.model import DynamicModel
@@ -157,10 +158,7 @@ def _by_name(msg, joints):
     joints are ignored; a field whose size is not one per name is left as it is, for
     :func:`compute_feedforward` to report)."""
     names = list(msg.name)
-    missing = [j for j in joints if j not in names]
-    if missing:
-        raise DynIdError(f"reference JointState lacks joint(s) {missing}")
-    index = [names.index(j) for j in joints]
+    index = match_joints(joints, names, "reference JointState", "the model")
     fields = (np.frombuffer(values, dtype=np.float64) for values in (msg.position, msg.velocity))
     return [values[index] if values.size == len(names) else values for values in fields]
 

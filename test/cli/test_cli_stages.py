@@ -35,7 +35,7 @@ from robot_dynid.cli import main
 from robot_dynid.csv_io import write_csv
 from robot_dynid.data_files import read_recording
 from robot_dynid.errors import DataError
-from robot_dynid.excitation import random_excitation, robot_limit_arrays
+from robot_dynid.excitation import random_excitation
 from robot_dynid.friction import friction_model
 from robot_dynid.identification import IdentificationSettings, identify
 from robot_dynid.model import DynamicModel
@@ -73,7 +73,7 @@ def designed_stages(plan, robot):
 
     Returns a list of ``(kind, start, end, joint, speed_fraction, direction, start_tolerance,
     end_tolerance)``, times [s] since the plan's start."""
-    _, _, velocity, acceleration = robot_limit_arrays(robot)
+    _, _, velocity, acceleration, _ = robot.limit_arrays()
     assert plan.settings["jerk_duration"] == JERK_DURATION
     stages = []
     for row in plan.stages:
@@ -171,7 +171,7 @@ def test_friction_selected_from_an_unmarked_recording_lies_on_the_designed_plate
     robot, plan, bag, _, _ = protocol_run
     expected = designed_stages(plan, robot)
     recording = read_recording(bag, joint_names=robot.joint_names)
-    selection = select_stages(recording, "friction", velocity_limits=robot_limit_arrays(robot)[2])
+    selection = select_stages(recording, "friction", velocity_limits=robot.limit_arrays().velocity)
     assert selection.note.startswith(f"no stage markers or stage column in {bag}: stages detected")
     elapsed = selection.recording.time - T0_NS * 1e-9
     plateaus = np.array([(start, end) for kind, start, end, *_ in expected if kind == "friction"])
@@ -229,7 +229,7 @@ def test_cycles_of_an_unmarked_recording_cannot_be_selected(protocol_run, capsys
     assert not (directory / "never.yaml").exists()
     recording = read_recording(bag, joint_names=robot.joint_names)
     with pytest.raises(DataError, match=r"^cannot select cycles 3: .* cycles cannot be detected from the motion$"):
-        select_stages(recording, cycles=3, velocity_limits=robot_limit_arrays(robot)[2])
+        select_stages(recording, cycles=3, velocity_limits=robot.limit_arrays().velocity)
 
 
 def test_stages_that_detection_cannot_give_are_refused_by_name(protocol_run, capsys):

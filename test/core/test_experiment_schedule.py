@@ -183,7 +183,7 @@ def test_invalid_inputs_are_rejected_naming_the_field(plan, schedule, robot):
         schedule.deviation([0.0], np.zeros((1, 6)), threshold=float("nan"))
     with pytest.raises(DataError, match=r"must have shape \(2, 6\) for 2 stamps .* got \(2, 5\)"):
         schedule.deviation([0.0, 1.0], np.zeros((2, 5)), threshold=0.1)
-    with pytest.raises(DataError, match=r"joint state lacks joint\(s\) \['j6'\]"):
+    with pytest.raises(DataError, match=r"joint state is missing \['j6'\]"):
         positions_in_order(["j1", "j2", "j3", "j4", "j5"], [0.0] * 5, plan.joint_names)
     with pytest.raises(DataError, match="joint state has 6 names but 5 positions"):
         positions_in_order(plan.joint_names, [0.0] * 5, plan.joint_names)
@@ -191,7 +191,7 @@ def test_invalid_inputs_are_rejected_naming_the_field(plan, schedule, robot):
         ExperimentRun(schedule, 0.5, robot, start_tolerance=-0.1)
     with pytest.raises(TrajectoryError, match=r"approach_speed_fraction must be <= 1, got 2"):
         ExperimentRun(schedule, 0.5, robot, approach_speed_fraction=2)
-    with pytest.raises(TrajectoryError, match=r"joint\(s\) \['j1'.*are not joints of robot 'ur5'"):
+    with pytest.raises(DataError, match=r"unknown joint\(s\) \['j1'.*; robot 'ur5' has"):
         ExperimentRun(schedule, 0.5, load_robot(find_package_file("config", "robots", "ur5.yaml")))
 
 

@@ -159,7 +159,7 @@ def test_reorder_matches_joints_by_name_and_drops_extra_ones():
 
 
 def test_reorder_names_every_missing_joint():
-    with pytest.raises(DataError, match=r"joints \['hip', 'knee'\] are not in"):
+    with pytest.raises(DataError, match=r"is missing \['hip', 'knee'\]"):
         make_recording().reorder(["hip", "elbow", "knee"])
 
 
