@@ -17,7 +17,7 @@ Topics read by :func:`read_bag` (all stamps are header stamps, not receive times
   [deg C] carried in the ``effort`` field, joints matched by name, linearly interpolated at the
   joint-state stamps and held constant beyond its first and last message.
 - ``stage_topic`` (``robot_dynid/msg/ExperimentStage``): stage markers labelling every sample
-  with a stage and a cycle (see :mod:`robot_dynid.segmentation`); absent topic: no labels.
+  with a stage and a cycle (see :mod:`robot_dynid.stages`); absent topic: no labels.
 
 Both storage plugins (MCAP and sqlite3) are read through ``rosbags.highlevel.AnyReader``; a bag
 that was never closed (no metadata.yaml) or whose storage file was cut short is read up to its
@@ -41,8 +41,8 @@ from rosbags.typesys import Stores, TypesysError, get_types_from_msg, get_typest
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.package_files import package_file_candidates
 from robot_dynid.joint_states import JointStateSelector
-from robot_dynid.recording import STAGE_KINDS, DropCounter, Recording, describe_dropped
-from robot_dynid.segmentation import StageMarker, label_samples, stage_intervals
+from robot_dynid.recording import DropCounter, Recording, describe_dropped
+from robot_dynid.stages import StageMarker, kind_name, label_samples, stage_intervals
 
 logger = logging.getLogger(__name__)
 
@@ -271,14 +271,12 @@ def _read_markers(bag: _BagContents, topic: str) -> list[StageMarker]:
     markers = []
     for receive_ns, message in bag.messages(topic, EXPERIMENT_STAGE_TYPE):
         stamp_ns = _stamp_ns(message.header) or receive_ns
-        if message.kind >= len(STAGE_KINDS):
-            raise DataError(f"topic {topic!r}: stage marker stamped {stamp_ns} ns has kind "
-                            f"{message.kind}; expected 0..{len(STAGE_KINDS) - 1}")
-        markers.append(StageMarker(
-            stamp=float(ns_to_seconds([stamp_ns])[0]), kind=STAGE_KINDS[message.kind],
-            cycle=int(message.cycle), start=bool(message.start), joint_name=message.joint_name,
-            speed_fraction=float(message.speed_fraction), direction=int(message.direction),
-            label=message.label, experiment_id=message.experiment_id))
+        try:
+            markers.append(StageMarker.from_fields(
+                float(ns_to_seconds([stamp_ns])[0]), message.kind, message.cycle, message.start, message.label,
+                message.joint_name, message.speed_fraction, message.direction, message.experiment_id))
+        except DataError as error:
+            raise DataError(f"topic {topic!r}: stage marker stamped {stamp_ns} ns: {error}") from None
     return markers
 
 
@@ -547,20 +545,16 @@ class BagWriter:
         stamp_ns : int
             Header stamp [ns] of the boundary.
         kind : str or int
-            Stage kind name of :data:`STAGE_KINDS` or its ``KIND_*`` value 0..5.
+            Stage kind name of :data:`~robot_dynid.stages.STAGE_KINDS` or its ``KIND_*`` value.
         Other parameters
-            As the fields of ExperimentStage.msg; validated as :class:`StageMarker`.
+            As the fields of ExperimentStage.msg; validated as :class:`~robot_dynid.stages.StageMarker`.
         """
-        kind_name = STAGE_KINDS[kind] if isinstance(kind, int) and 0 <= kind < len(STAGE_KINDS) \
-            else kind
-        StageMarker(stamp=float(ns_to_seconds([stamp_ns])[0]), kind=kind_name, cycle=cycle,
-                    start=start, joint_name=joint_name, speed_fraction=speed_fraction,
-                    direction=direction, label=label, experiment_id=experiment_id)
+        marker = StageMarker(stamp=float(ns_to_seconds([stamp_ns])[0]),
+                             kind=kind_name(kind) if isinstance(kind, int) else kind, cycle=cycle, start=start,
+                             joint_name=joint_name, speed_fraction=speed_fraction, direction=direction,
+                             label=label, experiment_id=experiment_id)
         ensure_type(self.typestore, EXPERIMENT_STAGE_TYPE)
-        message = self._types[EXPERIMENT_STAGE_TYPE](
-            header=self.header(stamp_ns), experiment_id=experiment_id, cycle=int(cycle),
-            kind=STAGE_KINDS.index(kind_name), label=label, start=bool(start),
-            joint_name=joint_name, speed_fraction=float(speed_fraction), direction=int(direction))
+        message = self._types[EXPERIMENT_STAGE_TYPE](header=self.header(stamp_ns), **marker.message_fields())
         self.write(self.stage_topic, EXPERIMENT_STAGE_TYPE, message,
                    stamp_ns if receive_ns is None else receive_ns)
 

@@ -26,8 +26,8 @@ from typing import Sequence
 import numpy as np
 
 from robot_dynid.errors import DataError
-from robot_dynid.recording import (JOINT_FIELDS, NO_CYCLE, Recording, check_stage_label,
-                                   first_non_increasing)
+from robot_dynid.recording import JOINT_FIELDS, Recording, first_non_increasing
+from robot_dynid.stages import NO_CYCLE, check_stage_label
 
 logger = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 :func:`read_recording` gives the samples; :func:`read_stage_table` lists the stages of a
 recording: from its stage markers (bags), its stage column (CSV files), or, without either,
-detected from the motion (:func:`robot_dynid.segmentation.label_from_motion`).
+detected from the motion (:func:`robot_dynid.stage_detection.label_from_motion`).
 """
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from robot_dynid.csv_io import read_csv
 from robot_dynid.data_checks import check_samples, check_time_unit
 from robot_dynid.errors import DataError
 from robot_dynid.recording import DropCounter, Recording
-from robot_dynid.segmentation import (StageInterval, default_rest_threshold, describe_detection,
-                                      intervals_from_labels, label_from_motion, stage_intervals)
+from robot_dynid.stages import StageInterval, intervals_from_labels, stage_intervals
+from robot_dynid.stage_detection import default_rest_threshold, describe_detection, label_from_motion
 from robot_dynid.signal_processing import (differentiate, gap_starts, median_step, resample_uniform,
                                            window_samples_for)
 
@@ -201,7 +201,7 @@ def read_stage_table(path, joint_names, velocity_limits, rest_threshold=None,
         [rad/s] of ``joint_names``, in that order (for detection; friction speeds are
         reported as fractions of them).
     rest_threshold : float or array_like, shape (n,), optional
-        [rad/s]; default :func:`robot_dynid.segmentation.default_rest_threshold`.
+        [rad/s]; default :func:`robot_dynid.stage_detection.default_rest_threshold`.
     derivative_window, robot, resample, **bag_topics
         As :func:`read_recording` (``stage_topic`` names the markers' topic).
     """

@@ -10,7 +10,7 @@ What the ``experiment_runner`` node decides without ROS. Times are seconds of *p
   (the end of the window before): a joint_trajectory_controller replaces its trajectory from the
   moment a new one arrives, so a chunk that starts before its arrival continues the motion on
   the same points (splicing) instead of cutting a corner to the window's first point.
-- Every plan stage row gives two :class:`StageEvent` s, its start and its end, in time order
+- Every plan stage row gives two :class:`~robot_dynid.stages.StageMarker` s, its start and its end, in time order
   (the end of one stage before the start of the next at the same time).
 - :meth:`ExperimentSchedule.deviation` compares measured positions with the reference at their
   stamps: ``e_j = max_k |q_meas[k, j] - q_ref(t_k)[j]|`` and flags the worst joint when
@@ -40,7 +40,7 @@ from robot_dynid.errors import DataError, DynIdError, TrajectoryError
 from robot_dynid.excitation import check_trajectory
 from robot_dynid.joint_names import match_joints
 from robot_dynid.protocol import ProtocolPlan
-from robot_dynid.recording import STAGE_KINDS
+from robot_dynid.stages import StageMarker
 from robot_dynid.trajectories import CycloidalMove, Trajectory, cycloidal_duration
 
 logger = logging.getLogger(__name__)
@@ -114,26 +114,6 @@ class CommandChunk:
 
 
 @dataclass(frozen=True)
-class StageEvent:
-    """Start or end of one plan stage row (the fields of ``ExperimentStage.msg``).
-
-    ``joint`` is ``""`` and ``speed_fraction`` 0 outside friction sub-stages, as the message
-    wants; ``kind_code`` is the ``KIND_*`` value (index into ``STAGE_KINDS``).
-    """
-
-    time: float
-    stage_index: int
-    kind: str
-    kind_code: int
-    name: str
-    cycle: int
-    start: bool
-    joint: str
-    speed_fraction: float
-    direction: int
-
-
-@dataclass(frozen=True)
 class Deviation:
     """Largest tracking error per joint over a batch of measurements.
 
@@ -174,18 +154,18 @@ def _positive(name: str, value, unit: str, allow_zero: bool = False) -> float:
     return float(value)
 
 
-def stage_events(plan: ProtocolPlan) -> tuple[StageEvent, ...]:
-    """Start and end events of every stage row of ``plan``, in time order."""
+def stage_events(plan: ProtocolPlan) -> tuple[StageMarker, ...]:
+    """The start and end marker of every stage row of ``plan``, in time order, stamped with plan
+    time [s] and labelled with the row's name; ``joint_name`` is ``""`` and ``speed_fraction`` 0
+    outside friction stages, as the message wants."""
     events = []
-    for index, row in enumerate(plan.stages):
+    for row in plan.stages:
         friction = row.kind == "friction"
         for start, time in ((True, row.start), (False, row.end)):
-            events.append(StageEvent(
-                time=float(time), stage_index=index, kind=row.kind,
-                kind_code=STAGE_KINDS.index(row.kind), name=row.name, cycle=int(row.cycle),
-                start=start, joint=(row.joint or "") if friction else "",
-                speed_fraction=float(row.speed_fraction or 0.0) if friction else 0.0,
-                direction=int(row.direction)))
+            events.append(StageMarker(
+                stamp=float(time), kind=row.kind, cycle=int(row.cycle), start=start, label=row.name,
+                joint_name=(row.joint or "") if friction else "",
+                speed_fraction=float(row.speed_fraction or 0.0) if friction else 0.0, direction=int(row.direction)))
     return tuple(events)
 
 
@@ -206,7 +186,7 @@ class ExperimentSchedule:
     windows : tuple of ReferenceWindow
         Concatenated, equal to ``plan.sample(rate_hz)`` (after the approach's samples, at plan
         times ``[-approach_duration, 0)``, if there is one).
-    events : tuple of StageEvent
+    events : tuple of StageMarker (stamped in plan time)
         See :func:`stage_events`.
     approach : Trajectory or None
         Played before the plan, ending at its start pose.
@@ -512,7 +492,7 @@ class ExperimentRun:
         return started
 
     def due(self, t: float) -> tuple[list, list]:
-        """Chunks (list of CommandChunk) and events (list of StageEvent) due by plan time ``t``
+        """Chunks (list of CommandChunk) and markers (list of StageMarker) due by plan time ``t``
         and not yet handed out; nothing unless running."""
         if self.state != "running":
             return [], []
@@ -522,14 +502,14 @@ class ExperimentRun:
                 and windows[self.next_window].start - self.lookahead <= t:
             chunks.append(self.schedule.chunk(self.next_window, self.lookahead))
             self.next_window += 1
-        while self.next_event < len(all_events) and all_events[self.next_event].time <= t:
+        while self.next_event < len(all_events) and all_events[self.next_event].stamp <= t:
             events.append(all_events[self.next_event])
             self.next_event += 1
         if self.next_window == len(windows) and self.next_event == len(all_events):
             self.state = "done"
         return chunks, events
 
-    def abort(self, t: float) -> StageEvent | None:
+    def abort(self, t: float) -> StageMarker | None:
         """Stop; the end event (stamped ``t``) of the stage whose start was handed out and whose
         end was not, or None (none started, e.g. during the approach; or not running)."""
         if self.state != "running":
@@ -539,4 +519,4 @@ class ExperimentRun:
         if self.next_event == 0 or not events[self.next_event - 1].start:
             return None
         started = events[self.next_event - 1]
-        return dataclasses.replace(started, time=float(t), start=False)
+        return dataclasses.replace(started, stamp=float(t), start=False)

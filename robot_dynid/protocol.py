@@ -36,7 +36,7 @@ import yaml
 
 from robot_dynid.errors import TrajectoryError
 from robot_dynid.excitation import check_trajectory, random_excitation
-from robot_dynid.recording import STAGE_KINDS
+from robot_dynid.stages import STAGE_KINDS
 from robot_dynid.trajectories import (
     CycloidalMove, FourierTrajectory, Hold, Parallel, PointToPoint, Repeat, Sequence, Trajectory,
     VelocityLadder, cycloidal_duration, ladder_ramp, max_ladder_speed, trajectory_from_dict)

@@ -1,4 +1,4 @@
-"""What the recorder node decides without ROS: bag layout, bag names, marker checks, joint states.
+"""What the recorder node decides without ROS: bag layout, bag names, joint states in CDR.
 
 Bag layout
 ----------
@@ -26,7 +26,6 @@ the temperatures with ``read_bag(..., temperature_topic="/joint_temperatures")``
 from __future__ import annotations
 
 import logging
-import math
 import struct
 from datetime import datetime
 
@@ -36,8 +35,6 @@ from pathlib import Path
 from robot_dynid.bag_io import (DEFAULT_JOINT_STATES_TOPIC, DEFAULT_STAGE_TOPIC,
                                 EXPERIMENT_STAGE_TYPE, JOINT_STATE_TYPE)
 from robot_dynid.errors import DataError
-from robot_dynid.recording import STAGE_KINDS
-from robot_dynid.segmentation import StageMarker
 
 logger = logging.getLogger(__name__)
 
@@ -77,44 +74,6 @@ def default_bag_path(output_directory, now: datetime) -> Path:
         suffix += 1
         path = base.with_name(f"{base.name}_{suffix}")
     return path
-
-
-def stage_marker(stamp_ns: int, kind: int, cycle: int, start: bool, label: str = "",
-                 joint_name: str = "", speed_fraction: float = 0.0, direction: int = 0,
-                 experiment_id: str = "") -> StageMarker:
-    """Validated marker from the fields of ``robot_dynid/msg/ExperimentStage``.
-
-    Parameters
-    ----------
-    stamp_ns : int
-        Time of the boundary [ns].
-    kind : int
-        ``KIND_*`` value, 0..5 (index into :data:`robot_dynid.recording.STAGE_KINDS`).
-    label : str
-        Required (non-empty) when ``kind`` is ``KIND_CUSTOM``.
-    speed_fraction : float
-        [1], in [0, 1].
-    Other parameters
-        As :class:`robot_dynid.segmentation.StageMarker`.
-
-    Raises
-    ------
-    DataError
-        Naming the field and its value.
-    """
-    if not 0 <= kind < len(STAGE_KINDS):
-        raise DataError(f"stage kind {kind} is not a KIND_* value 0..{len(STAGE_KINDS) - 1} "
-                        f"{STAGE_KINDS}")
-    kind_name = STAGE_KINDS[kind]
-    if kind_name == "custom" and not label:
-        raise DataError("stage label must be set for kind KIND_CUSTOM (5)")
-    if not (math.isfinite(speed_fraction) and 0.0 <= speed_fraction <= 1.0):
-        raise DataError(f"stage speed_fraction must lie in [0, 1], got {speed_fraction!r}")
-    seconds, nanoseconds = divmod(int(stamp_ns), _NS_PER_S)
-    return StageMarker(stamp=seconds + nanoseconds * 1e-9, kind=kind_name, cycle=int(cycle),
-                       start=bool(start), joint_name=joint_name,
-                       speed_fraction=float(speed_fraction), direction=int(direction),
-                       label=label, experiment_id=experiment_id)
 
 
 def _cdr_string(data: bytes, offset: int, order: str) -> tuple[str, int]:

@@ -17,9 +17,8 @@ left out and where to look.
 
 Stage labels
 ------------
-A label is one of the stage kinds of :data:`STAGE_KINDS` (the ``KIND_*`` constants of
-``robot_dynid/msg/ExperimentStage``), the empty string for a sample outside every stage, or
-``"custom:<name>"`` for a custom stage that has a name (``"custom"`` alone when it has none).
+``stage`` holds a label per sample (:mod:`robot_dynid.stages`: a stage kind, ``""`` outside
+every stage, ``"custom:<name>"``), ``cycle`` a cycle index, -1 outside every cycle.
 ``Recording.select(stage="custom")`` selects every custom stage, ``stage="custom:<name>"``
 only the named one.
 """
@@ -35,15 +34,9 @@ import numpy as np
 
 from robot_dynid.errors import DataError
 from robot_dynid.joint_names import match_joints, repeated_names
+from robot_dynid.stages import CUSTOM_PREFIX, NO_CYCLE, NO_STAGE, check_stage_label
 
 logger = logging.getLogger(__name__)
-
-STAGE_KINDS = ("rest", "excitation", "friction", "warmup", "validation", "custom")
-"""Stage kinds, in the order of the ``KIND_*`` constants of ExperimentStage.msg (0..5)."""
-
-CUSTOM_PREFIX = "custom:"
-NO_STAGE = ""
-NO_CYCLE = -1
 
 JOINT_FIELDS = ("q", "qd", "qdd", "tau", "temperature")
 """The (N, n) per-joint fields of a Recording, in the order they are written to files."""
@@ -105,23 +98,6 @@ def dropped_from_dict(data: Mapping) -> dict[str, Dropped]:
     """Inverse of :func:`dropped_to_dict`."""
     return {str(reason): Dropped(int(entry["count"]), math.nan if entry.get("first_time") is None
                                  else float(entry["first_time"])) for reason, entry in data.items()}
-
-
-def stage_kind(label: str) -> str:
-    """Kind of a stage label: ``"custom:lift"`` -> ``"custom"``, ``"rest"`` -> ``"rest"``."""
-    return "custom" if label.startswith(CUSTOM_PREFIX) else label
-
-
-def check_stage_label(label: str, allow_empty: bool = True) -> None:
-    """Raise :class:`DataError` unless ``label`` is a valid stage label (see module docstring)."""
-    if label == NO_STAGE and allow_empty:
-        return
-    if label in STAGE_KINDS:
-        return
-    if label.startswith(CUSTOM_PREFIX) and len(label) > len(CUSTOM_PREFIX):
-        return
-    raise DataError(f"unknown stage label {label!r}; expected one of {STAGE_KINDS}, "
-                    f"'{CUSTOM_PREFIX}<name>'" + (" or '' (no stage)" if allow_empty else ""))
 
 
 def first_non_increasing(time: np.ndarray) -> int | None:

@@ -32,22 +32,15 @@ samples evaluated at the window centre, so the row of sample ``k - h_r`` (``h_r 
 periods (5 samples = 25 ms at 200 Hz with the default). In this mode the hold-out samples have
 also updated the RLS estimate, so the acceptance comparison is not strictly out-of-sample.
 
-Samples and stage markers travel on different topics, so either can overtake the other: an end
-marker can arrive before the last samples of its stage, a start marker after the first ones.
-:class:`StampOrder` puts both back in header-stamp order before they reach the identifier, so a
-stage holds exactly the samples stamped within its markers' stamps, as
-:func:`robot_dynid.segmentation.label_samples` labels a recorded bag.
-
-The experiment runner marks sub-stages (an excitation stage is a transition, a Fourier period,
-more transitions and cycloidal moves, each with its own start and end marker, one label each).
-:func:`join_sub_stages` drops the boundaries inside a stage, so the identifier identifies once
-per stage and cycle, on all of it, not on each 1 s transition.
+Samples reach it in header-stamp order and whole stages (the node puts them back in order with
+:class:`robot_dynid.stages.StampOrder` and joins sub-stages with
+:func:`robot_dynid.stages.join_sub_stages`), so a stage holds exactly the samples stamped within
+its markers' stamps, as :func:`robot_dynid.stages.label_samples` labels a recorded bag.
 """
 from __future__ import annotations
 
 import collections
 import dataclasses
-import heapq
 import logging
 import math
 
@@ -59,7 +52,8 @@ from robot_dynid.estimators import LeastSquaresAccumulator, RecursiveLeastSquare
 from robot_dynid.identification import (
     IdentificationSettings, iter_regressor_chunks, model_from_accumulator)
 from robot_dynid.model import DynamicModel
-from robot_dynid.recording import STAGE_KINDS, DropCounter, Recording
+from robot_dynid.recording import DropCounter, Recording
+from robot_dynid.stages import STAGE_KINDS
 from robot_dynid.robot_description import RobotDescription
 from robot_dynid.signal_processing import centre_derivative, differentiate
 
@@ -460,110 +454,3 @@ class StreamingIdentifier:
                         "pooled": self.settings.pool_stages})
         self.warnings = list(model.metrics["warnings"])
         return model
-
-
-class StampOrder:
-    """Samples and stage markers from two streams, released in header-stamp order.
-
-    An item is held until the sample stream has reached ``latency`` s past its stamp (a sample
-    stamped ``>= stamp + latency`` arrived), or until :meth:`flush`; then every held item up to
-    that point is released, ordered by stamp, and at equal stamps end markers first, then start
-    markers, then samples: a stage holds the samples stamped in ``[start, end)``, so where one
-    stage ends and the next starts, a sample on the boundary belongs to the next one, as
-    :func:`~robot_dynid.segmentation.label_samples` labels it. So a marker may arrive up to
-    ``latency`` s before or after the samples around its stamp and still cut the stage at its
-    stamp. A marker without a stamp (``None``, or 0 as an unset ROS header) counts as stamped
-    just after the newest sample received; a marker more than ``latency`` late is applied on
-    arrival (logged).
-
-    Parameters
-    ----------
-    latency : float
-        [s] >= 0; how far the two streams may be out of step. Samples reach the identifier
-        this much later (in stamp time) than they arrive.
-
-    Each ``add_*`` and :meth:`flush` returns the released items in order, as ``("sample",
-    payload)`` or ``("marker", payload)`` pairs.
-
-    Attributes
-    ----------
-    released_until : float
-        [s] the largest stamp released so far (-inf before any).
-    """
-
-    _END, _START, _SAMPLE, _UNSTAMPED = 0, 1, 2, 3
-
-    def __init__(self, latency: float):
-        if isinstance(latency, bool) or not isinstance(latency, (int, float)) or not math.isfinite(latency) \
-                or latency < 0.0:
-            raise DynIdError(f"latency must be a finite number >= 0 [s], got {latency!r}")
-        self.latency = float(latency)
-        self._held = []
-        self._sequence = 0
-        self._head = -math.inf   # newest sample stamp [s]
-        self.released_until = -math.inf
-
-    @property
-    def pending(self) -> int:
-        """Items held."""
-        return len(self._held)
-
-    def _push(self, stamp: float, rank: int, item) -> None:
-        heapq.heappush(self._held, (stamp, rank, self._sequence, item))
-        self._sequence += 1
-
-    def _release(self, upto: float) -> list:
-        released = []
-        while self._held and self._held[0][0] <= upto:
-            stamp, _, _, item = heapq.heappop(self._held)
-            self.released_until = max(self.released_until, stamp)
-            released.append(item)
-        return released
-
-    def add_sample(self, stamp: float, payload) -> list:
-        """A sample stamped ``stamp`` [s] arrived; return what is released."""
-        stamp = float(stamp)
-        self._push(stamp, self._SAMPLE, ("sample", payload))
-        self._head = max(self._head, stamp)
-        return self._release(self._head - self.latency)
-
-    def add_marker(self, stamp: float | None, start: bool, payload) -> list:
-        """A start (``start`` True) or end marker stamped ``stamp`` [s] arrived; return what is released."""
-        if stamp is None or stamp == 0.0:
-            stamp, rank = self._head, self._UNSTAMPED  # just after every sample received so far
-        else:
-            stamp, rank = float(stamp), self._START if start else self._END
-            if stamp < self.released_until:
-                logger.warning("stage marker stamped %.6f s arrived after samples up to %.6f s had been "
-                               "released (more than latency = %g s late); applied on arrival",
-                               stamp, self.released_until, self.latency)
-        self._push(stamp, rank, ("marker", payload))
-        return self._release(self._head - self.latency)
-
-    def flush(self) -> list:
-        """Release everything held (the sample stream stopped)."""
-        return self._release(math.inf)
-
-
-def join_sub_stages(items: list) -> list:
-    """Released items without the boundaries between sub-stages of one stage.
-
-    An end marker directly followed by a start marker of the same kind and cycle at the same
-    stamp (the runner's sub-stages: the transition, Fourier and cycloidal parts of one
-    excitation stage) continues the stage: both markers are dropped. Marker payloads are
-    ``(kind, start, cycle, stamp)``; ``items`` as :class:`StampOrder` releases them (a pair is
-    released together: both markers carry the same stamp).
-    """
-    joined = []
-    index = 0
-    while index < len(items):
-        what, payload = items[index]
-        if what == "marker" and not payload[1] and index + 1 < len(items):
-            next_what, next_payload = items[index + 1]
-            if next_what == "marker" and next_payload[1] and (next_payload[0], next_payload[2], next_payload[3]) \
-                    == (payload[0], payload[2], payload[3]):
-                index += 2
-                continue
-        joined.append((what, payload))
-        index += 1
-    return joined

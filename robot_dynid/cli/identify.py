@@ -10,7 +10,7 @@ from robot_dynid.identification import (METHODS, PRIOR_MODES, IdentificationSett
 from robot_dynid.model_validation import format_validation, validate_model
 from robot_dynid.reports import format_model_summary, model_summary
 from robot_dynid.robot_description import load_robot
-from robot_dynid.segmentation import select_stages
+from robot_dynid.stage_detection import select_stages
 
 NAME = "identify"
 HELP = "identify base parameters from rosbag2 or CSV recordings and write a model file"

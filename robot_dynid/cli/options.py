@@ -7,7 +7,7 @@ import os
 import pathlib
 
 from robot_dynid.friction import FRICTION_MODEL_NAMES, FrictionModel, friction_model
-from robot_dynid.segmentation import REST_THRESHOLD, REST_THRESHOLD_FRACTION
+from robot_dynid.stage_detection import REST_THRESHOLD, REST_THRESHOLD_FRACTION
 
 _FRICTION_DEFAULTS = FrictionModel()
 

@@ -4,7 +4,7 @@ import math
 
 from robot_dynid.cli.options import add_data_arguments, add_stage_detection_arguments, bag_topics_from_args
 from robot_dynid.data_files import read_stage_table
-from robot_dynid.recording import NO_CYCLE
+from robot_dynid.stages import NO_CYCLE
 from robot_dynid.reports import format_table
 from robot_dynid.robot_description import load_robot
 

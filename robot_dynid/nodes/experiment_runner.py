@@ -186,11 +186,10 @@ class ExperimentRunnerNode(Node):
         if self.run.state == "done":
             self.get_logger().info(f"plan done ({self.schedule.duration:.1f} s); idle")
 
-    def publish_event(self, event):
-        msg = ExperimentStage(experiment_id=self.experiment_id, cycle=event.cycle, kind=event.kind_code,
-                              label=event.name, start=event.start, joint_name=event.joint,
-                              speed_fraction=event.speed_fraction, direction=event.direction)
-        msg.header.stamp = self.stamp(event.time)
+    def publish_event(self, marker):
+        """Publish a plan's stage marker (stamped in plan time) with the absolute stamp and experiment id."""
+        msg = ExperimentStage(**{**marker.message_fields(), "experiment_id": self.experiment_id})
+        msg.header.stamp = self.stamp(marker.stamp)
         self.stage_publisher.publish(msg)
 
     def abort(self, reason, log):

@@ -33,10 +33,10 @@ from robot_dynid.msg import ExperimentStage, IdentificationStatus, IdentifiedMod
 from robot_dynid.nodes.feedforward import MODEL_QOS
 from robot_dynid.nodes.node_runtime import declare, spin_node
 from robot_dynid.package_files import find_package_file
-from robot_dynid.recording import STAGE_KINDS, describe_dropped
+from robot_dynid.recording import describe_dropped
+from robot_dynid.stages import STAGE_KINDS, StageMarker, StampOrder, join_sub_stages
 from robot_dynid.robot_description import load_robot
-from robot_dynid.streaming_identification import (StampOrder, StreamingIdentifier, StreamingSettings,
-                                                  join_sub_stages)
+from robot_dynid.streaming_identification import StreamingIdentifier, StreamingSettings
 
 STATE_QOS = QoSProfile(depth=2000, reliability=ReliabilityPolicy.RELIABLE)
 
@@ -112,11 +112,13 @@ class IdentifierNode(Node):
         self.session.dropped.add(reason, stamp)
 
     def on_stage(self, msg):
-        if not 0 <= msg.kind < len(STAGE_KINDS):
-            self.get_logger().warning(f"ExperimentStage kind {msg.kind} is not a KIND_* value; ignored")
+        try:
+            marker = StageMarker.from_fields(seconds(msg.header.stamp), msg.kind, msg.cycle, msg.start, msg.label,
+                                             msg.joint_name, msg.speed_fraction, msg.direction, msg.experiment_id)
+        except DynIdError as error:
+            self.get_logger().warning(f"ExperimentStage ignored: {error}")
             return
-        stamp = seconds(msg.header.stamp)
-        self.dispatch(self.order.add_marker(stamp, msg.start, (STAGE_KINDS[msg.kind], msg.start, msg.cycle, stamp)))
+        self.dispatch(self.order.add_marker(marker))
 
     def on_idle(self):
         """Joint states stopped for ``stage_latency``: nothing more can come before what is held."""
@@ -128,7 +130,7 @@ class IdentifierNode(Node):
         """Hand samples and markers released in stamp order to the session, one stage per run of sub-stages."""
         for what, payload in join_sub_stages(items):
             if what == "marker":
-                self.on_marker(*payload)
+                self.on_marker(payload)
                 continue
             known = set(self.session.dropped.counts)
             if not self.session.add_sample(*payload):
@@ -137,14 +139,14 @@ class IdentifierNode(Node):
                     self.get_logger().warning(f"sample at {payload[0]:.6f} s not used: {reason} (counted; said "
                                               "once per reason)")
 
-    def on_marker(self, kind, start, cycle, stamp):
-        if start:
-            self.session.start_stage(kind)
+    def on_marker(self, marker):
+        if marker.start:
+            self.session.start_stage(marker.kind)
             self.state = IdentificationStatus.STATE_COLLECTING
-            self.message = f"collecting stage {kind} of cycle {cycle} from {stamp:.3f} s"
+            self.message = f"collecting stage {marker.kind} of cycle {marker.cycle} from {marker.stamp:.3f} s"
             self.publish_status()
         else:
-            self.run(lambda: self.session.end_stage(kind))
+            self.run(lambda: self.session.end_stage(marker.kind))
 
     def on_identify(self, request, response):
         response.success, response.message = self.run(self.session.identify_now)

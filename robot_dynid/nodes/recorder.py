@@ -39,10 +39,11 @@ from sensor_msgs.msg import JointState
 from robot_dynid.bag_io import BagWriter
 from robot_dynid.errors import DynIdError
 from robot_dynid.msg import ExperimentStage, HydraulicCylinderState
-from robot_dynid.nodes.node_runtime import declare, spin_node
 from robot_dynid.joint_states import JointStateSelector
-from robot_dynid.recorder_session import BAG_TOPICS, default_bag_path, joint_state_fields, stage_marker
+from robot_dynid.nodes.node_runtime import declare, spin_node
+from robot_dynid.recorder_session import BAG_TOPICS, default_bag_path, joint_state_fields
 from robot_dynid.srv import MarkStage
+from robot_dynid.stages import StageMarker
 
 STAGE_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
                        durability=DurabilityPolicy.VOLATILE)
@@ -134,15 +135,14 @@ class RecorderNode(Node):
     def on_mark_stage(self, request, response):
         now = self.get_clock().now()
         try:
-            stage_marker(now.nanoseconds, request.kind, request.cycle, request.start, request.label,
-                         request.joint_name, request.speed_fraction, request.direction, request.experiment_id)
+            fields = StageMarker.from_fields(
+                now.nanoseconds * 1e-9, request.kind, request.cycle, request.start, request.label, request.joint_name,
+                request.speed_fraction, request.direction, request.experiment_id,
+                require_custom_label=True).message_fields()
         except DynIdError as error:
             response.success, response.message = False, str(error)
             return response
-        marker = ExperimentStage(
-            experiment_id=request.experiment_id, cycle=request.cycle, kind=request.kind, label=request.label,
-            start=request.start, joint_name=request.joint_name, speed_fraction=request.speed_fraction,
-            direction=request.direction)
+        marker = ExperimentStage(**fields)
         marker.header.stamp = now.to_msg()
         data = serialize_message(marker)
         if not self.record("stage", data):

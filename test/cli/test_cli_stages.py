@@ -44,7 +44,7 @@ from robot_dynid.protocol import build_protocol
 from robot_dynid.recording import Recording
 from robot_dynid.regressor import Regressor
 from robot_dynid.robot_description import load_robot
-from robot_dynid.segmentation import select_stages
+from robot_dynid.stage_detection import select_stages
 from robot_dynid.simulation import SimulatedRobot, simulation_parameters
 from robot_dynid.trajectories import ladder_ramp
 

@@ -65,17 +65,17 @@ def test_events_are_the_start_and_end_of_every_plan_row_in_order(plan, schedule)
     for index, row in enumerate(plan.stages):
         start, end = events[2 * index], events[2 * index + 1]
         assert (start.start, end.start) == (True, False)
-        assert (start.time, end.time) == (row.start, row.end)
+        assert (start.stamp, end.stamp) == (row.start, row.end)
         for event in (start, end):
-            assert (event.kind, event.kind_code, event.cycle, event.name, event.direction) == \
+            assert (event.kind, event.kind_code, event.cycle, event.label, event.direction) == \
                    (row.kind, MSG_KINDS[row.kind], row.cycle, row.name, row.direction)
             if row.kind == "friction":
-                assert event.joint == (row.joint or "")
+                assert event.joint_name == (row.joint or "")
                 assert event.speed_fraction == (row.speed_fraction or 0.0)
             else:
-                assert (event.joint, event.speed_fraction) == ("", 0.0)
-    assert all(a.time <= b.time for a, b in zip(events, events[1:]))
-    assert events[-1].time == pytest.approx(plan.duration)
+                assert (event.joint_name, event.speed_fraction) == ("", 0.0)
+    assert all(a.stamp <= b.stamp for a, b in zip(events, events[1:]))
+    assert events[-1].stamp == pytest.approx(plan.duration)
 
 
 def test_windows_concatenate_to_the_sampled_plan(plan, schedule):
@@ -146,7 +146,7 @@ def test_a_run_hands_out_every_chunk_and_event_once_in_order(schedule, robot):
     chunks, events = [], []
     for t in np.arange(-1.0, schedule.duration + 0.05, 0.07):
         new_chunks, new_events = run.due(t)
-        assert all(c.send_time <= t for c in new_chunks) and all(e.time <= t for e in new_events)
+        assert all(c.send_time <= t for c in new_chunks) and all(e.stamp <= t for e in new_events)
         chunks += new_chunks
         events += new_events
     assert run.state == "done"
@@ -161,7 +161,7 @@ def test_abort_ends_the_stage_playing_and_stops_the_run(plan, schedule, robot):
     t = 0.5 * (row.start + row.end)
     run.due(t)
     end = run.abort(t)
-    assert (end.start, end.time, end.stage_index, end.kind, end.cycle) == (False, t, 3, row.kind, row.cycle)
+    assert (end.start, end.stamp, end.label, end.kind, end.cycle) == (False, t, row.name, row.kind, row.cycle)
     assert run.state == "aborted" and run.due(plan.duration) == ([], [])
     assert started_run(schedule, robot).abort(-0.2) is None
 
@@ -293,7 +293,7 @@ def test_the_approach_precedes_the_plan_on_its_grid_and_belongs_to_no_stage(plan
     speed = np.diff(q[t <= 0], axis=0) * RATE
     assert np.all(np.abs(speed).max(axis=0) <= 0.2 * velocity)
     assert np.all(np.abs(np.diff(speed, axis=0)).max(axis=0) * RATE <= 0.2 * acceleration * 1.01)
-    assert run.schedule.events == schedule.events and run.schedule.events[0].time == 0.0
+    assert run.schedule.events == schedule.events and run.schedule.events[0].stamp == 0.0
     chunks, events = run.due(-1e-9)     # everything due before plan time 0: approach windows, no marker
     assert chunks and events == [] and chunks[0].start_time == pytest.approx(-duration)
     approach_t = t[t < 0]

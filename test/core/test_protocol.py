@@ -7,7 +7,7 @@ import pytest
 from robot_dynid.errors import TrajectoryError
 from robot_dynid.package_files import find_package_file
 from robot_dynid.protocol import build_protocol, load_friction_poses, load_plan, save_plan
-from robot_dynid.recording import STAGE_KINDS
+from robot_dynid.stages import STAGE_KINDS
 from robot_dynid.robot_description import load_robot
 from robot_dynid.trajectories import CycloidalMove, FourierTrajectory, Sequence, load_trajectory
 

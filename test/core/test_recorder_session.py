@@ -6,7 +6,7 @@ import pytest
 
 from robot_dynid.bag_io import JOINT_STATE_TYPE, BagWriter, make_typestore, read_bag
 from robot_dynid.errors import DataError
-from robot_dynid.recorder_session import BAG_TOPICS, default_bag_path, joint_state_fields, stage_marker
+from robot_dynid.recorder_session import BAG_TOPICS, default_bag_path, joint_state_fields
 
 
 @pytest.fixture(scope="module")
@@ -59,26 +59,6 @@ def test_default_bag_path_is_timestamped_and_never_reused(tmp_path):
     first.mkdir()
     second = default_bag_path(tmp_path, now)
     assert second == tmp_path / "robot_dynid_20240305_140709_2"
-
-
-def test_stage_marker_converts_kind_and_stamp():
-    marker = stage_marker(1_700_000_000_250_000_000, 2, 3, True, joint_name="j2",
-                          speed_fraction=0.25, direction=-1)
-    assert (marker.kind, marker.cycle, marker.start, marker.joint_name) == ("friction", 3, True, "j2")
-    assert marker.stamp == pytest.approx(1_700_000_000.25, abs=1e-6)
-    assert stage_marker(0, 5, 0, False, label="payload").kind == "custom"
-
-
-@pytest.mark.parametrize("fields, message", [
-    ({"kind": 6}, r"stage kind 6 is not a KIND_\* value 0..5"),
-    ({"kind": 5}, r"label must be set for kind KIND_CUSTOM"),
-    ({"speed_fraction": 1.5}, r"speed_fraction must lie in \[0, 1\], got 1.5"),
-    ({"direction": 2}, r"direction must be -1, 0 or 1, got 2"),
-])
-def test_stage_marker_rejects_bad_fields(fields, message):
-    arguments = {"stamp_ns": 0, "kind": 1, "cycle": 0, "start": True, **fields}
-    with pytest.raises(DataError, match=message):
-        stage_marker(**arguments)
 
 
 def test_bags_written_under_bag_topics_read_with_default_topic_options(tmp_path, typestore):

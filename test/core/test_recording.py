@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from robot_dynid.errors import DataError
-from robot_dynid.recording import Dropped, Recording, check_stage_label, stage_kind
+from robot_dynid.recording import Dropped, Recording
+from robot_dynid.stages import check_stage_label, stage_kind
 
 JOINTS = ("shoulder", "elbow", "wrist")
 

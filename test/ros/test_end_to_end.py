@@ -44,7 +44,7 @@ from robot_dynid.model import DynamicModel
 from robot_dynid.msg import ExperimentStage, IdentifiedModel
 from robot_dynid.nodes.feedforward import MODEL_QOS
 from robot_dynid.package_files import find_package_file
-from robot_dynid.recording import STAGE_KINDS
+from robot_dynid.stages import STAGE_KINDS
 from robot_dynid.regressor import Regressor
 from robot_dynid.robot_description import load_robot
 from robot_dynid.simulation import SimulatedRobot, simulation_parameters

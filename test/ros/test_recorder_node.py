@@ -23,7 +23,7 @@ from robot_dynid.regressor import Regressor
 from robot_dynid.robot_description import load_robot
 from robot_dynid.simulation import SimulatedRobot, simulation_parameters
 from robot_dynid.trajectories import load_trajectory
-from robot_dynid.segmentation import detect_stages
+from robot_dynid.stage_detection import detect_stages
 from robot_dynid.srv import MarkStage
 from ros_graph import RosTestGraph, kill_started_nodes, start_node, stop_node
 

@@ -2,15 +2,17 @@
 against synthetic protocols whose stage boundaries are known by construction."""
 import logging
 import math
+import re
 
 import numpy as np
 import pytest
 
-from robot_dynid.errors import DataError
+from robot_dynid.errors import DataError, DynIdError
+from robot_dynid.package_files import find_package_file
 from robot_dynid.recording import Recording
-from robot_dynid.segmentation import (StageInterval, StageMarker, default_rest_threshold,
-                                      detect_stages, intervals_from_labels, label_from_motion,
-                                      label_samples, select_stages, stage_intervals)
+from robot_dynid.stages import (STAGE_KINDS, StageInterval, StageMarker, StampOrder, intervals_from_labels, join_sub_stages, kind_code, kind_name, label_samples, stage_intervals)
+from robot_dynid.stage_detection import (default_rest_threshold, detect_stages, label_from_motion,
+                                         select_stages)
 from robot_dynid.trajectories import VelocityLadder, ladder_ramp
 
 # Detected boundaries must lie this close to the constructed ones [s].
@@ -49,7 +51,7 @@ def test_markers_pair_into_nested_intervals_in_any_order():
 
 
 def test_unmatched_markers_are_logged_and_open_stages_last_to_the_end(caplog):
-    with caplog.at_level(logging.WARNING, logger="robot_dynid.segmentation"):
+    with caplog.at_level(logging.WARNING, logger="robot_dynid.stages"):
         intervals = stage_intervals([
             marker(0.5, "rest", False),
             marker(1.0, "excitation", True),
@@ -320,3 +322,73 @@ def test_intervals_from_labels_are_the_runs_of_a_stage_column():
     assert [(i.kind, i.label, i.cycle, i.start_time, i.end_time) for i in intervals] == [
         ("excitation", "", 0, 0.5, 1.49), ("excitation", "", 1, 1.5, 1.99),
         ("custom", "lift", 1, 2.0, 2.99), ("rest", "", 1, 3.0, 3.99)]
+
+
+def test_stage_marker_converts_kind_and_back_to_message_fields():
+    marker = StageMarker.from_fields(1_700_000_000.25, 2, 3, True, joint_name="j2", speed_fraction=0.25, direction=-1)
+    assert (marker.kind, marker.cycle, marker.start, marker.joint_name) == ("friction", 3, True, "j2")
+    assert marker.stamp == pytest.approx(1_700_000_000.25, abs=1e-6)
+    assert StageMarker.from_fields(0.0, 5, 0, False, label="payload").kind == "custom"
+    assert marker.message_fields() == {"experiment_id": "", "cycle": 3, "kind": 2, "label": "", "start": True,
+                                       "joint_name": "j2", "speed_fraction": 0.25, "direction": -1}
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"kind": 6}, r"stage kind 6 is not a KIND_\* value 0..5"),
+    ({"kind": 5}, r"label must be set for kind KIND_CUSTOM"),
+    ({"speed_fraction": 1.5}, r"speed_fraction must lie in \[0, 1\], got 1.5"),
+    ({"direction": 2}, r"direction must be -1, 0 or 1, got 2"),
+])
+def test_stage_marker_rejects_bad_fields(fields, message):
+    arguments = {"stamp": 0.0, "kind": 1, "cycle": 0, "start": True, "require_custom_label": True, **fields}
+    with pytest.raises(DataError, match=message):
+        StageMarker.from_fields(**arguments)
+
+
+def test_stage_kinds_are_the_kind_constants_of_the_message():
+    """STAGE_KINDS index = KIND_* value, read from msg/ExperimentStage.msg itself."""
+    text = find_package_file("msg", "ExperimentStage.msg").read_text()
+    constants = dict(re.findall(r"^uint8 KIND_(\w+)\s*=\s*(\d+)", text, re.M))
+    assert {name.lower(): int(value) for name, value in constants.items()} == \
+        {kind: code for code, kind in enumerate(STAGE_KINDS)}
+    assert [kind_code(kind) for kind in STAGE_KINDS] == list(range(len(STAGE_KINDS)))
+    assert [kind_name(code) for code in range(len(STAGE_KINDS))] == list(STAGE_KINDS)
+    with pytest.raises(DataError, match=r"stage kind 6 is not a KIND_\* value"):
+        kind_name(6)
+
+
+def test_stamp_order_releases_by_stamp_and_a_boundary_sample_goes_to_the_next_stage():
+    next_start, end = StageMarker(1.05, "excitation", 1, True), StageMarker(1.05, "excitation", 0, False)
+    late, unstamped = StageMarker(0.5, "rest", 0, True), StageMarker(0.0, "rest", 0, False)
+    order = StampOrder(latency=0.1)
+    assert order.add_sample(1.00, "s1.00") == []
+    assert order.add_marker(next_start) == []
+    assert order.add_marker(end) == []                         # overtook the samples up to 1.05
+    assert order.add_sample(1.05, "s1.05") == []
+    assert order.add_sample(1.10, "s1.10") == [("sample", "s1.00")]
+    # at 1.05: the end of one stage, the start of the next, then the sample on the boundary
+    assert order.add_sample(1.16, "s1.16") == [("marker", end), ("marker", next_start), ("sample", "s1.05")]
+    assert order.add_marker(late) == [("marker", late)]         # > latency late: applied now
+    assert order.add_marker(unstamped) == []                    # = just after the newest sample (1.16)
+    assert order.add_sample(1.16 + 1e-9, "s1.16+") == []
+    assert order.pending == 4 and order.released_until == 1.05
+    assert order.flush() == [("sample", "s1.10"), ("sample", "s1.16"), ("marker", unstamped),
+                             ("sample", "s1.16+")]
+    with pytest.raises(DynIdError, match=r"latency must be a finite number >= 0 \[s\], got -1"):
+        StampOrder(-1)
+
+
+def test_sub_stages_of_one_stage_and_cycle_are_joined_but_cycles_are_not():
+    def marker(kind, start, cycle, stamp):
+        return "marker", StageMarker(stamp, kind, cycle, start)
+
+    boundary = [marker("excitation", False, 0, 2.0), marker("excitation", True, 0, 2.0)]
+    next_cycle = [marker("excitation", False, 0, 5.0), marker("excitation", True, 1, 5.0)]
+    next_kind = [marker("excitation", False, 1, 8.0), marker("friction", True, 1, 8.0)]
+    items = ([marker("excitation", True, 0, 1.0), ("sample", 1)] + boundary + [("sample", 2)]
+             + next_cycle + next_kind + [("sample", 3)])
+    assert join_sub_stages(items) == ([marker("excitation", True, 0, 1.0), ("sample", 1), ("sample", 2)]
+                                      + next_cycle + next_kind + [("sample", 3)])
+    # an end and a start of the same stage at different stamps (a pause between them) stay apart
+    apart = [marker("excitation", False, 0, 2.0), marker("excitation", True, 0, 2.5)]
+    assert join_sub_stages(apart) == apart

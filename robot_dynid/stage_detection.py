@@ -1,19 +1,6 @@
-"""Stage segmentation of a recording: from stage markers, or detected from the motion.
+"""Stages detected from the motion of a recording that has no stage markers or stage column.
 
-Markers
--------
-The experiment runner publishes ``robot_dynid/msg/ExperimentStage`` at every stage boundary
-(:class:`StageMarker` here). :func:`stage_intervals` pairs start and end markers into
-:class:`StageInterval` objects and :func:`label_samples` turns intervals into a stage label
-and a cycle per sample. A sample at time ``t`` belongs to an interval when
-``start_time <= t <= end_time``; where intervals overlap, the one that started last wins, so a
-sample stamped exactly at a boundary between two stages belongs to the next one, and a nested
-stage (a friction stage holding one sub-stage per joint and speed) overrides the enclosing
-one. Samples outside every interval get the label ``""`` and cycle -1.
-
-Detection
----------
-Without markers, :func:`detect_stages` finds, from the joint velocities alone:
+:func:`detect_stages` finds, from the joint velocities alone:
 
 - ``"rest"``: every joint slower than its rest threshold for at least ``min_rest_duration``;
 - ``"friction"``: exactly one joint moving, at a speed constant within ``plateau_tolerance``
@@ -47,8 +34,8 @@ import numpy as np
 from scipy.ndimage import maximum_filter1d, minimum_filter1d, uniform_filter1d
 
 from robot_dynid.errors import DataError
-from robot_dynid.recording import (CUSTOM_PREFIX, NO_CYCLE, NO_STAGE, STAGE_KINDS, Recording,
-                                   check_stage_label, check_strictly_increasing, stage_kind)
+from robot_dynid.recording import Recording, check_strictly_increasing
+from robot_dynid.stages import STAGE_KINDS, StageInterval, check_stage_label, label_samples
 
 logger = logging.getLogger(__name__)
 
@@ -63,190 +50,6 @@ slow joints (the curtain-wall arm's 0.2 rad/s) keep their 5 % friction level abo
 
 DETECTED_KINDS = ("rest", "friction", "excitation")
 """The stage kinds :func:`detect_stages` reports."""
-
-
-def _stage_label(kind: str, label: str) -> str:
-    """Per-sample label of a stage: the kind, or ``"custom:<label>"`` for a named custom stage."""
-    return CUSTOM_PREFIX + label if kind == "custom" and label else kind
-
-
-@dataclass(frozen=True)
-class StageMarker:
-    """One stage boundary, as in ``robot_dynid/msg/ExperimentStage``.
-
-    Parameters
-    ----------
-    stamp : float
-        Time of the boundary [s].
-    kind : str
-        One of :data:`robot_dynid.recording.STAGE_KINDS`.
-    cycle : int
-        Cycle index within the test, >= 0.
-    start : bool
-        True at the start of the stage, False at its end.
-    joint_name, speed_fraction, direction
-        Friction sub-stages: the moving joint, its speed as a fraction of the velocity limit
-        [1] and the direction (+1, -1, or 0 for both / not applicable).
-    label : str
-        Free-form stage name (custom stages).
-    experiment_id : str
-        Test identifier.
-    """
-
-    stamp: float
-    kind: str
-    cycle: int
-    start: bool
-    joint_name: str = ""
-    speed_fraction: float = 0.0
-    direction: int = 0
-    label: str = ""
-    experiment_id: str = ""
-
-    def __post_init__(self) -> None:
-        if self.kind not in STAGE_KINDS:
-            raise DataError(f"stage marker kind {self.kind!r} is unknown; expected one of "
-                            f"{STAGE_KINDS}")
-        if not math.isfinite(self.stamp):
-            raise DataError(f"stage marker stamp must be finite, got {self.stamp!r}")
-        if self.cycle < 0:
-            raise DataError(f"stage marker cycle must be >= 0, got {self.cycle}")
-        if self.direction not in (-1, 0, 1):
-            raise DataError(f"stage marker direction must be -1, 0 or 1, got {self.direction}")
-
-
-@dataclass(frozen=True)
-class StageInterval:
-    """A stage over a time span, from markers or detected from the motion.
-
-    Parameters
-    ----------
-    kind : str
-        One of :data:`robot_dynid.recording.STAGE_KINDS`.
-    start_time, end_time : float
-        Span ``[start_time, end_time]`` [s], ends included; ``end_time`` is inf for a stage
-        never ended.
-    joint : str or None
-        Friction: the moving joint. None otherwise.
-    speed_fraction : float
-        Friction: speed as a fraction of the joint's velocity limit [1]; 0 otherwise.
-    direction : int
-        Friction: +1 or -1 (0: both or not applicable).
-    cycle : int
-        Cycle index, -1 when unknown (detected stages).
-    label : str
-        Free-form stage name from the marker ("" for detected stages).
-    """
-
-    kind: str
-    start_time: float
-    end_time: float
-    joint: str | None = None
-    speed_fraction: float = 0.0
-    direction: int = 0
-    cycle: int = NO_CYCLE
-    label: str = ""
-
-    @property
-    def duration(self) -> float:
-        """``end_time - start_time`` [s]."""
-        return self.end_time - self.start_time
-
-    @property
-    def stage_label(self) -> str:
-        """Label of the interval's samples (see :mod:`robot_dynid.recording`)."""
-        return _stage_label(self.kind, self.label)
-
-
-DetectedStage = StageInterval
-"""Name of :class:`StageInterval` as returned by :func:`detect_stages`."""
-
-
-def stage_intervals(markers: Sequence[StageMarker]) -> list[StageInterval]:
-    """Pair start and end markers into intervals.
-
-    An end marker closes the most recently started open stage with the same kind, cycle,
-    joint and label, or failing that the most recent one with the same kind and cycle. An end
-    marker without an open stage is ignored, a start marker identical to an open stage ends
-    that stage, and a stage still open after the last marker lasts to ``inf``; each of these
-    is logged as a warning.
-
-    Parameters
-    ----------
-    markers : sequence of StageMarker
-        In any order; sorted by stamp here (stable, so equal stamps keep their order).
-
-    Returns
-    -------
-    list of StageInterval
-        Sorted by start time; for equal starts the longer interval first.
-    """
-    open_markers: list[StageMarker] = []
-    intervals: list[StageInterval] = []
-
-    def close(marker: StageMarker, end_time: float) -> None:
-        intervals.append(StageInterval(
-            kind=marker.kind, start_time=marker.stamp, end_time=end_time,
-            joint=marker.joint_name or None, speed_fraction=float(marker.speed_fraction),
-            direction=int(marker.direction), cycle=int(marker.cycle), label=marker.label))
-
-    def full_key(marker: StageMarker) -> tuple:
-        return marker.kind, marker.cycle, marker.joint_name, marker.label
-
-    for marker in sorted(markers, key=lambda m: m.stamp):
-        if marker.start:
-            same = [m for m in open_markers if full_key(m) == full_key(marker)]
-            if same:
-                logger.warning("stage %s of cycle %d started again at %.9f s before its end; "
-                               "ending it there", marker.kind, marker.cycle, marker.stamp)
-                close(same[-1], marker.stamp)
-                open_markers.remove(same[-1])
-            open_markers.append(marker)
-            continue
-        matching = [m for m in open_markers if full_key(m) == full_key(marker)] or \
-                   [m for m in open_markers if (m.kind, m.cycle) == (marker.kind, marker.cycle)]
-        if not matching:
-            logger.warning("end marker of stage %s, cycle %d at %.9f s has no start; ignored",
-                           marker.kind, marker.cycle, marker.stamp)
-            continue
-        close(matching[-1], marker.stamp)
-        open_markers.remove(matching[-1])
-    for marker in open_markers:
-        logger.warning("stage %s of cycle %d started at %.9f s has no end marker; it lasts to "
-                       "the end of the recording", marker.kind, marker.cycle, marker.stamp)
-        close(marker, math.inf)
-    return sorted(intervals, key=lambda i: (i.start_time, -i.end_time))
-
-
-def label_samples(time, intervals: Sequence[StageInterval]) -> tuple[np.ndarray, np.ndarray]:
-    """Stage label and cycle of every sample.
-
-    Parameters
-    ----------
-    time : array_like, shape (N,)
-        Sample times [s], increasing.
-    intervals : sequence of StageInterval
-        Each holds the samples with ``start_time <= t <= end_time``; applied in order of
-        start time, so a later-starting interval overrides an earlier one where they overlap.
-
-    Returns
-    -------
-    stage : ndarray of str, shape (N,)
-        :attr:`StageInterval.stage_label`, ``""`` outside every interval.
-    cycle : ndarray of int64, shape (N,)
-        Cycle index, -1 outside every interval.
-    """
-    time = np.asarray(time, dtype=np.float64)
-    ordered = sorted(intervals, key=lambda i: (i.start_time, -i.end_time))
-    width = max([len(i.stage_label) for i in ordered] + [1])
-    stage = np.full(time.shape, NO_STAGE, dtype=f"<U{width}")
-    cycle = np.full(time.shape, NO_CYCLE, dtype=np.int64)
-    for interval in ordered:
-        first = np.searchsorted(time, interval.start_time, side="left")
-        stop = np.searchsorted(time, interval.end_time, side="right")
-        stage[first:stop] = interval.stage_label
-        cycle[first:stop] = interval.cycle
-    return stage, cycle
 
 
 def _runs(mask: np.ndarray, breaks: np.ndarray) -> list[tuple[int, int]]:
@@ -436,22 +239,6 @@ def default_rest_threshold(velocity_limits) -> np.ndarray:
     """
     limits = np.asarray(velocity_limits, dtype=np.float64)
     return np.minimum(REST_THRESHOLD, REST_THRESHOLD_FRACTION * limits)
-
-
-def intervals_from_labels(recording: Recording) -> list[StageInterval]:
-    """Intervals of the runs of equal stage label and cycle of a labelled recording (a CSV
-    stage column), from the first to the last sample of each run (:meth:`Recording.segments`);
-    samples labelled ``""`` are left out. Friction details (joint, speed, direction) are not
-    in per-sample labels, so they stay empty."""
-    intervals = []
-    for label, cycle, first, stop in recording.segments():
-        if label == NO_STAGE:
-            continue
-        kind = stage_kind(label)
-        intervals.append(StageInterval(kind, float(recording.time[first]),
-                                       float(recording.time[stop - 1]), cycle=cycle,
-                                       label=label[len(CUSTOM_PREFIX):] if kind != label else ""))
-    return intervals
 
 
 def describe_detection(source: str, stages: Sequence[StageInterval], rest_threshold) -> str:
