@@ -7,6 +7,9 @@
   Gram matrices accumulated chunk by chunk.
 - :class:`RecursiveLeastSquares`: recursive least squares with a forgetting factor.
 
+:data:`ESTIMATORS` is the registry the identification pipeline, the model file, the command line
+and the identifier node read the methods from: a new method is registered here, with its options.
+
 ``Y`` batches are (N, n, p); stacked, ``W`` is (N n, p) sample-major (row ``k n + j`` is sample
 k, joint j). Columns are scaled to unit Euclidean norm before solving, ``W_s = W D^-1`` with
 ``D = diag(||w_c||)``; the condition number reported is that of ``W_s``. A problem is declared
@@ -34,7 +37,41 @@ RANK_TOLERANCE = 1e-7
 problem is rank deficient (the Gram path resolves ratios down to about 1e-8)."""
 
 _NULL_SPACE_COMPONENT = 1e-4
-_ESTIMATOR_METHODS = ("ols", "wls")
+
+
+@dataclass(frozen=True)
+class Estimator:
+    """A registered estimation method.
+
+    Attributes
+    ----------
+    name : str
+    summary : str
+        One line for help texts.
+    batch : bool
+        Solved from the accumulated normal equations (:meth:`LeastSquaresAccumulator.solve`);
+        otherwise updated sample by sample (RLS).
+    options : tuple of str
+        Identification options that apply to it (``forgetting``; ``consistent`` for the batch
+        methods, :mod:`robot_dynid.physical_consistency`).
+    """
+
+    name: str
+    summary: str
+    batch: bool
+    options: tuple[str, ...] = ()
+
+
+ESTIMATORS = {estimator.name: estimator for estimator in (
+    Estimator("ols", "ordinary least squares", batch=True, options=("consistent",)),
+    Estimator("wls", "least squares weighted per joint by 1 / sigma_j^2 (first-pass noise)", batch=True,
+              options=("consistent",)),
+    Estimator("rls", "recursive least squares with a forgetting factor, updated on every sample", batch=False,
+              options=("forgetting",)),
+)}
+"""The estimation methods, by name (see :class:`Estimator`)."""
+METHODS = tuple(ESTIMATORS)
+BATCH_METHODS = tuple(name for name, estimator in ESTIMATORS.items() if estimator.batch)
 
 
 @dataclass(frozen=True)
@@ -512,8 +549,8 @@ class LeastSquaresAccumulator:
         iterations : int
             WLS re-weighting passes, as in :func:`wls`; no data pass is needed for any.
         """
-        if method not in _ESTIMATOR_METHODS:
-            raise DynIdError(f"method must be one of {_ESTIMATOR_METHODS}, got {method!r}")
+        if method not in BATCH_METHODS:
+            raise DynIdError(f"method must be one of {BATCH_METHODS}, got {method!r}")
         parameter_names = _check_names(parameter_names, self.n_parameters)
         _check_overdetermined(self.n_samples_, self.n_joints, self.n_parameters)
         active_per_joint = np.count_nonzero(

@@ -31,15 +31,15 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import logging
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
 from robot_dynid import __version__
 from robot_dynid.base_parameters import BaseParameters, compute_base_parameters
 from robot_dynid.errors import DataError, DynIdError, IdentificationError
-from robot_dynid.estimators import LeastSquaresAccumulator, RecursiveLeastSquares
-from robot_dynid.friction import FrictionModel
+from robot_dynid.estimators import BATCH_METHODS, ESTIMATORS, METHODS, LeastSquaresAccumulator, RecursiveLeastSquares
+from robot_dynid.friction import FrictionModel, friction_model
 from robot_dynid.link_inertials import prior_parameters
 from robot_dynid.model import DynamicModel
 from robot_dynid.physical_consistency import (DEFAULT_DELTA, DEFAULT_PRIOR_WEIGHT, ConsistencyConstraints,
@@ -52,7 +52,6 @@ from robot_dynid.signal_processing import lowpass_filter, sample_interval
 
 logger = logging.getLogger(__name__)
 
-METHODS = ("ols", "wls", "rls")
 PRIOR_MODES = ("two_step", "regularised")
 
 
@@ -98,7 +97,8 @@ class IdentificationSettings:
         Add a rotor-inertia column ``Ia_j qdd_j`` per joint.
     offset : bool
         Add a constant torque offset per joint [N m].
-    method : {"ols", "wls", "rls"}
+    method : str
+        A registered estimator (:data:`robot_dynid.estimators.ESTIMATORS`: ols, wls, rls).
     forgetting : float
         RLS forgetting factor mu in (0, 1]; 1 weighs all samples equally.
     chunk_size : int
@@ -134,9 +134,9 @@ class IdentificationSettings:
             raise DynIdError(f"chunk_size must be a positive number of samples, got {self.chunk_size!r}")
         if self.lowpass is not None and not (np.isfinite(self.lowpass) and self.lowpass > 0.0):
             raise DynIdError(f"lowpass must be a cutoff frequency > 0 [Hz], got {self.lowpass!r}")
-        if self.consistency is not None and self.method == "rls":
-            raise DynIdError("a physically consistent fit solves the accumulated equations (ols or wls), "
-                             "not the recursive estimate (rls)")
+        if self.consistency is not None and "consistent" not in ESTIMATORS[self.method].options:
+            raise DynIdError(f"a physically consistent fit solves the accumulated equations ({', '.join(BATCH_METHODS)}), "
+                             f"not {self.method}")
         if self.file_offsets and self.offset:
             raise DynIdError("give a torque offset per joint (offset) or per recording and joint (file_offsets), "
                              "not both: together they cannot be told apart")
@@ -145,15 +145,50 @@ class IdentificationSettings:
         return Regressor(robot, self.friction, armature=self.armature, offset=self.offset)
 
 
-def consistent_settings(settings: IdentificationSettings, robot: RobotDescription, bounds_file=None,
-                        use_prior: bool = True, mode: str = "two_step") -> IdentificationSettings:
-    """``settings`` with a physically consistent fit; a bounds file (YAML, see
-    :func:`~robot_dynid.physical_consistency.load_constraints`) read against the robot's links."""
+_FRICTION_DEFAULTS = FrictionModel()
+OPTION_DEFAULTS = {
+    "friction": "coulomb_viscous", "friction_drift": "none", "dead_band": _FRICTION_DEFAULTS.dead_band,
+    "sign_sharpness": _FRICTION_DEFAULTS.sign_sharpness, "stribeck_velocity": _FRICTION_DEFAULTS.stribeck_velocity,
+    "armature": False, "offset": False, "method": "ols", "forgetting": 1.0, "lowpass": None,
+    "file_offsets": False, "consistent": False, "bounds_file": None, "prior_mode": "two_step",
+}
+"""The options :func:`settings_from_options` takes, with their defaults: the friction model (name,
+``friction_drift``, ``dead_band`` [rad/s], ``sign_sharpness`` [s/rad], ``stribeck_velocity``
+[rad/s]), the extra columns (``armature``, ``offset``), the estimator (``method``,
+``forgetting``), ``lowpass`` [Hz] (None or 0: off), ``file_offsets``, and the consistent fit
+(``consistent``, ``bounds_file`` (None or '': none), ``prior_mode``: two_step, regularised or
+none)."""
+
+
+def settings_from_options(options: Mapping, robot: RobotDescription) -> IdentificationSettings:
+    """The identification settings of a mapping of options (:data:`OPTION_DEFAULTS`), as the
+    command line and the identifier node give them; options not given take their defaults.
+
+    Raises
+    ------
+    DynIdError
+        An unknown option, or a value the settings refuse (naming it).
+    """
+    unknown = sorted(set(options) - set(OPTION_DEFAULTS))
+    if unknown:
+        raise DynIdError(f"unknown identification option(s) {unknown}; known: {sorted(OPTION_DEFAULTS)}")
+    values = {**OPTION_DEFAULTS, **options}
+    friction = friction_model(values["friction"], drift=values["friction_drift"], dead_band=values["dead_band"],
+                              sign_sharpness=values["sign_sharpness"], stribeck_velocity=values["stribeck_velocity"])
+    settings = IdentificationSettings(friction=friction, armature=bool(values["armature"]),
+                                      offset=bool(values["offset"]), method=values["method"],
+                                      forgetting=float(values["forgetting"]), lowpass=values["lowpass"] or None,
+                                      file_offsets=bool(values["file_offsets"]))
+    if not values["consistent"]:
+        return settings
+    mode = values["prior_mode"]
+    if mode not in PRIOR_MODES + ("none",):
+        raise DynIdError(f"prior_mode must be one of {list(PRIOR_MODES) + ['none']}, got {mode!r}")
     constraints = None
-    if bounds_file:
-        constraints = load_constraints(bounds_file, ParameterLayout.from_regressor(settings.regressor(robot)))
-    return dataclasses.replace(settings, consistency=ConsistencySettings(use_prior=use_prior, mode=mode,
-                                                                         constraints=constraints))
+    if values["bounds_file"]:
+        constraints = load_constraints(values["bounds_file"], ParameterLayout.from_regressor(settings.regressor(robot)))
+    return dataclasses.replace(settings, consistency=ConsistencySettings(
+        use_prior=mode != "none", mode="two_step" if mode == "none" else mode, constraints=constraints))
 
 
 def iter_regressor_chunks(regressor: Regressor, base: BaseParameters, recording: Recording, chunk_size: int,
@@ -269,7 +304,7 @@ def identify(
     offsets = _file_offset_names(recordings, robot) if settings.file_offsets else []
     accumulator = LeastSquaresAccumulator(robot.n_joints, base.rank + len(offsets))
     rls = RecursiveLeastSquares(base.rank + len(offsets), forgetting=settings.forgetting) \
-        if settings.method == "rls" else None
+        if not ESTIMATORS[settings.method].batch else None
     dropped = DropCounter()
     for index, recording in enumerate(recordings):
         dropped.merge(recording.dropped)
@@ -344,7 +379,9 @@ def model_from_accumulator(
         no model with one is ever made.
     """
     names = list(base.names) + list(nuisance_names)
-    batch = accumulator.solve("wls" if settings.method == "wls" else "ols", parameter_names=names)
+    # the batch solve gives the noise level and condition number for every method, the estimate for batch ones
+    batch_method = settings.method if ESTIMATORS[settings.method].batch else "ols"
+    batch = accumulator.solve(batch_method, parameter_names=names)
     standard, consistency = None, None
     if rls is not None and rls.n_updates_:
         values = rls.theta_.copy()

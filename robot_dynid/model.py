@@ -36,6 +36,7 @@ import yaml
 
 from robot_dynid.base_parameters import BaseParameters
 from robot_dynid.errors import DataError, DynIdError, ModelFileError
+from robot_dynid.estimators import METHODS
 from robot_dynid.friction import DRIFT_MODES, FRICTION_MODEL_NAMES, FrictionModel
 from robot_dynid.link_inertials import link_inertials, link_names
 from robot_dynid.regressor import Regressor
@@ -52,7 +53,6 @@ STANDARD_STD_FRACTION = 1e-3
 #: absolute (times 1e-3) for values below 1e-3.
 LINKS_RTOL = 1e-9
 INERTIAL_PARAMETER_ORDER = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
-METHODS = ("ols", "wls", "rls")
 #: The ``units`` section: fixed (model files are SI); loading checks it is exactly this.
 UNITS = {
     "angle": "rad", "length": "m", "mass": "kg", "torque": "N m", "time": "s", "temperature": "deg C",

@@ -2,8 +2,7 @@
 import json
 
 from robot_dynid.base_parameters import compute_base_parameters
-from robot_dynid.cli.options import add_model_structure_arguments, friction_from_args
-from robot_dynid.regressor import Regressor
+from robot_dynid.cli.options import add_model_structure_arguments, settings_from_args
 from robot_dynid.robot_description import load_robot
 
 NAME = "base-parameters"
@@ -17,7 +16,7 @@ def add_arguments(parser):
 
 def main(args):
     robot = load_robot(args.robot)
-    regressor = Regressor(robot, friction_from_args(args), armature=args.armature, offset=args.offset)
+    regressor = settings_from_args(args, robot).regressor(robot)
     base = compute_base_parameters(regressor)
     if args.json:
         print(json.dumps({

@@ -26,8 +26,8 @@ from std_msgs.msg import Header
 from std_srvs.srv import Trigger
 
 from robot_dynid.errors import DynIdError
-from robot_dynid.friction import friction_model
-from robot_dynid.identification import IdentificationSettings, consistent_settings
+from robot_dynid.estimators import METHODS
+from robot_dynid.identification import OPTION_DEFAULTS, settings_from_options
 from robot_dynid.joint_states import JointStateSelector
 from robot_dynid.msg import ExperimentStage, IdentificationStatus, IdentifiedModel
 from robot_dynid.nodes.feedforward import MODEL_QOS
@@ -39,6 +39,22 @@ from robot_dynid.robot_description import load_robot
 from robot_dynid.streaming_identification import StreamingIdentifier, StreamingSettings
 
 STATE_QOS = QoSProfile(depth=2000, reliability=ReliabilityPolicy.RELIABLE)
+IDENTIFICATION_PARAMETERS = (  # (option of identification.settings_from_options, description, unit)
+    ("friction", "friction model: none, coulomb_viscous, stribeck_cbrt, arctan, polynomial", None),
+    ("friction_drift", "friction coefficients drifting with temperature or time: none, temperature, time", None),
+    ("dead_band", "speed below which every friction column is zero", "rad/s"),
+    ("sign_sharpness", "arctan friction: k of its smoothed Coulomb sign (2/pi) atan(k v)", "s/rad"),
+    ("stribeck_velocity", "arctan friction: vs of its Stribeck transition", "rad/s"),
+    ("armature", "add a rotor inertia column Ia_j qdd_j per joint", None),
+    ("offset", "add a constant torque offset per joint", None),
+    ("method", f"estimator, one of {list(METHODS)} (rls: online, updated per sample)", None),
+    ("forgetting", "RLS forgetting factor in (0, 1]", None),
+    ("consistent", "physically consistent fit: every link's pseudo-inertia positive semidefinite, friction and "
+                   "armature >= 0 (ols or wls; needs cvxpy)", None),
+    ("bounds_file", "bounds of the consistent fit (YAML: link masses [kg], total mass [kg], centre-of-mass boxes "
+                    "[m]); '' = none", None),
+    ("prior_mode", "prior of the consistent fit (the robot's inertials): two_step, regularised or none", None),
+)
 
 
 class IdentifierNode(Node):
@@ -47,9 +63,9 @@ class IdentifierNode(Node):
         super().__init__("identifier", **node_options)
         robot_file = (declare(self, "robot_file", "", "robot description (YAML); '' = the ER3A")
                       or str(find_package_file("config", "robots", "er3a.yaml")))
-        friction = declare(self, "friction", "coulomb_viscous", "friction model name")
-        method = declare(self, "method", "ols", "estimator: ols, wls or rls (online, per sample)")
-        forgetting = declare(self, "forgetting", 1.0, "RLS forgetting factor in (0, 1]")
+        options = {name: declare(self, name, "" if OPTION_DEFAULTS[name] is None else OPTION_DEFAULTS[name],
+                                 description, unit)
+                   for name, description, unit in IDENTIFICATION_PARAMETERS}
         stages = declare(self, "stages", ["excitation"], f"stage kinds to identify on, of {list(STAGE_KINDS)}")
         pool = declare(self, "pool_stages", False, "identify over all selected stages so far, not the last")
         max_samples = declare(self, "max_samples", 20000, "buffered samples before folding into normal equations")
@@ -64,19 +80,11 @@ class IdentifierNode(Node):
                           "(residual / torque, root of sums of squares) is not below this [1]")
         max_condition = declare(self, "max_condition", 1000.0, "quality gate: reject a model whose condition "
                                 "number (column-scaled base regressor) is not below this [1]")
-        consistent = declare(self, "consistent", False, "physically consistent fit: every link's pseudo-inertia "
-                             "positive semidefinite, friction and armature >= 0 (ols or wls; needs cvxpy)")
-        bounds_file = declare(self, "bounds_file", "", "bounds of the consistent fit (YAML: link masses [kg], total "
-                              "mass [kg], centre-of-mass boxes [m]); '' = none")
         status_period = declare(self, "status_period", 1.0, "period of IdentificationStatus", "s")
         self.latency = declare(self, "stage_latency", 0.5, "how far joint states and stage markers may arrive out "
                                "of stamp order; samples are used this much later", "s")
         self.robot = load_robot(robot_file)
-        identification = IdentificationSettings(friction=friction_model(friction), method=method,
-                                                forgetting=forgetting)
-        if consistent:
-            identification = consistent_settings(identification, self.robot, bounds_file or None)
-        settings = StreamingSettings(identification,
+        settings = StreamingSettings(settings_from_options(options, self.robot),
                                      stages=tuple(stages), pool_stages=pool, max_samples=max_samples,
                                      require_improvement=require, max_holdout_rsd=max_rsd,
                                      max_condition=max_condition)
@@ -92,7 +100,8 @@ class IdentifierNode(Node):
         self.create_service(Trigger, "~/identify", self.on_identify)
         self.create_timer(status_period, self.publish_status)
         self.create_timer(max(self.latency, 0.05), self.on_idle)
-        self.get_logger().info(f"identifying {self.robot.name} ({robot_file}) with {method}, friction {friction}, "
+        self.get_logger().info(f"identifying {self.robot.name} ({robot_file}) with {options['method']}, friction "
+                               f"{options['friction']}, "
                                f"on stages {list(stages)}; {joint_states_topic} -> {model_topic}")
 
     def on_joint_state(self, msg):

@@ -147,8 +147,9 @@ def test_stage_end_publishes_a_model_that_predicts_held_out_motion(identifier, s
 
 @pytest.fixture()
 def fresh_identifier(tmp_path):
-    """A second identifier on its own topics, with no model yet, making physically consistent fits."""
-    process = start_node("identifier", "-r", "__node:=identifier_fresh", "-p", "consistent:=true",
+    """A second identifier on its own topics, with no model yet, making physically consistent fits with
+    armature columns."""
+    process = start_node("identifier", "-r", "__node:=identifier_fresh", "-p", "consistent:=true", "-p", "armature:=true",
                          "-p", "joint_states_topic:=fresh/joint_states",
                          "-p", "stage_topic:=fresh/experiment_stage", "-p", "model_topic:=fresh/identified_model",
                          "-p", "status_topic:=fresh/identification_status", log_path=tmp_path / "node.log")
@@ -201,6 +202,7 @@ def test_jittered_stamps_lost_and_bad_messages_still_give_a_good_model(fresh_ide
     graph.spin_until(lambda: topics["models"], timeout=30.0, what="an IdentifiedModel from jittered stamps")
     model = DynamicModel.from_yaml(topics["models"][0].artifact_yaml)
     assert model.standard is not None and model.metrics["plausibility"]["consistent"] is True   # consistent:=true
+    assert model.armature                                                                         # armature:=true
     _, q2, qd2, qdd2 = motion(robot, seed=9, duration=6.0)
     error = model.torque(q2, qd2, qdd2) - sim.torques(q2, qd2, qdd2, noise=False)
     assert np.sqrt(np.mean(error**2, axis=0)).max() < TOLERANCE
