@@ -21,7 +21,8 @@ import machine
 import numpy as np
 
 from robot_dynid.base_parameters import compute_base_parameters
-from robot_dynid.excitation import check_trajectory, optimize_excitation
+from robot_dynid.excitation import optimize_excitation
+from robot_dynid.trajectory_checks import check_trajectory
 from robot_dynid.friction import friction_model
 from robot_dynid.regressor import Regressor
 from robot_dynid.robot_description import load_robot

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from robot_dynid.errors import DataError, DynIdError, TrajectoryError
-from robot_dynid.excitation import check_trajectory
+from robot_dynid.trajectory_checks import check_trajectory
 from robot_dynid.joint_names import match_joints
 from robot_dynid.protocol import ProtocolPlan
 from robot_dynid.stages import StageMarker

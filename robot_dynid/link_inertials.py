@@ -10,7 +10,7 @@ parallel-axis theorem ``I_O = I_c + m (|c|^2 1 - c c^T)``.
 
 :func:`prior_parameters` gives a robot's prior standard inertial parameters from its description:
 the ``inertial:`` entries of a DH table, or a URDF's ``<inertial>`` elements, each link's own
-merged with those of the links fixed to it (:func:`robot_dynid.robot_description.link_bodies`).
+merged with those of the links fixed to it (:func:`robot_dynid.urdf.link_bodies`).
 """
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ import pinocchio as pin
 
 from robot_dynid.errors import DynIdError
 from robot_dynid.regressor import N_INERTIAL, inertia_parameter_map
-from robot_dynid.robot_description import LinkInertial, RobotDescription, link_bodies
+from robot_dynid.robot_description import LinkInertial, RobotDescription
+from robot_dynid.urdf import link_bodies
 
 #: Indices turning the regressor's inertia order ``(Ixx, Ixy, Iyy, Ixz, Iyz, Izz)`` into URDF's
 #: ``(ixx, ixy, ixz, iyy, iyz, izz)``, and back (the permutation is its own inverse).

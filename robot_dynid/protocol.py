@@ -35,7 +35,8 @@ import numpy as np
 import yaml
 
 from robot_dynid.errors import TrajectoryError
-from robot_dynid.excitation import check_trajectory, random_excitation
+from robot_dynid.excitation import random_excitation
+from robot_dynid.trajectory_checks import check_trajectory
 from robot_dynid.stages import STAGE_KINDS
 from robot_dynid.trajectories import (
     CycloidalMove, FourierTrajectory, Hold, Parallel, PointToPoint, Repeat, Sequence, Trajectory,

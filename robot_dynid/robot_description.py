@@ -31,7 +31,6 @@ import functools
 import logging
 import math
 import os
-import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from typing import Any, Mapping, NamedTuple, Sequence
 
@@ -272,7 +271,8 @@ class RobotDescription:
         position limits (``[-pi, pi]`` unless overridden) only bound excitation design."""
         if self.urdf is None:
             return (False,) * self.n_joints
-        _, joints = _parse_urdf(self.urdf)
+        from robot_dynid.urdf import parse_urdf
+        _, joints = parse_urdf(self.urdf)
         return tuple(joints[name].type == "continuous" for name in self.joint_names)
 
     def torque_from_current(self, current) -> np.ndarray:
@@ -558,7 +558,8 @@ def robot_from_dict(data: Mapping, base_dir: str | os.PathLike | None = None,
             raise RobotDescriptionError(
                 f"a robot description must be a mapping, got {type(data).__name__}")
         if "urdf" in data:
-            return _robot_from_urdf_dict(data, base_dir)
+            from robot_dynid.urdf import robot_from_urdf_dict
+            return robot_from_urdf_dict(data, base_dir)
         return _robot_from_dh_dict(data)
     except RobotDescriptionError as error:
         raise RobotDescriptionError(f"{source}: {error}") from None
@@ -636,331 +637,6 @@ def _limits_from_values(position: Any, velocity: Any, acceleration: Any, effort:
         effort=None if effort is None else _number(effort, f"{label}.{keys[3]}"))
 
 
-def _robot_from_urdf_dict(data: Mapping, base_dir: str | os.PathLike | None) -> RobotDescription:
-    _check_keys(data, "robot description", ("urdf",), _URDF_OPTIONAL)
-    urdf = data["urdf"]
-    if not isinstance(urdf, str) or not urdf.strip():
-        raise RobotDescriptionError(f"urdf must be a file path or URDF XML text, got {urdf!r}")
-    if not urdf.lstrip().startswith("<"):
-        path = urdf if os.path.isabs(urdf) else os.path.join(base_dir or os.getcwd(), urdf)
-        try:
-            with open(path, encoding="utf-8") as stream:
-                urdf = stream.read()
-        except OSError as error:
-            raise RobotDescriptionError(f"urdf: cannot read {path}: {error}") from None
-        except UnicodeDecodeError as error:
-            raise RobotDescriptionError(f"urdf: {path} is not UTF-8 text (byte {error.start}); is it a URDF?") from None
-    joints = data.get("joints")
-    if joints is not None and (not isinstance(joints, list)
-                               or not all(isinstance(name, str) for name in joints)):
-        raise RobotDescriptionError(f"joints must be a list of URDF joint names, got {joints!r}")
-    overrides = {}
-    for key in _URDF_LIMIT_MAPS + _URDF_DRIVE_MAPS:
-        value = data.get(key) or {}
-        if not isinstance(value, Mapping):
-            raise RobotDescriptionError(
-                f"{key} must be a mapping joint name -> value, got {value!r}")
-        overrides[key] = dict(value)
-    name = data.get("name")
-    gravity = _numbers(data.get("gravity", list(DEFAULT_GRAVITY)), 3, "gravity", "m/s^2")
-    return _build_urdf_robot(urdf, joints, name, gravity, overrides)
-
-
-def robot_from_urdf(urdf_text: str, joints: Sequence[str] | None = None, name: str | None = None,
-                    gravity: Sequence[float] = DEFAULT_GRAVITY,
-                    acceleration_limits: Mapping[str, float] | None = None) -> RobotDescription:
-    """Build a robot from URDF text (e.g. a ROS ``robot_description`` parameter).
-
-    Parameters
-    ----------
-    urdf_text : str
-        URDF XML.
-    joints : sequence of str, optional
-        Joints of the chain, base to tip. Default: every revolute/continuous joint, which must
-        then form a single chain.
-    name : str, optional
-        Robot name; default the URDF ``<robot name>``.
-    gravity : sequence of 3 float
-        Gravity [m/s^2] in the URDF root link frame.
-    acceleration_limits : mapping joint name -> float, optional
-        [rad/s^2]; joints without one get ``DEFAULT_ACCELERATION_PER_VELOCITY`` times their
-        velocity limit.
-    """
-    try:
-        gravity = _numbers(list(gravity), 3, "gravity", "m/s^2")
-        overrides = {key: {} for key in _URDF_LIMIT_MAPS}
-        overrides["acceleration_limits"] = dict(acceleration_limits or {})
-        return _build_urdf_robot(urdf_text, None if joints is None else list(joints), name,
-                                 gravity, overrides)
-    except RobotDescriptionError as error:
-        raise RobotDescriptionError(f"URDF: {error}") from None
-
-
-@dataclass(frozen=True)
-class _UrdfJoint:
-    name: str
-    type: str
-    parent: str
-    child: str
-    placement: pin.SE3
-    axis: np.ndarray
-    limit: dict
-
-
-def _urdf_root(urdf_text: str) -> ElementTree.Element:
-    try:
-        root = ElementTree.fromstring(urdf_text)
-    except ElementTree.ParseError as error:
-        raise RobotDescriptionError(f"invalid URDF XML: {error}") from None
-    if root.tag != "robot":
-        raise RobotDescriptionError(f"URDF root element is <{root.tag}>, expected <robot>")
-    return root
-
-
-def _parse_urdf(urdf_text: str) -> tuple[str, dict[str, _UrdfJoint]]:
-    root = _urdf_root(urdf_text)
-    joints = {}
-    for element in root.findall("joint"):
-        name = element.get("name")
-        parent, child = element.find("parent"), element.find("child")
-        if not name or parent is None or child is None:
-            raise RobotDescriptionError(
-                f"URDF joint {name!r} needs a name, <parent link> and <child link>")
-        origin = element.find("origin")
-        xyz = _urdf_vector(origin, "xyz", name) if origin is not None else np.zeros(3)
-        rpy = _urdf_vector(origin, "rpy", name) if origin is not None else np.zeros(3)
-        for value in xyz:
-            if abs(value) > MAX_LENGTH:
-                raise RobotDescriptionError(
-                    f"URDF joint {name!r} origin xyz = {xyz.tolist()} m looks like millimetres "
-                    f"(expected |x| <= {MAX_LENGTH} m)")
-        axis_element = element.find("axis")
-        axis = (_urdf_vector(axis_element, "xyz", name) if axis_element is not None
-                else np.array([1.0, 0.0, 0.0]))
-        limit_element = element.find("limit")
-        limit = {}
-        for key, value in ({} if limit_element is None else limit_element.attrib).items():
-            if key in ("lower", "upper", "velocity", "effort"):
-                try:
-                    limit[key] = float(value)
-                except ValueError:
-                    raise RobotDescriptionError(
-                        f"URDF joint {name!r}: <limit {key}={value!r}> is not a number") from None
-        joints[name] = _UrdfJoint(name=name, type=element.get("type", ""),
-                                  parent=parent.get("link", ""), child=child.get("link", ""),
-                                  placement=pin.SE3(pin.rpy.rpyToMatrix(*rpy), xyz),
-                                  axis=axis, limit=limit)
-    return root.get("name", ""), joints
-
-
-def _urdf_vector(element: ElementTree.Element, attribute: str, joint: str,
-                 kind: str = "joint") -> np.ndarray:
-    text = element.get(attribute, "0 0 0")
-    try:
-        values = np.array([float(item) for item in text.split()])
-    except ValueError:
-        values = np.zeros(0)
-    if values.shape != (3,) or not np.isfinite(values).all():
-        raise RobotDescriptionError(
-            f"URDF {kind} {joint!r}: {attribute}={text!r}, expected 3 finite numbers")
-    return values
-
-
-_URDF_INERTIA_ATTRIBUTES = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
-
-
-def _parse_urdf_inertials(urdf_text: str) -> dict[str, LinkInertial]:
-    """The ``<inertial>`` of every URDF link that has one, as a :class:`LinkInertial` in the
-    link frame (the inertial frame's rpy turned into the link's axes)."""
-    inertials = {}
-    for link in _urdf_root(urdf_text).findall("link"):
-        name, element = link.get("name", ""), link.find("inertial")
-        if element is None:
-            continue
-        label = f"URDF link {name!r}: <inertial>"
-        origin = element.find("origin")
-        xyz, rpy = ((np.zeros(3), np.zeros(3)) if origin is None else
-                    (_urdf_vector(origin, key, name, "link") for key in ("xyz", "rpy")))
-        mass, inertia = element.find("mass"), element.find("inertia")
-        if mass is None or inertia is None:
-            raise RobotDescriptionError(f"{label} needs <mass value> and <inertia ixx ... izz>")
-
-        def attribute(tag: ElementTree.Element, key: str) -> float:
-            if key not in tag.attrib:
-                raise RobotDescriptionError(f"{label} <{tag.tag}> has no {key}")
-            try:
-                value = float(tag.get(key))
-            except ValueError:
-                raise RobotDescriptionError(f"{label} <{tag.tag} {key}={tag.get(key)!r}> is not a "
-                                            "number") from None
-            return _number(value, f"{label} <{tag.tag} {key}>")
-
-        values = [attribute(inertia, key) for key in _URDF_INERTIA_ATTRIBUTES]
-        xx, xy, xz, yy, yz, zz = values
-        rotation = pin.rpy.rpyToMatrix(*rpy)
-        turned = rotation @ np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]) @ rotation.T
-        inertial = LinkInertial(mass=attribute(mass, "value"), com=tuple(xyz),
-                                inertia=tuple(turned[[0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]]))
-        _check_inertial(inertial, label)
-        inertials[name] = inertial
-    return inertials
-
-
-def _select_urdf_chain(joints: dict[str, _UrdfJoint], selection: list[str] | None) -> list[str]:
-    if selection is None:
-        movable = [name for name, joint in joints.items() if joint.type != "fixed"]
-        unsupported = [name for name in movable if joints[name].type not in _URDF_REVOLUTE_TYPES]
-        if unsupported:
-            raise RobotDescriptionError(
-                f"URDF joint {unsupported[0]!r} is {joints[unsupported[0]].type!r}; only revolute "
-                "joints are supported: select the arm's joints with joints: [...]")
-        selection = _chain_order(joints, movable)
-    for name in selection:
-        if name not in joints:
-            raise RobotDescriptionError(
-                f"joint {name!r} is not in the URDF; URDF joints: {', '.join(joints)}")
-        if joints[name].type not in _URDF_REVOLUTE_TYPES:
-            raise RobotDescriptionError(
-                f"joint {name!r} is a URDF {joints[name].type!r} joint; only revolute and "
-                "continuous joints are supported")
-    if not selection:
-        raise RobotDescriptionError("the URDF has no revolute joints")
-    if len(set(selection)) != len(selection):
-        raise RobotDescriptionError(f"joints {selection} contains duplicate names")
-    previous_child = None
-    for name in selection:
-        _path_placement(joints, previous_child, joints[name].parent, f"joint {name!r}")
-        previous_child = joints[name].child
-    return list(selection)
-
-
-def _chain_order(joints: dict[str, _UrdfJoint], movable: list[str]) -> list[str]:
-    """Movable joints ordered base to tip by their depth in the tree."""
-    parent_of = {joint.child: joint for joint in joints.values()}
-
-    def depth(name: str) -> int:
-        count, link = 0, joints[name].parent
-        while link in parent_of:
-            count, link = count + 1, parent_of[link].parent
-        return count
-
-    return sorted(movable, key=depth)
-
-
-def _path_placement(joints: dict[str, _UrdfJoint], from_link: str | None, to_link: str,
-                    label: str) -> pin.SE3:
-    """Fixed placement of ``to_link`` in ``from_link`` (None: the root), other joints at 0."""
-    parent_of = {joint.child: joint for joint in joints.values()}
-    placement = pin.SE3.Identity()
-    link = to_link
-    while link != from_link:
-        if link not in parent_of:
-            if from_link is None:
-                break
-            raise RobotDescriptionError(
-                f"{label}: URDF link {to_link!r} is not below link {from_link!r}; "
-                "the joints must be listed base to tip along one chain (select them with "
-                "joints: [...] when the URDF branches)")
-        joint = parent_of[link]
-        if joint.type != "fixed":
-            logger.warning("URDF joint %r between the selected joints is held at 0", joint.name)
-        placement = joint.placement * placement
-        link = joint.parent
-    return placement
-
-
-def _build_urdf_robot(urdf_text: str, selection: list[str] | None, name: str | None,
-                      gravity: tuple[float, ...], overrides: dict[str, dict]) -> RobotDescription:
-    robot_name, joints = _parse_urdf(urdf_text)
-    chain = _select_urdf_chain(joints, selection)
-    for key, values in overrides.items():
-        unknown = [joint for joint in values if joint not in chain]
-        if unknown:
-            raise RobotDescriptionError(
-                f"{key}: joint {unknown[0]!r} is not one of the selected joints {chain}")
-    limits = tuple(_urdf_limits(joints[joint_name], overrides) for joint_name in chain)
-    drives = tuple(JointDrive(*(None if joint_name not in overrides.get(mapping, {})
-                                else _number(overrides[mapping][joint_name],
-                                             f"{mapping}[{joint_name}]")
-                                for mapping in _URDF_DRIVE_MAPS))
-                   for joint_name in chain)
-    return RobotDescription(name=name or robot_name or "robot", joint_names=tuple(chain),
-                            limits=limits, gravity=gravity, urdf=urdf_text,
-                            drives=drives if any(drive != JointDrive() for drive in drives)
-                            else None)
-
-
-def _urdf_limits(joint: _UrdfJoint, overrides: dict[str, dict]) -> JointLimits:
-    label = f"joint {joint.name!r}"
-
-    def override(key: str):
-        if joint.name not in overrides[key]:
-            return None
-        value, where = overrides[key][joint.name], f"{key}[{joint.name}]"
-        if key == "position_limits":
-            return _numbers(value, 2, where, "rad")
-        return _number(value, where)
-
-    position = override("position_limits")
-    if position is None:
-        if joint.type == "continuous":
-            position = CONTINUOUS_POSITION_LIMITS
-        elif "lower" in joint.limit and "upper" in joint.limit:
-            position = (joint.limit["lower"], joint.limit["upper"])
-        else:
-            raise RobotDescriptionError(
-                f"{label} has no <limit lower upper> in the URDF and no position_limits override")
-    velocity = override("velocity_limits")
-    if velocity is None:
-        velocity = joint.limit.get("velocity", 0.0)
-        if not velocity > 0.0:
-            raise RobotDescriptionError(f"{label} has no <limit velocity> > 0 in the URDF and "
-                                        "no velocity_limits override")
-    acceleration = override("acceleration_limits")
-    if acceleration is None:
-        acceleration = DEFAULT_ACCELERATION_PER_VELOCITY * velocity
-        logger.info("%s: no acceleration limit given, using %.3g rad/s^2 (%g x velocity limit)",
-                    label, acceleration, DEFAULT_ACCELERATION_PER_VELOCITY)
-    effort = override("effort_limits")
-    if effort is None:
-        effort = joint.limit.get("effort") or None
-    return JointLimits(position=position, velocity=velocity, acceleration=acceleration,
-                       effort=effort)
-
-
-def link_bodies(robot: RobotDescription, inertials: bool = True) -> tuple[tuple[LinkBody, ...], ...]:
-    """Per joint, the bodies that move rigidly with its link frame, the link itself first.
-
-    DH robots: one body ``"<joint>_link"`` at the link frame, with the joint's ``inertial:``
-    entry (or None). URDF robots: the joint's child link, then every link below it reached
-    through fixed joints or movable joints that are not selected (held at 0) before the next
-    selected joint, each with its ``<inertial>`` (None without one). Links before the first
-    selected joint (and branches hanging there) belong to no joint and are left out.
-    With ``inertials=False`` the URDF's ``<inertial>`` elements are not read (all None).
-    """
-    if robot.urdf is None:
-        inertials = robot.inertials or (None,) * robot.n_joints
-        return tuple((LinkBody(f"{name}_link", pin.SE3.Identity(), inertial),)
-                     for name, inertial in zip(robot.joint_names, inertials))
-    _, joints = _parse_urdf(robot.urdf)
-    by_link = _parse_urdf_inertials(robot.urdf) if inertials else {}
-    selected = set(robot.joint_names)
-    below: dict[str, list[_UrdfJoint]] = {}
-    for joint in joints.values():
-        below.setdefault(joint.parent, []).append(joint)
-    groups = []
-    for name in robot.joint_names:
-        child = joints[name].child
-        group, stack = [], [(child, pin.SE3.Identity())]
-        while stack:
-            link, placement = stack.pop(0)
-            group.append(LinkBody(link, placement, by_link.get(link)))
-            stack += [(joint.child, placement * joint.placement) for joint in below.get(link, ())
-                      if joint.name not in selected]
-        groups.append(tuple(group))
-    return tuple(groups)
-
-
 def _dh_transform(row: DHRow, convention: str, q: float = 0.0) -> pin.SE3:
     """``A = Rz(q+theta) Tz(d) Tx(a) Rx(alpha)`` (standard) or ``Rx Tx Rz Tz`` (modified)."""
     rot_z = pin.SE3(pin.rpy.rpyToMatrix(0.0, 0.0, q + row.theta), np.zeros(3))
@@ -981,18 +657,9 @@ class _JointGeometry:
 
 def _joint_geometry(robot: RobotDescription) -> list[_JointGeometry]:
     if robot.urdf is not None:
-        _, joints = _parse_urdf(robot.urdf)
-        geometry, previous_child = [], None
-        for name in robot.joint_names:
-            joint = joints[name]
-            placement = _path_placement(joints, previous_child, joint.parent,
-                                        f"joint {name!r}") * joint.placement
-            norm = np.linalg.norm(joint.axis)
-            if norm == 0.0:
-                raise RobotDescriptionError(f"URDF joint {name!r} has a zero <axis>")
-            geometry.append(_JointGeometry(placement, joint.axis / norm, pin.SE3.Identity()))
-            previous_child = joint.child
-        return geometry
+        from robot_dynid.urdf import urdf_chain
+        return [_JointGeometry(placement, axis, pin.SE3.Identity())
+                for placement, axis in urdf_chain(robot.urdf, robot.joint_names)]
     convention = robot.dh_convention
     base = (pin.SE3.Identity() if robot.base is None
             else _dh_transform(robot.base, convention))

@@ -9,7 +9,7 @@ in the link frame's axes [kg m^2].
   frames, e.g. one with meshes) with the ``<inertial>`` of each joint's child link replaced. The
   identified parameters of a link include every link fixed to it (fixed joints, and movable
   joints that are not among the model's joints, taken at 0: see
-  :func:`robot_dynid.robot_description.link_bodies`), so the merged total goes on the child link
+  :func:`robot_dynid.urdf.link_bodies`), so the merged total goes on the child link
   and the ``<inertial>`` of each such fixed link is removed, a comment naming the link it was
   merged into. Links before the first joint keep theirs.
 - DH robots: a URDF built from the DH table (standard or modified; the ``base`` row as a fixed
@@ -40,7 +40,8 @@ from robot_dynid.link_inertials import inertial_from_parameters
 from robot_dynid.model import DynamicModel
 from robot_dynid.regressor import N_INERTIAL, inertia_parameter_map
 from robot_dynid.robot_description import (LinkInertial, RobotDescription, build_pinocchio_model,
-                                           link_bodies, link_frame_placements, robot_from_urdf)
+                                           link_frame_placements)
+from robot_dynid.urdf import link_bodies, robot_from_urdf
 
 logger = logging.getLogger(__name__)
 

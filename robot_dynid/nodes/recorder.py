@@ -1,7 +1,7 @@
 """recorder node: records joint states, stage markers and optional extra topics to a rosbag2 bag.
 
 Messages are subscribed raw and written as the CDR bytes that arrived (nothing decoded or lost),
-under the fixed bag topic names of :data:`robot_dynid.recorder_session.BAG_TOPICS`, so that
+under the fixed bag topic names of :data:`robot_dynid.bag_layout.BAG_TOPICS`, so that
 ``robot-dynid identify --data <bag>`` reads the bag with its default topic options.
 
 Parameters
@@ -41,7 +41,7 @@ from robot_dynid.errors import DynIdError
 from robot_dynid.msg import ExperimentStage, HydraulicCylinderState
 from robot_dynid.joint_states import JointStateSelector
 from robot_dynid.nodes.node_runtime import declare, spin_node
-from robot_dynid.recorder_session import BAG_TOPICS, default_bag_path, joint_state_fields
+from robot_dynid.bag_layout import BAG_TOPICS, default_bag_path, joint_state_fields
 from robot_dynid.srv import MarkStage
 from robot_dynid.stages import StageMarker
 

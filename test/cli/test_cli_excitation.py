@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from robot_dynid.cli import main
-from robot_dynid.excitation import check_trajectory
+from robot_dynid.trajectory_checks import check_trajectory
 from robot_dynid.package_files import find_package_file
 from robot_dynid.protocol import load_plan
 from robot_dynid.robot_description import load_robot

@@ -16,7 +16,8 @@ from robot_dynid.link_inertials import prior_parameters
 from robot_dynid.model import DynamicModel
 from robot_dynid.package_files import find_package_file
 from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import load_robot, robot_from_dict, robot_from_urdf
+from robot_dynid.robot_description import load_robot, robot_from_dict
+from robot_dynid.urdf import robot_from_urdf
 from robot_dynid.simulation import plausible_parameters
 from robot_dynid.urdf_export import export_urdf
 from urdf_samples import (PLANAR_GRIPPER_URDF, UR5_URDF, configuration, pinocchio_model,
@@ -159,7 +160,7 @@ def test_another_urdf_is_used_only_when_its_kinematics_are_the_models():
     with pytest.raises(RobotDescriptionError, match=r"^URDF: joint 'elbow_joint' has another placement or axis than "
                                                     r"in the model's robot"):
         export_urdf(model, moved)
-    with pytest.raises(RobotDescriptionError, match=r"^URDF: link 'tool0', moving with joint 'wrist_3_joint', has no "
+    with pytest.raises(RobotDescriptionError, match=r"^URDF: link 'tool0', the child of joint 'flange', has no "
                                                     r"<link> element$"):
         export_urdf(model, UR5_URDF.read_text().replace('<link name="tool0"/>', ""))
     with pytest.raises(RobotDescriptionError, match=r"^URDF: joint 'wrist_3_joint' is not in the URDF"):

