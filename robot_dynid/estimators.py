@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError, IdentificationError
 
 logger = logging.getLogger(__name__)
@@ -340,10 +341,7 @@ def _solve(fit, method, n_samples, active_per_joint, iterations=1) -> LeastSquar
 
 
 def _check_count(name: str, value) -> int:
-    """An integer >= 1 (bool rejected)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise DynIdError(f"{name} must be an integer >= 1, got {value!r}")
-    return int(value)
+    return validators.count(value, name, DynIdError)
 
 
 def _fit_in_memory(Y, tau, method, parameter_names, rank_tolerance,

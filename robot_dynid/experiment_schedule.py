@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError, TrajectoryError
 from robot_dynid.trajectory_checks import check_trajectory
 from robot_dynid.joint_names import match_joints
@@ -147,11 +148,7 @@ class Deviation:
 
 
 def _positive(name: str, value, unit: str, allow_zero: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or value < 0.0 or (value == 0.0 and not allow_zero):
-        bound = ">= 0" if allow_zero else "> 0"
-        raise TrajectoryError(f"{name} must be a finite number {bound} [{unit}], got {value!r}")
-    return float(value)
+    return validators.positive(value, name, TrajectoryError, unit, allow_zero)
 
 
 def stage_events(plan: ProtocolPlan) -> tuple[StageMarker, ...]:

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
 
 logger = logging.getLogger(__name__)
@@ -71,9 +72,7 @@ def _base_columns(model: "FrictionModel", v: np.ndarray) -> list[np.ndarray]:
 
 
 def _check_positive(name: str, value: float, allow_zero: bool = False) -> None:
-    if not math.isfinite(value) or value < 0.0 or (value == 0.0 and not allow_zero):
-        bound = ">= 0" if allow_zero else "> 0"
-        raise DynIdError(f"friction constant {name} must be finite and {bound}, got {value!r}")
+    validators.positive(value, f"friction constant {name}", DynIdError, allow_zero=allow_zero)
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import yaml
 
+from robot_dynid import validators
 from robot_dynid.errors import TrajectoryError
 from robot_dynid.excitation import random_excitation
 from robot_dynid.trajectory_checks import check_trajectory
@@ -186,9 +187,7 @@ class ProtocolPlan:
         cycle : ndarray of int, shape (N,)
             0-based cycle of each sample.
         """
-        if isinstance(rate_hz, bool) or not isinstance(rate_hz, (int, float)) \
-                or not math.isfinite(rate_hz) or rate_hz <= 0:
-            raise TrajectoryError(f"rate_hz must be a number > 0 [Hz], got {rate_hz!r}")
+        validators.positive(rate_hz, "rate_hz", TrajectoryError, "Hz")
         count = int(math.floor(self.duration * rate_hz + 1e-9)) + 1
         t = np.arange(count) / float(rate_hz)
         q, qd, qdd = self.trajectory.evaluate(t)
@@ -250,31 +249,22 @@ class ProtocolSettings:
 
     def __post_init__(self) -> None:
         for name in ("cycles", "excitation_periods"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise TrajectoryError(f"{name} must be an integer >= 1, got {value!r}")
+            validators.count(getattr(self, name), name, TrajectoryError)
         fractions = tuple(self.speed_fractions)
-        if not fractions or any(not (isinstance(f, (int, float)) and 0.0 < f <= 1.0)
-                                for f in fractions):
-            raise TrajectoryError(f"speed_fractions must be fractions in (0, 1], got "
-                                  f"{list(fractions)}")
-        object.__setattr__(self, "speed_fractions", tuple(float(f) for f in fractions))
+        if not fractions:
+            raise TrajectoryError("speed_fractions must hold at least one fraction in (0, 1]")
+        object.__setattr__(self, "speed_fractions", tuple(
+            validators.fraction(f, f"speed_fractions[{index}]", TrajectoryError) for index, f in enumerate(fractions)))
         for name in ("friction_range_fraction", "friction_acceleration_fraction",
                      "cycloid_range_fraction", "warmup_range_fraction", "warmup_speed_fraction",
                      "transition_speed_fraction"):
-            value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and 0.0 < value <= 1.0):
-                raise TrajectoryError(f"{name} must be in (0, 1], got {value!r}")
+            validators.fraction(getattr(self, name), name, TrajectoryError)
         for name in ("friction_min_plateau", "jerk_duration", "warmup_duration", "rest_duration",
                      "continuity_tolerance"):
-            value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0.0):
-                raise TrajectoryError(f"{name} must be a finite number >= 0 [s], got {value!r}")
+            validators.positive(getattr(self, name), name, TrajectoryError, "s", allow_zero=True)
         for name in ("friction_level_duration", "check_dt"):
-            value = getattr(self, name)
-            if value is not None and not (isinstance(value, (int, float))
-                                          and math.isfinite(value) and value > 0.0):
-                raise TrajectoryError(f"{name} must be > 0 [s], got {value!r}")
+            if getattr(self, name) is not None:
+                validators.positive(getattr(self, name), name, TrajectoryError, "s")
 
 
 class _CycleBuilder:

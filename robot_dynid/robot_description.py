@@ -37,6 +37,7 @@ from typing import Any, Mapping, NamedTuple, Sequence
 import numpy as np
 import pinocchio as pin
 
+from robot_dynid import validators
 from robot_dynid.errors import RobotDescriptionError
 from robot_dynid.joint_names import index_in
 from robot_dynid.signal_processing import current_to_torque
@@ -484,14 +485,7 @@ def _check_limits(limits: JointLimits, label: str) -> None:
         raise RobotDescriptionError(f"{label}.effort_limit = {limits.effort!r} N m must be > 0")
 
 
-def _number(value: Any, label: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise RobotDescriptionError(
-            f"{label} must be a number, got {type(value).__name__} {value!r}")
-    value = float(value)
-    if not math.isfinite(value):
-        raise RobotDescriptionError(f"{label} must be finite, got {value!r}")
-    return value
+_number = functools.partial(validators.number, error=RobotDescriptionError)
 
 
 def _optional_number(mapping: Mapping, key: str, label: str) -> float | None:
@@ -501,24 +495,11 @@ def _optional_number(mapping: Mapping, key: str, label: str) -> float | None:
 
 
 def _numbers(value: Any, count: int, label: str, unit: str) -> tuple[float, ...]:
-    if not isinstance(value, (list, tuple)) or len(value) != count:
-        raise RobotDescriptionError(
-            f"{label} must be a list of {count} numbers [{unit}], got {value!r}")
-    return tuple(_number(item, f"{label}[{index}]") for index, item in enumerate(value))
+    return validators.numbers(value, count, label, RobotDescriptionError, unit)
 
 
-def _check_keys(mapping: Any, label: str, required: Sequence[str],
-                optional: Sequence[str] = ()) -> None:
-    if not isinstance(mapping, Mapping):
-        raise RobotDescriptionError(f"{label} must be a mapping, got {type(mapping).__name__}")
-    allowed = tuple(required) + tuple(optional)
-    unknown = [key for key in mapping if key not in allowed]
-    if unknown:
-        raise RobotDescriptionError(
-            f"{label}: unknown key {unknown[0]!r}; allowed keys: {', '.join(allowed)}")
-    missing = [key for key in required if key not in mapping]
-    if missing:
-        raise RobotDescriptionError(f"{label}: missing key {missing[0]!r}")
+def _check_keys(mapping: Any, label: str, required: Sequence[str], optional: Sequence[str] = ()) -> None:
+    validators.known_keys(mapping, label, required, optional, RobotDescriptionError)
 
 
 def load_robot(path: str | os.PathLike) -> RobotDescription:

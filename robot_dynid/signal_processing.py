@@ -28,6 +28,7 @@ from scipy import signal
 
 from scipy.interpolate import CubicSpline
 
+from robot_dynid import validators
 from robot_dynid.errors import DataError
 
 logger = logging.getLogger(__name__)
@@ -46,16 +47,11 @@ def _check_samples(name: str, values, axis: int = 0) -> np.ndarray:
 
 
 def _check_positive(name: str, value: float, unit: str) -> float:
-    value = float(value)
-    if not np.isfinite(value) or value <= 0.0:
-        raise DataError(f"{name} must be finite and > 0 [{unit}], got {value!r}")
-    return value
+    return validators.positive(value, name, DataError, unit)
 
 
 def _check_order(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise DataError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+    return validators.count(value, name, DataError, minimum)
 
 
 def lowpass_filter(x, cutoff: float, sample_rate: float, order: int = 4,
@@ -291,23 +287,6 @@ def _check_time(time) -> np.ndarray:
     return time
 
 
-def _per_joint(name: str, value, n_joints: int, unit: str,
-               upper: float | None = None) -> np.ndarray:
-    value = np.broadcast_to(np.asarray(value, dtype=float), (n_joints,)) \
-        if np.ndim(value) == 0 else np.asarray(value, dtype=float)
-    if value.shape != (n_joints,):
-        raise DataError(f"{name} must have shape ({n_joints},) (one per joint), got {value.shape}")
-    invalid = ~np.isfinite(value) | (value <= 0.0)
-    if upper is not None:
-        invalid |= value > upper
-    bad = np.flatnonzero(invalid)
-    if bad.size:
-        j = int(bad[0])
-        bound = "> 0" if upper is None else f"in (0, {upper:g}]"
-        raise DataError(f"{name} of joint {j + 1} must be {bound} [{unit}], got {value[j]!r}")
-    return value
-
-
 def current_to_torque(current, torque_constant, gear_ratio, efficiency=None) -> np.ndarray:
     """Joint torque from motor current, ``tau = i k_t r eta``.
 
@@ -339,10 +318,10 @@ def current_to_torque(current, torque_constant, gear_ratio, efficiency=None) -> 
             or np.any(torque_constant == 0.0):
         raise DataError(f"torque_constant must be ({n_joints},) finite and non-zero [N m/A], "
                         f"got {torque_constant!r}")
-    gear_ratio = _per_joint("gear_ratio", gear_ratio, n_joints, "-")
+    gear_ratio = validators.per_joint(gear_ratio, n_joints, "gear_ratio", DataError)
     factor = torque_constant * gear_ratio
     if efficiency is not None:
-        factor = factor * _per_joint("efficiency", efficiency, n_joints, "-", upper=1.0)
+        factor = factor * validators.per_joint(efficiency, n_joints, "efficiency", DataError, upper=1.0)
     return current * factor
 
 

@@ -33,6 +33,7 @@ from typing import Sequence
 import numpy as np
 from scipy.ndimage import maximum_filter1d, minimum_filter1d, uniform_filter1d
 
+from robot_dynid import validators
 from robot_dynid.errors import DataError
 from robot_dynid.recording import Recording, check_strictly_increasing
 from robot_dynid.stages import STAGE_KINDS, StageInterval, check_stage_label, label_samples
@@ -66,13 +67,7 @@ def _runs(mask: np.ndarray, breaks: np.ndarray) -> list[tuple[int, int]]:
 
 
 def _per_joint(name: str, value, n_joints: int) -> np.ndarray:
-    array = np.broadcast_to(np.asarray(value, dtype=np.float64), (n_joints,)) \
-        if np.ndim(value) == 0 else np.asarray(value, dtype=np.float64)
-    if array.shape != (n_joints,):
-        raise DataError(f"{name} must be a scalar or have shape ({n_joints},), got {array.shape}")
-    if not np.all(np.isfinite(array) & (array > 0.0)):
-        raise DataError(f"{name} must be finite and > 0, got {array.tolist()}")
-    return array
+    return validators.per_joint(value, n_joints, name, DataError)
 
 
 def _odd_window(duration: float, dt: float) -> int:

@@ -42,6 +42,7 @@ from typing import ClassVar
 import numpy as np
 import yaml
 
+from robot_dynid import validators
 from robot_dynid.errors import TrajectoryError
 from robot_dynid.joint_names import repeated_names
 from robot_dynid.yaml_files import read_yaml
@@ -69,16 +70,9 @@ def _joint_names(value, field: str = "joint_names") -> tuple[str, ...]:
 
 
 def _number(value, field: str, positive: bool = False, non_negative: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TrajectoryError(f"{field} must be a number, got {value!r}")
-    value = float(value)
-    if not math.isfinite(value):
-        raise TrajectoryError(f"{field} must be finite, got {value!r}")
-    if positive and value <= 0.0:
-        raise TrajectoryError(f"{field} must be > 0, got {value!r}")
-    if non_negative and value < 0.0:
-        raise TrajectoryError(f"{field} must be >= 0, got {value!r}")
-    return value
+    if positive or non_negative:
+        return validators.positive(value, field, TrajectoryError, allow_zero=non_negative)
+    return validators.number(value, field, TrajectoryError)
 
 
 def _array(value, shape: tuple, field: str, meaning: str) -> np.ndarray:

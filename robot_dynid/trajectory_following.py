@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robot_dynid import validators
 from robot_dynid.errors import DataError
 from robot_dynid.joint_names import index_in, repeated_names
 from robot_dynid.simulation import SimulatedRobot
@@ -98,10 +99,7 @@ def _point_values(field: str, values, times: np.ndarray, joint_names, required: 
 
 
 def _check_time(name: str, value) -> float:
-    value = float(value)
-    if not math.isfinite(value):
-        raise DataError(f"{name} must be finite [s], got {value}")
-    return value
+    return validators.number(value, f"{name} [s]", DataError)
 
 
 class TrajectoryFollower:

@@ -173,13 +173,13 @@ def test_positions_are_reordered_by_name(plan):
 
 
 def test_invalid_inputs_are_rejected_naming_the_field(plan, schedule, robot):
-    with pytest.raises(TrajectoryError, match=r"window_duration must be a finite number > 0 \[s\], got 0"):
+    with pytest.raises(TrajectoryError, match=r"window_duration must be finite and > 0 \[s\], got 0"):
         ExperimentSchedule(plan, RATE, window_duration=0)
-    with pytest.raises(TrajectoryError, match=r"lookahead must be a finite number >= 0 \[s\], got -1"):
+    with pytest.raises(TrajectoryError, match=r"lookahead must be finite and >= 0 \[s\], got -1"):
         ExperimentRun(schedule, -1, robot)
     with pytest.raises(TrajectoryError, match=r"window 99 is not in 0\.\."):
         schedule.chunk(99, 0.5)
-    with pytest.raises(TrajectoryError, match=r"deviation threshold must be a finite number > 0 \[rad\]"):
+    with pytest.raises(TrajectoryError, match=r"deviation threshold must be finite and > 0 \[rad\]"):
         schedule.deviation([0.0], np.zeros((1, 6)), threshold=float("nan"))
     with pytest.raises(DataError, match=r"must have shape \(2, 6\) for 2 stamps .* got \(2, 5\)"):
         schedule.deviation([0.0, 1.0], np.zeros((2, 5)), threshold=0.1)
@@ -187,7 +187,7 @@ def test_invalid_inputs_are_rejected_naming_the_field(plan, schedule, robot):
         positions_in_order(["j1", "j2", "j3", "j4", "j5"], [0.0] * 5, plan.joint_names)
     with pytest.raises(DataError, match="joint state has 6 names but 5 positions"):
         positions_in_order(plan.joint_names, [0.0] * 5, plan.joint_names)
-    with pytest.raises(TrajectoryError, match=r"start_tolerance must be a finite number >= 0 \[rad\], got -0\.1"):
+    with pytest.raises(TrajectoryError, match=r"start_tolerance must be finite and >= 0 \[rad\], got -0\.1"):
         ExperimentRun(schedule, 0.5, robot, start_tolerance=-0.1)
     with pytest.raises(TrajectoryError, match=r"approach_speed_fraction must be <= 1, got 2"):
         ExperimentRun(schedule, 0.5, robot, approach_speed_fraction=2)

@@ -189,7 +189,7 @@ def test_excitation_beyond_a_limit_names_the_joint(er3a):
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"cycles": 0}, r"cycles must be an integer >= 1, got 0"),
-    ({"speed_fractions": (0.5, 1.5)}, r"speed_fractions must be fractions in \(0, 1\]"),
+    ({"speed_fractions": (0.5, 1.5)}, r"speed_fractions\[1\] must be in \(0, 1\]"),
     ({"home_pose": [0, 0, 3.0, 0, 0, 0]}, r"home_pose: joint j3 at 3 rad is outside its limits"),
     ({"friction_poses": {"j9": [0] * 6}}, r"friction_poses: 'j9' is not a joint of robot"),
     ({"warmup_duration": 5.0}, r"warmup: warmup_duration 5 s leaves"),

@@ -196,7 +196,7 @@ def test_detection_input_validation():
     time = np.arange(0.0, 1.0, 0.01)
     qd = np.zeros((time.size, 2))
     with pytest.raises(DataError, match=r"velocity_limits must be a scalar or have shape \(2,\), "
-                                        r"got \(3,\)"):
+                                        r"one per joint, got \(3,\)"):
         detect_stages(time, qd, [1.0, 1.0, 1.0])
     with pytest.raises(DataError, match="rest_threshold must be finite and > 0"):
         detect_stages(time, qd, [1.0, 1.0], rest_threshold=0.0)

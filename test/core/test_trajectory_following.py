@@ -134,7 +134,7 @@ def test_joints_are_matched_by_name_and_unnamed_joints_hold():
     (dict(velocities=[[0, 0, 0], [], [0, 0, 0]]), r"point 1: velocities has 0 values, expected 3"),
     (dict(velocities=[[0, 0, 0], [0, np.nan, 0], [0, 0, 0]]), r"point 1: velocities of joint b is nan"),
     (dict(accelerations=[[0, 0, 0]] * 3), r"accelerations are given without velocities"),
-    (dict(start_time=np.inf), r"start_time must be finite \[s\], got inf"),
+    (dict(start_time=np.inf), r"start_time \[s\] must be finite, got inf"),
 ])
 def test_malformed_trajectories_are_rejected_by_name(arguments, message):
     command = dict(joint_names=JOINTS, time_from_start=[0.0, 1.0, 2.0], positions=[[0, 0, 0]] * 3)
