@@ -39,9 +39,10 @@ from rosbags.rosbag2 import StoragePlugin, Writer, WriterError
 from rosbags.typesys import Stores, TypesysError, get_types_from_msg, get_typestore
 
 from robot_dynid.errors import DataError, DynIdError
-from robot_dynid.package_files import package_file_candidates
 from robot_dynid.joint_states import JointStateSelector
+from robot_dynid.package_files import package_file_candidates
 from robot_dynid.recording import DropCounter, Recording, describe_dropped
+from robot_dynid.signal_processing import interpolate
 from robot_dynid.stages import StageMarker, kind_name, label_samples, stage_intervals
 
 logger = logging.getLogger(__name__)
@@ -250,21 +251,12 @@ def _read_joint_states(bag: _BagContents, topic: str, joint_names: tuple[str, ..
 def _interpolate(stamps_ns: np.ndarray, source_ns: np.ndarray, values: np.ndarray,
                  hold_edges: bool) -> np.ndarray:
     """``values`` (M, n) stamped ``source_ns`` (M,) linearly interpolated at ``stamps_ns``
-    (N,) -> (N, n); beyond the source span the edge values are held or NaN."""
+    (N,) -> (N, n); beyond the source span the edge values are held or NaN. Stamps are made
+    relative first: absolute nanoseconds as floats would lose the sub-microsecond digits."""
     order = np.argsort(source_ns, kind="stable")
-    source_ns, values = source_ns[order], values[order]
-    origin = int(min(source_ns[0], stamps_ns[0]))
-    x = (stamps_ns - origin).astype(np.float64)
-    xp = (source_ns - origin).astype(np.float64)
-    fill = {} if hold_edges else {"left": np.nan, "right": np.nan}
-    result = np.empty((stamps_ns.size, values.shape[1]))
-    for j in range(values.shape[1]):
-        valid = np.isfinite(values[:, j])
-        if not valid.any():
-            result[:, j] = np.nan
-            continue
-        result[:, j] = np.interp(x, xp[valid], values[valid, j], **fill)
-    return result
+    origin = int(min(source_ns[order[0]], stamps_ns[0]))
+    return interpolate((stamps_ns - origin).astype(np.float64), (source_ns[order] - origin).astype(np.float64),
+                       values[order], "hold" if hold_edges else "nan")
 
 
 def _read_markers(bag: _BagContents, topic: str) -> list[StageMarker]:

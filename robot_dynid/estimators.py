@@ -448,7 +448,7 @@ class LeastSquaresAccumulator:
         if Y.shape[1:] != (self.n_joints, self.n_parameters):
             raise DataError(f"Y chunk must have shape (N, {self.n_joints}, {self.n_parameters}), "
                             f"got {Y.shape}")
-        for j in range(self.n_joints):  # one BLAS product per joint: ~10x faster than einsum
+        for j in range(self.n_joints):  # one BLAS product per joint (BENCHMARKS.md: einsum is far slower)
             rows = Y[:, j, :]
             self.gram_[j] += rows.T @ rows
             self.moment_[j] += tau[:, j] @ rows

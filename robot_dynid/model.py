@@ -221,9 +221,8 @@ class DynamicModel:
         if elapsed is not None:
             elapsed = np.atleast_1d(np.asarray(elapsed, dtype=float))
         # Y_base @ values = Y[..., independent] @ values = Y @ (values at the independent
-        # columns, 0 elsewhere): the same sum without copying the base columns out of Y (the
-        # copy took 0.5 of the 1.4 ms of 1000 points of a 6-joint arm); Regressor.torque goes
-        # chunk by chunk, so a long recording never holds its whole regressor.
+        # columns, 0 elsewhere): the same sum without copying the base columns out of Y;
+        # Regressor.torque goes chunk by chunk, so a long recording never holds its whole regressor.
         standard = np.zeros(self.regressor.n_parameters)
         standard[list(self.base.independent)] = self.values
         tau = self.regressor.torque(standard, *arrays, temperature=temperature, elapsed=elapsed)

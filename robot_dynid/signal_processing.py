@@ -325,6 +325,21 @@ def current_to_torque(current, torque_constant, gear_ratio, efficiency=None) -> 
     return current * factor
 
 
+def interpolate(x, xp, values, outside: str = "nan") -> np.ndarray:
+    """``values`` (M, ...) given at increasing ``xp`` (M,), linearly interpolated at ``x`` (K,) ->
+    (K, ...); every column on its own, its NaN entries skipped. Beyond ``xp`` the values are NaN
+    (``outside="nan"``) or the edge values held (``"hold"``); a column with no finite value is NaN."""
+    values = np.asarray(values, dtype=float)
+    flat = values.reshape(values.shape[0], -1)
+    fill = {"left": np.nan, "right": np.nan} if outside == "nan" else {}
+    result = np.full((np.size(x), flat.shape[1]), np.nan)
+    for column in range(flat.shape[1]):
+        valid = np.isfinite(flat[:, column])
+        if valid.any():
+            result[:, column] = np.interp(x, xp[valid], flat[valid, column], **fill)
+    return result.reshape((np.size(x),) + values.shape[1:])
+
+
 @dataclass(frozen=True)
 class ResampledStreams:
     """Streams interpolated onto common stamps.
@@ -384,12 +399,7 @@ def resample_streams(streams: dict, stamps) -> ResampledStreams:
     if n_outside:
         logger.info("resample_streams: %d of %d stamps outside the overlap [%g, %g] s dropped",
                     n_outside, stamps.size, start, end)
-    values = {}
-    for name, (time, samples) in checked.items():
-        flat = samples.reshape(time.size, -1)
-        interpolated = np.column_stack([np.interp(kept, time, flat[:, c])
-                                        for c in range(flat.shape[1])])
-        values[name] = interpolated.reshape((kept.size,) + samples.shape[1:])
+    values = {name: interpolate(kept, time, samples) for name, (time, samples) in checked.items()}
     return ResampledStreams(time=kept, values=values, overlap=(float(start), float(end)),
                             n_outside=n_outside)
 
@@ -452,9 +462,7 @@ def resample_uniform(time, rate: float, cubic=None, linear=None, breaks=()) -> U
             if kind == "cubic":
                 pieces[name].append(CubicSpline(local, values[run], axis=0)(grid))
             else:
-                flat = values[run].reshape(run.size, -1)
-                pieces[name].append(np.column_stack([np.interp(grid, local, column) for column in flat.T])
-                                    .reshape((grid.size,) + values.shape[1:]))
+                pieces[name].append(interpolate(grid, local, values[run], "hold"))   # the grid ends on the last stamp, up to rounding
     if not times:
         raise DataError(f"no run of 2 or more samples between gaps to resample ({time.size} samples)")
     return UniformSamples(np.concatenate(times), {name: np.concatenate(parts) for name, parts in pieces.items()},

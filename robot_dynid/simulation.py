@@ -15,7 +15,6 @@ import logging
 import math
 
 import numpy as np
-import pinocchio as pin
 
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.regressor import N_INERTIAL, Regressor, inertia_parameter_map

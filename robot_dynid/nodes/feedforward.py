@@ -30,7 +30,6 @@ import array
 import gc
 
 import numpy as np
-import rclpy
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
@@ -82,9 +81,8 @@ class FeedforwardNode(Node):
         self.create_service(ComputeFeedforward, "compute_feedforward", self.on_compute)
         # A JointTrajectory of many points makes thousands of Python objects (one per point and
         # its Duration), so the garbage collector's full collections come often, and each
-        # traverses every object of the process (about 90,000 after the imports and the model):
-        # tens of ms in the worst case. What exists now lives as long as the process; leave it
-        # out of future collections. (The service's flat arrays make a few objects per request.)
+        # traverses every object of the process (BENCHMARKS.md, ComputeFeedforward). What exists
+        # now lives as long as the process; leave it out of future collections.
         gc.collect()
         gc.freeze()
         self.get_logger().info(
