@@ -92,7 +92,7 @@ def _raw_bag(path: Path):
     in metadata.yaml."""
     import numpy as np
     from rosbags.highlevel import AnyReader
-    from robot_dynid.bag_io import make_typestore
+    from robot_dynid.recordings.bag_io import make_typestore
     sequence, stamps, receive = [], [], []
     with AnyReader([path], default_typestore=make_typestore()) as reader:
         connections = [c for c in reader.connections if c.topic == BAG_TOPIC]
@@ -121,7 +121,7 @@ def _slope_mb_per_hour(samples, first_time: float) -> float:
 def run(quick: bool = False) -> machine.BenchmarkResult:
     """Record, stop, read back and report (see the module docstring)."""
     import numpy as np
-    from robot_dynid.bag_io import read_bag
+    from robot_dynid.recordings.bag_io import read_bag
 
     domain_id = ros_bench.setup_ros_environment()
     machine_description = machine.describe_machine()

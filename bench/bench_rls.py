@@ -24,8 +24,8 @@ import time
 import machine
 import numpy as np
 
-from robot_dynid.base_parameters import compute_base_parameters
-from robot_dynid.estimators import LeastSquaresAccumulator, RecursiveLeastSquares
+from robot_dynid.estimation.estimators import LeastSquaresAccumulator, RecursiveLeastSquares
+from robot_dynid.model.base_parameters import compute_base_parameters
 
 NAME = "rls"
 GOAL_RATE = 5000.0            # [updates/s]

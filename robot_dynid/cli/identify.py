@@ -1,16 +1,16 @@
 """robot-dynid identify: identify a model from recordings and write the model artifact."""
 import json
 
-from robot_dynid.cli.options import (
-    add_data_arguments, add_model_structure_arguments, add_stage_detection_arguments, non_negative_number,
-    output_file, parse_cycles, positive_number, read_data, settings_from_args,
-)
-from robot_dynid.estimators import ESTIMATORS
-from robot_dynid.identification import PRIOR_MODES, identify
-from robot_dynid.model_validation import format_validation, validate_model
-from robot_dynid.reports import format_model_summary, model_summary
-from robot_dynid.robot_description import load_robot
-from robot_dynid.stage_detection import select_stages
+from robot_dynid.cli.options import (add_data_arguments, add_model_structure_arguments,
+                                     add_stage_detection_arguments, non_negative_number,
+                                     output_file, parse_cycles, positive_number, read_data,
+                                     settings_from_args)
+from robot_dynid.estimation.estimators import ESTIMATORS
+from robot_dynid.estimation.identification import PRIOR_MODES, identify
+from robot_dynid.estimation.validation import validate_model
+from robot_dynid.model.robot_description import load_robot
+from robot_dynid.recordings.stage_detection import select_stages
+from robot_dynid.reports.tables import format_model_summary, format_validation, model_summary
 
 NAME = "identify"
 HELP = "identify base parameters from rosbag2 or CSV recordings and write a model file"

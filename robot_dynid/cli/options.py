@@ -6,8 +6,8 @@ import math
 import os
 import pathlib
 
-from robot_dynid.friction import FRICTION_MODEL_NAMES, FrictionModel
-from robot_dynid.stage_detection import REST_THRESHOLD, REST_THRESHOLD_FRACTION
+from robot_dynid.model.friction import FRICTION_MODEL_NAMES, FrictionModel
+from robot_dynid.recordings.stage_detection import REST_THRESHOLD, REST_THRESHOLD_FRACTION
 
 _FRICTION_DEFAULTS = FrictionModel()
 
@@ -38,9 +38,9 @@ def add_model_structure_arguments(parser):
 
 def settings_from_args(args, robot):
     """Identification settings of the parsed arguments: those that are identification options
-    (:data:`robot_dynid.identification.OPTION_DEFAULTS`) go to the same builder the identifier node
+    (:data:`robot_dynid.estimation.identification.OPTION_DEFAULTS`) go to the same builder the identifier node
     uses."""
-    from robot_dynid.identification import OPTION_DEFAULTS, settings_from_options
+    from robot_dynid.estimation.identification import OPTION_DEFAULTS, settings_from_options
     return settings_from_options({key: getattr(args, key) for key in OPTION_DEFAULTS if hasattr(args, key)}, robot)
 
 
@@ -76,7 +76,7 @@ def read_data(args, robot, path=None):
     """The recording at ``path`` (default ``--data``), checked against ``robot`` (unit mistakes,
     implausible samples), resampled if asked, derivatives derived where missing (or with
     ``--derive`` always)."""
-    from robot_dynid.data_files import read_recording
+    from robot_dynid.recordings.data_files import read_recording
     return read_recording(args.data if path is None else path, robot=robot, resample=args.resample,
                           derive=args.derive, **bag_topics_from_args(args, robot))
 

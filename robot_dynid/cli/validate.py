@@ -2,9 +2,10 @@
 import json
 
 from robot_dynid.cli.options import add_data_arguments, parse_cycles, positive_number, read_data
-from robot_dynid.model import DynamicModel
-from robot_dynid.model_validation import DEFAULT_SPEED_THRESHOLD, format_validation, validate_model
-from robot_dynid.stage_detection import select_stages
+from robot_dynid.estimation.validation import DEFAULT_SPEED_THRESHOLD, validate_model
+from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.recordings.stage_detection import select_stages
+from robot_dynid.reports.tables import format_validation
 
 NAME = "validate"
 HELP = ("a model's per-joint RMS [N m], RSD, relative RMSD and NRMS on held-out recordings, with a warning "

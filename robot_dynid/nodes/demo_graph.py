@@ -28,7 +28,7 @@ from robot_dynid.nodes.node_runtime import call_service, spin_until
 from robot_dynid.nodes.recorder import STAGE_QOS, RecorderNode
 from robot_dynid.nodes.sim_robot import SimRobotNode
 from robot_dynid.package_files import find_package_file
-from robot_dynid.stages import kind_name
+from robot_dynid.recordings.stages import kind_name
 from robot_dynid.srv import ComputeFeedforward
 
 # sim_robot last: its clock starts when it is made, and the others take a while to start
@@ -120,7 +120,7 @@ class DemoGraph:
 
     @property
     def simulator(self):
-        """The sim_robot node's :class:`~robot_dynid.simulation.SimulatedRobot` (its true parameters)."""
+        """The sim_robot node's :class:`~robot_dynid.experiment.simulation.SimulatedRobot` (its true parameters)."""
         return self.nodes["sim_robot"].arm.simulator
 
     @property

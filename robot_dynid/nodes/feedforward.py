@@ -17,7 +17,7 @@ position_margin (float): [rad], default 0.1: positions beyond a joint's position
 
 Service ``compute_feedforward`` (robot_dynid/srv/ComputeFeedforward): joint names and flat
 arrays of N points in, torques [N m] of the N points out, in the request's layout. All three
-paths convert the message to arrays, call :func:`robot_dynid.feedforward.compute_feedforward`
+paths convert the message to arrays, call :func:`robot_dynid.model.feedforward.compute_feedforward`
 and convert back; what it refuses (non-finite values, positions beyond the limits plus
 ``position_margin``, a non-finite torque) gets ``success: false`` on the service, and a warning
 naming the point and joint on the topics, which then publish nothing. An ``IdentifiedModel`` whose
@@ -38,9 +38,9 @@ from trajectory_msgs.msg import JointTrajectory
 
 from robot_dynid.errors import DynIdError
 from robot_dynid.joint_names import match_joints
-from robot_dynid.feedforward import (DEFAULT_POSITION_MARGIN, FIELDS, check_position_margin, compute_feedforward,
-                                     join_points)
-from robot_dynid.model import DynamicModel
+from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.model.feedforward import (DEFAULT_POSITION_MARGIN, FIELDS, check_position_margin,
+                                           compute_feedforward, join_points)
 from robot_dynid.msg import IdentifiedModel
 from robot_dynid.nodes.node_runtime import declare, spin_node
 from robot_dynid.srv import ComputeFeedforward

@@ -3,15 +3,15 @@
 Samples of JointState (joints matched by name; position [rad], velocity [rad/s], effort [N m])
 are collected during stages of the kinds in ``stages`` (ExperimentStage markers); at each such
 stage's end, or on the ``~/identify`` service (std_srvs/Trigger), a model is identified
-(:mod:`robot_dynid.streaming_identification`) and, when accepted, published as IdentifiedModel
+(:mod:`robot_dynid.estimation.streaming`) and, when accepted, published as IdentifiedModel
 (transient local, depth 1) and written to ``model_file``. IdentificationStatus goes out every
 ``status_period`` s and after every event.
 
 Stages are cut at their markers' header stamps, not at their arrival: samples and markers are
-put back in stamp order (:class:`robot_dynid.streaming_identification.StampOrder`) with
+put back in stamp order (:class:`robot_dynid.estimation.streaming.StampOrder`) with
 ``stage_latency`` s of slack, and released early when the joint states stop for that long.
 
-JointState messages that cannot be used (:mod:`robot_dynid.joint_states`: empty or duplicate
+JointState messages that cannot be used (:mod:`robot_dynid.recordings.joint_states`: empty or duplicate
 names, a joint missing, array lengths, NaN/inf) are skipped and counted, as are implausible
 samples; each reason is logged once and listed in the status warnings. A model is published only
 if it passes the quality gate (``max_holdout_rsd``, ``max_condition``), the first one included;
@@ -26,17 +26,17 @@ from std_msgs.msg import Header
 from std_srvs.srv import Trigger
 
 from robot_dynid.errors import DynIdError
-from robot_dynid.estimators import METHODS
-from robot_dynid.identification import OPTION_DEFAULTS, settings_from_options
-from robot_dynid.joint_states import JointStateSelector
+from robot_dynid.estimation.estimators import METHODS
+from robot_dynid.estimation.identification import OPTION_DEFAULTS, settings_from_options
+from robot_dynid.estimation.streaming import StreamingIdentifier, StreamingSettings
+from robot_dynid.model.robot_description import load_robot
 from robot_dynid.msg import ExperimentStage, IdentificationStatus, IdentifiedModel
 from robot_dynid.nodes.feedforward import MODEL_QOS
 from robot_dynid.nodes.node_runtime import declare, spin_node
 from robot_dynid.package_files import find_package_file
-from robot_dynid.recording import describe_dropped
-from robot_dynid.stages import STAGE_KINDS, StageMarker, StampOrder, join_sub_stages
-from robot_dynid.robot_description import load_robot
-from robot_dynid.streaming_identification import StreamingIdentifier, StreamingSettings
+from robot_dynid.recordings.joint_states import JointStateSelector
+from robot_dynid.recordings.recording import describe_dropped
+from robot_dynid.recordings.stages import STAGE_KINDS, StageMarker, StampOrder, join_sub_stages
 
 STATE_QOS = QoSProfile(depth=2000, reliability=ReliabilityPolicy.RELIABLE)
 IDENTIFICATION_PARAMETERS = (  # (option of identification.settings_from_options, description, unit)
@@ -206,9 +206,13 @@ class IdentifierNode(Node):
             progress=min(1.0, self.session.stage_samples / self.session.settings.max_samples),
             condition_number=float(metrics.get("condition_number", 0.0)),
             max_relative_std=float(metrics.get("max_relative_std", 0.0)),
-            warnings=list(self.session.warnings) + ([f"samples not used: {describe_dropped(self.session.dropped.counts)}"]
-                                                    if self.session.dropped.counts else []),
+            warnings=self.status_warnings(),
             message=self.message))
+
+    def status_warnings(self) -> list[str]:
+        dropped = self.session.dropped.counts
+        return list(self.session.warnings) + (
+            [f"samples not used: {describe_dropped(dropped)}"] if dropped else [])
 
 
 def seconds(stamp):

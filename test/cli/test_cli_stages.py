@@ -1,6 +1,6 @@
 """Stages of recordings without markers, detected from the motion, against a protocol plan's design.
 
-A short thesis protocol for the PUMA 560 (robot_dynid.protocol: rest, excitation, friction ladders
+A short thesis protocol for the PUMA 560 (robot_dynid.experiment.protocol: rest, excitation, friction ladders
 at 5, 50 and 100 % of the velocity limits, a 30 s warm-up) is sampled, its torques simulated with
 noise, and written as a rosbag2 of joint states only (no ExperimentStage markers). The expected
 stages come from the plan's own stage table and trajectory, not from the detector:
@@ -30,23 +30,23 @@ import math
 import numpy as np
 import pytest
 
-from robot_dynid.bag_io import BagWriter
 from robot_dynid.cli import main
-from robot_dynid.csv_io import write_csv
-from robot_dynid.data_files import read_recording
 from robot_dynid.errors import DataError
-from robot_dynid.excitation import random_excitation
-from robot_dynid.friction import friction_model
-from robot_dynid.identification import IdentificationSettings, identify
-from robot_dynid.model import DynamicModel
+from robot_dynid.estimation.identification import IdentificationSettings, identify
+from robot_dynid.experiment.excitation import random_excitation
+from robot_dynid.experiment.protocol import build_protocol
+from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
+from robot_dynid.experiment.trajectories import ladder_ramp
+from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.model.friction import friction_model
+from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.robot_description import load_robot
 from robot_dynid.package_files import find_package_file
-from robot_dynid.protocol import build_protocol
-from robot_dynid.recording import Recording
-from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import load_robot
-from robot_dynid.stage_detection import select_stages
-from robot_dynid.simulation import SimulatedRobot, simulation_parameters
-from robot_dynid.trajectories import ladder_ramp
+from robot_dynid.recordings.bag_io import BagWriter
+from robot_dynid.recordings.csv_io import write_csv
+from robot_dynid.recordings.data_files import read_recording
+from robot_dynid.recordings.recording import Recording
+from robot_dynid.recordings.stage_detection import select_stages
 
 ROBOT = find_package_file("config", "robots", "puma560.yaml")
 RATE = 200.0               # Hz, joint states

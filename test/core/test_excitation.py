@@ -7,12 +7,13 @@ import pytest
 import yaml
 
 from robot_dynid.errors import DataError, TrajectoryError
-from robot_dynid.excitation import criterion_and_gradient, optimize_excitation, random_excitation
-from robot_dynid.trajectory_checks import check_trajectory
-from robot_dynid.friction import friction_model
+from robot_dynid.experiment.excitation import (criterion_and_gradient, optimize_excitation,
+                                               random_excitation)
+from robot_dynid.experiment.trajectories import CycloidalMove, FourierTrajectory, load_trajectory
+from robot_dynid.experiment.trajectory_checks import check_trajectory
+from robot_dynid.model.friction import friction_model
+from robot_dynid.model.robot_description import load_robot, robot_from_dict
 from robot_dynid.package_files import find_package_file
-from robot_dynid.robot_description import load_robot, robot_from_dict
-from robot_dynid.trajectories import CycloidalMove, FourierTrajectory, load_trajectory
 from reference_tables import reference_file
 
 

@@ -6,13 +6,14 @@ import numpy as np
 import pytest
 
 from robot_dynid.errors import DataError, TrajectoryError
-from robot_dynid.excitation import random_excitation
-from robot_dynid.experiment_schedule import (ExperimentRun, ExperimentSchedule, NotReady, StartRefused,
-                                             approach_move, positions_in_order, stage_events)
+from robot_dynid.experiment.excitation import random_excitation
+from robot_dynid.experiment.protocol import build_protocol
+from robot_dynid.experiment.schedule import (ExperimentRun, ExperimentSchedule, NotReady,
+                                             StartRefused, approach_move, positions_in_order,
+                                             stage_events)
+from robot_dynid.experiment.trajectories import CycloidalMove
+from robot_dynid.model.robot_description import load_robot
 from robot_dynid.package_files import find_package_file
-from robot_dynid.protocol import build_protocol
-from robot_dynid.robot_description import load_robot
-from robot_dynid.trajectories import CycloidalMove
 
 RATE = 50.0
 # KIND_* constants of msg/ExperimentStage.msg

@@ -2,17 +2,18 @@
 import numpy as np
 import pytest
 
-from robot_dynid.base_parameters import compute_base_parameters
 from robot_dynid.errors import DynIdError, IdentificationError
-from robot_dynid.friction import friction_model
-from robot_dynid.identification import IdentificationSettings, identify, iter_regressor_chunks, settings_from_options
+from robot_dynid.estimation.identification import (IdentificationSettings, identify,
+                                                   iter_regressor_chunks, settings_from_options)
+from robot_dynid.experiment.simulation import SimulatedRobot, plausible_parameters
+from robot_dynid.experiment.trajectories import FourierTrajectory, time_grid
+from robot_dynid.model.base_parameters import compute_base_parameters
+from robot_dynid.model.friction import friction_model
+from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.robot_description import load_robot
 from robot_dynid.package_files import find_package_file
-from robot_dynid.recording import Recording
-from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import load_robot
-from robot_dynid.signal_processing import lowpass_filter
-from robot_dynid.simulation import SimulatedRobot, plausible_parameters
-from robot_dynid.trajectories import FourierTrajectory, time_grid
+from robot_dynid.recordings.recording import Recording
+from robot_dynid.recordings.signal_processing import lowpass_filter
 
 NOISE = 0.2  # N m
 FRICTION = friction_model("coulomb_viscous")

@@ -6,17 +6,18 @@ import numpy as np
 import pytest
 import yaml
 
-from robot_dynid.base_parameters import BaseParameters, compute_base_parameters
 from robot_dynid.errors import DynIdError, ModelFileError
-from robot_dynid.friction import FrictionModel, friction_model
-from robot_dynid.identification import IdentificationSettings, identify
-from robot_dynid.model import DynamicModel
+from robot_dynid.estimation.identification import IdentificationSettings, identify
+from robot_dynid.experiment.simulation import (SimulatedRobot, plausible_parameters,
+                                               simulation_parameters)
+from robot_dynid.experiment.trajectories import FourierTrajectory, time_grid
+from robot_dynid.model.base_parameters import BaseParameters, compute_base_parameters
+from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.model.friction import FrictionModel, friction_model
+from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.robot_description import load_robot, robot_from_dict
 from robot_dynid.package_files import find_package_file
-from robot_dynid.recording import Recording
-from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import load_robot, robot_from_dict
-from robot_dynid.simulation import SimulatedRobot, plausible_parameters, simulation_parameters
-from robot_dynid.trajectories import FourierTrajectory, time_grid
+from robot_dynid.recordings.recording import Recording
 from rnea_reference import rnea_torques
 
 
@@ -341,7 +342,7 @@ def test_every_leaf_of_the_standard_parameters_and_links_is_checked(standard_mod
 
 
 def test_a_dh_robot_with_inertial_entries_round_trips_in_the_model(standard_model):
-    from robot_dynid.link_inertials import link_inertials, prior_parameters
+    from robot_dynid.model.link_inertials import link_inertials, prior_parameters
     import dataclasses
     robot = dataclasses.replace(standard_model.robot,
                                 inertials=link_inertials(standard_model.robot, standard_model.standard))

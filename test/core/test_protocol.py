@@ -5,11 +5,13 @@ import numpy as np
 import pytest
 
 from robot_dynid.errors import TrajectoryError
+from robot_dynid.experiment.protocol import (build_protocol, load_friction_poses, load_plan,
+                                             save_plan)
+from robot_dynid.experiment.trajectories import (CycloidalMove, FourierTrajectory, Sequence,
+                                                 load_trajectory)
+from robot_dynid.model.robot_description import load_robot
 from robot_dynid.package_files import find_package_file
-from robot_dynid.protocol import build_protocol, load_friction_poses, load_plan, save_plan
-from robot_dynid.stages import STAGE_KINDS
-from robot_dynid.robot_description import load_robot
-from robot_dynid.trajectories import CycloidalMove, FourierTrajectory, Sequence, load_trajectory
+from robot_dynid.recordings.stages import STAGE_KINDS
 
 FRACTIONS = (0.05, 0.2, 0.4, 0.6, 0.8, 1.0)
 

@@ -10,9 +10,10 @@ import pytest
 import yaml
 
 from robot_dynid.errors import RobotDescriptionError
-from robot_dynid.robot_description import (DHRow, JointLimits, RobotDescription, build_pinocchio_model,
-                                           link_frame_placements, load_robot, robot_from_dict)
-from robot_dynid.urdf import robot_from_urdf
+from robot_dynid.model.robot_description import (DHRow, JointLimits, RobotDescription,
+                                                 build_pinocchio_model, link_frame_placements,
+                                                 load_robot, robot_from_dict)
+from robot_dynid.model.urdf import robot_from_urdf
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ROBOTS = os.path.join(ROOT, "config", "robots")

@@ -3,13 +3,14 @@ import math
 
 import numpy as np
 import pytest
-
-from robot_dynid.errors import DataError
 from scipy import signal
 
-from robot_dynid.signal_processing import (centre_derivative, current_to_torque, differentiate, local_polynomial_fit,
-                                           lowpass_filter, resample_streams, resample_uniform,
-                                           sample_interval)
+from robot_dynid.errors import DataError
+from robot_dynid.model.robot_description import current_to_torque
+from robot_dynid.recordings.signal_processing import (centre_derivative, differentiate,
+                                                      local_polynomial_fit, lowpass_filter,
+                                                      resample_streams, resample_uniform,
+                                                      sample_interval)
 
 RATE = 100.0                       # Hz
 TIME = np.arange(0.0, 20.0, 1.0 / RATE)

@@ -8,12 +8,14 @@ import numpy as np
 import pytest
 
 from robot_dynid.errors import DataError, DynIdError
+from robot_dynid.experiment.trajectories import VelocityLadder, ladder_ramp
 from robot_dynid.package_files import find_package_file
-from robot_dynid.recording import Recording
-from robot_dynid.stages import (STAGE_KINDS, StageInterval, StageMarker, StampOrder, intervals_from_labels, join_sub_stages, kind_code, kind_name, label_samples, stage_intervals)
-from robot_dynid.stage_detection import (default_rest_threshold, detect_stages, label_from_motion,
-                                         select_stages)
-from robot_dynid.trajectories import VelocityLadder, ladder_ramp
+from robot_dynid.recordings.recording import Recording
+from robot_dynid.recordings.stage_detection import (default_rest_threshold, detect_stages,
+                                                    label_from_motion, select_stages)
+from robot_dynid.recordings.stages import (STAGE_KINDS, StageInterval, StageMarker, StampOrder,
+                                           intervals_from_labels, join_sub_stages, kind_code,
+                                           kind_name, label_samples, stage_intervals)
 
 # Detected boundaries must lie this close to the constructed ones [s].
 BOUNDARY_TOLERANCE = 0.1
@@ -51,7 +53,7 @@ def test_markers_pair_into_nested_intervals_in_any_order():
 
 
 def test_unmatched_markers_are_logged_and_open_stages_last_to_the_end(caplog):
-    with caplog.at_level(logging.WARNING, logger="robot_dynid.stages"):
+    with caplog.at_level(logging.WARNING, logger="robot_dynid.recordings.stages"):
         intervals = stage_intervals([
             marker(0.5, "rest", False),
             marker(1.0, "excitation", True),
@@ -233,7 +235,7 @@ def test_motion_extends_over_a_joint_starting_early_and_bridges_one_joint_moving
 
 @pytest.mark.parametrize("speed", [0.2, 0.4, 1.0, 3.0])
 def test_friction_strokes_with_the_protocols_shortest_cruise_are_found(speed):
-    """A velocity ladder (robot_dynid.trajectories, as the protocol builds them: 9 rad/s^2, 0.1 s
+    """A velocity ladder (robot_dynid.experiment.trajectories, as the protocol builds them: 9 rad/s^2, 0.1 s
     jerk phases) whose strokes cruise for the protocol's shortest plateau, 0.3 s, sampled at
     200 Hz with 0.003 rad/s of velocity noise: both strokes are found, their ends within 0.15 s
     of the designed constant-speed part (the ramps' last 0.1 s jerk phase lies within the

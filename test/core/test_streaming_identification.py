@@ -2,17 +2,18 @@
 import numpy as np
 import pytest
 
-from robot_dynid.base_parameters import compute_base_parameters
 from robot_dynid.errors import DataError, DynIdError
-from robot_dynid.friction import friction_model
-from robot_dynid.identification import IdentificationSettings
+from robot_dynid.estimation.identification import IdentificationSettings
+from robot_dynid.estimation.streaming import StreamingIdentifier, StreamingSettings
+from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
+from robot_dynid.experiment.trajectories import FourierTrajectory, time_grid
+from robot_dynid.model.base_parameters import compute_base_parameters
+from robot_dynid.model.friction import friction_model
+from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.robot_description import load_robot
 from robot_dynid.package_files import find_package_file
-from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import load_robot
-from robot_dynid.simulation import SimulatedRobot, simulation_parameters
-from robot_dynid.stages import StageMarker, StampOrder, join_sub_stages, label_samples, stage_intervals
-from robot_dynid.streaming_identification import StreamingIdentifier, StreamingSettings
-from robot_dynid.trajectories import FourierTrajectory, time_grid
+from robot_dynid.recordings.stages import (StageMarker, StampOrder, join_sub_stages, label_samples,
+                                           stage_intervals)
 
 FRICTION = friction_model("coulomb_viscous")
 RATE = 200.0  # Hz

@@ -6,11 +6,13 @@ import pytest
 import yaml
 
 from robot_dynid.errors import TrajectoryError
+from robot_dynid.experiment.trajectories import (ConstantVelocityMove, CycloidalMove,
+                                                 FourierTrajectory, Hold, Parallel, PointToPoint,
+                                                 Repeat, Sequence, SineSumTrajectory,
+                                                 VelocityLadder, cycloidal_duration,
+                                                 dump_trajectory, load_trajectory, save_trajectory,
+                                                 time_grid, trajectory_from_dict)
 from robot_dynid.package_files import find_package_file
-from robot_dynid.trajectories import (
-    ConstantVelocityMove, CycloidalMove, FourierTrajectory, Hold, Parallel, PointToPoint, Repeat,
-    Sequence, SineSumTrajectory, VelocityLadder, cycloidal_duration, dump_trajectory,
-    load_trajectory, save_trajectory, time_grid, trajectory_from_dict)
 from reference_tables import reference_file
 
 TWO = ("a", "b")

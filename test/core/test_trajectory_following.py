@@ -4,12 +4,12 @@ import pytest
 from numpy.polynomial import Polynomial
 
 from robot_dynid.errors import DataError
-from robot_dynid.friction import friction_model
+from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
+from robot_dynid.experiment.trajectory_following import SimulatedArm, TrajectoryFollower
+from robot_dynid.model.friction import friction_model
+from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.robot_description import load_robot
 from robot_dynid.package_files import find_package_file
-from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import load_robot
-from robot_dynid.simulation import SimulatedRobot, simulation_parameters
-from robot_dynid.trajectory_following import SimulatedArm, TrajectoryFollower
 from rnea_reference import rnea_torques
 
 JOINTS = ("a", "b", "c")

@@ -1,7 +1,7 @@
 """The identifier node from its installed executable, over real DDS, fed simulated joint states.
 
 One excitation stage (12 s at 200 Hz of a Fourier trajectory, torques of
-:class:`~robot_dynid.simulation.SimulatedRobot` with 0.2 N m noise) is published with stamps and
+:class:`~robot_dynid.experiment.simulation.SimulatedRobot` with 0.2 N m noise) is published with stamps and
 ExperimentStage markers; the model that comes back must predict the simulator's noise-free
 torques on a different trajectory. Expected prediction error: the parameter error of
 ~2000 x 6 samples with 0.2 N m noise is a few 1e-2 N m in torque, so 0.1 N m RMS per joint
@@ -17,14 +17,14 @@ from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
-from robot_dynid.friction import friction_model
-from robot_dynid.model import DynamicModel
+from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
+from robot_dynid.experiment.trajectories import FourierTrajectory, time_grid
+from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.model.friction import friction_model
+from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.robot_description import load_robot
 from robot_dynid.msg import ExperimentStage, IdentificationStatus, IdentifiedModel
 from robot_dynid.nodes.feedforward import MODEL_QOS
-from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import load_robot
-from robot_dynid.simulation import SimulatedRobot, simulation_parameters
-from robot_dynid.trajectories import FourierTrajectory, time_grid
 from ros_graph import RosTestGraph, start_node, stop_node
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
