@@ -81,14 +81,17 @@ def numbers(value: Any, length: int, field: str, error: type[Exception] = DataEr
 
 def known_keys(mapping: Any, field: str, required: Sequence[str], optional: Sequence[str] = (),
                error: type[Exception] = DataError) -> Mapping:
-    """``mapping`` if it is a mapping with every required key and no key outside ``required + optional``."""
+    """``mapping`` if it is a mapping with every required key and no key outside
+    ``required + optional``; the message names every unknown key and the first missing one."""
     if not isinstance(mapping, Mapping):
-        raise error(f"{field} must be a mapping, got {type(mapping).__name__}")
+        raise error(f"{field or 'the data'} must be a mapping, got {type(mapping).__name__}")
+    where = f"{field}: " if field else ""
     allowed = tuple(required) + tuple(optional)
     unknown = [key for key in mapping if key not in allowed]
     if unknown:
-        raise error(f"{field}: unknown key {unknown[0]!r}; allowed keys: {', '.join(map(str, allowed))}")
+        raise error(f"{where}unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
+                    f"allowed keys: {', '.join(map(str, allowed))}")
     missing = [key for key in required if key not in mapping]
     if missing:
-        raise error(f"{field}: missing key {missing[0]!r}")
+        raise error(f"{where}missing key {missing[0]!r}")
     return mapping

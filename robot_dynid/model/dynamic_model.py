@@ -34,6 +34,7 @@ import pathlib
 import numpy as np
 import yaml
 
+from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError, ModelFileError
 from robot_dynid.estimation.estimators import METHODS
 from robot_dynid.model.base_parameters import BaseParameters
@@ -373,16 +374,10 @@ def _show(value) -> str:
 
 def _mapping(value, path: str, keys=None) -> dict:
     """``value`` if it is a mapping (with exactly ``keys`` when given)."""
-    where = f"{path}: " if path else ""
     if not isinstance(value, dict):
         raise ModelFileError(f"{path or 'a model file'} must be a mapping, got {_show(value)}")
     if keys is not None:
-        unknown = sorted(str(key) for key in value if key not in keys)
-        if unknown:
-            raise ModelFileError(f"{where}unknown key(s) {unknown}; allowed: {list(keys)}")
-        missing = [key for key in keys if key not in value]
-        if missing:
-            raise ModelFileError(f"{where}missing key {missing[0]!r}")
+        validators.known_keys(value, path, keys, error=ModelFileError)
     return value
 
 

@@ -71,14 +71,14 @@ def test_artifact_round_trips_byte_for_byte(er3a_model, tmp_path):
     (lambda d: d.update(schema_version=3), r"^<dict>: schema_version 3 is not supported \(this robot_dynid reads 1 "
                                            r"and 2\)$"),
     (lambda d: d.update(schema_version=2), r"^<dict>: missing key 'standard_parameters'$"),
-    (lambda d: d.update(links=[]), r"^<dict>: unknown key\(s\) \['links'\]"),
+    (lambda d: d.update(links=[]), r"^<dict>: unknown key 'links'"),
     (lambda d: d.update(schema="other"), r"schema is 'other'"),
-    (lambda d: d.update(extra=1), r"unknown key\(s\) \['extra'\]"),
+    (lambda d: d.update(extra=1), r"unknown key 'extra'"),
     (lambda d: d["model"].pop("friction"), r"missing key 'friction'"),
     (lambda d: d["base_parameters"]["table"].pop(), r"^<dict>: base_parameters.table has 47 entries, expected 48$"),
     (lambda d: d["base_parameters"]["table"][3].pop("std"), r"^<dict>: base_parameters.table\[3\]: missing key 'std'$"),
     (lambda d: d["base_parameters"]["table"][3].update(extra=1),
-     r"^<dict>: base_parameters.table\[3\]: unknown key\(s\) \['extra'\]"),
+     r"^<dict>: base_parameters.table\[3\]: unknown key 'extra'"),
     (lambda d: d["base_parameters"]["table"][3].update(std=-0.1),
      r"^<dict>: base_parameters.table\[3\].std is -0.1 \(base parameter \w+\); it must be finite and >= 0$"),
     (lambda d: d["base_parameters"]["table"][2].update(value=d["base_parameters"]["table"][3]["value"]) or
@@ -308,7 +308,7 @@ def test_standard_parameters_may_differ_from_the_values_by_a_fraction_of_their_s
 
 @pytest.mark.parametrize("edit, message", [
     (lambda d: d["standard_parameters"].pop("Izz6"), r"^<dict>: standard_parameters: missing key 'Izz6'$"),
-    (lambda d: d["standard_parameters"].update(m7=1.0), r"^<dict>: standard_parameters: unknown key\(s\) \['m7'\]"),
+    (lambda d: d["standard_parameters"].update(m7=1.0), r"^<dict>: standard_parameters: unknown key 'm7'"),
     (lambda d: d.pop("links"), r"^<dict>: missing key 'links'$"),
     (lambda d: d["links"].pop(), r"^<dict>: links has 5 entries, expected 6$"),
     (lambda d: d["links"][2].pop("joint"), r"^<dict>: links\[2\]: missing key 'joint'$"),
