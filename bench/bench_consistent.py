@@ -16,17 +16,18 @@ plus positive Coulomb and viscous friction) plus white noise of 1 % of each join
 Paths, per data size, on the same :class:`Recording`, in interleaved rounds (best of ROUNDS):
 
 1. OLS: ``identify(recording, robot, IdentificationSettings(friction=...))``, the baseline.
-2. consistent, no prior: ``identify`` with ``consistent_settings(settings, robot)``; panda.yaml
-   carries no inertials, so ``solve_consistent`` runs without a prior (two programs: best
+2. consistent, no prior: ``identify`` with ``ConsistencySettings()`` (two-step mode, the robot's
+   inertials as prior where it has them); panda.yaml carries no inertials, so ``solve_consistent`` runs without a prior (two programs: best
    consistent residual, then the unique standard set).
 3. consistent, two-step prior: the same robot with DH ``inertial:`` entries, the true link
    inertials perturbed (mass, each centre-of-mass coordinate and the inertia about the centre
-   of mass scaled by U(0.8, 1.2): still consistent), and ``consistent_settings`` of that robot
+   of mass scaled by U(0.8, 1.2): still consistent), and the same settings
    (``mode="two_step"``: best residual, then the set closest to the prior within 1 % of it).
 
 Every ``identify`` (OLS too) also runs the plausibility check (``check_plausibility``, one small
 semidefinite program), timed apart on the OLS estimate. cvxpy is imported before any timing
-(its import is timed in fresh interpreters, alone and after ``robot_dynid.identification``),
+(its import is timed in fresh interpreters, alone and after
+``robot_dynid.estimation.identification``),
 and one OLS and one consistent ``identify`` on the small recording run first, timed as the
 first calls of the process, so that no timed path pays cvxpy's one-time costs. Peak memory:
 ``VmHWM`` reset before each call (``machine.PeakMemory``).
@@ -50,15 +51,15 @@ import bench_identification
 import machine
 import numpy as np
 
-from robot_dynid.base_parameters import compute_base_parameters
-from robot_dynid.identification import (IdentificationSettings, consistent_settings, identify,
-                                        plausibility)
-from robot_dynid.link_inertials import link_inertials, prior_parameters
-from robot_dynid.physical_consistency import ParameterLayout, check_plausibility
-from robot_dynid.recording import Recording
-from robot_dynid.robot_description import LinkInertial
-from robot_dynid.simulation import simulation_parameters
-from robot_dynid.trajectories import FourierTrajectory
+from robot_dynid.estimation.identification import (ConsistencySettings, IdentificationSettings,
+                                                   identify, plausibility)
+from robot_dynid.estimation.physical_consistency import ParameterLayout, check_plausibility
+from robot_dynid.experiment.simulation import simulation_parameters
+from robot_dynid.experiment.trajectories import FourierTrajectory
+from robot_dynid.model.base_parameters import compute_base_parameters
+from robot_dynid.model.link_inertials import link_inertials, prior_parameters
+from robot_dynid.model.robot_description import LinkInertial
+from robot_dynid.recordings.recording import Recording
 
 NAME = "consistent"
 SAMPLE_RATE = 1000.0                    # [Hz]
@@ -137,10 +138,10 @@ def perturbed_prior_robot(robot, theta, rng):
 
 def cvxpy_import_seconds(after_package: bool) -> list[float]:
     """Wall time of ``import cvxpy`` in fresh interpreters (IMPORT_REPEAT of them): alone, or
-    after ``robot_dynid.identification`` (numpy, scipy, pinocchio loaded: what the first
+    after ``robot_dynid.estimation.identification`` (numpy, scipy, pinocchio loaded: what the first
     ``identify`` of a process pays)."""
     first = (f"import sys; sys.path.insert(0, {str(machine.REPOSITORY)!r}); "
-             "import robot_dynid.identification; ") if after_package else ""
+             "import robot_dynid.estimation.identification; ") if after_package else ""
     code = (first + "import time; start = time.perf_counter(); import cvxpy; "
             "print(time.perf_counter() - start)")
     return [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -268,8 +269,8 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
     prior_error = np.abs(prior / theta[:prior.size] - 1.0)
     prior_error = float(np.max(prior_error[np.abs(theta[:prior.size]) > 1e-12]))
     cases = {"ols": (robot, settings),
-             "no_prior": (robot, consistent_settings(settings, robot)),
-             "two_step": (prior_robot, consistent_settings(settings, prior_robot))}
+             "no_prior": (robot, dataclasses.replace(settings, consistency=ConsistencySettings())),
+             "two_step": (prior_robot, dataclasses.replace(settings, consistency=ConsistencySettings()))}
     machine.require(cases["no_prior"][1].consistency.use_prior and prior_parameters(robot) is None,
                     "the no-prior case must have no prior to use")
     layout = ParameterLayout.from_regressor(regressor)
@@ -319,7 +320,7 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
                               "`identify`)", "info",
                               f"{1e3 * sizes[0]['plausibility']:.0f} ms", None))
     goals.append(machine.Goal("`import cvxpy` in a fresh interpreter after "
-                              "`robot_dynid.identification` (not in any timed path)", "info",
+                              "`robot_dynid.estimation.identification` (not in any timed path)", "info",
                               f"{min(package_import_seconds):.2f} s", None))
 
     rows = []
@@ -345,7 +346,7 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
     fixed_rows = [
         ["`import cvxpy`, fresh interpreter, alone (numpy and scipy included; best / first "
          f"of {IMPORT_REPEAT})", f"{min(import_seconds):.2f} / {import_seconds[0]:.2f}"],
-        ["`import cvxpy`, fresh interpreter, after `robot_dynid.identification` (what the "
+        ["`import cvxpy`, fresh interpreter, after `robot_dynid.estimation.identification` (what the "
          f"first `identify` of a process pays; best / first of {IMPORT_REPEAT})",
          f"{min(package_import_seconds):.2f} / {package_import_seconds[0]:.2f}"],
         [f"first OLS `identify` of the process, {SMALL_SAMPLES:,} samples", f"{first_ols:.2f}"],

@@ -20,11 +20,12 @@ import sys
 import machine
 import numpy as np
 
-from robot_dynid.base_parameters import compute_base_parameters
-from robot_dynid.excitation import check_trajectory, optimize_excitation
-from robot_dynid.friction import friction_model
-from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import load_robot
+from robot_dynid.experiment.excitation import optimize_excitation
+from robot_dynid.experiment.trajectory_checks import check_trajectory
+from robot_dynid.model.base_parameters import compute_base_parameters
+from robot_dynid.model.friction import friction_model
+from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.robot_description import load_robot
 
 NAME = "excitation"
 ROBOTS = ("ur5", "puma560", "er3a")

@@ -49,9 +49,9 @@ AGREEMENT = 1e-9
 def make_model(directory: Path, seed: int = 5):
     """UR5 with coulomb_viscous friction as a saved model artifact: (model, path)."""
     import numpy as np
-    from robot_dynid.base_parameters import compute_base_parameters
-    from robot_dynid.model import DynamicModel
-    from robot_dynid.simulation import simulation_parameters
+    from robot_dynid.model.base_parameters import compute_base_parameters
+    from robot_dynid.model.dynamic_model import DynamicModel
+    from robot_dynid.experiment.simulation import simulation_parameters
     regressor = machine.ur5_regressor(FRICTION)
     base = compute_base_parameters(regressor)
     theta = simulation_parameters(regressor, seed=seed)
@@ -124,7 +124,7 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
     import numpy as np
     from std_srvs.srv import Trigger
     from rclpy.serialization import deserialize_message, serialize_message
-    from robot_dynid.feedforward import FIELDS, compute_feedforward
+    from robot_dynid.model.feedforward import FIELDS, compute_feedforward
     from robot_dynid.srv import ComputeFeedforward
 
     domain_id = ros_bench.setup_ros_environment()

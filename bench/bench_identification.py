@@ -39,11 +39,11 @@ import time
 import machine
 import numpy as np
 
-from robot_dynid.base_parameters import compute_base_parameters
-from robot_dynid.estimators import LeastSquaresAccumulator
-from robot_dynid.identification import IdentificationSettings, identify
-from robot_dynid.recording import Recording
-from robot_dynid.trajectories import FourierTrajectory
+from robot_dynid.estimation.estimators import LeastSquaresAccumulator
+from robot_dynid.estimation.identification import IdentificationSettings, identify
+from robot_dynid.experiment.trajectories import FourierTrajectory
+from robot_dynid.model.base_parameters import compute_base_parameters
+from robot_dynid.recordings.recording import Recording
 
 NAME = "identification"
 SAMPLE_RATE = 1000.0          # [Hz]

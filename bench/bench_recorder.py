@@ -95,7 +95,7 @@ def _raw_bag(path: Path):
     in metadata.yaml."""
     import numpy as np
     from rosbags.highlevel import AnyReader
-    from robot_dynid.bag_io import make_typestore
+    from robot_dynid.recordings.bag_io import make_typestore
     sequence, stamps, receive = [], [], []
     with AnyReader([path], default_typestore=make_typestore()) as reader:
         connections = [c for c in reader.connections if c.topic == BAG_TOPIC]
@@ -185,7 +185,7 @@ def _slope_mb_per_hour(samples, first_time: float) -> float:
 def run(quick: bool = False) -> machine.BenchmarkResult:
     """Record, stop, read back and report (see the module docstring)."""
     import numpy as np
-    from robot_dynid.bag_io import read_bag
+    from robot_dynid.recordings.bag_io import read_bag
 
     domain_id = ros_bench.setup_ros_environment()
     machine_description = machine.describe_machine()
@@ -292,7 +292,6 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
     load, load_text = _machine_load(machine_samples, sent_ns[missing] * 1e-9)
     rss = samples["recorder"]
     start_time = rss[0].time
-    minute = min(rss, key=lambda s: abs(s.time - start_time - min(60.0, duration / 2)))
     slope = _slope_mb_per_hour(rss, start_time + WARM_UP_FRACTION * duration)
     max_rss = max(final_recorder.peak_rss, max(s.peak_rss for s in rss))
     closed_cleanly = (exit_code == 0 and has_metadata

@@ -29,7 +29,7 @@ import machine  # noqa: F401  (puts the source tree first on sys.path)
 import numpy as np
 import pinocchio as pin
 
-from robot_dynid.robot_description import build_pinocchio_model, link_frame_placements
+from robot_dynid.model.robot_description import build_pinocchio_model, link_frame_placements
 
 NAME = "regressor"
 GOAL_RATIO = 10.0

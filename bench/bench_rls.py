@@ -39,11 +39,11 @@ import bench_identification
 import machine
 import numpy as np
 
-from robot_dynid.base_parameters import compute_base_parameters
-from robot_dynid.estimators import LeastSquaresAccumulator, RecursiveLeastSquares
-from robot_dynid.identification import IdentificationSettings
-from robot_dynid.signal_processing import centre_derivative
-from robot_dynid.streaming_identification import StreamingIdentifier, StreamingSettings
+from robot_dynid.estimation.estimators import LeastSquaresAccumulator, RecursiveLeastSquares
+from robot_dynid.estimation.identification import IdentificationSettings
+from robot_dynid.estimation.streaming import StreamingIdentifier, StreamingSettings
+from robot_dynid.model.dynamic_model.base_parameters import compute_base_parameters
+from robot_dynid.recordings.signal_processing import centre_derivative
 
 NAME = "rls"
 GOAL_RATE = 5000.0            # [updates/s]

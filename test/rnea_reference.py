@@ -6,7 +6,7 @@ pinocchio moves them to its joint frames (``SE3.act``), a route separate from th
 import numpy as np
 import pinocchio as pin
 
-from robot_dynid.robot_description import build_pinocchio_model, link_frame_placements
+from robot_dynid.model.robot_description import build_pinocchio_model, link_frame_placements
 
 
 def rnea_torques(robot, inertial, q, qd, qdd):

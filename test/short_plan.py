@@ -1,9 +1,9 @@
 """A short protocol plan for tests that run the whole graph (test/ros/test_end_to_end.py, test/cli/test_demo.py)."""
 import numpy as np
 
-from robot_dynid.excitation import random_excitation
-from robot_dynid.protocol import PlanStage, ProtocolPlan, save_plan
-from robot_dynid.trajectories import Hold, PointToPoint, Sequence
+from robot_dynid.experiment.excitation import random_excitation
+from robot_dynid.experiment.protocol import PlanStage, ProtocolPlan, save_plan
+from robot_dynid.experiment.trajectories import Hold, PointToPoint, Sequence
 
 
 def write_short_plan(robot, path, seed):

@@ -1,4 +1,5 @@
-"""The core must not need ROS: no rclpy import outside robot_dynid/nodes, checked two ways."""
+"""The package's layering: the core needs no ROS (no rclpy import outside robot_dynid/nodes,
+checked two ways), and the core's subpackages import only the layers below them."""
 import ast
 import pathlib
 import subprocess
@@ -46,3 +47,44 @@ def test_core_and_cli_import_with_ros_unavailable():
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+BASE = {"robot_dynid", "robot_dynid.errors", "robot_dynid.validators", "robot_dynid.yaml_files",
+        "robot_dynid.package_files", "robot_dynid.joint_names"}
+LAYERS = {
+    "recordings": set(),
+    "model": {"estimation.estimators"},   # the estimator names a model file may record
+    "estimation": {"model", "recordings"},
+    "experiment": {"model", "recordings"},
+    "hydraulics": {"model", "estimation"},
+    "reports": {"model", "estimation", "recordings"},
+    "cli": {"model", "estimation", "experiment", "recordings", "hydraulics", "reports",
+            "nodes"},   # nodes only inside `robot-dynid demo --ros`, imported when it runs
+}
+"""Per subpackage of robot_dynid, what else of the package it may import (besides itself and the
+base modules). Mirrors the layering in ARCHITECTURE.md."""
+
+
+def test_subpackages_import_only_the_layers_below():
+    layered = {name for name in LAYERS} | {"nodes"}
+    assert {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").exists()} == layered
+    offenders = []
+    for module, path in core_modules():
+        if path.parent == PACKAGE:
+            assert module in BASE, f"{module} is a top-level module but not a base module"
+            continue
+        layer = path.relative_to(PACKAGE).parts[0]
+        allowed = LAYERS[layer] | {layer}
+        for name in imported_names(path):
+            if not name.startswith("robot_dynid.") or name in BASE:
+                continue
+            target = name.removeprefix("robot_dynid.")
+            if not any(target == other or target.startswith(other + ".") for other in allowed):
+                offenders.append(f"{module} imports {name}")
+    assert offenders == []
+
+
+def test_estimators_registry_imports_only_base_modules():
+    path = PACKAGE / "estimation" / "estimators.py"
+    package_imports = {name for name in imported_names(path) if name.startswith("robot_dynid")}
+    assert package_imports <= BASE

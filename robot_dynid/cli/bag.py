@@ -1,6 +1,6 @@
 """robot-dynid bag: tools for rosbag2 bags (repair an incomplete one)."""
-from robot_dynid.bag_io import ns_to_seconds
-from robot_dynid.bag_recovery import DAMAGED_SUFFIX, repair_bag
+from robot_dynid.recordings.bag_io import ns_to_seconds
+from robot_dynid.recordings.bag_recovery import DAMAGED_SUFFIX, repair_bag
 
 NAME = "bag"
 HELP = "rosbag2 bag tools: repair a bag that was never closed or was cut short"

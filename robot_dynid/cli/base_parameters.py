@@ -1,10 +1,9 @@
 """robot-dynid base-parameters: the identifiable parameter set of a robot model."""
 import json
 
-from robot_dynid.base_parameters import compute_base_parameters
-from robot_dynid.cli.options import add_model_structure_arguments, friction_from_args
-from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import load_robot
+from robot_dynid.cli.options import add_model_structure_arguments, settings_from_args
+from robot_dynid.model.base_parameters import compute_base_parameters
+from robot_dynid.model.robot_description import load_robot
 
 NAME = "base-parameters"
 HELP = "list the base (identifiable) parameters of a robot model: count, names, expressions"
@@ -17,7 +16,7 @@ def add_arguments(parser):
 
 def main(args):
     robot = load_robot(args.robot)
-    regressor = Regressor(robot, friction_from_args(args), armature=args.armature, offset=args.offset)
+    regressor = settings_from_args(args, robot).regressor(robot)
     base = compute_base_parameters(regressor)
     if args.json:
         print(json.dumps({

@@ -22,22 +22,22 @@ import sys
 import numpy as np
 import yaml
 
-from robot_dynid.bag_io import BagWriter
 from robot_dynid.cli.options import output_directory
-from robot_dynid.csv_io import write_csv
-from robot_dynid.data_files import read_recording
-from robot_dynid.excitation import random_excitation
-from robot_dynid.friction import friction_model
-from robot_dynid.identification import IdentificationSettings, identify
-from robot_dynid.metrics import rms_residual, rsd
-from robot_dynid.model import DynamicModel
+from robot_dynid.estimation.identification import IdentificationSettings, identify
+from robot_dynid.estimation.metrics import rms_residual, rsd
+from robot_dynid.experiment.excitation import random_excitation
+from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
+from robot_dynid.experiment.trajectories import load_trajectory, time_grid
+from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.model.friction import friction_model
+from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.robot_description import load_robot
 from robot_dynid.package_files import find_package_file
-from robot_dynid.recording import Recording
-from robot_dynid.regressor import Regressor
-from robot_dynid.reports import format_joint_metrics, format_model_summary, format_table
-from robot_dynid.robot_description import load_robot
-from robot_dynid.simulation import SimulatedRobot, simulation_parameters
-from robot_dynid.trajectories import load_trajectory, time_grid
+from robot_dynid.recordings.bag_io import BagWriter
+from robot_dynid.recordings.csv_io import write_csv
+from robot_dynid.recordings.data_files import read_recording
+from robot_dynid.recordings.recording import Recording
+from robot_dynid.reports.tables import format_joint_metrics, format_model_summary, format_table
 
 NAME = "demo"
 HELP = "simulate an arm, record a bag, identify it and validate the model on a held-out trajectory"

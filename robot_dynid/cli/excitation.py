@@ -3,10 +3,11 @@ import json
 import sys
 
 from robot_dynid.cli.options import output_file
-from robot_dynid.excitation import CRITERIA, check_trajectory, optimize_excitation
-from robot_dynid.friction import FRICTION_MODEL_NAMES, friction_model
-from robot_dynid.robot_description import load_robot
-from robot_dynid.trajectories import load_trajectory, save_trajectory
+from robot_dynid.experiment.excitation import CRITERIA, optimize_excitation
+from robot_dynid.experiment.trajectories import load_trajectory, save_trajectory
+from robot_dynid.experiment.trajectory_checks import check_trajectory
+from robot_dynid.model.friction import FRICTION_MODEL_NAMES, friction_model
+from robot_dynid.model.robot_description import load_robot
 
 NAME = "excitation"
 HELP = "check an excitation trajectory against a robot's limits, or optimise a Fourier excitation"

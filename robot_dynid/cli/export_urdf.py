@@ -3,8 +3,8 @@ import pathlib
 
 from robot_dynid.cli.options import output_file
 from robot_dynid.errors import DynIdError, RobotDescriptionError
-from robot_dynid.model import DynamicModel
-from robot_dynid.urdf_export import export_urdf
+from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.model.urdf_export import export_urdf
 
 NAME = "export-urdf"
 HELP = ("write a URDF with a model's identified link inertials (mass, centre of mass, inertia); needs standard "

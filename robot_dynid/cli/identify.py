@@ -1,17 +1,16 @@
 """robot-dynid identify: identify a model from recordings and write the model artifact."""
 import json
 
-from robot_dynid.cli.options import (
-    add_data_arguments, add_model_structure_arguments, add_stage_detection_arguments, friction_from_args,
-    non_negative_number, output_file, parse_cycles, positive_number, read_data,
-)
-from robot_dynid.excitation import robot_limit_arrays
-from robot_dynid.identification import (METHODS, PRIOR_MODES, IdentificationSettings, consistent_settings,
-                                        identify)
-from robot_dynid.model_validation import format_validation, validate_model
-from robot_dynid.reports import format_model_summary, model_summary
-from robot_dynid.robot_description import load_robot
-from robot_dynid.segmentation import select_stages
+from robot_dynid.cli.options import (add_data_arguments, add_model_structure_arguments,
+                                     add_stage_detection_arguments, non_negative_number,
+                                     output_file, parse_cycles, positive_number, read_data,
+                                     settings_from_args)
+from robot_dynid.estimation.estimators import ESTIMATORS
+from robot_dynid.estimation.identification import PRIOR_MODES, identify
+from robot_dynid.estimation.validation import validate_model
+from robot_dynid.model.robot_description import load_robot
+from robot_dynid.recordings.stage_detection import select_stages
+from robot_dynid.reports.tables import format_model_summary, format_validation, model_summary
 
 NAME = "identify"
 HELP = "identify base parameters from rosbag2 or CSV recordings and write a model file"
@@ -20,8 +19,9 @@ HELP = "identify base parameters from rosbag2 or CSV recordings and write a mode
 def add_arguments(parser):
     add_model_structure_arguments(parser)
     add_data_arguments(parser, several=True)
-    parser.add_argument("--method", default="ols", choices=METHODS,
-                        help="ordinary / weighted (per-joint noise) least squares, or recursive LS")
+    parser.add_argument("--method", default="ols", choices=tuple(ESTIMATORS),
+                        help="; ".join(f"{name}: {estimator.summary}" for name, estimator in ESTIMATORS.items())
+                        + " (default: %(default)s)")
     parser.add_argument("--forgetting", type=float, default=1.0, help="RLS forgetting factor in (0, 1]")
     parser.add_argument("--stage", action="append", metavar="NAME",
                         help="use only samples of this stage kind (repeatable), e.g. excitation; without "
@@ -48,16 +48,15 @@ def add_arguments(parser):
                             help="estimate standard parameters with every link's pseudo-inertia positive "
                                  "semidefinite, Coulomb and viscous friction and armature >= 0; the model then "
                                  "holds them (links: mass, centre of mass, inertia) for export-urdf")
-    consistent.add_argument("--bounds", metavar="B.yaml", default=None,
+    consistent.add_argument("--bounds", dest="bounds_file", metavar="B.yaml", default=None,
                             help="optional bounds: link mass ranges [kg], total mass [kg], centre-of-mass boxes "
                                  "[m] in the link frames, the margin (see docs/estimation.md)")
-    consistent.add_argument("--no-prior", action="store_true",
-                            help="ignore the robot description's inertial data (URDF <inertial>, DH inertial:) "
-                                 "as the prior; a small regulariser makes the standard parameters unique")
-    consistent.add_argument("--prior-mode", choices=PRIOR_MODES, default="two_step",
-                            help="two_step: the fit closest to the prior among those within 1 %% of the best "
-                                 "consistent residual; regularised: the prior as a Gaussian of 10 %% of each "
-                                 "link's scales (default: %(default)s)")
+    consistent.add_argument("--prior-mode", choices=PRIOR_MODES + ("none",), default="two_step",
+                            help="how the robot description's inertial data (URDF <inertial>, DH inertial:) enters: "
+                                 "two_step: the fit closest to it among those within 1 %% of the best consistent "
+                                 "residual; regularised: a Gaussian prior of 10 %% of each link's scales; none: "
+                                 "ignored, a small regulariser makes the standard parameters unique "
+                                 "(default: %(default)s)")
     parser.add_argument("--validate", action="append", metavar="FILE", default=[],
                         help="after the fit, report the model's held-out metrics on this recording (repeatable; "
                              "read like --data, all of it)")
@@ -68,18 +67,14 @@ def add_arguments(parser):
 
 def main(args):
     robot = load_robot(args.robot)
-    settings = IdentificationSettings(friction=friction_from_args(args), armature=args.armature,
-                                      offset=args.offset, method=args.method, forgetting=args.forgetting,
-                                      lowpass=args.lowpass, file_offsets=args.file_offsets)
-    if args.consistent:
-        settings = consistent_settings(settings, robot, args.bounds, not args.no_prior, args.prior_mode)
+    settings = settings_from_args(args, robot)
     recordings, notes = [], []
     for path in args.data:
         recording = read_data(args, robot, path)
         if args.trim:
             recording = recording.time_window(recording.time[0] + args.trim, recording.time[-1] - args.trim)
         selection = select_stages(recording, args.stage, args.cycles,
-                                  velocity_limits=robot_limit_arrays(robot, recording.joint_names)[2],
+                                  velocity_limits=robot.limit_arrays(recording.joint_names).velocity,
                                   rest_threshold=args.rest_threshold)
         if selection.note:
             notes.append(selection.note)

@@ -6,8 +6,8 @@ import math
 import os
 import pathlib
 
-from robot_dynid.friction import FRICTION_MODEL_NAMES, FrictionModel, friction_model
-from robot_dynid.segmentation import REST_THRESHOLD, REST_THRESHOLD_FRACTION
+from robot_dynid.model.friction import FRICTION_MODEL_NAMES, FrictionModel
+from robot_dynid.recordings.stage_detection import REST_THRESHOLD, REST_THRESHOLD_FRACTION
 
 _FRICTION_DEFAULTS = FrictionModel()
 
@@ -36,9 +36,12 @@ def add_model_structure_arguments(parser):
     group.add_argument("--offset", action="store_true", help="add a constant torque offset per joint [N m]")
 
 
-def friction_from_args(args):
-    return friction_model(args.friction, drift=args.friction_drift, dead_band=args.dead_band,
-                          sign_sharpness=args.sign_sharpness, stribeck_velocity=args.stribeck_velocity)
+def settings_from_args(args, robot):
+    """Identification settings of the parsed arguments: those that are identification options
+    (:data:`robot_dynid.estimation.identification.OPTION_DEFAULTS`) go to the same builder the identifier node
+    uses."""
+    from robot_dynid.estimation.identification import OPTION_DEFAULTS, settings_from_options
+    return settings_from_options({key: getattr(args, key) for key in OPTION_DEFAULTS if hasattr(args, key)}, robot)
 
 
 def add_data_arguments(parser, several=False):
@@ -73,7 +76,7 @@ def read_data(args, robot, path=None):
     """The recording at ``path`` (default ``--data``), checked against ``robot`` (unit mistakes,
     implausible samples), resampled if asked, derivatives derived where missing (or with
     ``--derive`` always)."""
-    from robot_dynid.data_files import read_recording
+    from robot_dynid.recordings.data_files import read_recording
     return read_recording(args.data if path is None else path, robot=robot, resample=args.resample,
                           derive=args.derive, **bag_topics_from_args(args, robot))
 

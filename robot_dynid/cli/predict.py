@@ -1,8 +1,8 @@
 """robot-dynid predict: torques of a model along recorded motion, written as CSV."""
 from robot_dynid.cli.options import add_data_arguments, output_file, read_data
-from robot_dynid.csv_io import write_torques_csv
-from robot_dynid.model import DynamicModel
-from robot_dynid.recording import describe_dropped
+from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.recordings.csv_io import write_torques_csv
+from robot_dynid.recordings.recording import describe_dropped
 
 NAME = "predict"
 HELP = "compute a model's joint torques for every sample of a recording (CSV: time, tau.<joint>)"

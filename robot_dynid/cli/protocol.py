@@ -3,9 +3,10 @@ import json
 
 from robot_dynid.cli.options import output_file
 from robot_dynid.errors import TrajectoryError
-from robot_dynid.protocol import DEFAULT_SPEED_FRACTIONS, build_protocol, load_friction_poses, save_plan
-from robot_dynid.robot_description import load_robot
-from robot_dynid.trajectories import FourierTrajectory, load_trajectory
+from robot_dynid.experiment.protocol import (DEFAULT_SPEED_FRACTIONS, build_protocol,
+                                             load_friction_poses, save_plan)
+from robot_dynid.experiment.trajectories import FourierTrajectory, load_trajectory
+from robot_dynid.model.robot_description import load_robot
 
 NAME = "protocol"
 HELP = "plan the identification experiment: cycles of excitation, friction and warmup stages"

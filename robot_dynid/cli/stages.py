@@ -2,12 +2,12 @@
 import json
 import math
 
-from robot_dynid.cli.options import add_data_arguments, add_stage_detection_arguments, bag_topics_from_args
-from robot_dynid.data_files import read_stage_table
-from robot_dynid.excitation import robot_limit_arrays
-from robot_dynid.recording import NO_CYCLE
-from robot_dynid.reports import format_table
-from robot_dynid.robot_description import load_robot
+from robot_dynid.cli.options import (add_data_arguments, add_stage_detection_arguments,
+                                     bag_topics_from_args)
+from robot_dynid.model.robot_description import load_robot
+from robot_dynid.recordings.data_files import read_stage_table
+from robot_dynid.recordings.stages import NO_CYCLE
+from robot_dynid.reports.tables import format_table
 
 NAME = "stages"
 HELP = ("list the stages of a rosbag2 or CSV recording (kind, start, end and duration [s], friction joint, "
@@ -46,8 +46,9 @@ def stage_rows(table):
 
 def main(args):
     robot = load_robot(args.robot)
-    table = read_stage_table(args.data, robot.joint_names, robot_limit_arrays(robot)[2],
-                             rest_threshold=args.rest_threshold, robot=robot, resample=args.resample, derive=args.derive,
+    table = read_stage_table(args.data, robot.joint_names, robot.limit_arrays().velocity,
+                             rest_threshold=args.rest_threshold, robot=robot, resample=args.resample,
+                             derive=args.derive,
                              **bag_topics_from_args(args, robot))
     rows = stage_rows(table)
     if args.json:

@@ -2,10 +2,10 @@
 import json
 
 from robot_dynid.cli.options import add_data_arguments, parse_cycles, positive_number, read_data
-from robot_dynid.excitation import robot_limit_arrays
-from robot_dynid.model import DynamicModel
-from robot_dynid.model_validation import DEFAULT_SPEED_THRESHOLD, format_validation, validate_model
-from robot_dynid.segmentation import select_stages
+from robot_dynid.estimation.validation import DEFAULT_SPEED_THRESHOLD, validate_model
+from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.recordings.stage_detection import select_stages
+from robot_dynid.reports.tables import format_validation
 
 NAME = "validate"
 HELP = ("a model's per-joint RMS [N m], RSD, relative RMSD and NRMS on held-out recordings, with a warning "
@@ -31,7 +31,7 @@ def main(args):
     for path in args.data:
         recording = read_data(args, model.robot, path)
         recordings.append(select_stages(recording, args.stage, args.cycles,
-                                        velocity_limits=robot_limit_arrays(model.robot)[2]).recording)
+                                        velocity_limits=model.robot.limit_arrays().velocity).recording)
     validation = validate_model(model, recordings, args.speed_threshold)
     if args.json:
         print(json.dumps({"model": str(args.model), **validation.to_dict()}, indent=2))

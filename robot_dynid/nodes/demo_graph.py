@@ -28,7 +28,7 @@ from robot_dynid.nodes.node_runtime import call_service, spin_until
 from robot_dynid.nodes.recorder import STAGE_QOS, RecorderNode
 from robot_dynid.nodes.sim_robot import SimRobotNode
 from robot_dynid.package_files import find_package_file
-from robot_dynid.recording import STAGE_KINDS
+from robot_dynid.recordings.stages import kind_name
 from robot_dynid.srv import ComputeFeedforward
 
 # sim_robot last: its clock starts when it is made, and the others take a while to start
@@ -120,7 +120,7 @@ class DemoGraph:
 
     @property
     def simulator(self):
-        """The sim_robot node's :class:`~robot_dynid.simulation.SimulatedRobot` (its true parameters)."""
+        """The sim_robot node's :class:`~robot_dynid.experiment.simulation.SimulatedRobot` (its true parameters)."""
         return self.nodes["sim_robot"].arm.simulator
 
     @property
@@ -141,7 +141,7 @@ class DemoGraph:
 
         def finished():
             for marker in self.stages[seen["markers"]:]:
-                stage = (STAGE_KINDS[marker.kind], marker.cycle)
+                stage = (kind_name(marker.kind), marker.cycle)
                 if marker.start and stage != seen["stage"]:
                     seen["stage"] = stage
                     if progress is not None:

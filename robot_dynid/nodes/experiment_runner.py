@@ -18,7 +18,7 @@ stays idle until ``~/start``.
 The reference is sent as trajectory_msgs/JointTrajectory windows of ``window_duration`` s, each
 ``lookahead`` s ahead, with header.stamp = the absolute time of its first point; every window
 also repeats the reference from ``lookahead`` before it, so a joint_trajectory_controller that
-replaces its trajectory on arrival splices them (:mod:`robot_dynid.experiment_schedule`).
+replaces its trajectory on arrival splices them (:mod:`robot_dynid.experiment.schedule`).
 ExperimentStage markers go out at every stage boundary, stamped with the boundary time. Measured
 ``joint_states`` are compared with the reference at their stamps; beyond
 ``deviation_threshold`` [rad] on any joint the node aborts. ``~/abort`` (std_srvs/Trigger) aborts
@@ -26,7 +26,7 @@ too, during the approach as well. Aborting sends a hold at the last measured pos
 ``stop_duration`` s) and the end marker of the stage playing (none during the approach). When the
 plan is done (or aborted) the node logs it and stays alive, idle, until shut down.
 
-``plan_file`` '' builds the plan with :func:`robot_dynid.protocol.build_protocol` from
+``plan_file`` '' builds the plan with :func:`robot_dynid.experiment.protocol.build_protocol` from
 ``cycles``, ``excitation_periods``, ``speed_fractions``, ``friction_level_duration`` (0 = the
 shortest that fits) and ``warmup_duration``.
 """
@@ -42,13 +42,15 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_dynid.errors import DynIdError
-from robot_dynid.experiment_schedule import (DEFAULT_APPROACH_SPEED_FRACTION, DEFAULT_START_TOLERANCE, ExperimentRun,
-                                             ExperimentSchedule, NotReady, StartRefused, positions_in_order)
+from robot_dynid.experiment.protocol import build_protocol, load_plan
+from robot_dynid.experiment.schedule import (DEFAULT_APPROACH_SPEED_FRACTION,
+                                             DEFAULT_START_TOLERANCE, ExperimentRun,
+                                             ExperimentSchedule, NotReady, StartRefused,
+                                             positions_in_order)
+from robot_dynid.model.robot_description import load_robot
 from robot_dynid.msg import ExperimentStage
 from robot_dynid.nodes.node_runtime import declare, spin_node
 from robot_dynid.package_files import find_package_file
-from robot_dynid.protocol import build_protocol, load_plan
-from robot_dynid.robot_description import load_robot
 
 RELIABLE_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
 
@@ -186,11 +188,10 @@ class ExperimentRunnerNode(Node):
         if self.run.state == "done":
             self.get_logger().info(f"plan done ({self.schedule.duration:.1f} s); idle")
 
-    def publish_event(self, event):
-        msg = ExperimentStage(experiment_id=self.experiment_id, cycle=event.cycle, kind=event.kind_code,
-                              label=event.name, start=event.start, joint_name=event.joint,
-                              speed_fraction=event.speed_fraction, direction=event.direction)
-        msg.header.stamp = self.stamp(event.time)
+    def publish_event(self, marker):
+        """Publish a plan's stage marker (stamped in plan time) with the absolute stamp and experiment id."""
+        msg = ExperimentStage(**{**marker.message_fields(), "experiment_id": self.experiment_id})
+        msg.header.stamp = self.stamp(marker.stamp)
         self.stage_publisher.publish(msg)
 
     def abort(self, reason, log):

@@ -17,7 +17,7 @@ position_margin (float): [rad], default 0.1: positions beyond a joint's position
 
 Service ``compute_feedforward`` (robot_dynid/srv/ComputeFeedforward): joint names and flat
 arrays of N points in, torques [N m] of the N points out, in the request's layout. All three
-paths convert the message to arrays, call :func:`robot_dynid.feedforward.compute_feedforward`
+paths convert the message to arrays, call :func:`robot_dynid.model.feedforward.compute_feedforward`
 and convert back; what it refuses (non-finite values, positions beyond the limits plus
 ``position_margin``, a non-finite torque) gets ``success: false`` on the service, and a warning
 naming the point and joint on the topics, which then publish nothing. An ``IdentifiedModel`` whose
@@ -30,7 +30,6 @@ import array
 import gc
 
 import numpy as np
-import rclpy
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
@@ -38,9 +37,10 @@ from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
 from robot_dynid.errors import DynIdError
-from robot_dynid.feedforward import (DEFAULT_POSITION_MARGIN, FIELDS, check_position_margin, compute_feedforward,
-                                     join_points)
-from robot_dynid.model import DynamicModel
+from robot_dynid.joint_names import match_joints
+from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.model.feedforward import (DEFAULT_POSITION_MARGIN, FIELDS, check_position_margin,
+                                           compute_feedforward, join_points)
 from robot_dynid.msg import IdentifiedModel
 from robot_dynid.nodes.node_runtime import declare, spin_node
 from robot_dynid.srv import ComputeFeedforward
@@ -81,9 +81,8 @@ class FeedforwardNode(Node):
         self.create_service(ComputeFeedforward, "compute_feedforward", self.on_compute)
         # A JointTrajectory of many points makes thousands of Python objects (one per point and
         # its Duration), so the garbage collector's full collections come often, and each
-        # traverses every object of the process (about 90,000 after the imports and the model):
-        # tens of ms in the worst case. What exists now lives as long as the process; leave it
-        # out of future collections. (The service's flat arrays make a few objects per request.)
+        # traverses every object of the process (BENCHMARKS.md, ComputeFeedforward). What exists
+        # now lives as long as the process; leave it out of future collections.
         gc.collect()
         gc.freeze()
         self.get_logger().info(
@@ -157,10 +156,7 @@ def _by_name(msg, joints):
     joints are ignored; a field whose size is not one per name is left as it is, for
     :func:`compute_feedforward` to report)."""
     names = list(msg.name)
-    missing = [j for j in joints if j not in names]
-    if missing:
-        raise DynIdError(f"reference JointState lacks joint(s) {missing}")
-    index = [names.index(j) for j in joints]
+    index = match_joints(joints, names, "reference JointState", "the model")
     fields = (np.frombuffer(values, dtype=np.float64) for values in (msg.position, msg.velocity))
     return [values[index] if values.size == len(names) else values for values in fields]
 

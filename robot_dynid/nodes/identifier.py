@@ -3,15 +3,15 @@
 Samples of JointState (joints matched by name; position [rad], velocity [rad/s], effort [N m])
 are collected during stages of the kinds in ``stages`` (ExperimentStage markers); at each such
 stage's end, or on the ``~/identify`` service (std_srvs/Trigger), a model is identified
-(:mod:`robot_dynid.streaming_identification`) and, when accepted, published as IdentifiedModel
+(:mod:`robot_dynid.estimation.streaming`) and, when accepted, published as IdentifiedModel
 (transient local, depth 1) and written to ``model_file``. IdentificationStatus goes out every
 ``status_period`` s and after every event.
 
 Stages are cut at their markers' header stamps, not at their arrival: samples and markers are
-put back in stamp order (:class:`robot_dynid.streaming_identification.StampOrder`) with
+put back in stamp order (:class:`robot_dynid.estimation.streaming.StampOrder`) with
 ``stage_latency`` s of slack, and released early when the joint states stop for that long.
 
-JointState messages that cannot be used (:mod:`robot_dynid.joint_states`: empty or duplicate
+JointState messages that cannot be used (:mod:`robot_dynid.recordings.joint_states`: empty or duplicate
 names, a joint missing, array lengths, NaN/inf) are skipped and counted, as are implausible
 samples; each reason is logged once and listed in the status warnings. A model is published only
 if it passes the quality gate (``max_holdout_rsd``, ``max_condition``), the first one included;
@@ -26,19 +26,35 @@ from std_msgs.msg import Header
 from std_srvs.srv import Trigger
 
 from robot_dynid.errors import DynIdError
-from robot_dynid.friction import friction_model
-from robot_dynid.identification import IdentificationSettings, consistent_settings
-from robot_dynid.joint_states import JointStateSelector
+from robot_dynid.estimation.estimators import METHODS
+from robot_dynid.estimation.identification import OPTION_DEFAULTS, settings_from_options
+from robot_dynid.estimation.streaming import StreamingIdentifier, StreamingSettings
+from robot_dynid.model.robot_description import load_robot
 from robot_dynid.msg import ExperimentStage, IdentificationStatus, IdentifiedModel
 from robot_dynid.nodes.feedforward import MODEL_QOS
 from robot_dynid.nodes.node_runtime import declare, spin_node
 from robot_dynid.package_files import find_package_file
-from robot_dynid.recording import STAGE_KINDS, describe_dropped
-from robot_dynid.robot_description import load_robot
-from robot_dynid.streaming_identification import (StampOrder, StreamingIdentifier, StreamingSettings,
-                                                  join_sub_stages)
+from robot_dynid.recordings.joint_states import JointStateSelector
+from robot_dynid.recordings.recording import describe_dropped
+from robot_dynid.recordings.stages import STAGE_KINDS, StageMarker, StampOrder, join_sub_stages
 
 STATE_QOS = QoSProfile(depth=2000, reliability=ReliabilityPolicy.RELIABLE)
+IDENTIFICATION_PARAMETERS = (  # (option of identification.settings_from_options, description, unit)
+    ("friction", "friction model: none, coulomb_viscous, stribeck_cbrt, arctan, polynomial", None),
+    ("friction_drift", "friction coefficients drifting with temperature or time: none, temperature, time", None),
+    ("dead_band", "speed below which every friction column is zero", "rad/s"),
+    ("sign_sharpness", "arctan friction: k of its smoothed Coulomb sign (2/pi) atan(k v)", "s/rad"),
+    ("stribeck_velocity", "arctan friction: vs of its Stribeck transition", "rad/s"),
+    ("armature", "add a rotor inertia column Ia_j qdd_j per joint", None),
+    ("offset", "add a constant torque offset per joint", None),
+    ("method", f"estimator, one of {list(METHODS)} (rls: online, updated per sample)", None),
+    ("forgetting", "RLS forgetting factor in (0, 1]", None),
+    ("consistent", "physically consistent fit: every link's pseudo-inertia positive semidefinite, friction and "
+                   "armature >= 0 (ols or wls; needs cvxpy)", None),
+    ("bounds_file", "bounds of the consistent fit (YAML: link masses [kg], total mass [kg], centre-of-mass boxes "
+                    "[m]); '' = none", None),
+    ("prior_mode", "prior of the consistent fit (the robot's inertials): two_step, regularised or none", None),
+)
 
 
 class IdentifierNode(Node):
@@ -47,9 +63,9 @@ class IdentifierNode(Node):
         super().__init__("identifier", **node_options)
         robot_file = (declare(self, "robot_file", "", "robot description (YAML); '' = the ER3A")
                       or str(find_package_file("config", "robots", "er3a.yaml")))
-        friction = declare(self, "friction", "coulomb_viscous", "friction model name")
-        method = declare(self, "method", "ols", "estimator: ols, wls or rls (online, per sample)")
-        forgetting = declare(self, "forgetting", 1.0, "RLS forgetting factor in (0, 1]")
+        options = {name: declare(self, name, "" if OPTION_DEFAULTS[name] is None else OPTION_DEFAULTS[name],
+                                 description, unit)
+                   for name, description, unit in IDENTIFICATION_PARAMETERS}
         stages = declare(self, "stages", ["excitation"], f"stage kinds to identify on, of {list(STAGE_KINDS)}")
         pool = declare(self, "pool_stages", False, "identify over all selected stages so far, not the last")
         max_samples = declare(self, "max_samples", 20000, "buffered samples before folding into normal equations")
@@ -64,19 +80,11 @@ class IdentifierNode(Node):
                           "(residual / torque, root of sums of squares) is not below this [1]")
         max_condition = declare(self, "max_condition", 1000.0, "quality gate: reject a model whose condition "
                                 "number (column-scaled base regressor) is not below this [1]")
-        consistent = declare(self, "consistent", False, "physically consistent fit: every link's pseudo-inertia "
-                             "positive semidefinite, friction and armature >= 0 (ols or wls; needs cvxpy)")
-        bounds_file = declare(self, "bounds_file", "", "bounds of the consistent fit (YAML: link masses [kg], total "
-                              "mass [kg], centre-of-mass boxes [m]); '' = none")
         status_period = declare(self, "status_period", 1.0, "period of IdentificationStatus", "s")
         self.latency = declare(self, "stage_latency", 0.5, "how far joint states and stage markers may arrive out "
                                "of stamp order; samples are used this much later", "s")
         self.robot = load_robot(robot_file)
-        identification = IdentificationSettings(friction=friction_model(friction), method=method,
-                                                forgetting=forgetting)
-        if consistent:
-            identification = consistent_settings(identification, self.robot, bounds_file or None)
-        settings = StreamingSettings(identification,
+        settings = StreamingSettings(settings_from_options(options, self.robot),
                                      stages=tuple(stages), pool_stages=pool, max_samples=max_samples,
                                      require_improvement=require, max_holdout_rsd=max_rsd,
                                      max_condition=max_condition)
@@ -92,7 +100,8 @@ class IdentifierNode(Node):
         self.create_service(Trigger, "~/identify", self.on_identify)
         self.create_timer(status_period, self.publish_status)
         self.create_timer(max(self.latency, 0.05), self.on_idle)
-        self.get_logger().info(f"identifying {self.robot.name} ({robot_file}) with {method}, friction {friction}, "
+        self.get_logger().info(f"identifying {self.robot.name} ({robot_file}) with {options['method']}, friction "
+                               f"{options['friction']}, "
                                f"on stages {list(stages)}; {joint_states_topic} -> {model_topic}")
 
     def on_joint_state(self, msg):
@@ -112,11 +121,13 @@ class IdentifierNode(Node):
         self.session.dropped.add(reason, stamp)
 
     def on_stage(self, msg):
-        if not 0 <= msg.kind < len(STAGE_KINDS):
-            self.get_logger().warning(f"ExperimentStage kind {msg.kind} is not a KIND_* value; ignored")
+        try:
+            marker = StageMarker.from_fields(seconds(msg.header.stamp), msg.kind, msg.cycle, msg.start, msg.label,
+                                             msg.joint_name, msg.speed_fraction, msg.direction, msg.experiment_id)
+        except DynIdError as error:
+            self.get_logger().warning(f"ExperimentStage ignored: {error}")
             return
-        stamp = seconds(msg.header.stamp)
-        self.dispatch(self.order.add_marker(stamp, msg.start, (STAGE_KINDS[msg.kind], msg.start, msg.cycle, stamp)))
+        self.dispatch(self.order.add_marker(marker))
 
     def on_idle(self):
         """Joint states stopped for ``stage_latency``: nothing more can come before what is held."""
@@ -128,7 +139,7 @@ class IdentifierNode(Node):
         """Hand samples and markers released in stamp order to the session, one stage per run of sub-stages."""
         for what, payload in join_sub_stages(items):
             if what == "marker":
-                self.on_marker(*payload)
+                self.on_marker(payload)
                 continue
             known = set(self.session.dropped.counts)
             if not self.session.add_sample(*payload):
@@ -137,14 +148,14 @@ class IdentifierNode(Node):
                     self.get_logger().warning(f"sample at {payload[0]:.6f} s not used: {reason} (counted; said "
                                               "once per reason)")
 
-    def on_marker(self, kind, start, cycle, stamp):
-        if start:
-            self.session.start_stage(kind)
+    def on_marker(self, marker):
+        if marker.start:
+            self.session.start_stage(marker.kind)
             self.state = IdentificationStatus.STATE_COLLECTING
-            self.message = f"collecting stage {kind} of cycle {cycle} from {stamp:.3f} s"
+            self.message = f"collecting stage {marker.kind} of cycle {marker.cycle} from {marker.stamp:.3f} s"
             self.publish_status()
         else:
-            self.run(lambda: self.session.end_stage(kind))
+            self.run(lambda: self.session.end_stage(marker.kind))
 
     def on_identify(self, request, response):
         response.success, response.message = self.run(self.session.identify_now)
@@ -195,9 +206,13 @@ class IdentifierNode(Node):
             progress=min(1.0, self.session.stage_samples / self.session.settings.max_samples),
             condition_number=float(metrics.get("condition_number", 0.0)),
             max_relative_std=float(metrics.get("max_relative_std", 0.0)),
-            warnings=list(self.session.warnings) + ([f"samples not used: {describe_dropped(self.session.dropped.counts)}"]
-                                                    if self.session.dropped.counts else []),
+            warnings=self.status_warnings(),
             message=self.message))
+
+    def status_warnings(self) -> list[str]:
+        dropped = self.session.dropped.counts
+        return list(self.session.warnings) + (
+            [f"samples not used: {describe_dropped(dropped)}"] if dropped else [])
 
 
 def seconds(stamp):

@@ -1,7 +1,7 @@
 """recorder node: records joint states, stage markers and optional extra topics to a rosbag2 bag.
 
 Messages are subscribed raw and written as the CDR bytes that arrived (nothing decoded or lost),
-under the fixed bag topic names of :data:`robot_dynid.recorder_session.BAG_TOPICS`, so that
+under the fixed bag topic names of :data:`robot_dynid.recordings.bag_layout.BAG_TOPICS`, so that
 ``robot-dynid identify --data <bag>`` reads the bag with its default topic options.
 
 Parameters
@@ -14,7 +14,7 @@ joint_states_topic, effort_topic, current_topic, temperature_topic, hydraulic_to
 joint_names (str[]): joints the identification needs (unset: those each message names).
 
 Every joint state is recorded as it arrives; one that identification will skip
-(:mod:`robot_dynid.joint_states`: empty or duplicate names, a needed joint missing, array lengths,
+(:mod:`robot_dynid.recordings.joint_states`: empty or duplicate names, a needed joint missing, array lengths,
 NaN/inf) is warned about once per reason while recording.
 reliable (bool), queue_depth (int): QoS of the data topics (volatile, keep last).
 flush_period, status_period (float, s): file flush period; period of the message-count log (0 = off).
@@ -36,12 +36,13 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import JointState
 
-from robot_dynid.bag_io import BagWriter
 from robot_dynid.errors import DynIdError
 from robot_dynid.msg import ExperimentStage, HydraulicCylinderState
 from robot_dynid.nodes.node_runtime import declare, spin_node
-from robot_dynid.joint_states import JointStateSelector
-from robot_dynid.recorder_session import BAG_TOPICS, default_bag_path, joint_state_fields, stage_marker
+from robot_dynid.recordings.bag_io import BagWriter
+from robot_dynid.recordings.bag_layout import BAG_TOPICS, default_bag_path, joint_state_fields
+from robot_dynid.recordings.joint_states import JointStateSelector
+from robot_dynid.recordings.stages import StageMarker
 from robot_dynid.srv import MarkStage
 
 STAGE_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
@@ -134,15 +135,14 @@ class RecorderNode(Node):
     def on_mark_stage(self, request, response):
         now = self.get_clock().now()
         try:
-            stage_marker(now.nanoseconds, request.kind, request.cycle, request.start, request.label,
-                         request.joint_name, request.speed_fraction, request.direction, request.experiment_id)
+            fields = StageMarker.from_fields(
+                now.nanoseconds * 1e-9, request.kind, request.cycle, request.start, request.label, request.joint_name,
+                request.speed_fraction, request.direction, request.experiment_id,
+                require_custom_label=True).message_fields()
         except DynIdError as error:
             response.success, response.message = False, str(error)
             return response
-        marker = ExperimentStage(
-            experiment_id=request.experiment_id, cycle=request.cycle, kind=request.kind, label=request.label,
-            start=request.start, joint_name=request.joint_name, speed_fraction=request.speed_fraction,
-            direction=request.direction)
+        marker = ExperimentStage(**fields)
         marker.header.stamp = now.to_msg()
         data = serialize_message(marker)
         if not self.record("stage", data):

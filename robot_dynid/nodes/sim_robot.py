@@ -2,13 +2,13 @@
 
 It stands in for a robot driver with a joint_trajectory_controller: trajectories on
 ``command_topic`` (as the controller's ``~/joint_trajectory``; header stamp 0 = start now) are
-followed as :mod:`robot_dynid.trajectory_following` describes, and ``joint_states`` carries
+followed as :mod:`robot_dynid.experiment.trajectory_following` describes, and ``joint_states`` carries
 positions [rad], velocities [rad/s] and simulated measured torques [N m] (noise-free torque plus
 Gaussian noise of ``noise_std``) on the grid ``t0 + k / rate`` of the node clock, ``t0`` being
 the node's start (its cold start for the friction warm-up). ``~/true_effort`` carries the same
 states with the noise-free torques.
 
-The true parameters are :func:`robot_dynid.simulation.simulation_parameters` of the robot and
+The true parameters are :func:`robot_dynid.experiment.simulation.simulation_parameters` of the robot and
 friction model with ``seed``. Samples are computed in batches (the regressor costs about the
 same for one sample as for a hundred) every ``batch_period`` s and published with their own
 stamps; a timer drives this and is best-effort: on a loaded machine batches come late and grow,
@@ -27,13 +27,13 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
 from robot_dynid.errors import DynIdError
-from robot_dynid.friction import friction_model
+from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
+from robot_dynid.experiment.trajectory_following import SimulatedArm
+from robot_dynid.model.friction import friction_model
+from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.robot_description import load_robot
 from robot_dynid.nodes.node_runtime import declare, spin_node
 from robot_dynid.package_files import find_package_file
-from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import load_robot
-from robot_dynid.simulation import SimulatedRobot, simulation_parameters
-from robot_dynid.trajectory_following import SimulatedArm
 
 
 

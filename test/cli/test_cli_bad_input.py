@@ -17,16 +17,16 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from robot_dynid.bag_io import BagWriter
 from robot_dynid.cli import main
-from robot_dynid.csv_io import write_csv
-from robot_dynid.friction import friction_model
+from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
+from robot_dynid.experiment.trajectories import load_trajectory, time_grid
+from robot_dynid.model.friction import friction_model
+from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.robot_description import load_robot
 from robot_dynid.package_files import find_package_file
-from robot_dynid.recording import Recording
-from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import load_robot
-from robot_dynid.simulation import SimulatedRobot, simulation_parameters
-from robot_dynid.trajectories import load_trajectory, time_grid
+from robot_dynid.recordings.bag_io import BagWriter
+from robot_dynid.recordings.csv_io import write_csv
+from robot_dynid.recordings.recording import Recording
 
 ROBOT = find_package_file("config", "robots", "er3a.yaml")
 TRAJECTORY = find_package_file("config", "trajectories", "er3a_table_4_1.yaml")

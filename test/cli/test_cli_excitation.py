@@ -7,11 +7,11 @@ import pytest
 import yaml
 
 from robot_dynid.cli import main
-from robot_dynid.excitation import check_trajectory
+from robot_dynid.experiment.protocol import load_plan
+from robot_dynid.experiment.trajectories import FourierTrajectory, load_trajectory
+from robot_dynid.experiment.trajectory_checks import check_trajectory
+from robot_dynid.model.robot_description import load_robot
 from robot_dynid.package_files import find_package_file
-from robot_dynid.protocol import load_plan
-from robot_dynid.robot_description import load_robot
-from robot_dynid.trajectories import FourierTrajectory, load_trajectory
 
 ER3A = str(find_package_file("config", "robots", "er3a.yaml"))
 THESIS = str(find_package_file("config", "trajectories", "er3a_table_4_1.yaml"))

@@ -9,17 +9,17 @@ import numpy as np
 import pytest
 import yaml
 
-from robot_dynid.bag_io import JOINT_STATE_TYPE, BagWriter
 from robot_dynid.cli import main
-from robot_dynid.csv_io import read_csv, write_csv
-from robot_dynid.friction import friction_model
-from robot_dynid.model import DynamicModel
+from robot_dynid.experiment.simulation import SimulatedRobot, plausible_parameters
+from robot_dynid.experiment.trajectories import FourierTrajectory, time_grid
+from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.model.friction import friction_model
+from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.robot_description import load_robot
 from robot_dynid.package_files import find_package_file
-from robot_dynid.recording import Recording
-from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import load_robot
-from robot_dynid.simulation import SimulatedRobot, plausible_parameters
-from robot_dynid.trajectories import FourierTrajectory, time_grid
+from robot_dynid.recordings.bag_io import JOINT_STATE_TYPE, BagWriter
+from robot_dynid.recordings.csv_io import read_csv, write_csv
+from robot_dynid.recordings.recording import Recording
 
 ROBOT = find_package_file("config", "robots", "ur5.yaml")
 NOISE = 0.3  # N m

@@ -1,6 +1,6 @@
 """Stages of recordings without markers, detected from the motion, against a protocol plan's design.
 
-A short thesis protocol for the PUMA 560 (robot_dynid.protocol: rest, excitation, friction ladders
+A short thesis protocol for the PUMA 560 (robot_dynid.experiment.protocol: rest, excitation, friction ladders
 at 5, 50 and 100 % of the velocity limits, a 30 s warm-up) is sampled, its torques simulated with
 noise, and written as a rosbag2 of joint states only (no ExperimentStage markers). The expected
 stages come from the plan's own stage table and trajectory, not from the detector:
@@ -30,23 +30,23 @@ import math
 import numpy as np
 import pytest
 
-from robot_dynid.bag_io import BagWriter
 from robot_dynid.cli import main
-from robot_dynid.csv_io import write_csv
-from robot_dynid.data_files import read_recording
 from robot_dynid.errors import DataError
-from robot_dynid.excitation import random_excitation, robot_limit_arrays
-from robot_dynid.friction import friction_model
-from robot_dynid.identification import IdentificationSettings, identify
-from robot_dynid.model import DynamicModel
+from robot_dynid.estimation.identification import IdentificationSettings, identify
+from robot_dynid.experiment.excitation import random_excitation
+from robot_dynid.experiment.protocol import build_protocol
+from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
+from robot_dynid.experiment.trajectories import ladder_ramp
+from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.model.friction import friction_model
+from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.robot_description import load_robot
 from robot_dynid.package_files import find_package_file
-from robot_dynid.protocol import build_protocol
-from robot_dynid.recording import Recording
-from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import load_robot
-from robot_dynid.segmentation import select_stages
-from robot_dynid.simulation import SimulatedRobot, simulation_parameters
-from robot_dynid.trajectories import ladder_ramp
+from robot_dynid.recordings.bag_io import BagWriter
+from robot_dynid.recordings.csv_io import write_csv
+from robot_dynid.recordings.data_files import read_recording
+from robot_dynid.recordings.recording import Recording
+from robot_dynid.recordings.stage_detection import select_stages
 
 ROBOT = find_package_file("config", "robots", "puma560.yaml")
 RATE = 200.0               # Hz, joint states
@@ -73,7 +73,7 @@ def designed_stages(plan, robot):
 
     Returns a list of ``(kind, start, end, joint, speed_fraction, direction, start_tolerance,
     end_tolerance)``, times [s] since the plan's start."""
-    _, _, velocity, acceleration = robot_limit_arrays(robot)
+    _, _, velocity, acceleration, _ = robot.limit_arrays()
     assert plan.settings["jerk_duration"] == JERK_DURATION
     stages = []
     for row in plan.stages:
@@ -171,7 +171,7 @@ def test_friction_selected_from_an_unmarked_recording_lies_on_the_designed_plate
     robot, plan, bag, _, _ = protocol_run
     expected = designed_stages(plan, robot)
     recording = read_recording(bag, joint_names=robot.joint_names)
-    selection = select_stages(recording, "friction", velocity_limits=robot_limit_arrays(robot)[2])
+    selection = select_stages(recording, "friction", velocity_limits=robot.limit_arrays().velocity)
     assert selection.note.startswith(f"no stage markers or stage column in {bag}: stages detected")
     elapsed = selection.recording.time - T0_NS * 1e-9
     plateaus = np.array([(start, end) for kind, start, end, *_ in expected if kind == "friction"])
@@ -229,7 +229,7 @@ def test_cycles_of_an_unmarked_recording_cannot_be_selected(protocol_run, capsys
     assert not (directory / "never.yaml").exists()
     recording = read_recording(bag, joint_names=robot.joint_names)
     with pytest.raises(DataError, match=r"^cannot select cycles 3: .* cycles cannot be detected from the motion$"):
-        select_stages(recording, cycles=3, velocity_limits=robot_limit_arrays(robot)[2])
+        select_stages(recording, cycles=3, velocity_limits=robot.limit_arrays().velocity)
 
 
 def test_stages_that_detection_cannot_give_are_refused_by_name(protocol_run, capsys):

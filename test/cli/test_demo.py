@@ -8,10 +8,10 @@ import yaml
 
 from robot_dynid.cli import main
 from robot_dynid.cli.demo import held_out_motion
-from robot_dynid.model import DynamicModel
+from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
+from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.model.robot_description import load_robot
 from robot_dynid.package_files import find_package_file
-from robot_dynid.robot_description import load_robot
-from robot_dynid.simulation import SimulatedRobot, simulation_parameters
 from short_plan import write_short_plan
 
 

@@ -60,7 +60,7 @@ def test_shipped_robot_config_gives_literature_base_parameter_count(clean_venv):
 def test_bags_with_stage_markers_round_trip_without_ros(clean_venv, tmp_path):
     """The ExperimentStage definition ships in the package data of a pip install."""
     script = f"""
-from robot_dynid.bag_io import BagWriter, read_bag
+from robot_dynid.recordings.bag_io import BagWriter, read_bag
 with BagWriter({str(tmp_path / 'bag')!r}) as bag:
     bag.write_stage(0, "excitation", 3, True)
     for k in range(5):

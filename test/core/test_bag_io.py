@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import yaml
 
-from robot_dynid.bag_io import (BagWriter, interface_definition_text, read_bag,
-                                read_stage_markers)
 from robot_dynid.errors import DataError, DynIdError
+from robot_dynid.recordings.bag_io import (BagWriter, interface_definition_text, read_bag,
+                                           read_stage_markers)
 
 JOINTS = ("shoulder", "elbow", "wrist")
 T0_NS = 1_700_000_000_123_456_789

@@ -30,9 +30,9 @@ from mcap.writer import Writer as McapPackageWriter
 from rosbags.highlevel import AnyReader
 from rosbags.rosbag2 import CompressionFormat, CompressionMode, StoragePlugin, Writer
 
-from robot_dynid.bag_io import BagWriter, make_typestore, read_bag
-from robot_dynid.bag_recovery import RecoveredBag, repair_bag
 from robot_dynid.errors import DataError
+from robot_dynid.recordings.bag_io import BagWriter, make_typestore, read_bag
+from robot_dynid.recordings.bag_recovery import RecoveredBag, repair_bag
 
 JOINTS = ("j1", "j2", "j3")
 T0_NS = 1_700_000_000_000_000_000
@@ -101,7 +101,7 @@ def stamp_text(ns):
 
 def recovery_warnings(caplog):
     return [r.getMessage() for r in caplog.records
-            if r.name == "robot_dynid.bag_recovery" and r.levelno == logging.WARNING]
+            if r.name == "robot_dynid.recordings.bag_recovery" and r.levelno == logging.WARNING]
 
 
 @pytest.fixture(scope="module")
@@ -216,7 +216,7 @@ def test_sqlite_cut_anywhere_reads_committed_rows_only_and_more_than_sqlite_itse
 KILLED_WRITER = textwrap.dedent("""
     import os, signal, sys
     import numpy as np
-    from robot_dynid.bag_io import BagWriter
+    from robot_dynid.recordings.bag_io import BagWriter
     groups, storage, t0, period = eval(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     q = np.random.default_rng(3).uniform(-3.0, 3.0, (sum(groups), 3))
     writer = BagWriter(sys.argv[5], storage=storage)

@@ -4,11 +4,11 @@ import os
 import numpy as np
 import pytest
 
-from robot_dynid.base_parameters import BaseParameters, compute_base_parameters
 from robot_dynid.errors import DynIdError, IdentificationError, ModelFileError
-from robot_dynid.friction import friction_model
-from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import load_robot, robot_from_dict
+from robot_dynid.model.base_parameters import BaseParameters, compute_base_parameters
+from robot_dynid.model.friction import friction_model
+from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.robot_description import load_robot, robot_from_dict
 
 ROBOTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                       "config", "robots")

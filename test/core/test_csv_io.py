@@ -4,9 +4,9 @@ import logging
 import numpy as np
 import pytest
 
-from robot_dynid.csv_io import read_csv, write_csv, write_torques_csv
 from robot_dynid.errors import DataError
-from robot_dynid.recording import Recording
+from robot_dynid.recordings.csv_io import read_csv, write_csv, write_torques_csv
+from robot_dynid.recordings.recording import Recording
 
 
 def write_text(tmp_path, text, name="run.csv"):
@@ -36,7 +36,7 @@ def test_requested_joints_set_order_and_other_joints_are_ignored_with_a_warning(
                       "time,q.a,q.b,q.c,qd.a,qd.b,qd.c,tau.a,tau.b,tau.c,notes\n"
                       "0,1,2,3,4,5,6,7,8,9,x\n"
                       "1,11,12,13,14,15,16,17,18,19,y\n")
-    with caplog.at_level(logging.WARNING, logger="robot_dynid.csv_io"):
+    with caplog.at_level(logging.WARNING, logger="robot_dynid.recordings.csv_io"):
         recording = read_csv(path, joint_names=["c", "a"])
     np.testing.assert_array_equal(recording.q, [[3, 1], [13, 11]])
     np.testing.assert_array_equal(recording.qd, [[6, 4], [16, 14]])

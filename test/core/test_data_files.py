@@ -2,10 +2,10 @@
 import numpy as np
 import pytest
 
-from robot_dynid.bag_io import BagWriter
-from robot_dynid.data_files import SHORT_RUN, complete_derivatives, read_recording
 from robot_dynid.errors import DataError
-from robot_dynid.recording import Recording
+from robot_dynid.recordings.bag_io import BagWriter
+from robot_dynid.recordings.data_files import SHORT_RUN, complete_derivatives, read_recording
+from robot_dynid.recordings.recording import Recording
 
 JOINTS = ("j1", "j2")
 RATE = 500.0  # Hz

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from robot_dynid.errors import DynIdError, IdentificationError
-from robot_dynid.estimators import (LeastSquaresAccumulator, RecursiveLeastSquares, ols,
-                                    scaled_condition_number, wls)
+from robot_dynid.estimation.estimators import (LeastSquaresAccumulator, RecursiveLeastSquares, ols,
+                                               scaled_condition_number, wls)
 
 TRUTH = np.array([1.5, -2.0, 0.7, 3.0])
 NOISE = np.array([0.05, 0.8])

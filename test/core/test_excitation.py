@@ -6,13 +6,14 @@ import numpy as np
 import pytest
 import yaml
 
-from robot_dynid.errors import TrajectoryError
-from robot_dynid.excitation import (
-    check_trajectory, criterion_and_gradient, optimize_excitation, random_excitation)
-from robot_dynid.friction import friction_model
+from robot_dynid.errors import DataError, TrajectoryError
+from robot_dynid.experiment.excitation import (criterion_and_gradient, optimize_excitation,
+                                               random_excitation)
+from robot_dynid.experiment.trajectories import CycloidalMove, FourierTrajectory, load_trajectory
+from robot_dynid.experiment.trajectory_checks import check_trajectory
+from robot_dynid.model.friction import friction_model
+from robot_dynid.model.robot_description import load_robot, robot_from_dict
 from robot_dynid.package_files import find_package_file
-from robot_dynid.robot_description import load_robot, robot_from_dict
-from robot_dynid.trajectories import CycloidalMove, FourierTrajectory, load_trajectory
 from reference_tables import reference_file
 
 
@@ -111,7 +112,7 @@ def test_check_report_forms():
 
 def test_check_rejects_unknown_joints():
     trajectory = CycloidalMove(("j1", "elbow"), [0, 0], [1, 1], 2.0)
-    with pytest.raises(TrajectoryError, match=r"joint\(s\) \['elbow'\] are not joints of robot"):
+    with pytest.raises(DataError, match=r"unknown joint\(s\) \['elbow'\]; robot 'planar' has"):
         check_trajectory(planar_robot(), trajectory)
 
 

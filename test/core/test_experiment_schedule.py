@@ -6,13 +6,14 @@ import numpy as np
 import pytest
 
 from robot_dynid.errors import DataError, TrajectoryError
-from robot_dynid.excitation import random_excitation
-from robot_dynid.experiment_schedule import (ExperimentRun, ExperimentSchedule, NotReady, StartRefused,
-                                             approach_move, positions_in_order, stage_events)
+from robot_dynid.experiment.excitation import random_excitation
+from robot_dynid.experiment.protocol import build_protocol
+from robot_dynid.experiment.schedule import (ExperimentRun, ExperimentSchedule, NotReady,
+                                             StartRefused, approach_move, positions_in_order,
+                                             stage_events)
+from robot_dynid.experiment.trajectories import CycloidalMove
+from robot_dynid.model.robot_description import load_robot
 from robot_dynid.package_files import find_package_file
-from robot_dynid.protocol import build_protocol
-from robot_dynid.robot_description import load_robot
-from robot_dynid.trajectories import CycloidalMove
 
 RATE = 50.0
 # KIND_* constants of msg/ExperimentStage.msg
@@ -65,17 +66,17 @@ def test_events_are_the_start_and_end_of_every_plan_row_in_order(plan, schedule)
     for index, row in enumerate(plan.stages):
         start, end = events[2 * index], events[2 * index + 1]
         assert (start.start, end.start) == (True, False)
-        assert (start.time, end.time) == (row.start, row.end)
+        assert (start.stamp, end.stamp) == (row.start, row.end)
         for event in (start, end):
-            assert (event.kind, event.kind_code, event.cycle, event.name, event.direction) == \
+            assert (event.kind, event.kind_code, event.cycle, event.label, event.direction) == \
                    (row.kind, MSG_KINDS[row.kind], row.cycle, row.name, row.direction)
             if row.kind == "friction":
-                assert event.joint == (row.joint or "")
+                assert event.joint_name == (row.joint or "")
                 assert event.speed_fraction == (row.speed_fraction or 0.0)
             else:
-                assert (event.joint, event.speed_fraction) == ("", 0.0)
-    assert all(a.time <= b.time for a, b in zip(events, events[1:]))
-    assert events[-1].time == pytest.approx(plan.duration)
+                assert (event.joint_name, event.speed_fraction) == ("", 0.0)
+    assert all(a.stamp <= b.stamp for a, b in zip(events, events[1:]))
+    assert events[-1].stamp == pytest.approx(plan.duration)
 
 
 def test_windows_concatenate_to_the_sampled_plan(plan, schedule):
@@ -146,7 +147,7 @@ def test_a_run_hands_out_every_chunk_and_event_once_in_order(schedule, robot):
     chunks, events = [], []
     for t in np.arange(-1.0, schedule.duration + 0.05, 0.07):
         new_chunks, new_events = run.due(t)
-        assert all(c.send_time <= t for c in new_chunks) and all(e.time <= t for e in new_events)
+        assert all(c.send_time <= t for c in new_chunks) and all(e.stamp <= t for e in new_events)
         chunks += new_chunks
         events += new_events
     assert run.state == "done"
@@ -161,7 +162,7 @@ def test_abort_ends_the_stage_playing_and_stops_the_run(plan, schedule, robot):
     t = 0.5 * (row.start + row.end)
     run.due(t)
     end = run.abort(t)
-    assert (end.start, end.time, end.stage_index, end.kind, end.cycle) == (False, t, 3, row.kind, row.cycle)
+    assert (end.start, end.stamp, end.label, end.kind, end.cycle) == (False, t, row.name, row.kind, row.cycle)
     assert run.state == "aborted" and run.due(plan.duration) == ([], [])
     assert started_run(schedule, robot).abort(-0.2) is None
 
@@ -173,25 +174,25 @@ def test_positions_are_reordered_by_name(plan):
 
 
 def test_invalid_inputs_are_rejected_naming_the_field(plan, schedule, robot):
-    with pytest.raises(TrajectoryError, match=r"window_duration must be a finite number > 0 \[s\], got 0"):
+    with pytest.raises(TrajectoryError, match=r"window_duration must be finite and > 0 \[s\], got 0"):
         ExperimentSchedule(plan, RATE, window_duration=0)
-    with pytest.raises(TrajectoryError, match=r"lookahead must be a finite number >= 0 \[s\], got -1"):
+    with pytest.raises(TrajectoryError, match=r"lookahead must be finite and >= 0 \[s\], got -1"):
         ExperimentRun(schedule, -1, robot)
     with pytest.raises(TrajectoryError, match=r"window 99 is not in 0\.\."):
         schedule.chunk(99, 0.5)
-    with pytest.raises(TrajectoryError, match=r"deviation threshold must be a finite number > 0 \[rad\]"):
+    with pytest.raises(TrajectoryError, match=r"deviation threshold must be finite and > 0 \[rad\]"):
         schedule.deviation([0.0], np.zeros((1, 6)), threshold=float("nan"))
     with pytest.raises(DataError, match=r"must have shape \(2, 6\) for 2 stamps .* got \(2, 5\)"):
         schedule.deviation([0.0, 1.0], np.zeros((2, 5)), threshold=0.1)
-    with pytest.raises(DataError, match=r"joint state lacks joint\(s\) \['j6'\]"):
+    with pytest.raises(DataError, match=r"joint state is missing \['j6'\]"):
         positions_in_order(["j1", "j2", "j3", "j4", "j5"], [0.0] * 5, plan.joint_names)
     with pytest.raises(DataError, match="joint state has 6 names but 5 positions"):
         positions_in_order(plan.joint_names, [0.0] * 5, plan.joint_names)
-    with pytest.raises(TrajectoryError, match=r"start_tolerance must be a finite number >= 0 \[rad\], got -0\.1"):
+    with pytest.raises(TrajectoryError, match=r"start_tolerance must be finite and >= 0 \[rad\], got -0\.1"):
         ExperimentRun(schedule, 0.5, robot, start_tolerance=-0.1)
     with pytest.raises(TrajectoryError, match=r"approach_speed_fraction must be <= 1, got 2"):
         ExperimentRun(schedule, 0.5, robot, approach_speed_fraction=2)
-    with pytest.raises(TrajectoryError, match=r"joint\(s\) \['j1'.*are not joints of robot 'ur5'"):
+    with pytest.raises(DataError, match=r"unknown joint\(s\) \['j1'.*; robot 'ur5' has"):
         ExperimentRun(schedule, 0.5, load_robot(find_package_file("config", "robots", "ur5.yaml")))
 
 
@@ -293,7 +294,7 @@ def test_the_approach_precedes_the_plan_on_its_grid_and_belongs_to_no_stage(plan
     speed = np.diff(q[t <= 0], axis=0) * RATE
     assert np.all(np.abs(speed).max(axis=0) <= 0.2 * velocity)
     assert np.all(np.abs(np.diff(speed, axis=0)).max(axis=0) * RATE <= 0.2 * acceleration * 1.01)
-    assert run.schedule.events == schedule.events and run.schedule.events[0].time == 0.0
+    assert run.schedule.events == schedule.events and run.schedule.events[0].stamp == 0.0
     chunks, events = run.due(-1e-9)     # everything due before plan time 0: approach windows, no marker
     assert chunks and events == [] and chunks[0].start_time == pytest.approx(-duration)
     approach_t = t[t < 0]

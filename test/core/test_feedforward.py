@@ -8,15 +8,15 @@ import re
 import numpy as np
 import pytest
 
-from robot_dynid.base_parameters import compute_base_parameters
 from robot_dynid.errors import DataError
-from robot_dynid.feedforward import compute_feedforward, join_points, request_arrays
-from robot_dynid.friction import FrictionModel
-from robot_dynid.model import DynamicModel
-from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import load_robot
+from robot_dynid.experiment.simulation import plausible_parameters
+from robot_dynid.model.base_parameters import compute_base_parameters
+from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.model.feedforward import compute_feedforward, join_points, request_arrays
+from robot_dynid.model.friction import FrictionModel
+from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.robot_description import load_robot
 from robot_dynid.package_files import find_package_file
-from robot_dynid.simulation import plausible_parameters
 from rnea_reference import rnea_torques
 
 MODEL = ("a", "b", "c")

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from robot_dynid.errors import DynIdError
-from robot_dynid.friction import FRICTION_MODEL_NAMES, FrictionModel, friction_model
+from robot_dynid.model.friction import FRICTION_MODEL_NAMES, FrictionModel, friction_model
 
 SPEEDS = np.array([[0.5, -2.0], [-0.5, 2.0], [0.0, 0.001]])
 

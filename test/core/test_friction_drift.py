@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from robot_dynid.errors import DataError
-from robot_dynid.friction_drift import double_exponential, fit_double_exponential
+from robot_dynid.model.friction_drift import double_exponential, fit_double_exponential
 from reference_tables import reference_table
 
 ROWS = reference_table("er3a_thesis.yaml")["friction_time_fit_table_5_6"]

@@ -1,6 +1,6 @@
 """Hydraulic cylinder model and RLS identification against the hydraulic paper's tables.
 
-Units: mm, s, N, MPa (see robot_dynid.hydraulics). Not in the paper, assumed here: bore
+Units: mm, s, N, MPa (see robot_dynid.hydraulics.cylinder). Not in the paper, assumed here: bore
 40 mm / rod 22 mm (A_a = 1256.6 mm^2, A_b = 876.5 mm^2), stiffness K = 3 N/mm, load 100 N,
 rod-side pressure 0.5 MPa.
 """
@@ -11,9 +11,9 @@ import pytest
 
 from reference_tables import reference_table
 from robot_dynid.errors import DynIdError
-from robot_dynid.hydraulics import (CylinderParameters, HydraulicCylinder, cylinder_regressor,
-                                    identify_cylinder, known_force, simulate_cylinder,
-                                    sinusoidal_displacement)
+from robot_dynid.hydraulics.cylinder import (CylinderParameters, HydraulicCylinder,
+                                             cylinder_regressor, identify_cylinder, known_force,
+                                             simulate_cylinder, sinusoidal_displacement)
 
 AREA_A = math.pi * 20.0**2
 AREA_B = AREA_A - math.pi * 11.0**2

@@ -2,17 +2,18 @@
 import numpy as np
 import pytest
 
-from robot_dynid.base_parameters import compute_base_parameters
-from robot_dynid.errors import IdentificationError
-from robot_dynid.friction import friction_model
-from robot_dynid.identification import IdentificationSettings, identify, iter_regressor_chunks
+from robot_dynid.errors import DynIdError, IdentificationError
+from robot_dynid.estimation.identification import (IdentificationSettings, identify,
+                                                   iter_regressor_chunks, settings_from_options)
+from robot_dynid.experiment.simulation import SimulatedRobot, plausible_parameters
+from robot_dynid.experiment.trajectories import FourierTrajectory, time_grid
+from robot_dynid.model.base_parameters import compute_base_parameters
+from robot_dynid.model.friction import friction_model
+from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.robot_description import load_robot
 from robot_dynid.package_files import find_package_file
-from robot_dynid.recording import Recording
-from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import load_robot
-from robot_dynid.signal_processing import lowpass_filter
-from robot_dynid.simulation import SimulatedRobot, plausible_parameters
-from robot_dynid.trajectories import FourierTrajectory, time_grid
+from robot_dynid.recordings.recording import Recording
+from robot_dynid.recordings.signal_processing import lowpass_filter
 
 NOISE = 0.2  # N m
 FRICTION = friction_model("coulomb_viscous")
@@ -129,3 +130,18 @@ def test_parallel_filtering_in_chunks_equals_filtering_each_run_whole(robot):
         expected = lowpass_filter(full[run], 8.0, 200.0)
         np.testing.assert_allclose(Y[run], expected, rtol=0, atol=1e-9 * np.abs(expected).max())
         np.testing.assert_allclose(filtered_tau[run], lowpass_filter(data.tau[run], 8.0, 200.0), atol=1e-12)
+
+
+def test_one_builder_of_settings_for_the_command_line_and_the_node(robot):
+    """The identifier node's parameters and the CLI's options are the same mapping."""
+    settings = settings_from_options({"friction": "stribeck_cbrt", "friction_drift": "time", "dead_band": 0.01,
+                                      "armature": True, "offset": True, "method": "wls", "consistent": True,
+                                      "prior_mode": "none", "bounds_file": "", "lowpass": 0.0}, robot)
+    assert (settings.friction.name, settings.friction.drift, settings.friction.dead_band) == ("stribeck_cbrt", "time", 0.01)
+    assert (settings.armature, settings.offset, settings.method, settings.lowpass) == (True, True, "wls", None)
+    assert settings.consistency is not None and not settings.consistency.use_prior
+    assert settings_from_options({}, robot) == IdentificationSettings(friction=friction_model("coulomb_viscous"))
+    with pytest.raises(DynIdError, match=r"unknown identification option\(s\) \['armatures'\]"):
+        settings_from_options({"armatures": True}, robot)
+    with pytest.raises(DynIdError, match="not rls"):
+        settings_from_options({"method": "rls", "consistent": True}, robot)

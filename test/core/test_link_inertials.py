@@ -10,15 +10,15 @@ import pytest
 import yaml
 
 from robot_dynid.errors import DynIdError, RobotDescriptionError
-from robot_dynid.link_inertials import (inertial_from_parameters, link_inertials, link_names,
-                                        parameters_from_inertial, prior_parameters)
+from robot_dynid.experiment.simulation import plausible_parameters
+from robot_dynid.model.link_inertials import (inertial_from_parameters, link_inertials, link_names,
+                                              parameters_from_inertial, prior_parameters)
+from robot_dynid.model.regressor import Regressor, inertia_parameter_map
+from robot_dynid.model.robot_description import (LinkInertial, build_pinocchio_model,
+                                                 link_frame_placements, load_robot,
+                                                 robot_from_dict)
+from robot_dynid.model.urdf import link_bodies, robot_from_urdf
 from robot_dynid.package_files import find_package_file
-from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import (LinkInertial, build_pinocchio_model, link_bodies,
-                                           link_frame_placements, load_robot, robot_from_dict,
-                                           robot_from_urdf)
-from robot_dynid.regressor import inertia_parameter_map
-from robot_dynid.simulation import plausible_parameters
 from urdf_samples import (PLANAR_GRIPPER_URDF, UR5_JOINTS, UR5_URDF, configuration, pinocchio_model,
                           with_fixed_links, with_inertials)
 

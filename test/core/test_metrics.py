@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from robot_dynid.errors import DataError
-from robot_dynid.metrics import (condition_number, cross_validation, parameter_statistics,
-                                 relative_rmsd, residual_std, rms_residual, rsd,
-                                 self_validation, validation_report)
+from robot_dynid.estimation.metrics import (condition_number, cross_validation,
+                                            parameter_statistics, relative_rmsd, residual_std,
+                                            rms_residual, rsd, self_validation, validation_report)
 
 TAU = np.array([[1.0, 2.0], [3.0, -4.0]])
 TAU_HAT = np.array([[1.5, 2.0], [2.0, -4.5]])       # errors [[0.5, 0], [-1, -0.5]]

@@ -6,17 +6,18 @@ import numpy as np
 import pytest
 import yaml
 
-from robot_dynid.base_parameters import BaseParameters, compute_base_parameters
 from robot_dynid.errors import DynIdError, ModelFileError
-from robot_dynid.friction import FrictionModel, friction_model
-from robot_dynid.identification import IdentificationSettings, identify
-from robot_dynid.model import DynamicModel
+from robot_dynid.estimation.identification import IdentificationSettings, identify
+from robot_dynid.experiment.simulation import (SimulatedRobot, plausible_parameters,
+                                               simulation_parameters)
+from robot_dynid.experiment.trajectories import FourierTrajectory, time_grid
+from robot_dynid.model.base_parameters import BaseParameters, compute_base_parameters
+from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.model.friction import FrictionModel, friction_model
+from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.robot_description import load_robot, robot_from_dict
 from robot_dynid.package_files import find_package_file
-from robot_dynid.recording import Recording
-from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import load_robot, robot_from_dict
-from robot_dynid.simulation import SimulatedRobot, plausible_parameters, simulation_parameters
-from robot_dynid.trajectories import FourierTrajectory, time_grid
+from robot_dynid.recordings.recording import Recording
 from rnea_reference import rnea_torques
 
 
@@ -70,14 +71,14 @@ def test_artifact_round_trips_byte_for_byte(er3a_model, tmp_path):
     (lambda d: d.update(schema_version=3), r"^<dict>: schema_version 3 is not supported \(this robot_dynid reads 1 "
                                            r"and 2\)$"),
     (lambda d: d.update(schema_version=2), r"^<dict>: missing key 'standard_parameters'$"),
-    (lambda d: d.update(links=[]), r"^<dict>: unknown key\(s\) \['links'\]"),
+    (lambda d: d.update(links=[]), r"^<dict>: unknown key 'links'"),
     (lambda d: d.update(schema="other"), r"schema is 'other'"),
-    (lambda d: d.update(extra=1), r"unknown key\(s\) \['extra'\]"),
+    (lambda d: d.update(extra=1), r"unknown key 'extra'"),
     (lambda d: d["model"].pop("friction"), r"missing key 'friction'"),
     (lambda d: d["base_parameters"]["table"].pop(), r"^<dict>: base_parameters.table has 47 entries, expected 48$"),
     (lambda d: d["base_parameters"]["table"][3].pop("std"), r"^<dict>: base_parameters.table\[3\]: missing key 'std'$"),
     (lambda d: d["base_parameters"]["table"][3].update(extra=1),
-     r"^<dict>: base_parameters.table\[3\]: unknown key\(s\) \['extra'\]"),
+     r"^<dict>: base_parameters.table\[3\]: unknown key 'extra'"),
     (lambda d: d["base_parameters"]["table"][3].update(std=-0.1),
      r"^<dict>: base_parameters.table\[3\].std is -0.1 \(base parameter \w+\); it must be finite and >= 0$"),
     (lambda d: d["base_parameters"]["table"][2].update(value=d["base_parameters"]["table"][3]["value"]) or
@@ -307,7 +308,7 @@ def test_standard_parameters_may_differ_from_the_values_by_a_fraction_of_their_s
 
 @pytest.mark.parametrize("edit, message", [
     (lambda d: d["standard_parameters"].pop("Izz6"), r"^<dict>: standard_parameters: missing key 'Izz6'$"),
-    (lambda d: d["standard_parameters"].update(m7=1.0), r"^<dict>: standard_parameters: unknown key\(s\) \['m7'\]"),
+    (lambda d: d["standard_parameters"].update(m7=1.0), r"^<dict>: standard_parameters: unknown key 'm7'"),
     (lambda d: d.pop("links"), r"^<dict>: missing key 'links'$"),
     (lambda d: d["links"].pop(), r"^<dict>: links has 5 entries, expected 6$"),
     (lambda d: d["links"][2].pop("joint"), r"^<dict>: links\[2\]: missing key 'joint'$"),
@@ -341,7 +342,7 @@ def test_every_leaf_of_the_standard_parameters_and_links_is_checked(standard_mod
 
 
 def test_a_dh_robot_with_inertial_entries_round_trips_in_the_model(standard_model):
-    from robot_dynid.link_inertials import link_inertials, prior_parameters
+    from robot_dynid.model.link_inertials import link_inertials, prior_parameters
     import dataclasses
     robot = dataclasses.replace(standard_model.robot,
                                 inertials=link_inertials(standard_model.robot, standard_model.standard))

@@ -9,19 +9,21 @@ import sys
 import numpy as np
 import pytest
 
-from robot_dynid.base_parameters import compute_base_parameters
 from robot_dynid.errors import DataError, IdentificationError
-from robot_dynid.estimators import LeastSquaresAccumulator
-from robot_dynid.friction import friction_model
+from robot_dynid.estimation.estimators import LeastSquaresAccumulator
+from robot_dynid.estimation.physical_consistency import (ConsistencyConstraints, ParameterLayout,
+                                                         SolverUnavailableError,
+                                                         check_plausibility, compress,
+                                                         link_consistency, load_constraints,
+                                                         pseudo_inertia, solve_consistent)
+from robot_dynid.experiment.simulation import (SimulatedRobot, default_friction,
+                                               plausible_parameters)
+from robot_dynid.experiment.trajectories import FourierTrajectory, time_grid
+from robot_dynid.model.base_parameters import compute_base_parameters
+from robot_dynid.model.friction import friction_model
+from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.robot_description import load_robot
 from robot_dynid.package_files import find_package_file
-from robot_dynid.physical_consistency import (ConsistencyConstraints, ParameterLayout,
-                                              SolverUnavailableError, check_plausibility,
-                                              compress, link_consistency, load_constraints,
-                                              pseudo_inertia, solve_consistent)
-from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import load_robot
-from robot_dynid.simulation import SimulatedRobot, default_friction, plausible_parameters
-from robot_dynid.trajectories import FourierTrajectory, time_grid
 
 SPRING_JOINT = 1        # panda_joint2, the shoulder: gravity torques there can mimic a spring
 SPRING = 5.0            # N m/rad

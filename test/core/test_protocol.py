@@ -5,11 +5,13 @@ import numpy as np
 import pytest
 
 from robot_dynid.errors import TrajectoryError
+from robot_dynid.experiment.protocol import (build_protocol, load_friction_poses, load_plan,
+                                             save_plan)
+from robot_dynid.experiment.trajectories import (CycloidalMove, FourierTrajectory, Sequence,
+                                                 load_trajectory)
+from robot_dynid.model.robot_description import load_robot
 from robot_dynid.package_files import find_package_file
-from robot_dynid.protocol import build_protocol, load_friction_poses, load_plan, save_plan
-from robot_dynid.recording import STAGE_KINDS
-from robot_dynid.robot_description import load_robot
-from robot_dynid.trajectories import CycloidalMove, FourierTrajectory, Sequence, load_trajectory
+from robot_dynid.recordings.stages import STAGE_KINDS
 
 FRACTIONS = (0.05, 0.2, 0.4, 0.6, 0.8, 1.0)
 
@@ -189,7 +191,7 @@ def test_excitation_beyond_a_limit_names_the_joint(er3a):
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"cycles": 0}, r"cycles must be an integer >= 1, got 0"),
-    ({"speed_fractions": (0.5, 1.5)}, r"speed_fractions must be fractions in \(0, 1\]"),
+    ({"speed_fractions": (0.5, 1.5)}, r"speed_fractions\[1\] must be in \(0, 1\]"),
     ({"home_pose": [0, 0, 3.0, 0, 0, 0]}, r"home_pose: joint j3 at 3 rad is outside its limits"),
     ({"friction_poses": {"j9": [0] * 6}}, r"friction_poses: 'j9' is not a joint of robot"),
     ({"warmup_duration": 5.0}, r"warmup: warmup_duration 5 s leaves"),

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from robot_dynid.errors import DataError
-from robot_dynid.recording import Dropped, Recording, check_stage_label, stage_kind
+from robot_dynid.recordings.recording import Dropped, Recording
+from robot_dynid.recordings.stages import check_stage_label, stage_kind
 
 JOINTS = ("shoulder", "elbow", "wrist")
 
@@ -91,7 +92,7 @@ def test_from_arrays_drops_rows_with_nan_or_inf_in_any_field(caplog):
     tau[6, 1] = -np.inf
     temperature[8, 0] = np.nan
     stage = ["rest"] * 5 + ["friction"] * 5
-    with caplog.at_level(logging.WARNING, logger="robot_dynid.recording"):
+    with caplog.at_level(logging.WARNING, logger="robot_dynid.recordings.recording"):
         recording = Recording.from_arrays(JOINTS, time, q, tau=tau, temperature=temperature,
                                           stage=stage, cycle=np.arange(n_samples),
                                           dropped={"earlier": Dropped(2, 0.5)})
@@ -159,7 +160,7 @@ def test_reorder_matches_joints_by_name_and_drops_extra_ones():
 
 
 def test_reorder_names_every_missing_joint():
-    with pytest.raises(DataError, match=r"joints \['hip', 'knee'\] are not in"):
+    with pytest.raises(DataError, match=r"is missing \['hip', 'knee'\]"):
         make_recording().reorder(["hip", "elbow", "knee"])
 
 

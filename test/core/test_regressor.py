@@ -9,9 +9,9 @@ import pytest
 import scipy.linalg
 
 from robot_dynid.errors import DataError, DynIdError
-from robot_dynid.friction import friction_model
-from robot_dynid.regressor import Regressor, inertia_parameter_map
-from robot_dynid.robot_description import link_frame_placements, load_robot, robot_from_dict
+from robot_dynid.model.friction import friction_model
+from robot_dynid.model.regressor import Regressor, inertia_parameter_map
+from robot_dynid.model.robot_description import link_frame_placements, load_robot, robot_from_dict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CONFIGS = sorted(glob.glob(os.path.join(ROOT, "config", "robots", "*.yaml"))) + [

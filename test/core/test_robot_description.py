@@ -10,9 +10,10 @@ import pytest
 import yaml
 
 from robot_dynid.errors import RobotDescriptionError
-from robot_dynid.robot_description import (DHRow, JointLimits, RobotDescription,
-                                           build_pinocchio_model, link_frame_placements,
-                                           load_robot, robot_from_dict, robot_from_urdf)
+from robot_dynid.model.robot_description import (DHRow, JointLimits, RobotDescription,
+                                                 build_pinocchio_model, link_frame_placements,
+                                                 load_robot, robot_from_dict)
+from robot_dynid.model.urdf import robot_from_urdf
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ROBOTS = os.path.join(ROOT, "config", "robots")
@@ -334,7 +335,7 @@ def test_load_robot_names_the_file(tmp_path):
      r"joint 'finger_joint' is a URDF 'prismatic' joint"),
     ({"urdf": "planar_gripper.urdf"}, r"URDF joint 'finger_joint' is 'prismatic'; only revolute"),
     ({"urdf": "planar_gripper.urdf", "joints": ["elbow", "shoulder"]},
-     r"joint 'shoulder': URDF link 'base' is not below link 'fore'"),
+     r"joint 'elbow': URDF joint is not the next joint below the root; the joints must be listed base to tip"),
     ({"urdf": "planar_gripper.urdf", "joints": ["shoulder", "elbow"],
       "acceleration_limits": {"wrist": 1.0}},
      r"acceleration_limits: joint 'wrist' is not one of the selected joints"),

@@ -3,13 +3,14 @@ import math
 
 import numpy as np
 import pytest
-
-from robot_dynid.errors import DataError
 from scipy import signal
 
-from robot_dynid.signal_processing import (centre_derivative, current_to_torque, differentiate, local_polynomial_fit,
-                                           lowpass_filter, resample_streams, resample_uniform,
-                                           sample_interval)
+from robot_dynid.errors import DataError
+from robot_dynid.model.robot_description import current_to_torque
+from robot_dynid.recordings.signal_processing import (centre_derivative, differentiate,
+                                                      local_polynomial_fit, lowpass_filter,
+                                                      resample_streams, resample_uniform,
+                                                      sample_interval)
 
 RATE = 100.0                       # Hz
 TIME = np.arange(0.0, 20.0, 1.0 / RATE)
@@ -160,9 +161,9 @@ def test_signal_processing_validation_messages():
         differentiate(x[:5], TIME[:5], window_samples=7)
     with pytest.raises(DataError, match="polyorder must be an integer >= 2, got 1"):
         differentiate(x, TIME, window_samples=11, polyorder=1)
-    with pytest.raises(DataError, match=r"gear_ratio must have shape \(2,\)"):
+    with pytest.raises(DataError, match=r"gear_ratio must be a scalar or have shape \(2,\), one per joint"):
         current_to_torque(np.ones((3, 2)), 0.1, [1.0, 2.0, 3.0])
-    with pytest.raises(DataError, match=r"efficiency of joint 2 must be in \(0, 1\]"):
+    with pytest.raises(DataError, match=r"efficiency must be finite and in \(0, 1\]; joint 2 has 1.2"):
         current_to_torque(np.ones((3, 2)), 0.1, 10.0, efficiency=[0.9, 1.2])
     with pytest.raises(DataError, match="torque_constant must be"):
         current_to_torque(np.ones((3, 2)), [0.1, 0.0], 10.0)

@@ -7,11 +7,11 @@ import pinocchio as pin
 import pytest
 
 from robot_dynid.errors import DataError, DynIdError
-from robot_dynid.friction import friction_model
-from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import load_robot
-from robot_dynid.simulation import (SimulatedRobot, default_friction, plausible_parameters,
-                                    simulation_parameters)
+from robot_dynid.experiment.simulation import (SimulatedRobot, default_friction,
+                                               plausible_parameters, simulation_parameters)
+from robot_dynid.model.friction import friction_model
+from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.robot_description import load_robot
 from rnea_reference import rnea_torques
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

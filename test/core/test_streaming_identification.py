@@ -2,18 +2,18 @@
 import numpy as np
 import pytest
 
-from robot_dynid.base_parameters import compute_base_parameters
 from robot_dynid.errors import DataError, DynIdError
-from robot_dynid.friction import friction_model
-from robot_dynid.identification import IdentificationSettings
+from robot_dynid.estimation.identification import IdentificationSettings
+from robot_dynid.estimation.streaming import StreamingIdentifier, StreamingSettings
+from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
+from robot_dynid.experiment.trajectories import FourierTrajectory, time_grid
+from robot_dynid.model.base_parameters import compute_base_parameters
+from robot_dynid.model.friction import friction_model
+from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.robot_description import load_robot
 from robot_dynid.package_files import find_package_file
-from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import load_robot
-from robot_dynid.simulation import SimulatedRobot, simulation_parameters
-from robot_dynid.segmentation import StageMarker, label_samples, stage_intervals
-from robot_dynid.streaming_identification import (StampOrder, StreamingIdentifier, StreamingSettings,
-                                                  join_sub_stages)
-from robot_dynid.trajectories import FourierTrajectory, time_grid
+from robot_dynid.recordings.stages import (StageMarker, StampOrder, join_sub_stages, label_samples,
+                                           stage_intervals)
 
 FRICTION = friction_model("coulomb_viscous")
 RATE = 200.0  # Hz
@@ -220,25 +220,6 @@ def test_samples_outside_selected_stages_are_ignored_and_bad_samples_dropped(set
         session.start_stage("bogus")
 
 
-def test_stamp_order_releases_by_stamp_and_a_boundary_sample_goes_to_the_next_stage():
-    order = StampOrder(latency=0.1)
-    assert order.add_sample(1.00, "s1.00") == []
-    assert order.add_marker(1.05, True, "next") == []
-    assert order.add_marker(1.05, False, "end") == []          # overtook the samples up to 1.05
-    assert order.add_sample(1.05, "s1.05") == []
-    assert order.add_sample(1.10, "s1.10") == [("sample", "s1.00")]
-    # at 1.05: the end of one stage, the start of the next, then the sample on the boundary
-    assert order.add_sample(1.16, "s1.16") == [("marker", "end"), ("marker", "next"), ("sample", "s1.05")]
-    assert order.add_marker(0.5, True, "late") == [("marker", "late")]   # > latency late: applied now
-    assert order.add_marker(0, False, "unstamped") == []        # = just after the newest sample (1.16)
-    assert order.add_sample(1.16 + 1e-9, "s1.16+") == []
-    assert order.pending == 4 and order.released_until == 1.05
-    assert order.flush() == [("sample", "s1.10"), ("sample", "s1.16"), ("marker", "unstamped"),
-                             ("sample", "s1.16+")]
-    with pytest.raises(DynIdError, match=r"latency must be a finite number >= 0 \[s\], got -1"):
-        StampOrder(-1)
-
-
 def test_markers_overtaking_samples_still_cut_the_stage_at_their_stamps(setup):
     """The start marker arrives 5 samples late and the end marker 40 samples early (other topic)."""
     robot, simulator, base, _ = setup
@@ -246,8 +227,8 @@ def test_markers_overtaking_samples_still_cut_the_stage_at_their_stamps(setup):
     t, q, qd, _, tau = samples
     start, end = t[200], t[2600] + 0.5 / RATE   # the end between two samples: [start, end) as offline [start, end]
     arrivals = [("sample", k) for k in range(len(t))]
-    arrivals.insert(205, ("marker", (start, True)))
-    arrivals.insert(2600 - 40, ("marker", (end, False)))
+    arrivals.insert(205, ("marker", StageMarker(start, "excitation", 0, True)))
+    arrivals.insert(2600 - 40, ("marker", StageMarker(end, "excitation", 0, False)))
     session = StreamingIdentifier(robot, settings(), base=base)
     order = StampOrder(latency=0.5)
     outcomes = []
@@ -256,14 +237,13 @@ def test_markers_overtaking_samples_still_cut_the_stage_at_their_stamps(setup):
         for what, payload in released:
             if what == "sample":
                 session.add_sample(t[payload], q[payload], qd[payload], tau[payload])
-            elif payload[1]:
+            elif payload.start:
                 session.start_stage("excitation")
             else:
                 outcomes.append(session.end_stage("excitation"))
 
     for what, payload in arrivals:
-        apply(order.add_sample(t[payload], payload) if what == "sample"
-              else order.add_marker(payload[0], payload[1], payload))
+        apply(order.add_sample(t[payload], payload) if what == "sample" else order.add_marker(payload))
     apply(order.flush())
     # the bag reader's labelling (by stamp) is the reference for which samples form the stage
     labels, _ = label_samples(t, stage_intervals([StageMarker(start, "excitation", 0, True),
@@ -290,19 +270,6 @@ def test_settings_are_validated(changes, message):
         StreamingSettings(**changes)
 
 
-def test_sub_stages_of_one_stage_and_cycle_are_joined_but_cycles_are_not():
-    boundary = [("marker", ("excitation", False, 0, 2.0)), ("marker", ("excitation", True, 0, 2.0))]
-    next_cycle = [("marker", ("excitation", False, 0, 5.0)), ("marker", ("excitation", True, 1, 5.0))]
-    next_kind = [("marker", ("excitation", False, 1, 8.0)), ("marker", ("friction", True, 1, 8.0))]
-    items = ([("marker", ("excitation", True, 0, 1.0)), ("sample", 1)] + boundary + [("sample", 2)]
-             + next_cycle + next_kind + [("sample", 3)])
-    assert join_sub_stages(items) == ([("marker", ("excitation", True, 0, 1.0)), ("sample", 1), ("sample", 2)]
-                                      + next_cycle + next_kind + [("sample", 3)])
-    # an end and a start of the same stage at different stamps (a pause between them) stay apart
-    apart = [("marker", ("excitation", False, 0, 2.0)), ("marker", ("excitation", True, 0, 2.5))]
-    assert join_sub_stages(apart) == apart
-
-
 def test_a_stage_marked_in_sub_stages_is_identified_once_on_all_its_samples(setup):
     """Transition, Fourier and cycloidal parts of one excitation stage, as the runner marks them,
     give the model of the whole stage: the same as one start and one end marker."""
@@ -318,19 +285,19 @@ def test_a_stage_marked_in_sub_stages_is_identified_once_on_all_its_samples(setu
         for what, payload in join_sub_stages(released):
             if what == "sample":
                 session.add_sample(*(field[payload] for field in (t, samples[1], samples[2], samples[4])))
-            elif payload[1]:
-                session.start_stage(payload[0])
+            elif payload.start:
+                session.start_stage(payload.kind)
             else:
-                outcomes.append(session.end_stage(payload[0]))
+                outcomes.append(session.end_stage(payload.kind))
 
     end = t[-1] + 0.5 / RATE
     markers = {0: [(parts[0], True)], 300: [(parts[1], False), (parts[1], True)],
                1800: [(parts[2], False), (parts[2], True)], 2300: [(parts[3], False), (parts[3], True)]}
     for k in range(len(t)):
         for stamp, start in markers.get(k, []):
-            apply(order.add_marker(stamp, start, ("excitation", start, 0, stamp)))
+            apply(order.add_marker(StageMarker(stamp, "excitation", 0, start)))
         apply(order.add_sample(t[k], k))
-    apply(order.add_marker(end, False, ("excitation", False, 0, end)))
+    apply(order.add_marker(StageMarker(end, "excitation", 0, False)))
     apply(order.flush())
     whole, _ = run_stage(StreamingIdentifier(robot, settings(), base=base), samples)
     assert len(outcomes) == 1

@@ -4,12 +4,12 @@ import pytest
 from numpy.polynomial import Polynomial
 
 from robot_dynid.errors import DataError
-from robot_dynid.friction import friction_model
+from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
+from robot_dynid.experiment.trajectory_following import SimulatedArm, TrajectoryFollower
+from robot_dynid.model.friction import friction_model
+from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.robot_description import load_robot
 from robot_dynid.package_files import find_package_file
-from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import load_robot
-from robot_dynid.simulation import SimulatedRobot, simulation_parameters
-from robot_dynid.trajectory_following import SimulatedArm, TrajectoryFollower
 from rnea_reference import rnea_torques
 
 JOINTS = ("a", "b", "c")
@@ -125,7 +125,7 @@ def test_joints_are_matched_by_name_and_unnamed_joints_hold():
 
 @pytest.mark.parametrize("arguments, message", [
     (dict(joint_names=["a", "elbow"]), r"unknown joint\(s\) \['elbow'\]; the arm has \['a', 'b', 'c'\]"),
-    (dict(joint_names=["a", "a"], positions=[[0, 0]] * 2), r"joint_names repeats joint\(s\) \['a'\]"),
+    (dict(joint_names=["a", "a"], positions=[[0, 0]] * 2), r"joint_names lists \['a'\] more than once"),
     (dict(time_from_start=[]), r"no points given"),
     (dict(time_from_start=[0.0, 1.0, 1.0]), r"point 2 at 1.0 s is not after point 1 at 1.0 s"),
     (dict(time_from_start=[-1.0, 1.0, 2.0]), r"time_from_start must be finite and >= 0 \[s\], got \[-1.0"),
@@ -134,7 +134,7 @@ def test_joints_are_matched_by_name_and_unnamed_joints_hold():
     (dict(velocities=[[0, 0, 0], [], [0, 0, 0]]), r"point 1: velocities has 0 values, expected 3"),
     (dict(velocities=[[0, 0, 0], [0, np.nan, 0], [0, 0, 0]]), r"point 1: velocities of joint b is nan"),
     (dict(accelerations=[[0, 0, 0]] * 3), r"accelerations are given without velocities"),
-    (dict(start_time=np.inf), r"start_time must be finite \[s\], got inf"),
+    (dict(start_time=np.inf), r"start_time \[s\] must be finite, got inf"),
 ])
 def test_malformed_trajectories_are_rejected_by_name(arguments, message):
     command = dict(joint_names=JOINTS, time_from_start=[0.0, 1.0, 2.0], positions=[[0, 0, 0]] * 3)

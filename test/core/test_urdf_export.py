@@ -9,16 +9,17 @@ import pinocchio as pin
 import pytest
 import yaml
 
-from robot_dynid.base_parameters import compute_base_parameters
 from robot_dynid.errors import DynIdError, RobotDescriptionError
-from robot_dynid.friction import friction_model
-from robot_dynid.link_inertials import prior_parameters
-from robot_dynid.model import DynamicModel
+from robot_dynid.experiment.simulation import plausible_parameters
+from robot_dynid.model.base_parameters import compute_base_parameters
+from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.model.friction import friction_model
+from robot_dynid.model.link_inertials import prior_parameters
+from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.robot_description import load_robot, robot_from_dict
+from robot_dynid.model.urdf import robot_from_urdf
+from robot_dynid.model.urdf_export import export_urdf
 from robot_dynid.package_files import find_package_file
-from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import load_robot, robot_from_dict, robot_from_urdf
-from robot_dynid.simulation import plausible_parameters
-from robot_dynid.urdf_export import export_urdf
 from urdf_samples import (PLANAR_GRIPPER_URDF, UR5_URDF, configuration, pinocchio_model,
                           with_fixed_links, with_inertials)
 
@@ -159,7 +160,7 @@ def test_another_urdf_is_used_only_when_its_kinematics_are_the_models():
     with pytest.raises(RobotDescriptionError, match=r"^URDF: joint 'elbow_joint' has another placement or axis than "
                                                     r"in the model's robot"):
         export_urdf(model, moved)
-    with pytest.raises(RobotDescriptionError, match=r"^URDF: link 'tool0', moving with joint 'wrist_3_joint', has no "
+    with pytest.raises(RobotDescriptionError, match=r"^URDF: link 'tool0', the child of joint 'flange', has no "
                                                     r"<link> element$"):
         export_urdf(model, UR5_URDF.read_text().replace('<link name="tool0"/>', ""))
     with pytest.raises(RobotDescriptionError, match=r"^URDF: joint 'wrist_3_joint' is not in the URDF"):
@@ -176,7 +177,7 @@ def test_inconsistent_parameters_are_exported_with_a_warning(caplog):
     standard[10 * 2 + 4] = -1.0                          # Ixx3 < 0
     inconsistent = DynamicModel(robot, model.friction, True, False, model.base, model.base.projection @ standard,
                                 model.std, standard=standard)
-    with caplog.at_level(logging.WARNING, logger="robot_dynid.urdf_export"):
+    with caplog.at_level(logging.WARNING, logger="robot_dynid.model.urdf_export"):
         export_urdf(inconsistent)
     assert [record.getMessage().split(":")[0] for record in caplog.records] == ["link of joint j3"]
     assert "not physically consistent" in caplog.text

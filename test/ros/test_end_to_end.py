@@ -34,22 +34,22 @@ import numpy as np
 import pytest
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 
-from robot_dynid.bag_io import read_stage_markers
 from robot_dynid.cli import main as cli_main
 from robot_dynid.cli.demo import held_out_motion
-from robot_dynid.data_files import read_recording
-from robot_dynid.friction import friction_model
-from robot_dynid.identification import IdentificationSettings, identify
-from robot_dynid.model import DynamicModel
+from robot_dynid.estimation.identification import IdentificationSettings, identify
+from robot_dynid.estimation.streaming import StreamingSettings
+from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
+from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.model.friction import friction_model
+from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.robot_description import load_robot
 from robot_dynid.msg import ExperimentStage, IdentifiedModel
 from robot_dynid.nodes.feedforward import MODEL_QOS
 from robot_dynid.package_files import find_package_file
-from robot_dynid.recording import STAGE_KINDS
-from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import load_robot
-from robot_dynid.simulation import SimulatedRobot, simulation_parameters
+from robot_dynid.recordings.bag_io import read_stage_markers
+from robot_dynid.recordings.data_files import read_recording
+from robot_dynid.recordings.stages import STAGE_KINDS
 from robot_dynid.srv import ComputeFeedforward
-from robot_dynid.streaming_identification import StreamingSettings
 from ros_graph import RosTestGraph, start_node, stop_node
 from short_plan import write_short_plan
 

@@ -22,10 +22,10 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from builtin_interfaces.msg import Duration
 
+from robot_dynid.experiment.protocol import PlanStage, ProtocolPlan, load_plan, save_plan
+from robot_dynid.experiment.trajectories import Hold, PointToPoint, Sequence
 from robot_dynid.msg import ExperimentStage
 from robot_dynid.package_files import find_package_file
-from robot_dynid.protocol import PlanStage, ProtocolPlan, load_plan, save_plan
-from robot_dynid.trajectories import Hold, PointToPoint, Sequence
 from ros_graph import RosTestGraph, start_node, stop_node
 
 NAMESPACE = f"experiment_runner_test_{os.getpid()}"

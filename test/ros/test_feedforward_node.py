@@ -15,12 +15,12 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from robot_dynid.base_parameters import compute_base_parameters
-from robot_dynid.friction import FrictionModel
-from robot_dynid.model import DynamicModel
-from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import load_robot
-from robot_dynid.simulation import plausible_parameters
+from robot_dynid.experiment.simulation import plausible_parameters
+from robot_dynid.model.base_parameters import compute_base_parameters
+from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.model.friction import FrictionModel
+from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.robot_description import load_robot
 from robot_dynid.msg import IdentifiedModel
 from robot_dynid.nodes.feedforward import MODEL_QOS
 from robot_dynid.srv import ComputeFeedforward

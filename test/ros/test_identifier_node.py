@@ -1,7 +1,7 @@
 """The identifier node from its installed executable, over real DDS, fed simulated joint states.
 
 One excitation stage (12 s at 200 Hz of a Fourier trajectory, torques of
-:class:`~robot_dynid.simulation.SimulatedRobot` with 0.2 N m noise) is published with stamps and
+:class:`~robot_dynid.experiment.simulation.SimulatedRobot` with 0.2 N m noise) is published with stamps and
 ExperimentStage markers; the model that comes back must predict the simulator's noise-free
 torques on a different trajectory. Expected prediction error: the parameter error of
 ~2000 x 6 samples with 0.2 N m noise is a few 1e-2 N m in torque, so 0.1 N m RMS per joint
@@ -17,14 +17,14 @@ from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
-from robot_dynid.friction import friction_model
-from robot_dynid.model import DynamicModel
+from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
+from robot_dynid.experiment.trajectories import FourierTrajectory, time_grid
+from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.model.friction import friction_model
+from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.robot_description import load_robot
 from robot_dynid.msg import ExperimentStage, IdentificationStatus, IdentifiedModel
 from robot_dynid.nodes.feedforward import MODEL_QOS
-from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import load_robot
-from robot_dynid.simulation import SimulatedRobot, simulation_parameters
-from robot_dynid.trajectories import FourierTrajectory, time_grid
 from ros_graph import RosTestGraph, start_node, stop_node
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -147,8 +147,9 @@ def test_stage_end_publishes_a_model_that_predicts_held_out_motion(identifier, s
 
 @pytest.fixture()
 def fresh_identifier(tmp_path):
-    """A second identifier on its own topics, with no model yet, making physically consistent fits."""
-    process = start_node("identifier", "-r", "__node:=identifier_fresh", "-p", "consistent:=true",
+    """A second identifier on its own topics, with no model yet, making physically consistent fits with
+    armature columns."""
+    process = start_node("identifier", "-r", "__node:=identifier_fresh", "-p", "consistent:=true", "-p", "armature:=true",
                          "-p", "joint_states_topic:=fresh/joint_states",
                          "-p", "stage_topic:=fresh/experiment_stage", "-p", "model_topic:=fresh/identified_model",
                          "-p", "status_topic:=fresh/identification_status", log_path=tmp_path / "node.log")
@@ -201,6 +202,7 @@ def test_jittered_stamps_lost_and_bad_messages_still_give_a_good_model(fresh_ide
     graph.spin_until(lambda: topics["models"], timeout=30.0, what="an IdentifiedModel from jittered stamps")
     model = DynamicModel.from_yaml(topics["models"][0].artifact_yaml)
     assert model.standard is not None and model.metrics["plausibility"]["consistent"] is True   # consistent:=true
+    assert model.armature                                                                         # armature:=true
     _, q2, qd2, qdd2 = motion(robot, seed=9, duration=6.0)
     error = model.torque(q2, qd2, qdd2) - sim.torques(q2, qd2, qdd2, noise=False)
     assert np.sqrt(np.mean(error**2, axis=0)).max() < TOLERANCE

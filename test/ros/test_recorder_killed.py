@@ -15,8 +15,8 @@ import pytest
 from rosbags.highlevel import AnyReader
 from sensor_msgs.msg import JointState
 
-from robot_dynid.bag_io import read_bag
 from robot_dynid.cli import main
+from robot_dynid.recordings.bag_io import read_bag
 from ros_graph import RosTestGraph, start_node
 
 JOINTS = ("j1", "j2", "j3")

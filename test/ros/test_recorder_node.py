@@ -15,15 +15,15 @@ import numpy as np
 import pytest
 from sensor_msgs.msg import JointState
 
-from robot_dynid.bag_io import read_bag, read_stage_markers
-from robot_dynid.friction import friction_model
-from robot_dynid.model import DynamicModel
+from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
+from robot_dynid.experiment.trajectories import load_trajectory
+from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.model.friction import friction_model
+from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.robot_description import load_robot
 from robot_dynid.msg import ExperimentStage, HydraulicCylinderState
-from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import load_robot
-from robot_dynid.simulation import SimulatedRobot, simulation_parameters
-from robot_dynid.trajectories import load_trajectory
-from robot_dynid.segmentation import detect_stages
+from robot_dynid.recordings.bag_io import read_bag, read_stage_markers
+from robot_dynid.recordings.stage_detection import detect_stages
 from robot_dynid.srv import MarkStage
 from ros_graph import RosTestGraph, kill_started_nodes, start_node, stop_node
 

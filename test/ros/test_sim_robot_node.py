@@ -17,11 +17,11 @@ from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from robot_dynid.friction import friction_model
+from robot_dynid.experiment.simulation import simulation_parameters
+from robot_dynid.model.friction import friction_model
+from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.robot_description import load_robot
 from robot_dynid.package_files import find_package_file
-from robot_dynid.regressor import Regressor
-from robot_dynid.robot_description import load_robot
-from robot_dynid.simulation import simulation_parameters
 from rnea_reference import rnea_torques
 from ros_graph import RosTestGraph, start_node, stop_node
 

@@ -1,0 +1,784 @@
+"""Least-squares estimators of the parameters of ``tau = Y(q, qd, qdd) @ theta``.
+
+- :func:`ols`: ordinary least squares in memory, ``theta = argmin ||W theta - tau||``.
+- :func:`wls`: weighted least squares, each joint's rows weighted by ``1 / sigma_j^2`` with
+  ``sigma_j`` estimated from a first OLS pass: ``theta = (W^T S^-1 W)^-1 W^T S^-1 tau``.
+- :class:`LeastSquaresAccumulator`: the same two estimators with bounded memory, from per-joint
+  Gram matrices accumulated chunk by chunk.
+- :class:`RecursiveLeastSquares`: recursive least squares with a forgetting factor.
+
+:data:`ESTIMATORS` is the registry the identification pipeline, the model file, the command line
+and the identifier node read the methods from: a new method is registered here, with its options.
+
+``Y`` batches are (N, n, p); stacked, ``W`` is (N n, p) sample-major (row ``k n + j`` is sample
+k, joint j). Columns are scaled to unit Euclidean norm before solving, ``W_s = W D^-1`` with
+``D = diag(||w_c||)``; the condition number reported is that of ``W_s``. A problem is declared
+rank deficient when a singular value of ``W_s`` is below ``rank_tolerance`` times the largest.
+
+Noise model (Gautier): the residual of joint j has standard deviation
+``sigma_j^2 = ||r_j||^2 / (N - p_j)``, ``p_j`` the number of parameters whose column is not
+identically zero in joint j's rows. OLS covariance: ``sigma^2 (W^T W)^-1`` with
+``sigma^2 = ||r||^2 / (N n - p)``; WLS covariance: ``(W^T S^-1 W)^-1`` with ``S`` the
+diagonal of the first-pass ``sigma_j^2``.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+
+from robot_dynid import validators
+from robot_dynid.errors import DataError, DynIdError, IdentificationError
+
+logger = logging.getLogger(__name__)
+
+RANK_TOLERANCE = 1e-7
+"""Default ratio ``s_min / s_max`` of the scaled regressor's singular values below which a
+problem is rank deficient (the Gram path resolves ratios down to about 1e-8)."""
+
+_NULL_SPACE_COMPONENT = 1e-4
+
+
+@dataclass(frozen=True)
+class Estimator:
+    """A registered estimation method.
+
+    Attributes
+    ----------
+    name : str
+    summary : str
+        One line for help texts.
+    batch : bool
+        Solved from the accumulated normal equations (:meth:`LeastSquaresAccumulator.solve`);
+        otherwise updated sample by sample (RLS).
+    options : tuple of str
+        Identification options that apply to it (``forgetting``; ``consistent`` for the batch
+        methods, :mod:`robot_dynid.estimation.physical_consistency`).
+    """
+
+    name: str
+    summary: str
+    batch: bool
+    options: tuple[str, ...] = ()
+
+
+ESTIMATORS = {estimator.name: estimator for estimator in (
+    Estimator("ols", "ordinary least squares", batch=True, options=("consistent",)),
+    Estimator("wls", "least squares weighted per joint by 1 / sigma_j^2 (first-pass noise)", batch=True,
+              options=("consistent",)),
+    Estimator("rls", "recursive least squares with a forgetting factor, updated on every sample", batch=False,
+              options=("forgetting",)),
+)}
+"""The estimation methods, by name (see :class:`Estimator`)."""
+METHODS = tuple(ESTIMATORS)
+BATCH_METHODS = tuple(name for name, estimator in ESTIMATORS.items() if estimator.batch)
+
+
+@dataclass(frozen=True)
+class LeastSquaresResult:
+    """Estimate of ``theta`` with its uncertainty and fit diagnostics.
+
+    Attributes
+    ----------
+    theta : ndarray, shape (p,)
+        Estimated parameters (units of the regressor columns).
+    covariance : ndarray, shape (p, p)
+        Parameter covariance.
+    std : ndarray, shape (p,)
+        Standard deviation of each parameter, ``sqrt(diag(covariance))``.
+    relative_std : ndarray, shape (p,)
+        ``std / |theta|`` [fraction], ``inf`` where ``theta == 0``.
+    noise_std : ndarray, shape (n,)
+        ``sigma_j`` [N m] per joint: from the residuals for OLS, the first-pass values used as
+        weights for WLS.
+    residual_rms : ndarray, shape (n,)
+        RMS of the residual ``tau - Y theta`` per joint [N m].
+    condition_number : float
+        Condition number of the column-scaled (and, for WLS, weighted) regressor.
+    n_samples : int
+        N, samples (each with n joint equations).
+    dof : int
+        Degrees of freedom ``N n - p``.
+    method : str
+        ``"ols"`` or ``"wls"``.
+    """
+
+    theta: np.ndarray
+    covariance: np.ndarray
+    std: np.ndarray
+    relative_std: np.ndarray
+    noise_std: np.ndarray
+    residual_rms: np.ndarray
+    condition_number: float
+    n_samples: int
+    dof: int
+    method: str
+
+    def to_dict(self) -> dict:
+        """Plain lists and numbers (YAML/JSON friendly)."""
+        return {
+            "method": self.method,
+            "theta": self.theta.tolist(),
+            "std": self.std.tolist(),
+            "relative_std": self.relative_std.tolist(),
+            "covariance": self.covariance.tolist(),
+            "noise_std": self.noise_std.tolist(),
+            "residual_rms": self.residual_rms.tolist(),
+            "condition_number": float(self.condition_number),
+            "n_samples": int(self.n_samples),
+            "dof": int(self.dof),
+        }
+
+
+def column_scales(squared_norms: np.ndarray) -> np.ndarray:
+    """Column scale factors ``||w_c||`` from squared column norms; 1 for zero columns.
+
+    Parameters
+    ----------
+    squared_norms : ndarray, shape (p,)
+        ``sum_rows W[:, c]^2``.
+
+    Returns
+    -------
+    ndarray, shape (p,)
+        Divisors that give the columns unit norm (zero columns stay zero).
+    """
+    scales = np.sqrt(np.asarray(squared_norms, dtype=float))
+    scales[scales == 0.0] = 1.0
+    return scales
+
+
+def scaled_singular_values(W) -> np.ndarray:
+    """Singular values of ``W`` with its columns scaled to unit norm, largest first.
+
+    Parameters
+    ----------
+    W : array_like, shape (M, p)
+        Stacked regressor.
+    """
+    W = np.asarray(W, dtype=float)
+    return np.linalg.svd(W / column_scales(np.sum(W**2, axis=0)), compute_uv=False)
+
+
+def scaled_condition_number(W) -> float:
+    """Condition number ``s_max / s_min`` of ``W`` with unit-norm columns.
+
+    Parameters
+    ----------
+    W : array_like, shape (M, p)
+        Stacked regressor (M >= p rows).
+
+    Returns
+    -------
+    float
+        ``inf`` when numerically singular (``s_min <= max(M, p) eps s_max``, as numpy's
+        ``matrix_rank``) or when M < p.
+    """
+    W = np.asarray(W, dtype=float)
+    singular_values = scaled_singular_values(W)
+    if (W.shape[0] < W.shape[1] or singular_values.size == 0
+            or singular_values[-1] <= max(W.shape) * np.finfo(float).eps * singular_values[0]):
+        return float("inf")
+    return float(singular_values[0] / singular_values[-1])
+
+
+def _check_regression_data(Y, tau) -> tuple[np.ndarray, np.ndarray]:
+    Y = np.asarray(Y, dtype=float)
+    tau = np.asarray(tau, dtype=float)
+    if Y.ndim != 3:
+        raise DataError(f"Y must have shape (N, n, p), got shape {Y.shape}")
+    if tau.shape != Y.shape[:2]:
+        raise DataError(f"tau must have shape (N, n) = {Y.shape[:2]}, got {tau.shape}")
+    if not np.all(np.isfinite(Y)):
+        raise DataError("Y contains non-finite values")
+    if not np.all(np.isfinite(tau)):
+        raise DataError("tau contains non-finite values")
+    return Y, tau
+
+
+def _describe_parameters(indices, parameter_names) -> str:
+    indices = [int(i) for i in indices]
+    if parameter_names is None:
+        return f"indices {indices}"
+    return f"indices {indices} ({', '.join(parameter_names[i] for i in indices)})"
+
+
+def _check_rank(singular_values, right_vectors, rank_tolerance, parameter_names) -> None:
+    """Raise IdentificationError naming the parameters in the numerical null space."""
+    deficient = singular_values < rank_tolerance * singular_values[0]
+    if singular_values[0] == 0.0:
+        deficient[:] = True
+    if not np.any(deficient):
+        return
+    null_space = np.abs(right_vectors[:, deficient])
+    involved = np.flatnonzero(np.any(null_space > _NULL_SPACE_COMPONENT, axis=1))
+    rank = int(np.sum(~deficient))
+    parameters = _describe_parameters(involved, parameter_names)
+    raise IdentificationError(
+        f"regressor is rank deficient (rank {rank} of {singular_values.size} after column "
+        f"scaling, tolerance {rank_tolerance:g}): parameters {parameters} are not "
+        "identifiable separately from this data; excite more or use base parameters")
+
+
+def _check_names(parameter_names, n_parameters):
+    if parameter_names is None:
+        return None
+    parameter_names = tuple(parameter_names)
+    if len(parameter_names) != n_parameters:
+        raise DynIdError(f"parameter_names has {len(parameter_names)} entries, "
+                         f"expected p = {n_parameters}")
+    return parameter_names
+
+
+def _noise_dof(n_samples: int, active_per_joint: np.ndarray) -> np.ndarray:
+    dof = n_samples - active_per_joint
+    bad = np.flatnonzero(dof <= 0)
+    if bad.size:
+        j = int(bad[0])
+        raise IdentificationError(
+            f"joint {j + 1}: {n_samples} samples for {int(active_per_joint[j])} parameters "
+            "acting on it; need more samples than parameters")
+    return dof
+
+
+def _weights_from_noise(noise_std: np.ndarray) -> np.ndarray:
+    """Per-joint weights ``1 / sigma_j^2``, floored where a joint fits exactly."""
+    largest = float(np.max(noise_std))
+    if largest == 0.0:
+        logger.warning("every joint fits exactly; WLS falls back to equal weights")
+        return np.ones_like(noise_std)
+    floor = 1e-6 * largest
+    if np.any(noise_std < floor):
+        logger.warning("joints %s fit almost exactly; their sigma is floored at %g N m",
+                       (np.flatnonzero(noise_std < floor) + 1).tolist(), floor)
+    return 1.0 / np.maximum(noise_std, floor) ** 2
+
+
+@dataclass(frozen=True)
+class _ScaledDecomposition:
+    """``W_w D^-1 = U diag(s) V^T`` (weighted, column-scaled regressor): scales D, s, V."""
+
+    scales: np.ndarray
+    singular_values: np.ndarray
+    right_vectors: np.ndarray
+
+    def inverse_gram(self) -> np.ndarray:
+        """``(W_w^T W_w)^-1`` in the unscaled parameters."""
+        scaled = (self.right_vectors / self.singular_values**2) @ self.right_vectors.T
+        return scaled / np.outer(self.scales, self.scales)
+
+
+def _make_result(theta, decomposition, covariance_factor, noise_std, residual_ss, n_samples,
+                 method) -> LeastSquaresResult:
+    n_parameters = theta.size
+    covariance = covariance_factor * decomposition.inverse_gram()
+    covariance = 0.5 * (covariance + covariance.T)
+    std = np.sqrt(np.clip(np.diag(covariance), 0.0, None))
+    with np.errstate(divide="ignore"):
+        relative_std = np.where(theta == 0.0, np.inf, std / np.abs(theta))
+    singular_values = decomposition.singular_values
+    result = LeastSquaresResult(
+        theta=theta,
+        covariance=covariance,
+        std=std,
+        relative_std=relative_std,
+        noise_std=noise_std,
+        residual_rms=np.sqrt(residual_ss / n_samples),
+        condition_number=float(singular_values[0] / singular_values[-1]),
+        n_samples=int(n_samples),
+        dof=int(n_samples * noise_std.size - n_parameters),
+        method=method,
+    )
+    logger.debug("%s: %d samples, %d parameters, condition number %.3g, residual rms %s",
+                 method, n_samples, n_parameters, result.condition_number,
+                 np.array2string(result.residual_rms, precision=4))
+    return result
+
+
+def _check_overdetermined(n_samples: int, n_joints: int, n_parameters: int) -> None:
+    if n_samples * n_joints <= n_parameters:
+        raise IdentificationError(
+            f"{n_samples} samples x {n_joints} joints = {n_samples * n_joints} equations for "
+            f"{n_parameters} parameters; need more equations than parameters")
+
+
+def _dense_fit(Y, tau, joint_weights, rank_tolerance, parameter_names):
+    """Weighted, column-scaled lstsq. Returns theta, decomposition, per-joint SSR."""
+    n_samples, n_joints, n_parameters = Y.shape
+    row_weights = np.sqrt(joint_weights)
+    W = (Y * row_weights[None, :, None]).reshape(n_samples * n_joints, n_parameters)
+    target = (tau * row_weights[None, :]).reshape(-1)
+    scales = column_scales(np.sum(W**2, axis=0))
+    left, singular_values, right_t = np.linalg.svd(W / scales, full_matrices=False)
+    decomposition = _ScaledDecomposition(scales, singular_values, right_t.T)
+    _check_rank(singular_values, decomposition.right_vectors, rank_tolerance, parameter_names)
+    # theta = D^-1 V diag(1/s) U^T y  (the minimum-norm lstsq solution of the scaled system)
+    theta = (decomposition.right_vectors @ ((left.T @ target) / singular_values)) / scales
+    residual = tau - np.einsum("kjp,p->kj", Y, theta)
+    return theta, decomposition, np.sum(residual**2, axis=0)
+
+
+def _solve(fit, method, n_samples, active_per_joint, iterations=1) -> LeastSquaresResult:
+    """OLS or WLS through ``fit(joint_weights) -> (theta, decomposition, residual_ss)``.
+
+    WLS re-estimates ``sigma_j`` from the previous pass's residuals ``iterations`` times (the
+    first pass is OLS).
+    """
+    n_joints = active_per_joint.size
+    noise_dof = _noise_dof(n_samples, active_per_joint)
+    theta, decomposition, residual_ss = fit(np.ones(n_joints))
+    noise_std = np.sqrt(residual_ss / noise_dof)
+    if method == "ols":
+        sigma2 = float(np.sum(residual_ss)) / (n_samples * n_joints - theta.size)
+        return _make_result(theta, decomposition, sigma2, noise_std, residual_ss, n_samples, "ols")
+    for _ in range(iterations):
+        weights = _weights_from_noise(noise_std)
+        theta, decomposition, residual_ss = fit(weights)
+        noise_std = np.sqrt(residual_ss / noise_dof)
+    return _make_result(theta, decomposition, 1.0, 1.0 / np.sqrt(weights), residual_ss,
+                        n_samples, "wls")
+
+
+def _check_count(name: str, value) -> int:
+    return validators.count(value, name, DynIdError)
+
+
+def _fit_in_memory(Y, tau, method, parameter_names, rank_tolerance,
+                   iterations=1) -> LeastSquaresResult:
+    Y, tau = _check_regression_data(Y, tau)
+    n_samples, n_joints, n_parameters = Y.shape
+    parameter_names = _check_names(parameter_names, n_parameters)
+    _check_overdetermined(n_samples, n_joints, n_parameters)
+    active_per_joint = np.count_nonzero(np.any(Y != 0.0, axis=0), axis=1)
+    return _solve(lambda weights: _dense_fit(Y, tau, weights, rank_tolerance, parameter_names),
+                  method, n_samples, active_per_joint, _check_count("iterations", iterations))
+
+
+def ols(Y, tau, parameter_names=None,
+        rank_tolerance: float = RANK_TOLERANCE) -> LeastSquaresResult:
+    """Ordinary least squares, in memory, by SVD of the column-scaled regressor.
+
+    Parameters
+    ----------
+    Y : array_like, shape (N, n, p)
+        Regressor batch.
+    tau : array_like, shape (N, n)
+        Measured joint torques [N m].
+    parameter_names : sequence of str, length p, optional
+        Used in error messages only.
+    rank_tolerance : float
+        Relative singular-value threshold of the scaled regressor for rank deficiency.
+
+    Returns
+    -------
+    LeastSquaresResult
+        ``covariance = sigma^2 (W^T W)^-1``, ``sigma^2 = ||r||^2 / (N n - p)``.
+
+    Raises
+    ------
+    IdentificationError
+        Rank deficiency (naming the parameters involved) or too few samples.
+    """
+    return _fit_in_memory(Y, tau, "ols", parameter_names, rank_tolerance)
+
+
+def wls(Y, tau, parameter_names=None, rank_tolerance: float = RANK_TOLERANCE,
+        iterations: int = 1) -> LeastSquaresResult:
+    """Weighted least squares with per-joint noise levels from a first OLS pass.
+
+    ``theta = (W^T S^-1 W)^-1 W^T S^-1 tau``, ``S = diag(sigma_j^2)`` repeated per sample,
+    ``sigma_j^2 = ||r_j^OLS||^2 / (N - p_j)``; covariance ``(W^T S^-1 W)^-1``.
+
+    With ``iterations == 1`` this is the 3-DOF paper's method. The OLS residual of a quiet
+    joint also carries the parameter error caused by noisy joints, so its ``sigma_j`` is
+    overestimated and the reported covariance is conservative; ``iterations > 1``
+    re-estimates ``sigma_j`` from the previous WLS residuals (iteratively re-weighted LS),
+    which removes most of that bias. The result's ``noise_std`` holds the sigma_j used as
+    weights in the final pass. Other arguments and errors as in :func:`ols`.
+    """
+    return _fit_in_memory(Y, tau, "wls", parameter_names, rank_tolerance, iterations)
+
+
+class LeastSquaresAccumulator:
+    """OLS / WLS with bounded memory: per-joint sufficient statistics, added chunk by chunk.
+
+    For each joint j it keeps ``G_j = W_j^T W_j`` (p, p), ``b_j = W_j^T tau_j`` (p,),
+    ``c_j = tau_j^T tau_j`` and the sample count, where ``W_j`` (N, p) are joint j's rows.
+    WLS then needs no second pass: ``W^T S^-1 W = sum_j G_j / sigma_j^2``. The solve scales
+    the Gram matrix to unit diagonal and uses its symmetric eigendecomposition; the condition
+    number reported is ``sqrt(cond(scaled Gram))`` = that of the scaled regressor.
+
+    Memory is O(n p^2), independent of the number of samples. Residual sums of squares come
+    from ``c_j - 2 theta^T b_j + theta^T G_j theta`` and lose relative precision when the fit
+    is nearly exact (the residual below about 1e-6 of the torque).
+
+    Parameters
+    ----------
+    n_joints : int
+        n.
+    n_parameters : int
+        p.
+    """
+
+    def __init__(self, n_joints: int, n_parameters: int) -> None:
+        self.n_joints = _check_count("n_joints", n_joints)
+        self.n_parameters = _check_count("n_parameters", n_parameters)
+        self.gram_ = np.zeros((self.n_joints, self.n_parameters, self.n_parameters))
+        self.moment_ = np.zeros((self.n_joints, self.n_parameters))
+        self.torque_square_sum_ = np.zeros(self.n_joints)
+        self.n_samples_ = 0
+
+    @property
+    def n_samples(self) -> int:
+        """Samples added so far (each with n joint equations)."""
+        return self.n_samples_
+
+    def add(self, Y, tau) -> "LeastSquaresAccumulator":
+        """Add a chunk.
+
+        Parameters
+        ----------
+        Y : array_like, shape (N, n, p)
+            Regressor chunk.
+        tau : array_like, shape (N, n)
+            Torques [N m].
+        """
+        Y, tau = _check_regression_data(Y, tau)
+        if Y.shape[1:] != (self.n_joints, self.n_parameters):
+            raise DataError(f"Y chunk must have shape (N, {self.n_joints}, {self.n_parameters}), "
+                            f"got {Y.shape}")
+        for j in range(self.n_joints):  # one BLAS product per joint (BENCHMARKS.md: einsum is far slower)
+            rows = Y[:, j, :]
+            self.gram_[j] += rows.T @ rows
+            self.moment_[j] += tau[:, j] @ rows
+        self.torque_square_sum_ += np.sum(tau**2, axis=0)
+        self.n_samples_ += Y.shape[0]
+        return self
+
+    def merge(self, other: "LeastSquaresAccumulator") -> "LeastSquaresAccumulator":
+        """Add the statistics of another accumulator of the same shape (e.g. another cycle)."""
+        if (other.n_joints, other.n_parameters) != (self.n_joints, self.n_parameters):
+            raise DataError(f"cannot merge an accumulator of (n, p) = "
+                            f"({other.n_joints}, {other.n_parameters}) into "
+                            f"({self.n_joints}, {self.n_parameters})")
+        self.gram_ += other.gram_
+        self.moment_ += other.moment_
+        self.torque_square_sum_ += other.torque_square_sum_
+        self.n_samples_ += other.n_samples_
+        return self
+
+    def _gram_fit(self, joint_weights, rank_tolerance, parameter_names):
+        gram = np.einsum("j,jpq->pq", joint_weights, self.gram_)
+        moment = joint_weights @ self.moment_
+        scales = column_scales(np.diag(gram).copy())
+        scaled_gram = gram / np.outer(scales, scales)
+        eigenvalues, eigenvectors = np.linalg.eigh(0.5 * (scaled_gram + scaled_gram.T))
+        order = np.argsort(eigenvalues)[::-1]
+        singular_values = np.sqrt(np.clip(eigenvalues[order], 0.0, None))
+        decomposition = _ScaledDecomposition(scales, singular_values, eigenvectors[:, order])
+        _check_rank(singular_values, decomposition.right_vectors, rank_tolerance, parameter_names)
+        # theta = D^-1 V diag(1/s^2) V^T D^-1 b   (normal equations of the scaled system)
+        theta = decomposition.inverse_gram() @ moment
+        return theta, decomposition, self.residual_sum_of_squares(theta)
+
+    def eliminate(self, n_keep: int):
+        """Normal equations of the first ``n_keep`` parameters with the others minimised out.
+
+        The other (nuisance) parameters must each appear in one joint's equations only (e.g. a
+        torque offset per joint); per joint, with ``G = [[A, B], [B^T, C]]``, ``b = [b1, b2]``,
+        the nuisance ``e = C^+ (b2 - B^T x)`` minimises the residual for given ``x``, leaving
+        ``A - B C^+ B^T``, ``b1 - B C^+ b2`` and ``c - b2^T C^+ b2``.
+
+        Returns
+        -------
+        reduced : LeastSquaresAccumulator
+            Over ``n_keep`` parameters, same joints and sample count.
+        back_substitute : callable
+            ``x`` (n_keep,) -> the nuisance parameters (p - n_keep,) that go with it.
+        """
+        keep = slice(0, n_keep)
+        rest = slice(n_keep, self.n_parameters)
+        owners = np.count_nonzero(np.diagonal(self.gram_, axis1=1, axis2=2)[:, rest] > 0.0, axis=0)
+        if np.any(owners > 1):
+            raise DynIdError(f"nuisance parameters {np.flatnonzero(owners > 1) + n_keep} appear in several "
+                             "joints' equations; they cannot be eliminated joint by joint")
+        reduced = LeastSquaresAccumulator(self.n_joints, n_keep)
+        inverses = []
+        for j in range(self.n_joints):
+            A, B, C = self.gram_[j][keep, keep], self.gram_[j][keep, rest], self.gram_[j][rest, rest]
+            b1, b2 = self.moment_[j][keep], self.moment_[j][rest]
+            C_inverse = np.linalg.pinv(C)
+            inverses.append((B, b2, C_inverse))
+            reduced.gram_[j] = A - B @ C_inverse @ B.T
+            reduced.moment_[j] = b1 - B @ C_inverse @ b2
+            reduced.torque_square_sum_[j] = self.torque_square_sum_[j] - b2 @ C_inverse @ b2
+        reduced.n_samples_ = self.n_samples_
+
+        def back_substitute(x):
+            x = np.asarray(x, dtype=float)
+            return sum((C_inverse @ (b2 - B.T @ x) for B, b2, C_inverse in inverses),
+                       np.zeros(self.n_parameters - n_keep))
+
+        return reduced, back_substitute
+
+    def residual_sum_of_squares(self, theta) -> np.ndarray:
+        """Per-joint ``||tau_j - W_j theta||^2`` [N^2 m^2] of any ``theta`` (p,), no data pass.
+
+        ``c_j - 2 theta^T b_j + theta^T G_j theta``, clipped at 0 (see the class notes on
+        precision).
+        """
+        theta = np.asarray(theta, dtype=float)
+        if theta.shape != (self.n_parameters,):
+            raise DataError(f"theta must have shape ({self.n_parameters},), got {theta.shape}")
+        residual_ss = (self.torque_square_sum_ - 2.0 * self.moment_ @ theta
+                       + np.einsum("p,jpq,q->j", theta, self.gram_, theta))
+        return np.clip(residual_ss, 0.0, None)
+
+    def solve(self, method: str = "ols", parameter_names=None,
+              rank_tolerance: float = RANK_TOLERANCE, iterations: int = 1) -> LeastSquaresResult:
+        """Solve the accumulated problem; agrees with :func:`ols` / :func:`wls` on the same data.
+
+        Parameters
+        ----------
+        method : {"ols", "wls"}
+        parameter_names, rank_tolerance
+            As in :func:`ols`.
+        iterations : int
+            WLS re-weighting passes, as in :func:`wls`; no data pass is needed for any.
+        """
+        if method not in BATCH_METHODS:
+            raise DynIdError(f"method must be one of {BATCH_METHODS}, got {method!r}")
+        parameter_names = _check_names(parameter_names, self.n_parameters)
+        _check_overdetermined(self.n_samples_, self.n_joints, self.n_parameters)
+        active_per_joint = np.count_nonzero(
+            np.diagonal(self.gram_, axis1=1, axis2=2) > 0.0, axis=1)
+        return _solve(
+            lambda weights: self._gram_fit(weights, rank_tolerance, parameter_names),
+            method, self.n_samples_, active_per_joint, _check_count("iterations", iterations))
+
+
+class RecursiveLeastSquares:
+    """Recursive least squares with exponential forgetting (sklearn-style state ``*_``).
+
+    Per update with regressor rows ``Phi`` (m, p), measurement ``y`` (m,), noise covariance
+    ``S = diag(noise_variance)`` (identity by default) and forgetting factor ``0 < mu <= 1``::
+
+        K = P Phi^T (mu S + Phi P Phi^T)^-1
+        theta += K (y - Phi theta)
+        P = (I - K Phi) P / mu
+
+    which for one output is ``K = P phi / (mu + phi^T P phi)``. (The hydraulic paper prints
+    ``phi^T P phi - 1`` in the gain and ``P = I - K phi^T P``; both are wrong.) ``P`` is kept
+    symmetric. With ``S = I`` and ``mu = 1``, ``P -> (W^T W)^-1`` and the parameter
+    covariance is ``sigma^2 P``; with ``S = diag(sigma^2)`` it is ``P`` itself.
+
+    With ``mu < 1``, directions the data do not excite grow by ``1/mu`` per update (wind-up);
+    ``covariance_limit`` caps the eigenvalues of ``P``.
+
+    Parameters
+    ----------
+    n_parameters : int
+        p.
+    forgetting : float
+        mu in (0, 1].
+    initial_covariance : float or array_like, shape (p,) or (p, p)
+        P0: scalar times identity, a diagonal, or a symmetric positive definite matrix.
+    covariance_limit : float, optional
+        Largest allowed eigenvalue of P. Default: none for ``mu == 1``, the largest
+        eigenvalue of P0 for ``mu < 1``.
+    theta0 : array_like, shape (p,), optional
+        Initial estimate (zeros by default).
+    """
+
+    def __init__(self, n_parameters: int, forgetting: float = 1.0,
+                 initial_covariance=1e6, covariance_limit: float | None = None,
+                 theta0=None) -> None:
+        self.n_parameters = _check_count("n_parameters", n_parameters)
+        forgetting = float(forgetting)
+        if not 0.0 < forgetting <= 1.0:
+            raise DynIdError(f"forgetting must be in (0, 1], got {forgetting!r}")
+        self.forgetting = forgetting
+        self._initial_covariance = self._check_covariance(initial_covariance)
+        if covariance_limit is None and forgetting < 1.0:
+            covariance_limit = float(np.linalg.eigvalsh(self._initial_covariance)[-1])
+        if covariance_limit is not None:
+            covariance_limit = float(covariance_limit)
+            if not covariance_limit > 0.0 or not np.isfinite(covariance_limit):
+                raise DynIdError(
+                    f"covariance_limit must be finite and > 0, got {covariance_limit!r}")
+        self.covariance_limit = covariance_limit
+        self._theta0 = self._check_theta(np.zeros(self.n_parameters) if theta0 is None else theta0,
+                                         "theta0")
+        self.reset()
+
+    def _check_covariance(self, value) -> np.ndarray:
+        p = self.n_parameters
+        value = np.asarray(value, dtype=float)
+        if value.ndim == 0:
+            value = np.full(p, float(value))
+        if value.shape == (p,):
+            value = np.diag(value)
+        if value.shape != (p, p):
+            raise DynIdError(f"initial_covariance must be a scalar, ({p},) or ({p}, {p}), "
+                             f"got shape {value.shape}")
+        if not np.all(np.isfinite(value)) or not np.allclose(value, value.T):
+            raise DynIdError("initial_covariance must be finite and symmetric")
+        if np.linalg.eigvalsh(value)[0] <= 0.0:
+            raise DynIdError("initial_covariance must be positive definite")
+        return value
+
+    def _check_theta(self, value, name: str) -> np.ndarray:
+        value = np.asarray(value, dtype=float)
+        if value.shape != (self.n_parameters,) or not np.all(np.isfinite(value)):
+            raise DynIdError(f"{name} must be finite with shape ({self.n_parameters},), "
+                             f"got shape {value.shape}")
+        return value.copy()
+
+    def reset(self) -> "RecursiveLeastSquares":
+        """Back to ``theta0`` and ``P0`` with no updates."""
+        self.theta_ = self._theta0.copy()
+        self.covariance_ = self._initial_covariance.copy()
+        self.n_updates_ = 0
+        return self
+
+    def _check_noise(self, noise_variance, n_outputs: int) -> np.ndarray:
+        if noise_variance is None:
+            return np.ones(n_outputs)
+        noise = np.asarray(noise_variance, dtype=float)
+        if noise.ndim > 1 or noise.size not in (1, n_outputs):
+            raise DataError(f"noise_variance must be a float or ({n_outputs},), got {noise.shape}")
+        noise = np.broadcast_to(noise, (n_outputs,))
+        if not np.all(np.isfinite(noise)) or np.any(noise <= 0.0):
+            raise DataError("noise_variance must be finite and > 0")
+        return noise
+
+    def update(self, phi, y, noise_variance=None) -> np.ndarray:
+        """One recursive update.
+
+        Parameters
+        ----------
+        phi : array_like, shape (p,) or (m, p)
+            Regressor row(s).
+        y : float or array_like, shape (m,)
+            Measurement(s), in the unit of ``phi @ theta``.
+        noise_variance : float or array_like, shape (m,), optional
+            Measurement noise variances (diagonal of S); 1 by default.
+
+        Returns
+        -------
+        ndarray, shape (p,)
+            Updated ``theta_`` (a copy).
+        """
+        Phi = np.asarray(phi, dtype=float)
+        Phi = Phi.reshape(1, -1) if Phi.ndim == 1 else Phi
+        y = np.atleast_1d(np.asarray(y, dtype=float))
+        if Phi.ndim != 2 or Phi.shape[1] != self.n_parameters:
+            raise DataError(f"phi must have shape ({self.n_parameters},) or "
+                            f"(m, {self.n_parameters}), got {np.shape(phi)}")
+        if y.shape != (Phi.shape[0],):
+            raise DataError(f"y must have shape ({Phi.shape[0]},) to match phi, got {np.shape(y)}")
+        if not (np.all(np.isfinite(Phi)) and np.all(np.isfinite(y))):
+            raise DataError("phi and y must be finite")
+        self._update(Phi, y, self._check_noise(noise_variance, Phi.shape[0]))
+        return self.theta_.copy()
+
+    def _update(self, Phi: np.ndarray, y: np.ndarray, noise: np.ndarray) -> None:
+        """The recursion for checked ``Phi`` (m, p), ``y`` (m,), ``noise`` (m,)."""
+        P = self.covariance_
+        mu = self.forgetting
+        P_phi_t = P @ Phi.T
+        innovation_covariance = Phi @ P_phi_t
+        innovation_covariance[np.diag_indices_from(innovation_covariance)] += mu * noise
+        # K = P Phi^T (mu S + Phi P Phi^T)^-1
+        if Phi.shape[0] == 1:
+            gain = P_phi_t / innovation_covariance[0, 0]
+        else:
+            gain = np.linalg.solve(innovation_covariance, P_phi_t.T).T
+        # theta += K (y - Phi theta)
+        self.theta_ = self.theta_ + gain @ (y - Phi @ self.theta_)
+        # P = (I - K Phi) P / mu
+        P = (P - gain @ (Phi @ P)) / mu
+        P = 0.5 * (P + P.T)
+        self.covariance_ = self._limit_covariance(P)
+        self.n_updates_ += 1
+
+    def _limit_covariance(self, P: np.ndarray) -> np.ndarray:
+        if self.covariance_limit is None or np.trace(P) <= self.covariance_limit:
+            return P
+        eigenvalues, eigenvectors = np.linalg.eigh(P)
+        if eigenvalues[-1] <= self.covariance_limit:
+            return P
+        capped = np.minimum(eigenvalues, self.covariance_limit)
+        return (eigenvectors * capped) @ eigenvectors.T
+
+    def update_batch(self, Phi, y, noise_variance=None,
+                     return_history: bool = False) -> np.ndarray:
+        """The recursion of :meth:`update` for each sample in turn (inputs checked once).
+
+        Parameters
+        ----------
+        Phi : array_like, shape (N, p) or (N, m, p)
+            Regressor rows per sample.
+        y : array_like, shape (N,) or (N, m)
+            Measurements per sample.
+        noise_variance : float or array_like, shape (m,), optional
+            As in :meth:`update`, the same for every sample.
+        return_history : bool
+            Return the estimate after every sample instead of only the last.
+
+        Returns
+        -------
+        ndarray, shape (p,) or (N, p)
+            ``theta_`` after the last sample, or after each sample with ``return_history``.
+        """
+        Phi = np.asarray(Phi, dtype=float)
+        y = np.asarray(y, dtype=float)
+        if Phi.ndim == 2:
+            Phi = Phi[:, None, :]
+        if y.ndim == 1:
+            y = y[:, None]
+        if Phi.ndim != 3 or Phi.shape[2] != self.n_parameters or y.shape != Phi.shape[:2]:
+            raise DataError(f"Phi must have shape (N, {self.n_parameters}) or "
+                            f"(N, m, {self.n_parameters}) and y (N,) or (N, m) to match, got "
+                            f"{np.shape(Phi)} and {np.shape(y)}")
+        if not (np.all(np.isfinite(Phi)) and np.all(np.isfinite(y))):
+            raise DataError("Phi and y must be finite")
+        noise = self._check_noise(noise_variance, Phi.shape[1])
+        history = np.empty((Phi.shape[0], self.n_parameters)) if return_history else None
+        for k, (phi_k, y_k) in enumerate(zip(Phi, y)):
+            self._update(phi_k, y_k, noise)
+            if history is not None:
+                history[k] = self.theta_
+        return history if history is not None else self.theta_.copy()
+
+    def get_state(self) -> dict:
+        """State as plain lists (YAML/JSON friendly); restore with :meth:`set_state`."""
+        return {
+            "n_parameters": self.n_parameters,
+            "forgetting": self.forgetting,
+            "covariance_limit": self.covariance_limit,
+            "theta": self.theta_.tolist(),
+            "covariance": self.covariance_.tolist(),
+            "n_updates": int(self.n_updates_),
+        }
+
+    def set_state(self, state: dict) -> "RecursiveLeastSquares":
+        """Restore a state from :meth:`get_state` (same n_parameters required)."""
+        missing = sorted({"n_parameters", "forgetting", "theta", "covariance", "n_updates"}
+                         - set(state))
+        if missing:
+            raise DynIdError(f"RLS state is missing keys {missing}")
+        if int(state["n_parameters"]) != self.n_parameters:
+            raise DynIdError(f"RLS state has n_parameters {state['n_parameters']}, "
+                             f"expected {self.n_parameters}")
+        theta = self._check_theta(state["theta"], "state theta")
+        covariance = self._check_covariance(state["covariance"])
+        forgetting = float(state["forgetting"])
+        if not 0.0 < forgetting <= 1.0:
+            raise DynIdError(f"state forgetting must be in (0, 1], got {forgetting!r}")
+        self.forgetting = forgetting
+        self.covariance_limit = state.get("covariance_limit")
+        self.theta_, self.covariance_ = theta, covariance
+        self.n_updates_ = int(state["n_updates"])
+        return self

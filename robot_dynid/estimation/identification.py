@@ -1,0 +1,500 @@
+"""Identification pipeline: recordings and a model structure in, a :class:`DynamicModel` out.
+
+Shared by the ``robot-dynid identify`` command and the identifier node. Memory is bounded:
+the regressor is evaluated ``chunk_size`` samples at a time and folded into per-joint normal
+equations (:class:`~robot_dynid.estimation.estimators.LeastSquaresAccumulator`) or into a recursive
+least-squares estimator, so the stacked regressor of a long recording is never built.
+
+Several recordings (files) are stacked: their equations are added up, each recording keeping its
+own time base. Options that real data need:
+
+- ``lowpass`` [Hz]: parallel filtering (Gautier). The torques and every column of the regressor
+  go through the same zero-phase Butterworth low-pass filter
+  (:func:`~robot_dynid.recordings.signal_processing.lowpass_filter`), so both sides of ``tau = Y pi`` see
+  the same distortion. Each contiguous run of samples is filtered on its own (a stage selection
+  or a gap cuts runs); the regressor in chunks that overlap by ten periods of the cutoff, where
+  the filter's response has died out to below 1e-10.
+- ``file_offsets``: a torque offset per recording and joint [N m] (a torque sensor re-zeroed
+  between recordings), estimated with the model and reported in ``metrics["file_offsets"]``, not
+  part of the model a controller evaluates.
+
+Physical consistency: with ``consistency`` set, the standard parameters are estimated from the
+same accumulated equations under the constraints of :mod:`robot_dynid.estimation.physical_consistency`
+(every link's pseudo-inertia positive semidefinite, friction and armature non-negative, optional
+bounds), the prior being the robot description's inertial data when it has them; the model then
+carries those standard parameters and their base projection. Every model, consistent or not, is
+checked for plausibility (:func:`~robot_dynid.estimation.physical_consistency.check_plausibility`) and the
+result stored in ``metrics["plausibility"]``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import logging
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from robot_dynid import __version__
+from robot_dynid.errors import DataError, DynIdError, IdentificationError
+from robot_dynid.estimation.estimators import (BATCH_METHODS, ESTIMATORS, METHODS,
+                                               LeastSquaresAccumulator, RecursiveLeastSquares)
+from robot_dynid.estimation.physical_consistency import (DEFAULT_DELTA, DEFAULT_PRIOR_WEIGHT,
+                                                         ConsistencyConstraints, ParameterLayout,
+                                                         check_plausibility, load_constraints,
+                                                         solve_consistent)
+from robot_dynid.model.base_parameters import BaseParameters, compute_base_parameters
+from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.model.friction import FrictionModel, friction_model
+from robot_dynid.model.link_inertials import prior_parameters
+from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.robot_description import RobotDescription
+from robot_dynid.recordings.recording import DropCounter, Dropped, Recording, dropped_to_dict
+from robot_dynid.recordings.signal_processing import lowpass_filter, sample_interval
+
+logger = logging.getLogger(__name__)
+
+PRIOR_MODES = ("two_step", "regularised")
+
+
+@dataclasses.dataclass(frozen=True)
+class ConsistencySettings:
+    """How a physically consistent fit is made (:func:`~robot_dynid.estimation.physical_consistency.solve_consistent`).
+
+    Attributes
+    ----------
+    use_prior : bool
+        Take the robot description's inertial data (URDF ``<inertial>``, DH ``inertial:``) as the
+        prior when it has them; False: no prior (a small regulariser makes the solution unique).
+    mode : {"two_step", "regularised"}
+        How the prior enters: the fit closest to it among those within ``1 + delta`` of the best
+        consistent residual, or a Gaussian prior of weight ``prior_weight``.
+    delta : float
+        [1] tolerance of the two-step mode.
+    prior_weight : float
+        [1] weight of the regularised mode (in link scales).
+    constraints : ConsistencyConstraints or None
+        Margin, mass ranges, centre-of-mass boxes, signs; None: the defaults.
+    """
+
+    use_prior: bool = True
+    mode: str = "two_step"
+    delta: float = DEFAULT_DELTA
+    prior_weight: float = DEFAULT_PRIOR_WEIGHT
+    constraints: ConsistencyConstraints | None = None
+
+    def __post_init__(self):
+        if self.mode not in PRIOR_MODES:
+            raise DynIdError(f"prior mode must be one of {list(PRIOR_MODES)}, got {self.mode!r}")
+
+
+@dataclasses.dataclass(frozen=True)
+class IdentificationSettings:
+    """What to identify and how.
+
+    Attributes
+    ----------
+    friction : FrictionModel
+    armature : bool
+        Add a rotor-inertia column ``Ia_j qdd_j`` per joint.
+    offset : bool
+        Add a constant torque offset per joint [N m].
+    method : str
+        A registered estimator (:data:`robot_dynid.estimation.estimators.ESTIMATORS`: ols, wls, rls).
+    forgetting : float
+        RLS forgetting factor mu in (0, 1]; 1 weighs all samples equally.
+    chunk_size : int
+        Samples per regressor evaluation; bounds memory to about ``chunk_size * n * p * 8`` bytes.
+    poorly_excited_relative_std : float
+        Base parameters whose relative standard deviation exceeds this [1] are reported as
+        poorly excited (a warning, logged and stored in the model's metrics).
+    lowpass : float or None
+        Cutoff [Hz] of the parallel filtering of torques and regressor (module docstring).
+    file_offsets : bool
+        Estimate a torque offset per recording and joint [N m] (module docstring).
+    consistency : ConsistencySettings or None
+        Estimate physically consistent standard parameters (not with ``method="rls"``).
+    """
+
+    friction: FrictionModel = dataclasses.field(default_factory=FrictionModel)
+    armature: bool = False
+    offset: bool = False
+    method: str = "ols"
+    forgetting: float = 1.0
+    chunk_size: int = 5000
+    poorly_excited_relative_std: float = 1.0
+    lowpass: float | None = None
+    file_offsets: bool = False
+    consistency: ConsistencySettings | None = None
+
+    def __post_init__(self):
+        if self.method not in METHODS:
+            raise DynIdError(f"method must be one of {list(METHODS)}, got {self.method!r}")
+        if not 0.0 < self.forgetting <= 1.0:
+            raise DynIdError(f"forgetting must be in (0, 1], got {self.forgetting!r}")
+        if self.chunk_size < 1:
+            raise DynIdError(f"chunk_size must be a positive number of samples, got {self.chunk_size!r}")
+        if self.lowpass is not None and not (np.isfinite(self.lowpass) and self.lowpass > 0.0):
+            raise DynIdError(f"lowpass must be a cutoff frequency > 0 [Hz], got {self.lowpass!r}")
+        if self.consistency is not None and "consistent" not in ESTIMATORS[self.method].options:
+            raise DynIdError("a physically consistent fit solves the accumulated equations "
+                             f"({', '.join(BATCH_METHODS)}), not {self.method}")
+        if self.file_offsets and self.offset:
+            raise DynIdError("give a torque offset per joint (offset) or per recording and joint (file_offsets), "
+                             "not both: together they cannot be told apart")
+
+    def regressor(self, robot: RobotDescription) -> Regressor:
+        return Regressor(robot, self.friction, armature=self.armature, offset=self.offset)
+
+
+_FRICTION_DEFAULTS = FrictionModel()
+OPTION_DEFAULTS = {
+    "friction": "coulomb_viscous", "friction_drift": "none", "dead_band": _FRICTION_DEFAULTS.dead_band,
+    "sign_sharpness": _FRICTION_DEFAULTS.sign_sharpness, "stribeck_velocity": _FRICTION_DEFAULTS.stribeck_velocity,
+    "armature": False, "offset": False, "method": "ols", "forgetting": 1.0, "lowpass": None,
+    "file_offsets": False, "consistent": False, "bounds_file": None, "prior_mode": "two_step",
+}
+"""The options :func:`settings_from_options` takes, with their defaults: the friction model (name,
+``friction_drift``, ``dead_band`` [rad/s], ``sign_sharpness`` [s/rad], ``stribeck_velocity``
+[rad/s]), the extra columns (``armature``, ``offset``), the estimator (``method``,
+``forgetting``), ``lowpass`` [Hz] (None or 0: off), ``file_offsets``, and the consistent fit
+(``consistent``, ``bounds_file`` (None or '': none), ``prior_mode``: two_step, regularised or
+none)."""
+
+
+def settings_from_options(options: Mapping, robot: RobotDescription) -> IdentificationSettings:
+    """The identification settings of a mapping of options (:data:`OPTION_DEFAULTS`), as the
+    command line and the identifier node give them; options not given take their defaults.
+
+    Raises
+    ------
+    DynIdError
+        An unknown option, or a value the settings refuse (naming it).
+    """
+    unknown = sorted(set(options) - set(OPTION_DEFAULTS))
+    if unknown:
+        raise DynIdError(f"unknown identification option(s) {unknown}; known: {sorted(OPTION_DEFAULTS)}")
+    values = {**OPTION_DEFAULTS, **options}
+    friction = friction_model(values["friction"], drift=values["friction_drift"], dead_band=values["dead_band"],
+                              sign_sharpness=values["sign_sharpness"], stribeck_velocity=values["stribeck_velocity"])
+    settings = IdentificationSettings(friction=friction, armature=bool(values["armature"]),
+                                      offset=bool(values["offset"]), method=values["method"],
+                                      forgetting=float(values["forgetting"]), lowpass=values["lowpass"] or None,
+                                      file_offsets=bool(values["file_offsets"]))
+    if not values["consistent"]:
+        return settings
+    mode = values["prior_mode"]
+    if mode not in PRIOR_MODES + ("none",):
+        raise DynIdError(f"prior_mode must be one of {list(PRIOR_MODES) + ['none']}, got {mode!r}")
+    constraints = None
+    if values["bounds_file"]:
+        constraints = load_constraints(values["bounds_file"], ParameterLayout.from_regressor(settings.regressor(robot)))
+    return dataclasses.replace(settings, consistency=ConsistencySettings(
+        use_prior=mode != "none", mode="two_step" if mode == "none" else mode, constraints=constraints))
+
+
+def iter_regressor_chunks(regressor: Regressor, base: BaseParameters, recording: Recording, chunk_size: int,
+                          lowpass: float | None = None, dropped: DropCounter | None = None):
+    """Yield ``(Y_base (M, n, r), tau (M, n))`` for consecutive chunks of a recording (the full
+    regressor of each chunk is written into one reused buffer); with ``lowpass`` [Hz] both
+    filtered alike (module docstring), runs too short for the filter dropped and counted in
+    ``dropped``."""
+    if lowpass is not None:
+        yield from _filtered_chunks(regressor, base, recording, chunk_size, lowpass, dropped)
+        return
+    elapsed = recording.elapsed
+    buffer = np.empty((min(chunk_size, recording.n_samples), recording.n_joints, regressor.n_parameters))
+    for start in range(0, recording.n_samples, chunk_size):
+        stop = min(start + chunk_size, recording.n_samples)
+        yield _base_regressor(regressor, base, recording, elapsed, start, stop, buffer), recording.tau[start:stop]
+
+
+def _base_regressor(regressor, base, recording, elapsed, start, stop, buffer=None):
+    """Base regressor (stop - start, n, r) of rows start:stop of ``recording``."""
+    temperature = None if recording.temperature is None else recording.temperature[start:stop]
+    Y = regressor.compute(recording.q[start:stop], recording.qd[start:stop], recording.qdd[start:stop],
+                          temperature=temperature, elapsed=elapsed[start:stop],
+                          out=None if buffer is None else buffer[:stop - start])
+    return base.select(Y)
+
+
+#: A step longer than this times the median step ends a contiguous run (a stage selection, a gap).
+RUN_BREAK = 1.5
+#: Periods of the cutoff by which filtered regressor chunks overlap (module docstring).
+FILTER_OVERLAP_PERIODS = 10.0
+
+
+def contiguous_runs(time) -> list[np.ndarray]:
+    """Row indices of the runs of ``time`` (N,) [s] not cut by a step over ``RUN_BREAK`` median steps."""
+    steps = np.diff(time)
+    breaks = np.flatnonzero(steps > RUN_BREAK * np.median(steps)) + 1 if steps.size else []
+    return np.split(np.arange(len(time)), breaks)
+
+
+def _filtered_chunks(regressor, base, recording, chunk_size, cutoff, dropped):
+    elapsed = recording.elapsed
+    for run in contiguous_runs(recording.time):
+        first, last = int(run[0]), int(run[-1]) + 1
+        try:
+            rate = 1.0 / sample_interval(recording.time[first:last])
+            tau = lowpass_filter(recording.tau[first:last], cutoff, rate)
+        except DataError as error:
+            if "not uniformly sampled" in str(error):
+                raise DataError(f"{recording.source}: --lowpass needs uniformly sampled data; {error} "
+                                "(e.g. with --resample HZ)") from None
+            if dropped is not None:
+                dropped.add(f"in a run too short for the {cutoff:g} Hz low-pass filter",
+                            float(recording.time[first]), last - first)
+            continue
+        overlap = int(np.ceil(FILTER_OVERLAP_PERIODS * rate / cutoff))
+        for start in range(first, last, chunk_size):
+            stop = min(start + chunk_size, last)
+            low, high = max(first, start - overlap), min(last, stop + overlap)
+            Y = lowpass_filter(_base_regressor(regressor, base, recording, elapsed, low, high), cutoff, rate)
+            yield Y[start - low:stop - low], tau[start - first:stop - first]
+
+
+def prepare_recording(recording: Recording, robot: RobotDescription) -> Recording:
+    """Match joints to the robot by name and check the fields identification needs."""
+    recording = recording.reorder(robot.joint_names)
+    missing = [name for name in ("qd", "qdd", "tau") if getattr(recording, name) is None]
+    if missing:
+        raise DataError(
+            f"{recording.source}: identification needs {', '.join(missing)}; "
+            "give velocities/accelerations or derive them (robot_dynid.recordings.signal_processing.differentiate)"
+        )
+    if recording.n_samples == 0:
+        raise DataError(f"{recording.source}: no samples left to identify from")
+    return recording
+
+
+def identify(
+    recordings: Recording | Sequence[Recording],
+    robot: RobotDescription,
+    settings: IdentificationSettings = IdentificationSettings(),
+    base: BaseParameters | None = None,
+    provenance: dict | None = None,
+) -> DynamicModel:
+    """Identify the base parameters of ``robot`` from one recording or several, stacked.
+
+    Parameters
+    ----------
+    recordings : Recording or sequence of Recording
+        Samples with q [rad], qd [rad/s], qdd [rad/s^2] and tau [N m]; joints are matched by
+        name, extra joints are ignored. Select stages / cycles before calling
+        (:meth:`Recording.select`). Each recording keeps its own time base (friction drift with
+        time, low-pass filtering, ``file_offsets``).
+    robot : RobotDescription
+    settings : IdentificationSettings
+    base : BaseParameters, optional
+        Reuse a base-parameter set (e.g. from a model in use); computed from random states otherwise.
+    provenance : dict, optional
+        Stored in the model (data source, segments, ...); date and version are added.
+
+    Raises
+    ------
+    IdentificationError
+        When the data leave base parameters unidentifiable (named in the message).
+    """
+    recordings = [recordings] if isinstance(recordings, Recording) else list(recordings)
+    if not recordings:
+        raise DataError("no recording to identify from")
+    recordings = [prepare_recording(recording, robot) for recording in recordings]
+    regressor = settings.regressor(robot)
+    if base is None:
+        base = compute_base_parameters(regressor)
+    offsets = _file_offset_names(recordings, robot) if settings.file_offsets else []
+    accumulator = LeastSquaresAccumulator(robot.n_joints, base.rank + len(offsets))
+    rls = RecursiveLeastSquares(base.rank + len(offsets), forgetting=settings.forgetting) \
+        if not ESTIMATORS[settings.method].batch else None
+    dropped = DropCounter()
+    for index, recording in enumerate(recordings):
+        dropped.merge(recording.dropped)
+        for Y_base, tau in iter_regressor_chunks(regressor, base, recording, settings.chunk_size,
+                                                 settings.lowpass, dropped):
+            if offsets:
+                Y_base = _with_offset_columns(Y_base, index, len(recordings))
+            accumulator.add(Y_base, tau)
+            if rls is not None:
+                rls.update_batch(Y_base, tau)
+    provenance = dict(provenance or {})
+    provenance.setdefault("data_source", [recording.source for recording in recordings]
+                          if len(recordings) > 1 else recordings[0].source)
+    model = model_from_accumulator(accumulator, robot, settings, base, rls=rls, dropped=dropped.counts,
+                                   provenance=provenance, nuisance_names=offsets)
+    nuisance = model.metrics.pop("nuisance", {})
+    if offsets:
+        model.metrics["file_offsets"] = {
+            recording.source: {joint: nuisance[f"offset{j + 1}@{index}"] for j, joint in enumerate(robot.joint_names)}
+            for index, recording in enumerate(recordings)}
+    model.metrics["identified_range"] = identified_range(recordings)
+    return model
+
+
+def identified_range(recordings: Sequence[Recording]) -> dict:
+    """Largest |qd| [rad/s] and |qdd| [rad/s^2] per joint over the recordings: how far the model may
+    be trusted (friction polynomials and stiffness-like terms extrapolate badly)."""
+    joints = recordings[0].joint_names
+    return {field: {joint: float(max(np.max(np.abs(getattr(recording, key)[:, j])) for recording in recordings))
+                    for j, joint in enumerate(joints)}
+            for field, key in (("max_speed", "qd"), ("max_acceleration", "qdd"))}
+
+
+def _file_offset_names(recordings, robot) -> list[str]:
+    return [f"offset{j + 1}@{index}" for index in range(len(recordings)) for j in range(robot.n_joints)]
+
+
+def _with_offset_columns(Y_base: np.ndarray, index: int, n_recordings: int) -> np.ndarray:
+    """``Y_base`` (M, n, r) with the n x n_recordings offset columns: 1 on joint j's rows for the
+    offset of joint j in recording ``index``."""
+    samples, n_joints, _ = Y_base.shape
+    extra = np.zeros((samples, n_joints, n_joints * n_recordings))
+    extra[:, np.arange(n_joints), index * n_joints + np.arange(n_joints)] = 1.0
+    return np.concatenate([Y_base, extra], axis=2)
+
+
+def model_from_accumulator(
+    accumulator: LeastSquaresAccumulator,
+    robot: RobotDescription,
+    settings: IdentificationSettings,
+    base: BaseParameters,
+    rls: RecursiveLeastSquares | None = None,
+    dropped: dict[str, Dropped] | None = None,
+    provenance: dict | None = None,
+    nuisance_names: Sequence[str] = (),
+) -> DynamicModel:
+    """Solve accumulated normal equations (or take an RLS estimate) into a :class:`DynamicModel`.
+
+    The batch solve always runs: it gives the noise level, condition number and, for OLS/WLS,
+    the estimate. With ``rls`` the estimate is the RLS state, its std ``sqrt(diag(P) sigma^2)``
+    (with mu = 1, P approximates (W^T W)^-1). Metrics: per-joint RMS residual [N m] and RSD,
+    noise std [N m], condition number, and the base parameters whose relative std exceeds
+    ``settings.poorly_excited_relative_std`` (also logged as a warning); the samples left out
+    before, by reason (``dropped``). The accumulator's parameters are the base parameters followed
+    by ``nuisance_names`` (e.g. per-recording torque offsets), whose estimates go to
+    ``metrics["nuisance"]`` (name -> value), not into the model.
+
+    Raises
+    ------
+    IdentificationError
+        A value or standard deviation is not finite (naming the parameter and the likely cause):
+        no model with one is ever made.
+    """
+    names = list(base.names) + list(nuisance_names)
+    # the batch solve gives the noise level and condition number for every method, the estimate for batch ones
+    batch_method = settings.method if ESTIMATORS[settings.method].batch else "ols"
+    batch = accumulator.solve(batch_method, parameter_names=names)
+    standard, consistency = None, None
+    if rls is not None and rls.n_updates_:
+        values = rls.theta_.copy()
+        sigma2 = float(np.mean(batch.noise_std**2))
+        std = np.sqrt(np.clip(np.diag(rls.covariance_), 0.0, None) * sigma2)
+    elif settings.consistency is not None:
+        values, std, standard, consistency = _consistent_fit(accumulator, robot, settings, base, batch)
+    else:
+        values, std = batch.theta, batch.std
+    check_finite_estimate(accumulator, names, values, std)
+    residual_rms, rsd = residual_statistics(accumulator, values)
+    nuisance = {name: float(value) for name, value in zip(nuisance_names, values[base.rank:])}
+    values, std = values[:base.rank], std[:base.rank]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        relative_std = np.abs(std / values)
+    poorly_excited = [
+        {"name": name, "relative_std": float(rel)}
+        for name, rel in zip(base.names, relative_std)
+        if not rel <= settings.poorly_excited_relative_std
+    ]
+    warnings = []
+    if poorly_excited:
+        listing = ", ".join(f"{p['name']} ({p['relative_std']:.0%})" for p in poorly_excited)
+        warnings.append(f"poorly excited base parameters (relative std > "
+                        f"{settings.poorly_excited_relative_std:.0%}): {listing}")
+        logger.warning(warnings[-1])
+    joints = robot.joint_names
+    metrics = {
+        "n_samples": int(accumulator.n_samples),
+        "n_dropped": sum(entry.count for entry in (dropped or {}).values()),
+        "dropped": dropped_to_dict(dropped or {}),
+        "condition_number": float(batch.condition_number),
+        "residual_rms": {j: float(v) for j, v in zip(joints, residual_rms)},
+        "rsd": {j: float(v) for j, v in zip(joints, rsd)},
+        "noise_std": {j: float(v) for j, v in zip(joints, batch.noise_std)},
+        "max_relative_std": float(np.max(relative_std)) if relative_std.size else 0.0,
+        "poorly_excited": poorly_excited,
+        "warnings": warnings,
+    }
+    if nuisance:
+        metrics["nuisance"] = nuisance
+    if consistency is not None:
+        metrics["consistency"] = consistency
+    metrics["plausibility"] = plausibility(robot, settings, base, values, std)
+    provenance = dict(provenance or {})
+    provenance.setdefault("date", datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
+    provenance.setdefault("robot_dynid_version", __version__)
+    return DynamicModel(
+        robot, settings.friction, settings.armature, settings.offset, base, values, std,
+        method=settings.method, metrics=metrics, provenance=provenance, standard=standard,
+    )
+
+
+def _layout_and_prior(robot: RobotDescription, settings: IdentificationSettings):
+    layout = ParameterLayout.from_regressor(settings.regressor(robot))
+    use_prior = settings.consistency is None or settings.consistency.use_prior
+    return layout, prior_parameters(robot) if use_prior else None
+
+
+def _consistent_fit(accumulator, robot, settings, base, batch):
+    """(values, std, standard, summary) of the consistent fit; values and std cover the nuisance
+    parameters too (they are solved for given the consistent base parameters)."""
+    options = settings.consistency
+    layout, prior = _layout_and_prior(robot, settings)
+    reduced, back_substitute = accumulator.eliminate(base.rank)
+    weights = 1.0 / batch.noise_std**2 if settings.method == "wls" else None
+    result = solve_consistent(reduced, base, layout, joint_weights=weights, prior=prior,
+                              constraints=options.constraints, mode=options.mode, delta=options.delta,
+                              prior_weight=options.prior_weight)
+    nuisance = back_substitute(result.base_values)
+    values = np.concatenate([result.base_values, nuisance])
+    std = np.concatenate([result.base_std, batch.std[base.rank:]])
+    summary = {"prior": "robot description" if prior is not None else "none", "mode": result.mode,
+               "status": result.status, "solve_time": result.solve_time,
+               "residual_increase": result.residual_increase, "active": list(result.active),
+               "links": [link.to_dict() for link in result.links]}
+    return values, std, result.standard, summary
+
+
+def plausibility(robot, settings, base, values, std) -> dict:
+    """:func:`~robot_dynid.estimation.physical_consistency.check_plausibility` of base parameters, as a dict."""
+    layout, prior = _layout_and_prior(robot, settings)
+    constraints = None if settings.consistency is None else settings.consistency.constraints
+    return check_plausibility(values, std, base, layout, constraints=constraints, prior=prior).to_dict()
+
+
+def check_finite_estimate(accumulator: LeastSquaresAccumulator, names, values, std) -> None:
+    """IdentificationError naming the first parameter (of ``names``) whose value or std is not
+    finite, and why."""
+    bad = np.flatnonzero(~(np.isfinite(values) & np.isfinite(std)))
+    if not bad.size:
+        return
+    name = names[bad[0]]
+    what = "value" if not np.isfinite(values[bad[0]]) else "standard deviation"
+    overflow = np.flatnonzero(~np.isfinite(accumulator.torque_square_sum_))
+    if overflow.size:
+        cause = (f"the torques of joint {overflow[0] + 1} hold values too large to square in float64 "
+                 "(a corrupt sample? read the data with a robot description to drop implausible samples)")
+    else:
+        cause = "the regressor or torques overflow float64 (corrupt samples?)"
+    raise IdentificationError(f"identification gave a non-finite {what} for parameter {name} "
+                              f"({bad.size} of {values.size} parameters): {cause}; no model written")
+
+
+def residual_statistics(accumulator: LeastSquaresAccumulator, theta: np.ndarray):
+    """Per-joint RMS residual [N m] and RSD [1] of ``theta`` from accumulated normal equations.
+
+    RSD_j = sqrt(sum_k (tau_hat_kj - tau_kj)^2 / sum_k tau_kj^2).
+    """
+    residual_ss = accumulator.residual_sum_of_squares(theta)
+    residual_rms = np.sqrt(residual_ss / max(accumulator.n_samples, 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rsd = np.sqrt(residual_ss / accumulator.torque_square_sum_)
+    return residual_rms, rsd

@@ -1,0 +1,356 @@
+"""Fit and validation metrics: residuals, RSD, relative RMSD, conditioning, parameter drift.
+
+With ``e = tau_hat - tau`` (N, n) the prediction error [N m] per sample and joint:
+
+- :func:`rms_residual`: ``sqrt(mean_k e_kj^2)`` [N m].
+- :func:`rsd` (relative, dimensionless): ``sqrt(sum_k e_kj^2 / sum_k tau_kj^2)``.
+- :func:`residual_std` (the hydraulic paper's "residual standard deviation", reported in N m):
+  the sample standard deviation of ``e_j``, ``sqrt(sum_k (e_kj - mean e_j)^2 / (N - 1))``.
+- :func:`relative_rmsd` (thesis): :func:`rsd` over the samples where the joint moves, i.e.
+  ``|qd_kj| >= speed_threshold``; slow samples are dominated by the friction discontinuity
+  at zero speed. By default each joint is judged on its own speed (``exclude="joint"``);
+  ``exclude="any"`` drops a sample for all joints when any joint is slow.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+
+from robot_dynid.errors import DataError
+from robot_dynid.estimation.estimators import scaled_condition_number
+
+logger = logging.getLogger(__name__)
+
+_EXCLUDE_MODES = ("joint", "any")
+
+
+def _check_prediction(tau_hat, tau) -> tuple[np.ndarray, np.ndarray]:
+    tau_hat = np.asarray(tau_hat, dtype=float)
+    tau = np.asarray(tau, dtype=float)
+    if tau.ndim != 2:
+        raise DataError(f"tau must have shape (N, n), got shape {tau.shape}")
+    if tau_hat.shape != tau.shape:
+        raise DataError(f"tau_hat must have the shape of tau {tau.shape}, got {tau_hat.shape}")
+    if tau.shape[0] == 0:
+        raise DataError("tau has no samples")
+    return tau_hat, tau
+
+
+def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """``sqrt(numerator / denominator)``; inf where the denominator is 0 and the numerator not."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.sqrt(numerator / denominator)
+    return np.where(denominator == 0.0, np.where(numerator == 0.0, 0.0, np.inf), ratio)
+
+
+def rms_residual(tau_hat, tau) -> np.ndarray:
+    """RMS prediction error per joint.
+
+    Parameters
+    ----------
+    tau_hat, tau : array_like, shape (N, n)
+        Predicted and measured torques [N m].
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        ``sqrt(mean_k (tau_hat - tau)^2)`` [N m].
+    """
+    tau_hat, tau = _check_prediction(tau_hat, tau)
+    return np.sqrt(np.mean((tau_hat - tau) ** 2, axis=0))
+
+
+def rsd(tau_hat, tau) -> np.ndarray:
+    """Relative standard deviation per joint, ``sqrt(sum e^2 / sum tau^2)`` (dimensionless).
+
+    Parameters
+    ----------
+    tau_hat, tau : array_like, shape (N, n)
+        Predicted and measured torques [N m].
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        0 is a perfect fit; ``inf`` for a joint whose measured torque is all zero.
+    """
+    tau_hat, tau = _check_prediction(tau_hat, tau)
+    return _ratio(np.sum((tau_hat - tau) ** 2, axis=0), np.sum(tau**2, axis=0))
+
+
+def residual_std(tau_hat, tau) -> np.ndarray:
+    """Residual standard deviation per joint [N m] (the hydraulic paper's RSD).
+
+    Parameters
+    ----------
+    tau_hat, tau : array_like, shape (N, n)
+        Predicted and measured torques [N m], N >= 2.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        ``std(tau_hat - tau, ddof=1)`` [N m].
+    """
+    tau_hat, tau = _check_prediction(tau_hat, tau)
+    if tau.shape[0] < 2:
+        raise DataError(f"residual_std needs at least 2 samples, got {tau.shape[0]}")
+    return np.std(tau_hat - tau, axis=0, ddof=1)
+
+
+def moving_mask(qd, speed_threshold: float, exclude: str = "joint") -> np.ndarray:
+    """Samples counted by :func:`relative_rmsd`.
+
+    Parameters
+    ----------
+    qd : array_like, shape (N, n)
+        Joint velocities [rad/s].
+    speed_threshold : float
+        Samples with ``|qd| < speed_threshold`` [rad/s] are excluded (>= 0).
+    exclude : {"joint", "any"}
+        Judge each joint by its own speed, or drop a sample for all joints if any is slow.
+
+    Returns
+    -------
+    ndarray of bool, shape (N, n)
+        True where the sample counts for that joint.
+    """
+    qd = np.asarray(qd, dtype=float)
+    if qd.ndim != 2:
+        raise DataError(f"qd must have shape (N, n), got shape {qd.shape}")
+    if not np.isfinite(speed_threshold) or speed_threshold < 0.0:
+        raise DataError(
+            f"speed_threshold must be finite and >= 0 [rad/s], got {speed_threshold!r}")
+    if exclude not in _EXCLUDE_MODES:
+        raise DataError(f"exclude must be one of {_EXCLUDE_MODES}, got {exclude!r}")
+    moving = np.abs(qd) >= speed_threshold
+    if exclude == "any":
+        moving = np.repeat(np.all(moving, axis=1, keepdims=True), qd.shape[1], axis=1)
+    return moving
+
+
+def relative_rmsd(tau_hat, tau, qd, speed_threshold: float, exclude: str = "joint") -> np.ndarray:
+    """Relative RMSD per joint over moving samples (thesis), ``sqrt(sum e^2 / sum tau^2)``.
+
+    Parameters
+    ----------
+    tau_hat, tau : array_like, shape (N, n)
+        Predicted and measured torques [N m].
+    qd : array_like, shape (N, n)
+        Joint velocities [rad/s].
+    speed_threshold, exclude
+        As in :func:`moving_mask`.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        Dimensionless; ``nan`` for a joint with no moving sample.
+    """
+    tau_hat, tau = _check_prediction(tau_hat, tau)
+    qd = np.asarray(qd, dtype=float)
+    if qd.shape != tau.shape:
+        raise DataError(f"qd must have the shape of tau {tau.shape}, got {qd.shape}")
+    moving = moving_mask(qd, speed_threshold, exclude)
+    value = _ratio(np.sum(np.where(moving, tau_hat - tau, 0.0) ** 2, axis=0),
+                   np.sum(np.where(moving, tau, 0.0) ** 2, axis=0))
+    no_samples = ~np.any(moving, axis=0)
+    if np.any(no_samples):
+        logger.warning("joints %s have no sample with |qd| >= %g rad/s; relative RMSD is nan",
+                       (np.flatnonzero(no_samples) + 1).tolist(), speed_threshold)
+    return np.where(no_samples, np.nan, value)
+
+
+def condition_number(Y) -> float:
+    """Condition number of the column-scaled regressor (unit-norm columns).
+
+    Parameters
+    ----------
+    Y : array_like, shape (N, n, p) or (M, p)
+        Regressor batch or stacked regressor.
+
+    Returns
+    -------
+    float
+        ``s_max / s_min`` of ``W D^-1``; ``inf`` when rank deficient.
+    """
+    Y = np.asarray(Y, dtype=float)
+    if Y.ndim not in (2, 3):
+        raise DataError(f"Y must have shape (N, n, p) or (M, p), got shape {Y.shape}")
+    return scaled_condition_number(Y.reshape(-1, Y.shape[-1]))
+
+
+@dataclass(frozen=True)
+class ParameterStatistics:
+    """Statistics of parameter estimates over C cycles, each array of shape (p,).
+
+    ``relative_range = (max - min) / |max|`` (inf where max == 0), ``start_end_difference =
+    last - first`` (the drift from the first to the last cycle), ``std`` with ddof = 1
+    (0 for a single cycle).
+    """
+
+    names: tuple[str, ...] | None
+    mean: np.ndarray
+    minimum: np.ndarray
+    maximum: np.ndarray
+    relative_range: np.ndarray
+    start_end_difference: np.ndarray
+    std: np.ndarray
+    n_cycles: int
+
+    def to_dict(self) -> dict:
+        """Plain lists keyed by statistic (YAML/JSON friendly)."""
+        return {
+            "names": None if self.names is None else list(self.names),
+            "n_cycles": self.n_cycles,
+            "mean": self.mean.tolist(),
+            "min": self.minimum.tolist(),
+            "max": self.maximum.tolist(),
+            "relative_range": self.relative_range.tolist(),
+            "start_end_difference": self.start_end_difference.tolist(),
+            "std": self.std.tolist(),
+        }
+
+
+def parameter_statistics(estimates, names=None) -> ParameterStatistics:
+    """Statistics of per-cycle estimates (thesis, per-cycle re-identification).
+
+    Parameters
+    ----------
+    estimates : array_like, shape (C, p)
+        One row of estimated parameters per cycle, in cycle order.
+    names : sequence of str, length p, optional
+        Parameter names carried into the result.
+    """
+    estimates = np.asarray(estimates, dtype=float)
+    if estimates.ndim != 2 or estimates.shape[0] == 0:
+        raise DataError(f"estimates must have shape (C, p) with C >= 1, got {estimates.shape}")
+    if not np.all(np.isfinite(estimates)):
+        raise DataError("estimates contain non-finite values")
+    if names is not None:
+        names = tuple(names)
+        if len(names) != estimates.shape[1]:
+            raise DataError(f"names has {len(names)} entries, expected p = {estimates.shape[1]}")
+    minimum, maximum = estimates.min(axis=0), estimates.max(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        relative_range = np.where(maximum == 0.0, np.where(minimum == 0.0, 0.0, np.inf),
+                                  (maximum - minimum) / np.abs(maximum))
+    n_cycles = estimates.shape[0]
+    return ParameterStatistics(
+        names=names,
+        mean=estimates.mean(axis=0),
+        minimum=minimum,
+        maximum=maximum,
+        relative_range=relative_range,
+        start_end_difference=estimates[-1] - estimates[0],
+        std=estimates.std(axis=0, ddof=1) if n_cycles > 1 else np.zeros(estimates.shape[1]),
+        n_cycles=n_cycles,
+    )
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    """Per-joint prediction quality on one data segment; arrays of shape (n,).
+
+    Attributes
+    ----------
+    rms : RMS error [N m]. rsd : relative standard deviation [-].
+    residual_std : residual standard deviation [N m]. relative_rmsd : RSD over moving
+    samples [-]. n_samples : N. n_moving : samples per joint counted by relative_rmsd.
+    speed_threshold : [rad/s].
+    """
+
+    rms: np.ndarray
+    rsd: np.ndarray
+    residual_std: np.ndarray
+    relative_rmsd: np.ndarray
+    n_samples: int
+    n_moving: np.ndarray
+    speed_threshold: float
+    joint_names: tuple[str, ...] | None = None
+
+    def to_dict(self) -> dict:
+        """Plain lists (YAML/JSON friendly); nan/inf stay floats."""
+        return {
+            "joint_names": None if self.joint_names is None else list(self.joint_names),
+            "n_samples": self.n_samples,
+            "speed_threshold": self.speed_threshold,
+            "rms": self.rms.tolist(),
+            "rsd": self.rsd.tolist(),
+            "residual_std": self.residual_std.tolist(),
+            "relative_rmsd": self.relative_rmsd.tolist(),
+            "n_moving": self.n_moving.tolist(),
+        }
+
+
+def validation_report(tau_hat, tau, qd, speed_threshold: float = 0.0, exclude: str = "joint",
+                      joint_names=None) -> ValidationReport:
+    """All metrics of one prediction.
+
+    Parameters
+    ----------
+    tau_hat, tau : array_like, shape (N, n)
+        Predicted and measured torques [N m].
+    qd : array_like, shape (N, n)
+        Joint velocities [rad/s] for the relative RMSD.
+    speed_threshold, exclude
+        As in :func:`relative_rmsd`.
+    joint_names : sequence of str, length n, optional
+    """
+    tau_hat, tau = _check_prediction(tau_hat, tau)
+    if joint_names is not None:
+        joint_names = tuple(joint_names)
+        if len(joint_names) != tau.shape[1]:
+            raise DataError(
+                f"joint_names has {len(joint_names)} entries, expected n = {tau.shape[1]}")
+    return ValidationReport(
+        rms=rms_residual(tau_hat, tau),
+        rsd=rsd(tau_hat, tau),
+        residual_std=residual_std(tau_hat, tau),
+        relative_rmsd=relative_rmsd(tau_hat, tau, qd, speed_threshold, exclude),
+        n_samples=int(tau.shape[0]),
+        n_moving=np.count_nonzero(moving_mask(qd, speed_threshold, exclude), axis=0),
+        speed_threshold=float(speed_threshold),
+        joint_names=joint_names,
+    )
+
+
+def cross_validation(fit, segments, speed_threshold: float = 0.0, exclude: str = "joint",
+                     joint_names=None) -> list[list[ValidationReport]]:
+    """Parameters fitted on each segment predict every segment (thesis cross-verification).
+
+    Parameters
+    ----------
+    fit : callable
+        ``fit(segment) -> predict`` with ``predict(segment) -> tau_hat`` (N, n) [N m].
+    segments : sequence
+        Objects with ``tau`` (N, n) [N m] and ``qd`` (N, n) [rad/s] attributes
+        (e.g. :class:`robot_dynid.recordings.recording.Recording` segments).
+    speed_threshold, exclude, joint_names
+        As in :func:`validation_report`.
+
+    Returns
+    -------
+    list of list of ValidationReport
+        ``reports[i][k]``: parameters from segment i predicting segment k; the diagonal is
+        self-verification.
+    """
+    segments = list(segments)
+    if not segments:
+        raise DataError("segments is empty")
+    predictors = [fit(segment) for segment in segments]
+    return [[validation_report(predict(segment), segment.tau, segment.qd, speed_threshold,
+                               exclude, joint_names) for segment in segments]
+            for predict in predictors]
+
+
+def self_validation(fit, segments, speed_threshold: float = 0.0, exclude: str = "joint",
+                    joint_names=None) -> list[ValidationReport]:
+    """Fit and test on the same segment, for each segment (thesis self-verification).
+
+    Arguments as in :func:`cross_validation`; returns one report per segment.
+    """
+    segments = list(segments)
+    if not segments:
+        raise DataError("segments is empty")
+    return [validation_report(fit(segment)(segment), segment.tau, segment.qd, speed_threshold,
+                              exclude, joint_names) for segment in segments]

@@ -1,0 +1,1117 @@
+"""Physically consistent inertial parameters: checks, constrained estimation, plausibility.
+
+A link's 10 inertial parameters ``[m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` (mass [kg],
+first moment ``h = m c`` [kg m], inertia ``I`` about the link frame origin [kg m^2], in the
+regressor's order) are physically consistent, i.e. some non-negative mass density realises them,
+exactly when the pseudo-inertia ::
+
+    J = [[Sigma, h], [h^T, m]],    Sigma = 0.5 tr(I) 1 - I   (= integral of x x^T dm)
+
+is positive semidefinite (Wensing, Kim, Slotine, RA-L 2017). That implies ``m >= 0``, an inertia
+about the centre of mass that is positive semidefinite and the triangle inequalities.
+
+:func:`solve_consistent` estimates standard parameters ``pi`` (p,) from accumulated base normal
+equations, minimising the weighted residual ``sum_j w_j ||W_j K pi - tau_j||^2`` (``W_j`` joint
+j's base regressor rows, ``K`` the base projection) subject to, per link, ``D J D >= margin 1``
+(``D = diag(1/(L sqrt(M)) x3, 1/sqrt(M))``: ``J`` in units of the link's mass scale ``M`` [kg]
+and length scale ``L`` [m]), friction coefficients and armatures ``>= 0`` and optional bounds,
+as a semidefinite program (Sousa and Cortesao, IJRR 2014) solved by CLARABEL through cvxpy.
+The least-squares part is compressed first (:func:`compress`): ``G = sum_j w_j G_j = R^T R``,
+``c = R^-T b``, so the residual is ``||R K pi - c||^2 + const`` whatever the number of samples.
+Only ``K pi`` is identified; the standard parameters are made unique by a prior (CAD or URDF
+inertials) or, without one, by a small regulariser of the unidentified directions.
+
+:func:`check_plausibility` judges any identified base parameters: negative friction, and
+whether some consistent standard set maps onto them (if not: how far, in standard deviations,
+the nearest consistent set is and which base parameters differ most).
+
+cvxpy is imported only inside the functions that solve a program, so the rest of robot_dynid
+works without it; :class:`SolverUnavailableError` says how to install it.
+
+Bounds file (:func:`load_constraints`, YAML; every key optional)::
+
+    margin: 1.0e-6                  # of the scaled pseudo-inertia, see DEFAULT_MARGIN
+    total_mass: [15.0, 20.0]        # kg, sum of the link masses
+    links:
+      panda_joint3:                 # the link joint panda_joint3 moves: the joint name, the
+                                    # link name (URDF child link, <joint>_link for DH robots)
+                                    # or link<j> (1-based)
+        mass: [2.0, 4.0]            # kg
+        com_box: [[-0.1, -0.1, -0.2], [0.1, 0.1, 0.0]]   # m, min and max corner of the
+                                                        # centre of mass, in the link frame
+    friction_nonnegative: true      # Coulomb/viscous coefficients >= 0 (NONNEGATIVE_FRICTION)
+    armature_nonnegative: true
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.linalg
+
+from robot_dynid.errors import DataError, DynIdError, IdentificationError
+from robot_dynid.estimation.estimators import (RANK_TOLERANCE, LeastSquaresAccumulator,
+                                               _check_overdetermined, column_scales)
+from robot_dynid.model.base_parameters import BaseParameters
+from robot_dynid.model.link_inertials import link_names
+from robot_dynid.model.regressor import N_INERTIAL, Regressor, _symmetric_from_vector
+from robot_dynid.model.robot_description import build_pinocchio_model
+from robot_dynid.yaml_files import read_yaml
+
+logger = logging.getLogger(__name__)
+
+#: Default ``margin`` of ``D J D >= margin 1`` (``J`` in units of the link's mass and length
+#: scales). Far below any real link (a rod of radius r and length L has a smallest scaled
+#: eigenvalue of about (r/L)^2 / 4, 1e-3 for r/L = 0.06) and far above the solver's tolerance
+#: (about 1e-8), so a returned J is positive definite despite rounding.
+DEFAULT_MARGIN = 1e-6
+#: Two-step mode: the prior may cost up to this fraction of the best consistent weighted
+#: residual sum of squares (1 %: the torque RMS grows by at most 0.5 %).
+DEFAULT_DELTA = 0.01
+#: Regularised mode: weight of ``||(pi - pi_0) / scale||^2`` against the residual divided by
+#: the noise variance, i.e. a Gaussian prior of std 0.1 link scales (10 % of M, M L, M L^2).
+DEFAULT_PRIOR_WEIGHT = 100.0
+#: No prior: weight of ``||N^T x||^2`` (N: the directions the data do not see, x in link
+#: scales) relative to the weakest curvature the data resolve. It makes the standard
+#: parameters unique (the consistent analogue of the minimum-norm least-squares solution);
+#: orthogonal to the residual, it moves what the data resolve only where a link sits on its
+#: consistency bound (measured: < 0.02 std of the unconstrained fit when that is consistent).
+NULL_SPACE_WEIGHT = 1e-3
+#: Second program: weight of the residual relative to the band, so that it decides only
+#: what the prior leaves open (friction and offsets have no prior).
+TIE_BREAK_WEIGHT = 1e-2
+#: Floor of the residual band, in noise variances: at most sqrt(1e-2) = 0.1 std of change
+#: in any direction the data resolve (the whole band when delta = 0, i.e. without a prior);
+#: thinner bands leave CLARABEL too thin a feasible set when constraints bind.
+BAND_FLOOR = 1e-2
+#: Link scales used when nothing better is known: mass [kg]; the length is the distance from
+#: the link's joint to the next one, at least LENGTH_FLOOR [m] (the last link: LENGTH_FLOOR).
+DEFAULT_MASS_SCALE = 1.0
+LENGTH_FLOOR = 0.1
+#: Noise variance floor, as a fraction of the mean square (weighted) torque: noise-free data
+#: would otherwise divide by zero.
+NOISE_FLOOR = 1e-10
+#: A constraint counts as active when its slack is below this, in scaled units: the scaled
+#: pseudo-inertia's smallest eigenvalue above the margin (relative to its largest when that
+#: exceeds 1), a friction coefficient or armature in its variable scale, a mass in M.
+ACTIVE_SLACK = 1e-5
+#: Base parameters within this distance [std] of a consistent set count as consistent: a tenth
+#: of a standard deviation is statistically nothing, and it leaves room for the solver's
+#: accuracy in std units, which for a well-determined parameter of a long recording (a tiny
+#: std) reached 0.02 std on a fit that is consistent by construction.
+CONSISTENT_DISTANCE = 0.1
+#: :func:`check_plausibility` floors each std at this fraction of the larger of the value and
+#: the base parameter's magnitude for links of the scales M, L (noise-free fits have std ~ 0,
+#: which no solver resolves).
+STD_FLOOR = 1e-6
+#: Offenders listed by :func:`check_plausibility`.
+N_OFFENDERS = 3
+MODES = ("two_step", "regularised")
+#: CLARABEL's gap and feasibility tolerances (its defaults are 1e-8, which left poorly excited
+#: directions 1e-3 of their scale off on noise-free data; 1e-10 often ended optimal_inaccurate).
+SOLVER_TOLERANCE = 1e-9
+
+#: Friction coefficients that must be >= 0, per model, with their units. Coulomb and viscous
+#: levels always; arctan's ``fs`` too (it is the friction level just above zero speed).
+#: Free: stribeck_cbrt's ``fs`` (a correction of either sign), polynomial ``f3, f4`` (shape
+#: terms, often negative) and every drift coefficient (friction falls as a joint warms).
+NONNEGATIVE_FRICTION = {
+    "none": {},
+    "coulomb_viscous": {"fc": "N m", "fv": "N m s/rad"},
+    "stribeck_cbrt": {"fc": "N m", "fv": "N m s/rad"},
+    "arctan": {"fc": "N m", "fv": "N m s/rad", "fs": "N m"},
+    "polynomial": {"f1": "N m", "f2": "N m s/rad"},
+}
+INSTALL_HINT = ('needs cvxpy with the CLARABEL solver: pip install cvxpy, or pip install '
+                '"robot-dynid[consistent]"')
+
+
+class SolverUnavailableError(IdentificationError):
+    """cvxpy (or its CLARABEL solver) is not installed."""
+
+
+def _require_cvxpy():
+    """The cvxpy module, or SolverUnavailableError saying how to install it."""
+    try:
+        import cvxpy
+    except ImportError:
+        raise SolverUnavailableError(f"physical consistency {INSTALL_HINT}") from None
+    if "CLARABEL" not in cvxpy.installed_solvers():
+        raise SolverUnavailableError(f"physical consistency {INSTALL_HINT} (cvxpy is there, "
+                                     "CLARABEL is not: pip install clarabel)")
+    return cvxpy
+
+
+def cvxpy_available() -> bool:
+    """True when cvxpy and CLARABEL can be imported (no error)."""
+    try:
+        _require_cvxpy()
+    except SolverUnavailableError:
+        return False
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
+# Pseudo-inertia and per-link checks
+
+
+def pseudo_inertia(link_parameters) -> np.ndarray:
+    """The 4x4 pseudo-inertia ``J = [[Sigma, h], [h^T, m]]``, ``Sigma = 0.5 tr(I) 1 - I``.
+
+    Parameters
+    ----------
+    link_parameters : array_like, shape (10,)
+        ``[m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` about the link frame origin
+        [kg, kg m, kg m^2].
+
+    Returns
+    -------
+    ndarray, shape (4, 4)
+        [kg m^2] in the 3x3 block, [kg m] in the last column and row, [kg] in the corner.
+    """
+    values = np.asarray(link_parameters, dtype=float)
+    if values.shape != (N_INERTIAL,):
+        raise DynIdError(f"link parameters must have shape ({N_INERTIAL},), got {values.shape}")
+    inertia = _symmetric_from_vector(values[4:])
+    J = np.empty((4, 4))
+    J[:3, :3] = 0.5 * np.trace(inertia) * np.eye(3) - inertia
+    J[:3, 3] = J[3, :3] = values[1:4]
+    J[3, 3] = values[0]
+    return J
+
+
+#: ``vec(J) = _PSEUDO_INERTIA_MAP @ link_parameters`` (row-major vec), for the programs.
+_PSEUDO_INERTIA_MAP = np.column_stack([pseudo_inertia(e).ravel() for e in np.eye(N_INERTIAL)])
+
+
+@dataclass(frozen=True)
+class LinkConsistency:
+    """Consistency figures of one link's inertial parameters.
+
+    Attributes
+    ----------
+    link : str
+        The joint that moves the link.
+    mass : float
+        [kg].
+    com : ndarray, shape (3,)
+        Centre of mass [m] in the link frame (NaN unless ``mass > 0``).
+    min_eigenvalue : float
+        Smallest eigenvalue of the pseudo-inertia ``J`` (mixed units: kg m^2 unless the
+        mass is the smaller); ``>= 0`` iff consistent.
+    central_moments : ndarray, shape (3,)
+        Principal moments of the inertia about the centre of mass [kg m^2], ascending
+        (NaN unless ``mass > 0``).
+    triangle : bool
+        The central moments satisfy ``a + b >= c`` for every ordering (a rigid body's do).
+    consistent : bool
+        ``J`` positive semidefinite (``min_eigenvalue >= -1e-12 max|J|``, rounding).
+    """
+
+    link: str
+    mass: float
+    com: np.ndarray
+    min_eigenvalue: float
+    central_moments: np.ndarray
+    triangle: bool
+    consistent: bool
+
+    def to_dict(self) -> dict:
+        return {"link": self.link, "mass": self.mass, "com": self.com.tolist(),
+                "min_eigenvalue": self.min_eigenvalue,
+                "central_moments": self.central_moments.tolist(), "triangle": self.triangle,
+                "consistent": self.consistent}
+
+
+def _link_consistency(name: str, parameters: np.ndarray) -> LinkConsistency:
+    J = pseudo_inertia(parameters)
+    min_eigenvalue = float(np.linalg.eigvalsh(J)[0])
+    mass = float(parameters[0])
+    com = np.full(3, np.nan)
+    moments = np.full(3, np.nan)
+    if mass > 0.0:
+        com = parameters[1:4] / mass
+        central = (_symmetric_from_vector(parameters[4:])
+                   - mass * (com @ com * np.eye(3) - np.outer(com, com)))
+        moments = np.linalg.eigvalsh(central)
+    slack = 1e-12 * max(float(np.abs(J).max()), 1e-300)
+    triangle = bool(moments[0] + moments[1] >= moments[2] - slack)
+    return LinkConsistency(name, mass, com, min_eigenvalue, moments, triangle,
+                           min_eigenvalue >= -slack)
+
+
+# ---------------------------------------------------------------------------------------------
+# Parameter layout and constraints
+
+
+@dataclass(frozen=True, eq=False)
+class ParameterLayout:
+    """Where the standard parameters sit: each link's 10 inertial ones first (link ``i`` at
+    ``10 i .. 10 i + 9``), then friction, armature and offsets, as :class:`Regressor` orders them.
+
+    Attributes
+    ----------
+    standard_names : tuple of str
+        The ``p`` standard parameter names.
+    link_names : tuple of str
+        Per link, the joint that moves it.
+    link_aliases : tuple of tuple of str
+        Per link, the names a bounds file may use: joint name, ``link<j>`` and the link's name
+        (:func:`robot_dynid.model.link_inertials.link_names`: the URDF child link, ``<joint>_link``
+        for DH robots).
+    nonnegative : tuple of int
+        Standard indices that must be ``>= 0``: friction coefficients (see
+        :data:`NONNEGATIVE_FRICTION`) and armatures.
+    nonnegative_units : tuple of str
+        Their units, for messages.
+    armature : tuple of int
+        The armature indices among them.
+    length_scales : ndarray, shape (n,)
+        ``L`` per link [m]: distance from its joint to the next one, at least LENGTH_FLOOR.
+    """
+
+    standard_names: tuple[str, ...]
+    link_names: tuple[str, ...]
+    link_aliases: tuple[tuple[str, ...], ...]
+    nonnegative: tuple[int, ...]
+    nonnegative_units: tuple[str, ...]
+    armature: tuple[int, ...]
+    length_scales: np.ndarray
+
+    @property
+    def n_links(self) -> int:
+        return len(self.link_names)
+
+    @property
+    def n_parameters(self) -> int:
+        return len(self.standard_names)
+
+    @classmethod
+    def from_regressor(cls, regressor: Regressor) -> "ParameterLayout":
+        """The layout of ``regressor``'s parameters, with length scales from its robot."""
+        if not isinstance(regressor, Regressor):
+            raise DynIdError(f"regressor must be a Regressor, got {type(regressor).__name__}")
+        robot, n, p = regressor.robot, regressor.n_joints, regressor.n_parameters
+        names = regressor.parameter_names
+        required = NONNEGATIVE_FRICTION[regressor.friction.name]
+        coefficients = regressor.friction.coefficient_names  # joint by joint in theta
+        start = regressor.slices["friction"].start
+        nonnegative = [(start + joint * len(coefficients) + c, required[name])
+                       for joint in range(n) for c, name in enumerate(coefficients)
+                       if name in required]
+        armature = tuple(range(p)[regressor.slices["armature"]])
+        nonnegative += [(index, "kg m^2") for index in armature]
+        aliases = tuple(tuple(dict.fromkeys([joint, f"link{j + 1}", link]))
+                        for j, (joint, link) in enumerate(zip(robot.joint_names, link_names(robot))))
+        model = build_pinocchio_model(robot)
+        lengths = np.array([np.linalg.norm(model.jointPlacements[j + 1].translation)
+                            if j < n else 0.0 for j in range(1, n + 1)])
+        return cls(standard_names=names, link_names=tuple(robot.joint_names),
+                   link_aliases=aliases,
+                   nonnegative=tuple(index for index, _ in nonnegative),
+                   nonnegative_units=tuple(unit for _, unit in nonnegative), armature=armature,
+                   length_scales=np.maximum(lengths, LENGTH_FLOOR))
+
+    def link_label(self, link: int) -> str:
+        """``"link 3 (panda_joint3)"``."""
+        return f"link {link + 1} ({self.link_names[link]})"
+
+
+def link_consistency(standard, layout: ParameterLayout) -> tuple[LinkConsistency, ...]:
+    """Per link: mass, centre of mass, smallest eigenvalue of ``J``, central principal
+    moments, triangle inequalities and whether ``J >= 0``.
+
+    Parameters
+    ----------
+    standard : array_like, shape (p,) or (10 n,)
+        Standard parameters (only the inertial ones are read).
+    layout : ParameterLayout
+    """
+    standard = np.asarray(standard, dtype=float)
+    n = layout.n_links
+    if standard.shape not in ((layout.n_parameters,), (N_INERTIAL * n,)):
+        raise DynIdError(f"standard parameters must have shape ({layout.n_parameters},) or "
+                         f"({N_INERTIAL * n},), got {standard.shape}")
+    return tuple(_link_consistency(name, standard[N_INERTIAL * i:N_INERTIAL * (i + 1)])
+                 for i, name in enumerate(layout.link_names))
+
+
+def _check_range(value, what: str, lower_bound: float = 0.0) -> tuple[float, float]:
+    """``[lo, hi]`` with ``lower_bound <= lo <= hi`` (hi may be inf)."""
+    try:
+        lo, hi = (float(v) for v in value)
+    except (TypeError, ValueError):
+        raise DynIdError(f"{what} must be [lo, hi], got {value!r}") from None
+    if not (math.isfinite(lo) and lower_bound <= lo <= hi) or math.isnan(hi):
+        raise DynIdError(f"{what} must be [lo, hi] with {lower_bound:g} <= lo <= hi, "
+                         f"got {value!r}")
+    return lo, hi
+
+
+def _check_box(value, what: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    try:
+        lower, upper = (tuple(float(v) for v in corner) for corner in value)
+    except (TypeError, ValueError):
+        lower = upper = ()
+    if len(lower) != 3 or len(upper) != 3 or not all(map(math.isfinite, lower + upper)) \
+            or any(lo > hi for lo, hi in zip(lower, upper)):
+        raise DynIdError(f"{what} must be [[x0, y0, z0], [x1, y1, z1]] [m] with finite "
+                         f"x0 <= x1, y0 <= y1, z0 <= z1, got {value!r}")
+    return lower, upper
+
+
+@dataclass(frozen=True, eq=False)
+class ConsistencyConstraints:
+    """Constraints of the consistent estimate besides ``J >= 0``.
+
+    Attributes
+    ----------
+    margin : float
+        ``D J D >= margin 1`` per link, ``J`` in units of the link's mass and length scales
+        (default :data:`DEFAULT_MARGIN`).
+    link_mass : dict of int to (float, float)
+        Mass range [kg] per link index (0-based).
+    total_mass : (float, float) or None
+        Range of the sum of the link masses [kg].
+    com_box : dict of int to ((x0, y0, z0), (x1, y1, z1))
+        Per link index, box [m] in the link frame that holds the centre of mass
+        (``x0 m <= mx <= x1 m``, ... : linear because ``m > 0``).
+    friction_nonnegative, armature_nonnegative : bool
+        Sign constraints (see :data:`NONNEGATIVE_FRICTION`).
+    """
+
+    margin: float = DEFAULT_MARGIN
+    link_mass: dict = field(default_factory=dict)
+    total_mass: tuple | None = None
+    com_box: dict = field(default_factory=dict)
+    friction_nonnegative: bool = True
+    armature_nonnegative: bool = True
+
+    def __post_init__(self) -> None:
+        if isinstance(self.margin, bool) or not isinstance(self.margin, (int, float)) \
+                or not 0.0 <= self.margin < 1.0:
+            raise DynIdError(f"margin must be a number in [0, 1), got {self.margin!r}")
+        object.__setattr__(self, "link_mass", {
+            int(link): _check_range(value, f"link_mass[{link}] [kg]")
+            for link, value in dict(self.link_mass).items()})
+        if self.total_mass is not None:
+            object.__setattr__(self, "total_mass",
+                               _check_range(self.total_mass, "total_mass [kg]"))
+        object.__setattr__(self, "com_box", {
+            int(link): _check_box(value, f"com_box[{link}]")
+            for link, value in dict(self.com_box).items()})
+        for name in ("friction_nonnegative", "armature_nonnegative"):
+            if not isinstance(getattr(self, name), bool):
+                raise DynIdError(f"{name} must be true or false, got {getattr(self, name)!r}")
+
+    def check_links(self, layout: ParameterLayout) -> None:
+        """DynIdError naming a link index beyond the robot's."""
+        for what in ("link_mass", "com_box"):
+            bad = [link for link in getattr(self, what) if not 0 <= link < layout.n_links]
+            if bad:
+                raise DynIdError(f"{what} names link index {bad[0]}; the robot has links "
+                                 f"0..{layout.n_links - 1}")
+
+
+def load_constraints(path, layout: ParameterLayout) -> ConsistencyConstraints:
+    """Read a bounds file (schema in the module docstring).
+
+    Raises
+    ------
+    DataError
+        One line naming the file and key: unreadable or not YAML, an unknown key or link,
+        a range that is not ``[lo, hi]`` with ``0 <= lo <= hi``, a malformed box.
+    """
+    data = read_yaml(path, what="bounds file")
+    data = {} if data is None else data
+    keys = ("margin", "total_mass", "links", "friction_nonnegative", "armature_nonnegative")
+    if not isinstance(data, dict) or set(map(str, data)) - set(keys):
+        found = sorted(set(map(str, data)) - set(keys)) if isinstance(data, dict) \
+            else type(data).__name__
+        raise DataError(f"{path}: a bounds file is a mapping of {list(keys)}, got {found}")
+    lookup = {alias: link for link, aliases in enumerate(layout.link_aliases)
+              for alias in aliases}
+    link_mass, com_box = {}, {}
+    links = data.get("links") or {}
+    if not isinstance(links, dict):
+        raise DataError(f"{path}: links must map link names to bounds, got {links!r}")
+    for name, bounds in links.items():
+        if str(name) not in lookup:
+            raise DataError(f"{path}: links.{name} is not a link of the robot; use a joint "
+                            f"name {list(layout.link_names)}, its link's name or link<j>")
+        if not isinstance(bounds, dict) or set(map(str, bounds)) - {"mass", "com_box"}:
+            raise DataError(f"{path}: links.{name} must be a mapping with mass and/or "
+                            f"com_box, got {bounds!r}")
+        link = lookup[str(name)]
+        if link in link_mass or link in com_box:
+            raise DataError(f"{path}: links.{name} names {layout.link_label(link)} a second time")
+        try:
+            if "mass" in bounds:
+                link_mass[link] = _check_range(bounds["mass"], f"links.{name}.mass [kg]")
+            if "com_box" in bounds:
+                com_box[link] = _check_box(bounds["com_box"], f"links.{name}.com_box")
+        except DynIdError as error:
+            raise DataError(f"{path}: {error}") from None
+    options = {key: data[key] for key in ("margin", "friction_nonnegative",
+                                          "armature_nonnegative") if key in data}
+    try:
+        return ConsistencyConstraints(link_mass=link_mass, com_box=com_box,
+                                      total_mass=data.get("total_mass"), **options)
+    except DynIdError as error:
+        raise DataError(f"{path}: {error}") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Compression of the least-squares problem
+
+
+@dataclass(frozen=True)
+class CompressedLeastSquares:
+    """``sum_j w_j ||W_j beta - tau_j||^2 = ||R beta - c||^2 + constant`` for base values beta.
+
+    Attributes
+    ----------
+    R : ndarray, shape (m, r)
+        ``R^T R = G = sum_j w_j G_j`` on the ``m`` directions the data resolve (m < r when
+        the data are rank deficient: the rest carry no information).
+    c : ndarray, shape (m,)
+        ``R^-T b``, ``b = sum_j w_j W_j^T tau_j``.
+    constant : float
+        The smallest weighted residual sum of squares (the least-squares fit's), >= 0.
+    inverse_gram : ndarray, shape (r, r)
+        ``G^-1`` on the resolved directions.
+    unresolved : ndarray of bool, shape (r,)
+        Base parameters with a component in the unresolved directions.
+    """
+
+    R: np.ndarray
+    c: np.ndarray
+    constant: float
+    inverse_gram: np.ndarray
+    unresolved: np.ndarray
+
+    def residual(self, base_values) -> float:
+        """Weighted residual sum of squares of ``base_values`` (r,)."""
+        return float(np.sum((self.R @ base_values - self.c) ** 2) + self.constant)
+
+
+def compress(gram, moment, torque_square_sum, joint_weights=None,
+             rank_tolerance: float = RANK_TOLERANCE) -> CompressedLeastSquares:
+    """Compress accumulated per-joint normal equations into ``(R, c, constant)``.
+
+    With the column scales ``d = sqrt(diag G)`` and ``G / (d d^T) = V diag(lam) V^T``:
+    ``R = diag(sqrt(lam)) V^T diag(d)``, ``c = diag(1/sqrt(lam)) V^T (b / d)``, keeping
+    ``sqrt(lam) > rank_tolerance sqrt(lam_max)``; robust to a near-singular ``G``, unlike a
+    Cholesky factor.
+
+    Parameters
+    ----------
+    gram : array_like, shape (n, r, r)
+        ``G_j = W_j^T W_j`` (``LeastSquaresAccumulator.gram_``).
+    moment : array_like, shape (n, r)
+        ``W_j^T tau_j``.
+    torque_square_sum : array_like, shape (n,)
+        ``tau_j^T tau_j`` [N^2 m^2].
+    joint_weights : array_like, shape (n,), optional
+        ``w_j`` (e.g. ``1 / sigma_j^2`` for WLS); ones by default.
+    rank_tolerance : float
+        Relative singular value below which a direction is unresolved.
+    """
+    gram = np.asarray(gram, dtype=float)
+    moment = np.asarray(moment, dtype=float)
+    torque_square_sum = np.asarray(torque_square_sum, dtype=float)
+    n = torque_square_sum.shape[0] if torque_square_sum.ndim == 1 else -1
+    if gram.ndim != 3 or gram.shape[0] != n or gram.shape[1] != gram.shape[2] \
+            or moment.shape != gram.shape[:2]:
+        raise DataError(f"normal equations must be gram (n, r, r), moment (n, r) and "
+                        f"torque_square_sum (n,), got {gram.shape}, {moment.shape} and "
+                        f"{torque_square_sum.shape}")
+    weights = _joint_weights(joint_weights, n)
+    G = np.einsum("j,jpq->pq", weights, gram)
+    b = weights @ moment
+    scales = column_scales(np.diag(G).copy())
+    eigenvalues, vectors = np.linalg.eigh(G / np.outer(scales, scales))
+    keep = eigenvalues > rank_tolerance**2 * max(eigenvalues[-1], 0.0)
+    root = np.sqrt(eigenvalues[keep])
+    kept = vectors[:, keep]
+    R = (root[:, None] * kept.T) * scales[None, :]
+    c = (kept.T @ (b / scales)) / root
+    inverse_gram = ((kept / root**2) @ kept.T) / np.outer(scales, scales)
+    constant = max(float(weights @ torque_square_sum - c @ c), 0.0)
+    unresolved = np.any(np.abs(vectors[:, ~keep]) > 1e-4, axis=1)
+    return CompressedLeastSquares(R, c, constant, inverse_gram, unresolved)
+
+
+def _joint_weights(joint_weights, n: int) -> np.ndarray:
+    if joint_weights is None:
+        return np.ones(n)
+    weights = np.asarray(joint_weights, dtype=float)
+    if weights.shape != (n,) or not np.all(np.isfinite(weights)) or np.any(weights <= 0.0):
+        raise DynIdError(f"joint_weights must be {n} finite numbers > 0, got {joint_weights!r}")
+    return weights
+
+
+# ---------------------------------------------------------------------------------------------
+# The programs
+
+
+def _prior_vector(prior, layout: ParameterLayout) -> tuple[np.ndarray, np.ndarray]:
+    """Prior values (p,) (0 where absent) and the mask of given entries."""
+    p = layout.n_parameters
+    values = np.full(p, np.nan)
+    if prior is not None:
+        prior = np.asarray(prior, dtype=float)
+        if prior.shape not in ((p,), (N_INERTIAL * layout.n_links,)):
+            raise DynIdError(f"prior must have shape ({p},) or ({N_INERTIAL * layout.n_links},) "
+                             f"(inertial only; NaN = no prior), got {prior.shape}")
+        if np.any(np.isinf(prior)):
+            raise DynIdError(f"prior holds inf at {layout.standard_names[np.isinf(prior).argmax()]}")
+        values[:prior.size] = prior
+    mask = ~np.isnan(values)
+    return np.where(mask, values, 0.0), mask
+
+
+def _physical_scales(layout: ParameterLayout, prior: np.ndarray, mask: np.ndarray,
+                     constraints: ConsistencyConstraints) -> np.ndarray:
+    """Scales (10 n,) ``[M, M L x3, M L^2 x6]`` per link: ``M`` the prior's mass, else the
+    middle of its mass range, else of total_mass / n, else DEFAULT_MASS_SCALE; ``L`` from
+    the layout."""
+    n = layout.n_links
+    masses = np.full(n, DEFAULT_MASS_SCALE)
+    if constraints.total_mass is not None and math.isfinite(constraints.total_mass[1]):
+        masses[:] = max(sum(constraints.total_mass) / (2 * n), 1e-3)
+    for link, (lo, hi) in constraints.link_mass.items():
+        masses[link] = max(0.5 * (lo + hi) if math.isfinite(hi) else 2.0 * lo, 1e-3)
+    prior_mass = prior[0:N_INERTIAL * n:N_INERTIAL]
+    given = mask[0:N_INERTIAL * n:N_INERTIAL] & (prior_mass > 0.0)
+    masses[given] = prior_mass[given]
+    length = layout.length_scales
+    return np.column_stack([masses, *[masses * length] * 3,
+                            *[masses * length**2] * 6]).ravel()
+
+
+def _variable_scales(physical: np.ndarray, design: np.ndarray) -> np.ndarray:
+    """Scales (p,) of ``pi = scales * x``: physical for inertial parameters; for the others,
+    so that their columns of ``design`` (rows, p) have the median norm of the inertial ones."""
+    norms = np.linalg.norm(design, axis=0)
+    inertial = norms[:physical.size] * physical
+    target = np.median(inertial[inertial > 0.0]) if np.any(inertial > 0.0) else 1.0
+    rest = norms[physical.size:]
+    matched = np.divide(target, rest, out=np.ones_like(rest), where=rest > 0.0)
+    return np.concatenate([physical, matched])
+
+
+def _constraint_list(cp, x, layout: ParameterLayout, scales: np.ndarray,
+                     constraints: ConsistencyConstraints) -> list:
+    """cvxpy constraints on the scaled parameters ``x = pi / scales``."""
+    result = []
+    for link in range(layout.n_links):
+        block = x[N_INERTIAL * link:N_INERTIAL * (link + 1)]
+        J = cp.reshape(_PSEUDO_INERTIA_MAP @ block, (4, 4), order="C")
+        result.append(J >> constraints.margin * np.eye(4))
+    nonnegative = [index for index in layout.nonnegative
+                   if (constraints.armature_nonnegative if index in layout.armature
+                       else constraints.friction_nonnegative)]
+    if nonnegative:
+        result.append(x[nonnegative] >= 0.0)
+    mass = scales[0:N_INERTIAL * layout.n_links:N_INERTIAL]
+    for link, (lo, hi) in constraints.link_mass.items():
+        result.append(mass[link] * x[N_INERTIAL * link] >= lo)
+        if math.isfinite(hi):
+            result.append(mass[link] * x[N_INERTIAL * link] <= hi)
+    if constraints.total_mass is not None:
+        total = mass @ x[0:N_INERTIAL * layout.n_links:N_INERTIAL]
+        result.append(total >= constraints.total_mass[0])
+        if math.isfinite(constraints.total_mass[1]):
+            result.append(total <= constraints.total_mass[1])
+    for link, (lower, upper) in constraints.com_box.items():
+        start = N_INERTIAL * link
+        length = scales[start + 1] / scales[start]
+        h, m = x[start + 1:start + 4], x[start]
+        result += [length * h >= np.array(lower) * m, length * h <= np.array(upper) * m]
+    return result
+
+
+def _solve(cp, problem, what: str, layout: ParameterLayout,
+           constraints: ConsistencyConstraints) -> float:
+    """Solve with CLARABEL; returns the wall time [s]. IdentificationError on failure."""
+    start = time.perf_counter()
+    try:
+        with warnings.catch_warnings():  # cvxpy warns of optimal_inaccurate; logged below
+            warnings.simplefilter("ignore", UserWarning)
+            problem.solve(solver="CLARABEL", tol_gap_abs=SOLVER_TOLERANCE,
+                          tol_gap_rel=SOLVER_TOLERANCE, tol_feas=SOLVER_TOLERANCE)
+    except cp.error.SolverError as error:
+        raise IdentificationError(f"{what}: CLARABEL failed ({' '.join(str(error).split())}); "
+                                  "numerical trouble, e.g. torques or regressor badly scaled")
+    elapsed = time.perf_counter() - start
+    status = problem.status
+    if status in ("infeasible", "infeasible_inaccurate"):
+        raise IdentificationError(f"{what}: no consistent parameters satisfy the bounds: "
+                                  f"{_infeasibility_cause(layout, constraints)}")
+    if status not in ("optimal", "optimal_inaccurate"):
+        raise IdentificationError(f"{what}: CLARABEL ended with status {status!r} (numerical "
+                                  "trouble: very poorly excited data or badly scaled bounds)")
+    if status == "optimal_inaccurate":
+        logger.warning("%s: CLARABEL reports optimal_inaccurate", what)
+    return elapsed
+
+
+def _infeasibility_cause(layout: ParameterLayout, constraints: ConsistencyConstraints) -> str:
+    lows = {link: lo for link, (lo, _) in constraints.link_mass.items()}
+    highs = {link: hi for link, (_, hi) in constraints.link_mass.items()}
+    if constraints.total_mass is not None:
+        lo, hi = constraints.total_mass
+        if sum(lows.values()) > hi:
+            return (f"the links' mass lower bounds add up to {sum(lows.values()):g} kg, above "
+                    f"total_mass's upper bound {hi:g} kg")
+        if len(highs) == layout.n_links and sum(highs.values()) < lo:
+            return (f"the links' mass upper bounds add up to {sum(highs.values()):g} kg, below "
+                    f"total_mass's lower bound {lo:g} kg")
+    zero = [link for link, hi in highs.items() if hi == 0.0]
+    if zero:
+        return (f"{layout.link_label(zero[0])} has mass range [0, 0] kg; consistency needs a "
+                "positive mass (margin)")
+    return "check the mass ranges, total_mass and com_box entries against each other"
+
+
+def _objective(cp, x, terms):
+    """``||M_1 x - v_1||^2 + ||M_2 x - v_2||^2 + ...`` for (matrix, vector) terms."""
+    return cp.sum_squares(cp.hstack([matrix @ x - vector for matrix, vector in terms
+                                     if matrix.shape[0]]))
+
+
+def _normalised(A, target):
+    """``(A, target)`` scaled to a largest singular value of 1, and the scale factor."""
+    factor = 1.0 / np.linalg.norm(A, 2)
+    return (factor * A, factor * target), factor
+
+
+def _unseen(A, given):
+    """The term ``||N^T x||^2``, ``N`` a basis of the directions that neither ``A`` nor the
+    prior's ``given`` entries see (x in link scales): it makes the standard parameters unique
+    and, orthogonal to everything else in the objective, decides nothing the data identify."""
+    null = scipy.linalg.null_space(np.vstack([A, np.eye(A.shape[1])[given]]),
+                                   rcond=RANK_TOLERANCE)
+    return null.T, np.zeros(null.shape[1])
+
+
+@dataclass(frozen=True)
+class ConsistentResult:
+    """Result of :func:`solve_consistent`.
+
+    Attributes
+    ----------
+    standard : ndarray, shape (p,)
+        Consistent standard parameters (units of the regressor columns).
+    standard_names : tuple of str
+    base_values : ndarray, shape (r,)
+        ``K @ standard``.
+    base_std, base_covariance : ndarray, shapes (r,), (r, r)
+        Approximation: the least-squares covariance ``s^2 G^-1`` (``G = sum_j w_j G_j``,
+        ``s^2`` the weighted residual of this fit over ``N n - r``), which ignores the
+        constraints (they can only shrink it). inf for base parameters the data do not resolve.
+    base_names : tuple of str
+    residual_ss : ndarray, shape (n,)
+        Per-joint residual sum of squares [N^2 m^2], unweighted.
+    residual_rms : ndarray, shape (n,)
+        [N m].
+    weighted_rss, best_weighted_rss : float
+        ``sum_j w_j ||r_j||^2`` of this fit and of the unconstrained least-squares fit.
+    links : tuple of LinkConsistency
+    active : tuple of str
+        Constraints at their bound in ``standard``, e.g. ``"pseudo-inertia of link 3
+        (panda_joint3)"``, ``"fv2 >= 0"``, ``"mass of link 2 (j2) <= 3 kg"``. Without a prior,
+        links can lie on the boundary in directions the data do not see.
+    residual_increase : float
+        ``(weighted_rss - best_weighted_rss) / s^2``, ``s^2 = best_weighted_rss / (N n - r)``:
+        what the constraints (and the prior) cost, in noise variances (chi-square units);
+        about 0 when the least-squares fit is consistent, up to ``delta (N n - r)`` in
+        two-step mode.
+    mode : str
+        ``"two_step"``, ``"regularised"`` or ``"no_prior"``.
+    status : str
+        CLARABEL's status of the last program.
+    solve_time : float
+        Wall time of the solver calls [s] (cvxpy's compilation included).
+    """
+
+    standard: np.ndarray
+    standard_names: tuple[str, ...]
+    base_values: np.ndarray
+    base_std: np.ndarray
+    base_covariance: np.ndarray
+    base_names: tuple[str, ...]
+    residual_ss: np.ndarray
+    residual_rms: np.ndarray
+    weighted_rss: float
+    best_weighted_rss: float
+    links: tuple[LinkConsistency, ...]
+    active: tuple[str, ...]
+    residual_increase: float
+    mode: str
+    status: str
+    solve_time: float
+
+    def to_dict(self) -> dict:
+        """Plain lists and numbers (YAML/JSON friendly)."""
+        result = {}
+        for item in dataclasses.fields(self):
+            value = getattr(self, item.name)
+            if isinstance(value, np.ndarray):
+                value = value.tolist()
+            elif item.name == "links":
+                value = [link.to_dict() for link in value]
+            elif isinstance(value, tuple):
+                value = list(value)
+            result[item.name] = value
+        return result
+
+
+def _boundary_links(standard: np.ndarray, physical: np.ndarray, n: int, margin: float) -> list:
+    """Links whose scaled pseudo-inertia ``D J D`` has its smallest eigenvalue within
+    ACTIVE_SLACK (relative to its largest, when above 1) of ``margin``."""
+    scaled = standard[:N_INERTIAL * n] / physical
+    eigenvalues = [np.linalg.eigvalsh(pseudo_inertia(scaled[N_INERTIAL * link:N_INERTIAL * (link + 1)]))
+                   for link in range(n)]
+    return [link for link, values in enumerate(eigenvalues)
+            if values[0] < margin + ACTIVE_SLACK * max(1.0, values[-1])]
+
+
+def _active_constraints(standard: np.ndarray, physical: np.ndarray, x: np.ndarray,
+                        layout: ParameterLayout, constraints: ConsistencyConstraints) -> list:
+    n = layout.n_links
+    active = [f"pseudo-inertia of {layout.link_label(link)}"
+              for link in _boundary_links(standard, physical, n, constraints.margin)]
+    active += [f"{layout.standard_names[index]} >= 0" for index in layout.nonnegative
+               if x[index] < ACTIVE_SLACK]
+    mass = standard[0:N_INERTIAL * n:N_INERTIAL]
+    mass_scale = physical[0:N_INERTIAL * n:N_INERTIAL]
+    for link, bounds in constraints.link_mass.items():
+        for bound, sign, relation in zip(bounds, (1.0, -1.0), (">=", "<=")):
+            if math.isfinite(bound) and sign * (mass[link] - bound) < ACTIVE_SLACK * mass_scale[link]:
+                active.append(f"mass of {layout.link_label(link)} {relation} {bound:g} kg")
+    if constraints.total_mass is not None:
+        for bound, sign, relation in zip(constraints.total_mass, (1.0, -1.0), (">=", "<=")):
+            if math.isfinite(bound) and sign * (mass.sum() - bound) < ACTIVE_SLACK * mass_scale.sum():
+                active.append(f"total mass {relation} {bound:g} kg")
+    for link, (lower, upper) in constraints.com_box.items():
+        start = N_INERTIAL * link
+        length = physical[start + 1] / physical[start]
+        com_scaled = x[start + 1:start + 4] / max(x[start], 1e-300)
+        near = np.minimum(com_scaled - np.array(lower) / length,
+                          np.array(upper) / length - com_scaled)
+        if np.any(near < ACTIVE_SLACK):
+            active.append(f"com_box of {layout.link_label(link)}")
+    return active
+
+
+def _check_inputs(base: BaseParameters, layout: ParameterLayout) -> None:
+    if not isinstance(base, BaseParameters):
+        raise DynIdError(f"base must be BaseParameters, got {type(base).__name__}")
+    if not isinstance(layout, ParameterLayout):
+        raise DynIdError(f"layout must be a ParameterLayout, got {type(layout).__name__}")
+    if tuple(base.standard_names) != layout.standard_names:
+        raise DynIdError("base parameters and layout name different standard parameters "
+                         f"({len(base.standard_names)} and {layout.n_parameters}); build both "
+                         "from the same regressor")
+
+
+def solve_consistent(accumulator: LeastSquaresAccumulator, base: BaseParameters,
+                     layout: ParameterLayout, *, joint_weights=None, prior=None,
+                     constraints: ConsistencyConstraints | None = None, mode: str = "two_step",
+                     delta: float = DEFAULT_DELTA,
+                     prior_weight: float = DEFAULT_PRIOR_WEIGHT) -> ConsistentResult:
+    """Physically consistent standard parameters from accumulated base normal equations.
+
+    The weighted residual ``sum_j w_j ||W_j K pi - tau_j||^2 = ||R K pi - c||^2 + const``
+    (:func:`compress`) is minimised subject to ``D J_i D >= margin 1`` per link, friction and
+    armature signs and the optional bounds. Variables are scaled, ``pi = s x`` (link scales
+    ``M, M L, M L^2`` for inertial parameters, ``M`` the prior's mass, else 1 kg or the
+    bounds' middle, ``L`` the layout's; matched column norms of ``R K`` for the others), and
+    the residual term to a largest singular value of 1. Noise variance
+    ``sigma^2 = const / (N n - r)`` (floored at NOISE_FLOOR of the mean square torque).
+
+    Programs (``x0`` the prior over the link scales, ``N`` a basis of the directions that
+    neither the data nor the prior see; ``||N^T x||^2`` makes ``pi`` unique and, orthogonal
+    to the other terms, decides nothing they do):
+
+    - prior, ``mode="two_step"`` (default): (1) the best consistent residual ``r*``;
+      (2) ``min ||x - x0||^2 + ||N^T x||^2`` (plus TIE_BREAK_WEIGHT times the residual over
+      the band, which fixes friction and offsets) subject to the constraints and
+      ``residual <= r* + delta (r* + const) + BAND_FLOOR sigma^2``, i.e. within
+      ``1 + delta`` of the best weighted residual sum of squares.
+    - prior, ``mode="regularised"``: one program, ``min residual / sigma^2 +
+      prior_weight ||x - x0||^2 + ||N^T x||^2``: the MAP estimate under a Gaussian prior of
+      std ``1 / sqrt(prior_weight)`` link scales.
+    - no prior: (1) as above; (2) ``min residual + NULL_SPACE_WEIGHT s_min^2 ||N^T x||^2``
+      (``s_min`` the weakest curvature the data resolve): the consistent analogue of the
+      minimum-norm least-squares solution. Should (2) fail numerically, (1)'s solution is
+      kept (a warning is logged and ``status`` says so).
+
+    Parameters
+    ----------
+    accumulator : LeastSquaresAccumulator
+        Normal equations of the base regressor ``base.select(Y)`` (n joints, r parameters).
+    base : BaseParameters
+    layout : ParameterLayout
+        From the same regressor as ``base``.
+    joint_weights : array_like, shape (n,), optional
+        ``w_j``; ones (OLS) by default, ``1 / sigma_j^2`` for WLS.
+    prior : array_like, shape (p,) or (10 n,), optional
+        CAD or URDF parameters; NaN entries (and friction, armature, offsets when only the
+        10 n inertial ones are given) are not regularised.
+    constraints : ConsistencyConstraints, optional
+    mode : {"two_step", "regularised"}
+        How the prior is used; without one always the two programs above.
+    delta : float
+        Two-step mode's relative residual band (>= 0).
+    prior_weight : float
+        Regularised mode's weight (> 0).
+
+    Raises
+    ------
+    SolverUnavailableError
+        cvxpy or CLARABEL is not installed.
+    IdentificationError
+        The bounds admit no consistent parameters (naming the likely cause), or the solver
+        failed.
+    """
+    cp = _require_cvxpy()
+    constraints = _check_solve_inputs(accumulator, base, layout, constraints, mode, delta,
+                                      prior_weight)
+    n, p = layout.n_links, layout.n_parameters
+    dof = accumulator.n_samples * n - base.rank
+    weights = _joint_weights(joint_weights, n)
+    compressed = compress(accumulator.gram_, accumulator.moment_,
+                          accumulator.torque_square_sum_, weights)
+    energy = float(weights @ accumulator.torque_square_sum_)
+    prior_values, mask = _prior_vector(prior, layout)
+    physical = _physical_scales(layout, prior_values, mask, constraints)
+    RK = compressed.R @ base.projection
+    scales = _variable_scales(physical, RK)
+    # weighted residual = (||A x - target||^2 + constant) / factor^2
+    fit, factor = _normalised(RK * scales, compressed.c)
+    constant = compressed.constant * factor**2
+    noise = max(constant / dof, NOISE_FLOOR * energy * factor**2 / (n * accumulator.n_samples))
+    given = np.flatnonzero(mask)
+    closeness = (np.eye(p)[given], prior_values[given] / scales[given])
+    unseen = _unseen(fit[0], given)
+    x = cp.Variable(p)
+    feasible = _constraint_list(cp, x, layout, scales, constraints)
+    what = "consistent identification"
+    if given.size and mode == "regularised":
+        used, weight = mode, math.sqrt(prior_weight * noise)
+        terms = [fit, (weight * closeness[0], weight * closeness[1]), unseen]
+        problem = cp.Problem(cp.Minimize(_objective(cp, x, terms)), feasible)
+        solve_time = _solve(cp, problem, what, layout, constraints)
+        status = problem.status
+    else:
+        used = mode if given.size else "no_prior"
+        problem = cp.Problem(cp.Minimize(_objective(cp, x, [fit])), feasible)
+        solve_time = _solve(cp, problem, f"{what} (best residual)", layout, constraints)
+        best_x, status = x.value.copy(), problem.status
+        if given.size:
+            best = float(np.sum((fit[0] @ best_x - fit[1]) ** 2))
+            band = best + delta * (best + constant) + BAND_FLOOR * noise
+            tie = math.sqrt(TIE_BREAK_WEIGHT / band)
+            problem = cp.Problem(
+                cp.Minimize(_objective(cp, x, [closeness, (tie * fit[0], tie * fit[1]), unseen])),
+                feasible + [cp.sum_squares(fit[0] @ x - fit[1]) <= band])
+            step = "closest to the prior"
+        else:
+            weight = math.sqrt(NULL_SPACE_WEIGHT) * np.linalg.svd(fit[0], compute_uv=False)[
+                fit[0].shape[0] - 1]
+            problem = cp.Problem(cp.Minimize(_objective(
+                cp, x, [fit, (weight * unseen[0], unseen[1])])), feasible)
+            step = "unique standard set"
+        try:
+            solve_time += _solve(cp, problem, f"{what} ({step})", layout, constraints)
+            status = problem.status
+        except IdentificationError as error:
+            logger.warning("%s; keeping the best-residual solution", error)
+            x.value = best_x
+            status = f"{status} (best residual; the second program failed)"
+    solution = np.asarray(x.value, dtype=float)
+    standard = solution * scales
+    base_values = base.projection @ standard
+    residual_ss = accumulator.residual_sum_of_squares(base_values)
+    weighted = float(weights @ residual_ss)
+    covariance = weighted / dof * compressed.inverse_gram
+    std = np.where(compressed.unresolved, np.inf, np.sqrt(np.clip(np.diag(covariance), 0.0, None)))
+    result = ConsistentResult(
+        standard=standard, standard_names=layout.standard_names, base_values=base_values,
+        base_std=std, base_covariance=covariance, base_names=tuple(base.names),
+        residual_ss=residual_ss, residual_rms=np.sqrt(residual_ss / accumulator.n_samples),
+        weighted_rss=weighted, best_weighted_rss=compressed.constant,
+        links=link_consistency(standard, layout),
+        active=tuple(_active_constraints(standard, physical, solution, layout, constraints)),
+        residual_increase=(weighted - compressed.constant) / max(compressed.constant / dof, 1e-300),
+        mode=used, status=status, solve_time=solve_time)
+    logger.info("consistent identification (%s): weighted RSS %.6g, %.3g noise variances above "
+                "least squares; at a bound: %s; %.3f s", used, weighted, result.residual_increase,
+                ", ".join(result.active) or "nothing", solve_time)
+    return result
+
+
+def _check_solve_inputs(accumulator, base, layout, constraints, mode, delta,
+                        prior_weight) -> ConsistencyConstraints:
+    """The constraints to use (defaults when None); DynIdError naming a bad argument."""
+    _check_inputs(base, layout)
+    if not isinstance(accumulator, LeastSquaresAccumulator) \
+            or accumulator.n_parameters != base.rank or accumulator.n_joints != layout.n_links:
+        raise DynIdError(f"accumulator must be a LeastSquaresAccumulator of ({layout.n_links} "
+                         f"joints, {base.rank} base parameters)")
+    if mode not in MODES:
+        raise DynIdError(f"mode must be one of {list(MODES)}, got {mode!r}")
+    if not (isinstance(delta, (int, float)) and 0.0 <= delta < math.inf):
+        raise DynIdError(f"delta must be a finite number >= 0, got {delta!r}")
+    if not (isinstance(prior_weight, (int, float)) and 0.0 < prior_weight < math.inf):
+        raise DynIdError(f"prior_weight must be a finite number > 0, got {prior_weight!r}")
+    constraints = ConsistencyConstraints() if constraints is None else constraints
+    if not isinstance(constraints, ConsistencyConstraints):
+        raise DynIdError(f"constraints must be ConsistencyConstraints, got "
+                         f"{type(constraints).__name__}")
+    constraints.check_links(layout)
+    _check_overdetermined(accumulator.n_samples, layout.n_links, base.rank)
+    if not np.any(accumulator.torque_square_sum_ > 0.0):
+        raise IdentificationError("every torque is zero: nothing to identify from")
+    return constraints
+
+
+# ---------------------------------------------------------------------------------------------
+# Plausibility of identified base parameters
+
+
+@dataclass(frozen=True)
+class PlausibilityReport:
+    """Result of :func:`check_plausibility`.
+
+    Attributes
+    ----------
+    consistent : bool or None
+        False when a sign is wrong or no consistent standard set maps onto the base values,
+        True when one does, None when the feasibility check was skipped and no sign is wrong.
+    messages : tuple of str
+        One line each.
+    distance_std : float or None
+        ``min ||(K pi - b) / std||`` over consistent ``pi`` [std]; None when skipped.
+    offenders : tuple of (str, float)
+        Base parameters with their ``(b - K pi*) / std`` at the nearest consistent ``pi*``,
+        largest magnitude first (only when not consistent).
+    boundary_links : tuple of str
+        Links whose pseudo-inertia is singular at the nearest consistent set.
+    negative : tuple of (str, float)
+        Base parameters that are a friction coefficient (or armature) alone and negative.
+    """
+
+    consistent: bool | None
+    messages: tuple[str, ...]
+    distance_std: float | None = None
+    offenders: tuple[tuple[str, float], ...] = ()
+    boundary_links: tuple[str, ...] = ()
+    negative: tuple[tuple[str, float], ...] = ()
+
+    def to_dict(self) -> dict:
+        """Plain lists and numbers (JSON friendly)."""
+        return {"consistent": self.consistent, "messages": list(self.messages),
+                "distance_std": self.distance_std,
+                "offenders": [{"name": name, "std": value} for name, value in self.offenders],
+                "boundary_links": list(self.boundary_links),
+                "negative": [{"name": name, "value": value} for name, value in self.negative]}
+
+
+def _negative_signs(values, std, base: BaseParameters, layout: ParameterLayout):
+    """(name, value) of base parameters that are one sign-constrained standard parameter and
+    negative, and their messages."""
+    K = base.projection
+    negative, messages = [], []
+    for index, unit in zip(layout.nonnegative, layout.nonnegative_units):
+        rows = np.flatnonzero(K[:, index])
+        if rows.size != 1 or np.count_nonzero(K[rows[0]]) != 1 or values[rows[0]] >= 0.0:
+            continue
+        row = rows[0]
+        kind = "armature" if index in layout.armature else "friction"
+        below = (f" ({-values[row] / std[row]:.1f} std below 0)"
+                 if 0.0 < std[row] < math.inf else "")
+        negative.append((base.names[row], float(values[row])))
+        messages.append(f"negative {kind}: {base.names[row]} = {values[row]:.3g} {unit}{below}")
+    return negative, messages
+
+
+def check_plausibility(base_values, base_std, base: BaseParameters, layout: ParameterLayout, *,
+                       constraints: ConsistencyConstraints | None = None,
+                       prior=None) -> PlausibilityReport:
+    """Are identified base parameters physically plausible?
+
+    (a) Base parameters that are a friction coefficient that must be ``>= 0``
+    (:data:`NONNEGATIVE_FRICTION`) or an armature, alone, and negative. (b) With cvxpy: the
+    nearest consistent standard set, ``min_pi sum_i ((K pi - b)_i / std_i)^2`` subject to
+    ``J_i >= 0`` (margin 0 unless ``constraints`` say otherwise), signs and bounds; the base
+    values are consistent when that distance is below :data:`CONSISTENT_DISTANCE` std. (c)
+    Without cvxpy the feasibility check is skipped and a message says so.
+
+    Parameters
+    ----------
+    base_values, base_std : array_like, shape (r,)
+        Identified values and standard deviations (floored, see :data:`STD_FLOOR`; inf leaves
+        a parameter free).
+    base : BaseParameters
+    layout : ParameterLayout
+    constraints : ConsistencyConstraints, optional
+    prior : array_like, optional
+        Only used for the link mass scales (as in :func:`solve_consistent`).
+    """
+    _check_inputs(base, layout)
+    values = np.asarray(base_values, dtype=float)
+    std = np.asarray(base_std, dtype=float)
+    if values.shape != (base.rank,) or std.shape != (base.rank,) \
+            or not np.all(np.isfinite(values)) or np.any(np.isnan(std)) or np.any(std < 0.0):
+        raise DynIdError(f"base_values and base_std must be {base.rank} finite values and "
+                         "standard deviations >= 0")
+    negative, messages = _negative_signs(values, std, base, layout)
+    if not cvxpy_available():
+        messages.append("physical consistency of the inertial parameters not checked: it "
+                        + INSTALL_HINT)
+        return PlausibilityReport(False if negative else None, tuple(messages), negative=tuple(negative))
+    cp = _require_cvxpy()
+    constraints = ConsistencyConstraints(margin=0.0) if constraints is None else constraints
+    constraints.check_links(layout)
+    prior_values, mask = _prior_vector(prior, layout)
+    physical = _physical_scales(layout, prior_values, mask, constraints)
+    typical = np.abs(base.projection[:, :physical.size]) @ physical
+    floor = STD_FLOOR * np.maximum(np.maximum(np.abs(values), typical), 1e-300)
+    inverse_std = np.where(np.isinf(std), 0.0, 1.0 / np.maximum(std, floor))
+    design = base.projection * inverse_std[:, None]
+    scales = _variable_scales(physical, design)
+    fit, _ = _normalised(design * scales, values * inverse_std)
+    x = cp.Variable(layout.n_parameters)
+    problem = cp.Problem(cp.Minimize(_objective(cp, x, [fit])),
+                         _constraint_list(cp, x, layout, scales, constraints))
+    _solve(cp, problem, "plausibility check", layout, constraints)
+    nearest = np.asarray(x.value) * scales
+    normalised = (values - base.projection @ nearest) * inverse_std
+    distance = float(np.linalg.norm(normalised))
+    if distance <= CONSISTENT_DISTANCE:
+        if not negative:
+            messages.append("base parameters are physically consistent (a consistent standard "
+                            "set maps onto them)")
+        return PlausibilityReport(not negative, tuple(messages), distance, negative=tuple(negative))
+    order = np.argsort(-np.abs(normalised))[:N_OFFENDERS]
+    offenders = tuple((base.names[i], float(normalised[i])) for i in order
+                      if abs(normalised[i]) > CONSISTENT_DISTANCE)
+    messages.append(f"base parameters are not physically consistent: nearest consistent set "
+                    f"differs by {distance:.1f} std; worst: "
+                    + ", ".join(f"{name} ({value:+.1f} std)" for name, value in offenders))
+    boundary = tuple(layout.link_label(link) for link in
+                     _boundary_links(nearest, physical, layout.n_links, constraints.margin))
+    if boundary:
+        messages.append("at the nearest consistent set the pseudo-inertia is singular for "
+                        + ", ".join(boundary))
+    return PlausibilityReport(False, tuple(messages), distance, offenders, boundary,
+                              tuple(negative))

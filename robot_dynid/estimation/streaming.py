@@ -1,0 +1,456 @@
+"""Identification from a live stream of joint states and experiment-stage markers.
+
+A :class:`StreamingIdentifier` receives samples (stamp [s], q [rad], qd [rad/s], tau [N m] in the
+robot's joint order) and stage boundaries. It keeps the samples of the current stage in a
+bounded buffer of ``max_samples``; when the buffer is full, accelerations are derived by
+Savitzky-Golay differentiation over it, the regressor rows of all samples whose window lies
+inside the buffer are folded into a :class:`~robot_dynid.estimation.estimators.LeastSquaresAccumulator`, and
+the newest ``max_samples // 2`` samples stay in the buffer (the first ``h = window // 2`` of them
+as overlap, already folded), so every row has the same centred window as in one pass over the
+whole stage (only the stage's own edges use the filter's polynomial extrapolation).
+
+When a stage of a selected kind ends (or on :meth:`StreamingIdentifier.identify_now`), the last
+``holdout_fraction`` of the stage (at most the samples still buffered, at least
+``max_samples // 2 - h`` once the buffer has been folded) is held out, the rest is solved (OLS /
+WLS, or the RLS estimate), over the last stage only or pooled with the earlier selected stages. Every candidate, the first
+included, passes a quality gate before it is used: finite parameters, a finite hold-out RMS
+residual, hold-out RSD below ``max_holdout_rsd`` and a condition number below ``max_condition``.
+It then replaces the model in use only if its RMS torque residual on the held-out samples is not
+larger than the model in use's (``require_improvement``).
+
+Stamps may jitter and samples may be lost: accelerations are local polynomial fits in the
+samples' own stamps (:func:`robot_dynid.recordings.signal_processing.differentiate`), and only a step longer
+than half the derivative window (against the median of the recent steps) is a gap that restarts
+them. Samples with non-finite values, a stamp not after the previous one, or values beyond the
+robot's plausible bounds (:class:`robot_dynid.recordings.data_checks.SampleBounds`) are dropped and
+counted by reason, never fed to the estimator.
+
+Online mode (``method="rls"``): every sample also updates a recursive least-squares estimate
+with forgetting. Its acceleration comes from a local cubic fit to a short window of ``rls_window``
+samples evaluated at the window centre, so the row of sample ``k - h_r`` (``h_r = rls_window //
+2``) is formed when sample ``k`` arrives: the online estimate lags the stream by ``h_r`` sample
+periods (5 samples = 25 ms at 200 Hz with the default). In this mode the hold-out samples have
+also updated the RLS estimate, so the acceptance comparison is not strictly out-of-sample.
+
+Samples reach it in header-stamp order and whole stages (the node puts them back in order with
+:class:`robot_dynid.recordings.stages.StampOrder` and joins sub-stages with
+:func:`robot_dynid.recordings.stages.join_sub_stages`), so a stage holds exactly the samples stamped within
+its markers' stamps, as :func:`robot_dynid.recordings.stages.label_samples` labels a recorded bag.
+"""
+from __future__ import annotations
+
+import collections
+import dataclasses
+import logging
+import math
+
+import numpy as np
+from robot_dynid.errors import DataError, DynIdError
+from robot_dynid.estimation.estimators import LeastSquaresAccumulator, RecursiveLeastSquares
+from robot_dynid.estimation.identification import (IdentificationSettings, iter_regressor_chunks,
+                                                   model_from_accumulator)
+from robot_dynid.model.base_parameters import BaseParameters, compute_base_parameters
+from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.model.robot_description import RobotDescription
+from robot_dynid.recordings.data_checks import SampleBounds
+from robot_dynid.recordings.recording import DropCounter, Recording
+from robot_dynid.recordings.signal_processing import centre_derivative, differentiate
+from robot_dynid.recordings.stages import STAGE_KINDS
+
+logger = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class StreamingSettings:
+    """Configuration of a :class:`StreamingIdentifier`.
+
+    Attributes
+    ----------
+    identification : IdentificationSettings
+        Model structure and estimator (``method`` "ols", "wls" or "rls", ``forgetting``).
+    stages : tuple of str
+        Stage kinds whose samples are identified on; their end triggers identification.
+    pool_stages : bool
+        Solve over all selected stages seen so far instead of the last one.
+    max_samples : int
+        Buffer bound [samples]; beyond it completed chunks are folded into normal equations.
+    window : int
+        Odd Savitzky-Golay window for the batch accelerations [samples].
+    polyorder : int
+        Savitzky-Golay polynomial degree.
+    rls_window : int
+        Odd centred window of the online (RLS) accelerations [samples]; lag ``rls_window // 2``.
+    holdout_fraction : float
+        Fraction of each stage's last samples held out of the fit to judge the model [1], in [0, 1).
+    require_improvement : bool
+        Accept a new model only if its hold-out RMS residual is <= that of the model in use.
+    max_holdout_rsd : float
+        Quality gate [1]: a candidate whose hold-out RSD, sqrt(sum r^2 / sum tau^2) over the
+        held-out samples and joints, is not below this is rejected.
+    max_condition : float
+        Quality gate [1]: a candidate whose condition number (scaled base regressor) is not below
+        this is rejected (poorly excited data).
+    """
+
+    identification: IdentificationSettings = dataclasses.field(default_factory=IdentificationSettings)
+    stages: tuple = ("excitation",)
+    pool_stages: bool = False
+    max_samples: int = 20000
+    window: int = 21
+    polyorder: int = 3
+    rls_window: int = 11
+    holdout_fraction: float = 0.2
+    require_improvement: bool = True
+    max_holdout_rsd: float = 0.5
+    max_condition: float = 1000.0
+
+    def __post_init__(self):
+        unknown = [kind for kind in self.stages if kind not in STAGE_KINDS]
+        if unknown:
+            raise DynIdError(f"stages {unknown} are not stage kinds {list(STAGE_KINDS)}")
+        for name in ("window", "rls_window"):
+            value = getattr(self, name)
+            if value % 2 == 0 or value <= self.polyorder:
+                raise DynIdError(f"{name} must be odd and exceed polyorder = {self.polyorder}, got {value}")
+        if self.max_samples < 4 * self.window:
+            raise DynIdError(f"max_samples must be at least 4 * window = {4 * self.window}, "
+                             f"got {self.max_samples}")
+        if not 0.0 <= self.holdout_fraction < 1.0:
+            raise DynIdError(f"holdout_fraction must be in [0, 1), got {self.holdout_fraction!r}")
+        for name in ("max_holdout_rsd", "max_condition"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0.0):
+                raise DynIdError(f"{name} must be a finite number > 0, got {value!r}")
+
+
+@dataclasses.dataclass(frozen=True)
+class IdentificationOutcome:
+    """Result of one identification.
+
+    Attributes
+    ----------
+    model : DynamicModel
+        The candidate.
+    accepted : bool
+        Whether it replaced the model in use.
+    rejection : str
+        Why it was not used ('' when accepted): the quality gate's reason or the comparison.
+    holdout_rms : float
+        Candidate's RMS torque residual over the held-out samples and joints [N m]; NaN if none.
+    previous_rms : float or None
+        The model in use's on the same samples [N m]; None when there was no model.
+    message : str
+    """
+
+    model: DynamicModel
+    accepted: bool
+    holdout_rms: float
+    previous_rms: float | None
+    message: str
+    rejection: str = ""
+
+
+def _rms(residual: np.ndarray) -> float:
+    return float(np.sqrt(np.mean(residual**2))) if residual.size else float("nan")
+
+
+class StreamingIdentifier:
+    """Identify a robot's base parameters from a sample stream, stage by stage (see module doc).
+
+    Parameters
+    ----------
+    robot : RobotDescription
+    settings : StreamingSettings
+    base : BaseParameters, optional
+        Computed from random states when not given.
+
+    Attributes
+    ----------
+    model : DynamicModel or None
+        The model in use.
+    version : int
+        Number of accepted models.
+    dropped : DropCounter
+        Samples dropped, by reason (non-finite values, stamps not increasing, implausible values,
+        runs between gaps too short to differentiate).
+    warnings : list of str
+        Warnings of the last identification.
+    """
+
+    def __init__(self, robot: RobotDescription, settings: StreamingSettings = StreamingSettings(),
+                 base: BaseParameters | None = None):
+        self.robot = robot
+        self.settings = settings
+        self.regressor = settings.identification.regressor(robot)
+        self.base = base if base is not None else compute_base_parameters(self.regressor)
+        self.model = None
+        self.version = 0
+        self.dropped = DropCounter()
+        self.bounds = SampleBounds.for_robot(robot)
+        self.warnings = []
+        self.stage = None
+        self._last_holdout = None
+        self._pooled = self._new_accumulator()
+        self._pooled_samples = 0
+        self._rls = (RecursiveLeastSquares(self.base.rank, forgetting=settings.identification.forgetting)
+                     if self.method == "rls" else None)
+        self._reset_stage(None)
+
+    @property
+    def method(self) -> str:
+        return self.settings.identification.method
+
+    @property
+    def n_dropped(self) -> int:
+        """Samples dropped so far, all reasons."""
+        return sum(entry.count for entry in self.dropped.counts.values())
+
+    @property
+    def buffered_samples(self) -> int:
+        return len(self._buffer)
+
+    @property
+    def stage_samples(self) -> int:
+        """Samples of the current stage received so far."""
+        return self._stage_count
+
+    @property
+    def online_theta(self) -> np.ndarray | None:
+        """Current RLS estimate of the base parameters (r,), or None outside online mode."""
+        return None if self._rls is None else self._rls.theta_.copy()
+
+    def _new_accumulator(self) -> LeastSquaresAccumulator:
+        return LeastSquaresAccumulator(self.robot.n_joints, self.base.rank)
+
+    def _reset_stage(self, kind):
+        self.stage = kind
+        self._buffer = []
+        self._stage_count = 0
+        self._steps = collections.deque(maxlen=64)
+        self._folded = False
+        self._stage_accumulator = self._new_accumulator()
+        if self._rls is not None and kind is not None and not self.settings.pool_stages:
+            self._rls.reset()
+        self._window = collections.deque(maxlen=self.settings.rls_window)
+
+    @property
+    def collecting(self) -> bool:
+        return self.stage in self.settings.stages
+
+    def start_stage(self, kind: str) -> None:
+        """A stage of ``kind`` (one of STAGE_KINDS) starts; samples of a selected kind are kept."""
+        if kind not in STAGE_KINDS:
+            raise DataError(f"stage kind {kind!r} is not one of {list(STAGE_KINDS)}")
+        if self.stage is not None:
+            logger.warning("stage %s started while stage %s was open; discarding the open stage", kind, self.stage)
+        self._reset_stage(kind)
+
+    def end_stage(self, kind: str) -> IdentificationOutcome | None:
+        """The open stage ends; identify when it is of a selected kind, else return None."""
+        if kind != self.stage:
+            logger.warning("end of stage %s received while %s was open; ignored", kind, self.stage)
+            return None
+        if not self.collecting:
+            self._reset_stage(None)
+            return None
+        try:
+            fit, holdout, n_samples = self._stage_data()
+            self._pooled.merge(fit)
+            self._pooled_samples += n_samples
+            return self._identify(self._pooled if self.settings.pool_stages else fit, holdout, n_samples)
+        finally:
+            self._reset_stage(None)
+
+    def identify_now(self) -> IdentificationOutcome:
+        """Identify from the selected data so far, including the open stage, without ending it."""
+        if self.collecting and self._stage_count:
+            fit, holdout, n_samples = self._stage_data()
+            if self.settings.pool_stages or not n_samples:
+                fit = self._new_accumulator().merge(self._pooled).merge(fit)
+                n_samples += self._pooled_samples
+            return self._identify(fit, holdout, n_samples)
+        if not self._pooled_samples:
+            raise DataError(f"no samples of stages {list(self.settings.stages)} received yet")
+        return self._identify(self._pooled, None, self._pooled_samples)
+
+    def add_sample(self, stamp: float, q, qd, tau) -> bool:
+        """Add one sample (q [rad], qd [rad/s], tau [N m], shape (n,)); False if it was dropped.
+
+        Samples outside a selected stage are ignored (True). Non-finite values, stamps not after
+        the previous one and implausible values are dropped and counted in ``dropped``.
+        """
+        if not self.collecting:
+            return True
+        n = self.robot.n_joints
+        fields = {"q": np.asarray(q, float), "qd": np.asarray(qd, float), "tau": np.asarray(tau, float)}
+        for name, values in fields.items():
+            if values.shape != (n,):
+                raise DataError(f"sample {name} has shape {values.shape}, expected ({n},) for joints "
+                                f"{list(self.robot.joint_names)}")
+        row = np.concatenate([[float(stamp)], *fields.values()])
+        reason = ("non-finite values" if not np.all(np.isfinite(row)) else
+                  "stamp not after the previous sample" if self._buffer and stamp <= self._buffer[-1][0] else
+                  self.bounds.reason(fields["q"], fields["qd"], fields["tau"]))
+        if reason is not None:
+            self.dropped.add(reason, float(stamp))
+            return False
+        if self._buffer:
+            self._check_gap(stamp - self._buffer[-1][0])
+        self._buffer.append(row)
+        self._stage_count += 1
+        if self._rls is not None:
+            self._update_online(row)
+        if len(self._buffer) >= self.settings.max_samples:
+            self._fold()
+        return True
+
+    def _update_online(self, row):
+        self._window.append(row)
+        if len(self._window) < self._window.maxlen:
+            return
+        window = np.array(self._window)
+        n = self.robot.n_joints
+        middle = len(window) // 2
+        centre = window[middle]
+        qdd = centre_derivative(window[:, 1:1 + n], window[:, 0], self.settings.polyorder)
+        Y = self.regressor.compute_one(centre[1:1 + n], centre[1 + n:1 + 2 * n], qdd)
+        self._rls.update(self.base.select(Y), centre[1 + 2 * n:])
+
+    def _rows(self, buffer: np.ndarray) -> Recording:
+        n = self.robot.n_joints
+        derivatives = differentiate(buffer[:, 1:1 + n], buffer[:, 0], window_samples=self.settings.window,
+                                    polyorder=self.settings.polyorder)
+        return Recording.from_arrays(self.robot.joint_names, buffer[:, 0], buffer[:, 1:1 + n],
+                                     buffer[:, 1 + n:1 + 2 * n], derivatives.qdd, buffer[:, 1 + 2 * n:],
+                                     source="stream")
+
+    def _accumulate(self, accumulator, recording: Recording):
+        chunk_size = self.settings.identification.chunk_size
+        for Y_base, tau in iter_regressor_chunks(self.regressor, self.base, recording, chunk_size):
+            accumulator.add(Y_base, tau)
+
+    @property
+    def _first_row(self) -> int:
+        """Rows before this were folded already (overlap kept for their derivative window)."""
+        return self.settings.window // 2 if self._folded else 0
+
+    def _fold(self):
+        """Fold all but the newest ``max_samples // 2`` samples; they stay for the hold-out."""
+        keep = self.settings.max_samples // 2
+        buffer = np.array(self._buffer)
+        stop = len(buffer) - keep + self.settings.window // 2
+        self._accumulate(self._stage_accumulator, self._rows(buffer).take(np.arange(self._first_row, stop)))
+        self._buffer = self._buffer[-keep:]
+        self._folded = True
+
+    def _gap_threshold(self) -> float:
+        """[s] a step longer than half the derivative window of median steps is a gap."""
+        return (self.settings.window // 2) * float(np.median(self._steps))
+
+    def _check_gap(self, step: float) -> None:
+        """Close the segment at a gap before the sample ``step`` [s] after the buffer's last. Until the
+        median step is known (3 steps) none is judged; while a segment is young, its earlier steps are
+        judged again (its first step may have been the gap: a publisher that fell behind)."""
+        if len(self._steps) >= 3 and step > self._gap_threshold():
+            self._close_segment()
+            return
+        self._steps.append(step)
+        if len(self._steps) >= 3 and len(self._steps) <= self.settings.window:
+            earlier_gaps = [i for i, earlier in enumerate(self._steps) if earlier > self._gap_threshold()]
+            if earlier_gaps:      # step i follows buffered sample i
+                last = earlier_gaps[-1]
+                self._close_segment(keep=len(self._buffer) - last - 1)
+                self._steps = collections.deque(list(self._steps)[last + 1:], maxlen=self._steps.maxlen)
+
+    def _close_segment(self, keep: int = 0):
+        """A gap in the stamps before the buffer's last ``keep`` samples: fold the buffer up to it (its
+        own edges extrapolated) and start the derivatives afresh from those samples."""
+        closed = self._buffer[:len(self._buffer) - keep]
+        if len(closed) >= self.settings.window:
+            buffer = np.array(closed)
+            self._accumulate(self._stage_accumulator, self._rows(buffer).take(np.arange(self._first_row, len(buffer))))
+        elif len(closed) > self._first_row:
+            self.dropped.add("in a run between gaps shorter than the derivative window",
+                             float(closed[self._first_row][0]), len(closed) - self._first_row)
+        logger.warning("gap in the sample stamps after %.6f s: derivatives restart", closed[-1][0])
+        self._buffer = self._buffer[len(closed):]
+        if not keep:
+            self._steps.clear()
+        self._folded = False
+
+    def _stage_data(self):
+        """Fit accumulator (stage so far minus hold-out), hold-out Recording or None, fit samples."""
+        buffer = np.array(self._buffer)
+        first = self._first_row
+        available = len(buffer) - first
+        if len(buffer) < self.settings.window and self._stage_accumulator.n_samples:
+            if len(buffer) > first:
+                self.dropped.add("in a run between gaps shorter than the derivative window",
+                                 float(buffer[first][0]), len(buffer) - first)
+            return self._new_accumulator().merge(self._stage_accumulator), None, self._stage_accumulator.n_samples
+        if len(buffer) < self.settings.window:
+            raise DataError(f"stage {self.stage} has {len(buffer)} samples buffered, fewer than the "
+                            f"derivative window of {self.settings.window}")
+        n_holdout = min(int(round(self.settings.holdout_fraction * self._stage_count)), available - 1)
+        rows = self._rows(buffer)
+        fit = self._new_accumulator().merge(self._stage_accumulator)
+        self._accumulate(fit, rows.take(np.arange(first, len(buffer) - n_holdout)))
+        holdout = rows.take(np.arange(len(buffer) - n_holdout, len(buffer))) if n_holdout > 0 else None
+        return fit, holdout, fit.n_samples
+
+    def _identify(self, accumulator, holdout: Recording | None, n_samples: int) -> IdentificationOutcome:
+        if holdout is not None:
+            self._last_holdout = holdout
+        holdout = self._last_holdout
+        try:
+            candidate = self._solve(accumulator)
+        except DynIdError as error:      # e.g. a non-finite estimate: no model is made at all
+            raise DataError(f"no model from {n_samples} samples: {error}") from None
+        holdout_rms, holdout_rsd, previous_rms = math.nan, math.nan, None
+        if holdout is not None:
+            residual = candidate.torque(holdout.q, holdout.qd, holdout.qdd) - holdout.tau
+            holdout_rms = _rms(residual)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                holdout_rsd = float(np.sqrt(np.sum(residual**2) / np.sum(holdout.tau**2)))
+            if self.model is not None:
+                previous_rms = _rms(self.model.torque(holdout.q, holdout.qd, holdout.qdd) - holdout.tau)
+        condition = float(candidate.metrics["condition_number"])
+        rejection = self._gate(holdout_rms, holdout_rsd, condition)
+        if not rejection and self.model is not None and self.settings.require_improvement \
+                and previous_rms is not None and not holdout_rms <= previous_rms:
+            rejection = f"hold-out RMS residual {holdout_rms:.4g} N m exceeds the model in use's {previous_rms:.4g} N m"
+        comparison = "" if previous_rms is None else f" (model in use: {previous_rms:.4g} N m)"
+        if not rejection:
+            self.model = candidate
+            self.version += 1
+            message = (f"model version {self.version} accepted from {n_samples} samples; hold-out RMS "
+                       f"residual {holdout_rms:.4g} N m, RSD {holdout_rsd:.3g}{comparison}; condition number "
+                       f"{condition:.4g}")
+        else:
+            kept = f"keeping version {self.version}" if self.model is not None else "no model in use yet"
+            message = f"new model rejected: {rejection}; {kept}"
+            self.warnings = self.warnings + [message]
+            logger.warning(message)
+        return IdentificationOutcome(candidate, not rejection, holdout_rms, previous_rms, message, rejection)
+
+    def _gate(self, holdout_rms: float, holdout_rsd: float, condition: float) -> str:
+        """Why a candidate fails the quality gate, '' when it passes (its parameters are finite:
+        :func:`~robot_dynid.estimation.identification.model_from_accumulator` makes no other)."""
+        if not math.isfinite(holdout_rms):
+            return ("no finite hold-out RMS residual (no held-out samples yet)" if math.isnan(holdout_rms)
+                    else f"hold-out RMS residual is {holdout_rms}")
+        if not holdout_rsd < self.settings.max_holdout_rsd:
+            return f"hold-out RSD {holdout_rsd:.3g} is not below max_holdout_rsd = {self.settings.max_holdout_rsd:g}"
+        if not condition < self.settings.max_condition:
+            return (f"condition number {condition:.4g} is not below max_condition = "
+                    f"{self.settings.max_condition:g} (poorly excited data)")
+        return ""
+
+    def _solve(self, accumulator: LeastSquaresAccumulator) -> DynamicModel:
+        model = model_from_accumulator(
+            accumulator, self.robot, self.settings.identification, self.base, rls=self._rls,
+            dropped=self.dropped.counts,
+            provenance={"data_source": "stream", "stages": list(self.settings.stages),
+                        "pooled": self.settings.pool_stages})
+        self.warnings = list(model.metrics["warnings"])
+        return model

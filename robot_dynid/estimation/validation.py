@@ -1,0 +1,107 @@
+"""Held-out validation of an identified model on recordings it was not fitted on.
+
+Per joint, with ``e = tau_model - tau_measured`` [N m] over the validation samples:
+
+- ``rms``: ``sqrt(mean e^2)`` [N m]; ``rsd``: ``sqrt(sum e^2 / sum tau^2)`` [1];
+- ``relative_rmsd``: the RSD over the samples where the joint moves faster than
+  ``speed_threshold`` [rad/s] (slow samples are dominated by the friction discontinuity at rest;
+  :func:`robot_dynid.estimation.metrics.relative_rmsd`);
+- ``nrms``: ``rms / (2 * effort limit)`` [1], the normalisation FloBaRoID reports (for comparison
+  with it), None for a joint without an effort limit; ``mean_nrms`` is its mean over the joints
+  that have one.
+
+A model is trusted only on the range it was identified on: where the validation data move faster
+or accelerate harder than the identification data (``metrics.identified_range`` of the model), a
+warning names the joint, the share of samples and how far beyond (friction polynomials and
+stiffness-like terms extrapolate badly).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+import numpy as np
+
+from robot_dynid.errors import DataError
+from robot_dynid.estimation.metrics import ValidationReport, validation_report
+from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.recordings.recording import Recording
+
+DEFAULT_SPEED_THRESHOLD = 0.05
+"""[rad/s] speed below which a sample does not count for the relative RMSD."""
+
+_RANGE_FIELDS = (("max_speed", "qd", "move faster", "rad/s"),
+                 ("max_acceleration", "qdd", "accelerate harder", "rad/s^2"))
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelValidation:
+    """Metrics of a model on validation data (module docstring).
+
+    ``report`` holds the per-joint RMS, RSD, residual std and relative RMSD; ``nrms`` (n,) with
+    NaN where a joint has no effort limit; ``warnings`` the range warnings; ``sources`` the files.
+    """
+
+    report: ValidationReport
+    nrms: np.ndarray
+    warnings: tuple[str, ...]
+    sources: tuple[str, ...]
+
+    @property
+    def mean_nrms(self) -> float | None:
+        known = self.nrms[np.isfinite(self.nrms)]
+        return float(np.mean(known)) if known.size else None
+
+    def to_dict(self) -> dict:
+        """Per joint ``{rms, rsd, relative_rmsd, nrms}`` and the totals, JSON/YAML friendly."""
+        joints = self.report.joint_names
+        return {
+            "sources": list(self.sources),
+            "n_samples": self.report.n_samples,
+            "speed_threshold": self.report.speed_threshold,
+            "joints": {joint: {"rms": float(self.report.rms[j]), "rsd": float(self.report.rsd[j]),
+                               "relative_rmsd": float(self.report.relative_rmsd[j]),
+                               "nrms": None if not np.isfinite(self.nrms[j]) else float(self.nrms[j])}
+                       for j, joint in enumerate(joints)},
+            "mean_nrms": self.mean_nrms,
+            "warnings": list(self.warnings),
+        }
+
+
+def validate_model(model: DynamicModel, recordings: Sequence[Recording],
+                   speed_threshold: float = DEFAULT_SPEED_THRESHOLD) -> ModelValidation:
+    """The model's metrics on ``recordings`` (joints matched by name; q, qd, qdd, tau needed)."""
+    if not recordings:
+        raise DataError("no recording to validate the model on")
+    joints = model.joint_names
+    recordings = [recording.reorder(joints) for recording in recordings]
+    for recording in recordings:
+        missing = [field for field in ("qd", "qdd", "tau") if getattr(recording, field) is None]
+        if missing:
+            raise DataError(f"{recording.source}: validation needs {', '.join(missing)}")
+    predicted = np.vstack([model.torque(r.q, r.qd, r.qdd, temperature=r.temperature, elapsed=r.elapsed)
+                           for r in recordings])
+    measured = np.vstack([recording.tau for recording in recordings])
+    speeds = np.vstack([recording.qd for recording in recordings])
+    report = validation_report(predicted, measured, speeds, speed_threshold, joint_names=joints)
+    efforts = np.array([np.nan if limit.effort is None else limit.effort for limit in model.robot.limits])
+    return ModelValidation(report, report.rms / (2.0 * efforts), tuple(range_warnings(model, recordings)),
+                           tuple(recording.source for recording in recordings))
+
+
+def range_warnings(model: DynamicModel, recordings: Sequence[Recording]) -> list[str]:
+    """Where ``recordings`` leave the speeds and accelerations the model was identified on."""
+    identified = model.metrics.get("identified_range") or {}
+    warnings = []
+    for key, field, verb, unit in _RANGE_FIELDS:
+        limits = identified.get(key) or {}
+        for j, joint in enumerate(model.joint_names):
+            if joint not in limits:
+                continue
+            values = np.abs(np.concatenate([getattr(recording, field)[:, j] for recording in recordings]))
+            beyond = values > limits[joint]
+            if beyond.any():
+                warnings.append(f"{joint}: {np.mean(beyond):.0%} of the validation samples {verb} than the model was "
+                                f"identified on ({float(limits[joint]):.3g} {unit}; up to {values.max():.3g}): "
+                                "friction polynomials and stiffness-like terms extrapolate badly")
+    return warnings

@@ -1,0 +1,593 @@
+"""Excitation design: random and optimised Fourier excitations within a robot's limits.
+
+:func:`optimize_excitation` designs a :class:`~robot_dynid.experiment.trajectories.FourierTrajectory`
+minimising a criterion of the base regressor subject to the limits (see its docstring).
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import minimize
+
+from robot_dynid.errors import TrajectoryError
+from robot_dynid.experiment.trajectories import FourierTrajectory, fourier_basis
+from robot_dynid.experiment.trajectory_checks import TrajectoryCheck, check_trajectory
+from robot_dynid.model.base_parameters import compute_base_parameters
+from robot_dynid.model.friction import FrictionModel
+from robot_dynid.model.regressor import Regressor
+
+logger = logging.getLogger(__name__)
+
+def _rest_to_rest_projection(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Project coefficients (n, L) onto ``sum_l a_l = 0`` (qd(0) = 0) and ``sum_l l b_l = 0``
+    (qdd(0) = 0), the rest-to-rest conditions of a Fourier trajectory (also at every period)."""
+    orders = np.arange(1, a.shape[1] + 1)
+    a = a - a.mean(axis=1, keepdims=True)
+    b = b - np.outer(b @ orders, orders) / (orders @ orders)
+    return a, b
+
+
+def scaled_fourier(robot, period: float, a, b, amplitude_fraction: float = 0.5,
+                   n_grid: int = 400) -> FourierTrajectory:
+    """Fourier trajectory of the given coefficient shapes scaled to a fraction of the limits.
+
+    Joint j's coefficients are multiplied by the largest factor that keeps its excursion within
+    ``amplitude_fraction`` of the half range around the middle of its range and its peak speed
+    and acceleration within ``amplitude_fraction`` of its limits (on a grid of ``n_grid``
+    points per period); ``q0`` centres the excursion in the range.
+
+    Parameters
+    ----------
+    robot : RobotDescription
+    period : float
+        [s].
+    a, b : array_like, shape (n, L)
+        Coefficient shapes (any scale), rows in ``robot.joint_names`` order.
+    amplitude_fraction : float
+        In (0, 1].
+    n_grid : int
+        Grid points per period used for the extremes.
+    """
+    if not 0.0 < amplitude_fraction <= 1.0:
+        raise TrajectoryError(f"amplitude_fraction must be in (0, 1], got {amplitude_fraction!r}")
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    lower, upper, velocity, acceleration, _ = robot.limit_arrays()
+    t = np.linspace(0.0, period, n_grid, endpoint=False)
+    q_a, q_b, qd_a, qd_b, qdd_a, qdd_b = fourier_basis(t, 2.0 * np.pi / period, a.shape[1])
+    shape_q, shape_qd = q_a @ a.T + q_b @ b.T, qd_a @ a.T + qd_b @ b.T
+    shape_qdd = qdd_a @ a.T + qdd_b @ b.T
+    half_width = 0.5 * (shape_q.max(axis=0) - shape_q.min(axis=0))
+    tiny = np.finfo(float).tiny
+    factor = amplitude_fraction * np.min([
+        0.5 * (upper - lower) / np.maximum(half_width, tiny),
+        velocity / np.maximum(np.abs(shape_qd).max(axis=0), tiny),
+        acceleration / np.maximum(np.abs(shape_qdd).max(axis=0), tiny)], axis=0)
+    centre = 0.5 * (shape_q.max(axis=0) + shape_q.min(axis=0))
+    q0 = 0.5 * (upper + lower) - factor * centre
+    return FourierTrajectory(robot.joint_names, float(period), q0, a * factor[:, None],
+                             b * factor[:, None])
+
+
+def _check_fourier_arguments(harmonics, period) -> None:
+    if isinstance(harmonics, bool) or not isinstance(harmonics, (int, np.integer)) \
+            or harmonics < 2:
+        raise TrajectoryError(f"harmonics must be an integer >= 2 (rest to rest needs two), "
+                              f"got {harmonics!r}")
+    if isinstance(period, bool) or not isinstance(period, (int, float)) \
+            or not math.isfinite(period) or period <= 0:
+        raise TrajectoryError(f"period must be > 0 s, got {period!r}")
+
+
+def random_excitation(robot, harmonics: int = 5, period: float = 10.0,
+                      amplitude_fraction: float = 0.5, seed=0) -> FourierTrajectory:
+    """Random rest-to-rest Fourier trajectory within a fraction of the limits.
+
+    Coefficients are drawn from a standard normal distribution (``numpy.random.default_rng
+    (seed)``), projected onto the rest-to-rest conditions ``sum_l a_l = 0`` and
+    ``sum_l l b_l = 0`` (needs ``harmonics >= 2``) and scaled by :func:`scaled_fourier`.
+
+    Parameters
+    ----------
+    robot : RobotDescription
+    harmonics : int
+        ``L`` (>= 2).
+    period : float
+        [s].
+    amplitude_fraction : float
+        In (0, 1].
+    seed : int or numpy.random.Generator
+    """
+    _check_fourier_arguments(harmonics, period)
+    rng = np.random.default_rng(seed)
+    shape = (robot.n_joints, int(harmonics))
+    a, b = _rest_to_rest_projection(rng.standard_normal(shape), rng.standard_normal(shape))
+    return scaled_fourier(robot, period, a, b, amplitude_fraction)
+
+
+# --------------------------------------------------------------------------- optimisation
+
+CRITERIA = ("cond", "logdet", "frobenius")
+_STEP_Q = 1e-6
+_STEP_QD = 1e-6
+_STEP_QDD = 1.0
+
+
+@dataclass(frozen=True)
+class OptimizationProgress:
+    """Passed to the ``progress`` callback of :func:`optimize_excitation` after each iteration.
+
+    ``start`` is 0-based out of ``n_starts``; ``value`` the criterion of the current iterate
+    (see :attr:`ExcitationDesign.value`); ``elapsed`` [s] since the optimisation began.
+    """
+
+    start: int
+    n_starts: int
+    iteration: int
+    value: float
+    best_value: float
+    elapsed: float
+
+
+@dataclass(frozen=True, eq=False)
+class ExcitationDesign:
+    """Result of :func:`optimize_excitation`.
+
+    Attributes
+    ----------
+    trajectory : FourierTrajectory
+        The design, one period long.
+    criterion : str
+        ``"cond"``, ``"logdet"`` or ``"frobenius"``.
+    value, initial_value : float
+        Criterion of the design and of the random start it was optimised from: ``cond`` and
+        ``frobenius`` as ratios [1], ``logdet`` as ``-log det(W^T W / rows)`` of the base
+        regressor ``W`` on the objective samples.
+    condition_number : float
+        Condition number of the column-scaled base regressor of the design.
+    n_base_parameters : int
+        Columns of the base regressor.
+    speed_fractions : ndarray, shape (n,)
+        Peak ``|qd|`` over each joint's velocity limit, on the dense check grid.
+    check : TrajectoryCheck
+        Check on a grid 10 times denser than the constraint grid (no violations).
+    shrink : float
+        Factor applied to the amplitudes after the optimisation to clear violations found on
+        the dense grid (1: none needed).
+    elapsed : float
+        Wall time [s].
+    n_starts, n_evaluations, n_iterations : int
+        Starts run, criterion evaluations (with or without gradient) and SLSQP iterations,
+        all starts together.
+    start_values : tuple of (float, float)
+        ``(initial, final)`` criterion of every start.
+    """
+
+    trajectory: FourierTrajectory
+    criterion: str
+    value: float
+    initial_value: float
+    condition_number: float
+    n_base_parameters: int
+    speed_fractions: np.ndarray
+    check: TrajectoryCheck
+    shrink: float
+    elapsed: float
+    n_starts: int
+    n_evaluations: int
+    n_iterations: int
+    start_values: tuple
+
+    def to_dict(self) -> dict:
+        """Summary (without the trajectory) for reports and JSON output."""
+        return {"criterion": self.criterion, "value": float(self.value),
+                "initial_value": float(self.initial_value),
+                "condition_number": float(self.condition_number),
+                "n_base_parameters": self.n_base_parameters,
+                "speed_fractions": dict(zip(self.trajectory.joint_names,
+                                            (float(f) for f in self.speed_fractions))),
+                "shrink": float(self.shrink), "elapsed": float(self.elapsed),
+                "n_starts": self.n_starts, "n_evaluations": self.n_evaluations,
+                "n_iterations": self.n_iterations,
+                "start_values": [[float(a), float(b)] for a, b in self.start_values]}
+
+
+_GRAM_CONDITION_LIMIT = 1e6
+
+
+def _singular_system(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Singular values (descending), right singular vectors and, when computed, left ones.
+
+    From ``eigh(matrix^T matrix)`` (r x r) when the matrix is well enough conditioned for the
+    squared spectrum (cond < 1e6); an SVD of the tall matrix otherwise. The small eigenproblem
+    is far cheaper than the SVD, above all with multi-threaded BLAS on a loaded machine.
+    Returns ``(s, V, U)`` with ``U`` None on the eigenvalue path (``U = matrix V / s``).
+    """
+    eigenvalues, V = np.linalg.eigh(matrix.T @ matrix)
+    s = np.sqrt(np.clip(eigenvalues[::-1], 0.0, None))
+    if s[-1] > s[0] / _GRAM_CONDITION_LIMIT:
+        return s, V[:, ::-1], None
+    U, s, Vt = np.linalg.svd(matrix, full_matrices=False)
+    return s, Vt.T, U
+
+
+def _spectral_gradient(matrix, s, V, U, weights) -> np.ndarray:
+    """``U diag(weights) V^T`` (the gradient of a function of the singular values with
+    ``dJ/ds = weights``), with ``U = matrix V / s`` when ``U`` is None."""
+    if U is None:
+        return matrix @ ((V * (weights / s)) @ V.T)
+    return (U * weights) @ V.T
+
+
+def criterion_and_gradient(W: np.ndarray, criterion: str) -> tuple[float, np.ndarray]:
+    """Optimised criterion ``J`` of a stacked base regressor and its gradient ``dJ/dW``.
+
+    With ``s_i`` the singular values of the column-scaled ``Ws = W D^-1``
+    (``D = diag(||W_c||)``) and ``sigma_i`` those of ``W``:
+
+    - ``"cond"``: ``J = log(s_max / s_min)`` (the condition number is ``exp(J)``);
+    - ``"frobenius"``: ``J = log(||Ws||_F ||Ws^+||_F) = log sqrt(sum s^2 sum s^-2)``;
+    - ``"logdet"``: ``J = -log det(W^T W / rows) = -sum log(sigma_i^2 / rows)``.
+
+    ``dJ/dWs = U diag(dJ/ds) V^T`` (``Ws = U diag(s) V^T``) and, through the scaling,
+    ``dJ/dW_c = (G_c - (G_c . Ws_c) Ws_c) / D_c`` with ``G = dJ/dWs``.
+
+    Parameters
+    ----------
+    W : ndarray, shape (rows, r)
+        Sample-major stacked base regressor.
+    criterion : str
+
+    Returns
+    -------
+    J : float
+        ``inf`` (with a zero gradient) when ``W`` is rank deficient.
+    gradient : ndarray, shape (rows, r)
+    """
+    if criterion == "logdet":
+        sigma, V, U = _singular_system(W)
+        if sigma[-1] <= 0.0:
+            return math.inf, np.zeros_like(W)
+        value = -float(np.sum(np.log(sigma**2 / W.shape[0])))
+        return value, _spectral_gradient(W, sigma, V, U, -2.0 / sigma)
+    norms = np.linalg.norm(W, axis=0)
+    if np.any(norms == 0.0):
+        return math.inf, np.zeros_like(W)
+    scaled = W / norms
+    s, V, U = _singular_system(scaled)
+    if s[-1] <= 0.0:
+        return math.inf, np.zeros_like(W)
+    weights = np.zeros_like(s)
+    if criterion == "cond":
+        value = math.log(s[0] / s[-1])
+        weights[0], weights[-1] = 1.0 / s[0], -1.0 / s[-1]
+    else:
+        sum_square, sum_inverse = np.sum(s**2), np.sum(s**-2.0)
+        value = 0.5 * math.log(sum_square) + 0.5 * math.log(sum_inverse)
+        weights = s / sum_square - s**-3.0 / sum_inverse
+    gradient = _spectral_gradient(scaled, s, V, U, weights)
+    gradient = (gradient - np.sum(gradient * scaled, axis=0) * scaled) / norms
+    return value, gradient
+
+
+def _reported(value: float, criterion: str) -> float:
+    return value if criterion == "logdet" else math.exp(value)
+
+
+class _FourierProblem:
+    """Criterion of a common-period Fourier design as a function of its coefficients.
+
+    Decision vector ``x = [q0 (n), a (n, L) row-major, b (n, L) row-major]``.
+    """
+
+    def __init__(self, regressor, base, names, period, harmonics, n_samples, criterion):
+        self.regressor, self.base, self.criterion = regressor, base, criterion
+        self.names, self.period, self.harmonics = tuple(names), float(period), int(harmonics)
+        self.n = len(self.names)
+        times = (np.arange(n_samples) + 0.5) * self.period / n_samples
+        self.basis = fourier_basis(times, 2.0 * np.pi / self.period, self.harmonics)
+        self.n_evaluations = 0
+
+    def split(self, x):
+        n, L = self.n, self.harmonics
+        return x[:n], x[n:n + n * L].reshape(n, L), x[n + n * L:].reshape(n, L)
+
+    def join(self, q0, a, b):
+        return np.concatenate([q0, np.ravel(a), np.ravel(b)])
+
+    def trajectory(self, x) -> FourierTrajectory:
+        q0, a, b = self.split(x)
+        return FourierTrajectory(self.names, self.period, q0, a, b)
+
+    def states(self, x):
+        q0, a, b = self.split(x)
+        q_a, q_b, qd_a, qd_b, qdd_a, qdd_b = self.basis
+        return q0 + q_a @ a.T + q_b @ b.T, qd_a @ a.T + qd_b @ b.T, qdd_a @ a.T + qdd_b @ b.T
+
+    def base_regressor(self, q, qd, qdd) -> np.ndarray:
+        return self.base.select(self.regressor.compute(q, qd, qdd))
+
+    def value(self, x) -> float:
+        W = self.base_regressor(*self.states(x))
+        self.n_evaluations += 1
+        return criterion_and_gradient(W.reshape(-1, W.shape[-1]), self.criterion)[0]
+
+    def gradient(self, x) -> np.ndarray:
+        return self.value_and_gradient(x)[1]
+
+    def value_and_gradient(self, x):
+        """``J`` and ``dJ/dx``: ``dJ/dW`` contracted with finite differences of the regressor
+        in each joint's q, qd and qdd (qdd enters linearly), chained through the basis."""
+        q, qd, qdd = self.states(x)
+        samples, n = q.shape
+        direction = np.where(qd >= 0.0, 1.0, -1.0)
+        blocks = [(q, qd, qdd)]
+        for j in range(n):
+            step = np.zeros(n)
+            step[j] = 1.0
+            blocks.append((q + _STEP_Q * step, qd, qdd))
+            blocks.append((q, qd + _STEP_QD * step * direction[:, j:j + 1], qdd))
+            blocks.append((q, qd, qdd + _STEP_QDD * step))
+        stacked = [np.concatenate(parts) for parts in zip(*blocks)]
+        Y = self.base_regressor(*stacked).reshape(len(blocks), samples, n, -1)
+        self.n_evaluations += 1
+        value, gradient = criterion_and_gradient(Y[0].reshape(samples * n, -1), self.criterion)
+        if not math.isfinite(value):
+            return value, np.zeros_like(x)
+        gradient = gradient.reshape(samples, n, -1)
+        sensitivity = np.einsum("bknr,knr->bk", Y[1:] - Y[0], gradient).reshape(n, 3, samples)
+        g_q = sensitivity[:, 0].T / _STEP_Q
+        g_qd = sensitivity[:, 1].T * direction / _STEP_QD
+        g_qdd = sensitivity[:, 2].T / _STEP_QDD
+        q_a, q_b, qd_a, qd_b, qdd_a, qdd_b = self.basis
+        grad_a = (q_a.T @ g_q + qd_a.T @ g_qd + qdd_a.T @ g_qdd).T
+        grad_b = (q_b.T @ g_q + qd_b.T @ g_qd + qdd_b.T @ g_qdd).T
+        return value, self.join(g_q.sum(axis=0), grad_a, grad_b)
+
+
+def _linear_constraints(problem: _FourierProblem, robot, n_grid: int, limit_fraction: float,
+                        start_pose):
+    """``A_ub x <= c_ub`` (limits on the grid) and ``A_eq x = c_eq`` (rest at t = 0, start pose).
+
+    Positions within ``middle -+ limit_fraction * half range``, ``|qd|`` and ``|qdd|`` within
+    ``limit_fraction`` of their limits at ``n_grid`` times per period; ``sum_l a_l = 0`` and
+    ``sum_l l b_l = 0`` per joint (rest at t = 0 and so at every period); optionally
+    ``q0 - sum_l b_l / (wf l) = start_pose``.
+    """
+    n, L = problem.n, problem.harmonics
+    wf = 2.0 * np.pi / problem.period
+    lower, upper, velocity, acceleration, _ = robot.limit_arrays(problem.names)
+    middle, half = 0.5 * (upper + lower), 0.5 * (upper - lower)
+    times = np.arange(n_grid) * problem.period / n_grid
+    q_a, q_b, qd_a, qd_b, qdd_a, qdd_b = fourier_basis(times, wf, L)
+    rows, bounds = [], []
+    size = n + 2 * n * L
+    for j in range(n):
+        def block(basis_a, basis_b, offset):
+            matrix = np.zeros((n_grid, size))
+            matrix[:, j] = offset
+            matrix[:, n + j * L:n + (j + 1) * L] = basis_a
+            matrix[:, n + n * L + j * L:n + n * L + (j + 1) * L] = basis_b
+            return matrix
+
+        position = block(q_a, q_b, 1.0)
+        speed = block(qd_a, qd_b, 0.0)
+        accel = block(qdd_a, qdd_b, 0.0)
+        reach = limit_fraction * half[j]
+        for matrix, bound in ((position, middle[j] + reach), (-position, reach - middle[j]),
+                              (speed, limit_fraction * velocity[j]),
+                              (-speed, limit_fraction * velocity[j]),
+                              (accel, limit_fraction * acceleration[j]),
+                              (-accel, limit_fraction * acceleration[j])):
+            rows.append(matrix)
+            bounds.append(np.full(n_grid, bound))
+    equalities, targets = [], []
+    orders = np.arange(1, L + 1)
+    for j in range(n):
+        row = np.zeros(size)
+        row[n + j * L:n + (j + 1) * L] = 1.0
+        equalities.append(row)
+        targets.append(0.0)
+        row = np.zeros(size)
+        row[n + n * L + j * L:n + n * L + (j + 1) * L] = orders
+        equalities.append(row)
+        targets.append(0.0)
+        if start_pose is not None:
+            row = np.zeros(size)
+            row[j] = 1.0
+            row[n + n * L + j * L:n + n * L + (j + 1) * L] = -1.0 / (wf * orders)
+            equalities.append(row)
+            targets.append(float(start_pose[j]))
+    return np.vstack(rows), np.concatenate(bounds), np.array(equalities), np.array(targets)
+
+
+def _shrunk(trajectory: FourierTrajectory, factor: float) -> FourierTrajectory:
+    """Amplitudes times ``factor`` about the start pose: positions become convex combinations of
+    the start pose and the original positions (so stay within the limits), ``q(0)``, rest at
+    the ends are kept, speeds and accelerations scale by ``factor``."""
+    start = trajectory.start_pose
+    a, b = factor * trajectory.a, factor * trajectory.b
+    orders = np.arange(1, trajectory.harmonics + 1)
+    q0 = start + np.sum(b / (trajectory.angular_frequency[:, None] * orders), axis=1)
+    return FourierTrajectory(trajectory.joint_names, trajectory.period, q0, a, b,
+                             trajectory.duration)
+
+
+def _checked_design(robot, trajectory: FourierTrajectory, n_points: int):
+    """Dense check; shrink the amplitudes by 1 % steps until no violation remains."""
+    factor = 1.0
+    for _ in range(100):
+        candidate = trajectory if factor == 1.0 else _shrunk(trajectory, factor)
+        check = check_trajectory(robot, candidate, n_points=n_points, tolerance=1e-6)
+        if check.ok:
+            return candidate, check, factor
+        logger.info("dense check of the optimised excitation: %s; shrinking amplitudes to %.2f",
+                    check.violations[0].describe(), factor * 0.99)
+        factor *= 0.99
+    raise TrajectoryError("optimised excitation still violates the limits after shrinking its "
+                          "amplitudes to %.2f: %s" % (factor, check.violations[0].describe()))
+
+
+def _iteration_callback(start, n_starts, state, criterion, began, time_limit, progress):
+    """SLSQP callback (scipy's one-argument form) reporting progress and enforcing the time
+    limit."""
+    def callback(intermediate_result):
+        state["iteration"] += 1
+        value = float(intermediate_result.fun)
+        state["best"] = min(state["best"], value)
+        elapsed = time.monotonic() - began
+        logger.info("start %d/%d iteration %d: %s %.6g", start + 1, n_starts, state["iteration"],
+                    criterion, _reported(value, criterion))
+        if progress is not None:
+            progress(OptimizationProgress(start, n_starts, state["iteration"],
+                                          _reported(value, criterion),
+                                          _reported(state["best"], criterion), elapsed))
+        if time_limit is not None and elapsed > time_limit:
+            raise StopIteration
+
+    return callback
+
+
+def optimize_excitation(robot, harmonics: int = 5, period: float = 10.0,
+                        criterion: str = "cond", friction=None, seed=0, n_starts: int = 2,
+                        n_grid: int | None = None, n_samples: int | None = None,
+                        limit_fraction: float = 0.95, max_iterations: int = 200,
+                        time_limit: float | None = None, start_pose=None, armature: bool = False,
+                        progress=None) -> ExcitationDesign:
+    """Optimise a rest-to-rest Fourier excitation for identification.
+
+    Minimises, over the coefficients ``q0, a, b`` of a :class:`FourierTrajectory` with one
+    base frequency ``wf = 2 pi / period``, a criterion of the base regressor ``W`` (the
+    columns of :class:`~robot_dynid.model.regressor.Regressor` kept by
+    :func:`~robot_dynid.model.base_parameters.compute_base_parameters`, which uses random states)
+    stacked over ``n_samples`` times per period: see :func:`criterion_and_gradient`. The
+    gradient is analytic in ``W`` and uses finite differences of the regressor in each joint's
+    q, qd, qdd (``3 n + 1`` regressor batches per gradient).
+
+    The constraints are linear in the coefficients (q, qd, qdd are): positions, speeds and
+    accelerations within ``limit_fraction`` of the limits at ``n_grid`` times per period,
+    ``qd = qdd = 0`` at ``t = 0`` (and so at every period) and optionally ``q(0) =
+    start_pose``; scipy's SLSQP handles them as dense linear constraints. Each of ``n_starts``
+    starts is a random rest-to-rest trajectory at 60 % of ``limit_fraction`` of the limits
+    (:func:`random_excitation`, generator ``numpy.random.default_rng(seed)``), so the result is
+    deterministic for a given seed. The best design is re-checked with :func:`check_trajectory`
+    on ``10 n_grid + 1`` points against the full limits; where a violation appears between
+    grid points the amplitudes shrink by 1 % steps until none remains.
+
+    Parameters
+    ----------
+    robot : RobotDescription
+    harmonics : int
+        ``L`` (>= 2).
+    period : float
+        [s].
+    criterion : {"cond", "logdet", "frobenius"}
+    friction : FrictionModel, optional
+        Friction columns of the regressor (default none); drift columns are left out (within
+        one period they are collinear with the base columns).
+    seed : int
+    n_starts : int
+        Random starts (>= 1).
+    n_grid : int, optional
+        Constraint times per period; default ``max(100, 20 L)``.
+    n_samples : int, optional
+        Objective samples per period; default ``max(100, 20 L)``.
+    limit_fraction : float
+        In (0, 1].
+    max_iterations : int
+        SLSQP iterations per start.
+    time_limit : float, optional
+        Wall time [s] after which the running start stops at its current iterate and no new
+        start begins.
+    start_pose : array_like, shape (n,), optional
+        Required ``q(0)`` [rad].
+    armature : bool
+        Include rotor-inertia columns in the regressor.
+    progress : callable, optional
+        Called with an :class:`OptimizationProgress` after every iteration.
+
+    Returns
+    -------
+    ExcitationDesign
+    """
+    if criterion not in CRITERIA:
+        raise TrajectoryError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
+    for name, value in (("n_starts", n_starts), ("max_iterations", max_iterations)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise TrajectoryError(f"{name} must be an integer >= 1, got {value!r}")
+    if not (isinstance(limit_fraction, (int, float)) and 0.0 < limit_fraction <= 1.0):
+        raise TrajectoryError(f"limit_fraction must be in (0, 1], got {limit_fraction!r}")
+    n_grid = max(100, 20 * int(harmonics)) if n_grid is None else n_grid
+    n_samples = max(100, 20 * int(harmonics)) if n_samples is None else n_samples
+    for name, value in (("n_grid", n_grid), ("n_samples", n_samples)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 4:
+            raise TrajectoryError(f"{name} must be an integer >= 4, got {value!r}")
+    friction = FrictionModel() if friction is None else friction
+    if friction.drift != "none":
+        logger.info("excitation design leaves out the %s drift columns of the friction model",
+                    friction.drift)
+        friction = dataclasses.replace(friction, drift="none")
+    if start_pose is not None:
+        start_pose = np.asarray(start_pose, dtype=float)
+        if start_pose.shape != (robot.n_joints,):
+            raise TrajectoryError(f"start_pose must have shape ({robot.n_joints},) [rad], got "
+                                  f"{start_pose.shape}")
+    began = time.monotonic()
+    rng = np.random.default_rng(seed)
+    _check_fourier_arguments(harmonics, period)
+    regressor = Regressor(robot, friction, armature=armature)
+    base = compute_base_parameters(regressor, seed=seed)
+    problem = _FourierProblem(regressor, base, robot.joint_names, period, harmonics, n_samples,
+                              criterion)
+    A_ub, c_ub, A_eq, c_eq = _linear_constraints(problem, robot, n_grid, limit_fraction,
+                                                 start_pose)
+    constraints = [{"type": "ineq", "fun": lambda x: c_ub - A_ub @ x, "jac": lambda x: -A_ub},
+                   {"type": "eq", "fun": lambda x: A_eq @ x - c_eq, "jac": lambda x: A_eq}]
+    logger.info("excitation design for %s: %d base parameters, %d harmonics, period %g s, "
+                "%d inequality and %d equality constraints, criterion %s", robot.name, base.rank,
+                harmonics, period, A_ub.shape[0], A_eq.shape[0], criterion)
+    best = None
+    start_values, n_iterations = [], 0
+    for start in range(n_starts):
+        if time_limit is not None and start > 0 and time.monotonic() - began > time_limit:
+            break
+        initial = random_excitation(robot, harmonics, period, 0.6 * limit_fraction, rng)
+        x0 = problem.join(initial.q0, initial.a, initial.b)
+        if start_pose is not None:
+            x0[:problem.n] += start_pose - initial.start_pose
+        initial_value = problem.value(x0)
+        state = {"iteration": 0, "best": math.inf}
+        callback = _iteration_callback(start, n_starts, state, criterion, began, time_limit,
+                                       progress)
+        result = minimize(problem.value, x0, jac=problem.gradient, method="SLSQP",
+                          constraints=constraints, callback=callback,
+                          options={"maxiter": int(max_iterations), "ftol": 1e-7})
+        n_iterations += state["iteration"]
+        final_value = problem.value(result.x)
+        start_values.append((_reported(initial_value, criterion),
+                             _reported(final_value, criterion)))
+        logger.info("start %d/%d: %s %.6g -> %.6g (%s)", start + 1, n_starts, criterion,
+                    start_values[-1][0], start_values[-1][1], result.message)
+        if best is None or final_value < best[0]:
+            best = (final_value, initial_value, result.x)
+    trajectory, check, shrink = _checked_design(robot, problem.trajectory(best[2]),
+                                                10 * n_grid + 1)
+    final_x = problem.join(trajectory.q0, trajectory.a, trajectory.b)
+    final_value = problem.value(final_x)
+    W = problem.base_regressor(*problem.states(final_x))
+    condition = math.exp(criterion_and_gradient(W.reshape(-1, W.shape[-1]), "cond")[0])
+    design = ExcitationDesign(
+        trajectory=trajectory, criterion=criterion, value=_reported(final_value, criterion),
+        initial_value=_reported(best[1], criterion), condition_number=condition,
+        n_base_parameters=base.rank,
+        speed_fractions=np.array([joint.qd_fraction for joint in check.joints]), check=check,
+        shrink=shrink, elapsed=time.monotonic() - began, n_starts=len(start_values),
+        n_evaluations=problem.n_evaluations, n_iterations=n_iterations,
+        start_values=tuple(start_values))
+    logger.info("excitation design: %s %.6g (from %.6g), cond %.4g, %.1f s", criterion,
+                design.value, design.initial_value, condition, design.elapsed)
+    return design

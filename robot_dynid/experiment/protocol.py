@@ -1,0 +1,662 @@
+"""The thesis's identification experiment as a reference trajectory (METHODS.md section 7).
+
+A test is ``cycles`` identical cycles; each starts and ends at rest in the home pose and runs:
+
+1. REST (optional): hold the home pose for ``rest_duration``.
+2. EXCITATION: the Fourier excitation for ``excitation_periods`` periods, then cycloidal moves of
+   every joint across ``cycloid_range_fraction`` of its range, all joints up together, then all
+   down, each joint as fast as its speed and acceleration limits allow (joints that finish early
+   hold, so all finish together).
+3. FRICTION: one joint at a time, from its friction pose (the other joints held), back and forth
+   at each fraction of its velocity limit in turn, equal time per level
+   (:class:`~robot_dynid.experiment.trajectories.VelocityLadder`); each stroke ramps up, cruises at the
+   requested speed and ramps down.
+4. WARMUP: ``warmup_duration`` in all, every joint oscillating between two poses
+   ``warmup_range_fraction`` of its range apart at about ``warmup_speed_fraction`` of its speed
+   limit, then back to the home pose.
+5. VALIDATION (optional): a given trajectory.
+
+Stages are joined by quintic rest-to-rest transitions at ``transition_speed_fraction`` of the
+limits, labelled as part of the stage they lead into. The plan lists every stage and sub-stage
+as a :class:`PlanStage` (cycle, kind, name, joint, speed_fraction, direction, start, end) and
+:meth:`ProtocolPlan.sample` gives the reference ``(t, q, qd, qdd, stage labels, cycle)`` that an
+experiment runner sends and a simulated robot follows. Cycles are 0-based, as in
+``ExperimentStage.msg``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import pathlib
+from dataclasses import dataclass
+
+import numpy as np
+import yaml
+
+from robot_dynid import validators
+from robot_dynid.errors import TrajectoryError
+from robot_dynid.experiment.excitation import random_excitation
+from robot_dynid.experiment.trajectories import (CycloidalMove, FourierTrajectory, Hold, Parallel,
+                                                 PointToPoint, Repeat, Sequence, Trajectory,
+                                                 VelocityLadder, cycloidal_duration, ladder_ramp,
+                                                 max_ladder_speed, trajectory_from_dict)
+from robot_dynid.experiment.trajectory_checks import check_trajectory
+from robot_dynid.recordings.stages import STAGE_KINDS
+from robot_dynid.yaml_files import read_yaml
+
+logger = logging.getLogger(__name__)
+
+SCHEMA = "robot_dynid/protocol_plan"
+SCHEMA_VERSION = 1
+DEFAULT_SPEED_FRACTIONS = (0.05, 0.2, 0.4, 0.6, 0.8, 1.0)
+STAGE_COLUMNS = ("cycle", "kind", "name", "joint", "speed_fraction", "direction", "start", "end")
+_LEVEL_DURATION_STEP = 0.5
+_HOME_MARGIN = 0.05
+
+
+@dataclass(frozen=True)
+class PlanStage:
+    """One stage or sub-stage of a protocol plan.
+
+    Attributes
+    ----------
+    cycle : int
+        0-based cycle index.
+    kind : str
+        One of ``STAGE_KINDS`` (rest, excitation, friction, warmup, validation, custom).
+    name : str
+        Sub-stage: ``"hold"``, ``"transition"``, ``"fourier"``, ``"cycloidal"``, ``"stroke"``,
+        ``"oscillation"`` or ``"validation"``.
+    joint : str or None
+        The moving joint of a friction sub-stage.
+    speed_fraction : float or None
+        Cruise speed over the joint's velocity limit (friction strokes); the requested fraction
+        for multi-joint sub-stages moving at full or warmup speed.
+    direction : int
+        +1, -1, or 0 (both or not applicable).
+    start, end : float
+        [s] from the start of the test.
+    """
+
+    cycle: int
+    kind: str
+    name: str
+    joint: str | None
+    speed_fraction: float | None
+    direction: int
+    start: float
+    end: float
+
+    @property
+    def duration(self) -> float:
+        return self.end - self.start
+
+    def shifted(self, cycle: int, offset: float) -> "PlanStage":
+        return dataclasses.replace(self, cycle=cycle, start=self.start + offset,
+                                   end=self.end + offset)
+
+    def to_row(self) -> list:
+        return [self.cycle, self.kind, self.name, self.joint,
+                None if self.speed_fraction is None else float(self.speed_fraction),
+                self.direction, float(self.start), float(self.end)]
+
+
+@dataclass(frozen=True, eq=False)
+class ProtocolPlan:
+    """A test of ``cycles`` identical cycles.
+
+    Attributes
+    ----------
+    robot_name : str
+    joint_names : tuple of str
+    cycle_trajectory : Trajectory
+        One cycle, starting and ending at rest in the home pose.
+    cycles : int
+    cycle_stages : tuple of PlanStage
+        Sub-stages of cycle 0; cycle c's are shifted by ``c * cycle_duration``.
+    settings : dict
+        The arguments the plan was built with (provenance).
+    notes : tuple of str
+        Adjustments made while building (e.g. speeds reduced to fit a joint's range).
+    """
+
+    robot_name: str
+    joint_names: tuple
+    cycle_trajectory: Trajectory
+    cycles: int
+    cycle_stages: tuple
+    settings: dict
+    notes: tuple = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "joint_names", tuple(self.joint_names))
+        if tuple(self.cycle_trajectory.joint_names) != self.joint_names:
+            raise TrajectoryError(f"plan trajectory joints {list(self.cycle_trajectory.joint_names)}"
+                                  f" differ from joint_names {list(self.joint_names)}")
+        if isinstance(self.cycles, bool) or not isinstance(self.cycles, int) or self.cycles < 1:
+            raise TrajectoryError(f"cycles must be an integer >= 1, got {self.cycles!r}")
+        _check_rows(self.cycle_stages, self.cycle_trajectory.duration)
+        object.__setattr__(self, "_trajectory", Repeat(self.cycle_trajectory, self.cycles,
+                                                       tolerance=1e-9))
+        stages = tuple(row.shifted(cycle, cycle * self.cycle_duration)
+                       for cycle in range(self.cycles) for row in self.cycle_stages)
+        object.__setattr__(self, "_stages", stages)
+        object.__setattr__(self, "_starts", np.array([row.start for row in stages]))
+
+    @property
+    def trajectory(self) -> Trajectory:
+        """The whole test as one trajectory."""
+        return self._trajectory
+
+    @property
+    def stages(self) -> tuple[PlanStage, ...]:
+        """Every sub-stage of every cycle, in time order."""
+        return self._stages
+
+    @property
+    def cycle_duration(self) -> float:
+        return self.cycle_trajectory.duration
+
+    @property
+    def duration(self) -> float:
+        return self.cycles * self.cycle_duration
+
+    def stage_index(self, t) -> np.ndarray:
+        """Index into :attr:`stages` of the sub-stage playing at each time ``t`` (M,) [s]."""
+        return np.clip(np.searchsorted(self._starts, np.asarray(t, float), side="right") - 1,
+                       0, len(self._stages) - 1)
+
+    def stage_durations(self) -> dict:
+        """Total duration [s] per stage kind in one cycle."""
+        totals: dict = {}
+        for row in self.cycle_stages:
+            totals[row.kind] = totals.get(row.kind, 0.0) + row.duration
+        return totals
+
+    def sample(self, rate_hz: float):
+        """The reference at ``rate_hz`` from ``t = 0`` to the end (inclusive when on the grid).
+
+        Returns
+        -------
+        t : ndarray, shape (N,)
+            [s] from the start of the test.
+        q, qd, qdd : ndarray, shape (N, n)
+            [rad], [rad/s], [rad/s^2].
+        labels : ndarray of str, shape (N,)
+            Stage kind of each sample.
+        cycle : ndarray of int, shape (N,)
+            0-based cycle of each sample.
+        """
+        validators.positive(rate_hz, "rate_hz", TrajectoryError, "Hz")
+        count = int(math.floor(self.duration * rate_hz + 1e-9)) + 1
+        t = np.arange(count) / float(rate_hz)
+        q, qd, qdd = self.trajectory.evaluate(t)
+        index = self.stage_index(t)
+        labels = np.array([row.kind for row in self._stages])[index]
+        cycle = np.array([row.cycle for row in self._stages], dtype=np.int64)[index]
+        return t, q, qd, qdd, labels, cycle
+
+    def to_dict(self) -> dict:
+        """File form (see ``docs/excitation.md``); stage rows of cycle 0 only."""
+        return {
+            "schema": SCHEMA, "schema_version": SCHEMA_VERSION,
+            "units": {"angle": "rad", "time": "s", "speed_fraction": "1"},
+            "robot": self.robot_name, "joints": list(self.joint_names), "cycles": self.cycles,
+            "cycle_duration": float(self.cycle_duration), "settings": self.settings,
+            "notes": list(self.notes), "stage_columns": list(STAGE_COLUMNS),
+            "cycle_stages": [row.to_row() for row in self.cycle_stages],
+            "cycle_trajectory": self.cycle_trajectory.to_dict(),
+        }
+
+
+def _check_rows(rows, duration: float) -> None:
+    if not rows:
+        raise TrajectoryError("a plan needs at least one stage")
+    expected = 0.0
+    for index, row in enumerate(rows):
+        if row.kind not in STAGE_KINDS:
+            raise TrajectoryError(f"stage {index}: kind {row.kind!r} is not one of {STAGE_KINDS}")
+        if abs(row.start - expected) > 1e-6 or row.end < row.start:
+            raise TrajectoryError(f"stage {index} ({row.kind}/{row.name}) spans [{row.start:g}, "
+                                  f"{row.end:g}] s; expected to start at {expected:g} s")
+        expected = row.end
+    if abs(expected - duration) > 1e-6:
+        raise TrajectoryError(f"stages end at {expected:g} s but the cycle lasts {duration:g} s")
+
+
+# --------------------------------------------------------------------------- building
+
+@dataclass(frozen=True)
+class ProtocolSettings:
+    """Durations and fractions of :func:`build_protocol` (see its docstring)."""
+
+    cycles: int = 24
+    excitation_periods: int = 2
+    speed_fractions: tuple = DEFAULT_SPEED_FRACTIONS
+    friction_level_duration: float | None = None
+    friction_range_fraction: float = 0.9
+    friction_acceleration_fraction: float = 0.9
+    friction_min_plateau: float = 0.3
+    jerk_duration: float = 0.1
+    cycloid_range_fraction: float = 0.9
+    warmup_duration: float = 180.0
+    warmup_range_fraction: float = 0.8
+    warmup_speed_fraction: float = 0.8
+    transition_speed_fraction: float = 0.5
+    rest_duration: float = 0.0
+    continuity_tolerance: float = 1e-3
+    check_dt: float = 0.01
+
+    def __post_init__(self) -> None:
+        for name in ("cycles", "excitation_periods"):
+            validators.count(getattr(self, name), name, TrajectoryError)
+        fractions = tuple(self.speed_fractions)
+        if not fractions:
+            raise TrajectoryError("speed_fractions must hold at least one fraction in (0, 1]")
+        object.__setattr__(self, "speed_fractions", tuple(
+            validators.fraction(f, f"speed_fractions[{index}]", TrajectoryError) for index, f in enumerate(fractions)))
+        for name in ("friction_range_fraction", "friction_acceleration_fraction",
+                     "cycloid_range_fraction", "warmup_range_fraction", "warmup_speed_fraction",
+                     "transition_speed_fraction"):
+            validators.fraction(getattr(self, name), name, TrajectoryError)
+        for name in ("friction_min_plateau", "jerk_duration", "warmup_duration", "rest_duration",
+                     "continuity_tolerance"):
+            validators.positive(getattr(self, name), name, TrajectoryError, "s", allow_zero=True)
+        for name in ("friction_level_duration", "check_dt"):
+            if getattr(self, name) is not None:
+                validators.positive(getattr(self, name), name, TrajectoryError, "s")
+
+
+class _CycleBuilder:
+    """Appends segments and their stage rows, tracking time and the current pose."""
+
+    def __init__(self, robot, settings: ProtocolSettings, home: np.ndarray):
+        self.names = tuple(robot.joint_names)
+        self.settings = settings
+        self.lower, self.upper, self.velocity, self.acceleration, _ = robot.limit_arrays()
+        self.pose = home.copy()
+        self.time = 0.0
+        self.segments: list[Trajectory] = []
+        self.rows: list[PlanStage] = []
+
+    def add(self, trajectory: Trajectory, kind: str, name: str, joint=None, speed_fraction=None,
+            direction=0) -> None:
+        self.add_rows(trajectory, [(kind, name, joint, speed_fraction, direction,
+                                    0.0, trajectory.duration)])
+
+    def add_rows(self, trajectory: Trajectory, rows) -> None:
+        """Append ``trajectory`` with sub-stage rows ``(kind, name, joint, fraction, direction,
+        start, end)`` whose times are relative to the trajectory's start."""
+        self.segments.append(trajectory)
+        for kind, name, joint, fraction, direction, start, end in rows:
+            self.rows.append(PlanStage(0, kind, name, joint, fraction, int(direction),
+                                       self.time + start, self.time + end))
+        self.time += trajectory.duration
+        self.pose = trajectory.boundary_states()[1][0]
+
+    def transition_duration(self, start, target) -> float:
+        fraction = self.settings.transition_speed_fraction
+        return PointToPoint.shortest_duration(start, target, fraction * self.velocity,
+                                              fraction * self.acceleration)
+
+    def move_to(self, target, kind: str, joint=None) -> None:
+        if np.max(np.abs(np.asarray(target) - self.pose)) > 1e-9:
+            duration = self.transition_duration(self.pose, target)
+            self.add(PointToPoint(self.names, self.pose, target, duration), kind, "transition",
+                     joint)
+
+    def sequence(self) -> Sequence:
+        return Sequence(self.segments, tolerance=self.settings.continuity_tolerance)
+
+
+def _default_home(lower, upper) -> np.ndarray:
+    margin = _HOME_MARGIN * (upper - lower)
+    return np.clip(np.zeros_like(lower), lower + margin, upper - margin)
+
+
+def _check_pose(pose, robot, what: str) -> np.ndarray:
+    lower, upper = robot.limit_arrays()[:2]
+    pose = np.asarray(pose, dtype=float)
+    if pose.shape != (robot.n_joints,):
+        raise TrajectoryError(f"{what} must have one value per joint ({robot.n_joints}) [rad], "
+                              f"got shape {pose.shape}")
+    outside = np.nonzero((pose < lower) | (pose > upper) | ~np.isfinite(pose))[0]
+    if outside.size:
+        j = outside[0]
+        raise TrajectoryError(f"{what}: joint {robot.joint_names[j]} at {pose[j]:.6g} rad is "
+                              f"outside its limits [{lower[j]:.6g}, {upper[j]:.6g}]")
+    return pose
+
+
+def _excitation_stage(builder: _CycleBuilder, robot, excitation: FourierTrajectory) -> None:
+    settings = builder.settings
+    check = check_trajectory(robot, excitation,
+                             dt=min(settings.check_dt, excitation.duration / 2000.0),
+                             tolerance=settings.continuity_tolerance)
+    if not check.ok:
+        raise TrajectoryError("excitation: " + "; ".join(v.describe() for v in check.violations))
+    builder.move_to(excitation.start_pose, "excitation")
+    builder.add(Repeat(excitation, settings.excitation_periods,
+                       tolerance=settings.continuity_tolerance), "excitation", "fourier")
+    middle, half = 0.5 * (builder.upper + builder.lower), 0.5 * (builder.upper - builder.lower)
+    low = middle - settings.cycloid_range_fraction * half
+    builder.move_to(low, "excitation")
+    span = 2.0 * settings.cycloid_range_fraction * half
+    for direction in (1, -1):
+        parts = [CycloidalMove((name,), [builder.pose[j]], [direction * span[j]],
+                               cycloidal_duration([span[j]], [builder.velocity[j]],
+                                                  [builder.acceleration[j]]))
+                 for j, name in enumerate(builder.names)]
+        builder.add(Parallel(parts, builder.names), "excitation", "cycloidal", None, 1.0,
+                    direction)
+
+
+def _ladder_speeds(builder: _CycleBuilder, joint: int, stroke: float, notes: list) -> list:
+    settings = builder.settings
+    acceleration = settings.friction_acceleration_fraction * builder.acceleration[joint]
+    cap = max_ladder_speed(stroke, acceleration, settings.jerk_duration,
+                           settings.friction_min_plateau) * (1.0 - 1e-9)
+    speeds = []
+    for fraction in settings.speed_fractions:
+        requested = fraction * builder.velocity[joint]
+        if requested > cap:
+            note = (f"friction: joint {builder.names[joint]} reaches {cap:.4g} rad/s "
+                    f"({cap / builder.velocity[joint]:.3f} of its limit) instead of "
+                    f"{fraction:g} of it: its {stroke:.4g} rad stroke is too short to ramp up, "
+                    f"cruise {settings.friction_min_plateau:g} s and ramp down")
+            if note not in notes:
+                logger.warning(note)
+                notes.append(note)
+        speeds.append(min(requested, cap))
+    return speeds
+
+
+def _auto_level_duration(builder: _CycleBuilder, speeds_per_joint) -> float:
+    settings = builder.settings
+    longest = 0.0
+    for joint, speeds in enumerate(speeds_per_joint):
+        acceleration = settings.friction_acceleration_fraction * builder.acceleration[joint]
+        for speed in speeds:
+            ramp, _ = ladder_ramp(speed, acceleration, settings.jerk_duration)
+            longest = max(longest, 2.0 * (2.0 * ramp + settings.friction_min_plateau))
+    return _LEVEL_DURATION_STEP * math.ceil(longest / _LEVEL_DURATION_STEP - 1e-9)
+
+
+def _friction_ladders(builder: _CycleBuilder, poses: dict, notes: list) -> list:
+    """One VelocityLadder per joint; with an automatic level duration, the shortest (in steps of
+    0.5 s) for which every joint's ladder fits."""
+    settings = builder.settings
+    middle, half = 0.5 * (builder.upper + builder.lower), 0.5 * (builder.upper - builder.lower)
+    stroke = 2.0 * settings.friction_range_fraction * half
+    speeds = [_ladder_speeds(builder, j, stroke[j], notes) for j in range(len(builder.names))]
+    automatic = settings.friction_level_duration is None
+    duration = _auto_level_duration(builder, speeds) if automatic \
+        else settings.friction_level_duration
+    for _ in range(200):
+        try:
+            ladders = []
+            for j, name in enumerate(builder.names):
+                pose = poses[name].copy()
+                pose[j] = middle[j] - settings.friction_range_fraction * half[j]
+                ladders.append(VelocityLadder(
+                    builder.names, pose, name, speeds[j], duration, stroke[j],
+                    settings.friction_acceleration_fraction * builder.acceleration[j],
+                    settings.jerk_duration, settings.friction_min_plateau))
+            return ladders
+        except TrajectoryError as error:
+            if not automatic:
+                raise TrajectoryError(f"friction stage: {error}") from None
+            duration += _LEVEL_DURATION_STEP
+    raise TrajectoryError("friction stage: no level duration up to "
+                          f"{duration:g} s fits every joint's ladder")
+
+
+def _friction_stage(builder: _CycleBuilder, ladders) -> None:
+    for j, ladder in enumerate(ladders):
+        builder.move_to(ladder.pose, "friction", ladder.joint)
+        rows = [("friction", "stroke" if stroke.direction else "hold", ladder.joint,
+                 float(stroke.speed / builder.velocity[j]), stroke.direction, stroke.start,
+                 stroke.end)
+                for stroke in ladder.strokes]
+        builder.add_rows(ladder, rows)
+
+
+def _warmup_stage(builder: _CycleBuilder, home: np.ndarray) -> None:
+    settings = builder.settings
+    middle, half = 0.5 * (builder.upper + builder.lower), 0.5 * (builder.upper - builder.lower)
+    low = middle - settings.warmup_range_fraction * half
+    span = 2.0 * settings.warmup_range_fraction * half
+    lead_in = builder.transition_duration(builder.pose, low)
+    lead_out = builder.transition_duration(low, home)
+    oscillation = settings.warmup_duration - lead_in - lead_out
+    speed = settings.warmup_speed_fraction
+    parts = []
+    for j, name in enumerate(builder.names):
+        shortest = cycloidal_duration([span[j]], [speed * builder.velocity[j]],
+                                      [speed * builder.acceleration[j]])
+        pairs = math.floor(oscillation / (2.0 * shortest) + 1e-9)
+        if pairs < 1:
+            raise TrajectoryError(
+                f"warmup: warmup_duration {settings.warmup_duration:g} s leaves {oscillation:.3g} s "
+                f"for oscillating after the transitions; joint {name} needs at least "
+                f"{2.0 * shortest:.3g} s for one stroke up and back")
+        stroke_time = oscillation / (2 * pairs)
+        up = CycloidalMove((name,), [low[j]], [span[j]], stroke_time)
+        down = CycloidalMove((name,), [low[j] + span[j]], [-span[j]], stroke_time)
+        parts.append(Repeat(Sequence([up, down]), pairs, tolerance=1e-9))
+    builder.move_to(low, "warmup")
+    builder.add(Parallel(parts, builder.names, tolerance=1e-9), "warmup", "oscillation", None,
+                speed)
+    builder.move_to(home, "warmup")
+
+
+def _validated_poses(poses, robot) -> dict:
+    if not isinstance(poses, dict):
+        raise TrajectoryError(f"friction_poses must be a mapping {{joint name: pose}}, got "
+                              f"{type(poses).__name__}")
+    result = {}
+    for name, pose in poses.items():
+        if name not in robot.joint_names:
+            raise TrajectoryError(f"friction_poses: {name!r} is not a joint of robot "
+                                  f"{robot.name!r} {list(robot.joint_names)}")
+        result[name] = _check_pose(pose, robot, f"friction_poses[{name}]")
+    return result
+
+
+def build_protocol(robot, cycles: int = 24, excitation: FourierTrajectory | None = None,
+                   excitation_periods: int = 2, friction_poses: dict | None = None,
+                   speed_fractions=DEFAULT_SPEED_FRACTIONS,
+                   friction_level_duration: float | None = None, warmup_duration: float = 180.0,
+                   warmup_range_fraction: float = 0.8, warmup_speed_fraction: float = 0.8,
+                   rest_duration: float = 0.0, validation: Trajectory | None = None,
+                   home_pose=None, **options) -> ProtocolPlan:
+    """Plan the thesis's experiment for a robot (see the module docstring).
+
+    Parameters
+    ----------
+    robot : RobotDescription
+    cycles : int
+        Number of identical cycles (thesis: 24 of about 5 minutes).
+    excitation : FourierTrajectory, optional
+        Rest-to-rest excitation over ``robot.joint_names``; default
+        :func:`~robot_dynid.experiment.excitation.random_excitation` (5 harmonics, 10 s, half the limits,
+        seed 0).
+    excitation_periods : int
+        Periods of the excitation per cycle.
+    friction_poses : dict, optional
+        ``{joint name: pose (n,) [rad]}``: the pose of the other joints while that joint runs
+        its friction test (its own entry is replaced by its stroke start); default the home pose.
+    speed_fractions : sequence of float
+        Friction speed levels as fractions of each joint's velocity limit.
+    friction_level_duration : float, optional
+        Time per speed level [s]; default the shortest (a multiple of 0.5 s) that gives every
+        joint at every level at least one stroke each way with a plateau of
+        ``friction_min_plateau``.
+    warmup_duration : float
+        [s] of the warmup stage, transitions included (0: no warmup).
+    warmup_range_fraction, warmup_speed_fraction : float
+        Warmup poses ``middle -+ fraction * half range``; oscillation at up to this fraction of
+        the speed and acceleration limits.
+    rest_duration : float
+        [s] of the optional rest stage at the start of each cycle (0: none).
+    validation : Trajectory, optional
+        Played at the end of each cycle; must be rest-to-rest.
+    home_pose : array_like, shape (n,), optional
+        Start and end of every cycle [rad]; default zeros moved at least 5 % of the range
+        inside the limits.
+    **options
+        Other fields of :class:`ProtocolSettings`: ``friction_range_fraction`` (0.9, stroke
+        length over the range), ``friction_acceleration_fraction`` (0.9), ``friction_min_plateau``
+        (0.3 s), ``jerk_duration`` (0.1 s), ``cycloid_range_fraction`` (0.9),
+        ``transition_speed_fraction`` (0.5), ``continuity_tolerance`` (1e-3, largest jump at
+        a junction and largest boundary qd, qdd of the excitation), ``check_dt`` (0.01 s).
+
+    Returns
+    -------
+    ProtocolPlan
+
+    Raises
+    ------
+    TrajectoryError
+        A setting out of range, a pose outside the limits, a stage that does not fit, or a
+        limit violated anywhere in the cycle (naming joint and stage).
+    """
+    unknown = sorted(set(options) - {f.name for f in dataclasses.fields(ProtocolSettings)})
+    if unknown:
+        raise TrajectoryError(f"unknown protocol option(s) {unknown}")
+    settings = ProtocolSettings(
+        cycles=cycles, excitation_periods=excitation_periods, speed_fractions=speed_fractions,
+        friction_level_duration=friction_level_duration, warmup_duration=warmup_duration,
+        warmup_range_fraction=warmup_range_fraction, warmup_speed_fraction=warmup_speed_fraction,
+        rest_duration=rest_duration, **options)
+    lower, upper = robot.limit_arrays()[:2]
+    home = _default_home(lower, upper) if home_pose is None \
+        else _check_pose(home_pose, robot, "home_pose")
+    if excitation is None:
+        excitation = random_excitation(robot, harmonics=5, period=10.0, amplitude_fraction=0.5,
+                                       seed=0)
+    if not isinstance(excitation, FourierTrajectory):
+        raise TrajectoryError(f"excitation must be a FourierTrajectory, got "
+                              f"{type(excitation).__name__}")
+    if tuple(excitation.joint_names) != tuple(robot.joint_names):
+        raise TrajectoryError(f"excitation joints {list(excitation.joint_names)} must be the "
+                              f"robot's joints in order {list(robot.joint_names)}")
+    poses = {name: home.copy() for name in robot.joint_names}
+    poses.update(_validated_poses(friction_poses or {}, robot))
+    notes: list = []
+    builder = _CycleBuilder(robot, settings, home)
+    if settings.rest_duration > 0.0:
+        builder.add(Hold(builder.names, home, settings.rest_duration), "rest", "hold")
+    _excitation_stage(builder, robot, excitation)
+    _friction_stage(builder, _friction_ladders(builder, poses, notes))
+    if settings.warmup_duration > 0.0:
+        _warmup_stage(builder, home)
+    if validation is not None:
+        if tuple(validation.joint_names) != builder.names:
+            raise TrajectoryError(f"validation joints {list(validation.joint_names)} must be the "
+                                  f"robot's joints in order {list(builder.names)}")
+        builder.move_to(validation.boundary_states()[0][0], "validation")
+        builder.add(validation, "validation", "validation")
+    builder.move_to(home, builder.rows[-1].kind)
+    cycle = builder.sequence()
+    _check_cycle(robot, cycle, builder.rows, settings)
+    recorded = dataclasses.asdict(settings)
+    recorded["speed_fractions"] = list(settings.speed_fractions)
+    recorded["friction_level_duration"] = _level_duration(builder.rows)
+    recorded["home_pose"] = [float(x) for x in home]
+    recorded["excitation"] = excitation.to_dict()
+    plan = ProtocolPlan(robot.name, robot.joint_names, cycle, settings.cycles,
+                        tuple(builder.rows), recorded, tuple(notes))
+    logger.info("protocol for %s: %d cycles of %.1f s (%s)", robot.name, plan.cycles,
+                plan.cycle_duration, ", ".join(f"{kind} {seconds:.1f} s"
+                          for kind, seconds in plan.stage_durations().items()))
+    return plan
+
+
+def _level_duration(rows) -> float | None:
+    strokes = [row for row in rows if row.name == "stroke"]
+    if not strokes:
+        return None
+    first = [row for row in strokes if row.joint == strokes[0].joint
+             and row.speed_fraction == strokes[0].speed_fraction]
+    return float(sum(row.duration for row in first))
+
+
+def _check_cycle(robot, cycle: Sequence, rows, settings: ProtocolSettings) -> None:
+    check = check_trajectory(robot, cycle, dt=settings.check_dt,
+                             tolerance=settings.continuity_tolerance)
+    if check.ok:
+        return
+    starts = np.array([row.start for row in rows])
+    messages = []
+    for violation in check.violations:
+        row = rows[max(0, int(np.searchsorted(starts, violation.time, side="right")) - 1)]
+        messages.append(f"{violation.describe()} in stage {row.kind}/{row.name}"
+                        + (f" of joint {row.joint}" if row.joint else ""))
+    raise TrajectoryError("protocol: " + "; ".join(messages))
+
+
+# --------------------------------------------------------------------------- files
+
+def save_plan(plan: ProtocolPlan, path) -> None:
+    """Write a plan as YAML (deterministic; see ``docs/excitation.md``)."""
+    text = yaml.safe_dump(plan.to_dict(), sort_keys=False, default_flow_style=None, width=100)
+    pathlib.Path(path).write_text("# robot_dynid protocol plan\n" + text, encoding="utf-8")
+
+
+_PLAN_KEYS = ("schema", "schema_version", "units", "robot", "joints", "cycles", "cycle_duration",
+              "settings", "notes", "stage_columns", "cycle_stages", "cycle_trajectory")
+
+
+def plan_from_dict(data: dict, source: str = "<dict>") -> ProtocolPlan:
+    """Rebuild a plan from :meth:`ProtocolPlan.to_dict` output; rejects unknown keys."""
+    if not isinstance(data, dict):
+        raise TrajectoryError(f"{source}: a plan must be a mapping, got {type(data).__name__}")
+    unknown = sorted(set(data) - set(_PLAN_KEYS))
+    missing = [key for key in _PLAN_KEYS if key not in data and key != "notes"]
+    if unknown or missing:
+        raise TrajectoryError(f"{source}: unknown key(s) {unknown}, missing key(s) {missing}")
+    if data["schema"] != SCHEMA or data["schema_version"] != SCHEMA_VERSION:
+        raise TrajectoryError(f"{source}: schema {data['schema']!r} version "
+                              f"{data['schema_version']!r}; expected {SCHEMA!r} version "
+                              f"{SCHEMA_VERSION}")
+    if list(data["stage_columns"]) != list(STAGE_COLUMNS):
+        raise TrajectoryError(f"{source}: stage_columns {data['stage_columns']!r}, expected "
+                              f"{list(STAGE_COLUMNS)}")
+    rows = []
+    for index, row in enumerate(data["cycle_stages"]):
+        if not isinstance(row, list) or len(row) != len(STAGE_COLUMNS):
+            raise TrajectoryError(f"{source}: cycle_stages[{index}] must be a list "
+                                  f"{list(STAGE_COLUMNS)}, got {row!r}")
+        rows.append(PlanStage(*row))
+    trajectory = trajectory_from_dict(data["cycle_trajectory"], f"{source}.cycle_trajectory")
+    try:
+        plan = ProtocolPlan(data["robot"], tuple(data["joints"]), trajectory, data["cycles"],
+                            tuple(rows), data["settings"], tuple(data.get("notes", ())))
+    except TrajectoryError as error:
+        raise TrajectoryError(f"{source}: {error}") from None
+    if abs(plan.cycle_duration - float(data["cycle_duration"])) > 1e-6:
+        raise TrajectoryError(f"{source}: cycle_duration {data['cycle_duration']!r} s differs "
+                              f"from the trajectory's {plan.cycle_duration:g} s")
+    return plan
+
+
+def load_plan(path) -> ProtocolPlan:
+    """Read a plan written by :func:`save_plan`."""
+    return plan_from_dict(read_yaml(path, TrajectoryError, "protocol plan"), str(path))
+
+
+def load_friction_poses(path, robot) -> dict:
+    """Friction poses from YAML ``{poses: {joint: [n values in robot joint order] [rad]}}``.
+
+    The moving joint's own value is ignored (its stroke start replaces it).
+    """
+    data = read_yaml(path, TrajectoryError, "friction poses file")
+    if not isinstance(data, dict) or set(data) != {"poses"}:
+        raise TrajectoryError(f"{path}: expected a mapping with the single key 'poses' "
+                              f"{{joint name: pose}}, got {data!r}")
+    try:
+        return _validated_poses(data["poses"], robot)
+    except TrajectoryError as error:
+        raise TrajectoryError(f"{path}: {error}") from None

@@ -1,0 +1,532 @@
+"""The identified dynamic model and its artifact file.
+
+A :class:`DynamicModel` computes ``tau = Y_base(q, qd, qdd[, temperature, elapsed]) @ theta``
+with ``Y_base`` the base-parameter columns of the full regressor. It round-trips through a
+YAML artifact (schema ``robot_dynid/model``) holding the robot description, friction model and
+constants, the base parameters (names, expressions as linear combinations of standard parameters,
+values, standard deviations), metrics and provenance.
+
+A model may also know its standard parameters (``standard``, e.g. from a physically consistent
+fit); the base parameters stay what :meth:`DynamicModel.torque` evaluates, and must be the
+standard parameters' projection. Such a model is written as schema version 2, which adds
+``standard_parameters`` (every standard parameter by name, friction, armature and offsets
+included) and ``links`` (per link: name, joint, mass [kg], centre of mass [m] in the link frame,
+inertia about the centre of mass [kg m^2] in the link frame's axes as ``[ixx, ixy, ixz, iyy,
+iyz, izz]``, derived from ``standard_parameters`` and checked against them on loading). A model
+without standard parameters is written as version 1, as before, so older readers still load it;
+both versions are read.
+
+Writing is deterministic: the same model gives the same bytes. Only finite models exist: values
+and standard deviations must be finite (std >= 0), and loading checks every field of the file
+(types, shapes, finiteness, consistency of the table with the structure and of the structure
+with the robot and friction model), raising one :class:`ModelFileError` line that names the field
+(``model.yaml: base_parameters.table[3].value is nan``). ``metrics`` and ``provenance`` are free
+mappings, kept as they are; the robot's ``name`` is free text.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import itertools
+import math
+import pathlib
+
+import numpy as np
+import yaml
+
+from robot_dynid import validators
+from robot_dynid.errors import DataError, DynIdError, ModelFileError
+from robot_dynid.estimation.estimators import METHODS
+from robot_dynid.model.base_parameters import BaseParameters
+from robot_dynid.model.friction import DRIFT_MODES, FRICTION_MODEL_NAMES, FrictionModel
+from robot_dynid.model.link_inertials import link_inertials, link_names
+from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.robot_description import LinkInertial, RobotDescription, robot_from_dict
+
+SCHEMA = "robot_dynid/model"
+#: The version written for a model with standard parameters; one without is written as version 1.
+SCHEMA_VERSION = 2
+SCHEMA_VERSIONS = (1, 2)
+#: Standard parameters must project onto the base values within this fraction of each value's
+#: std (plus rounding: 1e-9 of the projection's terms).
+STANDARD_STD_FRACTION = 1e-3
+#: Tolerance of the ``links`` entries against the standard parameters they derive from: relative,
+#: absolute (times 1e-3) for values below 1e-3.
+LINKS_RTOL = 1e-9
+INERTIAL_PARAMETER_ORDER = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
+#: The ``units`` section: fixed (model files are SI); loading checks it is exactly this.
+UNITS = {
+    "angle": "rad", "length": "m", "mass": "kg", "torque": "N m", "time": "s", "temperature": "deg C",
+    "inertial_parameter_order": list(INERTIAL_PARAMETER_ORDER),
+    "inertial_parameters_about": "link frame origin, expressed in the link frame",
+}
+_TOP_LEVEL_KEYS = ("schema", "schema_version", "units", "robot", "model", "base_parameters", "metrics",
+                   "provenance")
+_TOP_LEVEL_KEYS_V2 = ("schema", "schema_version", "units", "robot", "model", "base_parameters",
+                      "standard_parameters", "links", "metrics", "provenance")
+_LINK_KEYS = ("name", "joint", "mass", "com", "inertia")
+_MODEL_KEYS = ("friction", "armature", "offset", "method", "joint_names")
+_STRUCTURE_KEYS = ("standard_names", "independent", "dependent", "beta", "names")
+_TABLE_KEYS = ("name", "expression", "value", "std", "relative_std")
+
+
+@dataclasses.dataclass(frozen=True)
+class DynamicModel:
+    """An identified model: robot, regressor structure, base parameters and their estimates.
+
+    Attributes
+    ----------
+    robot : RobotDescription
+    friction : FrictionModel
+    armature, offset : bool
+        Whether the regressor has rotor-inertia columns ``Ia_j qdd_j`` and torque offsets.
+    base : BaseParameters
+    values : ndarray, shape (r,)
+        Base parameter estimates, each in the SI unit of its leading standard parameter.
+    std : ndarray, shape (r,)
+        Their standard deviations (same units), finite and >= 0.
+    method : str
+        One of :data:`METHODS`: ``"ols"``, ``"wls"`` or ``"rls"``.
+    metrics : dict
+        Diagnostics from identification (residual RMS [N m], RSD, condition number, ...).
+    provenance : dict
+        Data source, selected segments, date, package version.
+    standard : ndarray, shape (p,) or None
+        Standard parameters in ``base.standard_names`` order (inertial parameters about each link
+        frame origin, friction, armature, offsets), when known (e.g. from a physically consistent
+        fit); their projection ``base.projection @ standard`` must equal ``values`` within
+        :data:`STANDARD_STD_FRACTION` of ``std``, and each link's mass must be >= 0 (0 only with
+        a zero first moment).
+    """
+
+    robot: RobotDescription
+    friction: FrictionModel
+    armature: bool
+    offset: bool
+    base: BaseParameters
+    values: np.ndarray
+    std: np.ndarray
+    method: str = "ols"
+    metrics: dict = dataclasses.field(default_factory=dict)
+    provenance: dict = dataclasses.field(default_factory=dict)
+    standard: np.ndarray | None = None
+
+    def __post_init__(self):
+        """Raises ModelFileError, naming the field as the artifact does, for values or std of the
+        wrong shape, non-finite or (std) negative, an unknown method, base parameters that are
+        not those of this robot's regressor, or standard parameters that are not finite, not a
+        body's or do not project onto the values."""
+        values = np.asarray(self.values, dtype=float)
+        std = np.asarray(self.std, dtype=float)
+        if values.shape != (self.base.rank,):
+            raise ModelFileError(
+                f"base parameter values have shape {values.shape}, expected ({self.base.rank},)"
+            )
+        if std.shape != values.shape:
+            raise ModelFileError(f"base parameter std has shape {std.shape}, expected {values.shape}")
+        for field, array, valid, rule in (("value", values, np.isfinite(values), "finite"),
+                                          ("std", std, np.isfinite(std) & (std >= 0.0), "finite and >= 0")):
+            if not valid.all():
+                row = int(np.argmin(valid))
+                raise ModelFileError(f"base_parameters.table[{row}].{field} is {float(array[row])!r} (base parameter "
+                                     f"{self.base.names[row]}); it must be {rule}")
+        if self.method not in METHODS:
+            raise ModelFileError(f"model.method is {self.method!r}, expected one of {list(METHODS)}")
+        expected = self.regressor.parameter_names
+        for index, (name, wanted) in enumerate(itertools.zip_longest(self.base.standard_names, expected)):
+            if name != wanted:
+                raise ModelFileError(
+                    f"base_parameters.structure.standard_names[{index}] is {name!r}, but the regressor of this "
+                    f"robot, friction model, armature and offset has {wanted!r} there ({len(expected)} parameters)")
+        object.__setattr__(self, "values", values)
+        object.__setattr__(self, "std", std)
+        if self.standard is not None:
+            object.__setattr__(self, "standard", self._checked_standard(np.asarray(self.standard, dtype=float)))
+
+    def _checked_standard(self, standard: np.ndarray) -> np.ndarray:
+        names = self.base.standard_names
+        if standard.shape != (len(names),):
+            raise ModelFileError(f"standard parameters have shape {standard.shape}, expected ({len(names)},)")
+        if not np.isfinite(standard).all():
+            index = int(np.argmin(np.isfinite(standard)))
+            raise ModelFileError(f"standard_parameters.{names[index]} is {float(standard[index])!r}; it must be finite")
+        try:
+            link_inertials(self.robot, standard)
+        except DynIdError as error:
+            raise ModelFileError(f"standard_parameters: {error}") from None
+        projection = self.base.projection
+        projected = projection @ standard
+        tolerance = STANDARD_STD_FRACTION * self.std + 1e-9 * (np.abs(projection) @ np.abs(standard))
+        excess = np.abs(projected - self.values) - tolerance
+        if (excess > 0.0).any():
+            row = int(np.argmax(excess))
+            raise ModelFileError(
+                f"standard_parameters do not project onto the base parameters: they give {self.base.names[row]} = "
+                f"{float(projected[row])!r}, base_parameters.table[{row}].value is {float(self.values[row])!r} (std "
+                f"{float(self.std[row])!r}); they must agree within {STANDARD_STD_FRACTION:g} std")
+        return standard
+
+    @functools.cached_property
+    def regressor(self) -> Regressor:
+        return Regressor(self.robot, self.friction, armature=self.armature, offset=self.offset)
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        return self.robot.joint_names
+
+    @functools.cached_property
+    def links(self) -> tuple[tuple[str, LinkInertial], ...] | None:
+        """Per link, its name (the URDF child link, ``"<joint>_link"`` for DH robots) and its
+        mass [kg], centre of mass [m] and inertia about it [kg m^2] in its link frame, from the
+        standard parameters; None without them."""
+        if self.standard is None:
+            return None
+        return tuple(zip(link_names(self.robot), link_inertials(self.robot, self.standard)))
+
+    @functools.cached_property
+    def position_limits(self) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper position limits [rad], each (n,) in joint order; -inf and inf for URDF
+        continuous joints, which turn without end."""
+        limits = np.array([limit.position for limit in self.robot.limits])
+        limits[np.array(self.robot.continuous)] = (-np.inf, np.inf)
+        return limits[:, 0].copy(), limits[:, 1].copy()
+
+    def torque(self, q, qd, qdd, temperature=None, elapsed=None) -> np.ndarray:
+        """Joint torques [N m] predicted by the model.
+
+        Parameters
+        ----------
+        q, qd, qdd : array_like, shape (N, n) or (n,)
+            Joint positions [rad], velocities [rad/s], accelerations [rad/s^2], in
+            ``joint_names`` order.
+        temperature : array_like, shape (N, n) or (n,), optional
+            Joint temperatures [deg C]; required by friction drift "temperature".
+        elapsed : array_like, shape (N,) or scalar, optional
+            Running time since a cold start [s]; required by friction drift "time".
+
+        Returns
+        -------
+        ndarray, shape (N, n) or (n,) matching the input.
+        """
+        q = np.asarray(q, dtype=float)
+        single = q.ndim == 1
+        arrays = [np.atleast_2d(np.asarray(a, dtype=float)) for a in (q, qd, qdd)]
+        n = len(self.joint_names)
+        for name, array in zip(("q", "qd", "qdd"), arrays):
+            if array.ndim != 2 or array.shape[1] != n or array.shape[0] != arrays[0].shape[0]:
+                raise DataError(
+                    f"{name} has shape {np.shape(array)}, expected (N, {n}) for joints {list(self.joint_names)}"
+                )
+        if temperature is not None:
+            temperature = np.atleast_2d(np.asarray(temperature, dtype=float))
+        if elapsed is not None:
+            elapsed = np.atleast_1d(np.asarray(elapsed, dtype=float))
+        # Y_base @ values = Y[..., independent] @ values = Y @ (values at the independent
+        # columns, 0 elsewhere): the same sum without copying the base columns out of Y;
+        # Regressor.torque goes chunk by chunk, so a long recording never holds its whole regressor.
+        standard = np.zeros(self.regressor.n_parameters)
+        standard[list(self.base.independent)] = self.values
+        tau = self.regressor.torque(standard, *arrays, temperature=temperature, elapsed=elapsed)
+        return tau[0] if single else tau
+
+    def parameter_table(self) -> list[dict]:
+        """One row per base parameter: name, expression, value, std, relative std [1] (inf or nan
+        where the value is 0)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            relative = np.abs(self.std / self.values)
+        return [
+            {"name": name, "expression": expression, "value": float(value), "std": float(std),
+             "relative_std": float(rel)}
+            for name, expression, value, std, rel in zip(
+                self.base.names, self.base.expressions(), self.values, self.std, relative
+            )
+        ]
+
+    def to_dict(self) -> dict:
+        """The artifact as plain data: version 2 with ``standard_parameters`` and ``links`` when
+        the standard parameters are known, else version 1."""
+        data = {
+            "schema": SCHEMA,
+            "schema_version": 1 if self.standard is None else SCHEMA_VERSION,
+            "units": _plain(UNITS),
+            "robot": self.robot.to_dict(),
+            "model": {
+                "friction": self.friction.to_dict(),
+                "armature": bool(self.armature),
+                "offset": bool(self.offset),
+                "method": self.method,
+                "joint_names": list(self.joint_names),
+            },
+            "base_parameters": {
+                "structure": self.base.to_dict(),
+                # relative std is undefined where a value is 0: null, not .inf / .nan
+                "table": [{**row, "relative_std": row["relative_std"] if math.isfinite(row["relative_std"])
+                           else None} for row in self.parameter_table()],
+            },
+            "metrics": _plain(self.metrics),
+            "provenance": _plain(self.provenance),
+        }
+        if self.standard is None:
+            return data
+        standard = {
+            "standard_parameters": dict(zip(self.base.standard_names, self.standard.tolist())),
+            "links": [{"name": name, "joint": joint, **inertial.to_dict()}
+                      for joint, (name, inertial) in zip(self.joint_names, self.links)],
+        }
+        return {key: data[key] if key in data else standard[key] for key in _TOP_LEVEL_KEYS_V2}
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.to_dict(), sort_keys=False, width=1000)
+
+    def save(self, path) -> pathlib.Path:
+        path = pathlib.Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(self.to_yaml())
+        return path
+
+    @classmethod
+    def from_dict(cls, data, source="<dict>") -> "DynamicModel":
+        """The model of an artifact's parsed YAML (see :meth:`to_dict`).
+
+        Raises
+        ------
+        ModelFileError
+            One line, starting with ``source``, naming the first field that is missing, unknown,
+            of the wrong type or shape, non-finite or inconsistent (e.g.
+            ``base_parameters.table[3].value is nan``).
+        """
+        try:
+            return cls._from_checked_dict(data)
+        except DynIdError as error:
+            raise ModelFileError(f"{source}: {error}") from None
+
+    @classmethod
+    def _from_checked_dict(cls, data) -> "DynamicModel":
+        version = _mapping(data, "").get("schema_version")
+        if type(version) is not int or version not in SCHEMA_VERSIONS:
+            raise ModelFileError(f"schema_version {version!r} is not supported "
+                                 f"(this robot_dynid reads {' and '.join(map(str, SCHEMA_VERSIONS))})")
+        data = _mapping(data, "", _TOP_LEVEL_KEYS if version == 1 else _TOP_LEVEL_KEYS_V2)
+        if data["schema"] != SCHEMA:
+            raise ModelFileError(f"schema is {data['schema']!r}, expected {SCHEMA!r}")
+        _expect(data["units"], UNITS, "units")
+        robot = robot_from_dict(data["robot"], source="robot")
+        model = _mapping(data["model"], "model", _MODEL_KEYS)
+        friction = _friction(model["friction"], "model.friction")
+        armature, offset = (_flag(model[key], f"model.{key}") for key in ("armature", "offset"))
+        method = _text(model["method"], "model.method", METHODS)
+        joint_names = _list(model["joint_names"], "model.joint_names", robot.n_joints, _text)
+        for index, (name, robot_name) in enumerate(zip(joint_names, robot.joint_names)):
+            if name != robot_name:
+                raise ModelFileError(f"model.joint_names[{index}] is {name!r} but robot.joints[{index}]"
+                                     f"{'.name' if robot.urdf is None else ''} is {robot_name!r}")
+        parameters = _mapping(data["base_parameters"], "base_parameters", ("structure", "table"))
+        base = _structure(parameters["structure"], "base_parameters.structure")
+        values, std = _table(parameters["table"], "base_parameters.table", base.rank)
+        standard = None
+        if version >= 2:
+            named = _mapping(data["standard_parameters"], "standard_parameters", base.standard_names)
+            standard = np.array([_number(named[name], _field("standard_parameters", name))
+                                 for name in base.standard_names])
+            links = _list(data["links"], "links", robot.n_joints, _link)
+        # constructing checks the structure against the robot's regressor, before the table is
+        # compared with the structure (a wrong standard name would show in the expressions first)
+        loaded = cls(robot, friction, armature, offset, base, values, std, method=method,
+                     metrics=_mapping(data["metrics"], "metrics"),
+                     provenance=_mapping(data["provenance"], "provenance"), standard=standard)
+        _check_table_names(parameters["table"], "base_parameters.table", base)
+        if standard is not None:
+            _check_links(links, loaded)
+        return loaded
+
+    @classmethod
+    def from_yaml(cls, text: str, source="<text>") -> "DynamicModel":
+        """The model of an artifact's YAML text; ModelFileError as :meth:`from_dict`."""
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as error:
+            raise ModelFileError(f"{source}: not valid YAML: {' '.join(str(error).split())}") from None
+        return cls.from_dict(data, source=source)
+
+    @classmethod
+    def load(cls, path) -> "DynamicModel":
+        """The model of an artifact file; ModelFileError (naming the file) when it cannot be read."""
+        path = pathlib.Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise ModelFileError(f"{path}: cannot read the model file: {error}") from None
+        return cls.from_yaml(text, source=str(path))
+
+
+def _field(path: str, key) -> str:
+    """``path.key``, or ``path[key]`` for a list index."""
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else str(key)
+
+
+def _show(value) -> str:
+    """``repr`` of a value for a message, shortened to one reasonable line."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _mapping(value, path: str, keys=None) -> dict:
+    """``value`` if it is a mapping (with exactly ``keys`` when given)."""
+    if not isinstance(value, dict):
+        raise ModelFileError(f"{path or 'a model file'} must be a mapping, got {_show(value)}")
+    if keys is not None:
+        validators.known_keys(value, path, keys, error=ModelFileError)
+    return value
+
+
+def _list(value, path: str, length=None, item=None) -> list:
+    """``value`` if it is a list (of ``length`` entries when given), each entry passed through
+    ``item(entry, path[i])`` when given."""
+    if not isinstance(value, list):
+        raise ModelFileError(f"{path} must be a list, got {_show(value)}")
+    if length is not None and len(value) != length:
+        raise ModelFileError(f"{path} has {len(value)} entries, expected {length}")
+    return value if item is None else [item(entry, _field(path, index)) for index, entry in enumerate(value)]
+
+
+def _number(value, path: str) -> float:
+    """``value`` as a finite float (an int or float, not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ModelFileError(f"{path}: {_show(value)} is not a number")
+    if not math.isfinite(value):
+        raise ModelFileError(f"{path} is {value!r}")
+    return float(value)
+
+
+def _integer(value, path: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ModelFileError(f"{path}: {_show(value)} is not an integer")
+    return value
+
+
+def _flag(value, path: str) -> bool:
+    if not isinstance(value, bool):
+        raise ModelFileError(f"{path}: {_show(value)} is not true or false")
+    return value
+
+
+def _text(value, path: str, choices=None) -> str:
+    if not isinstance(value, str):
+        raise ModelFileError(f"{path}: {_show(value)} is not a string")
+    if choices is not None and value not in choices:
+        raise ModelFileError(f"{path} is {value!r}, expected one of {list(choices)}")
+    return value
+
+
+def _expect(value, expected, path: str) -> None:
+    """``value`` equals ``expected`` (mappings, lists and strings), else the first difference is named."""
+    if isinstance(expected, dict):
+        for key, entry in _mapping(value, path, tuple(expected)).items():
+            _expect(entry, expected[key], _field(path, key))
+    elif isinstance(expected, list):
+        for index, entry in enumerate(_list(value, path, len(expected))):
+            _expect(entry, expected[index], _field(path, index))
+    elif _text(value, path) != expected:
+        raise ModelFileError(f"{path} is {value!r}, expected {expected!r}")
+
+
+def _friction(data, path: str) -> FrictionModel:
+    """The friction model of ``data``: every field of :class:`FrictionModel`, nothing else."""
+    fields = FrictionModel().to_dict()
+    choices = {"name": FRICTION_MODEL_NAMES, "drift": DRIFT_MODES}
+    for key, value in _mapping(data, path, tuple(fields)).items():
+        if key in choices:
+            _text(value, _field(path, key), choices[key])
+        else:
+            _number(value, _field(path, key))
+    try:
+        return FrictionModel.from_dict(data)
+    except DynIdError as error:
+        raise ModelFileError(f"{path}: {error}") from None
+
+
+def _structure(data, path: str) -> BaseParameters:
+    """The base parameter structure of ``data`` (see :meth:`BaseParameters.to_dict`)."""
+    data = _mapping(data, path, _STRUCTURE_KEYS)
+    for key, item in (("standard_names", _text), ("names", _text), ("independent", _integer),
+                      ("dependent", _integer)):
+        _list(data[key], _field(path, key), item=item)
+    beta = _field(path, "beta")
+    for index, row in enumerate(_list(data["beta"], beta, len(data["independent"]))):
+        row = _list(row, _field(beta, index), len(data["dependent"]))
+        if not all(type(entry) is float and math.isfinite(entry) for entry in row):    # r x (p - r): fast path
+            _list(row, _field(beta, index), item=_number)                              # names the bad entry
+    return BaseParameters.from_dict(data, label=path)
+
+
+def _table(rows, path: str, rank: int) -> tuple[np.ndarray, np.ndarray]:
+    """Values and std of the base parameter table ``rows`` (``rank`` rows), every field's type
+    checked; relative_std a number >= 0, or null where the value is 0."""
+    values, std = np.zeros(rank), np.zeros(rank)
+    for index, row in enumerate(_list(rows, path, rank)):
+        where = _field(path, index)
+        row = _mapping(row, where, _TABLE_KEYS)
+        _text(row["name"], f"{where}.name")
+        _text(row["expression"], f"{where}.expression")
+        values[index] = _number(row["value"], f"{where}.value")
+        std[index] = _number(row["std"], f"{where}.std")
+        if not (row["relative_std"] is None and values[index] == 0.0):
+            if _number(row["relative_std"], f"{where}.relative_std") < 0.0:
+                raise ModelFileError(f"{where}.relative_std is {row['relative_std']!r}; it must be >= 0")
+    return values, std
+
+
+def _link(data, path: str) -> dict:
+    """A ``links`` entry with every field's type and shape checked."""
+    data = _mapping(data, path, _LINK_KEYS)
+    for key in ("name", "joint"):
+        _text(data[key], _field(path, key))
+    _number(data["mass"], _field(path, "mass"))
+    for key, length in (("com", 3), ("inertia", 6)):
+        _list(data[key], _field(path, key), length, _number)
+    return data
+
+
+def _check_links(links: list[dict], model: DynamicModel) -> None:
+    """The (type-checked) ``links`` entries are those of the model's standard parameters."""
+    for index, (entry, joint, (name, inertial)) in enumerate(zip(links, model.joint_names, model.links)):
+        where = _field("links", index)
+        for key, expected in (("name", name), ("joint", joint)):
+            if entry[key] != expected:
+                raise ModelFileError(f"{where}.{key} is {entry[key]!r}, expected {expected!r}")
+        for key, expected in inertial.to_dict().items():
+            found = np.atleast_1d(np.asarray(entry[key], dtype=float))
+            expected = np.atleast_1d(expected)
+            wrong = np.abs(found - expected) > LINKS_RTOL * np.maximum(np.abs(expected), 1e-3)
+            if wrong.any():
+                at = f"{where}.{key}" + (f"[{int(np.argmax(wrong))}]" if key != "mass" else "")
+                raise ModelFileError(f"{at} is {float(found[np.argmax(wrong)])!r}, but standard_parameters give "
+                                     f"{float(expected[np.argmax(wrong)])!r}")
+
+
+def _check_table_names(rows: list, path: str, base: BaseParameters) -> None:
+    """Each row of the (type-checked) table names the structure's base parameter and gives its
+    expression."""
+    for index, (row, name, expression) in enumerate(zip(rows, base.names, base.expressions())):
+        where = _field(path, index)
+        if row["name"] != name:
+            raise ModelFileError(f"{where}.name is {row['name']!r} but base_parameters.structure.names[{index}] "
+                                 f"is {name!r}")
+        if row["expression"] != expression:
+            raise ModelFileError(f"{where}.expression is {row['expression']!r}, but base_parameters.structure "
+                                 f"gives {expression!r}")
+
+
+def _plain(value):
+    """Convert numpy scalars and arrays to plain Python for a deterministic YAML dump."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _plain(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    return value

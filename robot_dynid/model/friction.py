@@ -1,0 +1,278 @@
+"""Joint friction models as regressor columns (linear in their coefficients).
+
+Every model is ``tau_f = sum_c f_c * column_c(v)`` per joint, with ``v = qd`` [rad/s] and the
+shape constants (dead band, arctan sharpness, Stribeck velocity) fixed in advance, so the
+coefficients ``f_c`` join the inertial parameters in one linear least-squares problem.
+
+Models (``sgn`` is the sign function, ``sgn(0) = 0``):
+
+- ``"none"``: no columns.
+- ``"coulomb_viscous"``: ``fc sgn(v) + fv v``.
+- ``"stribeck_cbrt"`` (linearised Stribeck): ``fc sgn(v) + fv v + fs cbrt(v)``.
+- ``"arctan"`` (smooth static model): with ``s_k(v) = (2/pi) atan(k v)`` and
+  ``s_s(v) = (2/pi) atan(v / vs)``,
+  ``fs s_k(v) + (fc - fs) s_s(v) + fv v = fc s_s(v) + fv v + fs (s_k(v) - s_s(v))``.
+  The columns are therefore ``(s_s, v, s_k - s_s)`` for ``(fc, fv, fs)``: ``fs`` is the
+  breakaway (static) level reached just above zero speed, ``fc`` the Coulomb level reached
+  for ``|v| >> vs``. ``k = sign_sharpness`` [s/rad], ``vs = stribeck_velocity`` [rad/s].
+- ``"polynomial"``: ``f1 sgn(v) + f2 v + f3 v|v| + f4 v^3``.
+
+For every model all columns are zero where ``|v| < dead_band`` (0 disables the band).
+
+Drift of the coefficients (each base coefficient ``c`` gets a second column):
+
+- ``drift="temperature"``: ``c + c_dT (T - T_ref)``, column ``column_c * (T - T_ref)``,
+  coefficient ``c_dT`` in the unit of ``c`` per kelvin; ``T`` [deg C] per sample and joint.
+- ``drift="time"``: ``c + c_cold exp(-t / t_w)``, column ``column_c * exp(-t / t_w)``,
+  ``t`` [s] elapsed since the robot started cold, ``t_w = warmup_time_constant`` [s];
+  ``c_cold`` is the extra friction of a cold robot (thesis: friction settles after
+  25-50 min of running).
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from robot_dynid import validators
+from robot_dynid.errors import DataError, DynIdError
+
+logger = logging.getLogger(__name__)
+
+FRICTION_MODEL_NAMES = ("none", "coulomb_viscous", "stribeck_cbrt", "arctan", "polynomial")
+DRIFT_MODES = ("none", "temperature", "time")
+
+_BASE_COEFFICIENTS = {
+    "none": (),
+    "coulomb_viscous": ("fc", "fv"),
+    "stribeck_cbrt": ("fc", "fv", "fs"),
+    "arctan": ("fc", "fv", "fs"),
+    "polynomial": ("f1", "f2", "f3", "f4"),
+}
+_DRIFT_SUFFIX = {"none": None, "temperature": "_dT", "time": "_cold"}
+
+
+def _base_columns(model: "FrictionModel", v: np.ndarray) -> list[np.ndarray]:
+    """Columns of the model without drift, each of the shape of ``v``."""
+    if model.name == "none":
+        return []
+    sign = np.sign(v)
+    if model.name == "coulomb_viscous":
+        return [sign, v]
+    if model.name == "stribeck_cbrt":
+        return [sign, v, np.cbrt(v)]
+    if model.name == "arctan":
+        sharp = (2.0 / math.pi) * np.arctan(model.sign_sharpness * v)
+        stribeck = (2.0 / math.pi) * np.arctan(v / model.stribeck_velocity)
+        return [stribeck, v, sharp - stribeck]
+    return [sign, v, v * np.abs(v), v**3]
+
+
+def _check_positive(name: str, value: float, allow_zero: bool = False) -> None:
+    validators.positive(value, f"friction constant {name}", DynIdError, allow_zero=allow_zero)
+
+
+@dataclass(frozen=True)
+class FrictionModel:
+    """A joint friction model with fixed shape constants; see the module docstring.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`FRICTION_MODEL_NAMES`.
+    dead_band : float
+        Speed [rad/s] below which all friction columns are zero (>= 0).
+    sign_sharpness : float
+        ``k`` [s/rad] of the arctan model's smooth sign ``(2/pi) atan(k v)`` (> 0).
+    stribeck_velocity : float
+        ``vs`` [rad/s] of the arctan model's transition ``(2/pi) atan(v / vs)`` (> 0).
+    drift : str
+        ``"none"``, ``"temperature"`` (coefficients linear in temperature) or ``"time"``
+        (coefficients with an exponentially decaying cold-start excess).
+    reference_temperature : float
+        ``T_ref`` [deg C] of the temperature drift.
+    warmup_time_constant : float
+        ``t_w`` [s] of the time drift (> 0).
+    """
+
+    name: str = "none"
+    dead_band: float = 0.0
+    sign_sharpness: float = 100.0
+    stribeck_velocity: float = 0.1
+    drift: str = "none"
+    reference_temperature: float = 20.0
+    warmup_time_constant: float = 1200.0
+
+    def __post_init__(self) -> None:
+        if self.name not in FRICTION_MODEL_NAMES:
+            raise DynIdError(
+                f"unknown friction model {self.name!r}; expected one of {FRICTION_MODEL_NAMES}")
+        if self.drift not in DRIFT_MODES:
+            raise DynIdError(
+                f"unknown friction drift {self.drift!r}; expected one of {DRIFT_MODES}")
+        if self.drift != "none" and self.name == "none":
+            raise DynIdError(
+                f"friction drift {self.drift!r} needs a friction model, got name 'none'")
+        for field in ("dead_band", "sign_sharpness", "stribeck_velocity",
+                      "reference_temperature", "warmup_time_constant"):
+            value = getattr(self, field)
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+                raise DynIdError(f"friction constant {field} must be a number, got {value!r}")
+            object.__setattr__(self, field, float(value))
+        _check_positive("dead_band", self.dead_band, allow_zero=True)
+        _check_positive("sign_sharpness", self.sign_sharpness)
+        _check_positive("stribeck_velocity", self.stribeck_velocity)
+        _check_positive("warmup_time_constant", self.warmup_time_constant)
+        if not math.isfinite(self.reference_temperature):
+            raise DynIdError("friction constant reference_temperature must be finite, "
+                             f"got {self.reference_temperature!r}")
+
+    @property
+    def base_coefficient_names(self) -> tuple[str, ...]:
+        """Coefficient names per joint without the drift coefficients."""
+        return _BASE_COEFFICIENTS[self.name]
+
+    @property
+    def coefficient_names(self) -> tuple[str, ...]:
+        """Coefficient names per joint (no joint index), drift coefficients after the base ones."""
+        base = self.base_coefficient_names
+        suffix = _DRIFT_SUFFIX[self.drift]
+        if suffix is None:
+            return base
+        return base + tuple(name + suffix for name in base)
+
+    @property
+    def n_coefficients(self) -> int:
+        """Number of coefficients per joint, drift coefficients included."""
+        return len(self.coefficient_names)
+
+    @property
+    def needs_temperature(self) -> bool:
+        return self.drift == "temperature"
+
+    @property
+    def needs_elapsed(self) -> bool:
+        return self.drift == "time"
+
+    def columns(self, qd, temperature=None, elapsed=None) -> np.ndarray:
+        """Regressor columns of the friction coefficients.
+
+        Parameters
+        ----------
+        qd : array_like, shape (N, n)
+            Joint velocities [rad/s].
+        temperature : array_like, shape (N, n), optional
+            Joint temperatures [deg C]; required when ``drift == "temperature"``.
+        elapsed : array_like, shape (N,), optional
+            Running time since the cold start [s]; required when ``drift == "time"``.
+
+        Returns
+        -------
+        ndarray, shape (N, n, n_coefficients)
+            Entry ``[k, j, c]`` multiplies coefficient ``c`` of joint ``j`` in joint ``j``'s
+            torque [N m per coefficient unit].
+        """
+        v = np.asarray(qd, dtype=float)
+        if v.ndim != 2:
+            raise DataError(f"qd must have shape (N, n), got shape {v.shape}")
+        if not np.all(np.isfinite(v)):
+            raise DataError("qd contains non-finite values")
+        base = _base_columns(self, v)
+        if self.drift == "temperature":
+            factor = self._temperature_factor(temperature, v.shape)
+        elif self.drift == "time":
+            factor = self._time_factor(elapsed, v.shape[0])
+        else:
+            factor = None
+        if factor is not None:
+            base = base + [column * factor for column in base]
+        if not base:
+            return np.zeros(v.shape + (0,))
+        result = np.stack(base, axis=-1)
+        if self.dead_band > 0.0:
+            result[np.abs(v) < self.dead_band] = 0.0
+        return result
+
+    def _temperature_factor(self, temperature, shape: tuple[int, int]) -> np.ndarray:
+        if temperature is None:
+            raise DataError("friction drift 'temperature' needs temperature (N, n) [deg C], "
+                            "got None")
+        temperature = np.asarray(temperature, dtype=float)
+        if temperature.shape != shape:
+            raise DataError(f"temperature must have the shape of qd {shape}, "
+                            f"got {temperature.shape}")
+        if not np.all(np.isfinite(temperature)):
+            raise DataError("temperature contains non-finite values")
+        return temperature - self.reference_temperature
+
+    def _time_factor(self, elapsed, n_samples: int) -> np.ndarray:
+        if elapsed is None:
+            raise DataError("friction drift 'time' needs elapsed (N,) [s], got None")
+        elapsed = np.asarray(elapsed, dtype=float)
+        if elapsed.shape != (n_samples,):
+            raise DataError(f"elapsed must have shape ({n_samples},), got {elapsed.shape}")
+        if not np.all(np.isfinite(elapsed)) or np.any(elapsed < 0.0):
+            raise DataError("elapsed must be finite and >= 0 [s]")
+        return np.exp(-elapsed / self.warmup_time_constant)[:, None]
+
+    def torque(self, coefficients, qd, temperature=None, elapsed=None) -> np.ndarray:
+        """Friction torque for given coefficients.
+
+        Parameters
+        ----------
+        coefficients : array_like, shape (n, n_coefficients)
+            Coefficients per joint, in the order of :attr:`coefficient_names`.
+        qd, temperature, elapsed
+            As in :meth:`columns`.
+
+        Returns
+        -------
+        ndarray, shape (N, n)
+            Friction torque [N m].
+        """
+        columns = self.columns(qd, temperature, elapsed)
+        coefficients = np.asarray(coefficients, dtype=float)
+        expected = (columns.shape[1], self.n_coefficients)
+        if coefficients.shape != expected:
+            raise DataError(f"coefficients must have shape {expected} (joints, "
+                            f"{self.coefficient_names}), got {coefficients.shape}")
+        return np.einsum("kjc,jc->kj", columns, coefficients)
+
+    def to_dict(self) -> dict:
+        """Plain dict of all fields (YAML/JSON friendly); inverse of :meth:`from_dict`."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "FrictionModel":
+        """Build from a dict as written by :meth:`to_dict`; unknown keys are rejected."""
+        if not isinstance(data, dict):
+            raise DynIdError(f"friction model must be a mapping, got {type(data).__name__}")
+        data = dict(data)
+        name = data.pop("name", "none")
+        return friction_model(name, **data)
+
+
+def friction_model(name: str, **constants) -> FrictionModel:
+    """Validated :class:`FrictionModel` by name.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`FRICTION_MODEL_NAMES`.
+    **constants
+        Any other field of :class:`FrictionModel` (``dead_band``, ``drift``, ...).
+
+    Raises
+    ------
+    DynIdError
+        Unknown name or constant, or a constant out of range.
+    """
+    allowed = tuple(field.name for field in dataclasses.fields(FrictionModel)
+                    if field.name != "name")
+    unknown = sorted(set(constants) - set(allowed))
+    if unknown:
+        raise DynIdError(f"unknown friction constant(s) {unknown}; expected some of {allowed}")
+    return FrictionModel(name=name, **constants)

@@ -1,0 +1,354 @@
+"""The dynamic regressor ``tau = Y(q, qd, qdd) @ theta`` of a serial arm of revolute joints.
+
+``theta`` (p,) holds, in this order (names in :attr:`Regressor.parameter_names`):
+
+1. 10 inertial parameters per link ``[m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]``
+   ([kg, kg m x 3, kg m^2 x 6]) about the origin of the link frame and expressed in it (see
+   :mod:`robot_dynid.model.robot_description`: DH frame ``i``, or the URDF child link frame);
+2. friction coefficients, joint by joint, as :attr:`FrictionModel.coefficient_names`;
+3. optionally a rotor inertia (armature) ``Ia_j`` [kg m^2] per joint, torque ``Ia_j qdd_j``;
+4. optionally a constant torque offset ``off_j`` [N m] per joint.
+
+:meth:`Regressor.compute` evaluates the rigid-body part with a Newton-Euler recursion compiled
+in C (``robot_dynid/_regressor_kernel.c``), four samples at a time. The pinocchio model serves
+only as the kinematic description, so DH and URDF robots share one code path: each joint frame
+is turned by a constant rotation so that its axis is ``z``, and the kinematics become a chain of
+constant frame changes (previous link frame -> joint frame at ``q = 0``, ``Rz(q)``, joint frame
+-> link frame). In link frame ``i``, with the link's angular velocity ``w``, angular
+acceleration ``dw`` and origin acceleration ``a`` (gravity entering as ``-g``), the wrench of
+link ``i`` about the frame origin is linear in its parameters ``(m, h = m c, I)``::
+
+    f = m a + (S(dw) + S(w) S(w)) h
+    n = I dw + w x (I w) + h x a
+
+and joint ``j <= i`` sees ``tau_j += l . f + u . n``, where ``(l, u) = (r x z_j, z_j)`` is the
+unit twist of joint ``j`` expressed in link frame ``i`` (``r`` the origin of joint ``j``). The
+twists are carried along with the same frame changes, so the cost is ``O(n^2)`` per sample.
+:meth:`Regressor.compute_one` (online use) runs the same kernel on one sample.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+
+from robot_dynid import _regressor_kernel
+from robot_dynid.errors import DataError, DynIdError
+from robot_dynid.model.friction import FrictionModel
+from robot_dynid.model.robot_description import (RobotDescription, build_pinocchio_model,
+                                                 link_frame_placements)
+
+INERTIAL_NAMES = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
+N_INERTIAL = len(INERTIAL_NAMES)
+#: Samples processed at once by :meth:`Regressor.compute` and :meth:`Regressor.torque`; bounds
+#: the work arrays besides the output (friction columns; torque's regressor buffer).
+DEFAULT_CHUNK_SIZE = 20000
+
+
+def inertia_parameter_map(rotation: np.ndarray, translation: np.ndarray) -> np.ndarray:
+    """Linear map of the 10 inertial parameters from frame A to frame B.
+
+    Parameters
+    ----------
+    rotation : ndarray, shape (3, 3)
+        Orientation of frame A in frame B.
+    translation : ndarray, shape (3,)
+        Origin of frame A in frame B [m] (``x_B = rotation @ x_A + translation``).
+
+    Returns
+    -------
+    ndarray, shape (10, 10)
+        ``M`` with ``pi_B = M @ pi_A``, both in the order ``[m, mx, my, mz, Ixx, Ixy, Iyy, Ixz,
+        Iyz, Izz]`` about the frame's origin. From ``h_B = R h_A + m p`` and the parallel-axis
+        theorem, with ``u = R h_A``:
+        ``I_B = R I_A R^T + m (|p|^2 1 - p p^T) + 2 (u . p) 1 - u p^T - p u^T``.
+    """
+    rotation = np.asarray(rotation, dtype=float)
+    translation = np.asarray(translation, dtype=float)
+    columns = []
+    for basis in np.eye(N_INERTIAL):
+        mass, first_moment = basis[0], basis[1:4]
+        inertia = _symmetric_from_vector(basis[4:])
+        moved = rotation @ first_moment
+        new_inertia = (rotation @ inertia @ rotation.T
+                       + mass * (translation @ translation * np.eye(3)
+                                 - np.outer(translation, translation))
+                       + 2.0 * (moved @ translation) * np.eye(3)
+                       - np.outer(moved, translation) - np.outer(translation, moved))
+        columns.append(np.concatenate([[mass], moved + mass * translation,
+                                       _vector_from_symmetric(new_inertia)]))
+    return np.array(columns).T
+
+
+def _symmetric_from_vector(values: np.ndarray) -> np.ndarray:
+    xx, xy, yy, xz, yz, zz = values
+    return np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+
+
+def _vector_from_symmetric(matrix: np.ndarray) -> np.ndarray:
+    return np.array([matrix[0, 0], matrix[0, 1], matrix[1, 1], matrix[0, 2], matrix[1, 2],
+                     matrix[2, 2]])
+
+
+def _rotation_z_to(axis: np.ndarray) -> np.ndarray:
+    """A rotation ``C`` with ``C @ [0, 0, 1] = axis`` (unit)."""
+    z = np.array([0.0, 0.0, 1.0])
+    cross = np.cross(z, axis)
+    sine, cosine = np.linalg.norm(cross), float(z @ axis)
+    if sine < 1e-12:
+        return np.eye(3) if cosine > 0.0 else np.diag([1.0, -1.0, -1.0])
+    return pin.exp3(cross / sine * np.arctan2(sine, cosine))
+
+
+#: Entries of constant transforms below this are set to zero (they are rounding residue such
+#: as cos(pi/2) = 6e-17 [1 or m]), so that a frame change without translation is recognised.
+_ROUNDING_RESIDUE = 1e-14
+
+
+def _frame_change(rotation: np.ndarray, translation: np.ndarray) -> np.ndarray:
+    """The 13 doubles of a constant frame change from A to B for the kernel: ``[identity flag,
+    r (row-major), p]`` with ``r = R^T`` (``v_B = r v_A``), B having orientation ``R`` and
+    origin ``p`` [m] in A."""
+    rotation = np.where(np.abs(rotation) < _ROUNDING_RESIDUE, 0.0, rotation)
+    translation = np.where(np.abs(translation) < _ROUNDING_RESIDUE, 0.0, translation)
+    identity = np.array_equal(rotation, np.eye(3)) and not translation.any()
+    return np.concatenate([[float(identity)], rotation.T.ravel(), translation])
+
+
+def _chain_from_model(model: pin.Model) -> np.ndarray:
+    """Kinematics as constant frame changes, with every joint turned to rotate about ``z``:
+    previous link frame (world for joint 1) -> joint frame ``i`` at ``q_i = 0``, then
+    ``Rz(q_i)``, then joint frame ``i`` -> link frame ``i``.
+
+    Returns
+    -------
+    ndarray, shape (n, 2, 13)
+        Per joint the two frame changes as :func:`_frame_change` packs them.
+    """
+    link_frames = link_frame_placements(model)
+    changes = []
+    previous_turn = np.eye(3)
+    previous_link = pin.SE3.Identity()
+    for joint_id in range(1, model.njoints):
+        joint = model.joints[joint_id]
+        if joint.nq != 1 or joint.nv != 1:
+            raise DynIdError(f"joint {model.names[joint_id]!r} is {joint.shortname()}; "
+                             "only revolute joints with one coordinate are supported")
+        if model.parents[joint_id] != joint_id - 1:
+            raise DynIdError(f"joint {model.names[joint_id]!r} does not follow joint "
+                             f"{model.names[joint_id - 1]!r}; the model must be a serial chain")
+        joint_data = joint.createData()
+        joint.calc(joint_data, np.zeros(1))
+        motion = np.array(joint_data.S).ravel()
+        if np.linalg.norm(motion[:3]) > 1e-12 or abs(np.linalg.norm(motion[3:]) - 1.0) > 1e-9:
+            raise DynIdError(f"joint {model.names[joint_id]!r} is not a revolute joint")
+        turn = pin.SE3(_rotation_z_to(motion[3:]), np.zeros(3))
+        # turned joint frame in the previous turned joint frame, then in the previous link frame
+        placement = (pin.SE3(previous_turn, np.zeros(3)).inverse()
+                     * model.jointPlacements[joint_id] * turn)
+        joint_in_link = previous_link.inverse() * placement
+        link = turn.inverse() * link_frames[joint_id - 1]
+        changes.append([_frame_change(joint_in_link.rotation, joint_in_link.translation),
+                        _frame_change(link.rotation, link.translation)])
+        previous_turn, previous_link = turn.rotation, link
+    return np.array(changes)
+
+
+class Regressor:
+    """Regressor ``Y`` with ``tau = Y @ theta`` for a robot, friction model and options.
+
+    Parameters
+    ----------
+    robot : RobotDescription
+        Kinematics, joint order and gravity.
+    friction : FrictionModel
+        Friction columns per joint (``FrictionModel()`` = none).
+    armature : bool
+        Add a rotor inertia ``Ia_j`` per joint (column ``qdd_j`` in joint ``j``).
+    offset : bool
+        Add a torque offset ``off_j`` per joint (column 1 in joint ``j``).
+    chunk_size : int
+        Samples evaluated at once by :meth:`compute` (bounds the work memory).
+
+    Attributes
+    ----------
+    model : pinocchio.Model
+        The kinematic model (:func:`build_pinocchio_model`), zero inertias; :meth:`compute`
+        reads only its joint placements, axes, link frames and gravity.
+    """
+
+    def __init__(self, robot: RobotDescription, friction: FrictionModel = FrictionModel(),
+                 armature: bool = False, offset: bool = False,
+                 chunk_size: int = DEFAULT_CHUNK_SIZE) -> None:
+        if not isinstance(robot, RobotDescription):
+            raise DynIdError(f"robot must be a RobotDescription, got {type(robot).__name__}")
+        if not isinstance(friction, FrictionModel):
+            raise DynIdError(f"friction must be a FrictionModel, got {type(friction).__name__}")
+        for name, value in (("armature", armature), ("offset", offset)):
+            if not isinstance(value, (bool, np.bool_)):
+                raise DynIdError(f"{name} must be True or False, got {value!r}")
+        if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) \
+                or chunk_size < 1:
+            raise DynIdError(f"chunk_size must be a positive integer, got {chunk_size!r}")
+        self.robot = robot
+        self.friction = friction
+        self.armature = bool(armature)
+        self.offset = bool(offset)
+        self.chunk_size = int(chunk_size)
+        if robot.n_joints > _regressor_kernel.MAX_JOINTS:
+            raise DynIdError(f"robot {robot.name!r} has {robot.n_joints} joints; the regressor "
+                             f"takes at most {_regressor_kernel.MAX_JOINTS}")
+        self.model = build_pinocchio_model(robot)
+        self._chain = _chain_from_model(self.model)
+        self._gravity = np.array(self.model.gravity.linear, dtype=float)
+        n = robot.n_joints
+        self._inertial = slice(0, N_INERTIAL * n)
+        start = N_INERTIAL * n
+        self._friction = slice(start, start + friction.n_coefficients * n)
+        start = self._friction.stop
+        self._armature = slice(start, start + (n if self.armature else 0))
+        start = self._armature.stop
+        self._offset = slice(start, start + (n if self.offset else 0))
+    @property
+    def n_joints(self) -> int:
+        return self.robot.n_joints
+
+    @property
+    def n_parameters(self) -> int:
+        """Number of parameters ``p``."""
+        return self._offset.stop
+
+    @property
+    def parameter_names(self) -> tuple[str, ...]:
+        """Names of the ``p`` parameters, joint indices 1-based (``"m1"``, ..., ``"fc1"``, ...)."""
+        joints = range(1, self.n_joints + 1)
+        names = [f"{name}{j}" for j in joints for name in INERTIAL_NAMES]
+        names += [f"{name}{j}" for j in joints for name in self.friction.coefficient_names]
+        if self.armature:
+            names += [f"Ia{j}" for j in joints]
+        if self.offset:
+            names += [f"off{j}" for j in joints]
+        return tuple(names)
+
+    @property
+    def slices(self) -> dict[str, slice]:
+        """Where each group sits in ``theta``: ``inertial``, ``friction``, ``armature``,
+        ``offset``."""
+        return {"inertial": self._inertial, "friction": self._friction,
+                "armature": self._armature, "offset": self._offset}
+
+    def _check_states(self, q, qd, qdd, one: bool = False):
+        n = self.n_joints
+        arrays = [np.ascontiguousarray(value, dtype=float) for value in (q, qd, qdd)]
+        for name, array in zip(("q", "qd", "qdd"), arrays):
+            if (one and array.shape != (n,)) or (not one and (array.ndim != 2
+                                                              or array.shape[1] != n)):
+                expected = f"({n},)" if one else f"(N, {n})"
+                raise DataError(f"{name} must have shape {expected} in joint order "
+                                f"{self.robot.joint_names}, got {array.shape}")
+        if not arrays[0].shape == arrays[1].shape == arrays[2].shape:
+            raise DataError(f"q, qd and qdd must have the same shape, got {arrays[0].shape}, "
+                            f"{arrays[1].shape} and {arrays[2].shape}")
+        for name, array in zip(("q", "qd", "qdd"), arrays):
+            if not np.isfinite(array).all():
+                raise DataError(f"{name} contains non-finite values")
+        return arrays
+
+    def compute(self, q, qd, qdd, temperature=None, elapsed=None, out=None) -> np.ndarray:
+        """Regressor for N samples at once.
+
+        Parameters
+        ----------
+        q, qd, qdd : array_like, shape (N, n)
+            Joint positions [rad], velocities [rad/s], accelerations [rad/s^2].
+        temperature : array_like, shape (N, n), optional
+            Joint temperatures [deg C], for friction drift ``"temperature"``.
+        elapsed : array_like, shape (N,), optional
+            Time since the cold start [s], for friction drift ``"time"``.
+        out : ndarray, shape (N, n, p), optional
+            A C-ordered float64 array to write the result into (every entry is overwritten),
+            e.g. a buffer reused across the chunks of a long recording.
+
+        Returns
+        -------
+        ndarray, shape (N, n, p)
+            ``Y[k, j, c]`` multiplies parameter ``c`` in the torque of joint ``j`` at sample
+            ``k`` [N m per parameter unit], C order (each sample's ``(n, p)`` block is
+            contiguous).
+        """
+        q, qd, qdd = self._check_states(q, qd, qdd)
+        shape = q.shape + (self.n_parameters,)
+        if out is None:
+            out = np.empty(shape)
+        elif not (isinstance(out, np.ndarray) and out.shape == shape and out.dtype == np.float64
+                  and out.flags.c_contiguous and out.flags.writeable):
+            raise DataError(f"out must be a writeable C-ordered float64 array of shape "
+                            f"{shape}, got {getattr(out, 'dtype', type(out).__name__)} "
+                            f"{getattr(out, 'shape', '')}")
+        for start in range(0, shape[0], self.chunk_size):
+            chunk = slice(start, min(start + self.chunk_size, shape[0]))
+            self._evaluate(q[chunk], qd[chunk], qdd[chunk],
+                           None if temperature is None else np.asarray(temperature)[chunk],
+                           None if elapsed is None else np.asarray(elapsed)[chunk], out[chunk])
+        return out
+
+    def _evaluate(self, q, qd, qdd, temperature, elapsed, out) -> None:
+        """The kernel on checked, C-contiguous states (N, n) into ``out`` (N, n, p)."""
+        friction = self.friction.columns(qd, temperature=temperature, elapsed=elapsed)
+        _regressor_kernel.regressor(self._chain, self._gravity, q, qd, qdd,
+                                    np.ascontiguousarray(friction, dtype=float), self.armature,
+                                    self.offset, out)
+
+    def compute_one(self, q, qd, qdd, temperature=None, elapsed=None) -> np.ndarray:
+        """Regressor of one sample (for online use), by the same kernel as :meth:`compute`.
+
+        Parameters
+        ----------
+        q, qd, qdd : array_like, shape (n,)
+            [rad], [rad/s], [rad/s^2].
+        temperature : array_like, shape (n,), optional
+            [deg C].
+        elapsed : float, optional
+            [s].
+
+        Returns
+        -------
+        ndarray, shape (n, p)
+        """
+        q, qd, qdd = self._check_states(q, qd, qdd, one=True)
+        out = np.empty((1, self.n_joints, self.n_parameters))
+        self._evaluate(q[None], qd[None], qdd[None],
+                       None if temperature is None else np.asarray(temperature, dtype=float)[None],
+                       None if elapsed is None else np.atleast_1d(np.asarray(elapsed, dtype=float)),
+                       out)
+        return out[0]
+
+    def torque(self, parameters, q, qd, qdd, temperature=None, elapsed=None) -> np.ndarray:
+        """Joint torques ``Y @ parameters``.
+
+        Parameters
+        ----------
+        parameters : array_like, shape (p,)
+            In the order of :attr:`parameter_names`.
+        q, qd, qdd, temperature, elapsed
+            As in :meth:`compute`.
+
+        Returns
+        -------
+        ndarray, shape (N, n)
+            Joint torques [N m].
+        """
+        parameters = np.asarray(parameters, dtype=float)
+        if parameters.shape != (self.n_parameters,):
+            raise DataError(f"parameters must have shape ({self.n_parameters},) in the order "
+                            f"of parameter_names, got {parameters.shape}")
+        q, qd, qdd = self._check_states(q, qd, qdd)
+        torques = np.empty(q.shape)
+        buffer = np.empty((min(self.chunk_size, q.shape[0]),) + q.shape[1:] + parameters.shape)
+        for start in range(0, q.shape[0], self.chunk_size):
+            chunk = slice(start, min(start + self.chunk_size, q.shape[0]))
+            Y = buffer[:chunk.stop - chunk.start]
+            self._evaluate(q[chunk], qd[chunk], qdd[chunk],
+                           None if temperature is None else np.asarray(temperature)[chunk],
+                           None if elapsed is None else np.asarray(elapsed)[chunk], Y)
+            torques[chunk] = Y @ parameters
+        return torques

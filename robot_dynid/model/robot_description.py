@@ -1,0 +1,745 @@
+"""Robot descriptions: joint names, limits, gravity and kinematics from a DH table or a URDF.
+
+A :class:`RobotDescription` is built by one validating loader from a YAML file
+(:func:`load_robot`), a dict of the same form (:func:`robot_from_dict`) or URDF text such as a
+ROS ``robot_description`` parameter carries (:func:`robot_from_urdf`). The YAML contract is
+documented in ``docs/robot_description.md``.
+
+Kinematics (all joints revolute, ``q`` [rad]):
+
+- standard DH: ``A_i = Rz(q_i + theta_i) Tz(d_i) Tx(a_i) Rx(alpha_i)``; joint ``i`` turns about
+  ``z_{i-1}``; DH frame ``i`` sits at the distal end of link ``i``.
+- modified DH (Craig/Khalil): ``A_i = Rx(alpha_{i-1}) Tx(a_{i-1}) Rz(q_i + theta_i) Tz(d_i)``;
+  DH frame ``i`` is the frame of joint ``i``.
+- URDF: each joint's frame is its child link's frame.
+
+An optional ``base`` row is a fixed transform from the world (gravity) frame to the base of
+joint 1, written in the table's own convention.
+
+The *link frame* of link ``i`` is the frame its 10 inertial parameters are taken about and
+expressed in: DH frame ``i`` for DH robots, the joint's child link frame for URDF robots.
+:func:`build_pinocchio_model` adds it to the pinocchio model as the BODY frame of joint ``i``.
+
+Inertial data, where a description has it (:func:`link_bodies`): a DH table's optional
+``inertial:`` entry per joint (:class:`LinkInertial`, in the link frame), a URDF's ``<inertial>``
+elements of the links that move with each joint.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import logging
+import math
+import os
+from dataclasses import dataclass
+from typing import Any, Mapping, NamedTuple, Sequence
+
+import numpy as np
+import pinocchio as pin
+
+from robot_dynid import validators
+from robot_dynid.errors import DataError, RobotDescriptionError
+from robot_dynid.joint_names import index_in
+from robot_dynid.yaml_files import read_yaml
+
+logger = logging.getLogger(__name__)
+
+DH_CONVENTIONS = ("standard", "modified")
+DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+#: Norms [m/s^2] a non-zero gravity vector may have: 9.78 (equator) to 9.83 (poles) at sea level,
+#: with room for altitude and rounding (10); anything else is a unit mistake (mm/s^2, ft/s^2).
+GRAVITY_NORM_RANGE = (9.5, 10.1)
+#: Bounds beyond which a value is taken for a unit mistake (degrees, millimetres).
+MAX_POSITION_LIMIT = 2.0 * math.pi * 1.05
+MAX_VELOCITY_LIMIT = 50.0
+MAX_ANGLE = 2.0 * math.pi
+MAX_LENGTH = 50.0
+#: URDF carries no acceleration limits; without an override a joint gets this many times its
+#: velocity limit [1/s] (full speed reached in 0.2 s).
+DEFAULT_ACCELERATION_PER_VELOCITY = 5.0
+#: Position limits given to URDF ``continuous`` joints without an override [rad].
+CONTINUOUS_POSITION_LIMITS = (-math.pi, math.pi)
+
+_DH_REQUIRED = ("name", "dh_convention", "joints")
+_DH_OPTIONAL = ("gravity", "base")
+_URDF_OPTIONAL = ("name", "gravity", "joints", "position_limits", "velocity_limits",
+                  "acceleration_limits", "effort_limits", "gear_ratios", "rated_motor_torques",
+                  "torque_constants")
+_URDF_LIMIT_MAPS = ("position_limits", "velocity_limits", "acceleration_limits", "effort_limits")
+_JOINT_REQUIRED = ("name", "a", "alpha", "d", "position_limits", "velocity_limit",
+                   "acceleration_limit")
+_JOINT_OPTIONAL = ("theta_offset", "effort_limit", "gear_ratio", "rated_motor_torque",
+                   "torque_constant", "inertial")
+_INERTIAL_KEYS = ("mass", "com", "inertia")
+#: Drive keys of a DH joint and, in the plural, the URDF form's mappings joint -> value.
+_DRIVE_KEYS = ("gear_ratio", "rated_motor_torque", "torque_constant")
+_URDF_DRIVE_MAPS = tuple(f"{key}s" for key in _DRIVE_KEYS)
+_BASE_KEYS = ("a", "alpha", "d", "theta")
+_URDF_REVOLUTE_TYPES = ("revolute", "continuous")
+
+
+class LimitArrays(NamedTuple):
+    """Limits of several joints, each (m,): ``lower`` and ``upper`` positions [rad], ``velocity``
+    [rad/s], ``acceleration`` [rad/s^2], ``effort`` [N m] (NaN where unknown)."""
+
+    lower: np.ndarray
+    upper: np.ndarray
+    velocity: np.ndarray
+    acceleration: np.ndarray
+    effort: np.ndarray
+
+
+@dataclass(frozen=True)
+class JointLimits:
+    """Limits of one joint.
+
+    Parameters
+    ----------
+    position : tuple of float
+        ``(lower, upper)`` [rad], ``lower < upper``.
+    velocity : float
+        Maximum speed [rad/s] (> 0).
+    acceleration : float
+        Maximum acceleration magnitude [rad/s^2] (> 0).
+    effort : float or None
+        Maximum torque [N m] (> 0), None when unknown.
+    """
+
+    position: tuple[float, float]
+    velocity: float
+    acceleration: float
+    effort: float | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "position", tuple(self.position))
+
+
+@dataclass(frozen=True)
+class DHRow:
+    """One row of a DH table: ``a`` [m], ``alpha`` [rad], ``d`` [m], ``theta`` [rad].
+
+    For a joint row ``theta`` is the constant offset added to ``q``; for the base row it is the
+    fixed rotation. In a modified table ``a`` and ``alpha`` are ``a_{i-1}`` and ``alpha_{i-1}``.
+    """
+
+    a: float
+    alpha: float
+    d: float
+    theta: float = 0.0
+
+
+@dataclass(frozen=True)
+class JointDrive:
+    """Optional drive data of one joint (not used by the dynamics): for reports and to turn
+    motor currents into joint torques (:meth:`RobotDescription.torque_from_current`).
+
+    Parameters
+    ----------
+    gear_ratio : float or None
+        Motor turns per joint turn (> 0).
+    rated_motor_torque : float or None
+        Rated torque at the motor shaft [N m] (> 0); times ``gear_ratio`` it is the rated joint
+        torque.
+    torque_constant : float or None
+        Motor torque per motor current [N m/A] (non-zero; negative where the drive counts the
+        current against the joint's direction).
+    """
+
+    gear_ratio: float | None = None
+    rated_motor_torque: float | None = None
+    torque_constant: float | None = None
+
+
+def current_to_torque(current, torque_constant, gear_ratio, efficiency=None) -> np.ndarray:
+    """Joint torque from motor current, ``tau = i k_t r eta``.
+
+    Parameters
+    ----------
+    current : array_like, shape (N, n)
+        Motor current [A].
+    torque_constant : array_like, shape (n,) or float
+        Motor torque constant k_t [N m/A] (motor side).
+    gear_ratio : array_like, shape (n,) or float
+        Reduction r = motor speed / joint speed (> 0; use the sign of k_t for direction).
+    efficiency : array_like, shape (n,) or float, optional
+        Gear efficiency eta in (0, 1]; 1 by default. Applied as a plain factor (a motoring
+        efficiency; friction models identify the rest).
+
+    Returns
+    -------
+    ndarray, shape (N, n)
+        Joint torque [N m].
+    """
+    current = np.asarray(current, dtype=float)
+    if current.ndim != 2 or not np.all(np.isfinite(current)):
+        raise DataError(f"current must be finite with shape (N, n), got shape {current.shape}")
+    n_joints = current.shape[1]
+    torque_constant = np.asarray(torque_constant, dtype=float)
+    if np.ndim(torque_constant) == 0:
+        torque_constant = np.full(n_joints, float(torque_constant))
+    if torque_constant.shape != (n_joints,) or np.any(~np.isfinite(torque_constant)) \
+            or np.any(torque_constant == 0.0):
+        raise DataError(f"torque_constant must be ({n_joints},) finite and non-zero [N m/A], "
+                        f"got {torque_constant!r}")
+    gear_ratio = validators.per_joint(gear_ratio, n_joints, "gear_ratio", DataError)
+    factor = torque_constant * gear_ratio
+    if efficiency is not None:
+        factor = factor * validators.per_joint(efficiency, n_joints, "efficiency", DataError, upper=1.0)
+    return current * factor
+
+
+@dataclass(frozen=True)
+class LinkInertial:
+    """Mass properties of a body, in the axes of a frame F (a DH link frame, a URDF link frame).
+
+    Parameters
+    ----------
+    mass : float
+        [kg], >= 0.
+    com : tuple of 3 float
+        Centre of mass in F [m].
+    inertia : tuple of 6 float
+        Inertia about the centre of mass in F's axes, URDF's order
+        ``(ixx, ixy, ixz, iyy, iyz, izz)`` [kg m^2].
+    """
+
+    mass: float
+    com: tuple[float, float, float]
+    inertia: tuple[float, float, float, float, float, float]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mass", float(self.mass))
+        object.__setattr__(self, "com", tuple(float(value) for value in self.com))
+        object.__setattr__(self, "inertia", tuple(float(value) for value in self.inertia))
+
+    def to_dict(self) -> dict:
+        return {"mass": self.mass, "com": list(self.com), "inertia": list(self.inertia)}
+
+
+@dataclass(frozen=True)
+class LinkBody:
+    """A URDF link (or a DH link) that moves rigidly with a joint's link frame.
+
+    Parameters
+    ----------
+    name : str
+        URDF link name; ``"<joint>_link"`` for DH links.
+    placement : pinocchio.SE3
+        The body's frame in the joint's link frame (unselected movable joints at 0).
+    inertial : LinkInertial or None
+        Its inertial data in its own frame; None where the description has none.
+    """
+
+    name: str
+    placement: pin.SE3
+    inertial: LinkInertial | None
+
+
+@dataclass(frozen=True)
+class RobotDescription:
+    """A serial arm of revolute joints.
+
+    Parameters
+    ----------
+    name : str
+        Robot name.
+    joint_names : tuple of str
+        The ``n`` actuated joints, base to tip; this order is the column order of ``q``.
+    limits : tuple of JointLimits
+        One per joint.
+    gravity : tuple of float
+        Gravity acceleration [m/s^2] in the world frame (the DH base frame or the URDF root link):
+        zero, or of a norm within :data:`GRAVITY_NORM_RANGE` (9.5 to 10.1 m/s^2).
+    dh_convention : {"standard", "modified"} or None
+        None for URDF robots.
+    dh : tuple of DHRow or None
+        One row per joint for DH robots.
+    base : DHRow or None
+        Fixed transform from the world frame to joint 1's base, in ``dh_convention``.
+    urdf : str or None
+        URDF XML text for URDF robots.
+    drives : tuple of JointDrive or None
+        Optional gear ratios, rated motor torques and torque constants, one per joint.
+    inertials : tuple of LinkInertial or None
+        DH robots only: optional mass properties of each link in its link frame (``inertial:``
+        entries); URDF robots carry theirs in the URDF (:func:`link_bodies`).
+    """
+
+    name: str
+    joint_names: tuple[str, ...]
+    limits: tuple[JointLimits, ...]
+    gravity: tuple[float, float, float] = DEFAULT_GRAVITY
+    dh_convention: str | None = None
+    dh: tuple[DHRow, ...] | None = None
+    base: DHRow | None = None
+    urdf: str | None = None
+    drives: tuple[JointDrive, ...] | None = None
+    inertials: tuple[LinkInertial, ...] | None = None
+
+    def __post_init__(self) -> None:
+        for field in ("joint_names", "limits", "gravity", "dh", "drives", "inertials"):
+            value = getattr(self, field)
+            if value is not None and not isinstance(value, tuple):
+                object.__setattr__(self, field, tuple(value))
+        _check_description(self)
+
+    @property
+    def n_joints(self) -> int:
+        """Number of actuated joints ``n``."""
+        return len(self.joint_names)
+
+    def limit_arrays(self, joint_names: Sequence[str] | None = None) -> "LimitArrays":
+        """Limits of ``joint_names`` (default all joints, in order) as arrays, each (m,).
+
+        Raises
+        ------
+        JointMatchError
+            A name twice or one the robot does not have.
+        """
+        names = self.joint_names if joint_names is None else tuple(joint_names)
+        limits = [self.limits[index] for index in index_in(self.joint_names, names, "joint_names",
+                                                           f"robot {self.name!r}")]
+        return LimitArrays(*(np.array(values, dtype=float) for values in zip(
+            *((limit.position[0], limit.position[1], limit.velocity, limit.acceleration,
+               np.nan if limit.effort is None else limit.effort) for limit in limits))))
+
+    @functools.cached_property
+    def continuous(self) -> tuple[bool, ...]:
+        """Per joint, True for a URDF ``continuous`` joint: it turns without end, and its
+        position limits (``[-pi, pi]`` unless overridden) only bound excitation design."""
+        if self.urdf is None:
+            return (False,) * self.n_joints
+        from robot_dynid.model.urdf import parse_urdf
+        _, joints = parse_urdf(self.urdf)
+        return tuple(joints[name].type == "continuous" for name in self.joint_names)
+
+    def torque_from_current(self, current) -> np.ndarray:
+        """Joint torques from motor currents, ``tau_j = i_j k_t,j r_j`` with each joint's
+        ``torque_constant`` and ``gear_ratio``.
+
+        Parameters
+        ----------
+        current : array_like, shape (N, n)
+            Motor currents [A], in joint order.
+
+        Returns
+        -------
+        ndarray, shape (N, n)
+            Joint torques [N m].
+        """
+        for index, name in enumerate(self.joint_names):
+            drive = self.drives[index] if self.drives is not None else JointDrive()
+            for key, unit in (("torque_constant", "N m/A"), ("gear_ratio", "1")):
+                if getattr(drive, key) is None:
+                    raise RobotDescriptionError(
+                        f"joint {name!r} has no {key} [{unit}] in robot {self.name!r}: both "
+                        "torque_constant and gear_ratio are needed to turn motor currents "
+                        "into joint torques")
+        return current_to_torque(current, [drive.torque_constant for drive in self.drives],
+                                 [drive.gear_ratio for drive in self.drives])
+
+    def to_dict(self) -> dict:
+        """The YAML contract form; ``robot_from_dict(robot.to_dict())`` rebuilds this robot.
+
+        A URDF robot is written with its URDF text inline and every limit as an override.
+        """
+        data: dict[str, Any] = {"name": self.name, "gravity": list(self.gravity)}
+        if self.urdf is not None:
+            data["urdf"] = self.urdf
+            data["joints"] = list(self.joint_names)
+            pairs = list(zip(self.joint_names, self.limits))
+            data["position_limits"] = {name: list(limit.position) for name, limit in pairs}
+            data["velocity_limits"] = {name: limit.velocity for name, limit in pairs}
+            data["acceleration_limits"] = {name: limit.acceleration for name, limit in pairs}
+            data["effort_limits"] = {name: limit.effort for name, limit in pairs
+                                     if limit.effort is not None}
+            for key, mapping in zip(_DRIVE_KEYS, _URDF_DRIVE_MAPS):
+                values = {name: getattr(drive, key)
+                          for name, drive in zip(self.joint_names, self.drives or ())
+                          if getattr(drive, key) is not None}
+                if values:
+                    data[mapping] = values
+            return data
+        data["dh_convention"] = self.dh_convention
+        if self.base is not None:
+            data["base"] = dataclasses.asdict(self.base)
+        joints = []
+        for index, (name, row, limits) in enumerate(zip(self.joint_names, self.dh, self.limits)):
+            joint = {"name": name, "a": row.a, "alpha": row.alpha, "d": row.d,
+                     "theta_offset": row.theta, "position_limits": list(limits.position),
+                     "velocity_limit": limits.velocity,
+                     "acceleration_limit": limits.acceleration}
+            if limits.effort is not None:
+                joint["effort_limit"] = limits.effort
+            if self.drives is not None:
+                for key, value in dataclasses.asdict(self.drives[index]).items():
+                    if value is not None:
+                        joint[key] = value
+            if self.inertials is not None:
+                joint["inertial"] = self.inertials[index].to_dict()
+            joints.append(joint)
+        data["joints"] = joints
+        return data
+
+
+def _check_description(robot: RobotDescription) -> None:
+    """Consistency and unit-plausibility checks shared by every way of building a robot."""
+    if not isinstance(robot.name, str) or not robot.name:
+        raise RobotDescriptionError(f"name must be a non-empty string, got {robot.name!r}")
+    n = len(robot.joint_names)
+    if n == 0:
+        raise RobotDescriptionError("the robot has no joints; expected at least one")
+    if len(robot.limits) != n:
+        raise RobotDescriptionError(
+            f"limits has {len(robot.limits)} entries, expected one per joint ({n})")
+    seen = set()
+    for index, name in enumerate(robot.joint_names):
+        if not isinstance(name, str) or not name:
+            raise RobotDescriptionError(
+                f"joints[{index}].name must be a non-empty string, got {name!r}")
+        if name in seen:
+            raise RobotDescriptionError(
+                f"joints[{index}].name {name!r} is a duplicate; joint names must be unique")
+        seen.add(name)
+    if len(robot.gravity) != 3:
+        raise RobotDescriptionError(
+            f"gravity must have 3 values [m/s^2], got {len(robot.gravity)}: {robot.gravity!r}")
+    object.__setattr__(robot, "gravity", tuple(_number(g, "gravity") for g in robot.gravity))
+    _check_gravity(robot.gravity)
+    if (robot.dh is None) == (robot.urdf is None):
+        raise RobotDescriptionError("a robot needs exactly one of a DH table (dh) and urdf text")
+    if robot.dh is not None:
+        if robot.dh_convention not in DH_CONVENTIONS:
+            raise RobotDescriptionError(
+                f"dh_convention = {robot.dh_convention!r}, expected one of {DH_CONVENTIONS}")
+        if len(robot.dh) != n:
+            raise RobotDescriptionError(
+                f"dh has {len(robot.dh)} rows, expected one per joint ({n})")
+        for index, row in enumerate(robot.dh):
+            _check_dh_row(row, f"joints[{index}] ({robot.joint_names[index]})", "theta_offset")
+        if robot.base is not None:
+            _check_dh_row(robot.base, "base", "theta")
+    elif robot.dh_convention is not None or robot.base is not None:
+        raise RobotDescriptionError("a URDF robot takes no dh_convention or base; "
+                                    "put fixed transforms into the URDF")
+    if robot.drives is not None and len(robot.drives) != n:
+        raise RobotDescriptionError(
+            f"drives has {len(robot.drives)} entries, expected one per joint ({n})")
+    if robot.inertials is not None:
+        if robot.urdf is not None:
+            raise RobotDescriptionError("a URDF robot takes no inertials; they come from the "
+                                        "URDF's <inertial> elements")
+        if len(robot.inertials) != n:
+            raise RobotDescriptionError(
+                f"inertials has {len(robot.inertials)} entries, expected one per joint ({n})")
+        for index, inertial in enumerate(robot.inertials):
+            _check_inertial(inertial, f"joints[{index}] ({robot.joint_names[index]}).inertial")
+    for index, (name, limits) in enumerate(zip(robot.joint_names, robot.limits)):
+        label = (f"joints[{index}] ({name})" if robot.dh is not None else f"joint {name!r}")
+        _check_limits(limits, label)
+        if robot.drives is not None:
+            for key, value in dataclasses.asdict(robot.drives[index]).items():
+                if value is None:
+                    continue
+                if key == "torque_constant":
+                    if not (math.isfinite(value) and value != 0.0):
+                        raise RobotDescriptionError(
+                            f"{label}.{key} = {value!r} must be finite and non-zero [N m/A]")
+                elif not value > 0.0:
+                    raise RobotDescriptionError(f"{label}.{key} = {value!r} must be > 0")
+
+
+def _check_inertial(inertial: LinkInertial, label: str) -> None:
+    """Finite values, ``mass >= 0`` [kg], 3 ``com`` and 6 ``inertia`` values, ``com`` not in mm."""
+    if not isinstance(inertial, LinkInertial):
+        raise RobotDescriptionError(f"{label} must be a LinkInertial, got {inertial!r}")
+    for key, count in (("com", 3), ("inertia", 6)):
+        if len(getattr(inertial, key)) != count:
+            raise RobotDescriptionError(f"{label}.{key} must have {count} values, got "
+                                        f"{list(getattr(inertial, key))}")
+    for key in _INERTIAL_KEYS:
+        values = np.atleast_1d(getattr(inertial, key))
+        if not np.isfinite(values).all():
+            raise RobotDescriptionError(f"{label}.{key} must be finite, got {getattr(inertial, key)!r}")
+    if not inertial.mass >= 0.0:
+        raise RobotDescriptionError(f"{label}.mass = {inertial.mass!r} kg must be >= 0")
+    if max(abs(value) for value in inertial.com) > MAX_LENGTH:
+        raise RobotDescriptionError(f"{label}.com = {list(inertial.com)} m looks like millimetres "
+                                    f"(expected |com| <= {MAX_LENGTH} m)")
+
+
+def _check_gravity(gravity: tuple[float, ...]) -> None:
+    """A gravity vector [m/s^2] is zero or of about Earth's norm (:data:`GRAVITY_NORM_RANGE`)."""
+    norm = math.hypot(*gravity)
+    low, high = GRAVITY_NORM_RANGE
+    if norm == 0.0 or low <= norm <= high:
+        return
+    hint = " (looks like mm/s^2)" if 1e3 * low <= norm <= 1e3 * high else ""
+    raise RobotDescriptionError(
+        f"gravity [{', '.join(f'{g:g}' for g in gravity)}] has norm {norm:.4g} m/s^2; expected "
+        f"about 9.81 (SI: {low} to {high} m/s^2) or 0{hint}")
+
+
+def _check_dh_row(row: DHRow, label: str, theta_key: str) -> None:
+    for key in ("a", "d"):
+        value = getattr(row, key)
+        if abs(value) > MAX_LENGTH:
+            raise RobotDescriptionError(
+                f"{label}.{key} = {value!r} m looks like millimetres "
+                f"(expected |{key}| <= {MAX_LENGTH} m)")
+    for key, attribute in (("alpha", "alpha"), (theta_key, "theta")):
+        value = getattr(row, attribute)
+        if abs(value) > MAX_ANGLE:
+            raise RobotDescriptionError(
+                f"{label}.{key} = {value!r} rad looks like degrees "
+                f"(expected |{key}| <= 2 pi rad)")
+
+
+def _check_limits(limits: JointLimits, label: str) -> None:
+    if len(limits.position) != 2:
+        raise RobotDescriptionError(
+            f"{label}.position_limits must be [lower, upper] [rad], got {limits.position!r}")
+    lower, upper = limits.position
+    for value in (lower, upper):
+        if abs(value) > MAX_POSITION_LIMIT:
+            raise RobotDescriptionError(
+                f"{label}.position_limits = [{lower!r}, {upper!r}] rad looks like degrees "
+                f"(expected within +-{MAX_POSITION_LIMIT:.3f} rad)")
+    if not lower < upper:
+        raise RobotDescriptionError(
+            f"{label}.position_limits = [{lower!r}, {upper!r}] rad: lower must be < upper")
+    if not limits.velocity > 0.0:
+        raise RobotDescriptionError(
+            f"{label}.velocity_limit = {limits.velocity!r} rad/s must be > 0")
+    if limits.velocity > MAX_VELOCITY_LIMIT:
+        raise RobotDescriptionError(
+            f"{label}.velocity_limit = {limits.velocity!r} rad/s looks like degrees "
+            f"(expected <= {MAX_VELOCITY_LIMIT} rad/s)")
+    if not limits.acceleration > 0.0:
+        raise RobotDescriptionError(
+            f"{label}.acceleration_limit = {limits.acceleration!r} rad/s^2 must be > 0")
+    if limits.effort is not None and not limits.effort > 0.0:
+        raise RobotDescriptionError(f"{label}.effort_limit = {limits.effort!r} N m must be > 0")
+
+
+_number = functools.partial(validators.number, error=RobotDescriptionError)
+
+
+def _optional_number(mapping: Mapping, key: str, label: str) -> float | None:
+    """``mapping[key]`` as a number, None when the key is absent (an explicit null is an error:
+    a robot file leaves out what it does not know)."""
+    return _number(mapping[key], f"{label}.{key}") if key in mapping else None
+
+
+def _numbers(value: Any, count: int, label: str, unit: str) -> tuple[float, ...]:
+    return validators.numbers(value, count, label, RobotDescriptionError, unit)
+
+
+def _check_keys(mapping: Any, label: str, required: Sequence[str], optional: Sequence[str] = ()) -> None:
+    validators.known_keys(mapping, label, required, optional, RobotDescriptionError)
+
+
+def load_robot(path: str | os.PathLike) -> RobotDescription:
+    """Load a robot description YAML file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        YAML file with a DH table, or ``urdf:`` (a path relative to the YAML file) and ``joints:``.
+
+    Raises
+    ------
+    RobotDescriptionError
+        Unreadable file, invalid YAML, or any rule of the contract broken; the message starts
+        with the file name and names the key and joint.
+    """
+    path = os.fspath(path)
+    data = read_yaml(path, RobotDescriptionError, "robot description")
+    return robot_from_dict(data, base_dir=os.path.dirname(os.path.abspath(path)), source=path)
+
+
+def robot_from_dict(data: Mapping, base_dir: str | os.PathLike | None = None,
+                    source: str = "<dict>") -> RobotDescription:
+    """Build a robot from a dict of the YAML contract form.
+
+    Parameters
+    ----------
+    data : mapping
+        The parsed YAML document.
+    base_dir : str or path-like, optional
+        Directory a relative ``urdf:`` path is resolved against (default: the working directory).
+    source : str
+        Name of the origin, put in front of every error message.
+    """
+    try:
+        if not isinstance(data, Mapping):
+            raise RobotDescriptionError(
+                f"a robot description must be a mapping, got {type(data).__name__}")
+        if "urdf" in data:
+            from robot_dynid.model.urdf import robot_from_urdf_dict
+            return robot_from_urdf_dict(data, base_dir)
+        return _robot_from_dh_dict(data)
+    except RobotDescriptionError as error:
+        raise RobotDescriptionError(f"{source}: {error}") from None
+
+
+def _name_and_gravity(data: Mapping) -> tuple[str, tuple[float, ...]]:
+    name = data["name"]
+    if not isinstance(name, str) or not name:
+        raise RobotDescriptionError(f"name must be a non-empty string, got {name!r}")
+    gravity = _numbers(data.get("gravity", list(DEFAULT_GRAVITY)), 3, "gravity", "m/s^2")
+    return name, gravity
+
+
+def _robot_from_dh_dict(data: Mapping) -> RobotDescription:
+    _check_keys(data, "robot description", _DH_REQUIRED, _DH_OPTIONAL)
+    name, gravity = _name_and_gravity(data)
+    convention = data["dh_convention"]
+    if convention not in DH_CONVENTIONS:
+        raise RobotDescriptionError(
+            f"dh_convention = {convention!r}, expected one of {DH_CONVENTIONS}")
+    base = None
+    if "base" in data:
+        _check_keys(data["base"], "base", _BASE_KEYS)
+        base = DHRow(*(_number(data["base"][key], f"base.{key}") for key in _BASE_KEYS))
+    joints = data["joints"]
+    if not isinstance(joints, list) or not joints:
+        raise RobotDescriptionError("joints must be a non-empty list of joint mappings")
+    names, rows, limits, drives, inertials = [], [], [], [], []
+    for index, joint in enumerate(joints):
+        label = f"joints[{index}]"
+        if isinstance(joint, Mapping) and isinstance(joint.get("name"), str):
+            label += f" ({joint['name']})"
+        _check_keys(joint, label, _JOINT_REQUIRED, _JOINT_OPTIONAL)
+        names.append(joint["name"])
+        rows.append(DHRow(a=_number(joint["a"], f"{label}.a"),
+                          alpha=_number(joint["alpha"], f"{label}.alpha"),
+                          d=_number(joint["d"], f"{label}.d"),
+                          theta=_number(joint.get("theta_offset", 0.0), f"{label}.theta_offset")))
+        limits.append(_limits_from_values(
+            joint["position_limits"], joint["velocity_limit"], joint["acceleration_limit"],
+            _optional_number(joint, "effort_limit", label), label,
+            ("position_limits", "velocity_limit", "acceleration_limit", "effort_limit")))
+        drives.append(JointDrive(*(_optional_number(joint, key, label) for key in _DRIVE_KEYS)))
+        inertials.append(_inertial_from_dict(joint, label, joints))
+    has_drives = any(drive != JointDrive() for drive in drives)
+    return RobotDescription(name=name, joint_names=tuple(names), limits=tuple(limits),
+                            gravity=gravity, dh_convention=convention, dh=tuple(rows), base=base,
+                            drives=tuple(drives) if has_drives else None,
+                            inertials=None if inertials[0] is None else tuple(inertials))
+
+
+def _inertial_from_dict(joint: Mapping, label: str, joints: list) -> LinkInertial | None:
+    """A DH joint's ``inertial: {mass, com, inertia}``; every joint has one or none does."""
+    with_inertial = [index for index, entry in enumerate(joints)
+                     if isinstance(entry, Mapping) and "inertial" in entry]
+    if "inertial" not in joint:
+        if with_inertial:
+            raise RobotDescriptionError(
+                f"{label}: missing key 'inertial' (joints[{with_inertial[0]}] has one; give "
+                "inertial: for every joint or for none)")
+        return None
+    entry, where = joint["inertial"], f"{label}.inertial"
+    _check_keys(entry, where, _INERTIAL_KEYS)
+    return LinkInertial(mass=_number(entry["mass"], f"{where}.mass"),
+                        com=_numbers(entry["com"], 3, f"{where}.com", "m"),
+                        inertia=_numbers(entry["inertia"], 6, f"{where}.inertia", "kg m^2"))
+
+
+def _limits_from_values(position: Any, velocity: Any, acceleration: Any, effort: Any,
+                        label: str, keys: Sequence[str]) -> JointLimits:
+    return JointLimits(
+        position=_numbers(position, 2, f"{label}.{keys[0]}", "rad"),
+        velocity=_number(velocity, f"{label}.{keys[1]}"),
+        acceleration=_number(acceleration, f"{label}.{keys[2]}"),
+        effort=None if effort is None else _number(effort, f"{label}.{keys[3]}"))
+
+
+def _dh_transform(row: DHRow, convention: str, q: float = 0.0) -> pin.SE3:
+    """``A = Rz(q+theta) Tz(d) Tx(a) Rx(alpha)`` (standard) or ``Rx Tx Rz Tz`` (modified)."""
+    rot_z = pin.SE3(pin.rpy.rpyToMatrix(0.0, 0.0, q + row.theta), np.zeros(3))
+    rot_x = pin.SE3(pin.rpy.rpyToMatrix(row.alpha, 0.0, 0.0), np.zeros(3))
+    along_z = pin.SE3(np.eye(3), np.array([0.0, 0.0, row.d]))
+    along_x = pin.SE3(np.eye(3), np.array([row.a, 0.0, 0.0]))
+    if convention == "standard":
+        return rot_z * along_z * along_x * rot_x
+    return rot_x * along_x * rot_z * along_z
+
+
+@dataclass(frozen=True)
+class _JointGeometry:
+    placement: pin.SE3       # joint frame in the parent joint frame (world for joint 1), q = 0
+    axis: np.ndarray         # (3,) unit rotation axis in the joint frame
+    link_frame: pin.SE3      # link frame in the joint frame
+
+
+def _joint_geometry(robot: RobotDescription) -> list[_JointGeometry]:
+    if robot.urdf is not None:
+        from robot_dynid.model.urdf import urdf_chain
+        return [_JointGeometry(placement, axis, pin.SE3.Identity())
+                for placement, axis in urdf_chain(robot.urdf, robot.joint_names)]
+    convention = robot.dh_convention
+    base = (pin.SE3.Identity() if robot.base is None
+            else _dh_transform(robot.base, convention))
+    z_axis = np.array([0.0, 0.0, 1.0])
+    geometry = []
+    if convention == "standard":
+        placement = base
+        for row in robot.dh:
+            link_frame = _dh_transform(row, convention)
+            geometry.append(_JointGeometry(placement, z_axis, link_frame))
+            placement = link_frame
+        return geometry
+    for index, row in enumerate(robot.dh):
+        placement = _dh_transform(row, convention)
+        if index == 0:
+            placement = base * placement
+        geometry.append(_JointGeometry(placement, z_axis, pin.SE3.Identity()))
+    return geometry
+
+
+def _revolute_joint_model(axis: np.ndarray) -> pin.JointModel:
+    for index, joint_model in enumerate((pin.JointModelRX, pin.JointModelRY, pin.JointModelRZ)):
+        if np.array_equal(axis, np.eye(3)[index]):
+            return joint_model()
+    return pin.JointModelRevoluteUnaligned(axis)
+
+
+def build_pinocchio_model(robot: RobotDescription) -> pin.Model:
+    """A pinocchio model of the robot's kinematics, with zero inertias.
+
+    Joint ``i`` (pinocchio id ``i``, name ``robot.joint_names[i-1]``) is revolute about its axis
+    in its joint frame; its BODY frame ``"<joint>_link"`` is the link frame the inertial
+    parameters of link ``i`` refer to. ``model.gravity`` is the robot's gravity. Position,
+    velocity and effort limits are copied (effort 0 when unknown).
+    """
+    model = pin.Model()
+    model.name = robot.name
+    model.gravity = pin.Motion(np.array(robot.gravity, dtype=float), np.zeros(3))
+    parent = 0
+    for name, limits, geometry in zip(robot.joint_names, robot.limits, _joint_geometry(robot)):
+        joint_id = model.addJoint(
+            parent, _revolute_joint_model(geometry.axis), geometry.placement, name,
+            np.array([limits.effort or 0.0]), np.array([limits.velocity]),
+            np.array([limits.position[0]]), np.array([limits.position[1]]))
+        model.appendBodyToJoint(joint_id, pin.Inertia.Zero(), pin.SE3.Identity())
+        joint_frame = model.addJointFrame(joint_id)
+        model.addBodyFrame(f"{name}_link", joint_id, geometry.link_frame, joint_frame)
+        parent = joint_id
+    return model
+
+
+def link_frame_placements(model: pin.Model) -> tuple[pin.SE3, ...]:
+    """Placement of each link frame in its joint frame, read from a model of
+    :func:`build_pinocchio_model` (one BODY frame per joint), joints 1..n."""
+    placements: dict[int, pin.SE3] = {}
+    for frame in model.frames:
+        if frame.type == pin.FrameType.BODY:
+            if frame.parentJoint in placements:
+                raise RobotDescriptionError(
+                    f"joint {model.names[frame.parentJoint]!r} has more than one BODY frame")
+            placements[frame.parentJoint] = frame.placement
+    missing = [model.names[j] for j in range(1, model.njoints) if j not in placements]
+    if missing:
+        raise RobotDescriptionError(f"no link (BODY) frame for joint {missing[0]!r}")
+    return tuple(placements[j] for j in range(1, model.njoints))

@@ -1,0 +1,571 @@
+"""Reading and writing rosbag2 recordings with the pure-Python ``rosbags`` library (no ROS needed).
+
+Topics read by :func:`read_bag` (all stamps are header stamps, not receive times):
+
+- ``joint_states_topic`` (``sensor_msgs/msg/JointState``): sample times, ``position`` -> q
+  [rad], ``velocity`` -> qd [rad/s] (when the messages carry it) and, without
+  ``effort_topic``, ``effort`` -> tau [N m]. Joints are matched by name in every message, so
+  the order may change from message to message and extra joints are ignored.
+- ``effort_topic`` (optional, ``sensor_msgs/msg/JointState``): torques ``effort`` [N m] from
+  a second topic, linearly interpolated at the joint-state stamps (exact where the stamps
+  coincide); joint-state samples outside its time span are dropped.
+- ``current_topic`` (optional, ``sensor_msgs/msg/JointState``, instead of ``effort_topic``):
+  motor currents [A] in the ``effort`` field, interpolated like efforts and turned into joint
+  torques by ``torque_from_current`` (the robot's torque constants and gear ratios,
+  :meth:`robot_dynid.model.robot_description.RobotDescription.torque_from_current`).
+- ``temperature_topic`` (optional, ``sensor_msgs/msg/JointState``): joint temperatures
+  [deg C] carried in the ``effort`` field, joints matched by name, linearly interpolated at the
+  joint-state stamps and held constant beyond its first and last message.
+- ``stage_topic`` (``robot_dynid/msg/ExperimentStage``): stage markers labelling every sample
+  with a stage and a cycle (see :mod:`robot_dynid.recordings.stages`); absent topic: no labels.
+
+Both storage plugins (MCAP and sqlite3) are read through ``rosbags.highlevel.AnyReader``; a bag
+that was never closed (no metadata.yaml) or whose storage file was cut short is read up to its
+last complete message by :mod:`robot_dynid.recordings.bag_recovery`, with a warning.
+:class:`BagWriter` writes rosbag2 directories (metadata version 8) incrementally.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+import numpy as np
+from rosbags.highlevel import AnyReader, AnyReaderError
+from rosbags.rosbag2 import StoragePlugin, Writer, WriterError
+from rosbags.typesys import Stores, TypesysError, get_types_from_msg, get_typestore
+
+from robot_dynid.errors import DataError, DynIdError
+from robot_dynid.package_files import package_file_candidates
+from robot_dynid.recordings.joint_states import JointStateSelector
+from robot_dynid.recordings.recording import DropCounter, Recording, describe_dropped
+from robot_dynid.recordings.signal_processing import interpolate
+from robot_dynid.recordings.stages import StageMarker, kind_name, label_samples, stage_intervals
+
+logger = logging.getLogger(__name__)
+
+JOINT_STATE_TYPE = "sensor_msgs/msg/JointState"
+EXPERIMENT_STAGE_TYPE = "robot_dynid/msg/ExperimentStage"
+PACKAGE_NAME = "robot_dynid"
+DEFAULT_JOINT_STATES_TOPIC = "/joint_states"
+DEFAULT_STAGE_TOPIC = "/experiment_stage"
+
+ROS_DISTROS = {
+    "humble": Stores.ROS2_HUMBLE,
+    "iron": Stores.ROS2_IRON,
+    "jazzy": Stores.ROS2_JAZZY,
+    "kilted": Stores.ROS2_KILTED,
+}
+DEFAULT_DISTRO = "jazzy"
+STORAGE_PLUGINS = {"mcap": StoragePlugin.MCAP, "sqlite3": StoragePlugin.SQLITE3}
+BAG_METADATA_VERSION = 8
+
+_NS_PER_S = 1_000_000_000
+
+
+def interface_definition_text(type_name: str) -> str:
+    """Text of a robot_dynid message definition (.msg).
+
+    Looked up where :mod:`robot_dynid.package_files` finds shipped files: the pip-installed
+    package data ``robot_dynid/package_data/msg/``, the source tree ``<repo>/msg/`` and
+    ``<prefix>/share/robot_dynid/msg/`` for every prefix of ``AMENT_PREFIX_PATH``.
+
+    Parameters
+    ----------
+    type_name : str
+        ``"ExperimentStage"`` or ``"robot_dynid/msg/ExperimentStage"``.
+
+    Raises
+    ------
+    DynIdError
+        The definition is in none of the places (all paths tried are named).
+    """
+    name = type_name.rsplit("/", 1)[-1]
+    tried = package_file_candidates("msg", f"{name}.msg")
+    for path in tried:
+        if path.is_file():
+            return path.read_text(encoding="utf-8")
+    raise DynIdError(f"definition of message {type_name!r} not found; tried "
+                     f"{[str(path) for path in tried]}")
+
+
+def _distro_store(distro: str | None) -> Stores:
+    if distro is None:
+        environment = os.environ.get("ROS_DISTRO", "")
+        distro = environment if environment in ROS_DISTROS else DEFAULT_DISTRO
+    if distro not in ROS_DISTROS:
+        raise DynIdError(f"unknown ROS distro {distro!r}; expected one of {list(ROS_DISTROS)}")
+    return ROS_DISTROS[distro]
+
+
+def make_typestore(distro: str | None = None):
+    """rosbags typestore with the standard types of a ROS 2 distro; robot_dynid's messages are
+    added on first use by :func:`ensure_type`.
+
+    Parameters
+    ----------
+    distro : str, optional
+        ``"humble"``, ``"iron"``, ``"jazzy"`` or ``"kilted"``; default ``$ROS_DISTRO`` when it is
+        one of these, else ``"jazzy"``. The standard messages used here (JointState, Header)
+        are the same in all of them.
+    """
+    return get_typestore(_distro_store(distro))
+
+
+def ensure_type(typestore, msgtype: str) -> None:
+    """Register a ``robot_dynid/msg/*`` type from its .msg text unless ``typestore`` has it.
+
+    Raises
+    ------
+    DataError
+        ``msgtype`` is neither in the typestore nor a robot_dynid message.
+    """
+    if msgtype in typestore.types:
+        return
+    if not msgtype.startswith(f"{PACKAGE_NAME}/msg/"):
+        raise DataError(f"message type {msgtype!r} is not in the typestore and not a "
+                        f"{PACKAGE_NAME} message")
+    typestore.register(get_types_from_msg(interface_definition_text(msgtype), msgtype))
+
+
+def ns_to_seconds(stamps_ns) -> np.ndarray:
+    """Integer nanoseconds (N,) to float seconds (N,), splitting whole seconds off first so
+    that absolute ROS times keep the full float64 resolution (about 0.2 us today)."""
+    stamps_ns = np.asarray(stamps_ns, dtype=np.int64)
+    return (stamps_ns // _NS_PER_S).astype(np.float64) + (stamps_ns % _NS_PER_S) * 1e-9
+
+
+def _stamp_ns(header) -> int:
+    return int(header.stamp.sec) * _NS_PER_S + int(header.stamp.nanosec)
+
+
+class _BagContents:
+    """An open AnyReader (or, for an incomplete bag, a
+    :class:`robot_dynid.recordings.bag_recovery.RecoveredBag`) with topic look-up and deserialisation that
+    fall back to robot_dynid's own typestore for types the bag does not define."""
+
+    def __init__(self, reader, fallback_typestore, path: Path):
+        self.reader = reader
+        self.fallback = fallback_typestore
+        self.path = path
+        self.topics = reader.topics
+
+    def describe_topics(self) -> str:
+        return ", ".join(f"{name} ({info.msgtype}, {info.msgcount} messages)"
+                         for name, info in sorted(self.topics.items())) or "none"
+
+    def has_messages(self, topic: str) -> bool:
+        return topic in self.topics and self.topics[topic].msgcount > 0
+
+    def messages(self, topic: str, msgtype: str):
+        """(receive time [ns], message) of every message of ``topic``, in receive order."""
+        if not self.has_messages(topic):
+            raise DataError(f"topic {topic!r} has no messages in bag {self.path}; its topics: "
+                            f"{self.describe_topics()}")
+        info = self.topics[topic]
+        if info.msgtype != msgtype:
+            raise DataError(f"topic {topic!r} in bag {self.path} has type {info.msgtype!r}, "
+                            f"expected {msgtype!r}")
+        if msgtype in self.reader.typestore.types:
+            deserialize = self.reader.deserialize
+        else:
+            ensure_type(self.fallback, msgtype)
+            deserialize = self.fallback.deserialize_cdr
+        for connection, receive_ns, raw in self.reader.messages(connections=info.connections):
+            yield receive_ns, deserialize(raw, connection.msgtype)
+
+    def count(self, topic: str) -> int:
+        return self.topics[topic].msgcount
+
+
+@contextmanager
+def _open_bag(path, distro: str | None) -> Iterator[_BagContents]:
+    path = Path(path)
+    if not path.exists():
+        raise DataError(f"bag {path} does not exist")
+    typestore = make_typestore(distro)
+    try:
+        reader = AnyReader([path], default_typestore=typestore)
+        reader.open()
+    except TypesysError as error:
+        raise DataError(f"cannot open bag {path}: {error}") from error
+    except (AnyReaderError, OSError, TypeError) as error:   # no metadata.yaml (FileNotFoundError),
+        # storage cut short (AnyReaderError; TypeError for an MCAP file cut just after its magic)
+        from robot_dynid.recordings.bag_recovery import open_incomplete_bag   # (it imports this module)
+        reader = open_incomplete_bag(path, error)   # warns what it recovered; DataError if whole
+    try:
+        yield _BagContents(reader, typestore, path)
+    finally:
+        reader.close()
+
+
+def _read_joint_states(bag: _BagContents, topic: str, joint_names: tuple[str, ...] | None,
+                       dropped: DropCounter, fields=("position", "velocity", "effort")):
+    """Stamps (M,) [ns] of the usable messages in receive order, the joint names, and ``fields``
+    (M, n) in that joint order, NaN where a message leaves a field empty; the first field is
+    required.
+
+    Messages :class:`~robot_dynid.recordings.joint_states.JointStateSelector` cannot use are skipped and
+    counted in ``dropped`` under ``"<topic>: <reason>"``; DataError when none is usable.
+    """
+    count = bag.count(topic) if topic in bag.topics else 0
+    selector = JointStateSelector(joint_names, required=fields[0])
+    stamps = np.empty(count, dtype=np.int64)
+    receive = np.empty(count, dtype=np.int64)
+    skipped = DropCounter()
+    arrays: dict[str, np.ndarray] = {}
+    row = 0
+    for receive_ns, message in bag.messages(topic, JOINT_STATE_TYPE):
+        stamp_ns = _stamp_ns(message.header)
+        values = selector.select(message.name, **{field: getattr(message, field) for field in fields})
+        if isinstance(values, str):
+            skipped.add(f"{topic}: {values}", float(ns_to_seconds([stamp_ns or receive_ns])[0]))
+            continue
+        if not arrays:
+            arrays = {field: np.full((count, len(selector.joint_names)), np.nan) for field in fields}
+        stamps[row], receive[row] = stamp_ns, receive_ns
+        for field, array in arrays.items():
+            value = getattr(values, field)
+            if value is not None:
+                array[row] = value
+        row += 1
+    if skipped.counts:
+        logger.warning("%s: skipped %d of %d messages: %s", topic, count - row, count,
+                       describe_dropped(skipped.counts))
+    if row == 0:
+        raise DataError(f"topic {topic!r} in bag {bag.path}: none of its {count} messages is usable: "
+                        f"{describe_dropped(skipped.counts)}")
+    dropped.merge(skipped.counts)
+    stamps, receive = stamps[:row], receive[:row]
+    arrays = {field: array[:row] for field, array in arrays.items()}
+    if not np.any(stamps):
+        logger.warning("topic %s: every header stamp is zero; using the bag's receive times",
+                       topic)
+        stamps = receive
+    return stamps, selector.joint_names, arrays
+
+
+def _interpolate(stamps_ns: np.ndarray, source_ns: np.ndarray, values: np.ndarray,
+                 hold_edges: bool) -> np.ndarray:
+    """``values`` (M, n) stamped ``source_ns`` (M,) linearly interpolated at ``stamps_ns``
+    (N,) -> (N, n); beyond the source span the edge values are held or NaN. Stamps are made
+    relative first: absolute nanoseconds as floats would lose the sub-microsecond digits."""
+    order = np.argsort(source_ns, kind="stable")
+    origin = int(min(source_ns[order[0]], stamps_ns[0]))
+    return interpolate((stamps_ns - origin).astype(np.float64), (source_ns[order] - origin).astype(np.float64),
+                       values[order], "hold" if hold_edges else "nan")
+
+
+def _read_markers(bag: _BagContents, topic: str) -> list[StageMarker]:
+    markers = []
+    for receive_ns, message in bag.messages(topic, EXPERIMENT_STAGE_TYPE):
+        stamp_ns = _stamp_ns(message.header) or receive_ns
+        try:
+            markers.append(StageMarker.from_fields(
+                float(ns_to_seconds([stamp_ns])[0]), message.kind, message.cycle, message.start, message.label,
+                message.joint_name, message.speed_fraction, message.direction, message.experiment_id))
+        except DataError as error:
+            raise DataError(f"topic {topic!r}: stage marker stamped {stamp_ns} ns: {error}") from None
+    return markers
+
+
+def read_stage_markers(path, stage_topic: str = DEFAULT_STAGE_TOPIC,
+                       distro: str | None = None) -> list[StageMarker]:
+    """Stage markers of a bag in receive order (friction sub-stage details included).
+
+    Raises
+    ------
+    DataError
+        The bag cannot be opened, or ``stage_topic`` is absent, empty or of another type.
+    """
+    with _open_bag(path, distro) as bag:
+        return _read_markers(bag, stage_topic)
+
+
+def read_bag(path, joint_names: Sequence[str] | None = None,
+             joint_states_topic: str = DEFAULT_JOINT_STATES_TOPIC, effort_topic: str | None = None,
+             stage_topic: str | None = DEFAULT_STAGE_TOPIC, temperature_topic: str | None = None,
+             current_topic: str | None = None,
+             torque_from_current: Callable[[np.ndarray], np.ndarray] | None = None,
+             distro: str | None = None) -> Recording:
+    """Recording from a rosbag2 directory (MCAP or sqlite3); topics as in the module docstring.
+
+    Parameters
+    ----------
+    path : str or Path
+        The bag directory.
+    joint_names : sequence of str, optional
+        Joints to read, in the order of the result's columns; default: those of the first
+        joint-state message, in its order.
+    joint_states_topic, effort_topic, stage_topic, temperature_topic, current_topic : str
+        Topic names; ``effort_topic``, ``temperature_topic`` and ``current_topic`` None: not
+        used; ``stage_topic`` None or absent from the bag: no stage labels.
+    torque_from_current : callable, optional
+        Motor currents (M, n) [A] in the order of ``joint_names`` -> joint torques (M, n)
+        [N m]; required with ``current_topic``.
+    distro : str, optional
+        ROS 2 distro of the standard message types (see :func:`make_typestore`).
+
+    Returns
+    -------
+    Recording
+        Samples sorted by header stamp, ``time`` in absolute ROS time [s]; ``qd`` (``tau``)
+        None when no message carries velocities (efforts). Messages that cannot be used
+        (:mod:`robot_dynid.recordings.joint_states`: empty or duplicate names, a requested joint missing,
+        array lengths, NaN/inf) and samples with a repeated stamp, a velocity or effort missing
+        where other messages carry one, or outside the effort topic's span are left out and
+        counted by reason in ``Recording.dropped`` (with the first one's stamp).
+
+    Raises
+    ------
+    DataError
+        A topic is missing or empty (the bag's topics are listed), of the wrong type, or none
+        of its messages is usable (the reasons are counted).
+    """
+    if current_topic is not None and (effort_topic is not None or torque_from_current is None):
+        raise DataError("current_topic takes the place of effort_topic and needs "
+                        "torque_from_current (the robot's torque constants and gear ratios)"
+                        if effort_topic is None else
+                        "give either effort_topic (torques) or current_topic (motor currents), not both")
+    dropped = DropCounter()
+    with _open_bag(path, distro) as bag:
+        stamps, names, joint_state = _read_joint_states(
+            bag, joint_states_topic, None if joint_names is None else tuple(joint_names), dropped)
+        tau = joint_state["effort"]
+        tau_source = f"{joint_states_topic}: effort"
+        if effort_topic is not None:
+            effort_stamps, _, effort = _read_joint_states(bag, effort_topic, names, dropped, ("effort",))
+            tau = _interpolate(stamps, effort_stamps, effort["effort"], hold_edges=False)
+            tau_source = f"outside the span of {effort_topic}"
+        if current_topic is not None:
+            current_stamps, _, current_state = _read_joint_states(bag, current_topic, names, dropped, ("effort",))
+            current = _interpolate(stamps, current_stamps, current_state["effort"], hold_edges=False)
+            tau = np.full_like(current, np.nan)    # NaN rows (outside the topic's span) are dropped
+            finite = np.isfinite(current).all(axis=1)
+            tau[finite] = torque_from_current(current[finite])
+            tau_source = f"outside the span of {current_topic}"
+        temperature = None
+        if temperature_topic is not None:
+            temperature_stamps, _, temperature_state = _read_joint_states(
+                bag, temperature_topic, names, dropped, ("effort",))
+            temperature = _interpolate(stamps, temperature_stamps, temperature_state["effort"],
+                                       hold_edges=True)
+        markers = None
+        if stage_topic is not None and bag.has_messages(stage_topic):
+            markers = _read_markers(bag, stage_topic)
+        elif stage_topic is not None:
+            logger.info("bag %s has no messages on %s: samples carry no stage labels", path,
+                        stage_topic)
+
+    order = np.argsort(stamps, kind="stable")
+    keep = order[np.concatenate(([True], np.diff(stamps[order]) > 0))]
+    repeated = np.setdiff1d(order, keep)
+    if repeated.size:
+        dropped.add(f"{joint_states_topic}: repeated stamp", float(ns_to_seconds(stamps[repeated].min())),
+                    repeated.size)
+    time = ns_to_seconds(stamps[keep])
+    q, qd, tau = joint_state["position"][keep], joint_state["velocity"][keep], tau[keep]
+    usable = np.ones(time.size, dtype=bool)
+    for values, reason in ((qd, f"{joint_states_topic}: velocity empty while other messages carry it"),
+                           (tau, f"{tau_source} empty while other messages carry it"
+                            if effort_topic is None and current_topic is None else tau_source)):
+        absent = np.isnan(values).any(axis=1)
+        if absent.any() and not absent.all():
+            dropped.add(reason, float(time[np.argmax(absent)]), int(np.count_nonzero(absent & usable)))
+            usable &= ~absent
+    if not usable.all():
+        logger.warning("%s: dropped %d samples: %s", path, np.count_nonzero(~usable), describe_dropped(dropped.counts))
+    stage = cycle = None
+    if markers is not None:
+        stage, cycle = label_samples(time, stage_intervals(markers))
+    rows = np.flatnonzero(usable)
+    return Recording.from_arrays(
+        joint_names=names, time=time[rows], q=q[rows],
+        qd=None if np.isnan(qd).all() else qd[rows], tau=None if np.isnan(tau).all() else tau[rows],
+        temperature=None if temperature is None else temperature[keep][rows],
+        stage=None if stage is None else stage[rows], cycle=None if cycle is None else cycle[rows],
+        source=str(path), dropped=dropped.counts)
+
+
+class BagWriter:
+    """Incremental rosbag2 writer for joint states, stage markers and any other message.
+
+    Opens (creates) the bag directory on construction; use it as a context manager or call
+    :meth:`close`, which writes the storage index and ``metadata.yaml`` so that the bag is
+    readable. Writes and close are serialised by a lock, so a recorder node may write from
+    several callback threads and close from its shutdown path; close is idempotent.
+
+    Memory stays bounded while recording: the MCAP storage writes every 1 MiB chunk to disk
+    and keeps only a small index entry per chunk; sqlite3 writes through its page cache.
+    :meth:`flush` pushes pending data to the file (MCAP: ends the current chunk; sqlite3:
+    commits), so a recording interrupted without :meth:`close` loses at most what came after
+    the last flush. :func:`read_bag` reads such a bag (no metadata.yaml, storage file without
+    its end) up to its last complete message, with a warning; ``robot-dynid bag repair DIR``
+    (:func:`robot_dynid.recordings.bag_recovery.repair_bag`) makes it whole.
+
+    Parameters
+    ----------
+    path : str or Path
+        Bag directory to create; it must not exist.
+    storage : str
+        ``"mcap"`` (default) or ``"sqlite3"``.
+    distro : str, optional
+        ROS 2 distro of the standard message types (see :func:`make_typestore`).
+    joint_states_topic, stage_topic : str
+        Topics of :meth:`write_joint_state` and :meth:`write_stage`.
+    """
+
+    def __init__(self, path, storage: str = "mcap", distro: str | None = None,
+                 joint_states_topic: str = DEFAULT_JOINT_STATES_TOPIC,
+                 stage_topic: str = DEFAULT_STAGE_TOPIC):
+        if storage not in STORAGE_PLUGINS:
+            raise DynIdError(f"unknown bag storage {storage!r}; expected one of "
+                             f"{list(STORAGE_PLUGINS)}")
+        self.path = Path(path)
+        self.storage = storage
+        self.joint_states_topic = joint_states_topic
+        self.stage_topic = stage_topic
+        self.typestore = make_typestore(distro)
+        self._types = self.typestore.types
+        self._connections: dict[str, object] = {}
+        self._lock = threading.Lock()
+        try:
+            self._writer = Writer(self.path, version=BAG_METADATA_VERSION,
+                                  storage_plugin=STORAGE_PLUGINS[storage])
+            self._writer.open()
+        except WriterError as error:
+            raise DynIdError(f"cannot create bag {self.path}: {error}") from error
+        self._open = True
+        logger.info("recording to bag %s (%s storage)", self.path, storage)
+
+    def __enter__(self) -> "BagWriter":
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback) -> None:
+        self.close()
+
+    @property
+    def closed(self) -> bool:
+        return not self._open
+
+    @property
+    def message_counts(self) -> dict[str, int]:
+        """Messages written per topic so far."""
+        return {topic: self._writer.counts[connection.id]
+                for topic, connection in self._connections.items()}
+
+    def _connection(self, topic: str, msgtype: str):
+        connection = self._connections.get(topic)
+        if connection is None:
+            ensure_type(self.typestore, msgtype)
+            connection = self._writer.add_connection(topic, msgtype, typestore=self.typestore)
+            self._connections[topic] = connection
+        elif connection.msgtype != msgtype:
+            raise DataError(f"topic {topic!r} already carries {connection.msgtype!r} in "
+                            f"{self.path}, cannot write {msgtype!r}")
+        return connection
+
+    def write_serialized(self, topic: str, msgtype: str, data: bytes, stamp_ns: int) -> None:
+        """Write a CDR-serialised message (as rclpy hands out with ``raw=True``).
+
+        Parameters
+        ----------
+        stamp_ns : int
+            Bag (receive) time of the message [ns].
+        """
+        with self._lock:
+            if not self._open:
+                raise DynIdError(f"bag {self.path} is closed; cannot write to {topic!r}")
+            self._writer.write(self._connection(topic, msgtype), int(stamp_ns), data)
+
+    def write(self, topic: str, msgtype: str, message, stamp_ns: int) -> None:
+        """Serialise and write a rosbags message object of type ``msgtype``.
+
+        ``stamp_ns`` is the bag (receive) time [ns]; build messages with
+        ``writer.typestore.types[msgtype](...)``.
+        """
+        ensure_type(self.typestore, msgtype)
+        self.write_serialized(topic, msgtype, self.typestore.serialize_cdr(message, msgtype),
+                              stamp_ns)
+
+    def header(self, stamp_ns: int, frame_id: str = ""):
+        """``std_msgs/msg/Header`` stamped ``stamp_ns`` [ns], for messages to :meth:`write`."""
+        seconds, nanoseconds = divmod(int(stamp_ns), _NS_PER_S)
+        return self._types["std_msgs/msg/Header"](
+            stamp=self._types["builtin_interfaces/msg/Time"](sec=seconds, nanosec=nanoseconds),
+            frame_id=frame_id)
+
+    def write_joint_state(self, stamp_ns: int, names: Sequence[str], position,
+                          velocity=(), effort=(), receive_ns: int | None = None) -> None:
+        """Write a ``sensor_msgs/msg/JointState`` on ``joint_states_topic``.
+
+        Parameters
+        ----------
+        stamp_ns : int
+            Header stamp [ns] (the sample time).
+        names : sequence of str
+            Joint names, any order.
+        position, velocity, effort : array_like, shape (len(names),) or empty
+            [rad], [rad/s], [N m]; velocity and effort may be empty.
+        receive_ns : int, optional
+            Bag time [ns]; default ``stamp_ns``.
+        """
+        names = [str(name) for name in names]
+        fields = {"position": position, "velocity": velocity, "effort": effort}
+        for field, value in fields.items():
+            value = np.ascontiguousarray(value, dtype=np.float64).reshape(-1)
+            if value.size not in (len(names), 0) or (field == "position" and value.size == 0):
+                raise DataError(f"joint state {field} has {value.size} values for "
+                                f"{len(names)} names {names}")
+            fields[field] = value
+        message = self._types[JOINT_STATE_TYPE](header=self.header(stamp_ns), name=names,
+                                                **fields)
+        self.write(self.joint_states_topic, JOINT_STATE_TYPE, message,
+                   stamp_ns if receive_ns is None else receive_ns)
+
+    def write_stage(self, stamp_ns: int, kind: str | int, cycle: int, start: bool,
+                    experiment_id: str = "", label: str = "", joint_name: str = "",
+                    speed_fraction: float = 0.0, direction: int = 0,
+                    receive_ns: int | None = None) -> None:
+        """Write a ``robot_dynid/msg/ExperimentStage`` marker on ``stage_topic``.
+
+        Parameters
+        ----------
+        stamp_ns : int
+            Header stamp [ns] of the boundary.
+        kind : str or int
+            Stage kind name of :data:`~robot_dynid.recordings.stages.STAGE_KINDS` or its ``KIND_*`` value.
+        Other parameters
+            As the fields of ExperimentStage.msg; validated as :class:`~robot_dynid.recordings.stages.StageMarker`.
+        """
+        marker = StageMarker(stamp=float(ns_to_seconds([stamp_ns])[0]),
+                             kind=kind_name(kind) if isinstance(kind, int) else kind, cycle=cycle, start=start,
+                             joint_name=joint_name, speed_fraction=speed_fraction, direction=direction,
+                             label=label, experiment_id=experiment_id)
+        ensure_type(self.typestore, EXPERIMENT_STAGE_TYPE)
+        message = self._types[EXPERIMENT_STAGE_TYPE](header=self.header(stamp_ns), **marker.message_fields())
+        self.write(self.stage_topic, EXPERIMENT_STAGE_TYPE, message,
+                   stamp_ns if receive_ns is None else receive_ns)
+
+    def flush(self) -> None:
+        """Push written messages to the file (see the class docstring)."""
+        with self._lock:
+            storage = self._writer.storage if self._open else None
+            if hasattr(storage, "conn"):
+                storage.conn.commit()
+            elif hasattr(storage, "close_chunk"):
+                if storage.chunk.msgs:
+                    storage.close_chunk()
+                storage.bio.flush()
+
+    def close(self) -> None:
+        """Finish the bag (storage index and metadata.yaml); further calls do nothing."""
+        with self._lock:
+            if not self._open:
+                return
+            self._open = False
+            self._writer.close()
+        logger.info("closed bag %s: %s", self.path, self.message_counts)

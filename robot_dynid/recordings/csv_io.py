@@ -1,0 +1,285 @@
+"""CSV files of recordings and torques.
+
+Format: comma-separated, one header line, one sample per line, no comment lines. Columns, in
+any order:
+
+- ``time`` [s] (required), strictly increasing;
+- per joint ``q.<name>`` [rad] (required), ``qd.<name>`` [rad/s], ``qdd.<name>`` [rad/s^2],
+  ``tau.<name>`` [N m], ``temperature.<name>`` [deg C]; apart from ``q``, each group is given
+  for every joint or for none (the joint name is everything after the first dot);
+- ``stage``: stage label (see :mod:`robot_dynid.recordings.recording`), empty outside every stage;
+- ``cycle``: integer cycle index, empty or -1 outside every cycle.
+
+Values are parsed as float (``nan``, ``inf`` accepted; an empty cell is NaN). Rows holding
+NaN or inf in a used column are dropped and counted in ``Recording.n_dropped``. The writers
+print floats with Python's shortest round-trip representation, so reading a written file gives
+back identical values, and the same data always gives the same bytes.
+"""
+from __future__ import annotations
+
+import csv
+import logging
+import warnings
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from robot_dynid.errors import DataError
+from robot_dynid.recordings.recording import JOINT_FIELDS, Recording, first_non_increasing
+from robot_dynid.recordings.stages import NO_CYCLE, check_stage_label
+
+logger = logging.getLogger(__name__)
+
+_WRITE_CHUNK_ROWS = 65536
+
+
+def _parse_header(path: Path) -> list[str]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        header = next(csv.reader(handle), None)
+    if not header:
+        raise DataError(f"{path} is empty; expected a header line starting with 'time'")
+    columns = [name.strip() for name in header]
+    duplicated = sorted({name for name in columns if columns.count(name) > 1})
+    if duplicated:
+        raise DataError(f"{path}: header repeats column(s) {duplicated}")
+    return columns
+
+
+def _column_layout(path: Path, columns: list[str], joint_names: Sequence[str] | None,
+                   require_tau: bool) -> tuple[tuple[str, ...], dict[str, list[str] | None]]:
+    """Joint order and, per field of JOINT_FIELDS, its column names (None: field absent)."""
+    if "time" not in columns:
+        raise DataError(f"{path}: no 'time' column; header has {columns}")
+    by_field: dict[str, dict[str, str]] = {field: {} for field in JOINT_FIELDS}
+    unknown_columns = []
+    for column in columns:
+        field, dot, joint = column.partition(".")
+        if dot and joint and field in by_field:
+            by_field[field][joint] = column
+        elif column not in ("time", "stage", "cycle"):
+            unknown_columns.append(column)
+    if unknown_columns:
+        logger.warning("%s: ignoring unknown column(s) %s", path, unknown_columns)
+    if joint_names is None:
+        joints = tuple(by_field["q"])
+        if not joints:
+            raise DataError(f"{path}: no 'q.<joint>' column; header has {columns}")
+    else:
+        joints = tuple(joint_names)
+        others = sorted({joint for field in by_field.values() for joint in field} - set(joints))
+        if others:
+            logger.warning("%s: ignoring columns of joint(s) %s not in joint_names %s", path,
+                           others, list(joints))
+    layout: dict[str, list[str] | None] = {}
+    for field in JOINT_FIELDS:
+        present = by_field[field]
+        required = field == "q" or (field == "tau" and require_tau) or \
+            any(joint in present for joint in joints)
+        if not required:
+            layout[field] = None
+            continue
+        missing = [f"{field}.{joint}" for joint in joints if joint not in present]
+        if missing:
+            raise DataError(f"{path}: missing column(s) {missing}" +
+                            ("" if field in ("q", "tau") else
+                             f" (give '{field}.<joint>' for every joint or for none)"))
+        layout[field] = [present[joint] for joint in joints]
+    return joints, layout
+
+
+def _data_line_numbers(path: Path) -> np.ndarray:
+    """1-based line numbers of the data rows (non-blank lines after the header)."""
+    with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.reader(handle)
+        next(reader, None)
+        return np.array([reader.line_num for row in reader if row], dtype=np.int64)
+
+
+def _parse_cell(path: Path, line: int, column: str, cell: str) -> float:
+    if not cell.strip():
+        return np.nan
+    try:
+        return float(cell)
+    except ValueError:
+        raise DataError(f"{path}, line {line}: column {column!r} holds {cell!r}, not a "
+                        "number") from None
+
+
+def _read_python(path: Path, columns: list[str], numeric: list[int],
+                 stage_index: int | None) -> tuple[np.ndarray, list[str] | None]:
+    """Slow, exact parser: empty cells are NaN; errors name the line and column."""
+    values, stages = [], []
+    with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.reader(handle)
+        next(reader)
+        for row in reader:
+            if not row:
+                continue
+            if len(row) != len(columns):
+                raise DataError(f"{path}, line {reader.line_num}: {len(row)} fields, expected "
+                                f"{len(columns)} (header {columns})")
+            values.append([_parse_cell(path, reader.line_num, columns[i], row[i])
+                           for i in numeric])
+            if stage_index is not None:
+                stages.append(row[stage_index].strip())
+    return np.array(values, dtype=np.float64).reshape(-1, len(numeric)), \
+        (stages if stage_index is not None else None)
+
+
+def _read_table(path: Path, columns: list[str], numeric: list[int],
+                stage_index: int | None) -> tuple[np.ndarray, list[str] | np.ndarray | None]:
+    """Numeric columns (N, len(numeric)) and the stage column (N,) of the data rows."""
+    options = dict(delimiter=",", skiprows=1, comments=None, quotechar='"', encoding="utf-8")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            table = np.loadtxt(path, usecols=numeric, dtype=np.float64, ndmin=2, **options)
+            stages = None if stage_index is None else np.char.strip(np.loadtxt(
+                path, usecols=[stage_index], dtype=str, ndmin=1, **options))
+    except ValueError:
+        table, stages = _read_python(path, columns, numeric, stage_index)
+    if table.shape[0] == 0:
+        raise DataError(f"{path} has a header but no data rows")
+    return table, stages
+
+
+def read_csv(path, joint_names: Sequence[str] | None = None,
+             require_tau: bool = False) -> Recording:
+    """Recording from a CSV file (format in the module docstring).
+
+    Parameters
+    ----------
+    path : str or Path
+        The CSV file.
+    joint_names : sequence of str, optional
+        Joints to read, in the order of the result's columns; columns of other joints are
+        ignored with a warning. Default: the joints of the ``q.<name>`` columns, in file order.
+    require_tau : bool
+        Require ``tau.<joint>`` for every joint; otherwise a file without any ``tau.*``
+        column gives ``tau = None``.
+
+    Raises
+    ------
+    DataError
+        No ``time`` column; a missing ``q.<joint>`` / ``tau.<joint>`` (or a partial group)
+        column, named; a cell that is not a number, a bad stage label or a non-integer cycle
+        (line and column named); time not strictly increasing (line named); rows of unequal
+        length.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"CSV file {path} does not exist" if not path.exists() else f"{path} is not a file")
+    try:
+        return _read_csv(path, joint_names, require_tau)
+    except UnicodeDecodeError as error:
+        raise DataError(f"{path} is not UTF-8 text (byte {error.start}): is it a CSV file?") from None
+
+
+def _read_csv(path: Path, joint_names, require_tau: bool) -> Recording:
+    columns = _parse_header(path)
+    joints, layout = _column_layout(path, columns, joint_names, require_tau)
+    numeric_names = ["time"] + [name for field in JOINT_FIELDS for name in layout[field] or []]
+    if "cycle" in columns:
+        numeric_names.append("cycle")
+    stage_index = columns.index("stage") if "stage" in columns else None
+    table, stages = _read_table(path, columns, [columns.index(n) for n in numeric_names],
+                                stage_index)
+
+    position = {name: i for i, name in enumerate(numeric_names)}
+    time = table[:, 0]
+    finite_rows = np.flatnonzero(np.isfinite(time))
+    offending = first_non_increasing(time[finite_rows])
+    if offending is not None:
+        lines = _data_line_numbers(path)
+        row, previous = finite_rows[offending], finite_rows[offending - 1]
+        raise DataError(f"{path}, line {lines[row]}: time {float(time[row])!r} s is not "
+                        f"after {float(time[previous])!r} s on line {lines[previous]}; time "
+                        "must be strictly increasing")
+    fields = {field: None if layout[field] is None else
+              table[:, [position[name] for name in layout[field]]] for field in JOINT_FIELDS}
+    cycle = None
+    if "cycle" in position:
+        raw_cycle = table[:, position["cycle"]]
+        raw_cycle = np.where(np.isnan(raw_cycle), NO_CYCLE, raw_cycle)
+        bad = np.flatnonzero(~np.isfinite(raw_cycle) | (raw_cycle != np.round(raw_cycle))
+                             | (raw_cycle < NO_CYCLE))
+        if bad.size:
+            raise DataError(f"{path}, line {_data_line_numbers(path)[bad[0]]}: column 'cycle' "
+                            f"holds {float(raw_cycle[bad[0]])!r}; expected an integer >= 0, "
+                            "or -1 or empty for no cycle")
+        cycle = raw_cycle.astype(np.int64)
+    if stages is not None:
+        stages = np.asarray(stages, dtype=str)
+        for label in np.unique(stages):
+            try:
+                check_stage_label(str(label))
+            except DataError as error:
+                row = int(np.flatnonzero(stages == label)[0])
+                raise DataError(f"{path}, line {_data_line_numbers(path)[row]}: column "
+                                f"'stage': {error}") from None
+    recording = Recording.from_arrays(joint_names=joints, time=time, stage=stages, cycle=cycle,
+                                      source=str(path), **fields)
+    logger.info("read %d samples of %d joints from %s (%d dropped)", recording.n_samples,
+                len(joints), path, recording.n_dropped)
+    return recording
+
+
+def _write_table(path, header: list[str], numeric: np.ndarray,
+                 labels: Sequence[np.ndarray] = ()) -> None:
+    """Write numeric columns (N, k) and then string/int label columns (N,) each."""
+    with Path(path).open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(header)
+        for first in range(0, numeric.shape[0], _WRITE_CHUNK_ROWS):
+            rows = numeric[first:first + _WRITE_CHUNK_ROWS].tolist()
+            if labels:
+                extra = zip(*(label[first:first + _WRITE_CHUNK_ROWS].tolist() for label in labels))
+                rows = [row + list(more) for row, more in zip(rows, extra)]
+            writer.writerows(rows)
+
+
+def write_csv(path, recording: Recording) -> None:
+    """Write a recording in the CSV format of :func:`read_csv` (fields that are None are left
+    out). Reading the file back gives identical arrays."""
+    header = ["time"]
+    blocks = [recording.time[:, None]]
+    for field in JOINT_FIELDS:
+        value = getattr(recording, field)
+        if value is not None:
+            header += [f"{field}.{joint}" for joint in recording.joint_names]
+            blocks.append(value)
+    labels = []
+    if recording.stage is not None:
+        header.append("stage")
+        labels.append(recording.stage)
+    if recording.cycle is not None:
+        header.append("cycle")
+        labels.append(recording.cycle)
+    _write_table(path, header, np.hstack(blocks), labels)
+    logger.info("wrote %d samples to %s", recording.n_samples, path)
+
+
+def write_torques_csv(path, time, joint_names: Sequence[str], tau) -> None:
+    """Write torques as columns ``time`` [s] and ``tau.<name>`` [N m].
+
+    Parameters
+    ----------
+    time : array_like, shape (N,)
+        Sample times [s].
+    joint_names : sequence of str
+        n joint names, the order of tau's columns.
+    tau : array_like, shape (N, n)
+        Joint torques [N m].
+    """
+    time = np.asarray(time, dtype=np.float64)
+    tau = np.asarray(tau, dtype=np.float64)
+    joint_names = [str(name) for name in joint_names]
+    if time.ndim != 1:
+        raise DataError(f"time has shape {time.shape}, expected (N,)")
+    expected = (time.size, len(joint_names))
+    if tau.shape != expected:
+        raise DataError(f"tau has shape {tau.shape}, expected {expected} (N samples, "
+                        f"joints {joint_names})")
+    _write_table(path, ["time"] + [f"tau.{name}" for name in joint_names],
+                 np.column_stack([time, tau]))

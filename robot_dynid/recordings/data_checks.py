@@ -1,0 +1,168 @@
+"""Recorded samples checked against physics and the robot: unit mistakes are errors, glitches dropped.
+
+A unit mistake makes every sample wrong, so it is an error naming the column:
+
+- time: a median sampling interval above :data:`MAX_SAMPLE_INTERVAL` (0.25 s) looks like
+  milliseconds (or microseconds, nanoseconds by its size); below :data:`MIN_SAMPLE_INTERVAL`
+  (10 us) like minutes or hours: no arm is identified from such rates;
+- positions [rad], velocities [rad/s] and torques [N m] of a joint beyond the bounds below in more
+  than :data:`UNIT_FRACTION` of the samples (positions that fit the limits once read as degrees
+  are said to look like degrees).
+
+A sample beyond a bound on fewer samples than that is a glitch (a corrupt message, a sensor
+spike): it is dropped and counted by reason in ``Recording.dropped``, never fed to an estimator.
+The bounds, per joint:
+
+- position: the joint's position limits widened by :data:`POSITION_MARGIN` [rad];
+- velocity: :data:`VELOCITY_FACTOR` times the velocity limit [rad/s];
+- torque: :data:`EFFORT_FACTOR` times the effort limit [N m] where the robot gives one, else
+  :data:`MAX_TORQUE` [N m] (beyond any arm's joint).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from robot_dynid.errors import DataError
+from robot_dynid.recordings.recording import DropCounter, Recording
+
+MAX_SAMPLE_INTERVAL = 0.25  # s: slower than 4 Hz is no identification recording
+MIN_SAMPLE_INTERVAL = 1e-5  # s: faster than 100 kHz neither
+POSITION_MARGIN = 0.5       # rad beyond a position limit
+VELOCITY_FACTOR = 10.0      # times the velocity limit
+EFFORT_FACTOR = 10.0        # times the effort limit
+MAX_TORQUE = 1e5            # N m, when the robot gives no effort limit
+UNIT_FRACTION = 0.05        # more samples than this beyond a bound: a unit mistake, not glitches
+
+
+def check_time_unit(time, source: str) -> None:
+    """DataError when the median step of ``time`` (N,) [s] says it is not in seconds."""
+    time = np.asarray(time, dtype=float)
+    if time.size < 2:
+        return
+    step = float(np.median(np.diff(time)))
+    if step > MAX_SAMPLE_INTERVAL:
+        unit, factor = next((unit, factor) for unit, factor in
+                            (("milliseconds", 1e-3), ("microseconds", 1e-6), ("nanoseconds", 1e-9))
+                            if step * factor <= MAX_SAMPLE_INTERVAL or unit == "nanoseconds")
+        raise DataError(f"{source}: the median sampling interval is {step:g} s ({1.0 / step:.3g} Hz), too slow "
+                        f"for identification: time looks like {unit} ({step:g} {unit} = "
+                        f"{1.0 / (step * factor):.4g} Hz); give time in seconds")
+    if step < MIN_SAMPLE_INTERVAL:
+        raise DataError(f"{source}: the median sampling interval is {step:g} s ({1.0 / step:.3g} Hz): time "
+                        "does not look like seconds (minutes or hours?); give time in seconds")
+
+
+@dataclass(frozen=True)
+class SampleBounds:
+    """Per-joint bounds of plausible samples (module docstring), in the order of ``joint_names``.
+
+    ``position_low`` / ``position_high`` [rad], ``velocity`` [rad/s], ``torque`` [N m]: each (n,).
+    """
+
+    joint_names: tuple[str, ...]
+    position_low: np.ndarray
+    position_high: np.ndarray
+    position_limits: tuple[tuple[float, float], ...]
+    velocity: np.ndarray
+    torque: np.ndarray
+
+    @classmethod
+    def for_robot(cls, robot, joint_names: Sequence[str] | None = None) -> "SampleBounds":
+        names = tuple(robot.joint_names if joint_names is None else joint_names)
+        limits = [robot.limits[robot.joint_names.index(name)] for name in names]
+        low = np.array([limit.position[0] for limit in limits]) - POSITION_MARGIN
+        high = np.array([limit.position[1] for limit in limits]) + POSITION_MARGIN
+        torque = np.array([MAX_TORQUE if limit.effort is None else EFFORT_FACTOR * limit.effort
+                           for limit in limits])
+        return cls(names, low, high, tuple(tuple(limit.position) for limit in limits),
+                   VELOCITY_FACTOR * np.array([limit.velocity for limit in limits]), torque)
+
+    def violations(self, q, qd=None, tau=None):
+        """``(field, joint index, reason, mask (N,))`` for every joint with a sample beyond a bound.
+
+        ``q``, ``qd``, ``tau``: (N, n) [rad, rad/s, N m] in ``joint_names`` order; None: not checked.
+        """
+        found = []
+        checks = (("q", q, lambda values: (values < self.position_low) | (values > self.position_high),
+                   lambda j: f"position beyond the limits of {self.joint_names[j]} by more than "
+                             f"{POSITION_MARGIN:g} rad"),
+                  ("qd", qd, lambda values: np.abs(values) > self.velocity,
+                   lambda j: f"|velocity| of {self.joint_names[j]} above {self.velocity[j]:.4g} rad/s "
+                             f"({VELOCITY_FACTOR:g}x its limit)"),
+                  ("tau", tau, lambda values: np.abs(values) > self.torque,
+                   lambda j: f"|torque| of {self.joint_names[j]} above {self.torque[j]:.4g} N m"))
+        for field, values, beyond, reason in checks:
+            if values is None:
+                continue
+            outside = beyond(np.asarray(values, dtype=float))
+            for joint in np.flatnonzero(outside.any(axis=0)):
+                found.append((field, int(joint), reason(joint), outside[:, joint]))
+        return found
+
+    def reason(self, q, qd=None, tau=None) -> str | None:
+        """Why one sample ``q``, ``qd``, ``tau`` (n,) is implausible, or None when it is not."""
+        found = self.violations(*(None if values is None else np.asarray(values, dtype=float)[None]
+                                  for values in (q, qd, tau)))
+        return found[0][2] if found else None
+
+
+def _unit_message(recording: Recording, bounds: SampleBounds, field: str, joint: int, mask) -> str:
+    name = bounds.joint_names[joint]
+    values = getattr(recording, field)[:, joint]
+    fraction = float(np.mean(mask))
+    worst = float(values[np.argmax(np.abs(values))])
+    head = f"{recording.source}: column {field}.{name}"
+    if field == "q":
+        low, high = bounds.position_limits[joint]
+        text = (f"{head} lies beyond the joint's position limits [{low:g}, {high:g}] rad by more than "
+                f"{POSITION_MARGIN:g} rad in {fraction:.0%} of the samples (up to {worst:.6g})")
+        in_degrees = np.radians(values)
+        if np.mean((in_degrees >= bounds.position_low[joint]) & (in_degrees <= bounds.position_high[joint])) > 0.99:
+            return f"{text}: it looks like degrees ({worst:.6g} deg = {math.radians(worst):.4g} rad); give radians"
+        return f"{text}: check its unit (rad) and the robot's limits"
+    if field == "qd":
+        text = (f"{head} exceeds {bounds.velocity[joint]:.4g} rad/s ({VELOCITY_FACTOR:g}x the joint's velocity "
+                f"limit) in {fraction:.0%} of the samples (up to {worst:.6g})")
+        if np.mean(np.abs(np.radians(values)) <= bounds.velocity[joint]) > 0.99:
+            return f"{text}: it looks like deg/s; give rad/s"
+        return f"{text}: check its unit (rad/s) and the robot's velocity limit"
+    return (f"{head} exceeds {bounds.torque[joint]:.4g} N m in {fraction:.0%} of the samples (up to {worst:.6g}): "
+            "check its unit (N m; mN m? motor currents?) and the robot's effort limit")
+
+
+def check_samples(recording: Recording, robot) -> Recording:
+    """``recording`` (joints matched to ``robot`` by name) without its implausible samples.
+
+    Raises
+    ------
+    DataError
+        A unit mistake (module docstring), naming the column.
+    """
+    check_time_unit(recording.time, recording.source)
+    names = [name for name in recording.joint_names if name in robot.joint_names]
+    if not names:
+        return recording
+    bounds = SampleBounds.for_robot(robot, names)
+    columns = [recording.joint_names.index(name) for name in names]
+    fields = {field: None if getattr(recording, field) is None else getattr(recording, field)[:, columns]
+              for field in ("q", "qd", "tau")}
+    keep = np.ones(recording.n_samples, dtype=bool)
+    dropped = DropCounter(recording.dropped)
+    for field, joint, reason, mask in bounds.violations(**fields):
+        if np.mean(mask) > UNIT_FRACTION:
+            subset = recording.reorder(names)
+            raise DataError(_unit_message(subset, bounds, field, joint, mask))
+        newly = mask & keep
+        if newly.any():
+            dropped.add(reason, float(recording.time[np.argmax(newly)]), int(np.count_nonzero(newly)))
+            keep &= ~newly
+    if keep.all():
+        return recording
+    if not keep.any():
+        raise DataError(f"{recording.source}: every sample is implausible: {dropped.counts}")
+    return dataclasses.replace(recording.take(keep), dropped=dropped.counts)

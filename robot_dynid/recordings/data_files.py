@@ -1,0 +1,244 @@
+"""Read a recording from a file, whichever format it is in: a rosbag2 directory or a CSV file.
+
+:func:`read_recording` gives the samples; :func:`read_stage_table` lists the stages of a
+recording: from its stage markers (bags), its stage column (CSV files), or, without either,
+detected from the motion (:func:`robot_dynid.recordings.stage_detection.label_from_motion`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import pathlib
+
+import numpy as np
+
+from robot_dynid.errors import DataError
+from robot_dynid.recordings.bag_io import DEFAULT_STAGE_TOPIC, read_bag, read_stage_markers
+from robot_dynid.recordings.csv_io import read_csv
+from robot_dynid.recordings.data_checks import check_samples, check_time_unit
+from robot_dynid.recordings.recording import DropCounter, Recording
+from robot_dynid.recordings.signal_processing import (differentiate, gap_starts, median_step,
+                                                      resample_uniform, window_samples_for)
+from robot_dynid.recordings.stage_detection import (default_rest_threshold, describe_detection,
+                                                    label_from_motion)
+from robot_dynid.recordings.stages import StageInterval, intervals_from_labels, stage_intervals
+
+logger = logging.getLogger(__name__)
+
+BAG_SUFFIXES = (".mcap", ".db3")
+DERIVATIVE_WINDOW = 0.05  # s, local polynomial window for derivatives that were not recorded
+#: ... but never fewer samples than this (a cubic fit needs 5; 7 keeps the noise down): 50 Hz
+#: recordings, as of hydraulic arms, get 0.14 s.
+MIN_DERIVATIVE_WINDOW_SAMPLES = 7
+SHORT_RUN = "in a run between gaps shorter than the derivative window"
+
+
+def read_recording(path, joint_names=None, derivative_window=DERIVATIVE_WINDOW, robot=None, resample=None,
+                   derive=False, **bag_topics) -> Recording:
+    """Read ``path``: a rosbag2 directory (or its .mcap / .db3 file) or a ``.csv`` file.
+
+    Parameters
+    ----------
+    joint_names : sequence of str, optional
+        Joints to read; default ``robot``'s, or all in the file.
+    derivative_window : float
+        [s] window of the local polynomial fit that derives velocities [rad/s] and accelerations
+        [rad/s^2] not recorded (JointState has no accelerations), in the samples' own stamps
+        (:func:`complete_derivatives`).
+    robot : RobotDescription, optional
+        Check the samples against it (:func:`robot_dynid.recordings.data_checks.check_samples`): unit
+        mistakes are errors, implausible samples are dropped and counted.
+    resample : float, optional
+        [Hz] put the samples on a uniform grid first (:func:`resample_recording`).
+    derive : bool
+        Derive velocities and accelerations from the positions even where the file has them.
+    **bag_topics
+        joint_states_topic, effort_topic, stage_topic, ... (bags only).
+    """
+    if joint_names is None and robot is not None:
+        joint_names = robot.joint_names
+    recording = _read(path, joint_names, bag_topics)
+    check_time_unit(recording.time, recording.source)
+    if robot is not None:
+        recording = check_samples(recording, robot)
+    if derive:
+        recording = dataclasses.replace(recording, qd=None, qdd=None)
+    if resample is not None:
+        recording = resample_recording(recording, resample, derivative_window)
+    return complete_derivatives(recording, derivative_window)
+
+
+def derivative_window_samples(recording: Recording, window: float = DERIVATIVE_WINDOW) -> int:
+    """Odd number of samples of a ``window`` [s] at the recording's median step, at least
+    :data:`MIN_DERIVATIVE_WINDOW_SAMPLES`."""
+    samples = window_samples_for(window, median_step(recording.time))
+    if samples < MIN_DERIVATIVE_WINDOW_SAMPLES:
+        logger.info("%s: at %.3g Hz a %g s derivative window holds too few samples; using %d samples",
+                    recording.source, 1.0 / median_step(recording.time), window, MIN_DERIVATIVE_WINDOW_SAMPLES)
+    return max(samples, MIN_DERIVATIVE_WINDOW_SAMPLES)
+
+
+def _runs(recording: Recording, window_samples: int) -> list[np.ndarray]:
+    """Row indices of the runs between gaps (:func:`robot_dynid.recordings.signal_processing.gap_starts`)."""
+    breaks = gap_starts(recording.time, window_samples) + 1
+    if breaks.size:
+        logger.warning("%s: %d gap(s) in the stamps longer than half the %d-sample derivative window "
+                       "(first after %.6f s); derivatives restart after each", recording.source, breaks.size,
+                       window_samples, recording.time[breaks[0] - 1])
+    return np.split(np.arange(recording.n_samples), breaks)
+
+
+def complete_derivatives(recording: Recording, window: float = DERIVATIVE_WINDOW) -> Recording:
+    """Fill missing qd / qdd by local polynomial fits to the positions in their own stamps.
+
+    The stamps may jitter and messages may be lost (:func:`robot_dynid.recordings.signal_processing.differentiate`).
+    A step longer than half the window (:func:`robot_dynid.recordings.signal_processing.gap_starts`: a paused
+    recording, a burst of lost messages) splits the recording into runs, each differentiated on
+    its own; runs shorter than the window are dropped and counted in ``dropped``.
+    """
+    if recording.qd is not None and recording.qdd is not None:
+        return recording
+    if recording.n_samples < 2:
+        raise DataError(f"{recording.source}: {recording.n_samples} sample(s); derivatives need a window of them")
+    missing = [name for name in ("qd", "qdd") if getattr(recording, name) is None]
+    samples = derivative_window_samples(recording, window)
+    runs = _runs(recording, samples)
+    kept = [run for run in runs if len(run) >= samples]
+    if not kept:
+        raise DataError(f"{recording.source}: no run of samples between gaps in the stamps holds the "
+                        f"{samples}-sample derivative window ({window:g} s at {median_step(recording.time):g} s "
+                        f"per sample; longest run {max(map(len, runs))} samples)")
+    values = {name: np.zeros_like(recording.q) for name in missing}   # rows of dropped runs stay 0
+    uniform = True
+    for run in kept:
+        derived = differentiate(recording.q[run], recording.time[run], window_samples=samples)
+        uniform &= derived.uniform
+        for name in missing:
+            values[name][run] = getattr(derived, name)
+    logger.info("%s: %s derived from positions (local cubic fit over %d samples, %s stamps)",
+                recording.source, " and ".join(missing), samples, "uniform" if uniform else "non-uniform")
+    completed = dataclasses.replace(recording, **values)
+    if len(kept) == len(runs):
+        return completed
+    dropped = DropCounter(recording.dropped)
+    for run in runs:
+        if len(run) < samples:
+            dropped.add(SHORT_RUN, float(recording.time[run[0]]), len(run))
+    return dataclasses.replace(completed.take(np.concatenate(kept)), dropped=dropped.counts)
+
+
+def resample_recording(recording: Recording, rate: float, window: float = DERIVATIVE_WINDOW) -> Recording:
+    """The recording on a uniform grid of ``rate`` [Hz].
+
+    Positions are interpolated by a cubic spline through the samples (not-a-knot), recorded
+    velocities, accelerations, torques and temperatures linearly; each new sample takes the stage
+    and cycle of the last recorded sample at or before it. Gaps (as :func:`complete_derivatives`
+    finds them with a ``window`` [s] derivative window) are not bridged: each run gets its own
+    grid, starting at its first stamp. Choose a rate near the recording's: resampling below it
+    without a low-pass filter aliases noise.
+    """
+    original = 1.0 / median_step(recording.time)
+    if rate < 0.9 * original:
+        logger.warning("%s: resampling at %g Hz, below the recording's %.4g Hz, aliases what lies between "
+                       "%g and %.4g Hz", recording.source, rate, original, rate / 2, original / 2)
+    linear = {field: getattr(recording, field) for field in ("qd", "qdd", "tau", "temperature")
+              if getattr(recording, field) is not None}
+    samples = resample_uniform(recording.time, rate, cubic={"q": recording.q}, linear=linear,
+                               breaks=gap_starts(recording.time, derivative_window_samples(recording, window)) + 1)
+    dropped = DropCounter(recording.dropped)
+    dropped.add("in a run of fewer than 2 samples between gaps (not resampled)", count=samples.n_lost)
+    logger.info("%s: %d samples resampled to %d at %g Hz (positions: cubic spline; %s: linear)",
+                recording.source, recording.n_samples, samples.time.size, rate, ", ".join(linear) or "nothing else")
+    labels = {name: None if getattr(recording, name) is None else getattr(recording, name)[samples.source]
+              for name in ("stage", "cycle")}
+    return Recording(joint_names=recording.joint_names, time=samples.time, **samples.values, **labels,
+                     source=recording.source, dropped=dropped.counts)
+
+
+STAGE_ORIGINS = ("markers", "stage column", "motion")
+"""Where the stages of a :class:`StageTable` come from."""
+
+
+@dataclasses.dataclass(frozen=True)
+class StageTable:
+    """The stages of a recording and where they come from.
+
+    Attributes
+    ----------
+    origin : str
+        ``"markers"`` (ExperimentStage markers of a bag, friction details included),
+        ``"stage column"`` (a CSV file's stage and cycle columns) or ``"motion"`` (detected:
+        rest, friction plateaus, excitation; no cycles).
+    stages : tuple of StageInterval
+        In time order (marker intervals: nested sub-stages after their enclosing stage).
+    time_origin : float
+        Time of the recording's first sample [s] (absolute ROS time for bags).
+    rest_threshold : tuple of float or None
+        Rest threshold per joint used for detection [rad/s]; None unless ``origin`` is
+        ``"motion"``.
+    note : str
+        For ``"motion"``: the line saying the stages were detected; ``""`` otherwise.
+    """
+
+    origin: str
+    stages: tuple[StageInterval, ...]
+    time_origin: float
+    rest_threshold: tuple[float, ...] | None = None
+    note: str = ""
+
+
+def read_stage_table(path, joint_names, velocity_limits, rest_threshold=None,
+                     derivative_window=DERIVATIVE_WINDOW, robot=None, resample=None,
+                     **bag_topics) -> StageTable:
+    """Stages of the recording at ``path``: from its markers, its stage column, or detected.
+
+    Parameters
+    ----------
+    path : str or Path
+        As :func:`read_recording`.
+    joint_names : sequence of str
+        Joints to read (detection uses their velocities).
+    velocity_limits : array_like, shape (n,)
+        [rad/s] of ``joint_names``, in that order (for detection; friction speeds are
+        reported as fractions of them).
+    rest_threshold : float or array_like, shape (n,), optional
+        [rad/s]; default :func:`robot_dynid.recordings.stage_detection.default_rest_threshold`.
+    derivative_window, robot, resample, **bag_topics
+        As :func:`read_recording` (``stage_topic`` names the markers' topic).
+    """
+    recording = read_recording(path, joint_names, derivative_window, robot=robot, resample=resample,
+                               **bag_topics)
+    time_origin = float(recording.time[0])
+    if recording.stage is None:
+        threshold = default_rest_threshold(velocity_limits) if rest_threshold is None \
+            else rest_threshold
+        _, stages = label_from_motion(recording, velocity_limits, threshold)   # validates it
+        threshold = np.broadcast_to(np.asarray(threshold, float), (recording.n_joints,))
+        return StageTable("motion", tuple(stages), time_origin,
+                          tuple(float(value) for value in threshold),
+                          describe_detection(recording.source, stages, threshold))
+    if _is_bag(pathlib.Path(path)):
+        markers = read_stage_markers(_bag_directory(pathlib.Path(path)),
+                                     bag_topics.get("stage_topic", DEFAULT_STAGE_TOPIC),
+                                     bag_topics.get("distro"))
+        return StageTable("markers", tuple(stage_intervals(markers)), time_origin)
+    return StageTable("stage column", tuple(intervals_from_labels(recording)), time_origin)
+
+
+def _is_bag(path: pathlib.Path) -> bool:
+    return path.is_dir() or path.suffix in BAG_SUFFIXES
+
+
+def _bag_directory(path: pathlib.Path) -> pathlib.Path:
+    return path if path.is_dir() else path.parent
+
+
+def _read(path, joint_names, bag_topics) -> Recording:
+    path = pathlib.Path(path)
+    if not path.exists():
+        raise DataError(f"{path}: no such file or directory")
+    if _is_bag(path):
+        return read_bag(_bag_directory(path), joint_names=joint_names, **bag_topics)
+    if path.suffix.lower() == ".csv":
+        return read_csv(path, joint_names=joint_names)
+    raise DataError(f"{path}: not a rosbag2 directory, .mcap, .db3 or .csv file")

@@ -1,0 +1,417 @@
+"""Recorded joint data of one experiment: time, joint states, torques and stage labels.
+
+A :class:`Recording` is what the CSV and rosbag2 readers return and what identification
+consumes. Its arrays are read-only float64 (labels: str, cycles: int64), sample-major:
+
+- ``time`` (N,) [s], strictly increasing (absolute ROS time for bags, as written for CSV);
+- ``q`` (N, n) [rad], ``qd`` (N, n) [rad/s], ``qdd`` (N, n) [rad/s^2], ``tau`` (N, n) [N m],
+  ``temperature`` (N, n) [deg C]; columns in the order of ``joint_names``;
+- ``stage`` (N,) stage labels and ``cycle`` (N,) cycle indices, ``-1`` outside any cycle.
+
+Dropped samples
+---------------
+Samples left out on the way in (a bad message, a non-finite value, an implausible torque, a run
+between two gaps too short to differentiate) are counted by reason in ``Recording.dropped``:
+reason -> :class:`Dropped` (count and the time of the first one), so a report can say what was
+left out and where to look.
+
+Stage labels
+------------
+``stage`` holds a label per sample (:mod:`robot_dynid.recordings.stages`: a stage kind, ``""`` outside
+every stage, ``"custom:<name>"``), ``cycle`` a cycle index, -1 outside every cycle.
+``Recording.select(stage="custom")`` selects every custom stage, ``stage="custom:<name>"``
+only the named one.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from robot_dynid.errors import DataError
+from robot_dynid.joint_names import match_joints, repeated_names
+from robot_dynid.recordings.stages import CUSTOM_PREFIX, NO_CYCLE, NO_STAGE, check_stage_label
+
+logger = logging.getLogger(__name__)
+
+JOINT_FIELDS = ("q", "qd", "qdd", "tau", "temperature")
+"""The (N, n) per-joint fields of a Recording, in the order they are written to files."""
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """Samples (or messages) left out for one reason: how many, and the time [s] of the first
+    (a recording's time: absolute ROS time for bags; NaN when unknown)."""
+
+    count: int
+    first_time: float
+
+    def describe(self, reason: str) -> str:
+        where = "" if math.isnan(self.first_time) else f", first at {self.first_time:.6f} s"
+        return f"{reason}: {self.count}{where}"
+
+
+class DropCounter:
+    """Counts of samples left out, by reason, in the order the reasons first occurred."""
+
+    def __init__(self, dropped: Mapping[str, Dropped] | None = None):
+        self.counts: dict[str, Dropped] = dict(dropped or {})
+
+    def add(self, reason: str, time: float = math.nan, count: int = 1) -> None:
+        """``count`` samples dropped for ``reason``, the first of them at ``time`` [s]."""
+        if count <= 0:
+            return
+        previous = self.counts.get(reason)
+        if previous is None:
+            self.counts[reason] = Dropped(int(count), float(time))
+        else:
+            first = previous.first_time if math.isnan(time) or time >= previous.first_time else float(time)
+            self.counts[reason] = Dropped(previous.count + int(count), first)
+
+    def merge(self, dropped: Mapping[str, Dropped]) -> "DropCounter":
+        for reason, entry in dropped.items():
+            self.add(reason, entry.first_time, entry.count)
+        return self
+
+    @property
+    def total(self) -> int:
+        return sum(entry.count for entry in self.counts.values())
+
+
+def describe_dropped(dropped: Mapping[str, Dropped]) -> str:
+    """``"non-finite tau: 3, first at 12.500000 s; /joint_states: repeated stamp: 1, ..."``;
+    '' when none."""
+    return "; ".join(entry.describe(reason) for reason, entry in dropped.items())
+
+
+def dropped_to_dict(dropped: Mapping[str, Dropped]) -> dict:
+    """Plain ``{reason: {count, first_time}}`` for JSON, YAML and model metrics."""
+    return {reason: {"count": entry.count, "first_time": None if math.isnan(entry.first_time)
+                     else entry.first_time} for reason, entry in dropped.items()}
+
+
+def dropped_from_dict(data: Mapping) -> dict[str, Dropped]:
+    """Inverse of :func:`dropped_to_dict`."""
+    return {str(reason): Dropped(int(entry["count"]), math.nan if entry.get("first_time") is None
+                                 else float(entry["first_time"])) for reason, entry in data.items()}
+
+
+def first_non_increasing(time: np.ndarray) -> int | None:
+    """Index ``i`` of the first sample with ``time[i] <= time[i - 1]``, None if there is none."""
+    bad = np.flatnonzero(np.diff(time) <= 0.0)
+    return int(bad[0]) + 1 if bad.size else None
+
+
+def check_strictly_increasing(time: np.ndarray) -> None:
+    """Raise :class:`DataError` naming the first sample of ``time`` (N,) [s] not after its
+    predecessor."""
+    offending = first_non_increasing(time)
+    if offending is not None:
+        raise DataError(f"time must be strictly increasing: time[{offending}] = "
+                        f"{float(time[offending])!r} s <= time[{offending - 1}] = "
+                        f"{float(time[offending - 1])!r} s")
+
+
+def _as_float_array(name: str, value, shape: tuple[int, ...], shape_text: str) -> np.ndarray:
+    array = np.array(value, dtype=np.float64)
+    if array.shape != shape:
+        raise DataError(f"{name} has shape {array.shape}, expected {shape} ({shape_text})")
+    bad = np.flatnonzero(~np.isfinite(array).reshape(shape[0], -1).all(axis=1))
+    if bad.size:
+        raise DataError(f"{name} holds NaN or inf at sample {bad[0]} ({bad.size} samples); "
+                        "build the recording with Recording.from_arrays to drop such samples")
+    array.setflags(write=False)
+    return array
+
+
+@dataclass(frozen=True, eq=False)
+class Recording:
+    """Joint data of one experiment, validated on construction.
+
+    Parameters
+    ----------
+    joint_names : sequence of str
+        Joint order of every (N, n) array, n unique names.
+    time : array_like, shape (N,)
+        Sample times [s], strictly increasing, N >= 1.
+    q : array_like, shape (N, n)
+        Joint positions [rad].
+    qd, qdd : array_like, shape (N, n), optional
+        Joint velocities [rad/s] and accelerations [rad/s^2].
+    tau : array_like, shape (N, n), optional
+        Joint torques [N m].
+    temperature : array_like, shape (N, n), optional
+        Joint temperatures [deg C].
+    stage : array_like of str, shape (N,), optional
+        Stage label per sample (see the module docstring); ``""`` outside every stage.
+    cycle : array_like of int, shape (N,), optional
+        Cycle index per sample, >= 0, or -1 outside every cycle.
+    source : str
+        Where the data came from (file name), used in messages.
+    dropped : mapping of str to Dropped
+        Samples left out before construction, by reason (see the module docstring).
+
+    Raises
+    ------
+    DataError
+        A field of the wrong shape (naming it, actual versus expected), a non-finite value,
+        time not strictly increasing (naming the first offending index and its time), an
+        unknown stage label, a cycle below -1 or duplicated joint names.
+    """
+
+    joint_names: tuple[str, ...]
+    time: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray | None = None
+    qdd: np.ndarray | None = None
+    tau: np.ndarray | None = None
+    temperature: np.ndarray | None = None
+    stage: np.ndarray | None = None
+    cycle: np.ndarray | None = None
+    source: str = "<arrays>"
+    dropped: Mapping[str, Dropped] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        names = tuple(self.joint_names) if not isinstance(self.joint_names, str) else None
+        if not names or not all(isinstance(name, str) and name for name in names):
+            raise DataError(f"joint_names must be a non-empty sequence of non-empty strings, "
+                            f"got {self.joint_names!r}")
+        duplicated = repeated_names(names)
+        if duplicated:
+            raise DataError(f"joint_names holds duplicates: {duplicated}")
+        object.__setattr__(self, "joint_names", names)
+        time = np.array(self.time, dtype=np.float64)
+        if time.ndim != 1 or time.size == 0:
+            raise DataError(f"time has shape {time.shape}, expected (N,) with N >= 1")
+        n_samples, n_joints = time.size, len(names)
+        time = _as_float_array("time", time, (n_samples,), "N samples")
+        check_strictly_increasing(time)
+        object.__setattr__(self, "time", time)
+        joint_shape_text = f"N={n_samples} samples, n={n_joints} joints {list(names)}"
+        for field in JOINT_FIELDS:
+            value = getattr(self, field)
+            if value is None and field == "q":
+                raise DataError("q is required, got None")
+            if value is not None:
+                object.__setattr__(self, field, _as_float_array(
+                    field, value, (n_samples, n_joints), joint_shape_text))
+        if self.stage is not None:
+            object.__setattr__(self, "stage", self._checked_stage(n_samples))
+        if self.cycle is not None:
+            object.__setattr__(self, "cycle", self._checked_cycle(n_samples))
+        bad_counts = [reason for reason, entry in dict(self.dropped).items()
+                      if not isinstance(entry, Dropped) or entry.count < 0]
+        if bad_counts:
+            raise DataError(f"dropped must map reasons to Dropped counts >= 0; bad: {bad_counts}")
+        object.__setattr__(self, "dropped", dict(self.dropped))
+        object.__setattr__(self, "source", str(self.source))
+
+    def _checked_stage(self, n_samples: int) -> np.ndarray:
+        stage = np.array(self.stage, dtype=str)
+        if stage.shape != (n_samples,):
+            raise DataError(f"stage has shape {stage.shape}, expected ({n_samples},)")
+        for label in np.unique(stage):
+            check_stage_label(str(label))
+        stage.setflags(write=False)
+        return stage
+
+    def _checked_cycle(self, n_samples: int) -> np.ndarray:
+        raw = np.asarray(self.cycle)
+        if raw.shape != (n_samples,):
+            raise DataError(f"cycle has shape {raw.shape}, expected ({n_samples},)")
+        integral = raw.dtype.kind in "iu" or (raw.dtype.kind == "f" and
+                                              bool(np.all(raw == np.round(raw))))
+        if not integral:
+            raise DataError(f"cycle must hold integers, got dtype {raw.dtype}")
+        cycle = raw.astype(np.int64)
+        if n_samples and cycle.min() < NO_CYCLE:
+            index = int(np.argmin(cycle))
+            raise DataError(f"cycle must be >= 0 or {NO_CYCLE} (no cycle), got "
+                            f"cycle[{index}] = {cycle[index]}")
+        cycle.setflags(write=False)
+        return cycle
+
+    @classmethod
+    def from_arrays(cls, joint_names: Sequence[str], time, q, qd=None, qdd=None, tau=None,
+                    temperature=None, stage=None, cycle=None, source: str = "<arrays>",
+                    dropped: Mapping[str, Dropped] | None = None) -> "Recording":
+        """Recording from raw arrays, dropping the samples that hold NaN or inf.
+
+        A sample (row) is dropped when ``time`` or any entry of ``q``, ``qd``, ``qdd``,
+        ``tau`` or ``temperature`` (those given) is NaN or inf; it is counted in ``dropped``
+        under ``"non-finite <field>"`` (the first field that is) and logged as a warning.
+        Arguments as for :class:`Recording`.
+
+        Raises
+        ------
+        DataError
+            Every sample holds NaN or inf, or as the constructor.
+        """
+        time = np.asarray(time, dtype=np.float64)
+        if time.ndim != 1:
+            raise DataError(f"time has shape {time.shape}, expected (N,)")
+        for name, labels in (("stage", stage), ("cycle", cycle)):
+            if labels is not None and np.shape(labels) != time.shape:
+                raise DataError(f"{name} has shape {np.shape(labels)}, expected {time.shape}")
+        fields = {"q": q, "qd": qd, "qdd": qdd, "tau": tau, "temperature": temperature}
+        keep = np.isfinite(time)
+        counter = DropCounter(dropped)
+        counter.add("non-finite time", math.nan, int(np.count_nonzero(~keep)))
+        for name, value in fields.items():
+            if value is None:
+                continue
+            value = np.asarray(value, dtype=np.float64)
+            if value.ndim != 2 or value.shape[0] != time.size:
+                raise DataError(f"{name} has shape {value.shape}, expected ({time.size}, n)")
+            newly_bad = keep & ~np.isfinite(value).all(axis=1)
+            if newly_bad.any():
+                counter.add(f"non-finite {name}", float(time[np.argmax(newly_bad)]),
+                            int(np.count_nonzero(newly_bad)))
+            keep &= ~newly_bad
+            fields[name] = value
+        n_bad = int(time.size - np.count_nonzero(keep))
+        if n_bad == time.size and time.size:
+            raise DataError(f"all {time.size} samples of {source} hold NaN or inf "
+                            f"({describe_dropped(counter.counts)})")
+        if n_bad:
+            logger.warning("%s: dropped %d of %d samples holding NaN or inf", source, n_bad, time.size)
+            fields = {k: None if v is None else v[keep] for k, v in fields.items()}
+            time = time[keep]
+            stage = None if stage is None else np.asarray(stage)[keep]
+            cycle = None if cycle is None else np.asarray(cycle)[keep]
+        return cls(joint_names=joint_names, time=time, stage=stage, cycle=cycle, source=source,
+                   dropped=counter.counts, **fields)
+
+    @property
+    def n_dropped(self) -> int:
+        """Samples left out before construction, all reasons together."""
+        return sum(entry.count for entry in self.dropped.values())
+
+    @property
+    def n_samples(self) -> int:
+        """Number of samples N."""
+        return int(self.time.size)
+
+    @property
+    def n_joints(self) -> int:
+        """Number of joints n."""
+        return len(self.joint_names)
+
+    @property
+    def elapsed(self) -> np.ndarray:
+        """Time since the first sample, ``time - time[0]``, shape (N,) [s]."""
+        return self.time - self.time[0]
+
+    def _replace_rows(self, rows) -> "Recording":
+        changes = {field: None if getattr(self, field) is None else getattr(self, field)[rows]
+                   for field in ("time",) + JOINT_FIELDS + ("stage", "cycle")}
+        return dataclasses.replace(self, **changes)
+
+    def take(self, rows) -> "Recording":
+        """Recording of the rows ``rows`` (slice, boolean mask (N,) or increasing indices)."""
+        if isinstance(rows, slice):
+            selected = np.arange(self.n_samples)[rows]
+        else:
+            rows = np.asarray(rows)
+            if rows.dtype == bool and rows.shape != (self.n_samples,):
+                raise DataError(f"row mask has shape {rows.shape}, expected ({self.n_samples},)")
+            selected = np.flatnonzero(rows) if rows.dtype == bool else rows
+        if np.size(selected) == 0:
+            raise DataError(f"selection of rows {rows!r} from {self.source} is empty "
+                            f"({self.n_samples} samples)")
+        return self._replace_rows(selected)
+
+    def time_window(self, start: float, stop: float) -> "Recording":
+        """Samples with ``start <= time < stop`` [s]."""
+        mask = (self.time >= start) & (self.time < stop)
+        if not mask.any():
+            raise DataError(f"no samples of {self.source} in time window [{start}, {stop}) s; "
+                            f"recording spans [{self.time[0]}, {self.time[-1]}] s")
+        return self._replace_rows(mask)
+
+    def select(self, stage: str | Iterable[str] | None = None,
+               cycles: int | Iterable[int] | None = None) -> "Recording":
+        """Samples of the given stages and cycles.
+
+        Parameters
+        ----------
+        stage : str or iterable of str, optional
+            Stage kinds or labels to keep; ``"custom"`` keeps every custom stage,
+            ``"custom:<name>"`` only that one. None keeps all.
+        cycles : int or iterable of int, optional
+            Cycle indices to keep. None keeps all.
+
+        Raises
+        ------
+        DataError
+            The recording has no stage (cycle) labels, a requested stage is unknown, or the
+            selection is empty (the message lists the available stages and cycles).
+        """
+        mask = np.ones(self.n_samples, dtype=bool)
+        wanted_stages = wanted_cycles = None
+        if stage is not None:
+            if self.stage is None:
+                raise DataError(f"{self.source} has no stage labels; cannot select stage {stage!r}")
+            wanted_stages = [stage] if isinstance(stage, str) else list(stage)
+            for label in wanted_stages:
+                check_stage_label(label, allow_empty=False)
+            in_stage = np.isin(self.stage, wanted_stages)
+            if "custom" in wanted_stages:
+                in_stage |= np.char.startswith(self.stage, CUSTOM_PREFIX)
+            mask &= in_stage
+        if cycles is not None:
+            if self.cycle is None:
+                raise DataError(f"{self.source} has no cycle labels; cannot select cycles "
+                                f"{cycles!r}")
+            wanted_cycles = [int(cycles)] if np.isscalar(cycles) else [int(c) for c in cycles]
+            mask &= np.isin(self.cycle, wanted_cycles)
+        if not mask.any():
+            available_stages = [] if self.stage is None else np.unique(self.stage).tolist()
+            available_cycles = [] if self.cycle is None else np.unique(self.cycle).tolist()
+            raise DataError(f"no samples of {self.source} with stage in {wanted_stages} and "
+                            f"cycle in {wanted_cycles}; available stages: {available_stages}, "
+                            f"cycles: {available_cycles}")
+        return self._replace_rows(mask) if not mask.all() else self
+
+    def reorder(self, joint_names: Sequence[str]) -> "Recording":
+        """Recording with columns in the order of ``joint_names``, matched by name.
+
+        Joints of the recording not in ``joint_names`` are dropped.
+
+        Raises
+        ------
+        DataError
+            A requested joint is not in the recording (all missing ones are named;
+            :func:`robot_dynid.joint_names.match_joints`).
+        """
+        joint_names = tuple(joint_names)
+        columns = match_joints(joint_names, self.joint_names, self.source)
+        if joint_names == self.joint_names:
+            return self
+        changes = {field: None if getattr(self, field) is None else getattr(self, field)[:, columns]
+                   for field in JOINT_FIELDS}
+        return dataclasses.replace(self, joint_names=joint_names, **changes)
+
+    def with_labels(self, stage, cycle=None) -> "Recording":
+        """The same recording with new stage labels (N,) and cycles (N,) (None: no cycles)."""
+        return dataclasses.replace(self, stage=stage, cycle=cycle)
+
+    def segments(self) -> list[tuple[str, int, int, int]]:
+        """Contiguous runs of equal stage label and cycle.
+
+        Returns
+        -------
+        list of (stage, cycle, start_index, stop_index)
+            One entry per run, ``stop_index`` exclusive, covering all N samples in order.
+            Without labels the stage is ``""`` and the cycle -1.
+        """
+        stage = self.stage if self.stage is not None else np.full(self.n_samples, NO_STAGE)
+        cycle = self.cycle if self.cycle is not None else np.full(self.n_samples, NO_CYCLE)
+        changes = np.flatnonzero((stage[1:] != stage[:-1]) | (cycle[1:] != cycle[:-1])) + 1
+        starts = np.concatenate(([0], changes))
+        stops = np.concatenate((changes, [self.n_samples]))
+        return [(str(stage[a]), int(cycle[a]), int(a), int(b)) for a, b in zip(starts, stops)]

@@ -1,0 +1,431 @@
+"""Signal conditioning before identification: filtering, differentiation, torque, resampling.
+
+- :func:`lowpass_filter`: zero-phase Butterworth low-pass (``scipy.signal.butter`` as
+  second-order sections, run forward and backward by ``sosfiltfilt``). The forward-backward
+  pass squares the magnitude response (attenuation 1/2, i.e. -6 dB, at the cutoff, twice the
+  roll-off of ``order``) and cancels the phase, so filtered torque stays aligned in time with
+  positions differentiated by :func:`differentiate`.
+- :func:`differentiate`: velocities and accelerations from sampled positions by local
+  polynomial least squares in time: a polynomial of degree ``polyorder`` is fitted to the
+  ``window`` samples around each sample, in the samples' own time stamps, and its derivatives
+  at that sample's time are returned. The window is centred (zero phase, no lag); near the ends
+  the first / last ``window`` samples are used. Stamps need not be uniform (drivers jitter,
+  messages get lost): on a uniform grid this is Savitzky-Golay filtering (``mode="interp"``),
+  which is what runs there, as a convolution.
+- :func:`resample_uniform`: samples onto a uniform grid (cubic spline or linear interpolation),
+  never across gaps.
+- :func:`resample_streams`: asynchronous streams linearly interpolated onto common stamps.
+"""
+from __future__ import annotations
+
+import functools
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import signal
+
+from scipy.interpolate import CubicSpline
+
+from robot_dynid import validators
+from robot_dynid.errors import DataError
+
+logger = logging.getLogger(__name__)
+
+UNIFORM_SAMPLING_TOLERANCE = 0.01
+"""Default largest allowed deviation of a sampling interval from the median, relative."""
+
+
+def _check_samples(name: str, values, axis: int = 0) -> np.ndarray:
+    values = np.asarray(values, dtype=float)
+    if values.ndim == 0:
+        raise DataError(f"{name} must be an array of samples, got a scalar")
+    if not np.all(np.isfinite(values)):
+        raise DataError(f"{name} contains non-finite values")
+    return values
+
+
+def _check_positive(name: str, value: float, unit: str) -> float:
+    return validators.positive(value, name, DataError, unit)
+
+
+def _check_order(name: str, value, minimum: int) -> int:
+    return validators.count(value, name, DataError, minimum)
+
+
+def lowpass_filter(x, cutoff: float, sample_rate: float, order: int = 4,
+                   axis: int = 0) -> np.ndarray:
+    """Zero-phase Butterworth low-pass filter.
+
+    Parameters
+    ----------
+    x : array_like, shape (N, ...) (samples along ``axis``)
+        Uniformly sampled signal, any unit.
+    cutoff : float
+        Cutoff frequency [Hz] of the single-pass filter, 0 < cutoff < sample_rate / 2.
+    sample_rate : float
+        Sampling rate [Hz].
+    order : int
+        Butterworth order of one pass (the forward-backward result has twice the roll-off).
+    axis : int
+        Sample axis.
+
+    Returns
+    -------
+    ndarray, shape of ``x``
+        Filtered signal, same unit, no phase shift.
+    """
+    x = _check_samples("x", x)
+    sample_rate = _check_positive("sample_rate", sample_rate, "Hz")
+    cutoff = _check_positive("cutoff", cutoff, "Hz")
+    order = _check_order("order", order, 1)
+    nyquist = 0.5 * sample_rate
+    if cutoff >= nyquist:
+        raise DataError(f"cutoff must be below the Nyquist frequency {nyquist:g} Hz "
+                        f"(sample_rate / 2), got {cutoff:g} Hz")
+    sos = signal.butter(order, cutoff, btype="low", fs=sample_rate, output="sos")
+    # sosfiltfilt's default odd-extension pad length
+    pad_length = 3 * (2 * len(sos) + 1 - min(int(np.sum(sos[:, 2] == 0)),
+                                             int(np.sum(sos[:, 5] == 0))))
+    n_samples = x.shape[axis]
+    if n_samples <= pad_length:
+        raise DataError(f"x has {n_samples} samples along axis {axis}; an order-{order} "
+                        f"zero-phase filter needs more than {pad_length}")
+    return signal.sosfiltfilt(sos, x, axis=axis)
+
+
+def sample_interval(time, tolerance: float = UNIFORM_SAMPLING_TOLERANCE) -> float:
+    """Sampling interval [s] of uniformly sampled stamps, checked (filters need one).
+
+    Parameters
+    ----------
+    time : array_like, shape (N,)
+        Strictly increasing time stamps [s], N >= 2.
+    tolerance : float
+        Largest allowed ``|dt_k - median(dt)| / median(dt)``.
+    """
+    time = _check_time(time)
+    step = median_step(time)
+    deviation = float(np.max(np.abs(np.diff(time) - step)) / step)
+    if deviation > tolerance:
+        raise DataError(f"time is not uniformly sampled: a step deviates {deviation:.3g} from "
+                        f"the median {step:.6g} s (tolerance {tolerance:g}); resample first")
+    return step
+
+
+@dataclass(frozen=True)
+class Derivatives:
+    """Local polynomial estimates, each of the shape of the input positions (N, n).
+
+    ``q`` [rad] smoothed positions, ``qd`` [rad/s], ``qdd`` [rad/s^2]; ``window`` in samples;
+    ``uniform``: the stamps were uniform and the Savitzky-Golay convolution was used.
+    """
+
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    window: int
+    polyorder: int
+    uniform: bool = True
+
+
+def median_step(time) -> float:
+    """Median sampling interval [s] of strictly increasing stamps (N,), N >= 2."""
+    return float(np.median(np.diff(np.asarray(time, dtype=float))))
+
+
+def gap_starts(time, window: int) -> np.ndarray:
+    """Indices ``i`` where the step ``time[i + 1] - time[i]`` is a gap: longer than half a
+    derivative window of ``window`` samples, ``(window // 2) * median_step``, so that a local
+    fit around a sample next to it would have nothing on one side."""
+    steps = np.diff(np.asarray(time, dtype=float))
+    if steps.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(steps > max(window // 2, 1) * float(np.median(steps)))
+
+
+def window_samples_for(window_seconds: float, step: float) -> int:
+    """Odd number of samples nearest to ``window_seconds`` [s] at a sampling interval ``step`` [s]."""
+    return 2 * int(round(0.5 * (window_seconds / step - 1.0))) + 1
+
+
+_FIT_CHUNK = 8192  # rows per block of the non-uniform fit: bounds its temporaries to a few MB
+
+
+def local_polynomial_fit(q, time, window: int, polyorder: int, rows=None) -> np.ndarray:
+    """Value, first and second derivative at ``time[rows]`` of the degree-``polyorder``
+    polynomial fitted by least squares to the ``window`` samples around each row.
+
+    The window of row ``i`` is samples ``i - window // 2 .. i + window // 2``, shifted inwards
+    at the ends; the fit is in the stamps' own time, so they may be non-uniform.
+
+    Parameters
+    ----------
+    q : ndarray, shape (N, m)
+    time : ndarray, shape (N,)
+        Strictly increasing [s], N >= window.
+    rows : array_like of int, optional
+        Increasing rows to evaluate; default all.
+
+    Returns
+    -------
+    ndarray, shape (3, len(rows), m)
+        q, dq/dt, d2q/dt2 at the rows.
+    """
+    n_samples = time.size
+    rows = np.arange(n_samples) if rows is None else np.asarray(rows, dtype=np.int64)
+    half = window // 2
+    scale = half * median_step(time)      # local times s = (t - t_i) / scale lie in about [-1, 1]
+    # windows[k] is samples k .. k + window - 1, a view: (N - window + 1, window) and (.., m, window)
+    time_windows = np.lib.stride_tricks.sliding_window_view(time, window)
+    q_windows = np.lib.stride_tricks.sliding_window_view(q, window, axis=0)
+    result = np.empty((3, rows.size, q.shape[1]))
+    for first in range(0, rows.size, _FIT_CHUNK):
+        block = rows[first:first + _FIT_CHUNK]
+        start = np.clip(block - half, 0, n_samples - window)
+        s = (time_windows[start] - time[block, None]) / scale              # (b, window)
+        vandermonde = np.empty(s.shape + (polyorder + 1,))
+        vandermonde[..., 0] = 1.0
+        for power in range(1, polyorder + 1):
+            vandermonde[..., power] = vandermonde[..., power - 1] * s
+        transposed = vandermonde.transpose(0, 2, 1)                        # (b, p + 1, window)
+        coefficients = np.linalg.solve(transposed @ vandermonde,
+                                       transposed @ q_windows[start].transpose(0, 2, 1))
+        result[0, first:first + block.size] = coefficients[:, 0]
+        result[1, first:first + block.size] = coefficients[:, 1] / scale
+        result[2, first:first + block.size] = 2.0 * coefficients[:, 2] / scale**2
+    return result
+
+
+SAVGOL_UNIFORMITY = 1e-3
+"""Stamps whose steps all lie within this fraction of their median are differentiated by the
+Savitzky-Golay convolution (the same fit as on the stamps themselves, to about this fraction)."""
+
+
+def differentiate(q, time, window_samples: int | None = None,
+                  window_seconds: float | None = None, polyorder: int = 3) -> Derivatives:
+    """Velocities and accelerations from positions by local polynomial least squares in time.
+
+    Parameters
+    ----------
+    q : array_like, shape (N, n) or (N,)
+        Positions [rad] (or any unit; derivatives per second).
+    time : array_like, shape (N,)
+        Time stamps [s], strictly increasing; uniform or not (see the module docstring).
+    window_samples : int, optional
+        Odd window length in samples, ``polyorder < window_samples <= N``.
+    window_seconds : float, optional
+        Window length [s], rounded to the nearest odd number of median sampling intervals.
+        Give exactly one of ``window_samples`` and ``window_seconds``.
+    polyorder : int
+        Degree of the local polynomial, >= 2 (accelerations need the second derivative).
+
+    Returns
+    -------
+    Derivatives
+    """
+    q = _check_samples("q", q)
+    if q.ndim not in (1, 2):
+        raise DataError(f"q must have shape (N, n) or (N,), got {q.shape}")
+    time = _check_time(time)
+    if time.size != q.shape[0]:
+        raise DataError(f"time has {time.size} samples, q has {q.shape[0]}")
+    polyorder = _check_order("polyorder", polyorder, 2)
+    if (window_samples is None) == (window_seconds is None):
+        raise DataError("give exactly one of window_samples and window_seconds")
+    step = median_step(time)
+    if window_seconds is not None:
+        window_seconds = _check_positive("window_seconds", window_seconds, "s")
+        window = window_samples_for(window_seconds, step)
+        source = f"window_seconds = {window_seconds:g} s ({window} samples at {step:g} s)"
+    else:
+        window = _check_order("window_samples", window_samples, 1)
+        if window % 2 == 0:
+            raise DataError(f"window_samples must be odd, got {window}")
+        source = f"window_samples = {window}"
+    if window <= polyorder:
+        raise DataError(f"{source} must exceed polyorder = {polyorder}")
+    if window > q.shape[0]:
+        raise DataError(f"{source} exceeds the {q.shape[0]} samples of q")
+    uniform = bool(np.max(np.abs(np.diff(time) - step)) <= SAVGOL_UNIFORMITY * step)
+    if uniform:
+        q_, qd, qdd = (signal.savgol_filter(q, window, polyorder, deriv=order, delta=step, axis=0)
+                       for order in range(3))
+    else:
+        fitted = local_polynomial_fit(q.reshape(q.shape[0], -1), time, window, polyorder)
+        q_, qd, qdd = (values.reshape(q.shape) for values in fitted)
+    return Derivatives(q=q_, qd=qd, qdd=qdd, window=window, polyorder=polyorder, uniform=uniform)
+
+
+@functools.lru_cache(maxsize=32)
+def _centre_coefficients(window: int, polyorder: int, order: int) -> np.ndarray:
+    """Savitzky-Golay weights of the ``order``-th derivative at a window's centre, unit step."""
+    return signal.savgol_coeffs(window, polyorder, deriv=order, delta=1.0, use="dot")
+
+
+def centre_derivative(q, time, polyorder: int = 3, order: int = 2) -> np.ndarray:
+    """The ``order``-th derivative at the centre sample of one odd window ``q`` (w, m), ``time``
+    (w,) [s], by the local polynomial fit of :func:`differentiate` (online use: one sample at a
+    time). Uniform stamps use cached Savitzky-Golay weights, others the fit in their own time."""
+    window = len(time)
+    step = (time[-1] - time[0]) / (window - 1)
+    if np.max(np.abs(np.diff(time) - step)) <= SAVGOL_UNIFORMITY * step:
+        return _centre_coefficients(window, polyorder, order) @ q / step**order
+    return local_polynomial_fit(q, time, window, polyorder, rows=[window // 2])[order, 0]
+
+
+def _check_time(time) -> np.ndarray:
+    time = _check_samples("time", time)
+    if time.ndim != 1 or time.size < 2:
+        raise DataError(f"time must have shape (N,) with N >= 2, got {time.shape}")
+    steps = np.diff(time)
+    if np.any(steps <= 0.0):
+        k = int(np.flatnonzero(steps <= 0.0)[0])
+        raise DataError(f"time must be strictly increasing; time[{k + 1}] = {time[k + 1]!r} "
+                        f"<= time[{k}] = {time[k]!r}")
+    return time
+
+
+def interpolate(x, xp, values, outside: str = "nan") -> np.ndarray:
+    """``values`` (M, ...) given at increasing ``xp`` (M,), linearly interpolated at ``x`` (K,) ->
+    (K, ...); every column on its own, its NaN entries skipped. Beyond ``xp`` the values are NaN
+    (``outside="nan"``) or the edge values held (``"hold"``); a column with no finite value is NaN."""
+    values = np.asarray(values, dtype=float)
+    flat = values.reshape(values.shape[0], -1)
+    fill = {"left": np.nan, "right": np.nan} if outside == "nan" else {}
+    result = np.full((np.size(x), flat.shape[1]), np.nan)
+    for column in range(flat.shape[1]):
+        valid = np.isfinite(flat[:, column])
+        if valid.any():
+            result[:, column] = np.interp(x, xp[valid], flat[valid, column], **fill)
+    return result.reshape((np.size(x),) + values.shape[1:])
+
+
+@dataclass(frozen=True)
+class ResampledStreams:
+    """Streams interpolated onto common stamps.
+
+    ``time`` (K,) [s] the kept stamps, ``values`` name -> (K, ...) in each stream's unit,
+    ``overlap`` (start, end) [s] the time range all streams cover, ``n_outside`` the number
+    of requested stamps dropped for lying outside it.
+    """
+
+    time: np.ndarray
+    values: dict
+    overlap: tuple[float, float]
+    n_outside: int
+
+
+def resample_streams(streams: dict, stamps) -> ResampledStreams:
+    """Linear interpolation of asynchronous streams onto common stamps, without extrapolation.
+
+    Parameters
+    ----------
+    streams : dict
+        name -> (time (M,) [s] strictly increasing, values (M,) or (M, ...)).
+    stamps : array_like, shape (K,)
+        Requested common stamps [s], increasing. Stamps outside the range covered by every
+        stream are dropped and counted.
+
+    Returns
+    -------
+    ResampledStreams
+    """
+    if not streams:
+        raise DataError("streams is empty")
+    stamps = _check_samples("stamps", stamps)
+    if stamps.ndim != 1 or np.any(np.diff(stamps) < 0.0):
+        raise DataError(f"stamps must be an increasing (K,) array, got shape {stamps.shape}")
+    checked = {}
+    for name, stream in streams.items():
+        if len(stream) != 2:
+            raise DataError(f"stream {name!r} must be a (time, values) pair")
+        time = _check_samples(f"stream {name!r} time", stream[0])
+        values = _check_samples(f"stream {name!r} values", stream[1])
+        if time.ndim != 1 or time.size < 2 or np.any(np.diff(time) <= 0.0):
+            raise DataError(f"stream {name!r} time must be strictly increasing with >= 2 "
+                            f"samples, got shape {time.shape}")
+        if values.shape[:1] != time.shape:
+            raise DataError(f"stream {name!r} values must have {time.size} samples along "
+                            f"axis 0, got shape {values.shape}")
+        checked[name] = (time, values)
+    start = max(time[0] for time, _ in checked.values())
+    end = min(time[-1] for time, _ in checked.values())
+    if start > end:
+        raise DataError(f"streams {sorted(checked)} do not overlap in time "
+                        f"(latest start {start:g} s > earliest end {end:g} s)")
+    inside = (stamps >= start) & (stamps <= end)
+    kept = stamps[inside]
+    n_outside = int(stamps.size - kept.size)
+    if n_outside:
+        logger.info("resample_streams: %d of %d stamps outside the overlap [%g, %g] s dropped",
+                    n_outside, stamps.size, start, end)
+    values = {name: interpolate(kept, time, samples) for name, (time, samples) in checked.items()}
+    return ResampledStreams(time=kept, values=values, overlap=(float(start), float(end)),
+                            n_outside=n_outside)
+
+
+@dataclass(frozen=True)
+class UniformSamples:
+    """Samples on a uniform grid (:func:`resample_uniform`).
+
+    ``time`` (K,) [s]; ``values`` name -> (K, ...) in each input's unit; ``source`` (K,) index of
+    the last input sample at or before each output sample (to carry labels over); ``n_lost``
+    input samples in runs too short to resample (fewer than 2 samples between gaps).
+    """
+
+    time: np.ndarray
+    values: dict
+    source: np.ndarray
+    n_lost: int
+
+
+def resample_uniform(time, rate: float, cubic=None, linear=None, breaks=()) -> UniformSamples:
+    """Samples onto the uniform grid ``t_r + k / rate`` of every run between ``breaks``.
+
+    A run starts at one of ``breaks`` (indices of samples that follow a gap) or at 0; its grid
+    starts at its first stamp ``t_r`` and ends at or before its last: gaps are never bridged.
+
+    Parameters
+    ----------
+    time : array_like, shape (N,)
+        Strictly increasing stamps [s].
+    rate : float
+        Output rate [Hz] (> 0).
+    cubic : dict, optional
+        name -> (N, ...) values interpolated by a not-a-knot cubic spline through the samples
+        (positions: their derivatives stay smooth).
+    linear : dict, optional
+        name -> (N, ...) values interpolated linearly (velocities, torques, temperatures).
+    breaks : sequence of int
+        Indices of the first sample after each gap.
+    """
+    time = _check_time(time)
+    rate = _check_positive("rate", rate, "Hz")
+    inputs = {**{name: ("cubic", np.asarray(v, float)) for name, v in (cubic or {}).items()},
+              **{name: ("linear", np.asarray(v, float)) for name, v in (linear or {}).items()}}
+    for name, (_, values) in inputs.items():
+        if values.shape[:1] != time.shape:
+            raise DataError(f"{name} has {values.shape[:1]} samples along axis 0, time {time.size}")
+    times, sources = [], []
+    pieces: dict[str, list] = {name: [] for name in inputs}
+    n_lost = 0
+    for run in np.split(np.arange(time.size), np.asarray(breaks, dtype=np.int64)):
+        if run.size < 2:
+            n_lost += run.size
+            continue
+        local = time[run] - time[run[0]]               # run-relative: absolute ROS times lose digits
+        grid = np.arange(int(np.floor(local[-1] * rate * (1.0 + 1e-12))) + 1) / rate
+        times.append(time[run[0]] + grid)
+        # a grid point on a stamp (up to rounding) takes that stamp's sample
+        sources.append(run[0] + np.searchsorted(local, grid + 1e-9 / rate, side="right") - 1)
+        for name, (kind, values) in inputs.items():
+            if kind == "cubic":
+                pieces[name].append(CubicSpline(local, values[run], axis=0)(grid))
+            else:
+                # "hold": the grid ends on the run's last stamp, up to rounding
+                pieces[name].append(interpolate(grid, local, values[run], "hold"))
+    if not times:
+        raise DataError(f"no run of 2 or more samples between gaps to resample ({time.size} samples)")
+    return UniformSamples(np.concatenate(times), {name: np.concatenate(parts) for name, parts in pieces.items()},
+                          np.concatenate(sources), n_lost)

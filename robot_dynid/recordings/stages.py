@@ -1,0 +1,426 @@
+"""Experiment stages: kinds, markers, intervals, per-sample labels, markers back in stamp order.
+
+Kinds
+-----
+:data:`STAGE_KINDS` are the ``KIND_*`` constants of ``robot_dynid/msg/ExperimentStage`` in their
+order (a test checks them against the .msg file): :func:`kind_code` and :func:`kind_name` convert.
+
+Labels
+------
+A per-sample label is one of the kinds, ``""`` (:data:`NO_STAGE`) for a sample outside every
+stage, or ``"custom:<name>"`` for a custom stage that has a name (``"custom"`` alone when it has
+none); cycles are integers, :data:`NO_CYCLE` (-1) outside every cycle.
+
+Markers
+-------
+The experiment runner publishes an ``ExperimentStage`` at every stage boundary: a
+:class:`StageMarker` here, built from a message's fields (:meth:`StageMarker.from_fields`, which
+validates them) and turned back into them (:meth:`StageMarker.message_fields`); the bag reader,
+the recorder, the runner and the identifier node all go through it. :func:`stage_intervals`
+pairs start and end markers into :class:`StageInterval` objects and :func:`label_samples` turns
+intervals into a stage label and a cycle per sample. A sample at time ``t`` belongs to an
+interval when ``start_time <= t <= end_time``; where intervals overlap, the one that started last
+wins, so a sample stamped exactly at a boundary between two stages belongs to the next one, and
+a nested stage (a friction stage holding one sub-stage per joint and speed) overrides the
+enclosing one. Samples outside every interval get the label ``""`` and cycle -1.
+
+Live streams
+------------
+Samples and markers travel on different topics, so either can overtake the other:
+:class:`StampOrder` puts both back in header-stamp order, and :func:`join_sub_stages` drops the
+boundaries between sub-stages of one stage (the runner marks an excitation stage as a transition,
+a Fourier period, more transitions and cycloidal moves), so the identifier works on whole stages.
+
+Stages detected from the motion (recordings without markers) are :mod:`robot_dynid.recordings.stage_detection`.
+"""
+from __future__ import annotations
+
+import heapq
+import logging
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+
+from robot_dynid.errors import DataError, DynIdError
+
+if TYPE_CHECKING:
+    from robot_dynid.recordings.recording import Recording
+
+logger = logging.getLogger(__name__)
+
+STAGE_KINDS = ("rest", "excitation", "friction", "warmup", "validation", "custom")
+"""Stage kinds, in the order of the ``KIND_*`` constants of ExperimentStage.msg (0..5)."""
+
+CUSTOM_PREFIX = "custom:"
+NO_STAGE = ""
+NO_CYCLE = -1
+
+
+def kind_code(kind: str) -> int:
+    """The ``KIND_*`` value of a stage kind name."""
+    if kind not in STAGE_KINDS:
+        raise DataError(f"stage kind {kind!r} is unknown; expected one of {STAGE_KINDS}")
+    return STAGE_KINDS.index(kind)
+
+
+def kind_name(code: int) -> str:
+    """The stage kind name of a ``KIND_*`` value."""
+    if isinstance(code, bool) or not isinstance(code, (int, np.integer)) or not 0 <= code < len(STAGE_KINDS):
+        raise DataError(f"stage kind {code!r} is not a KIND_* value 0..{len(STAGE_KINDS) - 1} {STAGE_KINDS}")
+    return STAGE_KINDS[int(code)]
+
+
+def stage_kind(label: str) -> str:
+    """Kind of a stage label: ``"custom:lift"`` -> ``"custom"``, ``"rest"`` -> ``"rest"``."""
+    return "custom" if label.startswith(CUSTOM_PREFIX) else label
+
+
+def check_stage_label(label: str, allow_empty: bool = True) -> None:
+    """Raise :class:`DataError` unless ``label`` is a valid stage label (see module docstring)."""
+    if label == NO_STAGE and allow_empty:
+        return
+    if label in STAGE_KINDS:
+        return
+    if label.startswith(CUSTOM_PREFIX) and len(label) > len(CUSTOM_PREFIX):
+        return
+    raise DataError(f"unknown stage label {label!r}; expected one of {STAGE_KINDS}, "
+                    f"'{CUSTOM_PREFIX}<name>'" + (" or '' (no stage)" if allow_empty else ""))
+
+
+def _stage_label(kind: str, label: str) -> str:
+    """Per-sample label of a stage: the kind, or ``"custom:<label>"`` for a named custom stage."""
+    return CUSTOM_PREFIX + label if kind == "custom" and label else kind
+
+
+@dataclass(frozen=True)
+class StageMarker:
+    """One stage boundary, as in ``robot_dynid/msg/ExperimentStage``.
+
+    Parameters
+    ----------
+    stamp : float
+        Time of the boundary [s] (absolute ROS time in messages and bags, plan time in a
+        schedule); 0 in a message means unstamped.
+    kind : str
+        One of :data:`STAGE_KINDS`.
+    cycle : int
+        Cycle index within the test, >= 0.
+    start : bool
+        True at the start of the stage, False at its end.
+    joint_name, speed_fraction, direction
+        Friction sub-stages: the moving joint, its speed as a fraction of the velocity limit
+        [1] in [0, 1] and the direction (+1, -1, or 0 for both / not applicable).
+    label : str
+        Free-form stage name (the name of a custom stage; the plan row's name from the runner).
+    experiment_id : str
+        Test identifier.
+
+    Raises
+    ------
+    DataError
+        Naming the field and its value.
+    """
+
+    stamp: float
+    kind: str
+    cycle: int
+    start: bool
+    joint_name: str = ""
+    speed_fraction: float = 0.0
+    direction: int = 0
+    label: str = ""
+    experiment_id: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in STAGE_KINDS:
+            raise DataError(f"stage marker kind {self.kind!r} is unknown; expected one of "
+                            f"{STAGE_KINDS}")
+        if not math.isfinite(self.stamp):
+            raise DataError(f"stage marker stamp must be finite, got {self.stamp!r}")
+        if self.cycle < 0:
+            raise DataError(f"stage marker cycle must be >= 0, got {self.cycle}")
+        if self.direction not in (-1, 0, 1):
+            raise DataError(f"stage marker direction must be -1, 0 or 1, got {self.direction}")
+        if not (math.isfinite(self.speed_fraction) and 0.0 <= self.speed_fraction <= 1.0):
+            raise DataError(f"stage marker speed_fraction must lie in [0, 1], got {self.speed_fraction!r}")
+
+    @property
+    def kind_code(self) -> int:
+        """The ``KIND_*`` value of :attr:`kind`."""
+        return kind_code(self.kind)
+
+    @classmethod
+    def from_fields(cls, stamp: float, kind: int, cycle: int, start: bool, label: str = "",
+                    joint_name: str = "", speed_fraction: float = 0.0, direction: int = 0,
+                    experiment_id: str = "", require_custom_label: bool = False) -> "StageMarker":
+        """A validated marker from the fields of an ``ExperimentStage`` message (``kind`` the
+        ``KIND_*`` value, ``stamp`` [s] the header stamp); ``require_custom_label``: a custom
+        stage must be named (the recorder's mark_stage service asks for it)."""
+        name = kind_name(kind)
+        if name == "custom" and require_custom_label and not label:
+            raise DataError("stage label must be set for kind KIND_CUSTOM (5)")
+        return cls(stamp=float(stamp), kind=name, cycle=int(cycle), start=bool(start), joint_name=str(joint_name),
+                   speed_fraction=float(speed_fraction), direction=int(direction), label=str(label),
+                   experiment_id=str(experiment_id))
+
+    def message_fields(self) -> dict:
+        """The fields of ``robot_dynid/msg/ExperimentStage`` but the header: ``kind`` as its
+        ``KIND_*`` value, the others as they are."""
+        return {"experiment_id": self.experiment_id, "cycle": int(self.cycle), "kind": self.kind_code,
+                "label": self.label, "start": bool(self.start), "joint_name": self.joint_name,
+                "speed_fraction": float(self.speed_fraction), "direction": int(self.direction)}
+
+
+@dataclass(frozen=True)
+class StageInterval:
+    """A stage over a time span, from markers or detected from the motion.
+
+    Parameters
+    ----------
+    kind : str
+        One of :data:`STAGE_KINDS`.
+    start_time, end_time : float
+        Span ``[start_time, end_time]`` [s], ends included; ``end_time`` is inf for a stage
+        never ended.
+    joint : str or None
+        Friction: the moving joint. None otherwise.
+    speed_fraction : float
+        Friction: speed as a fraction of the joint's velocity limit [1]; 0 otherwise.
+    direction : int
+        Friction: +1 or -1 (0: both or not applicable).
+    cycle : int
+        Cycle index, -1 when unknown (detected stages).
+    label : str
+        Free-form stage name from the marker ("" for detected stages).
+    """
+
+    kind: str
+    start_time: float
+    end_time: float
+    joint: str | None = None
+    speed_fraction: float = 0.0
+    direction: int = 0
+    cycle: int = NO_CYCLE
+    label: str = ""
+
+    @property
+    def duration(self) -> float:
+        """``end_time - start_time`` [s]."""
+        return self.end_time - self.start_time
+
+    @property
+    def stage_label(self) -> str:
+        """Label of the interval's samples (module docstring)."""
+        return _stage_label(self.kind, self.label)
+
+
+def stage_intervals(markers: Sequence[StageMarker]) -> list[StageInterval]:
+    """Pair start and end markers into intervals.
+
+    An end marker closes the most recently started open stage with the same kind, cycle,
+    joint and label, or failing that the most recent one with the same kind and cycle. An end
+    marker without an open stage is ignored, a start marker identical to an open stage ends
+    that stage, and a stage still open after the last marker lasts to ``inf``; each of these
+    is logged as a warning.
+
+    Parameters
+    ----------
+    markers : sequence of StageMarker
+        In any order; sorted by stamp here (stable, so equal stamps keep their order).
+
+    Returns
+    -------
+    list of StageInterval
+        Sorted by start time; for equal starts the longer interval first.
+    """
+    open_markers: list[StageMarker] = []
+    intervals: list[StageInterval] = []
+
+    def close(marker: StageMarker, end_time: float) -> None:
+        intervals.append(StageInterval(
+            kind=marker.kind, start_time=marker.stamp, end_time=end_time,
+            joint=marker.joint_name or None, speed_fraction=float(marker.speed_fraction),
+            direction=int(marker.direction), cycle=int(marker.cycle), label=marker.label))
+
+    def full_key(marker: StageMarker) -> tuple:
+        return marker.kind, marker.cycle, marker.joint_name, marker.label
+
+    for marker in sorted(markers, key=lambda m: m.stamp):
+        if marker.start:
+            same = [m for m in open_markers if full_key(m) == full_key(marker)]
+            if same:
+                logger.warning("stage %s of cycle %d started again at %.9f s before its end; "
+                               "ending it there", marker.kind, marker.cycle, marker.stamp)
+                close(same[-1], marker.stamp)
+                open_markers.remove(same[-1])
+            open_markers.append(marker)
+            continue
+        matching = [m for m in open_markers if full_key(m) == full_key(marker)] or \
+                   [m for m in open_markers if (m.kind, m.cycle) == (marker.kind, marker.cycle)]
+        if not matching:
+            logger.warning("end marker of stage %s, cycle %d at %.9f s has no start; ignored",
+                           marker.kind, marker.cycle, marker.stamp)
+            continue
+        close(matching[-1], marker.stamp)
+        open_markers.remove(matching[-1])
+    for marker in open_markers:
+        logger.warning("stage %s of cycle %d started at %.9f s has no end marker; it lasts to "
+                       "the end of the recording", marker.kind, marker.cycle, marker.stamp)
+        close(marker, math.inf)
+    return sorted(intervals, key=lambda i: (i.start_time, -i.end_time))
+
+
+def label_samples(time, intervals: Sequence[StageInterval]) -> tuple[np.ndarray, np.ndarray]:
+    """Stage label and cycle of every sample.
+
+    Parameters
+    ----------
+    time : array_like, shape (N,)
+        Sample times [s], increasing.
+    intervals : sequence of StageInterval
+        Each holds the samples with ``start_time <= t <= end_time``; applied in order of
+        start time, so a later-starting interval overrides an earlier one where they overlap.
+
+    Returns
+    -------
+    stage : ndarray of str, shape (N,)
+        :attr:`StageInterval.stage_label`, ``""`` outside every interval.
+    cycle : ndarray of int64, shape (N,)
+        Cycle index, -1 outside every interval.
+    """
+    time = np.asarray(time, dtype=np.float64)
+    ordered = sorted(intervals, key=lambda i: (i.start_time, -i.end_time))
+    width = max([len(i.stage_label) for i in ordered] + [1])
+    stage = np.full(time.shape, NO_STAGE, dtype=f"<U{width}")
+    cycle = np.full(time.shape, NO_CYCLE, dtype=np.int64)
+    for interval in ordered:
+        first = np.searchsorted(time, interval.start_time, side="left")
+        stop = np.searchsorted(time, interval.end_time, side="right")
+        stage[first:stop] = interval.stage_label
+        cycle[first:stop] = interval.cycle
+    return stage, cycle
+
+
+def intervals_from_labels(recording: Recording) -> list[StageInterval]:
+    """Intervals of the runs of equal stage label and cycle of a labelled recording (a CSV
+    stage column), from the first to the last sample of each run (:meth:`Recording.segments`);
+    samples labelled ``""`` are left out. Friction details (joint, speed, direction) are not
+    in per-sample labels, so they stay empty."""
+    intervals = []
+    for label, cycle, first, stop in recording.segments():
+        if label == NO_STAGE:
+            continue
+        kind = stage_kind(label)
+        intervals.append(StageInterval(kind, float(recording.time[first]),
+                                       float(recording.time[stop - 1]), cycle=cycle,
+                                       label=label[len(CUSTOM_PREFIX):] if kind != label else ""))
+    return intervals
+
+
+class StampOrder:
+    """Samples and stage markers from two streams, released in header-stamp order.
+
+    An item is held until the sample stream has reached ``latency`` s past its stamp (a sample
+    stamped ``>= stamp + latency`` arrived), or until :meth:`flush`; then every held item up to
+    that point is released, ordered by stamp, and at equal stamps end markers first, then start
+    markers, then samples: a stage holds the samples stamped in ``[start, end)``, so where one
+    stage ends and the next starts, a sample on the boundary belongs to the next one, as
+    :func:`label_samples` labels it. So a marker may arrive up to
+    ``latency`` s before or after the samples around its stamp and still cut the stage at its
+    stamp. A marker without a stamp (``None``, or 0 as an unset ROS header) counts as stamped
+    just after the newest sample received; a marker more than ``latency`` late is applied on
+    arrival (logged).
+
+    Parameters
+    ----------
+    latency : float
+        [s] >= 0; how far the two streams may be out of step. Samples reach the identifier
+        this much later (in stamp time) than they arrive.
+
+    Each ``add_*`` and :meth:`flush` returns the released items in order, as ``("sample",
+    payload)`` or ``("marker", StageMarker)`` pairs.
+
+    Attributes
+    ----------
+    released_until : float
+        [s] the largest stamp released so far (-inf before any).
+    """
+
+    _END, _START, _SAMPLE, _UNSTAMPED = 0, 1, 2, 3
+
+    def __init__(self, latency: float):
+        if isinstance(latency, bool) or not isinstance(latency, (int, float)) or not math.isfinite(latency) \
+                or latency < 0.0:
+            raise DynIdError(f"latency must be a finite number >= 0 [s], got {latency!r}")
+        self.latency = float(latency)
+        self._held = []
+        self._sequence = 0
+        self._head = -math.inf   # newest sample stamp [s]
+        self.released_until = -math.inf
+
+    @property
+    def pending(self) -> int:
+        """Items held."""
+        return len(self._held)
+
+    def _push(self, stamp: float, rank: int, item) -> None:
+        heapq.heappush(self._held, (stamp, rank, self._sequence, item))
+        self._sequence += 1
+
+    def _release(self, upto: float) -> list:
+        released = []
+        while self._held and self._held[0][0] <= upto:
+            stamp, _, _, item = heapq.heappop(self._held)
+            self.released_until = max(self.released_until, stamp)
+            released.append(item)
+        return released
+
+    def add_sample(self, stamp: float, payload) -> list:
+        """A sample stamped ``stamp`` [s] arrived; return what is released."""
+        stamp = float(stamp)
+        self._push(stamp, self._SAMPLE, ("sample", payload))
+        self._head = max(self._head, stamp)
+        return self._release(self._head - self.latency)
+
+    def add_marker(self, marker: StageMarker) -> list:
+        """A stage marker arrived; return what is released."""
+        if marker.stamp == 0.0:
+            stamp, rank = self._head, self._UNSTAMPED  # just after every sample received so far
+        else:
+            stamp, rank = marker.stamp, self._START if marker.start else self._END
+            if stamp < self.released_until:
+                logger.warning("stage marker stamped %.6f s arrived after samples up to %.6f s had been "
+                               "released (more than latency = %g s late); applied on arrival",
+                               stamp, self.released_until, self.latency)
+        self._push(stamp, rank, ("marker", marker))
+        return self._release(self._head - self.latency)
+
+    def flush(self) -> list:
+        """Release everything held (the sample stream stopped)."""
+        return self._release(math.inf)
+
+
+def join_sub_stages(items: list) -> list:
+    """Released items without the boundaries between sub-stages of one stage.
+
+    An end marker directly followed by a start marker of the same kind and cycle at the same
+    stamp (the runner's sub-stages: the transition, Fourier and cycloidal parts of one
+    excitation stage) continues the stage: both markers are dropped. ``items`` as
+    :class:`StampOrder` releases them (a pair is released together: both carry the same stamp).
+    """
+    joined = []
+    index = 0
+    while index < len(items):
+        what, payload = items[index]
+        if what == "marker" and not payload.start and index + 1 < len(items):
+            next_what, next_payload = items[index + 1]
+            if next_what == "marker" and next_payload.start and (next_payload.kind, next_payload.cycle,
+                                                                 next_payload.stamp) \
+                    == (payload.kind, payload.cycle, payload.stamp):
+                index += 2
+                continue
+        joined.append((what, payload))
+        index += 1
+    return joined

@@ -1,0 +1,98 @@
+"""Plain-text reports of identified models and validation results (what the CLI and demo print)."""
+from __future__ import annotations
+
+import numpy as np
+
+from robot_dynid.recordings.recording import describe_dropped, dropped_from_dict
+
+
+def format_table(header, rows):
+    """Left-aligned text table; numbers are expected pre-formatted as strings."""
+    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows)]
+    lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip()
+             for row in (header, *rows)]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(lines)
+
+
+def format_parameters(model):
+    rows = [(row["name"], f"{row['value']:.6g}", f"{row['std']:.3g}",
+             "-" if not np.isfinite(row["relative_std"]) else f"{row['relative_std']:.1%}",
+             row["expression"])
+            for row in model.parameter_table()]
+    return format_table(("parameter", "value", "std", "rel. std", "expression (standard parameters)"), rows)
+
+
+def format_joint_metrics(joint_names, columns):
+    """``columns``: mapping of column title to a per-joint mapping or sequence of floats."""
+    rows = []
+    for index, joint in enumerate(joint_names):
+        cells = [joint]
+        for values in columns.values():
+            value = values[joint] if isinstance(values, dict) else values[index]
+            cells.append(f"{value:.4g}")
+        rows.append(cells)
+    return format_table(("joint", *columns), rows)
+
+
+def format_dropped(dropped):
+    """``{reason: {count, first_time}}`` (model metrics) as text; 'none' when empty."""
+    return describe_dropped(dropped_from_dict(dropped or {})) or "none"
+
+
+def format_model_summary(model):
+    metrics = model.metrics
+    parts = [
+        f"robot {model.robot.name}: {model.base.rank} base parameters, friction {model.friction.name}, "
+        f"method {model.method}, {metrics.get('n_samples', '?')} samples used, "
+        f"{metrics.get('n_dropped', 0)} left out ({format_dropped(metrics.get('dropped'))})",
+        format_parameters(model),
+        "",
+        format_joint_metrics(model.joint_names, {
+            "RMS residual [N m]": metrics["residual_rms"], "RSD [1]": metrics["rsd"],
+        }),
+        f"condition number of the scaled base regressor: {metrics['condition_number']:.4g}",
+    ]
+    if metrics.get("file_offsets"):
+        parts += ["torque offset per recording [N m] (estimated with the model, not part of it):",
+                  format_table(("recording", *model.joint_names), [
+                      (source, *(f"{offsets[joint]:.4g}" for joint in model.joint_names))
+                      for source, offsets in metrics["file_offsets"].items()])]
+    consistency = metrics.get("consistency")
+    if consistency:
+        parts.append(f"physically consistent fit (prior: {consistency['prior']}, {consistency['mode']}): the "
+                     f"constraints cost {consistency['residual_increase']:.3g} noise variances of residual; "
+                     f"active: {', '.join(consistency['active']) or 'none'}")
+    if model.links:
+        parts += ["links (mass [kg], centre of mass [m] and inertia about it [kg m^2] in the link frame):",
+                  format_table(("link", "mass", "com", "inertia [ixx, ixy, ixz, iyy, iyz, izz]"), [
+                      (name, f"{link.mass:.4g}", " ".join(f"{x:.4g}" for x in link.com),
+                       " ".join(f"{x:.4g}" for x in link.inertia)) for name, link in model.links])]
+    plausibility = metrics.get("plausibility") or {}
+    parts += [f"plausibility: {text}" for text in plausibility.get("messages", [])]
+    parts += [f"warning: {text}" for text in metrics.get("warnings", [])]
+    return "\n".join(parts)
+
+
+def model_summary(model) -> dict:
+    """What :func:`format_model_summary` prints, as plain data for JSON: the structure, the base
+    parameter table and the model's metrics."""
+    return {"robot": model.robot.name, "joint_names": list(model.joint_names), "friction": model.friction.name,
+            "method": model.method, "n_base": model.base.rank, "base_parameters": model.parameter_table(),
+            "links": None if model.links is None else [{"name": name, **link.to_dict()} for name, link in model.links],
+            "metrics": model.metrics}
+
+
+def format_validation(validation) -> str:
+    """Text table of a :class:`~robot_dynid.estimation.validation.ModelValidation`, with its
+    warnings."""
+    report = validation.report
+    lines = [f"validation on {', '.join(validation.sources)} ({report.n_samples} samples):",
+             format_joint_metrics(report.joint_names, {
+                 "RMS [N m]": report.rms, "RSD [1]": report.rsd,
+                 f"rel. RMSD (|qd| >= {report.speed_threshold:g} rad/s)": report.relative_rmsd,
+                 "NRMS (RMS / 2 effort limit)": validation.nrms})]
+    if validation.mean_nrms is not None:
+        lines.append(f"mean NRMS over joints with an effort limit: {validation.mean_nrms:.4g}")
+    lines += [f"warning: {text}" for text in validation.warnings]
+    return "\n".join(lines)
