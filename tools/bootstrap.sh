@@ -110,6 +110,10 @@ build_package() {
         log "error: colcon build failed; full log in build/colcon-build.log"
         exit 1
     }
+    # A symlink install keeps links to source files that have since been removed or moved.
+    local site
+    site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    find "$site/robot_dynid" "$venv/lib/robot_dynid" -xtype l -delete 2>/dev/null || true
 }
 
 install_system_packages

@@ -43,8 +43,8 @@ from rosbags.rosbag2 import Writer, WriterError
 from rosbags.rosbag2.metadata import parse_qos
 from rosbags.typesys import Stores, TypesysError, get_types_from_idl, get_types_from_msg, get_typestore
 
-from robot_dynid import bag_io
 from robot_dynid.errors import DataError
+from robot_dynid.recordings import bag_io
 
 if sys.version_info >= (3, 14):
     from compression import zstd
