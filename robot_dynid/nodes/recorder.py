@@ -40,7 +40,7 @@ from robot_dynid.errors import DynIdError
 from robot_dynid.msg import ExperimentStage, HydraulicCylinderState
 from robot_dynid.nodes.node_runtime import declare, spin_node
 from robot_dynid.recordings.bag_io import BagWriter
-from robot_dynid.recordings.bag_layout import BAG_TOPICS, default_bag_path, joint_state_fields
+from robot_dynid.recordings.bag_layout import BAG_TOPICS, JointStateDecoder, default_bag_path
 from robot_dynid.recordings.joint_states import JointStateSelector
 from robot_dynid.recordings.stages import StageMarker
 from robot_dynid.srv import MarkStage
@@ -77,7 +77,9 @@ class RecorderNode(Node):
         flush_period = declare(self, "flush_period", 1.0, "period of flushing the bag to disk", "s")
         status_period = declare(self, "status_period", 10.0, "period of the message-count log, 0 = off", "s")
 
+        self.decoder = JointStateDecoder()
         self.selector = JointStateSelector(joint_names) if joint_names else None
+        self.selectors = {}   # joint names as they come -> their selector
         self.reported = set()
         self.own_markers = deque(maxlen=64)
         data_qos = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=depth, durability=DurabilityPolicy.VOLATILE,
@@ -114,8 +116,8 @@ class RecorderNode(Node):
     def on_joint_state(self, data):
         self.record("joint_states", data)
         try:
-            stamp_ns, names, *fields = joint_state_fields(data)
-            problem = (self.selector or JointStateSelector(names)).select(names, *fields)
+            stamp_ns, names, *fields = self.decoder(data)
+            problem = (self.selector or self.selector_for(names)).select(names, *fields)
         except DynIdError as error:
             stamp_ns, names, problem = 0, (), str(error)
         if isinstance(problem, str) and problem not in self.reported:
@@ -123,6 +125,14 @@ class RecorderNode(Node):
             self.get_logger().warning(
                 f"joint state stamped {stamp_ns * 1e-9:.6f} s (joints {list(names)}): {problem}; recorded as "
                 "received, but identification skips such messages (said once per reason)")
+
+    def selector_for(self, names):
+        selector = self.selectors.get(names)
+        if selector is None:
+            selector = JointStateSelector(names)
+            if len(self.selectors) < 64:
+                self.selectors[names] = selector
+        return selector
 
     def on_stage(self, data):
         if self.own_markers:  # compared decoded: serialize_message leaves CDR padding bytes undefined

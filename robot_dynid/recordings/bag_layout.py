@@ -1,9 +1,9 @@
 """The layout of the bags the recorder writes: topic names and types, bag names, JointState CDR.
 
-The hand-written CDR decoding of JointState (:func:`joint_state_fields`) stays because it is the
-cheapest way the recorder can check each message at 1 kHz: 17 us per 12-joint message, against 23 us
-for rclpy's ``deserialize_message`` and 70 us for rosbags' ``deserialize_cdr`` (measured
-2026-11-23 on the development machine; 1 % of a core at 1 kHz is 10 us).
+The hand-written CDR decoding of JointState (:class:`JointStateDecoder`) stays because it is the
+cheapest way the recorder can check each message at 1 kHz: with the names remembered between
+messages it costs a fraction of rclpy's ``deserialize_message`` and rosbags' ``deserialize_cdr``
+(BENCHMARKS.md, recorder).
 
 Bag layout
 ----------
@@ -93,15 +93,11 @@ def _cdr_string(data: bytes, offset: int, order: str) -> tuple[str, int]:
     return data[start + 4:end - 1].decode("utf-8"), offset + 4 + length
 
 
-def joint_state_fields(data: bytes):
-    """Header stamp [ns], names and position / velocity / effort arrays of a CDR-serialised
-    ``sensor_msgs/msg/JointState``, decoded without ROS (the arrays are views of ``data``).
-
-    Parameters
-    ----------
-    data : bytes
-        The message as rclpy hands it out with ``raw=True`` (4-byte encapsulation header,
-        then header stamp, frame_id, name sequence, three float64 sequences).
+class JointStateDecoder:
+    """Header stamp [ns], names and position / velocity / effort arrays of CDR-serialised
+    ``sensor_msgs/msg/JointState`` messages, decoded without ROS (the arrays are views of the
+    bytes). A driver sends the same frame_id and names in every message: the decoder keeps the
+    bytes of the last names section and decodes the names again only when they differ.
 
     Raises
     ------
@@ -109,32 +105,57 @@ def joint_state_fields(data: bytes):
         The bytes are not a (complete) CDR JointState: unknown encapsulation, or a length that
         runs past the end of the message.
     """
-    if len(data) < _CDR_ENCAPSULATION_SIZE + 16 or data[0] != 0 or data[1] not in _CDR_BYTE_ORDER:
-        raise DataError(f"joint state of {len(data)} bytes does not start with a CDR "
-                        f"encapsulation header 00 00 or 00 01, got {data[:2].hex(' ')}")
-    order = _CDR_BYTE_ORDER[data[1]]
-    try:
-        sec, nanosec = struct.unpack_from(order + "iI", data, _CDR_ENCAPSULATION_SIZE)
+
+    def __init__(self):
+        self._section = None        # (byte order, raw frame_id + names bytes, names, offset after them)
+
+    def __call__(self, data: bytes):
+        """``(stamp_ns, names, position, velocity, effort)`` of one message; ``data`` as rclpy
+        hands it out with ``raw=True`` (4-byte encapsulation header, then header stamp,
+        frame_id, name sequence, three float64 sequences)."""
+        if len(data) < _CDR_ENCAPSULATION_SIZE + 16 or data[0] != 0 or data[1] not in _CDR_BYTE_ORDER:
+            raise DataError(f"joint state of {len(data)} bytes does not start with a CDR "
+                            f"encapsulation header 00 00 or 00 01, got {data[:2].hex(' ')}")
+        order = _CDR_BYTE_ORDER[data[1]]
+        first = _CDR_ENCAPSULATION_SIZE + 8
+        try:
+            sec, nanosec = struct.unpack_from(order + "iI", data, _CDR_ENCAPSULATION_SIZE)
+            section = self._section
+            if (section is not None and section[0] == order
+                    and data[first:_CDR_ENCAPSULATION_SIZE + section[3]] == section[1]):
+                names, offset = section[2], section[3]
+            else:
+                names, offset = self._names(data, order)
+                self._section = (order, bytes(data[first:_CDR_ENCAPSULATION_SIZE + offset]), names, offset)
+            arrays = []
+            for _ in range(3):
+                count, offset = _cdr_count(data, offset, order)
+                if count:
+                    offset += -offset % 8
+                start = _CDR_ENCAPSULATION_SIZE + offset
+                if start + 8 * count > len(data):
+                    raise DataError(f"joint state float64 sequence of {count} values at byte {start} runs past "
+                                    f"the {len(data)}-byte message")
+                arrays.append(np.frombuffer(data, dtype=np.dtype(order + "f8"), count=count, offset=start))
+                offset += 8 * count
+        except (struct.error, UnicodeDecodeError) as error:
+            raise DataError(f"joint state of {len(data)} bytes is not valid CDR: {error}") from error
+        return sec * _NS_PER_S + nanosec, names, *arrays
+
+    @staticmethod
+    def _names(data: bytes, order: str) -> tuple[tuple[str, ...], int]:
         _, offset = _cdr_string(data, 8, order)
         count, offset = _cdr_count(data, offset, order)
         names = []
         for _ in range(count):
             name, offset = _cdr_string(data, offset, order)
             names.append(name)
-        arrays = []
-        for _ in range(3):
-            count, offset = _cdr_count(data, offset, order)
-            if count:
-                offset += -offset % 8
-            start = _CDR_ENCAPSULATION_SIZE + offset
-            if start + 8 * count > len(data):
-                raise DataError(f"joint state float64 sequence of {count} values at byte {start} runs past the "
-                                f"{len(data)}-byte message")
-            arrays.append(np.frombuffer(data, dtype=np.dtype(order + "f8"), count=count, offset=start))
-            offset += 8 * count
-    except (struct.error, UnicodeDecodeError) as error:
-        raise DataError(f"joint state of {len(data)} bytes is not valid CDR: {error}") from error
-    return sec * _NS_PER_S + nanosec, tuple(names), *arrays
+        return tuple(names), offset
+
+
+def joint_state_fields(data: bytes):
+    """One message decoded by a fresh :class:`JointStateDecoder` (no names remembered)."""
+    return JointStateDecoder()(data)
 
 
 def _cdr_count(data: bytes, offset: int, order: str) -> tuple[int, int]:

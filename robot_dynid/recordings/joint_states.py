@@ -64,16 +64,17 @@ class JointStateSelector:
     def __init__(self, joint_names: Sequence[str] | None = None, required: str = "position"):
         self.joint_names = None if joint_names is None else tuple(joint_names)
         self.required = required
-        self._columns: dict[tuple[str, ...], list[int] | str] = {}
+        self._columns: dict[tuple[str, ...], list[int] | slice | str] = {}
 
-    def columns(self, names: Sequence[str]) -> list[int] | str:
-        """Index in ``names`` of each needed joint, or the reason the names cannot be used."""
+    def columns(self, names: Sequence[str]) -> list[int] | slice | str:
+        """Index in ``names`` of each needed joint (``slice(None)`` when ``names`` are exactly the
+        needed joints, in order), or the reason the names cannot be used."""
         names = tuple(names)
         cached = self._columns.get(names)
         if cached is not None:
             return cached
         if not names:
-            result: list[int] | str = EMPTY_NAMES
+            result: list[int] | slice | str = EMPTY_NAMES
         else:
             try:
                 result = match_joints(names if self.joint_names is None else self.joint_names, names, "JointState")
@@ -82,6 +83,8 @@ class JointStateSelector:
             else:
                 if self.joint_names is None:
                     self.joint_names = names
+                if result == list(range(len(names))):
+                    result = slice(None)
         if len(self._columns) < self._MAX_CACHED_NAME_LISTS:
             self._columns[names] = result
         return result
