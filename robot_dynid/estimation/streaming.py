@@ -43,6 +43,7 @@ import collections
 import dataclasses
 import logging
 import math
+import statistics
 
 import numpy as np
 from robot_dynid.errors import DataError, DynIdError
@@ -345,7 +346,7 @@ class StreamingIdentifier:
 
     def _gap_threshold(self) -> float:
         """[s] a step longer than half the derivative window of median steps is a gap."""
-        return (self.settings.window // 2) * float(np.median(self._steps))
+        return (self.settings.window // 2) * statistics.median(self._steps)
 
     def _check_gap(self, step: float) -> None:
         """Close the segment at a gap before the sample ``step`` [s] after the buffer's last. Until the

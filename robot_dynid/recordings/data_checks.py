@@ -106,6 +106,11 @@ class SampleBounds:
 
     def reason(self, q, qd=None, tau=None) -> str | None:
         """Why one sample ``q``, ``qd``, ``tau`` (n,) is implausible, or None when it is not."""
+        q = np.asarray(q, dtype=float)
+        if ((q >= self.position_low).all() and (q <= self.position_high).all()
+                and (qd is None or (np.abs(qd) <= self.velocity).all())
+                and (tau is None or (np.abs(tau) <= self.torque).all())):
+            return None
         found = self.violations(*(None if values is None else np.asarray(values, dtype=float)[None]
                                   for values in (q, qd, tau)))
         return found[0][2] if found else None

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -271,7 +272,10 @@ def centre_derivative(q, time, polyorder: int = 3, order: int = 2) -> np.ndarray
     step = (time[-1] - time[0]) / (window - 1)
     if np.max(np.abs(np.diff(time) - step)) <= SAVGOL_UNIFORMITY * step:
         return _centre_coefficients(window, polyorder, order) @ q / step**order
-    return local_polynomial_fit(q, time, window, polyorder, rows=[window // 2])[order, 0]
+    scale = 0.5 * (time[-1] - time[0])                  # local times s = (t - t_c) / scale in [-1, 1]
+    vandermonde = np.vander((time - time[window // 2]) / scale, polyorder + 1, increasing=True)
+    coefficients = np.linalg.solve(vandermonde.T @ vandermonde, vandermonde.T @ q)
+    return math.factorial(order) * coefficients[order] / scale**order
 
 
 def _check_time(time) -> np.ndarray:
