@@ -1,6 +1,7 @@
 """What every robot_dynid node shares: the main() life cycle, parameter declaration, waiting on a graph."""
 from __future__ import annotations
 
+import signal
 import sys
 import time
 
@@ -39,7 +40,12 @@ def spin_node(node_class, args=None, low_latency=False):
     half the default executor's); its ``spin()`` does not return when a signal shuts the context
     down, so it is spun once at a time while the context is up.
     """
-    rclpy.init(args=args)
+    received = []    # signals received; what the executor raises after one is part of shutting down
+    previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    signal.signal(signal.SIGINT, lambda number, frame: (received.append(number),
+                                                        signal.default_int_handler(number, frame)))
+    signal.signal(signal.SIGTERM, lambda number, frame: received.append(number))
+    rclpy.init(args=args)    # rclpy's handlers call the ones above after their own
     node = executor = None
     try:
         node = node_class()
@@ -56,9 +62,9 @@ def spin_node(node_class, args=None, low_latency=False):
         print(f"{node_class.__name__}: error: {error}", file=sys.stderr)
         return 2
     except Exception:
-        # A signal shuts the context down while the executor may be taking a message; what that
-        # raises is part of shutting down, not a failure.
-        if rclpy.ok():
+        # A signal can interrupt the executor while it converts a message (pybind11 then raises a
+        # RuntimeError in place of the KeyboardInterrupt) or shut the context down under it.
+        if rclpy.ok() and not received:
             raise
     finally:
         if node is not None:
@@ -69,6 +75,8 @@ def spin_node(node_class, args=None, low_latency=False):
         if executor is not None:
             executor.shutdown()
         rclpy.try_shutdown()
+        for number, handler in previous.items():
+            signal.signal(number, handler)
     return 0
 
 

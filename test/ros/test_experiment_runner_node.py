@@ -73,6 +73,17 @@ def arm(tmp_path_factory):
     assert stop_node(sim) == 0, (directory / "sim.log").read_text()
 
 
+RUNNERS = []   # (process, log) of every runner started here
+
+
+@pytest.fixture(autouse=True)
+def runner_stopped_after_each_test():
+    """A test that fails with its runner running stops it, so that the next test does not wait for it."""
+    yield
+    while RUNNERS:
+        stop_node(RUNNERS.pop()[0])
+
+
 def start_runner(arm, name, *parameters):
     """Start a runner (after the previous one has left) once the test sees its stage publisher, its
     joint state subscription and sim_robot subscribing to its commands; clears stages and commands."""
@@ -84,11 +95,21 @@ def start_runner(arm, name, *parameters):
     process = start_node("experiment_runner", "-p", f"plan_file:={directory / 'plan.yaml'}", "-p", "rate_hz:=100.0",
                          "-p", "window_duration:=1.0", "-p", "lookahead:=0.5", "-p", f"start_delay:={START_DELAY}",
                          *parameters, "-r", f"__ns:=/{NAMESPACE}", log_path=log)
+    RUNNERS.append((process, log))
     graph.spin_until(lambda: stage_subscription.get_publisher_count() > 0
                      and graph.node.count_subscribers(f"/{NAMESPACE}/joint_states") >= 2
                      and graph.node.count_publishers(f"/{NAMESPACE}/joint_trajectory") >= 2,
                      what="experiment_runner's stage and command publishers and joint state subscription")
     return process, log
+
+
+def wait_for_markers(graph, stages, count, log, what):
+    """Spin until ``count`` stage markers arrived; on a timeout, say which and show the runner's log."""
+    try:
+        graph.spin_until(lambda: len(stages) >= count, timeout=30.0, what=what)
+    except TimeoutError as error:
+        received = [(m.label, "start" if m.start else "end") for m in stages]
+        raise AssertionError(f"{error}; received {received}; runner log:\n{log.read_text()}") from None
 
 
 def runner_service(graph, name):
@@ -139,12 +160,16 @@ def seconds(msg):
 
 def commanded_reference(commands):
     """Times [s], positions, velocities, accelerations of every commanded point, later messages
-    replacing the points of earlier ones at the same time (they repeat the reference)."""
-    points = {}
+    replacing the points of earlier ones at the same time (they repeat the reference). Times are
+    summed in integer nanoseconds: an absolute time in float seconds resolves only 0.24 us."""
+    points, first = {}, None
     for msg in commands:
         for point in msg.points:
-            t = seconds(msg) + point.time_from_start.sec + 1e-9 * point.time_from_start.nanosec
-            points[round(t * 1e6)] = (t, point.positions, point.velocities, point.accelerations)
+            ns = (Time.from_msg(msg.header.stamp).nanoseconds + 1_000_000_000 * point.time_from_start.sec
+                  + point.time_from_start.nanosec)
+            first = ns if first is None else first
+            points[round((ns - first) / 100_000)] = (ns * 1e-9, point.positions, point.velocities,
+                                                     point.accelerations)   # 0.1 ms bins around the points
     t, q, qd, qdd = zip(*(points[key] for key in sorted(points)))
     return np.array(t), np.array(q), np.array(qd), np.array(qdd)
 
@@ -167,7 +192,7 @@ def test_autostart_plays_every_stage_marker_in_order_and_the_arm_follows_the_pla
     move_arm(arm, HOME)
     process, log = start_runner(arm, "full_run", "-p", "autostart:=true", "-p", "start_delay:=2.0",
                                 "-p", "deviation_threshold:=0.01", "-p", "experiment_id:=sim_test")
-    graph.spin_until(lambda: len(stages) == 2 * len(plan.stages), timeout=30.0, what="every stage marker")
+    wait_for_markers(graph, stages, 2 * len(plan.stages), log, "every stage marker")
     t0 = seconds(stages[0])
     graph.spin_until(lambda: seconds(states[-1]) > t0 + plan.duration + 0.5, what="joint_states past the plan")
     text = stop_runner(process, log)
@@ -202,7 +227,7 @@ def test_nothing_moves_until_start_and_abort_ends_the_current_stage(arm):
     assert response.success, response.message
     assert response.message.startswith(f"starting in {START_DELAY:g} s: at the plan's start pose (largest offset")
     graph.spin_until(lambda: commands, what="the first trajectory window after ~/start")
-    graph.spin_until(lambda: len(stages) >= 5, timeout=30.0, what="the start of the first friction stroke")
+    wait_for_markers(graph, stages, 5, log, "the start of the first friction stroke")
     again = graph.call(start, Trigger.Request())
     assert (again.success, again.message) == (False, "not starting: the run already started; restart the node "
                                                      "to run again")
@@ -237,7 +262,7 @@ def test_a_tracking_error_aborts_the_run_naming_the_joint(arm):
     move_arm(arm, HOME)
     process, log = start_runner(arm, "deviation", "-p", "deviation_threshold:=0.05")
     assert start_when_ready(graph).success
-    graph.spin_until(lambda: len(stages) >= 3, timeout=30.0, what="the start of the excitation")
+    wait_for_markers(graph, stages, 3, log, "the start of the excitation")
     push = JointTrajectory(joint_names=["j3"])
     push.points = [JointTrajectoryPoint(positions=[-0.5], time_from_start=Duration(nanosec=300_000_000))]
     intruder.publish(push)
@@ -275,7 +300,7 @@ def test_a_far_pose_is_approached_within_the_fraction_of_the_limits_before_the_p
     found = re.fullmatch(rf"starting in {START_DELAY:g} s: approaching the plan's start pose in ([\d.]+) s "
                          rf"\(largest move j2 0\.6 rad\), then playing the {plan.duration:.0f} s plan", response.message)
     assert found, response.message
-    graph.spin_until(lambda: len(stages) == 2 * len(plan.stages), timeout=30.0, what="every stage marker")
+    wait_for_markers(graph, stages, 2 * len(plan.stages), log, "every stage marker")
     stop_runner(process, log)
 
     t, q, qd, qdd = commanded_reference(commands)
