@@ -27,3 +27,9 @@ def read_yaml(path, error: type[Exception] = DataError, what: str = "file"):
         raise error(f"{path}: the {what} is not UTF-8 text (byte {problem.start}); is it the right file?") from None
     except yaml.YAMLError as problem:
         raise error(f"{path}: the {what} is not valid YAML: {' '.join(str(problem).split())}") from None
+
+
+def parameter_file_node(key: str) -> str:
+    """The node a section of a ROS 2 parameter file is for: ``node``, ``/node``, ``/**/node``
+    (any namespace, as this package's config files are keyed) and ``/ns/node`` all give ``node``."""
+    return str(key).rstrip("/").rsplit("/", 1)[-1]

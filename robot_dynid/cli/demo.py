@@ -38,6 +38,7 @@ from robot_dynid.recordings.csv_io import write_csv
 from robot_dynid.recordings.data_files import read_recording
 from robot_dynid.recordings.recording import Recording
 from robot_dynid.reports.tables import format_joint_metrics, format_model_summary, format_table
+from robot_dynid.yaml_files import parameter_file_node
 
 NAME = "demo"
 HELP = "simulate an arm, record a bag, identify it and validate the model on a held-out trajectory"
@@ -71,7 +72,9 @@ def node_parameters(node):
     parameters = {}
     for name in (f"{node}.yaml", "demo.yaml"):
         sections = yaml.safe_load(find_package_file("config", name).read_text()) or {}
-        parameters.update(sections.get(node, {}).get("ros__parameters", {}))
+        for key, section in sections.items():
+            if parameter_file_node(key) == node:
+                parameters.update(section.get("ros__parameters", {}))
     return parameters
 
 

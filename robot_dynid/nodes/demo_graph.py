@@ -30,6 +30,7 @@ from robot_dynid.nodes.sim_robot import SimRobotNode
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.stages import kind_name
 from robot_dynid.srv import ComputeFeedforward
+from robot_dynid.yaml_files import parameter_file_node
 
 # sim_robot last: its clock starts when it is made, and the others take a while to start
 NODE_CLASSES = {"recorder": RecorderNode, "identifier": IdentifierNode, "feedforward": FeedforwardNode,
@@ -49,7 +50,8 @@ def parameter_file_values(files):
             sections = yaml.safe_load(path.read_text()) or {}
         except yaml.YAMLError as error:
             raise DataError(f"parameter file {path} is not YAML: {error}") from None
-        for node, section in (sections.items() if isinstance(sections, dict) else [(None, sections)]):
+        for key, section in (sections.items() if isinstance(sections, dict) else [(None, sections)]):
+            node = parameter_file_node(key) if key is not None else None
             if node not in NODE_CLASSES:
                 raise DataError(f"parameter file {path}: {node!r} is not one of the demo's nodes {list(NODE_CLASSES)}")
             parameters = section.get("ros__parameters") if isinstance(section, dict) else None

@@ -49,7 +49,7 @@ from robot_dynid.experiment.schedule import (DEFAULT_APPROACH_SPEED_FRACTION,
                                              positions_in_order)
 from robot_dynid.model.robot_description import load_robot
 from robot_dynid.msg import ExperimentStage
-from robot_dynid.nodes.node_runtime import declare, spin_node
+from robot_dynid.nodes.node_runtime import declare, joint_states_qos, spin_node
 from robot_dynid.package_files import find_package_file
 
 RELIABLE_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
@@ -109,7 +109,7 @@ class ExperimentRunnerNode(Node):
         self.last_pose = None
         self.command_publisher = self.create_publisher(JointTrajectory, command_topic, 10)
         self.stage_publisher = self.create_publisher(ExperimentStage, stage_topic, RELIABLE_QOS)
-        self.create_subscription(JointState, states_topic, self.on_joint_state, RELIABLE_QOS)
+        self.create_subscription(JointState, states_topic, self.on_joint_state, joint_states_qos(self, 100))
         self.create_service(Trigger, "~/start", self.on_start)
         self.create_service(Trigger, "~/abort", self.on_abort)
         self.create_timer(0.01, self.on_timer)

@@ -6,8 +6,12 @@ model_file (str): model artifact to load at start ('' waits for the model topic)
 model_topic (str): IdentifiedModel topic to follow; a new model replaces the one in use ('' = off).
 reference_topic (str): sensor_msgs/JointState with desired positions [rad] and velocities [rad/s]
     (accelerations taken as zero); '' = off.
-command_topic (str): std_msgs/Float64MultiArray of torques [N m] in the model's joint order, as a
+command_topic (str): std_msgs/Float64MultiArray of torques [N m], in the order of ``joints``, as a
     ros2_control forward_command_controller (effort interface) takes them.
+joints (str[]): the joints of the Float64MultiArray commands, in the order of the controller's own
+    ``joints`` parameter (a subset of the model's joints); unset: the model's joints in its order.
+    A model that lacks one of them is refused, naming the joint.
+joint_states_qos (str): QoS of the reference subscription: reliable (default), best_effort, sensor_data.
 trajectory_topic (str): trajectory_msgs/JointTrajectory in; '' = off.
 trajectory_out_topic (str): the same trajectory with every point's effort [N m] filled from the model,
     for a joint_trajectory_controller with an effort interface.
@@ -31,18 +35,19 @@ import gc
 
 import numpy as np
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
 from robot_dynid.errors import DynIdError
-from robot_dynid.joint_names import match_joints
+from robot_dynid.joint_names import index_in, match_joints
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.feedforward import (DEFAULT_POSITION_MARGIN, FIELDS, check_position_margin,
                                            compute_feedforward, join_points)
 from robot_dynid.msg import IdentifiedModel
-from robot_dynid.nodes.node_runtime import declare, spin_node
+from robot_dynid.nodes.node_runtime import declare, joint_states_qos, spin_node
 from robot_dynid.srv import ComputeFeedforward
 
 MODEL_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
@@ -58,14 +63,19 @@ class FeedforwardNode(Node):
         reference_topic = declare(self, "reference_topic", "",
                                   "JointState reference (positions rad, velocities rad/s); '' = off")
         command_topic = declare(self, "command_topic", "feedforward_effort",
-                                "Float64MultiArray output of torques in the model's joint order", "N m")
+                                "Float64MultiArray output of torques in the order of joints", "N m")
         trajectory_topic = declare(self, "trajectory_topic", "", "JointTrajectory reference in; '' = off")
         trajectory_out_topic = declare(self, "trajectory_out_topic", "trajectory_with_effort",
                                        "JointTrajectory out with effort filled", "N m")
         self.position_margin = check_position_margin(declare(
             self, "position_margin", DEFAULT_POSITION_MARGIN,
             "positions beyond a joint's limits by more than this are refused; negative: no check", "rad"))
+        self.output_joints = declare(self, "joints", Parameter.Type.STRING_ARRAY,
+                                     "joints of the Float64MultiArray commands, in the controller's order; "
+                                     "unset: the model's joints") or None
+        reference_qos = joint_states_qos(self, 10)
         self.model = None
+        self.output_index = None
         self.model_version = 0
         if model_file:
             self.use_model(DynamicModel.load(model_file), f"file {model_file}")
@@ -77,7 +87,7 @@ class FeedforwardNode(Node):
         self.command_publisher = None
         if reference_topic:
             self.command_publisher = self.create_publisher(Float64MultiArray, command_topic, 10)
-            self.create_subscription(JointState, reference_topic, self.on_reference, 10)
+            self.create_subscription(JointState, reference_topic, self.on_reference, reference_qos)
         self.create_service(ComputeFeedforward, "compute_feedforward", self.on_compute)
         # A JointTrajectory of many points makes thousands of Python objects (one per point and
         # its Duration), so the garbage collector's full collections come often, and each
@@ -91,6 +101,10 @@ class FeedforwardNode(Node):
             f"trajectory {trajectory_topic or 'off'} -> {trajectory_out_topic if trajectory_topic else 'off'}")
 
     def use_model(self, model, origin, version=None):
+        """Serve ``model`` from now on; JointMatchError (the model in use stays) when it lacks one of ``joints``."""
+        if self.output_joints is not None:
+            self.output_index = index_in(model.joint_names, self.output_joints, "parameter joints",
+                                         f"the model from {origin}")
         self.model = model
         self.model_version = version if version is not None else self.model_version + 1
         self.get_logger().info(f"using model version {self.model_version} from {origin} "
@@ -103,10 +117,9 @@ class FeedforwardNode(Node):
     def on_model(self, msg):
         try:
             model = DynamicModel.from_yaml(msg.artifact_yaml, source="IdentifiedModel.artifact_yaml")
+            self.use_model(model, f"topic (robot {msg.robot_name})", version=msg.version)
         except DynIdError as error:
             self.get_logger().error(f"ignoring IdentifiedModel version {msg.version}: {error}")
-            return
-        self.use_model(model, f"topic (robot {msg.robot_name})", version=msg.version)
 
     def on_compute(self, request, response):
         response.model_version = self.model_version
@@ -148,6 +161,8 @@ class FeedforwardNode(Node):
         except DynIdError as error:
             self.get_logger().warning(f"reference on {list(msg.name)}: {error}", throttle_duration_sec=5.0)
             return
+        if self.output_index is not None:
+            tau = tau[..., self.output_index]
         self.command_publisher.publish(Float64MultiArray(data=float64_array(tau)))
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from sensor_msgs.msg import JointState
 from rclpy.node import Node
-from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Header
 from std_srvs.srv import Trigger
 
@@ -32,13 +31,13 @@ from robot_dynid.estimation.streaming import StreamingIdentifier, StreamingSetti
 from robot_dynid.model.robot_description import load_robot
 from robot_dynid.msg import ExperimentStage, IdentificationStatus, IdentifiedModel
 from robot_dynid.nodes.feedforward import MODEL_QOS
-from robot_dynid.nodes.node_runtime import declare, spin_node
+from robot_dynid.nodes.node_runtime import declare, joint_states_qos, spin_node
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.joint_states import JointStateSelector
 from robot_dynid.recordings.recording import describe_dropped
 from robot_dynid.recordings.stages import STAGE_KINDS, StageMarker, StampOrder, join_sub_stages
 
-STATE_QOS = QoSProfile(depth=2000, reliability=ReliabilityPolicy.RELIABLE)
+STATE_DEPTH = 2000   # joint states queued [1]: 2 s at 1 kHz while a fit runs
 IDENTIFICATION_PARAMETERS = (  # (option of identification.settings_from_options, description, unit)
     ("friction", "friction model: none, coulomb_viscous, stribeck_cbrt, arctan, polynomial", None),
     ("friction_drift", "friction coefficients drifting with temperature or time: none, temperature, time", None),
@@ -95,7 +94,8 @@ class IdentifierNode(Node):
         self.state, self.message = IdentificationStatus.STATE_IDLE, "waiting for a stage"
         self.model_publisher = self.create_publisher(IdentifiedModel, model_topic, MODEL_QOS)
         self.status_publisher = self.create_publisher(IdentificationStatus, status_topic, 10)
-        self.create_subscription(JointState, joint_states_topic, self.on_joint_state, STATE_QOS)
+        self.create_subscription(JointState, joint_states_topic, self.on_joint_state,
+                                 joint_states_qos(self, STATE_DEPTH))
         self.create_subscription(ExperimentStage, stage_topic, self.on_stage, 10)
         self.create_service(Trigger, "~/identify", self.on_identify)
         self.create_timer(status_period, self.publish_status)

@@ -5,18 +5,56 @@ import signal
 import sys
 import time
 
+import os
+from importlib import metadata
+
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 
 from robot_dynid.errors import DynIdError
+
+JOINT_STATES_QOS = ("reliable", "best_effort", "sensor_data")
+# rclpy's major version in each distribution, for bags recorded where ROS_DISTRO is not set (pip wheels)
+RCLPY_DISTROS = {3: "humble", 4: "iron", 7: "jazzy", 9: "kilted"}
 
 
 def declare(node, name, default, description, unit=None):
     """Declare a parameter with a description that states its unit; return its value."""
     text = f"{description} [{unit}]" if unit else description
     return node.declare_parameter(name, default, ParameterDescriptor(description=text)).value
+
+
+def joint_states_qos(node, depth):
+    """QoS of the node's joint state subscriptions from its ``joint_states_qos`` parameter.
+
+    ``reliable`` (default): reliable, keep last ``depth``; ``best_effort``: the same, best effort,
+    for drivers that publish best effort (a reliable subscription never connects to them);
+    ``sensor_data``: rclpy's sensor data profile (best effort, keep last 5).
+    """
+    choice = declare(node, "joint_states_qos", "reliable",
+                     f"QoS of the joint state subscription(s): {', '.join(JOINT_STATES_QOS)}")
+    if choice not in JOINT_STATES_QOS:
+        raise DynIdError(f"parameter joint_states_qos is {choice!r}; expected one of {list(JOINT_STATES_QOS)}")
+    if choice == "sensor_data":
+        return qos_profile_sensor_data
+    return QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=depth,
+                      reliability=ReliabilityPolicy.RELIABLE if choice == "reliable" else ReliabilityPolicy.BEST_EFFORT)
+
+
+def ros_distro():
+    """The ROS 2 distribution this process runs: ``$ROS_DISTRO`` (set by a sourced install), else
+    guessed from rclpy's version (pip wheels set no variable), else ``"unknown"``."""
+    if os.environ.get("ROS_DISTRO"):
+        return os.environ["ROS_DISTRO"]
+    for distribution in ("ros-rclpy", "rclpy"):
+        try:
+            return RCLPY_DISTROS.get(int(metadata.version(distribution).split(".")[0]), "unknown")
+        except (metadata.PackageNotFoundError, ValueError):
+            continue
+    return "unknown"
 
 
 def events_executor(context=None):

@@ -16,7 +16,10 @@ joint_names (str[]): joints the identification needs (unset: those each message 
 Every joint state is recorded as it arrives; one that identification will skip
 (:mod:`robot_dynid.recordings.joint_states`: empty or duplicate names, a needed joint missing, array lengths,
 NaN/inf) is warned about once per reason while recording.
-reliable (bool), queue_depth (int): QoS of the data topics (volatile, keep last).
+joint_states_qos (str): QoS of the data topics: reliable (default), best_effort (drivers that
+    publish best effort) or sensor_data; queue_depth (int): their keep-last depth (volatile).
+Each topic's metadata in the bag holds the QoS its publishers offered when its first message
+arrived (a replay offers the same), and ``ros_distro`` the distribution the recorder ran on.
 flush_period, status_period (float, s): file flush period; period of the message-count log (0 = off).
 
 Service ``~/mark_stage`` (robot_dynid/srv/MarkStage) writes a stage marker stamped now. The bag is
@@ -32,14 +35,14 @@ from datetime import datetime
 import rclpy.logging
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import JointState
 
 from robot_dynid.errors import DynIdError
 from robot_dynid.msg import ExperimentStage, HydraulicCylinderState
-from robot_dynid.nodes.node_runtime import declare, spin_node
-from robot_dynid.recordings.bag_io import BagWriter
+from robot_dynid.nodes.node_runtime import declare, joint_states_qos, ros_distro, spin_node
+from robot_dynid.recordings.bag_io import BagWriter, offered_qos
 from robot_dynid.recordings.bag_layout import BAG_TOPICS, JointStateDecoder, default_bag_path
 from robot_dynid.recordings.joint_states import JointStateSelector
 from robot_dynid.recordings.stages import StageMarker
@@ -72,8 +75,8 @@ class RecorderNode(Node):
         }
         joint_names = declare(self, "joint_names", Parameter.Type.STRING_ARRAY,
                               "joints the identification needs; each missing one is warned about once")
-        reliable = declare(self, "reliable", True, "reliable QoS for the data topics (false: best effort)")
         depth = declare(self, "queue_depth", 1000, "subscription queue depth of the data topics (1 kHz bursts)")
+        data_qos = joint_states_qos(self, depth)
         flush_period = declare(self, "flush_period", 1.0, "period of flushing the bag to disk", "s")
         status_period = declare(self, "status_period", 10.0, "period of the message-count log, 0 = off", "s")
 
@@ -82,8 +85,6 @@ class RecorderNode(Node):
         self.selectors = {}   # joint names as they come -> their selector
         self.reported = set()
         self.own_markers = deque(maxlen=64)
-        data_qos = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=depth, durability=DurabilityPolicy.VOLATILE,
-                              reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT)
         callbacks = {"joint_states": self.on_joint_state, "stage": self.on_stage}
         for role, topic in live_topics.items():
             if topic:
@@ -97,16 +98,20 @@ class RecorderNode(Node):
         if status_period > 0:
             self.create_timer(status_period, self.log_status)
         # opened last: spin_node closes only a fully constructed node
-        self.writer = BagWriter(bag_path or default_bag_path(output_directory, datetime.now()), storage=storage)
+        self.live_topics = live_topics
+        self.writer = BagWriter(bag_path or default_bag_path(output_directory, datetime.now()), storage=storage,
+                                ros_distro=ros_distro())
         mapping = ", ".join(f"{topic} -> {BAG_TOPICS[role][0]}" for role, topic in live_topics.items() if topic)
         self.get_logger().info(
             f"recording to {self.writer.path} ({storage}): {mapping}; data QoS "
-            f"{'reliable' if reliable else 'best effort'}, depth {depth}; joints "
+            f"{self.get_parameter('joint_states_qos').value}, depth {data_qos.depth}; joints "
             f"{list(joint_names) if joint_names else 'as they come'}")
 
     def record(self, role, data):
         topic, msgtype = BAG_TOPICS[role]
         try:
+            if not self.writer.has_topic(topic):
+                self.writer.add_topic(topic, msgtype, self.offered_qos(self.live_topics[role]))
             self.writer.write_serialized(topic, msgtype, data, self.get_clock().now().nanoseconds)
         except DynIdError as error:
             self.get_logger().warning(f"not recorded on {topic}: {error}", throttle_duration_sec=5.0)
@@ -125,6 +130,14 @@ class RecorderNode(Node):
             self.get_logger().warning(
                 f"joint state stamped {stamp_ns * 1e-9:.6f} s (joints {list(names)}): {problem}; recorded as "
                 "received, but identification skips such messages (said once per reason)")
+
+    def offered_qos(self, topic):
+        """The QoS profiles the publishers of live ``topic`` offer, as a bag holds them."""
+        return [offered_qos(qos.history, qos.depth, qos.reliability, qos.durability, qos.deadline.nanoseconds,
+                            qos.lifespan.nanoseconds, qos.liveliness, qos.liveliness_lease_duration.nanoseconds,
+                            qos.avoid_ros_namespace_conventions)
+                for qos in (info.qos_profile for info in
+                            self.get_publishers_info_by_topic(self.resolve_topic_name(topic)))]
 
     def selector_for(self, names):
         selector = self.selectors.get(names)

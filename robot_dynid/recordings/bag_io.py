@@ -34,7 +34,9 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 import numpy as np
+import yaml
 from rosbags.highlevel import AnyReader, AnyReaderError
+from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
 from rosbags.rosbag2 import StoragePlugin, Writer, WriterError
 from rosbags.typesys import Stores, TypesysError, get_types_from_msg, get_typestore
 
@@ -390,6 +392,31 @@ def read_bag(path, joint_names: Sequence[str] | None = None,
         source=str(path), dropped=dropped.counts)
 
 
+def offered_qos(history: int, depth: int, reliability: int, durability: int, deadline_ns: int, lifespan_ns: int,
+                liveliness: int, liveliness_lease_ns: int, avoid_ros_namespace_conventions: bool = False) -> Qos:
+    """One publisher's QoS as a bag's ``offered_qos_profiles`` holds it.
+
+    The policies are rmw's numbers (as rclpy's ``HistoryPolicy``, ``ReliabilityPolicy``,
+    ``DurabilityPolicy``, ``LivelinessPolicy`` give them; a number rosbags does not know becomes
+    UNKNOWN); durations in [ns].
+    """
+    def policy(kind, value):
+        try:
+            return kind(int(value))
+        except ValueError:
+            return kind.UNKNOWN
+
+    def duration(ns):
+        seconds, nanoseconds = divmod(int(ns), _NS_PER_S)
+        return QosTime(sec=seconds, nsec=nanoseconds)
+
+    return Qos(history=policy(QosHistory, history), depth=int(depth), reliability=policy(QosReliability, reliability),
+               durability=policy(QosDurability, durability), deadline=duration(deadline_ns),
+               lifespan=duration(lifespan_ns), liveliness=policy(QosLiveliness, liveliness),
+               liveliness_lease_duration=duration(liveliness_lease_ns),
+               avoid_ros_namespace_conventions=bool(avoid_ros_namespace_conventions))
+
+
 class BagWriter:
     """Incremental rosbag2 writer for joint states, stage markers and any other message.
 
@@ -416,11 +443,15 @@ class BagWriter:
         ROS 2 distro of the standard message types (see :func:`make_typestore`).
     joint_states_topic, stage_topic : str
         Topics of :meth:`write_joint_state` and :meth:`write_stage`.
+    ros_distro : str, optional
+        The distribution written as ``ros_distro`` in metadata.yaml (the one the messages were
+        recorded on); default ``distro``'s, else ``$ROS_DISTRO``, else rosbags' own ``"rosbags"``.
+        (An MCAP file's embedded copy of the metadata keeps rosbags' value.)
     """
 
     def __init__(self, path, storage: str = "mcap", distro: str | None = None,
                  joint_states_topic: str = DEFAULT_JOINT_STATES_TOPIC,
-                 stage_topic: str = DEFAULT_STAGE_TOPIC):
+                 stage_topic: str = DEFAULT_STAGE_TOPIC, ros_distro: str | None = None):
         if storage not in STORAGE_PLUGINS:
             raise DynIdError(f"unknown bag storage {storage!r}; expected one of "
                              f"{list(STORAGE_PLUGINS)}")
@@ -429,6 +460,7 @@ class BagWriter:
         self.joint_states_topic = joint_states_topic
         self.stage_topic = stage_topic
         self.typestore = make_typestore(distro)
+        self.ros_distro = ros_distro or distro or os.environ.get("ROS_DISTRO") or None
         self._types = self.typestore.types
         self._connections: dict[str, object] = {}
         self._lock = threading.Lock()
@@ -457,11 +489,25 @@ class BagWriter:
         return {topic: self._writer.counts[connection.id]
                 for topic, connection in self._connections.items()}
 
-    def _connection(self, topic: str, msgtype: str):
+    def has_topic(self, topic: str) -> bool:
+        """Whether ``topic`` is in the bag yet (added, or written to)."""
+        return topic in self._connections
+
+    def add_topic(self, topic: str, msgtype: str, offered_qos_profiles: Sequence[Qos] = ()) -> None:
+        """Add ``topic`` with the QoS profiles its publishers offered (:func:`offered_qos`), which
+        a replay offers again (a transient local topic stays transient local); before its first
+        message, else DataError."""
+        with self._lock:
+            if topic in self._connections:
+                raise DataError(f"topic {topic!r} is already in {self.path}")
+            self._connection(topic, msgtype, offered_qos_profiles)
+
+    def _connection(self, topic: str, msgtype: str, offered_qos_profiles: Sequence[Qos] = ()):
         connection = self._connections.get(topic)
         if connection is None:
             ensure_type(self.typestore, msgtype)
-            connection = self._writer.add_connection(topic, msgtype, typestore=self.typestore)
+            connection = self._writer.add_connection(topic, msgtype, typestore=self.typestore,
+                                                     offered_qos_profiles=list(offered_qos_profiles))
             self._connections[topic] = connection
         elif connection.msgtype != msgtype:
             raise DataError(f"topic {topic!r} already carries {connection.msgtype!r} in "
@@ -568,4 +614,15 @@ class BagWriter:
                 return
             self._open = False
             self._writer.close()
+            if self.ros_distro:
+                self._write_ros_distro()
         logger.info("closed bag %s: %s", self.path, self.message_counts)
+
+    def _write_ros_distro(self) -> None:
+        """Put ``ros_distro`` into metadata.yaml (rosbags writes its own name there)."""
+        path = self.path / "metadata.yaml"
+        metadata = yaml.safe_load(path.read_text())
+        metadata["rosbag2_bagfile_information"]["ros_distro"] = self.ros_distro
+        temporary = path.with_suffix(".yaml.tmp")
+        temporary.write_text(yaml.safe_dump(metadata, sort_keys=False))
+        temporary.replace(path)
