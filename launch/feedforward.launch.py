@@ -1,21 +1,62 @@
 """Feed-forward torque server beside a ros2_control driver.
 
-ros2 launch robot_dynid feedforward.launch.py model_file:=/path/model.yaml \
-    reference_topic:=/desired_joint_states command_topic:=/effort_controller/commands
+ros2 launch robot_dynid feedforward.launch.py namespace:=robot1 model_file:=/path/model.yaml \
+    reference_topic:=desired_joint_states command_topic:=effort_controller/commands
+
+The node starts in ``namespace`` and takes ``use_sim_time``; its topics have relative names
+(identified_model, feedforward_effort, trajectory_with_effort), which the ``*_topic`` arguments
+remap; its inputs reference_topic and trajectory_topic are off unless given. The order of the
+Float64MultiArray commands is the ``joints`` parameter's (set it in ``params_file`` to the
+controller's ``joints``). Feed-forward torque is open loop: add it to a feedback controller or
+use it for gravity compensation, never alone to move an arm.
 """
 import os
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
-from launch_ros.parameter_descriptions import ParameterValue
+
+# Launch argument -> the relative topic name the node uses, which the argument remaps.
+TOPICS = {
+    "model_topic": "identified_model",
+    "command_topic": "feedforward_effort",
+    "trajectory_out_topic": "trajectory_with_effort",
+}
+# Inputs that are off unless given: the node's parameter is set to the relative name, remapped to the argument.
+OPTIONAL_TOPICS = {
+    "reference_topic": "reference_joint_states",
+    "trajectory_topic": "reference_trajectory",
+}
+
+
+def launch_setup(context):
+    share = get_package_share_directory("robot_dynid")
+    value = {name: LaunchConfiguration(name).perform(context) for name in (
+        "model_file", "params_file", "use_sim_time", "position_margin", *TOPICS, *OPTIONAL_TOPICS)}
+    if value["use_sim_time"].strip().lower() not in ("true", "false"):
+        raise ValueError(f"use_sim_time must be true or false, got {value['use_sim_time']!r}")
+    remappings = [(topic, value[name]) for name, topic in TOPICS.items() if value[name]]
+    remappings += [(topic, value[name]) for name, topic in OPTIONAL_TOPICS.items() if value[name]]
+    overrides = {"use_sim_time": value["use_sim_time"].strip().lower() == "true",
+                 "model_file": value["model_file"], "position_margin": float(value["position_margin"]),
+                 "model_topic": TOPICS["model_topic"] if value["model_topic"] else "",
+                 **{name: topic for name, topic in OPTIONAL_TOPICS.items() if value[name]}}
+    return [Node(package="robot_dynid", executable="feedforward", name="feedforward", output="screen",
+                 namespace=LaunchConfiguration("namespace"), remappings=remappings,
+                 parameters=[os.path.join(share, "config", "feedforward.yaml"),
+                             *([value["params_file"]] if value["params_file"] else []), overrides])]
 
 
 def generate_launch_description():
-    share = get_package_share_directory("robot_dynid")
     arguments = [
+        DeclareLaunchArgument("namespace", default_value="", description="namespace of the node (e.g. robot1)"),
+        DeclareLaunchArgument("use_sim_time", default_value="false",
+                              description="true: the node's clock follows /clock (simulation, bag replay)"),
+        DeclareLaunchArgument("params_file", default_value="",
+                              description="extra parameter file with a /**/feedforward section (e.g. joints), "
+                                          "applied after config/feedforward.yaml; empty: none"),
         DeclareLaunchArgument("model_file", default_value="",
                               description="model artifact (YAML) to load; empty: wait for model_topic"),
         DeclareLaunchArgument("model_topic", default_value="identified_model",
@@ -23,28 +64,15 @@ def generate_launch_description():
         DeclareLaunchArgument("reference_topic", default_value="",
                               description="JointState reference (positions rad, velocities rad/s); empty: off"),
         DeclareLaunchArgument("command_topic", default_value="feedforward_effort",
-                              description="Float64MultiArray output of feed-forward torques [N m]"),
+                              description="Float64MultiArray output of feed-forward torques [N m] in the order of "
+                                          "the joints parameter, for a forward_command_controller"),
         DeclareLaunchArgument("trajectory_topic", default_value="",
                               description="JointTrajectory reference in (rad, rad/s, rad/s^2); empty: off"),
         DeclareLaunchArgument("trajectory_out_topic", default_value="trajectory_with_effort",
                               description="the JointTrajectory with effort [N m] filled, for a "
-                                          "joint_trajectory_controller"),
+                                          "joint_trajectory_controller with an effort command interface"),
         DeclareLaunchArgument("position_margin", default_value="0.1",
                               description="[rad] positions beyond a joint's limits by more than this are "
                                           "refused; negative: no check"),
     ]
-    feedforward = Node(
-        package="robot_dynid",
-        executable="feedforward",
-        name="feedforward",
-        output="screen",
-        parameters=[
-            os.path.join(share, "config", "feedforward.yaml"),
-            # typed: an empty argument would otherwise be read as YAML null and rejected
-            {name: ParameterValue(LaunchConfiguration(name), value_type=str)
-             for name in ("model_file", "model_topic", "reference_topic", "command_topic",
-                          "trajectory_topic", "trajectory_out_topic")},
-            {"position_margin": ParameterValue(LaunchConfiguration("position_margin"), value_type=float)},
-        ],
-    )
-    return LaunchDescription([*arguments, feedforward])
+    return LaunchDescription([*arguments, OpaqueFunction(function=launch_setup)])

@@ -4,22 +4,28 @@ The driver (or sim_robot, see demo.launch.py) provides sensor_msgs/JointState an
 joint_trajectory_controller; the runner plays the protocol plan on it, the recorder writes the bag
 with the stage markers, the identifier publishes IdentifiedModel as stages end.
 
-ros2 launch robot_dynid identification.launch.py \
-    joint_states_topic:=/joint_states \
-    command_topic:=/joint_trajectory_controller/joint_trajectory \
+ros2 launch robot_dynid identification.launch.py namespace:=robot1 \
+    joint_states_topic:=/robot1/joint_states \
+    command_topic:=/robot1/joint_trajectory_controller/joint_trajectory \
     robot_file:=/path/robot.yaml plan_file:=/path/plan.yaml output_directory:=/data/bags
+
+Every node is started in ``namespace`` and takes ``use_sim_time``; its topics have relative names
+(joint_states, joint_trajectory, experiment_stage, identified_model, identification_status), which
+the ``*_topic`` arguments remap (a relative target stays in the namespace). The optional inputs of
+the recorder (effort_topic, current_topic, temperature_topic, hydraulic_topic) are off unless given.
 
 The runner moves nothing until told to, once the arm is where it should be:
 
-ros2 service call /experiment_runner/start std_srvs/srv/Trigger
+ros2 service call /robot1/experiment_runner/start std_srvs/srv/Trigger
 
 (the response says what it will do, e.g. approach the plan's start pose first, or why it refuses;
-``ros2 service call /experiment_runner/abort std_srvs/srv/Trigger`` stops it). ``autostart``,
+``ros2 service call /robot1/experiment_runner/abort std_srvs/srv/Trigger`` stops it). ``autostart``,
 ``start_tolerance`` and ``approach_speed_fraction`` are set in config/experiment_runner.yaml or
 ``params_file``.
 
 Parameters come from the installed config/<node>.yaml, then from ``params_file`` (a file with
-sections for any of the nodes, e.g. config/demo.yaml), then from the arguments given a value.
+sections for any of the nodes, keyed ``/**/<node>`` to apply in any namespace, e.g.
+config/demo.yaml), then from the arguments given a value.
 """
 import os
 
@@ -29,36 +35,50 @@ from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-# Each argument is the parameter of that name of the nodes given it below; left empty, the nodes
-# keep the value of config/<node>.yaml and params_file (the defaults are configured there only).
+# Launch argument -> the relative topic name the nodes use, which the argument remaps.
+TOPICS = {
+    "joint_states_topic": "joint_states",
+    "command_topic": "joint_trajectory",
+    "stage_topic": "experiment_stage",
+    "model_topic": "identified_model",
+    "status_topic": "identification_status",
+}
+# The recorder's optional inputs, off unless given: its parameter is set to the relative name, remapped to the argument.
+OPTIONAL_TOPICS = {
+    "effort_topic": "effort_states",
+    "current_topic": "current_states",
+    "temperature_topic": "temperature_states",
+    "hydraulic_topic": "hydraulic_state",
+}
+# Each argument here is the parameter of that name of the nodes given it below; left empty, the
+# nodes keep the value of config/<node>.yaml and params_file (the defaults are configured there only).
 ARGUMENTS = [
-    DeclareLaunchArgument("joint_states_topic", default_value="",
+    DeclareLaunchArgument("namespace", default_value="", description="namespace of every node (e.g. robot1)"),
+    DeclareLaunchArgument("use_sim_time", default_value="false",
+                          description="true: every node's clock follows /clock (simulation, bag replay)"),
+    DeclareLaunchArgument("joint_states_topic", default_value="joint_states",
                           description="the driver's sensor_msgs/JointState (positions rad, velocities rad/s, "
-                                      "efforts N m); empty: as configured (joint_states)"),
-    DeclareLaunchArgument("command_topic", default_value="",
+                                      "efforts N m); relative names are in the namespace"),
+    DeclareLaunchArgument("command_topic", default_value="joint_trajectory",
                           description="trajectory_msgs/JointTrajectory input of the driver's "
-                                      "joint_trajectory_controller, e.g. /joint_trajectory_controller/joint_trajectory; "
-                                      "empty: as configured (joint_trajectory)"),
+                                      "joint_trajectory_controller, e.g. joint_trajectory_controller/joint_trajectory"),
     DeclareLaunchArgument("effort_topic", default_value="",
                           description="second JointState whose effort holds the joint torques [N m], recorded beside "
-                                      "the joint states; empty: as configured (off)"),
+                                      "the joint states; empty: off"),
     DeclareLaunchArgument("current_topic", default_value="",
                           description="JointState whose effort holds motor currents [A], recorded beside the joint "
-                                      "states; empty: as configured (off)"),
+                                      "states; empty: off"),
     DeclareLaunchArgument("temperature_topic", default_value="",
                           description="JointState whose effort holds joint temperatures [deg C], recorded; "
-                                      "empty: as configured (off)"),
+                                      "empty: off"),
     DeclareLaunchArgument("hydraulic_topic", default_value="",
-                          description="robot_dynid/HydraulicCylinderState, recorded; empty: as configured (off)"),
-    DeclareLaunchArgument("stage_topic", default_value="",
-                          description="robot_dynid/ExperimentStage markers of the runner; empty: as configured "
-                                      "(experiment_stage)"),
-    DeclareLaunchArgument("model_topic", default_value="",
-                          description="robot_dynid/IdentifiedModel output (transient local); empty: as configured "
-                                      "(identified_model)"),
-    DeclareLaunchArgument("status_topic", default_value="",
-                          description="robot_dynid/IdentificationStatus output; empty: as configured "
-                                      "(identification_status)"),
+                          description="robot_dynid/HydraulicCylinderState, recorded; empty: off"),
+    DeclareLaunchArgument("stage_topic", default_value="experiment_stage",
+                          description="robot_dynid/ExperimentStage markers of the runner"),
+    DeclareLaunchArgument("model_topic", default_value="identified_model",
+                          description="robot_dynid/IdentifiedModel output (transient local)"),
+    DeclareLaunchArgument("status_topic", default_value="identification_status",
+                          description="robot_dynid/IdentificationStatus output"),
     DeclareLaunchArgument("robot_file", default_value="",
                           description="robot description (YAML) of the identifier and the runner; empty: as "
                                       "configured (the ER3A)"),
@@ -79,29 +99,41 @@ ARGUMENTS = [
 ]
 
 
+def use_sim_time(context):
+    value = LaunchConfiguration("use_sim_time").perform(context).strip().lower()
+    if value not in ("true", "false"):
+        raise ValueError(f"use_sim_time must be true or false, got {value!r}")
+    return value == "true"
+
+
 def launch_setup(context):
     share = get_package_share_directory("robot_dynid")
     params_file = LaunchConfiguration("params_file").perform(context)
+    optional = {name: LaunchConfiguration(name).perform(context) for name in OPTIONAL_TOPICS}
+    remappings = [(topic, LaunchConfiguration(name).perform(context)) for name, topic in TOPICS.items()]
+    remappings += [(OPTIONAL_TOPICS[name], value) for name, value in optional.items() if value]
+    clock = {"use_sim_time": use_sim_time(context)}
 
-    def parameters(config_file, *arguments):
-        """config/<node>.yaml, params_file, then the arguments given a value (performed to plain
-        strings here, so a number-like value stays a string parameter)."""
+    def parameters(config_file, *arguments, topics=()):
+        """config/<node>.yaml, params_file, use_sim_time, the optional ``topics`` given (their relative
+        names), then the arguments given a value (performed to plain strings here, so a number-like
+        value stays a string parameter)."""
         given = {name: LaunchConfiguration(name).perform(context) for name in arguments}
         overrides = {name: value for name, value in given.items() if value}
-        return [os.path.join(share, "config", config_file), *([params_file] if params_file else []),
+        overrides.update({name: OPTIONAL_TOPICS[name] for name in topics if optional[name]})
+        return [os.path.join(share, "config", config_file), *([params_file] if params_file else []), clock,
                 *([overrides] if overrides else [])]
 
+    common = {"output": "screen", "namespace": LaunchConfiguration("namespace"),
+              "remappings": remappings}
     return [
-        Node(package="robot_dynid", executable="recorder", name="recorder", output="screen",
-             parameters=parameters("recorder.yaml", "joint_states_topic", "effort_topic", "current_topic",
-                                   "temperature_topic", "hydraulic_topic", "stage_topic", "bag_path",
-                                   "output_directory", "storage")),
-        Node(package="robot_dynid", executable="identifier", name="identifier", output="screen",
-             parameters=parameters("identifier.yaml", "joint_states_topic", "stage_topic", "model_topic",
-                                   "status_topic", "robot_file", "model_file")),
-        Node(package="robot_dynid", executable="experiment_runner", name="experiment_runner", output="screen",
-             parameters=parameters("experiment_runner.yaml", "joint_states_topic", "command_topic", "stage_topic",
-                                   "robot_file", "plan_file")),
+        Node(package="robot_dynid", executable="recorder", name="recorder", **common,
+             parameters=parameters("recorder.yaml", "bag_path", "output_directory", "storage",
+                                   topics=("effort_topic", "current_topic", "temperature_topic", "hydraulic_topic"))),
+        Node(package="robot_dynid", executable="identifier", name="identifier", **common,
+             parameters=parameters("identifier.yaml", "robot_file", "model_file")),
+        Node(package="robot_dynid", executable="experiment_runner", name="experiment_runner", **common,
+             parameters=parameters("experiment_runner.yaml", "robot_file", "plan_file")),
     ]
 
 

@@ -35,9 +35,9 @@ def declared_arguments(tree):
 def node_parameter_names(executable):
     """Parameters the node declares: the names given to ``declare(self, name, ...)`` in its module."""
     tree = ast.parse((REPO / "robot_dynid" / "nodes" / f"{executable}.py").read_text())
-    return {node.args[1].value for node in ast.walk(tree)
-            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "declare"
-            and isinstance(node.args[1], ast.Constant)}
+    return {"use_sim_time"} | {node.args[1].value for node in ast.walk(tree)   # rclpy declares use_sim_time
+                               if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "declare"
+                               and isinstance(node.args[1], ast.Constant)}
 
 
 def node_arguments(path):
@@ -72,15 +72,77 @@ def test_arguments_given_to_a_node_are_its_parameters(path):
         assert not unknown, f"{path.name}: {executable} has no parameter(s) {sorted(unknown)}"
 
 
-def test_identification_launch_makes_every_topic_of_its_nodes_an_argument():
-    """Driver-facing topics (joint states, trajectory commands, efforts, ...) remappable for every node using them."""
-    given = node_arguments(REPO / "launch" / "identification.launch.py")
-    assert set(given) == {"recorder", "identifier", "experiment_runner"}
-    for executable, arguments in given.items():
-        topics = {name for name in node_parameter_names(executable) if name.endswith("_topic")}
-        assert topics and topics <= arguments, f"{executable}: {sorted(topics - arguments)} not remappable"
-    assert {"joint_states_topic", "command_topic", "effort_topic"} <= declared_arguments(
-        ast.parse((REPO / "launch" / "identification.launch.py").read_text()))
+def node_topic_defaults(executable):
+    """{parameter: default} of the node's ``*_topic`` parameters (``declare(self, "x_topic", default, ...)``)."""
+    tree = ast.parse((REPO / "robot_dynid" / "nodes" / f"{executable}.py").read_text())
+    return {node.args[1].value: node.args[2].value for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "declare"
+            and isinstance(node.args[1], ast.Constant) and node.args[1].value.endswith("_topic")}
+
+
+def module_dict(path, name):
+    """The literal dict assigned to ``name`` at the top of ``path`` ({} if none)."""
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == name:
+            return ast.literal_eval(node.value)
+    return {}
+
+
+def argument_defaults(path):
+    return {ast.literal_eval(node.args[0]): ast.literal_eval(kw.value)
+            for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "DeclareLaunchArgument"
+            for kw in node.keywords if kw.arg == "default_value" and isinstance(kw.value, ast.Constant)}
+
+
+def test_nodes_use_relative_topic_names():
+    """A relative name lands in the node's namespace; an absolute default would escape it."""
+    for module in sorted((REPO / "robot_dynid" / "nodes").glob("*.py")):
+        for parameter, default in node_topic_defaults(module.stem).items():
+            assert not default.startswith("/"), f"{module.stem}.{parameter} defaults to absolute {default!r}"
+    for path in sorted((REPO / "config").glob("*.yaml")):
+        for line in path.read_text().splitlines():
+            found = re.match(r"\s+\w+_topic:\s*(\S+)", line)
+            assert not (found and found.group(1).strip("\"'").startswith("/")), f"{path.name}: {line.strip()}"
+
+
+@pytest.mark.parametrize("name", ["identification.launch.py", "feedforward.launch.py"])
+def test_every_topic_of_the_launched_nodes_is_remapped_from_its_relative_name(name):
+    """Each node's ``*_topic`` parameter is an argument; the argument remaps the node's relative default
+    (TOPICS), or switches an optional input on under a relative name (OPTIONAL_TOPICS)."""
+    path = REPO / "launch" / name
+    topics, optional = module_dict(path, "TOPICS"), module_dict(path, "OPTIONAL_TOPICS")
+    defaults = argument_defaults(path)
+    executables = {ast.literal_eval(call["executable"]) for call in node_calls(path)}
+    for executable in executables:
+        for parameter, default in node_topic_defaults(executable).items():
+            assert parameter in topics or parameter in optional, f"{name}: {executable}.{parameter} not remapped"
+            if parameter in topics:
+                assert topics[parameter] == default, f"{executable}.{parameter}: {default!r} is not remapped"
+            else:
+                assert default == "" and defaults[parameter] == "", f"{executable}.{parameter} is not optional"
+    for argument, topic in {**topics, **optional}.items():
+        assert not topic.startswith("/"), f"{name}: {argument} remaps an absolute name"
+        assert defaults[argument] in (topic, ""), f"{name}: {argument} defaults to {defaults[argument]!r}"
+        assert "remappings" in path.read_text()
+
+
+@pytest.mark.parametrize("path", LAUNCH_FILES, ids=lambda p: p.name)
+def test_namespace_and_use_sim_time_reach_every_node(path):
+    tree = ast.parse(path.read_text())
+    assert {"namespace", "use_sim_time"} <= declared_arguments(tree)
+    common = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
+            common[getattr(node.targets[0], "id", None)] = {ast.literal_eval(k) for k in node.value.keys if k}
+    for call in ast.walk(tree):
+        if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "Node":
+            given = {kw.arg for kw in call.keywords if kw.arg}
+            given |= {key for kw in call.keywords if kw.arg is None for key in common.get(kw.value.id, ())}
+            assert "namespace" in given, f"{path.name}: {ast.unparse(call)[:80]} has no namespace"
+    assert '"use_sim_time":' in path.read_text(), f"{path.name} does not set use_sim_time"
+    for included in (s for s in string_literals(tree) if s.endswith(".launch.py")):
+        assert re.search(r'"namespace", "use_sim_time"', path.read_text()), f"{path.name}: {included}"
 
 
 def test_demo_launch_starts_the_simulator_and_includes_the_other_launch_files():
