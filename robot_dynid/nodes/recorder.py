@@ -20,7 +20,8 @@ joint_states_qos (str): QoS of the data topics: reliable (default), best_effort 
     publish best effort) or sensor_data; queue_depth (int): their keep-last depth (volatile).
 Each topic's metadata in the bag holds the QoS its publishers offered when its first message
 arrived (a replay offers the same), and ``ros_distro`` the distribution the recorder ran on.
-flush_period, status_period (float, s): file flush period; period of the message-count log (0 = off).
+flush_period, status_period (float, s): file flush period; period of the message-count log (0 = off);
+    both on the steady clock, also with use_sim_time (bag times then follow /clock).
 
 Service ``~/mark_stage`` (robot_dynid/srv/MarkStage) writes a stage marker stamped now. The bag is
 closed on Ctrl-C (SIGINT), SIGTERM and shutdown; nothing is published but those markers.
@@ -33,6 +34,7 @@ from collections import deque
 from datetime import datetime
 
 import rclpy.logging
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -94,9 +96,11 @@ class RecorderNode(Node):
         self.stage_publisher = (self.create_publisher(ExperimentStage, live_topics["stage"], STAGE_QOS)
                                 if live_topics["stage"] else None)
         self.create_service(MarkStage, "~/mark_stage", self.on_mark_stage)
-        self.create_timer(flush_period, lambda: self.writer.flush())
+        # on the steady clock: with use_sim_time, ROS time stands still while /clock does
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self.create_timer(flush_period, lambda: self.writer.flush(), clock=steady)
         if status_period > 0:
-            self.create_timer(status_period, self.log_status)
+            self.create_timer(status_period, self.log_status, clock=steady)
         # opened last: spin_node closes only a fully constructed node
         self.live_topics = live_topics
         self.writer = BagWriter(bag_path or default_bag_path(output_directory, datetime.now()), storage=storage,
