@@ -169,6 +169,33 @@ def test_reference_joint_state_gives_effort_commands(feedforward_node, er3a):
     np.testing.assert_allclose(received[0].data, expected, rtol=1e-9, atol=1e-9)
 
 
+def test_joints_parameter_orders_the_effort_commands_as_the_controller_does(er3a, directory):
+    """A forward_command_controller with joints [j4, j2, j6] gets those torques in that order."""
+    model, parameters = er3a
+    process = start_node("feedforward", "-r", "__ns:=/ordered", "-p", f"model_file:={directory / 'model.yaml'}",
+                         "-p", "reference_topic:=desired_joint_states", "-p", "joints:=[j4, j2, j6]",
+                         log_path=directory / "ordered.log")
+    graph = RosTestGraph()
+    try:
+        received = []
+        graph.node.create_subscription(Float64MultiArray, "/ordered/feedforward_effort", received.append, 10)
+        publisher = graph.node.create_publisher(JointState, "/ordered/desired_joint_states", 10)
+        graph.spin_until(lambda: publisher.get_subscription_count() > 0, what="feedforward subscribing")
+        q = np.array([0.3, -0.2, 0.5, -0.4, 0.1, 0.7])
+        qd = np.array([-0.1, 0.3, 0.2, 0.5, -0.6, 0.1])
+
+        def publish_and_check():
+            publisher.publish(JointState(name=list(model.joint_names), position=list(q), velocity=list(qd)))
+            return bool(received)
+
+        graph.spin_until(publish_and_check, what="a Float64MultiArray on /ordered/feedforward_effort")
+    finally:
+        graph.close()
+        assert stop_node(process) == 0, (directory / "ordered.log").read_text()
+    expected = rnea_torques(model.robot, parameters, q, qd, np.zeros(6))
+    np.testing.assert_allclose(received[0].data, expected[[3, 1, 5]], rtol=1e-9, atol=1e-9)
+
+
 def test_joint_trajectory_is_forwarded_with_efforts(feedforward_node, er3a):
     graph, _ = feedforward_node
     model, parameters = er3a
@@ -270,6 +297,8 @@ def test_a_published_model_that_is_not_finite_is_ignored(feedforward_node, er3a,
     (lambda directory, model: ["-p", f"model_file:={write(directory / 'nan.yaml', with_nan_value(model))}"],
      "nan.yaml: base_parameters.table[3].value is nan"),
     (lambda directory, model: ["-p", "position_margin:=.nan"], "position_margin is nan"),
+    (lambda directory, model: ["-p", f"model_file:={model.save(directory / 'model.yaml')}",
+                               "-p", "joints:=[j2, gripper]"], "unknown joint(s) ['gripper']"),
 ])
 def test_a_bad_model_file_or_margin_is_a_one_line_error(tmp_path, er3a, arguments, named):
     process = start_node("feedforward", *arguments(tmp_path, er3a[0]), log_path=tmp_path / "node.log")
