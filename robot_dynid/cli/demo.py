@@ -15,7 +15,9 @@ simulator follows the excitation trajectory, the samples go to a bag (with stage
 CSV file, the bag is identified, and the model is checked on the same held-out trajectory.
 The bag and the model file stay in --out for the offline commands.
 """
+import argparse
 import pathlib
+import re
 import shutil
 import sys
 
@@ -59,12 +61,23 @@ def add_arguments(parser):
     graph.add_argument("--params-file", action="append", default=[], metavar="P.yaml",
                        help="parameter file with sections for any of the demo's nodes, applied after "
                             "config/demo.yaml (repeatable), e.g. a shorter plan")
+    graph.add_argument("--namespace", default="", metavar="NS", type=ros_namespace,
+                       help="ROS namespace of every node (e.g. robot1): demos in two namespaces run side by side")
     offline = parser.add_argument_group("--offline demo")
     offline.add_argument("--excitation", default=None, metavar="T.yaml",
                          help="excitation trajectory (default: the thesis Table 4.1 trajectory for the ER3A)")
     offline.add_argument("--periods", type=int, default=3, help="excitation periods recorded (default: %(default)s)")
     offline.add_argument("--rate", type=float, default=None,
                          help="sample rate [Hz] (default: sim_robot's, config/sim_robot.yaml)")
+
+
+def ros_namespace(text):
+    """``text`` if it is a ROS namespace (tokens of letters, digits and _, not starting with a digit,
+    separated by /), else argparse's error naming it."""
+    if text.strip("/") and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*", text.strip("/")):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a ROS namespace (letters, digits, _ and /; "
+                                         "a token does not start with a digit)")
+    return text
 
 
 def node_parameters(node):
@@ -140,13 +153,13 @@ def run_graph(args, out, graph_class):
     robot = {"robot_file": str(args.robot)} if args.robot else {}
     run_file = out / "demo_parameters.yaml"
     run_file.write_text(yaml.safe_dump({
-        "sim_robot": {"ros__parameters": {**sim, **robot}},
-        "experiment_runner": {"ros__parameters": dict(robot)},
-        "recorder": {"ros__parameters": {"bag_path": str(bag_path)}},
-        "identifier": {"ros__parameters": {"model_file": str(model_path), **robot}},
+        "/**/sim_robot": {"ros__parameters": {**sim, **robot}},     # /**/: in any namespace
+        "/**/experiment_runner": {"ros__parameters": dict(robot)},
+        "/**/recorder": {"ros__parameters": {"bag_path": str(bag_path)}},
+        "/**/identifier": {"ros__parameters": {"model_file": str(model_path), **robot}},
     }, sort_keys=False))
     files = [find_package_file("config", "demo.yaml"), *args.params_file, run_file]
-    with graph_class(files) as graph:
+    with graph_class(files, namespace=args.namespace) as graph:
         simulator, robot_file = graph.simulator, graph.robot_file
         runner = graph.nodes["experiment_runner"]
         print(f"1. started sim_robot, experiment_runner, recorder, identifier and feedforward in one process "

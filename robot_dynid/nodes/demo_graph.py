@@ -80,14 +80,17 @@ class DemoGraph:
     ----------
     parameter_files : sequence of path
         Applied after every node's ``config/<node>.yaml``, in order.
+    namespace : str
+        Namespace of every node ("" = the root); topics and services are relative, so they follow.
     """
 
-    def __init__(self, parameter_files):
+    def __init__(self, parameter_files, namespace=""):
         files = [find_package_file("config", f"{name}.yaml") for name in NODE_CLASSES] + list(parameter_files)
         expected = parameter_file_values(files)
         self.context = rclpy.Context()
         rclpy.init(context=self.context,
-                   args=["robot-dynid", "--ros-args", *(a for f in files for a in ("--params-file", str(f)))])
+                   args=["robot-dynid", "--ros-args", *(a for f in files for a in ("--params-file", str(f))),
+                         *(["-r", f"__ns:=/{namespace.strip('/')}"] if namespace.strip("/") else [])])
         self.nodes = {}
         try:
             for name, node_class in NODE_CLASSES.items():
