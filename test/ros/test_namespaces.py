@@ -42,9 +42,16 @@ def nodes(tmp_path_factory):
     else:
         os.environ["ROS_DISTRO"] = previous
     graph = RosTestGraph()
-    graph.spin_until(lambda: endpoints(graph.node.get_subscriptions_info_by_topic(DRIVER_TOPIC)) >= {
-        (NAMESPACE, name) for name in SUBSCRIBERS} and graph.node.count_subscribers(f"{NAMESPACE}/identified_model"),
-        what="the nodes subscribing (their names known) in the namespace")   # names come after the endpoints
+    try:
+        graph.spin_until(lambda: endpoints(graph.node.get_subscriptions_info_by_topic(DRIVER_TOPIC)) >= {
+            (NAMESPACE, name) for name in SUBSCRIBERS} and graph.node.count_subscribers(f"{NAMESPACE}/identified_model"),
+            timeout=60.0, what="the nodes subscribing (their names known) in the namespace")   # names come later
+    except TimeoutError as error:
+        seen = endpoints(graph.node.get_subscriptions_info_by_topic(DRIVER_TOPIC))
+        logs = "\n".join(f"--- {name} (exit {process.poll()}):\n{(directory / f'{name}.log').read_text()}"
+                         for name, process in started.items())
+        graph.close()
+        raise AssertionError(f"{error}; subscribers of {DRIVER_TOPIC}: {seen}\n{logs}") from None
     yield graph, started, directory
     graph.close()
     for process in started.values():
