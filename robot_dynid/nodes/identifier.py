@@ -182,6 +182,9 @@ class IdentifierNode(Node):
         return True, outcome.message
 
     def publish_model(self, model):
+        """Write ``model_file`` (if set), then publish: who hears of a model finds its file written."""
+        if self.model_file:
+            model.save(self.model_file)
         metrics = model.metrics
         self.model_publisher.publish(IdentifiedModel(
             header=self.header(), robot_name=self.robot.name, joint_names=list(model.joint_names),
@@ -191,8 +194,6 @@ class IdentifierNode(Node):
             residual_rms=[float(metrics["residual_rms"][j]) for j in model.joint_names],
             condition_number=float(metrics["condition_number"]), n_samples=int(metrics["n_samples"]),
             version=self.session.version, method=model.method, artifact_yaml=model.to_yaml()))
-        if self.model_file:
-            model.save(self.model_file)
 
     def header(self):
         return Header(stamp=self.get_clock().now().to_msg())
