@@ -36,7 +36,6 @@ from robot_dynid.nodes.node_runtime import declare, spin_node
 from robot_dynid.package_files import find_package_file
 
 
-
 class SimRobotNode(Node):
     def __init__(self, **node_options):
         """``node_options``: rclpy Node keyword arguments, e.g. ``context`` (one process, several nodes)."""
