@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 from builtin_interfaces.msg import Duration as DurationMsg
 from rclpy.node import Node
-from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
@@ -52,7 +52,9 @@ from robot_dynid.msg import ExperimentStage
 from robot_dynid.nodes.node_runtime import declare, joint_states_qos, spin_node
 from robot_dynid.package_files import find_package_file
 
-RELIABLE_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+# Markers are kept for subscribers that match after they went out (discovery can take seconds):
+# a transient-local subscriber gets the last 100; volatile ones (recorder, identifier) still match.
+STAGE_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
 def duration_msg(seconds):
@@ -108,7 +110,7 @@ class ExperimentRunnerNode(Node):
         self.measured = []
         self.last_pose = None
         self.command_publisher = self.create_publisher(JointTrajectory, command_topic, 10)
-        self.stage_publisher = self.create_publisher(ExperimentStage, stage_topic, RELIABLE_QOS)
+        self.stage_publisher = self.create_publisher(ExperimentStage, stage_topic, STAGE_QOS)
         self.create_subscription(JointState, states_topic, self.on_joint_state, joint_states_qos(self, 100))
         self.create_service(Trigger, "~/start", self.on_start)
         self.create_service(Trigger, "~/abort", self.on_abort)

@@ -15,7 +15,7 @@ import time
 import numpy as np
 import pytest
 import yaml
-from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
@@ -63,8 +63,9 @@ def arm(tmp_path_factory):
     graph = RosTestGraph()
     states, stages, commands = [], [], []
     graph.node.create_subscription(JointState, f"{NAMESPACE}/joint_states", states.append, QOS)
-    stage_subscription = graph.node.create_subscription(ExperimentStage, f"{NAMESPACE}/experiment_stage",
-                                                        stages.append, QOS)
+    stage_subscription = graph.node.create_subscription(   # transient local: markers sent before it matched
+        ExperimentStage, f"{NAMESPACE}/experiment_stage", stages.append,
+        QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL))
     graph.node.create_subscription(JointTrajectory, f"{NAMESPACE}/joint_trajectory", commands.append, QOS)
     intruder = graph.node.create_publisher(JointTrajectory, f"{NAMESPACE}/joint_trajectory", 10)
     graph.spin_until(lambda: states, what="sim_robot publishing joint_states")
