@@ -291,6 +291,7 @@ class _FourierProblem:
         times = (np.arange(n_samples) + 0.5) * self.period / n_samples
         self.basis = fourier_basis(times, 2.0 * np.pi / self.period, self.harmonics)
         self.n_evaluations = 0
+        self._last_value = None   # (x, value) of the last value() call
 
     def split(self, x):
         n, L = self.n, self.harmonics
@@ -314,7 +315,16 @@ class _FourierProblem:
     def value(self, x) -> float:
         W = self.base_regressor(*self.states(x))
         self.n_evaluations += 1
-        return criterion_and_gradient(W.reshape(-1, W.shape[-1]), self.criterion)[0]
+        value = criterion_and_gradient(W.reshape(-1, W.shape[-1]), self.criterion)[0]
+        self._last_value = (np.array(x, dtype=float), value)
+        return value
+
+    def value_at(self, x) -> float:
+        """:meth:`value`, taken from the last evaluation when that was at ``x`` (SLSQP calls its
+        callback with the iterate it has just evaluated)."""
+        if self._last_value is not None and np.array_equal(self._last_value[0], x):
+            return self._last_value[1]
+        return self.value(x)
 
     def gradient(self, x) -> np.ndarray:
         return self.value_and_gradient(x)[1]
@@ -432,12 +442,23 @@ def _checked_design(robot, trajectory: FourierTrajectory, n_points: int):
                           "amplitudes to %.2f: %s" % (factor, check.violations[0].describe()))
 
 
-def _iteration_callback(start, n_starts, state, criterion, began, time_limit, progress):
-    """SLSQP callback (scipy's one-argument form) reporting progress and enforcing the time
-    limit."""
+def _iteration_callback(problem, start, n_starts, state, criterion, began, time_limit, progress):
+    """SLSQP callback reporting progress and enforcing the time limit, for every supported scipy.
+
+    From scipy 1.16 SLSQP passes an ``OptimizeResult`` with ``x`` and ``fun`` to a callback whose
+    one parameter is named ``intermediate_result``; older scipy passes the iterate ``xk`` alone,
+    whose criterion is then taken from the problem. The iterate is kept in ``state["x"]``. At the
+    time limit it raises StopIteration: scipy >= 1.16 ends the run with that iterate as its result,
+    older scipy lets the exception out of ``minimize`` (see :func:`_run_slsqp`)."""
     def callback(intermediate_result):
+        if isinstance(intermediate_result, np.ndarray):
+            x = np.array(intermediate_result, dtype=float)
+            value = float(problem.value_at(x))
+        else:
+            x = np.array(intermediate_result.x, dtype=float)
+            value = float(intermediate_result.fun)
         state["iteration"] += 1
-        value = float(intermediate_result.fun)
+        state["x"] = x
         state["best"] = min(state["best"], value)
         elapsed = time.monotonic() - began
         logger.info("start %d/%d iteration %d: %s %.6g", start + 1, n_starts, state["iteration"],
@@ -450,6 +471,18 @@ def _iteration_callback(start, n_starts, state, criterion, began, time_limit, pr
             raise StopIteration
 
     return callback
+
+
+def _run_slsqp(problem, x0, constraints, callback, state, max_iterations):
+    """``(x, message)`` of one SLSQP run from ``x0``. When the callback stops it at the time limit,
+    the iterate it was last called with is the result, whichever scipy ran."""
+    try:
+        result = minimize(problem.value, x0, jac=problem.gradient, method="SLSQP",
+                          constraints=constraints, callback=callback,
+                          options={"maxiter": int(max_iterations), "ftol": 1e-7})
+    except StopIteration:     # scipy < 1.16: the callback's StopIteration is not caught
+        return state["x"], "stopped at the time limit"
+    return result.x, result.message
 
 
 def optimize_excitation(robot, harmonics: int = 5, period: float = 10.0,
@@ -561,19 +594,17 @@ def optimize_excitation(robot, harmonics: int = 5, period: float = 10.0,
             x0[:problem.n] += start_pose - initial.start_pose
         initial_value = problem.value(x0)
         state = {"iteration": 0, "best": math.inf}
-        callback = _iteration_callback(start, n_starts, state, criterion, began, time_limit,
-                                       progress)
-        result = minimize(problem.value, x0, jac=problem.gradient, method="SLSQP",
-                          constraints=constraints, callback=callback,
-                          options={"maxiter": int(max_iterations), "ftol": 1e-7})
+        callback = _iteration_callback(problem, start, n_starts, state, criterion, began,
+                                       time_limit, progress)
+        x, message = _run_slsqp(problem, x0, constraints, callback, state, max_iterations)
         n_iterations += state["iteration"]
-        final_value = problem.value(result.x)
+        final_value = problem.value(x)
         start_values.append((_reported(initial_value, criterion),
                              _reported(final_value, criterion)))
         logger.info("start %d/%d: %s %.6g -> %.6g (%s)", start + 1, n_starts, criterion,
-                    start_values[-1][0], start_values[-1][1], result.message)
+                    start_values[-1][0], start_values[-1][1], message)
         if best is None or final_value < best[0]:
-            best = (final_value, initial_value, result.x)
+            best = (final_value, initial_value, x)
     trajectory, check, shrink = _checked_design(robot, problem.trajectory(best[2]),
                                                 10 * n_grid + 1)
     final_x = problem.join(trajectory.q0, trajectory.a, trajectory.b)

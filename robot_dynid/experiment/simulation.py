@@ -19,7 +19,7 @@ import numpy as np
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.model.regressor import N_INERTIAL, Regressor, inertia_parameter_map
 from robot_dynid.model.robot_description import (RobotDescription, build_pinocchio_model,
-                                                 link_frame_placements)
+                                                 joint_motion_subspace, link_frame_placements)
 
 logger = logging.getLogger(__name__)
 
@@ -86,9 +86,7 @@ def plausible_parameters(robot: RobotDescription, seed: int | None = 0) -> np.nd
         if joint_id + 1 < model.njoints:
             end = np.array(model.jointPlacements[joint_id + 1].translation)
         else:
-            joint_data = model.joints[joint_id].createData()
-            model.joints[joint_id].calc(joint_data, np.zeros(1))
-            end = TOOL_LENGTH * np.array(joint_data.S).ravel()[3:]
+            end = TOOL_LENGTH * joint_motion_subspace(model, joint_id)[3:]
         scale_mass, scale_radius, scale_housing = rng.uniform(0.7, 1.3, 3)
         shift = rng.uniform(-0.01, 0.01, 3)
         housing_mass = HOUSING_MASS * scale_housing

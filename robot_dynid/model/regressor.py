@@ -35,7 +35,7 @@ from robot_dynid import _regressor_kernel
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.model.friction import FrictionModel
 from robot_dynid.model.robot_description import (RobotDescription, build_pinocchio_model,
-                                                 link_frame_placements)
+                                                 joint_motion_subspace, link_frame_placements)
 
 INERTIAL_NAMES = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 N_INERTIAL = len(INERTIAL_NAMES)
@@ -136,9 +136,7 @@ def _chain_from_model(model: pin.Model) -> np.ndarray:
         if model.parents[joint_id] != joint_id - 1:
             raise DynIdError(f"joint {model.names[joint_id]!r} does not follow joint "
                              f"{model.names[joint_id - 1]!r}; the model must be a serial chain")
-        joint_data = joint.createData()
-        joint.calc(joint_data, np.zeros(1))
-        motion = np.array(joint_data.S).ravel()
+        motion = joint_motion_subspace(model, joint_id)
         if np.linalg.norm(motion[:3]) > 1e-12 or abs(np.linalg.norm(motion[3:]) - 1.0) > 1e-9:
             raise DynIdError(f"joint {model.names[joint_id]!r} is not a revolute joint")
         turn = pin.SE3(_rotation_z_to(motion[3:]), np.zeros(3))

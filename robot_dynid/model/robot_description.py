@@ -729,16 +729,30 @@ def build_pinocchio_model(robot: RobotDescription) -> pin.Model:
     return model
 
 
+def joint_motion_subspace(model: pin.Model, joint_id: int) -> np.ndarray:
+    """Motion subspace ``S = [v; w]`` (6,) of the one-degree-of-freedom joint ``joint_id`` at the
+    neutral configuration, in the joint's frame: the joint's own velocity at unit speed, every
+    other joint at rest (pinocchio 2 has neither ``JointModel.createData`` nor ``extract`` in
+    Python, so it is read from the kinematics)."""
+    data = model.createData()
+    velocity = np.zeros(model.nv)
+    velocity[model.joints[joint_id].idx_v] = 1.0
+    pin.forwardKinematics(model, data, pin.neutral(model), velocity)
+    motion = data.v[joint_id]
+    return np.concatenate([np.array(motion.linear, dtype=float), np.array(motion.angular, dtype=float)])
+
+
 def link_frame_placements(model: pin.Model) -> tuple[pin.SE3, ...]:
     """Placement of each link frame in its joint frame, read from a model of
     :func:`build_pinocchio_model` (one BODY frame per joint), joints 1..n."""
     placements: dict[int, pin.SE3] = {}
     for frame in model.frames:
         if frame.type == pin.FrameType.BODY:
-            if frame.parentJoint in placements:
-                raise RobotDescriptionError(
-                    f"joint {model.names[frame.parentJoint]!r} has more than one BODY frame")
-            placements[frame.parentJoint] = frame.placement
+            # Frame.parentJoint from pinocchio 3; Frame.parent before
+            joint = frame.parentJoint if hasattr(frame, "parentJoint") else frame.parent
+            if joint in placements:
+                raise RobotDescriptionError(f"joint {model.names[joint]!r} has more than one BODY frame")
+            placements[joint] = frame.placement
     missing = [model.names[j] for j in range(1, model.njoints) if j not in placements]
     if missing:
         raise RobotDescriptionError(f"no link (BODY) frame for joint {missing[0]!r}")

@@ -36,7 +36,7 @@ from robot_dynid.model.robot_description import (_URDF_DRIVE_MAPS, _URDF_LIMIT_M
                                                  DEFAULT_GRAVITY, MAX_LENGTH, JointDrive,
                                                  JointLimits, LinkBody, LinkInertial,
                                                  RobotDescription, _check_inertial, _check_keys,
-                                                 _number, _numbers)
+                                                 _number, _numbers, joint_motion_subspace)
 
 logger = logging.getLogger(__name__)
 
@@ -252,14 +252,16 @@ def _chain_order(joints: dict[str, _UrdfJoint], movable: list[str]) -> list[str]
 _AXES = {"X": np.array([1.0, 0.0, 0.0]), "Y": np.array([0.0, 1.0, 0.0]), "Z": np.array([0.0, 0.0, 1.0])}
 
 
-def _joint_axis(joint: pin.JointModel, name: str) -> np.ndarray:
-    """Unit rotation axis of a pinocchio revolute joint model (bounded or continuous) in its frame."""
+def _joint_axis(model: pin.Model, index: int, name: str) -> np.ndarray:
+    """Unit rotation axis of joint ``index`` of ``model``, a pinocchio revolute joint (bounded or
+    continuous), in its frame."""
+    joint = model.joints[index]
     kind = joint.shortname()
     for prefix in ("JointModelR", "JointModelRUB"):
         if kind.startswith(prefix) and kind[len(prefix):] in _AXES:
             return _AXES[kind[len(prefix):]]
     if kind in ("JointModelRevoluteUnaligned", "JointModelRevoluteUnboundedUnaligned"):
-        axis = np.array(joint.extract().axis, dtype=float)
+        axis = joint_motion_subspace(model, index)[3:]   # S = [0; axis]
         return axis / np.linalg.norm(axis)
     raise RobotDescriptionError(f"joint {name!r} is a pinocchio {kind}, not a revolute joint")
 
@@ -306,7 +308,7 @@ def urdf_chain(urdf_text: str, joint_names: Sequence[str]) -> list[tuple[pin.SE3
             raise RobotDescriptionError(
                 f"joint {name!r}: URDF joint is not the next joint below {below}; the joints must be "
                 "listed base to tip along one chain (select them with joints: [...] when the URDF branches)")
-        chain.append((reduced.jointPlacements[index], _joint_axis(reduced.joints[index], name)))
+        chain.append((reduced.jointPlacements[index], _joint_axis(reduced, index, name)))
         previous = index
     return chain
 

@@ -40,7 +40,8 @@ from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.link_inertials import inertial_from_parameters
 from robot_dynid.model.regressor import N_INERTIAL, inertia_parameter_map
 from robot_dynid.model.robot_description import (LinkInertial, RobotDescription,
-                                                 build_pinocchio_model, link_frame_placements)
+                                                 build_pinocchio_model, joint_motion_subspace,
+                                                 link_frame_placements)
 from robot_dynid.model.urdf import link_bodies, robot_from_urdf
 
 logger = logging.getLogger(__name__)
@@ -122,9 +123,7 @@ def _same_kinematics(robot: RobotDescription, urdf_text: str) -> RobotDescriptio
 
 
 def _joint_axis(model: pin.Model, joint_id: int) -> np.ndarray:
-    data = model.joints[joint_id].createData()
-    model.joints[joint_id].calc(data, np.zeros(1))
-    return np.array(data.S).ravel()[3:]
+    return joint_motion_subspace(model, joint_id)[3:]
 
 
 def _numbers(values, clean: bool = False) -> str:

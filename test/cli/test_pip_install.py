@@ -17,7 +17,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 def clean_venv(tmp_path_factory):
     root = tmp_path_factory.mktemp("pip_install")
     source = root / "source"
-    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(".venv", "build", ".git", "__pycache__",
+    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(".venv*", "build", ".git", "__pycache__",
                                                                 "demo_output", "*.egg-info"))
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)

@@ -1,6 +1,7 @@
 """Trajectory checks against limits and papers' tables; excitation criteria and optimisation."""
 import json
 import math
+import time
 
 import numpy as np
 import pytest
@@ -173,6 +174,49 @@ def test_optimised_design_beats_its_start_and_passes_a_denser_check(criterion):
                                [joint.qd_fraction for joint in denser.joints], rtol=1e-3)
     # the reported condition number is that of the scaled base regressor on the samples
     assert design.condition_number >= 1.0
+
+
+class _CountingProblem:
+    """Stands in for the Fourier problem: the criterion of x is sum(x), evaluations counted."""
+
+    def __init__(self):
+        self.evaluated = []
+
+    def value_at(self, x):
+        self.evaluated.append(np.array(x))
+        return float(np.sum(x))
+
+
+@pytest.mark.parametrize("form", ["intermediate_result", "xk"])
+def test_progress_callback_takes_both_scipy_forms(form):
+    """scipy >= 1.16 passes SLSQP's callback an OptimizeResult, older scipy the iterate xk."""
+    from scipy.optimize import OptimizeResult
+
+    from robot_dynid.experiment.excitation import _iteration_callback
+    problem, state, updates = _CountingProblem(), {"iteration": 0, "best": math.inf}, []
+    callback = _iteration_callback(problem, 0, 1, state, "logdet", time.monotonic(), None, updates.append)
+    for x in ([3.0, 1.0], [1.0, 0.5], [2.0, 2.0]):
+        callback(OptimizeResult(x=np.array(x), fun=float(np.sum(x))) if form == "intermediate_result"
+                 else np.array(x))
+    assert [update.value for update in updates] == [4.0, 1.5, 4.0]
+    assert [update.best_value for update in updates] == [4.0, 1.5, 1.5]
+    assert [update.iteration for update in updates] == [1, 2, 3]
+    np.testing.assert_array_equal(state["x"], [2.0, 2.0])
+    assert len(problem.evaluated) == (3 if form == "xk" else 0)
+
+
+def test_time_limit_stops_the_running_start_at_its_iterate_whatever_the_scipy():
+    """The callback raises StopIteration at the limit: scipy >= 1.16 ends minimize with it,
+    older scipy lets it out of minimize; either way the first iterate is the design."""
+    updates = []
+    design = optimize_excitation(planar_robot(), harmonics=2, period=3.0, seed=7, n_starts=3,
+                                 n_grid=40, n_samples=40, max_iterations=50, time_limit=0.0,
+                                 progress=updates.append)
+    assert design.n_starts == 1 and design.n_iterations == 1
+    assert [update.iteration for update in updates] == [1]
+    assert design.check.ok
+    # the design is the iterate the callback saw (shrunk only if the dense check needed it)
+    assert design.shrink < 1.0 or design.value == pytest.approx(updates[0].value, rel=1e-9)
 
 
 def test_optimisation_is_deterministic_and_honours_the_start_pose():

@@ -11,7 +11,8 @@ import yaml
 
 from robot_dynid.errors import RobotDescriptionError
 from robot_dynid.model.robot_description import (DHRow, JointLimits, RobotDescription,
-                                                 build_pinocchio_model, link_frame_placements,
+                                                 build_pinocchio_model, joint_motion_subspace,
+                                                 link_frame_placements,
                                                  load_robot, robot_from_dict)
 from robot_dynid.model.urdf import robot_from_urdf
 
@@ -161,20 +162,27 @@ def test_ur5_urdf_has_the_kinematics_of_the_dh_table():
     urdf = build_pinocchio_model(load_robot(os.path.join(ROBOTS, "ur5_urdf.yaml")))
     base_turn = np.diag([-1.0, -1.0, 1.0])            # base_link_inertia is Rz(pi)
     q = np.random.default_rng(1).uniform(-3, 3, 6)
-    for frame_dh, frame_urdf, joint_dh, joint_urdf in zip(
-            _world_joint_frames(dh, q), _world_joint_frames(urdf, q),
-            list(dh.joints)[1:], list(urdf.joints)[1:]):
+    for joint_id, (frame_dh, frame_urdf) in enumerate(zip(_world_joint_frames(dh, q),
+                                                          _world_joint_frames(urdf, q)), start=1):
         np.testing.assert_allclose(frame_urdf.translation, base_turn @ frame_dh.translation,
                                    atol=1e-12)
-        axis_dh = frame_dh.rotation @ _axis(joint_dh)
-        axis_urdf = frame_urdf.rotation @ _axis(joint_urdf)
+        axis_dh = frame_dh.rotation @ joint_motion_subspace(dh, joint_id)[3:]
+        axis_urdf = frame_urdf.rotation @ joint_motion_subspace(urdf, joint_id)[3:]
         np.testing.assert_allclose(axis_urdf, base_turn @ axis_dh, atol=1e-12)
 
 
-def _axis(joint_model):
-    joint_data = joint_model.createData()
-    joint_model.calc(joint_data, np.zeros(1))
-    return np.array(joint_data.S).ravel()[3:]
+@pytest.mark.parametrize("joint, expected", [
+    (pin.JointModelRX(), [0.0, 0.0, 0.0, 1.0, 0.0, 0.0]),
+    (pin.JointModelRUBZ(), [0.0, 0.0, 0.0, 0.0, 0.0, 1.0]),
+    (pin.JointModelRevoluteUnaligned(np.array([0.0, 0.6, 0.8])), [0.0, 0.0, 0.0, 0.0, 0.6, 0.8]),
+    (pin.JointModelPY(), [0.0, 1.0, 0.0, 0.0, 0.0, 0.0]),
+])
+def test_joint_motion_subspace_is_read_from_any_pinocchio(joint, expected):
+    """Behind a rotated, moving parent joint: S is the joint's own, in its own frame."""
+    model = pin.Model()
+    parent = model.addJoint(0, pin.JointModelRZ(), pin.SE3(pin.rpy.rpyToMatrix(0.3, -0.2, 0.5), np.ones(3)), "parent")
+    joint_id = model.addJoint(parent, joint, pin.SE3(pin.rpy.rpyToMatrix(-0.4, 0.1, 0.2), np.zeros(3)), "joint")
+    np.testing.assert_allclose(joint_motion_subspace(model, joint_id), expected, atol=1e-15)
 
 
 @pytest.mark.parametrize("urdf_file, joints", [
