@@ -37,7 +37,8 @@ try:
     from mcap.writer import Writer as McapPackageWriter
 except ImportError:     # mcap has no rosdep key (package.xml), so a ROS install may lack it
     make_reader = None
-needs_mcap = pytest.mark.skipif(make_reader is None, reason="the independent MCAP reader is not installed: pip install mcap")
+needs_mcap = pytest.mark.skipif(make_reader is None,
+                                reason="the independent MCAP reader is not installed: pip install mcap")
 
 JOINTS = ("j1", "j2", "j3")
 T0_NS = 1_700_000_000_000_000_000
