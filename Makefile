@@ -6,7 +6,7 @@ PYTHON := .venv/bin/python
 # The tests that need no ROS: what the minimum-versions venv runs.
 CORE_TESTS := test/core test/cli test/test_architecture.py test/test_bootstrap.py
 
-.PHONY: bootstrap bootstrap-jazzy bootstrap-min test test-jazzy test-min demo bench clean
+.PHONY: bootstrap bootstrap-jazzy bootstrap-min test test-jazzy test-min demo bench clean lint colcon-test
 
 bootstrap:
 	bash tools/bootstrap.sh
@@ -34,3 +34,38 @@ bench: bootstrap
 
 clean:
 	rm -rf build .venv .venv-jazzy .venv-min demo_output
+
+# Lint and colcon test (CMakeLists.txt lints the same paths).
+LINT_PATHS := robot_dynid test bench tools launch setup.py
+# ament_pep257 reads no config file: its ignore list comes from setup.cfg's [pydocstyle] section.
+PEP257_IGNORE = $(shell $(PYTHON) -c "import configparser; c = configparser.ConfigParser(); \
+	c.read('setup.cfg'); print(' '.join(c['pydocstyle']['ignore'].replace(',', ' ').split()))")
+VENV := $(CURDIR)/.venv
+# colcon with the venv's ROS 2 wheels, as tools/bootstrap.sh runs it
+COLCON := AMENT_PREFIX_PATH=$(VENV) CMAKE_PREFIX_PATH=$(VENV) PATH=$(VENV)/bin:$$PATH $(VENV)/bin/colcon
+
+# ament_flake8 and ament_pep257 with the policy in setup.cfg, as `colcon test` runs them; both run,
+# and a finding of either fails the target.
+lint: bootstrap
+	@status=0; \
+	.venv/bin/ament_flake8 --config setup.cfg $(LINT_PATHS) >build/lint-flake8.log 2>&1 || { \
+		sed '/^Checked files:/,$$d' build/lint-flake8.log; status=1; }; \
+	.venv/bin/ament_pep257 $(LINT_PATHS) --ignore $(PEP257_IGNORE) >build/lint-pep257.log 2>&1 || { \
+		grep -v '^checking ' build/lint-pep257.log; status=1; }; \
+	if [ $$status -eq 0 ]; then echo "lint: ament_flake8 and ament_pep257 found no problems"; \
+	else echo "lint: failed (full output in build/lint-flake8.log, build/lint-pep257.log)"; fi; \
+	exit $$status
+
+# The package tested as a ROS workspace tests it: built with BUILD_TESTING=ON in its own build
+# directory (the bootstrap's build stays BUILD_TESTING=OFF), installed into .venv as the bootstrap
+# installs it, then `colcon test` (the pytest suite, flake8, pep257) and the result of each test.
+colcon-test: bootstrap
+	$(COLCON) --log-base build/colcon-test-log build --base-paths $(CURDIR) \
+		--build-base build/colcon-test --install-base $(VENV) --merge-install --symlink-install \
+		--cmake-args -DPython3_EXECUTABLE=$(VENV)/bin/python -DBUILD_TESTING=ON
+	@status=0; \
+	$(COLCON) --log-base build/colcon-test-log test --base-paths $(CURDIR) \
+		--build-base build/colcon-test --install-base $(VENV) --merge-install \
+		--event-handlers console_direct+ --return-code-on-test-failure || status=1; \
+	$(COLCON) test-result --test-result-base build/colcon-test --verbose || status=1; \
+	exit $$status

@@ -17,8 +17,8 @@ Paths, per data size, on the same :class:`Recording`, in interleaved rounds (bes
 
 1. OLS: ``identify(recording, robot, IdentificationSettings(friction=...))``, the baseline.
 2. consistent, no prior: ``identify`` with ``ConsistencySettings()`` (two-step mode, the robot's
-   inertials as prior where it has them); panda.yaml carries no inertials, so ``solve_consistent`` runs without a prior (two programs: best
-   consistent residual, then the unique standard set).
+   inertials as prior where it has them); panda.yaml carries no inertials, so ``solve_consistent``
+   runs without a prior (two programs: best consistent residual, then the unique standard set).
 3. consistent, two-step prior: the same robot with DH ``inertial:`` entries, the true link
    inertials perturbed (mass, each centre-of-mass coordinate and the inertia about the centre
    of mass scaled by U(0.8, 1.2): still consistent), and the same settings
@@ -47,10 +47,10 @@ import subprocess
 import sys
 import time
 
-import bench_identification
-import machine
 import numpy as np
 
+import bench_identification
+import machine
 from robot_dynid.estimation.identification import (ConsistencySettings, IdentificationSettings,
                                                    identify, plausibility)
 from robot_dynid.estimation.physical_consistency import ParameterLayout, check_plausibility
@@ -386,10 +386,10 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
         f"({', '.join(f'{value:.2f}' for value in noise_std)} N m); prior of the two-step path: "
         f"true link inertials off by up to {prior_error:.0%} per entry. Each path runs "
         f"{sizes[0]['rounds']} (small) / {sizes[-1]['rounds']} (large) times, interleaved; the "
-        "best counts. Solver = `metrics[\"consistency\"][\"solve_time\"]` (cvxpy compilation "
+        'best counts. Solver = `metrics["consistency"]["solve_time"]` (cvxpy compilation '
         "and CLARABEL, both programs); every path's wall time includes one plausibility check. "
-        f"cvxpy {cvxpy.__version__}" + (" (already imported by an earlier benchmark of this "
-                                         "process)" if imported_before else "") + ".\n\n"
+        f"cvxpy {cvxpy.__version__}"
+        + (" (already imported by an earlier benchmark of this process)" if imported_before else "") + ".\n\n"
         + table
         + "\nFixed costs [s]:\n\n" + machine.markdown_table(["What", "seconds"], fixed_rows)
         + "\nCross-checks (std = the OLS standard deviations; max over the base parameters):\n\n"

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import sys
 
-import machine
 import numpy as np
 
+import machine
 from robot_dynid.experiment.excitation import optimize_excitation
 from robot_dynid.experiment.trajectory_checks import check_trajectory
 from robot_dynid.model.base_parameters import compute_base_parameters

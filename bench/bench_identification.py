@@ -36,9 +36,9 @@ import pstats
 import sys
 import time
 
-import machine
 import numpy as np
 
+import machine
 from robot_dynid.estimation.estimators import LeastSquaresAccumulator
 from robot_dynid.estimation.identification import IdentificationSettings, identify
 from robot_dynid.experiment.trajectories import FourierTrajectory
@@ -291,9 +291,9 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
         name=NAME, title="Identification from 1 h at 1 kHz (UR5, 6 DOF, coulomb_viscous)",
         goals=goals, details=details, notes=tuple(notes), machine=machine_description,
         quick=quick, values={"n_samples": n_samples, "identify_seconds": identify_seconds,
-                "identify_peak_bytes": identify_peak, "stream_seconds": stream_seconds,
-                "stream_peak_bytes": stream_peak, "build_seconds": build_seconds,
-                "build_peak_bytes": build_peak, "stages": stages})
+                             "identify_peak_bytes": identify_peak, "stream_seconds": stream_seconds,
+                             "stream_peak_bytes": stream_peak, "build_seconds": build_seconds,
+                             "build_peak_bytes": build_peak, "stages": stages})
 
 
 if __name__ == "__main__":

@@ -25,10 +25,10 @@ from __future__ import annotations
 import sys
 import time
 
-import machine  # noqa: F401  (puts the source tree first on sys.path)
 import numpy as np
 import pinocchio as pin
 
+import machine  # noqa: F401  (puts the source tree first on sys.path)
 from robot_dynid.model.robot_description import build_pinocchio_model, link_frame_placements
 
 NAME = "regressor"

@@ -35,14 +35,14 @@ from __future__ import annotations
 import sys
 import time
 
-import bench_identification
-import machine
 import numpy as np
 
+import bench_identification
+import machine
 from robot_dynid.estimation.estimators import LeastSquaresAccumulator, RecursiveLeastSquares
 from robot_dynid.estimation.identification import IdentificationSettings
 from robot_dynid.estimation.streaming import StreamingIdentifier, StreamingSettings
-from robot_dynid.model.dynamic_model.base_parameters import compute_base_parameters
+from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.recordings.signal_processing import centre_derivative
 
 NAME = "rls"

@@ -24,7 +24,10 @@ def package_file_candidates(*relative: str) -> list[pathlib.Path]:
 
 
 def find_package_file(*relative: str) -> pathlib.Path:
-    """Path of a shipped file, e.g. ``find_package_file("config", "robots", "ur5.yaml")``."""
+    """Path of a shipped file, given by the parts of its path.
+
+    ``find_package_file("config", "robots", "ur5.yaml")`` is the UR5's robot description.
+    """
     candidates = package_file_candidates(*relative)
     for candidate in candidates:
         if candidate.exists():

@@ -66,7 +66,7 @@ base modules). Mirrors the layering in ARCHITECTURE.md."""
 
 
 def test_subpackages_import_only_the_layers_below():
-    layered = {name for name in LAYERS} | {"nodes"}
+    layered = set(LAYERS) | {"nodes"}
     assert {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").exists()} == layered
     offenders = []
     for module, path in core_modules():

@@ -23,8 +23,8 @@ def random_inertial_xml(rng) -> str:
     turn = pin.rpy.rpyToMatrix(*rng.uniform(-np.pi, np.pi, 3))
     inertia = turn @ principal @ turn.T
     values = inertia[[0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]]
-    attributes = " ".join(f'{key}="{value!r}"' for key, value in zip(("ixx", "ixy", "ixz", "iyy", "iyz", "izz"),
-                                                                      values.tolist()))
+    names = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+    attributes = " ".join(f'{key}="{value!r}"' for key, value in zip(names, values.tolist()))
     xyz, rpy = rng.uniform(-0.1, 0.1, 3), rng.uniform(-np.pi, np.pi, 3)
     return (f'<inertial><origin xyz="{" ".join(map(repr, xyz.tolist()))}" rpy="{" ".join(map(repr, rpy.tolist()))}"/>'
             f'<mass value="{mass!r}"/><inertia {attributes}/></inertial>')
@@ -43,14 +43,14 @@ def with_inertials(urdf_text: str, seed: int = 0) -> str:
 
 def with_fixed_links(urdf_text: str, parent: str) -> str:
     """Two links fixed below ``parent`` (a camera and its lens, turned by rpy) before </robot>."""
-    extra = f'''
+    extra = f"""
   <link name="camera"/>
   <link name="lens"/>
   <joint name="camera_mount" type="fixed"><parent link="{parent}"/><child link="camera"/>
     <origin xyz="0.1 0.02 -0.03" rpy="0.3 -0.2 1.0"/></joint>
   <joint name="lens_mount" type="fixed"><parent link="camera"/><child link="lens"/>
     <origin xyz="0.0 0.05 0.01" rpy="0 1.2 0"/></joint>
-'''
+"""
     return urdf_text.replace("</robot>", extra + "</robot>")
 
 

@@ -99,4 +99,3 @@ def main(args):
         print(format_validation(validation))
     print(f"model written to {args.out}")
     return 0
-

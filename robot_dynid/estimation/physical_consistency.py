@@ -127,7 +127,7 @@ NONNEGATIVE_FRICTION = {
     "arctan": {"fc": "N m", "fv": "N m s/rad", "fs": "N m"},
     "polynomial": {"f1": "N m", "f2": "N m s/rad"},
 }
-INSTALL_HINT = ('needs cvxpy with the CLARABEL solver: pip install cvxpy, or pip install '
+INSTALL_HINT = ("needs cvxpy with the CLARABEL solver: pip install cvxpy, or pip install "
                 '"robot-dynid[consistent]"')
 
 

@@ -12,8 +12,8 @@ whole stage (only the stage's own edges use the filter's polynomial extrapolatio
 When a stage of a selected kind ends (or on :meth:`StreamingIdentifier.identify_now`), the last
 ``holdout_fraction`` of the stage (at most the samples still buffered, at least
 ``max_samples // 2 - h`` once the buffer has been folded) is held out, the rest is solved (OLS /
-WLS, or the RLS estimate), over the last stage only or pooled with the earlier selected stages. Every candidate, the first
-included, passes a quality gate before it is used: finite parameters, a finite hold-out RMS
+WLS, or the RLS estimate), over the last stage only or pooled with the earlier selected stages.
+Every candidate, the first included, passes a quality gate before it is used: finite parameters, a finite hold-out RMS
 residual, hold-out RSD below ``max_holdout_rsd`` and a condition number below ``max_condition``.
 It then replaces the model in use only if its RMS torque residual on the held-out samples is not
 larger than the model in use's (``require_improvement``).
@@ -46,6 +46,7 @@ import math
 import statistics
 
 import numpy as np
+
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.estimation.estimators import LeastSquaresAccumulator, RecursiveLeastSquares
 from robot_dynid.estimation.identification import (IdentificationSettings, iter_regressor_chunks,

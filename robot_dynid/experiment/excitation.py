@@ -23,6 +23,7 @@ from robot_dynid.model.regressor import Regressor
 
 logger = logging.getLogger(__name__)
 
+
 def _rest_to_rest_projection(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Project coefficients (n, L) onto ``sum_l a_l = 0`` (qd(0) = 0) and ``sum_l l b_l = 0``
     (qdd(0) = 0), the rest-to-rest conditions of a Fourier trajectory (also at every period)."""

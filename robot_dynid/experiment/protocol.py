@@ -568,9 +568,8 @@ def build_protocol(robot, cycles: int = 24, excitation: FourierTrajectory | None
     recorded["excitation"] = excitation.to_dict()
     plan = ProtocolPlan(robot.name, robot.joint_names, cycle, settings.cycles,
                         tuple(builder.rows), recorded, tuple(notes))
-    logger.info("protocol for %s: %d cycles of %.1f s (%s)", robot.name, plan.cycles,
-                plan.cycle_duration, ", ".join(f"{kind} {seconds:.1f} s"
-                          for kind, seconds in plan.stage_durations().items()))
+    logger.info("protocol for %s: %d cycles of %.1f s (%s)", robot.name, plan.cycles, plan.cycle_duration,
+                ", ".join(f"{kind} {seconds:.1f} s" for kind, seconds in plan.stage_durations().items()))
     return plan
 
 

@@ -266,6 +266,7 @@ class ArmSamples:
     n_skipped : int
         Grid samples passed over because the caller fell more than ``max_lag`` behind.
     """
+
     time: np.ndarray
     q: np.ndarray
     qd: np.ndarray

@@ -206,6 +206,7 @@ class Regressor:
         self._armature = slice(start, start + (n if self.armature else 0))
         start = self._armature.stop
         self._offset = slice(start, start + (n if self.offset else 0))
+
     @property
     def n_joints(self) -> int:
         return self.robot.n_joints

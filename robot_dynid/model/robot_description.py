@@ -339,7 +339,7 @@ class RobotDescription:
                                  [drive.gear_ratio for drive in self.drives])
 
     def to_dict(self) -> dict:
-        """The YAML contract form; ``robot_from_dict(robot.to_dict())`` rebuilds this robot.
+        """The YAML contract form, from which ``robot_from_dict`` rebuilds this robot.
 
         A URDF robot is written with its URDF text inline and every limit as an override.
         """

@@ -584,8 +584,13 @@ class BagWriter:
             Header stamp [ns] of the boundary.
         kind : str or int
             Stage kind name of :data:`~robot_dynid.recordings.stages.STAGE_KINDS` or its ``KIND_*`` value.
-        Other parameters
+
+        Other Parameters
+        ----------------
+        cycle, start, experiment_id, label, joint_name, speed_fraction, direction
             As the fields of ExperimentStage.msg; validated as :class:`~robot_dynid.recordings.stages.StageMarker`.
+        receive_ns : int, optional
+            Bag (receive) time [ns] of the message; ``stamp_ns`` when not given.
         """
         marker = StageMarker(stamp=float(ns_to_seconds([stamp_ns])[0]),
                              kind=kind_name(kind) if isinstance(kind, int) else kind, cycle=cycle, start=start,

@@ -33,9 +33,9 @@ from __future__ import annotations
 import logging
 import struct
 from datetime import datetime
+from pathlib import Path
 
 import numpy as np
-from pathlib import Path
 
 from robot_dynid.errors import DataError
 from robot_dynid.recordings.bag_io import (DEFAULT_JOINT_STATES_TOPIC, DEFAULT_STAGE_TOPIC,
@@ -165,5 +165,3 @@ def _cdr_count(data: bytes, offset: int, order: str) -> tuple[int, int]:
     if count > len(data):
         raise DataError(f"joint state sequence claims {count} elements in a {len(data)}-byte message")
     return count, offset + 4
-
-

@@ -88,6 +88,7 @@ class _Stop(Exception):
 
 class _Channel(NamedTuple):
     """A connection as one storage file declares it."""
+
     topic: str
     msgtype: str
     encoding: str
@@ -577,6 +578,7 @@ def storage_files(path: Path) -> tuple[str, list[Path]]:
 @dataclasses.dataclass
 class _Topic:
     """What :class:`RecoveredBag` knows of a topic (the fields of AnyReader's topic info used here)."""
+
     msgtype: str
     msgcount: int
     connections: list

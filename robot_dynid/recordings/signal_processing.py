@@ -25,7 +25,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import signal
-
 from scipy.interpolate import CubicSpline
 
 from robot_dynid import validators

@@ -103,8 +103,8 @@ def test_stages_of_a_killed_recording_warn_what_was_recovered(tmp_path):
     os.truncate(tmp_path / "bag" / "bag.mcap", sizes[1] + 5)
     result = run("stages", "--robot", find_package_file("config", "robots", "puma560.yaml"), "--data", tmp_path / "bag")
     assert result.returncode == 0, result.stderr
-    assert (f"WARNING robot_dynid.recordings.bag_recovery: bag {tmp_path / 'bag'} is incomplete (no metadata.yaml; bag.mcap "
-            f"cut short at byte {sizes[1] + 5}") in result.stderr
+    assert (f"WARNING robot_dynid.recordings.bag_recovery: bag {tmp_path / 'bag'} is incomplete "
+            f"(no metadata.yaml; bag.mcap cut short at byte {sizes[1] + 5}") in result.stderr
     assert ("recovered 201 messages up to stamp 1700000001.990000 s (receive time); "
             f"'robot-dynid bag repair {tmp_path / 'bag'}' makes it whole") in result.stderr
     assert result.stderr.count("is incomplete") == 1     # the bag is opened twice: one warning

@@ -327,7 +327,8 @@ def test_consistent_identification_exports_a_urdf_whose_dynamics_are_the_model(s
         pseudo = np.block([[0.5 * np.trace(inertia) * np.eye(3) - inertia, np.array([[mx], [my], [mz]])],
                            [np.array([[mx, my, mz]]), np.array([[m]])]])
         assert np.linalg.eigvalsh(pseudo).min() > -1e-9, (link, np.linalg.eigvalsh(pseudo))
-    friction = {name: value for name, value in zip(model.base.standard_names, model.standard) if name[:2] in ("fc", "fv")}
+    friction = {name: value for name, value in zip(model.base.standard_names, model.standard)
+                if name[:2] in ("fc", "fv")}
     assert min(friction.values()) >= -1e-9, friction
     assert [name for name, _ in model.links] == [f"{joint}_link" for joint in robot.joint_names]
 

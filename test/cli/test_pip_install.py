@@ -3,6 +3,7 @@
 This is the offline-user path of the README: the core and CLI must neither import nor need
 rclpy, and the shipped configs and interface definitions must come with the package.
 """
+import os
 import pathlib
 import shutil
 import subprocess
@@ -11,6 +12,11 @@ import sys
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
+# The clean venv must not see this environment's packages: `colcon test` (and a sourced ROS setup)
+# put the install prefix on PYTHONPATH, where pip would find numpy & co. already "installed" and the
+# venv's Python would import rclpy, and AMENT_PREFIX_PATH, where robot_dynid would find its configs.
+CLEAN_ENV = {name: value for name, value in os.environ.items()
+             if name not in ("PYTHONPATH", "AMENT_PREFIX_PATH", "COLCON_PREFIX_PATH", "CMAKE_PREFIX_PATH")}
 
 
 @pytest.fixture(scope="module")
@@ -20,21 +26,22 @@ def clean_venv(tmp_path_factory):
     shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(".venv*", "build", ".git", "__pycache__",
                                                                 "demo_output", "*.egg-info"))
     venv = root / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, env=CLEAN_ENV)
     python = venv / "bin" / "python"
     # sys.executable's venv has the ROS bootstrapper; the new venv is created from the base interpreter.
     result = subprocess.run([str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q", str(source)],
-                            capture_output=True, text=True)
+                            capture_output=True, text=True, env=CLEAN_ENV)
     assert result.returncode == 0, result.stdout + result.stderr
     return venv
 
 
 def run(venv, *args):
-    return subprocess.run([str(venv / "bin" / "robot-dynid"), *args], capture_output=True, text=True)
+    return subprocess.run([str(venv / "bin" / "robot-dynid"), *args], capture_output=True, text=True, env=CLEAN_ENV)
 
 
 def test_no_ros_in_the_clean_venv(clean_venv):
-    result = subprocess.run([str(clean_venv / "bin" / "python"), "-c", "import rclpy"], capture_output=True)
+    result = subprocess.run([str(clean_venv / "bin" / "python"), "-c", "import rclpy"], capture_output=True,
+                            env=CLEAN_ENV)
     assert result.returncode != 0
 
 
@@ -50,7 +57,7 @@ def test_shipped_robot_config_gives_literature_base_parameter_count(clean_venv):
     script = ("from robot_dynid.package_files import find_package_file; "
               "print(find_package_file('config', 'robots', 'puma560.yaml'))")
     config = subprocess.run([str(python), "-c", script], capture_output=True, text=True, cwd="/",
-                            check=True).stdout.strip()
+                            check=True, env=CLEAN_ENV).stdout.strip()
     assert "package_data" in config
     result = run(clean_venv, "base-parameters", "--robot", config, "--friction", "none")
     assert result.returncode == 0, result.stderr
@@ -70,7 +77,7 @@ recording = read_bag({str(tmp_path / 'bag')!r})
 print(*sorted(set(map(str, recording.stage))), *sorted(set(recording.cycle.tolist())), recording.n_samples)
 """
     result = subprocess.run([str(clean_venv / "bin" / "python"), "-c", script], capture_output=True, text=True,
-                            cwd="/")
+                            cwd="/", env=CLEAN_ENV)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["excitation", "3", "5"]
 

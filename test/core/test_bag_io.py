@@ -168,7 +168,7 @@ def test_joint_states_without_positions_are_rejected(tmp_path):
                                           position=np.array([]), velocity=np.array([]),
                                           effort=np.array([2.0])), 1)
     with pytest.raises(DataError, match="topic '/joint_states' in bag .*: none of its 1 messages is usable: "
-                                         "/joint_states: empty position: 1"):
+                                        "/joint_states: empty position: 1"):
         read_bag(path)
 
 

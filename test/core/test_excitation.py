@@ -240,4 +240,3 @@ def test_optimisation_is_deterministic_and_honours_the_start_pose():
 def test_optimisation_argument_checks(kwargs, message):
     with pytest.raises(TrajectoryError, match=message):
         optimize_excitation(planar_robot(), **kwargs)
-

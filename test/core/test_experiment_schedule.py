@@ -102,7 +102,7 @@ def reference_states(plan, schedule, t):
 @pytest.mark.parametrize("lookahead", [0.0, 0.45, 2.0])
 @pytest.mark.parametrize("with_approach", [False, True], ids=["plan", "approach"])
 def test_a_chunk_repeats_the_reference_from_its_send_time_to_its_window_end(plan, schedule, approached, lookahead,
-                                                                             with_approach):
+                                                                            with_approach):
     if with_approach:
         schedule = approached[0].schedule
     for window in schedule.windows:
@@ -252,11 +252,13 @@ def test_the_approach_is_the_shortest_cycloidal_move_within_the_fraction_of_the_
     # a cycloidal move's analytic peaks: speed 2 D / T at T / 2, acceleration 2 pi D / T^2 at T / 4
     np.testing.assert_allclose(np.abs(qd).max(axis=0), 2 * distance / move.duration, rtol=1e-9)
     np.testing.assert_allclose(np.abs(qdd).max(axis=0), 2 * np.pi * distance / move.duration**2, rtol=1e-6)
-    share = np.maximum(np.abs(qd).max(axis=0) / (fraction * velocity), np.abs(qdd).max(axis=0) / (fraction * acceleration))
+    share = np.maximum(np.abs(qd).max(axis=0) / (fraction * velocity),
+                       np.abs(qdd).max(axis=0) / (fraction * acceleration))
     assert share.max() == pytest.approx(1.0, abs=1e-6)      # within the fraction, and one joint uses all of it
     faster = CycloidalMove(robot.joint_names, start, end - start, 0.99 * move.duration)
     _, qd, qdd = faster.evaluate(0.99 * t)
-    assert np.any(np.abs(qd).max(axis=0) > fraction * velocity) or np.any(np.abs(qdd).max(axis=0) > fraction * acceleration)
+    assert (np.any(np.abs(qd).max(axis=0) > fraction * velocity)
+            or np.any(np.abs(qdd).max(axis=0) > fraction * acceleration))
 
 
 def test_the_approach_duration_rounds_up_to_the_sample_grid_and_checks_the_positions(robot, schedule):
@@ -270,7 +272,8 @@ def test_the_approach_duration_rounds_up_to_the_sample_grid_and_checks_the_posit
         approach_move(robot, robot.joint_names, start, end, 1.5)
     outside = schedule.start_pose.copy()
     outside[1] = 1.6     # j2's upper limit is 1.5708 rad
-    with pytest.raises(StartRefused, match=r"cannot approach the plan's start pose: .*joint j2: position max 1\.6 beyond"):
+    with pytest.raises(StartRefused,
+                       match=r"cannot approach the plan's start pose: .*joint j2: position max 1\.6 beyond"):
         ExperimentRun(schedule, 0.5, robot).start(outside, command_subscribers=1)
 
 

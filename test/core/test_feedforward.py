@@ -77,9 +77,11 @@ def flat(n_points, **values):
      "velocities has 3 values, expected 6 (2 point(s) x 3 joints, as positions) or none (all zero)"),
     (dict(positions=np.zeros(3), accelerations=np.zeros(4)),
      "accelerations has 4 values, expected 3 (1 point(s) x 3 joints, as positions) or none (all zero)"),
-    (dict(positions=np.zeros((2, 3))), "positions must be a flat array (point k, joint j at k * 3 + j), got shape (2, 3)"),
+    (dict(positions=np.zeros((2, 3))),
+     "positions must be a flat array (point k, joint j at k * 3 + j), got shape (2, 3)"),
     (flat(2, accelerations={(1, "a"): math.nan}), "point 1: accelerations of joint a is nan"),
-    (flat(3, positions={(2, "b"): -math.inf}, velocities={(2, "c"): math.nan}), "point 2: positions of joint b is -inf"),
+    (flat(3, positions={(2, "b"): -math.inf}, velocities={(2, "c"): math.nan}),
+     "point 2: positions of joint b is -inf"),
     # the first problem in point order wins over a later one in an earlier field
     (flat(4, positions={(3, "c"): math.inf}, velocities={(1, "b"): math.nan}, accelerations={(1, "a"): math.nan}),
      "point 1: velocities of joint b is nan"),

@@ -65,11 +65,12 @@ def test_cycles_are_identified_separately_or_pooled(robot):
                       stage=np.full(1601, "excitation"))
     second = recording(robot, simulator(robot, warm), seed=2, cycle=np.ones(1601, int),
                        stage=np.full(1601, "excitation"))
-    both = Recording.from_arrays(robot.joint_names, np.concatenate([first.time, second.time + 20.0]),
-                                 *(np.vstack([getattr(first, f), getattr(second, f)]) for f in ("q", "qd", "qdd", "tau")),
+    columns = (np.vstack([getattr(first, f), getattr(second, f)]) for f in ("q", "qd", "qdd", "tau"))
+    both = Recording.from_arrays(robot.joint_names, np.concatenate([first.time, second.time + 20.0]), *columns,
                                  cycle=np.concatenate([first.cycle, second.cycle]),
                                  stage=np.concatenate([first.stage, second.stage]))
     settings = IdentificationSettings(friction=FRICTION)
+
     def coulomb(cycles):
         model = identify(both.select(stage="excitation", cycles=cycles), robot, settings)
         return model.values[[model.base.names.index(f"fc{j + 1}") for j in range(6)]]
@@ -106,8 +107,9 @@ def test_no_model_with_a_non_finite_value_is_made(robot):
     t, q, qd, qdd = motion(robot, 3)
     tau = simulator(robot, np.full(6, 2.0)).torques(q, qd, qdd, rng=3)
     tau[100, 2] = 1e300
-    with pytest.raises(IdentificationError, match=r"identification gave a non-finite (value|standard deviation) for parameter \w+ "
-                                                  r".*the torques of joint 3 hold values too large"):
+    with pytest.raises(IdentificationError,
+                       match=r"identification gave a non-finite (value|standard deviation) for parameter \w+ "
+                             r".*the torques of joint 3 hold values too large"):
         identify(Recording.from_arrays(robot.joint_names, t, q, qd, qdd, tau), robot,
                  IdentificationSettings(friction=FRICTION))
 
@@ -137,7 +139,8 @@ def test_one_builder_of_settings_for_the_command_line_and_the_node(robot):
     settings = settings_from_options({"friction": "stribeck_cbrt", "friction_drift": "time", "dead_band": 0.01,
                                       "armature": True, "offset": True, "method": "wls", "consistent": True,
                                       "prior_mode": "none", "bounds_file": "", "lowpass": 0.0}, robot)
-    assert (settings.friction.name, settings.friction.drift, settings.friction.dead_band) == ("stribeck_cbrt", "time", 0.01)
+    friction = settings.friction
+    assert (friction.name, friction.drift, friction.dead_band) == ("stribeck_cbrt", "time", 0.01)
     assert (settings.armature, settings.offset, settings.method, settings.lowpass) == (True, True, "wls", None)
     assert settings.consistency is not None and not settings.consistency.use_prior
     assert settings_from_options({}, robot) == IdentificationSettings(friction=friction_model("coulomb_viscous"))

@@ -195,7 +195,8 @@ def test_excitation_beyond_a_limit_names_the_joint(er3a):
     ({"home_pose": [0, 0, 3.0, 0, 0, 0]}, r"home_pose: joint j3 at 3 rad is outside its limits"),
     ({"friction_poses": {"j9": [0] * 6}}, r"friction_poses: 'j9' is not a joint of robot"),
     ({"warmup_duration": 5.0}, r"warmup: warmup_duration 5 s leaves"),
-    ({"friction_level_duration": 1.0}, r"friction stage: velocity ladder of joint j1: level 1 at 0.80286 rad/s does not fit"),
+    ({"friction_level_duration": 1.0},
+     r"friction stage: velocity ladder of joint j1: level 1 at 0.80286 rad/s does not fit"),
     ({"wobble": 1}, r"unknown protocol option\(s\) \['wobble'\]"),
 ])
 def test_argument_checks(er3a, kwargs, message):

@@ -112,8 +112,8 @@ def test_outputs_larger_than_a_cache_stream_to_memory_unchanged(offset):
 def test_kernel_sine_and_cosine_match_libm():
     from robot_dynid import _regressor_kernel
 
-    x = np.concatenate([np.linspace(-120.0, 120.0, 240001), [0.0, -0.0, math.pi / 4, math.pi / 2,
-                                                              math.pi, 1e-300, -3 * math.pi / 4]])
+    x = np.concatenate([np.linspace(-120.0, 120.0, 240001),
+                        [0.0, -0.0, math.pi / 4, math.pi / 2, math.pi, 1e-300, -3 * math.pi / 4]])
     sine, cosine = np.empty_like(x), np.empty_like(x)
     _regressor_kernel.sine_cosine(x, sine, cosine)
     np.testing.assert_allclose(sine, np.sin(x), rtol=0, atol=4.5e-16)

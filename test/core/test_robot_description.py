@@ -307,7 +307,8 @@ def test_gravity_of_the_wrong_size_is_refused(tmp_path, gravity, message):
         load_robot(path)
 
 
-@pytest.mark.parametrize("gravity", [[0.0, 0.0, 0.0], [0.0, -9.81, 0.0], [0.0, 0.0, 9.78], [6.0, 0.0, -7.9], [0, 0, -10]])
+@pytest.mark.parametrize("gravity", [[0.0, 0.0, 0.0], [0.0, -9.81, 0.0], [0.0, 0.0, 9.78], [6.0, 0.0, -7.9],
+                                     [0, 0, -10]])
 def test_earth_gravity_in_any_direction_or_none_is_accepted(gravity):
     assert robot_from_dict(_with(lambda d: d.__setitem__("gravity", gravity))).gravity == tuple(gravity)
 

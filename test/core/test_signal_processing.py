@@ -120,8 +120,7 @@ def test_current_to_torque_hand_values():
 def test_resample_streams_interpolates_inside_overlap_only():
     streams = {
         "q": (np.array([0.0, 1.0, 2.0, 3.0]), np.array([0.0, 10.0, 20.0, 30.0])),
-        "tau": (np.array([0.5, 1.5, 2.5, 3.5]), np.array([[1.0, -1.0], [3.0, -3.0],
-                                                           [5.0, -5.0], [7.0, -7.0]])),
+        "tau": (np.array([0.5, 1.5, 2.5, 3.5]), np.array([[1.0, -1.0], [3.0, -3.0], [5.0, -5.0], [7.0, -7.0]])),
     }
     result = resample_streams(streams, [0.0, 0.5, 1.0, 2.25, 3.0, 3.2])
     np.testing.assert_array_equal(result.time, [0.5, 1.0, 2.25, 3.0])

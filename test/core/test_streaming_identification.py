@@ -212,7 +212,8 @@ def test_samples_outside_selected_stages_are_ignored_and_bad_samples_dropped(set
     assert session.n_dropped == 2 and session.buffered_samples == 1
     with pytest.raises(DataError, match=r"sample q has shape \(5,\), expected \(6,\) for joints \['j1'"):
         session.add_sample(2.0, np.zeros(5), np.zeros(n), np.zeros(n))
-    with pytest.raises(DataError, match="stage excitation has 1 samples buffered, fewer than the derivative window of 21"):
+    with pytest.raises(DataError,
+                       match="stage excitation has 1 samples buffered, fewer than the derivative window of 21"):
         session.end_stage("excitation")
     with pytest.raises(DataError, match=r"no samples of stages \['excitation'\] received yet"):
         session.identify_now()

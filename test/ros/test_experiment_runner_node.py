@@ -299,7 +299,8 @@ def test_a_far_pose_is_approached_within_the_fraction_of_the_limits_before_the_p
     response = start_when_ready(graph)
     assert response.success, response.message
     found = re.fullmatch(rf"starting in {START_DELAY:g} s: approaching the plan's start pose in ([\d.]+) s "
-                         rf"\(largest move j2 0\.6 rad\), then playing the {plan.duration:.0f} s plan", response.message)
+                         rf"\(largest move j2 0\.6 rad\), then playing the {plan.duration:.0f} s plan",
+                         response.message)
     assert found, response.message
     wait_for_markers(graph, stages, 2 * len(plan.stages), log, "every stage marker")
     stop_runner(process, log)

@@ -149,7 +149,8 @@ def test_stage_end_publishes_a_model_that_predicts_held_out_motion(identifier, s
 def fresh_identifier(tmp_path):
     """A second identifier on its own topics, with no model yet, making physically consistent fits with
     armature columns."""
-    process = start_node("identifier", "-r", "__node:=identifier_fresh", "-p", "consistent:=true", "-p", "armature:=true",
+    process = start_node("identifier", "-r", "__node:=identifier_fresh",
+                         "-p", "consistent:=true", "-p", "armature:=true",
                          "-p", "joint_states_topic:=fresh/joint_states",
                          "-p", "stage_topic:=fresh/experiment_stage", "-p", "model_topic:=fresh/identified_model",
                          "-p", "status_topic:=fresh/identification_status", log_path=tmp_path / "node.log")

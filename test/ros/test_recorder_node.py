@@ -282,8 +282,9 @@ def test_a_driver_with_jittered_stamps_and_lost_messages_identifies_like_an_exac
                 graph.spin_until(lambda: time.monotonic() > start + k / 800.0, what="pacing")
         recorder.wait_for({"/joint_states": t.size})
         recorder.stop()
-        result = subprocess.run([str(pathlib.Path(sys.prefix) / "bin" / "robot-dynid"), "identify", "--robot", str(robot_file),
-                                 "--data", str(recorder.bag), "--out", str(directory / "model.yaml")],
+        result = subprocess.run([str(pathlib.Path(sys.prefix) / "bin" / "robot-dynid"), "identify",
+                                 "--robot", str(robot_file), "--data", str(recorder.bag),
+                                 "--out", str(directory / "model.yaml")],
                                 capture_output=True, text=True, timeout=120)
         assert result.returncode == 0, result.stderr
         models[name] = DynamicModel.load(directory / "model.yaml")
