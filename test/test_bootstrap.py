@@ -89,7 +89,7 @@ def test_a_failing_command_names_its_step_line_and_the_retry(tmp_path):
     result = bootstrap_function("parse_arguments", "--distro", "jazzy")
     assert result.returncode == 0, result.stderr
     script = ('source "$1"; parse_arguments --distro jazzy; report_failures; step="colcon build"; '
-              'ls /nonexistent-robot-dynid-path; echo not reached')
+              "ls /nonexistent-robot-dynid-path; echo not reached")
     result = subprocess.run(["bash", "-c", script, "bash", str(BOOTSTRAP)], capture_output=True, text=True,
                             timeout=60)
     assert result.returncode != 0

@@ -25,6 +25,7 @@ ROSDEP_KEYS = {
     "cvxpy": "python3-cvxpy-pip",
     "rclpy": "rclpy",
     "rcl_interfaces": "rcl_interfaces",
+    "rosgraph_msgs": "rosgraph_msgs",
     "builtin_interfaces": "builtin_interfaces",
     "std_msgs": "std_msgs",
     "std_srvs": "std_srvs",

@@ -77,8 +77,8 @@ def test_ros_demo_runs_the_graph_in_process_and_reports_the_services_torques(tmp
     ("sim_robto:\n  ros__parameters: {noise_std: 1.0}\n", r"'sim_robto' is not one of the demo's nodes \['recorder'"),
     ("sim_robot:\n  noise_std: 1.0\n", r"sim_robot needs a mapping 'ros__parameters: \{name: value\}'"),
     ("sim_robot:\n  ros__parameters: {noise: 1.0}\n", r"sim_robot has no parameter 'noise'"),
-    ("sim_robot:\n  ros__parameters: {noise_std: abc}\n", r"sim_robot: .*'noise_std' to 'abc' of type 'STRING', "
-                                                        r"expecting type 'DOUBLE'"),
+    ("sim_robot:\n  ros__parameters: {noise_std: abc}\n",
+     r"sim_robot: .*'noise_std' to 'abc' of type 'STRING', expecting type 'DOUBLE'"),
     ("sim_robot:\n  ros__parameters: {noise_std: 1}\n",
      r"sim_robot: .*'noise_std'.*'INTEGER', expecting type 'DOUBLE'"),
 ])

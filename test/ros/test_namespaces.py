@@ -43,8 +43,10 @@ def nodes(tmp_path_factory):
         os.environ["ROS_DISTRO"] = previous
     graph = RosTestGraph()
     try:
-        graph.spin_until(lambda: endpoints(graph.node.get_subscriptions_info_by_topic(DRIVER_TOPIC)) >= {
-            (NAMESPACE, name) for name in SUBSCRIBERS} and graph.node.count_subscribers(f"{NAMESPACE}/identified_model"),
+        graph.spin_until(
+            lambda: endpoints(graph.node.get_subscriptions_info_by_topic(DRIVER_TOPIC))
+            >= {(NAMESPACE, name) for name in SUBSCRIBERS}
+            and graph.node.count_subscribers(f"{NAMESPACE}/identified_model"),
             timeout=60.0, what="the nodes subscribing (their names known) in the namespace")   # names come later
     except TimeoutError as error:
         seen = endpoints(graph.node.get_subscriptions_info_by_topic(DRIVER_TOPIC))

@@ -34,8 +34,8 @@ def test_two_arms_in_two_namespaces_each_get_their_own_model(tmp_path):
     robot = load_robot(find_package_file("config", "robots", "er3a.yaml"))
     write_short_plan(robot, tmp_path / "plan.yaml", seed=3)
     (tmp_path / "short.yaml").write_text(yaml.safe_dump(
-        {"/**/experiment_runner": {"ros__parameters": {"plan_file": str(tmp_path / "plan.yaml"),
-                                                        "start_delay": 1.0}},
+        {"/**/experiment_runner": {"ros__parameters": {
+            "plan_file": str(tmp_path / "plan.yaml"), "start_delay": 1.0}},
          "/**/sim_robot": {"ros__parameters": {"rate": 200.0}}}))   # two graphs share 2 cores
     processes = {name: subprocess.Popen(
         [str(pathlib.Path(sys.prefix) / "bin" / "robot-dynid"), "demo", "--namespace", name, "--seed", str(seed),
