@@ -13,6 +13,8 @@ When a stage of a selected kind ends (or on :meth:`StreamingIdentifier.identify_
 ``holdout_fraction`` of the stage (at most the samples still buffered, at least
 ``max_samples // 2 - h`` once the buffer has been folded) is held out, the rest is solved (OLS /
 WLS, or the RLS estimate), over the last stage only or pooled with the earlier selected stages.
+When the run after the stage's last gap in the stamps is shorter than the derivative window (a
+publisher that stalled near the end), the hold-out is the tail of the run before that gap.
 Every candidate, the first included, passes a quality gate before it is used: finite parameters, a finite hold-out RMS
 residual, hold-out RSD below ``max_holdout_rsd`` and a condition number below ``max_condition``.
 It then replaces the model in use only if its RMS torque residual on the held-out samples is not
@@ -231,6 +233,7 @@ class StreamingIdentifier:
         self._steps = collections.deque(maxlen=64)
         self._folded = False
         self._stage_accumulator = self._new_accumulator()
+        self._segment_tail = None
         if self._rls is not None and kind is not None and not self.settings.pool_stages:
             self._rls.reset()
         self._window = collections.deque(maxlen=self.settings.rls_window)
@@ -369,8 +372,7 @@ class StreamingIdentifier:
         own edges extrapolated) and start the derivatives afresh from those samples."""
         closed = self._buffer[:len(self._buffer) - keep]
         if len(closed) >= self.settings.window:
-            buffer = np.array(closed)
-            self._accumulate(self._stage_accumulator, self._rows(buffer).take(np.arange(self._first_row, len(buffer))))
+            self._keep_segment_tail(self._rows(np.array(closed)), self._first_row)
         elif len(closed) > self._first_row:
             self.dropped.add("in a run between gaps shorter than the derivative window",
                              float(closed[self._first_row][0]), len(closed) - self._first_row)
@@ -379,6 +381,16 @@ class StreamingIdentifier:
         if not keep:
             self._steps.clear()
         self._folded = False
+
+    def _keep_segment_tail(self, rows: Recording, first: int) -> None:
+        """Fold a closed segment's rows from ``first`` on, except its last hold-out share: that tail is kept
+        aside (folded at the next gap or into the stage's fit) so that the stage still has samples to hold
+        out when the run after its last gap is shorter than the derivative window."""
+        if self._segment_tail is not None:
+            self._accumulate(self._stage_accumulator, self._segment_tail)
+        n_tail = min(int(round(self.settings.holdout_fraction * self._stage_count)), rows.n_samples - first - 1)
+        self._accumulate(self._stage_accumulator, rows.take(np.arange(first, rows.n_samples - max(n_tail, 0))))
+        self._segment_tail = rows.take(np.arange(rows.n_samples - n_tail, rows.n_samples)) if n_tail > 0 else None
 
     def _stage_data(self):
         """Fit accumulator (stage so far minus hold-out), hold-out Recording or None, fit samples."""
@@ -389,13 +401,16 @@ class StreamingIdentifier:
             if len(buffer) > first:
                 self.dropped.add("in a run between gaps shorter than the derivative window",
                                  float(buffer[first][0]), len(buffer) - first)
-            return self._new_accumulator().merge(self._stage_accumulator), None, self._stage_accumulator.n_samples
+            return (self._new_accumulator().merge(self._stage_accumulator), self._segment_tail,
+                    self._stage_accumulator.n_samples)
         if len(buffer) < self.settings.window:
             raise DataError(f"stage {self.stage} has {len(buffer)} samples buffered, fewer than the "
                             f"derivative window of {self.settings.window}")
         n_holdout = min(int(round(self.settings.holdout_fraction * self._stage_count)), available - 1)
         rows = self._rows(buffer)
         fit = self._new_accumulator().merge(self._stage_accumulator)
+        if self._segment_tail is not None:
+            self._accumulate(fit, self._segment_tail)
         self._accumulate(fit, rows.take(np.arange(first, len(buffer) - n_holdout)))
         holdout = rows.take(np.arange(len(buffer) - n_holdout, len(buffer))) if n_holdout > 0 else None
         return fit, holdout, fit.n_samples

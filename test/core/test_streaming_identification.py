@@ -113,6 +113,24 @@ def test_a_gap_right_after_a_stages_first_sample_is_taken_for_a_gap_not_for_the_
     assert z.max() < 5.0, dict(zip(base.names, z.round(1)))
 
 
+def test_a_gap_just_before_the_stage_end_still_leaves_samples_to_hold_out(setup):
+    """A publisher stalls near the stage end: the run after the gap (5 samples) is shorter than the derivative
+    window and is dropped; the hold-out comes from the run before the gap, so the model is judged and used."""
+    robot, simulator, base, truth = setup
+    t, q, qd, qdd, tau = stage_samples(robot, simulator, seed=1)
+    keep = np.ones(len(t), bool)
+    keep[-45:-5] = False
+    session = StreamingIdentifier(robot, settings(), base=base)
+    outcome, _ = run_stage(session, (t[keep], q[keep], qd[keep], qdd[keep], tau[keep]))
+    assert session.n_dropped == 5
+    assert outcome.accepted, outcome.rejection
+    assert 0.8 * NOISE < outcome.holdout_rms < 1.3 * NOISE
+    before_gap = keep.sum() - 5
+    assert outcome.model.metrics["n_samples"] == before_gap - round(0.2 * before_gap)
+    z = np.abs(outcome.model.values - truth) / outcome.model.std
+    assert z.max() < 5.0, dict(zip(base.names, z.round(1)))
+
+
 @pytest.mark.parametrize("method", ["ols", "rls"])
 def test_jittered_stamps_and_lost_samples_identify_like_an_exact_grid(setup, method):
     """Stamps 20 % off the grid and 2 % of the samples lost, as a real driver's: the estimate agrees
