@@ -175,7 +175,10 @@ class IdentifierNode(Node):
             self.state, self.message = IdentificationStatus.STATE_IDLE, "stage ended; not a selected kind"
             return True, self.message
         self.state, self.message = IdentificationStatus.STATE_CONVERGED, outcome.message
-        (self.get_logger().info if outcome.accepted else self.get_logger().warning)(outcome.message)
+        if outcome.accepted:   # one severity per call site: rclpy refuses a call site that changes it
+            self.get_logger().info(outcome.message)
+        else:
+            self.get_logger().warning(outcome.message)
         if outcome.accepted:
             self.publish_model(outcome.model)
         self.publish_status()

@@ -224,3 +224,9 @@ def test_the_first_model_is_not_published_when_it_fails_the_quality_gate(fresh_i
     deadline = time.monotonic() + 1.0   # a model would have been published before the status
     graph.spin_until(lambda: time.monotonic() > deadline, what="a second to pass")
     assert topics["models"] == []
+
+    # a good stage after the rejection: accepted and published (the node logs it at another severity than
+    # the rejection, from the same place; rclpy refuses a call site whose severity changes)
+    play_stage(graph, states, stages, 3100.0 + t, q, qd, sim.torques(q, qd, qdd, rng=2))
+    graph.spin_until(lambda: topics["models"], timeout=30.0, what="a model from the good stage after the rejection")
+    assert topics["models"][0].version == 1
