@@ -458,10 +458,7 @@ def _warmup_stage(builder: _CycleBuilder, home: np.ndarray) -> None:
 
 # --------------------------------------------------------------------------- cylinder stage
 
-_CYLINDER_STAGE_KEYS = ("amplitude", "angular_frequency", "frequency", "cycles", "ramp_duration", "cylinders")
-_CYLINDER_KEYS = ("name", "joint", "moment_arm", "center")
 _MAX_AMPLITUDE = 0.5       # [m]: a larger rod amplitude is a unit mistake (millimetres)
-_MAX_MOMENT_ARM = 5.0      # [m/rad]: a larger moment arm is a unit mistake (mm/rad)
 
 
 @dataclass(frozen=True)
@@ -475,8 +472,9 @@ class CylinderExcitation:
     joint : str
         The joint it drives.
     moment_arm : float
-        r [m/rad], ``dx = r dq`` (constant-moment-arm approximation); its sign says which way the
-        joint turns when the rod extends. Nonzero.
+        r [m/rad] (the cylinder configuration's ``attachment.moment_arm``), ``dx = r dq``
+        (constant-moment-arm approximation); positive when extending the rod turns the joint
+        positively. Nonzero.
     center : float or None
         Joint position [rad] the sine oscillates about; None: the middle of the joint's range.
     """
@@ -491,9 +489,8 @@ class CylinderExcitation:
             if not isinstance(getattr(self, field), str) or not getattr(self, field):
                 raise TrajectoryError(f"cylinder {field} must be a non-empty string, got {getattr(self, field)!r}")
         arm = validators.number(self.moment_arm, f"cylinder {self.name}: moment_arm", TrajectoryError)
-        if arm == 0.0 or abs(arm) > _MAX_MOMENT_ARM:
-            raise TrajectoryError(f"cylinder {self.name}: moment_arm {arm:g} m/rad must be nonzero and at most "
-                                  f"{_MAX_MOMENT_ARM:g} m/rad in magnitude (mm/rad?)")
+        if arm == 0.0:
+            raise TrajectoryError(f"cylinder {self.name}: moment_arm must not be 0 [m/rad]")
         object.__setattr__(self, "moment_arm", arm)
         if self.center is not None:
             object.__setattr__(self, "center", validators.number(self.center, f"cylinder {self.name}: center",
@@ -567,19 +564,27 @@ class CylinderStage:
                                **({} if c.center is None else {"center": c.center})} for c in self.cylinders]}
 
 
-def cylinder_stage_from_dict(data, source: str = "<dict>") -> CylinderStage:
-    """A :class:`CylinderStage` from its file form.
+def cylinder_stage_from_dict(data, cylinders, source: str = "<dict>") -> CylinderStage:
+    """A :class:`CylinderStage` from its file form and the cylinders to excite.
 
     ``{amplitude: A [m], angular_frequency: w [rad/s] | frequency: f [Hz], cycles: [1],
-    ramp_duration: [s], cylinders: [{name, joint, moment_arm: r [m/rad], center: [rad]}]}``;
-    exactly one of ``angular_frequency`` and ``frequency``; ``cycles`` (default 1),
-    ``ramp_duration`` (default half a period) and each ``center`` (default the middle of the
-    joint's range) are optional. Unknown keys are errors.
+    ramp_duration: [s], centers: {cylinder name: joint position [rad]}}``: exactly one of
+    ``angular_frequency`` and ``frequency``; ``cycles`` (default 1), ``ramp_duration`` (default
+    half a period) and ``centers`` (default the middle of each joint's range) are optional.
+    Unknown keys, and centers of cylinders not in ``cylinders``, are errors.
+
+    Parameters
+    ----------
+    data : dict
+    cylinders : sequence of CylinderExcitation
+        Name, joint and moment arm of each cylinder (from the cylinder configuration), in the
+        order they are excited; their ``center`` is replaced by the file's.
+    source : str
+        Where ``data`` came from, for messages.
     """
     try:
-        validators.known_keys(data, source, ("amplitude", "cylinders"),
-                              tuple(k for k in _CYLINDER_STAGE_KEYS if k not in ("amplitude", "cylinders")),
-                              TrajectoryError)
+        validators.known_keys(data, source, ("amplitude",), ("angular_frequency", "frequency", "cycles",
+                                                             "ramp_duration", "centers"), TrajectoryError)
         given = [key for key in ("angular_frequency", "frequency") if key in data]
         if len(given) != 1:
             raise TrajectoryError(f"{source}: give exactly one of angular_frequency [rad/s] and frequency [Hz], "
@@ -589,28 +594,22 @@ def cylinder_stage_from_dict(data, source: str = "<dict>") -> CylinderStage:
                                                           TrajectoryError, "Hz")
         else:
             angular = data["angular_frequency"]
-        entries = data["cylinders"]
-        if not isinstance(entries, list) or not entries:
-            raise TrajectoryError(f"{source}: cylinders must be a non-empty list, got {entries!r}")
-        cylinders = []
-        for index, entry in enumerate(entries):
-            where = f"{source}: cylinders[{index}]"
-            validators.known_keys(entry, where, ("name", "joint", "moment_arm"), ("center",), TrajectoryError)
-            try:
-                cylinders.append(CylinderExcitation(entry["name"], entry["joint"], entry["moment_arm"],
-                                                    entry.get("center")))
-            except TrajectoryError as error:
-                raise TrajectoryError(f"{where}: {error}") from None
-        return CylinderStage(data["amplitude"], angular, tuple(cylinders), data.get("cycles", 1),
-                             data.get("ramp_duration"))
+        centers = data.get("centers") or {}
+        names = [cylinder.name for cylinder in cylinders]
+        if not isinstance(centers, dict) or set(centers) - set(names):
+            raise TrajectoryError(f"{source}: centers must map cylinder names {names} to joint positions [rad], "
+                                  f"got {centers!r}")
+        cylinders = tuple(dataclasses.replace(cylinder, center=centers.get(cylinder.name, cylinder.center))
+                          for cylinder in cylinders)
+        return CylinderStage(data["amplitude"], angular, cylinders, data.get("cycles", 1), data.get("ramp_duration"))
     except TrajectoryError as error:
         message = str(error)
         raise TrajectoryError(message if message.startswith(source) else f"{source}: {message}") from None
 
 
-def load_cylinder_stage(path) -> CylinderStage:
-    """Read a cylinder stage file (YAML, :func:`cylinder_stage_from_dict`)."""
-    return cylinder_stage_from_dict(read_yaml(path, TrajectoryError, "cylinder stage file"), str(path))
+def load_cylinder_stage(path, cylinders) -> CylinderStage:
+    """Read a cylinder stage file (YAML, :func:`cylinder_stage_from_dict`) for ``cylinders``."""
+    return cylinder_stage_from_dict(read_yaml(path, TrajectoryError, "cylinder stage file"), cylinders, str(path))
 
 
 def _cylinder_stage(builder: _CycleBuilder, stage: CylinderStage, home: np.ndarray) -> None:

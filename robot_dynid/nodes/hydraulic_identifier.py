@@ -35,8 +35,8 @@ from std_msgs.msg import Header
 from std_srvs.srv import Trigger
 
 from robot_dynid.errors import DynIdError
-from robot_dynid.hydraulics.cylinder import HydraulicCylinder
-from robot_dynid.hydraulics.cylinder_results import load_cylinder_config, save_cylinder_results
+from robot_dynid.hydraulics.cylinder_results import (CylinderResult, cylinder_config_from_dict, load_cylinder_config,
+                                                     save_cylinder_results)
 from robot_dynid.hydraulics.online import OnlineHydraulicIdentifier, OnlineSettings
 from robot_dynid.msg import HydraulicCylinderEstimates, HydraulicCylinderState, IdentificationStatus
 from robot_dynid.nodes.identifier import seconds
@@ -86,9 +86,12 @@ class HydraulicIdentifierNode(Node):
         self.results_file = declare(self, "results_file", "", "results file (YAML) written by ~/save and at "
                                     "shutdown; '' = cylinder_results_<date>_<time>.yaml in the current directory") \
             or datetime.now().strftime("cylinder_results_%Y%m%d_%H%M%S.yaml")
-        cylinders, loads = (load_cylinder_config(cylinders_file) if cylinders_file
-                            else cylinders_from_arrays(**arrays))
-        self.identifier = OnlineHydraulicIdentifier(cylinders, settings, loads)
+        self.configs = {config.name: config for config in (load_cylinder_config(cylinders_file) if cylinders_file
+                                                           else configs_from_arrays(**arrays))}
+        self.forgetting = settings.forgetting
+        self.identifier = OnlineHydraulicIdentifier(
+            {name: config.cylinder for name, config in self.configs.items()}, settings,
+            {name: config.load for name, config in self.configs.items() if config.load is not None})
         self.dropped = DropCounter()
         self.last_warning = {}
         self.estimates_publisher = self.create_publisher(HydraulicCylinderEstimates, estimates_topic, 10)
@@ -156,15 +159,17 @@ class HydraulicIdentifierNode(Node):
 
     def save(self):
         """Write the results file; return (success, message)."""
-        results = self.identifier.results()
+        results = [CylinderResult.from_identification(self.configs[name], identification, math.nan, self.forgetting)
+                   for name, identification in self.identifier.results().items()]
         if not results:
             return False, f"nothing to write to {self.results_file}: no cylinder has more than 4 samples yet"
         try:
-            save_cylinder_results(self.results_file, results)
+            save_cylinder_results(self.results_file, results, {"source": f"hydraulic_identifier node {self.get_name()}"
+                                                               f" (online RLS)"})
         except (DynIdError, OSError) as error:
             return False, f"could not write {self.results_file}: {error}"
         return True, f"wrote {self.results_file}: " + ", ".join(
-            f"{name} ({result.n_samples} samples)" for name, result in results.items())
+            f"{result.name} ({result.n_samples} samples)" for result in results)
 
     def on_save(self, request, response):
         response.success, response.message = self.save()
@@ -182,8 +187,9 @@ PARAMETER_FIELDS = ("stiffness", "fc", "fv", "fs")
 """HydraulicCylinderEstimates fields in HYDRAULIC_PARAMETER_NAMES order (K, fc, fv, fs)."""
 
 
-def cylinders_from_arrays(cylinder_names, piston_masses, damping, areas_a, areas_b, loads):
-    """``({name: HydraulicCylinder}, {name: load [N]})`` from the node's parallel array parameters."""
+def configs_from_arrays(cylinder_names, piston_masses, damping, areas_a, areas_b, loads):
+    """The cylinders (list of CylinderConfig) of the node's parallel array parameters, checked as
+    :func:`~robot_dynid.hydraulics.cylinder_results.load_cylinder_config` checks a file."""
     names = list(cylinder_names or [])
     if not names:
         raise DynIdError("no cylinders: set cylinders_file or the parameter cylinder_names")
@@ -193,13 +199,9 @@ def cylinders_from_arrays(cylinder_names, piston_masses, damping, areas_a, areas
         if len(values) != len(names) and not (parameter == "loads" and not values):
             raise DynIdError(f"parameter {parameter} has {len(values)} values; cylinder_names has {len(names)} "
                              f"({names})")
-    cylinders = {}
-    for k, name in enumerate(names):
-        try:
-            cylinders[name] = HydraulicCylinder(piston_masses[k], damping[k], areas_a[k], areas_b[k])
-        except DynIdError as error:
-            raise DynIdError(f"cylinder {name} (cylinder_names[{k}]): {error}") from None
-    return cylinders, dict(zip(names, loads or []))
+    entries = [{"name": name, "piston_mass": piston_masses[k], "damping": damping[k], "area_a": areas_a[k],
+                "area_b": areas_b[k], **({"load": loads[k]} if loads else {})} for k, name in enumerate(names)]
+    return cylinder_config_from_dict({"cylinders": entries}, "parameters")
 
 
 def main(args=None):
