@@ -59,6 +59,8 @@ PRESSURE_CEILING = 1e9
 """[Pa]: 10000 bar; beyond it no hydraulic pressure is plausible."""
 PRESSURE_MINIMUM = -1.5e5
 """[Pa]: below -1.5 bar no gauge (let alone absolute) pressure is possible."""
+PENDING_SAMPLES = 50
+"""Samples of a cylinder collected before they go to the estimator as one block (1 s at 50 Hz)."""
 POSITION_CEILING = 10.0
 """[m]: a rod displacement beyond it is millimetres."""
 VELOCITY_CEILING = 10.0
@@ -151,9 +153,11 @@ class CausalDerivative:
             self._samples.popleft()
         if len(self._samples) < 2:
             return None
-        stamps, values = np.array(self._samples).T
-        centred = stamps - stamps.mean()
-        return float(centred @ (values - values.mean()) / (centred @ centred))
+        count = len(self._samples)
+        mean_t = sum(sample[0] for sample in self._samples) / count
+        mean_v = sum(sample[1] for sample in self._samples) / count
+        covariance = sum((ts - mean_t) * (vs - mean_v) for ts, vs in self._samples)
+        return covariance / sum((ts - mean_t) ** 2 for ts, _ in self._samples)
 
 
 @dataclass(frozen=True)
@@ -210,39 +214,67 @@ class OnlineCylinderIdentifier:
         self.weight = 0.0          # N, forgetting-weighted
         self.samples = 0
         self.last_stamp = -math.inf
-        self._recent: deque = deque()   # (stamp, theta (4,)) of the last convergence_window
+        self._pending: list = []   # (t, x, xd, xdd, p_a, p_b, load) not yet in the estimator
+        self._recent_t = np.empty(0)                    # stamps [s] of the last convergence_window
+        self._recent = np.empty((0, N_PARAMETERS))      # estimates after them, in parameter units
 
     def add(self, t: float, x: float, xd: float, p_a: float, p_b: float, load: float = 0.0) -> str | None:
         """Use one sample: ``t`` [s], ``x`` [m], ``xd`` [m/s], ``p_a``, ``p_b`` [Pa], ``load`` [N]
         (checked by :func:`select_samples`). Returns None, or the reason the sample is not used
         (a stamp not after the previous one); the sample that primes the derivative returns
-        None but updates nothing else."""
+        None but updates nothing else.
+
+        Samples are passed to the estimator in blocks of up to :data:`PENDING_SAMPLES` (the
+        regressor and known force computed for a block at once, the recursion per sample) and
+        before every :meth:`estimate`: the same estimates as sample by sample, at a fraction of
+        the cost."""
         if not t > self.last_stamp:
             return STAMP_NOT_INCREASING
         self.last_stamp = t
         xdd = self.derivative.add(t, xd)
         if xdd is None:
             return None
-        phi = cylinder_regressor([x], [xd])[0] / self.scales
-        y = float(known_force(self.cylinder, [xd], [xdd], [p_a], [p_b], load)[0])
-        prior = y - phi @ self.rls.theta_
-        self.rls.update(phi, y)
-        posterior = y - phi @ self.rls.theta_
-        mu = self.settings.forgetting
-        self.cost = mu * self.cost + prior * posterior
-        self.weight = mu * self.weight + 1.0
+        self._pending.append((t, x, xd, xdd, p_a, p_b, load))
         self.samples += 1
-        self._recent.append((t, self.rls.theta_ / self.scales))
-        while len(self._recent) > 1 and self._recent[1][0] <= t - self.settings.convergence_window:
-            self._recent.popleft()
+        if len(self._pending) >= PENDING_SAMPLES:
+            self.flush()
         return None
+
+    def flush(self) -> None:
+        """Pass the pending samples to the estimator (steps 2-4 of the module docstring)."""
+        if not self._pending:
+            return
+        t, x, xd, xdd, p_a, p_b, load = (np.array(column) for column in zip(*self._pending))
+        self._pending = []
+        phi = cylinder_regressor(x, xd) / self.scales
+        y = known_force(self.cylinder, xd, xdd, p_a, p_b, load)
+        before = self.rls.theta_.copy()
+        history = self.rls.update_batch(phi, y, return_history=True)
+        prior = y - np.einsum("kp,kp->k", phi, np.vstack([before, history[:-1]]))
+        posterior = y - np.einsum("kp,kp->k", phi, history)
+        mu = self.settings.forgetting
+        decay = mu ** np.arange(y.size - 1, -1, -1.0)
+        self.cost = mu**y.size * self.cost + float(decay @ (prior * posterior))
+        self.weight = mu**y.size * self.weight + float(decay.sum())
+        self._recent_t = np.concatenate([self._recent_t, t])
+        self._recent = np.vstack([self._recent, history / self.scales])
+        # keep the newest stamp at or before the window's start, so a full window is recognised
+        first = max(0, int(np.searchsorted(self._recent_t, t[-1] - self.settings.convergence_window,
+                                           side="right")) - 1)
+        self._recent_t, self._recent = self._recent_t[first:], self._recent[first:]
+
+    def has_estimate(self) -> bool:
+        """Whether the samples so far (forgetting-weighted) are more than the 4 parameters."""
+        self.flush()
+        return self.weight > N_PARAMETERS
 
     def _std(self) -> np.ndarray:
         sigma2 = max(self.cost, 0.0) / (self.weight - N_PARAMETERS)
         return np.sqrt(np.clip(np.diag(self.rls.covariance_), 0.0, None) * sigma2) / self.scales
 
     def estimate(self) -> CylinderEstimate:
-        """The current :class:`CylinderEstimate`."""
+        """The current :class:`CylinderEstimate` (after every sample so far)."""
+        self.flush()
         if self.weight <= N_PARAMETERS:
             nan = np.full(N_PARAMETERS, np.nan)
             rms = math.sqrt(max(self.cost, 0.0) / self.weight) if self.weight > 0 else math.nan
@@ -252,18 +284,17 @@ class OnlineCylinderIdentifier:
         std = self._std()
         converged = bool(
             self.samples >= self.settings.min_samples
-            and self._recent[-1][0] - self._recent[0][0] >= self.settings.convergence_window
-            and settling_sample(np.array([entry[1] for entry in self._recent]), theta, floor=std,
-                                band=self.settings.convergence_band) == 1)
+            and self._recent_t[-1] - self._recent_t[0] >= self.settings.convergence_window
+            and settling_sample(self._recent, theta, floor=std, band=self.settings.convergence_band) == 1)
         return CylinderEstimate(theta, std, math.sqrt(max(self.cost, 0.0) / self.weight), self.samples,
                                 converged, self.last_stamp)
 
     def result(self) -> CylinderIdentification:
         """The estimate as the batch identification's result (for the results file); needs more
         than 4 samples."""
+        estimate = self.estimate()
         if self.weight <= N_PARAMETERS:
             raise DynIdError(f"cylinder identification needs more than {N_PARAMETERS} samples, got {self.samples}")
-        estimate = self.estimate()
         return CylinderIdentification(
             parameters=CylinderParameters.from_array(estimate.parameters), std=estimate.std, history=None,
             residual_rms=estimate.residual_rms, state=self.rls.get_state(), method="rls",
@@ -389,9 +420,8 @@ class OnlineHydraulicIdentifier:
         return {name: tracker.estimate() for name, tracker in self.trackers.items()}
 
     def results(self) -> dict:
-        """``{name: CylinderIdentification}`` of every cylinder with more than 4 samples."""
-        return {name: tracker.result() for name, tracker in self.trackers.items()
-                if tracker.weight > N_PARAMETERS}
+        """``{name: CylinderIdentification}`` of every cylinder with an estimate (:meth:`OnlineCylinderIdentifier.has_estimate`)."""
+        return {name: tracker.result() for name, tracker in self.trackers.items() if tracker.has_estimate()}
 
     def reset(self) -> None:
         for tracker in self.trackers.values():

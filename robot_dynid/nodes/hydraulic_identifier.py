@@ -173,14 +173,20 @@ class HydraulicIdentifierNode(Node):
 
     def on_save(self, request, response):
         response.success, response.message = self.save()
-        (self.get_logger().info if response.success else self.get_logger().warning)(response.message)
+        log(self.get_logger(), response.success, response.message)
         return response
 
     def close(self):
         """At shutdown: write the results file (the node's /rosout context is gone, so log directly)."""
-        success, message = self.save()
-        logger = rclpy.logging.get_logger(f"robot_dynid.{self.get_name()}")
-        (logger.info if success else logger.warning)(message)
+        log(rclpy.logging.get_logger(f"robot_dynid.{self.get_name()}"), *self.save())
+
+
+def log(logger, success, message):
+    """Info on success, else a warning (rclpy refuses two severities from one call site)."""
+    if success:
+        logger.info(message)
+    else:
+        logger.warning(message)
 
 
 PARAMETER_FIELDS = ("stiffness", "fc", "fv", "fs")
