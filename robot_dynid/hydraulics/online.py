@@ -116,7 +116,7 @@ class OnlineSettings:
 
     @property
     def scales(self) -> np.ndarray:
-        """Column scales (4,) [m, 1, m/s, (m/s)^(1/3)]."""
+        """The column scales, shape (4,): [m, 1, m/s, (m/s)^(1/3)]."""
         return nominal_scales(self.displacement_scale, self.velocity_scale)
 
 
@@ -290,7 +290,7 @@ class OnlineCylinderIdentifier:
                                 converged, self.last_stamp)
 
     def result(self) -> CylinderIdentification:
-        """The estimate as the batch identification's result (for the results file); needs more
+        """The estimate as a :class:`CylinderIdentification`, for the results file; needs more
         than 4 samples."""
         estimate = self.estimate()
         if self.weight <= N_PARAMETERS:
@@ -420,7 +420,8 @@ class OnlineHydraulicIdentifier:
         return {name: tracker.estimate() for name, tracker in self.trackers.items()}
 
     def results(self) -> dict:
-        """``{name: CylinderIdentification}`` of every cylinder with an estimate (:meth:`OnlineCylinderIdentifier.has_estimate`)."""
+        """``{name: CylinderIdentification}`` of every cylinder with an estimate
+        (:meth:`OnlineCylinderIdentifier.has_estimate`)."""
         return {name: tracker.result() for name, tracker in self.trackers.items() if tracker.has_estimate()}
 
     def reset(self) -> None:

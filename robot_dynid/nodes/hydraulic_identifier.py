@@ -75,7 +75,8 @@ class HydraulicIdentifierNode(Node):
                       ("areas_a", "cap-side piston area A_a per cylinder", "m^2"),
                       ("areas_b", "rod-side annulus area A_b per cylinder", "m^2"),
                       ("loads", "external load F_L per cylinder when a message has none; empty = 0", "N"))}
-        topic = declare(self, "hydraulic_topic", "hydraulic_cylinder_states", "robot_dynid/HydraulicCylinderState input")
+        topic = declare(self, "hydraulic_topic", "hydraulic_cylinder_states",
+                        "robot_dynid/HydraulicCylinderState input")
         estimates_topic = declare(self, "hydraulic_estimates_topic", "hydraulic_estimates",
                                   "robot_dynid/HydraulicCylinderEstimates output")
         status_topic = declare(self, "hydraulic_status_topic", "hydraulic_identification_status",

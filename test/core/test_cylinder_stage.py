@@ -8,8 +8,8 @@ import pytest
 
 from robot_dynid.errors import TrajectoryError
 from robot_dynid.experiment.excitation import random_excitation
-from robot_dynid.experiment.protocol import (CylinderExcitation, CylinderStage, build_protocol, cylinder_stage_from_dict,
-                                             load_plan, save_plan)
+from robot_dynid.experiment.protocol import (CylinderExcitation, CylinderStage, build_protocol,
+                                             cylinder_stage_from_dict, load_plan, save_plan)
 from robot_dynid.experiment.schedule import stage_events
 from robot_dynid.experiment.trajectories import RampedSine, trajectory_from_dict
 from robot_dynid.model.robot_description import load_robot
@@ -128,8 +128,8 @@ def test_a_plan_with_the_stage_survives_its_file_and_names_a_joint_the_robot_lac
     save_plan(plan, tmp_path / "plan.yaml")
     again = load_plan(tmp_path / "plan.yaml")
     assert again.stages == plan.stages
-    assert again.settings["cylinder_stage"]["cylinders"][1] == {"name": "wrist", "joint": "j5", "moment_arm": -0.05,
-                                                                 "center": 0.1}
+    wrist = {"name": "wrist", "joint": "j5", "moment_arm": -0.05, "center": 0.1}
+    assert again.settings["cylinder_stage"]["cylinders"][1] == wrist
     with pytest.raises(TrajectoryError, match=r"cylinder stage: cylinder x drives joint 'j9', which is not a joint"):
         build_protocol(robot, cycles=1, cylinder_stage=CylinderStage(A, W, (CylinderExcitation("x", "j9", 0.1),)))
     # an amplitude the joint's range cannot hold is a limit violation named by stage and joint

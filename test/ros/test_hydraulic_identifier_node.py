@@ -7,12 +7,16 @@ configured order. Expected: the published estimates within 5 % of the paper's va
 written by ~/save and again at SIGINT, bad messages skipped without stopping the node.
 """
 import math
+import os
+import pathlib
+import sys
 import time
 
 import numpy as np
 import pytest
 import yaml
-from rclpy.qos import QoSProfile
+from rcl_interfaces.srv import GetParameters
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_srvs.srv import Trigger
 
 from reference_tables import reference_table
@@ -134,3 +138,33 @@ def test_estimates_converge_save_and_shutdown_write_the_results(node):
     assert stop_node(process) == 0, (directory / "node.log").read_text()
     at_shutdown = {result.name: result for result in load_cylinder_results(directory / "results.yaml")}
     assert at_shutdown["wrist"].parameters.fc == pytest.approx(saved["wrist"].parameters.fc, rel=1e-6)
+
+
+def test_started_as_the_launch_file_starts_it_with_the_installed_configuration(tmp_path):
+    """config/hydraulic_identifier.yaml (the curtain-wall arm's six cylinders) in a namespace, the input
+    remapped outside it, best-effort QoS and use_sim_time: what the ROS graph reports."""
+    namespace, driver = f"/hyd_ns_{os.getpid()}", f"/driver_{os.getpid()}/cylinders"
+    config = pathlib.Path(sys.prefix) / "share" / "robot_dynid" / "config" / "hydraulic_identifier.yaml"
+    process = start_node("hydraulic_identifier", "--params-file", str(config), "-r", f"__ns:={namespace}",
+                         "-r", f"hydraulic_cylinder_states:={driver}", "-p", "qos:=best_effort",
+                         "-p", "use_sim_time:=true", "-p", f"results_file:={tmp_path / 'r.yaml'}",
+                         log_path=tmp_path / "node.log")
+    graph = RosTestGraph()
+    try:
+        graph.spin_until(lambda: graph.node.get_subscriptions_info_by_topic(driver), what="the node subscribing")
+        (subscription,) = graph.node.get_subscriptions_info_by_topic(driver)
+        assert (subscription.node_namespace, subscription.node_name) == (namespace, "hydraulic_identifier")
+        assert subscription.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT
+        graph.spin_until(lambda: graph.node.count_publishers(f"{namespace}/hydraulic_estimates")
+                         and graph.node.count_publishers(f"{namespace}/hydraulic_identification_status"),
+                         what="estimates and status in the namespace")
+        client = graph.node.create_client(GetParameters, f"{namespace}/hydraulic_identifier/get_parameters")
+        values = graph.call(client, GetParameters.Request(names=["use_sim_time", "cylinder_names", "piston_masses"]))
+        assert values.values[0].bool_value is True
+        assert list(values.values[1].string_array_value) == [f"cylinder_{k}" for k in range(1, 7)]
+        table = reference_table("curtain_wall_arm.yaml")["cylinders"]
+        assert list(values.values[2].double_array_value) == table["piston_mass_kg"]
+    finally:
+        graph.close()
+        assert stop_node(process) == 0, (tmp_path / "node.log").read_text()
+    assert "nothing to write" in (tmp_path / "node.log").read_text() and not (tmp_path / "r.yaml").exists()
