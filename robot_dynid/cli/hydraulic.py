@@ -106,3 +106,74 @@ def format_cylinder_table(results) -> str:
 
 def main(args):
     return identify_main(args)
+
+
+def run_demo(out, seed: int = 0) -> int:
+    """``robot-dynid demo --hydraulic``: simulate the curtain-wall arm's six cylinders on a bench and the arm
+    along an excitation, then run ``hydraulic identify`` and ``identify --cylinders`` on the files written
+    into ``out``, and compare with the truth."""
+    import yaml
+
+    from robot_dynid.cli import main as cli_main
+    from robot_dynid.experiment.excitation import random_excitation
+    from robot_dynid.experiment.simulation import plausible_parameters
+    from robot_dynid.experiment.trajectories import time_grid
+    from robot_dynid.hydraulics import simulation
+    from robot_dynid.hydraulics.cylinder_results import config_to_dict, load_cylinder_results
+    from robot_dynid.model.friction import friction_model
+    from robot_dynid.model.regressor import Regressor
+    from robot_dynid.model.robot_description import load_robot
+    from robot_dynid.package_files import find_package_file
+    from robot_dynid.recordings.csv_io import write_csv
+    from robot_dynid.recordings.recording import Recording
+
+    robot_file = find_package_file("config", "robots", "curtain_wall_arm.yaml")
+    robot = load_robot(robot_file)
+    configs = simulation.curtain_wall_cylinders(robot)
+    truth = simulation.table_v_parameters()
+    config_path = out / "cylinder_config.yaml"
+    config_path.write_text(yaml.safe_dump({"cylinders": [{"name": config.name, **config_to_dict(config)}
+                                                         for config in configs]}, sort_keys=False))
+    runs = simulation.simulate_bench(configs, truth, seed=seed)
+    bench_path = out / "cylinder_bench.csv"
+    header = ["time"] + [f"{field}.{run.name}" for run in runs for field in ("x", "pa", "pb", "load")]
+    write_columns(bench_path, header, np.column_stack(
+        [runs[0].time] + [values for run in runs for values in (run.x, run.p_a, run.p_b, run.load)]))
+    print(f"1. simulated the six cylinders of {robot.name} on a bench: {runs[0].time[-1]:.0f} s at 50 Hz, "
+          f"pressure noise {simulation.PRESSURE_NOISE:g} Pa per chamber -> {bench_path}\n")
+    results_path = out / "cylinders.yaml"
+    status = cli_main(["hydraulic", "identify", "--config", str(config_path), "--data", str(bench_path),
+                       "--out", str(results_path)])
+    if status:
+        return status
+    print("\n   identified against true (Table V in SI), error in standard deviations:")
+    for result, true in zip(load_cylinder_results(results_path), truth):
+        errors = (result.parameters.as_array() - true.as_array()) / result.std
+        print(f"   {result.name}: " + ", ".join(f"{name} {value:+.2f}" for name, value in
+                                               zip(("K", "fc", "fv", "fs"), errors)))
+
+    regressor = Regressor(robot, friction_model("none"))
+    theta = plausible_parameters(robot, seed)
+    arm_files = []
+    for label, trajectory, duration in (
+            ("arm_excitation", random_excitation(robot, harmonics=5, period=20.0, amplitude_fraction=0.8,
+                                                 seed=seed + 1), 40.0),
+            ("arm_held_out", random_excitation(robot, harmonics=4, period=10.0, amplitude_fraction=0.5,
+                                               seed=seed + 7), 10.0)):
+        t = time_grid(duration, dt=0.02)
+        period = float(np.max(trajectory.period))
+        q, qd, qdd = trajectory.evaluate(t % period)
+        rigid = np.einsum("kjp,p->kj", regressor.compute(q, qd, qdd), theta)
+        tau = simulation.hydraulic_torques(robot, configs, truth, q, qd, qdd, rigid, seed=seed + len(arm_files))
+        path = out / f"{label}.csv"
+        write_csv(path, Recording.from_arrays(robot.joint_names, t, q, qd, qdd, tau, source=label))
+        arm_files.append(path)
+    print(f"\n2. simulated the arm along an excitation ({arm_files[0]}) and a held-out trajectory ({arm_files[1]}): "
+          "tau = the cylinders' hydraulic joint torques sum_c r_c(q) (p_a A_a - p_b A_b) [N m]\n")
+    status = cli_main(["identify", "--robot", str(robot_file), "--data", str(arm_files[0]), "--friction", "none",
+                       "--cylinders", str(results_path), "--validate", str(arm_files[1]),
+                       "--out", str(out / "model.yaml")])
+    print(f"\noffline: robot-dynid hydraulic identify --config {config_path} --data {bench_path} --out cylinders.yaml"
+          f"\n         robot-dynid identify --robot {robot_file} --data {arm_files[0]} --friction none "
+          f"--cylinders cylinders.yaml --out model.yaml")
+    return status
