@@ -12,7 +12,7 @@ A unit mistake makes every sample wrong and is an error naming the column (as
 - ``x`` beyond :data:`MAX_DISPLACEMENT` (5 m) in more than 5 % of the samples: looks like mm;
 - ``xd`` beyond :data:`MAX_SPEED` (10 m/s): looks like mm/s;
 - ``pa``/``pb`` whose largest magnitude is below :data:`MIN_PEAK_PRESSURE` (1e4 Pa = 0.1 bar: no
-  working hydraulic cylinder): looks like MPa (peak <= 100) or bar; above :data:`MAX_PRESSURE`
+  working hydraulic cylinder): looks like MPa or bar (bar alone above a peak of 100); above :data:`MAX_PRESSURE`
   (1e9 Pa = 10 kbar): not pascals either.
 """
 from __future__ import annotations
@@ -83,9 +83,10 @@ def check_cylinder_units(source: str, name: str, columns: dict) -> None:
         values = columns[prefix]
         peak = float(np.max(np.abs(values)))
         if peak < MIN_PEAK_PRESSURE:
-            unit, factor = ("MPa", 1e6) if peak <= 100.0 else ("bar", 1e5)
+            looks = f"MPa or bar ({peak:.6g} MPa = {peak * 1e6:.4g} Pa)" if peak <= 100.0 else \
+                f"bar ({peak:.6g} bar = {peak * 1e5:.4g} Pa)"
             raise DataError(f"{column(prefix)} peaks at {peak:.6g} Pa, below {MIN_PEAK_PRESSURE:g} Pa (0.1 bar): "
-                            f"it looks like {unit} ({peak:.6g} {unit} = {peak * factor:.4g} Pa); give Pa")
+                            f"it looks like {looks}; give Pa")
         if peak > MAX_PRESSURE:
             raise DataError(f"{column(prefix)} reaches {peak:.6g} Pa, above {MAX_PRESSURE:g} Pa (10 kbar): "
                             "check its unit (Pa)")
