@@ -31,6 +31,8 @@ DAMPING = 2000.0            # N s/m
 STIFFNESS = 3000.0          # N/m
 PRESSURE_NOISE = 1e3        # Pa
 BENCH_LOAD = 100.0          # N
+BASE_RADIUS = 0.15          # m, base attachment point from the joint axis
+ROD_OFFSET = 0.1            # m, rod attachment point beside the link's middle
 BENCH_AMPLITUDES = (0.006, 0.02, 0.005)        # m
 BENCH_FREQUENCIES = (0.05, 0.3, 2.3)           # rad/s
 PISTON_MASSES = (4.595, 4.914, 2.324, 1.937, 1.729, 1.705)                  # kg, Table IV
@@ -46,20 +48,28 @@ def table_v_parameters() -> list[CylinderParameters]:
 
 def curtain_wall_cylinders(robot) -> list[CylinderConfig]:
     """Six cylinders named ``c1``..``c6``, cylinder ``j`` across joint ``j`` of ``robot`` (its joint
-    frames: link ``j-1``'s frame is at joint ``j``'s axis in standard DH). Base point 0.12 m off joint
-    ``j``'s axis on link ``j-1``; rod point 0.1 m beside the middle of link ``j``. Reference length: the
+    frames: link ``j-1``'s frame is at joint ``j``'s axis in standard DH). Rod point :data:`ROD_OFFSET`
+    beside the middle of link ``j``; base point on link ``j-1``, :data:`BASE_RADIUS` from joint ``j``'s axis,
+    a quarter turn from the rod point at q = 0 (so the moment arm stays large over the joint range). Reference length: the
     length at q = 0."""
     if robot.n_joints != len(PISTON_MASSES):
         raise DynIdError(f"the curtain-wall cylinders need a 6-joint arm, {robot.name!r} has {robot.n_joints}")
     configs = []
     names = robot.joint_names
+    to_world = np.eye(3) if robot.base is None else np.array(
+        [[1.0, 0.0, 0.0], [0.0, math.cos(robot.base.alpha), -math.sin(robot.base.alpha)],
+         [0.0, math.sin(robot.base.alpha), math.cos(robot.base.alpha)]])
     for index, name in enumerate(names):
-        half_link = 0.5 * robot.dh[index].a
-        if index == 0:    # the world frame: joint 1 turns about world -y after the base row alpha = 90 deg
-            base = AttachmentPoint("world", (-0.12, 0.0, 0.0))
+        row = robot.dh[index]
+        rod_offset = np.array([0.5 * row.a, ROD_OFFSET])          # from joint j's axis, in link j's frame
+        rod = AttachmentPoint(name, (-0.5 * row.a, ROD_OFFSET, 0.0))
+        # base point a quarter turn from the rod point at q = 0, BASE_RADIUS from the axis
+        angle = math.atan2(rod_offset[1], rod_offset[0]) + row.theta - 0.5 * math.pi
+        point = BASE_RADIUS * np.array([math.cos(angle), math.sin(angle), 0.0])
+        if index == 0:
+            base = AttachmentPoint("world", tuple(float(value) for value in to_world @ point))
         else:
-            base = AttachmentPoint(names[index - 1], (-0.12, 0.0, 0.0))
-        rod = AttachmentPoint(name, (-half_link, 0.1, 0.0))
+            base = AttachmentPoint(names[index - 1], tuple(float(value) for value in point))
         attachment = CylinderAttachment(base=base, rod=rod)
         cylinder = HydraulicCylinder(PISTON_MASSES[index], DAMPING, AREA_A, AREA_B)
         config = CylinderConfig(f"c{index + 1}", cylinder, BENCH_LOAD, attachment)
