@@ -149,8 +149,8 @@ def run_demo(out, seed: int = 0) -> int:
     print("\n   identified against true (Table V in SI), error in standard deviations:")
     for result, true in zip(load_cylinder_results(results_path), truth):
         errors = (result.parameters.as_array() - true.as_array()) / result.std
-        print(f"   {result.name}: " + ", ".join(f"{name} {value:+.2f}" for name, value in
-                                               zip(("K", "fc", "fv", "fs"), errors)))
+        cells = [f"{name} {value:+.2f}" for name, value in zip(("K", "fc", "fv", "fs"), errors)]
+        print(f"   {result.name}: " + ", ".join(cells))
 
     regressor = Regressor(robot, friction_model("none"))
     theta = plausible_parameters(robot, seed)

@@ -50,8 +50,8 @@ def curtain_wall_cylinders(robot) -> list[CylinderConfig]:
     """Six cylinders named ``c1``..``c6``, cylinder ``j`` across joint ``j`` of ``robot`` (its joint
     frames: link ``j-1``'s frame is at joint ``j``'s axis in standard DH). Rod point :data:`ROD_OFFSET`
     beside the middle of link ``j``; base point on link ``j-1``, :data:`BASE_RADIUS` from joint ``j``'s axis,
-    a quarter turn from the rod point at q = 0 (so the moment arm stays large over the joint range). Reference length: the
-    length at q = 0."""
+    a quarter turn from the rod point at q = 0 (so the moment arm stays large over the joint range).
+    Reference length: the length at q = 0."""
     if robot.n_joints != len(PISTON_MASSES):
         raise DynIdError(f"the curtain-wall cylinders need a 6-joint arm, {robot.name!r} has {robot.n_joints}")
     configs = []
