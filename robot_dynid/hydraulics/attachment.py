@@ -157,12 +157,15 @@ class CylinderGeometry:
                                 f"{robot.name!r} does not have (joints: {', '.join(robot.joint_names)})")
         self.model = build_pinocchio_model(robot)
         self.data = self.model.createData()
+        self._frames = {name: self.model.getFrameId(f"{name}_link") for name in robot.joint_names}
+        self._offsets = np.array([0.0 if attachment.constant else attachment.reference_length
+                                  for attachment in self.attachments])
 
     def _point_kinematics(self, point: AttachmentPoint) -> tuple[np.ndarray, np.ndarray]:
         """World position (3,) and linear Jacobian (3, n) of ``point`` (kinematics already computed)."""
         if point.link == WORLD:
             return np.asarray(point.point, dtype=float), np.zeros((3, self.n_joints))
-        frame = self.model.getFrameId(f"{point.link}_link")
+        frame = self._frames[point.link]
         placement = self.data.oMf[frame]
         position = placement.act(np.asarray(point.point, dtype=float))
         jacobian = pin.getFrameJacobian(self.model, self.data, frame, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
@@ -197,15 +200,13 @@ class CylinderGeometry:
     def displacement(self, q) -> np.ndarray:
         """``x`` (N, c) [m] at configurations ``q`` (N, n) [rad]."""
         q = np.atleast_2d(np.asarray(q, dtype=float))
-        offsets = np.array([0.0 if attachment.constant else attachment.reference_length
-                            for attachment in self.attachments])
-        return np.array([self.length_and_arms(sample)[0] for sample in q]) - offsets
+        return np.array([self.length_and_arms(sample)[0] for sample in q]) - self._offsets
 
     def motion(self, q, qd, qdd) -> CylinderMotion:
         """:class:`CylinderMotion` along ``q``, ``qd``, ``qdd`` (N, n) [rad, rad/s, rad/s^2]."""
         q, qd, qdd = (np.atleast_2d(np.asarray(value, dtype=float)) for value in (q, qd, qdd))
-        x = self.displacement(q)
-        arms = np.array([self.length_and_arms(sample)[1] for sample in q])
+        lengths, arms = (np.array(values) for values in zip(*(self.length_and_arms(sample) for sample in q)))
+        x = lengths - self._offsets
         step = _DIRECTIONAL_STEP
         # dr/dt = (dr/dq) q' by a central difference along q'
         arm_rates = np.array([(self.length_and_arms(sample + step * rate)[1]
