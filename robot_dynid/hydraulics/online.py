@@ -40,6 +40,7 @@ import numpy as np
 from robot_dynid import validators
 from robot_dynid.errors import DynIdError
 from robot_dynid.estimation.estimators import RecursiveLeastSquares
+from robot_dynid.recordings.cylinder_data import MAX_DISPLACEMENT, MAX_PRESSURE, MAX_SPEED, MIN_PEAK_PRESSURE
 from robot_dynid.hydraulics.cylinder import (CONVERGENCE_BAND, HYDRAULIC_PARAMETER_NAMES, CylinderIdentification,
                                              CylinderParameters, HydraulicCylinder, cylinder_regressor,
                                              known_force, nominal_scales, settling_sample)
@@ -52,19 +53,8 @@ LENGTH_MISMATCH = "array lengths differ from the names"
 NON_FINITE = "non-finite values"
 STAMP_NOT_INCREASING = "stamp not after the cylinder's previous sample"
 
-PRESSURE_FLOOR = 1e3
-"""[Pa]: a working cylinder has a chamber above 1 kPa (0.01 bar); pressures all below it (and not
-all zero) are read as bar or MPa."""
-PRESSURE_CEILING = 1e9
-"""[Pa]: 10000 bar; beyond it no hydraulic pressure is plausible."""
-PRESSURE_MINIMUM = -1.5e5
-"""[Pa]: below -1.5 bar no gauge (let alone absolute) pressure is possible."""
 PENDING_SAMPLES = 50
 """Samples of a cylinder collected before they go to the estimator as one block (1 s at 50 Hz)."""
-POSITION_CEILING = 10.0
-"""[m]: a rod displacement beyond it is millimetres."""
-VELOCITY_CEILING = 10.0
-"""[m/s]: a rod speed beyond it is millimetres per second."""
 
 
 def unknown_cylinders(names: Sequence[str]) -> str:
@@ -322,9 +312,9 @@ def select_samples(names: Sequence[str], known: Sequence[str], position, velocit
     Reasons: :data:`EMPTY_NAMES`, :data:`DUPLICATE_NAMES`, :func:`unknown_cylinders` (a name not in
     ``known``), :data:`LENGTH_MISMATCH` (``position``, ``velocity`` and the pressures must hold
     one value per name, ``external_load`` one per name or none), :data:`NON_FINITE`, and unit
-    mistakes naming the cylinder: pressures all below :data:`PRESSURE_FLOOR` and not all zero
-    (bar or MPa), beyond :data:`PRESSURE_CEILING` or below :data:`PRESSURE_MINIMUM`, positions
-    beyond :data:`POSITION_CEILING` (mm), velocities beyond :data:`VELOCITY_CEILING` (mm/s).
+    mistakes naming the cylinder, by the limits of :mod:`robot_dynid.recordings.cylinder_data`:
+    both pressures below 1e4 Pa and not both zero (bar or MPa), one above 1e9 Pa, a position
+    beyond 5 m (mm), a velocity beyond 10 m/s (mm/s).
 
     Parameters
     ----------
@@ -360,16 +350,18 @@ def select_samples(names: Sequence[str], known: Sequence[str], position, velocit
 
 
 def _unit_problem(x: float, xd: float, p_a: float, p_b: float) -> str:
+    """A unit mistake of one sample, by the limits the recording reader applies to whole columns
+    (:mod:`robot_dynid.recordings.cylinder_data`); '' when none."""
     largest = max(abs(p_a), abs(p_b))
-    if 0.0 < largest < PRESSURE_FLOOR:
-        return (f"pressures {p_a:g} and {p_b:g} Pa are all below {PRESSURE_FLOOR:g} Pa: bar or MPa, not Pa "
-                "(HydraulicCylinderState pressures are in Pa)")
-    if largest > PRESSURE_CEILING or min(p_a, p_b) < PRESSURE_MINIMUM:
-        return f"pressures {p_a:g} and {p_b:g} Pa are outside [{PRESSURE_MINIMUM:g}, {PRESSURE_CEILING:g}] Pa"
-    if abs(x) > POSITION_CEILING:
-        return f"position {x:g} m is beyond {POSITION_CEILING:g} m: millimetres, not metres?"
-    if abs(xd) > VELOCITY_CEILING:
-        return f"velocity {xd:g} m/s is beyond {VELOCITY_CEILING:g} m/s: mm/s, not m/s?"
+    if 0.0 < largest < MIN_PEAK_PRESSURE:
+        return (f"pressures {p_a:g} and {p_b:g} Pa are both below {MIN_PEAK_PRESSURE:g} Pa (0.1 bar): bar or MPa, "
+                "not Pa (HydraulicCylinderState pressures are in Pa)")
+    if largest > MAX_PRESSURE:
+        return f"pressures {p_a:g} and {p_b:g} Pa: above {MAX_PRESSURE:g} Pa (10 kbar), not Pa"
+    if abs(x) > MAX_DISPLACEMENT:
+        return f"position {x:g} m is beyond {MAX_DISPLACEMENT:g} m: millimetres, not metres?"
+    if abs(xd) > MAX_SPEED:
+        return f"velocity {xd:g} m/s is beyond {MAX_SPEED:g} m/s: mm/s, not m/s?"
     return ""
 
 

@@ -145,16 +145,15 @@ def test_a_stamp_not_after_the_previous_is_refused_and_the_first_sample_primes()
     ((["a", "z"], [0.0, 0.0], [0.0, 0.0], [2e6, 2e6], [5e5, 5e5]), "unknown cylinder(s) ['z']"),
     ((["a"], [math.nan], [0.0], [2e6], [5e5]), NON_FINITE),
     ((["a"], [0.0], [0.0], [2e6], [5e5], [math.inf]), NON_FINITE),
-    ((["a"], [0.0], [0.0], [200.0], [5.0]), "cylinder a: pressures 200 and 5 Pa are all below 1000 Pa: bar or MPa"),
-    ((["b"], [0.0], [0.0], [20.0], [0.5]), "cylinder b: pressures 20 and 0.5 Pa are all below 1000 Pa: bar or MPa"),
-    ((["a"], [0.0], [0.0], [2e10], [5e5]), r"cylinder a: pressures 2e\+10 and 500000 Pa are outside"),
-    ((["a"], [0.0], [0.0], [2e6], [-5e5]), "cylinder a: pressures 2e+06 and -500000 Pa are outside"),
-    ((["a"], [12.0], [0.0], [2e6], [5e5]), "cylinder a: position 12 m is beyond 10 m: millimetres"),
+    ((["a"], [0.0], [0.0], [200.0], [5.0]), "cylinder a: pressures 200 and 5 Pa are both below 10000 Pa"),
+    ((["b"], [0.0], [0.0], [20.0], [0.5]), "cylinder b: pressures 20 and 0.5 Pa are both below 10000 Pa"),
+    ((["a"], [0.0], [0.0], [2e10], [5e5]), "cylinder a: pressures 2e+10 and 500000 Pa: above 1e+09 Pa"),
+    ((["a"], [6.0], [0.0], [2e6], [5e5]), "cylinder a: position 6 m is beyond 5 m: millimetres"),
     ((["a"], [0.0], [30.0], [2e6], [5e5]), "cylinder a: velocity 30 m/s is beyond 10 m/s: mm/s"),
 ])
 def test_unusable_messages_say_why(fields, reason):
     problem = select_samples(fields[0], ("a", "b"), *fields[1:])
-    assert isinstance(problem, str) and problem.startswith(reason.replace("\\", ""))
+    assert isinstance(problem, str) and problem.startswith(reason)
 
 
 def test_messages_by_name_in_any_order_with_or_without_loads():
