@@ -151,7 +151,9 @@ def test_started_as_the_launch_file_starts_it_with_the_installed_configuration(t
                          log_path=tmp_path / "node.log")
     graph = RosTestGraph()
     try:
-        graph.spin_until(lambda: graph.node.get_subscriptions_info_by_topic(driver), what="the node subscribing")
+        graph.spin_until(lambda: (namespace, "hydraulic_identifier") in {
+            (info.node_namespace, info.node_name) for info in graph.node.get_subscriptions_info_by_topic(driver)},
+            what="the node subscribing (its name known)")   # the graph learns endpoint names later
         (subscription,) = graph.node.get_subscriptions_info_by_topic(driver)
         assert (subscription.node_namespace, subscription.node_name) == (namespace, "hydraulic_identifier")
         assert subscription.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT
