@@ -1,4 +1,5 @@
-"""Identification beside a robot driver: recorder, identifier and experiment_runner.
+"""Identification beside a robot driver: recorder, identifier and experiment_runner (and
+hydraulic_identifier for hydraulic arms).
 
 The driver (or sim_robot, see demo.launch.py) provides sensor_msgs/JointState and a
 joint_trajectory_controller; the runner plays the protocol plan on it, the recorder writes the bag
@@ -13,6 +14,9 @@ Every node is started in ``namespace`` and takes ``use_sim_time``; its topics ha
 (joint_states, joint_trajectory, experiment_stage, identified_model, identification_status), which
 the ``*_topic`` arguments remap (a relative target stays in the namespace). The optional inputs of
 the recorder (effort_topic, current_topic, temperature_topic, hydraulic_topic) are off unless given.
+Given ``hydraulic_topic`` (robot_dynid/HydraulicCylinderState), the hydraulic_identifier node also
+starts and identifies the cylinders online (config/hydraulic_identifier.yaml: the curtain-wall arm's
+six cylinders; ``cylinders_file``, ``results_file``).
 
 The runner moves nothing until told to, once the arm is where it should be:
 
@@ -42,14 +46,18 @@ TOPICS = {
     "stage_topic": "experiment_stage",
     "model_topic": "identified_model",
     "status_topic": "identification_status",
+    "hydraulic_estimates_topic": "hydraulic_estimates",
+    "hydraulic_status_topic": "hydraulic_identification_status",
 }
 # The recorder's optional inputs, off unless given: its parameter is set to the relative name, remapped to the argument.
 OPTIONAL_TOPICS = {
     "effort_topic": "effort_states",
     "current_topic": "current_states",
     "temperature_topic": "temperature_states",
-    "hydraulic_topic": "hydraulic_state",
+    "hydraulic_topic": "hydraulic_cylinder_states",
 }
+# Nodes started only when the optional input argument is given; their topic parameter defaults to its relative name.
+CONDITIONAL_NODES = {"hydraulic_identifier": "hydraulic_topic"}
 # Each argument here is the parameter of that name of the nodes given it below; left empty, the
 # nodes keep the value of config/<node>.yaml and params_file (the defaults are configured there only).
 ARGUMENTS = [
@@ -72,7 +80,18 @@ ARGUMENTS = [
                           description="JointState whose effort holds joint temperatures [deg C], recorded; "
                                       "empty: off"),
     DeclareLaunchArgument("hydraulic_topic", default_value="",
-                          description="robot_dynid/HydraulicCylinderState, recorded; empty: off"),
+                          description="robot_dynid/HydraulicCylinderState (SI), recorded and identified online by "
+                                      "hydraulic_identifier; empty: off (and no hydraulic_identifier)"),
+    DeclareLaunchArgument("hydraulic_estimates_topic", default_value="hydraulic_estimates",
+                          description="robot_dynid/HydraulicCylinderEstimates output of hydraulic_identifier"),
+    DeclareLaunchArgument("hydraulic_status_topic", default_value="hydraulic_identification_status",
+                          description="robot_dynid/IdentificationStatus output of hydraulic_identifier"),
+    DeclareLaunchArgument("cylinders_file", default_value="",
+                          description="cylinder configuration (YAML, SI) of hydraulic_identifier; empty: as "
+                                      "configured (the curtain-wall arm's six cylinders)"),
+    DeclareLaunchArgument("results_file", default_value="",
+                          description="cylinder results file hydraulic_identifier writes on ~/save and at "
+                                      "shutdown; empty: as configured (timestamped in the current directory)"),
     DeclareLaunchArgument("stage_topic", default_value="experiment_stage",
                           description="robot_dynid/ExperimentStage markers of the runner"),
     DeclareLaunchArgument("model_topic", default_value="identified_model",
@@ -134,14 +153,18 @@ def launch_setup(context):
              parameters=parameters("identifier.yaml", "robot_file", "model_file")),
         Node(package="robot_dynid", executable="experiment_runner", name="experiment_runner", **common,
              parameters=parameters("experiment_runner.yaml", "robot_file", "plan_file")),
-    ]
+    ] + ([
+        Node(package="robot_dynid", executable="hydraulic_identifier", name="hydraulic_identifier", **common,
+             parameters=parameters("hydraulic_identifier.yaml", "cylinders_file", "results_file")),
+    ] if optional[CONDITIONAL_NODES["hydraulic_identifier"]] else [])
 
 
 def generate_launch_description():
     return LaunchDescription([
         DeclareLaunchArgument("params_file", default_value="",
                               description="extra parameter file with sections for any of recorder, identifier, "
-                                          "experiment_runner (applied after config/<node>.yaml); empty: none"),
+                                          "experiment_runner, hydraulic_identifier (applied after "
+                                          "config/<node>.yaml); empty: none"),
         *ARGUMENTS,
         OpaqueFunction(function=launch_setup),
     ])

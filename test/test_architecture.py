@@ -56,7 +56,7 @@ LAYERS = {
     "model": {"estimation.estimators"},   # the estimator names a model file may record
     "estimation": {"model", "recordings"},
     "experiment": {"model", "recordings"},
-    "hydraulics": {"model", "estimation"},
+    "hydraulics": {"model", "estimation", "recordings"},   # online checks share recordings.cylinder_data's limits
     "reports": {"model", "estimation", "recordings"},
     "cli": {"model", "estimation", "experiment", "recordings", "hydraulics", "reports",
             "nodes"},   # nodes only inside `robot-dynid demo --ros`, imported when it runs

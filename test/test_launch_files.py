@@ -109,9 +109,11 @@ def test_nodes_use_relative_topic_names():
 @pytest.mark.parametrize("name", ["identification.launch.py", "feedforward.launch.py"])
 def test_every_topic_of_the_launched_nodes_is_remapped_from_its_relative_name(name):
     """Each node's ``*_topic`` parameter is an argument; the argument remaps the node's relative default
-    (TOPICS), or switches an optional input on under a relative name (OPTIONAL_TOPICS)."""
+    (TOPICS), or switches an optional input on under a relative name (OPTIONAL_TOPICS); a node started
+    only when such an argument is given (CONDITIONAL_NODES) defaults that input to the relative name."""
     path = REPO / "launch" / name
     topics, optional = module_dict(path, "TOPICS"), module_dict(path, "OPTIONAL_TOPICS")
+    conditional = module_dict(path, "CONDITIONAL_NODES")
     defaults = argument_defaults(path)
     executables = {ast.literal_eval(call["executable"]) for call in node_calls(path)}
     for executable in executables:
@@ -119,8 +121,14 @@ def test_every_topic_of_the_launched_nodes_is_remapped_from_its_relative_name(na
             assert parameter in topics or parameter in optional, f"{name}: {executable}.{parameter} not remapped"
             if parameter in topics:
                 assert topics[parameter] == default, f"{executable}.{parameter}: {default!r} is not remapped"
+            elif conditional.get(executable) == parameter:
+                assert default == optional[parameter] and defaults[parameter] == "", \
+                    f"{executable}.{parameter}: {default!r} is not the optional input's relative name"
             else:
                 assert default == "" and defaults[parameter] == "", f"{executable}.{parameter} is not optional"
+    for executable, parameter in conditional.items():
+        assert executable in executables and parameter in optional, f"{name}: CONDITIONAL_NODES {executable}"
+        assert f'optional[CONDITIONAL_NODES["{executable}"]]' in path.read_text(), f"{executable} always starts"
     for argument, topic in {**topics, **optional}.items():
         assert not topic.startswith("/"), f"{name}: {argument} remaps an absolute name"
         assert defaults[argument] in (topic, ""), f"{name}: {argument} defaults to {defaults[argument]!r}"

@@ -26,6 +26,7 @@ SUBCOMMAND_MODULES = (
     "robot_dynid.cli.protocol",
     "robot_dynid.cli.demo",
     "robot_dynid.cli.bag",
+    "robot_dynid.cli.hydraulic",
 )
 
 

@@ -53,6 +53,9 @@ def add_arguments(parser):
     parser.add_argument("--offline", action="store_true",
                         help="core-only demo without ROS nodes (what runs anyway when rclpy is not installed)")
     parser.add_argument("--robot", default=None, metavar="R.yaml", help="robot description (default: the ER3A)")
+    parser.add_argument("--hydraulic", action="store_true",
+                        help="core-only hydraulic demo: the curtain-wall arm's cylinders on a bench, then the arm; "
+                             "identifies the cylinders and then the arm (two-stage) and prints both tables")
     parser.add_argument("--seed", type=int, default=None,
                         help="seed of the true parameters and the noise (default: config/demo.yaml, sim_robot)")
     parser.add_argument("--noise", type=float, default=None,
@@ -133,6 +136,9 @@ def fresh(path):
 def main(args):
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if args.hydraulic:
+        from robot_dynid.cli.hydraulic import run_demo
+        return run_demo(out, seed=0 if args.seed is None else args.seed)
     if not args.offline:
         try:
             from robot_dynid.nodes import demo_graph

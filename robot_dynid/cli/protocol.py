@@ -2,10 +2,11 @@
 import json
 
 from robot_dynid.cli.options import output_file
-from robot_dynid.errors import TrajectoryError
-from robot_dynid.experiment.protocol import (DEFAULT_SPEED_FRACTIONS, build_protocol,
-                                             load_friction_poses, save_plan)
+from robot_dynid.errors import DataError, TrajectoryError
+from robot_dynid.experiment.protocol import (DEFAULT_SPEED_FRACTIONS, CylinderExcitation, build_protocol,
+                                             load_cylinder_stage, load_friction_poses, save_plan)
 from robot_dynid.experiment.trajectories import FourierTrajectory, load_trajectory
+from robot_dynid.hydraulics.cylinder_results import load_cylinder_config
 from robot_dynid.model.robot_description import load_robot
 
 NAME = "protocol"
@@ -34,6 +35,13 @@ def add_arguments(parser):
                         help="rest at the start of each cycle [s] (default: %(default)s)")
     parser.add_argument("--validation", metavar="T.yaml", default=None,
                         help="rest-to-rest trajectory played at the end of each cycle")
+    parser.add_argument("--cylinders", metavar="C.yaml", default=None,
+                        help="hydraulic arms: cylinder configuration; with --cylinder-stage, each cylinder with a "
+                             "constant-moment-arm attachment {joint, moment_arm [m/rad]} gets a cylinder stage")
+    parser.add_argument("--cylinder-stage", metavar="S.yaml", default=None,
+                        help="cylinder stage (YAML): amplitude [m], angular_frequency [rad/s] or frequency [Hz], "
+                             "cycles, ramp_duration [s], centers {cylinder: rad}; played before the excitation "
+                             "stage as q = center + (A / r) sin(w t) per cylinder")
     parser.add_argument("--out", metavar="plan.yaml", type=output_file, default=None, help="write the plan (YAML)")
     parser.add_argument("--json", action="store_true", help="print the cycle's stages as JSON")
 
@@ -43,6 +51,23 @@ def _fractions(text):
         return tuple(float(part) for part in text.split(",") if part.strip())
     except ValueError:
         raise ValueError(f"--speed-fractions: {text!r} is not a comma-separated list of numbers") from None
+
+
+def _excited_cylinders(path):
+    """CylinderExcitation of every cylinder of the configuration ``path`` with an attachment."""
+    cylinders = []
+    for config in load_cylinder_config(path):
+        attachment = config.attachment
+        if attachment is None:
+            continue
+        if not attachment.constant:
+            raise DataError(f"{path}: cylinder {config.name!r} is attached by two points; the cylinder stage needs a "
+                            "constant moment arm (attachment: {joint, moment_arm}): inverting the geometry is not "
+                            "implemented")
+        cylinders.append(CylinderExcitation(config.name, attachment.joint, attachment.moment_arm))
+    if not cylinders:
+        raise DataError(f"{path}: no cylinder has an attachment {{joint, moment_arm}}: nothing to excite")
+    return cylinders
 
 
 def main(args):
@@ -55,11 +80,17 @@ def main(args):
                                   f"got {excitation.kind}")
     poses = None if args.friction_poses is None else load_friction_poses(args.friction_poses, robot)
     validation = None if args.validation is None else load_trajectory(args.validation)
+    cylinder_stage = None
+    if (args.cylinders is None) != (args.cylinder_stage is None):
+        raise DataError("--cylinders and --cylinder-stage go together: the configuration names the cylinders, "
+                        "their joints and moment arms, the stage file their motion")
+    if args.cylinders is not None:
+        cylinder_stage = load_cylinder_stage(args.cylinder_stage, _excited_cylinders(args.cylinders))
     plan = build_protocol(
         robot, cycles=args.cycles, excitation=excitation, excitation_periods=args.excitation_periods,
         friction_poses=poses, speed_fractions=args.speed_fractions,
         friction_level_duration=args.level_duration, warmup_duration=args.warmup_duration,
-        rest_duration=args.rest_duration, validation=validation)
+        rest_duration=args.rest_duration, validation=validation, cylinder_stage=cylinder_stage)
     if args.out is not None:
         save_plan(plan, args.out)
     if args.json:

@@ -689,7 +689,7 @@ class RecursiveLeastSquares:
         mu = self.forgetting
         P_phi_t = P @ Phi.T
         innovation_covariance = Phi @ P_phi_t
-        innovation_covariance[np.diag_indices_from(innovation_covariance)] += mu * noise
+        innovation_covariance.flat[::Phi.shape[0] + 1] += mu * noise     # + mu S on the diagonal
         # K = P Phi^T (mu S + Phi P Phi^T)^-1
         if Phi.shape[0] == 1:
             gain = P_phi_t / innovation_covariance[0, 0]

@@ -3,6 +3,11 @@
 A test is ``cycles`` identical cycles; each starts and ends at rest in the home pose and runs:
 
 1. REST (optional): hold the home pose for ``rest_duration``.
+   CYLINDER (optional, hydraulic arms): for each cylinder of a :class:`CylinderStage` in turn,
+   the hydraulic paper's rod excitation ``x = A sin(w t)`` as motion of the cylinder's joint,
+   ``q = center + (A / r) sin(w t)`` with ``r`` its moment arm [m/rad] (constant-moment-arm
+   approximation), the other joints held at home, entered and left at rest through amplitude
+   ramps (:class:`~robot_dynid.experiment.trajectories.RampedSine`).
 2. EXCITATION: the Fourier excitation for ``excitation_periods`` periods, then cycloidal moves of
    every joint across ``cycloid_range_fraction`` of its range, all joints up together, then all
    down, each joint as fast as its speed and acceleration limits allow (joints that finish early
@@ -38,7 +43,7 @@ from robot_dynid import validators
 from robot_dynid.errors import TrajectoryError
 from robot_dynid.experiment.excitation import random_excitation
 from robot_dynid.experiment.trajectories import (CycloidalMove, FourierTrajectory, Hold, Parallel,
-                                                 PointToPoint, Repeat, Sequence, Trajectory,
+                                                 PointToPoint, RampedSine, Repeat, Sequence, Trajectory,
                                                  VelocityLadder, cycloidal_duration, ladder_ramp,
                                                  max_ladder_speed, trajectory_from_dict)
 from robot_dynid.experiment.trajectory_checks import check_trajectory
@@ -67,9 +72,9 @@ class PlanStage:
         One of ``STAGE_KINDS`` (rest, excitation, friction, warmup, validation, custom).
     name : str
         Sub-stage: ``"hold"``, ``"transition"``, ``"fourier"``, ``"cycloidal"``, ``"stroke"``,
-        ``"oscillation"`` or ``"validation"``.
+        ``"oscillation"``, ``"validation"``, or in a cylinder stage ``"ramp"`` and ``"sine"``.
     joint : str or None
-        The moving joint of a friction sub-stage.
+        The moving joint of a friction or cylinder sub-stage.
     speed_fraction : float or None
         Cruise speed over the joint's velocity limit (friction strokes); the requested fraction
         for multi-joint sub-stages moving at full or warmup speed.
@@ -451,6 +456,182 @@ def _warmup_stage(builder: _CycleBuilder, home: np.ndarray) -> None:
     builder.move_to(home, "warmup")
 
 
+# --------------------------------------------------------------------------- cylinder stage
+
+_MAX_AMPLITUDE = 0.5       # [m]: a larger rod amplitude is a unit mistake (millimetres)
+
+
+@dataclass(frozen=True)
+class CylinderExcitation:
+    """One cylinder of a :class:`CylinderStage`.
+
+    Attributes
+    ----------
+    name : str
+        The cylinder's name (as in HydraulicCylinderState and the cylinder configuration).
+    joint : str
+        The joint it drives.
+    moment_arm : float
+        r [m/rad] (the cylinder configuration's ``attachment.moment_arm``), ``dx = r dq``
+        (constant-moment-arm approximation); positive when extending the rod turns the joint
+        positively. Nonzero.
+    center : float or None
+        Joint position [rad] the sine oscillates about; None: the middle of the joint's range.
+    """
+
+    name: str
+    joint: str
+    moment_arm: float
+    center: float | None = None
+
+    def __post_init__(self) -> None:
+        for field in ("name", "joint"):
+            if not isinstance(getattr(self, field), str) or not getattr(self, field):
+                raise TrajectoryError(f"cylinder {field} must be a non-empty string, got {getattr(self, field)!r}")
+        arm = validators.number(self.moment_arm, f"cylinder {self.name}: moment_arm", TrajectoryError)
+        if arm == 0.0:
+            raise TrajectoryError(f"cylinder {self.name}: moment_arm must not be 0 [m/rad]")
+        object.__setattr__(self, "moment_arm", arm)
+        if self.center is not None:
+            object.__setattr__(self, "center", validators.number(self.center, f"cylinder {self.name}: center",
+                                                                 TrajectoryError))
+
+
+@dataclass(frozen=True)
+class CylinderStage:
+    """The hydraulic paper's cylinder excitation ``x = A sin(w t)``, one cylinder after the other.
+
+    Each cylinder's joint moves ``q = center + (A / r) sin(w tau)`` for ``cycles`` periods
+    ``2 pi / w``, between ramps of ``ramp_duration`` (:class:`RampedSine`); the paper uses
+    ``A = 6 mm``, ``w = 0.05 rad/s`` and samples at 50 Hz.
+
+    Attributes
+    ----------
+    amplitude : float
+        A [m] of the rod displacement (> 0, at most 0.5 m).
+    angular_frequency : float
+        w [rad/s] (> 0).
+    cylinders : tuple of CylinderExcitation
+    cycles : int
+        Periods of the pure sine per cylinder (>= 1).
+    ramp_duration : float or None
+        [s] of each ramp; None: half a period ``pi / w``.
+    """
+
+    amplitude: float
+    angular_frequency: float
+    cylinders: tuple
+    cycles: int = 1
+    ramp_duration: float | None = None
+
+    def __post_init__(self) -> None:
+        amplitude = validators.positive(self.amplitude, "cylinder stage amplitude", TrajectoryError, "m")
+        if amplitude > _MAX_AMPLITUDE:
+            raise TrajectoryError(f"cylinder stage amplitude {amplitude:g} m is larger than {_MAX_AMPLITUDE:g} m "
+                                  "(millimetres?)")
+        object.__setattr__(self, "amplitude", amplitude)
+        object.__setattr__(self, "angular_frequency", validators.positive(
+            self.angular_frequency, "cylinder stage angular_frequency", TrajectoryError, "rad/s"))
+        object.__setattr__(self, "cycles", validators.count(self.cycles, "cylinder stage cycles", TrajectoryError))
+        if self.ramp_duration is None:
+            object.__setattr__(self, "ramp_duration", math.pi / self.angular_frequency)
+        object.__setattr__(self, "ramp_duration", validators.positive(
+            self.ramp_duration, "cylinder stage ramp_duration", TrajectoryError, "s"))
+        cylinders = tuple(self.cylinders)
+        if not cylinders or not all(isinstance(c, CylinderExcitation) for c in cylinders):
+            raise TrajectoryError("cylinder stage cylinders must be a non-empty list of cylinders")
+        for field in ("name", "joint"):
+            values = [getattr(c, field) for c in cylinders]
+            repeated = sorted({v for v in values if values.count(v) > 1})
+            if repeated:
+                raise TrajectoryError(f"cylinder stage: {field} {repeated[0]!r} appears more than once")
+        object.__setattr__(self, "cylinders", cylinders)
+
+    @property
+    def period(self) -> float:
+        """``2 pi / w`` [s]."""
+        return 2.0 * math.pi / self.angular_frequency
+
+    def joint_amplitude(self, cylinder: CylinderExcitation) -> float:
+        """``A / r`` [rad], signed by the moment arm."""
+        return self.amplitude / cylinder.moment_arm
+
+    def to_dict(self) -> dict:
+        """File form (:func:`cylinder_stage_from_dict`)."""
+        return {"amplitude": self.amplitude, "angular_frequency": self.angular_frequency, "cycles": self.cycles,
+                "ramp_duration": self.ramp_duration,
+                "cylinders": [{"name": c.name, "joint": c.joint, "moment_arm": c.moment_arm,
+                               **({} if c.center is None else {"center": c.center})} for c in self.cylinders]}
+
+
+def cylinder_stage_from_dict(data, cylinders, source: str = "<dict>") -> CylinderStage:
+    """A :class:`CylinderStage` from its file form and the cylinders to excite.
+
+    ``{amplitude: A [m], angular_frequency: w [rad/s] | frequency: f [Hz], cycles: [1],
+    ramp_duration: [s], centers: {cylinder name: joint position [rad]}}``: exactly one of
+    ``angular_frequency`` and ``frequency``; ``cycles`` (default 1), ``ramp_duration`` (default
+    half a period) and ``centers`` (default the middle of each joint's range) are optional.
+    Unknown keys, and centers of cylinders not in ``cylinders``, are errors.
+
+    Parameters
+    ----------
+    data : dict
+    cylinders : sequence of CylinderExcitation
+        Name, joint and moment arm of each cylinder (from the cylinder configuration), in the
+        order they are excited; their ``center`` is replaced by the file's.
+    source : str
+        Where ``data`` came from, for messages.
+    """
+    try:
+        validators.known_keys(data, source, ("amplitude",), ("angular_frequency", "frequency", "cycles",
+                                                             "ramp_duration", "centers"), TrajectoryError)
+        given = [key for key in ("angular_frequency", "frequency") if key in data]
+        if len(given) != 1:
+            raise TrajectoryError(f"{source}: give exactly one of angular_frequency [rad/s] and frequency [Hz], "
+                                  f"got {given or 'neither'}")
+        if "frequency" in data:
+            angular = 2.0 * math.pi * validators.positive(data["frequency"], f"{source}: frequency",
+                                                          TrajectoryError, "Hz")
+        else:
+            angular = data["angular_frequency"]
+        centers = data.get("centers") or {}
+        names = [cylinder.name for cylinder in cylinders]
+        if not isinstance(centers, dict) or set(centers) - set(names):
+            raise TrajectoryError(f"{source}: centers must map cylinder names {names} to joint positions [rad], "
+                                  f"got {centers!r}")
+        cylinders = tuple(dataclasses.replace(cylinder, center=centers.get(cylinder.name, cylinder.center))
+                          for cylinder in cylinders)
+        return CylinderStage(data["amplitude"], angular, cylinders, data.get("cycles", 1), data.get("ramp_duration"))
+    except TrajectoryError as error:
+        message = str(error)
+        raise TrajectoryError(message if message.startswith(source) else f"{source}: {message}") from None
+
+
+def load_cylinder_stage(path, cylinders) -> CylinderStage:
+    """Read a cylinder stage file (YAML, :func:`cylinder_stage_from_dict`) for ``cylinders``."""
+    return cylinder_stage_from_dict(read_yaml(path, TrajectoryError, "cylinder stage file"), cylinders, str(path))
+
+
+def _cylinder_stage(builder: _CycleBuilder, stage: CylinderStage, home: np.ndarray) -> None:
+    """One :class:`RampedSine` per cylinder, from a transition to its center pose."""
+    for cylinder in stage.cylinders:
+        if cylinder.joint not in builder.names:
+            raise TrajectoryError(f"cylinder stage: cylinder {cylinder.name} drives joint {cylinder.joint!r}, "
+                                  f"which is not a joint of the robot {list(builder.names)}")
+        j = builder.names.index(cylinder.joint)
+        center = home.copy()
+        center[j] = 0.5 * (builder.lower[j] + builder.upper[j]) if cylinder.center is None else cylinder.center
+        amplitude = np.zeros(len(builder.names))
+        amplitude[j] = stage.joint_amplitude(cylinder)
+        builder.move_to(center, "cylinder", cylinder.joint)
+        sine = RampedSine(builder.names, center, amplitude, stage.angular_frequency, stage.cycles,
+                          stage.ramp_duration)
+        ramp, steady = sine.ramp_duration, sine.sine_duration
+        builder.add_rows(sine, [("cylinder", "ramp", cylinder.joint, None, 0, 0.0, ramp),
+                                ("cylinder", "sine", cylinder.joint, None, 0, ramp, ramp + steady),
+                                ("cylinder", "ramp", cylinder.joint, None, 0, ramp + steady, sine.duration)])
+
+
 def _validated_poses(poses, robot) -> dict:
     if not isinstance(poses, dict):
         raise TrajectoryError(f"friction_poses must be a mapping {{joint name: pose}}, got "
@@ -470,7 +651,7 @@ def build_protocol(robot, cycles: int = 24, excitation: FourierTrajectory | None
                    friction_level_duration: float | None = None, warmup_duration: float = 180.0,
                    warmup_range_fraction: float = 0.8, warmup_speed_fraction: float = 0.8,
                    rest_duration: float = 0.0, validation: Trajectory | None = None,
-                   home_pose=None, **options) -> ProtocolPlan:
+                   home_pose=None, cylinder_stage: CylinderStage | None = None, **options) -> ProtocolPlan:
     """Plan the thesis's experiment for a robot (see the module docstring).
 
     Parameters
@@ -505,6 +686,9 @@ def build_protocol(robot, cycles: int = 24, excitation: FourierTrajectory | None
     home_pose : array_like, shape (n,), optional
         Start and end of every cycle [rad]; default zeros moved at least 5 % of the range
         inside the limits.
+    cylinder_stage : CylinderStage, optional
+        Hydraulic arms: the cylinder excitation, played after the rest stage and before the
+        excitation stage of every cycle (the paper identifies the cylinders first).
     **options
         Other fields of :class:`ProtocolSettings`: ``friction_range_fraction`` (0.9, stroke
         length over the range), ``friction_acceleration_fraction`` (0.9), ``friction_min_plateau``
@@ -548,6 +732,8 @@ def build_protocol(robot, cycles: int = 24, excitation: FourierTrajectory | None
     builder = _CycleBuilder(robot, settings, home)
     if settings.rest_duration > 0.0:
         builder.add(Hold(builder.names, home, settings.rest_duration), "rest", "hold")
+    if cylinder_stage is not None:
+        _cylinder_stage(builder, cylinder_stage, home)
     _excitation_stage(builder, robot, excitation)
     _friction_stage(builder, _friction_ladders(builder, poses, notes))
     if settings.warmup_duration > 0.0:
@@ -566,6 +752,7 @@ def build_protocol(robot, cycles: int = 24, excitation: FourierTrajectory | None
     recorded["friction_level_duration"] = _level_duration(builder.rows)
     recorded["home_pose"] = [float(x) for x in home]
     recorded["excitation"] = excitation.to_dict()
+    recorded["cylinder_stage"] = None if cylinder_stage is None else cylinder_stage.to_dict()
     plan = ProtocolPlan(robot.name, robot.joint_names, cycle, settings.cycles,
                         tuple(builder.rows), recorded, tuple(notes))
     logger.info("protocol for %s: %d cycles of %.1f s (%s)", robot.name, plan.cycles, plan.cycle_duration,

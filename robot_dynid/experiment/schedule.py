@@ -154,15 +154,15 @@ def _positive(name: str, value, unit: str, allow_zero: bool = False) -> float:
 
 def stage_events(plan: ProtocolPlan) -> tuple[StageMarker, ...]:
     """The start and end marker of every stage row of ``plan``, in time order, stamped with plan
-    time [s] and labelled with the row's name; ``joint_name`` is ``""`` and ``speed_fraction`` 0
-    outside friction stages, as the message wants."""
+    time [s] and labelled with the row's name; ``joint_name`` is ``""`` outside friction and
+    cylinder stages and ``speed_fraction`` 0 outside friction stages, as the message wants."""
     events = []
     for row in plan.stages:
         friction = row.kind == "friction"
         for start, time in ((True, row.start), (False, row.end)):
             events.append(StageMarker(
                 stamp=float(time), kind=row.kind, cycle=int(row.cycle), start=start, label=row.name,
-                joint_name=(row.joint or "") if friction else "",
+                joint_name=(row.joint or "") if row.kind in ("friction", "cylinder") else "",
                 speed_fraction=float(row.speed_fraction or 0.0) if friction else 0.0, direction=int(row.direction)))
     return tuple(events)
 

@@ -15,6 +15,10 @@ Families (``s = t / T`` is normalised time, ``wf = 2 pi / period`` the base angu
   (the thesis prints ``qdd`` without the factor ``l``, which is wrong). The start pose is
   ``q(0) = q0 - sum_l b_l / (wf l)``, not ``q0``. ``wf`` may differ per joint.
 - :class:`SineSumTrajectory`: ``q = offset + sum_k a_k sin(k wf t)`` (starts with a jerk).
+- :class:`RampedSine`: ``q = center + amplitude e(t) sin(w (t - Tr))``, a whole number of periods
+  of a pure sine between a ramp-in and a ramp-out of ``Tr`` over which the envelope ``e`` rises
+  from 0 to 1 (and falls back) along a cycloid; rest-to-rest (the hydraulic paper's cylinder
+  excitation ``x = A sin(w t)`` as joint motion).
 - :class:`CycloidalMove`: ``q = theta0 + dtheta [s - sin(2 pi s) / (2 pi)]``; rest-to-rest,
   peak speed ``2 dtheta / T``, peak acceleration ``2 pi dtheta / T^2``.
 - :class:`PointToPoint`: quintic ``q = start + (end - start)(10 s^3 - 15 s^4 + 6 s^5)``;
@@ -384,6 +388,94 @@ class SineSumTrajectory(Trajectory):
         data = self._common_dict()
         data.update(period=_period_to_yaml(self.period), amplitudes=_floats(self.amplitudes),
                     offset=_floats(self.offset), duration=self.duration)
+        return data
+
+
+@dataclass(frozen=True, eq=False)
+class RampedSine(Trajectory):
+    """A pure sine of whole periods, entered and left at rest through amplitude ramps.
+
+    With ``Tr = ramp_duration``, ``Ts = cycles 2 pi / w`` and ``T = 2 Tr + Ts``::
+
+        q = center + amplitude e(t) sin(w (t - Tr))
+        e = c(t / Tr) on [0, Tr],  1 on [Tr, Tr + Ts],  1 - c((t - Tr - Ts) / Tr) on [Tr + Ts, T]
+        c(u) = u - sin(2 pi u) / (2 pi)
+
+    ``c`` has zero slope and curvature at both ends, so ``q``, ``qd`` and ``qdd`` are continuous,
+    the motion starts and ends at rest at ``center``, and on ``[Tr, Tr + Ts]`` it is exactly
+    ``center + amplitude sin(w tau)``, ``tau = t - Tr`` (peak speed ``|amplitude| w``, peak
+    acceleration ``|amplitude| w^2``; the ramps may exceed both slightly).
+
+    Parameters
+    ----------
+    joint_names : sequence of str, length n
+    center : array_like, shape (n,)
+        [rad].
+    amplitude : array_like, shape (n,)
+        [rad], either sign, zero for joints that hold.
+    angular_frequency : float
+        w [rad/s] (> 0).
+    cycles : int
+        Whole periods of the pure sine (>= 1).
+    ramp_duration : float
+        ``Tr`` [s] (> 0).
+    """
+
+    kind: ClassVar[str] = "ramped_sine"
+    joint_names: tuple[str, ...]
+    center: np.ndarray
+    amplitude: np.ndarray
+    angular_frequency: float
+    cycles: int
+    ramp_duration: float
+
+    def __post_init__(self) -> None:
+        _check_common(self)
+        _set(self, "center", _vector(self, "center", self.center, "(one per joint) [rad]"))
+        _set(self, "amplitude", _vector(self, "amplitude", self.amplitude, "(one per joint) [rad]"))
+        _set(self, "angular_frequency", validators.positive(self.angular_frequency, "angular_frequency",
+                                                            TrajectoryError, "rad/s"))
+        _set(self, "cycles", validators.count(self.cycles, "cycles", TrajectoryError))
+        _set(self, "ramp_duration", validators.positive(self.ramp_duration, "ramp_duration", TrajectoryError, "s"))
+
+    @property
+    def sine_duration(self) -> float:
+        """``Ts = cycles 2 pi / w`` [s], the pure sine between the ramps."""
+        return self.cycles * 2.0 * np.pi / self.angular_frequency
+
+    @property
+    def duration(self) -> float:
+        return 2.0 * self.ramp_duration + self.sine_duration
+
+    def _envelope(self, t):
+        """``e, e', e''`` at ``t`` (M,)."""
+        ramp, steady_end = self.ramp_duration, self.ramp_duration + self.sine_duration
+        rising, falling = t < ramp, t > steady_end
+        u = np.where(rising, t / ramp, np.where(falling, (t - steady_end) / ramp, 0.0))
+        angle = 2.0 * np.pi * u
+        c = u - np.sin(angle) / (2.0 * np.pi)
+        cd = (1.0 - np.cos(angle)) / ramp
+        cdd = 2.0 * np.pi * np.sin(angle) / ramp**2
+        sign = np.where(falling, -1.0, 1.0)
+        e = np.where(rising, c, np.where(falling, 1.0 - c, 1.0))
+        ramping = rising | falling
+        return e, np.where(ramping, sign * cd, 0.0), np.where(ramping, sign * cdd, 0.0)
+
+    def _evaluate(self, t):
+        w = self.angular_frequency
+        phase = w * (t - self.ramp_duration)
+        sin, cos = np.sin(phase)[:, None], np.cos(phase)[:, None]
+        e, ed, edd = (value[:, None] for value in self._envelope(t))
+        q = self.center + self.amplitude * e * sin
+        qd = self.amplitude * (ed * sin + w * e * cos)
+        qdd = self.amplitude * (edd * sin + 2.0 * w * ed * cos - w**2 * e * sin)
+        return q, qd, qdd
+
+    def to_dict(self) -> dict:
+        data = self._common_dict()
+        data.update(center=_floats(self.center), amplitude=_floats(self.amplitude),
+                    angular_frequency=self.angular_frequency, cycles=self.cycles,
+                    ramp_duration=self.ramp_duration)
         return data
 
 
@@ -1057,7 +1149,7 @@ class VelocityLadder(Trajectory):
 # --------------------------------------------------------------------------- files
 
 TRAJECTORY_TYPES = {
-    cls.kind: cls for cls in (FourierTrajectory, SineSumTrajectory, Hold, CycloidalMove,
+    cls.kind: cls for cls in (FourierTrajectory, SineSumTrajectory, RampedSine, Hold, CycloidalMove,
                               PointToPoint, ConstantVelocityMove, VelocityLadder, Sequence,
                               Parallel, Repeat)
 }
@@ -1070,7 +1162,7 @@ def trajectory_from_dict(data: dict, source: str = "<dict>", joint_names=None) -
     Parameters
     ----------
     data : dict
-        ``{type: fourier | sine_sum | hold | cycloidal | point_to_point | constant_velocity |
+        ``{type: fourier | sine_sum | ramped_sine | hold | cycloidal | point_to_point | constant_velocity |
         velocity_ladder | sequence | parallel | repeat, joints: [...], ...}``; the fields are
         those of the matching class, with ``joints`` for ``joint_names``. Segments of a
         sequence and the body of a repeat may omit ``joints`` (inherited).

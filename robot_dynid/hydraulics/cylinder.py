@@ -12,13 +12,19 @@ enter linearly::
     y = p_a A_a - p_b A_b - F_L - m x'' - c x' = [x, sgn x', x', cbrt x'] theta
 
 (the paper's regressor lists ``x'`` where ``m x''`` belongs; with ``m`` known that term is
-on the left here) and are identified by :class:`~robot_dynid.estimation.estimators.RecursiveLeastSquares`.
+on the left here) and are identified by recursive least squares
+(:class:`~robot_dynid.estimation.estimators.RecursiveLeastSquares`) or batch least squares
+(:func:`~robot_dynid.estimation.estimators.ols`).
 
-Units (consistent for the paper's excitation ``x = 6 sin(0.05 t)`` and its friction table,
-whose numbers only make sense with displacements in millimetres):
-length [mm], time [s], force [N], pressure [MPa] (= N/mm^2), area [mm^2], mass [kg]
-(converted internally: ``m x''`` [kg mm/s^2] = 1e-3 N), ``c`` and ``fv`` [N s/mm],
-``K`` [N/mm], ``fc`` [N], ``fs`` [N (s/mm)^(1/3)] (newtons per cube root of mm/s).
+Units are SI throughout: x [m], x' [m/s], x'' [m/s^2], pressures [Pa], areas [m^2], m [kg],
+forces [N], ``c`` and ``fv`` [N s/m], ``K`` [N/m], ``fc`` [N], ``fs`` [N (s/m)^(1/3)].
+The paper prints its table in millimetres: ``fv`` [N s/mm] x 1000 = [N s/m],
+``fs`` [N (s/mm)^(1/3)] x 10 = [N (s/m)^(1/3)] (``cbrt(1000) = 10``), ``K`` [N/mm] x 1000 = [N/m].
+
+The regressor's columns differ by orders of magnitude in SI (x ~ 1e-2 m, sgn ~ 1,
+x' ~ 1e-3 m/s, cbrt x' ~ 1e-1): RLS runs on columns divided by :func:`regressor_scales`
+(their RMS over the data, or nominal values online), so that one scalar initial covariance
+suits all four, and the estimate and covariance are scaled back.
 """
 from __future__ import annotations
 
@@ -27,16 +33,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
-from robot_dynid.estimation.estimators import RecursiveLeastSquares
+from robot_dynid.estimation.estimators import RecursiveLeastSquares, ols
 from robot_dynid.model.friction import friction_model
 
 logger = logging.getLogger(__name__)
 
 HYDRAULIC_PARAMETER_NAMES = ("K", "fc", "fv", "fs")
 """Order of the unknowns in the regressor: stiffness, Coulomb, viscous, Stribeck (cbrt)."""
+HYDRAULIC_PARAMETER_UNITS = ("N/m", "N", "N s/m", "N (s/m)^(1/3)")
+"""Their SI units, in the same order."""
+CYLINDER_METHODS = ("rls", "ls")
+"""Identification methods: recursive least squares (with forgetting) or batch least squares."""
+CONVERGENCE_BAND = 0.02
+"""Default settling band of :func:`settling_sample`: 2 % of each final estimate."""
 
-_KG_MM_PER_S2_IN_N = 1e-3
 _STRIBECK = friction_model("stribeck_cbrt")
 
 
@@ -49,11 +61,11 @@ class HydraulicCylinder:
     piston_mass : float
         m [kg] (moving mass of piston and rod), >= 0.
     damping : float
-        c [N s/mm], >= 0.
+        c [N s/m], >= 0.
     area_a : float
-        Cap-side piston area A_a [mm^2], > 0.
+        Cap-side piston area A_a [m^2], > 0.
     area_b : float
-        Rod-side annulus area A_b [mm^2], > 0.
+        Rod-side annulus area A_b [m^2], > 0.
     """
 
     piston_mass: float
@@ -62,19 +74,16 @@ class HydraulicCylinder:
     area_b: float
 
     def __post_init__(self) -> None:
-        for name, unit, allow_zero in (("piston_mass", "kg", True), ("damping", "N s/mm", True),
-                                       ("area_a", "mm^2", False), ("area_b", "mm^2", False)):
-            value = float(getattr(self, name))
-            if not np.isfinite(value) or value < 0.0 or (value == 0.0 and not allow_zero):
-                bound = ">= 0" if allow_zero else "> 0"
-                raise DynIdError(f"cylinder {name} must be finite and {bound} [{unit}], "
-                                 f"got {value!r}")
+        for name, unit, allow_zero in (("piston_mass", "kg", True), ("damping", "N s/m", True),
+                                       ("area_a", "m^2", False), ("area_b", "m^2", False)):
+            value = validators.positive(getattr(self, name), f"cylinder {name}", DynIdError, unit=unit,
+                                        allow_zero=allow_zero)
             object.__setattr__(self, name, value)
 
 
 @dataclass(frozen=True)
 class CylinderParameters:
-    """The identified unknowns: stiffness K [N/mm], fc [N], fv [N s/mm], fs [N (s/mm)^(1/3)]."""
+    """The identified unknowns: stiffness K [N/m], fc [N], fv [N s/m], fs [N (s/m)^(1/3)]."""
 
     stiffness: float
     fc: float
@@ -87,11 +96,17 @@ class CylinderParameters:
 
     @classmethod
     def from_array(cls, theta) -> "CylinderParameters":
+        """From (4,) in :data:`HYDRAULIC_PARAMETER_NAMES` order."""
         theta = np.asarray(theta, dtype=float)
         if theta.shape != (4,):
             raise DataError(f"theta must have shape (4,) {HYDRAULIC_PARAMETER_NAMES}, "
                             f"got {theta.shape}")
         return cls(*(float(value) for value in theta))
+
+    def friction(self, xd) -> np.ndarray:
+        """Friction force ``F_d(x') = fc sgn x' + fv x' + fs cbrt x'`` [N] at velocities ``xd`` [m/s], (N,)."""
+        xd = np.asarray(xd, dtype=float)
+        return _STRIBECK.columns(xd.reshape(-1, 1))[:, 0, :] @ np.array([self.fc, self.fv, self.fs])
 
 
 def _check_signals(**signals) -> int:
@@ -109,27 +124,34 @@ def _check_signals(**signals) -> int:
     return next(iter(lengths.values()))
 
 
-def sinusoidal_displacement(time, amplitude: float = 6.0, angular_frequency: float = 0.05):
-    """The paper's excitation ``x = A sin(w t)`` and its derivatives.
+def sinusoidal_displacement(time, amplitude=0.006, angular_frequency=0.05):
+    """A sum of sines ``x = sum_k A_k sin(w_k t)`` and its derivatives; by default the paper's
+    excitation ``x = 6 mm sin(0.05 t)``.
 
     Parameters
     ----------
     time : array_like, shape (N,)
         [s].
-    amplitude : float
-        A [mm] (paper: 6).
-    angular_frequency : float
-        w [rad/s] (paper: 0.05).
+    amplitude : float or array_like, shape (k,)
+        A_k [m] (paper: 6 mm = 0.006 m).
+    angular_frequency : float or array_like, shape (k,)
+        w_k [rad/s] (paper: 0.05).
 
     Returns
     -------
     x, xd, xdd : ndarray, shape (N,)
-        [mm], [mm/s], [mm/s^2].
+        [m], [m/s], [m/s^2].
     """
     time = np.asarray(time, dtype=float)
-    phase = angular_frequency * time
-    return (amplitude * np.sin(phase), amplitude * angular_frequency * np.cos(phase),
-            -amplitude * angular_frequency**2 * np.sin(phase))
+    amplitude = np.atleast_1d(np.asarray(amplitude, dtype=float))
+    angular_frequency = np.atleast_1d(np.asarray(angular_frequency, dtype=float))
+    if amplitude.shape != angular_frequency.shape or amplitude.ndim != 1:
+        raise DynIdError(f"amplitude and angular_frequency must be scalars or (k,) of one length, "
+                         f"got {amplitude.shape} and {angular_frequency.shape}")
+    phase = np.multiply.outer(time, angular_frequency)
+    sine, cosine = np.sin(phase), np.cos(phase)
+    return (sine @ amplitude, cosine @ (amplitude * angular_frequency),
+            -sine @ (amplitude * angular_frequency**2))
 
 
 def cylinder_regressor(x, xd) -> np.ndarray:
@@ -138,9 +160,9 @@ def cylinder_regressor(x, xd) -> np.ndarray:
     Parameters
     ----------
     x : array_like, shape (N,)
-        Displacement [mm].
+        Displacement [m].
     xd : array_like, shape (N,)
-        Velocity [mm/s].
+        Velocity [m/s].
 
     Returns
     -------
@@ -159,45 +181,46 @@ def known_force(cylinder: HydraulicCylinder, xd, xdd, p_a, p_b, load=0.0) -> np.
     ----------
     cylinder : HydraulicCylinder
     xd, xdd : array_like, shape (N,)
-        Velocity [mm/s] and acceleration [mm/s^2].
+        Velocity [m/s] and acceleration [m/s^2].
     p_a, p_b : array_like, shape (N,)
-        Cap- and rod-side chamber pressures [MPa].
+        Cap- and rod-side chamber pressures [Pa].
     load : float or array_like, shape (N,)
-        External load F_L [N].
+        External load F_L [N], positive opposing extension.
     """
     n_samples = _check_signals(xd=xd, xdd=xdd, p_a=p_a, p_b=p_b)
     load = np.broadcast_to(np.asarray(load, dtype=float), (n_samples,))
     hydraulic = np.asarray(p_a, dtype=float) * cylinder.area_a \
         - np.asarray(p_b, dtype=float) * cylinder.area_b
-    inertia = cylinder.piston_mass * _KG_MM_PER_S2_IN_N * np.asarray(xdd, dtype=float)
+    inertia = cylinder.piston_mass * np.asarray(xdd, dtype=float)
     return hydraulic - load - inertia - cylinder.damping * np.asarray(xd, dtype=float)
 
 
 @dataclass(frozen=True)
 class CylinderPressures:
-    """Chamber pressures [MPa], each (N,)."""
+    """Chamber pressures [Pa], each (N,)."""
 
     p_a: np.ndarray
     p_b: np.ndarray
 
 
 def simulate_cylinder(cylinder: HydraulicCylinder, parameters: CylinderParameters, x, xd, xdd,
-                      load=0.0, back_pressure: float = 0.5) -> CylinderPressures:
+                      load=0.0, back_pressure: float = 5e5) -> CylinderPressures:
     """Chamber pressures that drive the cylinder along a prescribed motion.
 
-    The rod side is held at ``back_pressure`` [MPa]; the cap side supplies the rest of
-    ``m x'' + c x' + K x + F_d(x') + F_L``. Noise-free: add measurement noise yourself.
+    The rod side is held at ``back_pressure`` [Pa]; the cap side supplies the rest of
+    ``m x'' + c x' + K x + F_d(x') + F_L``. Noise-free: see
+    :func:`robot_dynid.hydraulics.simulation.measured_pressures` for sensor noise.
 
     Parameters
     ----------
     cylinder : HydraulicCylinder
     parameters : CylinderParameters
     x, xd, xdd : array_like, shape (N,)
-        Displacement [mm], velocity [mm/s], acceleration [mm/s^2].
+        Displacement [m], velocity [m/s], acceleration [m/s^2].
     load : float or array_like, shape (N,)
         F_L [N].
     back_pressure : float
-        p_b [MPa].
+        p_b [Pa] (default 5 bar).
     """
     n_samples = _check_signals(x=x, xd=xd, xdd=xdd)
     zero = np.zeros(n_samples)
@@ -207,54 +230,155 @@ def simulate_cylinder(cylinder: HydraulicCylinder, parameters: CylinderParameter
     return CylinderPressures(p_a=(required + p_b * cylinder.area_b) / cylinder.area_a, p_b=p_b)
 
 
+def regressor_scales(regressor) -> np.ndarray:
+    """Column scales of a cylinder regressor: the RMS of each column (1 where it is zero).
+
+    Parameters
+    ----------
+    regressor : array_like, shape (N, 4)
+        From :func:`cylinder_regressor`.
+
+    Returns
+    -------
+    ndarray, shape (4,)
+        [m, 1, m/s, (m/s)^(1/3)]: RLS runs on ``regressor / scales``.
+    """
+    regressor = np.asarray(regressor, dtype=float)
+    scales = np.sqrt(np.mean(regressor**2, axis=0))
+    scales[scales == 0.0] = 1.0
+    return scales
+
+
+def nominal_scales(displacement: float, velocity: float) -> np.ndarray:
+    """Column scales from a typical displacement [m] and speed [m/s] (for online RLS, where the
+    data are not known in advance): ``(displacement, 1, velocity, cbrt(velocity))``, (4,)."""
+    displacement = validators.positive(displacement, "displacement scale", DynIdError, unit="m")
+    velocity = validators.positive(velocity, "velocity scale", DynIdError, unit="m/s")
+    return np.array([displacement, 1.0, velocity, np.cbrt(velocity)])
+
+
+def settling_sample(history, final, floor=None, band: float = CONVERGENCE_BAND) -> int:
+    """Samples until an estimate settles: the first sample ``k`` after which every parameter stays
+    within ``max(band |final_i|, floor_i)`` of its final value.
+
+    Parameters
+    ----------
+    history : array_like, shape (N, p)
+        Estimate after each sample.
+    final : array_like, shape (p,)
+        The final estimate.
+    floor : array_like, shape (p,), optional
+        Smallest half-width of each band (e.g. one standard deviation), in the parameter's unit.
+    band : float
+        Relative half-width [fraction of |final|].
+
+    Returns
+    -------
+    int
+        ``k + 1`` samples (``N`` means it settled only at the last sample).
+    """
+    history = np.asarray(history, dtype=float)
+    final = np.asarray(final, dtype=float)
+    width = band * np.abs(final)
+    if floor is not None:
+        width = np.maximum(width, np.asarray(floor, dtype=float))
+    outside = np.any(np.abs(history - final) > width, axis=1)
+    if not outside.any():
+        return 1
+    return min(int(np.flatnonzero(outside)[-1]) + 2, history.shape[0])
+
+
 @dataclass(frozen=True)
 class CylinderIdentification:
-    """RLS identification result.
+    """Identification result of one cylinder.
 
-    ``parameters`` final estimate; ``std`` (4,) its standard deviations from
-    ``sigma^2 P`` with ``sigma`` the RMS residual force [N]; ``history`` (N, 4) the estimate
-    after each sample; ``residual_rms`` [N]; ``state`` the RLS state (see
-    :meth:`RecursiveLeastSquares.get_state`).
+    Attributes
+    ----------
+    parameters : CylinderParameters
+        Final estimate.
+    std : ndarray, shape (4,)
+        Standard deviations of the estimate, in :data:`HYDRAULIC_PARAMETER_NAMES` order and units,
+        from ``sigma^2 (W^T W)^-1`` (RLS: ``sigma^2 P``), ``sigma^2 = ||r||^2 / (N - 4)``.
+    history : ndarray, shape (N, 4) or None
+        RLS: the estimate after each sample; LS: None.
+    residual_rms : float
+        RMS of the residual force ``y - W theta`` [N].
+    state : dict or None
+        RLS: the state of its :class:`RecursiveLeastSquares` (on the scaled columns ``W / scales``;
+        see :meth:`RecursiveLeastSquares.get_state`); LS: None.
+    method : str
+        ``"rls"`` or ``"ls"``.
+    convergence_samples : int or None
+        RLS: :func:`settling_sample` of ``history`` with the band ``max(2 % |final|, 1 std)``.
+    scales : ndarray, shape (4,)
+        Column scales the estimator ran on.
+    n_samples : int
     """
 
     parameters: CylinderParameters
     std: np.ndarray
-    history: np.ndarray
+    history: np.ndarray | None
     residual_rms: float
-    state: dict
+    state: dict | None
+    method: str = "rls"
+    convergence_samples: int | None = None
+    scales: np.ndarray | None = None
+    n_samples: int = 0
 
 
 def identify_cylinder(cylinder: HydraulicCylinder, x, xd, xdd, p_a, p_b, load=0.0,
-                      forgetting: float = 1.0, initial_covariance=1e6) -> CylinderIdentification:
-    """Identify ``(K, fc, fv, fs)`` by recursive least squares, sample by sample.
+                      forgetting: float = 1.0, initial_covariance=1e6, method: str = "rls",
+                      scales=None) -> CylinderIdentification:
+    """Identify ``(K, fc, fv, fs)`` by recursive (sample by sample) or batch least squares.
 
     Parameters
     ----------
     cylinder : HydraulicCylinder
     x, xd, xdd : array_like, shape (N,)
-        Displacement [mm], velocity [mm/s], acceleration [mm/s^2] (e.g. from
+        Displacement [m], velocity [m/s], acceleration [m/s^2] (e.g. from
         :func:`robot_dynid.recordings.signal_processing.differentiate`).
     p_a, p_b : array_like, shape (N,)
-        Chamber pressures [MPa].
+        Chamber pressures [Pa].
     load : float or array_like, shape (N,)
         F_L [N].
-    forgetting, initial_covariance
-        As in :class:`~robot_dynid.estimation.estimators.RecursiveLeastSquares`.
+    forgetting : float
+        RLS forgetting factor mu in (0, 1].
+    initial_covariance : float
+        RLS P0 on the scaled columns (identity times this; the scaled parameters are forces [N]).
+    method : {"rls", "ls"}
+        :class:`RecursiveLeastSquares` or :func:`~robot_dynid.estimation.estimators.ols`.
+    scales : array_like, shape (4,), optional
+        Column scales for RLS; default :func:`regressor_scales` of the data.
     """
+    if method not in CYLINDER_METHODS:
+        raise DynIdError(f"method must be one of {', '.join(CYLINDER_METHODS)}, got {method!r}")
     regressor = cylinder_regressor(x, xd)
     target = known_force(cylinder, xd, xdd, p_a, p_b, load)
     if target.size != regressor.shape[0]:
         raise DataError(f"pressures have {target.size} samples, displacement {regressor.shape[0]}")
-    if target.size <= len(HYDRAULIC_PARAMETER_NAMES):
+    n_parameters = len(HYDRAULIC_PARAMETER_NAMES)
+    if target.size <= n_parameters:
         raise DataError(f"need more than 4 samples, got {target.size}")
-    rls = RecursiveLeastSquares(len(HYDRAULIC_PARAMETER_NAMES), forgetting=forgetting,
-                                initial_covariance=initial_covariance)
-    history = rls.update_batch(regressor, target, return_history=True)
-    residual = target - regressor @ rls.theta_
-    residual_rms = float(np.sqrt(np.mean(residual**2)))
-    std = np.sqrt(np.clip(np.diag(rls.covariance_), 0.0, None)) * residual_rms
-    logger.info("cylinder identification: %s, residual rms %.3g N",
-                dict(zip(HYDRAULIC_PARAMETER_NAMES, np.round(rls.theta_, 4))), residual_rms)
-    return CylinderIdentification(parameters=CylinderParameters.from_array(rls.theta_), std=std,
-                                  history=history, residual_rms=residual_rms,
-                                  state=rls.get_state())
+    scales = regressor_scales(regressor) if scales is None else np.asarray(scales, dtype=float)
+    if method == "ls":
+        result = ols(regressor[:, None, :], target[:, None], parameter_names=HYDRAULIC_PARAMETER_NAMES)
+        identification = CylinderIdentification(
+            parameters=CylinderParameters.from_array(result.theta), std=result.std, history=None,
+            residual_rms=float(result.residual_rms[0]), state=None, method="ls", scales=scales,
+            n_samples=target.size)
+    else:
+        rls = RecursiveLeastSquares(n_parameters, forgetting=forgetting, initial_covariance=initial_covariance)
+        history = rls.update_batch(regressor / scales, target, return_history=True) / scales
+        theta = rls.theta_ / scales
+        residual = target - regressor @ theta
+        sigma = float(np.sqrt(residual @ residual / (target.size - n_parameters)))
+        std = np.sqrt(np.clip(np.diag(rls.covariance_), 0.0, None)) / scales * sigma
+        identification = CylinderIdentification(
+            parameters=CylinderParameters.from_array(theta), std=std, history=history,
+            residual_rms=float(np.sqrt(np.mean(residual**2))), state=rls.get_state(), method="rls",
+            convergence_samples=settling_sample(history, theta, floor=std), scales=scales,
+            n_samples=target.size)
+    logger.info("cylinder identification (%s): %s, residual rms %.3g N", method,
+                dict(zip(HYDRAULIC_PARAMETER_NAMES, identification.parameters.as_array().round(4))),
+                identification.residual_rms)
+    return identification

@@ -27,17 +27,17 @@ def declare(node, name, default, description, unit=None):
     return node.declare_parameter(name, default, ParameterDescriptor(description=text)).value
 
 
-def joint_states_qos(node, depth):
-    """QoS of the node's joint state subscriptions from its ``joint_states_qos`` parameter.
+def joint_states_qos(node, depth, parameter="joint_states_qos", what="the joint state subscription(s)"):
+    """QoS of the node's joint state subscriptions from its ``joint_states_qos`` parameter (or
+    the data subscriptions ``what`` from ``parameter``).
 
     ``reliable`` (default): reliable, keep last ``depth``; ``best_effort``: the same, best effort,
     for drivers that publish best effort (a reliable subscription never connects to them);
     ``sensor_data``: rclpy's sensor data profile (best effort, keep last 5).
     """
-    choice = declare(node, "joint_states_qos", "reliable",
-                     f"QoS of the joint state subscription(s): {', '.join(JOINT_STATES_QOS)}")
+    choice = declare(node, parameter, "reliable", f"QoS of {what}: {', '.join(JOINT_STATES_QOS)}")
     if choice not in JOINT_STATES_QOS:
-        raise DynIdError(f"parameter joint_states_qos is {choice!r}; expected one of {list(JOINT_STATES_QOS)}")
+        raise DynIdError(f"parameter {parameter} is {choice!r}; expected one of {list(JOINT_STATES_QOS)}")
     if choice == "sensor_data":
         return qos_profile_sensor_data
     return QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=depth,

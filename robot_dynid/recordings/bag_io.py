@@ -51,6 +51,8 @@ logger = logging.getLogger(__name__)
 
 JOINT_STATE_TYPE = "sensor_msgs/msg/JointState"
 EXPERIMENT_STAGE_TYPE = "robot_dynid/msg/ExperimentStage"
+HYDRAULIC_STATE_TYPE = "robot_dynid/msg/HydraulicCylinderState"
+DEFAULT_HYDRAULIC_TOPIC = "/hydraulic_cylinder_states"
 PACKAGE_NAME = "robot_dynid"
 DEFAULT_JOINT_STATES_TOPIC = "/joint_states"
 DEFAULT_STAGE_TOPIC = "/experiment_stage"
@@ -631,3 +633,42 @@ class BagWriter:
         temporary = path.with_suffix(".yaml.tmp")
         temporary.write_text(yaml.safe_dump(metadata, sort_keys=False))
         temporary.replace(path)
+
+
+HYDRAULIC_FIELDS = ("position", "velocity", "pressure_a", "pressure_b", "external_load")
+
+
+def read_hydraulic_states(path, topic: str = DEFAULT_HYDRAULIC_TOPIC, distro: str | None = None):
+    """The ``robot_dynid/msg/HydraulicCylinderState`` messages of a bag, per cylinder name.
+
+    Returns
+    -------
+    dict
+        name -> (stamps [ns] (M,), values (M, 5) in :data:`HYDRAULIC_FIELDS` order [m, m/s, Pa, Pa, N],
+        NaN where a message leaves an optional field (velocity, external_load) empty).
+
+    Raises
+    ------
+    DataError
+        The topic is missing, empty or of another type; a message's arrays do not match its names.
+    """
+    per_name: dict[str, tuple[list, list]] = {}
+    with _open_bag(path, distro) as bag:
+        for receive_ns, message in bag.messages(topic, HYDRAULIC_STATE_TYPE):
+            stamp_ns = _stamp_ns(message.header) or receive_ns
+            names = list(message.name)
+            columns = []
+            for field in HYDRAULIC_FIELDS:
+                values = np.asarray(getattr(message, field), dtype=float)
+                if values.size == 0 and field in ("velocity", "external_load"):
+                    values = np.full(len(names), np.nan)
+                if values.size != len(names):
+                    raise DataError(f"bag {path}, topic {topic!r}: a message stamped {stamp_ns} ns has "
+                                    f"{len(names)} names but {values.size} {field} values")
+                columns.append(values)
+            for index, name in enumerate(names):
+                stamps, rows = per_name.setdefault(name, ([], []))
+                stamps.append(stamp_ns)
+                rows.append([column[index] for column in columns])
+    return {name: (np.asarray(stamps, dtype=np.int64), np.asarray(rows, dtype=float))
+            for name, (stamps, rows) in per_name.items()}

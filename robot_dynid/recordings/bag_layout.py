@@ -38,19 +38,17 @@ from pathlib import Path
 import numpy as np
 
 from robot_dynid.errors import DataError
-from robot_dynid.recordings.bag_io import (DEFAULT_JOINT_STATES_TOPIC, DEFAULT_STAGE_TOPIC,
-                                           EXPERIMENT_STAGE_TYPE, JOINT_STATE_TYPE)
+from robot_dynid.recordings.bag_io import (DEFAULT_HYDRAULIC_TOPIC, DEFAULT_JOINT_STATES_TOPIC, DEFAULT_STAGE_TOPIC,
+                                           EXPERIMENT_STAGE_TYPE, HYDRAULIC_STATE_TYPE, JOINT_STATE_TYPE)
 
 logger = logging.getLogger(__name__)
-
-HYDRAULIC_STATE_TYPE = "robot_dynid/msg/HydraulicCylinderState"
 
 BAG_TOPICS = {
     "joint_states": (DEFAULT_JOINT_STATES_TOPIC, JOINT_STATE_TYPE),
     "effort": ("/joint_efforts", JOINT_STATE_TYPE),
     "current": ("/motor_currents", JOINT_STATE_TYPE),
     "temperature": ("/joint_temperatures", JOINT_STATE_TYPE),
-    "hydraulic": ("/hydraulic_cylinder_states", HYDRAULIC_STATE_TYPE),
+    "hydraulic": (DEFAULT_HYDRAULIC_TOPIC, HYDRAULIC_STATE_TYPE),
     "stage": (DEFAULT_STAGE_TOPIC, EXPERIMENT_STAGE_TYPE),
 }
 """Recorder role -> (bag topic name, message type); see the module docstring."""

@@ -144,6 +144,23 @@ def _read_table(path: Path, columns: list[str], numeric: list[int],
     return table, stages
 
 
+def read_columns(path) -> tuple[list[str], np.ndarray]:
+    """Header and numeric table (N, k) of a CSV file of numbers only (one header line; an empty
+    cell is NaN). DataError naming the file (and line and column) when it cannot be parsed."""
+    path = Path(path)
+    columns = _parse_header(path)
+    table, _ = _read_table(path, columns, list(range(len(columns))), None)
+    return columns, table
+
+
+def write_columns(path, header: Sequence[str], values) -> None:
+    """Write numeric columns ``values`` (N, k) under ``header`` (k names), the format of :func:`read_columns`."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim != 2 or values.shape[1] != len(header):
+        raise DataError(f"values have shape {values.shape}, expected (N, {len(header)}) for columns {list(header)}")
+    _write_table(path, list(header), values)
+
+
 def read_csv(path, joint_names: Sequence[str] | None = None,
              require_tau: bool = False) -> Recording:
     """Recording from a CSV file (format in the module docstring).

@@ -50,8 +50,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-STAGE_KINDS = ("rest", "excitation", "friction", "warmup", "validation", "custom")
-"""Stage kinds, in the order of the ``KIND_*`` constants of ExperimentStage.msg (0..5)."""
+STAGE_KINDS = ("rest", "excitation", "friction", "warmup", "validation", "custom", "cylinder")
+"""Stage kinds, in the order of the ``KIND_*`` constants of ExperimentStage.msg (0..6)."""
 
 CUSTOM_PREFIX = "custom:"
 NO_STAGE = ""

@@ -104,3 +104,26 @@ def test_every_subcommand_has_help(argv, capsys):
         main(argv)
     assert exit_info.value.code == 0
     assert "usage: robot-dynid" in capsys.readouterr().out
+
+
+def test_protocol_plays_the_cylinder_stage_of_the_configured_cylinders(tmp_path, capsys):
+    """Moment arms come from the cylinder configuration; the joint amplitude is A / r."""
+    robot = str(find_package_file("config", "robots", "curtain_wall_arm.yaml"))
+    entry = {"piston_mass": 4.595, "damping": 2000.0, "area_a": 1.2566e-3, "area_b": 8.765e-4}
+    cylinders = tmp_path / "c.yaml"
+    cylinders.write_text(yaml.safe_dump({"cylinders": [
+        {"name": "boom", **entry, "attachment": {"joint": "j2", "moment_arm": 0.12}},
+        {"name": "spare", **entry}]}))
+    stage = tmp_path / "s.yaml"
+    stage.write_text(yaml.safe_dump({"amplitude": 0.006, "angular_frequency": 0.5, "cycles": 1}))
+    arguments = ["protocol", "--robot", robot, "--cycles", "1", "--warmup-duration", "0", "--speed-fractions", "0.5",
+                 "--cylinders", cylinders, "--cylinder-stage", stage, "--out", tmp_path / "plan.yaml"]
+    assert main([str(a) for a in arguments]) == 0, capsys.readouterr().err
+    plan = load_plan(tmp_path / "plan.yaml")
+    sine = next(row for row in plan.stages if row.kind == "cylinder" and row.name == "sine")
+    assert sine.joint == "j2" and sine.duration == pytest.approx(2 * math.pi / 0.5)
+    q = plan.trajectory.evaluate(np.linspace(sine.start, sine.end, 201))[0][:, 1]
+    assert np.ptp(q) == pytest.approx(2 * 0.006 / 0.12, rel=1e-6)
+    assert "cylinder" in capsys.readouterr().out
+    assert main([str(a) for a in arguments[:-4]]) == 2
+    assert "--cylinders and --cylinder-stage go together" in capsys.readouterr().err

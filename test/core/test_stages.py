@@ -336,7 +336,7 @@ def test_stage_marker_converts_kind_and_back_to_message_fields():
 
 
 @pytest.mark.parametrize("fields, message", [
-    ({"kind": 6}, r"stage kind 6 is not a KIND_\* value 0..5"),
+    ({"kind": 7}, r"stage kind 7 is not a KIND_\* value 0..6"),
     ({"kind": 5}, r"label must be set for kind KIND_CUSTOM"),
     ({"speed_fraction": 1.5}, r"speed_fraction must lie in \[0, 1\], got 1.5"),
     ({"direction": 2}, r"direction must be -1, 0 or 1, got 2"),
@@ -355,8 +355,8 @@ def test_stage_kinds_are_the_kind_constants_of_the_message():
         {kind: code for code, kind in enumerate(STAGE_KINDS)}
     assert [kind_code(kind) for kind in STAGE_KINDS] == list(range(len(STAGE_KINDS)))
     assert [kind_name(code) for code in range(len(STAGE_KINDS))] == list(STAGE_KINDS)
-    with pytest.raises(DataError, match=r"stage kind 6 is not a KIND_\* value"):
-        kind_name(6)
+    with pytest.raises(DataError, match=r"stage kind 7 is not a KIND_\* value"):
+        kind_name(7)
 
 
 def test_stamp_order_releases_by_stamp_and_a_boundary_sample_goes_to_the_next_stage():

@@ -1,0 +1,215 @@
+"""hydraulic_identifier node: identifies hydraulic cylinders' stiffness and friction online.
+
+Subscribes robot_dynid/HydraulicCylinderState (SI: rod position [m], velocity [m/s], chamber
+pressures [Pa], external load [N]; cylinders matched by name) on ``hydraulic_topic`` and runs
+recursive least squares with forgetting per cylinder on every sample
+(:mod:`robot_dynid.hydraulics.online`: causal x'', regressor row, RLS update, std from
+``sigma^2 P``, convergence). Every ``publish_period`` s it publishes HydraulicCylinderEstimates
+(K, fc, fv, fs and their standard deviations, residual RMS, samples, converged per cylinder) on
+``hydraulic_estimates_topic`` and an IdentificationStatus on ``hydraulic_status_topic``.
+
+The cylinders' known data come from ``cylinders_file`` (the cylinder configuration of
+``robot-dynid hydraulic identify``) or, when it is '', from the parallel arrays
+``cylinder_names``, ``piston_masses`` [kg], ``damping`` [N s/m], ``areas_a``, ``areas_b`` [m^2] and
+``loads`` [N] (used when a message carries no external_load; empty: 0).
+
+A message that cannot be used (array lengths differing from the names, an unknown or duplicate
+cylinder name, NaN/inf, pressures that look like bar or MPa, positions like mm, a stamp not after
+the cylinder's previous one) is skipped, counted by reason, warned about at once the first time a
+reason occurs and then at most every 5 s, and listed in the status warnings; the node never
+stops on bad input.
+
+``~/save`` (std_srvs/Trigger) writes the estimates to ``results_file`` (the results file of
+``robot-dynid hydraulic identify``); so does shutting down (Ctrl-C, SIGTERM), when any
+cylinder has samples.
+"""
+from __future__ import annotations
+
+import math
+from datetime import datetime
+
+import rclpy.logging
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from std_msgs.msg import Header
+from std_srvs.srv import Trigger
+
+from robot_dynid.errors import DynIdError
+from robot_dynid.hydraulics.cylinder_results import (CylinderResult, cylinder_config_from_dict, load_cylinder_config,
+                                                     save_cylinder_results)
+from robot_dynid.hydraulics.online import OnlineHydraulicIdentifier, OnlineSettings
+from robot_dynid.msg import HydraulicCylinderEstimates, HydraulicCylinderState, IdentificationStatus
+from robot_dynid.nodes.identifier import seconds
+from robot_dynid.nodes.node_runtime import declare, joint_states_qos, spin_node
+from robot_dynid.recordings.recording import DropCounter, describe_dropped
+
+SETTINGS = (  # (field of OnlineSettings, description, unit)
+    ("forgetting", "RLS forgetting factor mu in (0, 1]; memory about 1 / (1 - mu) samples", None),
+    ("initial_covariance", "RLS initial covariance P0 (identity times this) on the scaled columns", None),
+    ("displacement_scale", "typical rod displacement |x|, the column scale of K", "m"),
+    ("velocity_scale", "typical rod speed |x'|, the column scale of fv (and of fs)", "m/s"),
+    ("acceleration_window", "window of the causal derivative of the velocity giving x''", "s"),
+    ("max_gap", "a longer gap between two samples of a cylinder restarts the derivative", "s"),
+    ("convergence_window", "the estimate must have stayed in its band this long to be converged", "s"),
+    ("convergence_band", "relative half-width of the convergence band (the std is its floor)", None),
+    ("min_samples", "samples before a cylinder can count as converged", None),
+)
+WARNING_PERIOD = 5.0   # s between repeated warnings about skipped messages
+
+
+class HydraulicIdentifierNode(Node):
+    def __init__(self, **node_options):
+        """``node_options``: rclpy Node keyword arguments, e.g. ``context`` (one process, several nodes)."""
+        super().__init__("hydraulic_identifier", **node_options)
+        defaults = OnlineSettings()
+        settings = OnlineSettings(**{name: declare(self, name, getattr(defaults, name), description, unit)
+                                     for name, description, unit in SETTINGS})
+        cylinders_file = declare(self, "cylinders_file", "", "cylinder configuration (YAML: cylinders: [{name, "
+                                 "piston_mass, damping, area_a, area_b, load}]); '' = the arrays below")
+        arrays = {name: declare(self, name, Parameter.Type.STRING_ARRAY if name == "cylinder_names"
+                                else Parameter.Type.DOUBLE_ARRAY, description, unit)
+                  for name, description, unit in (
+                      ("cylinder_names", "cylinder names, as in HydraulicCylinderState", None),
+                      ("piston_masses", "moving mass m of piston and rod per cylinder", "kg"),
+                      ("damping", "damping c per cylinder", "N s/m"),
+                      ("areas_a", "cap-side piston area A_a per cylinder", "m^2"),
+                      ("areas_b", "rod-side annulus area A_b per cylinder", "m^2"),
+                      ("loads", "external load F_L per cylinder when a message has none; empty = 0", "N"))}
+        topic = declare(self, "hydraulic_topic", "hydraulic_cylinder_states",
+                        "robot_dynid/HydraulicCylinderState input")
+        estimates_topic = declare(self, "hydraulic_estimates_topic", "hydraulic_estimates",
+                                  "robot_dynid/HydraulicCylinderEstimates output")
+        status_topic = declare(self, "hydraulic_status_topic", "hydraulic_identification_status",
+                               "robot_dynid/IdentificationStatus output")
+        depth = declare(self, "queue_depth", 100, "subscription queue depth (2 s at 50 Hz)")
+        qos = joint_states_qos(self, depth, "qos", "the HydraulicCylinderState subscription")
+        publish_period = declare(self, "publish_period", 1.0, "period of the estimates and status", "s")
+        self.results_file = declare(self, "results_file", "", "results file (YAML) written by ~/save and at "
+                                    "shutdown; '' = cylinder_results_<date>_<time>.yaml in the current directory") \
+            or datetime.now().strftime("cylinder_results_%Y%m%d_%H%M%S.yaml")
+        self.configs = {config.name: config for config in (load_cylinder_config(cylinders_file) if cylinders_file
+                                                           else configs_from_arrays(**arrays))}
+        self.forgetting = settings.forgetting
+        self.identifier = OnlineHydraulicIdentifier(
+            {name: config.cylinder for name, config in self.configs.items()}, settings,
+            {name: config.load for name, config in self.configs.items() if config.load is not None})
+        self.dropped = DropCounter()
+        self.last_warning = {}
+        self.estimates_publisher = self.create_publisher(HydraulicCylinderEstimates, estimates_topic, 10)
+        self.status_publisher = self.create_publisher(IdentificationStatus, status_topic, 10)
+        self.create_subscription(HydraulicCylinderState, topic, self.on_state, qos)
+        self.create_service(Trigger, "~/save", self.on_save)
+        self.create_timer(publish_period, self.publish)
+        self.get_logger().info(
+            f"identifying cylinders {list(self.identifier.names)} ({cylinders_file or 'parameters'}) by RLS, "
+            f"forgetting {settings.forgetting:g}; {topic} ({self.get_parameter('qos').value}) -> {estimates_topic}; "
+            f"results to {self.results_file}")
+
+    def on_state(self, msg):
+        stamp = seconds(msg.header.stamp)
+        for reason in self.identifier.add(stamp, msg.name, msg.position, msg.velocity, msg.pressure_a,
+                                          msg.pressure_b, msg.external_load):
+            self.skip(reason, stamp)
+
+    def skip(self, reason, stamp):
+        """Count what was not used; warn at once for a new reason, then at most every WARNING_PERIOD."""
+        self.dropped.add(reason, stamp)
+        now = self.get_clock().now().nanoseconds * 1e-9
+        if now - self.last_warning.get(reason, -math.inf) >= WARNING_PERIOD:
+            self.last_warning[reason] = now
+            self.get_logger().warning(f"HydraulicCylinderState stamped {stamp:.6f} s not used: {reason} "
+                                      f"({self.dropped.counts[reason].count} so far)")
+
+    def publish(self):
+        estimates = self.identifier.estimates()
+        stamps = [estimate.stamp for estimate in estimates.values() if not math.isnan(estimate.stamp)]
+        header = Header()
+        if stamps:
+            header.stamp.sec = math.floor(max(stamps))
+            header.stamp.nanosec = min(round((max(stamps) - header.stamp.sec) * 1e9), 999_999_999)
+        else:
+            header.stamp = self.get_clock().now().to_msg()
+        values = list(estimates.values())
+        self.estimates_publisher.publish(HydraulicCylinderEstimates(
+            header=header, name=list(estimates),
+            **{field: [float(e.parameters[i]) for e in values] for i, field in enumerate(PARAMETER_FIELDS)},
+            **{f"{field}_std": [float(e.std[i]) for e in values] for i, field in enumerate(PARAMETER_FIELDS)},
+            residual_rms=[float(e.residual_rms) for e in values], samples=[e.samples for e in values],
+            converged=[e.converged for e in values]))
+        self.status_publisher.publish(self.status(estimates))
+
+    def status(self, estimates):
+        used = sum(e.samples for e in estimates.values())
+        converged = [name for name, e in estimates.items() if e.converged]
+        if used == 0:
+            state, message = IdentificationStatus.STATE_IDLE, "waiting for HydraulicCylinderState"
+        elif len(converged) == len(estimates):
+            state, message = IdentificationStatus.STATE_CONVERGED, "every cylinder converged"
+        else:
+            state = IdentificationStatus.STATE_COLLECTING
+            message = f"converged: {converged or 'none'} of {list(estimates)}"
+        relative = [e.std[i] / abs(e.parameters[i]) for e in estimates.values() for i in range(len(e.std))
+                    if math.isfinite(e.std[i]) and e.parameters[i] != 0.0]
+        idle = [name for name, e in estimates.items() if e.samples == 0]
+        warnings = ([f"no samples yet of {idle}"] if idle and used else []) + (
+            [f"messages not used: {describe_dropped(self.dropped.counts)}"] if self.dropped.counts else [])
+        return IdentificationStatus(
+            header=Header(stamp=self.get_clock().now().to_msg()), state=state, method="rls", samples_used=used,
+            samples_dropped=self.dropped.total, progress=len(converged) / len(estimates), condition_number=0.0,
+            max_relative_std=float(max(relative, default=0.0)), warnings=warnings, message=message)
+
+    def save(self):
+        """Write the results file; return (success, message)."""
+        results = [CylinderResult.from_identification(self.configs[name], identification, math.nan, self.forgetting)
+                   for name, identification in self.identifier.results().items()]
+        if not results:
+            return False, f"nothing to write to {self.results_file}: no cylinder has more than 4 samples yet"
+        try:
+            save_cylinder_results(self.results_file, results, {"source": f"hydraulic_identifier node {self.get_name()}"
+                                                               f" (online RLS)"})
+        except (DynIdError, OSError) as error:
+            return False, f"could not write {self.results_file}: {error}"
+        return True, f"wrote {self.results_file}: " + ", ".join(
+            f"{result.name} ({result.n_samples} samples)" for result in results)
+
+    def on_save(self, request, response):
+        response.success, response.message = self.save()
+        log(self.get_logger(), response.success, response.message)
+        return response
+
+    def close(self):
+        """At shutdown: write the results file (the node's /rosout context is gone, so log directly)."""
+        log(rclpy.logging.get_logger(f"robot_dynid.{self.get_name()}"), *self.save())
+
+
+def log(logger, success, message):
+    """Info on success, else a warning (rclpy refuses two severities from one call site)."""
+    if success:
+        logger.info(message)
+    else:
+        logger.warning(message)
+
+
+PARAMETER_FIELDS = ("stiffness", "fc", "fv", "fs")
+"""HydraulicCylinderEstimates fields in HYDRAULIC_PARAMETER_NAMES order (K, fc, fv, fs)."""
+
+
+def configs_from_arrays(cylinder_names, piston_masses, damping, areas_a, areas_b, loads):
+    """The cylinders (list of CylinderConfig) of the node's parallel array parameters, checked as
+    :func:`~robot_dynid.hydraulics.cylinder_results.load_cylinder_config` checks a file."""
+    names = list(cylinder_names or [])
+    if not names:
+        raise DynIdError("no cylinders: set cylinders_file or the parameter cylinder_names")
+    arrays = {"piston_masses": piston_masses, "damping": damping, "areas_a": areas_a, "areas_b": areas_b}
+    for parameter, values in {**arrays, "loads": loads}.items():
+        values = list(values or [])
+        if len(values) != len(names) and not (parameter == "loads" and not values):
+            raise DynIdError(f"parameter {parameter} has {len(values)} values; cylinder_names has {len(names)} "
+                             f"({names})")
+    entries = [{"name": name, "piston_mass": piston_masses[k], "damping": damping[k], "area_a": areas_a[k],
+                "area_b": areas_b[k], **({"load": loads[k]} if loads else {})} for k, name in enumerate(names)]
+    return cylinder_config_from_dict({"cylinders": entries}, "parameters")
+
+
+def main(args=None):
+    return spin_node(HydraulicIdentifierNode, args)

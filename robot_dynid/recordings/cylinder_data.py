@@ -1,0 +1,188 @@
+"""Recorded hydraulic cylinder data (CSV or rosbag2), checked for unit mistakes.
+
+CSV: one header line, columns in any order: ``time`` [s] and per cylinder ``x.<name>`` [m],
+optional ``xd.<name>`` [m/s], ``pa.<name>`` and ``pb.<name>`` [Pa], optional ``load.<name>`` [N].
+Bag: ``robot_dynid/msg/HydraulicCylinderState`` on ``/hydraulic_cylinder_states`` (as the recorder
+writes it), cylinders matched by name in every message, header stamps as time.
+
+A unit mistake makes every sample wrong and is an error naming the column (as
+:mod:`robot_dynid.recordings.data_checks` does for joints):
+
+- time not in seconds (:func:`~robot_dynid.recordings.data_checks.check_time_unit`);
+- ``x`` beyond :data:`MAX_DISPLACEMENT` (5 m) in more than 5 % of the samples: looks like mm;
+- ``xd`` beyond :data:`MAX_SPEED` (10 m/s): looks like mm/s;
+- ``pa``/``pb`` whose largest magnitude is below :data:`MIN_PEAK_PRESSURE` (1e4 Pa = 0.1 bar: no
+  working hydraulic cylinder): looks like MPa or bar (bar alone above a peak of 100); above :data:`MAX_PRESSURE`
+  (1e9 Pa = 10 kbar): not pascals either.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from robot_dynid.errors import DataError
+from robot_dynid.recordings.bag_io import DEFAULT_HYDRAULIC_TOPIC, ns_to_seconds, read_hydraulic_states
+from robot_dynid.recordings.csv_io import read_columns
+from robot_dynid.recordings.data_checks import UNIT_FRACTION, check_time_unit
+from robot_dynid.recordings.signal_processing import differentiate, median_step, window_samples_for
+
+logger = logging.getLogger(__name__)
+
+MAX_DISPLACEMENT = 5.0     # m
+MAX_SPEED = 10.0           # m/s
+MIN_PEAK_PRESSURE = 1e4    # Pa
+MAX_PRESSURE = 1e9         # Pa
+DERIVATIVE_WINDOW = 0.1    # s, local cubic fit for xd (when not recorded) and xdd
+MIN_DERIVATIVE_SAMPLES = 7
+CSV_FIELDS = ("x", "xd", "pa", "pb", "load")
+"""Column prefixes, in the order of :class:`CylinderSamples`' arrays."""
+_UNITS = {"x": "m", "xd": "m/s", "pa": "Pa", "pb": "Pa", "load": "N"}
+
+
+@dataclass(frozen=True)
+class CylinderSamples:
+    """Samples of one cylinder: ``time`` [s], ``x`` [m], ``xd`` [m/s], ``xdd`` [m/s^2] (derived),
+    ``p_a``, ``p_b`` [Pa], ``load`` [N] or None, each (N,); ``velocity_recorded`` whether ``xd``
+    came from the data."""
+
+    name: str
+    time: np.ndarray
+    x: np.ndarray
+    xd: np.ndarray
+    xdd: np.ndarray
+    p_a: np.ndarray
+    p_b: np.ndarray
+    load: np.ndarray | None
+    velocity_recorded: bool
+
+    @property
+    def sample_interval(self) -> float:
+        """Median sampling interval [s]."""
+        return median_step(self.time)
+
+
+def check_cylinder_units(source: str, name: str, columns: dict) -> None:
+    """DataError when a column of cylinder ``name`` (``columns``: prefix -> (N,) or None) is not SI."""
+    def column(prefix):
+        return f"{source}: column {prefix}.{name} of cylinder {name!r}"
+    for prefix, limit, unit, looks in (("x", MAX_DISPLACEMENT, "m", "mm"), ("xd", MAX_SPEED, "m/s", "mm/s")):
+        values = columns.get(prefix)
+        if values is None:
+            continue
+        beyond = np.abs(values) > limit
+        if np.mean(beyond) > UNIT_FRACTION:
+            worst = float(values[np.argmax(np.abs(values))])
+            raise DataError(f"{column(prefix)} exceeds {limit:g} {unit} in {np.mean(beyond):.0%} of the samples "
+                            f"(up to {worst:.6g}): it looks like {looks} ({worst:.6g} {looks} = {worst * 1e-3:.4g} "
+                            f"{unit}); give {unit}")
+    for prefix in ("pa", "pb"):
+        values = columns[prefix]
+        peak = float(np.max(np.abs(values)))
+        if peak < MIN_PEAK_PRESSURE:
+            looks = f"MPa or bar ({peak:.6g} MPa = {peak * 1e6:.4g} Pa)" if peak <= 100.0 else \
+                f"bar ({peak:.6g} bar = {peak * 1e5:.4g} Pa)"
+            raise DataError(f"{column(prefix)} peaks at {peak:.6g} Pa, below {MIN_PEAK_PRESSURE:g} Pa (0.1 bar): "
+                            f"it looks like {looks}; give Pa")
+        if peak > MAX_PRESSURE:
+            raise DataError(f"{column(prefix)} reaches {peak:.6g} Pa, above {MAX_PRESSURE:g} Pa (10 kbar): "
+                            "check its unit (Pa)")
+
+
+def _derive(name, source, time, x, xd, p_a, p_b, load) -> CylinderSamples:
+    good = np.isfinite(x) & np.isfinite(p_a) & np.isfinite(p_b)
+    if load is not None:
+        good &= np.isfinite(load)
+    recorded = xd is not None and bool(np.all(np.isfinite(xd[good])))
+    dropped = int(np.count_nonzero(~good))
+    if dropped:
+        logger.warning("%s: cylinder %s: dropped %d samples with NaN or inf", source, name, dropped)
+    time, x, p_a, p_b = time[good], x[good], p_a[good], p_b[good]
+    xd = xd[good] if recorded else None
+    load = None if load is None else load[good]
+    if time.size < MIN_DERIVATIVE_SAMPLES:
+        raise DataError(f"{source}: cylinder {name!r} has {time.size} usable samples; need at least "
+                        f"{MIN_DERIVATIVE_SAMPLES}")
+    check_time_unit(time, f"{source}: cylinder {name!r}")
+    check_cylinder_units(source, name, {"x": x, "xd": xd, "pa": p_a, "pb": p_b})
+    window = max(window_samples_for(DERIVATIVE_WINDOW, median_step(time)), MIN_DERIVATIVE_SAMPLES)
+    derivatives = differentiate(x, time, window_samples=window)
+    return CylinderSamples(name=name, time=time, x=x, xd=xd if recorded else derivatives.qd,
+                           xdd=derivatives.qdd, p_a=p_a, p_b=p_b, load=load, velocity_recorded=recorded)
+
+
+def _check_names(source: str, present, names) -> None:
+    unknown = [name for name in present if name not in names]
+    if unknown:
+        raise DataError(f"{source}: unknown cylinder {unknown[0]!r}: not in the configuration "
+                        f"(configured: {', '.join(names)})")
+    missing = [name for name in names if name not in present]
+    if missing:
+        raise DataError(f"{source}: no data for cylinder {missing[0]!r} (the data has: "
+                        f"{', '.join(present) or 'none'})")
+
+
+def _read_csv(path: Path, names) -> list[CylinderSamples]:
+    header, table = read_columns(path)
+    if "time" not in header:
+        raise DataError(f"{path}: no 'time' column; header has {header}")
+    by_name: dict[str, dict[str, np.ndarray]] = {}
+    for index, column in enumerate(header):
+        prefix, dot, name = column.partition(".")
+        if dot and name and prefix in CSV_FIELDS:
+            by_name.setdefault(name, {})[prefix] = table[:, index]
+        elif column != "time":
+            logger.warning("%s: ignoring unknown column %r", path, column)
+    _check_names(str(path), list(by_name), names)
+    time = table[:, header.index("time")]
+    samples = []
+    for name in names:
+        columns = by_name[name]
+        for prefix in ("x", "pa", "pb"):
+            if prefix not in columns:
+                raise DataError(f"{path}: missing column '{prefix}.{name}' [{_UNITS[prefix]}] of cylinder {name!r}")
+        samples.append(_derive(name, str(path), time, columns["x"], columns.get("xd"), columns["pa"],
+                               columns["pb"], columns.get("load")))
+    return samples
+
+
+def _read_bag(path: Path, names, topic: str) -> list[CylinderSamples]:
+    states = read_hydraulic_states(path, topic)
+    _check_names(f"bag {path}, topic {topic}", list(states), names)
+    samples = []
+    for name in names:
+        stamps, values = states[name]
+        order = np.argsort(stamps, kind="stable")
+        stamps, values = stamps[order], values[order]
+        keep = np.concatenate([[True], np.diff(stamps) > 0])
+        stamps, values = stamps[keep], values[keep]
+        load = values[:, 4] if np.all(np.isfinite(values[:, 4])) else None
+        samples.append(_derive(name, f"bag {path}", ns_to_seconds(stamps), values[:, 0], values[:, 1],
+                               values[:, 2], values[:, 3], load))
+    return samples
+
+
+def read_cylinder_data(path, names, topic: str = DEFAULT_HYDRAULIC_TOPIC) -> list[CylinderSamples]:
+    """Samples of the cylinders ``names`` (in that order) from a CSV file or a bag directory.
+
+    Velocities the data do not give, and every acceleration, come from a local cubic fit of ``x``
+    (:func:`~robot_dynid.recordings.signal_processing.differentiate`, :data:`DERIVATIVE_WINDOW`).
+
+    Raises
+    ------
+    DataError
+        Unreadable file; no ``time`` column; a cylinder of the data not in ``names`` or one of
+        ``names`` without data; a missing ``x``/``pa``/``pb`` column (named with its cylinder);
+        a unit mistake (module docstring).
+    """
+    path = Path(os.fspath(path))
+    if not path.exists():
+        raise DataError(f"{path} does not exist")
+    if path.is_dir() or path.suffix in (".mcap", ".db3"):
+        samples = _read_bag(path if path.is_dir() else path.parent, names, topic)
+    else:
+        samples = _read_csv(path, names)
+    return samples
