@@ -8,6 +8,7 @@ from robot_dynid.experiment.schedule import stage_events
 from robot_dynid.experiment.simulation import simulation_parameters
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
+from robot_dynid.recordings.bag_io import BagWriter
 from robot_dynid.recordings.recording import Recording
 from robot_dynid.recordings.stages import stage_intervals
 
@@ -33,3 +34,25 @@ def simulate_test(robot, cycles=3, speed_fractions=(0.2, 0.6), rate=100.0, noise
     recording = Recording.from_arrays(robot.joint_names, t, q, qd, qdd, tau, stage=labels, cycle=cycle,
                                       source="simulated test")
     return plan, recording, stage_intervals(stage_events(plan)), regressor, parameters
+
+
+def write_test_bag(path, plan, recording, start=100.0):
+    """Write ``recording`` and the stage markers of ``plan`` as a bag at ``path``, ``start`` [s] of ROS time
+    added to every stamp (as a recorder would)."""
+    with BagWriter(path) as bag:
+        events = sorted(stage_events(plan), key=lambda marker: marker.stamp)
+        samples = iter(range(recording.n_samples))
+        k = next(samples, None)
+        for marker in events:
+            while k is not None and recording.time[k] < marker.stamp:
+                bag.write_joint_state(round((start + recording.time[k]) * 1e9), recording.joint_names, recording.q[k],
+                                      recording.qd[k], recording.tau[k])
+                k = next(samples, None)
+            bag.write_stage(round((start + marker.stamp) * 1e9), marker.kind, marker.cycle, marker.start,
+                            experiment_id="test", label=marker.label, joint_name=marker.joint_name,
+                            speed_fraction=marker.speed_fraction, direction=marker.direction)
+        while k is not None:
+            bag.write_joint_state(round((start + recording.time[k]) * 1e9), recording.joint_names, recording.q[k],
+                                  recording.qd[k], recording.tau[k])
+            k = next(samples, None)
+    return path

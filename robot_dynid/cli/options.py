@@ -5,6 +5,7 @@ import argparse
 import math
 import os
 import pathlib
+import sys
 
 from robot_dynid.model.friction import FRICTION_MODEL_NAMES, FrictionModel
 from robot_dynid.recordings.stage_detection import REST_THRESHOLD, REST_THRESHOLD_FRACTION
@@ -156,3 +157,12 @@ def parse_cycles(text):
         except ValueError:
             raise ValueError(f"--cycles: {part!r} is not a cycle number or range like 3-5") from None
     return cycles
+
+
+def progress(iterable, description="", total=None):
+    """``iterable`` with a tqdm progress bar on stderr when it is a terminal (never in pipes, logs or
+    tests)."""
+    if not sys.stderr.isatty():
+        return iterable
+    from tqdm import tqdm
+    return tqdm(iterable, desc=description, total=total, unit="step", leave=False, file=sys.stderr)

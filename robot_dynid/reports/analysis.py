@@ -229,9 +229,11 @@ class CycleIdentification:
 
 
 def settings_of(model: DynamicModel) -> IdentificationSettings:
-    """Identification settings that give ``model``'s structure (friction, armature, offset, method)."""
+    """Identification settings that give ``model``'s structure (friction, armature, offset; OLS for an
+    RLS model), without poorly-excited warnings (the report shows every cycle's std)."""
     return IdentificationSettings(friction=model.friction, armature=model.armature, offset=model.offset,
-                                  method=model.method if model.method != "rls" else "ols")
+                                  method=model.method if model.method != "rls" else "ols",
+                                  poorly_excited_relative_std=math.inf)
 
 
 def identify_cycles(segments: Sequence[CycleSegment], model: DynamicModel, skip: int = DEFAULT_WARM_CYCLES,
