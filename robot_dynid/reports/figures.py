@@ -126,8 +126,8 @@ def cross_verification_figure(cross, path) -> pathlib.Path:
     """Heat map of the mean relative RMSD over the joints of each fit (row) on each cycle (column)."""
     plt = pyplot()
     matrix = cross.matrix("relative_rmsd")
-    figure, ax = plt.subplots(figsize=(1.6 + 0.45 * len(cross.tested), 1.4 + 0.35 * len(cross.fitted)),
-                              layout="constrained")
+    figure, ax = plt.subplots(figsize=(max(6.0, 2.6 + 0.45 * len(cross.tested)),
+                                       max(4.0, 1.6 + 0.35 * len(cross.fitted))), layout="constrained")
     image = ax.imshow(matrix, cmap="viridis", aspect="auto")
     ax.set_xticks(range(len(cross.tested)), cross.tested, rotation=60, ha="right", fontsize=8)
     ax.set_yticks(range(len(cross.fitted)), cross.fitted, fontsize=8)
