@@ -220,9 +220,10 @@ class CycleIdentification:
     statistics: ParameterStatistics
     warm_statistics: ParameterStatistics | None
     skipped: int
+    notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
-        return {"cycles": list(self.labels), "elapsed_min": self.elapsed_minutes.tolist(),
+        return {"cycles": list(self.labels), "notes": list(self.notes), "elapsed_min": self.elapsed_minutes.tolist(),
                 "names": list(self.names), "values": self.values.tolist(), "std": self.std.tolist(),
                 "statistics": self.statistics.to_dict(), "skipped": self.skipped,
                 "warm_statistics": None if self.warm_statistics is None else self.warm_statistics.to_dict()}
@@ -251,21 +252,26 @@ def identify_cycles(segments: Sequence[CycleSegment], model: DynamicModel, skip:
     progress : callable
         Wraps the loop over segments (:data:`Progress`).
 
+    A cycle whose data cannot identify the parameters (too few samples, a base parameter unidentifiable)
+    is left out with a note.
+
     Raises
     ------
-    IdentificationError
-        A cycle's data leave a base parameter unidentifiable (naming the cycle).
+    DataError
+        No cycle could be identified.
     """
-    if not segments:
-        raise DataError("no cycle to identify: the data hold no cycle of the selected stage")
     settings = settings_of(model)
-    models = []
+    models, used, notes = [], [], []
     for segment in progress(segments, "identifying per cycle", len(segments)):
         try:
             models.append(identify(segment.recording, model.robot, settings, base=model.base,
                                    provenance={"segments": segment.label}))
-        except IdentificationError as error:
-            raise IdentificationError(f"{segment.label}: {error}") from None
+            used.append(segment)
+        except (IdentificationError, DataError) as error:
+            notes.append(f"{segment.label} left out of the per-cycle fits: {error}")
+    if not models:
+        raise DataError("no cycle to identify: " + ("; ".join(notes) or "the data hold no cycle of the selected stage"))
+    segments = used
     values = np.array([m.values for m in models])
     std = np.array([m.std for m in models])
     names = tuple(model.base.names)
@@ -273,7 +279,7 @@ def identify_cycles(segments: Sequence[CycleSegment], model: DynamicModel, skip:
     warm = parameter_statistics(values[skipped:], names) if skipped > 0 else None
     return CycleIdentification(tuple(s.label for s in segments),
                                np.array([s.elapsed_minutes for s in segments]), tuple(models), names, values, std,
-                               parameter_statistics(values, names), warm, skipped)
+                               parameter_statistics(values, names), warm, skipped, tuple(notes))
 
 
 def pooled_fit(segments: Sequence[CycleSegment], cycles: Sequence[int], model: DynamicModel) -> DynamicModel:

@@ -33,6 +33,11 @@ def pyplot():
     return plt
 
 
+def _ticker():
+    import matplotlib.ticker
+    return matplotlib.ticker
+
+
 def _save(figure, path) -> pathlib.Path:
     path = pathlib.Path(path)
     figure.savefig(path, dpi=DPI)
@@ -99,7 +104,7 @@ def torque_fit_figure(fit, path, window: float = TORQUE_WINDOW) -> pathlib.Path:
 def parameter_cycles_figure(cycles, path, poorly_excited=()) -> pathlib.Path:
     """Each base parameter over the cycles (value +- std against elapsed time [min]), with its mean
     over all cycles (dashed) and over the warm cycles (dotted); poorly excited ones titled in red."""
-    plt = pyplot()
+    plt, ticker = pyplot(), _ticker()
     rows, columns = _grid(len(cycles.names), 6)
     figure, axes = plt.subplots(rows, columns, figsize=(2.6 * columns, 1.9 * rows + 0.8), squeeze=False)
     _margins(figure, rows, wspace=0.45)
@@ -112,6 +117,7 @@ def parameter_cycles_figure(cycles, path, poorly_excited=()) -> pathlib.Path:
             ax.axhline(cycles.warm_statistics.mean[k], color="C2", ls=":", lw=1.0)
         ax.set_title(name, fontsize=8, color="C3" if name in poorly_excited else "black")
         ax.tick_params(labelsize=7)
+        ax.yaxis.set_major_locator(ticker.MaxNLocator(4))
     for ax in axes.flat[len(cycles.names):]:
         ax.set_visible(False)
     for ax in axes[-1]:

@@ -239,6 +239,8 @@ def make_report(out, robot: RobotDescription, recordings: Sequence[Recording],
     summary["pooled"] = []
     if len(segments) >= 2:
         cycles = analysis.identify_cycles(segments, model, options.warm_cycles, progress)
+        notes += list(cycles.notes)
+        segments = [segment for segment in segments if segment.label in cycles.labels]
         summary["cycles"] = cycles.to_dict()
         parts += [html.heading("Per-cycle identification"),
                   html.paragraph(f"{len(segments)} cycles, each identified on its own {'/'.join(options.stage)} "
