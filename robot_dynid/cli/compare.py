@@ -20,7 +20,7 @@ def add_arguments(parser):
                         help="two-sided significance level per parameter (default: %(default)s)")
     parser.add_argument("--out", type=output_directory, default=None, metavar="DIR",
                         help="also write index.html, summary.json and figures (parameter differences, friction "
-                             "curves overlaid) there (needs matplotlib: pip install \"robot-dynid[report]\")")
+                             'curves overlaid) there (needs matplotlib: pip install "robot-dynid[report]")')
     parser.add_argument("--json", action="store_true",
                         help="print JSON: per parameter values, std, differences, z and significant: true/false")
 

@@ -602,8 +602,9 @@ def extract_friction_segments(recording: Recording, intervals: Iterable[StageInt
         found = plateau(recording.qd[rows, j], interval.direction, tolerance)
         cycle_label = f"{file_label}cycle {interval.cycle}" if interval.cycle != NO_CYCLE else f"{file_label}-"
         if found is None:
-            notes.append(f"{cycle_label}: friction stroke of joint {interval.joint} at {interval.start_time - recording.time[0]:.2f} s "
-                         "has no constant-velocity portion; left out")
+            at = interval.start_time - recording.time[0]
+            notes.append(f"{cycle_label}: friction stroke of joint {interval.joint} at {at:.2f} s has no "
+                         "constant-velocity portion; left out")
             continue
         first, stop = rows.start + found.start, rows.start + found.stop
         time = recording.time[first:stop]
@@ -791,7 +792,8 @@ class ModelComparison:
             "expected_false_positives": self.level * len(self.names),
             "parameters": [
                 {"name": name, "values": self.values[:, k].tolist(), "std": self.std[:, k].tolist(),
-                 "differences": [{"model": self.labels[i + 1], "difference": float(self.values[i + 1, k] - self.values[0, k]),
+                 "differences": [{"model": self.labels[i + 1],
+                                  "difference": float(self.values[i + 1, k] - self.values[0, k]),
                                   "combined_std": float(math.hypot(self.std[i + 1, k], self.std[0, k])),
                                   "z": _json_float(self.z[i, k]), "significant": bool(self.significant[i, k])}
                                  for i in range(len(self.labels) - 1)],

@@ -229,7 +229,8 @@ def comparison_figure(comparison, path) -> pathlib.Path:
     x = np.arange(count)
     for i in range(others):
         z = np.clip(np.nan_to_num(comparison.z[i], posinf=1e3, neginf=-1e3), -50.0, 50.0)
-        ax.bar(x + (i - (others - 1) / 2) * width, z, width, label=f"{comparison.labels[i + 1]} - {comparison.labels[0]}",
+        ax.bar(x + (i - (others - 1) / 2) * width, z, width,
+               label=f"{comparison.labels[i + 1]} - {comparison.labels[0]}",
                color=[f"C{i}" if s else "0.7" for s in comparison.significant[i]], edgecolor=f"C{i}")
     for sign in (1, -1):
         ax.axhline(sign * comparison.critical, color="C3", ls="--", lw=0.9)
