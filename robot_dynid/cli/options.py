@@ -45,6 +45,15 @@ def settings_from_args(args, robot):
     return settings_from_options({key: getattr(args, key) for key in OPTION_DEFAULTS if hasattr(args, key)}, robot)
 
 
+def add_speed_threshold_argument(parser):
+    """``--speed-threshold`` [rad/s] of the relative RMSD (validate, report)."""
+    from robot_dynid.estimation.validation import DEFAULT_SPEED_THRESHOLD
+    parser.add_argument("--speed-threshold", type=positive_number("a speed > 0 [rad/s]"),
+                        default=DEFAULT_SPEED_THRESHOLD, metavar="RAD_S",
+                        help="samples of a joint slower than this do not count for its relative RMSD "
+                             "(default: %(default)s rad/s)")
+
+
 def add_data_arguments(parser, several=False):
     """``--data`` (repeatable with ``several``: files read, differentiated and checked one by one) and
     the reading options."""

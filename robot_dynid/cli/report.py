@@ -1,11 +1,10 @@
 """robot-dynid report: the analyses of a test as an HTML page with figures and a JSON summary."""
 import pathlib
 
-from robot_dynid.cli.options import (add_data_arguments, add_model_structure_arguments,
+from robot_dynid.cli.options import (add_data_arguments, add_model_structure_arguments, add_speed_threshold_argument,
                                      add_stage_detection_arguments, bag_topics_from_args, output_directory,
                                      parse_cycles, positive_number, progress, read_data, settings_from_args)
 from robot_dynid.errors import DynIdError
-from robot_dynid.estimation.validation import DEFAULT_SPEED_THRESHOLD
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.robot_description import load_robot
 from robot_dynid.recordings.data_files import stage_table
@@ -56,10 +55,7 @@ def add_arguments(parser):
                         default=DEFAULT_PLATEAU_TOLERANCE, metavar="FRACTION",
                         help="a friction sample is at constant velocity within this fraction of its stroke's "
                              "cruise speed (default: %(default)s)")
-    parser.add_argument("--speed-threshold", type=positive_number("a speed > 0 [rad/s]"),
-                        default=DEFAULT_SPEED_THRESHOLD, metavar="RAD_S",
-                        help="samples of a joint slower than this do not count for its relative RMSD "
-                             "(default: %(default)s rad/s)")
+    add_speed_threshold_argument(parser)
     parser.add_argument("--json", action="store_true", help="print summary.json's content instead of the path")
 
 
