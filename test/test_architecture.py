@@ -88,3 +88,14 @@ def test_estimators_registry_imports_only_base_modules():
     path = PACKAGE / "estimation" / "estimators.py"
     package_imports = {name for name in imported_names(path) if name.startswith("robot_dynid")}
     assert package_imports <= BASE
+
+
+def test_matplotlib_only_in_the_figure_module_and_not_at_startup():
+    importing = {module for module, path in core_modules()
+                 if any(name.partition(".")[0] == "matplotlib" for name in imported_names(path))}
+    assert importing <= {"robot_dynid.reports.figures"}, importing
+    script = ("import sys\nfrom robot_dynid.cli import build_parser; build_parser()\n"
+              "import robot_dynid.reports.report, robot_dynid.reports.figures\n"
+              "assert 'matplotlib' not in sys.modules and 'tqdm' not in sys.modules, 'imported at startup'\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr

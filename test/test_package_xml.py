@@ -23,6 +23,8 @@ ROSDEP_KEYS = {
     "lz4": "python3-lz4",
     "backports": "python3-rosbags-pip",     # backports.zstd has no key; rosbags requires it (Python < 3.14)
     "cvxpy": "python3-cvxpy-pip",
+    "matplotlib": "python3-matplotlib",
+    "tqdm": "python3-tqdm",
     "rclpy": "rclpy",
     "rcl_interfaces": "rcl_interfaces",
     "rosgraph_msgs": "rosgraph_msgs",

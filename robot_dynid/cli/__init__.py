@@ -21,6 +21,8 @@ SUBCOMMAND_MODULES = (
     "robot_dynid.cli.stages",
     "robot_dynid.cli.predict",
     "robot_dynid.cli.validate",
+    "robot_dynid.cli.report",
+    "robot_dynid.cli.compare",
     "robot_dynid.cli.export_urdf",
     "robot_dynid.cli.excitation",
     "robot_dynid.cli.protocol",

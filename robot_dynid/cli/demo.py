@@ -20,11 +20,13 @@ import pathlib
 import re
 import shutil
 import sys
+import time
 
 import numpy as np
 import yaml
 
 from robot_dynid.cli.options import output_directory
+from robot_dynid.errors import DynIdError
 from robot_dynid.estimation.identification import IdentificationSettings, identify
 from robot_dynid.estimation.metrics import rms_residual, rsd
 from robot_dynid.experiment.excitation import random_excitation
@@ -37,8 +39,9 @@ from robot_dynid.model.robot_description import load_robot
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.bag_io import BagWriter
 from robot_dynid.recordings.csv_io import write_csv
-from robot_dynid.recordings.data_files import read_recording
+from robot_dynid.recordings.data_files import read_recording, stage_table
 from robot_dynid.recordings.recording import Recording
+from robot_dynid.reports.report import make_report
 from robot_dynid.reports.tables import format_joint_metrics, format_model_summary, format_table
 from robot_dynid.yaml_files import parameter_file_node
 
@@ -188,6 +191,7 @@ def run_graph(args, out, graph_class):
     print(f"\nbag {bag_path} (stage markers on /experiment_stage) and model {model_path} stay on disk; offline:\n"
           f"  robot-dynid identify --robot {robot_file} --data {bag_path} --stage excitation "
           f"--out {out / 'model_offline.yaml'}")
+    write_report(out, model, bag_path, (q, qd, qdd, expected), "4.")
     return 0
 
 
@@ -235,8 +239,29 @@ def run_offline(args, out):
     print_model(model, truth)
 
     _, qv, qdv, qddv = held_out_motion(robot)
+    expected = simulator.torques(qv, qdv, qddv, noise=False)
     print("\n4. feed-forward error on a held-out trajectory against the simulator's noise-free torques:")
-    print_feedforward_error(robot.joint_names, model.torque(qv, qdv, qddv),
-                            simulator.torques(qv, qdv, qddv, noise=False), noise)
+    print_feedforward_error(robot.joint_names, model.torque(qv, qdv, qddv), expected, noise)
     print(f"\noffline: robot-dynid identify --robot {robot_file} --data {bag_path} --out model.yaml")
+    write_report(out, model, bag_path, (qv, qdv, qddv, expected), "5.")
     return 0
+
+
+def write_report(out, model, bag_path, held_out, step):
+    """``robot-dynid report`` of the recorded bag with ``model`` into out/report, the held-out motion
+    ``(q, qd, qdd, noise-free tau)`` as validation data; prints the page's path (a note without matplotlib)."""
+    started = time.monotonic()
+    robot = model.robot
+    recording = read_recording(bag_path, joint_names=robot.joint_names, robot=robot)
+    table = stage_table(recording, bag_path, robot.limit_arrays().velocity)
+    t = np.arange(len(held_out[0])) / HELD_OUT_RATE
+    validation = Recording.from_arrays(robot.joint_names, t, *held_out, source="held-out trajectory (noise-free)")
+    try:
+        make_report(out / "report", robot, [recording], [table.stages], model=model, validation=[validation],
+                    sources=[str(bag_path)])
+    except DynIdError as error:
+        print(f"\nno report: {error}")
+        return None
+    print(f"\n{step} report (torque fits, parameters per cycle, friction stages; "
+          f"{time.monotonic() - started:.0f} s): {out / 'report' / 'index.html'}")
+    return out / "report" / "index.html"

@@ -5,6 +5,7 @@ import argparse
 import math
 import os
 import pathlib
+import sys
 
 from robot_dynid.model.friction import FRICTION_MODEL_NAMES, FrictionModel
 from robot_dynid.recordings.stage_detection import REST_THRESHOLD, REST_THRESHOLD_FRACTION
@@ -42,6 +43,15 @@ def settings_from_args(args, robot):
     uses."""
     from robot_dynid.estimation.identification import OPTION_DEFAULTS, settings_from_options
     return settings_from_options({key: getattr(args, key) for key in OPTION_DEFAULTS if hasattr(args, key)}, robot)
+
+
+def add_speed_threshold_argument(parser):
+    """``--speed-threshold`` [rad/s] of the relative RMSD (validate, report)."""
+    from robot_dynid.estimation.validation import DEFAULT_SPEED_THRESHOLD
+    parser.add_argument("--speed-threshold", type=positive_number("a speed > 0 [rad/s]"),
+                        default=DEFAULT_SPEED_THRESHOLD, metavar="RAD_S",
+                        help="samples of a joint slower than this do not count for its relative RMSD "
+                             "(default: %(default)s rad/s)")
 
 
 def add_data_arguments(parser, several=False):
@@ -156,3 +166,12 @@ def parse_cycles(text):
         except ValueError:
             raise ValueError(f"--cycles: {part!r} is not a cycle number or range like 3-5") from None
     return cycles
+
+
+def progress(iterable, description="", total=None):
+    """``iterable`` with a tqdm progress bar on stderr when it is a terminal (never in pipes, logs or
+    tests)."""
+    if not sys.stderr.isatty():
+        return iterable
+    from tqdm import tqdm
+    return tqdm(iterable, desc=description, total=total, unit="step", leave=False, file=sys.stderr)

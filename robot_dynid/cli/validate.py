@@ -1,8 +1,8 @@
 """robot-dynid validate: a model's held-out metrics on recordings it was not fitted on."""
 import json
 
-from robot_dynid.cli.options import add_data_arguments, parse_cycles, positive_number, read_data
-from robot_dynid.estimation.validation import DEFAULT_SPEED_THRESHOLD, validate_model
+from robot_dynid.cli.options import add_data_arguments, add_speed_threshold_argument, parse_cycles, read_data
+from robot_dynid.estimation.validation import validate_model
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.recordings.stage_detection import select_stages
 from robot_dynid.reports.tables import format_validation
@@ -18,10 +18,7 @@ def add_arguments(parser):
     parser.add_argument("--stage", action="append", metavar="NAME",
                         help="use only samples of this stage kind (repeatable; see identify)")
     parser.add_argument("--cycles", type=parse_cycles, metavar="LIST", help="use only these cycles, e.g. 3,9,16")
-    parser.add_argument("--speed-threshold", type=positive_number("a speed > 0 [rad/s]"),
-                        default=DEFAULT_SPEED_THRESHOLD, metavar="RAD_S",
-                        help="samples of a joint slower than this do not count for its relative RMSD "
-                             "(default: %(default)s rad/s)")
+    add_speed_threshold_argument(parser)
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 

@@ -208,6 +208,11 @@ def read_stage_table(path, joint_names, velocity_limits, rest_threshold=None,
     """
     recording = read_recording(path, joint_names, derivative_window, robot=robot, resample=resample,
                                **bag_topics)
+    return stage_table(recording, path, velocity_limits, rest_threshold, **bag_topics)
+
+
+def stage_table(recording, path, velocity_limits, rest_threshold=None, **bag_topics) -> StageTable:
+    """Stages of ``recording`` read from ``path`` (:func:`read_stage_table` without reading it again)."""
     time_origin = float(recording.time[0])
     if recording.stage is None:
         threshold = default_rest_threshold(velocity_limits) if rest_threshold is None \

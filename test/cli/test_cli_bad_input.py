@@ -146,6 +146,10 @@ def commands(files):
         ("validate", ["validate", "--model", files["model"], "--data", files["data"]], {2: "yaml", 4: "csv"}),
         ("export-urdf", ["export-urdf", "--model", files["consistent"], "--out", out / "arm.urdf"],
          {2: "yaml", 4: "output"}),
+        ("report", ["report", "--robot", files["robot"], "--data", files["data"], "--out", out / "report"],
+         {2: "yaml", 4: "csv", 6: "output_directory"}),
+        ("compare", ["compare", files["model"], files["consistent"], "--out", out / "compare"],
+         {1: "yaml", 2: "yaml", 4: "output_directory"}),
     ]
 
 

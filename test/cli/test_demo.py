@@ -21,6 +21,8 @@ def test_offline_demo_output_identifies_offline_and_predicts_held_out_torques(tm
                  "--seed", "1"]) == 0
     printed = capsys.readouterr().out
     assert "feed-forward error on a held-out trajectory" in printed
+    assert "report (torque fits, parameters per cycle, friction stages;" in printed
+    assert str(out / "report" / "index.html") in printed and (out / "report" / "summary.json").is_file()
     model = DynamicModel.load(out / "model.yaml")
 
     robot_file = find_package_file("config", "robots", "er3a.yaml")
@@ -70,6 +72,7 @@ def test_ros_demo_runs_the_graph_in_process_and_reports_the_services_torques(tmp
     assert rms.max() < 0.2 * 0.5   # as in test/ros/test_end_to_end.py: 5x the expected least-squares error
     assert (out / "recording" / "metadata.yaml").is_file()
     assert f"--data {out / 'recording'}" in printed
+    assert "report (torque fits" in printed and (out / "report" / "index.html").is_file()
 
 
 @pytest.mark.parametrize("content, message", [

@@ -1,0 +1,99 @@
+"""robot-dynid report: the analyses of a test as an HTML page with figures and a JSON summary."""
+import pathlib
+
+from robot_dynid.cli.options import (add_data_arguments, add_model_structure_arguments, add_speed_threshold_argument,
+                                     add_stage_detection_arguments, bag_topics_from_args, output_directory,
+                                     parse_cycles, positive_number, progress, read_data, settings_from_args)
+from robot_dynid.errors import DynIdError
+from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.model.robot_description import load_robot
+from robot_dynid.recordings.data_files import stage_table
+from robot_dynid.recordings.stage_detection import REST_THRESHOLD
+from robot_dynid.recordings.stages import label_samples
+from robot_dynid.reports.analysis import (DEFAULT_FRICTION_SPEED, DEFAULT_PLATEAU_TOLERANCE, DEFAULT_WARM_CYCLES,
+                                          GRAVITY_MODES)
+from robot_dynid.reports.html import dumps
+from robot_dynid.reports.report import ReportOptions, make_report
+
+NAME = "report"
+HELP = ("analyse a test (torque fits, base parameters, per-cycle identification, friction stages and drift, "
+        "self/cross-verification) into an HTML report with figures and summary.json")
+
+
+def add_arguments(parser):
+    add_model_structure_arguments(parser)
+    add_data_arguments(parser, several=True)
+    add_stage_detection_arguments(parser)
+    parser.add_argument("--model", metavar="model.yaml", default=None,
+                        help="model to report on (default: identified from the data with the model structure "
+                             "options and written to DIR/model.yaml)")
+    parser.add_argument("--out", required=True, type=output_directory, metavar="DIR",
+                        help="report directory: index.html, summary.json, PNG figures")
+    parser.add_argument("--stage", action="append", metavar="NAME",
+                        help="stage kind of the identification data and the per-cycle fits (repeatable; default: "
+                             "excitation)")
+    holdout = parser.add_mutually_exclusive_group()
+    holdout.add_argument("--holdout-cycles", type=parse_cycles, metavar="LIST",
+                         help="cycles held out of the identification and shown as held-out data (default: the last "
+                              "cycle when the model is identified here and there is no other held-out data)")
+    holdout.add_argument("--no-holdout", action="store_true", help="hold no cycle out")
+    parser.add_argument("--validate", action="append", default=[], metavar="FILE",
+                        help="held-out recording (all its samples; repeatable; read like --data)")
+    parser.add_argument("--pool", action="append", type=parse_cycles, default=[], metavar="LIST",
+                        help="also fit these cycles pooled (e.g. 3,9,16) and cross-verify the fit on every cycle "
+                             "(repeatable)")
+    parser.add_argument("--warm-cycles", type=int, default=DEFAULT_WARM_CYCLES, metavar="K",
+                        help="statistics over cycles are also given without the first K (default: %(default)s)")
+    parser.add_argument("--friction-speed", type=positive_number("a speed fraction > 0 [1]"),
+                        default=DEFAULT_FRICTION_SPEED, metavar="FRACTION",
+                        help="friction speed level followed over time, as a fraction of the velocity limit (the "
+                             "nearest level of the data is used; default: %(default)s)")
+    parser.add_argument("--gravity", choices=GRAVITY_MODES, default="auto",
+                        help="remove gravity from the friction stages: auto: for joints whose axis is not vertical "
+                             "(their motion is not horizontal); always; never (default: %(default)s)")
+    parser.add_argument("--plateau-tolerance", type=positive_number("a fraction > 0 [1]"),
+                        default=DEFAULT_PLATEAU_TOLERANCE, metavar="FRACTION",
+                        help="a friction sample is at constant velocity within this fraction of its stroke's "
+                             "cruise speed (default: %(default)s)")
+    add_speed_threshold_argument(parser)
+    parser.add_argument("--json", action="store_true", help="print summary.json's content instead of the path")
+
+
+def main(args):
+    from robot_dynid.reports.figures import pyplot
+    pyplot()        # matplotlib missing: say so before any work
+    robot = load_robot(args.robot)
+    model = DynamicModel.load(args.model) if args.model else None
+    settings = None if model else settings_from_args(args, robot)
+    if args.warm_cycles < 0:
+        raise DynIdError(f"--warm-cycles must be >= 0, got {args.warm_cycles}")
+    recordings, intervals, notes = [], [], []
+    velocity = robot.limit_arrays().velocity
+    for path in progress(args.data, "reading", len(args.data)):
+        recording = read_data(args, robot, path)
+        table = stage_table(recording, path, robot.limit_arrays(recording.joint_names).velocity, args.rest_threshold,
+                            **bag_topics_from_args(args, robot))
+        if recording.stage is None:
+            recording = recording.with_labels(label_samples(recording.time, table.stages)[0], None)
+            notes.append(table.note)
+        recordings.append(recording)
+        intervals.append(table.stages)
+    validation = [read_data(args, robot, path) for path in args.validate]
+    options = ReportOptions(
+        stage=tuple(args.stage or ("excitation",)), speed_threshold=args.speed_threshold,
+        warm_cycles=args.warm_cycles, friction_speed=args.friction_speed, gravity=args.gravity,
+        plateau_tolerance=args.plateau_tolerance,
+        rest_threshold=args.rest_threshold or float(min(REST_THRESHOLD, 0.02 * velocity.min())),
+        holdout_cycles=() if args.no_holdout else None if args.holdout_cycles is None else tuple(args.holdout_cycles),
+        pools=tuple(tuple(pool) for pool in args.pool))
+    summary = make_report(args.out, robot, recordings, intervals, model=model, settings=settings,
+                          validation=validation, options=options, progress=progress,
+                          sources=[str(path) for path in args.data])
+    index = pathlib.Path(args.out) / "index.html"
+    if args.json:
+        print(dumps({**summary, "index": str(index)}))
+        return 0
+    for note in notes + summary["notes"]:
+        print(f"note: {note}")
+    print(f"report written to {index} ({len(summary['figures'])} figures; summary.json beside it)")
+    return 0

@@ -1,0 +1,87 @@
+"""robot-dynid report and compare on a simulated multi-cycle test recorded as a bag with stage markers."""
+import json
+
+import numpy as np
+import pytest
+
+from robot_dynid.cli import main
+from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.model.robot_description import load_robot
+from robot_dynid.package_files import find_package_file
+from robot_dynid.reports.html import referenced_files
+from simulated_test import simulate_test, write_test_bag
+
+ROBOT_FILE = find_package_file("config", "robots", "er3a.yaml")
+pytest.importorskip("matplotlib")
+
+
+@pytest.fixture(scope="module")
+def bag(tmp_path_factory):
+    robot = load_robot(ROBOT_FILE)
+    plan, recording, _, _, _ = simulate_test(robot, cycles=3, speed_fractions=(0.2, 0.6), noise=0.2,
+                                             drift=(0.5, 6.0, 0.5, 1.5))
+    return write_test_bag(tmp_path_factory.mktemp("report") / "bag", plan, recording)
+
+
+def test_report_writes_a_page_whose_references_exist_and_whose_figures_are_not_blank(bag, tmp_path, capsys):
+    out = tmp_path / "report"
+    assert main(["report", "--robot", str(ROBOT_FILE), "--data", str(bag), "--out", str(out), "--warm-cycles", "1",
+                 "--pool", "0,1"]) == 0
+    assert f"report written to {out / 'index.html'}" in capsys.readouterr().out
+    page = (out / "index.html").read_text()
+    targets = referenced_files(page)
+    assert {"torque_identification.png", "torque_held_out.png", "parameters_per_cycle.png", "cross_verification.png",
+            "friction_speed.png", "friction_time.png", "model.yaml"} <= set(targets)
+    for target in targets:
+        assert (out / target).is_file(), target
+    import matplotlib.image
+    for target in (t for t in targets if t.endswith(".png")):
+        pixels = matplotlib.image.imread(out / target)
+        assert pixels.shape[0] > 300 and pixels.shape[1] > 300, target
+        # non-trivial: many distinct colours, and more than a few percent of the pixels not white
+        assert len(np.unique(pixels.reshape(-1, pixels.shape[-1]), axis=0)) > 50, target
+        assert np.mean(np.any(pixels[..., :3] < 0.9, axis=-1)) > 0.03, target
+
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["held_out_cycles"] == [2]          # the last cycle, held out automatically
+    assert [fit["segment"] for fit in summary["torque_fits"]] == ["identification", "held-out"]
+    model = DynamicModel.load(out / "model.yaml")
+    assert summary["condition_number"] == pytest.approx(model.metrics["condition_number"])
+    cycles = summary["cycles"]
+    assert cycles["cycles"] == ["cycle 0", "cycle 1", "cycle 2"] and cycles["skipped"] == 1
+    values = np.array(cycles["values"])
+    np.testing.assert_allclose(cycles["statistics"]["mean"], values.mean(axis=0))
+    np.testing.assert_allclose(cycles["warm_statistics"]["min"], values[1:].min(axis=0))
+    assert summary["cross_verification"]["fitted"] == ["cycle 0", "cycle 1", "cycle 2", "cycles 0,1 pooled", "model"]
+    levels = {(s["joint"], round(s["speed_fraction"], 3), s["direction"]) for s in summary["friction"]["segments"]}
+    assert len(levels) == 6 * 2 * 2
+    assert len(summary["friction_drift"]) == 6 and all(d["fit"] is None for d in summary["friction_drift"])
+
+
+def test_report_json_on_a_given_model_and_compare(bag, tmp_path, capsys):
+    model_file = tmp_path / "model.yaml"
+    assert main(["identify", "--robot", str(ROBOT_FILE), "--data", str(bag), "--stage", "excitation",
+                 "--out", str(model_file)]) == 0
+    capsys.readouterr()
+    assert main(["report", "--robot", str(ROBOT_FILE), "--data", str(bag), "--model", str(model_file),
+                 "--out", str(tmp_path / "r"), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["identified_here"] is False and summary["held_out_cycles"] == []
+    assert not (tmp_path / "r" / "model.yaml").exists()
+
+    model = DynamicModel.load(model_file)
+    values = model.values.copy()
+    values[0] += 5.0 * np.hypot(model.std[0], model.std[0])
+    values[1] += 0.5 * np.hypot(model.std[1], model.std[1])
+    other = DynamicModel(model.robot, model.friction, model.armature, model.offset, model.base, values, model.std)
+    other.save(tmp_path / "other.yaml")
+    assert main(["compare", str(model_file), str(tmp_path / "other.yaml"), "--json"]) == 0
+    comparison = json.loads(capsys.readouterr().out)
+    flags = {entry["name"]: entry["significant"] for entry in comparison["parameters"]}
+    assert flags[model.base.names[0]] is True and flags[model.base.names[1]] is False
+    assert sum(flags.values()) == 1
+    assert main(["compare", str(model_file), str(tmp_path / "other.yaml"), "--out", str(tmp_path / "c")]) == 0
+    printed = capsys.readouterr().out
+    assert f"1 significant: {model.base.names[0]}" in printed
+    page = (tmp_path / "c" / "index.html").read_text()
+    assert all((tmp_path / "c" / target).is_file() for target in referenced_files(page))
