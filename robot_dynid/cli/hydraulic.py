@@ -5,7 +5,7 @@ import pathlib
 
 import numpy as np
 
-from robot_dynid.cli.options import output_file
+from robot_dynid.cli.options import output_file, progress
 from robot_dynid.errors import DataError
 from robot_dynid.hydraulics.cylinder import CYLINDER_METHODS, HYDRAULIC_PARAMETER_UNITS, identify_cylinder
 from robot_dynid.hydraulics.cylinder_results import (CylinderResult, load_cylinder_config, results_to_dict,
@@ -67,7 +67,7 @@ def identify_main(args) -> int:
     configs = load_cylinder_config(args.config)
     samples = read_cylinder_data(args.data, [config.name for config in configs], topic=args.topic)
     results = []
-    for config, sample in zip(configs, samples):
+    for config, sample in progress(list(zip(configs, samples)), "identifying cylinders"):
         load = sample.load if sample.load is not None else (config.load or 0.0)
         identification = identify_cylinder(config.cylinder, sample.x, sample.xd, sample.xdd, sample.p_a,
                                            sample.p_b, load=load, forgetting=args.forgetting, method=args.method)

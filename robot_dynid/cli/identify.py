@@ -3,7 +3,7 @@ import json
 
 from robot_dynid.cli.options import (add_data_arguments, add_model_structure_arguments,
                                      add_stage_detection_arguments, non_negative_number,
-                                     output_file, parse_cycles, positive_number, read_data,
+                                     output_file, parse_cycles, positive_number, progress, read_data,
                                      settings_from_args)
 from robot_dynid.estimation.estimators import ESTIMATORS
 from robot_dynid.estimation.identification import PRIOR_MODES, identify
@@ -83,7 +83,7 @@ def main(args):
     settings = settings_from_args(args, robot)
     cylinders = None if args.cylinders is None else load_cylinder_results(args.cylinders)
     recordings, notes = [], []
-    for path in args.data:
+    for path in progress(args.data, "reading recordings"):
         recording = read_arm_data(args, robot, cylinders, path)
         if args.trim:
             recording = recording.time_window(recording.time[0] + args.trim, recording.time[-1] - args.trim)

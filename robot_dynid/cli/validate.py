@@ -1,7 +1,8 @@
 """robot-dynid validate: a model's held-out metrics on recordings it was not fitted on."""
 import json
 
-from robot_dynid.cli.options import add_data_arguments, add_speed_threshold_argument, parse_cycles, read_data
+from robot_dynid.cli.options import (add_data_arguments, add_speed_threshold_argument, parse_cycles, progress,
+                                     read_data)
 from robot_dynid.estimation.validation import validate_model
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.recordings.stage_detection import select_stages
@@ -25,7 +26,7 @@ def add_arguments(parser):
 def main(args):
     model = DynamicModel.load(args.model)
     recordings = []
-    for path in args.data:
+    for path in progress(args.data, "reading recordings"):
         recording = read_data(args, model.robot, path)
         recordings.append(select_stages(recording, args.stage, args.cycles,
                                         velocity_limits=model.robot.limit_arrays().velocity).recording)
