@@ -1,6 +1,6 @@
 """robot-dynid base-parameters: the identifiable parameter set of a robot model."""
-import json
 
+from robot_dynid.reports.json_text import dumps
 from robot_dynid.cli.options import add_model_structure_arguments, settings_from_args
 from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.robot_description import load_robot
@@ -19,11 +19,11 @@ def main(args):
     regressor = settings_from_args(args, robot).regressor(robot)
     base = compute_base_parameters(regressor)
     if args.json:
-        print(json.dumps({
+        print(dumps({
             "robot": robot.name, "joint_names": list(robot.joint_names),
             "n_standard": regressor.n_parameters, "n_base": base.rank,
             "base_parameters": [{"name": n, "expression": e} for n, e in zip(base.names, base.expressions())],
-        }, indent=2))
+        }))
         return 0
     print(f"{robot.name}: {base.rank} base parameters out of {regressor.n_parameters} standard parameters")
     width = max(len(name) for name in base.names)

@@ -1,7 +1,7 @@
 """robot-dynid excitation: check a trajectory against a robot's limits, or design one."""
-import json
 import sys
 
+from robot_dynid.reports.json_text import dumps
 from robot_dynid.cli.options import output_file
 from robot_dynid.experiment.excitation import CRITERIA, optimize_excitation
 from robot_dynid.experiment.trajectories import load_trajectory, save_trajectory
@@ -73,7 +73,7 @@ def _check(args):
     trajectory = load_trajectory(args.trajectory)
     check = check_trajectory(robot, trajectory, n_points=args.points, dt=args.dt,
                              tolerance=args.tolerance, require_rest=not args.no_rest)
-    print(json.dumps(check.to_dict(), indent=2) if args.json else check.format_table())
+    print(dumps(check.to_dict()) if args.json else check.format_table())
     return 0 if check.ok else 1
 
 
@@ -93,7 +93,7 @@ def _optimize(args):
         time_limit=args.time_limit, progress=_print_progress)
     save_trajectory(design.trajectory, args.out)
     if args.json:
-        print(json.dumps(design.to_dict(), indent=2))
+        print(dumps(design.to_dict()))
         return 0
     print(f"{robot.name}: {design.criterion} {design.value:.6g} (random start "
           f"{design.initial_value:.6g}), condition number {design.condition_number:.4g}, "

@@ -1,10 +1,10 @@
 """robot-dynid hydraulic identify: each cylinder's stiffness and Stribeck friction from recorded
 displacements and chamber pressures (SI), written as a results file and a Stribeck-curve CSV."""
-import json
 import pathlib
 
 import numpy as np
 
+from robot_dynid.reports.json_text import dumps
 from robot_dynid.cli.options import output_file, progress
 from robot_dynid.errors import DataError
 from robot_dynid.hydraulics.cylinder import CYLINDER_METHODS, HYDRAULIC_PARAMETER_UNITS, identify_cylinder
@@ -81,8 +81,8 @@ def identify_main(args) -> int:
     save_cylinder_results(args.out, results, provenance)
     write_columns(curve, *stribeck_curves(results, samples))
     if args.json:
-        print(json.dumps({**results_to_dict(results, provenance), "results_file": str(args.out),
-                          "curve_file": str(curve)}, indent=2))
+        print(dumps({**results_to_dict(results, provenance), "results_file": str(args.out),
+                     "curve_file": str(curve)}))
         return 0
     print(format_cylinder_table(results))
     print(f"results written to {args.out}, Stribeck curves to {curve}")

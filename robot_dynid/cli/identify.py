@@ -1,6 +1,6 @@
 """robot-dynid identify: identify a model from recordings and write the model artifact."""
-import json
 
+from robot_dynid.reports.json_text import dumps
 from robot_dynid.cli.options import (add_data_arguments, add_model_structure_arguments,
                                      add_stage_detection_arguments, non_negative_number,
                                      output_file, parse_cycles, positive_number, progress, read_data,
@@ -105,7 +105,7 @@ def main(args):
         model.metrics["validation"] = [validation.to_dict() for validation in validations]
     model.save(args.out)
     if args.json:
-        print(json.dumps({**model_summary(model), "model_file": str(args.out)}, indent=2))
+        print(dumps({**model_summary(model), "model_file": str(args.out)}))
         return 0
     for note in notes:
         print(note)

@@ -1,6 +1,6 @@
 """robot-dynid protocol: plan the identification experiment (cycles of excitation, friction, warmup)."""
-import json
 
+from robot_dynid.reports.json_text import dumps
 from robot_dynid.cli.options import output_file
 from robot_dynid.errors import DataError, TrajectoryError
 from robot_dynid.experiment.protocol import (DEFAULT_SPEED_FRACTIONS, CylinderExcitation, build_protocol,
@@ -95,9 +95,8 @@ def main(args):
         save_plan(plan, args.out)
     if args.json:
         data = plan.to_dict()
-        print(json.dumps({key: data[key] for key in ("robot", "joints", "cycles", "cycle_duration",
-                                                     "notes", "stage_columns", "cycle_stages")},
-                         indent=2))
+        print(dumps({key: data[key] for key in ("robot", "joints", "cycles", "cycle_duration",
+                                                "notes", "stage_columns", "cycle_stages")}))
         return 0
     print(f"{robot.name}: {plan.cycles} cycles of {plan.cycle_duration:.1f} s "
           f"({plan.duration / 60.0:.1f} min in all)")

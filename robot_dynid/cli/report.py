@@ -12,7 +12,7 @@ from robot_dynid.recordings.stage_detection import REST_THRESHOLD
 from robot_dynid.recordings.stages import label_samples
 from robot_dynid.reports.analysis import (DEFAULT_FRICTION_SPEED, DEFAULT_PLATEAU_TOLERANCE, DEFAULT_WARM_CYCLES,
                                           GRAVITY_MODES)
-from robot_dynid.reports.html import dumps
+from robot_dynid.reports.json_text import dumps
 from robot_dynid.reports.report import ReportOptions, make_report
 
 NAME = "report"

@@ -1,7 +1,7 @@
 """robot-dynid stages: list the stages of a recording, from its markers or detected from the motion."""
-import json
 import math
 
+from robot_dynid.reports.json_text import dumps
 from robot_dynid.cli.options import (add_data_arguments, add_stage_detection_arguments,
                                      bag_topics_from_args)
 from robot_dynid.model.robot_description import load_robot
@@ -52,12 +52,12 @@ def main(args):
                              **bag_topics_from_args(args, robot))
     rows = stage_rows(table)
     if args.json:
-        print(json.dumps({
+        print(dumps({
             "data": str(args.data), "origin": table.origin, "time_origin": table.time_origin,
             "rest_threshold": None if table.rest_threshold is None
             else dict(zip(robot.joint_names, table.rest_threshold)),
             "note": table.note or None, "stages": rows,
-        }, indent=2))
+        }))
         return 0
     if table.note:
         print(table.note)

@@ -1,6 +1,6 @@
 """robot-dynid validate: a model's held-out metrics on recordings it was not fitted on."""
-import json
 
+from robot_dynid.reports.json_text import dumps
 from robot_dynid.cli.options import (add_data_arguments, add_speed_threshold_argument, parse_cycles, progress,
                                      read_data)
 from robot_dynid.estimation.validation import validate_model
@@ -32,7 +32,7 @@ def main(args):
                                         velocity_limits=model.robot.limit_arrays().velocity).recording)
     validation = validate_model(model, recordings, args.speed_threshold)
     if args.json:
-        print(json.dumps({"model": str(args.model), **validation.to_dict()}, indent=2))
+        print(dumps({"model": str(args.model), **validation.to_dict()}))
     else:
         print(format_validation(validation))
     return 0

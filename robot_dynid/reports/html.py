@@ -3,12 +3,11 @@ JSON summary written beside it."""
 from __future__ import annotations
 
 import html
-import json
 import math
 import pathlib
 import re
 
-import numpy as np
+from robot_dynid.reports.json_text import dumps
 
 STYLE = """body{font-family:sans-serif;margin:1.5em;max-width:1400px}
 table{border-collapse:collapse;margin:0.6em 0;font-size:0.85em}
@@ -83,31 +82,6 @@ def write_page(path, title: str, parts) -> pathlib.Path:
 def referenced_files(text: str) -> list[str]:
     """The ``src`` and ``href`` targets of a page."""
     return re.findall(r'(?:src|href)="([^"]+)"', text)
-
-
-def json_safe(value):
-    """``value`` with numpy types as Python ones, nan as None and +-inf as the strings 'inf' / '-inf'."""
-    if isinstance(value, dict):
-        return {str(key): json_safe(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(item) for item in value]
-    if isinstance(value, np.ndarray):
-        return json_safe(value.tolist())
-    if isinstance(value, (np.bool_, bool)):
-        return bool(value)
-    if isinstance(value, (np.integer, int)):
-        return int(value)
-    if isinstance(value, (np.floating, float)):
-        value = float(value)
-        if math.isnan(value):
-            return None
-        return value if math.isfinite(value) else ("inf" if value > 0 else "-inf")
-    return value
-
-
-def dumps(data) -> str:
-    """Strict JSON (no NaN) of ``data`` (:func:`json_safe`)."""
-    return json.dumps(json_safe(data), indent=2, allow_nan=False)
 
 
 def write_json(path, data) -> pathlib.Path:

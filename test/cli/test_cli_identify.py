@@ -294,6 +294,11 @@ def test_validate_reports_held_out_metrics_and_warns_beyond_the_identified_range
         assert report["joints"][joint]["rms"] == pytest.approx(rms[j], rel=1e-9)
         assert report["joints"][joint]["nrms"] == pytest.approx(rms[j] / (2 * robot.limits[j].effort), rel=1e-9)
     assert report["warnings"] == []
+    # no sample as fast as 1000 rad/s: the relative RMSD is undefined, written as null (strict JSON, not NaN)
+    assert main(["validate", "--model", str(model_path), "--data", str(held_out), "--json",
+                 "--speed-threshold", "1000"]) == 0
+    strict = json.loads(capsys.readouterr().out, parse_constant=lambda name: pytest.fail(f"{name} is not JSON"))
+    assert all(strict["joints"][joint]["relative_rmsd"] is None for joint in robot.joint_names), strict["joints"]
     fast = excitation(robot, seed=11, period=4.0, amplitude=0.24)    # twice the speed, four times the acceleration
     t = time_grid(4.0, dt=0.005)
     q, qd, qdd = fast.evaluate(t)
