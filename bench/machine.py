@@ -329,9 +329,9 @@ def benchmark_main(run, description: str, argv=None) -> int:
 def ur5_regressor(friction: str = "coulomb_viscous", **options):
     """The 6-DOF workload of the benchmarks: UR5 (config/robots/ur5.yaml) with friction;
     ``options`` go to ``Regressor``."""
-    from robot_dynid.model.dynamic_model.friction import friction_model
-    from robot_dynid.model.dynamic_model.regressor import Regressor
-    from robot_dynid.model.dynamic_model.robot_description import load_robot
+    from robot_dynid.model.friction import friction_model
+    from robot_dynid.model.regressor import Regressor
+    from robot_dynid.model.robot_description import load_robot
     return Regressor(load_robot(ROBOTS / "ur5.yaml"), friction_model(friction), **options)
 
 
