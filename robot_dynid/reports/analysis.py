@@ -39,6 +39,7 @@ from robot_dynid.estimation.metrics import ParameterStatistics, ValidationReport
     validation_report
 from robot_dynid.estimation.validation import ModelValidation, validate_model
 from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.model.friction import friction_model
 from robot_dynid.model.friction_drift import DoubleExponentialFit, fit_double_exponential
 from robot_dynid.model.robot_description import RobotDescription, build_pinocchio_model
 from robot_dynid.recordings.recording import Recording
@@ -58,7 +59,8 @@ DEFAULT_SIGNIFICANCE = 0.05
 VERTICAL_AXIS_COSINE = math.cos(math.radians(1.0))
 """A joint axis within 1 deg of gravity moves horizontally: gravity exerts no torque about it."""
 GRAVITY_MODES = ("auto", "always", "never")
-FRICTION_COEFFICIENTS = ("f1", "f2", "f3", "f4")
+_POLYNOMIAL = friction_model("polynomial")
+FRICTION_COEFFICIENTS = _POLYNOMIAL.coefficient_names
 
 
 def _identity(iterable, description="", total=None):
@@ -479,9 +481,9 @@ class JointFrictionFit:
 
 
 def friction_columns(speed) -> np.ndarray:
-    """``[sgn v, v, v|v|, v^3]`` (M, 4) of speeds ``v`` (M,) [rad/s] (the thesis's polynomial)."""
-    v = np.asarray(speed, dtype=float)
-    return np.column_stack([np.sign(v), v, v * np.abs(v), v**3])
+    """``[sgn v, v, v|v|, v^3]`` (M, 4) of speeds ``v`` (M,) [rad/s]: the thesis's polynomial model
+    (:func:`~robot_dynid.model.friction.friction_model` ``"polynomial"``) for one joint."""
+    return _POLYNOMIAL.columns(np.asarray(speed, dtype=float)[:, None])[:, 0, :]
 
 
 def fit_joint_friction(q, qd, qdd, tau, joint: str, label: str, with_gravity: bool, horizontal: bool
@@ -795,16 +797,11 @@ class ModelComparison:
                  "differences": [{"model": self.labels[i + 1],
                                   "difference": float(self.values[i + 1, k] - self.values[0, k]),
                                   "combined_std": float(math.hypot(self.std[i + 1, k], self.std[0, k])),
-                                  "z": _json_float(self.z[i, k]), "significant": bool(self.significant[i, k])}
+                                  "z": float(self.z[i, k]), "significant": bool(self.significant[i, k])}
                                  for i in range(len(self.labels) - 1)],
                  "significant": bool(self.significant[:, k].any())}
                 for k, name in enumerate(self.names)],
         }
-
-
-def _json_float(value: float):
-    value = float(value)
-    return value if math.isfinite(value) else ("inf" if value > 0 else "-inf")
 
 
 def compare_models(models: Sequence[DynamicModel], labels: Sequence[str],
