@@ -35,7 +35,7 @@ import numpy as np
 
 from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
-from robot_dynid.estimation.estimators import RecursiveLeastSquares, ols
+from robot_dynid.estimation.estimators import RecursiveLeastSquares, column_scales, ols
 from robot_dynid.model.friction import friction_model
 
 logger = logging.getLogger(__name__)
@@ -243,10 +243,7 @@ def regressor_scales(regressor) -> np.ndarray:
     ndarray, shape (4,)
         [m, 1, m/s, (m/s)^(1/3)]: RLS runs on ``regressor / scales``.
     """
-    regressor = np.asarray(regressor, dtype=float)
-    scales = np.sqrt(np.mean(regressor**2, axis=0))
-    scales[scales == 0.0] = 1.0
-    return scales
+    return column_scales(np.mean(np.asarray(regressor, dtype=float) ** 2, axis=0))
 
 
 def nominal_scales(displacement: float, velocity: float) -> np.ndarray:

@@ -34,6 +34,7 @@ import numpy as np
 from scipy.stats import norm
 
 from robot_dynid.errors import DataError, DynIdError, IdentificationError
+from robot_dynid.estimation.estimators import column_scales
 from robot_dynid.estimation.identification import IdentificationSettings, identify, iter_regressor_chunks
 from robot_dynid.estimation.metrics import ParameterStatistics, ValidationReport, parameter_statistics, \
     validation_report
@@ -509,8 +510,7 @@ def fit_joint_friction(q, qd, qdd, tau, joint: str, label: str, with_gravity: bo
     A = np.hstack(columns)
     if A.shape[0] <= A.shape[1]:
         raise DataError(f"joint {joint} ({label}): {A.shape[0]} friction samples for {A.shape[1]} unknowns")
-    scale = np.linalg.norm(A, axis=0)
-    scale[scale == 0.0] = 1.0
+    scale = column_scales(np.sum(A**2, axis=0))
     solution, _, rank, _ = np.linalg.lstsq(A / scale, tau, rcond=None)
     if rank < A.shape[1]:
         raise DataError(f"joint {joint} ({label}): its friction stage does not determine the "
