@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import rclpy
+from rcl_interfaces.srv import GetParameters
 from rclpy.executors import SingleThreadedExecutor
 
 from robot_dynid.nodes.node_runtime import call_service, spin_until
@@ -32,6 +33,18 @@ class RosTestGraph:
     def call(self, client, request, timeout=DISCOVERY_TIMEOUT):
         """Wait for the service, call it, and return the response."""
         return call_service(self.executor, client, request, timeout)
+
+    def wait_until_spinning(self, node, timeout=DISCOVERY_TIMEOUT):
+        """Wait until the node named ``node`` (fully qualified) answers its parameter service.
+
+        A node's subscriptions are in the graph as soon as its constructor creates them, before it
+        spins: only an answer proves that its executor takes messages off the queues.
+        """
+        client = self.node.create_client(GetParameters, f"{node}/get_parameters")
+        try:
+            self.call(client, GetParameters.Request(names=["use_sim_time"]), timeout)
+        finally:
+            self.node.destroy_client(client)
 
     def close(self):
         self.executor.shutdown()

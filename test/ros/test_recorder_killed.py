@@ -4,8 +4,9 @@ up to the last flush and repaired.
 The recorder flushes its bag every second (``flush_period``), so everything published more than a
 second before the kill must be recovered, give or take ``LATENCY`` (its flush timer fires late when
 callbacks keep its executor busy; delivery takes a few ms); everything recovered must be what the
-test published. Each test records its own topic: a killed recorder's subscription stays in the
-graph until its DDS lease runs out, and would count as the next recorder's.
+test published. Publishing starts once the recorder answers a service call (its subscription is in
+the graph before it spins). Each test has its own recorder name and topic: a killed recorder's
+endpoints stay in the graph until its DDS lease runs out, and would count as the next recorder's.
 """
 import signal
 import time
@@ -37,12 +38,14 @@ def graph():
 @pytest.mark.parametrize("storage", ["mcap", "sqlite3"])
 def test_bag_of_a_killed_recorder_is_read_up_to_its_last_flush_and_repaired(graph, tmp_path, storage, capsys):
     bag, log = tmp_path / "bag", tmp_path / "recorder.log"
-    topic = f"killed_recorder_{storage}/joint_states"
-    process = start_node("recorder", "-p", f"bag_path:={bag}", "-p", f"storage:={storage}", "-p",
-                         f"joint_states_topic:={topic}", "-p", f"flush_period:={FLUSH_PERIOD}", log_path=log)
+    name = f"killed_recorder_{storage}"
+    topic = f"{name}/joint_states"
+    process = start_node("recorder", "-r", f"__node:={name}", "-p", f"bag_path:={bag}", "-p", f"storage:={storage}",
+                         "-p", f"joint_states_topic:={topic}", "-p", f"flush_period:={FLUSH_PERIOD}", log_path=log)
     publisher = graph.node.create_publisher(JointState, topic, 4000)
     try:
         graph.spin_until(lambda: publisher.get_subscription_count() > 0, what="recorder subscribing to joint_states")
+        graph.wait_until_spinning(f"/{name}")
         rng = np.random.default_rng(7)
         n = int(RATE * DURATION)
         stamps = T0_NS + np.arange(n) * int(1e9 / RATE)

@@ -60,6 +60,7 @@ class Recorder:
         for publisher in (self.joint_states, self.stages):
             graph.spin_until(lambda p=publisher: p.get_subscription_count() > 0,
                              what=f"recorder subscribing to {publisher.topic_name}")
+        graph.wait_until_spinning("/recorder")
 
     def counts(self):
         lines = STATUS.findall(self.log.read_text()) if self.log.exists() else []
