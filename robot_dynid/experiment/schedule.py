@@ -51,6 +51,8 @@ DEFAULT_START_TOLERANCE = 0.05
 """[rad] per joint: farther than this from the plan's start pose, a start approaches it first."""
 DEFAULT_APPROACH_SPEED_FRACTION = 0.1
 """Fraction of each joint's velocity and acceleration limits the approach move may use."""
+DEFAULT_MAX_POSE_AGE = 0.5
+"""[s] a start is refused (not ready) when the last joint state arrived longer ago than this."""
 
 
 class StartRefused(DynIdError):
@@ -427,11 +429,15 @@ class ExperimentRun:
     approach_speed_fraction : float
         In [0, 1]: of the velocity and acceleration limits, for the approach; 0 = no approach
         (a start farther than ``start_tolerance`` is refused).
+    max_pose_age : float
+        [s] > 0: a start from a joint state older than this is not ready (the approach would
+        begin from where the arm was, not where it is).
     """
 
     def __init__(self, schedule: ExperimentSchedule, lookahead: float, robot,
                  start_tolerance: float = DEFAULT_START_TOLERANCE,
-                 approach_speed_fraction: float = DEFAULT_APPROACH_SPEED_FRACTION):
+                 approach_speed_fraction: float = DEFAULT_APPROACH_SPEED_FRACTION,
+                 max_pose_age: float = DEFAULT_MAX_POSE_AGE):
         self.schedule = schedule
         self.lookahead = _positive("lookahead", lookahead, "s", allow_zero=True)
         self.robot = robot
@@ -441,18 +447,20 @@ class ExperimentRun:
                                                  "fraction of the limits", allow_zero=True)
         if self.approach_speed_fraction > 1.0:
             raise TrajectoryError(f"approach_speed_fraction must be <= 1, got {approach_speed_fraction!r}")
+        self.max_pose_age = _positive("max_pose_age", max_pose_age, "s")
         self.next_window = 0
         self.next_event = 0
         self.state = "idle"
 
-    def start(self, pose, command_subscribers: int) -> RunStart:
+    def start(self, pose, command_subscribers: int, pose_age: float = 0.0) -> RunStart:
         """Start the run from the measured ``pose`` (n,) [rad] in the schedule's joint order (None:
-        none has arrived) with ``command_subscribers`` controllers listening.
+        none has arrived), received ``pose_age`` [s] ago, with ``command_subscribers`` controllers
+        listening.
 
         Raises
         ------
         NotReady
-            ``pose`` is None, or ``command_subscribers`` is 0.
+            ``pose`` is None or older than ``max_pose_age``, or ``command_subscribers`` is 0.
         StartRefused
             Not idle; a position is not finite; the arm is farther than ``start_tolerance`` from
             the plan's start pose with the approach disabled (naming the joint, its distance and
@@ -463,6 +471,10 @@ class ExperimentRun:
                                 "aborted": "the run was aborted"}[self.state] + "; restart the node to run again")
         if pose is None:
             raise NotReady("no joint state has arrived yet: the arm's pose is unknown")
+        if not pose_age <= self.max_pose_age:
+            raise NotReady(f"the last joint state arrived {pose_age:.3g} s ago, more than max_joint_state_age "
+                           f"{self.max_pose_age:g} s: the arm's pose is not known now (has the driver stopped "
+                           "publishing?)")
         if command_subscribers < 1:
             raise NotReady("nothing subscribes to the command topic: no controller to move the arm")
         names = self.schedule.joint_names

@@ -3,8 +3,9 @@
 Nothing moves until ``~/start`` (std_srvs/Trigger) is called, or, with ``autostart`` true, until
 the node is ready. The response says what happens (``starting in 2 s: approaching the plan's
 start pose in 4.0 s (largest move j2 0.8 rad), then playing the 158 s plan``) or why it refuses:
-no joint state has arrived, nothing subscribes to ``command_topic`` (no controller), the run
-already started, finished or was aborted, or a joint is farther than ``start_tolerance`` [rad]
+no joint state has arrived within the last ``max_joint_state_age`` s (the pose must be the arm's
+now), nothing subscribes to ``command_topic`` (no controller), the run already started, finished
+or was aborted, or a joint is farther than ``start_tolerance`` [rad]
 from the plan's start pose while ``approach_speed_fraction`` is 0 (naming the joint, its distance
 and the tolerance). Farther than ``start_tolerance`` with ``approach_speed_fraction`` > 0, the run
 begins with a rest-to-rest cycloidal move from the measured pose to the plan's start pose, the
@@ -43,7 +44,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_dynid.errors import DynIdError
 from robot_dynid.experiment.protocol import build_protocol, load_plan
-from robot_dynid.experiment.schedule import (DEFAULT_APPROACH_SPEED_FRACTION,
+from robot_dynid.experiment.schedule import (DEFAULT_APPROACH_SPEED_FRACTION, DEFAULT_MAX_POSE_AGE,
                                              DEFAULT_START_TOLERANCE, ExperimentRun,
                                              ExperimentSchedule, NotReady, StartRefused,
                                              positions_in_order)
@@ -97,6 +98,8 @@ class ExperimentRunnerNode(Node):
                             "per joint: farther than this from the plan's start pose, approach it first", "rad")
         approach = declare(self, "approach_speed_fraction", DEFAULT_APPROACH_SPEED_FRACTION,
                            "of the velocity and acceleration limits for the approach move; 0 = no approach")
+        max_pose_age = declare(self, "max_joint_state_age", DEFAULT_MAX_POSE_AGE,
+                               "a start waits for a joint state received at most this long ago", "s")
         self.start_delay = declare(self, "start_delay", 2.0, "from an accepted start to the first motion", "s")
         self.stop_duration = declare(self, "stop_duration", 0.2, "time to reach the hold pose on abort", "s")
         robot = load_robot(robot_file)
@@ -104,11 +107,12 @@ class ExperimentRunnerNode(Node):
             robot, cycles=cycles, excitation_periods=periods, speed_fractions=fractions,
             friction_level_duration=level or None, warmup_duration=warmup)
         self.schedule = ExperimentSchedule(plan, rate, window)
-        self.run = ExperimentRun(self.schedule, lookahead, robot, tolerance, approach)
+        self.run = ExperimentRun(self.schedule, lookahead, robot, tolerance, approach, max_pose_age)
         self.start_ns = None            # plan time 0 [ns], once started
         self.autostart_refusal = None   # why autostart gave up (not a "not ready" reason)
         self.measured = []
         self.last_pose = None
+        self.last_pose_ns = None        # receipt time of last_pose on the node's clock [ns]
         self.command_publisher = self.create_publisher(JointTrajectory, command_topic, 10)
         self.stage_publisher = self.create_publisher(ExperimentStage, stage_topic, STAGE_QOS)
         self.create_subscription(JointState, states_topic, self.on_joint_state, joint_states_qos(self, 100))
@@ -134,7 +138,7 @@ class ExperimentRunnerNode(Node):
         except DynIdError as error:
             self.get_logger().warning(f"joint state: {error}", throttle_duration_sec=5.0)
             return
-        self.last_pose = q
+        self.last_pose, self.last_pose_ns = q, self.get_clock().now().nanoseconds
         if self.run.state == "running":
             t = self.plan_time(Time.from_msg(msg.header.stamp).nanoseconds)
             if -self.run.schedule.approach_duration <= t <= self.schedule.duration:
@@ -142,8 +146,10 @@ class ExperimentRunnerNode(Node):
 
     def start(self):
         """Start the run (:meth:`ExperimentRun.start`); return what happens. StartRefused says why not."""
-        started = self.run.start(self.last_pose, self.command_publisher.get_subscription_count())
-        motion_ns = self.get_clock().now().nanoseconds + round(self.start_delay * 1e9)
+        now_ns = self.get_clock().now().nanoseconds
+        age = 0.0 if self.last_pose_ns is None else (now_ns - self.last_pose_ns) * 1e-9
+        started = self.run.start(self.last_pose, self.command_publisher.get_subscription_count(), age)
+        motion_ns = now_ns + round(self.start_delay * 1e9)
         self.start_ns = motion_ns + round(self.run.schedule.approach_duration * 1e9)
         message = f"starting in {self.start_delay:g} s: {started.describe()}"
         self.get_logger().info(message)

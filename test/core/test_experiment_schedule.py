@@ -228,6 +228,19 @@ def test_a_start_is_refused_until_ready_and_once_started_naming_the_reason(sched
         assert not isinstance(refused.value, NotReady)   # autostart retries only NotReady
 
 
+def test_a_start_from_a_stale_joint_state_is_not_ready_and_retried(schedule, robot):
+    run = ExperimentRun(schedule, 0.5, robot, max_pose_age=0.25)
+    for age in (0.26, float("nan")):
+        with pytest.raises(NotReady, match=r"the last joint state arrived \S+ s ago, more than max_joint_state_age "
+                                           r"0\.25 s: the arm's pose is not known now"):
+            run.start(schedule.start_pose, command_subscribers=1, pose_age=age)
+    assert run.state == "idle"
+    run.start(schedule.start_pose, command_subscribers=1, pose_age=0.25)
+    assert run.state == "running"
+    with pytest.raises(TrajectoryError, match=r"max_pose_age"):
+        ExperimentRun(schedule, 0.5, robot, max_pose_age=0.0)
+
+
 def test_a_far_pose_is_refused_naming_the_joint_when_the_approach_is_disabled(schedule, robot):
     run = ExperimentRun(schedule, 0.5, robot, start_tolerance=0.1, approach_speed_fraction=0.0)
     with pytest.raises(StartRefused, match=r"joint j2 is 0\.6 rad from the plan's start pose, beyond start_tolerance "

@@ -3,8 +3,8 @@
 A 5.5 s plan of five stage rows (rest, excitation, two friction strokes of j2, warmup) is
 written here from closed-form quintic moves; the markers must be the rows of that plan file and
 the simulated arm must follow its trajectory; ``~/abort`` and a tracking error stop the run.
-Nothing moves before ``~/start`` (or ``autostart``); a start is refused without a joint state,
-and for an arm far from the plan's start pose when the approach is disabled; with the approach,
+Nothing moves before ``~/start`` (or ``autostart``); a start is refused without a joint state or
+from one older than ``max_joint_state_age``, and for an arm far from the plan's start pose when the approach is disabled; with the approach,
 the commands received here (not the runner's own numbers) stay within the fraction of the limits
 of config/robots/er3a.yaml and end at the plan's start pose.
 """
@@ -184,6 +184,32 @@ def test_start_is_refused_without_a_joint_state(arm):
     assert not response.success
     assert response.message == "not starting: no joint state has arrived yet: the arm's pose is unknown"
     assert graph.call(runner_service(graph, "abort"), Trigger.Request()).message == "not started"
+    stop_runner(process, log)
+    assert commands == [] and stages == []
+
+
+def test_start_is_refused_from_a_joint_state_older_than_max_joint_state_age(arm):
+    """A driver that stopped publishing: the last pose is not where the arm is now."""
+    graph, _, directory, _, stages, _, _, commands = arm
+    log = directory / "stale_joint_state.log"
+    topic = f"/{NAMESPACE}/stale_joint_states"
+    process = start_node("experiment_runner", "-p", f"plan_file:={directory / 'plan.yaml'}", "-p",
+                         f"joint_states_topic:={topic}", "-p", "max_joint_state_age:=0.5", "-r", f"__ns:=/{NAMESPACE}",
+                         log_path=log)
+    publisher = graph.node.create_publisher(JointState, topic, QOS)
+    graph.spin_until(lambda: publisher.get_subscription_count() > 0, what="the runner subscribing to joint states")
+    graph.wait_until_spinning(f"/{NAMESPACE}/experiment_runner")
+    publisher.publish(JointState(name=list(JOINTS), position=HOME.tolist()))
+    published = time.monotonic()
+    spin_for(graph, 1.0)
+    response = graph.call(runner_service(graph, "start"), Trigger.Request())
+    age = time.monotonic() - published
+    match = re.fullmatch(r"not starting: the last joint state arrived (\S+) s ago, more than max_joint_state_age "
+                         r"0.5 s: the arm's pose is not known now \(has the driver stopped publishing\?\)",
+                         response.message)
+    assert not response.success and match, response.message
+    assert 1.0 - 0.1 < float(match.group(1)) < age + 0.1
+    graph.node.destroy_publisher(publisher)
     stop_runner(process, log)
     assert commands == [] and stages == []
 
