@@ -4,9 +4,9 @@ A 5.5 s plan of five stage rows (rest, excitation, two friction strokes of j2, w
 written here from closed-form quintic moves; the markers must be the rows of that plan file and
 the simulated arm must follow its trajectory; ``~/abort`` and a tracking error stop the run.
 Nothing moves before ``~/start`` (or ``autostart``); a start is refused without a joint state or
-from one older than ``max_joint_state_age``, and for an arm far from the plan's start pose when the approach is disabled; with the approach,
-the commands received here (not the runner's own numbers) stay within the fraction of the limits
-of config/robots/er3a.yaml and end at the plan's start pose.
+from one older than ``max_joint_state_age``, and for an arm far from the plan's start pose when the
+approach is disabled; with the approach, the commands received here (not the runner's own numbers)
+stay within the fraction of the limits of config/robots/er3a.yaml and end at the plan's start pose.
 """
 import os
 import re
