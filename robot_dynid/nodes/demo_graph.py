@@ -24,8 +24,8 @@ from robot_dynid.msg import ExperimentStage, IdentifiedModel
 from robot_dynid.nodes.experiment_runner import ExperimentRunnerNode
 from robot_dynid.nodes.feedforward import MODEL_QOS, FeedforwardNode, float64_array
 from robot_dynid.nodes.identifier import IdentifierNode, seconds
-from robot_dynid.nodes.node_runtime import call_service, spin_until
-from robot_dynid.nodes.recorder import STAGE_QOS, RecorderNode
+from robot_dynid.nodes.node_runtime import STAGE_MARKERS_IN, call_service, spin_until
+from robot_dynid.nodes.recorder import RecorderNode
 from robot_dynid.nodes.sim_robot import SimRobotNode
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.stages import kind_name
@@ -111,7 +111,7 @@ class DemoGraph:
                                       self.models.append, MODEL_QOS)
         self.stages = []
         self.node.create_subscription(ExperimentStage, self.topic("experiment_runner", "stage_topic"),
-                                      self.stages.append, STAGE_QOS)
+                                      self.stages.append, STAGE_MARKERS_IN)
         self.feedforward = self.node.create_client(ComputeFeedforward, "compute_feedforward")
 
     def __enter__(self):

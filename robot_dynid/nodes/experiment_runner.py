@@ -36,7 +36,6 @@ from __future__ import annotations
 import numpy as np
 from builtin_interfaces.msg import Duration as DurationMsg
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
@@ -50,13 +49,8 @@ from robot_dynid.experiment.schedule import (DEFAULT_APPROACH_SPEED_FRACTION, DE
                                              positions_in_order)
 from robot_dynid.model.robot_description import load_robot
 from robot_dynid.msg import ExperimentStage
-from robot_dynid.nodes.node_runtime import declare, joint_states_qos, spin_node
+from robot_dynid.nodes.node_runtime import STAGE_MARKERS_OUT, declare, joint_states_qos, spin_node
 from robot_dynid.package_files import find_package_file
-
-# Markers are kept for subscribers that match after they went out (discovery can take seconds):
-# a transient-local subscriber gets the last 100; volatile ones (recorder, identifier) still match.
-STAGE_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-
 
 def duration_msg(seconds):
     nanoseconds = round(seconds * 1e9)
@@ -114,7 +108,7 @@ class ExperimentRunnerNode(Node):
         self.last_pose = None
         self.last_pose_ns = None        # receipt time of last_pose on the node's clock [ns]
         self.command_publisher = self.create_publisher(JointTrajectory, command_topic, 10)
-        self.stage_publisher = self.create_publisher(ExperimentStage, stage_topic, STAGE_QOS)
+        self.stage_publisher = self.create_publisher(ExperimentStage, stage_topic, STAGE_MARKERS_OUT)
         self.create_subscription(JointState, states_topic, self.on_joint_state, joint_states_qos(self, 100))
         self.create_service(Trigger, "~/start", self.on_start)
         self.create_service(Trigger, "~/abort", self.on_abort)

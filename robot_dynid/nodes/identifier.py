@@ -31,7 +31,7 @@ from robot_dynid.estimation.streaming import StreamingIdentifier, StreamingSetti
 from robot_dynid.model.robot_description import load_robot
 from robot_dynid.msg import ExperimentStage, IdentificationStatus, IdentifiedModel
 from robot_dynid.nodes.feedforward import MODEL_QOS
-from robot_dynid.nodes.node_runtime import declare, joint_states_qos, spin_node
+from robot_dynid.nodes.node_runtime import STAGE_MARKERS_IN, declare, joint_states_qos, spin_node
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.joint_states import JointStateSelector
 from robot_dynid.recordings.recording import describe_dropped
@@ -96,7 +96,7 @@ class IdentifierNode(Node):
         self.status_publisher = self.create_publisher(IdentificationStatus, status_topic, 10)
         self.create_subscription(JointState, joint_states_topic, self.on_joint_state,
                                  joint_states_qos(self, STATE_DEPTH))
-        self.create_subscription(ExperimentStage, stage_topic, self.on_stage, 10)
+        self.create_subscription(ExperimentStage, stage_topic, self.on_stage, STAGE_MARKERS_IN)
         self.create_service(Trigger, "~/identify", self.on_identify)
         self.create_timer(status_period, self.publish_status)
         self.create_timer(max(self.latency, 0.05), self.on_idle)

@@ -12,13 +12,22 @@ import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException
-from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 
 from robot_dynid.errors import DynIdError
 
 JOINT_STATES_QOS = ("reliable", "best_effort", "sensor_data")
 # rclpy's major version in each distribution, for bags recorded where ROS_DISTRO is not set (pip wheels)
 RCLPY_DISTROS = {3: "humble", 4: "iron", 7: "jazzy", 9: "kilted"}
+
+STAGE_MARKERS_OUT = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
+                               durability=DurabilityPolicy.TRANSIENT_LOCAL)
+"""QoS of every ExperimentStage publisher: a subscriber that matches after a marker went out
+(discovery can take seconds) and asks for transient local gets the last 100."""
+STAGE_MARKERS_IN = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
+                              durability=DurabilityPolicy.VOLATILE)
+"""QoS of the nodes' ExperimentStage subscriptions: volatile, so that a recorder or identifier
+started late does not take markers of an earlier run for new ones; matches either publisher."""
 
 
 def declare(node, name, default, description, unit=None):

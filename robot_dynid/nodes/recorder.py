@@ -37,21 +37,19 @@ import rclpy.logging
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import JointState
 
 from robot_dynid.errors import DynIdError
 from robot_dynid.msg import ExperimentStage, HydraulicCylinderState
-from robot_dynid.nodes.node_runtime import declare, joint_states_qos, ros_distro, spin_node
+from robot_dynid.nodes.node_runtime import (STAGE_MARKERS_IN, STAGE_MARKERS_OUT, declare, joint_states_qos,
+                                            ros_distro, spin_node)
 from robot_dynid.recordings.bag_io import BagWriter, offered_qos
 from robot_dynid.recordings.bag_layout import BAG_TOPICS, JointStateDecoder, default_bag_path
 from robot_dynid.recordings.joint_states import JointStateSelector
 from robot_dynid.recordings.stages import StageMarker
 from robot_dynid.srv import MarkStage
 
-STAGE_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
-                       durability=DurabilityPolicy.VOLATILE)
 MESSAGE_CLASSES = {"joint_states": JointState, "effort": JointState, "current": JointState,
                    "temperature": JointState, "hydraulic": HydraulicCylinderState, "stage": ExperimentStage}
 
@@ -92,8 +90,8 @@ class RecorderNode(Node):
             if topic:
                 callback = callbacks.get(role, lambda data, role=role: self.record(role, data))
                 self.create_subscription(MESSAGE_CLASSES[role], topic, callback,
-                                         STAGE_QOS if role == "stage" else data_qos, raw=True)
-        self.stage_publisher = (self.create_publisher(ExperimentStage, live_topics["stage"], STAGE_QOS)
+                                         STAGE_MARKERS_IN if role == "stage" else data_qos, raw=True)
+        self.stage_publisher = (self.create_publisher(ExperimentStage, live_topics["stage"], STAGE_MARKERS_OUT)
                                 if live_topics["stage"] else None)
         self.create_service(MarkStage, "~/mark_stage", self.on_mark_stage)
         # on the steady clock: with use_sim_time, ROS time stands still while /clock does
