@@ -52,6 +52,7 @@ from robot_dynid.msg import ExperimentStage
 from robot_dynid.nodes.node_runtime import STAGE_MARKERS_OUT, declare, joint_states_qos, spin_node
 from robot_dynid.package_files import find_package_file
 
+
 def duration_msg(seconds):
     nanoseconds = round(seconds * 1e9)
     return DurationMsg(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
