@@ -42,6 +42,7 @@ from robot_dynid.model.friction import DRIFT_MODES, FRICTION_MODEL_NAMES, Fricti
 from robot_dynid.model.link_inertials import link_inertials, link_names
 from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_description import LinkInertial, RobotDescription, robot_from_dict
+from robot_dynid.yaml_files import plain_data
 
 SCHEMA = "robot_dynid/model"
 #: The version written for a model with standard parameters; one without is written as version 1.
@@ -248,7 +249,7 @@ class DynamicModel:
         data = {
             "schema": SCHEMA,
             "schema_version": 1 if self.standard is None else SCHEMA_VERSION,
-            "units": _plain(UNITS),
+            "units": plain_data(UNITS),
             "robot": self.robot.to_dict(),
             "model": {
                 "friction": self.friction.to_dict(),
@@ -263,8 +264,8 @@ class DynamicModel:
                 "table": [{**row, "relative_std": row["relative_std"] if math.isfinite(row["relative_std"])
                            else None} for row in self.parameter_table()],
             },
-            "metrics": _plain(self.metrics),
-            "provenance": _plain(self.provenance),
+            "metrics": plain_data(self.metrics),
+            "provenance": plain_data(self.provenance),
         }
         if self.standard is None:
             return data
@@ -517,16 +518,3 @@ def _check_table_names(rows: list, path: str, base: BaseParameters) -> None:
         if row["expression"] != expression:
             raise ModelFileError(f"{where}.expression is {row['expression']!r}, but base_parameters.structure "
                                  f"gives {expression!r}")
-
-
-def _plain(value):
-    """Convert numpy scalars and arrays to plain Python for a deterministic YAML dump."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return _plain(value.tolist())
-    if isinstance(value, np.generic):
-        return value.item()
-    return value

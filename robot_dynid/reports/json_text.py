@@ -6,27 +6,18 @@ from __future__ import annotations
 import json
 import math
 
-import numpy as np
+from robot_dynid.yaml_files import plain_data
+
+
+def _json_float(value: float):
+    if math.isnan(value):
+        return None
+    return value if math.isfinite(value) else ("inf" if value > 0 else "-inf")
 
 
 def json_safe(value):
     """``value`` with numpy types as Python ones, nan as None and +-inf as the strings 'inf' / '-inf'."""
-    if isinstance(value, dict):
-        return {str(key): json_safe(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(item) for item in value]
-    if isinstance(value, np.ndarray):
-        return json_safe(value.tolist())
-    if isinstance(value, (np.bool_, bool)):
-        return bool(value)
-    if isinstance(value, (np.integer, int)):
-        return int(value)
-    if isinstance(value, (np.floating, float)):
-        value = float(value)
-        if math.isnan(value):
-            return None
-        return value if math.isfinite(value) else ("inf" if value > 0 else "-inf")
-    return value
+    return plain_data(value, _json_float)
 
 
 def dumps(data) -> str:
