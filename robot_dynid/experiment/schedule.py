@@ -20,7 +20,9 @@ What the ``experiment_runner`` node decides without ROS. Times are seconds of *p
   reason, when the arm's pose is unknown, nothing subscribes to the commands, the run already
   started, or the arm is farther than ``start_tolerance`` from the plan's start pose and the
   approach is disabled), steps through the schedule (what is due at time ``t``), and turns an
-  abort into the end marker of the stage playing.
+  abort into the end marker of the stage playing. A window due more than :data:`MAX_LATENESS`
+  after its own start is not sent (:class:`ReferenceLate`): the controller has been holding the
+  previous window's last point since then, and a late window would make its reference jump.
 - :func:`approach_move` is the rest-to-rest cycloidal move from the measured pose to the plan's
   start pose that a start prepends when the arm is farther than ``start_tolerance``: the
   shortest keeping every joint within ``approach_speed_fraction`` of its velocity and
@@ -53,6 +55,8 @@ DEFAULT_APPROACH_SPEED_FRACTION = 0.1
 """Fraction of each joint's velocity and acceleration limits the approach move may use."""
 DEFAULT_MAX_POSE_AGE = 0.5
 """[s] a start is refused (not ready) when the last joint state arrived longer ago than this."""
+MAX_LATENESS = 0.05
+"""[s] a window handed out later than this after its start ends the run (:class:`ReferenceLate`)."""
 
 
 class StartRefused(DynIdError):
@@ -63,6 +67,18 @@ class NotReady(StartRefused):
     """The run cannot start yet: no joint state has arrived, or nothing subscribes to the commands.
 
     Autostart retries on these; every other :class:`StartRefused` is final until the arm moves."""
+
+
+class ReferenceLate(DynIdError):
+    """A reference window came due after its own start (the caller stalled for longer than
+    ``lookahead``): the run must abort; the message says which window and how late.
+
+    ``hold`` is the last point of the last window handed out [rad], where a controller that
+    reached the end of its trajectory holds the arm (None before the first window)."""
+
+    def __init__(self, message: str, hold=None):
+        super().__init__(message)
+        self.hold = hold
 
 
 @dataclass(frozen=True, eq=False)
@@ -503,13 +519,28 @@ class ExperimentRun:
 
     def due(self, t: float) -> tuple[list, list]:
         """Chunks (list of CommandChunk) and markers (list of StageMarker) due by plan time ``t``
-        and not yet handed out; nothing unless running."""
+        and not yet handed out; nothing unless running.
+
+        Raises
+        ------
+        ReferenceLate
+            A window is due more than :data:`MAX_LATENESS` after its start; nothing is handed out
+            and the run stays running for :meth:`abort`.
+        """
         if self.state != "running":
             return [], []
         chunks, events = [], []
         windows, all_events = self.schedule.windows, self.schedule.events
         while self.next_window < len(windows) \
                 and windows[self.next_window].start - self.lookahead <= t:
+            window = windows[self.next_window]
+            if t - window.start > MAX_LATENESS:
+                raise ReferenceLate(
+                    f"the reference window for plan time {window.start:.3f} to {window.t[-1]:.3f} s was due "
+                    f"{self.lookahead:g} s before it starts and is {t - window.start:.3f} s past its start: the "
+                    f"controller has been holding the previous window's last point, and this window would make its "
+                    f"reference jump (the runner was stalled for more than lookahead {self.lookahead:g} s)",
+                    windows[self.next_window - 1].q[-1].copy() if self.next_window else None)
             chunks.append(self.schedule.chunk(self.next_window, self.lookahead))
             self.next_window += 1
         while self.next_event < len(all_events) and all_events[self.next_event].stamp <= t:

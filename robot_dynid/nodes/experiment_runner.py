@@ -22,9 +22,12 @@ also repeats the reference from ``lookahead`` before it, so a joint_trajectory_c
 replaces its trajectory on arrival splices them (:mod:`robot_dynid.experiment.schedule`).
 ExperimentStage markers go out at every stage boundary, stamped with the boundary time. Measured
 ``joint_states`` are compared with the reference at their stamps; beyond
-``deviation_threshold`` [rad] on any joint the node aborts. ``~/abort`` (std_srvs/Trigger) aborts
-too, during the approach as well. Aborting sends a hold at the last measured pose (reached in
-``stop_duration`` s) and the end marker of the stage playing (none during the approach). When the
+``deviation_threshold`` [rad] on any joint the node aborts. So it does when it was stalled for
+longer than ``lookahead`` (a window came due after its own start: the controller has held the
+previous window's end, and the late window would make the reference jump). ``~/abort``
+(std_srvs/Trigger) aborts too, during the approach as well. Aborting sends a hold at the last
+measured pose (after a stall: at the last point sent, where the controller holds), reached in
+``stop_duration`` s, and the end marker of the stage playing (none during the approach). When the
 plan is done (or aborted) the node logs it and stays alive, idle, until shut down.
 
 ``plan_file`` '' builds the plan with :func:`robot_dynid.experiment.protocol.build_protocol` from
@@ -45,7 +48,7 @@ from robot_dynid.errors import DynIdError
 from robot_dynid.experiment.protocol import build_protocol, load_plan
 from robot_dynid.experiment.schedule import (DEFAULT_APPROACH_SPEED_FRACTION, DEFAULT_MAX_POSE_AGE,
                                              DEFAULT_START_TOLERANCE, ExperimentRun,
-                                             ExperimentSchedule, NotReady, StartRefused,
+                                             ExperimentSchedule, NotReady, ReferenceLate, StartRefused,
                                              positions_in_order)
 from robot_dynid.model.robot_description import load_robot
 from robot_dynid.msg import ExperimentStage
@@ -181,7 +184,11 @@ class ExperimentRunnerNode(Node):
             if deviation.exceeded:
                 self.abort(f"aborting: {deviation.describe()}", self.get_logger().error)
                 return
-        chunks, events = self.run.due(self.plan_time(now_ns))
+        try:
+            chunks, events = self.run.due(self.plan_time(now_ns))
+        except ReferenceLate as error:   # hold where the controller holds, not at a pose measured before the stall
+            self.abort(f"aborting: {error}", self.get_logger().error, error.hold)
+            return
         for chunk in chunks:
             msg = trajectory_msg(self.schedule.joint_names, chunk.time_from_start, chunk.q, chunk.qd, chunk.qdd)
             msg.header.stamp = self.stamp(chunk.start_time)
@@ -197,12 +204,14 @@ class ExperimentRunnerNode(Node):
         msg.header.stamp = self.stamp(marker.stamp)
         self.stage_publisher.publish(msg)
 
-    def abort(self, reason, log):
+    def abort(self, reason, log, hold=None):
+        """End the run: hold at ``hold`` [rad] (default the last measured pose), end the stage playing."""
         now_ns = self.get_clock().now().nanoseconds
         event = self.run.abort(self.plan_time(now_ns))
-        still = np.zeros((1, self.last_pose.size))
+        hold = self.last_pose if hold is None else hold
+        still = np.zeros((1, hold.size))
         self.command_publisher.publish(trajectory_msg(self.schedule.joint_names, [self.stop_duration],
-                                                      self.last_pose[None], still, still))
+                                                      hold[None], still, still))
         if event is not None:
             self.publish_event(event)
         log(reason)

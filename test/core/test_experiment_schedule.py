@@ -8,7 +8,7 @@ import pytest
 from robot_dynid.errors import DataError, TrajectoryError
 from robot_dynid.experiment.excitation import random_excitation
 from robot_dynid.experiment.protocol import build_protocol
-from robot_dynid.experiment.schedule import (ExperimentRun, ExperimentSchedule, NotReady,
+from robot_dynid.experiment.schedule import (MAX_LATENESS, ExperimentRun, ExperimentSchedule, NotReady, ReferenceLate,
                                              StartRefused, approach_move, positions_in_order,
                                              stage_events)
 from robot_dynid.experiment.trajectories import CycloidalMove
@@ -142,6 +142,17 @@ def started_run(schedule, robot, pose=None, **settings):
     return run
 
 
+def play_until(run, t, step=0.07):
+    """Call ``run.due`` every ``step`` s (< lookahead, as the node's timer) up to plan time ``t``; return
+    every chunk and event handed out."""
+    chunks, events = [], []
+    for now in [*np.arange(-run.schedule.approach_duration - 1.0, t, step), t]:
+        new_chunks, new_events = run.due(now)
+        chunks += new_chunks
+        events += new_events
+    return chunks, events
+
+
 def test_a_run_hands_out_every_chunk_and_event_once_in_order(schedule, robot):
     run = started_run(schedule, robot)
     chunks, events = [], []
@@ -160,11 +171,25 @@ def test_abort_ends_the_stage_playing_and_stops_the_run(plan, schedule, robot):
     run = started_run(schedule, robot)
     row = plan.stages[3]
     t = 0.5 * (row.start + row.end)
-    run.due(t)
+    play_until(run, t)
     end = run.abort(t)
     assert (end.start, end.stamp, end.label, end.kind, end.cycle) == (False, t, row.name, row.kind, row.cycle)
     assert run.state == "aborted" and run.due(plan.duration) == ([], [])
     assert started_run(schedule, robot).abort(-0.2) is None
+
+
+def test_a_window_due_after_its_start_is_not_sent_and_the_run_can_abort(plan, schedule, robot):
+    run = started_run(schedule, robot)
+    windows = schedule.windows
+    chunks, _ = play_until(run, windows[2].start - 0.5)     # window 2's send time, lookahead 0.5 s
+    assert [c.window for c in chunks] == [0, 1, 2]
+    assert [c.window for c in run.due(windows[3].start + 0.9 * MAX_LATENESS)[0]] == [3]   # late, within the tolerance
+    late = windows[4].start + 0.3
+    with pytest.raises(ReferenceLate, match=rf"plan time {windows[4].start:.3f} to {windows[4].t[-1]:.3f} s was due "
+                                            r"0\.5 s before it starts and is 0\.300 s past its start") as error:
+        run.due(late)
+    np.testing.assert_array_equal(error.value.hold, windows[3].q[-1])   # where the controller ran out of reference
+    assert run.state == "running" and run.abort(late) is not None and run.state == "aborted"
 
 
 def test_positions_are_reordered_by_name(plan):
@@ -218,7 +243,7 @@ def test_a_start_is_refused_until_ready_and_once_started_naming_the_reason(sched
     assert started.describe() == (f"at the plan's start pose (largest offset j3 0.04 rad, within 0.05 rad): "
                                   f"playing the {schedule.duration:.0f} s plan")
     over = started_run(schedule, robot)
-    over.due(1e9)
+    play_until(over, schedule.duration + 1.0)
     aborted = started_run(schedule, robot)
     aborted.abort(0.0)
     for finished, reason in ((run, "the run already started"), (over, "the run already finished"),
@@ -311,7 +336,7 @@ def test_the_approach_precedes_the_plan_on_its_grid_and_belongs_to_no_stage(plan
     assert np.all(np.abs(speed).max(axis=0) <= 0.2 * velocity)
     assert np.all(np.abs(np.diff(speed, axis=0)).max(axis=0) * RATE <= 0.2 * acceleration * 1.01)
     assert run.schedule.events == schedule.events and run.schedule.events[0].stamp == 0.0
-    chunks, events = run.due(-1e-9)     # everything due before plan time 0: approach windows, no marker
+    chunks, events = play_until(run, -1e-9)     # everything due before plan time 0: approach windows, no marker
     assert chunks and events == [] and chunks[0].start_time == pytest.approx(-duration)
     approach_t = t[t < 0]
     assert not run.schedule.deviation(approach_t, q[t < 0], threshold=1e-9).exceeded

@@ -10,6 +10,7 @@ stay within the fraction of the limits of config/robots/er3a.yaml and end at the
 """
 import os
 import re
+import signal
 import time
 
 import numpy as np
@@ -124,7 +125,7 @@ def start_when_ready(graph):
 
     def answered():
         responses.append(graph.call(client, Trigger.Request()))
-        return not re.search("no joint state has arrived|nothing subscribes", responses[-1].message)
+        return not re.search("joint state has arrived|joint state arrived|nothing subscribes", responses[-1].message)
 
     graph.spin_until(answered, what="the runner to be ready for ~/start")
     return responses[-1]
@@ -241,6 +242,41 @@ def test_autostart_plays_every_stage_marker_in_order_and_the_arm_follows_the_pla
     assert np.abs(q[during] - reference).max() < 1e-4
     assert np.abs(reference - A).min(axis=0).max() < 1e-3       # the arm did go through A
     np.testing.assert_allclose(q[t > plan.duration], np.tile(HOME, ((t > plan.duration).sum(), 1)), atol=1e-9)
+
+
+def test_a_runner_stalled_longer_than_lookahead_aborts_and_holds_where_the_controller_holds(arm):
+    """SIGSTOP the runner mid-plan (just after window 2 went out, at plan time 1.5 s) for 2.5 s, five
+    lookaheads: on SIGCONT window 3 (from 3 s) is 1 s past its start; the runner sends no late
+    window (which would make the reference jump) but a hold at the last point it had sent."""
+    graph, plan, directory, states, stages, _, _, commands = arm
+    move_arm(arm, HOME)
+    process, log = start_runner(arm, "stalled", "-p", "deviation_threshold:=10.0")
+    response = start_when_ready(graph)
+    assert response.success, response.message
+    wait_for_markers(graph, stages, 3, log, "the start of the excitation")
+    graph.spin_until(lambda: len(commands) >= 3, what="three windows")
+    process.send_signal(signal.SIGSTOP)
+    try:
+        stopped = len(commands)
+        spin_for(graph, 2.5)
+    finally:
+        process.send_signal(signal.SIGCONT)
+    graph.spin_until(lambda: "aborting: the reference window for plan time" in log.read_text(),
+                     what="the runner aborting after the stall")
+    resumed = graph.node.get_clock().now().nanoseconds * 1e-9
+    graph.spin_until(lambda: seconds(states[-1]) > resumed + 1.0, what="joint_states 1 s after the stall")
+    stop_runner(process, log)
+
+    after = commands[stopped:]
+    assert [len(c.points) for c in after] == [1], "only the hold follows the stall"
+    last_sent = commands[stopped - 1].points[-1]
+    np.testing.assert_allclose(after[0].points[0].positions, last_sent.positions, atol=1e-12)
+    assert (stages[-1].start, stages[-1].kind) == (False, ExperimentStage.KIND_EXCITATION)
+    t = np.array([seconds(m) for m in states])
+    q = np.array([m.position for m in states])
+    late = t > resumed - 2.6
+    assert np.abs(np.diff(q[late], axis=0)).max() < 0.01      # 500 Hz: no jump, before or after the hold
+    np.testing.assert_allclose(q[-1], last_sent.positions, atol=1e-9)
 
 
 def test_nothing_moves_until_start_and_abort_ends_the_current_stage(arm):
