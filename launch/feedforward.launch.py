@@ -5,7 +5,9 @@ ros2 launch robot_dynid feedforward.launch.py namespace:=robot1 model_file:=/pat
 
 The node starts in ``namespace`` and takes ``use_sim_time``; its topics have relative names
 (identified_model, feedforward_effort, trajectory_with_effort), which the ``*_topic`` arguments
-remap; its inputs reference_topic and trajectory_topic are off unless given. The order of the
+remap; its inputs reference_topic and trajectory_topic are off unless given. Parameters come from
+config/feedforward.yaml, then ``params_file``, then the arguments given a value (``model_file``,
+``position_margin`` left empty keep the configured value). The order of the
 Float64MultiArray commands is the ``joints`` parameter's (set it in ``params_file`` to the
 controller's ``joints``). Feed-forward torque is open loop: add it to a feedback controller or
 use it for gravity compensation, never alone to move an arm.
@@ -39,10 +41,15 @@ def launch_setup(context):
         raise ValueError(f"use_sim_time must be true or false, got {value['use_sim_time']!r}")
     remappings = [(topic, value[name]) for name, topic in TOPICS.items() if value[name]]
     remappings += [(topic, value[name]) for name, topic in OPTIONAL_TOPICS.items() if value[name]]
+    # only what is given overrides config/feedforward.yaml and params_file
     overrides = {"use_sim_time": value["use_sim_time"].strip().lower() == "true",
-                 "model_file": value["model_file"], "position_margin": float(value["position_margin"]),
-                 "model_topic": TOPICS["model_topic"] if value["model_topic"] else "",
                  **{name: topic for name, topic in OPTIONAL_TOPICS.items() if value[name]}}
+    if value["model_file"]:
+        overrides["model_file"] = value["model_file"]
+    if value["position_margin"]:
+        overrides["position_margin"] = float(value["position_margin"])
+    if not value["model_topic"]:
+        overrides["model_topic"] = ""     # given empty: off
     return [Node(package="robot_dynid", executable="feedforward", name="feedforward", output="screen",
                  namespace=LaunchConfiguration("namespace"), remappings=remappings,
                  parameters=[os.path.join(share, "config", "feedforward.yaml"),
@@ -58,9 +65,11 @@ def generate_launch_description():
                               description="extra parameter file with a /**/feedforward section (e.g. joints), "
                                           "applied after config/feedforward.yaml; empty: none"),
         DeclareLaunchArgument("model_file", default_value="",
-                              description="model artifact (YAML) to load; empty: wait for model_topic"),
+                              description="model artifact (YAML) to load; empty: as configured (none: wait for "
+                                          "model_topic)"),
         DeclareLaunchArgument("model_topic", default_value="identified_model",
-                              description="IdentifiedModel topic to follow; empty: off"),
+                              description="IdentifiedModel topic to follow (remaps identified_model); given empty: "
+                                          "off"),
         DeclareLaunchArgument("reference_topic", default_value="",
                               description="JointState reference (positions rad, velocities rad/s); empty: off"),
         DeclareLaunchArgument("command_topic", default_value="feedforward_effort",
@@ -71,8 +80,8 @@ def generate_launch_description():
         DeclareLaunchArgument("trajectory_out_topic", default_value="trajectory_with_effort",
                               description="the JointTrajectory with effort [N m] filled, for a "
                                           "joint_trajectory_controller with an effort command interface"),
-        DeclareLaunchArgument("position_margin", default_value="0.1",
+        DeclareLaunchArgument("position_margin", default_value="",
                               description="[rad] positions beyond a joint's limits by more than this are "
-                                          "refused; negative: no check"),
+                                          "refused; negative: no check; empty: as configured (0.1)"),
     ]
     return LaunchDescription([*arguments, OpaqueFunction(function=launch_setup)])

@@ -182,6 +182,22 @@ def test_launch_file_parameter_files_are_installed(path):
             f"{path.name}: parameter file config/{name} is not installed"
 
 
+@pytest.mark.parametrize("path", [p for p in LAUNCH_FILES if p.name != "demo.launch.py"], ids=lambda p: p.name)
+def test_arguments_that_set_parameters_keep_the_configured_value_unless_given(path):
+    """A non-empty default would override config/<node>.yaml and params_file every time: the
+    arguments a node takes as parameters (not the topic remappings, not namespace/use_sim_time)
+    default to empty."""
+    tree = ast.parse(path.read_text())
+    defaults = {ast.literal_eval(node.args[0]): ast.literal_eval(kw.value)
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "DeclareLaunchArgument"
+                for kw in node.keywords if kw.arg == "default_value"}
+    parameters = set().union(*(node_parameter_names(executable) for executable in node_arguments(path)))
+    setting = {name for name in defaults if name in parameters and not name.endswith("_topic")} - {"use_sim_time"}
+    assert setting, f"{path.name}: no argument sets a parameter"
+    assert {name: defaults[name] for name in setting if defaults[name]} == {}
+
+
 @pytest.mark.parametrize("path", LAUNCH_FILES, ids=lambda p: p.name)
 def test_launch_file_arguments_have_descriptions(path):
     for node in ast.walk(ast.parse(path.read_text())):
