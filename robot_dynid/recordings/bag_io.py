@@ -33,6 +33,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
+try:
+    import fcntl
+except ImportError:     # not POSIX: no recording lock
+    fcntl = None
+
 import numpy as np
 import yaml
 from rosbags.highlevel import AnyReader, AnyReaderError
@@ -419,6 +424,42 @@ def offered_qos(history: int, depth: int, reliability: int, durability: int, dea
                avoid_ros_namespace_conventions=bool(avoid_ros_namespace_conventions))
 
 
+def lock_bag_directory(path) -> int | None:
+    """Mark bag directory ``path`` as being recorded by this process: an exclusive advisory
+    ``flock`` on the directory, held while the returned descriptor is open (``os.close`` it when
+    the bag is closed); the kernel drops it when the process ends, killed or not. None where
+    ``flock`` does not exist.
+
+    Raises
+    ------
+    DataError
+        Another process holds the lock (records into ``path``).
+    """
+    if fcntl is None:
+        return None
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(descriptor)
+        raise DataError(f"bag {path} is being recorded by another process") from None
+    return descriptor
+
+
+def bag_being_recorded(path) -> bool:
+    """Whether a live process holds bag directory ``path``'s :func:`lock_bag_directory` lock."""
+    if fcntl is None or not Path(path).is_dir():
+        return False
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(descriptor)      # also releases the shared lock taken
+    return False
+
+
 class BagWriter:
     """Incremental rosbag2 writer for joint states, stage markers and any other message.
 
@@ -472,6 +513,7 @@ class BagWriter:
             self._writer.open()
         except WriterError as error:
             raise DynIdError(f"cannot create bag {self.path}: {error}") from error
+        self._recording_lock = lock_bag_directory(self.path)   # `bag repair` refuses a bag being written
         self._open = True
         logger.info("recording to bag %s (%s storage)", self.path, storage)
 
@@ -623,6 +665,8 @@ class BagWriter:
             self._writer.close()
             if self.ros_distro:
                 self._write_ros_distro()
+            if self._recording_lock is not None:
+                os.close(self._recording_lock)
         logger.info("closed bag %s: %s", self.path, self.message_counts)
 
     def _write_ros_distro(self) -> None:

@@ -732,6 +732,9 @@ def open_incomplete_bag(path, error: Exception) -> RecoveredBag:
         bag.close()
         raise DataError(f"cannot open bag {path}: {error}")
     description = bag.describe()
+    if bag_io.bag_being_recorded(path):
+        logger.info("%s: it is being recorded; read up to its recorder's last flush", description)
+        return bag
     logger.log(logging.INFO if description in _DESCRIBED else logging.WARNING,
                "%s; 'robot-dynid bag repair %s' makes it whole", description, path)
     _DESCRIBED.add(description)
@@ -809,6 +812,10 @@ def repair_bag(path, out=None, distro: str | None = None) -> RepairResult:
     path = Path(path)
     if not path.is_dir():
         raise DataError(f"bag {path} {'is not a directory' if path.exists() else 'does not exist'}")
+    if bag_io.bag_being_recorded(path):
+        raise DataError(f"bag {path} is being recorded by a running process (a recorder): stop it (Ctrl-C or "
+                        "SIGTERM closes the bag whole), or read it as it is; a repair now would move its files "
+                        "from under the recorder")
     if bag_is_whole(path):
         return RepairResult(path, None)
     fallback = bag_io.make_typestore(distro)

@@ -27,6 +27,7 @@ import pytest
 from rosbags.highlevel import AnyReader
 from rosbags.rosbag2 import CompressionFormat, CompressionMode, StoragePlugin, Writer
 
+from robot_dynid.cli import main
 from robot_dynid.errors import DataError
 from robot_dynid.recordings.bag_io import BagWriter, make_typestore, read_bag
 from robot_dynid.recordings.bag_recovery import RecoveredBag, repair_bag
@@ -274,6 +275,32 @@ def test_killed_writer_loses_exactly_what_came_after_its_last_flush(repo_root, t
     caplog.clear()
     np.testing.assert_array_equal(read_bag(tmp_path / "bag", stage_topic=None).q, recording.q)
     assert not recovery_warnings(caplog)
+
+
+@pytest.mark.parametrize("storage", ["mcap", "sqlite3"])
+def test_a_bag_being_recorded_is_read_but_not_repaired(tmp_path, caplog, capsys, storage):
+    """Repairing in place moves the storage file from under its writer: refused while one holds the bag
+    (the lock is the kernel's: a killed writer drops it, see the test above)."""
+    q = positions(40)
+    writer = BagWriter(tmp_path / "bag", storage=storage, distro="kilted")
+    try:
+        for k in range(40):
+            writer.write_joint_state(T0_NS + k * PERIOD_NS, JOINTS, q[k])
+        writer.flush()
+        np.testing.assert_array_equal(read_bag(tmp_path / "bag", stage_topic=None).q, q)
+        assert not recovery_warnings(caplog)       # no advice to repair a bag that is being written
+        with pytest.raises(DataError, match=r"bag .*bag is being recorded by a running process \(a recorder\): "
+                                            r"stop it"):
+            repair_bag(tmp_path / "bag")
+        assert main(["bag", "repair", str(tmp_path / "bag")]) == 2
+        assert "is being recorded by a running process" in capsys.readouterr().err
+    except BaseException:
+        writer.close()
+        raise
+    assert sorted(p.name for p in (tmp_path / "bag").iterdir()) == ["bag." + ("mcap" if storage == "mcap" else "db3")]
+    writer.close()
+    assert repair_bag(tmp_path / "bag").out is None                   # whole: left alone
+    np.testing.assert_array_equal(read_bag(tmp_path / "bag", stage_topic=None).q, q)
 
 
 def mcap_package_messages(path):

@@ -58,6 +58,8 @@ def test_bag_of_a_killed_recorder_is_read_up_to_its_last_flush_and_repaired(grap
             message.header.stamp.sec, message.header.stamp.nanosec = divmod(int(stamps[k]), 1_000_000_000)
             publisher.publish(message)
             sent[k] = time.monotonic()
+        assert main(["bag", "repair", str(bag)]) == 2       # the live recorder holds the bag
+        assert "is being recorded by a running process" in capsys.readouterr().err
         process.send_signal(signal.SIGKILL)
         killed = time.monotonic()
         process.wait(timeout=10.0)
