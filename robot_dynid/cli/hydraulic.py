@@ -5,12 +5,12 @@ import pathlib
 import numpy as np
 
 from robot_dynid.reports.json_text import dumps
-from robot_dynid.cli.options import output_file, progress
+from robot_dynid.cli.options import output_file, parse_cycles, progress
 from robot_dynid.errors import DataError
 from robot_dynid.hydraulics.cylinder import CYLINDER_METHODS, HYDRAULIC_PARAMETER_UNITS, identify_cylinder
 from robot_dynid.hydraulics.cylinder_results import (CylinderResult, load_cylinder_config, results_to_dict,
                                                      save_cylinder_results)
-from robot_dynid.recordings.bag_io import DEFAULT_HYDRAULIC_TOPIC
+from robot_dynid.recordings.bag_io import DEFAULT_HYDRAULIC_TOPIC, DEFAULT_STAGE_TOPIC
 from robot_dynid.recordings.csv_io import write_columns
 from robot_dynid.recordings.cylinder_data import read_cylinder_data
 
@@ -41,6 +41,13 @@ def add_arguments(parser):
                           help="CSV (time [s], x.<name> [m], xd.<name> [m/s] optional, pa.<name>, pb.<name> [Pa], "
                                "load.<name> [N] optional) or rosbag2 directory with HydraulicCylinderState messages")
     identify.add_argument("--topic", default=DEFAULT_HYDRAULIC_TOPIC, help="bag only (default: %(default)s)")
+    identify.add_argument("--stage", action="append", metavar="NAME",
+                          help="bag only: use only samples of this stage kind (repeatable), e.g. cylinder (the stage "
+                               "robot-dynid protocol --cylinders plans), by the bag's ExperimentStage markers")
+    identify.add_argument("--cycles", type=parse_cycles, metavar="LIST",
+                          help="bag only: use only these cycles of the stage markers, pooled: e.g. 3,9,16 or 0-5")
+    identify.add_argument("--stage-topic", default=DEFAULT_STAGE_TOPIC,
+                          help="bag only: robot_dynid/msg/ExperimentStage markers (default: %(default)s)")
     identify.add_argument("--method", choices=CYLINDER_METHODS, default="rls",
                           help="rls: recursive least squares, sample by sample; ls: batch least squares "
                                "(default: %(default)s)")
@@ -65,7 +72,8 @@ def stribeck_curves(results, samples) -> tuple[list[str], np.ndarray]:
 
 def identify_main(args) -> int:
     configs = load_cylinder_config(args.config)
-    samples = read_cylinder_data(args.data, [config.name for config in configs], topic=args.topic)
+    samples = read_cylinder_data(args.data, [config.name for config in configs], topic=args.topic, stage=args.stage,
+                                 cycles=args.cycles, stage_topic=args.stage_topic)
     results = []
     for config, sample in progress(list(zip(configs, samples)), "identifying cylinders"):
         load = sample.load if sample.load is not None else (config.load or 0.0)
@@ -78,6 +86,8 @@ def identify_main(args) -> int:
     if curve.is_dir():
         raise DataError(f"{curve} is a directory; give the Stribeck curve a file name with --curve")
     provenance = {"data": str(args.data), "config": str(args.config)}
+    if args.stage or args.cycles:
+        provenance["segments"] = {"stage": args.stage or "all", "cycles": args.cycles or "all"}
     save_cylinder_results(args.out, results, provenance)
     write_columns(curve, *stribeck_curves(results, samples))
     if args.json:

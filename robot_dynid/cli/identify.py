@@ -1,15 +1,14 @@
 """robot-dynid identify: identify a model from recordings and write the model artifact."""
 
 from robot_dynid.reports.json_text import dumps
-from robot_dynid.cli.options import (add_data_arguments, add_model_structure_arguments,
-                                     add_stage_detection_arguments, non_negative_number,
-                                     output_file, parse_cycles, positive_number, progress, read_data,
+from robot_dynid.cli.options import (add_cylinders_argument, add_data_arguments, add_model_structure_arguments,
+                                     add_stage_detection_arguments, load_cylinders, non_negative_number,
+                                     output_file, parse_cycles, positive_number, progress, read_arm_data,
                                      settings_from_args)
 from robot_dynid.estimation.estimators import ESTIMATORS
 from robot_dynid.estimation.identification import PRIOR_MODES, identify
 from robot_dynid.estimation.validation import validate_model
-from robot_dynid.hydraulics.cylinder_results import load_cylinder_results
-from robot_dynid.hydraulics.two_stage import subtract_cylinder_torques
+from robot_dynid.hydraulics.two_stage import cylinder_provenance
 from robot_dynid.model.robot_description import load_robot
 from robot_dynid.recordings.stage_detection import select_stages
 from robot_dynid.reports.tables import format_model_summary, format_validation, model_summary
@@ -62,26 +61,17 @@ def add_arguments(parser):
     parser.add_argument("--validate", action="append", metavar="FILE", default=[],
                         help="after the fit, report the model's held-out metrics on this recording (repeatable; "
                              "read like --data, all of it)")
-    parser.add_argument("--cylinders", metavar="cylinders.yaml", default=None,
-                        help="hydraulic arm, two-stage: the results of robot-dynid hydraulic identify (cylinders with "
-                             "attachments); the recordings' tau [N m] are the cylinders' hydraulic torques, from which "
-                             "each cylinder's identified inertia, damping, stiffness and friction are subtracted "
-                             "through its moment arms before the fit (also for --validate)")
+    add_cylinders_argument(parser, "the fit (also for --validate; the model file records it, and validate warns "
+                                   "when it is run on the model without --cylinders)")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON instead of tables")
     parser.add_argument("--out", required=True, type=output_file, metavar="model.yaml",
                         help="model artifact to write (checked before the work starts)")
 
 
-def read_arm_data(args, robot, cylinders, path):
-    """``read_data`` with, for a hydraulic arm (``cylinders``), the cylinders' internal torques subtracted."""
-    recording = read_data(args, robot, path)
-    return recording if cylinders is None else subtract_cylinder_torques(recording, robot, cylinders)
-
-
 def main(args):
     robot = load_robot(args.robot)
     settings = settings_from_args(args, robot)
-    cylinders = None if args.cylinders is None else load_cylinder_results(args.cylinders)
+    cylinders = load_cylinders(args)
     recordings, notes = [], []
     for path in progress(args.data, "reading recordings"):
         recording = read_arm_data(args, robot, cylinders, path)
@@ -98,7 +88,7 @@ def main(args):
     if notes:
         provenance["stage_detection"] = notes if len(notes) > 1 else notes[0]
     if cylinders is not None:
-        provenance["cylinders"] = str(args.cylinders)
+        provenance.update(cylinder_provenance(args.cylinders, cylinders))
     model = identify(recordings, robot, settings, provenance=provenance)
     validations = [validate_model(model, [read_arm_data(args, robot, cylinders, path)]) for path in args.validate]
     if validations:

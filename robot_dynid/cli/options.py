@@ -91,6 +91,32 @@ def read_data(args, robot, path=None):
                           derive=args.derive, **bag_topics_from_args(args, robot))
 
 
+def add_cylinders_argument(parser, what="the fit"):
+    """``--cylinders`` of a hydraulic arm (identify, validate): the results file of ``hydraulic identify``
+    whose cylinders' internal torques :func:`read_arm_data` subtracts before ``what``."""
+    parser.add_argument("--cylinders", metavar="cylinders.yaml", default=None,
+                        help="hydraulic arm, two-stage: the results of robot-dynid hydraulic identify (cylinders with "
+                             "attachments); the recordings' tau [N m] are the cylinders' hydraulic torques, from which "
+                             "each cylinder's identified inertia, damping, stiffness and friction are subtracted "
+                             f"through its moment arms [m] before {what}")
+
+
+def load_cylinders(args):
+    """The cylinder results of ``--cylinders``, or None without it."""
+    from robot_dynid.hydraulics.cylinder_results import load_cylinder_results
+    return None if args.cylinders is None else load_cylinder_results(args.cylinders)
+
+
+def read_arm_data(args, robot, cylinders, path):
+    """:func:`read_data` with, for a hydraulic arm (``cylinders``, from :func:`load_cylinders`), the cylinders'
+    internal torques subtracted (:func:`~robot_dynid.hydraulics.two_stage.subtract_cylinder_torques`)."""
+    recording = read_data(args, robot, path)
+    if cylinders is None:
+        return recording
+    from robot_dynid.hydraulics.two_stage import subtract_cylinder_torques
+    return subtract_cylinder_torques(recording, robot, cylinders)
+
+
 def positive_number(what, allow_zero=False):
     """argparse type of a finite number > 0 (>= 0 with ``allow_zero``); ``what`` says what it is in
     the error."""

@@ -1,8 +1,11 @@
 """robot-dynid validate: a model's held-out metrics on recordings it was not fitted on."""
 
+import dataclasses
+
 from robot_dynid.reports.json_text import dumps
-from robot_dynid.cli.options import (add_data_arguments, add_speed_threshold_argument, parse_cycles, progress,
-                                     read_data)
+from robot_dynid.cli.options import (add_cylinders_argument, add_data_arguments, add_speed_threshold_argument,
+                                     load_cylinders, parse_cycles, progress, read_arm_data)
+from robot_dynid.hydraulics.two_stage import cylinder_subtraction_warning
 from robot_dynid.estimation.validation import validate_model
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.recordings.stage_detection import select_stages
@@ -20,17 +23,23 @@ def add_arguments(parser):
                         help="use only samples of this stage kind (repeatable; see identify)")
     parser.add_argument("--cycles", type=parse_cycles, metavar="LIST", help="use only these cycles, e.g. 3,9,16")
     add_speed_threshold_argument(parser)
+    add_cylinders_argument(parser, "the comparison, as identify --cylinders does (give the same file the model "
+                                   "was identified with)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
 def main(args):
     model = DynamicModel.load(args.model)
+    cylinders = load_cylinders(args)
     recordings = []
     for path in progress(args.data, "reading recordings"):
-        recording = read_data(args, model.robot, path)
+        recording = read_arm_data(args, model.robot, cylinders, path)
         recordings.append(select_stages(recording, args.stage, args.cycles,
                                         velocity_limits=model.robot.limit_arrays().velocity).recording)
     validation = validate_model(model, recordings, args.speed_threshold)
+    mismatch = cylinder_subtraction_warning(model.provenance, str(args.model), args.cylinders, cylinders)
+    if mismatch:
+        validation = dataclasses.replace(validation, warnings=(mismatch,) + validation.warnings)
     if args.json:
         print(dumps({"model": str(args.model), **validation.to_dict()}))
     else:

@@ -24,6 +24,13 @@ For each cylinder (:class:`~robot_dynid.hydraulics.cylinder.HydraulicCylinder`) 
 5. Convergence: the estimate has converged when, over the last ``convergence_window`` seconds,
    every parameter stayed within ``max(band |theta_i|, std_i)`` of its current value
    (:func:`settling_sample`), after at least ``min_samples`` samples.
+6. For the results file (:meth:`OnlineCylinderIdentifier.result`), the samples until the estimates
+   settle as ``robot-dynid hydraulic identify`` counts them: until every parameter stays within
+   ``max(CONVERGENCE_BAND |final_i|, std_i)`` of the final estimate. Instead of the whole history, the
+   smallest and largest estimate of every block the estimator received (at most :data:`PENDING_SAMPLES`
+   samples) are kept, at most :data:`MAX_BLOCKS` blocks (beyond, neighbours merge); so the count is
+   rounded up to the end of its block: exact to a block (1 s at 50 Hz, two after 10,000 blocks), in
+   bounded memory.
 
 Messages are checked by :func:`select_samples`, which says why one cannot be used (reasons
 below); nothing here raises on bad input from a live stream.
@@ -44,6 +51,7 @@ from robot_dynid.recordings.cylinder_data import MAX_DISPLACEMENT, MAX_PRESSURE,
 from robot_dynid.hydraulics.cylinder import (CONVERGENCE_BAND, HYDRAULIC_PARAMETER_NAMES, CylinderIdentification,
                                              CylinderParameters, HydraulicCylinder, cylinder_regressor,
                                              known_force, nominal_scales, settling_sample)
+from robot_dynid.hydraulics.cylinder_results import CylinderConfig, CylinderResult
 
 N_PARAMETERS = len(HYDRAULIC_PARAMETER_NAMES)
 
@@ -55,6 +63,8 @@ STAMP_NOT_INCREASING = "stamp not after the cylinder's previous sample"
 
 PENDING_SAMPLES = 50
 """Samples of a cylinder collected before they go to the estimator as one block (1 s at 50 Hz)."""
+MAX_BLOCKS = 10_000
+"""Blocks whose estimate envelopes a cylinder keeps for the settling count (then neighbours merge)."""
 
 
 def unknown_cylinders(names: Sequence[str]) -> str:
@@ -207,6 +217,10 @@ class OnlineCylinderIdentifier:
         self._pending: list = []   # (t, x, xd, xdd, p_a, p_b, load) not yet in the estimator
         self._recent_t = np.empty(0)                    # stamps [s] of the last convergence_window
         self._recent = np.empty((0, N_PARAMETERS))      # estimates after them, in parameter units
+        self._first_stamp = math.nan                    # [s] of the first sample used
+        self._block_ends: list = []                     # samples used after each block
+        self._block_low: list = []                      # (4,) smallest estimate in each block
+        self._block_high: list = []                     # (4,) largest estimate in each block
 
     def add(self, t: float, x: float, xd: float, p_a: float, p_b: float, load: float = 0.0) -> str | None:
         """Use one sample: ``t`` [s], ``x`` [m], ``xd`` [m/s], ``p_a``, ``p_b`` [Pa], ``load`` [N]
@@ -225,6 +239,8 @@ class OnlineCylinderIdentifier:
         if xdd is None:
             return None
         self._pending.append((t, x, xd, xdd, p_a, p_b, load))
+        if not self.samples:
+            self._first_stamp = t
         self.samples += 1
         if len(self._pending) >= PENDING_SAMPLES:
             self.flush()
@@ -246,12 +262,41 @@ class OnlineCylinderIdentifier:
         decay = mu ** np.arange(y.size - 1, -1, -1.0)
         self.cost = mu**y.size * self.cost + float(decay @ (prior * posterior))
         self.weight = mu**y.size * self.weight + float(decay.sum())
+        estimates = history / self.scales
         self._recent_t = np.concatenate([self._recent_t, t])
-        self._recent = np.vstack([self._recent, history / self.scales])
+        self._recent = np.vstack([self._recent, estimates])
+        self._add_block(self.samples, estimates)
         # keep the newest stamp at or before the window's start, so a full window is recognised
         first = max(0, int(np.searchsorted(self._recent_t, t[-1] - self.settings.convergence_window,
                                            side="right")) - 1)
         self._recent_t, self._recent = self._recent_t[first:], self._recent[first:]
+
+    def _add_block(self, end: int, estimates: np.ndarray) -> None:
+        """Keep the envelope of ``estimates`` (k, 4), the estimates after the samples up to ``end``."""
+        self._block_ends.append(end)
+        self._block_low.append(estimates.min(axis=0))
+        self._block_high.append(estimates.max(axis=0))
+        if len(self._block_ends) > MAX_BLOCKS:
+            pairs = range(0, len(self._block_ends), 2)
+            last = len(self._block_ends) - 1
+            self._block_ends = [self._block_ends[min(i + 1, last)] for i in pairs]
+            self._block_low = [np.minimum(self._block_low[i], self._block_low[min(i + 1, last)]) for i in pairs]
+            self._block_high = [np.maximum(self._block_high[i], self._block_high[min(i + 1, last)]) for i in pairs]
+
+    def settling_samples(self, final, floor) -> int:
+        """Samples until every estimate stays within ``max(CONVERGENCE_BAND |final_i|, floor_i)`` of ``final``
+        (4,) [parameter units] (:func:`settling_sample` of the whole history), rounded up to the end of
+        the block it falls in (module docstring, step 6); needs an estimate."""
+        self.flush()
+        envelope = np.empty((2 * len(self._block_ends), N_PARAMETERS))
+        envelope[0::2], envelope[1::2] = self._block_low, self._block_high
+        row = settling_sample(envelope, final, floor=floor, band=CONVERGENCE_BAND)
+        return 1 if row == 1 else min(self._block_ends[(row - 2) // 2] + 1, self.samples)
+
+    @property
+    def sample_interval(self) -> float:
+        """Mean interval [s] between the samples used (NaN before two)."""
+        return (self.last_stamp - self._first_stamp) / (self.samples - 1) if self.samples > 1 else math.nan
 
     def has_estimate(self) -> bool:
         """Whether the samples so far (forgetting-weighted) are more than the 4 parameters."""
@@ -288,7 +333,8 @@ class OnlineCylinderIdentifier:
         return CylinderIdentification(
             parameters=CylinderParameters.from_array(estimate.parameters), std=estimate.std, history=None,
             residual_rms=estimate.residual_rms, state=self.rls.get_state(), method="rls",
-            convergence_samples=None, scales=self.scales.copy(), n_samples=self.samples)
+            convergence_samples=self.settling_samples(estimate.parameters, estimate.std), scales=self.scales.copy(),
+            n_samples=self.samples)
 
 
 @dataclass(frozen=True)
@@ -411,10 +457,14 @@ class OnlineHydraulicIdentifier:
         """``{name: CylinderEstimate}`` in the configured order."""
         return {name: tracker.estimate() for name, tracker in self.trackers.items()}
 
-    def results(self) -> dict:
-        """``{name: CylinderIdentification}`` of every cylinder with an estimate
-        (:meth:`OnlineCylinderIdentifier.has_estimate`)."""
-        return {name: tracker.result() for name, tracker in self.trackers.items() if tracker.has_estimate()}
+    def results(self, configs: Mapping[str, CylinderConfig]) -> list[CylinderResult]:
+        """The results file's entries (:func:`~robot_dynid.hydraulics.cylinder_results.save_cylinder_results`,
+        as ``robot-dynid hydraulic identify`` writes them, convergence included) of every cylinder with an
+        estimate (:meth:`OnlineCylinderIdentifier.has_estimate`), in the configured order; ``configs``:
+        the :class:`CylinderConfig` of each cylinder by name."""
+        return [CylinderResult.from_identification(configs[name], tracker.result(), tracker.sample_interval,
+                                                   forgetting=tracker.settings.forgetting)
+                for name, tracker in self.trackers.items() if tracker.has_estimate()]
 
     def reset(self) -> None:
         for tracker in self.trackers.values():

@@ -9,6 +9,10 @@ Stage 2 takes joint torques that the cylinders' pressures produce, ``tau_h = sum
 (``r_c(q)`` the moment arms of :mod:`robot_dynid.hydraulics.attachment`, ``x_c`` from the kinematics),
 and identifies the arm's rigid-body base parameters from ``tau_rb`` by least squares
 (:func:`robot_dynid.estimation.identification.identify`), with joint friction left to the cylinders.
+
+A model identified so records the subtraction in its provenance (:func:`cylinder_provenance`): validating
+it on torques that still hold the cylinders' friction would report that friction as model error, and
+:func:`cylinder_subtraction_warning` says so.
 """
 from __future__ import annotations
 
@@ -22,6 +26,11 @@ from robot_dynid.hydraulics.attachment import CylinderGeometry
 from robot_dynid.hydraulics.cylinder import cylinder_regressor
 
 logger = logging.getLogger(__name__)
+
+CYLINDERS_KEY = "cylinders"
+"""Provenance key of a model identified on torques with cylinder torques subtracted: the results file."""
+SUBTRACTED_KEY = "cylinder_torques_subtracted"
+"""Provenance key of the names of the cylinders whose internal torques were subtracted."""
 
 
 def cylinder_geometry(robot, results) -> CylinderGeometry:
@@ -69,3 +78,31 @@ def subtract_cylinder_torques(recording, robot, results):
     logger.info("%s: cylinder internal torques RMS %s N m", recording.source,
                 np.array2string(np.sqrt(np.mean(internal**2, axis=0)), precision=3))
     return dataclasses.replace(ordered, tau=ordered.tau - internal)
+
+
+def cylinder_provenance(path, results) -> dict:
+    """Provenance entries of a model identified on torques with ``results``' internal torques subtracted:
+    ``{"cylinders": <results file>, "cylinder_torques_subtracted": [names]}``."""
+    return {CYLINDERS_KEY: str(path), SUBTRACTED_KEY: [result.name for result in results]}
+
+
+def cylinder_subtraction_warning(provenance, source: str, path=None, results=None) -> str:
+    """'' when the cylinder torques subtracted from validation data (``results`` from the file ``path``, or
+    None: nothing subtracted) match what the model (``provenance``, its file ``source``) was identified
+    with, else a one-line warning naming the ``--cylinders`` option."""
+    used = provenance.get(CYLINDERS_KEY)
+    if results is None:
+        if used is None:
+            return ""
+        return (f"{source} was identified with the cylinder torques of {used} subtracted (--cylinders): without "
+                "--cylinders the validation torques still hold the cylinders' friction, stiffness and inertia, and "
+                "the RMS counts them as model error; give --cylinders")
+    if used is None:
+        return (f"{source} was identified without --cylinders: its torques held the cylinders' friction, which "
+                f"--cylinders {path} subtracts here; the RMS compares unlike torques")
+    names = [result.name for result in results]
+    expected = provenance.get(SUBTRACTED_KEY)
+    if expected is not None and list(expected) != names:
+        return (f"--cylinders {path} has cylinders {names}, but {source} was identified with those of {used} "
+                f"subtracted ({list(expected)})")
+    return ""

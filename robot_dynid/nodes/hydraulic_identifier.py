@@ -20,8 +20,8 @@ reason occurs and then at most every 5 s, and listed in the status warnings; the
 stops on bad input.
 
 ``~/save`` (std_srvs/Trigger) writes the estimates to ``results_file`` (the results file of
-``robot-dynid hydraulic identify``); so does shutting down (Ctrl-C, SIGTERM), when any
-cylinder has samples.
+``robot-dynid hydraulic identify``, convergence included: :meth:`OnlineHydraulicIdentifier.results`); so
+does shutting down (Ctrl-C, SIGTERM), when any cylinder has samples.
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ from std_msgs.msg import Header
 from std_srvs.srv import Trigger
 
 from robot_dynid.errors import DynIdError
-from robot_dynid.hydraulics.cylinder_results import (CylinderResult, cylinder_config_from_dict, load_cylinder_config,
+from robot_dynid.hydraulics.cylinder_results import (cylinder_config_from_dict, load_cylinder_config,
                                                      save_cylinder_results)
 from robot_dynid.hydraulics.online import OnlineHydraulicIdentifier, OnlineSettings
 from robot_dynid.msg import HydraulicCylinderEstimates, HydraulicCylinderState, IdentificationStatus
@@ -89,7 +89,6 @@ class HydraulicIdentifierNode(Node):
             or datetime.now().strftime("cylinder_results_%Y%m%d_%H%M%S.yaml")
         self.configs = {config.name: config for config in (load_cylinder_config(cylinders_file) if cylinders_file
                                                            else configs_from_arrays(**arrays))}
-        self.forgetting = settings.forgetting
         self.identifier = OnlineHydraulicIdentifier(
             {name: config.cylinder for name, config in self.configs.items()}, settings,
             {name: config.load for name, config in self.configs.items() if config.load is not None})
@@ -160,8 +159,7 @@ class HydraulicIdentifierNode(Node):
 
     def save(self):
         """Write the results file; return (success, message)."""
-        results = [CylinderResult.from_identification(self.configs[name], identification, math.nan, self.forgetting)
-                   for name, identification in self.identifier.results().items()]
+        results = self.identifier.results(self.configs)
         if not results:
             return False, f"nothing to write to {self.results_file}: no cylinder has more than 4 samples yet"
         try:

@@ -3,7 +3,12 @@
 CSV: one header line, columns in any order: ``time`` [s] and per cylinder ``x.<name>`` [m],
 optional ``xd.<name>`` [m/s], ``pa.<name>`` and ``pb.<name>`` [Pa], optional ``load.<name>`` [N].
 Bag: ``robot_dynid/msg/HydraulicCylinderState`` on ``/hydraulic_cylinder_states`` (as the recorder
-writes it), cylinders matched by name in every message, header stamps as time.
+writes it), cylinders matched by name in every message, header stamps as time. A bag's
+``robot_dynid/msg/ExperimentStage`` markers label the samples with stages and cycles as they label
+joint states (:func:`~robot_dynid.recordings.stages.label_samples`), so that only the samples of some
+stages (the ``cylinder`` stage of ``robot-dynid protocol --cylinders``) and cycles are kept
+(:func:`~robot_dynid.recordings.stages.stage_mask`, as ``Recording.select``), after the derivatives
+were taken over the whole recording.
 
 A unit mistake makes every sample wrong and is an error naming the column (as
 :mod:`robot_dynid.recordings.data_checks` does for joints):
@@ -17,6 +22,7 @@ A unit mistake makes every sample wrong and is an error naming the column (as
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from dataclasses import dataclass
@@ -25,10 +31,12 @@ from pathlib import Path
 import numpy as np
 
 from robot_dynid.errors import DataError
-from robot_dynid.recordings.bag_io import DEFAULT_HYDRAULIC_TOPIC, ns_to_seconds, read_hydraulic_states
+from robot_dynid.recordings.bag_io import (DEFAULT_HYDRAULIC_TOPIC, DEFAULT_STAGE_TOPIC, ns_to_seconds,
+                                           read_hydraulic_states, read_stage_markers)
 from robot_dynid.recordings.csv_io import read_columns
 from robot_dynid.recordings.data_checks import UNIT_FRACTION, check_time_unit
 from robot_dynid.recordings.signal_processing import differentiate, median_step, window_samples_for
+from robot_dynid.recordings.stages import label_samples, stage_intervals, stage_mask
 
 logger = logging.getLogger(__name__)
 
@@ -165,24 +173,66 @@ def _read_bag(path: Path, names, topic: str) -> list[CylinderSamples]:
     return samples
 
 
-def read_cylinder_data(path, names, topic: str = DEFAULT_HYDRAULIC_TOPIC) -> list[CylinderSamples]:
+def _select_stages(path: Path, samples, stage, cycles, stage_topic: str) -> list[CylinderSamples]:
+    """``samples`` of a bag at ``path`` reduced to the stages and cycles its markers on ``stage_topic`` give."""
+    try:
+        intervals = stage_intervals(read_stage_markers(path, stage_topic))
+    except DataError as error:
+        raise DataError(f"cannot select stage {stage!r}, cycles {cycles!r} of the cylinder data: no stage markers: "
+                        f"{error}") from None
+    selected = []
+    for sample in samples:
+        labels, cycle_labels = label_samples(sample.time, intervals)
+        keep = stage_mask(sample.time.size, labels, cycle_labels, stage, cycles,
+                          f"bag {path}, cylinder {sample.name!r}")
+        logger.info("bag %s: cylinder %s: %d of %d samples in stage %s, cycles %s", path, sample.name,
+                    np.count_nonzero(keep), keep.size, stage, cycles)
+        selected.append(dataclasses.replace(sample, **{
+            field: None if getattr(sample, field) is None else getattr(sample, field)[keep]
+            for field in ("time", "x", "xd", "xdd", "p_a", "p_b", "load")}))
+    return selected
+
+
+def read_cylinder_data(path, names, topic: str = DEFAULT_HYDRAULIC_TOPIC, stage=None, cycles=None,
+                       stage_topic: str = DEFAULT_STAGE_TOPIC) -> list[CylinderSamples]:
     """Samples of the cylinders ``names`` (in that order) from a CSV file or a bag directory.
 
     Velocities the data do not give, and every acceleration, come from a local cubic fit of ``x``
     (:func:`~robot_dynid.recordings.signal_processing.differentiate`, :data:`DERIVATIVE_WINDOW`).
+
+    Parameters
+    ----------
+    path : path-like
+        CSV file or bag directory (module docstring).
+    names : sequence of str
+        The configured cylinders.
+    topic : str
+        Bag only: the HydraulicCylinderState topic.
+    stage : str or iterable of str, optional
+        Bag only: keep only samples of these stage kinds or labels (e.g. ``"cylinder"``), by the bag's
+        ExperimentStage markers on ``stage_topic``; None keeps all.
+    cycles : int or iterable of int, optional
+        Bag only: keep only samples of these cycles; None keeps all.
+    stage_topic : str
+        Bag only: the ExperimentStage topic.
 
     Raises
     ------
     DataError
         Unreadable file; no ``time`` column; a cylinder of the data not in ``names`` or one of
         ``names`` without data; a missing ``x``/``pa``/``pb`` column (named with its cylinder);
-        a unit mistake (module docstring).
+        a unit mistake (module docstring); a stage or cycle asked of a CSV file or of a bag without
+        markers, or one that no sample of a cylinder is in (naming the cylinder and what there is).
     """
     path = Path(os.fspath(path))
     if not path.exists():
         raise DataError(f"{path} does not exist")
-    if path.is_dir() or path.suffix in (".mcap", ".db3"):
-        samples = _read_bag(path if path.is_dir() else path.parent, names, topic)
-    else:
-        samples = _read_csv(path, names)
-    return samples
+    is_bag = path.is_dir() or path.suffix in (".mcap", ".db3")
+    if (stage is not None or cycles is not None) and not is_bag:
+        raise DataError(f"cannot select stage {stage!r}, cycles {cycles!r} of {path}: cylinder CSV files carry no "
+                        "stage labels; stages and cycles come from the ExperimentStage markers of a bag")
+    if not is_bag:
+        return _read_csv(path, names)
+    bag = path if path.is_dir() else path.parent
+    samples = _read_bag(bag, names, topic)
+    return samples if stage is None and cycles is None else _select_stages(bag, samples, stage, cycles, stage_topic)

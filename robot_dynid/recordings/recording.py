@@ -34,7 +34,7 @@ import numpy as np
 
 from robot_dynid.errors import DataError
 from robot_dynid.joint_names import match_joints, repeated_names
-from robot_dynid.recordings.stages import CUSTOM_PREFIX, NO_CYCLE, NO_STAGE, check_stage_label
+from robot_dynid.recordings.stages import NO_CYCLE, NO_STAGE, check_stage_label, stage_mask
 
 logger = logging.getLogger(__name__)
 
@@ -335,7 +335,7 @@ class Recording:
 
     def select(self, stage: str | Iterable[str] | None = None,
                cycles: int | Iterable[int] | None = None) -> "Recording":
-        """Samples of the given stages and cycles.
+        """Samples of the given stages and cycles (:func:`~robot_dynid.recordings.stages.stage_mask`).
 
         Parameters
         ----------
@@ -351,30 +351,7 @@ class Recording:
             The recording has no stage (cycle) labels, a requested stage is unknown, or the
             selection is empty (the message lists the available stages and cycles).
         """
-        mask = np.ones(self.n_samples, dtype=bool)
-        wanted_stages = wanted_cycles = None
-        if stage is not None:
-            if self.stage is None:
-                raise DataError(f"{self.source} has no stage labels; cannot select stage {stage!r}")
-            wanted_stages = [stage] if isinstance(stage, str) else list(stage)
-            for label in wanted_stages:
-                check_stage_label(label, allow_empty=False)
-            in_stage = np.isin(self.stage, wanted_stages)
-            if "custom" in wanted_stages:
-                in_stage |= np.char.startswith(self.stage, CUSTOM_PREFIX)
-            mask &= in_stage
-        if cycles is not None:
-            if self.cycle is None:
-                raise DataError(f"{self.source} has no cycle labels; cannot select cycles "
-                                f"{cycles!r}")
-            wanted_cycles = [int(cycles)] if np.isscalar(cycles) else [int(c) for c in cycles]
-            mask &= np.isin(self.cycle, wanted_cycles)
-        if not mask.any():
-            available_stages = [] if self.stage is None else np.unique(self.stage).tolist()
-            available_cycles = [] if self.cycle is None else np.unique(self.cycle).tolist()
-            raise DataError(f"no samples of {self.source} with stage in {wanted_stages} and "
-                            f"cycle in {wanted_cycles}; available stages: {available_stages}, "
-                            f"cycles: {available_cycles}")
+        mask = stage_mask(self.n_samples, self.stage, self.cycle, stage, cycles, self.source)
         return self._replace_rows(mask) if not mask.all() else self
 
     def reorder(self, joint_names: Sequence[str]) -> "Recording":

@@ -303,6 +303,62 @@ def label_samples(time, intervals: Sequence[StageInterval]) -> tuple[np.ndarray,
     return stage, cycle
 
 
+def stage_mask(n_samples: int, stage_labels, cycle_labels, stage=None, cycles=None,
+               source: str = "the recording") -> np.ndarray:
+    """Which of ``n_samples`` samples belong to the given stages and cycles.
+
+    Parameters
+    ----------
+    n_samples : int
+        N.
+    stage_labels : ndarray of str, shape (N,), or None
+        Per-sample labels (:func:`label_samples`); None: the data have none.
+    cycle_labels : ndarray of int, shape (N,), or None
+        Per-sample cycles; None: the data have none.
+    stage : str or iterable of str, optional
+        Stage kinds or labels to keep; ``"custom"`` keeps every custom stage, ``"custom:<name>"``
+        only that one. None keeps all.
+    cycles : int or iterable of int, optional
+        Cycle indices to keep. None keeps all.
+    source : str
+        Names the data in errors.
+
+    Returns
+    -------
+    ndarray of bool, shape (N,)
+
+    Raises
+    ------
+    DataError
+        Stages (cycles) requested from data without stage (cycle) labels, an unknown stage, or an
+        empty selection (the message lists the available stages and cycles).
+    """
+    mask = np.ones(n_samples, dtype=bool)
+    wanted_stages = wanted_cycles = None
+    if stage is not None:
+        if stage_labels is None:
+            raise DataError(f"{source} has no stage labels; cannot select stage {stage!r}")
+        wanted_stages = [stage] if isinstance(stage, str) else list(stage)
+        for label in wanted_stages:
+            check_stage_label(label, allow_empty=False)
+        in_stage = np.isin(stage_labels, wanted_stages)
+        if "custom" in wanted_stages:
+            in_stage |= np.char.startswith(stage_labels, CUSTOM_PREFIX)
+        mask &= in_stage
+    if cycles is not None:
+        if cycle_labels is None:
+            raise DataError(f"{source} has no cycle labels; cannot select cycles {cycles!r}")
+        wanted_cycles = [int(cycles)] if np.isscalar(cycles) else [int(c) for c in cycles]
+        mask &= np.isin(cycle_labels, wanted_cycles)
+    if not mask.any():
+        available_stages = [] if stage_labels is None else np.unique(stage_labels).tolist()
+        available_cycles = [] if cycle_labels is None else np.unique(cycle_labels).tolist()
+        raise DataError(f"no samples of {source} with stage in {wanted_stages} and "
+                        f"cycle in {wanted_cycles}; available stages: {available_stages}, "
+                        f"cycles: {available_cycles}")
+    return mask
+
+
 def intervals_from_labels(recording: Recording) -> list[StageInterval]:
     """Intervals of the runs of equal stage label and cycle of a labelled recording (a CSV
     stage column), from the first to the last sample of each run (:meth:`Recording.segments`);

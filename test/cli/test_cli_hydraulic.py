@@ -1,4 +1,4 @@
-"""robot-dynid hydraulic identify on CSV and bag files, --json, bad input, and identify --cylinders.
+"""robot-dynid hydraulic identify on CSV and bag files, --stage/--cycles by stage markers, --json, bad input.
 
 Expected values: the paper's Table V converted to SI in this file (fv x 1000, fs x 10), not the code's own.
 """
@@ -97,13 +97,16 @@ def test_csv_identifies_table_v_friction(tmp_path, data, method, capsys):
     assert np.interp(-v, curve[:, 0], curve[:, 1]) == pytest.approx(-expected, rel=0.02)
 
 
-def test_bag_and_json(tmp_path, data, capsys):
-    bag = tmp_path / "bag"
+def write_bag(bag, data, unmodelled_load=None, stages=()):
+    """HydraulicCylinderState of ``data`` (both cylinders per message), the cap-side pressures raised by
+    ``unmodelled_load`` (N,) [N] that the messages' external_load leaves out, and ExperimentStage markers
+    ``stages``: (kind, cycle, start [s], end [s])."""
     with BagWriter(bag) as writer:
         msgtype = "robot_dynid/msg/HydraulicCylinderState"
         ensure_type(writer.typestore, msgtype)
         message_class = writer.typestore.types[msgtype]
         time = data["boom"][0]
+        extra = np.zeros(time.size) if unmodelled_load is None else unmodelled_load / AREA_A   # [Pa]
         for k in range(time.size):
             stamp = T0_NS + int(round(time[k] * 1e9))
             names = list(data) if k % 2 else list(data)[::-1]          # the order changes between messages
@@ -111,8 +114,17 @@ def test_bag_and_json(tmp_path, data, capsys):
             writer.write("/hydraulic_cylinder_states", msgtype, message_class(
                 header=writer.header(stamp), name=names,
                 position=np.array([row[1][k] for row in rows]), velocity=np.array([row[2][k] for row in rows]),
-                pressure_a=np.array([row[3][k] for row in rows]), pressure_b=np.array([row[4][k] for row in rows]),
+                pressure_a=np.array([row[3][k] + extra[k] for row in rows]),
+                pressure_b=np.array([row[4][k] for row in rows]),
                 external_load=np.array([row[5][k] for row in rows])), stamp)
+        for kind, cycle, start, end in stages:
+            writer.write_stage(T0_NS + int(round(start * 1e9)), kind, cycle, True)
+            writer.write_stage(T0_NS + int(round(end * 1e9)), kind, cycle, False)
+    return bag
+
+
+def test_bag_and_json(tmp_path, data, capsys):
+    bag = write_bag(tmp_path / "bag", data)
     out = tmp_path / "cylinders.yaml"
     assert main(["hydraulic", "identify", "--config", str(config(tmp_path)), "--data", str(bag),
                  "--json", "--out", str(out), "--curve", str(tmp_path / "curve.csv")]) == 0
@@ -158,3 +170,56 @@ def test_pressures_in_bar_and_areas_in_mm2(tmp_path, data, capsys):
         main(["hydraulic", "identify", "--config", str(config(tmp_path)), "--data", str(csv),
               "--forgetting", "1.5", "--out", str(tmp_path / "c.yaml")])
     assert "expected a forgetting factor in (0, 1], got '1.5'" in capsys.readouterr().err
+
+
+def deviations(path):
+    """Largest relative deviation of fc, fv, fs from the truth over the cylinders of a results file."""
+    entries = yaml.safe_load(path.read_text())["cylinders"]
+    return max(abs(entry[key] / expected - 1.0) for entry in entries
+               for key, expected in zip(("fc", "fv", "fs"), TRUTH[entry["name"]][1:]))
+
+
+def test_stage_and_cycles_select_the_cylinder_stages_of_a_bag(tmp_path, capsys):
+    """Two cycles of a warm-up (40 s) then the cylinder stage (126 s, one period of the 0.05 rad/s sine); during
+    the warm-ups the cylinders push a load of 400 + 300 sin(1.3 t) N the messages do not report."""
+    data = simulate(duration=332.0, seed=3)
+    k = np.round(data["boom"][0] * RATE).astype(int)
+    warmup = (k < 2000) | ((k >= 8300) & (k < 10300))          # [0, 40) and [166, 206) s
+    unmodelled = np.where(warmup, 400.0 + 300.0 * np.sin(1.3 * data["boom"][0]), 0.0)
+    last = data["boom"][0][-1]
+    bag = write_bag(tmp_path / "bag", data, unmodelled, stages=[
+        ("warmup", 0, 0.0, 40.0), ("cylinder", 0, 40.0, 166.0), ("warmup", 1, 166.0, 206.0),
+        ("cylinder", 1, 206.0, last)])
+
+    def identify(name, *options):
+        out = tmp_path / f"{name}.yaml"
+        status = main(["hydraulic", "identify", "--config", str(config(tmp_path)), "--data", str(bag),
+                       *options, "--out", str(out)])
+        return status, out
+
+    status, selected = identify("selected", "--stage", "cylinder")
+    assert status == 0
+    results = check_results(selected)
+    # a sample on a boundary belongs to the stage starting there: 2 x 126 s at 50 Hz
+    assert [entry["n_samples"] for entry in results["cylinders"]] == [2 * 6300] * 2
+    assert results["provenance"]["segments"] == {"stage": ["cylinder"], "cycles": "all"}
+    status, everything = identify("everything")
+    assert status == 0 and deviations(everything) > 0.5      # the unmodelled load lands in the friction
+    status, second = identify("second", "--stage", "cylinder", "--cycles", "1")
+    assert status == 0
+    assert [entry["n_samples"] for entry in yaml.safe_load(second.read_text())["cylinders"]] == [6300] * 2
+    assert deviations(second) < 0.05
+    capsys.readouterr()
+
+    status, _ = identify("friction", "--stage", "friction")
+    error = capsys.readouterr().err
+    assert status == 2 and len(error.strip().splitlines()) == 1
+    assert "cylinder 'boom' with stage in ['friction']" in error and "available stages: ['cylinder', 'warmup']" in error
+    plain = write_bag(tmp_path / "plain", {name: tuple(values[:500] for values in data[name]) for name in data})
+    assert main(["hydraulic", "identify", "--config", str(config(tmp_path)), "--data", str(plain),
+                 "--stage", "cylinder", "--out", str(tmp_path / "c.yaml")]) == 2
+    assert "no stage markers: topic '/experiment_stage' has no messages" in capsys.readouterr().err
+    csv = write_csv(tmp_path / "bench.csv", {name: tuple(values[:500] for values in data[name]) for name in data})
+    assert main(["hydraulic", "identify", "--config", str(config(tmp_path)), "--data", str(csv),
+                 "--cycles", "1", "--out", str(tmp_path / "c.yaml")]) == 2
+    assert "cylinder CSV files carry no stage labels" in capsys.readouterr().err

@@ -17,6 +17,8 @@ from reference_tables import reference_table
 from robot_dynid.errors import DynIdError
 from robot_dynid.hydraulics.cylinder import (CylinderParameters, HydraulicCylinder, identify_cylinder,
                                              simulate_cylinder, sinusoidal_displacement)
+from robot_dynid.hydraulics import online as online_module
+from robot_dynid.hydraulics.cylinder_results import CylinderConfig, CylinderResult, results_to_dict
 from robot_dynid.hydraulics.online import (DUPLICATE_NAMES, EMPTY_NAMES, LENGTH_MISMATCH, NON_FINITE,
                                            STAMP_NOT_INCREASING, CausalDerivative, OnlineCylinderIdentifier,
                                            OnlineHydraulicIdentifier, OnlineSettings, select_samples)
@@ -168,10 +170,62 @@ def test_messages_by_name_in_any_order_with_or_without_loads():
     estimates = identifier.estimates()
     assert list(estimates) == ["boom", "wrist"]
     assert estimates["boom"].samples == 1 and estimates["wrist"].samples == 0
-    assert identifier.results() == {}
+    assert identifier.results({}) == []
     with pytest.raises(DynIdError, match=r"loads given for unknown cylinder\(s\) \['arm'\]"):
         OnlineHydraulicIdentifier({"boom": cylinder}, loads={"arm": 1.0})
     with pytest.raises(DynIdError, match=r"forgetting must be in \(0, 1\], got 1.5"):
         OnlineSettings(forgetting=1.5)
     with pytest.raises(DynIdError, match=r"velocity_scale must be finite and > 0 \[m/s\]"):
         OnlineSettings(velocity_scale=0.0)
+
+
+def test_results_carry_the_settling_count_of_hydraulic_identify_to_a_block(monkeypatch):
+    """The results file's convergence: samples until every estimate stays within max(2 % |final|, 1 std) of
+    the final one. Expected: that definition applied here to the estimate recorded after every sample."""
+    cylinder, truth = table_v(2)
+    t, x, xd, _, p_a, p_b = simulated(cylinder, truth, 60.0, RICH, 1000.0, seed=5)
+    settings = OnlineSettings(displacement_scale=0.006, velocity_scale=0.01)
+    per_sample = OnlineCylinderIdentifier(cylinder, settings)
+    history = []
+    for k in range(t.size):
+        per_sample.add(t[k], x[k], xd[k], p_a[k], p_b[k], LOAD)
+        if per_sample.samples > len(history):
+            history.append(per_sample.estimate().parameters)   # NaN until more than 4 samples: outside
+    final = per_sample.estimate()
+    width = np.maximum(0.02 * np.abs(final.parameters), final.std)
+    inside = np.all(np.abs(np.array(history) - final.parameters) <= width, axis=1)
+    expected = int(np.flatnonzero(~inside)[-1]) + 2
+    assert 50 < expected < t.size - 50
+    assert per_sample.result().convergence_samples == expected
+
+    def fed(tracker):
+        for k in range(t.size):
+            tracker.add(t[k], x[k], xd[k], p_a[k], p_b[k], LOAD)
+        return tracker
+
+    in_blocks = fed(OnlineCylinderIdentifier(cylinder, settings)).result()   # blocks of PENDING_SAMPLES
+    np.testing.assert_allclose(in_blocks.parameters.as_array(), final.parameters, rtol=1e-9)
+    assert expected <= in_blocks.convergence_samples < expected + online_module.PENDING_SAMPLES
+
+    # the results file entry, as hydraulic identify writes it: the same fields, convergence time from the rate
+    config = CylinderConfig("boom", cylinder, LOAD)
+    identifier = OnlineHydraulicIdentifier({"boom": cylinder}, settings)
+    for k in range(t.size):
+        identifier.add(t[k], ["boom"], [x[k]], [xd[k]], [p_a[k]], [p_b[k]], [LOAD])
+    (online_entry,) = results_to_dict(identifier.results({"boom": config}))["cylinders"]
+    batch = identify_cylinder(cylinder, x, xd, xdd_of(t), p_a, p_b, load=LOAD)
+    (cli_entry,) = results_to_dict([CylinderResult.from_identification(config, batch, 1.0 / RATE)])["cylinders"]
+    assert list(online_entry) == list(cli_entry) and list(online_entry["convergence"]) == ["samples", "time", "band"]
+    assert online_entry["convergence"]["samples"] == in_blocks.convergence_samples
+    assert online_entry["convergence"]["time"] == pytest.approx(in_blocks.convergence_samples / RATE, rel=1e-9)
+    assert online_entry["convergence"]["band"] == 0.02 and online_entry["n_samples"] == t.size - 1
+
+    monkeypatch.setattr(online_module, "MAX_BLOCKS", 8)     # neighbours merge: coarser, still an upper bound
+    merged = fed(OnlineCylinderIdentifier(cylinder, settings))
+    assert len(merged._block_ends) <= 8
+    assert expected <= merged.result().convergence_samples <= expected + t.size // 4
+
+
+def xdd_of(t):
+    """The three-sine excitation's exact acceleration [m/s^2]."""
+    return sinusoidal_displacement(t, **RICH)[2]

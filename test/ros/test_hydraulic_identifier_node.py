@@ -4,7 +4,8 @@ Two cylinders of the curtain-wall arm (Tables IV and V in SI; areas and stiffnes
 test/core/test_hydraulics.py) follow the three-sine excitation of test/core/test_hydraulic_online.py at
 50 Hz with 1 kPa pressure noise; HydraulicCylinderState messages carry both, in the reverse of the
 configured order. Expected: the published estimates within 5 % of the paper's values, the results file
-written by ~/save and again at SIGINT, bad messages skipped without stopping the node.
+written by ~/save and again at SIGINT with the convergence of robot-dynid hydraulic identify's results, bad
+messages skipped without stopping the node.
 """
 import math
 import os
@@ -133,11 +134,24 @@ def test_estimates_converge_save_and_shutdown_write_the_results(node):
     assert list(saved) == ["boom", "wrist"] and saved["boom"].n_samples == last.samples[0]
     assert saved["boom"].parameters.fv == pytest.approx(last.fv[0], rel=1e-6)
     assert saved["wrist"].config.cylinder.piston_mass == table_v(6)[0].piston_mass and saved["wrist"].method == "rls"
+    check_convergence(directory / "results.yaml", saved)
 
     (directory / "results.yaml").unlink()
     assert stop_node(process) == 0, (directory / "node.log").read_text()
     at_shutdown = {result.name: result for result in load_cylinder_results(directory / "results.yaml")}
     assert at_shutdown["wrist"].parameters.fc == pytest.approx(saved["wrist"].parameters.fc, rel=1e-6)
+    check_convergence(directory / "results.yaml", at_shutdown)
+
+
+def check_convergence(path, results):
+    """The convergence entry of robot-dynid hydraulic identify's results (schema v1): samples until the estimates
+    settle, within the samples used (the published estimates converged over the last 10 s), and their time at
+    the 50 Hz the messages were stamped at."""
+    entries = yaml.safe_load(path.read_text())["cylinders"]
+    assert [sorted(entry["convergence"]) for entry in entries] == [["band", "samples", "time"]] * 2
+    for result in results.values():
+        assert 0 < result.convergence_samples < result.n_samples - 10.0 * RATE
+        assert result.convergence_time == pytest.approx(result.convergence_samples / RATE, rel=1e-6)
 
 
 def test_started_as_the_launch_file_starts_it_with_the_installed_configuration(tmp_path):
