@@ -448,12 +448,16 @@ class ExperimentRun:
     max_pose_age : float
         [s] > 0: a start from a joint state older than this is not ready (the approach would
         begin from where the arm was, not where it is).
+    deviation_threshold : float, optional
+        [rad] the caller's abort threshold (:meth:`ExperimentSchedule.deviation`); given, a
+        ``start_tolerance`` above it is refused: a start that far from the start pose, without an
+        approach, would abort at once.
     """
 
     def __init__(self, schedule: ExperimentSchedule, lookahead: float, robot,
                  start_tolerance: float = DEFAULT_START_TOLERANCE,
                  approach_speed_fraction: float = DEFAULT_APPROACH_SPEED_FRACTION,
-                 max_pose_age: float = DEFAULT_MAX_POSE_AGE):
+                 max_pose_age: float = DEFAULT_MAX_POSE_AGE, deviation_threshold: float | None = None):
         self.schedule = schedule
         self.lookahead = _positive("lookahead", lookahead, "s", allow_zero=True)
         self.robot = robot
@@ -464,6 +468,10 @@ class ExperimentRun:
         if self.approach_speed_fraction > 1.0:
             raise TrajectoryError(f"approach_speed_fraction must be <= 1, got {approach_speed_fraction!r}")
         self.max_pose_age = _positive("max_pose_age", max_pose_age, "s")
+        if deviation_threshold is not None and self.start_tolerance > deviation_threshold:
+            raise TrajectoryError(f"start_tolerance {self.start_tolerance:g} rad is above deviation_threshold "
+                                  f"{deviation_threshold:g} rad: a start that far from the plan's start pose (no "
+                                  "approach) would abort at once; lower start_tolerance")
         self.next_window = 0
         self.next_event = 0
         self.state = "idle"

@@ -105,7 +105,7 @@ class ExperimentRunnerNode(Node):
             robot, cycles=cycles, excitation_periods=periods, speed_fractions=fractions,
             friction_level_duration=level or None, warmup_duration=warmup)
         self.schedule = ExperimentSchedule(plan, rate, window)
-        self.run = ExperimentRun(self.schedule, lookahead, robot, tolerance, approach, max_pose_age)
+        self.run = ExperimentRun(self.schedule, lookahead, robot, tolerance, approach, max_pose_age, self.threshold)
         self.start_ns = None            # plan time 0 [ns], once started
         self.autostart_refusal = None   # why autostart gave up (not a "not ready" reason)
         self.measured = []

@@ -217,6 +217,10 @@ def test_invalid_inputs_are_rejected_naming_the_field(plan, schedule, robot):
         ExperimentRun(schedule, 0.5, robot, start_tolerance=-0.1)
     with pytest.raises(TrajectoryError, match=r"approach_speed_fraction must be <= 1, got 2"):
         ExperimentRun(schedule, 0.5, robot, approach_speed_fraction=2)
+    with pytest.raises(TrajectoryError, match=r"start_tolerance 0\.2 rad is above deviation_threshold 0\.1 rad: a "
+                                              r"start that far .* would abort at once"):
+        ExperimentRun(schedule, 0.5, robot, start_tolerance=0.2, deviation_threshold=0.1)
+    ExperimentRun(schedule, 0.5, robot, start_tolerance=0.1, deviation_threshold=0.1)
     with pytest.raises(DataError, match=r"unknown joint\(s\) \['j1'.*; robot 'ur5' has"):
         ExperimentRun(schedule, 0.5, load_robot(find_package_file("config", "robots", "ur5.yaml")))
 

@@ -219,7 +219,8 @@ def test_autostart_plays_every_stage_marker_in_order_and_the_arm_follows_the_pla
     graph, plan, directory, states, stages, _, _, _ = arm
     move_arm(arm, HOME)
     process, log = start_runner(arm, "full_run", "-p", "autostart:=true", "-p", "start_delay:=2.0",
-                                "-p", "deviation_threshold:=0.01", "-p", "experiment_id:=sim_test")
+                                "-p", "deviation_threshold:=0.01", "-p", "start_tolerance:=0.005",
+                                "-p", "experiment_id:=sim_test")
     wait_for_markers(graph, stages, 2 * len(plan.stages), log, "every stage marker")
     t0 = seconds(stages[0])
     graph.spin_until(lambda: seconds(states[-1]) > t0 + plan.duration + 0.5, what="joint_states past the plan")
@@ -282,7 +283,7 @@ def test_a_runner_stalled_longer_than_lookahead_aborts_and_holds_where_the_contr
 def test_nothing_moves_until_start_and_abort_ends_the_current_stage(arm):
     graph, plan, directory, states, stages, _, _, commands = arm
     move_arm(arm, HOME)
-    process, log = start_runner(arm, "abort", "-p", "deviation_threshold:=0.01")
+    process, log = start_runner(arm, "abort", "-p", "deviation_threshold:=0.01", "-p", "start_tolerance:=0.005")
     spin_for(graph, QUIET)          # ready (a joint state and sim_robot subscribing) but not started
     assert commands == [] and stages == []
     start, abort = runner_service(graph, "start"), runner_service(graph, "abort")

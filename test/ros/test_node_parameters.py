@@ -1,5 +1,5 @@
-"""Node parameters that every node shares, given a bad value: one line naming the parameter and what it
-accepts, exit 2, no traceback (installed executables, real processes)."""
+"""Node parameters given a bad value (a shared one, or a combination): one line naming the parameter and
+what it accepts, exit 2, no traceback (installed executables, real processes)."""
 import pytest
 
 from ros_graph import start_node
@@ -18,3 +18,12 @@ def test_an_unknown_qos_choice_is_refused_naming_the_parameter_and_the_choices(t
     log = (tmp_path / "node.log").read_text()
     assert f"parameter {parameter} is 'fast'; expected one of ['reliable', 'best_effort', 'sensor_data']" in log, log
     assert "Traceback" not in log, log
+
+
+def test_a_start_tolerance_above_the_deviation_threshold_is_refused_at_start(tmp_path):
+    """Such a runner would abort every start it accepts without an approach."""
+    process = start_node("experiment_runner", "-p", "start_tolerance:=0.2", "-p", "deviation_threshold:=0.1",
+                         log_path=tmp_path / "node.log")
+    assert process.wait(timeout=60) == 2, (tmp_path / "node.log").read_text()
+    log = (tmp_path / "node.log").read_text()
+    assert "start_tolerance 0.2 rad is above deviation_threshold 0.1 rad" in log and "Traceback" not in log, log
