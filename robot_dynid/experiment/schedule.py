@@ -23,6 +23,7 @@ What the ``experiment_runner`` node decides without ROS. Times are seconds of *p
   abort into the end marker of the stage playing. A window due more than :data:`MAX_LATENESS`
   after its own start is not sent (:class:`ReferenceLate`): the controller has been holding the
   previous window's last point since then, and a late window would make its reference jump.
+  :class:`FeedbackWatchdog` ends a run whose joint states stopped.
 - :func:`approach_move` is the rest-to-rest cycloidal move from the measured pose to the plan's
   start pose that a start prepends when the arm is farther than ``start_tolerance``: the
   shortest keeping every joint within ``approach_speed_fraction`` of its velocity and
@@ -53,8 +54,9 @@ DEFAULT_START_TOLERANCE = 0.05
 """[rad] per joint: farther than this from the plan's start pose, a start approaches it first."""
 DEFAULT_APPROACH_SPEED_FRACTION = 0.1
 """Fraction of each joint's velocity and acceleration limits the approach move may use."""
-DEFAULT_MAX_POSE_AGE = 0.5
-"""[s] a start is refused (not ready) when the last joint state arrived longer ago than this."""
+DEFAULT_MAX_POSE_AGE = 1.0
+"""[s] a start is refused (not ready) when the last joint state arrived longer ago than this, and
+a run aborts when none arrives for this long (:class:`FeedbackWatchdog`)."""
 MAX_LATENESS = 0.05
 """[s] a window handed out later than this after its start ends the run (:class:`ReferenceLate`)."""
 
@@ -425,6 +427,33 @@ class RunStart:
                     f"{self.tolerance:g} rad): playing the {self.plan_duration:.0f} s plan")
         return (f"approaching the plan's start pose in {self.approach.duration:.1f} s (largest move "
                 f"{self.joint} {self.distance:.2g} rad), then playing the {self.plan_duration:.0f} s plan")
+
+
+class FeedbackWatchdog:
+    """Whether the measured joint states stopped while a run plays (the deviation check sees
+    nothing then, and the arm moves unmonitored).
+
+    Call :meth:`state_received` at each joint state and :meth:`check` at each timer tick, both
+    with the caller's clock [s]. A run must abort when no joint state has come for more than
+    ``timeout`` s over two checks in a row: a caller that stalled itself finds the states queued
+    (one is taken between two ticks), a silent driver does not send any.
+    """
+
+    def __init__(self, timeout: float):
+        self.timeout = _positive("joint state timeout", timeout, "s")
+        self.last = None
+        self.quiet_checks = 0
+
+    def state_received(self, t: float) -> None:
+        self.last = float(t)
+        self.quiet_checks = 0
+
+    def check(self, t: float) -> float | None:
+        """The silence [s] when the run must abort, else None (also before any state)."""
+        if self.last is None or t - self.last <= self.timeout:
+            return None
+        self.quiet_checks += 1
+        return t - self.last if self.quiet_checks >= 2 else None
 
 
 class ExperimentRun:

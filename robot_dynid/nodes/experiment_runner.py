@@ -22,7 +22,8 @@ also repeats the reference from ``lookahead`` before it, so a joint_trajectory_c
 replaces its trajectory on arrival splices them (:mod:`robot_dynid.experiment.schedule`).
 ExperimentStage markers go out at every stage boundary, stamped with the boundary time. Measured
 ``joint_states`` are compared with the reference at their stamps; beyond
-``deviation_threshold`` [rad] on any joint the node aborts. So it does when it was stalled for
+``deviation_threshold`` [rad] on any joint the node aborts, and when no joint state arrives for
+``max_joint_state_age`` s (the arm would move unmonitored). So it does when it was stalled for
 longer than ``lookahead`` (a window came due after its own start: the controller has held the
 previous window's end, and the late window would make the reference jump). ``~/abort``
 (std_srvs/Trigger) aborts too, during the approach as well. Aborting sends a hold at the last
@@ -48,7 +49,8 @@ from robot_dynid.errors import DynIdError
 from robot_dynid.experiment.protocol import build_protocol, load_plan
 from robot_dynid.experiment.schedule import (DEFAULT_APPROACH_SPEED_FRACTION, DEFAULT_MAX_POSE_AGE,
                                              DEFAULT_START_TOLERANCE, ExperimentRun,
-                                             ExperimentSchedule, NotReady, ReferenceLate, StartRefused,
+                                             ExperimentSchedule, FeedbackWatchdog, NotReady, ReferenceLate,
+                                             StartRefused,
                                              positions_in_order)
 from robot_dynid.model.robot_description import load_robot
 from robot_dynid.msg import ExperimentStage
@@ -97,7 +99,8 @@ class ExperimentRunnerNode(Node):
         approach = declare(self, "approach_speed_fraction", DEFAULT_APPROACH_SPEED_FRACTION,
                            "of the velocity and acceleration limits for the approach move; 0 = no approach")
         max_pose_age = declare(self, "max_joint_state_age", DEFAULT_MAX_POSE_AGE,
-                               "a start waits for a joint state received at most this long ago", "s")
+                               "a start waits for a joint state received at most this long ago; running, none "
+                               "for this long aborts", "s")
         self.start_delay = declare(self, "start_delay", 2.0, "from an accepted start to the first motion", "s")
         self.stop_duration = declare(self, "stop_duration", 0.2, "time to reach the hold pose on abort", "s")
         robot = load_robot(robot_file)
@@ -111,6 +114,7 @@ class ExperimentRunnerNode(Node):
         self.measured = []
         self.last_pose = None
         self.last_pose_ns = None        # receipt time of last_pose on the node's clock [ns]
+        self.watchdog = FeedbackWatchdog(max_pose_age)
         self.command_publisher = self.create_publisher(JointTrajectory, command_topic, 10)
         self.stage_publisher = self.create_publisher(ExperimentStage, stage_topic, STAGE_MARKERS_OUT)
         self.create_subscription(JointState, states_topic, self.on_joint_state, joint_states_qos(self, 100))
@@ -137,6 +141,7 @@ class ExperimentRunnerNode(Node):
             self.get_logger().warning(f"joint state: {error}", throttle_duration_sec=5.0)
             return
         self.last_pose, self.last_pose_ns = q, self.get_clock().now().nanoseconds
+        self.watchdog.state_received(self.last_pose_ns * 1e-9)
         if self.run.state == "running":
             t = self.plan_time(Time.from_msg(msg.header.stamp).nanoseconds)
             if -self.run.schedule.approach_duration <= t <= self.schedule.duration:
@@ -177,6 +182,12 @@ class ExperimentRunnerNode(Node):
         if self.run.state != "running":
             return
         now_ns = self.get_clock().now().nanoseconds
+        silence = self.watchdog.check(now_ns * 1e-9)
+        if silence is not None:
+            self.abort(f"aborting: no joint state for {silence:.2f} s (max_joint_state_age "
+                       f"{self.watchdog.timeout:g} s): the arm moves unmonitored; holding the last measured pose",
+                       self.get_logger().error)
+            return
         if self.measured:
             times, poses = zip(*self.measured)
             self.measured = []

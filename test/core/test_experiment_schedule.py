@@ -8,7 +8,8 @@ import pytest
 from robot_dynid.errors import DataError, TrajectoryError
 from robot_dynid.experiment.excitation import random_excitation
 from robot_dynid.experiment.protocol import build_protocol
-from robot_dynid.experiment.schedule import (MAX_LATENESS, ExperimentRun, ExperimentSchedule, NotReady, ReferenceLate,
+from robot_dynid.experiment.schedule import (MAX_LATENESS, ExperimentRun, ExperimentSchedule, FeedbackWatchdog,
+                                             NotReady, ReferenceLate,
                                              StartRefused, approach_move, positions_in_order,
                                              stage_events)
 from robot_dynid.experiment.trajectories import CycloidalMove
@@ -190,6 +191,20 @@ def test_a_window_due_after_its_start_is_not_sent_and_the_run_can_abort(plan, sc
         run.due(late)
     np.testing.assert_array_equal(error.value.hold, windows[3].q[-1])   # where the controller ran out of reference
     assert run.state == "running" and run.abort(late) is not None and run.state == "aborted"
+
+
+def test_the_watchdog_fires_on_silence_over_two_checks_not_on_a_stall_of_its_own_caller():
+    watchdog = FeedbackWatchdog(0.5)
+    assert watchdog.check(100.0) is None                     # nothing received yet: the start checks that
+    watchdog.state_received(10.0)
+    assert [watchdog.check(t) for t in (10.2, 10.5)] == [None, None]
+    assert watchdog.check(12.0) is None                      # the caller stalled 1.5 s: first check after it ...
+    watchdog.state_received(12.001)                          # ... and a queued state taken before the next
+    assert watchdog.check(12.01) is None and watchdog.check(12.4) is None
+    assert watchdog.check(12.6) is None                      # silent: 0.6 s, one check
+    assert watchdog.check(12.61) == pytest.approx(0.609)     # silent over two checks in a row
+    with pytest.raises(TrajectoryError, match=r"joint state timeout must be finite and > 0 \[s\]"):
+        FeedbackWatchdog(0.0)
 
 
 def test_positions_are_reordered_by_name(plan):

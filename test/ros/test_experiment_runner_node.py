@@ -61,6 +61,7 @@ def arm(tmp_path_factory):
     plan = write_plan(directory / "plan.yaml")
     sim = start_node("sim_robot", "-p", "noise_std:=0.0", "-r", f"__ns:=/{NAMESPACE}",
                      log_path=directory / "sim.log")
+    SIM.append(sim)
     graph = RosTestGraph()
     states, stages, commands = [], [], []
     graph.node.create_subscription(JointState, f"{NAMESPACE}/joint_states", states.append, QOS)
@@ -76,6 +77,7 @@ def arm(tmp_path_factory):
 
 
 RUNNERS = []   # (process, log) of every runner started here
+SIM = []       # the sim_robot process
 
 
 @pytest.fixture(autouse=True)
@@ -278,6 +280,29 @@ def test_a_runner_stalled_longer_than_lookahead_aborts_and_holds_where_the_contr
     late = t > resumed - 2.6
     assert np.abs(np.diff(q[late], axis=0)).max() < 0.01      # 500 Hz: no jump, before or after the hold
     np.testing.assert_allclose(q[-1], last_sent.positions, atol=1e-9)
+
+
+def test_joint_states_that_stop_mid_run_abort_it(arm):
+    """SIGSTOP sim_robot (the driver) mid-plan until the runner, its deviation check blind, aborts
+    after max_joint_state_age and ends the stage playing."""
+    graph, plan, directory, states, stages, _, _, commands = arm
+    move_arm(arm, HOME)
+    process, log = start_runner(arm, "silent_driver", "-p", "max_joint_state_age:=0.5")
+    response = start_when_ready(graph)
+    assert response.success, response.message
+    wait_for_markers(graph, stages, 3, log, "the start of the excitation")
+    SIM[0].send_signal(signal.SIGSTOP)
+    try:
+        graph.spin_until(lambda: "aborting: no joint state for" in log.read_text(), timeout=5.0,
+                         what="the runner aborting while the driver is stopped")
+    finally:
+        SIM[0].send_signal(signal.SIGCONT)
+    text = stop_runner(process, log)
+    silence = float(re.search(r"aborting: no joint state for (\S+) s \(max_joint_state_age 0.5 s\): the arm moves "
+                              r"unmonitored", text).group(1))
+    assert 0.5 < silence < 1.0
+    assert (stages[-1].start, stages[-1].kind) == (False, ExperimentStage.KIND_EXCITATION)
+    assert len(commands[-1].points) == 1                                  # the hold
 
 
 def test_nothing_moves_until_start_and_abort_ends_the_current_stage(arm):
