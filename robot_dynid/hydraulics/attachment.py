@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
@@ -122,6 +123,16 @@ def attachment_from_dict(entry, where: str = "attachment") -> CylinderAttachment
     return CylinderAttachment(base=base, rod=rod, reference_length=length)
 
 
+class _LinkPoint(NamedTuple):
+    """An attachment point: ``slot`` of its joint in ``CylinderGeometry._joints`` (None on the world),
+    ``local`` (3,) [m] in that joint's frame (in the world frame on the world), ``mask`` (n,) 1 for the
+    joints that move it."""
+
+    slot: int | None
+    local: np.ndarray
+    mask: np.ndarray
+
+
 @dataclass(frozen=True)
 class CylinderMotion:
     """Cylinder motion along a joint trajectory, for c cylinders and n joints.
@@ -181,18 +192,16 @@ class CylinderGeometry:
         """Pinocchio joint id of ``link`` (0 for ``world``)."""
         return 0 if link == WORLD else self.robot.joint_names.index(link) + 1
 
-    def _point(self, point: AttachmentPoint) -> tuple[int | None, np.ndarray, np.ndarray]:
-        """(slot of its joint in ``_joints`` or None for ``world``, the point (3,) [m] in its joint's frame
-        (in the world frame for ``world``), the column mask (n,) of the joints that move it)."""
+    def _point(self, point: AttachmentPoint) -> _LinkPoint:
         joint = self._joint_id(point.link)
         mask = np.zeros(self.n_joints)
         if joint == 0:
-            return None, np.asarray(point.point, dtype=float), mask
+            return _LinkPoint(None, np.asarray(point.point, dtype=float), mask)
         for support in self.model.supports[joint]:
             if support > 0:
                 mask[self.model.joints[support].idx_v] = 1.0
         local = self._link_frames[joint - 1].act(np.asarray(point.point, dtype=float))
-        return self._joints.index(joint), np.asarray(local, dtype=float), mask
+        return _LinkPoint(self._joints.index(joint), np.asarray(local, dtype=float), mask)
 
     def _kinematics(self, q: np.ndarray, qd: np.ndarray):
         """Placements (N, J, 4, 4) of the joints in ``_joints``, world Jacobians ``J`` and ``dJ/dt``
@@ -233,23 +242,24 @@ class CylinderGeometry:
         placements, jacobians, jacobian_rates = self._kinematics(q, qd)
         twists = {}
 
-        def point_motion(slot, point, mask):
+        def point_motion(point: _LinkPoint):
             """Position, velocity and acceleration at q'' = 0 (N, 3), angular Jacobian (N, 3, n) or None."""
-            if slot is None:
+            if point.slot is None:
                 zeros = np.zeros((count, 3))
-                return np.broadcast_to(point, (count, 3)), zeros, zeros, None
-            if slot not in twists:
-                twists[slot] = (np.einsum("kin,kn->ki", jacobians, qd * mask),
-                                np.einsum("kin,kn->ki", jacobian_rates, qd * mask))
-            twist, twist_rate = twists[slot]
-            position = np.einsum("kij,j->ki", placements[:, slot, :3, :3], point) + placements[:, slot, :3, 3]
+                return np.broadcast_to(point.local, (count, 3)), zeros, zeros, None
+            if point.slot not in twists:
+                twists[point.slot] = (np.einsum("kin,kn->ki", jacobians, qd * point.mask),
+                                      np.einsum("kin,kn->ki", jacobian_rates, qd * point.mask))
+            twist, twist_rate = twists[point.slot]
+            placement = placements[:, point.slot]
+            position = np.einsum("kij,j->ki", placement[:, :3, :3], point.local) + placement[:, :3, 3]
             velocity = twist[:, :3] + np.cross(twist[:, 3:], position)
             acceleration = twist_rate[:, :3] + np.cross(twist_rate[:, 3:], position) + np.cross(twist[:, 3:], velocity)
-            return position, velocity, acceleration, jacobians[:, 3:] * mask
+            return position, velocity, acceleration, jacobians[:, 3:] * point.mask
 
-        for index, (base_slot, *base), (rod_slot, *rod) in self._points:
-            base_position, base_velocity, base_acceleration, base_angular = point_motion(base_slot, *base)
-            rod_position, rod_velocity, rod_acceleration, rod_angular = point_motion(rod_slot, *rod)
+        for index, base, rod in self._points:
+            base_position, base_velocity, base_acceleration, base_angular = point_motion(base)
+            rod_position, rod_velocity, rod_acceleration, rod_angular = point_motion(rod)
             difference = rod_position - base_position
             length = np.sqrt(np.einsum("ki,ki->k", difference, difference))
             if not np.all(length >= MIN_LENGTH):
@@ -257,7 +267,7 @@ class CylinderGeometry:
                 raise DataError(f"cylinder {self.names[index]!r}: its attachment points coincide (length "
                                 f"{length[sample]:.3g} m < {MIN_LENGTH:g} m) at q = {q[sample].tolist()}")
             direction = difference / length[:, None]
-            arm = np.einsum("ki,kin->kn", direction, jacobians[:, :3]) * (rod[1] - base[1])
+            arm = np.einsum("ki,kin->kn", direction, jacobians[:, :3]) * (rod.mask - base.mask)
             for position, angular, sign in ((rod_position, rod_angular, 1.0), (base_position, base_angular, -1.0)):
                 if angular is not None:
                     arm += sign * np.einsum("ki,kin->kn", np.cross(position, direction), angular)
