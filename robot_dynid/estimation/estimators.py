@@ -717,8 +717,9 @@ class RecursiveLeastSquares:
         # theta += K (y - Phi theta)
         self.theta_ = self.theta_ + (y - Phi @ self.theta_) @ gain_t
         # P = (I - K Phi) P / mu = (P - A K^T) / mu, kept symmetric
-        P = P - A @ gain_t
-        P += P.T
+        update = A @ gain_t
+        np.subtract(P, update, out=update)
+        P = update + update.T
         P *= 0.5 / mu
         self.covariance_ = self._limit_covariance(P)
         self.n_updates_ += 1
