@@ -28,7 +28,7 @@ robot's plausible bounds (:class:`robot_dynid.recordings.data_checks.SampleBound
 counted by reason, never fed to the estimator.
 
 Online mode (``method="rls"``): every sample also updates a recursive least-squares estimate
-with forgetting. Its acceleration comes from a local cubic fit to a short window of ``rls_window``
+with forgetting (:class:`OnlineEstimator`). Its acceleration comes from a local cubic fit to a short window of ``rls_window``
 samples evaluated at the window centre, so the row of sample ``k - h_r`` (``h_r = rls_window //
 2``) is formed when sample ``k`` arrives: the online estimate lags the stream by ``h_r`` sample
 periods (5 samples = 25 ms at 200 Hz with the default). In this mode the hold-out samples have
@@ -348,7 +348,7 @@ class StreamingIdentifier:
                 raise DataError(f"sample {name} has shape {values.shape}, expected ({n},) for joints "
                                 f"{list(self.robot.joint_names)}")
         row = np.concatenate([[float(stamp)], *fields.values()])
-        reason = ("non-finite values" if not np.all(np.isfinite(row)) else
+        reason = ("non-finite values" if not np.isfinite(row).all() else
                   "stamp not after the previous sample" if self._buffer and stamp <= self._buffer[-1][0] else
                   self.bounds.reason(fields["q"], fields["qd"], fields["tau"]))
         if reason is not None:
