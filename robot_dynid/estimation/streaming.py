@@ -28,11 +28,12 @@ robot's plausible bounds (:class:`robot_dynid.recordings.data_checks.SampleBound
 counted by reason, never fed to the estimator.
 
 Online mode (``method="rls"``): every sample also updates a recursive least-squares estimate
-with forgetting (:class:`OnlineEstimator`). Its acceleration comes from a local cubic fit to a short window of ``rls_window``
-samples evaluated at the window centre, so the row of sample ``k - h_r`` (``h_r = rls_window //
-2``) is formed when sample ``k`` arrives: the online estimate lags the stream by ``h_r`` sample
-periods (5 samples = 25 ms at 200 Hz with the default). In this mode the hold-out samples have
-also updated the RLS estimate, so the acceptance comparison is not strictly out-of-sample.
+with forgetting (:class:`OnlineEstimator`). Its acceleration comes from a local cubic fit to a
+short window of ``rls_window`` samples evaluated at the window centre, so the row of sample
+``k - h_r`` (``h_r = rls_window // 2``) is formed when sample ``k`` arrives: the online estimate
+lags the stream by ``h_r`` sample periods (5 samples = 25 ms at 200 Hz with the default). In this
+mode the hold-out samples have also updated the RLS estimate, so the acceptance comparison is not
+strictly out-of-sample.
 
 Samples reach it in header-stamp order and whole stages (the node puts them back in order with
 :class:`robot_dynid.recordings.stages.StampOrder` and joins sub-stages with
