@@ -27,6 +27,7 @@ import logging
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg import lapack
 
 from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError, IdentificationError
@@ -38,6 +39,13 @@ RANK_TOLERANCE = 1e-7
 problem is rank deficient (the Gram path resolves ratios down to about 1e-8)."""
 
 _NULL_SPACE_COMPONENT = 1e-4
+
+
+def _solve_positive_definite(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """``matrix^-1 rhs`` for a symmetric positive definite ``matrix`` (m, m), ``rhs`` (m, k):
+    LAPACK ``dposv`` (Cholesky); ``numpy.linalg.solve`` (LU) when the factorisation fails."""
+    _, solution, info = lapack.dposv(matrix, rhs)
+    return solution if info == 0 else np.linalg.solve(matrix, rhs)
 
 
 @dataclass(frozen=True)
@@ -642,9 +650,10 @@ class RecursiveLeastSquares:
         self.n_updates_ = 0
         return self
 
-    def _check_noise(self, noise_variance, n_outputs: int) -> np.ndarray:
+    def _check_noise(self, noise_variance, n_outputs: int) -> np.ndarray | float:
+        """The diagonal of S, (n_outputs,), or 1.0 for ``S = I``."""
         if noise_variance is None:
-            return np.ones(n_outputs)
+            return 1.0
         noise = np.asarray(noise_variance, dtype=float)
         if noise.ndim > 1 or noise.size not in (1, n_outputs):
             raise DataError(f"noise_variance must be a float or ({n_outputs},), got {noise.shape}")
@@ -671,35 +680,47 @@ class RecursiveLeastSquares:
             Updated ``theta_`` (a copy).
         """
         Phi = np.asarray(phi, dtype=float)
-        Phi = Phi.reshape(1, -1) if Phi.ndim == 1 else Phi
-        y = np.atleast_1d(np.asarray(y, dtype=float))
+        if Phi.ndim == 1:
+            Phi = Phi[None]
+        y = np.asarray(y, dtype=float)
+        if y.ndim == 0:
+            y = y[None]
         if Phi.ndim != 2 or Phi.shape[1] != self.n_parameters:
             raise DataError(f"phi must have shape ({self.n_parameters},) or "
                             f"(m, {self.n_parameters}), got {np.shape(phi)}")
         if y.shape != (Phi.shape[0],):
             raise DataError(f"y must have shape ({Phi.shape[0]},) to match phi, got {np.shape(y)}")
-        if not (np.all(np.isfinite(Phi)) and np.all(np.isfinite(y))):
+        if not (np.isfinite(Phi).all() and np.isfinite(y).all()):
             raise DataError("phi and y must be finite")
         self._update(Phi, y, self._check_noise(noise_variance, Phi.shape[0]))
         return self.theta_.copy()
 
-    def _update(self, Phi: np.ndarray, y: np.ndarray, noise: np.ndarray) -> None:
-        """The recursion for checked ``Phi`` (m, p), ``y`` (m,), ``noise`` (m,)."""
+    def _update(self, Phi: np.ndarray, y: np.ndarray, noise) -> None:
+        """The recursion for checked ``Phi`` (m, p), ``y`` (m,), ``noise`` (m,) or 1.0.
+
+        With ``A = P Phi^T`` (p, m) and the innovation covariance ``C = mu S + Phi A`` (m, m),
+        the gain is ``K^T = C^-1 A^T`` (m, p) and, ``P`` being symmetric, ``K Phi P = A K^T``:
+        one (p, m) and one (p, p) product per update; ``C`` is solved by Cholesky (LU if it is
+        not numerically positive definite).
+        """
         P = self.covariance_
+        m = Phi.shape[0]
         mu = self.forgetting
-        P_phi_t = P @ Phi.T
-        innovation_covariance = Phi @ P_phi_t
-        innovation_covariance.flat[::Phi.shape[0] + 1] += mu * noise     # + mu S on the diagonal
-        # K = P Phi^T (mu S + Phi P Phi^T)^-1
-        if Phi.shape[0] == 1:
-            gain = P_phi_t / innovation_covariance[0, 0]
+        A = P @ Phi.T
+        innovation_covariance = Phi @ A
+        innovation_covariance.ravel()[::m + 1] += mu * noise             # + mu S on the diagonal
+        # K^T = (mu S + Phi P Phi^T)^-1 Phi P
+        if m == 1:
+            gain_t = A.T / innovation_covariance[0, 0]
         else:
-            gain = np.linalg.solve(innovation_covariance, P_phi_t.T).T
+            gain_t = _solve_positive_definite(innovation_covariance, A.T)
         # theta += K (y - Phi theta)
-        self.theta_ = self.theta_ + gain @ (y - Phi @ self.theta_)
-        # P = (I - K Phi) P / mu
-        P = (P - gain @ (Phi @ P)) / mu
-        P = 0.5 * (P + P.T)
+        self.theta_ = self.theta_ + (y - Phi @ self.theta_) @ gain_t
+        # P = (I - K Phi) P / mu = (P - A K^T) / mu, kept symmetric
+        update = A @ gain_t
+        np.subtract(P, update, out=update)
+        P = update + update.T
+        P *= 0.5 / mu
         self.covariance_ = self._limit_covariance(P)
         self.n_updates_ += 1
 

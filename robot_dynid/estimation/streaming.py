@@ -28,11 +28,12 @@ robot's plausible bounds (:class:`robot_dynid.recordings.data_checks.SampleBound
 counted by reason, never fed to the estimator.
 
 Online mode (``method="rls"``): every sample also updates a recursive least-squares estimate
-with forgetting. Its acceleration comes from a local cubic fit to a short window of ``rls_window``
-samples evaluated at the window centre, so the row of sample ``k - h_r`` (``h_r = rls_window //
-2``) is formed when sample ``k`` arrives: the online estimate lags the stream by ``h_r`` sample
-periods (5 samples = 25 ms at 200 Hz with the default). In this mode the hold-out samples have
-also updated the RLS estimate, so the acceptance comparison is not strictly out-of-sample.
+with forgetting (:class:`OnlineEstimator`). Its acceleration comes from a local cubic fit to a
+short window of ``rls_window`` samples evaluated at the window centre, so the row of sample
+``k - h_r`` (``h_r = rls_window // 2``) is formed when sample ``k`` arrives: the online estimate
+lags the stream by ``h_r`` sample periods (5 samples = 25 ms at 200 Hz with the default). In this
+mode the hold-out samples have also updated the RLS estimate, so the acceptance comparison is not
+strictly out-of-sample.
 
 Samples reach it in header-stamp order and whole stages (the node puts them back in order with
 :class:`robot_dynid.recordings.stages.StampOrder` and joins sub-stages with
@@ -158,6 +159,58 @@ def _rms(residual: np.ndarray) -> float:
     return float(np.sqrt(np.mean(residual**2))) if residual.size else float("nan")
 
 
+class OnlineEstimator:
+    """The online (RLS) update of :class:`StreamingIdentifier`, one sample at a time.
+
+    Rows ``[stamp [s], q (n) [rad], qd (n) [rad/s], tau (n) [N m]]`` enter a sliding window of
+    ``window`` samples; once it is full, each new row updates ``rls`` with the centre sample:
+    ``qdd`` [rad/s^2] by :func:`~robot_dynid.recordings.signal_processing.centre_derivative`
+    (degree ``polyorder``), then ``Y_base(q, qd, qdd) theta = tau``. The window is a ring of
+    ``2 window`` rows, each row written twice (at ``i`` and ``i + window``), so the last
+    ``window`` rows are always the contiguous slice ``ring[i + 1:i + 1 + window]``, oldest first.
+
+    Parameters
+    ----------
+    regressor : Regressor
+    base : BaseParameters
+    rls : RecursiveLeastSquares
+        Updated in place; ``rls.n_parameters == base.rank``.
+    window : int
+        Odd window length [samples]; the update lags the stream by ``window // 2`` samples.
+    polyorder : int
+    """
+
+    def __init__(self, regressor, base: BaseParameters, rls: RecursiveLeastSquares, window: int,
+                 polyorder: int) -> None:
+        self.regressor = regressor
+        self.base = base
+        self.rls = rls
+        self.window = window
+        self.polyorder = polyorder
+        n = regressor.n_joints
+        self._ring = np.empty((2 * window, 1 + 3 * n))
+        self._q, self._qd, self._tau = slice(1, 1 + n), slice(1 + n, 1 + 2 * n), slice(1 + 2 * n, 1 + 3 * n)
+        self.clear()
+
+    def clear(self) -> None:
+        """Empty the window (``rls`` keeps its estimate)."""
+        self._count = 0
+
+    def add(self, row: np.ndarray) -> None:
+        """Add one checked row (``1 + 3 n``,) and update ``rls`` once the window is full."""
+        position = self._count % self.window
+        self._ring[position] = row
+        self._ring[position + self.window] = row
+        self._count += 1
+        if self._count < self.window:
+            return
+        window = self._ring[position + 1:position + 1 + self.window]
+        centre = window[self.window // 2]
+        qdd = centre_derivative(window[:, self._q], window[:, 0], self.polyorder)
+        Y = self.regressor.compute_one(centre[self._q], centre[self._qd], qdd)
+        self.rls.update(self.base.select(Y), centre[self._tau])
+
+
 class StreamingIdentifier:
     """Identify a robot's base parameters from a sample stream, stage by stage (see module doc).
 
@@ -198,6 +251,8 @@ class StreamingIdentifier:
         self._pooled_samples = 0
         self._rls = (RecursiveLeastSquares(self.base.rank, forgetting=settings.identification.forgetting)
                      if self.method == "rls" else None)
+        self._online = (OnlineEstimator(self.regressor, self.base, self._rls, settings.rls_window, settings.polyorder)
+                        if self._rls is not None else None)
         self._reset_stage(None)
 
     @property
@@ -234,9 +289,10 @@ class StreamingIdentifier:
         self._folded = False
         self._stage_accumulator = self._new_accumulator()
         self._segment_tail = None
-        if self._rls is not None and kind is not None and not self.settings.pool_stages:
-            self._rls.reset()
-        self._window = collections.deque(maxlen=self.settings.rls_window)
+        if self._rls is not None:
+            self._online.clear()
+            if kind is not None and not self.settings.pool_stages:
+                self._rls.reset()
 
     @property
     def collecting(self) -> bool:
@@ -293,7 +349,7 @@ class StreamingIdentifier:
                 raise DataError(f"sample {name} has shape {values.shape}, expected ({n},) for joints "
                                 f"{list(self.robot.joint_names)}")
         row = np.concatenate([[float(stamp)], *fields.values()])
-        reason = ("non-finite values" if not np.all(np.isfinite(row)) else
+        reason = ("non-finite values" if not np.isfinite(row).all() else
                   "stamp not after the previous sample" if self._buffer and stamp <= self._buffer[-1][0] else
                   self.bounds.reason(fields["q"], fields["qd"], fields["tau"]))
         if reason is not None:
@@ -303,23 +359,11 @@ class StreamingIdentifier:
             self._check_gap(stamp - self._buffer[-1][0])
         self._buffer.append(row)
         self._stage_count += 1
-        if self._rls is not None:
-            self._update_online(row)
+        if self._online is not None:
+            self._online.add(row)
         if len(self._buffer) >= self.settings.max_samples:
             self._fold()
         return True
-
-    def _update_online(self, row):
-        self._window.append(row)
-        if len(self._window) < self._window.maxlen:
-            return
-        window = np.array(self._window)
-        n = self.robot.n_joints
-        middle = len(window) // 2
-        centre = window[middle]
-        qdd = centre_derivative(window[:, 1:1 + n], window[:, 0], self.settings.polyorder)
-        Y = self.regressor.compute_one(centre[1:1 + n], centre[1 + n:1 + 2 * n], qdd)
-        self._rls.update(self.base.select(Y), centre[1 + 2 * n:])
 
     def _rows(self, buffer: np.ndarray) -> Recording:
         n = self.robot.n_joints

@@ -28,18 +28,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
 
 from robot_dynid import validators
 from robot_dynid.errors import DataError
-from robot_dynid.model.robot_description import RobotDescription, build_pinocchio_model
+from robot_dynid.model.robot_description import RobotDescription, build_pinocchio_model, link_frame_placements
 
 WORLD = "world"
 MAX_MOMENT_ARM = 5.0       # m: a larger value looks like millimetres
 MAX_POINT_DISTANCE = 20.0  # m
-_DIRECTIONAL_STEP = 1e-6   # s: x'' from r(q +- h q') by central differences
+MIN_LENGTH = 1e-6          # m: attachment points closer than this coincide (no direction)
+_CHUNK = 4096              # samples per block of the kinematics arrays (a few MB)
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,16 @@ def attachment_from_dict(entry, where: str = "attachment") -> CylinderAttachment
     return CylinderAttachment(base=base, rod=rod, reference_length=length)
 
 
+class _LinkPoint(NamedTuple):
+    """An attachment point: ``slot`` of its joint in ``CylinderGeometry._joints`` (None on the world),
+    ``local`` (3,) [m] in that joint's frame (in the world frame on the world), ``mask`` (n,) 1 for the
+    joints that move it."""
+
+    slot: int | None
+    local: np.ndarray
+    mask: np.ndarray
+
+
 @dataclass(frozen=True)
 class CylinderMotion:
     """Cylinder motion along a joint trajectory, for c cylinders and n joints.
@@ -136,6 +148,14 @@ class CylinderMotion:
 
 class CylinderGeometry:
     """Kinematics of cylinders attached to ``robot`` (a reusable pinocchio workspace).
+
+    Per sample one pinocchio call (``computeJointJacobiansTimeVariation``) gives the joint placements,
+    the world Jacobian ``J = [J_v; J_w]`` (6, n) and its time derivative; the rest is numpy over all
+    samples. A point ``p`` on the link of joint ``i`` (columns of the joints supporting ``i``) moves
+    with ``p' = v + w x p``, ``[v; w] = J q'``, and its acceleration at ``q'' = 0`` is
+    ``a = v_b + w_b x p + w x p'``, ``[v_b; w_b] = J' q'``. With ``d = p_rod - p_base``, ``L = ||d||``,
+    ``u = d / L``: ``r = u^T (J_rod - J_base)`` and ``(dr/dt) q' = u^T (a_rod - a_base)
+    + (||d'||^2 - (u^T d')^2) / L``.
 
     Parameters
     ----------
@@ -157,61 +177,136 @@ class CylinderGeometry:
                                 f"{robot.name!r} does not have (joints: {', '.join(robot.joint_names)})")
         self.model = build_pinocchio_model(robot)
         self.data = self.model.createData()
-        self._frames = {name: self.model.getFrameId(f"{name}_link") for name in robot.joint_names}
+        self._link_frames = link_frame_placements(self.model)
         self._offsets = np.array([0.0 if attachment.constant else attachment.reference_length
                                   for attachment in self.attachments])
+        self._constant = [(index, robot.joint_names.index(attachment.joint), attachment.moment_arm,
+                           attachment.zero_position)
+                          for index, attachment in enumerate(self.attachments) if attachment.constant]
+        self._joints = sorted({self._joint_id(point.link) for attachment in self.attachments if not attachment.constant
+                               for point in (attachment.base, attachment.rod)} - {0})
+        self._points = [(index, self._point(attachment.base), self._point(attachment.rod))
+                        for index, attachment in enumerate(self.attachments) if not attachment.constant]
 
-    def _point_kinematics(self, point: AttachmentPoint) -> tuple[np.ndarray, np.ndarray]:
-        """World position (3,) and linear Jacobian (3, n) of ``point`` (kinematics already computed)."""
-        if point.link == WORLD:
-            return np.asarray(point.point, dtype=float), np.zeros((3, self.n_joints))
-        frame = self._frames[point.link]
-        placement = self.data.oMf[frame]
-        position = placement.act(np.asarray(point.point, dtype=float))
-        jacobian = pin.getFrameJacobian(self.model, self.data, frame, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
-        offset = position - placement.translation
-        # v_point = v_origin + w x offset = (J_lin - [offset]x J_ang) q'
-        return position, jacobian[:3] - pin.skew(offset) @ jacobian[3:]
+    def _joint_id(self, link: str) -> int:
+        """Pinocchio joint id of ``link`` (0 for ``world``)."""
+        return 0 if link == WORLD else self.robot.joint_names.index(link) + 1
+
+    def _point(self, point: AttachmentPoint) -> _LinkPoint:
+        joint = self._joint_id(point.link)
+        mask = np.zeros(self.n_joints)
+        if joint == 0:
+            return _LinkPoint(None, np.asarray(point.point, dtype=float), mask)
+        for support in self.model.supports[joint]:
+            if support > 0:
+                mask[self.model.joints[support].idx_v] = 1.0
+        local = self._link_frames[joint - 1].act(np.asarray(point.point, dtype=float))
+        return _LinkPoint(self._joints.index(joint), np.asarray(local, dtype=float), mask)
+
+    def _kinematics(self, q: np.ndarray, qd: np.ndarray):
+        """Placements (N, J, 4, 4) of the joints in ``_joints``, world Jacobians ``J`` and ``dJ/dt``
+        (N, 6, n) at checked ``q``, ``qd`` (N, n): one pinocchio call per sample."""
+        count = q.shape[0]
+        placements = np.empty((count, len(self._joints), 4, 4))
+        jacobians = np.empty((count, 6, self.n_joints))
+        jacobian_rates = np.empty((count, 6, self.n_joints))
+        model, data, joints = self.model, self.data, self._joints
+        for k in range(count):
+            pin.computeJointJacobiansTimeVariation(model, data, q[k], qd[k])
+            jacobians[k] = data.J
+            jacobian_rates[k] = data.dJ
+            oMi = data.oMi.tolist()
+            for slot, joint in enumerate(joints):
+                placements[k, slot] = oMi[joint].homogeneous
+        return placements, jacobians, jacobian_rates
+
+    def _geometry(self, q, qd) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Lengths ``L`` (N, c) [m] (``x`` for constant arms), moment arms (N, c, n) [m] and
+        ``(dr/dt) q'`` (N, c) [m/s^2] at ``q`` (N, n) [rad], ``qd`` (N, n) [rad/s] (class docstring;
+        ``u^T (J_v + J_w x p) = u^T J_v + (p x u)^T J_w``), :data:`_CHUNK` samples at a time."""
+        count = q.shape[0]
+        lengths = np.empty((count, len(self.attachments)))
+        arms = np.zeros((count, len(self.attachments), self.n_joints))
+        arm_rates = np.zeros((count, len(self.attachments)))
+        for index, joint, arm, zero in self._constant:
+            arms[:, index, joint] = arm
+            lengths[:, index] = arm * (q[:, joint] - zero)
+        for start in range(0, count if self._points else 0, _CHUNK):
+            chunk = slice(start, min(start + _CHUNK, count))
+            self._two_point_geometry(q[chunk], qd[chunk], lengths[chunk], arms[chunk], arm_rates[chunk])
+        return lengths, arms, arm_rates
+
+    def _two_point_geometry(self, q, qd, lengths, arms, arm_rates) -> None:
+        """:meth:`_geometry` of the two-point cylinders, written into ``lengths``, ``arms``, ``arm_rates``."""
+        count = q.shape[0]
+        placements, jacobians, jacobian_rates = self._kinematics(q, qd)
+        twists = {}
+
+        def point_motion(point: _LinkPoint):
+            """Position, velocity and acceleration at q'' = 0 (N, 3), angular Jacobian (N, 3, n) or None."""
+            if point.slot is None:
+                zeros = np.zeros((count, 3))
+                return np.broadcast_to(point.local, (count, 3)), zeros, zeros, None
+            if point.slot not in twists:
+                twists[point.slot] = (np.einsum("kin,kn->ki", jacobians, qd * point.mask),
+                                      np.einsum("kin,kn->ki", jacobian_rates, qd * point.mask))
+            twist, twist_rate = twists[point.slot]
+            placement = placements[:, point.slot]
+            position = np.einsum("kij,j->ki", placement[:, :3, :3], point.local) + placement[:, :3, 3]
+            velocity = twist[:, :3] + np.cross(twist[:, 3:], position)
+            acceleration = twist_rate[:, :3] + np.cross(twist_rate[:, 3:], position) + np.cross(twist[:, 3:], velocity)
+            return position, velocity, acceleration, jacobians[:, 3:] * point.mask
+
+        for index, base, rod in self._points:
+            base_position, base_velocity, base_acceleration, base_angular = point_motion(base)
+            rod_position, rod_velocity, rod_acceleration, rod_angular = point_motion(rod)
+            difference = rod_position - base_position
+            length = np.sqrt(np.einsum("ki,ki->k", difference, difference))
+            if not np.all(length >= MIN_LENGTH):
+                sample = int(np.flatnonzero(~(length >= MIN_LENGTH))[0])
+                raise DataError(f"cylinder {self.names[index]!r}: its attachment points coincide (length "
+                                f"{length[sample]:.3g} m < {MIN_LENGTH:g} m) at q = {q[sample].tolist()}")
+            direction = difference / length[:, None]
+            arm = np.einsum("ki,kin->kn", direction, jacobians[:, :3]) * (rod.mask - base.mask)
+            for position, angular, sign in ((rod_position, rod_angular, 1.0), (base_position, base_angular, -1.0)):
+                if angular is not None:
+                    arm += sign * np.einsum("ki,kin->kn", np.cross(position, direction), angular)
+            rate = rod_velocity - base_velocity
+            along = np.einsum("ki,ki->k", direction, rate)
+            lengths[:, index] = length
+            arms[:, index] = arm
+            arm_rates[:, index] = (np.einsum("ki,ki->k", direction, rod_acceleration - base_acceleration)
+                                   + (np.einsum("ki,ki->k", rate, rate) - along**2) / length)
 
     def length_and_arms(self, q) -> tuple[np.ndarray, np.ndarray]:
         """Lengths ``L`` (c,) [m] (or ``x`` for constant arms) and moment arms (c, n) [m] at one
         configuration ``q`` (n,) [rad]."""
-        q = np.asarray(q, dtype=float)
-        lengths = np.empty(len(self.attachments))
-        arms = np.zeros((len(self.attachments), self.n_joints))
-        if any(not attachment.constant for attachment in self.attachments):
-            pin.computeJointJacobians(self.model, self.data, q)
-            pin.updateFramePlacements(self.model, self.data)
-        for index, attachment in enumerate(self.attachments):
-            if attachment.constant:
-                joint = self.robot.joint_names.index(attachment.joint)
-                arms[index, joint] = attachment.moment_arm
-                lengths[index] = attachment.moment_arm * (q[joint] - attachment.zero_position)
-                continue
-            base, base_jacobian = self._point_kinematics(attachment.base)
-            rod, rod_jacobian = self._point_kinematics(attachment.rod)
-            difference = rod - base
-            lengths[index] = float(np.linalg.norm(difference))
-            if lengths[index] == 0.0:
-                raise DataError(f"cylinder {self.names[index]!r}: its attachment points coincide at q = {q.tolist()}")
-            arms[index] = (difference / lengths[index]) @ (rod_jacobian - base_jacobian)
-        return lengths, arms
+        if np.ndim(q) != 1:
+            raise DataError(f"q must be one configuration ({self.n_joints},), got shape {np.shape(q)}")
+        q = _configurations(q, self.n_joints, "q")
+        lengths, arms, _ = self._geometry(q, np.zeros_like(q))
+        return lengths[0], arms[0]
 
     def displacement(self, q) -> np.ndarray:
         """``x`` (N, c) [m] at configurations ``q`` (N, n) [rad]."""
-        q = np.atleast_2d(np.asarray(q, dtype=float))
-        return np.array([self.length_and_arms(sample)[0] for sample in q]) - self._offsets
+        q = _configurations(q, self.n_joints, "q")
+        return self._geometry(q, np.zeros_like(q))[0] - self._offsets
 
     def motion(self, q, qd, qdd) -> CylinderMotion:
         """:class:`CylinderMotion` along ``q``, ``qd``, ``qdd`` (N, n) [rad, rad/s, rad/s^2]."""
-        q, qd, qdd = (np.atleast_2d(np.asarray(value, dtype=float)) for value in (q, qd, qdd))
-        lengths, arms = (np.array(values) for values in zip(*(self.length_and_arms(sample) for sample in q)))
-        x = lengths - self._offsets
-        step = _DIRECTIONAL_STEP
-        # dr/dt = (dr/dq) q' by a central difference along q'
-        arm_rates = np.array([(self.length_and_arms(sample + step * rate)[1]
-                               - self.length_and_arms(sample - step * rate)[1]) / (2.0 * step)
-                              for sample, rate in zip(q, qd)])
+        q, qd, qdd = (_configurations(value, self.n_joints, name)
+                      for value, name in ((q, "q"), (qd, "qd"), (qdd, "qdd")))
+        if not q.shape == qd.shape == qdd.shape:
+            raise DataError(f"q, qd and qdd must have the same shape, got {q.shape}, {qd.shape} and {qdd.shape}")
+        lengths, arms, arm_rates = self._geometry(q, qd)
         xd = np.einsum("kcn,kn->kc", arms, qd)
-        xdd = np.einsum("kcn,kn->kc", arms, qdd) + np.einsum("kcn,kn->kc", arm_rates, qd)
-        return CylinderMotion(x=x, xd=xd, xdd=xdd, moment_arms=arms)
+        xdd = np.einsum("kcn,kn->kc", arms, qdd) + arm_rates
+        return CylinderMotion(x=lengths - self._offsets, xd=xd, xdd=xdd, moment_arms=arms)
+
+
+def _configurations(values, n_joints: int, name: str) -> np.ndarray:
+    """``values`` as a C-ordered float array (N, n_joints); one configuration (n,) becomes (1, n)."""
+    values = np.ascontiguousarray(np.atleast_2d(np.asarray(values, dtype=float)))
+    if values.ndim != 2 or values.shape[1] != n_joints:
+        raise DataError(f"{name} must have shape (N, {n_joints}) or ({n_joints},), got {np.shape(values)}")
+    return values

@@ -269,7 +269,7 @@ def centre_derivative(q, time, polyorder: int = 3, order: int = 2) -> np.ndarray
     time). Uniform stamps use cached Savitzky-Golay weights, others the fit in their own time."""
     window = len(time)
     step = (time[-1] - time[0]) / (window - 1)
-    if np.max(np.abs(np.diff(time) - step)) <= SAVGOL_UNIFORMITY * step:
+    if abs(time[1:] - time[:-1] - step).max() <= SAVGOL_UNIFORMITY * step:
         return _centre_coefficients(window, polyorder, order) @ q / step**order
     scale = 0.5 * (time[-1] - time[0])                  # local times s = (t - t_c) / scale in [-1, 1]
     vandermonde = np.vander((time - time[window // 2]) / scale, polyorder + 1, increasing=True)

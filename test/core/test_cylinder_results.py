@@ -109,6 +109,53 @@ def test_cylinder_accelerations_match_finite_differences_of_the_motion():
     np.testing.assert_allclose(motion.xdd[1:-1], (motion.xd[2:] - motion.xd[:-2]) / 2e-3, atol=1e-5)
 
 
+def test_motion_of_six_cylinders_with_a_world_attachment_matches_finite_differences():
+    """Cylinder c1 is anchored to the world, c2..c6 span one joint each; every joint moves at its own rate."""
+    from robot_dynid.hydraulics.simulation import curtain_wall_cylinders
+    robot = curtain_wall_arm()
+    configs = curtain_wall_cylinders(robot)
+    geometry = CylinderGeometry(robot, [config.attachment for config in configs], [config.name for config in configs])
+    time = np.arange(0.0, 1.0, 1e-3)
+    amplitude, frequency = np.linspace(0.2, 0.45, 6), np.linspace(0.8, 2.3, 6)
+    q = amplitude * np.sin(frequency * time[:, None])
+    qd = amplitude * frequency * np.cos(frequency * time[:, None])
+    qdd = -amplitude * frequency**2 * np.sin(frequency * time[:, None])
+    motion = geometry.motion(q, qd, qdd)
+    np.testing.assert_allclose(motion.x, geometry.displacement(q), atol=1e-15)
+    np.testing.assert_allclose(motion.xd[1:-1], (motion.x[2:] - motion.x[:-2]) / 2e-3, atol=1e-6)
+    np.testing.assert_allclose(motion.xdd[1:-1], (motion.xd[2:] - motion.xd[:-2]) / 2e-3, atol=1e-5)
+    assert np.abs(motion.xdd).max() > 0.01
+    step = 1e-6
+    for k in (0, 400, 999):
+        for joint in range(robot.n_joints):
+            dq = np.zeros(robot.n_joints)
+            dq[joint] = step
+            expected = (geometry.displacement(q[k] + dq) - geometry.displacement(q[k] - dq))[0] / (2 * step)
+            np.testing.assert_allclose(motion.moment_arms[k, :, joint], expected, atol=1e-8)
+
+
+def test_coincident_attachment_points_name_the_cylinder_and_the_configuration():
+    import pinocchio as pin
+    from robot_dynid.model.robot_description import build_pinocchio_model
+    robot = curtain_wall_arm()
+    model = build_pinocchio_model(robot)
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, np.zeros(robot.n_joints))
+    base_point = np.array([0.05, 0.02, 0.0])
+    world = data.oMf[model.getFrameId("j1_link")].act(base_point)
+    rod_point = data.oMf[model.getFrameId("j2_link")].actInv(world)      # the same place at q = 0 only
+    configs = load_cylinder_config_from({"cylinders": [dict(CONFIG["cylinders"][1], attachment={
+        "base": {"link": "j1", "point": base_point.tolist()},
+        "rod": {"link": "j2", "point": [float(value) for value in rod_point]}})]})
+    geometry = CylinderGeometry(robot, [configs[0].attachment], ["stick"])
+    q = np.zeros((3, robot.n_joints))
+    q[0] = 0.1
+    assert geometry.length_and_arms(q[0])[0][0] > 1e-3
+    message = r"cylinder 'stick': its attachment points coincide \(length .* m < 1e-06 m\) at q = \[0.0, 0.0, 0.0"
+    with pytest.raises(DataError, match=message):
+        geometry.motion(q, np.zeros_like(q), np.zeros_like(q))
+
+
 def test_attachment_to_an_unknown_joint():
     configs = load_cylinder_config_from({"cylinders": [dict(CONFIG["cylinders"][0],
                                                             attachment={"joint": "j9", "moment_arm": 0.1})]})

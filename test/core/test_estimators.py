@@ -191,6 +191,28 @@ def test_multi_output_rls_equals_weighted_batch():
     np.testing.assert_allclose(rls.theta_, expected, rtol=1e-6)
 
 
+def test_multi_output_rls_with_forgetting_equals_exponentially_weighted_batch():
+    """theta_N minimises mu^N |theta|^2_{P0^-1} + sum_k mu^(N-k) |y_k - Phi_k theta|^2_{S^-1};
+    P_N = (mu^N P0^-1 + sum_k mu^(N-k) Phi_k^T S^-1 Phi_k)^-1."""
+    Y, tau = make_problem(np.random.default_rng(8), n_samples=150)
+    mu, p0, variance = 0.98, 10.0, NOISE**2
+    rls = RecursiveLeastSquares(4, forgetting=mu, initial_covariance=p0, covariance_limit=1e9)
+    rls.update_batch(Y, tau, noise_variance=variance)
+    weights = mu ** np.arange(len(Y) - 1, -1, -1)
+    information = mu ** len(Y) / p0 * np.eye(4) + np.einsum("k,kji,j,kjl->il", weights, Y, 1.0 / variance, Y)
+    moment = np.einsum("k,kji,j,kj->i", weights, Y, 1.0 / variance, tau)
+    np.testing.assert_allclose(rls.theta_, np.linalg.solve(information, moment), rtol=1e-8)
+    np.testing.assert_allclose(rls.covariance_, np.linalg.inv(information), rtol=1e-8)
+    np.testing.assert_array_equal(rls.covariance_, rls.covariance_.T)
+
+
+def test_innovation_solve_falls_back_to_lu_for_a_matrix_that_is_not_positive_definite():
+    from robot_dynid.estimation.estimators import _solve_positive_definite
+    rhs = np.arange(6.0).reshape(2, 3)
+    for matrix in (np.array([[4.0, 1.0], [1.0, 3.0]]), np.array([[1.0, 2.0], [2.0, 1.0]])):   # SPD, indefinite
+        np.testing.assert_allclose(matrix @ _solve_positive_definite(matrix, rhs), rhs, atol=1e-14)
+
+
 def test_printed_rls_form_diverges_where_correct_form_converges():
     Phi, y = rls_problem(n_samples=300)
     P, theta = 100.0 * np.eye(3), np.zeros(3)

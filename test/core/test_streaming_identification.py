@@ -216,6 +216,38 @@ def test_online_rls_tracks_the_truth_and_identify_now_works_mid_stage(setup):
     assert z.max() < 5.0, dict(zip(base.names, z.round(1)))
 
 
+def test_online_estimator_updates_with_each_full_window_in_stamp_order(setup):
+    """The ring buffer against windows cut from the sample array: the same RLS estimate after every
+    update, on jittered stamps, and a cleared window waits for ``window`` new samples."""
+    from robot_dynid.estimation.estimators import RecursiveLeastSquares
+    from robot_dynid.estimation.streaming import OnlineEstimator
+    from robot_dynid.recordings.signal_processing import centre_derivative
+    robot, simulator, base, _ = setup
+    regressor = simulator.regressor
+    t, q, qd, _, tau = stage_samples(robot, simulator, seed=3, stamps=jittered_stamps(3, duration=0.5))
+    rows = np.column_stack([t, q, qd, tau])
+    n, window = robot.n_joints, 7
+    online = OnlineEstimator(regressor, base, RecursiveLeastSquares(base.rank), window, polyorder=3)
+    reference = RecursiveLeastSquares(base.rank)
+    for k, row in enumerate(rows):
+        online.add(row)
+        if k + 1 < window:
+            assert online.rls.n_updates_ == 0
+            continue
+        centre = rows[k + 1 - window + window // 2]
+        qdd = centre_derivative(q[k + 1 - window:k + 1], t[k + 1 - window:k + 1], 3)
+        reference.update(base.select(regressor.compute_one(centre[1:1 + n], centre[1 + n:1 + 2 * n], qdd)),
+                         centre[1 + 2 * n:])
+        np.testing.assert_allclose(online.rls.theta_, reference.theta_, rtol=1e-12, atol=1e-12)
+    assert online.rls.n_updates_ == len(rows) - window + 1
+    online.clear()
+    for row in rows[:window - 1]:
+        online.add(row)
+    assert online.rls.n_updates_ == len(rows) - window + 1
+    online.add(rows[window - 1])
+    assert online.rls.n_updates_ == len(rows) - window + 2
+
+
 def test_samples_outside_selected_stages_are_ignored_and_bad_samples_dropped(setup):
     robot, simulator, base, _ = setup
     session = StreamingIdentifier(robot, settings(), base=base)
