@@ -192,9 +192,13 @@ class OnlineEstimator:
         self._q, self._qd, self._tau = slice(1, 1 + n), slice(1 + n, 1 + 2 * n), slice(1 + 2 * n, 1 + 3 * n)
         self.clear()
 
-    def clear(self) -> None:
-        """Empty the window (``rls`` keeps its estimate)."""
+    def clear(self, rows=()) -> None:
+        """Empty the window (``rls`` keeps its estimate), then put the last ``window - 1`` of
+        ``rows`` (checked, oldest first) in it without an update: after a gap in the stamps, the
+        rows after it."""
         self._count = 0
+        for row in list(rows)[max(0, len(rows) - self.window + 1):]:
+            self.add(row)
 
     def add(self, row: np.ndarray) -> None:
         """Add one checked row (``1 + 3 n``,) and update ``rls`` once the window is full."""
@@ -422,6 +426,8 @@ class StreamingIdentifier:
                              float(closed[self._first_row][0]), len(closed) - self._first_row)
         logger.warning("gap in the sample stamps after %.6f s: derivatives restart", closed[-1][0])
         self._buffer = self._buffer[len(closed):]
+        if self._online is not None:     # no online acceleration across the gap either
+            self._online.clear(self._buffer)
         if not keep:
             self._steps.clear()
         self._folded = False
