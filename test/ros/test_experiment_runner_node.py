@@ -247,16 +247,23 @@ def test_autostart_plays_every_stage_marker_in_order_and_the_arm_follows_the_pla
     np.testing.assert_allclose(q[t > plan.duration], np.tile(HOME, ((t > plan.duration).sum(), 1)), atol=1e-9)
 
 
+def run_into_the_excitation(arm, name, *parameters):
+    """A runner started from HOME with ``parameters``, once the excitation stage has begun."""
+    graph, stages = arm[0], arm[4]
+    move_arm(arm, HOME)
+    process, log = start_runner(arm, name, *parameters)
+    response = start_when_ready(graph)
+    assert response.success, response.message
+    wait_for_markers(graph, stages, 3, log, "the start of the excitation")
+    return process, log
+
+
 def test_a_runner_stalled_longer_than_lookahead_aborts_and_holds_where_the_controller_holds(arm):
     """SIGSTOP the runner mid-plan (just after window 2 went out, at plan time 1.5 s) for 2.5 s, five
     lookaheads: on SIGCONT window 3 (from 3 s) is 1 s past its start; the runner sends no late
     window (which would make the reference jump) but a hold at the last point it had sent."""
     graph, plan, directory, states, stages, _, _, commands = arm
-    move_arm(arm, HOME)
-    process, log = start_runner(arm, "stalled", "-p", "deviation_threshold:=10.0")
-    response = start_when_ready(graph)
-    assert response.success, response.message
-    wait_for_markers(graph, stages, 3, log, "the start of the excitation")
+    process, log = run_into_the_excitation(arm, "stalled", "-p", "deviation_threshold:=10.0")
     graph.spin_until(lambda: len(commands) >= 3, what="three windows")
     process.send_signal(signal.SIGSTOP)
     try:
@@ -286,23 +293,20 @@ def test_joint_states_that_stop_mid_run_abort_it(arm):
     """SIGSTOP sim_robot (the driver) mid-plan until the runner, its deviation check blind, aborts
     after max_joint_state_age and ends the stage playing."""
     graph, plan, directory, states, stages, _, _, commands = arm
-    move_arm(arm, HOME)
-    process, log = start_runner(arm, "silent_driver", "-p", "max_joint_state_age:=0.5")
-    response = start_when_ready(graph)
-    assert response.success, response.message
-    wait_for_markers(graph, stages, 3, log, "the start of the excitation")
+    process, log = run_into_the_excitation(arm, "silent_driver", "-p", "max_joint_state_age:=0.5")
     SIM[0].send_signal(signal.SIGSTOP)
     try:
         graph.spin_until(lambda: "aborting: no joint state for" in log.read_text(), timeout=5.0,
                          what="the runner aborting while the driver is stopped")
     finally:
         SIM[0].send_signal(signal.SIGCONT)
+    graph.spin_until(lambda: not stages[-1].start and len(commands[-1].points) == 1,
+                     what="the end marker of the excitation and the hold")
     text = stop_runner(process, log)
     silence = float(re.search(r"aborting: no joint state for (\S+) s \(max_joint_state_age 0.5 s\): the arm moves "
                               r"unmonitored", text).group(1))
     assert 0.5 < silence < 1.0
     assert (stages[-1].start, stages[-1].kind) == (False, ExperimentStage.KIND_EXCITATION)
-    assert len(commands[-1].points) == 1                                  # the hold
 
 
 def test_nothing_moves_until_start_and_abort_ends_the_current_stage(arm):
