@@ -39,13 +39,14 @@ def add_arguments(parser):
                                "load [N] and attachment (see README, Hydraulic arms)")
     identify.add_argument("--data", required=True, metavar="FILE",
                           help="CSV (time [s], x.<name> [m], xd.<name> [m/s] optional, pa.<name>, pb.<name> [Pa], "
-                               "load.<name> [N] optional) or rosbag2 directory with HydraulicCylinderState messages")
+                               "load.<name> [N] optional, stage and cycle optional) or rosbag2 directory with "
+                               "HydraulicCylinderState messages")
     identify.add_argument("--topic", default=DEFAULT_HYDRAULIC_TOPIC, help="bag only (default: %(default)s)")
     identify.add_argument("--stage", action="append", metavar="NAME",
-                          help="bag only: use only samples of this stage kind (repeatable), e.g. cylinder (the stage "
-                               "robot-dynid protocol --cylinders plans), by the bag's ExperimentStage markers")
+                          help="use only samples of this stage kind (repeatable), e.g. cylinder (the stage robot-dynid "
+                               "protocol --cylinders plans), by a bag's ExperimentStage markers or a CSV stage column")
     identify.add_argument("--cycles", type=parse_cycles, metavar="LIST",
-                          help="bag only: use only these cycles of the stage markers, pooled: e.g. 3,9,16 or 0-5")
+                          help="use only these cycles (stage markers or CSV cycle column), pooled: e.g. 3,9,16 or 0-5")
     identify.add_argument("--stage-topic", default=DEFAULT_STAGE_TOPIC,
                           help="bag only: robot_dynid/msg/ExperimentStage markers (default: %(default)s)")
     identify.add_argument("--method", choices=CYLINDER_METHODS, default="rls",

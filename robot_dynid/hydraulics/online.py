@@ -338,7 +338,7 @@ class OnlineCylinderIdentifier:
 
 
 @dataclass(frozen=True)
-class CylinderSamples:
+class CylinderStateEntries:
     """The usable entries of one HydraulicCylinderState message, each (k,) in the message's order:
     ``names``, ``x`` [m], ``xd`` [m/s], ``p_a``, ``p_b`` [Pa], ``load`` [N] (None: the message
     has no loads)."""
@@ -352,7 +352,7 @@ class CylinderSamples:
 
 
 def select_samples(names: Sequence[str], known: Sequence[str], position, velocity, pressure_a, pressure_b,
-                   external_load=()) -> CylinderSamples | str:
+                   external_load=()) -> CylinderStateEntries | str:
     """The values of one message, or the reason it cannot be used.
 
     Reasons: :data:`EMPTY_NAMES`, :data:`DUPLICATE_NAMES`, :func:`unknown_cylinders` (a name not in
@@ -392,7 +392,7 @@ def select_samples(names: Sequence[str], known: Sequence[str], position, velocit
         problem = _unit_problem(x[k], xd[k], p_a[k], p_b[k])
         if problem:
             return f"cylinder {name}: {problem}"
-    return CylinderSamples(names, x, xd, p_a, p_b, load if load.size else None)
+    return CylinderStateEntries(names, x, xd, p_a, p_b, load if load.size else None)
 
 
 def _unit_problem(x: float, xd: float, p_a: float, p_b: float) -> str:

@@ -144,6 +144,29 @@ def _read_table(path: Path, columns: list[str], numeric: list[int],
     return table, stages
 
 
+def _cycle_column(path: Path, raw_cycle: np.ndarray) -> np.ndarray:
+    """The ``cycle`` column as integers, NaN (empty) as NO_CYCLE; DataError naming the line of a bad cell."""
+    raw_cycle = np.where(np.isnan(raw_cycle), NO_CYCLE, raw_cycle)
+    bad = np.flatnonzero(~np.isfinite(raw_cycle) | (raw_cycle != np.round(raw_cycle)) | (raw_cycle < NO_CYCLE))
+    if bad.size:
+        raise DataError(f"{path}, line {_data_line_numbers(path)[bad[0]]}: column 'cycle' "
+                        f"holds {float(raw_cycle[bad[0]])!r}; expected an integer >= 0, "
+                        "or -1 or empty for no cycle")
+    return raw_cycle.astype(np.int64)
+
+
+def _stage_column(path: Path, stages) -> np.ndarray:
+    """The ``stage`` column as str labels; DataError naming the line of the first bad label."""
+    stages = np.asarray(stages, dtype=str)
+    for label in np.unique(stages):
+        try:
+            check_stage_label(str(label))
+        except DataError as error:
+            row = int(np.flatnonzero(stages == label)[0])
+            raise DataError(f"{path}, line {_data_line_numbers(path)[row]}: column 'stage': {error}") from None
+    return stages
+
+
 def read_columns(path) -> tuple[list[str], np.ndarray]:
     """Header and numeric table (N, k) of a CSV file of numbers only (one header line; an empty
     cell is NaN). DataError naming the file (and line and column) when it cannot be parsed."""
@@ -151,6 +174,25 @@ def read_columns(path) -> tuple[list[str], np.ndarray]:
     columns = _parse_header(path)
     table, _ = _read_table(path, columns, list(range(len(columns))), None)
     return columns, table
+
+
+def read_labelled_columns(path) -> tuple[list[str], np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """:func:`read_columns` of a file that may also have the ``stage`` and ``cycle`` columns of a recording.
+
+    Returns the header and table (N, k) of the other columns, the stage labels (N,) of str and the
+    cycles (N,) of int (None when the column is absent), checked as :func:`read_csv` checks them.
+    """
+    path = Path(path)
+    columns = _parse_header(path)
+    numeric = [name for name in columns if name != "stage"]
+    stage_index = columns.index("stage") if "stage" in columns else None
+    table, stages = _read_table(path, columns, [columns.index(name) for name in numeric], stage_index)
+    cycle = None
+    if "cycle" in numeric:
+        cycle = _cycle_column(path, table[:, numeric.index("cycle")])
+        table = np.delete(table, numeric.index("cycle"), axis=1)
+        numeric.remove("cycle")
+    return numeric, table, None if stages is None else _stage_column(path, stages), cycle
 
 
 def write_columns(path, header: Sequence[str], values) -> None:
@@ -215,26 +257,8 @@ def _read_csv(path: Path, joint_names, require_tau: bool) -> Recording:
                         "must be strictly increasing")
     fields = {field: None if layout[field] is None else
               table[:, [position[name] for name in layout[field]]] for field in JOINT_FIELDS}
-    cycle = None
-    if "cycle" in position:
-        raw_cycle = table[:, position["cycle"]]
-        raw_cycle = np.where(np.isnan(raw_cycle), NO_CYCLE, raw_cycle)
-        bad = np.flatnonzero(~np.isfinite(raw_cycle) | (raw_cycle != np.round(raw_cycle))
-                             | (raw_cycle < NO_CYCLE))
-        if bad.size:
-            raise DataError(f"{path}, line {_data_line_numbers(path)[bad[0]]}: column 'cycle' "
-                            f"holds {float(raw_cycle[bad[0]])!r}; expected an integer >= 0, "
-                            "or -1 or empty for no cycle")
-        cycle = raw_cycle.astype(np.int64)
-    if stages is not None:
-        stages = np.asarray(stages, dtype=str)
-        for label in np.unique(stages):
-            try:
-                check_stage_label(str(label))
-            except DataError as error:
-                row = int(np.flatnonzero(stages == label)[0])
-                raise DataError(f"{path}, line {_data_line_numbers(path)[row]}: column "
-                                f"'stage': {error}") from None
+    cycle = None if "cycle" not in position else _cycle_column(path, table[:, position["cycle"]])
+    stages = None if stages is None else _stage_column(path, stages)
     recording = Recording.from_arrays(joint_names=joints, time=time, stage=stages, cycle=cycle,
                                       source=str(path), **fields)
     logger.info("read %d samples of %d joints from %s (%d dropped)", recording.n_samples,

@@ -1,14 +1,16 @@
 """Recorded hydraulic cylinder data (CSV or rosbag2), checked for unit mistakes.
 
 CSV: one header line, columns in any order: ``time`` [s] and per cylinder ``x.<name>`` [m],
-optional ``xd.<name>`` [m/s], ``pa.<name>`` and ``pb.<name>`` [Pa], optional ``load.<name>`` [N].
+optional ``xd.<name>`` [m/s], ``pa.<name>`` and ``pb.<name>`` [Pa], optional ``load.<name>`` [N];
+optional ``stage`` and ``cycle`` columns label the samples as in a recording's CSV file
+(:mod:`robot_dynid.recordings.csv_io`).
 Bag: ``robot_dynid/msg/HydraulicCylinderState`` on ``/hydraulic_cylinder_states`` (as the recorder
 writes it), cylinders matched by name in every message, header stamps as time. A bag's
 ``robot_dynid/msg/ExperimentStage`` markers label the samples with stages and cycles as they label
-joint states (:func:`~robot_dynid.recordings.stages.label_samples`), so that only the samples of some
-stages (the ``cylinder`` stage of ``robot-dynid protocol --cylinders``) and cycles are kept
-(:func:`~robot_dynid.recordings.stages.stage_mask`, as ``Recording.select``), after the derivatives
-were taken over the whole recording.
+joint states (:func:`~robot_dynid.recordings.stages.label_samples`).
+With either labels, only the samples of some stages (the ``cylinder`` stage of ``robot-dynid protocol
+--cylinders``) and cycles can be kept (:func:`~robot_dynid.recordings.stages.stage_mask`, as
+``Recording.select``), after the derivatives were taken over the whole recording.
 
 A unit mistake makes every sample wrong and is an error naming the column (as
 :mod:`robot_dynid.recordings.data_checks` does for joints):
@@ -33,7 +35,7 @@ import numpy as np
 from robot_dynid.errors import DataError
 from robot_dynid.recordings.bag_io import (DEFAULT_HYDRAULIC_TOPIC, DEFAULT_STAGE_TOPIC, ns_to_seconds,
                                            read_hydraulic_states, read_stage_markers)
-from robot_dynid.recordings.csv_io import read_columns
+from robot_dynid.recordings.csv_io import read_labelled_columns
 from robot_dynid.recordings.data_checks import UNIT_FRACTION, check_time_unit
 from robot_dynid.recordings.signal_processing import differentiate, median_step, window_samples_for
 from robot_dynid.recordings.stages import label_samples, stage_intervals, stage_mask
@@ -55,7 +57,8 @@ _UNITS = {"x": "m", "xd": "m/s", "pa": "Pa", "pb": "Pa", "load": "N"}
 class CylinderSamples:
     """Samples of one cylinder: ``time`` [s], ``x`` [m], ``xd`` [m/s], ``xdd`` [m/s^2] (derived),
     ``p_a``, ``p_b`` [Pa], ``load`` [N] or None, each (N,); ``velocity_recorded`` whether ``xd``
-    came from the data."""
+    came from the data; ``stage`` (N,) of str and ``cycle`` (N,) of int labels, or None when the
+    data have none."""
 
     name: str
     time: np.ndarray
@@ -66,6 +69,8 @@ class CylinderSamples:
     p_b: np.ndarray
     load: np.ndarray | None
     velocity_recorded: bool
+    stage: np.ndarray | None = None
+    cycle: np.ndarray | None = None
 
     @property
     def sample_interval(self) -> float:
@@ -100,7 +105,7 @@ def check_cylinder_units(source: str, name: str, columns: dict) -> None:
                             "check its unit (Pa)")
 
 
-def _derive(name, source, time, x, xd, p_a, p_b, load) -> CylinderSamples:
+def _derive(name, source, time, x, xd, p_a, p_b, load, stage=None, cycle=None) -> CylinderSamples:
     good = np.isfinite(x) & np.isfinite(p_a) & np.isfinite(p_b)
     if load is not None:
         good &= np.isfinite(load)
@@ -111,6 +116,8 @@ def _derive(name, source, time, x, xd, p_a, p_b, load) -> CylinderSamples:
     time, x, p_a, p_b = time[good], x[good], p_a[good], p_b[good]
     xd = xd[good] if recorded else None
     load = None if load is None else load[good]
+    stage = None if stage is None else stage[good]
+    cycle = None if cycle is None else cycle[good]
     if time.size < MIN_DERIVATIVE_SAMPLES:
         raise DataError(f"{source}: cylinder {name!r} has {time.size} usable samples; need at least "
                         f"{MIN_DERIVATIVE_SAMPLES}")
@@ -119,7 +126,8 @@ def _derive(name, source, time, x, xd, p_a, p_b, load) -> CylinderSamples:
     window = max(window_samples_for(DERIVATIVE_WINDOW, median_step(time)), MIN_DERIVATIVE_SAMPLES)
     derivatives = differentiate(x, time, window_samples=window)
     return CylinderSamples(name=name, time=time, x=x, xd=xd if recorded else derivatives.qd,
-                           xdd=derivatives.qdd, p_a=p_a, p_b=p_b, load=load, velocity_recorded=recorded)
+                           xdd=derivatives.qdd, p_a=p_a, p_b=p_b, load=load, velocity_recorded=recorded,
+                           stage=stage, cycle=cycle)
 
 
 def _check_names(source: str, present, names) -> None:
@@ -134,7 +142,7 @@ def _check_names(source: str, present, names) -> None:
 
 
 def _read_csv(path: Path, names) -> list[CylinderSamples]:
-    header, table = read_columns(path)
+    header, table, stage, cycle = read_labelled_columns(path)
     if "time" not in header:
         raise DataError(f"{path}: no 'time' column; header has {header}")
     by_name: dict[str, dict[str, np.ndarray]] = {}
@@ -153,7 +161,7 @@ def _read_csv(path: Path, names) -> list[CylinderSamples]:
             if prefix not in columns:
                 raise DataError(f"{path}: missing column '{prefix}.{name}' [{_UNITS[prefix]}] of cylinder {name!r}")
         samples.append(_derive(name, str(path), time, columns["x"], columns.get("xd"), columns["pa"],
-                               columns["pb"], columns.get("load")))
+                               columns["pb"], columns.get("load"), stage, cycle))
     return samples
 
 
@@ -173,23 +181,28 @@ def _read_bag(path: Path, names, topic: str) -> list[CylinderSamples]:
     return samples
 
 
-def _select_stages(path: Path, samples, stage, cycles, stage_topic: str) -> list[CylinderSamples]:
-    """``samples`` of a bag at ``path`` reduced to the stages and cycles its markers on ``stage_topic`` give."""
+def _label_by_markers(path: Path, samples, stage, cycles, stage_topic: str) -> list[CylinderSamples]:
+    """``samples`` of a bag at ``path`` labelled with the stages and cycles of its markers on ``stage_topic``."""
     try:
         intervals = stage_intervals(read_stage_markers(path, stage_topic))
     except DataError as error:
         raise DataError(f"cannot select stage {stage!r}, cycles {cycles!r} of the cylinder data: no stage markers: "
                         f"{error}") from None
+    return [dataclasses.replace(sample, **dict(zip(("stage", "cycle"), label_samples(sample.time, intervals))))
+            for sample in samples]
+
+
+def _select_stages(source: str, samples, stage, cycles) -> list[CylinderSamples]:
+    """``samples`` reduced to the given stages and cycles of their labels."""
     selected = []
     for sample in samples:
-        labels, cycle_labels = label_samples(sample.time, intervals)
-        keep = stage_mask(sample.time.size, labels, cycle_labels, stage, cycles,
-                          f"bag {path}, cylinder {sample.name!r}")
-        logger.info("bag %s: cylinder %s: %d of %d samples in stage %s, cycles %s", path, sample.name,
+        keep = stage_mask(sample.time.size, sample.stage, sample.cycle, stage, cycles,
+                          f"{source}, cylinder {sample.name!r}")
+        logger.info("%s: cylinder %s: %d of %d samples in stage %s, cycles %s", source, sample.name,
                     np.count_nonzero(keep), keep.size, stage, cycles)
         selected.append(dataclasses.replace(sample, **{
             field: None if getattr(sample, field) is None else getattr(sample, field)[keep]
-            for field in ("time", "x", "xd", "xdd", "p_a", "p_b", "load")}))
+            for field in ("time", "x", "xd", "xdd", "p_a", "p_b", "load", "stage", "cycle")}))
     return selected
 
 
@@ -209,10 +222,10 @@ def read_cylinder_data(path, names, topic: str = DEFAULT_HYDRAULIC_TOPIC, stage=
     topic : str
         Bag only: the HydraulicCylinderState topic.
     stage : str or iterable of str, optional
-        Bag only: keep only samples of these stage kinds or labels (e.g. ``"cylinder"``), by the bag's
-        ExperimentStage markers on ``stage_topic``; None keeps all.
+        Keep only samples of these stage kinds or labels (e.g. ``"cylinder"``), by a CSV file's
+        ``stage`` column or a bag's ExperimentStage markers on ``stage_topic``; None keeps all.
     cycles : int or iterable of int, optional
-        Bag only: keep only samples of these cycles; None keeps all.
+        Keep only samples of these cycles (``cycle`` column or markers); None keeps all.
     stage_topic : str
         Bag only: the ExperimentStage topic.
 
@@ -221,18 +234,18 @@ def read_cylinder_data(path, names, topic: str = DEFAULT_HYDRAULIC_TOPIC, stage=
     DataError
         Unreadable file; no ``time`` column; a cylinder of the data not in ``names`` or one of
         ``names`` without data; a missing ``x``/``pa``/``pb`` column (named with its cylinder);
-        a unit mistake (module docstring); a stage or cycle asked of a CSV file or of a bag without
-        markers, or one that no sample of a cylinder is in (naming the cylinder and what there is).
+        a unit mistake (module docstring); a stage or cycle asked of a CSV file without that column or
+        of a bag without markers, or one that no sample of a cylinder is in (naming the cylinder and
+        what there is).
     """
     path = Path(os.fspath(path))
     if not path.exists():
         raise DataError(f"{path} does not exist")
-    is_bag = path.is_dir() or path.suffix in (".mcap", ".db3")
-    if (stage is not None or cycles is not None) and not is_bag:
-        raise DataError(f"cannot select stage {stage!r}, cycles {cycles!r} of {path}: cylinder CSV files carry no "
-                        "stage labels; stages and cycles come from the ExperimentStage markers of a bag")
-    if not is_bag:
-        return _read_csv(path, names)
-    bag = path if path.is_dir() else path.parent
-    samples = _read_bag(bag, names, topic)
-    return samples if stage is None and cycles is None else _select_stages(bag, samples, stage, cycles, stage_topic)
+    if path.is_dir() or path.suffix in (".mcap", ".db3"):
+        bag = path if path.is_dir() else path.parent
+        source, samples = f"bag {bag}", _read_bag(bag, names, topic)
+        if stage is not None or cycles is not None:
+            samples = _label_by_markers(bag, samples, stage, cycles, stage_topic)
+    else:
+        source, samples = str(path), _read_csv(path, names)
+    return samples if stage is None and cycles is None else _select_stages(source, samples, stage, cycles)

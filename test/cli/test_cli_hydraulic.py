@@ -1,4 +1,5 @@
-"""robot-dynid hydraulic identify on CSV and bag files, --stage/--cycles by stage markers, --json, bad input.
+"""robot-dynid hydraulic identify on CSV and bag files, --stage/--cycles by stage markers or CSV columns, --json,
+bad input.
 
 Expected values: the paper's Table V converted to SI in this file (fv x 1000, fs x 10), not the code's own.
 """
@@ -179,13 +180,19 @@ def deviations(path):
                for key, expected in zip(("fc", "fv", "fs"), TRUTH[entry["name"]][1:]))
 
 
-def test_stage_and_cycles_select_the_cylinder_stages_of_a_bag(tmp_path, capsys):
+@pytest.fixture(scope="module")
+def staged():
     """Two cycles of a warm-up (40 s) then the cylinder stage (126 s, one period of the 0.05 rad/s sine); during
-    the warm-ups the cylinders push a load of 400 + 300 sin(1.3 t) N the messages do not report."""
+    the warm-ups the cylinders push a load of 400 + 300 sin(1.3 t) N [N] that the data do not report.
+    Returns the data, that load, and the warm-up samples."""
     data = simulate(duration=332.0, seed=3)
     k = np.round(data["boom"][0] * RATE).astype(int)
     warmup = (k < 2000) | ((k >= 8300) & (k < 10300))          # [0, 40) and [166, 206) s
-    unmodelled = np.where(warmup, 400.0 + 300.0 * np.sin(1.3 * data["boom"][0]), 0.0)
+    return data, np.where(warmup, 400.0 + 300.0 * np.sin(1.3 * data["boom"][0]), 0.0), warmup
+
+
+def test_stage_and_cycles_select_the_cylinder_stages_of_a_bag(tmp_path, capsys, staged):
+    data, unmodelled, _ = staged
     last = data["boom"][0][-1]
     bag = write_bag(tmp_path / "bag", data, unmodelled, stages=[
         ("warmup", 0, 0.0, 40.0), ("cylinder", 0, 40.0, 166.0), ("warmup", 1, 166.0, 206.0),
@@ -219,7 +226,45 @@ def test_stage_and_cycles_select_the_cylinder_stages_of_a_bag(tmp_path, capsys):
     assert main(["hydraulic", "identify", "--config", str(config(tmp_path)), "--data", str(plain),
                  "--stage", "cylinder", "--out", str(tmp_path / "c.yaml")]) == 2
     assert "no stage markers: topic '/experiment_stage' has no messages" in capsys.readouterr().err
-    csv = write_csv(tmp_path / "bench.csv", {name: tuple(values[:500] for values in data[name]) for name in data})
-    assert main(["hydraulic", "identify", "--config", str(config(tmp_path)), "--data", str(csv),
-                 "--cycles", "1", "--out", str(tmp_path / "c.yaml")]) == 2
-    assert "cylinder CSV files carry no stage labels" in capsys.readouterr().err
+
+
+def test_stage_and_cycle_columns_select_the_cylinder_stages_of_a_csv(tmp_path, capsys, staged):
+    """The labels of the bag test as CSV columns, set from the sample index (the unmodelled load in pa)."""
+    data, unmodelled, warmup = staged
+    time = data["boom"][0]
+    loaded = {name: (values[0], values[1], values[2], values[3] + unmodelled / AREA_A, *values[4:])
+              for name, values in data.items()}
+    numbers = write_csv(tmp_path / "numbers.csv", loaded).read_text().splitlines()
+    stage = np.where(warmup, "warmup", "cylinder")
+    cycle = np.where(time < 166.0 - 0.5 / RATE, 0, 1)
+    labelled = tmp_path / "labelled.csv"
+    labelled.write_text("\n".join([numbers[0] + ",stage,cycle"] + [
+        f"{line},{label},{index}" for line, label, index in zip(numbers[1:], stage, cycle)]) + "\n")
+
+    def identify(name, csv, *options):
+        out = tmp_path / f"{name}.yaml"
+        status = main(["hydraulic", "identify", "--config", str(config(tmp_path)), "--data", str(csv),
+                       *options, "--out", str(out)])
+        return status, out
+
+    status, selected = identify("selected", labelled, "--stage", "cylinder")
+    assert status == 0
+    results = check_results(selected)
+    assert [entry["n_samples"] for entry in results["cylinders"]] == [2 * 6300] * 2
+    status, everything = identify("everything", labelled)
+    assert status == 0 and deviations(everything) > 0.5
+    status, second = identify("second", labelled, "--stage", "cylinder", "--cycles", "1")
+    assert status == 0
+    assert [entry["n_samples"] for entry in yaml.safe_load(second.read_text())["cylinders"]] == [6300] * 2
+    assert deviations(second) < 0.05
+    capsys.readouterr()
+
+    assert identify("unlabelled", tmp_path / "numbers.csv", "--cycles", "1")[0] == 2
+    error = capsys.readouterr().err
+    assert "numbers.csv, cylinder 'boom' has no cycle labels; cannot select cycles [1]" in error
+    lines = labelled.read_text().splitlines()
+    lines[5] = lines[5].replace(",cylinder,", ",cylindre,").replace(",warmup,", ",warmpu,")
+    labelled.write_text("\n".join(lines) + "\n")
+    assert identify("misspelt", labelled, "--stage", "cylinder")[0] == 2
+    error = capsys.readouterr().err
+    assert "labelled.csv, line 6: column 'stage'" in error and len(error.strip().splitlines()) == 1
