@@ -662,11 +662,13 @@ class BagWriter:
             if not self._open:
                 return
             self._open = False
-            self._writer.close()
-            if self.ros_distro:
-                self._write_ros_distro()
-            if self._recording_lock is not None:
-                os.close(self._recording_lock)
+            try:
+                self._writer.close()
+                if self.ros_distro:
+                    self._write_ros_distro()
+            finally:                # a bag that failed to close is not being recorded either
+                if self._recording_lock is not None:
+                    os.close(self._recording_lock)
         logger.info("closed bag %s: %s", self.path, self.message_counts)
 
     def _write_ros_distro(self) -> None:

@@ -29,7 +29,7 @@ from rosbags.rosbag2 import CompressionFormat, CompressionMode, StoragePlugin, W
 
 from robot_dynid.cli import main
 from robot_dynid.errors import DataError
-from robot_dynid.recordings.bag_io import BagWriter, make_typestore, read_bag
+from robot_dynid.recordings.bag_io import BagWriter, bag_being_recorded, make_typestore, read_bag
 from robot_dynid.recordings.bag_recovery import RecoveredBag, repair_bag
 
 try:
@@ -301,6 +301,18 @@ def test_a_bag_being_recorded_is_read_but_not_repaired(tmp_path, caplog, capsys,
     writer.close()
     assert repair_bag(tmp_path / "bag").out is None                   # whole: left alone
     np.testing.assert_array_equal(read_bag(tmp_path / "bag", stage_topic=None).q, q)
+
+
+def test_a_bag_that_fails_to_close_is_not_left_locked(tmp_path):
+    """metadata.yaml.tmp taken by a directory: putting the distribution into metadata.yaml fails on close, and
+    the bag is not reported as being recorded afterwards (repair and read are not refused)."""
+    writer = BagWriter(tmp_path / "bag", ros_distro="jazzy")
+    writer.write_joint_state(T0_NS, JOINTS, positions(1)[0])
+    (tmp_path / "bag" / "metadata.yaml.tmp").mkdir()
+    assert bag_being_recorded(tmp_path / "bag")
+    with pytest.raises(IsADirectoryError):
+        writer.close()
+    assert not bag_being_recorded(tmp_path / "bag")
 
 
 def mcap_package_messages(path):
