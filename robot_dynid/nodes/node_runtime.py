@@ -82,7 +82,9 @@ def spin_node(node_class, args=None, low_latency=False):
     Returns the process exit code: 0, or 2 when the node cannot start because a parameter (its
     value, or its type: rclpy's ParameterException) or a file it names is wrong (one line on
     stderr naming it, no traceback). The node's ``close()``
-    (if any) runs before the node is destroyed, so recorders can flush files on every way out.
+    (if any) runs before the node is destroyed, so recorders can flush files on every way out;
+    when it fails on a file (disk full, a path taken), one line on stderr names the error and the
+    exit code is 1.
     ``low_latency``: spin on the EventsExecutor where there is one (a service round trip about
     half the default executor's); its ``spin()`` does not return when a signal shuts the context
     down, so it is spun once at a time while the context is up.
@@ -94,6 +96,7 @@ def spin_node(node_class, args=None, low_latency=False):
     signal.signal(signal.SIGTERM, lambda number, frame: received.append(number))
     rclpy.init(args=args)    # rclpy's handlers call the ones above after their own
     node = executor = None
+    status = 0
     try:
         node = node_class()
         executor = events_executor() if low_latency else None
@@ -107,7 +110,7 @@ def spin_node(node_class, args=None, low_latency=False):
         pass
     except (DynIdError, FileNotFoundError, ParameterException) as error:
         print(f"{node_class.__name__}: error: {error}", file=sys.stderr)
-        return 2
+        status = 2
     except Exception:
         # A signal can interrupt the executor while it converts a message (pybind11 then raises a
         # RuntimeError in place of the KeyboardInterrupt) or shut the context down under it.
@@ -116,15 +119,19 @@ def spin_node(node_class, args=None, low_latency=False):
     finally:
         if node is not None:
             close = getattr(node, "close", None)
-            if close is not None:
-                close()
+            try:
+                if close is not None:
+                    close()
+            except (DynIdError, OSError) as error:
+                print(f"{node_class.__name__}: error while closing: {error}", file=sys.stderr)
+                status = status or 1
             node.destroy_node()
         if executor is not None:
             executor.shutdown()
         rclpy.try_shutdown()
         for number, handler in previous.items():
             signal.signal(number, handler)
-    return 0
+    return status
 
 
 def spin_until(executor, condition, timeout, what="condition"):

@@ -70,13 +70,13 @@ class Recorder:
         self.graph.spin_until(lambda: all(self.counts().get(t, 0) >= n for t, n in expected.items()),
                               what=f"recorder reporting {expected}")
 
-    def stop(self, sig=signal.SIGINT):
+    def stop(self, sig=signal.SIGINT, status=0):
         self.process.send_signal(sig)
         try:
             self.process.wait(timeout=10.0)
         finally:
             stop_node(self.process)
-        assert self.process.returncode == 0, self.log.read_text()
+        assert self.process.returncode == status, self.log.read_text()
         for publisher in (self.joint_states, self.stages):
             self.graph.node.destroy_publisher(publisher)
 
@@ -125,6 +125,24 @@ def test_every_message_sent_before_the_signal_is_in_the_bag(graph, tmp_path, sig
     log = recorder.log.read_text()
     assert log.count("lacks joint(s) ['j4']") == 1, log
     assert "closed bag" in log
+
+
+def test_a_bag_that_cannot_be_finished_is_one_error_line_and_keeps_its_messages(graph, tmp_path):
+    """metadata.yaml.tmp taken by a directory: on SIGINT the recorder closes the bag but cannot put its
+    distribution into metadata.yaml; it says so in one line (no traceback), exits 1, and the bag holds every
+    message sent."""
+    recorder = Recorder(graph, tmp_path)
+    q = np.random.default_rng(5).uniform(-1.0, 1.0, (50, 3))
+    for k in range(50):
+        recorder.joint_states.publish(joint_state(T0_NS + k * 2_000_000, JOINTS, q[k]))
+    recorder.wait_for({"/joint_states": 50})
+    (recorder.bag / "metadata.yaml.tmp").mkdir()
+    recorder.stop(status=1)
+    log = recorder.log.read_text()
+    errors = [line for line in log.splitlines() if "error" in line.lower()]
+    assert len(errors) == 1 and "RecorderNode: error while closing:" in errors[0], log
+    assert "metadata.yaml.tmp" in errors[0] and "Traceback" not in log, log
+    np.testing.assert_array_equal(read_bag(recorder.bag, joint_names=JOINTS).q, q)
 
 
 def test_bad_joint_states_are_recorded_warned_once_per_reason_and_skipped_by_the_reader(graph, tmp_path):
