@@ -24,13 +24,14 @@ def format_parameters(model):
 
 
 def format_joint_metrics(joint_names, columns):
-    """``columns``: mapping of column title to a per-joint mapping or sequence of floats."""
+    """``columns``: mapping of column title to a per-joint mapping or sequence of floats; NaN (the
+    metric does not apply to the joint) is printed ``-``."""
     rows = []
     for index, joint in enumerate(joint_names):
         cells = [joint]
         for values in columns.values():
             value = values[joint] if isinstance(values, dict) else values[index]
-            cells.append(f"{value:.4g}")
+            cells.append("-" if np.isnan(value) else f"{value:.4g}")
         rows.append(cells)
     return format_table(("joint", *columns), rows)
 
@@ -92,6 +93,13 @@ def format_validation(validation) -> str:
                  "RMS [N m]": report.rms, "RSD [1]": report.rsd,
                  f"rel. RMSD (|qd| >= {report.speed_threshold:g} rad/s)": report.relative_rmsd,
                  "NRMS (RMS / 2 effort limit)": validation.nrms})]
+    undefined = []
+    if np.isnan(report.relative_rmsd).any():
+        undefined.append(f"rel. RMSD, no sample of the joint at |qd| >= {report.speed_threshold:g} rad/s")
+    if np.isnan(validation.nrms).any():
+        undefined.append("NRMS, no effort limit for the joint in the robot file")
+    if undefined:
+        lines.append(f"-: undefined ({'; '.join(undefined)})")
     if validation.mean_nrms is not None:
         lines.append(f"mean NRMS over joints with an effort limit: {validation.mean_nrms:.4g}")
     lines += [f"warning: {text}" for text in validation.warnings]

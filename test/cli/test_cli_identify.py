@@ -299,6 +299,12 @@ def test_validate_reports_held_out_metrics_and_warns_beyond_the_identified_range
                  "--speed-threshold", "1000"]) == 0
     strict = json.loads(capsys.readouterr().out, parse_constant=lambda name: pytest.fail(f"{name} is not JSON"))
     assert all(strict["joints"][joint]["relative_rmsd"] is None for joint in robot.joint_names), strict["joints"]
+    assert main(["validate", "--model", str(model_path), "--data", str(held_out), "--speed-threshold", "1000"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    rows = table[table.index(next(line for line in table if line.startswith("-----"))) + 1:][:robot.n_joints]
+    assert [row.split()[0] for row in rows] == list(robot.joint_names)
+    assert all(row.split()[3] == "-" and row.split()[4] != "-" for row in rows), rows    # NRMS: UR5 has limits
+    assert "-: undefined (rel. RMSD, no sample of the joint at |qd| >= 1000 rad/s)" in table
     fast = excitation(robot, seed=11, period=4.0, amplitude=0.24)    # twice the speed, four times the acceleration
     t = time_grid(4.0, dt=0.005)
     q, qd, qdd = fast.evaluate(t)
