@@ -13,7 +13,6 @@ With ``e = tau_hat - tau`` (N, n) the prediction error [N m] per sample and join
 """
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,7 +20,6 @@ import numpy as np
 from robot_dynid.errors import DataError
 from robot_dynid.estimation.estimators import scaled_condition_number
 
-logger = logging.getLogger(__name__)
 
 _EXCLUDE_MODES = ("joint", "any")
 
@@ -153,11 +151,7 @@ def relative_rmsd(tau_hat, tau, qd, speed_threshold: float, exclude: str = "join
     moving = moving_mask(qd, speed_threshold, exclude)
     value = _ratio(np.sum(np.where(moving, tau_hat - tau, 0.0) ** 2, axis=0),
                    np.sum(np.where(moving, tau, 0.0) ** 2, axis=0))
-    no_samples = ~np.any(moving, axis=0)
-    if np.any(no_samples):
-        logger.warning("joints %s have no sample with |qd| >= %g rad/s; relative RMSD is nan",
-                       (np.flatnonzero(no_samples) + 1).tolist(), speed_threshold)
-    return np.where(no_samples, np.nan, value)
+    return np.where(np.any(moving, axis=0), value, np.nan)
 
 
 def condition_number(Y) -> float:
