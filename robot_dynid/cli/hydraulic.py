@@ -5,6 +5,7 @@ import pathlib
 import numpy as np
 
 from robot_dynid.reports.json_text import dumps
+from robot_dynid.reports.tables import format_table
 from robot_dynid.cli.options import output_file, parse_cycles, progress
 from robot_dynid.errors import DataError
 from robot_dynid.hydraulics.cylinder import CYLINDER_METHODS, HYDRAULIC_PARAMETER_UNITS, identify_cylinder
@@ -102,17 +103,16 @@ def identify_main(args) -> int:
 
 def format_cylinder_table(results) -> str:
     """The identified cylinders as a text table: estimate +- std per parameter, residual, convergence."""
-    names = ("K", "fc", "fv", "fs")
-    lines = ["cylinder  method  " + "  ".join(f"{name} [{unit}]".rjust(24) for name, unit in
-                                              zip(names, HYDRAULIC_PARAMETER_UNITS))
-             + "  residual RMS [N]  converged after"]
-    for result in results:
-        cells = "  ".join(f"{value:>12.5g} +- {std:<8.2g}" for value, std in
-                          zip(result.parameters.as_array(), result.std))
-        converged = "-" if result.convergence_samples is None else \
-            f"{result.convergence_samples} samples ({result.convergence_time:.3g} s)"
-        lines.append(f"{result.name:<8}  {result.method:<6}  {cells}  {result.residual_rms:>16.4g}  {converged}")
-    return "\n".join(lines)
+    header = ("cylinder", "method", *(f"{name} [{unit}]" for name, unit in
+                                      zip(("K", "fc", "fv", "fs"), HYDRAULIC_PARAMETER_UNITS)),
+              "residual RMS [N]", "converged after")
+    rows = [(result.name, result.method,
+             *(f"{value:.5g} +- {std:.2g}" for value, std in zip(result.parameters.as_array(), result.std)),
+             f"{result.residual_rms:.4g}",
+             "-" if result.convergence_samples is None else
+             f"{result.convergence_samples} samples ({result.convergence_time:.3g} s)")
+            for result in results]
+    return format_table(header, rows)
 
 
 def main(args):
