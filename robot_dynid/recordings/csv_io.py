@@ -167,20 +167,14 @@ def _stage_column(path: Path, stages) -> np.ndarray:
     return stages
 
 
-def read_columns(path) -> tuple[list[str], np.ndarray]:
-    """Header and numeric table (N, k) of a CSV file of numbers only (one header line; an empty
-    cell is NaN). DataError naming the file (and line and column) when it cannot be parsed."""
-    path = Path(path)
-    columns = _parse_header(path)
-    table, _ = _read_table(path, columns, list(range(len(columns))), None)
-    return columns, table
-
-
 def read_labelled_columns(path) -> tuple[list[str], np.ndarray, np.ndarray | None, np.ndarray | None]:
-    """:func:`read_columns` of a file that may also have the ``stage`` and ``cycle`` columns of a recording.
+    """A CSV file of numeric columns (one header line; an empty cell is NaN) that may also have the
+    ``stage`` and ``cycle`` columns of a recording.
 
-    Returns the header and table (N, k) of the other columns, the stage labels (N,) of str and the
-    cycles (N,) of int (None when the column is absent), checked as :func:`read_csv` checks them.
+    Returns the header and table (N, k) of the numeric columns other than ``cycle``, the stage labels
+    (N,) of str and the cycles (N,) of int (None when the column is absent), checked as
+    :func:`read_csv` checks them. DataError naming the file (and line and column) when it cannot be
+    parsed.
     """
     path = Path(path)
     columns = _parse_header(path)
@@ -196,7 +190,8 @@ def read_labelled_columns(path) -> tuple[list[str], np.ndarray, np.ndarray | Non
 
 
 def write_columns(path, header: Sequence[str], values) -> None:
-    """Write numeric columns ``values`` (N, k) under ``header`` (k names), the format of :func:`read_columns`."""
+    """Write numeric columns ``values`` (N, k) under ``header`` (k names), which
+    :func:`read_labelled_columns` reads."""
     values = np.asarray(values, dtype=np.float64)
     if values.ndim != 2 or values.shape[1] != len(header):
         raise DataError(f"values have shape {values.shape}, expected (N, {len(header)}) for columns {list(header)}")
