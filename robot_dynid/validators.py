@@ -24,8 +24,8 @@ def _unit(unit: str | None) -> str:
 def number(value: Any, field: str, error: type[Exception] = DataError) -> float:
     """``value`` as a finite float: an int or float, not a bool, not NaN or inf."""
     if isinstance(value, bool) or not isinstance(value, _REAL):
-        raise error(f"{field} must be a number, got {type(value).__name__} {value!r}")
-    value = float(value)
+        raise error(f"{field} must be a number, got {type(value).__name__} {_show(value)}")
+    value = _float(value, field, error)
     if not math.isfinite(value):
         raise error(f"{field} must be finite, got {value!r}")
     return value
@@ -35,32 +35,87 @@ def positive(value: Any, field: str, error: type[Exception] = DataError, unit: s
              allow_zero: bool = False) -> float:
     """A finite number > 0 (>= 0 with ``allow_zero``)."""
     bound = ">= 0" if allow_zero else "> 0"
-    if isinstance(value, bool) or not isinstance(value, _REAL) or not math.isfinite(value) \
-            or value < 0.0 or (value == 0.0 and not allow_zero):
-        raise error(f"{field} must be finite and {bound}{_unit(unit)}, got {value!r}")
-    return float(value)
+    x = _finite_or_nan(value)
+    if not (x > 0.0 or (x == 0.0 and allow_zero)):
+        raise error(f"{field} must be finite and {bound}{_unit(unit)}, got {_show(value)}")
+    return x
 
 
 def fraction(value: Any, field: str, error: type[Exception] = DataError, allow_zero: bool = False) -> float:
     """A finite number in (0, 1] ([0, 1] with ``allow_zero``)."""
     interval = "[0, 1]" if allow_zero else "(0, 1]"
-    if isinstance(value, bool) or not isinstance(value, _REAL) or not math.isfinite(value) \
-            or value > 1.0 or value < 0.0 or (value == 0.0 and not allow_zero):
-        raise error(f"{field} must be in {interval}, got {value!r}")
-    return float(value)
+    x = _finite_or_nan(value)
+    if not ((0.0 < x <= 1.0) or (x == 0.0 and allow_zero)):
+        raise error(f"{field} must be in {interval}, got {_show(value)}")
+    return x
 
 
-def count(value: Any, field: str, error: type[Exception] = DataError, minimum: int = 1) -> int:
-    """An integer >= ``minimum`` (a bool is not an integer here)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise error(f"{field} must be an integer >= {minimum}, got {value!r}")
+def count(value: Any, field: str, error: type[Exception] = DataError, minimum: int = 1,
+          maximum: int | None = None) -> int:
+    """An integer >= ``minimum`` (and <= ``maximum``, a documented cap on work and memory); a bool
+    is not an integer here."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum \
+            or (maximum is not None and value > maximum):
+        rule = f">= {minimum}" if maximum is None else f"in {minimum}..{maximum}"
+        raise error(f"{field} must be an integer {rule}, got {_show(value)}")
     return int(value)
+
+
+def in_range(value: Any, field: str, error: type[Exception] = DataError, unit: str | None = None,
+             minimum: float | None = None, maximum: float | None = None, allow_minimum: bool = True) -> float:
+    """A finite number in ``[minimum, maximum]`` (``(minimum, maximum]`` without ``allow_minimum``);
+    either bound may be None (unbounded on that side). The message states the interval and unit:
+    ``rate_hz must be finite and in (0, 10000] [Hz], got 1e9``."""
+    x = _finite_or_nan(value)
+    above_minimum = minimum is None or x > minimum or (x == minimum and allow_minimum)
+    if not (above_minimum and (maximum is None or x <= maximum)):
+        low = "-inf" if minimum is None else f"{minimum:g}"
+        high = "inf" if maximum is None else f"{maximum:g}"
+        opening = "[" if allow_minimum and minimum is not None else "("
+        closing = "]" if maximum is not None else ")"
+        raise error(f"{field} must be finite and in {opening}{low}, {high}{closing}{_unit(unit)}, got {_show(value)}")
+    return x
+
+
+def _finite_or_nan(value: Any) -> float:
+    """``value`` as a float if it is a finite real number (not a bool, within the float range), else NaN."""
+    if isinstance(value, bool) or not isinstance(value, _REAL):
+        return math.nan
+    try:
+        x = float(value)
+    except OverflowError:
+        return math.nan
+    return x if math.isfinite(x) else math.nan
+
+
+def _float(value: Any, field: str, error: type[Exception]) -> float:
+    """``float(value)``; an integer beyond the float range (about 1.8e308) is an error, not OverflowError."""
+    try:
+        return float(value)
+    except OverflowError:
+        raise error(f"{field} must be a number within the float range (|x| < 1.8e308), got {_show(value)}") from None
+
+
+def _show(value: Any) -> str:
+    """``repr(value)``, shortened: a huge integer by its size (``str`` of one beyond 4300 digits
+    raises ValueError), anything else to 80 characters."""
+    if isinstance(value, int) and abs(value) >= 10 ** 30:
+        return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
+    try:
+        text = repr(value)
+    except (RecursionError, ValueError):
+        return f"a {type(value).__name__} too deep or large to show"
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def per_joint(value: Any, n_joints: int, field: str, error: type[Exception] = DataError, unit: str | None = None,
               upper: float | None = None) -> np.ndarray:
     """A scalar (broadcast) or one value per joint, (n,), each finite and > 0 (and <= ``upper``)."""
-    array = np.asarray(value, dtype=float)
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise error(f"{field} must be a number or a list of {n_joints} numbers{_unit(unit)}, "
+                    f"got {_show(value)}") from None
     array = np.broadcast_to(array, (n_joints,)) if array.ndim == 0 else array
     if array.shape != (n_joints,):
         raise error(f"{field} must be a scalar or have shape ({n_joints},), one per joint, got {array.shape}")
@@ -75,7 +130,7 @@ def numbers(value: Any, length: int, field: str, error: type[Exception] = DataEr
             unit: str | None = None) -> tuple[float, ...]:
     """A list of ``length`` finite numbers."""
     if not isinstance(value, (list, tuple)) or len(value) != length:
-        raise error(f"{field} must be a list of {length} numbers{_unit(unit)}, got {value!r}")
+        raise error(f"{field} must be a list of {length} numbers{_unit(unit)}, got {_show(value)}")
     return tuple(number(item, f"{field}[{index}]", error) for index, item in enumerate(value))
 
 

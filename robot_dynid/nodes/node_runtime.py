@@ -30,10 +30,17 @@ STAGE_MARKERS_IN = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
 started late does not take markers of an earlier run for new ones; matches either publisher."""
 
 
-def declare(node, name, default, description, unit=None):
-    """Declare a parameter with a description that states its unit; return its value."""
+def declare(node, name, default, description, unit=None, check=None):
+    """Declare a parameter with a description that states its unit; return its value.
+
+    ``check(value, field)``, e.g. ``lambda value, field: validators.positive(value, field, DynIdError, "s")``,
+    returns the value as the node uses it or raises a DynIdError whose message names ``field``
+    (``parameter flush_period``): :func:`spin_node` reports it in one line, exit 2, before the node
+    does anything.
+    """
     text = f"{description} [{unit}]" if unit else description
-    return node.declare_parameter(name, default, ParameterDescriptor(description=text)).value
+    value = node.declare_parameter(name, default, ParameterDescriptor(description=text)).value
+    return value if check is None else check(value, f"parameter {name}")
 
 
 def joint_states_qos(node, depth, parameter="joint_states_qos", what="the joint state subscription(s)"):
