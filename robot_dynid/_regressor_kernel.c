@@ -1,12 +1,12 @@
 /*
  * robot_dynid._regressor_kernel: the joint-torque regressor Y (tau = Y theta) of a serial arm of
- * revolute joints, compiled, four samples at a time (GCC/Clang vector extensions: one vector lane
+ * revolute and prismatic joints, compiled, four samples at a time (GCC/Clang vector extensions: one vector lane
  * per sample, so the arithmetic is the scalar recursion below). robot_dynid/regressor.py builds
  * the inputs and documents the parameter order.
  *
  * The chain (regressor._chain_from_model) is, per joint i, two constant frame changes: previous
- * link frame -> joint frame i at q_i = 0 ("to_joint"), then Rz(q_i), then joint frame i -> link
- * frame i ("to_link"). A frame change to B from A is stored as 13 doubles: [identity flag,
+ * link frame -> joint frame i at q_i = 0 ("to_joint"), then Rz(q_i) (revolute [rad]) or Tz(q_i)
+ * (prismatic [m]), then joint frame i -> link frame i ("to_link"). A frame change to B from A is stored as 13 doubles: [identity flag,
  * r (3x3 row-major, v_B = r v_A, the transposed orientation of B in A), p (origin of B in A) [m]].
  *
  * In link frame i, with angular velocity w, angular acceleration dw and origin acceleration a
@@ -14,8 +14,17 @@
  * its parameters (m, h = m c, I):
  *     f = m a + (S(dw) + S(w) S(w)) h,     n = I dw + w x (I w) + h x a,
  * and joint j <= i sees tau_j += l . f + u . n, where (l, u) = (r_j x z_j, z_j) is the unit
- * twist of joint j expressed in link frame i. Twists move between frames like motions:
+ * twist of a revolute joint j expressed in link frame i ((z_j, 0) for a prismatic one, whose
+ * "torque" is a force [N]). Twists move between frames like motions:
  *     u_B = r u_A,   l_B = r (l_A - p x u_A).
+ * A prismatic joint translates by p = q z: a_B = a_A + dw x p + w x (w x p) + 2 w x z qd + z qdd,
+ * w and dw unchanged.
+ *
+ * After the 10 n inertial columns come the drive columns, given as maps from "rows" (joints for
+ * joint-side friction and armature, motors for motor-side ones) to joints: friction row r's
+ * coefficient c enters joint j as F[r, j] phi[k, r, c] (phi the friction columns of row r's
+ * velocity), armature row r enters joint j as A[r, j] (A[r, :] . qdd) (a rotor inertia times the
+ * row's acceleration, mapped to the joints: tau = T^T tau_m for motors, T the transmission).
  *
  * Memory: the four samples' rows of Y are assembled in an L1-resident tile (zeroed once: only
  * the structurally non-zero entries are written) and copied to out, so out is written strictly
@@ -63,15 +72,28 @@ typedef struct {
 
 typedef struct {
     int n;
+    int prismatic[MAX_JOINTS];
     frame_change to_joint[MAX_JOINTS];
     frame_change to_link[MAX_JOINTS];
     double gravity[3];
 } chain;
 
+/* A non-zero entry of a drive map: row `row` enters joint `joint` with `factor`. */
 typedef struct {
-    const double *q, *qd, *qdd;  /* (N, n) [rad, rad/s, rad/s^2] */
-    const double *friction;      /* (N, n, n_friction) */
-    int n_friction, armature, offset;
+    int row, joint;
+    double factor;
+} map_entry;
+
+#define MAX_MAP_ROWS (2 * MAX_JOINTS)
+#define MAX_MAP_ENTRIES (MAX_MAP_ROWS * MAX_JOINTS)
+
+typedef struct {
+    const double *q, *qd, *qdd;  /* (N, n) [rad or m, rad/s or m/s, rad/s^2 or m/s^2] */
+    const double *friction;      /* (N, friction_rows, n_friction) */
+    int n_friction, friction_rows, armature_rows, offset;
+    const map_entry *friction_map, *armature_map;
+    int friction_entries, armature_entries;
+    const double *armature_rows_of_joints; /* (armature_rows, n): A */
     Py_ssize_t n_samples, p;
     double *out;                 /* (N, n, p), C order */
     double *tile;                /* (LANES, n, p), zero where Y is structurally zero */
@@ -261,24 +283,39 @@ INLINE void inertial_columns(const chain *robot, const arrays *data, Py_ssize_t 
             for (int j = 0; j < i; j++)
                 move_twist(to_joint, l[j], u[j]);
         }
-        vd c, s;
-        sine_cosine(gather(data->q, n, k, i, lanes), &s, &c);
-        rotate_z_transposed(w, c, s);
-        rotate_z_transposed(dw, c, s);
-        rotate_z_transposed(a, c, s);
-        for (int j = 0; j < i; j++) {
-            rotate_z_transposed(l[j], c, s);
-            rotate_z_transposed(u[j], c, s);
-        }
-        l[i][0] = l[i][1] = l[i][2] = zero;
-        u[i][0] = u[i][1] = zero;
-        u[i][2] = zero + 1.0;
-        /* w_i = Rz^T w_{i-1} + z qd_i; dw_i = Rz^T dw_{i-1} + (Rz^T w_{i-1}) x z qd_i + z qdd_i */
         vd velocity = gather(data->qd, n, k, i, lanes);
-        dw[0] += velocity * w[1];
-        dw[1] -= velocity * w[0];
-        dw[2] += gather(data->qdd, n, k, i, lanes);
-        w[2] += velocity;
+        if (robot->prismatic[i]) {
+            /* p = z q: a += dw x p + w x (w x p) + 2 w x z qd + z qdd; twists l -= p x u */
+            vd displacement = gather(data->q, n, k, i, lanes);
+            a[0] += (dw[1] + w[0] * w[2]) * displacement + 2.0 * w[1] * velocity;
+            a[1] += (w[1] * w[2] - dw[0]) * displacement - 2.0 * w[0] * velocity;
+            a[2] += gather(data->qdd, n, k, i, lanes) - (w[0] * w[0] + w[1] * w[1]) * displacement;
+            for (int j = 0; j < i; j++) {
+                l[j][0] += displacement * u[j][1];
+                l[j][1] -= displacement * u[j][0];
+            }
+            l[i][0] = l[i][1] = zero;
+            l[i][2] = zero + 1.0;
+            u[i][0] = u[i][1] = u[i][2] = zero;
+        } else {
+            vd c, s;
+            sine_cosine(gather(data->q, n, k, i, lanes), &s, &c);
+            rotate_z_transposed(w, c, s);
+            rotate_z_transposed(dw, c, s);
+            rotate_z_transposed(a, c, s);
+            for (int j = 0; j < i; j++) {
+                rotate_z_transposed(l[j], c, s);
+                rotate_z_transposed(u[j], c, s);
+            }
+            l[i][0] = l[i][1] = l[i][2] = zero;
+            u[i][0] = u[i][1] = zero;
+            u[i][2] = zero + 1.0;
+            /* w_i = Rz^T w_{i-1} + z qd_i; dw_i = Rz^T dw_{i-1} + (Rz^T w_{i-1}) x z qd_i + z qdd_i */
+            dw[0] += velocity * w[1];
+            dw[1] -= velocity * w[0];
+            dw[2] += gather(data->qdd, n, k, i, lanes);
+            w[2] += velocity;
+        }
         if (!to_link->identity) {
             move_motion(to_link, w, dw, a);
             for (int j = 0; j <= i; j++)
@@ -314,26 +351,44 @@ INLINE void inertial_columns(const chain *robot, const arrays *data, Py_ssize_t 
     }
 }
 
-/* Each joint's own columns after the 10 n inertial ones: friction (joint j's at
- * 10 n + j n_friction), armature qdd_j (at 10 n + n n_friction + j), offset 1; the other joints'
- * are not written (they stay zero). */
+/* The drive columns after the 10 n inertial ones: friction row r's coefficients at
+ * 10 n + r n_friction, armature row r at 10 n + friction_rows n_friction + r, joint j's offset
+ * after those; only the maps' entries are written (the rest stays zero). */
 INLINE void joint_columns(int n, const arrays *data, Py_ssize_t k, int lanes)
 {
-    const int n_friction = data->n_friction;
+    const int n_friction = data->n_friction, friction_rows = data->friction_rows;
+    const Py_ssize_t p = data->p;
+    const int armature_start = 10 * n + friction_rows * n_friction;
+    const int offset_start = armature_start + data->armature_rows;
     for (int lane = 0; lane < lanes; lane++) {
-        for (int j = 0; j < n; j++) {
-            const Py_ssize_t sample_joint = (k + lane) * n + j;
-            double *columns = data->tile + (lane * n + j) * data->p + 10 * n;
+        double *rows = data->tile + (Py_ssize_t)lane * n * p;   /* joint j's row at rows + j p */
+        const double *friction = data->friction + (k + lane) * friction_rows * n_friction;
+        for (int e = 0; e < data->friction_entries; e++) {
+            const map_entry *entry = &data->friction_map[e];
+            const double *values = friction + entry->row * n_friction;
+            double *columns = rows + entry->joint * p + 10 * n + entry->row * n_friction;
             for (int f = 0; f < n_friction; f++)
-                columns[j * n_friction + f] = data->friction[sample_joint * n_friction + f];
-            columns += n * n_friction;
-            if (data->armature) {
-                columns[j] = data->qdd[sample_joint];
-                columns += n;
-            }
-            if (data->offset)
-                columns[j] = 1.0;
+                columns[f] = entry->factor * values[f];
         }
+        if (data->armature_rows) {
+            const double *qdd = data->qdd + (k + lane) * n;
+            double row_acceleration[MAX_MAP_ROWS];
+            for (int r = 0; r < data->armature_rows; r++) {
+                const double *weights = data->armature_rows_of_joints + r * n;
+                double sum = 0.0;
+                for (int i = 0; i < n; i++)
+                    sum += weights[i] * qdd[i];
+                row_acceleration[r] = sum;
+            }
+            for (int e = 0; e < data->armature_entries; e++) {
+                const map_entry *entry = &data->armature_map[e];
+                rows[entry->joint * p + armature_start + entry->row] = entry->factor
+                                                                       * row_acceleration[entry->row];
+            }
+        }
+        if (data->offset)
+            for (int j = 0; j < n; j++)
+                rows[j * p + offset_start + j] = 1.0;
     }
 }
 
@@ -412,54 +467,94 @@ static int read_chain(const Py_buffer *view, const Py_buffer *gravity, chain *ro
     return 0;
 }
 
-#define N_ARRAYS 7
+#define N_ARRAYS 10
+
+/* The non-zero entries of a (rows, n) map; -1 (ValueError set) when it has too many rows. */
+static int read_map(const Py_buffer *view, Py_ssize_t n, const char *name, map_entry *entries, int *count)
+{
+    const Py_ssize_t rows = view->shape[0];
+    if (rows > MAX_MAP_ROWS || view->shape[1] != n) {
+        PyErr_Format(PyExc_ValueError, "%s must have shape (rows, %zd) with rows <= %d", name, n, MAX_MAP_ROWS);
+        return -1;
+    }
+    const double *values = view->buf;
+    *count = 0;
+    for (Py_ssize_t r = 0; r < rows; r++)
+        for (Py_ssize_t j = 0; j < n; j++)
+            if (values[r * n + j] != 0.0)
+                entries[(*count)++] = (map_entry){(int)r, (int)j, values[r * n + j]};
+    return 0;
+}
 
 PyDoc_STRVAR(regressor_doc,
-"regressor(chain, gravity, q, qd, qdd, friction, armature, offset, out)\n--\n\n"
+"regressor(chain, prismatic, gravity, q, qd, qdd, friction, friction_map, armature_map, offset, out)\n--\n\n"
 "Write the regressor of N samples into out (every entry).\n\n"
 "chain (n, 2, 13): per joint the to_joint and to_link frame changes [identity flag,\n"
-"r row-major (v_B = r v_A), p [m]]; gravity (3,) [m/s^2]; q [rad], qd [rad/s],\n"
-"qdd [rad/s^2] (N, n); friction (N, n, f): friction columns of each joint; armature, offset:\n"
-"bool. out (N, n, p), p = 10 n + n f + n armature + n offset: out[k, j, c] multiplies\n"
-"parameter c in joint j's torque at sample k. All arrays float64, C-contiguous.");
+"r row-major (v_B = r v_A), p [m]]; prismatic (n,): 1.0 where joint i translates along z\n"
+"(q [m]), 0.0 where it turns about z (q [rad]); gravity (3,) [m/s^2]; q, qd, qdd (N, n);\n"
+"friction (N, R, f): friction columns of each friction row's velocity; friction_map (R, n):\n"
+"row r enters joint j times friction_map[r, j]; armature_map (A, n): rotor inertia r's column\n"
+"in joint j is armature_map[r, j] (armature_map[r] . qdd); offset: bool. out (N, n, p),\n"
+"p = 10 n + R f + A + n offset: out[k, j, c] multiplies parameter c in joint j's torque at\n"
+"sample k. All arrays float64, C-contiguous.");
 
 static PyObject *regressor(PyObject *module, PyObject *args)
 {
-    static const char *names[N_ARRAYS] = {"chain", "gravity", "q", "qd", "qdd", "friction", "out"};
-    static const int ndims[N_ARRAYS] = {3, 1, 2, 2, 2, 3, 3};
+    static const char *names[N_ARRAYS] = {"chain", "prismatic", "gravity", "q", "qd", "qdd", "friction",
+                                          "friction_map", "armature_map", "out"};
+    static const int ndims[N_ARRAYS] = {3, 1, 1, 2, 2, 2, 3, 2, 2, 3};
     PyObject *objects[N_ARRAYS];
     Py_buffer views[N_ARRAYS];
-    int armature, offset, acquired = 0;
+    int offset, acquired = 0;
     PyObject *result = NULL;
     double *tile = NULL;
+    map_entry *entries = NULL;
     chain robot;
     (void)module;
 
-    if (!PyArg_ParseTuple(args, "OOOOOOppO:regressor", &objects[0], &objects[1], &objects[2],
-                          &objects[3], &objects[4], &objects[5], &armature, &offset, &objects[6]))
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOpO:regressor", &objects[0], &objects[1], &objects[2],
+                          &objects[3], &objects[4], &objects[5], &objects[6], &objects[7], &objects[8],
+                          &offset, &objects[9]))
         return NULL;
     for (; acquired < N_ARRAYS; acquired++) {
         if (get_buffer(objects[acquired], &views[acquired], acquired == N_ARRAYS - 1,
                        ndims[acquired], names[acquired]) < 0)
             goto done;
     }
-    if (read_chain(&views[0], &views[1], &robot) < 0)
+    if (read_chain(&views[0], &views[2], &robot) < 0)
         goto done;
-    const Py_ssize_t n = robot.n, n_samples = views[2].shape[0];
-    for (int i = 2; i < 5; i++) {
+    const Py_ssize_t n = robot.n, n_samples = views[3].shape[0];
+    if (views[1].shape[0] != n) {
+        PyErr_Format(PyExc_ValueError, "prismatic must have shape (%zd,)", n);
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        robot.prismatic[i] = ((const double *)views[1].buf)[i] != 0.0;
+    for (int i = 3; i < 6; i++) {
         if (views[i].shape[0] != n_samples || views[i].shape[1] != n) {
             PyErr_Format(PyExc_ValueError, "%s must have shape (%zd, %zd), got (%zd, %zd)",
                          names[i], n_samples, n, views[i].shape[0], views[i].shape[1]);
             goto done;
         }
     }
-    const Py_buffer *friction = &views[5], *out = &views[6];
+    const Py_buffer *friction = &views[6], *out = &views[9];
+    const Py_ssize_t friction_rows = views[7].shape[0], armature_rows = views[8].shape[0];
     const Py_ssize_t n_friction = friction->shape[2];
-    if (friction->shape[0] != n_samples || friction->shape[1] != n) {
-        PyErr_Format(PyExc_ValueError, "friction must have shape (%zd, %zd, f)", n_samples, n);
+    if (friction->shape[0] != n_samples || friction->shape[1] != friction_rows) {
+        PyErr_Format(PyExc_ValueError, "friction must have shape (%zd, %zd, f), one row per friction_map row",
+                     n_samples, friction_rows);
         goto done;
     }
-    const Py_ssize_t p = n * (10 + n_friction + armature + offset);
+    entries = PyMem_RawMalloc(2 * MAX_MAP_ENTRIES * sizeof(map_entry));
+    if (entries == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int friction_entries, armature_entries;
+    if (read_map(&views[7], n, names[7], entries, &friction_entries) < 0
+        || read_map(&views[8], n, names[8], entries + MAX_MAP_ENTRIES, &armature_entries) < 0)
+        goto done;
+    const Py_ssize_t p = 10 * n + friction_rows * n_friction + armature_rows + (offset ? n : 0);
     if (out->shape[0] != n_samples || out->shape[1] != n || out->shape[2] != p) {
         PyErr_Format(PyExc_ValueError, "out must have shape (%zd, %zd, %zd)", n_samples, n, p);
         goto done;
@@ -469,8 +564,10 @@ static PyObject *regressor(PyObject *module, PyObject *args)
         PyErr_NoMemory();
         goto done;
     }
-    arrays data = {views[2].buf, views[3].buf, views[4].buf, friction->buf, (int)n_friction,
-                   armature, offset, n_samples, p, out->buf, tile, out->len > STREAM_THRESHOLD};
+    arrays data = {views[3].buf, views[4].buf, views[5].buf, friction->buf, (int)n_friction,
+                   (int)friction_rows, (int)armature_rows, offset, entries, entries + MAX_MAP_ENTRIES,
+                   friction_entries, armature_entries, views[8].buf, n_samples, p, out->buf, tile,
+                   out->len > STREAM_THRESHOLD};
     Py_BEGIN_ALLOW_THREADS
     evaluate(&robot, &data);
     Py_END_ALLOW_THREADS
@@ -478,6 +575,7 @@ static PyObject *regressor(PyObject *module, PyObject *args)
     Py_INCREF(result);
 done:
     PyMem_RawFree(tile);
+    PyMem_RawFree(entries);
     for (int i = 0; i < acquired; i++)
         PyBuffer_Release(&views[i]);
     return result;
@@ -534,7 +632,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module_definition = {
     PyModuleDef_HEAD_INIT, "_regressor_kernel",
-    "The joint-torque regressor of a serial arm of revolute joints (see robot_dynid.regressor).",
+    "The joint-torque regressor of a serial arm of revolute and prismatic joints (see robot_dynid.model.regressor).",
     -1, methods, NULL, NULL, NULL, NULL,
 };
 

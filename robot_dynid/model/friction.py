@@ -55,8 +55,9 @@ _BASE_COEFFICIENTS = {
 _DRIFT_SUFFIX = {"none": None, "temperature": "_dT", "time": "_cold"}
 
 
-def _base_columns(model: "FrictionModel", v: np.ndarray) -> list[np.ndarray]:
-    """Columns of the model without drift, each of the shape of ``v``."""
+def _base_columns(model: "FrictionModel", v: np.ndarray, scale) -> list[np.ndarray]:
+    """Columns of the model without drift, each of the shape of ``v``; the speed constants
+    are multiplied by ``scale`` (1, or (n,) per column of ``v``)."""
     if model.name == "none":
         return []
     sign = np.sign(v)
@@ -65,8 +66,8 @@ def _base_columns(model: "FrictionModel", v: np.ndarray) -> list[np.ndarray]:
     if model.name == "stribeck_cbrt":
         return [sign, v, np.cbrt(v)]
     if model.name == "arctan":
-        sharp = (2.0 / math.pi) * np.arctan(model.sign_sharpness * v)
-        stribeck = (2.0 / math.pi) * np.arctan(v / model.stribeck_velocity)
+        sharp = (2.0 / math.pi) * np.arctan(model.sign_sharpness / scale * v)
+        stribeck = (2.0 / math.pi) * np.arctan(v / (model.stribeck_velocity * scale))
         return [stribeck, v, sharp - stribeck]
     return [sign, v, v * np.abs(v), v**3]
 
@@ -157,17 +158,22 @@ class FrictionModel:
     def needs_elapsed(self) -> bool:
         return self.drift == "time"
 
-    def columns(self, qd, temperature=None, elapsed=None) -> np.ndarray:
+    def columns(self, qd, temperature=None, elapsed=None, velocity_scale=None) -> np.ndarray:
         """Regressor columns of the friction coefficients.
 
         Parameters
         ----------
         qd : array_like, shape (N, n)
-            Joint velocities [rad/s].
+            Joint velocities [rad/s] (or motor velocities: see ``velocity_scale``).
         temperature : array_like, shape (N, n), optional
             Joint temperatures [deg C]; required when ``drift == "temperature"``.
         elapsed : array_like, shape (N,), optional
             Running time since the cold start [s]; required when ``drift == "time"``.
+        velocity_scale : array_like, shape (n,), optional
+            Per column of ``qd``, the factor from the speed constants' velocity to that column's:
+            a motor's gear ratio when ``qd`` holds motor velocities, so that ``dead_band``,
+            ``sign_sharpness`` and ``stribeck_velocity``, given on the joint side, keep their
+            meaning (``dead_band * r``, ``sign_sharpness / r``, ``stribeck_velocity * r``).
 
         Returns
         -------
@@ -180,7 +186,8 @@ class FrictionModel:
             raise DataError(f"qd must have shape (N, n), got shape {v.shape}")
         if not np.all(np.isfinite(v)):
             raise DataError("qd contains non-finite values")
-        base = _base_columns(self, v)
+        scale = 1.0 if velocity_scale is None else np.asarray(velocity_scale, dtype=float)
+        base = _base_columns(self, v, scale)
         if self.drift == "temperature":
             factor = self._temperature_factor(temperature, v.shape)
         elif self.drift == "time":
@@ -193,7 +200,7 @@ class FrictionModel:
             return np.zeros(v.shape + (0,))
         result = np.stack(base, axis=-1)
         if self.dead_band > 0.0:
-            result[np.abs(v) < self.dead_band] = 0.0
+            result[np.abs(v) < self.dead_band * scale] = 0.0
         return result
 
     def _temperature_factor(self, temperature, shape: tuple[int, int]) -> np.ndarray:

@@ -1,13 +1,21 @@
-"""The dynamic regressor ``tau = Y(q, qd, qdd) @ theta`` of a serial arm of revolute joints.
+"""The dynamic regressor ``tau = Y(q, qd, qdd) @ theta`` of a serial arm of revolute and prismatic joints.
 
 ``theta`` (p,) holds, in this order (names in :attr:`Regressor.parameter_names`):
 
 1. 10 inertial parameters per link ``[m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]``
    ([kg, kg m x 3, kg m^2 x 6]) about the origin of the link frame and expressed in it (see
    :mod:`robot_dynid.model.robot_description`: DH frame ``i``, or the URDF child link frame);
-2. friction coefficients, joint by joint, as :attr:`FrictionModel.coefficient_names`;
-3. optionally a rotor inertia (armature) ``Ia_j`` [kg m^2] per joint, torque ``Ia_j qdd_j``;
-4. optionally a constant torque offset ``off_j`` [N m] per joint.
+2. friction coefficients, row by row, as :attr:`FrictionModel.coefficient_names`: a row is a joint
+   (``fc3``: friction on the joint's velocity, in its torque) or, with a transmission
+   (:mod:`robot_dynid.model.transmission`), a motor (``fc_m3``: friction on the motor velocity
+   ``qdm = T qd`` [rad/s], motor torque [N m] mapped to the joints by ``T^T``); ``friction_side``
+   chooses joints, motors or both;
+3. optionally a rotor inertia (armature) per joint, ``Ia_j`` [kg m^2 or kg] with torque
+   ``Ia_j qdd_j``, or, with a transmission, per motor, ``Ia_m<k>`` [kg m^2] with torques
+   ``T^T (Ia qddm)``;
+4. optionally a constant torque offset ``off_j`` [N m or N] per joint.
+
+A prismatic joint's ``q`` is in m, its "torque" a force [N], its friction coefficients N and N s/m.
 
 :meth:`Regressor.compute` evaluates the rigid-body part with a Newton-Euler recursion compiled
 in C (``robot_dynid/_regressor_kernel.c``), four samples at a time. The pinocchio model serves
@@ -23,10 +31,14 @@ link ``i`` about the frame origin is linear in its parameters ``(m, h = m c, I)`
 
 and joint ``j <= i`` sees ``tau_j += l . f + u . n``, where ``(l, u) = (r x z_j, z_j)`` is the
 unit twist of joint ``j`` expressed in link frame ``i`` (``r`` the origin of joint ``j``). The
-twists are carried along with the same frame changes, so the cost is ``O(n^2)`` per sample.
+twists are carried along with the same frame changes, so the cost is ``O(n^2)`` per sample. A
+prismatic joint translates its frame by ``q z`` instead of turning it, and its unit twist is
+``(z, 0)``.
 :meth:`Regressor.compute_one` (online use) runs the same kernel on one sample.
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
@@ -36,6 +48,8 @@ from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.model.friction import FrictionModel
 from robot_dynid.model.robot_description import (RobotDescription, build_pinocchio_model,
                                                  joint_motion_subspace, link_frame_placements)
+
+FRICTION_SIDES = ("joint", "motor", "both")
 
 INERTIAL_NAMES = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 N_INERTIAL = len(INERTIAL_NAMES)
@@ -114,32 +128,40 @@ def _frame_change(rotation: np.ndarray, translation: np.ndarray) -> np.ndarray:
     return np.concatenate([[float(identity)], rotation.T.ravel(), translation])
 
 
-def _chain_from_model(model: pin.Model) -> np.ndarray:
-    """Kinematics as constant frame changes, with every joint turned to rotate about ``z``:
-    previous link frame (world for joint 1) -> joint frame ``i`` at ``q_i = 0``, then
-    ``Rz(q_i)``, then joint frame ``i`` -> link frame ``i``.
+def _chain_from_model(model: pin.Model) -> tuple[np.ndarray, np.ndarray]:
+    """Kinematics as constant frame changes, with every joint turned to rotate about (or slide
+    along) ``z``: previous link frame (world for joint 1) -> joint frame ``i`` at ``q_i = 0``,
+    then ``Rz(q_i)`` (or ``Tz(q_i)``), then joint frame ``i`` -> link frame ``i``.
 
     Returns
     -------
-    ndarray, shape (n, 2, 13)
+    chain : ndarray, shape (n, 2, 13)
         Per joint the two frame changes as :func:`_frame_change` packs them.
+    prismatic : ndarray, shape (n,)
+        1.0 for a prismatic joint, 0.0 for a revolute one.
     """
     link_frames = link_frame_placements(model)
-    changes = []
+    changes, prismatic = [], []
     previous_turn = np.eye(3)
     previous_link = pin.SE3.Identity()
     for joint_id in range(1, model.njoints):
         joint = model.joints[joint_id]
         if joint.nq != 1 or joint.nv != 1:
             raise DynIdError(f"joint {model.names[joint_id]!r} is {joint.shortname()}; "
-                             "only revolute joints with one coordinate are supported")
+                             "only revolute and prismatic joints with one coordinate are supported")
         if model.parents[joint_id] != joint_id - 1:
             raise DynIdError(f"joint {model.names[joint_id]!r} does not follow joint "
                              f"{model.names[joint_id - 1]!r}; the model must be a serial chain")
         motion = joint_motion_subspace(model, joint_id)
-        if np.linalg.norm(motion[:3]) > 1e-12 or abs(np.linalg.norm(motion[3:]) - 1.0) > 1e-9:
-            raise DynIdError(f"joint {model.names[joint_id]!r} is not a revolute joint")
-        turn = pin.SE3(_rotation_z_to(motion[3:]), np.zeros(3))
+        linear, angular = np.linalg.norm(motion[:3]), np.linalg.norm(motion[3:])
+        if linear < 1e-12 and abs(angular - 1.0) < 1e-9:
+            axis, slides = motion[3:], False
+        elif angular < 1e-12 and abs(linear - 1.0) < 1e-9:
+            axis, slides = motion[:3], True
+        else:
+            raise DynIdError(f"joint {model.names[joint_id]!r} is neither a revolute nor a prismatic joint")
+        prismatic.append(float(slides))
+        turn = pin.SE3(_rotation_z_to(axis), np.zeros(3))
         # turned joint frame in the previous turned joint frame, then in the previous link frame
         placement = (pin.SE3(previous_turn, np.zeros(3)).inverse()
                      * model.jointPlacements[joint_id] * turn)
@@ -148,7 +170,24 @@ def _chain_from_model(model: pin.Model) -> np.ndarray:
         changes.append([_frame_change(joint_in_link.rotation, joint_in_link.translation),
                         _frame_change(link.rotation, link.translation)])
         previous_turn, previous_link = turn.rotation, link
-    return np.array(changes)
+    return np.array(changes), np.array(prismatic)
+
+
+class DriveRow(NamedTuple):
+    """A row of the friction or armature columns: a joint (``kind`` "joint") or a motor ("motor").
+
+    ``index`` is 0-based among the joints or motors, ``name`` the joint's or motor's name, and
+    ``label`` what parameter names append to the coefficient: ``"3"`` for joint 3, ``"_m3"`` for
+    motor 3 (1-based).
+    """
+
+    kind: str
+    index: int
+    name: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.index + 1}" if self.kind == "joint" else f"_m{self.index + 1}"
 
 
 class Regressor:
@@ -161,9 +200,14 @@ class Regressor:
     friction : FrictionModel
         Friction columns per joint (``FrictionModel()`` = none).
     armature : bool
-        Add a rotor inertia ``Ia_j`` per joint (column ``qdd_j`` in joint ``j``).
+        Add a rotor inertia per joint (column ``qdd_j`` in joint ``j``), or per motor with a
+        transmission and ``friction_side`` other than ``"joint"`` (column ``T[r, j] qddm_r``).
     offset : bool
         Add a torque offset ``off_j`` per joint (column 1 in joint ``j``).
+    friction_side : {"joint", "motor", "both"} or None
+        Where friction acts: on the joints' velocities, the motors' (``qdm = T qd``, mapped by
+        ``T^T``; needs the robot's transmission) or both. None: ``"motor"`` when the robot has a
+        transmission, else ``"joint"``.
     chunk_size : int
         Samples evaluated at once by :meth:`compute` (bounds the work memory).
 
@@ -175,7 +219,7 @@ class Regressor:
     """
 
     def __init__(self, robot: RobotDescription, friction: FrictionModel = FrictionModel(),
-                 armature: bool = False, offset: bool = False,
+                 armature: bool = False, offset: bool = False, friction_side: str | None = None,
                  chunk_size: int = DEFAULT_CHUNK_SIZE) -> None:
         if not isinstance(robot, RobotDescription):
             raise DynIdError(f"robot must be a RobotDescription, got {type(robot).__name__}")
@@ -195,15 +239,39 @@ class Regressor:
         if robot.n_joints > _regressor_kernel.MAX_JOINTS:
             raise DynIdError(f"robot {robot.name!r} has {robot.n_joints} joints; the regressor "
                              f"takes at most {_regressor_kernel.MAX_JOINTS}")
+        transmission = robot.transmission
+        if friction_side is None:
+            friction_side = "joint" if transmission is None else "motor"
+        if friction_side not in FRICTION_SIDES:
+            raise DynIdError(f"friction_side must be one of {FRICTION_SIDES}, got {friction_side!r}")
+        if friction_side != "joint" and transmission is None:
+            raise DynIdError(f"friction_side {friction_side!r} needs motors: robot {robot.name!r} has no "
+                             "transmission (add transmission.motor_from_joint to its description)")
+        self.friction_side = friction_side
         self.model = build_pinocchio_model(robot)
-        self._chain = _chain_from_model(self.model)
+        self._chain, self._prismatic = _chain_from_model(self.model)
         self._gravity = np.array(self.model.gravity.linear, dtype=float)
         n = robot.n_joints
+        joint_rows = [DriveRow("joint", j, name) for j, name in enumerate(robot.joint_names)]
+        motor_rows = [] if transmission is None else [DriveRow("motor", r, name)
+                                                      for r, name in enumerate(transmission.motor_names)]
+        T = None if transmission is None else transmission.motor_from_joint
+        blocks = {"joint": (joint_rows, np.eye(n), np.ones(n), np.arange(n)),
+                  "motor": (motor_rows, T, None if T is None else transmission.gear_ratios,
+                            None if T is None else transmission.main_joints)}
+        sides = ("joint", "motor") if friction_side == "both" else (friction_side,)
+        self.friction_rows = tuple(row for side in sides for row in blocks[side][0])
+        self._friction_map = np.ascontiguousarray(np.vstack([blocks[side][1] for side in sides]))
+        self._velocity_scale = np.concatenate([blocks[side][2] for side in sides])
+        self._temperature_joint = np.concatenate([blocks[side][3] for side in sides])
+        armature_side = "joint" if friction_side == "joint" else "motor"
+        self.armature_rows = tuple(blocks[armature_side][0]) if self.armature else ()
+        self._armature_map = np.ascontiguousarray(blocks[armature_side][1] if self.armature else np.zeros((0, n)))
         self._inertial = slice(0, N_INERTIAL * n)
         start = N_INERTIAL * n
-        self._friction = slice(start, start + friction.n_coefficients * n)
+        self._friction = slice(start, start + friction.n_coefficients * len(self.friction_rows))
         start = self._friction.stop
-        self._armature = slice(start, start + (n if self.armature else 0))
+        self._armature = slice(start, start + len(self.armature_rows))
         start = self._armature.stop
         self._offset = slice(start, start + (n if self.offset else 0))
 
@@ -218,15 +286,19 @@ class Regressor:
 
     @property
     def parameter_names(self) -> tuple[str, ...]:
-        """Names of the ``p`` parameters, joint indices 1-based (``"m1"``, ..., ``"fc1"``, ...)."""
+        """Names of the ``p`` parameters, joint and motor indices 1-based (``"m1"``, ...,
+        ``"fc1"`` (joint 1), ``"fc_m1"`` (motor 1), ``"Ia_m6"``, ``"off1"``)."""
         joints = range(1, self.n_joints + 1)
         names = [f"{name}{j}" for j in joints for name in INERTIAL_NAMES]
-        names += [f"{name}{j}" for j in joints for name in self.friction.coefficient_names]
-        if self.armature:
-            names += [f"Ia{j}" for j in joints]
+        names += [f"{name}{row.label}" for row in self.friction_rows for name in self.friction.coefficient_names]
+        names += [f"Ia{row.label}" for row in self.armature_rows]
         if self.offset:
             names += [f"off{j}" for j in joints]
         return tuple(names)
+
+    @property
+    def prismatic(self) -> tuple[bool, ...]:
+        return self.robot.prismatic
 
     @property
     def slices(self) -> dict[str, slice]:
@@ -290,12 +362,23 @@ class Regressor:
                            None if elapsed is None else np.asarray(elapsed)[chunk], out[chunk])
         return out
 
+    def drive_velocities(self, qd) -> np.ndarray:
+        """Velocities of the friction rows (N, R): joint rows ``qd_j``, motor rows ``qdm = T qd`` [rad/s]."""
+        if self.friction_side == "joint":
+            return np.asarray(qd, dtype=float)
+        return np.asarray(qd, dtype=float) @ self._friction_map.T
+
     def _evaluate(self, q, qd, qdd, temperature, elapsed, out) -> None:
         """The kernel on checked, C-contiguous states (N, n) into ``out`` (N, n, p)."""
-        friction = self.friction.columns(qd, temperature=temperature, elapsed=elapsed)
-        _regressor_kernel.regressor(self._chain, self._gravity, q, qd, qdd,
-                                    np.ascontiguousarray(friction, dtype=float), self.armature,
-                                    self.offset, out)
+        if self.friction_side == "joint":
+            friction = self.friction.columns(qd, temperature=temperature, elapsed=elapsed)
+        else:
+            friction = self.friction.columns(
+                self.drive_velocities(qd), elapsed=elapsed, velocity_scale=self._velocity_scale,
+                temperature=None if temperature is None else np.asarray(temperature)[:, self._temperature_joint])
+        _regressor_kernel.regressor(self._chain, self._prismatic, self._gravity, q, qd, qdd,
+                                    np.ascontiguousarray(friction, dtype=float), self._friction_map,
+                                    self._armature_map, self.offset, out)
 
     def compute_one(self, q, qd, qdd, temperature=None, elapsed=None) -> np.ndarray:
         """Regressor of one sample (for online use), by the same kernel as :meth:`compute`.

@@ -5,13 +5,19 @@ A :class:`RobotDescription` is built by one validating loader from a YAML file
 ROS ``robot_description`` parameter carries (:func:`robot_from_urdf`). The YAML contract is
 documented in ``docs/robot_description.md``.
 
-Kinematics (all joints revolute, ``q`` [rad]):
+Kinematics (revolute joints ``q`` [rad], prismatic joints ``q`` [m]):
 
-- standard DH: ``A_i = Rz(q_i + theta_i) Tz(d_i) Tx(a_i) Rx(alpha_i)``; joint ``i`` turns about
-  ``z_{i-1}``; DH frame ``i`` sits at the distal end of link ``i``.
-- modified DH (Craig/Khalil): ``A_i = Rx(alpha_{i-1}) Tx(a_{i-1}) Rz(q_i + theta_i) Tz(d_i)``;
-  DH frame ``i`` is the frame of joint ``i``.
-- URDF: each joint's frame is its child link's frame.
+- standard DH: ``A_i = Rz(q_i + theta_i) Tz(d_i) Tx(a_i) Rx(alpha_i)`` (revolute) or
+  ``Rz(theta_i) Tz(q_i + d_i) Tx(a_i) Rx(alpha_i)`` (prismatic); joint ``i`` moves about or
+  along ``z_{i-1}``; DH frame ``i`` sits at the distal end of link ``i``.
+- modified DH (Craig/Khalil): ``A_i = Rx(alpha_{i-1}) Tx(a_{i-1}) Rz(q_i + theta_i) Tz(d_i)``
+  (``Rz(theta_i) Tz(q_i + d_i)`` for a prismatic joint); DH frame ``i`` is the frame of joint ``i``.
+- URDF: each joint's frame is its child link's frame; ``revolute``, ``continuous`` and
+  ``prismatic`` joints.
+
+A prismatic joint's position limits are in m, its velocity and acceleration limits in m/s and
+m/s^2, its effort limit in N. An optional ``transmission`` (:mod:`robot_dynid.model.transmission`)
+maps joints to motors, ``qm = T q``.
 
 An optional ``base`` row is a fixed transform from the world (gravity) frame to the base of
 joint 1, written in the table's own convention.
@@ -40,6 +46,7 @@ import pinocchio as pin
 from robot_dynid import validators
 from robot_dynid.errors import DataError, RobotDescriptionError
 from robot_dynid.joint_names import index_in
+from robot_dynid.model.transmission import Transmission, transmission_from_dict
 from robot_dynid.yaml_files import read_yaml
 
 logger = logging.getLogger(__name__)
@@ -54,6 +61,11 @@ MAX_POSITION_LIMIT = 2.0 * math.pi * 1.05
 MAX_VELOCITY_LIMIT = 50.0
 MAX_ANGLE = 2.0 * math.pi
 MAX_LENGTH = 50.0
+#: Bounds of a prismatic joint's limits beyond which they are taken for millimetres: its stroke
+#: [m] (a long linear track; 20 would be 20 mm in mm), its speed [m/s].
+MAX_PRISMATIC_POSITION_LIMIT = MAX_LENGTH
+MAX_PRISMATIC_VELOCITY_LIMIT = 20.0
+JOINT_TYPES = ("revolute", "prismatic")
 #: URDF carries no acceleration limits; without an override a joint gets this many times its
 #: velocity limit [1/s] (full speed reached in 0.2 s).
 DEFAULT_ACCELERATION_PER_VELOCITY = 5.0
@@ -61,14 +73,14 @@ DEFAULT_ACCELERATION_PER_VELOCITY = 5.0
 CONTINUOUS_POSITION_LIMITS = (-math.pi, math.pi)
 
 _DH_REQUIRED = ("name", "dh_convention", "joints")
-_DH_OPTIONAL = ("gravity", "base")
+_DH_OPTIONAL = ("gravity", "base", "transmission")
 _URDF_OPTIONAL = ("name", "gravity", "joints", "position_limits", "velocity_limits",
                   "acceleration_limits", "effort_limits", "gear_ratios", "rated_motor_torques",
-                  "torque_constants")
+                  "torque_constants", "transmission")
 _URDF_LIMIT_MAPS = ("position_limits", "velocity_limits", "acceleration_limits", "effort_limits")
 _JOINT_REQUIRED = ("name", "a", "alpha", "d", "position_limits", "velocity_limit",
                    "acceleration_limit")
-_JOINT_OPTIONAL = ("theta_offset", "effort_limit", "gear_ratio", "rated_motor_torque",
+_JOINT_OPTIONAL = ("type", "theta_offset", "effort_limit", "gear_ratio", "rated_motor_torque",
                    "torque_constant", "inertial")
 _INERTIAL_KEYS = ("mass", "com", "inertia")
 #: Drive keys of a DH joint and, in the plural, the URDF form's mappings joint -> value.
@@ -76,11 +88,13 @@ _DRIVE_KEYS = ("gear_ratio", "rated_motor_torque", "torque_constant")
 _URDF_DRIVE_MAPS = tuple(f"{key}s" for key in _DRIVE_KEYS)
 _BASE_KEYS = ("a", "alpha", "d", "theta")
 _URDF_REVOLUTE_TYPES = ("revolute", "continuous")
+_URDF_JOINT_TYPES = _URDF_REVOLUTE_TYPES + ("prismatic",)
 
 
 class LimitArrays(NamedTuple):
     """Limits of several joints, each (m,): ``lower`` and ``upper`` positions [rad], ``velocity``
-    [rad/s], ``acceleration`` [rad/s^2], ``effort`` [N m] (NaN where unknown)."""
+    [rad/s], ``acceleration`` [rad/s^2], ``effort`` [N m] (NaN where unknown); a prismatic
+    joint's in m, m/s, m/s^2 and N."""
 
     lower: np.ndarray
     upper: np.ndarray
@@ -96,13 +110,13 @@ class JointLimits:
     Parameters
     ----------
     position : tuple of float
-        ``(lower, upper)`` [rad], ``lower < upper``.
+        ``(lower, upper)`` [rad; m for a prismatic joint], ``lower < upper``.
     velocity : float
-        Maximum speed [rad/s] (> 0).
+        Maximum speed [rad/s; m/s] (> 0).
     acceleration : float
-        Maximum acceleration magnitude [rad/s^2] (> 0).
+        Maximum acceleration magnitude [rad/s^2; m/s^2] (> 0).
     effort : float or None
-        Maximum torque [N m] (> 0), None when unknown.
+        Maximum torque [N m; N] (> 0), None when unknown.
     """
 
     position: tuple[float, float]
@@ -237,7 +251,7 @@ class LinkBody:
 
 @dataclass(frozen=True)
 class RobotDescription:
-    """A serial arm of revolute joints.
+    """A serial arm of revolute and prismatic joints.
 
     Parameters
     ----------
@@ -263,6 +277,10 @@ class RobotDescription:
     inertials : tuple of LinkInertial or None
         DH robots only: optional mass properties of each link in its link frame (``inertial:``
         entries); URDF robots carry theirs in the URDF (:func:`link_bodies`).
+    joint_types : tuple of str
+        ``"revolute"`` or ``"prismatic"`` per joint (None: all revolute).
+    transmission : Transmission or None
+        ``qm = T q`` between motors and joints; None: friction and armature on the joint side.
     """
 
     name: str
@@ -275,13 +293,28 @@ class RobotDescription:
     urdf: str | None = None
     drives: tuple[JointDrive, ...] | None = None
     inertials: tuple[LinkInertial, ...] | None = None
+    joint_types: tuple[str, ...] | None = None
+    transmission: Transmission | None = None
 
     def __post_init__(self) -> None:
-        for field in ("joint_names", "limits", "gravity", "dh", "drives", "inertials"):
+        for field in ("joint_names", "limits", "gravity", "dh", "drives", "inertials", "joint_types"):
             value = getattr(self, field)
             if value is not None and not isinstance(value, tuple):
                 object.__setattr__(self, field, tuple(value))
+        if self.joint_types is None:
+            object.__setattr__(self, "joint_types", ("revolute",) * len(self.joint_names))
         _check_description(self)
+
+    @property
+    def prismatic(self) -> tuple[bool, ...]:
+        """Per joint, True for a prismatic joint (``q`` [m], its effort a force [N])."""
+        return tuple(kind == "prismatic" for kind in self.joint_types)
+
+    def joint_units(self, index: int) -> tuple[str, str, str, str]:
+        """Units of joint ``index``'s position, velocity, acceleration and effort:
+        ``("rad", "rad/s", "rad/s^2", "N m")`` or ``("m", "m/s", "m/s^2", "N")``."""
+        return ("m", "m/s", "m/s^2", "N") if self.joint_types[index] == "prismatic" \
+            else ("rad", "rad/s", "rad/s^2", "N m")
 
     @property
     def n_joints(self) -> int:
@@ -327,6 +360,10 @@ class RobotDescription:
         ndarray, shape (N, n)
             Joint torques [N m].
         """
+        if self.transmission is not None:
+            raise RobotDescriptionError(
+                f"robot {self.name!r} has a transmission: currents are per motor; convert them with "
+                "Transmission.motor_torques_from_current and Transmission.joint_torques")
         for index, name in enumerate(self.joint_names):
             drive = self.drives[index] if self.drives is not None else JointDrive()
             for key, unit in (("torque_constant", "N m/A"), ("gear_ratio", "1")):
@@ -359,13 +396,16 @@ class RobotDescription:
                           if getattr(drive, key) is not None}
                 if values:
                     data[mapping] = values
+            if self.transmission is not None:
+                data["transmission"] = self.transmission.to_dict()
             return data
         data["dh_convention"] = self.dh_convention
         if self.base is not None:
             data["base"] = dataclasses.asdict(self.base)
         joints = []
         for index, (name, row, limits) in enumerate(zip(self.joint_names, self.dh, self.limits)):
-            joint = {"name": name, "a": row.a, "alpha": row.alpha, "d": row.d,
+            joint = {"name": name, **({"type": "prismatic"} if self.prismatic[index] else {}),
+                     "a": row.a, "alpha": row.alpha, "d": row.d,
                      "theta_offset": row.theta, "position_limits": list(limits.position),
                      "velocity_limit": limits.velocity,
                      "acceleration_limit": limits.acceleration}
@@ -379,6 +419,8 @@ class RobotDescription:
                 joint["inertial"] = self.inertials[index].to_dict()
             joints.append(joint)
         data["joints"] = joints
+        if self.transmission is not None:
+            data["transmission"] = self.transmission.to_dict()
         return data
 
 
@@ -434,13 +476,28 @@ def _check_description(robot: RobotDescription) -> None:
                 f"inertials has {len(robot.inertials)} entries, expected one per joint ({n})")
         for index, inertial in enumerate(robot.inertials):
             _check_inertial(inertial, f"joints[{index}] ({robot.joint_names[index]}).inertial")
+    if len(robot.joint_types) != n or any(kind not in JOINT_TYPES for kind in robot.joint_types):
+        raise RobotDescriptionError(f"joint_types must give one of {JOINT_TYPES} per joint ({n}), "
+                                    f"got {list(robot.joint_types)}")
+    if robot.transmission is not None:
+        if not isinstance(robot.transmission, Transmission):
+            raise RobotDescriptionError(f"transmission must be a Transmission, got {robot.transmission!r}")
+        if robot.transmission.motor_from_joint.shape != (n, n):
+            raise RobotDescriptionError(f"transmission.motor_from_joint has shape "
+                                        f"{robot.transmission.motor_from_joint.shape}, expected ({n}, {n}): "
+                                        "one row per motor, one column per joint")
     for index, (name, limits) in enumerate(zip(robot.joint_names, robot.limits)):
         label = (f"joints[{index}] ({name})" if robot.dh is not None else f"joint {name!r}")
-        _check_limits(limits, label)
+        _check_limits(limits, label, robot.joint_types[index] == "prismatic")
         if robot.drives is not None:
             for key, value in dataclasses.asdict(robot.drives[index]).items():
                 if value is None:
                     continue
+                if robot.transmission is not None and key in ("gear_ratio", "torque_constant"):
+                    where = "motor_from_joint (its row's entries)" if key == "gear_ratio" else "torque_constants"
+                    raise RobotDescriptionError(
+                        f"{label}.{key}: the robot has a transmission, which gives the motors' {key}s: write "
+                        f"them in transmission.{where}, not per joint")
                 if key == "torque_constant":
                     if not (math.isfinite(value) and value != 0.0):
                         raise RobotDescriptionError(
@@ -495,31 +552,38 @@ def _check_dh_row(row: DHRow, label: str, theta_key: str) -> None:
                 f"(expected |{key}| <= 2 pi rad)")
 
 
-def _check_limits(limits: JointLimits, label: str) -> None:
+def _check_limits(limits: JointLimits, label: str, prismatic: bool = False) -> None:
+    """Order and sign of a joint's limits, and their size against unit mistakes: degrees for a
+    revolute joint, millimetres for a prismatic one."""
+    position_unit, velocity_unit, acceleration_unit, effort_unit = (
+        ("m", "m/s", "m/s^2", "N") if prismatic else ("rad", "rad/s", "rad/s^2", "N m"))
+    mistake = "millimetres" if prismatic else "degrees"
     if len(limits.position) != 2:
         raise RobotDescriptionError(
-            f"{label}.position_limits must be [lower, upper] [rad], got {limits.position!r}")
+            f"{label}.position_limits must be [lower, upper] [{position_unit}], got {limits.position!r}")
     lower, upper = limits.position
+    position_bound = MAX_PRISMATIC_POSITION_LIMIT if prismatic else MAX_POSITION_LIMIT
     for value in (lower, upper):
-        if abs(value) > MAX_POSITION_LIMIT:
+        if abs(value) > position_bound:
             raise RobotDescriptionError(
-                f"{label}.position_limits = [{lower!r}, {upper!r}] rad looks like degrees "
-                f"(expected within +-{MAX_POSITION_LIMIT:.3f} rad)")
+                f"{label}.position_limits = [{lower!r}, {upper!r}] {position_unit} looks like {mistake} "
+                f"(expected within +-{position_bound:.3f} {position_unit})")
     if not lower < upper:
         raise RobotDescriptionError(
-            f"{label}.position_limits = [{lower!r}, {upper!r}] rad: lower must be < upper")
+            f"{label}.position_limits = [{lower!r}, {upper!r}] {position_unit}: lower must be < upper")
     if not limits.velocity > 0.0:
         raise RobotDescriptionError(
-            f"{label}.velocity_limit = {limits.velocity!r} rad/s must be > 0")
-    if limits.velocity > MAX_VELOCITY_LIMIT:
+            f"{label}.velocity_limit = {limits.velocity!r} {velocity_unit} must be > 0")
+    velocity_bound = MAX_PRISMATIC_VELOCITY_LIMIT if prismatic else MAX_VELOCITY_LIMIT
+    if limits.velocity > velocity_bound:
         raise RobotDescriptionError(
-            f"{label}.velocity_limit = {limits.velocity!r} rad/s looks like degrees "
-            f"(expected <= {MAX_VELOCITY_LIMIT} rad/s)")
+            f"{label}.velocity_limit = {limits.velocity!r} {velocity_unit} looks like {mistake} "
+            f"(expected <= {velocity_bound} {velocity_unit})")
     if not limits.acceleration > 0.0:
         raise RobotDescriptionError(
-            f"{label}.acceleration_limit = {limits.acceleration!r} rad/s^2 must be > 0")
+            f"{label}.acceleration_limit = {limits.acceleration!r} {acceleration_unit} must be > 0")
     if limits.effort is not None and not limits.effort > 0.0:
-        raise RobotDescriptionError(f"{label}.effort_limit = {limits.effort!r} N m must be > 0")
+        raise RobotDescriptionError(f"{label}.effort_limit = {limits.effort!r} {effort_unit} must be > 0")
 
 
 _number = functools.partial(validators.number, error=RobotDescriptionError)
@@ -605,13 +669,16 @@ def _robot_from_dh_dict(data: Mapping) -> RobotDescription:
     joints = data["joints"]
     if not isinstance(joints, list) or not joints:
         raise RobotDescriptionError("joints must be a non-empty list of joint mappings")
-    names, rows, limits, drives, inertials = [], [], [], [], []
+    names, rows, limits, drives, inertials, types = [], [], [], [], [], []
     for index, joint in enumerate(joints):
         label = f"joints[{index}]"
         if isinstance(joint, Mapping) and isinstance(joint.get("name"), str):
             label += f" ({joint['name']})"
         _check_keys(joint, label, _JOINT_REQUIRED, _JOINT_OPTIONAL)
         names.append(joint["name"])
+        types.append(joint.get("type", "revolute"))
+        if types[-1] not in JOINT_TYPES:
+            raise RobotDescriptionError(f"{label}.type = {types[-1]!r}, expected one of {JOINT_TYPES}")
         rows.append(DHRow(a=_number(joint["a"], f"{label}.a"),
                           alpha=_number(joint["alpha"], f"{label}.alpha"),
                           d=_number(joint["d"], f"{label}.d"),
@@ -623,10 +690,12 @@ def _robot_from_dh_dict(data: Mapping) -> RobotDescription:
         drives.append(JointDrive(*(_optional_number(joint, key, label) for key in _DRIVE_KEYS)))
         inertials.append(_inertial_from_dict(joint, label, joints))
     has_drives = any(drive != JointDrive() for drive in drives)
+    transmission = transmission_from_dict(data["transmission"], names) if "transmission" in data else None
     return RobotDescription(name=name, joint_names=tuple(names), limits=tuple(limits),
                             gravity=gravity, dh_convention=convention, dh=tuple(rows), base=base,
                             drives=tuple(drives) if has_drives else None,
-                            inertials=None if inertials[0] is None else tuple(inertials))
+                            inertials=None if inertials[0] is None else tuple(inertials),
+                            joint_types=tuple(types), transmission=transmission)
 
 
 def _inertial_from_dict(joint: Mapping, label: str, joints: list) -> LinkInertial | None:
@@ -669,7 +738,7 @@ def _dh_transform(row: DHRow, convention: str, q: float = 0.0) -> pin.SE3:
 @dataclass(frozen=True)
 class _JointGeometry:
     placement: pin.SE3       # joint frame in the parent joint frame (world for joint 1), q = 0
-    axis: np.ndarray         # (3,) unit rotation axis in the joint frame
+    axis: np.ndarray         # (3,) unit rotation axis (revolute) or direction (prismatic) in the joint frame
     link_frame: pin.SE3      # link frame in the joint frame
 
 
@@ -698,18 +767,21 @@ def _joint_geometry(robot: RobotDescription) -> list[_JointGeometry]:
     return geometry
 
 
-def _revolute_joint_model(axis: np.ndarray) -> pin.JointModel:
-    for index, joint_model in enumerate((pin.JointModelRX, pin.JointModelRY, pin.JointModelRZ)):
+def _joint_model(axis: np.ndarray, prismatic: bool = False) -> pin.JointModel:
+    """A pinocchio revolute (about) or prismatic (along) joint model of ``axis``."""
+    aligned = (pin.JointModelPX, pin.JointModelPY, pin.JointModelPZ) if prismatic \
+        else (pin.JointModelRX, pin.JointModelRY, pin.JointModelRZ)
+    for index, joint_model in enumerate(aligned):
         if np.array_equal(axis, np.eye(3)[index]):
             return joint_model()
-    return pin.JointModelRevoluteUnaligned(axis)
+    return pin.JointModelPrismaticUnaligned(axis) if prismatic else pin.JointModelRevoluteUnaligned(axis)
 
 
 def build_pinocchio_model(robot: RobotDescription) -> pin.Model:
     """A pinocchio model of the robot's kinematics, with zero inertias.
 
-    Joint ``i`` (pinocchio id ``i``, name ``robot.joint_names[i-1]``) is revolute about its axis
-    in its joint frame; its BODY frame ``"<joint>_link"`` is the link frame the inertial
+    Joint ``i`` (pinocchio id ``i``, name ``robot.joint_names[i-1]``) is revolute about (or
+    prismatic along) its axis in its joint frame; its BODY frame ``"<joint>_link"`` is the link frame the inertial
     parameters of link ``i`` refer to. ``model.gravity`` is the robot's gravity. Position,
     velocity and effort limits are copied (effort 0 when unknown).
     """
@@ -717,9 +789,10 @@ def build_pinocchio_model(robot: RobotDescription) -> pin.Model:
     model.name = robot.name
     model.gravity = pin.Motion(np.array(robot.gravity, dtype=float), np.zeros(3))
     parent = 0
-    for name, limits, geometry in zip(robot.joint_names, robot.limits, _joint_geometry(robot)):
+    for name, limits, geometry, prismatic in zip(robot.joint_names, robot.limits, _joint_geometry(robot),
+                                                 robot.prismatic):
         joint_id = model.addJoint(
-            parent, _revolute_joint_model(geometry.axis), geometry.placement, name,
+            parent, _joint_model(geometry.axis, prismatic), geometry.placement, name,
             np.array([limits.effort or 0.0]), np.array([limits.velocity]),
             np.array([limits.position[0]]), np.array([limits.position[1]]))
         model.appendBodyToJoint(joint_id, pin.Inertia.Zero(), pin.SE3.Identity())

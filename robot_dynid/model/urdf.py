@@ -1,8 +1,8 @@
 """Robots described by a URDF: the selected joints, their limits, kinematics and link inertials.
 
 A robot description ``{urdf: FILE or XML, joints: [...], ...}`` (or :func:`robot_from_urdf` on URDF
-text, e.g. a ROS ``robot_description``) selects a chain of revolute (or continuous) joints, base
-to tip; the other movable joints are held at 0.
+text, e.g. a ROS ``robot_description``) selects a chain of revolute, continuous or prismatic
+joints, base to tip; the other movable joints are held at 0.
 
 Where each piece comes from:
 
@@ -19,6 +19,7 @@ Where each piece comes from:
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import xml.etree.ElementTree as ElementTree
@@ -29,14 +30,15 @@ import numpy as np
 import pinocchio as pin
 
 from robot_dynid.errors import RobotDescriptionError
-from robot_dynid.model.robot_description import (_URDF_DRIVE_MAPS, _URDF_LIMIT_MAPS,
-                                                 _URDF_OPTIONAL, _URDF_REVOLUTE_TYPES,
+from robot_dynid.model.robot_description import (_URDF_DRIVE_MAPS, _URDF_JOINT_TYPES, _URDF_LIMIT_MAPS,
+                                                 _URDF_OPTIONAL,
                                                  CONTINUOUS_POSITION_LIMITS,
                                                  DEFAULT_ACCELERATION_PER_VELOCITY,
                                                  DEFAULT_GRAVITY, MAX_LENGTH, JointDrive,
                                                  JointLimits, LinkBody, LinkInertial,
                                                  RobotDescription, _check_inertial, _check_keys,
                                                  _number, _numbers, joint_motion_subspace)
+from robot_dynid.model.transmission import transmission_from_dict
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +71,11 @@ def robot_from_urdf_dict(data: Mapping, base_dir: str | os.PathLike | None) -> R
         overrides[key] = dict(value)
     name = data.get("name")
     gravity = _numbers(data.get("gravity", list(DEFAULT_GRAVITY)), 3, "gravity", "m/s^2")
-    return _build_urdf_robot(urdf, joints, name, gravity, overrides)
+    robot = _build_urdf_robot(urdf, joints, name, gravity, overrides)
+    if "transmission" in data:
+        robot = dataclasses.replace(robot, transmission=transmission_from_dict(data["transmission"],
+                                                                               robot.joint_names))
+    return robot
 
 
 def robot_from_urdf(urdf_text: str, joints: Sequence[str] | None = None, name: str | None = None,
@@ -82,8 +88,8 @@ def robot_from_urdf(urdf_text: str, joints: Sequence[str] | None = None, name: s
     urdf_text : str
         URDF XML.
     joints : sequence of str, optional
-        Joints of the chain, base to tip. Default: every revolute/continuous joint, which must
-        then form a single chain.
+        Joints of the chain, base to tip. Default: every revolute, continuous and prismatic
+        joint, which must then form a single chain.
     name : str, optional
         Robot name; default the URDF ``<robot name>``.
     gravity : sequence of 3 float
@@ -215,22 +221,22 @@ def parse_urdf_inertials(urdf_text: str) -> dict[str, LinkInertial]:
 def _select_urdf_chain(joints: dict[str, _UrdfJoint], selection: list[str] | None) -> list[str]:
     if selection is None:
         movable = [name for name, joint in joints.items() if joint.type != "fixed"]
-        unsupported = [name for name in movable if joints[name].type not in _URDF_REVOLUTE_TYPES]
+        unsupported = [name for name in movable if joints[name].type not in _URDF_JOINT_TYPES]
         if unsupported:
             raise RobotDescriptionError(
-                f"URDF joint {unsupported[0]!r} is {joints[unsupported[0]].type!r}; only revolute "
-                "joints are supported: select the arm's joints with joints: [...]")
+                f"URDF joint {unsupported[0]!r} is {joints[unsupported[0]].type!r}; only revolute, continuous "
+                "and prismatic joints are supported: select the arm's joints with joints: [...]")
         selection = _chain_order(joints, movable)
     for name in selection:
         if name not in joints:
             raise RobotDescriptionError(
                 f"joint {name!r} is not in the URDF; URDF joints: {', '.join(joints)}")
-        if joints[name].type not in _URDF_REVOLUTE_TYPES:
+        if joints[name].type not in _URDF_JOINT_TYPES:
             raise RobotDescriptionError(
-                f"joint {name!r} is a URDF {joints[name].type!r} joint; only revolute and "
-                "continuous joints are supported")
+                f"joint {name!r} is a URDF {joints[name].type!r} joint; only revolute, continuous and "
+                "prismatic joints are supported")
     if not selection:
-        raise RobotDescriptionError("the URDF has no revolute joints")
+        raise RobotDescriptionError("the URDF has no revolute or prismatic joints")
     if len(set(selection)) != len(selection):
         raise RobotDescriptionError(f"joints {selection} contains duplicate names")
     return list(selection)
@@ -253,17 +259,20 @@ _AXES = {"X": np.array([1.0, 0.0, 0.0]), "Y": np.array([0.0, 1.0, 0.0]), "Z": np
 
 
 def _joint_axis(model: pin.Model, index: int, name: str) -> np.ndarray:
-    """Unit rotation axis of joint ``index`` of ``model``, a pinocchio revolute joint (bounded or
-    continuous), in its frame."""
+    """Unit axis of joint ``index`` of ``model``, a pinocchio revolute joint (bounded or
+    continuous; its rotation axis) or prismatic joint (its direction), in its frame."""
     joint = model.joints[index]
     kind = joint.shortname()
-    for prefix in ("JointModelR", "JointModelRUB"):
+    for prefix in ("JointModelR", "JointModelRUB", "JointModelP"):
         if kind.startswith(prefix) and kind[len(prefix):] in _AXES:
             return _AXES[kind[len(prefix):]]
     if kind in ("JointModelRevoluteUnaligned", "JointModelRevoluteUnboundedUnaligned"):
         axis = joint_motion_subspace(model, index)[3:]   # S = [0; axis]
         return axis / np.linalg.norm(axis)
-    raise RobotDescriptionError(f"joint {name!r} is a pinocchio {kind}, not a revolute joint")
+    if kind == "JointModelPrismaticUnaligned":
+        axis = joint_motion_subspace(model, index)[:3]   # S = [axis; 0]
+        return axis / np.linalg.norm(axis)
+    raise RobotDescriptionError(f"joint {name!r} is a pinocchio {kind}, not a revolute or prismatic joint")
 
 
 def _why_unreadable(urdf_text: str) -> str | None:
@@ -334,7 +343,9 @@ def _build_urdf_robot(urdf_text: str, selection: list[str] | None, name: str | N
     return RobotDescription(name=name or robot_name or "robot", joint_names=tuple(chain),
                             limits=limits, gravity=gravity, urdf=urdf_text,
                             drives=drives if any(drive != JointDrive() for drive in drives)
-                            else None)
+                            else None,
+                            joint_types=tuple("prismatic" if joints[joint_name].type == "prismatic" else "revolute"
+                                              for joint_name in chain))
 
 
 def _urdf_limits(joint: _UrdfJoint, overrides: dict[str, dict]) -> JointLimits:

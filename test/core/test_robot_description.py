@@ -336,13 +336,19 @@ def test_load_robot_names_the_file(tmp_path):
         load_robot(tmp_path / "missing.yaml")
 
 
+PLANAR_JOINT_URDF = ("<robot name='x'><link name='a'/><link name='b'/><link name='c'/>"
+                     "<joint name='j' type='revolute'><parent link='a'/><child link='b'/>"
+                     "<limit lower='-1' upper='1' velocity='1'/></joint>"
+                     "<joint name='slider' type='planar'><parent link='b'/><child link='c'/></joint></robot>")
+
+
 @pytest.mark.parametrize("data, message", [
     ({"urdf": "missing.urdf"}, r"urdf: cannot read .*missing\.urdf"),
     ({"urdf": "planar_gripper.urdf", "joints": ["shoulder", "knee"]},
      r"joint 'knee' is not in the URDF; URDF joints: mount, shoulder, elbow, wrist, finger_joint"),
-    ({"urdf": "planar_gripper.urdf", "joints": ["shoulder", "finger_joint"]},
-     r"joint 'finger_joint' is a URDF 'prismatic' joint"),
-    ({"urdf": "planar_gripper.urdf"}, r"URDF joint 'finger_joint' is 'prismatic'; only revolute"),
+    ({"urdf": PLANAR_JOINT_URDF, "joints": ["j", "slider"]},
+     r"joint 'slider' is a URDF 'planar' joint; only revolute, continuous and prismatic"),
+    ({"urdf": PLANAR_JOINT_URDF}, r"URDF joint 'slider' is 'planar'; only revolute, continuous and prismatic"),
     ({"urdf": "planar_gripper.urdf", "joints": ["elbow", "shoulder"]},
      r"joint 'elbow': URDF joint is not the next joint below the root; the joints must be listed base to tip"),
     ({"urdf": "planar_gripper.urdf", "joints": ["shoulder", "elbow"],
