@@ -1,0 +1,192 @@
+"""Prismatic joints and transmissions in the regressor, against references the regressor does not share:
+pinocchio's own URDF parser and RNEA, closed-form mechanics, and drive columns written out by hand."""
+import math
+import pathlib
+import re
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from robot_dynid.errors import DynIdError, RobotDescriptionError
+from robot_dynid.model.friction import friction_model
+from robot_dynid.model.link_inertials import prior_parameters
+from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.robot_description import load_robot, robot_from_dict
+from robot_dynid.package_files import find_package_file
+
+UR5_URDF = find_package_file("config", "robots", "ur5.urdf")
+
+
+def ur5_on_a_track(rng):
+    """UR5 URDF text on a horizontal linear track (a prismatic joint along a tilted axis under the
+    arm's base), every moving link with a random inertia, and the joint names base to tip."""
+    text = UR5_URDF.read_text()
+    links = re.findall(r'<link name="([^"]+)"/>', text)
+    for link in links[1:]:             # world stays massless
+        inertia = pin.Inertia.Random()
+        mass, com = float(inertia.mass), np.asarray(inertia.lever).tolist()
+        xx, xy, xz, yy, yz, zz = np.asarray(inertia.inertia)[[0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]].tolist()
+        text = text.replace(f'<link name="{link}"/>', (
+            f'<link name="{link}"><inertial><origin xyz="{com[0]!r} {com[1]!r} {com[2]!r}" rpy="0 0 0"/>'
+            f'<mass value="{mass!r}"/><inertia ixx="{xx!r}" ixy="{xy!r}" ixz="{xz!r}" iyy="{yy!r}" iyz="{yz!r}" '
+            f'izz="{zz!r}"/></inertial></link>'))
+    track = ('<link name="carriage"><inertial><origin xyz="0.01 -0.02 0.05" rpy="0 0 0"/><mass value="12.5"/>'
+             '<inertia ixx="0.3" ixy="0.01" ixz="0.0" iyy="0.4" iyz="-0.02" izz="0.5"/></inertial></link>'
+             '<joint name="track" type="prismatic"><parent link="world"/><child link="carriage"/>'
+             '<origin xyz="0.2 0.1 0.3" rpy="0 0 0.3"/><axis xyz="0.6 0.8 0"/>'
+             '<limit lower="-2.0" upper="2.0" effort="2000" velocity="1.5"/></joint>')
+    text = text.replace('<joint name="world_joint" type="fixed"><parent link="world"/>',
+                        track + '<joint name="world_joint" type="fixed"><parent link="carriage"/>')
+    joints = ["track", "shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint",
+              "wrist_2_joint", "wrist_3_joint"]
+    return text, joints
+
+
+def test_a_prismatic_track_under_a_urdf_arm_matches_pinocchios_own_urdf_model():
+    """Regressor x the URDF's inertials = RNEA of the model pinocchio builds from the same URDF itself."""
+    rng = np.random.default_rng(3)
+    pin.seed(3)
+    text, joints = ur5_on_a_track(rng)
+    robot = robot_from_dict({"urdf": text, "joints": joints, "acceleration_limits": {name: 10.0 for name in joints}})
+    assert robot.prismatic == (True,) + (False,) * 6
+    model = pin.buildModelFromXML(text)
+    data = model.createData()
+    assert [model.names[i] for i in range(1, model.njoints)] == joints
+    n_samples = 41
+    q = np.column_stack([rng.uniform(-2, 2, n_samples), rng.uniform(-np.pi, np.pi, (n_samples, 6))])
+    qd, qdd = rng.uniform(-2, 2, (n_samples, 7)), rng.uniform(-8, 8, (n_samples, 7))
+    expected = np.array([pin.rnea(model, data, *state) for state in zip(q, qd, qdd)])
+    tau = Regressor(robot).compute(q, qd, qdd) @ prior_parameters(robot)
+    scale = np.abs(expected).max(axis=0)
+    np.testing.assert_allclose(tau / scale, expected / scale, rtol=0, atol=1e-9)
+
+
+def test_a_vertical_prismatic_joint_lifts_its_payload_with_m_times_qdd_plus_g():
+    """A lift: F = m (qdd + g) + fc sgn(qd) + fv qd [N], whatever the link's inertia."""
+    robot = robot_from_dict({"name": "lift", "dh_convention": "standard", "joints": [
+        {"name": "lift", "type": "prismatic", "a": 0.0, "alpha": 0.0, "d": 0.0, "position_limits": [0.0, 1.5],
+         "velocity_limit": 0.5, "acceleration_limit": 2.0, "effort_limit": 4000.0}]})
+    regressor = Regressor(robot, friction_model("coulomb_viscous"))
+    assert regressor.parameter_names[-2:] == ("fc1", "fv1")
+    q, qd, qdd = np.array([[0.3], [1.2]]), np.array([[0.2], [-0.1]]), np.array([[1.5], [-0.7]])
+    mass, fc, fv = 80.0, 30.0, 200.0
+    theta = np.concatenate([[mass, 0.0, 0.0, 4.0, 2.0, 0.1, 3.0, 0.2, 0.3, 1.0], [fc, fv]])
+    expected = mass * (qdd[:, 0] + 9.81) + fc * np.sign(qd[:, 0]) + fv * qd[:, 0]
+    np.testing.assert_allclose(regressor.torque(theta, q, qd, qdd)[:, 0], expected, rtol=1e-12)
+
+
+def test_a_radial_slider_on_a_turning_arm_feels_coriolis_and_centrifugal_forces():
+    """A point mass m at radius r on a horizontal turntable (joint 1 about z, slider along x):
+    tau1 = m r^2 w' + 2 m r r' w; F2 = m (r'' - r w^2)."""
+    joint = {"alpha": 0.0, "a": 0.0, "d": 0.0, "velocity_limit": 2.0, "acceleration_limit": 5.0}
+    robot = robot_from_dict({"name": "turntable", "dh_convention": "modified", "joints": [
+        dict(joint, name="turn", position_limits=[-3.0, 3.0]),
+        dict(joint, name="slide", type="prismatic", alpha=math.pi / 2, theta_offset=math.pi / 2,
+             position_limits=[0.1, 1.0])]})
+    regressor = Regressor(robot)
+    rng = np.random.default_rng(5)
+    q = np.column_stack([rng.uniform(-3, 3, 7), rng.uniform(0.1, 1.0, 7)])
+    qd, qdd = rng.uniform(-2, 2, (7, 2)), rng.uniform(-5, 5, (7, 2))
+    mass = 3.0
+    theta = np.zeros(20)
+    theta[10] = mass                         # a point mass at the slider frame's origin
+    r, w, rd, wd, rdd = q[:, 1], qd[:, 0], qd[:, 1], qdd[:, 0], qdd[:, 1]
+    tau = regressor.torque(theta, q, qd, qdd)
+    np.testing.assert_allclose(tau[:, 0], mass * r**2 * wd + 2 * mass * r * rd * w, rtol=1e-12)
+    np.testing.assert_allclose(tau[:, 1], mass * (rdd - r * w**2), rtol=1e-12)
+
+
+def test_prismatic_limits_in_millimetres_are_refused_as_such():
+    joint = {"name": "lift", "type": "prismatic", "a": 0.0, "alpha": 0.0, "d": 0.0, "velocity_limit": 0.5,
+             "acceleration_limit": 2.0}
+    with pytest.raises(RobotDescriptionError, match=r"joints\[0\] \(lift\)\.position_limits = \[0\.0, 1500\.0\] m "
+                                                     r"looks like millimetres"):
+        robot_from_dict({"name": "lift", "dh_convention": "standard",
+                         "joints": [dict(joint, position_limits=[0.0, 1500.0])]})
+    with pytest.raises(RobotDescriptionError, match=r"velocity_limit = 500\.0 m/s looks like millimetres"):
+        robot_from_dict({"name": "lift", "dh_convention": "standard",
+                         "joints": [dict(joint, position_limits=[0.0, 1.5], velocity_limit=500.0)]})
+    with pytest.raises(RobotDescriptionError, match=r"joints\[0\] \(lift\)\.type = 'linear', expected one of"):
+        robot_from_dict({"name": "lift", "dh_convention": "standard",
+                         "joints": [dict(joint, type="linear", position_limits=[0.0, 1.5])]})
+
+
+def coupled_wrist(friction_side=None, armature=True):
+    """The ER3A with a wrist whose motor 6 turns with q5 + q6 (row 6 = [0, 0, 0, 0, 50, 50])."""
+    robot = load_robot(find_package_file("config", "robots", "er3a_coupled_wrist.yaml"))
+    return robot, Regressor(robot, friction_model("coulomb_viscous"), armature=armature, friction_side=friction_side)
+
+
+def test_a_coupled_motor_puts_its_inertia_and_friction_into_both_joints_it_turns_with():
+    robot, regressor = coupled_wrist()
+    T = robot.transmission.motor_from_joint
+    assert T[5].tolist() == [0, 0, 0, 0, 50, 50]
+    names = regressor.parameter_names
+    rng = np.random.default_rng(8)
+    q, qd, qdd = rng.uniform(-1, 1, (9, 6)), rng.uniform(-2, 2, (9, 6)), rng.uniform(-5, 5, (9, 6))
+    Y = regressor.compute(q, qd, qdd)
+    qdm6, qddm6 = 50 * (qd[:, 4] + qd[:, 5]), 50 * (qdd[:, 4] + qdd[:, 5])
+    for joint in range(6):        # tau = T^T tau_m: motor 6's torque enters joints 5 and 6 times 50
+        factor = 50.0 if joint in (4, 5) else 0.0
+        np.testing.assert_allclose(Y[:, joint, names.index("Ia_m6")], factor * qddm6, rtol=1e-13)
+        np.testing.assert_allclose(Y[:, joint, names.index("fc_m6")], factor * np.sign(qdm6), rtol=1e-13)
+        np.testing.assert_allclose(Y[:, joint, names.index("fv_m6")], factor * qdm6, rtol=1e-13)
+    # an uncoupled motor: joint 3's, reduction 101
+    np.testing.assert_allclose(Y[:, 2, names.index("Ia_m3")], 101.0 ** 2 * qdd[:, 2], rtol=1e-13)
+    assert not Y[:, [0, 1, 3, 4, 5], names.index("Ia_m3")].any()
+    assert "Ia6" not in names and "fc6" not in names
+
+
+def test_the_friction_side_chooses_joint_motor_or_both_columns():
+    _, joint_side = coupled_wrist("joint")
+    _, both = coupled_wrist("both", armature=False)
+    assert [name for name in joint_side.parameter_names[60:]] == [
+        f"{c}{j}" for j in range(1, 7) for c in ("fc", "fv")] + [f"Ia{j}" for j in range(1, 7)]
+    assert both.parameter_names[60:] == tuple(f"{c}{j}" for j in range(1, 7) for c in ("fc", "fv")) + tuple(
+        f"{c}_m{j}" for j in range(1, 7) for c in ("fc", "fv"))
+    with pytest.raises(DynIdError, match=r"friction_side 'motor' needs motors: robot 'er3a' has no transmission"):
+        Regressor(load_robot(find_package_file("config", "robots", "er3a.yaml")), friction_side="motor")
+
+
+def test_motor_side_speed_constants_keep_their_joint_side_meaning():
+    """A dead band of 0.01 rad/s on the joint is 0.5 rad/s on a motor of reduction 50: motor 6 at
+    0.4 rad/s (joint speeds 0.004 each) has no friction, at 0.6 rad/s it has."""
+    robot = load_robot(find_package_file("config", "robots", "er3a_coupled_wrist.yaml"))
+    regressor = Regressor(robot, friction_model("coulomb_viscous", dead_band=0.01))
+    qd = np.zeros((2, 6))
+    qd[:, 4:] = [[0.004, 0.004], [0.006, 0.006]]
+    Y = regressor.compute(np.zeros((2, 6)), qd, np.zeros((2, 6)))
+    column = regressor.parameter_names.index("fc_m6")
+    np.testing.assert_array_equal(Y[:, 5, column], [0.0, 50.0])
+
+
+def test_a_transmission_is_checked_with_the_row_and_joint_named(tmp_path):
+    text = find_package_file("config", "robots", "er3a_coupled_wrist.yaml").read_text()
+    for old, new, message in (
+            ("[0, 0, 0, 0, 50, 50]", "[0, 0, 0, 0, 50]", r"transmission\.motor_from_joint\[5\] must be a list of 6"),
+            ("[0, 0, 0, 0, 50, 50]", "[0, 0, 0, 0, 0, 0]", r"motor_from_joint\[5\] is all zero"),
+            ("[0, 0, 0, 0, 50, 50]", "[0, 0, 0, 0, 81, 0]", r"singular or nearly so"),
+            ("motor_from_joint:", "motor_form_joint:", r"unknown key 'motor_form_joint'"),
+            ("  - {name: j5,", "  - {name: j5, gear_ratio: 81.0,",
+             r"joints\[4\] \(j5\)\.gear_ratio: the robot has a transmission, which gives the motors' gear_ratios")):
+        assert old in text, old
+        path = tmp_path / "robot.yaml"
+        path.write_text(text.replace(old, new, 1))
+        with pytest.raises(RobotDescriptionError, match=message):
+            load_robot(path)
+
+
+def test_transmission_round_trips_through_the_description(tmp_path):
+    robot = load_robot(find_package_file("config", "robots", "er3a_coupled_wrist.yaml"))
+    again = robot_from_dict(robot.to_dict())
+    assert again == robot and again.transmission.motor_names == robot.transmission.motor_names
+    q = np.random.default_rng(1).uniform(-1, 1, (5, 6))
+    np.testing.assert_allclose(robot.transmission.joint_from_motor_values(
+        robot.transmission.motor_from_joint_values(q)), q, rtol=0, atol=1e-12)
+
+
+def test_urdf_prismatic_joint_descriptions_load_from_the_shipped_example():
+    robot = load_robot(find_package_file("config", "robots", "ur5_on_linear_track.yaml"))
+    assert robot.joint_types[0] == "prismatic" and robot.joint_units(0) == ("m", "m/s", "m/s^2", "N")
+    assert robot.n_joints == 7 and pathlib.Path(find_package_file("config", "robots", "ur5_on_linear_track.urdf"))
