@@ -249,6 +249,15 @@ def _link_consistency(name: str, parameters: np.ndarray) -> LinkConsistency:
 # Parameter layout and constraints
 
 
+def _row_unit(unit: str, row, robot) -> str:
+    """``unit`` of a rotary drive quantity (``N m``, ``N m s/rad``, ``kg m^2``) as it is for the friction or
+    armature row ``row``: motors and revolute joints keep it, a prismatic joint's is linear (``N``,
+    ``N s/m``, ``kg``)."""
+    if row.kind != "joint" or not robot.prismatic[row.index]:
+        return unit
+    return {"N m": "N", "N m s/rad": "N s/m", "kg m^2": "kg"}[unit]
+
+
 @dataclass(frozen=True, eq=False)
 class ParameterLayout:
     """Where the standard parameters sit: each link's 10 inertial ones first (link ``i`` at
@@ -299,13 +308,14 @@ class ParameterLayout:
         robot, n, p = regressor.robot, regressor.n_joints, regressor.n_parameters
         names = regressor.parameter_names
         required = NONNEGATIVE_FRICTION[regressor.friction.name]
-        coefficients = regressor.friction.coefficient_names  # joint by joint in theta
+        coefficients = regressor.friction.coefficient_names  # row by row (joints, motors) in theta
         start = regressor.slices["friction"].start
-        nonnegative = [(start + joint * len(coefficients) + c, required[name])
-                       for joint in range(n) for c, name in enumerate(coefficients)
-                       if name in required]
+        nonnegative = [(start + row_index * len(coefficients) + c, _row_unit(required[name], row, robot))
+                       for row_index, row in enumerate(regressor.friction_rows)
+                       for c, name in enumerate(coefficients) if name in required]
         armature = tuple(range(p)[regressor.slices["armature"]])
-        nonnegative += [(index, "kg m^2") for index in armature]
+        nonnegative += [(index, _row_unit("kg m^2", row, robot))
+                        for index, row in zip(armature, regressor.armature_rows)]
         aliases = tuple(tuple(dict.fromkeys([joint, f"link{j + 1}", link]))
                         for j, (joint, link) in enumerate(zip(robot.joint_names, link_names(robot))))
         model = build_pinocchio_model(robot)

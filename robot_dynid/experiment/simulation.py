@@ -118,15 +118,17 @@ def default_friction(regressor: Regressor, seed: int | None = 0) -> np.ndarray:
     Temperature drift coefficients are -0.5 % of the base coefficient per kelvin, cold-start
     coefficients 30 % of it. Each joint is scaled by a random factor in [0.8, 1.2].
 
+    A motor's friction row (a transmission) takes the scales of its main joint (the largest entry of
+    its row of ``T``, the gear ratio ``r``) moved to the motor side: torque ``T / r``, velocity ``v r``.
+
     Returns
     -------
-    ndarray, shape (n * n_coefficients,)
-        In the order of the regressor's friction parameters.
+    ndarray, shape (rows * n_coefficients,)
+        In the order of the regressor's friction parameters (rows: :attr:`Regressor.friction_rows`).
     """
     rng = np.random.default_rng(seed)
     friction = regressor.friction
-    torque = _torque_scales(regressor.robot)
-    velocity = np.array([limit.velocity for limit in regressor.robot.limits])
+    torque, velocity = _row_scales(regressor, regressor.friction_rows)
     base = {"fc": 0.03 * torque, "fv": 0.03 * torque / velocity,
             "fs": (1.3 * 0.03 * torque if friction.name == "arctan"
                    else -0.01 * torque / np.cbrt(velocity)),
@@ -140,19 +142,38 @@ def default_friction(regressor: Regressor, seed: int | None = 0) -> np.ndarray:
             columns.append(base[name])
         else:
             columns.append(drift[suffix] * base[name[:-len(suffix)]])
-    coefficients = np.array(columns).T * rng.uniform(0.8, 1.2, (regressor.n_joints, 1))
+    coefficients = np.array(columns).T * rng.uniform(0.8, 1.2, (len(regressor.friction_rows), 1))
     return coefficients.reshape(-1)
+
+
+def _row_scales(regressor: Regressor, rows) -> tuple[np.ndarray, np.ndarray]:
+    """Torque [N m] and velocity [rad/s] scales of friction or armature rows: a joint's effort and velocity
+    limits, or a motor's (its main joint's, moved through its gear ratio)."""
+    robot = regressor.robot
+    torque = _torque_scales(robot)
+    velocity = np.array([limit.velocity for limit in robot.limits])
+    if robot.transmission is None:
+        return torque[[row.index for row in rows]], velocity[[row.index for row in rows]]
+    main, ratio = robot.transmission.main_joints, robot.transmission.gear_ratios
+    return (np.array([torque[row.index] if row.kind == "joint" else torque[main[row.index]] / ratio[row.index]
+                      for row in rows]),
+            np.array([velocity[row.index] if row.kind == "joint" else velocity[main[row.index]] * ratio[row.index]
+                      for row in rows]))
 
 
 def simulation_parameters(regressor: Regressor, seed: int | None = 0) -> np.ndarray:
     """Full parameter vector (p,) for ``regressor``: :func:`plausible_parameters`,
     :func:`default_friction`, armature ``Ia = 1e-3 T`` [kg m^2] (``T`` the torque scale in
-    N m) and offsets uniform in +-1 % of ``T`` [N m]."""
+    N m; a motor's ``1e-3 T / r^2``, ``r`` its gear ratio) and offsets uniform in +-1 % of ``T`` [N m]."""
     rng = np.random.default_rng(seed)
     torque = _torque_scales(regressor.robot)
     parts = [plausible_parameters(regressor.robot, rng), default_friction(regressor, rng)]
     if regressor.armature:
-        parts.append(1e-3 * torque * rng.uniform(0.8, 1.2, regressor.n_joints))
+        scale, _ = _row_scales(regressor, regressor.armature_rows)
+        ratio = np.array([1.0 if row.kind == "joint" else regressor.robot.transmission.gear_ratios[row.index]
+                          for row in regressor.armature_rows])
+        scale = scale / ratio      # a motor's Ia enters a joint as r^2 Ia: the same joint-side inertia
+        parts.append(1e-3 * scale * rng.uniform(0.8, 1.2, len(regressor.armature_rows)))
     if regressor.offset:
         parts.append(0.01 * torque * rng.uniform(-1.0, 1.0, regressor.n_joints))
     return np.concatenate(parts)
