@@ -6,6 +6,7 @@ from robot_dynid.errors import DataError, TrajectoryError
 from robot_dynid.experiment.protocol import (DEFAULT_SPEED_FRACTIONS, CylinderExcitation, build_protocol,
                                              load_cylinder_stage, load_friction_poses, save_plan)
 from robot_dynid.experiment.trajectories import FourierTrajectory, load_trajectory
+from robot_dynid.hydraulics.attachment import displacement_function, driven_joint
 from robot_dynid.hydraulics.cylinder_results import load_cylinder_config
 from robot_dynid.model.robot_description import load_robot
 
@@ -36,12 +37,12 @@ def add_arguments(parser):
     parser.add_argument("--validation", metavar="T.yaml", default=None,
                         help="rest-to-rest trajectory played at the end of each cycle")
     parser.add_argument("--cylinders", metavar="C.yaml", default=None,
-                        help="hydraulic arms: cylinder configuration; with --cylinder-stage, each cylinder with a "
-                             "constant-moment-arm attachment {joint, moment_arm [m/rad]} gets a cylinder stage")
+                        help="hydraulic arms: cylinder configuration; with --cylinder-stage, each cylinder with an "
+                             "attachment (constant moment arm, or two points) gets a cylinder stage")
     parser.add_argument("--cylinder-stage", metavar="S.yaml", default=None,
                         help="cylinder stage (YAML): amplitude [m], angular_frequency [rad/s] or frequency [Hz], "
                              "cycles, ramp_duration [s], centers {cylinder: rad}; played before the excitation "
-                             "stage as q = center + (A / r) sin(w t) per cylinder")
+                             "stage: the cylinder's joint moves so that its rod displacement is x_c + A sin(w t)")
     parser.add_argument("--out", metavar="plan.yaml", type=output_file, default=None, help="write the plan (YAML)")
     parser.add_argument("--json", action="store_true", help="print the cycle's stages as JSON")
 
@@ -53,20 +54,22 @@ def _fractions(text):
         raise ValueError(f"--speed-fractions: {text!r} is not a comma-separated list of numbers") from None
 
 
-def _excited_cylinders(path):
-    """CylinderExcitation of every cylinder of the configuration ``path`` with an attachment."""
+def _excited_cylinders(path, robot):
+    """CylinderExcitation of every cylinder of the configuration ``path`` with an attachment: a constant
+    moment arm, or two points (the joint between their links moved so that x follows the sine)."""
     cylinders = []
     for config in load_cylinder_config(path):
         attachment = config.attachment
         if attachment is None:
             continue
-        if not attachment.constant:
-            raise DataError(f"{path}: cylinder {config.name!r} is attached by two points; the cylinder stage needs a "
-                            "constant moment arm (attachment: {joint, moment_arm}): inverting the geometry is not "
-                            "implemented")
-        cylinders.append(CylinderExcitation(config.name, attachment.joint, attachment.moment_arm))
+        if attachment.constant:
+            cylinders.append(CylinderExcitation(config.name, attachment.joint, attachment.moment_arm))
+        else:
+            cylinders.append(CylinderExcitation(config.name, driven_joint(robot, attachment, config.name), None,
+                                                displacement=displacement_function(robot, attachment, config.name)))
     if not cylinders:
-        raise DataError(f"{path}: no cylinder has an attachment {{joint, moment_arm}}: nothing to excite")
+        raise DataError(f"{path}: no cylinder has an attachment (joint and moment_arm, or two points): nothing "
+                        "to excite")
     return cylinders
 
 
@@ -85,7 +88,7 @@ def main(args):
         raise DataError("--cylinders and --cylinder-stage go together: the configuration names the cylinders, "
                         "their joints and moment arms, the stage file their motion")
     if args.cylinders is not None:
-        cylinder_stage = load_cylinder_stage(args.cylinder_stage, _excited_cylinders(args.cylinders))
+        cylinder_stage = load_cylinder_stage(args.cylinder_stage, _excited_cylinders(args.cylinders, robot))
     plan = build_protocol(
         robot, cycles=args.cycles, excitation=excitation, excitation_periods=args.excitation_periods,
         friction_poses=poses, speed_fractions=args.speed_fractions,

@@ -5,9 +5,12 @@ A test is ``cycles`` identical cycles; each starts and ends at rest in the home 
 1. REST (optional): hold the home pose for ``rest_duration``.
    CYLINDER (optional, hydraulic arms): for each cylinder of a :class:`CylinderStage` in turn,
    the hydraulic paper's rod excitation ``x = A sin(w t)`` as motion of the cylinder's joint,
-   ``q = center + (A / r) sin(w t)`` with ``r`` its moment arm [m/rad] (constant-moment-arm
-   approximation), the other joints held at home, entered and left at rest through amplitude
-   ramps (:class:`~robot_dynid.experiment.trajectories.RampedSine`).
+   the other joints held at home, entered and left at rest through amplitude ramps: with a
+   constant moment arm ``r`` [m/rad], ``q = center + (A / r) sin(w t)``
+   (:class:`~robot_dynid.experiment.trajectories.RampedSine`); for a cylinder attached at two points
+   (moment arm varying with the pose) the joint motion whose displacement is exactly
+   ``x_c + A sin(w t)``, found by inverting the attachment geometry
+   (:class:`~robot_dynid.experiment.trajectories.CylinderSine`).
 2. EXCITATION: the Fourier excitation for ``excitation_periods`` periods, then cycloidal moves of
    every joint across ``cycloid_range_fraction`` of its range, all joints up together, then all
    down, each joint as fast as its speed and acceleration limits allow (joints that finish early
@@ -42,7 +45,7 @@ import yaml
 from robot_dynid import validators
 from robot_dynid.errors import TrajectoryError
 from robot_dynid.experiment.excitation import random_excitation
-from robot_dynid.experiment.trajectories import (CycloidalMove, FourierTrajectory, Hold, Parallel,
+from robot_dynid.experiment.trajectories import (CycloidalMove, CylinderSine, FourierTrajectory, Hold, Parallel,
                                                  PointToPoint, RampedSine, Repeat, Sequence, Trajectory,
                                                  VelocityLadder, cycloidal_duration, ladder_ramp,
                                                  max_ladder_speed, trajectory_from_dict)
@@ -471,27 +474,39 @@ class CylinderExcitation:
         The cylinder's name (as in HydraulicCylinderState and the cylinder configuration).
     joint : str
         The joint it drives.
-    moment_arm : float
+    moment_arm : float or None
         r [m/rad] (the cylinder configuration's ``attachment.moment_arm``), ``dx = r dq``
         (constant-moment-arm approximation); positive when extending the rod turns the joint
-        positively. Nonzero.
+        positively. Nonzero. None for a cylinder attached at two points (``displacement`` given).
     center : float or None
         Joint position [rad] the sine oscillates about; None: the middle of the joint's range.
+    displacement : callable or None
+        Two-point cylinders: ``x = displacement(q)`` [m] (N,) at configurations ``q`` (N, n) [rad]
+        (e.g. :meth:`robot_dynid.hydraulics.attachment.CylinderGeometry.displacement`); the stage moves
+        ``joint`` so that ``x`` follows the sine exactly.
     """
 
     name: str
     joint: str
-    moment_arm: float
+    moment_arm: float | None
     center: float | None = None
+    displacement: object = dataclasses.field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         for field in ("name", "joint"):
             if not isinstance(getattr(self, field), str) or not getattr(self, field):
                 raise TrajectoryError(f"cylinder {field} must be a non-empty string, got {getattr(self, field)!r}")
-        arm = validators.number(self.moment_arm, f"cylinder {self.name}: moment_arm", TrajectoryError)
-        if arm == 0.0:
-            raise TrajectoryError(f"cylinder {self.name}: moment_arm must not be 0 [m/rad]")
-        object.__setattr__(self, "moment_arm", arm)
+        if (self.moment_arm is None) == (self.displacement is None):
+            raise TrajectoryError(f"cylinder {self.name}: give a moment_arm [m/rad] or, for a cylinder attached at "
+                                  "two points, its displacement function, not both")
+        if self.displacement is None:
+            arm = validators.number(self.moment_arm, f"cylinder {self.name}: moment_arm", TrajectoryError)
+            if arm == 0.0:
+                raise TrajectoryError(f"cylinder {self.name}: moment_arm must not be 0 [m/rad]")
+            object.__setattr__(self, "moment_arm", arm)
+        elif not callable(self.displacement):
+            raise TrajectoryError(f"cylinder {self.name}: displacement must be a function of q, got "
+                                  f"{type(self.displacement).__name__}")
         if self.center is not None:
             object.__setattr__(self, "center", validators.number(self.center, f"cylinder {self.name}: center",
                                                                  TrajectoryError))
@@ -553,11 +568,11 @@ class CylinderStage:
         return 2.0 * math.pi / self.angular_frequency
 
     def joint_amplitude(self, cylinder: CylinderExcitation) -> float:
-        """``A / r`` [rad], signed by the moment arm."""
+        """``A / r`` [rad], signed by the moment arm (constant-moment-arm cylinders)."""
         return self.amplitude / cylinder.moment_arm
 
     def to_dict(self) -> dict:
-        """File form (:func:`cylinder_stage_from_dict`)."""
+        """File form (:func:`cylinder_stage_from_dict`); a two-point cylinder's moment_arm is null."""
         return {"amplitude": self.amplitude, "angular_frequency": self.angular_frequency, "cycles": self.cycles,
                 "ramp_duration": self.ramp_duration,
                 "cylinders": [{"name": c.name, "joint": c.joint, "moment_arm": c.moment_arm,
@@ -613,7 +628,8 @@ def load_cylinder_stage(path, cylinders) -> CylinderStage:
 
 
 def _cylinder_stage(builder: _CycleBuilder, stage: CylinderStage, home: np.ndarray) -> None:
-    """One :class:`RampedSine` per cylinder, from a transition to its center pose."""
+    """One :class:`RampedSine` (constant moment arm) or :class:`CylinderSine` (two points) per cylinder,
+    from a transition to its center pose."""
     for cylinder in stage.cylinders:
         if cylinder.joint not in builder.names:
             raise TrajectoryError(f"cylinder stage: cylinder {cylinder.name} drives joint {cylinder.joint!r}, "
@@ -621,15 +637,89 @@ def _cylinder_stage(builder: _CycleBuilder, stage: CylinderStage, home: np.ndarr
         j = builder.names.index(cylinder.joint)
         center = home.copy()
         center[j] = 0.5 * (builder.lower[j] + builder.upper[j]) if cylinder.center is None else cylinder.center
-        amplitude = np.zeros(len(builder.names))
-        amplitude[j] = stage.joint_amplitude(cylinder)
+        if cylinder.displacement is None:
+            amplitude = np.zeros(len(builder.names))
+            amplitude[j] = stage.joint_amplitude(cylinder)
+            sine = RampedSine(builder.names, center, amplitude, stage.angular_frequency, stage.cycles,
+                              stage.ramp_duration)
+        else:
+            sine = _two_point_cylinder_sine(builder, stage, cylinder, center, j)
+            center = sine.center
         builder.move_to(center, "cylinder", cylinder.joint)
-        sine = RampedSine(builder.names, center, amplitude, stage.angular_frequency, stage.cycles,
-                          stage.ramp_duration)
         ramp, steady = sine.ramp_duration, sine.sine_duration
         builder.add_rows(sine, [("cylinder", "ramp", cylinder.joint, None, 0, 0.0, ramp),
                                 ("cylinder", "sine", cylinder.joint, None, 0, ramp, ramp + steady),
                                 ("cylinder", "ramp", cylinder.joint, None, 0, ramp + steady, sine.duration)])
+
+
+#: Largest error [m] of the displacement the fitted joint motion of a two-point cylinder makes.
+CYLINDER_DISPLACEMENT_TOLERANCE = 1e-9
+_JOINT_GRID = 4001        # joint positions sampled across the range to find where x reaches x_c -+ A
+
+
+def _two_point_cylinder_sine(builder: _CycleBuilder, stage: CylinderStage, cylinder: CylinderExcitation,
+                             center: np.ndarray, j: int) -> CylinderSine:
+    """The :class:`CylinderSine` moving joint ``j`` so that ``cylinder.displacement`` is exactly
+    ``x_c + A sin(w t)`` about ``x_c = x(center)``.
+
+    ``x(q_j)`` is sampled across the joint's limits (the other joints at ``center``); on the interval
+    around ``center[j]`` where it is strictly monotonic and spans ``x_c -+ A`` (1 % margin), ``q_j`` as a
+    function of ``x`` is fitted by Chebyshev series of rising degree until it reproduces ``x`` within
+    :data:`CYLINDER_DISPLACEMENT_TOLERANCE`.
+
+    Raises
+    ------
+    TrajectoryError
+        The displacement range is not reachable within the joint's limits (naming cylinder, joint and
+        the reachable range), or the geometry is too irregular to invert.
+    """
+    amplitude, where = stage.amplitude, f"cylinder stage: cylinder {cylinder.name} (joint {cylinder.joint})"
+
+    def displacement(values):
+        poses = np.tile(center, (np.size(values), 1))
+        poses[:, j] = values
+        x = np.asarray(cylinder.displacement(poses), dtype=float).reshape(-1)
+        if x.shape != (poses.shape[0],) or not np.all(np.isfinite(x)):
+            raise TrajectoryError(f"{where}: the displacement function must give one finite x [m] per pose")
+        return x
+
+    half = _JOINT_GRID // 2
+    grid = np.concatenate([np.linspace(builder.lower[j], center[j], half),
+                           np.linspace(center[j], builder.upper[j], half)[1:]])
+    x = displacement(grid)
+    k = half - 1                      # grid[k] == center[j]
+    x_center = float(x[k])
+    step = np.sign(np.diff(x))
+    direction = step[min(k, step.size - 1)]
+    low = high = k
+    while low > 0 and step[low - 1] == direction:
+        low -= 1
+    while high < step.size and step[high] == direction:
+        high += 1
+    reach = sorted((float(x[low]), float(x[high])))
+    margin = 0.01 * amplitude
+    if direction == 0 or reach[0] > x_center - amplitude - margin or reach[1] < x_center + amplitude + margin:
+        raise TrajectoryError(f"{where}: x = {x_center:.4g} -+ {amplitude:g} m is not reachable moving the joint "
+                              f"within its limits [{builder.lower[j]:g}, {builder.upper[j]:g}] from {center[j]:g}: "
+                              f"it reaches x in [{reach[0]:.4g}, {reach[1]:.4g}] m; lower the amplitude or move "
+                              "the center")
+    domain = (x_center - amplitude - margin, x_center + amplitude + margin)
+    inside = grid[low:high + 1]
+    lo, hi = np.interp(domain, x[low:high + 1][::int(direction)], inside[::int(direction)])
+    fine = np.linspace(min(lo, hi), max(lo, hi), 2001)
+    fine_x = displacement(fine)
+    for degree in range(8, 61, 4):
+        series = np.polynomial.Chebyshev.fit(fine_x, fine, degree, domain=domain)
+        error = np.max(np.abs(displacement(series(fine_x)) - fine_x))
+        if error <= CYLINDER_DISPLACEMENT_TOLERANCE:
+            break
+    else:
+        raise TrajectoryError(f"{where}: the attachment geometry cannot be inverted to {CYLINDER_DISPLACEMENT_TOLERANCE:g} m "
+                              f"(best {error:.3g} m)")
+    center = center.copy()
+    center[j] = float(series(x_center))
+    return CylinderSine(builder.names, center, cylinder.joint, x_center, amplitude, stage.angular_frequency,
+                        stage.cycles, stage.ramp_duration, series.coef.tolist(), domain)
 
 
 def _validated_poses(poses, robot) -> dict:

@@ -479,6 +479,110 @@ class RampedSine(Trajectory):
         return data
 
 
+@dataclass(frozen=True, eq=False)
+class CylinderSine(Trajectory):
+    """A hydraulic cylinder's rod displacement ``x = x_c + A e(t) sin(w (t - Tr))`` [m] (the envelope
+    ``e`` of :class:`RampedSine`), made by one joint whose position is a smooth function of it,
+    ``q_j = P(x)``, the other joints held at ``center``: the cylinder excitation of a cylinder whose
+    moment arm varies with the pose (attached at two points).
+
+    ``P`` is a Chebyshev series on ``domain`` fitted to the inverse of the attachment geometry
+    (:func:`robot_dynid.experiment.protocol` builds it); ``qd_j = P'(x) x'``,
+    ``qdd_j = P''(x) x'^2 + P'(x) x''``.
+
+    Parameters
+    ----------
+    joint_names : sequence of str, length n
+    center : array_like, shape (n,)
+        [rad] the pose held; ``center[j]`` is ``P(x_c)``.
+    joint : str
+        The moving joint ``j``.
+    displacement_center : float
+        ``x_c`` [m].
+    amplitude : float
+        ``A`` [m] (> 0).
+    angular_frequency : float
+        w [rad/s] (> 0).
+    cycles : int
+        Whole periods of the pure sine (>= 1).
+    ramp_duration : float
+        ``Tr`` [s] (> 0).
+    coefficients : sequence of float
+        Chebyshev coefficients of ``P`` [rad], on ``domain`` mapped to [-1, 1].
+    domain : sequence of 2 float
+        ``[x_low, x_high]`` [m], containing ``x_c -+ A``.
+    """
+
+    kind: ClassVar[str] = "cylinder_sine"
+    joint_names: tuple[str, ...]
+    center: np.ndarray
+    joint: str
+    displacement_center: float
+    amplitude: float
+    angular_frequency: float
+    cycles: int
+    ramp_duration: float
+    coefficients: tuple
+    domain: tuple
+
+    def __post_init__(self) -> None:
+        _check_common(self)
+        _set(self, "center", _vector(self, "center", self.center, "(one per joint) [rad]"))
+        if self.joint not in self.joint_names:
+            raise TrajectoryError(f"joint {self.joint!r} is not one of the joints {list(self.joint_names)}")
+        _set(self, "displacement_center", validators.number(self.displacement_center, "displacement_center",
+                                                            TrajectoryError))
+        _set(self, "amplitude", validators.positive(self.amplitude, "amplitude", TrajectoryError, "m"))
+        coefficients = np.array(self.coefficients, dtype=float).reshape(-1)
+        if coefficients.size < 2 or not np.all(np.isfinite(coefficients)):
+            raise TrajectoryError(f"coefficients must be at least 2 finite numbers [rad], got {self.coefficients!r}")
+        _set(self, "coefficients", tuple(coefficients.tolist()))
+        low, high = validators.numbers(list(self.domain), 2, "domain", TrajectoryError, "m")
+        reach = (self.displacement_center - self.amplitude, self.displacement_center + self.amplitude)
+        if not low < high or reach[0] < low or reach[1] > high:
+            raise TrajectoryError(f"domain [{low:g}, {high:g}] m must contain the displacement range "
+                                  f"[{reach[0]:g}, {reach[1]:g}] m")
+        _set(self, "domain", (low, high))
+        _set(self, "_envelope_sine", RampedSine(self.joint_names[:1], [0.0], [1.0], self.angular_frequency,
+                                                self.cycles, self.ramp_duration))
+        _set(self, "angular_frequency", self._envelope_sine.angular_frequency)
+        _set(self, "cycles", self._envelope_sine.cycles)
+        _set(self, "ramp_duration", self._envelope_sine.ramp_duration)
+
+    @property
+    def duration(self) -> float:
+        return self._envelope_sine.duration
+
+    @property
+    def sine_duration(self) -> float:
+        return self._envelope_sine.sine_duration
+
+    def displacement(self, t) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``x`` [m], ``x'`` [m/s], ``x''`` [m/s^2] at times ``t`` (M,)."""
+        s, sd, sdd = (value[:, 0] for value in self._envelope_sine.evaluate(t))
+        return self.displacement_center + self.amplitude * s, self.amplitude * sd, self.amplitude * sdd
+
+    def _evaluate(self, t):
+        x, xd, xdd = self.displacement(t)
+        series = np.polynomial.Chebyshev(self.coefficients, domain=self.domain)
+        slope, curvature = series.deriv(1)(x), series.deriv(2)(x)
+        j = self.joint_names.index(self.joint)
+        q = np.tile(self.center, (t.size, 1))
+        qd, qdd = np.zeros_like(q), np.zeros_like(q)
+        q[:, j] = series(x)
+        qd[:, j] = slope * xd
+        qdd[:, j] = curvature * xd**2 + slope * xdd
+        return q, qd, qdd
+
+    def to_dict(self) -> dict:
+        data = self._common_dict()
+        data.update(center=_floats(self.center), joint=self.joint, displacement_center=self.displacement_center,
+                    amplitude=self.amplitude, angular_frequency=self.angular_frequency, cycles=self.cycles,
+                    ramp_duration=self.ramp_duration, coefficients=list(self.coefficients),
+                    domain=list(self.domain))
+        return data
+
+
 # --------------------------------------------------------------------------- point moves
 
 @dataclass(frozen=True, eq=False)
@@ -1149,7 +1253,7 @@ class VelocityLadder(Trajectory):
 # --------------------------------------------------------------------------- files
 
 TRAJECTORY_TYPES = {
-    cls.kind: cls for cls in (FourierTrajectory, SineSumTrajectory, RampedSine, Hold, CycloidalMove,
+    cls.kind: cls for cls in (FourierTrajectory, SineSumTrajectory, RampedSine, CylinderSine, Hold, CycloidalMove,
                               PointToPoint, ConstantVelocityMove, VelocityLadder, Sequence,
                               Parallel, Repeat)
 }
@@ -1162,7 +1266,7 @@ def trajectory_from_dict(data: dict, source: str = "<dict>", joint_names=None) -
     Parameters
     ----------
     data : dict
-        ``{type: fourier | sine_sum | ramped_sine | hold | cycloidal | point_to_point | constant_velocity |
+        ``{type: fourier | sine_sum | ramped_sine | cylinder_sine | hold | cycloidal | point_to_point | constant_velocity |
         velocity_ladder | sequence | parallel | repeat, joints: [...], ...}``; the fields are
         those of the matching class, with ``joints`` for ``joint_names``. Segments of a
         sequence and the body of a repeat may omit ``joints`` (inherited).

@@ -310,3 +310,32 @@ def _configurations(values, n_joints: int, name: str) -> np.ndarray:
     if values.ndim != 2 or values.shape[1] != n_joints:
         raise DataError(f"{name} must have shape (N, {n_joints}) or ({n_joints},), got {np.shape(values)}")
     return values
+
+
+def driven_joint(robot: RobotDescription, attachment: CylinderAttachment, name: str) -> str:
+    """The one joint whose motion changes the length of cylinder ``name``: its constant-moment-arm
+    joint, or the joint between the links its two points are on (a serial chain: the links of
+    joints ``a < b`` are joined by joints ``a + 1 .. b``).
+
+    Raises
+    ------
+    DataError
+        Two or more joints lie between the two links (naming them): which one a cylinder stage
+        should move is then not defined by the attachment.
+    """
+    if attachment.constant:
+        return attachment.joint
+    ends = sorted(0 if point.link == WORLD else robot.joint_names.index(point.link) + 1
+                  for point in (attachment.base, attachment.rod))
+    between = robot.joint_names[ends[0]:ends[1]]
+    if len(between) != 1:
+        raise DataError(f"cylinder {name!r} joins links {attachment.base.link!r} and {attachment.rod.link!r}, between "
+                        f"which joints {list(between)} all change its length; a cylinder stage moves one joint")
+    return between[0]
+
+
+def displacement_function(robot: RobotDescription, attachment: CylinderAttachment, name: str):
+    """``x(q)`` [m] (N,) of cylinder ``name`` at configurations ``q`` (N, n) [rad], for planning its motion."""
+    geometry = CylinderGeometry(robot, [attachment], [name])
+    return lambda q: geometry.displacement(q)[:, 0]
+

@@ -135,3 +135,59 @@ def test_a_plan_with_the_stage_survives_its_file_and_names_a_joint_the_robot_lac
     # an amplitude the joint's range cannot hold is a limit violation named by stage and joint
     with pytest.raises(TrajectoryError, match="in stage cylinder/"):
         build_protocol(robot, cycles=1, cylinder_stage=CylinderStage(0.2, W, (CylinderExcitation("x", "j4", 0.1),)))
+
+
+@pytest.fixture(scope="module")
+def two_point(robot):
+    """Cylinders c2 and c4 of the curtain-wall arm, attached at two points (moment arm varying with q)."""
+    from robot_dynid.hydraulics.attachment import CylinderGeometry, displacement_function, driven_joint
+    from robot_dynid.hydraulics.simulation import curtain_wall_cylinders
+
+    configs = [config for config in curtain_wall_cylinders(robot) if config.name in ("c2", "c4")]
+    cylinders = tuple(CylinderExcitation(config.name, driven_joint(robot, config.attachment, config.name), None,
+                                         displacement=displacement_function(robot, config.attachment, config.name))
+                      for config in configs)
+    geometry = CylinderGeometry(robot, [config.attachment for config in configs], [config.name for config in configs])
+    excitation = random_excitation(robot, harmonics=2, period=20.0, amplitude_fraction=0.1, seed=0)
+    amplitude = 0.03       # [m]: the moment arm changes by tens of percent over the stroke
+    plan = build_protocol(robot, cycles=1, excitation=excitation, excitation_periods=1, speed_fractions=[0.5],
+                          warmup_duration=0.0, cylinder_stage=CylinderStage(amplitude, W, cylinders, cycles=2),
+                          friction_range_fraction=0.2, cycloid_range_fraction=0.2)
+    return plan, geometry, cylinders, amplitude
+
+
+def test_a_two_point_cylinder_displacement_is_the_paper_sine_within_its_limits(robot, two_point, tmp_path):
+    """The attachment's own geometry (pinocchio, not the fitted inverse) gives x = x_c + A sin(w tau) on the
+    pure sine within 1e-6 m, the moving joint stays inside its limits and the others hold."""
+    plan, geometry, cylinders, amplitude = two_point
+    rows = [row for row in plan.cycle_stages if row.kind == "cylinder" and row.name == "sine"]
+    assert [row.joint for row in rows] == ["j2", "j4"] == [cylinder.joint for cylinder in cylinders]
+    lower, upper = robot.limit_arrays()[:2]
+    arms = []
+    for index, row in enumerate(rows):
+        tau = np.linspace(0.0, row.duration, 801)
+        q, qd, qdd = plan.trajectory.evaluate(row.start + tau)
+        assert np.all((q >= lower) & (q <= upper))
+        j = robot.joint_names.index(row.joint)
+        assert np.ptp(np.delete(q, j, axis=1), axis=0).max() < 1e-12
+        motion = geometry.motion(q, qd, qdd)
+        x = motion.x[:, index]
+        center = x[0]                            # sin(0) = 0 at the start of the pure sine
+        np.testing.assert_allclose(x, center + amplitude * np.sin(W * tau), rtol=0, atol=1e-6)
+        np.testing.assert_allclose(motion.xd[:, index], amplitude * W * np.cos(W * tau), rtol=0, atol=1e-6)
+        np.testing.assert_allclose(motion.xdd[:, index], -amplitude * W**2 * np.sin(W * tau), rtol=0, atol=1e-6)
+        arms.append(motion.moment_arms[:, index, j])
+    assert max(np.ptp(arm) / np.abs(arm).mean() for arm in arms) > 0.1      # the constant-arm plan would be off
+    save_plan(plan, tmp_path / "plan.yaml")
+    loaded = load_plan(tmp_path / "plan.yaml")
+    t = np.linspace(rows[0].start, rows[-1].end, 301)
+    for expected, actual in zip(plan.trajectory.evaluate(t), loaded.trajectory.evaluate(t)):
+        np.testing.assert_allclose(actual, expected, rtol=0, atol=1e-12)
+
+
+def test_a_two_point_cylinder_beyond_its_reach_is_refused_naming_it(robot, two_point):
+    _, _, cylinders, _ = two_point
+    with pytest.raises(TrajectoryError, match=r"cylinder stage: cylinder c2 \(joint j2\): x = \S+ -\+ 0\.5 m is not "
+                                              r"reachable moving the joint within its limits .* it reaches x in"):
+        build_protocol(robot, cycles=1, warmup_duration=0.0, speed_fractions=[0.5],
+                       cylinder_stage=CylinderStage(0.5, W, cylinders[:1]))
