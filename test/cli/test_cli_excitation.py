@@ -127,3 +127,33 @@ def test_protocol_plays_the_cylinder_stage_of_the_configured_cylinders(tmp_path,
     assert "cylinder" in capsys.readouterr().out
     assert main([str(a) for a in arguments[:-4]]) == 2
     assert "--cylinders and --cylinder-stage go together" in capsys.readouterr().err
+
+
+def test_protocol_plans_a_cylinder_attached_at_two_points_and_refuses_one_across_two_joints(tmp_path, capsys):
+    """The rod displacement of the planned motion, from the attachment points, is x_c + A sin(w t)."""
+    from robot_dynid.hydraulics.attachment import CylinderGeometry, attachment_from_dict
+
+    robot_path = str(find_package_file("config", "robots", "curtain_wall_arm.yaml"))
+    robot = load_robot(robot_path)
+    entry = {"piston_mass": 4.595, "damping": 2000.0, "area_a": 1.2566e-3, "area_b": 8.765e-4}
+    attachment = {"base": {"link": "j1", "point": [0.0, -0.2, 0.0]}, "rod": {"link": "j2", "point": [-0.6, 0.1, 0.0]},
+                  "reference_length": 0.5}
+    cylinders = tmp_path / "c.yaml"
+    cylinders.write_text(yaml.safe_dump({"cylinders": [{"name": "boom", **entry, "attachment": attachment}]}))
+    stage = tmp_path / "s.yaml"
+    stage.write_text(yaml.safe_dump({"amplitude": 0.01, "angular_frequency": 0.5, "cycles": 1}))
+    arguments = ["protocol", "--robot", robot_path, "--cycles", "1", "--warmup-duration", "0", "--speed-fractions",
+                 "0.5", "--cylinders", cylinders, "--cylinder-stage", stage, "--out", tmp_path / "plan.yaml"]
+    assert main([str(a) for a in arguments]) == 0, capsys.readouterr().err
+    plan = load_plan(tmp_path / "plan.yaml")
+    sine = next(row for row in plan.stages if row.kind == "cylinder" and row.name == "sine")
+    assert sine.joint == "j2"
+    tau = np.linspace(0.0, sine.duration, 201)
+    x = CylinderGeometry(robot, [attachment_from_dict(attachment)], ["boom"]).displacement(
+        plan.trajectory.evaluate(sine.start + tau)[0])[:, 0]
+    np.testing.assert_allclose(x, x[0] + 0.01 * np.sin(0.5 * tau), rtol=0, atol=1e-6)
+    attachment["base"]["link"] = "world"
+    cylinders.write_text(yaml.safe_dump({"cylinders": [{"name": "boom", **entry, "attachment": attachment}]}))
+    assert main([str(a) for a in arguments]) == 2
+    assert ("cylinder 'boom' joins links 'world' and 'j2', between which joints ['j1', 'j2'] all change its length"
+            in capsys.readouterr().err)
