@@ -714,8 +714,8 @@ def _two_point_cylinder_sine(builder: _CycleBuilder, stage: CylinderStage, cylin
         if error <= CYLINDER_DISPLACEMENT_TOLERANCE:
             break
     else:
-        raise TrajectoryError(f"{where}: the attachment geometry cannot be inverted to {CYLINDER_DISPLACEMENT_TOLERANCE:g} m "
-                              f"(best {error:.3g} m)")
+        raise TrajectoryError(f"{where}: the attachment geometry cannot be inverted to "
+                              f"{CYLINDER_DISPLACEMENT_TOLERANCE:g} m (best {error:.3g} m)")
     center = center.copy()
     center[j] = float(series(x_center))
     return CylinderSine(builder.names, center, cylinder.joint, x_center, amplitude, stage.angular_frequency,

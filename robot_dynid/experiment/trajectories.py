@@ -1266,8 +1266,8 @@ def trajectory_from_dict(data: dict, source: str = "<dict>", joint_names=None) -
     Parameters
     ----------
     data : dict
-        ``{type: fourier | sine_sum | ramped_sine | cylinder_sine | hold | cycloidal | point_to_point | constant_velocity |
-        velocity_ladder | sequence | parallel | repeat, joints: [...], ...}``; the fields are
+        ``{type: fourier | sine_sum | ramped_sine | cylinder_sine | hold | cycloidal | point_to_point |
+        constant_velocity | velocity_ladder | sequence | parallel | repeat, joints: [...], ...}``; the fields are
         those of the matching class, with ``joints`` for ``joint_names``. Segments of a
         sequence and the body of a repeat may omit ``joints`` (inherited).
     source : str

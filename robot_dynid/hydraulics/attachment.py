@@ -338,4 +338,3 @@ def displacement_function(robot: RobotDescription, attachment: CylinderAttachmen
     """``x(q)`` [m] (N,) of cylinder ``name`` at configurations ``q`` (N, n) [rad], for planning its motion."""
     geometry = CylinderGeometry(robot, [attachment], [name])
     return lambda q: geometry.displacement(q)[:, 0]
-

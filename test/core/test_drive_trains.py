@@ -105,8 +105,8 @@ def test_a_radial_slider_on_a_turning_arm_feels_coriolis_and_centrifugal_forces(
 def test_prismatic_limits_in_millimetres_are_refused_as_such():
     joint = {"name": "lift", "type": "prismatic", "a": 0.0, "alpha": 0.0, "d": 0.0, "velocity_limit": 0.5,
              "acceleration_limit": 2.0}
-    with pytest.raises(RobotDescriptionError, match=r"joints\[0\] \(lift\)\.position_limits = \[0\.0, 1500\.0\] m "
-                                                     r"looks like millimetres"):
+    millimetres = r"joints\[0\] \(lift\)\.position_limits = \[0\.0, 1500\.0\] m looks like millimetres"
+    with pytest.raises(RobotDescriptionError, match=millimetres):
         robot_from_dict({"name": "lift", "dh_convention": "standard",
                          "joints": [dict(joint, position_limits=[0.0, 1500.0])]})
     with pytest.raises(RobotDescriptionError, match=r"velocity_limit = 500\.0 m/s looks like millimetres"):
