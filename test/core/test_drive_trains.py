@@ -146,7 +146,7 @@ def test_a_coupled_motor_puts_its_inertia_and_friction_into_both_joints_it_turns
 def test_the_friction_side_chooses_joint_motor_or_both_columns():
     _, joint_side = coupled_wrist("joint")
     _, both = coupled_wrist("both", armature=False)
-    assert [name for name in joint_side.parameter_names[60:]] == [
+    assert list(joint_side.parameter_names[60:]) == [
         f"{c}{j}" for j in range(1, 7) for c in ("fc", "fv")] + [f"Ia{j}" for j in range(1, 7)]
     assert both.parameter_names[60:] == tuple(f"{c}{j}" for j in range(1, 7) for c in ("fc", "fv")) + tuple(
         f"{c}_m{j}" for j in range(1, 7) for c in ("fc", "fv"))
