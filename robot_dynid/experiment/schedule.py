@@ -168,7 +168,7 @@ class Deviation:
 
     @property
     def finite(self) -> bool:
-        """Whether every measured position was finite (if not, the arm's pose is unknown)."""
+        """True when no measured position was NaN or inf; else the arm's pose is unknown."""
         return math.isfinite(self.position)
 
     @property
@@ -559,7 +559,7 @@ class ExperimentRun:
         self.next_window = 0
         self.next_event = 0
         self.state = "idle"
-        self.start_pose = None    # [rad] (n,) the measured pose the run started from
+        self.initial_pose = None    # [rad] (n,) the measured pose the run started from
 
     def start(self, pose, command_subscribers: int, pose_age: float = 0.0) -> RunStart:
         """Start the run from the measured ``pose`` (n,) [rad] in the schedule's joint order (None:
@@ -608,7 +608,7 @@ class ExperimentRun:
             self.schedule = self.schedule.with_approach(approach)
             started = dataclasses.replace(started, approach=approach)
         self.state = "running"
-        self.start_pose = pose.copy()
+        self.initial_pose = pose.copy()
         return started
 
     def due(self, t: float) -> tuple[list, list]:
@@ -663,13 +663,13 @@ class ExperimentRun:
             return False
         return -self.schedule.approach_duration <= t <= self.schedule.duration or not np.isfinite(q).all()
 
-    def commanded_point(self, t: float) -> np.ndarray:
+    def commanded_point(self, t: float) -> np.ndarray | None:
         """[rad] (n,) the reference point last due at plan time ``t`` [s] among the windows handed
-        out (the sample at or before ``t``; past them, their last point, where the controller holds),
-        or the pose the run started from before the first sample (the controller holds the arm
-        there) or before any start (None)."""
+        out (the sample at or before ``t``; past them, their last point, where the controller holds);
+        before the first sample, the measured pose the run started from (the controller holds the
+        arm there); None before a start."""
         if self.next_window == 0 or t < self.schedule.windows[0].start:
-            return None if self.start_pose is None else self.start_pose.copy()
+            return None if self.initial_pose is None else self.initial_pose.copy()
         windows = self.schedule.windows[:self.next_window]
         slack = 1e-9 / self.schedule.rate_hz
         window = windows[int(np.searchsorted([w.start for w in windows], t + slack, side="right")) - 1]
@@ -686,7 +686,7 @@ class ExperimentRun:
             measured = np.asarray(measured, dtype=float)
             if np.isfinite(measured).all() and measured_age <= self.max_pose_age:
                 return HoldPose(measured.copy(), "the measured pose")
-        commanded = self.commanded_point(t)
-        if commanded is None or not np.isfinite(commanded).all():
-            raise TrajectoryError(f"no finite pose to hold at plan time {t:.3f} s: the run has not started")
+        commanded = self.commanded_point(t)   # finite: the schedule's samples are, and the start pose
+        if commanded is None:
+            raise TrajectoryError(f"no pose to hold at plan time {t:.3f} s: the run has not started")
         return HoldPose(commanded, "the last commanded point")

@@ -125,8 +125,8 @@ class ExperimentRunnerNode(Node):
                           f"excitation periods per cycle of the built plan, 1 to {MAX_EXCITATION_PERIODS}",
                           check=counted(MAX_EXCITATION_PERIODS))
         fractions = declare(self, "speed_fractions", [0.05, 0.2, 0.4, 0.6, 0.8, 1.0],
-                             f"friction speed levels of the built plan, fractions of the velocity limits in (0, 1], "
-                             f"1 to {MAX_SPEED_LEVELS} levels", check=speed_levels)
+                            f"friction speed levels of the built plan, fractions of the velocity limits in (0, 1], "
+                            f"1 to {MAX_SPEED_LEVELS} levels", check=speed_levels)
         level = declare(self, "friction_level_duration", 0.0,
                         f"time per friction speed level; 0 = shortest; at most {MAX_LEVEL_DURATION:g}", "s",
                         bounded("s", 0.0, MAX_LEVEL_DURATION))
@@ -143,8 +143,9 @@ class ExperimentRunnerNode(Node):
         window = declare(self, "window_duration", 2.0,
                          f"reference per trajectory message, > 0 and at most {MAX_WINDOW:g}", "s",
                          bounded("s", 0.0, MAX_WINDOW, allow_minimum=False))
-        lookahead = declare(self, "lookahead", 1.0, f"windows are sent this long before they start, 0 to {MAX_WINDOW:g}",
-                            "s", bounded("s", 0.0, MAX_WINDOW))
+        lookahead = declare(self, "lookahead", 1.0,
+                            f"windows are sent this long before they start, 0 to {MAX_WINDOW:g}", "s",
+                            bounded("s", 0.0, MAX_WINDOW))
         self.threshold = declare(self, "deviation_threshold", 0.1,
                                  f"abort beyond this tracking error, > 0 and at most {MAX_DEVIATION:g}", "rad",
                                  bounded("rad", 0.0, MAX_DEVIATION, allow_minimum=False))

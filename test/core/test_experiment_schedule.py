@@ -206,7 +206,7 @@ def test_a_window_due_after_its_start_is_not_sent_and_the_run_can_abort(plan, sc
     assert [c.window for c in run.due(windows[3].start + 0.9 * MAX_LATENESS)[0]] == [3]   # late, within the tolerance
     late = windows[4].start + 0.3
     with pytest.raises(ReferenceLate, match=rf"plan time {windows[4].start:.3f} to {windows[4].t[-1]:.3f} s was due "
-                                            r"0\.5 s before it starts and is 0\.300 s past its start") as error:
+                                            r"0\.5 s before it starts and is 0\.300 s past its start"):
         run.due(late)
     hold = run.hold_pose(late)      # where the controller ran out of reference
     assert hold.source == "the last commanded point"
@@ -406,6 +406,8 @@ def test_a_joint_state_is_checked_inside_the_reference_and_always_when_not_finit
 def test_an_abort_holds_the_recent_finite_measured_pose_else_the_last_commanded_point(plan, schedule, robot):
     start = schedule.start_pose + np.array([0.0, 0.01, 0.0, -0.02, 0.0, 0.0])   # within start_tolerance
     run = ExperimentRun(schedule, 0.5, robot, max_pose_age=0.25)
+    with pytest.raises(TrajectoryError, match=r"no pose to hold at plan time 0\.000 s: the run has not started"):
+        run.hold_pose(0.0)
     run.start(start, command_subscribers=1)
     unknown = schedule.start_pose.copy()
     unknown[1] = np.nan
