@@ -15,12 +15,15 @@ What the ``experiment_runner`` node decides without ROS. Times are seconds of *p
   time).
 - :meth:`ExperimentSchedule.deviation` compares measured positions with the reference at their
   stamps: ``e_j = max_k |q_meas[k, j] - q_ref(t_k)[j]|`` and flags the worst joint when
-  ``e_j > threshold``.
+  ``e_j > threshold``; a non-finite measured position (NaN, inf: the arm's pose is unknown) is
+  flagged before any finite error, naming the joint and the value.
 - :class:`ExperimentRun` waits for an explicit :meth:`~ExperimentRun.start` (refused, naming the
   reason, when the arm's pose is unknown, nothing subscribes to the commands, the run already
   started, or the arm is farther than ``start_tolerance`` from the plan's start pose and the
   approach is disabled), steps through the schedule (what is due at time ``t``), and turns an
-  abort into the end marker of the stage playing. A window due more than :data:`MAX_LATENESS`
+  abort into the end marker of the stage playing; :meth:`~ExperimentRun.hold_pose` is where an
+  abort holds the arm, always finite: the measured pose if it is finite and recent, else the last
+  commanded reference point (where the controller is). A window due more than :data:`MAX_LATENESS`
   after its own start is not sent (:class:`ReferenceLate`): the controller has been holding the
   previous window's last point since then, and a late window would make its reference jump.
   :class:`FeedbackWatchdog` ends a run whose joint states stopped.
@@ -59,6 +62,10 @@ DEFAULT_MAX_POSE_AGE = 1.0
 a run aborts when none arrives for this long (:class:`FeedbackWatchdog`)."""
 MAX_LATENESS = 0.05
 """[s] a window handed out later than this after its start ends the run (:class:`ReferenceLate`)."""
+MAX_REFERENCE_SAMPLES = 2_000_000
+"""Samples of the plan a schedule holds at most: it samples the whole plan at once (for six joints
+about 350 bytes per sample at the peak, 0.7 GB and 4 s at this maximum; the 24-cycle default plan
+at 100 Hz is 840,000 samples). A longer plan, more cycles or a higher rate is refused, naming them."""
 
 
 class StartRefused(DynIdError):
@@ -73,14 +80,9 @@ class NotReady(StartRefused):
 
 class ReferenceLate(DynIdError):
     """A reference window came due after its own start (the caller stalled for longer than
-    ``lookahead``): the run must abort; the message says which window and how late.
-
-    ``hold`` is the last point of the last window handed out [rad], where a controller that
-    reached the end of its trajectory holds the arm (None before the first window)."""
-
-    def __init__(self, message: str, hold=None):
-        super().__init__(message)
-        self.hold = hold
+    ``lookahead``): the run must abort; the message says which window and how late. The
+    controller holds the last point handed out: :meth:`ExperimentRun.hold_pose` without a
+    measured pose."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -137,20 +139,24 @@ class CommandChunk:
 
 @dataclass(frozen=True)
 class Deviation:
-    """Largest tracking error per joint over a batch of measurements.
+    """Largest tracking error per joint over a batch of measurements, or the first measured
+    position that is not finite.
 
     Attributes
     ----------
     max_error : ndarray, shape (n,)
-        [rad] ``max_k |q_meas - q_ref|`` per joint.
+        [rad] ``max_k |q_meas - q_ref|`` per joint; NaN for a joint with a non-finite measurement.
     joint : str
-        The joint with the largest error.
+        The joint with the largest error, or the first (in time, then joint order) measured as
+        NaN or inf.
     error : float
-        [rad] its error.
+        [rad] its error (NaN or inf for a non-finite measurement).
     time : float
         [s] plan time at which it occurred.
     threshold : float
         [rad].
+    position : float
+        [rad] the joint's measured position there.
     """
 
     max_error: np.ndarray
@@ -158,12 +164,22 @@ class Deviation:
     error: float
     time: float
     threshold: float
+    position: float
+
+    @property
+    def finite(self) -> bool:
+        """True when no measured position was NaN or inf; else the arm's pose is unknown."""
+        return math.isfinite(self.position)
 
     @property
     def exceeded(self) -> bool:
-        return self.error > self.threshold
+        """Beyond the threshold, or a measurement not finite: the run must abort."""
+        return not self.error <= self.threshold
 
     def describe(self) -> str:
+        if not self.finite:
+            return (f"joint {self.joint} reports position {self.position!r} rad at t = {self.time:.3f} s: the "
+                    "arm's pose is unknown (driver fault?)")
         return (f"joint {self.joint} deviates {self.error:.4g} rad from the reference at "
                 f"t = {self.time:.3f} s (threshold {self.threshold:g} rad)")
 
@@ -199,6 +215,12 @@ class ExperimentSchedule:
     window_duration : float
         [s] per window (rounded to whole samples, at least one).
 
+    Raises
+    ------
+    TrajectoryError
+        A rate or duration not finite and > 0, more than :data:`MAX_REFERENCE_SAMPLES` samples, or
+        a reference value that is not finite.
+
     Attributes
     ----------
     windows : tuple of ReferenceWindow
@@ -212,11 +234,24 @@ class ExperimentSchedule:
 
     def __init__(self, plan: ProtocolPlan, rate_hz: float, window_duration: float = 2.0):
         window_duration = _positive("window_duration", window_duration, "s")
+        rate_hz = _positive("rate_hz", rate_hz, "Hz")
+        samples = plan.duration * rate_hz + 1.0
+        if samples > MAX_REFERENCE_SAMPLES:
+            raise TrajectoryError(
+                f"the plan of {plan.duration:.6g} s ({plan.cycles} cycle(s)) at rate_hz {rate_hz:g} Hz is "
+                f"{samples:.3g} reference samples, more than {MAX_REFERENCE_SAMPLES:,} (the whole plan is held in "
+                "memory): lower rate_hz or the number of cycles")
         self.plan = plan
-        self.rate_hz = float(rate_hz)
+        self.rate_hz = rate_hz
         self.window_duration = window_duration
         self.approach = None
         self._parts = (plan.sample(rate_hz)[:4],)    # (t, q, qd, qdd) per part, in time order
+        for name, values in zip(("position", "velocity", "acceleration"), self._parts[0][1:]):
+            bad = np.argwhere(~np.isfinite(values))
+            if bad.size:
+                k, j = bad[0]
+                raise TrajectoryError(f"the plan's reference {name} of joint {plan.joint_names[j]} at "
+                                      f"t = {self._parts[0][0][k]:.3f} s is {values[k, j]!r}")
         self.windows = self._cut(self._parts[0], 0)
         self.events = stage_events(plan)
 
@@ -317,7 +352,7 @@ class ExperimentSchedule:
         t : array_like, shape (N,)
             [s] plan times of the measurements (N >= 1).
         q : array_like, shape (N, n)
-            [rad] measured positions in :attr:`joint_names` order.
+            [rad] measured positions in :attr:`joint_names` order; NaN or inf flags the joint.
         threshold : float
             [rad].
         """
@@ -329,9 +364,11 @@ class ExperimentSchedule:
             raise DataError(f"measured positions must have shape ({t.size}, {n}) for {t.size} "
                             f"stamps and joints {list(self.joint_names)}, got {q.shape}")
         error = np.abs(q - self.reference(t))
-        k, j = np.unravel_index(int(np.argmax(error)), error.shape)
-        return Deviation(error.max(axis=0), self.joint_names[j], float(error[k, j]), float(t[k]),
-                         threshold)
+        unknown = np.argwhere(~np.isfinite(q))
+        k, j = unknown[0] if unknown.size else np.unravel_index(int(np.argmax(error)), error.shape)
+        max_error = np.where(np.isfinite(q).all(axis=0), error.max(axis=0), np.nan)
+        return Deviation(max_error, self.joint_names[j], float(error[k, j]), float(t[k]), threshold,
+                         float(q[k, j]))
 
 
 def positions_in_order(names, positions, joint_names) -> np.ndarray:
@@ -429,6 +466,22 @@ class RunStart:
                 f"{self.joint} {self.distance:.2g} rad), then playing the {self.plan_duration:.0f} s plan")
 
 
+@dataclass(frozen=True, eq=False)
+class HoldPose:
+    """Where an abort holds the arm (:meth:`ExperimentRun.hold_pose`).
+
+    Attributes
+    ----------
+    pose : ndarray, shape (n,)
+        [rad], finite, in the schedule's joint order.
+    source : str
+        ``"the measured pose"`` or ``"the last commanded point"``, for the log.
+    """
+
+    pose: np.ndarray
+    source: str
+
+
 class FeedbackWatchdog:
     """Whether the measured joint states stopped while a run plays (the deviation check sees
     nothing then, and the arm moves unmonitored).
@@ -497,6 +550,8 @@ class ExperimentRun:
         if self.approach_speed_fraction > 1.0:
             raise TrajectoryError(f"approach_speed_fraction must be <= 1, got {approach_speed_fraction!r}")
         self.max_pose_age = _positive("max_pose_age", max_pose_age, "s")
+        if deviation_threshold is not None:
+            deviation_threshold = _positive("deviation_threshold", deviation_threshold, "rad")
         if deviation_threshold is not None and self.start_tolerance > deviation_threshold:
             raise TrajectoryError(f"start_tolerance {self.start_tolerance:g} rad is above deviation_threshold "
                                   f"{deviation_threshold:g} rad: a start that far from the plan's start pose (no "
@@ -504,6 +559,7 @@ class ExperimentRun:
         self.next_window = 0
         self.next_event = 0
         self.state = "idle"
+        self.initial_pose = None    # [rad] (n,) the measured pose the run started from
 
     def start(self, pose, command_subscribers: int, pose_age: float = 0.0) -> RunStart:
         """Start the run from the measured ``pose`` (n,) [rad] in the schedule's joint order (None:
@@ -552,6 +608,7 @@ class ExperimentRun:
             self.schedule = self.schedule.with_approach(approach)
             started = dataclasses.replace(started, approach=approach)
         self.state = "running"
+        self.initial_pose = pose.copy()
         return started
 
     def due(self, t: float) -> tuple[list, list]:
@@ -576,8 +633,7 @@ class ExperimentRun:
                     f"the reference window for plan time {window.start:.3f} to {window.t[-1]:.3f} s was due "
                     f"{self.lookahead:g} s before it starts and is {t - window.start:.3f} s past its start: the "
                     f"controller has been holding the previous window's last point, and this window would make its "
-                    f"reference jump (the runner was stalled for more than lookahead {self.lookahead:g} s)",
-                    windows[self.next_window - 1].q[-1].copy() if self.next_window else None)
+                    f"reference jump (the runner was stalled for more than lookahead {self.lookahead:g} s)")
             chunks.append(self.schedule.chunk(self.next_window, self.lookahead))
             self.next_window += 1
         while self.next_event < len(all_events) and all_events[self.next_event].stamp <= t:
@@ -598,3 +654,39 @@ class ExperimentRun:
             return None
         started = events[self.next_event - 1]
         return dataclasses.replace(started, stamp=float(t), start=False)
+
+    def monitored(self, t: float, q) -> bool:
+        """Whether a joint state stamped plan time ``t`` [s] with positions ``q`` (n,) [rad] goes to the
+        deviation check: while running, one stamped within the reference (approach included), and
+        one with a non-finite position whatever its stamp (the arm's pose is unknown)."""
+        if self.state != "running":
+            return False
+        return -self.schedule.approach_duration <= t <= self.schedule.duration or not np.isfinite(q).all()
+
+    def commanded_point(self, t: float) -> np.ndarray | None:
+        """[rad] (n,) the reference point last due at plan time ``t`` [s] among the windows handed
+        out (the sample at or before ``t``; past them, their last point, where the controller holds);
+        before the first sample, the measured pose the run started from (the controller holds the
+        arm there); None before a start."""
+        if self.next_window == 0 or t < self.schedule.windows[0].start:
+            return None if self.initial_pose is None else self.initial_pose.copy()
+        windows = self.schedule.windows[:self.next_window]
+        slack = 1e-9 / self.schedule.rate_hz
+        window = windows[int(np.searchsorted([w.start for w in windows], t + slack, side="right")) - 1]
+        k = int(np.searchsorted(window.t, t + slack, side="right")) - 1
+        return window.q[k].copy()
+
+    def hold_pose(self, t: float, measured=None, measured_age: float = math.inf) -> HoldPose:
+        """Where an abort at plan time ``t`` [s] holds the arm: ``measured`` (n,) [rad] if it is
+        given, finite and at most ``max_pose_age`` s old (``measured_age``), else
+        :meth:`commanded_point`, where the controller is. Never a non-finite point: pass no
+        ``measured`` after a non-finite joint state or a stall (the pose measured before it is not
+        where the arm is)."""
+        if measured is not None:
+            measured = np.asarray(measured, dtype=float)
+            if np.isfinite(measured).all() and measured_age <= self.max_pose_age:
+                return HoldPose(measured.copy(), "the measured pose")
+        commanded = self.commanded_point(t)   # finite: the schedule's samples are, and the start pose
+        if commanded is None:
+            raise TrajectoryError(f"no pose to hold at plan time {t:.3f} s: the run has not started")
+        return HoldPose(commanded, "the last commanded point")

@@ -22,20 +22,31 @@ also repeats the reference from ``lookahead`` before it, so a joint_trajectory_c
 replaces its trajectory on arrival splices them (:mod:`robot_dynid.experiment.schedule`).
 ExperimentStage markers go out at every stage boundary, stamped with the boundary time. Measured
 ``joint_states`` are compared with the reference at their stamps; beyond
-``deviation_threshold`` [rad] on any joint the node aborts, and when no joint state arrives for
+``deviation_threshold`` [rad] on any joint the node aborts, at once when a plan joint's measured
+position is NaN or inf (naming the joint and the value; velocities are not used, and drivers
+report NaN for joints without a velocity interface), and when no joint state arrives for
 ``max_joint_state_age`` s (the arm would move unmonitored). So it does when it was stalled for
 longer than ``lookahead`` (a window came due after its own start: the controller has held the
 previous window's end, and the late window would make the reference jump). ``~/abort``
-(std_srvs/Trigger) aborts too, during the approach as well. Aborting sends a hold at the last
-measured pose (after a stall: at the last point sent, where the controller holds), reached in
-``stop_duration`` s, and the end marker of the stage playing (none during the approach). When the
-plan is done (or aborted) the node logs it and stays alive, idle, until shut down.
+(std_srvs/Trigger) aborts too, during the approach as well. Aborting sends a hold, reached in
+``stop_duration`` s, and the end marker of the stage playing (none during the approach); the hold
+is never a non-finite point: the last measured pose if it is finite and at most
+``max_joint_state_age`` s old, else (a non-finite or stopped joint state, a stall) the reference
+point last due among those sent, where the controller is. The log and the ``~/abort`` response say
+which. When the plan is done (or aborted) the node logs it and stays alive, idle, until shut down.
+
+Every numeric parameter is checked at start (finite, within the range its description states; the
+maxima bound memory and time: the whole plan is sampled at once, at most
+:data:`~robot_dynid.experiment.schedule.MAX_REFERENCE_SAMPLES` samples): a bad value is one line
+naming it on stderr and exit code 2, before anything is published.
 
 ``plan_file`` '' builds the plan with :func:`robot_dynid.experiment.protocol.build_protocol` from
 ``cycles``, ``excitation_periods``, ``speed_fractions``, ``friction_level_duration`` (0 = the
 shortest that fits) and ``warmup_duration``.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from builtin_interfaces.msg import Duration as DurationMsg
@@ -45,17 +56,30 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from robot_dynid import validators
 from robot_dynid.errors import DynIdError
 from robot_dynid.experiment.protocol import build_protocol, load_plan
 from robot_dynid.experiment.schedule import (DEFAULT_APPROACH_SPEED_FRACTION, DEFAULT_MAX_POSE_AGE,
-                                             DEFAULT_START_TOLERANCE, ExperimentRun,
+                                             DEFAULT_START_TOLERANCE, MAX_REFERENCE_SAMPLES, ExperimentRun,
                                              ExperimentSchedule, FeedbackWatchdog, NotReady, ReferenceLate,
-                                             StartRefused,
-                                             positions_in_order)
+                                             StartRefused, positions_in_order)
 from robot_dynid.model.robot_description import load_robot
 from robot_dynid.msg import ExperimentStage
 from robot_dynid.nodes.node_runtime import STAGE_MARKERS_OUT, declare, joint_states_qos, spin_node
 from robot_dynid.package_files import find_package_file
+
+# Parameter ranges; the maxima bound the plan's memory and build time and what a typo can do to an arm
+MIN_RATE_HZ, MAX_RATE_HZ = 10.0, 1000.0   # [Hz] rate_hz
+MAX_WINDOW = 60.0              # [s] window_duration and lookahead
+MAX_DEVIATION = 1.0            # [rad] deviation_threshold and start_tolerance
+MAX_STATE_AGE = 10.0           # [s] max_joint_state_age
+MAX_START_DELAY = 60.0         # [s] start_delay
+MAX_STOP_DURATION = 10.0       # [s] stop_duration
+MAX_CYCLES = 1000              # cycles (the built plan also within MAX_REFERENCE_SAMPLES at rate_hz)
+MAX_EXCITATION_PERIODS = 20    # excitation_periods
+MAX_SPEED_LEVELS = 10          # entries of speed_fractions
+MAX_LEVEL_DURATION = 60.0      # [s] friction_level_duration
+MAX_WARMUP_DURATION = 3600.0   # [s] warmup_duration
 
 
 def duration_msg(seconds):
@@ -71,6 +95,24 @@ def trajectory_msg(joint_names, time_from_start, q, qd, qdd):
     return msg
 
 
+def bounded(unit, minimum, maximum, allow_minimum=True):
+    """A :func:`declare` check: a finite number in ``[minimum, maximum]`` (``(minimum, maximum]``
+    without ``allow_minimum``) [``unit``]."""
+    return lambda value, field: validators.in_range(value, field, DynIdError, unit, minimum, maximum, allow_minimum)
+
+
+def counted(maximum):
+    """A :func:`declare` check: an integer in ``1..maximum``."""
+    return lambda value, field: validators.count(value, field, DynIdError, 1, maximum)
+
+
+def speed_levels(value, field):
+    """A :func:`declare` check of ``speed_fractions``: 1 to :data:`MAX_SPEED_LEVELS` fractions in (0, 1]."""
+    if not 1 <= len(value) <= MAX_SPEED_LEVELS:
+        raise DynIdError(f"{field} must hold 1 to {MAX_SPEED_LEVELS} fractions in (0, 1], got {len(value)}")
+    return [validators.fraction(x, f"{field}[{index}]", DynIdError) for index, x in enumerate(value)]
+
+
 class ExperimentRunnerNode(Node):
     def __init__(self, **node_options):
         """``node_options``: rclpy Node keyword arguments, e.g. ``context`` (one process, several nodes)."""
@@ -78,31 +120,53 @@ class ExperimentRunnerNode(Node):
         robot_file = (declare(self, "robot_file", "", "robot description (YAML); '' = the ER3A")
                       or str(find_package_file("config", "robots", "er3a.yaml")))
         plan_file = declare(self, "plan_file", "", "protocol plan (YAML, save_plan); '' = build one")
-        cycles = declare(self, "cycles", 24, "cycles of the built plan")
-        periods = declare(self, "excitation_periods", 2, "excitation periods per cycle of the built plan")
+        cycles = declare(self, "cycles", 24, f"cycles of the built plan, 1 to {MAX_CYCLES}", check=counted(MAX_CYCLES))
+        periods = declare(self, "excitation_periods", 2,
+                          f"excitation periods per cycle of the built plan, 1 to {MAX_EXCITATION_PERIODS}",
+                          check=counted(MAX_EXCITATION_PERIODS))
         fractions = declare(self, "speed_fractions", [0.05, 0.2, 0.4, 0.6, 0.8, 1.0],
-                            "friction speed levels of the built plan, fractions of the velocity limits")
-        level = declare(self, "friction_level_duration", 0.0, "time per friction speed level; 0 = shortest", "s")
-        warmup = declare(self, "warmup_duration", 180.0, "warmup stage of the built plan (0 = none)", "s")
+                            f"friction speed levels of the built plan, fractions of the velocity limits in (0, 1], "
+                            f"1 to {MAX_SPEED_LEVELS} levels", check=speed_levels)
+        level = declare(self, "friction_level_duration", 0.0,
+                        f"time per friction speed level; 0 = shortest; at most {MAX_LEVEL_DURATION:g}", "s",
+                        bounded("s", 0.0, MAX_LEVEL_DURATION))
+        warmup = declare(self, "warmup_duration", 180.0,
+                         f"warmup stage of the built plan (0 = none), at most {MAX_WARMUP_DURATION:g}", "s",
+                         bounded("s", 0.0, MAX_WARMUP_DURATION))
         command_topic = declare(self, "command_topic", "joint_trajectory", "JointTrajectory commands out")
         states_topic = declare(self, "joint_states_topic", "joint_states", "measured JointState in")
         stage_topic = declare(self, "stage_topic", "experiment_stage", "ExperimentStage markers out")
         self.experiment_id = declare(self, "experiment_id", "", "ExperimentStage.experiment_id")
-        rate = declare(self, "rate_hz", 100.0, "reference sample rate", "Hz")
-        window = declare(self, "window_duration", 2.0, "reference per trajectory message", "s")
-        lookahead = declare(self, "lookahead", 1.0, "windows are sent this long before they start", "s")
-        self.threshold = declare(self, "deviation_threshold", 0.1, "abort beyond this tracking error", "rad")
+        rate = declare(self, "rate_hz", 100.0,
+                       f"reference sample rate, {MIN_RATE_HZ:g} to {MAX_RATE_HZ:g} (the plan at most "
+                       f"{MAX_REFERENCE_SAMPLES:,} samples)", "Hz", bounded("Hz", MIN_RATE_HZ, MAX_RATE_HZ))
+        window = declare(self, "window_duration", 2.0,
+                         f"reference per trajectory message, > 0 and at most {MAX_WINDOW:g}", "s",
+                         bounded("s", 0.0, MAX_WINDOW, allow_minimum=False))
+        lookahead = declare(self, "lookahead", 1.0,
+                            f"windows are sent this long before they start, 0 to {MAX_WINDOW:g}", "s",
+                            bounded("s", 0.0, MAX_WINDOW))
+        self.threshold = declare(self, "deviation_threshold", 0.1,
+                                 f"abort beyond this tracking error, > 0 and at most {MAX_DEVIATION:g}", "rad",
+                                 bounded("rad", 0.0, MAX_DEVIATION, allow_minimum=False))
         self.autostart = declare(self, "autostart", False,
                                  "start once a joint state and a command subscriber are there, without ~/start")
         tolerance = declare(self, "start_tolerance", DEFAULT_START_TOLERANCE,
-                            "per joint: farther than this from the plan's start pose, approach it first", "rad")
+                            "per joint: farther than this from the plan's start pose, approach it first; 0 to "
+                            "deviation_threshold", "rad", bounded("rad", 0.0, MAX_DEVIATION))
         approach = declare(self, "approach_speed_fraction", DEFAULT_APPROACH_SPEED_FRACTION,
-                           "of the velocity and acceleration limits for the approach move; 0 = no approach")
+                           "of the velocity and acceleration limits for the approach move, 0 to 1; 0 = no approach",
+                           check=lambda value, field: validators.fraction(value, field, DynIdError, allow_zero=True))
         max_pose_age = declare(self, "max_joint_state_age", DEFAULT_MAX_POSE_AGE,
                                "a start waits for a joint state received at most this long ago; running, none "
-                               "for this long aborts", "s")
-        self.start_delay = declare(self, "start_delay", 2.0, "from an accepted start to the first motion", "s")
-        self.stop_duration = declare(self, "stop_duration", 0.2, "time to reach the hold pose on abort", "s")
+                               f"for this long aborts; > 0 and at most {MAX_STATE_AGE:g}", "s",
+                               bounded("s", 0.0, MAX_STATE_AGE, allow_minimum=False))
+        self.start_delay = declare(self, "start_delay", 2.0,
+                                   f"from an accepted start to the first motion, 0 to {MAX_START_DELAY:g}", "s",
+                                   bounded("s", 0.0, MAX_START_DELAY))
+        self.stop_duration = declare(self, "stop_duration", 0.2,
+                                     f"time to reach the hold pose on abort, > 0 and at most {MAX_STOP_DURATION:g}",
+                                     "s", bounded("s", 0.0, MAX_STOP_DURATION, allow_minimum=False))
         robot = load_robot(robot_file)
         plan = load_plan(plan_file) if plan_file else build_protocol(
             robot, cycles=cycles, excitation_periods=periods, speed_fractions=fractions,
@@ -144,7 +208,7 @@ class ExperimentRunnerNode(Node):
         self.watchdog.state_received(self.last_pose_ns * 1e-9)
         if self.run.state == "running":
             t = self.plan_time(Time.from_msg(msg.header.stamp).nanoseconds)
-            if -self.run.schedule.approach_duration <= t <= self.schedule.duration:
+            if self.run.monitored(t, q):
                 self.measured.append((t, q))
 
     def start(self):
@@ -185,20 +249,19 @@ class ExperimentRunnerNode(Node):
         silence = self.watchdog.check(now_ns * 1e-9)
         if silence is not None:
             self.abort(f"aborting: no joint state for {silence:.2f} s (max_joint_state_age "
-                       f"{self.watchdog.timeout:g} s): the arm moves unmonitored; holding the last measured pose",
-                       self.get_logger().error)
+                       f"{self.watchdog.timeout:g} s): the arm moves unmonitored", self.get_logger().error)
             return
         if self.measured:
             times, poses = zip(*self.measured)
             self.measured = []
             deviation = self.run.schedule.deviation(times, poses, self.threshold)
-            if deviation.exceeded:
-                self.abort(f"aborting: {deviation.describe()}", self.get_logger().error)
+            if deviation.exceeded:   # a non-finite measurement: hold where the controller is, not where measured
+                self.abort(f"aborting: {deviation.describe()}", self.get_logger().error, deviation.finite)
                 return
         try:
             chunks, events = self.run.due(self.plan_time(now_ns))
         except ReferenceLate as error:   # hold where the controller holds, not at a pose measured before the stall
-            self.abort(f"aborting: {error}", self.get_logger().error, error.hold)
+            self.abort(f"aborting: {error}", self.get_logger().error, measured=False)
             return
         for chunk in chunks:
             msg = trajectory_msg(self.schedule.joint_names, chunk.time_from_start, chunk.q, chunk.qd, chunk.qdd)
@@ -215,26 +278,30 @@ class ExperimentRunnerNode(Node):
         msg.header.stamp = self.stamp(marker.stamp)
         self.stage_publisher.publish(msg)
 
-    def abort(self, reason, log, hold=None):
-        """End the run: hold at ``hold`` [rad] (default the last measured pose), end the stage playing."""
+    def abort(self, reason, log, measured=True):
+        """End the run: hold (:meth:`ExperimentRun.hold_pose`: the last measured pose if ``measured``, finite
+        and recent, else the last commanded point), end the stage playing; return what it holds."""
         now_ns = self.get_clock().now().nanoseconds
-        event = self.run.abort(self.plan_time(now_ns))
-        hold = self.last_pose if hold is None else hold
-        still = np.zeros((1, hold.size))
+        t = self.plan_time(now_ns)
+        age = (now_ns - self.last_pose_ns) * 1e-9 if measured and self.last_pose_ns is not None else math.inf
+        hold = self.run.hold_pose(t, self.last_pose if measured else None, age)
+        event = self.run.abort(t)
+        still = np.zeros((1, hold.pose.size))
         self.command_publisher.publish(trajectory_msg(self.schedule.joint_names, [self.stop_duration],
-                                                      hold[None], still, still))
+                                                      hold.pose[None], still, still))
         if event is not None:
             self.publish_event(event)
-        log(reason)
+        log(f"{reason}; holding {hold.source}")
+        return hold.source
 
     def on_abort(self, request, response):
         if self.run.state != "running":
             response.success = False
             response.message = "not started" if self.run.state == "idle" else f"already {self.run.state}"
             return response
-        self.abort("aborted on request: holding the measured pose", self.get_logger().warning)
+        source = self.abort("aborted on request", self.get_logger().warning)
         response.success = True
-        response.message = "aborted; holding the measured pose"
+        response.message = f"aborted; holding {source}"
         return response
 
 

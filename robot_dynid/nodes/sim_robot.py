@@ -14,6 +14,10 @@ same for one sample as for a hundred) every ``batch_period`` s and published wit
 stamps; a timer drives this and is best-effort: on a loaded machine batches come late and grow,
 and samples more than ``max_lag`` s overdue are skipped with a warning, so stamps stay on the
 grid but messages can arrive in bursts up to ``batch_period`` (or the lag) behind the clock.
+
+Every numeric parameter is checked at start (finite, within the range its description states; the
+maxima bound the publisher's history of ``(max_lag + batch_period) * rate`` messages and the timer's
+work): a bad value is one line naming it on stderr and exit code 2.
 """
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
+from robot_dynid import validators
 from robot_dynid.errors import DynIdError
 from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
 from robot_dynid.experiment.trajectory_following import SimulatedArm
@@ -35,6 +40,20 @@ from robot_dynid.model.robot_description import load_robot
 from robot_dynid.nodes.node_runtime import declare, spin_node
 from robot_dynid.package_files import find_package_file
 
+# Parameter ranges; the maxima bound the publisher's history (max_lag * rate messages) and the timer's work
+MIN_RATE, MAX_RATE = 1.0, 2000.0      # [Hz] rate
+MAX_BATCH_PERIOD = 1.0                # [s] batch_period
+MAX_LAG = 10.0                        # [s] max_lag
+MAX_NOISE_STD = 1e4                   # [N m] noise_std
+MAX_COLD_EXCESS = 10.0                # cold_excess
+MAX_WARMUP_TIME_CONSTANT = 86400.0    # [s] warmup_time_constant
+
+
+def bounded(unit, minimum, maximum, allow_minimum=True):
+    """A :func:`declare` check: a finite number in ``[minimum, maximum]`` (``(minimum, maximum]``
+    without ``allow_minimum``) [``unit``]."""
+    return lambda value, field: validators.in_range(value, field, DynIdError, unit, minimum, maximum, allow_minimum)
+
 
 class SimRobotNode(Node):
     def __init__(self, **node_options):
@@ -43,16 +62,29 @@ class SimRobotNode(Node):
         self.robot_file = robot_file = (declare(self, "robot_file", "", "robot description (YAML); '' = the ER3A")
                                         or str(find_package_file("config", "robots", "er3a.yaml")))
         friction = declare(self, "friction", "coulomb_viscous", "friction model name")
-        noise_std = declare(self, "noise_std", 0.5, "torque measurement noise standard deviation", "N m")
-        seed = declare(self, "seed", 0, "seed of the true parameters and of the noise")
-        cold_excess = declare(self, "cold_excess", 0.0, "extra friction of the cold robot, fraction of warm friction")
-        warmup = declare(self, "warmup_time_constant", 1200.0, "time constant of the friction warm-up", "s")
-        rate = declare(self, "rate", 500.0, "joint state sample rate", "Hz")
-        batch_period = declare(self, "batch_period", 0.02, "period of the publishing timer (at least 1 / rate)", "s")
-        max_lag = declare(self, "max_lag", 1.0, "overdue samples older than this are skipped", "s")
+        noise_std = declare(self, "noise_std", 0.5,
+                            f"torque measurement noise standard deviation, 0 to {MAX_NOISE_STD:g}", "N m",
+                            bounded("N m", 0.0, MAX_NOISE_STD))
+        seed = declare(self, "seed", 0, "seed of the true parameters and of the noise, >= 0",
+                       check=lambda value, field: validators.count(value, field, DynIdError, minimum=0))
+        cold_excess = declare(self, "cold_excess", 0.0,
+                              f"extra friction of the cold robot, fraction of warm friction, 0 to {MAX_COLD_EXCESS:g}",
+                              check=bounded(None, 0.0, MAX_COLD_EXCESS))
+        warmup = declare(self, "warmup_time_constant", 1200.0,
+                         f"time constant of the friction warm-up, > 0 and at most {MAX_WARMUP_TIME_CONSTANT:g}", "s",
+                         bounded("s", 0.0, MAX_WARMUP_TIME_CONSTANT, allow_minimum=False))
+        rate = declare(self, "rate", 500.0, f"joint state sample rate, {MIN_RATE:g} to {MAX_RATE:g}", "Hz",
+                       bounded("Hz", MIN_RATE, MAX_RATE))
+        batch_period = declare(self, "batch_period", 0.02,
+                               f"period of the publishing timer (at least 1 / rate), > 0 and at most "
+                               f"{MAX_BATCH_PERIOD:g}", "s", bounded("s", 0.0, MAX_BATCH_PERIOD, allow_minimum=False))
+        max_lag = declare(self, "max_lag", 1.0, f"overdue samples older than this are skipped, > 0 and at most "
+                          f"{MAX_LAG:g}", "s", bounded("s", 0.0, MAX_LAG, allow_minimum=False))
         command_topic = declare(self, "command_topic", "joint_trajectory", "JointTrajectory commands to follow")
         robot = load_robot(robot_file)
-        initial = declare(self, "initial_positions", [0.0] * robot.n_joints, "positions before any command", "rad")
+        initial = declare(self, "initial_positions", [0.0] * robot.n_joints, "positions before any command, one per "
+                          "joint", "rad", lambda value, field: validators.numbers(list(value), robot.n_joints, field,
+                                                                                  DynIdError, "rad"))
         regressor = Regressor(robot, friction_model(friction))
         simulator = SimulatedRobot(regressor, simulation_parameters(regressor, seed), noise_std,
                                    cold_excess, warmup)

@@ -8,10 +8,9 @@ import pytest
 from robot_dynid.errors import DataError, TrajectoryError
 from robot_dynid.experiment.excitation import random_excitation
 from robot_dynid.experiment.protocol import build_protocol
-from robot_dynid.experiment.schedule import (MAX_LATENESS, ExperimentRun, ExperimentSchedule, FeedbackWatchdog,
-                                             NotReady, ReferenceLate,
-                                             StartRefused, approach_move, positions_in_order,
-                                             stage_events)
+from robot_dynid.experiment.schedule import (MAX_LATENESS, MAX_REFERENCE_SAMPLES, ExperimentRun, ExperimentSchedule,
+                                             FeedbackWatchdog, NotReady, ReferenceLate, StartRefused, approach_move,
+                                             positions_in_order, stage_events)
 from robot_dynid.experiment.trajectories import CycloidalMove
 from robot_dynid.model.robot_description import load_robot
 from robot_dynid.package_files import find_package_file
@@ -137,6 +136,26 @@ def test_deviation_names_the_worst_joint_against_the_trajectory(plan, schedule):
     assert not schedule.deviation([-1.0], home, threshold=1e-9).exceeded
 
 
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_a_non_finite_measured_position_exceeds_any_threshold_naming_the_joint(plan, schedule, bad):
+    """``|NaN - q_ref| > threshold`` is false: a NaN must not pass as a small error."""
+    t = np.linspace(0.5, 2.0, 16)
+    measured = plan.trajectory.evaluate(t)[0]
+    measured[9, 4] += 0.5                  # a larger finite error elsewhere, later
+    measured[6, 1] = bad
+    measured[12, 3] = np.nan
+    deviation = schedule.deviation(t, measured, threshold=1.0)
+    assert deviation.exceeded and not deviation.finite
+    assert (deviation.joint, deviation.time) == (plan.joint_names[1], t[6])
+    assert deviation.describe() == (f"joint {plan.joint_names[1]} reports position {bad!r} rad at t = {t[6]:.3f} s: "
+                                    "the arm's pose is unknown (driver fault?)")
+    assert np.isnan(deviation.max_error[[1, 3]]).all()
+    np.testing.assert_allclose(deviation.max_error[[0, 2, 4, 5]], [0, 0, 0.5, 0], atol=1e-12)
+    alone = schedule.deviation(t[6:7], measured[6:7], threshold=1.0)   # the only measurement, no other error
+    assert alone.exceeded and alone.joint == plan.joint_names[1]
+    assert schedule.deviation(t[:6], measured[:6], threshold=1.0).finite
+
+
 def started_run(schedule, robot, pose=None, **settings):
     run = ExperimentRun(schedule, 0.5, robot, **settings)
     run.start(schedule.start_pose if pose is None else pose, command_subscribers=1)
@@ -187,9 +206,11 @@ def test_a_window_due_after_its_start_is_not_sent_and_the_run_can_abort(plan, sc
     assert [c.window for c in run.due(windows[3].start + 0.9 * MAX_LATENESS)[0]] == [3]   # late, within the tolerance
     late = windows[4].start + 0.3
     with pytest.raises(ReferenceLate, match=rf"plan time {windows[4].start:.3f} to {windows[4].t[-1]:.3f} s was due "
-                                            r"0\.5 s before it starts and is 0\.300 s past its start") as error:
+                                            r"0\.5 s before it starts and is 0\.300 s past its start"):
         run.due(late)
-    np.testing.assert_array_equal(error.value.hold, windows[3].q[-1])   # where the controller ran out of reference
+    hold = run.hold_pose(late)      # where the controller ran out of reference
+    assert hold.source == "the last commanded point"
+    np.testing.assert_array_equal(hold.pose, windows[3].q[-1])
     assert run.state == "running" and run.abort(late) is not None and run.state == "aborted"
 
 
@@ -361,3 +382,79 @@ def test_the_approach_precedes_the_plan_on_its_grid_and_belongs_to_no_stage(plan
     assert not run.schedule.deviation(approach_t, q[t < 0], threshold=1e-9).exceeded
     held = run.schedule.deviation(approach_t, np.tile(q[0], (approach_t.size, 1)), threshold=0.1)   # the arm stays put
     assert held.exceeded and held.joint == "j2"
+
+
+def sample_at_or_before(trajectory, t, rate=RATE, start=0.0):
+    """The trajectory sampled on the grid ``start + k / rate`` at the last grid time <= ``t``."""
+    k = math.floor((t - start) * rate + 1e-9)
+    return trajectory.evaluate([start + k / rate])[0][0]
+
+
+def test_a_joint_state_is_checked_inside_the_reference_and_always_when_not_finite(schedule, robot):
+    run = ExperimentRun(schedule, 0.5, robot)
+    pose, unknown = schedule.start_pose, schedule.start_pose.copy()
+    unknown[2] = np.nan
+    assert not run.monitored(1.0, unknown)                    # idle: the start checks the pose
+    run.start(pose, command_subscribers=1)
+    assert run.monitored(0.0, pose) and run.monitored(schedule.duration, pose)
+    assert not run.monitored(-0.5, pose) and not run.monitored(schedule.duration + 0.1, pose)
+    assert run.monitored(-0.5, unknown) and run.monitored(schedule.duration + 0.1, unknown)
+    run.abort(1.0)
+    assert not run.monitored(1.0, unknown)
+
+
+def test_an_abort_holds_the_recent_finite_measured_pose_else_the_last_commanded_point(plan, schedule, robot):
+    start = schedule.start_pose + np.array([0.0, 0.01, 0.0, -0.02, 0.0, 0.0])   # within start_tolerance
+    run = ExperimentRun(schedule, 0.5, robot, max_pose_age=0.25)
+    with pytest.raises(TrajectoryError, match=r"no pose to hold at plan time 0\.000 s: the run has not started"):
+        run.hold_pose(0.0)
+    run.start(start, command_subscribers=1)
+    unknown = schedule.start_pose.copy()
+    unknown[1] = np.nan
+    play_until(run, -0.3)             # window 0 handed out, its first sample not yet due
+    for measured, age in ((unknown, 0.0), (None, math.inf)):
+        hold = run.hold_pose(-0.3, measured, age)
+        assert hold.source == "the last commanded point"
+        np.testing.assert_array_equal(hold.pose, start)        # the controller holds where the arm was
+    t = 0.5 * (plan.stages[2].start + plan.stages[2].end)
+    play_until(run, t)
+    measured = plan.trajectory.evaluate([t])[0][0] + 0.003
+    hold = run.hold_pose(t, measured, 0.25)
+    assert hold.source == "the measured pose"
+    np.testing.assert_array_equal(hold.pose, measured)
+    for measured, age in ((unknown, 0.0), (measured, 0.26), (measured, math.nan), (None, 0.0)):
+        hold = run.hold_pose(t, measured, age)
+        assert hold.source == "the last commanded point"
+        np.testing.assert_allclose(hold.pose, sample_at_or_before(plan.trajectory, t), atol=1e-12)
+        assert np.isfinite(hold.pose).all()
+    assert t + 0.01 < run.schedule.windows[run.next_window - 1].t[-1]   # on the grid, not the window's end
+
+
+def test_an_abort_during_the_approach_holds_its_last_commanded_point(schedule, robot):
+    run = ExperimentRun(schedule, 0.5, robot, approach_speed_fraction=0.2)
+    started = run.start(schedule.start_pose + FAR, command_subscribers=1)
+    t = -0.6 * started.approach.duration
+    play_until(run, t)
+    unknown = schedule.start_pose + FAR
+    unknown[0] = np.inf
+    hold = run.hold_pose(t, unknown, 0.0)
+    expected = sample_at_or_before(started.approach, t + started.approach.duration, start=0.0)
+    np.testing.assert_allclose(hold.pose, expected, atol=1e-12)
+    assert np.abs(hold.pose - (schedule.start_pose + FAR)).max() > 0.05    # on its way, not at either end
+    assert np.abs(hold.pose - schedule.start_pose).max() > 0.05
+
+
+def test_a_schedule_refuses_a_non_finite_rate_and_more_than_its_maximum_of_samples(plan):
+    rate = MAX_REFERENCE_SAMPLES / plan.duration * 1.01
+    with pytest.raises(TrajectoryError, match=rf"the plan of {plan.duration:.6g} s \(2 cycle\(s\)\) at rate_hz "
+                                              rf"{rate:g} Hz is 2\.02e\+06 reference samples, more than 2,000,000 "
+                                              r"\(the whole plan is held in memory\): lower rate_hz"):
+        ExperimentSchedule(plan, rate)
+    for bad in (math.nan, 0.0, -RATE):
+        with pytest.raises(TrajectoryError, match=r"rate_hz must be finite and > 0 \[Hz\]"):
+            ExperimentSchedule(plan, bad)
+
+
+def test_a_run_refuses_a_non_finite_deviation_threshold(schedule, robot):
+    with pytest.raises(TrajectoryError, match=r"deviation_threshold must be finite and > 0 \[rad\], got nan"):
+        ExperimentRun(schedule, 0.5, robot, deviation_threshold=math.nan)

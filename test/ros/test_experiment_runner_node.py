@@ -2,7 +2,8 @@
 
 A 5.5 s plan of five stage rows (rest, excitation, two friction strokes of j2, warmup) is
 written here from closed-form quintic moves; the markers must be the rows of that plan file and
-the simulated arm must follow its trajectory; ``~/abort`` and a tracking error stop the run.
+the simulated arm must follow its trajectory; ``~/abort``, a tracking error, a NaN joint state and
+a driver that stops publishing stop the run, holding a finite pose.
 Nothing moves before ``~/start`` (or ``autostart``); a start is refused without a joint state or
 from one older than ``max_joint_state_age``, and for an arm far from the plan's start pose when the
 approach is disabled; with the approach, the commands received here (not the runner's own numbers)
@@ -263,7 +264,7 @@ def test_a_runner_stalled_longer_than_lookahead_aborts_and_holds_where_the_contr
     lookaheads: on SIGCONT window 3 (from 3 s) is 1 s past its start; the runner sends no late
     window (which would make the reference jump) but a hold at the last point it had sent."""
     graph, plan, directory, states, stages, _, _, commands = arm
-    process, log = run_into_the_excitation(arm, "stalled", "-p", "deviation_threshold:=10.0")
+    process, log = run_into_the_excitation(arm, "stalled", "-p", "deviation_threshold:=1.0")   # the maximum
     graph.spin_until(lambda: len(commands) >= 3, what="three windows")
     process.send_signal(signal.SIGSTOP)
     try:
@@ -289,24 +290,84 @@ def test_a_runner_stalled_longer_than_lookahead_aborts_and_holds_where_the_contr
     np.testing.assert_allclose(q[-1], last_sent.positions, atol=1e-9)
 
 
+def now(graph):
+    return graph.node.get_clock().now().nanoseconds * 1e-9
+
+
+def assert_holds_a_commanded_point(commands, hold, earliest, latest):
+    """``hold`` (one JointTrajectory point) is finite and equal to a reference point of ``commands``
+    (the windows before it) due between plan times ``earliest`` and ``latest`` [s, absolute]: the
+    controller's reference when the run aborted, not a measured pose."""
+    assert np.isfinite(hold.positions).all() and np.isfinite(hold.velocities).all(), hold
+    t, q, _, _ = commanded_reference(commands)
+    times = t[np.all(q == np.array(hold.positions), axis=1)]
+    assert np.any((earliest <= times) & (times <= latest)), \
+        f"the hold equals the commanded points at {times - earliest} s from {latest - earliest:.3f} s long a window"
+
+
 def test_joint_states_that_stop_mid_run_abort_it(arm):
     """SIGSTOP sim_robot (the driver) mid-plan until the runner, its deviation check blind, aborts
-    after max_joint_state_age and ends the stage playing."""
+    after max_joint_state_age and ends the stage playing. The last measured pose is older than
+    max_joint_state_age then: the hold is the reference point due at the abort, where the
+    controller is."""
     graph, plan, directory, states, stages, _, _, commands = arm
     process, log = run_into_the_excitation(arm, "silent_driver", "-p", "max_joint_state_age:=0.5")
+    stopped = now(graph)
     SIM[0].send_signal(signal.SIGSTOP)
     try:
         graph.spin_until(lambda: "aborting: no joint state for" in log.read_text(), timeout=5.0,
                          what="the runner aborting while the driver is stopped")
+        aborted = now(graph)
     finally:
         SIM[0].send_signal(signal.SIGCONT)
     graph.spin_until(lambda: not stages[-1].start and len(commands[-1].points) == 1,
                      what="the end marker of the excitation and the hold")
     text = stop_runner(process, log)
     silence = float(re.search(r"aborting: no joint state for (\S+) s \(max_joint_state_age 0.5 s\): the arm moves "
-                              r"unmonitored", text).group(1))
+                              r"unmonitored; holding the last commanded point", text).group(1))
     assert 0.5 < silence < 1.0
     assert (stages[-1].start, stages[-1].kind) == (False, ExperimentStage.KIND_EXCITATION)
+    assert [len(c.points) for c in commands].count(1) == 1
+    assert_holds_a_commanded_point(commands[:-1], commands[-1].points[0], stopped, aborted)
+
+
+def test_a_joint_state_turning_nan_mid_plan_aborts_at_once_and_holds_the_last_commanded_point(arm):
+    """A driver reports position[j2] = NaN mid-plan (a test publisher beside sim_robot): ``|NaN - q_ref|
+    > threshold`` is false, yet the run must abort at once, naming the joint, hold the reference
+    point due then (finite; the NaN state is the last measured one), end the stage playing and send
+    no further window."""
+    graph, plan, directory, states, stages, _, _, commands = arm
+    driver = graph.node.create_publisher(JointState, f"{NAMESPACE}/joint_states", QOS)
+    try:
+        process, log = run_into_the_excitation(arm, "nan_driver")
+        graph.spin_until(lambda: driver.get_subscription_count() >= 2 and len(commands) >= 2,
+                         what="the runner subscribing to the test's joint states, two windows")
+        sent = len(commands)
+        state = JointState(name=list(JOINTS), position=list(states[-1].position), velocity=[0.0] * 6)
+        state.position[1] = float("nan")
+        injected = now(graph)
+        state.header.stamp = graph.node.get_clock().now().to_msg()
+        driver.publish(state)
+        graph.spin_until(lambda: any(len(c.points) == 1 for c in commands[sent:]), timeout=10.0,
+                         what="the hold after the NaN joint state")
+        held = now(graph)
+        hold_index = next(k for k in range(sent, len(commands)) if len(commands[k].points) == 1)
+        graph.spin_until(lambda: seconds(states[-1]) > held + 1.5, what="joint_states 1.5 s after the hold")
+        text = stop_runner(process, log)
+    finally:
+        graph.node.destroy_publisher(driver)
+        states[:] = [m for m in states if np.isfinite(m.position).all()]    # the next tests read sim_robot's
+    print(f"NaN joint state to hold received: {held - injected:.3f} s")
+    assert held - injected < 1.0
+    assert re.search(r"aborting: joint j2 reports position nan rad at t = \S+ s: the arm's pose is unknown "
+                     r"\(driver fault\?\); holding the last commanded point", text), text
+    assert hold_index == len(commands) - 1, "no window after the hold"
+    assert hold_index - sent <= 1, "at most one window between the NaN state and the hold (sent before it arrived)"
+    assert_holds_a_commanded_point(commands[:hold_index], commands[hold_index].points[0], injected - 0.011, held)
+    assert (stages[-1].start, stages[-1].kind) == (False, ExperimentStage.KIND_EXCITATION)
+    t0 = seconds(stages[0])
+    assert plan.stages[1].start < seconds(stages[-1]) - t0 < plan.stages[1].end
+    np.testing.assert_allclose(states[-1].position, commands[hold_index].points[0].positions, atol=1e-9)
 
 
 def test_nothing_moves_until_start_and_abort_ends_the_current_stage(arm):

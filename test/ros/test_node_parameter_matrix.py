@@ -34,9 +34,16 @@ def _cases(node, parameters):
 
 # Each node's numeric parameters: {name: (float | int, kinds it accepts as documented values)}.
 # experiment_runner
-EXPERIMENT_RUNNER = {}
+EXPERIMENT_RUNNER = {"cycles": (int, ()), "excitation_periods": (int, ()),
+                     "friction_level_duration": (float, ("zero",)), "warmup_duration": (float, ("zero",)),
+                     "rate_hz": (float, ()), "window_duration": (float, ()), "lookahead": (float, ("zero",)),
+                     "deviation_threshold": (float, ()), "start_tolerance": (float, ("zero",)),
+                     "approach_speed_fraction": (float, ("zero",)), "max_joint_state_age": (float, ()),
+                     "start_delay": (float, ("zero",)), "stop_duration": (float, ())}
 # sim_robot
-SIM_ROBOT = {}
+SIM_ROBOT = {"noise_std": (float, ("zero",)), "seed": (int, ("zero", "huge")), "cold_excess": (float, ("zero",)),
+             "warmup_time_constant": (float, ()), "rate": (float, ()), "batch_period": (float, ()),
+             "max_lag": (float, ())}
 # feedforward
 FEEDFORWARD = {}
 # recorder

@@ -27,3 +27,22 @@ def test_a_start_tolerance_above_the_deviation_threshold_is_refused_at_start(tmp
     assert process.wait(timeout=60) == 2, (tmp_path / "node.log").read_text()
     log = (tmp_path / "node.log").read_text()
     assert "start_tolerance 0.2 rad is above deviation_threshold 0.1 rad" in log and "Traceback" not in log, log
+
+
+@pytest.mark.parametrize("node, argument, message", [
+    ("experiment_runner", "deviation_threshold:=.nan",
+     "ExperimentRunnerNode: error: parameter deviation_threshold must be finite and in (0, 1] [rad], got nan"),
+    ("experiment_runner", "rate_hz:=1e9",
+     "ExperimentRunnerNode: error: parameter rate_hz must be finite and in [10, 1000] [Hz], got 1000000000.0"),
+    ("sim_robot", "rate:=1e9", "SimRobotNode: error: parameter rate must be finite and in [1, 2000] [Hz], "
+                               "got 1000000000.0"),
+    ("sim_robot", "batch_period:=0.0",
+     "SimRobotNode: error: parameter batch_period must be finite and in (0, 1] [s], got 0.0"),
+])
+def test_a_bad_runner_or_sim_robot_parameter_is_one_line_and_exit_2_before_anything_moves(tmp_path, node, argument,
+                                                                                          message):
+    """A NaN deviation threshold used to start, send a window, then kill the runner with no hold; a huge
+    rate was a traceback of sim_robot, a zero batch period a timer period of 1 / rate."""
+    process = start_node(node, "-p", argument, log_path=tmp_path / "node.log")
+    assert process.wait(timeout=60) == 2, (tmp_path / "node.log").read_text()
+    assert (tmp_path / "node.log").read_text().splitlines() == [message]
