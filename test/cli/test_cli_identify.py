@@ -361,3 +361,15 @@ def test_consistent_identification_exports_a_urdf_whose_dynamics_are_the_model(s
     plausibility = json.loads(capsys.readouterr().out)["metrics"]["plausibility"]
     assert plausibility["consistent"] is False and plausibility["distance_std"] > 3.0, plausibility
     assert plausibility["messages"][0].startswith("base parameters are not physically consistent")
+
+
+def test_a_dead_band_beyond_the_velocity_limits_is_refused_naming_the_option_and_joints(simulated, capsys):
+    """UR5: every joint's velocity limit is 3.15 rad/s (config/robots/ur5.yaml); --dead-band 1e308 would
+    silently remove all friction."""
+    _, _, _, data, directory = simulated
+    assert main(["identify", "--robot", str(ROBOT), "--data", str(data), "--dead-band", "1e308",
+                 "--out", str(directory / "dead_band.yaml")]) == 2
+    error = capsys.readouterr().err.strip()
+    assert "--dead-band = 1e+308 rad/s is at or above the velocity limit of joint(s) shoulder_pan_joint (3.15 " \
+           "rad/s)" in error and "\n" not in error, error
+    assert not (directory / "dead_band.yaml").exists()
