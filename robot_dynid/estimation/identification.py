@@ -271,7 +271,11 @@ def _filtered_chunks(regressor, base, recording, chunk_size, cutoff, dropped):
 def prepare_recording(recording: Recording, robot: RobotDescription) -> Recording:
     """Match joints to the robot by name and check the fields identification needs."""
     recording = recording.reorder(robot.joint_names)
-    missing = [name for name in ("qd", "qdd", "tau") if getattr(recording, name) is None]
+    if recording.tau is None:
+        raise DataError(f"{recording.source}: identification needs torques tau [N m], and the recording has none "
+                        "(a bag: the effort of its joint states, or a topic given as effort or current topic; a CSV: "
+                        "tau columns)")
+    missing = [name for name in ("qd", "qdd") if getattr(recording, name) is None]
     if missing:
         raise DataError(
             f"{recording.source}: identification needs {', '.join(missing)}; "

@@ -178,6 +178,9 @@ class _BagContents:
 
     def messages(self, topic: str, msgtype: str):
         """(receive time [ns], message) of every message of ``topic``, in receive order."""
+        if topic in self.topics and not self.has_messages(topic):
+            raise DataError(f"topic {topic!r} recorded no message in bag {self.path} (it was subscribed to while "
+                            f"recording, but nothing arrived on it); its topics: {self.describe_topics()}")
         if not self.has_messages(topic):
             raise DataError(f"topic {topic!r} has no messages in bag {self.path}; its topics: "
                             f"{self.describe_topics()}")
@@ -286,6 +289,12 @@ def _read_markers(bag: _BagContents, topic: str) -> list[StageMarker]:
         except DataError as error:
             raise DataError(f"topic {topic!r}: stage marker stamped {stamp_ns} ns: {error}") from None
     return markers
+
+
+def bag_topics(path, distro: str | None = None) -> dict[str, tuple[str, int]]:
+    """Topic name -> (message type, message count) of a bag; a topic recorded with no message counts 0."""
+    with _open_bag(path, distro) as bag:
+        return {name: (info.msgtype, info.msgcount) for name, info in bag.topics.items()}
 
 
 def read_stage_markers(path, stage_topic: str = DEFAULT_STAGE_TOPIC,
