@@ -40,7 +40,8 @@ SIM_ROBOT = {}
 # feedforward
 FEEDFORWARD = {}
 # recorder
-RECORDER = {}
+RECORDER = {"queue_depth": (int, ()), "flush_period": (float, ()), "status_period": (float, ("zero",)),
+            "min_free_space": (float, ("zero",)), "silent_topic_delay": (float, ())}
 # identifier
 IDENTIFIER = {"dead_band": (float, ("zero",)), "sign_sharpness": (float, ()), "stribeck_velocity": (float, ()),
               "forgetting": (float, ()), "max_samples": (int, ()), "max_holdout_rsd": (float, ()),
