@@ -359,3 +359,34 @@ def test_a_full_disk_stops_recording_the_node_stays_up_and_the_bag_is_closed_who
     assert f"bag closed with {claimed} messages (/joint_states {claimed})" in errors[0] and "Traceback" not in log
     warnings = [line for line in log.splitlines() if "recording stops when less than" in line]
     assert len(warnings) == (1 if min_free_space else 0), log
+
+
+def test_an_effort_topic_that_never_delivers_is_warned_once_and_identify_names_it(graph, tmp_path, capsys):
+    """effort_topic set to a topic nobody publishes: after silent_topic_delay (0.5 s) of joint states the recorder
+    warns once, the bag holds /joint_efforts with no message, and identify on the bag says that topic recorded
+    nothing (not the velocity hint it gave before)."""
+    from robot_dynid.cli import main
+    robot_file = REPO / "config" / "robots" / "er3a.yaml"
+    robot = load_robot(robot_file)
+    recorder = Recorder(graph, tmp_path, "effort_topic:=silent_efforts", "silent_topic_delay:=0.5")
+    start = time.monotonic()
+    k = 0
+    while k < 400 or "delivered no message" not in recorder.log.read_text():
+        assert time.monotonic() < start + 30.0, recorder.log.read_text()
+        recorder.joint_states.publish(joint_state(T0_NS + k * 5_000_000, robot.joint_names, np.full(6, 1e-3 * k),
+                                                  np.full(6, 0.2)))
+        k += 1
+        graph.spin_until(lambda: time.monotonic() > start + k / 200.0, what="pacing")
+    recorder.wait_for({"/joint_states": k})
+    recorder.stop()
+    log = recorder.log.read_text()
+    warnings = [line for line in log.splitlines() if "delivered no message" in line]
+    assert len(warnings) == 1, log
+    assert "effort_topic /silent_efforts (recorded as /joint_efforts) delivered no message in 0.5 s of joint states; " \
+           "it has 0 publisher(s): check that the driver publishes it" in warnings[0], warnings[0]
+
+    assert main(["identify", "--robot", str(robot_file), "--data", str(recorder.bag),
+                 "--out", str(tmp_path / "model.yaml")]) == 2
+    error = capsys.readouterr().err
+    assert "the joint states on /joint_states carry no effort, and the bag's effort topic /joint_efforts recorded " \
+           "no message" in error, error
