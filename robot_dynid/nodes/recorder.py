@@ -20,11 +20,23 @@ joint_states_qos (str): QoS of the data topics: reliable (default), best_effort 
     publish best effort) or sensor_data; queue_depth (int): their keep-last depth (volatile).
 Each topic's metadata in the bag holds the QoS its publishers offered when its first message
 arrived (a replay offers the same), and ``ros_distro`` the distribution the recorder ran on.
-flush_period, status_period (float, s): file flush period; period of the message-count log (0 = off);
-    both on the steady clock, also with use_sim_time (bag times then follow /clock).
+flush_period, status_period (float, s): period of flushing the bag and checking the free space (0.01-3600);
+    period of the message-count log (0 = off, else 0.01-3600); both on the steady clock, also with
+    use_sim_time (bag times then follow /clock).
+min_free_space (float, MB): free space the bag's file system must keep (0 = no check): less at the
+    start refuses to record, less than twice it is warned about once, less while recording stops it.
+silent_topic_delay (float, s): a set effort, current, temperature or hydraulic topic that delivered
+    nothing this long after the first joint state is warned about once; at close the bag gets its
+    bag topic with no message, so that ``robot-dynid identify`` can say that it recorded nothing.
 
 Service ``~/mark_stage`` (robot_dynid/srv/MarkStage) writes a stage marker stamped now. The bag is
 closed on Ctrl-C (SIGINT), SIGTERM and shutdown; nothing is published but those markers.
+
+Faults while recording do not end the node: a full disk (or any failed write) or free space below
+``min_free_space`` stops recording (:class:`robot_dynid.recordings.bag_io.RecordingStopped`): one
+error line, the bag closed whole with what its storage file holds, ``~/mark_stage`` answering why,
+the status log saying so, the node up until restarted. Bad start-up parameters (``bag_path`` below a
+file or read-only, ``storage``, ``queue_depth``, the periods, ``min_free_space``) are one line, exit 2.
 """
 from __future__ import annotations
 

@@ -299,8 +299,8 @@ def test_a_bag_being_recorded_is_read_but_not_repaired(tmp_path, caplog, capsys,
     except BaseException:
         writer.close()
         raise
-    assert sorted(p.name for p in (tmp_path / "bag").iterdir()) == [RESERVE_FILE,
-                                                                     "bag." + ("mcap" if storage == "mcap" else "db3")]
+    storage_file = "bag." + ("mcap" if storage == "mcap" else "db3")
+    assert sorted(p.name for p in (tmp_path / "bag").iterdir()) == [RESERVE_FILE, storage_file]
     writer.close()
     assert not (tmp_path / "bag" / RESERVE_FILE).exists()
     assert repair_bag(tmp_path / "bag").out is None                   # whole: left alone

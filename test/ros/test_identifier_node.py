@@ -235,8 +235,8 @@ def test_the_first_model_is_not_published_when_it_fails_the_quality_gate(fresh_i
     assert topics["statuses"][-1].state == IdentificationStatus.STATE_CONVERGED
 
 
-def test_a_model_file_that_cannot_be_written_is_a_status_warning_and_the_model_is_still_published(tmp_path,
-                                                                                                simulator):
+def test_a_model_file_that_cannot_be_written_is_a_status_warning_and_the_model_is_still_published(
+        tmp_path, simulator):
     """A directory takes model_file's place after the start: the accepted model cannot be written there. The
     node says so in one log line and in IdentificationStatus, publishes the model and goes on."""
     model_file = tmp_path / "model.yaml"

@@ -28,7 +28,6 @@ from robot_dynid.recordings.bag_io import read_bag, read_stage_markers
 from robot_dynid.recordings.stage_detection import detect_stages
 from robot_dynid.srv import MarkStage
 from ros_graph import RosTestGraph, kill_started_nodes, start_node, stop_node
-from small_disk import small_disk
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 JOINTS = ("j1", "j2", "j3")
@@ -322,12 +321,13 @@ def test_a_driver_with_jittered_stamps_and_lost_messages_identifies_like_an_exac
 @pytest.mark.parametrize("storage, min_free_space, disk_size, stop", [
     ("mcap", 0.0, "2m", "disk full"), ("sqlite3", 0.0, "2m", "disk full"),
     ("mcap", 2.0, "4m", r"only 1\.\d\d MB free on its file system, less than the minimum of 2 MB")])
-def test_a_full_disk_stops_recording_the_node_stays_up_and_the_bag_is_closed_whole(graph, tmp_path, storage,
-                                                                                  min_free_space, disk_size, stop):
+def test_a_full_disk_stops_recording_the_node_stays_up_and_the_bag_is_closed_whole(
+        graph, tmp_path, storage, min_free_space, disk_size, stop):
     """A real small file system (tmpfs) filled by joint states of 40 joints: without a minimum the disk fills
     (ENOSPC), with min_free_space 2 MB the recorder stops before, having warned at the start (less than twice
     that free). Either way: one error line, ~/mark_stage answers why, the node lives until Ctrl-C (exit 0), and
     the bag is closed with metadata counting exactly its messages, the first ones published, in order."""
+    from small_disk import small_disk
     names = [f"j{j}" for j in range(40)]
     with small_disk(tmp_path / "disk", disk_size) as disk:
         recorder = Recorder(graph, disk, f"storage:={storage}", f"min_free_space:={min_free_space}",
