@@ -553,6 +553,15 @@ class _McapStorage(McapWriter):
         if counts:
             self.saved_span = [min(self.saved_span[0], span[0]), max(self.saved_span[1], span[1])]
 
+    def close(self, version, metadata) -> None:
+        if not self.chunk.msgs:     # only schema or channel records (a topic with no message): the summary has them
+            self.chunk = type(self.chunk)(2**63 - 1, 0, BytesIO(), defaultdict(list))
+        super().close(version, metadata)
+
+    def abort(self) -> None:
+        """Close the file as it is (rosbags before 0.11 has no abort)."""
+        self.bio.close()
+
     def discard_unsaved(self):
         """Cut the file back to the end of its last complete chunk and forget the messages after it; return
         (messages per connection id, first and last receive time [ns]) of what the file holds."""
@@ -569,6 +578,13 @@ class _Sqlite3Storage(Sqlite3Writer):
 
     def commit(self) -> None:
         self.conn.commit()
+
+    def abort(self) -> None:
+        """Close without committing (rosbags before 0.11 has no abort)."""
+        try:
+            self.conn.rollback()
+        finally:
+            self.conn.close()
 
     def discard_unsaved(self):
         """Roll back what was not committed; return (messages per topic id, first and last receive time [ns])

@@ -326,7 +326,7 @@ def test_a_full_disk_stops_recording_the_node_stays_up_and_the_bag_is_closed_who
     """A real small file system (tmpfs) filled by joint states of 40 joints: without a minimum the disk fills
     (ENOSPC), with min_free_space 2 MB the recorder stops before, having warned at the start (less than twice
     that free). Either way: one error line, ~/mark_stage answers why, the node lives until Ctrl-C (exit 0), and
-    the bag is closed with metadata counting exactly its messages, the first ones published, in order."""
+    the bag is closed with metadata counting exactly its messages, published ones in order."""
     from small_disk import small_disk
     names = [f"j{j}" for j in range(40)]
     with small_disk(tmp_path / "disk", disk_size) as disk:
@@ -339,7 +339,7 @@ def test_a_full_disk_stops_recording_the_node_stays_up_and_the_bag_is_closed_who
             recorder.joint_states.publish(joint_state(T0_NS + sent * 1_000_000, names, np.full(40, float(sent))))
             sent += 1
             if sent % 50 == 0:
-                graph.spin_until(lambda: time.monotonic() > start + sent / 1000.0, what="pacing")
+                graph.spin_until(lambda: time.monotonic() > start + sent / 500.0, what="pacing")
         response = graph.call(client, MarkStage.Request(kind=ExperimentStage.KIND_EXCITATION, start=True))
         assert not response.success and re.search(f"recording stopped: {stop}", response.message), response.message
         graph.spin_until(lambda: "messages arrived since and were not recorded" in recorder.log.read_text(),
@@ -350,9 +350,10 @@ def test_a_full_disk_stops_recording_the_node_stays_up_and_the_bag_is_closed_who
         claimed = metadata["message_count"]
         with AnyReader([recorder.bag]) as reader:
             assert sum(1 for _ in reader.messages()) == claimed == sum(c.msgcount for c in reader.connections)
-        recording = read_bag(recorder.bag, stage_topic=None)
-        np.testing.assert_array_equal(recording.q[:, 0], np.arange(claimed))
-        assert 1000 < claimed < sent
+        recorded = read_bag(recorder.bag, stage_topic=None).q[:, 0]
+        # what was published, in order (a keep-last queue may lose messages while a loaded machine stalls the node)
+        assert recorded.size == claimed and recorded[0] == 0 and np.all(np.diff(recorded) > 0)
+        assert np.array_equal(recorded, np.round(recorded)) and 1000 < claimed < sent
     log = recorder.log.read_text()
     errors = [line for line in log.splitlines() if "ERROR" in line]
     assert len(errors) == 1 and re.search(f"recording stopped: {stop}", errors[0]), log
