@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import errno
 import logging
+import math
 import os
 import shutil
 import sqlite3
@@ -503,6 +504,11 @@ def free_space(path) -> int:
     return status.f_bavail * status.f_frsize
 
 
+def _megabytes(size: int) -> str:
+    """``size`` [bytes] in MB with two decimals, rounded down (1.999 MB free is not 2.00)."""
+    return f"{math.floor(size / MB * 100) / 100:.2f}"
+
+
 class _DirectFile:
     """A binary file whose writes go to the kernel at once (no Python buffer left holding bytes after an
     error), looping over short writes, so that after ENOSPC the file's length is known and can be cut back."""
@@ -677,7 +683,7 @@ class BagWriter:
             self._hold_reserve()
             free = free_space(self.path)
             if free < self.min_free_space:
-                raise DiskSpaceError(f"only {free / MB:.2f} MB free on the file system of {self.path}, less than "
+                raise DiskSpaceError(f"only {_megabytes(free)} MB free on the file system of {self.path}, less than "
                                      f"the minimum of {self.min_free_space / MB:g} MB")
         except BaseException:
             self._abandon()
@@ -860,11 +866,11 @@ class BagWriter:
             return None
         free = free_space(self.path)
         if free < self.min_free_space:
-            self.stop(f"only {free / MB:.2f} MB free on its file system, less than the minimum of "
+            self.stop(f"only {_megabytes(free)} MB free on its file system, less than the minimum of "
                       f"{self.min_free_space / MB:g} MB")
         if free < 2.0 * self.min_free_space and not self._space_warned:
             self._space_warned = True
-            return (f"bag {self.path}: only {free / MB:.2f} MB free on its file system; recording stops when less "
+            return (f"bag {self.path}: only {_megabytes(free)} MB free on its file system; recording stops when less "
                     f"than {self.min_free_space / MB:g} MB are free")
         return None
 
