@@ -1,15 +1,20 @@
 """robot-dynid identify: identify a model from recordings and write the model artifact."""
+import pathlib
+
+from robot_dynid.errors import DataError
 
 from robot_dynid.reports.json_text import dumps
 from robot_dynid.cli.options import (add_cylinders_argument, add_data_arguments, add_model_structure_arguments,
                                      add_stage_detection_arguments, load_cylinders, non_negative_number,
                                      output_file, parse_cycles, positive_number, progress, read_arm_data,
-                                     settings_from_args)
+                                     read_data, settings_from_args)
 from robot_dynid.estimation.estimators import ESTIMATORS
 from robot_dynid.estimation.identification import PRIOR_MODES, identify
 from robot_dynid.estimation.validation import validate_model
-from robot_dynid.hydraulics.two_stage import cylinder_provenance
+from robot_dynid.hydraulics.two_stage import cylinder_provenance, subtract_cylinder_torques
 from robot_dynid.model.robot_description import load_robot
+from robot_dynid.recordings.bag_io import JOINT_STATE_TYPE, bag_topics
+from robot_dynid.recordings.bag_layout import BAG_TOPICS
 from robot_dynid.recordings.stage_detection import select_stages
 from robot_dynid.reports.tables import format_model_summary, format_validation, model_summary
 
@@ -68,13 +73,39 @@ def add_arguments(parser):
                         help="model artifact to write (checked before the work starts)")
 
 
+def no_torques(path, args) -> str:
+    """Why the recording at ``path`` has no torques [N m], and which option or topic gives them."""
+    if not (pathlib.Path(path).is_dir() or pathlib.Path(path).suffix in (".mcap", ".db3")):
+        return f"{path}: no torques [N m] to identify from: the file has no tau columns (see README: CSV columns)"
+    topics = bag_topics(pathlib.Path(path).parent if pathlib.Path(path).is_file() else path)
+    text = f"{path}: no torques [N m] to identify from: the joint states on {args.joint_states_topic} carry no effort"
+    effort, current = BAG_TOPICS["effort"][0], BAG_TOPICS["current"][0]
+    counts = {name: topics.get(name, (None, None))[1] for name in (effort, current)}
+    if counts[effort] == 0:
+        text += (f", and the bag's effort topic {effort} recorded no message (the recorder's effort_topic was set, "
+                 "but nothing arrived on it: check that the driver publishes it, e.g. ros2 topic info)")
+    if counts[effort]:
+        return f"{text}; give --effort-topic {effort} (its {counts[effort]} messages hold the torques)"
+    if counts[current]:
+        return f"{text}; give --current-topic {current} (its {counts[current]} messages hold motor currents [A])"
+    others = [f"{name} ({count} messages)" for name, (msgtype, count) in sorted(topics.items())
+              if msgtype == JOINT_STATE_TYPE and count and name != args.joint_states_topic]
+    return text + ("; give --effort-topic or --current-topic one of its JointState topics: " + ", ".join(others)
+                   if others else "; record the torques: the recorder's effort_topic (or current_topic) set to a "
+                   "JointState topic the driver publishes")
+
+
 def main(args):
     robot = load_robot(args.robot)
     settings = settings_from_args(args, robot)
     cylinders = load_cylinders(args)
     recordings, notes = [], []
     for path in progress(args.data, "reading recordings"):
-        recording = read_arm_data(args, robot, cylinders, path)
+        recording = read_data(args, robot, path)
+        if recording.tau is None:
+            raise DataError(no_torques(path, args))
+        if cylinders is not None:
+            recording = subtract_cylinder_torques(recording, robot, cylinders)
         if args.trim:
             recording = recording.time_window(recording.time[0] + args.trim, recording.time[-1] - args.trim)
         selection = select_stages(recording, args.stage, args.cycles,

@@ -42,7 +42,8 @@ def settings_from_args(args, robot):
     (:data:`robot_dynid.estimation.identification.OPTION_DEFAULTS`) go to the same builder the identifier node
     uses."""
     from robot_dynid.estimation.identification import OPTION_DEFAULTS, settings_from_options
-    return settings_from_options({key: getattr(args, key) for key in OPTION_DEFAULTS if hasattr(args, key)}, robot)
+    return settings_from_options({key: getattr(args, key) for key in OPTION_DEFAULTS if hasattr(args, key)}, robot,
+                                 label=lambda option: "--" + option.replace("_", "-"))
 
 
 def add_speed_threshold_argument(parser):

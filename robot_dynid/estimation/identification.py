@@ -31,11 +31,11 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import logging
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from robot_dynid import __version__
+from robot_dynid import __version__, validators
 from robot_dynid.errors import DataError, DynIdError, IdentificationError
 from robot_dynid.estimation.estimators import (BATCH_METHODS, ESTIMATORS, METHODS,
                                                LeastSquaresAccumulator, RecursiveLeastSquares)
@@ -162,20 +162,34 @@ OPTION_DEFAULTS = {
 none)."""
 
 
-def settings_from_options(options: Mapping, robot: RobotDescription) -> IdentificationSettings:
+def settings_from_options(options: Mapping, robot: RobotDescription,
+                          label: Callable[[str], str] = lambda option: option) -> IdentificationSettings:
     """The identification settings of a mapping of options (:data:`OPTION_DEFAULTS`), as the
     command line and the identifier node give them; options not given take their defaults.
+
+    ``dead_band`` [rad/s] must be below every joint's velocity limit: at or above it, a joint's
+    friction columns are zero over its whole range of motion (its friction is not identified at all).
+    ``label(option)`` names an option in messages as the caller knows it (``--dead-band``,
+    ``parameter dead_band``).
 
     Raises
     ------
     DynIdError
-        An unknown option, or a value the settings refuse (naming it).
+        An unknown option, or a value the settings refuse (naming it, and the joint for ``dead_band``).
     """
     unknown = sorted(set(options) - set(OPTION_DEFAULTS))
     if unknown:
         raise DynIdError(f"unknown identification option(s) {unknown}; known: {sorted(OPTION_DEFAULTS)}")
     values = {**OPTION_DEFAULTS, **options}
-    friction = friction_model(values["friction"], drift=values["friction_drift"], dead_band=values["dead_band"],
+    dead_band = validators.positive(values["dead_band"], label("dead_band"), DynIdError, "rad/s", allow_zero=True)
+    velocity_limits = robot.limit_arrays().velocity
+    above = np.flatnonzero(dead_band >= velocity_limits)
+    if above.size:
+        joints = ", ".join(f"{robot.joint_names[j]} ({velocity_limits[j]:g} rad/s)" for j in above)
+        raise DynIdError(f"{label('dead_band')} = {dead_band:g} rad/s is at or above the velocity limit of joint(s) "
+                         f"{joints}: it would zero every friction column of such a joint over its whole speed "
+                         "range (no friction identified); give a dead band below the slowest joint's limit")
+    friction = friction_model(values["friction"], drift=values["friction_drift"], dead_band=dead_band,
                               sign_sharpness=values["sign_sharpness"], stribeck_velocity=values["stribeck_velocity"])
     settings = IdentificationSettings(friction=friction, armature=bool(values["armature"]),
                                       offset=bool(values["offset"]), method=values["method"],
@@ -257,7 +271,11 @@ def _filtered_chunks(regressor, base, recording, chunk_size, cutoff, dropped):
 def prepare_recording(recording: Recording, robot: RobotDescription) -> Recording:
     """Match joints to the robot by name and check the fields identification needs."""
     recording = recording.reorder(robot.joint_names)
-    missing = [name for name in ("qd", "qdd", "tau") if getattr(recording, name) is None]
+    if recording.tau is None:
+        raise DataError(f"{recording.source}: identification needs torques tau [N m], and the recording has none "
+                        "(a bag: the effort of its joint states, or a topic given as effort or current topic; a CSV: "
+                        "tau columns)")
+    missing = [name for name in ("qd", "qdd") if getattr(recording, name) is None]
     if missing:
         raise DataError(
             f"{recording.source}: identification needs {', '.join(missing)}; "

@@ -17,7 +17,8 @@ A message that cannot be used (array lengths differing from the names, an unknow
 cylinder name, NaN/inf, pressures that look like bar or MPa, positions like mm, a stamp not after
 the cylinder's previous one) is skipped, counted by reason, warned about at once the first time a
 reason occurs and then at most every 5 s, and listed in the status warnings; the node never
-stops on bad input.
+stops on bad input. Numeric parameters are checked at start against the intervals their descriptions
+state (one line naming the parameter, exit 2).
 
 ``~/save`` (std_srvs/Trigger) writes the estimates to ``results_file`` (the results file of
 ``robot-dynid hydraulic identify``, convergence included: :meth:`OnlineHydraulicIdentifier.results`); so
@@ -37,22 +38,33 @@ from std_srvs.srv import Trigger
 from robot_dynid.errors import DynIdError
 from robot_dynid.hydraulics.cylinder_results import (cylinder_config_from_dict, load_cylinder_config,
                                                      save_cylinder_results)
-from robot_dynid.hydraulics.online import OnlineHydraulicIdentifier, OnlineSettings
+from robot_dynid.hydraulics.online import N_PARAMETERS, OnlineHydraulicIdentifier, OnlineSettings
 from robot_dynid.msg import HydraulicCylinderEstimates, HydraulicCylinderState, IdentificationStatus
-from robot_dynid.nodes.identifier import seconds
+from robot_dynid.nodes.identifier import integer, seconds, within, writable_file_path
 from robot_dynid.nodes.node_runtime import declare, joint_states_qos, spin_node
 from robot_dynid.recordings.recording import DropCounter, describe_dropped
 
-SETTINGS = (  # (field of OnlineSettings, description, unit)
-    ("forgetting", "RLS forgetting factor mu in (0, 1]; memory about 1 / (1 - mu) samples", None),
-    ("initial_covariance", "RLS initial covariance P0 (identity times this) on the scaled columns", None),
-    ("displacement_scale", "typical rod displacement |x|, the column scale of K", "m"),
-    ("velocity_scale", "typical rod speed |x'|, the column scale of fv (and of fs)", "m/s"),
-    ("acceleration_window", "window of the causal derivative of the velocity giving x''", "s"),
-    ("max_gap", "a longer gap between two samples of a cylinder restarts the derivative", "s"),
-    ("convergence_window", "the estimate must have stayed in its band this long to be converged", "s"),
-    ("convergence_band", "relative half-width of the convergence band (the std is its floor)", None),
-    ("min_samples", "samples before a cylinder can count as converged", None),
+MAX_MIN_SAMPLES = 10_000_000
+MAX_QUEUE_DEPTH = 100_000    # messages [1] a subscription may hold (memory)
+SETTINGS = (  # (field of OnlineSettings, description, unit, check)
+    ("forgetting", "RLS forgetting factor mu in (0, 1]; memory about 1 / (1 - mu) samples", None,
+     within(None, 0.0, 1.0, allow_minimum=False)),
+    ("initial_covariance", "RLS initial covariance P0 (identity times this) on the scaled columns, in (0, 1e12]",
+     None, within(None, 0.0, 1e12, allow_minimum=False)),
+    ("displacement_scale", "typical rod displacement |x|, the column scale of K, in (0, 10]", "m",
+     within("m", 0.0, 10.0, allow_minimum=False)),
+    ("velocity_scale", "typical rod speed |x'|, the column scale of fv (and of fs), in (0, 10]", "m/s",
+     within("m/s", 0.0, 10.0, allow_minimum=False)),
+    ("acceleration_window", "window of the causal derivative of the velocity giving x'', in (0, 10]", "s",
+     within("s", 0.0, 10.0, allow_minimum=False)),
+    ("max_gap", "a longer gap between two samples of a cylinder restarts the derivative, in (0, 3600]", "s",
+     within("s", 0.0, 3600.0, allow_minimum=False)),
+    ("convergence_window", "the estimate must have stayed in its band this long to be converged, in (0, 86400]",
+     "s", within("s", 0.0, 86400.0, allow_minimum=False)),
+    ("convergence_band", "relative half-width of the convergence band (the std is its floor), in (0, 1]", None,
+     within(None, 0.0, 1.0, allow_minimum=False)),
+    ("min_samples", f"samples before a cylinder can count as converged, in {N_PARAMETERS + 1}..{MAX_MIN_SAMPLES}",
+     None, integer(N_PARAMETERS + 1, MAX_MIN_SAMPLES)),
 )
 WARNING_PERIOD = 5.0   # s between repeated warnings about skipped messages
 
@@ -62,8 +74,8 @@ class HydraulicIdentifierNode(Node):
         """``node_options``: rclpy Node keyword arguments, e.g. ``context`` (one process, several nodes)."""
         super().__init__("hydraulic_identifier", **node_options)
         defaults = OnlineSettings()
-        settings = OnlineSettings(**{name: declare(self, name, getattr(defaults, name), description, unit)
-                                     for name, description, unit in SETTINGS})
+        settings = OnlineSettings(**{name: declare(self, name, getattr(defaults, name), description, unit, check)
+                                     for name, description, unit, check in SETTINGS})
         cylinders_file = declare(self, "cylinders_file", "", "cylinder configuration (YAML: cylinders: [{name, "
                                  "piston_mass, damping, area_a, area_b, load}]); '' = the arrays below")
         arrays = {name: declare(self, name, Parameter.Type.STRING_ARRAY if name == "cylinder_names"
@@ -81,11 +93,14 @@ class HydraulicIdentifierNode(Node):
                                   "robot_dynid/HydraulicCylinderEstimates output")
         status_topic = declare(self, "hydraulic_status_topic", "hydraulic_identification_status",
                                "robot_dynid/IdentificationStatus output")
-        depth = declare(self, "queue_depth", 100, "subscription queue depth (2 s at 50 Hz)")
+        depth = declare(self, "queue_depth", 100, f"subscription queue depth (2 s at 50 Hz), in 1..{MAX_QUEUE_DEPTH}",
+                        "1", integer(1, MAX_QUEUE_DEPTH))
         qos = joint_states_qos(self, depth, "qos", "the HydraulicCylinderState subscription")
-        publish_period = declare(self, "publish_period", 1.0, "period of the estimates and status", "s")
+        publish_period = declare(self, "publish_period", 1.0, "period of the estimates and status, in (0, 3600]", "s",
+                                 within("s", 0.0, 3600.0, allow_minimum=False))
         self.results_file = declare(self, "results_file", "", "results file (YAML) written by ~/save and at "
-                                    "shutdown; '' = cylinder_results_<date>_<time>.yaml in the current directory") \
+                                    "shutdown; '' = cylinder_results_<date>_<time>.yaml in the current directory",
+                                    check=writable_file_path) \
             or datetime.now().strftime("cylinder_results_%Y%m%d_%H%M%S.yaml")
         self.configs = {config.name: config for config in (load_cylinder_config(cylinders_file) if cylinders_file
                                                            else configs_from_arrays(**arrays))}

@@ -16,14 +16,29 @@ names, a joint missing, array lengths, NaN/inf) are skipped and counted, as are 
 samples; each reason is logged once and listed in the status warnings. A model is published only
 if it passes the quality gate (``max_holdout_rsd``, ``max_condition``), the first one included;
 a rejected model's reason goes out in IdentificationStatus.
+
+IdentificationStatus ``state`` follows one rule: STATE_COLLECTING inside a selected stage,
+STATE_IDENTIFYING while a fit runs, STATE_ERROR when the last identification failed, and otherwise
+STATE_CONVERGED while a model is in use (published) and STATE_IDLE while none is (waiting for a
+stage, or the only candidates so far were rejected): CONVERGED never stands beside "no model in
+use". The message says what the last event did (accepted, or rejected keeping version N).
+
+A ``model_file`` that cannot be written when a model is accepted (a directory in its place, a full
+disk) is one error log line, the status message and a status warning; the model is published and
+used all the same. Numeric parameters are checked at start against the intervals their
+descriptions state (one line naming the parameter, exit 2), ``dead_band`` also against every
+joint's velocity limit, ``model_file`` against a directory in its place or a file above it.
 """
 from __future__ import annotations
+
+import pathlib
 
 from sensor_msgs.msg import JointState
 from rclpy.node import Node
 from std_msgs.msg import Header
 from std_srvs.srv import Trigger
 
+from robot_dynid import validators
 from robot_dynid.errors import DynIdError
 from robot_dynid.estimation.estimators import METHODS
 from robot_dynid.estimation.identification import OPTION_DEFAULTS, settings_from_options
@@ -38,21 +53,39 @@ from robot_dynid.recordings.recording import describe_dropped
 from robot_dynid.recordings.stages import STAGE_KINDS, StageMarker, StampOrder, join_sub_stages
 
 STATE_DEPTH = 2000   # joint states queued [1]: 2 s at 1 kHz while a fit runs
-IDENTIFICATION_PARAMETERS = (  # (option of identification.settings_from_options, description, unit)
-    ("friction", "friction model: none, coulomb_viscous, stribeck_cbrt, arctan, polynomial", None),
-    ("friction_drift", "friction coefficients drifting with temperature or time: none, temperature, time", None),
-    ("dead_band", "speed below which every friction column is zero", "rad/s"),
-    ("sign_sharpness", "arctan friction: k of its smoothed Coulomb sign (2/pi) atan(k v)", "s/rad"),
-    ("stribeck_velocity", "arctan friction: vs of its Stribeck transition", "rad/s"),
-    ("armature", "add a rotor inertia column Ia_j qdd_j per joint", None),
-    ("offset", "add a constant torque offset per joint", None),
-    ("method", f"estimator, one of {list(METHODS)} (rls: online, updated per sample)", None),
-    ("forgetting", "RLS forgetting factor in (0, 1]", None),
+
+
+def within(unit, minimum, maximum, allow_minimum=True):
+    """A ``declare(check=)`` refusing a value outside ``[minimum, maximum]`` (``(minimum, maximum]``
+    without ``allow_minimum``), NaN and inf, naming the parameter and the interval in one line."""
+    return lambda value, field: validators.in_range(value, field, DynIdError, unit, minimum, maximum, allow_minimum)
+
+
+def integer(minimum, maximum):
+    """A ``declare(check=)`` refusing an integer outside ``minimum..maximum``."""
+    return lambda value, field: validators.count(value, field, DynIdError, minimum, maximum)
+
+
+MAX_SAMPLES = 1_000_000   # buffered samples [1]: about 0.2 GB for 6 joints
+IDENTIFICATION_PARAMETERS = (  # (option of identification.settings_from_options, description, unit, check)
+    ("friction", "friction model: none, coulomb_viscous, stribeck_cbrt, arctan, polynomial", None, None),
+    ("friction_drift", "friction coefficients drifting with temperature or time: none, temperature, time", None,
+     None),
+    ("dead_band", "speed below which every friction column is zero; 0 = none; below every joint's velocity limit",
+     "rad/s", within("rad/s", 0.0, None)),
+    ("sign_sharpness", "arctan friction: k of its smoothed Coulomb sign (2/pi) atan(k v), in (0, 1e6]", "s/rad",
+     within("s/rad", 0.0, 1e6, allow_minimum=False)),
+    ("stribeck_velocity", "arctan friction: vs of its Stribeck transition, in (0, 100]", "rad/s",
+     within("rad/s", 0.0, 100.0, allow_minimum=False)),
+    ("armature", "add a rotor inertia column Ia_j qdd_j per joint", None, None),
+    ("offset", "add a constant torque offset per joint", None, None),
+    ("method", f"estimator, one of {list(METHODS)} (rls: online, updated per sample)", None, None),
+    ("forgetting", "RLS forgetting factor in (0, 1]", None, within(None, 0.0, 1.0, allow_minimum=False)),
     ("consistent", "physically consistent fit: every link's pseudo-inertia positive semidefinite, friction and "
-                   "armature >= 0 (ols or wls; needs cvxpy)", None),
+                   "armature >= 0 (ols or wls; needs cvxpy)", None, None),
     ("bounds_file", "bounds of the consistent fit (YAML: link masses [kg], total mass [kg], centre-of-mass boxes "
-                    "[m]); '' = none", None),
-    ("prior_mode", "prior of the consistent fit (the robot's inertials): two_step, regularised or none", None),
+                    "[m]); '' = none", None, None),
+    ("prior_mode", "prior of the consistent fit (the robot's inertials): two_step, regularised or none", None, None),
 )
 
 
@@ -63,27 +96,35 @@ class IdentifierNode(Node):
         robot_file = (declare(self, "robot_file", "", "robot description (YAML); '' = the ER3A")
                       or str(find_package_file("config", "robots", "er3a.yaml")))
         options = {name: declare(self, name, "" if OPTION_DEFAULTS[name] is None else OPTION_DEFAULTS[name],
-                                 description, unit)
-                   for name, description, unit in IDENTIFICATION_PARAMETERS}
+                                 description, unit, check)
+                   for name, description, unit, check in IDENTIFICATION_PARAMETERS}
         stages = declare(self, "stages", ["excitation"], f"stage kinds to identify on, of {list(STAGE_KINDS)}")
         pool = declare(self, "pool_stages", False, "identify over all selected stages so far, not the last")
-        max_samples = declare(self, "max_samples", 20000, "buffered samples before folding into normal equations")
+        max_samples = declare(self, "max_samples", 20000, "buffered samples before folding into normal equations, "
+                              f"in {4 * StreamingSettings.window}..{MAX_SAMPLES}", "1",
+                              integer(4 * StreamingSettings.window, MAX_SAMPLES))
         joint_states_topic = declare(self, "joint_states_topic", "joint_states", "JointState input")
         stage_topic = declare(self, "stage_topic", "experiment_stage", "ExperimentStage markers")
         model_topic = declare(self, "model_topic", "identified_model", "IdentifiedModel output (transient local)")
         status_topic = declare(self, "status_topic", "identification_status", "IdentificationStatus output")
-        self.model_file = declare(self, "model_file", "", "model artifact (YAML) to write on acceptance; '' = none")
+        self.model_file = declare(self, "model_file", "", "model artifact (YAML) to write on acceptance; '' = none; "
+                                  "a failed write is a status warning, the model is still published",
+                                  check=writable_file_path)
         require = declare(self, "require_improvement", True, "accept a model only if its hold-out residual is "
                           "not larger than the model in use's")
         max_rsd = declare(self, "max_holdout_rsd", 0.5, "quality gate: reject a model whose hold-out RSD "
-                          "(residual / torque, root of sums of squares) is not below this [1]")
+                          "(residual / torque, root of sums of squares) is not below this, in (0, 1]", "1",
+                          within("1", 0.0, 1.0, allow_minimum=False))
         max_condition = declare(self, "max_condition", 1000.0, "quality gate: reject a model whose condition "
-                                "number (column-scaled base regressor) is not below this [1]")
-        status_period = declare(self, "status_period", 1.0, "period of IdentificationStatus", "s")
+                                "number (column-scaled base regressor) is not below this, in (1, 1e12]", "1",
+                                within("1", 1.0, 1e12, allow_minimum=False))
+        status_period = declare(self, "status_period", 1.0, "period of IdentificationStatus, in (0, 3600]", "s",
+                                within("s", 0.0, 3600.0, allow_minimum=False))
         self.latency = declare(self, "stage_latency", 0.5, "how far joint states and stage markers may arrive out "
-                               "of stamp order; samples are used this much later", "s")
+                               "of stamp order, in [0, 60]; samples are used this much later", "s",
+                               within("s", 0.0, 60.0))
         self.robot = load_robot(robot_file)
-        settings = StreamingSettings(settings_from_options(options, self.robot),
+        settings = StreamingSettings(settings_from_options(options, self.robot, label=lambda name: f"parameter {name}"),
                                      stages=tuple(stages), pool_stages=pool, max_samples=max_samples,
                                      require_improvement=require, max_holdout_rsd=max_rsd,
                                      max_condition=max_condition)
@@ -92,6 +133,7 @@ class IdentifierNode(Node):
         self.selector = JointStateSelector(self.robot.joint_names)
         self.last_sample_arrival = None
         self.state, self.message = IdentificationStatus.STATE_IDLE, "waiting for a stage"
+        self.file_problem = ""   # why the last accepted model is not in model_file ('' = written, or no file)
         self.model_publisher = self.create_publisher(IdentifiedModel, model_topic, MODEL_QOS)
         self.status_publisher = self.create_publisher(IdentificationStatus, status_topic, 10)
         self.create_subscription(JointState, joint_states_topic, self.on_joint_state,
@@ -172,22 +214,36 @@ class IdentifierNode(Node):
             self.publish_status()
             return False, self.message
         if outcome is None:
-            self.state, self.message = IdentificationStatus.STATE_IDLE, "stage ended; not a selected kind"
+            self.state, self.message = self.settled_state(), "stage ended; not a selected kind"
             return True, self.message
-        self.state, self.message = IdentificationStatus.STATE_CONVERGED, outcome.message
+        self.message = outcome.message
         if outcome.accepted:   # one severity per call site: rclpy refuses a call site that changes it
             self.get_logger().info(outcome.message)
         else:
             self.get_logger().warning(outcome.message)
         if outcome.accepted:
             self.publish_model(outcome.model)
+        self.state = self.settled_state()
         self.publish_status()
-        return True, outcome.message
+        return True, self.message
+
+    def settled_state(self):
+        """STATE_CONVERGED while a model is in use (published), else STATE_IDLE: never CONVERGED without a model."""
+        return IdentificationStatus.STATE_CONVERGED if self.session.model is not None else \
+            IdentificationStatus.STATE_IDLE
 
     def publish_model(self, model):
-        """Write ``model_file`` (if set), then publish: who hears of a model finds its file written."""
+        """Write ``model_file`` (if set), then publish: who hears of a model finds its file written. A file that
+        cannot be written is one error line and a status warning; the model is published all the same."""
+        self.file_problem = ""
         if self.model_file:
-            model.save(self.model_file)
+            try:
+                model.save(self.model_file)
+            except (OSError, DynIdError) as error:
+                self.file_problem = (f"model version {self.session.version} not written to model_file "
+                                     f"{self.model_file}: {error}; published on the model topic all the same")
+                self.message = f"{self.message}; {self.file_problem}"
+                self.get_logger().error(self.file_problem)
         metrics = model.metrics
         self.model_publisher.publish(IdentifiedModel(
             header=self.header(), robot_name=self.robot.name, joint_names=list(model.joint_names),
@@ -216,7 +272,21 @@ class IdentifierNode(Node):
     def status_warnings(self) -> list[str]:
         dropped = self.session.dropped.counts
         return list(self.session.warnings) + (
-            [f"samples not used: {describe_dropped(dropped)}"] if dropped else [])
+            [f"samples not used: {describe_dropped(dropped)}"] if dropped else []) + (
+            [self.file_problem] if self.file_problem else [])
+
+
+def writable_file_path(value, field):
+    """A ``declare(check=)`` for a file the node writes ('' = none): refused when it names a directory or lies
+    below something that is not a directory (missing directories are created when it is written)."""
+    if value:
+        path = pathlib.Path(value)
+        if path.is_dir():
+            raise DynIdError(f"{field} {value!r} is a directory; expected the path of a file to write")
+        ancestor = next(parent for parent in path.parents if parent.exists())
+        if not ancestor.is_dir():
+            raise DynIdError(f"{field} {value!r} cannot be written: {ancestor} is not a directory")
+    return value
 
 
 def seconds(stamp):

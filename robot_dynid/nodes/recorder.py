@@ -20,11 +20,23 @@ joint_states_qos (str): QoS of the data topics: reliable (default), best_effort 
     publish best effort) or sensor_data; queue_depth (int): their keep-last depth (volatile).
 Each topic's metadata in the bag holds the QoS its publishers offered when its first message
 arrived (a replay offers the same), and ``ros_distro`` the distribution the recorder ran on.
-flush_period, status_period (float, s): file flush period; period of the message-count log (0 = off);
-    both on the steady clock, also with use_sim_time (bag times then follow /clock).
+flush_period, status_period (float, s): period of flushing the bag and checking the free space (0.01-3600);
+    period of the message-count log (0 = off, else 0.01-3600); both on the steady clock, also with
+    use_sim_time (bag times then follow /clock).
+min_free_space (float, MB): free space the bag's file system must keep (0 = no check): less at the
+    start refuses to record, less than twice it is warned about once, less while recording stops it.
+silent_topic_delay (float, s): a set effort, current, temperature or hydraulic topic that delivered
+    nothing this long after the first joint state is warned about once; at close the bag gets its
+    bag topic with no message, so that ``robot-dynid identify`` can say that it recorded nothing.
 
 Service ``~/mark_stage`` (robot_dynid/srv/MarkStage) writes a stage marker stamped now. The bag is
 closed on Ctrl-C (SIGINT), SIGTERM and shutdown; nothing is published but those markers.
+
+Faults while recording do not end the node: a full disk (or any failed write) or free space below
+``min_free_space`` stops recording (:class:`robot_dynid.recordings.bag_io.RecordingStopped`): one
+error line, the bag closed whole with what its storage file holds, ``~/mark_stage`` answering why,
+the status log saying so, the node up until restarted. Bad start-up parameters (``bag_path`` below a
+file or read-only, ``storage``, ``queue_depth``, the periods, ``min_free_space``) are one line, exit 2.
 """
 from __future__ import annotations
 
@@ -40,16 +52,21 @@ from rclpy.parameter import Parameter
 from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import JointState
 
+from robot_dynid import validators
 from robot_dynid.errors import DynIdError
 from robot_dynid.msg import ExperimentStage, HydraulicCylinderState
 from robot_dynid.nodes.node_runtime import (STAGE_MARKERS_IN, STAGE_MARKERS_OUT, declare, joint_states_qos,
                                             ros_distro, spin_node)
-from robot_dynid.recordings.bag_io import BagWriter, offered_qos
+from robot_dynid.recordings.bag_io import (MB, STORAGE_PLUGINS, BagWriter, DiskSpaceError, RecordingStopped,
+                                           free_space, offered_qos)
 from robot_dynid.recordings.bag_layout import BAG_TOPICS, JointStateDecoder, default_bag_path
 from robot_dynid.recordings.joint_states import JointStateSelector
 from robot_dynid.recordings.stages import StageMarker
 from robot_dynid.srv import MarkStage
 
+MIN_PERIOD = 0.01        # s: the shortest timer period (a zero period spins a core at 100 %)
+MAX_QUEUE_DEPTH = 100_000  # messages [1] a subscription may hold (memory)
+SILENT_WARNED_ROLES = ("effort", "current", "temperature", "hydraulic")
 MESSAGE_CLASSES = {"joint_states": JointState, "effort": JointState, "current": JointState,
                    "temperature": JointState, "hydraulic": HydraulicCylinderState, "stage": ExperimentStage}
 
@@ -60,7 +77,8 @@ class RecorderNode(Node):
         super().__init__("recorder", **node_options)
         bag_path = declare(self, "bag_path", "", "bag directory to create; '' = timestamped under output_directory")
         output_directory = declare(self, "output_directory", "", "directory of timestamped bags; '' = current")
-        storage = declare(self, "storage", "mcap", "bag storage plugin: mcap or sqlite3")
+        storage = declare(self, "storage", "mcap", f"bag storage plugin: {' or '.join(STORAGE_PLUGINS)}",
+                          check=storage_choice)
         live_topics = {
             "joint_states": declare(self, "joint_states_topic", "joint_states",
                                     "sensor_msgs/JointState: positions rad, velocities rad/s, efforts N m"),
@@ -75,10 +93,21 @@ class RecorderNode(Node):
         }
         joint_names = declare(self, "joint_names", Parameter.Type.STRING_ARRAY,
                               "joints the identification needs; each missing one is warned about once")
-        depth = declare(self, "queue_depth", 1000, "subscription queue depth of the data topics (1 kHz bursts)")
+        depth = declare(self, "queue_depth", 1000, "subscription queue depth of the data topics (1 kHz bursts), "
+                        f"in 1..{MAX_QUEUE_DEPTH}", "1", integer(1, MAX_QUEUE_DEPTH))
         data_qos = joint_states_qos(self, depth)
-        flush_period = declare(self, "flush_period", 1.0, "period of flushing the bag to disk", "s")
-        status_period = declare(self, "status_period", 10.0, "period of the message-count log, 0 = off", "s")
+        flush_period = declare(self, "flush_period", 1.0, f"period of flushing the bag to disk and checking the free "
+                               f"space, in [{MIN_PERIOD:g}, 3600]", "s", within("s", MIN_PERIOD, 3600.0))
+        status_period = declare(self, "status_period", 10.0, f"period of the message-count log, 0 = off, else in "
+                                f"[{MIN_PERIOD:g}, 3600]", "s", period_or_off)
+        min_free_space = declare(self, "min_free_space", 100.0, "free space the bag's file system must keep: less at "
+                                 "the start refuses to record, less than twice it is warned about once, less while "
+                                 "recording stops recording and closes the bag; 0 = no check (a full disk still "
+                                 "closes the bag)", "MB", within("MB", 0.0, None))
+        self.silent_topic_delay = declare(
+            self, "silent_topic_delay", 5.0, "an effort, current, temperature or hydraulic topic that has delivered "
+            "nothing this long after the first joint state is warned about (once), in (0, 3600]", "s",
+            within("s", 0.0, 3600.0, allow_minimum=False))
 
         self.decoder = JointStateDecoder()
         self.selector = JointStateSelector(joint_names) if joint_names else None
@@ -95,14 +124,17 @@ class RecorderNode(Node):
                                 if live_topics["stage"] else None)
         self.create_service(MarkStage, "~/mark_stage", self.on_mark_stage)
         # on the steady clock: with use_sim_time, ROS time stands still while /clock does
-        steady = Clock(clock_type=ClockType.STEADY_TIME)
-        self.create_timer(flush_period, lambda: self.writer.flush(), clock=steady)
+        self.steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self.flush_timer = self.create_timer(flush_period, self.on_flush, clock=self.steady)
         if status_period > 0:
-            self.create_timer(status_period, self.log_status, clock=steady)
-        # opened last: spin_node closes only a fully constructed node
+            self.create_timer(status_period, self.log_status, clock=self.steady)
         self.live_topics = live_topics
-        self.writer = BagWriter(bag_path or default_bag_path(output_directory, datetime.now()), storage=storage,
-                                ros_distro=ros_distro())
+        self.arrived = set()          # roles that delivered a message
+        self.first_joint_state = None   # steady time of the first joint state
+        self.silent_warned = False
+        self.not_recorded = 0         # messages that arrived after recording stopped
+        # opened last: spin_node closes only a fully constructed node
+        self.writer = open_bag(bag_path, output_directory, storage, min_free_space)
         mapping = ", ".join(f"{topic} -> {BAG_TOPICS[role][0]}" for role, topic in live_topics.items() if topic)
         self.get_logger().info(
             f"recording to {self.writer.path} ({storage}): {mapping}; data QoS "
@@ -110,17 +142,62 @@ class RecorderNode(Node):
             f"{list(joint_names) if joint_names else 'as they come'}")
 
     def record(self, role, data):
+        self.arrived.add(role)
+        if self.writer.stop_reason is not None:
+            self.not_recorded += 1
+            return False
         topic, msgtype = BAG_TOPICS[role]
         try:
             if not self.writer.has_topic(topic):
                 self.writer.add_topic(topic, msgtype, self.offered_qos(self.live_topics[role]))
             self.writer.write_serialized(topic, msgtype, data, self.get_clock().now().nanoseconds)
+        except RecordingStopped as stopped:
+            self.recording_stopped(stopped)
+            return False
         except DynIdError as error:
             self.get_logger().warning(f"not recorded on {topic}: {error}", throttle_duration_sec=5.0)
             return False
         return True
 
+    def recording_stopped(self, stopped):
+        """The bag was closed early (disk full, free space below min_free_space): say so once; the node stays up."""
+        if self.flush_timer is not None:
+            self.flush_timer.cancel()
+            self.flush_timer = None
+            self.get_logger().error(f"{stopped}; the node stays up (~/mark_stage answers why), recording nothing "
+                                    "more until it is restarted")
+
+    def on_flush(self):
+        """Flush the bag, check its file system's free space and the topics that never delivered."""
+        try:
+            self.writer.flush()
+            warning = self.writer.check_free_space()
+        except RecordingStopped as stopped:
+            self.recording_stopped(stopped)
+            return
+        if warning:
+            self.get_logger().warning(warning)
+        self.warn_silent_topics()
+
+    def warn_silent_topics(self):
+        if self.silent_warned or self.first_joint_state is None or \
+                (self.steady.now() - self.first_joint_state).nanoseconds * 1e-9 < self.silent_topic_delay:
+            return
+        self.silent_warned = True
+        for role in SILENT_WARNED_ROLES:
+            topic = self.live_topics[role]
+            if topic and role not in self.arrived:
+                publishers = self.count_publishers(self.resolve_topic_name(topic))
+                self.get_logger().warning(
+                    f"{role}_topic {self.resolve_topic_name(topic)} (recorded as {BAG_TOPICS[role][0]}) delivered no "
+                    f"message in {self.silent_topic_delay:g} s of joint states; it has {publishers} publisher(s)"
+                    f"{' with a QoS this subscription does not match?' if publishers else ''}: check that the driver "
+                    f"publishes it. The bag will hold {BAG_TOPICS[role][0]} with no message"
+                    + (", and identification has no torques from it" if role in ("effort", "current") else ""))
+
     def on_joint_state(self, data):
+        if self.first_joint_state is None:
+            self.first_joint_state = self.steady.now()
         self.record("joint_states", data)
         try:
             stamp_ns, names, *fields = self.decoder(data)
@@ -171,7 +248,7 @@ class RecorderNode(Node):
         marker.header.stamp = now.to_msg()
         data = serialize_message(marker)
         if not self.record("stage", data):
-            response.success, response.message = False, f"bag {self.writer.path} is closed"
+            response.success, response.message = False, self.writer.stop_reason or f"bag {self.writer.path} is closed"
             return response
         if self.stage_publisher is not None:
             self.own_markers.append(marker)
@@ -180,17 +257,65 @@ class RecorderNode(Node):
         return response
 
     def log_status(self):
-        self.get_logger().info(f"recorded {self.writer.message_counts} messages to {self.writer.path}")
+        recorded = f"recorded {self.writer.message_counts} messages to {self.writer.path}"
+        if self.writer.stop_reason is None:
+            self.get_logger().info(f"{recorded}; {free_space(self.writer.path) / MB:.1f} MB free")
+        else:
+            self.get_logger().warning(f"recording stopped: {recorded}; {self.not_recorded} messages arrived since "
+                                      f"and were not recorded ({self.writer.stop_reason})")
 
     def close(self):
         if threading.current_thread() is threading.main_thread():
             # a second Ctrl-C / SIGTERM must not interrupt writing the bag's index and metadata
             for number in (signal.SIGINT, signal.SIGTERM):
                 signal.signal(number, signal.SIG_IGN)
-        self.writer.close()
         # the node's logger publishes to /rosout, whose context is already shut down here
-        rclpy.logging.get_logger(f"robot_dynid.{self.get_name()}").info(
-            f"closed bag {self.writer.path}: {self.writer.message_counts}")
+        logger = rclpy.logging.get_logger(f"robot_dynid.{self.get_name()}")
+        if self.writer.stop_reason is not None:
+            logger.info(f"bag {self.writer.path} was closed when recording stopped: {self.writer.message_counts}")
+            return
+        try:    # configured topics that delivered nothing are in the bag with no message: identify says so
+            for role in SILENT_WARNED_ROLES:
+                topic, msgtype = BAG_TOPICS[role]
+                if self.live_topics[role] and not self.writer.has_topic(topic):
+                    self.writer.add_topic(topic, msgtype)
+        except RecordingStopped as stopped:
+            logger.error(str(stopped))
+            return
+        self.writer.close()
+        logger.info(f"closed bag {self.writer.path}: {self.writer.message_counts}")
+
+
+def open_bag(bag_path, output_directory, storage, min_free_space):
+    """The BagWriter of the node's parameters; what prevents it is named by the parameter at fault."""
+    path = bag_path or default_bag_path(output_directory, datetime.now())
+    try:
+        return BagWriter(path, storage=storage, ros_distro=ros_distro(), min_free_space=min_free_space * MB)
+    except DiskSpaceError as error:
+        raise DynIdError(f"parameter min_free_space is {min_free_space:g} MB: {error}") from None
+    except DynIdError as error:
+        raise DynIdError(f"parameter {'bag_path' if bag_path else 'output_directory'}: {error}") from None
+
+
+def within(unit, minimum, maximum, allow_minimum=True):
+    """A ``declare(check=)`` refusing NaN, inf and a value outside the interval, naming the parameter (the
+    identifier's helper, not imported: the recorder starts without the estimation modules)."""
+    return lambda value, field: validators.in_range(value, field, DynIdError, unit, minimum, maximum, allow_minimum)
+
+
+def integer(minimum, maximum):
+    return lambda value, field: validators.count(value, field, DynIdError, minimum, maximum)
+
+
+def storage_choice(value, field):
+    if value not in STORAGE_PLUGINS:
+        raise DynIdError(f"{field} is {value!r}; expected one of {list(STORAGE_PLUGINS)}")
+    return value
+
+
+def period_or_off(value, field):
+    """0 (off) or a period in [MIN_PERIOD, 3600] s."""
+    return value if value == 0.0 and not isinstance(value, bool) else within("s", MIN_PERIOD, 3600.0)(value, field)
 
 
 def main(args=None):

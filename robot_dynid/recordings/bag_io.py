@@ -26,10 +26,16 @@ last complete message by :mod:`robot_dynid.recordings.bag_recovery`, with a warn
 """
 from __future__ import annotations
 
+import errno
 import logging
+import math
 import os
+import shutil
+import sqlite3
 import threading
+from collections import defaultdict
 from contextlib import contextmanager
+from io import BytesIO
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
@@ -43,6 +49,8 @@ import yaml
 from rosbags.highlevel import AnyReader, AnyReaderError
 from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
 from rosbags.rosbag2 import StoragePlugin, Writer, WriterError
+from rosbags.rosbag2.storage_mcap import McapWriter
+from rosbags.rosbag2.storage_sqlite3 import Sqlite3Writer
 from rosbags.typesys import Stores, TypesysError, get_types_from_msg, get_typestore
 
 from robot_dynid.errors import DataError, DynIdError
@@ -171,6 +179,9 @@ class _BagContents:
 
     def messages(self, topic: str, msgtype: str):
         """(receive time [ns], message) of every message of ``topic``, in receive order."""
+        if topic in self.topics and not self.has_messages(topic):
+            raise DataError(f"topic {topic!r} recorded no message in bag {self.path} (it was subscribed to while "
+                            f"recording, but nothing arrived on it); its topics: {self.describe_topics()}")
         if not self.has_messages(topic):
             raise DataError(f"topic {topic!r} has no messages in bag {self.path}; its topics: "
                             f"{self.describe_topics()}")
@@ -279,6 +290,12 @@ def _read_markers(bag: _BagContents, topic: str) -> list[StageMarker]:
         except DataError as error:
             raise DataError(f"topic {topic!r}: stage marker stamped {stamp_ns} ns: {error}") from None
     return markers
+
+
+def bag_topics(path, distro: str | None = None) -> dict[str, tuple[str, int]]:
+    """Topic name -> (message type, message count) of a bag; a topic recorded with no message counts 0."""
+    with _open_bag(path, distro) as bag:
+        return {name: (info.msgtype, info.msgcount) for name, info in bag.topics.items()}
 
 
 def read_stage_markers(path, stage_topic: str = DEFAULT_STAGE_TOPIC,
@@ -460,6 +477,138 @@ def bag_being_recorded(path) -> bool:
     return False
 
 
+CLOSING_RESERVE = 256 * 1024
+"""Bytes a :class:`BagWriter` holds on its file system while recording, in the file
+:data:`RESERVE_FILE` of the bag directory, and releases to finish the bag (storage index,
+metadata.yaml) when the disk is full: enough for an MCAP bag of about 2,000 chunks (2 GB)."""
+RESERVE_FILE = ".closing_reserve"
+MB = 1e6   # bytes per megabyte, the unit of free space in messages
+_STORAGE_ERRORS = (OSError, sqlite3.Error)   # what a storage raises when its file cannot be written
+
+
+class RecordingStopped(DataError):
+    """The bag was closed before :meth:`BagWriter.close`: its disk filled up, a write failed, or free space
+    fell below the writer's minimum. The message says why and what the bag holds."""
+
+
+class DiskSpaceError(DataError):
+    """Less free space than asked for where a bag is to be created."""
+
+
+def free_space(path) -> int:
+    """Bytes available to this user on the file system of ``path`` (its nearest existing ancestor)."""
+    path = Path(path).absolute()
+    while not path.exists():
+        path = path.parent
+    status = os.statvfs(path)
+    return status.f_bavail * status.f_frsize
+
+
+def _megabytes(size: int) -> str:
+    """``size`` [bytes] in MB with two decimals, rounded down (1.999 MB free is not 2.00)."""
+    return f"{math.floor(size / MB * 100) / 100:.2f}"
+
+
+class _DirectFile:
+    """A binary file whose writes go to the kernel at once (no Python buffer left holding bytes after an
+    error), looping over short writes, so that after ENOSPC the file's length is known and can be cut back."""
+
+    def __init__(self, raw):
+        self.raw = raw
+
+    def write(self, data) -> int:
+        view = memoryview(data).cast("B")
+        while view:
+            view = view[self.raw.write(view):]
+        return len(data)
+
+    def tell(self) -> int:
+        return self.raw.tell()
+
+    def flush(self) -> None:
+        """Nothing is held here."""
+
+    def cut(self, size: int) -> None:
+        """Truncate to ``size`` bytes and write on from there."""
+        self.raw.truncate(size)
+        self.raw.seek(size)
+
+    def close(self) -> None:
+        self.raw.close()
+
+
+class _McapStorage(McapWriter):
+    """rosbags' MCAP storage, writing through :class:`_DirectFile` and remembering what its complete chunks
+    hold, so that after a failed write the file can be cut back to its last complete chunk and finished."""
+
+    def __init__(self, path, compression):
+        super().__init__(path, compression)
+        self.bio.flush()
+        self.bio = _DirectFile(self.bio.detach())
+        self.saved_end = self.bio.tell()
+        self.saved_counts: dict[int, int] = defaultdict(int)
+        self.saved_span = [2**63 - 1, 0]
+
+    def close_chunk(self) -> None:
+        counts = {cid: len(messages) for cid, messages in self.chunk.msgs.items()}
+        span = (self.chunk.message_start_time, self.chunk.message_end_time)
+        super().close_chunk()
+        self.saved_end = self.bio.tell()
+        for cid, count in counts.items():
+            self.saved_counts[cid] += count
+        if counts:
+            self.saved_span = [min(self.saved_span[0], span[0]), max(self.saved_span[1], span[1])]
+
+    def close(self, version, metadata) -> None:
+        if not self.chunk.msgs:     # only schema or channel records (a topic with no message): the summary has them
+            self.chunk = type(self.chunk)(2**63 - 1, 0, BytesIO(), defaultdict(list))
+        super().close(version, metadata)
+
+    def abort(self) -> None:
+        """Close the file as it is (rosbags before 0.11 has no abort)."""
+        self.bio.close()
+
+    def discard_unsaved(self):
+        """Cut the file back to the end of its last complete chunk and forget the messages after it; return
+        (messages per connection id, first and last receive time [ns]) of what the file holds."""
+        self.bio.cut(self.saved_end)
+        self.chunk = type(self.chunk)(2**63 - 1, 0, BytesIO(), defaultdict(list))
+        if hasattr(self, "channel_stats"):     # rosbags >= 0.11 writes statistics from these
+            self.channel_stats = {cid: self.saved_counts.get(cid, 0) for cid in self.channel_stats}
+            self.message_start_time, self.message_end_time = self.saved_span
+        return dict(self.saved_counts), *self.saved_span
+
+
+class _Sqlite3Storage(Sqlite3Writer):
+    """rosbags' SQLite storage, able to go back to its last commit after a failed write."""
+
+    def commit(self) -> None:
+        self.conn.commit()
+
+    def abort(self) -> None:
+        """Close without committing (rosbags before 0.11 has no abort)."""
+        try:
+            self.conn.rollback()
+        finally:
+            self.conn.close()
+
+    def discard_unsaved(self):
+        """Roll back what was not committed; return (messages per topic id, first and last receive time [ns])
+        of what the database holds, counted in it."""
+        try:
+            self.conn.rollback()
+        except sqlite3.Error as error:        # SQLite may have rolled back already
+            logger.info("rollback of %s: %s", self.path, error)
+        rows = self.conn.execute("SELECT topic_id, count(*), min(timestamp), max(timestamp) FROM messages "
+                                 "GROUP BY topic_id").fetchall()
+        counts = {topic_id: count for topic_id, count, _, _ in rows}
+        return counts, min((row[2] for row in rows), default=2**63 - 1), max((row[3] for row in rows), default=0)
+
+
+class _Writer(Writer):
+    STORAGE_PLUGINS = {StoragePlugin.MCAP: _McapStorage, StoragePlugin.SQLITE3: _Sqlite3Storage}
+
+
 class BagWriter:
     """Incremental rosbag2 writer for joint states, stage markers and any other message.
 
@@ -476,6 +625,15 @@ class BagWriter:
     its end) up to its last complete message, with a warning; ``robot-dynid bag repair DIR``
     (:func:`robot_dynid.recordings.bag_recovery.repair_bag`) makes it whole.
 
+    A full disk does not leave a broken bag: while recording the writer holds
+    :data:`CLOSING_RESERVE` bytes in :data:`RESERVE_FILE`; when a write or flush fails (ENOSPC,
+    any OSError or SQLite error), what was not yet in the storage file is discarded (MCAP: the
+    file is cut back to its last complete chunk; sqlite3: rolled back to the last commit), the
+    reserve is released and the bag is closed, its metadata counting exactly the messages its
+    storage file holds. That write raises :class:`RecordingStopped` naming the cause and what was
+    kept (:attr:`stop_reason`); later writes raise it again. :meth:`check_free_space` stops the
+    same way before the disk is full, when less than ``min_free_space`` is free.
+
     Parameters
     ----------
     path : str or Path
@@ -490,11 +648,15 @@ class BagWriter:
         The distribution written as ``ros_distro`` in metadata.yaml (the one the messages were
         recorded on); default ``distro``'s, else ``$ROS_DISTRO``, else rosbags' own ``"rosbags"``.
         (An MCAP file's embedded copy of the metadata keeps rosbags' value.)
+    min_free_space : float
+        [bytes] free space the bag's file system must keep (besides the reserve): less at the
+        start is a :class:`DiskSpaceError`; see :meth:`check_free_space`. 0: no minimum.
     """
 
     def __init__(self, path, storage: str = "mcap", distro: str | None = None,
                  joint_states_topic: str = DEFAULT_JOINT_STATES_TOPIC,
-                 stage_topic: str = DEFAULT_STAGE_TOPIC, ros_distro: str | None = None):
+                 stage_topic: str = DEFAULT_STAGE_TOPIC, ros_distro: str | None = None,
+                 min_free_space: float = 0.0):
         if storage not in STORAGE_PLUGINS:
             raise DynIdError(f"unknown bag storage {storage!r}; expected one of "
                              f"{list(STORAGE_PLUGINS)}")
@@ -507,15 +669,41 @@ class BagWriter:
         self._types = self.typestore.types
         self._connections: dict[str, object] = {}
         self._lock = threading.Lock()
+        self.min_free_space = float(min_free_space)
+        self.stop_reason: str | None = None
+        self._space_warned = False
         try:
-            self._writer = Writer(self.path, version=BAG_METADATA_VERSION,
-                                  storage_plugin=STORAGE_PLUGINS[storage])
+            self._writer = _Writer(self.path, version=BAG_METADATA_VERSION, storage_plugin=STORAGE_PLUGINS[storage])
             self._writer.open()
-        except WriterError as error:
+        except (WriterError, OSError, sqlite3.Error) as error:
             raise DynIdError(f"cannot create bag {self.path}: {error}") from error
         self._recording_lock = lock_bag_directory(self.path)   # `bag repair` refuses a bag being written
         self._open = True
+        try:
+            self._hold_reserve()
+            free = free_space(self.path)
+            if free < self.min_free_space:
+                raise DiskSpaceError(f"only {_megabytes(free)} MB free on the file system of {self.path}, less than "
+                                     f"the minimum of {self.min_free_space / MB:g} MB")
+        except BaseException:
+            self._abandon()
+            shutil.rmtree(self.path, ignore_errors=True)     # created above, holds nothing
+            raise
         logger.info("recording to bag %s (%s storage)", self.path, storage)
+
+    def _hold_reserve(self) -> None:
+        try:
+            with open(self.path / RESERVE_FILE, "wb") as reserve:
+                reserve.write(bytes(CLOSING_RESERVE))
+        except OSError as error:
+            raise DiskSpaceError(f"cannot create bag {self.path}: no room for its {CLOSING_RESERVE // 1024} KiB "
+                                 f"closing reserve ({error})") from None
+
+    def _release_reserve(self) -> None:
+        try:
+            (self.path / RESERVE_FILE).unlink()
+        except FileNotFoundError:
+            pass
 
     def __enter__(self) -> "BagWriter":
         return self
@@ -542,9 +730,13 @@ class BagWriter:
         a replay offers again (a transient local topic stays transient local); before its first
         message, else DataError."""
         with self._lock:
+            self._check_open(topic)
             if topic in self._connections:
                 raise DataError(f"topic {topic!r} is already in {self.path}")
-            self._connection(topic, msgtype, offered_qos_profiles)
+            try:
+                self._connection(topic, msgtype, offered_qos_profiles)
+            except _STORAGE_ERRORS as error:
+                raise self._stop_after(error) from None
 
     def _connection(self, topic: str, msgtype: str, offered_qos_profiles: Sequence[Qos] = ()):
         connection = self._connections.get(topic)
@@ -567,9 +759,17 @@ class BagWriter:
             Bag (receive) time of the message [ns].
         """
         with self._lock:
-            if not self._open:
-                raise DynIdError(f"bag {self.path} is closed; cannot write to {topic!r}")
-            self._writer.write(self._connection(topic, msgtype), int(stamp_ns), data)
+            self._check_open(topic)
+            try:
+                self._writer.write(self._connection(topic, msgtype), int(stamp_ns), data)
+            except _STORAGE_ERRORS as error:
+                raise self._stop_after(error) from None
+
+    def _check_open(self, topic: str) -> None:
+        if self.stop_reason is not None:
+            raise RecordingStopped(self.stop_reason)
+        if not self._open:
+            raise DynIdError(f"bag {self.path} is closed; cannot write to {topic!r}")
 
     def write(self, topic: str, msgtype: str, message, stamp_ns: int) -> None:
         """Serialise and write a rosbags message object of type ``msgtype``.
@@ -646,29 +846,118 @@ class BagWriter:
                    stamp_ns if receive_ns is None else receive_ns)
 
     def flush(self) -> None:
-        """Push written messages to the file (see the class docstring)."""
+        """Push written messages to the file (see the class docstring); RecordingStopped if that fails."""
         with self._lock:
-            storage = self._writer.storage if self._open else None
-            if hasattr(storage, "conn"):
-                storage.conn.commit()
-            elif hasattr(storage, "close_chunk"):
-                if storage.chunk.msgs:
+            if not self._open:
+                return
+            storage = self._writer.storage
+            try:
+                if isinstance(storage, _Sqlite3Storage):
+                    storage.commit()
+                elif storage.chunk.msgs:
                     storage.close_chunk()
-                storage.bio.flush()
+            except _STORAGE_ERRORS as error:
+                raise self._stop_after(error) from None
+
+    def check_free_space(self) -> str | None:
+        """Compare the free space of the bag's file system with ``min_free_space``: below it the bag is
+        closed (RecordingStopped, stop_reason); below twice it, a warning text is returned, once."""
+        if self.min_free_space <= 0.0 or not self._open:
+            return None
+        free = free_space(self.path)
+        if free < self.min_free_space:
+            self.stop(f"only {_megabytes(free)} MB free on its file system, less than the minimum of "
+                      f"{self.min_free_space / MB:g} MB")
+        if free < 2.0 * self.min_free_space and not self._space_warned:
+            self._space_warned = True
+            return (f"bag {self.path}: only {_megabytes(free)} MB free on its file system; recording stops when less "
+                    f"than {self.min_free_space / MB:g} MB are free")
+        return None
+
+    def stop(self, reason: str) -> None:
+        """Close the bag before :meth:`close` because of ``reason``; raise RecordingStopped saying so."""
+        with self._lock:
+            if self.stop_reason is not None:
+                raise RecordingStopped(self.stop_reason)
+            self.stop_reason = f"bag {self.path}: recording stopped: {reason}"
+            try:
+                self._close_storage()
+            except _STORAGE_ERRORS + (WriterError,) as error:
+                self.stop_reason += f"; the bag could not be closed ({error}): 'robot-dynid bag repair' recovers it"
+            else:
+                self.stop_reason += f"; bag closed with {self._describe_counts()}"
+            raise RecordingStopped(self.stop_reason)
+
+    def _stop_after(self, error: Exception) -> RecordingStopped:
+        """After a failed write (lock held): discard what is not in the storage file, finish the bag."""
+        full = getattr(error, "errno", None) in (errno.ENOSPC, errno.EDQUOT) or "full" in str(error)
+        before = sum(self._writer.counts.values())
+        try:
+            self._discard_unsaved()
+            lost = before - sum(self._writer.counts.values())
+            self.stop_reason = (f"bag {self.path}: recording stopped: {'disk full' if full else 'write failed'} "
+                                f"({error}); {lost} message(s) not yet saved were dropped")
+            self._close_storage()
+        except _STORAGE_ERRORS + (WriterError,) as close_error:
+            self.stop_reason = (f"bag {self.path}: recording stopped: {'disk full' if full else 'write failed'} "
+                                f"({error}); the bag could not be closed ({close_error}): 'robot-dynid bag repair' "
+                                "recovers it")
+            self._abandon()
+        else:
+            self.stop_reason += f"; bag closed with {self._describe_counts()}"
+        return RecordingStopped(self.stop_reason)
+
+    def _discard_unsaved(self) -> None:
+        counts, first, last = self._writer.storage.discard_unsaved()
+        self._writer.counts = {cid: counts.get(cid, 0) for cid in self._writer.counts}
+        self._writer.min_timestamp, self._writer.max_timestamp = first, last
+
+    def _describe_counts(self) -> str:
+        counts = self.message_counts
+        return f"{sum(counts.values())} messages ({', '.join(f'{topic} {n}' for topic, n in counts.items())})"
+
+    def _close_storage(self) -> None:
+        """Release the reserve and finish the bag (lock held); what cannot be written at the end of the storage
+        file (a full disk) is discarded and the bag finished with the rest."""
+        self._open = False
+        try:
+            self._release_reserve()
+            try:
+                self._writer.close()
+            except _STORAGE_ERRORS as error:
+                if self._writer.storage is None:
+                    raise
+                before = sum(self._writer.counts.values())
+                self._discard_unsaved()
+                self._writer.close()
+                logger.warning("bag %s: closing failed (%s); closed without the %d message(s) not yet saved",
+                               self.path, error, before - sum(self._writer.counts.values()))
+            if self.ros_distro:
+                self._write_ros_distro()
+        finally:                # a bag that failed to close is not being recorded either
+            if self._recording_lock is not None:
+                os.close(self._recording_lock)
+                self._recording_lock = None
+
+    def _abandon(self) -> None:
+        """Leave a bag that cannot be finished as a killed recorder would (lock held)."""
+        self._open = False
+        storage, self._writer.storage = self._writer.storage, None
+        try:
+            if storage is not None:
+                storage.abort()
+        except _STORAGE_ERRORS:
+            pass
+        if self._recording_lock is not None:
+            os.close(self._recording_lock)
+            self._recording_lock = None
 
     def close(self) -> None:
         """Finish the bag (storage index and metadata.yaml); further calls do nothing."""
         with self._lock:
             if not self._open:
                 return
-            self._open = False
-            try:
-                self._writer.close()
-                if self.ros_distro:
-                    self._write_ros_distro()
-            finally:                # a bag that failed to close is not being recorded either
-                if self._recording_lock is not None:
-                    os.close(self._recording_lock)
+            self._close_storage()
         logger.info("closed bag %s: %s", self.path, self.message_counts)
 
     def _write_ros_distro(self) -> None:

@@ -798,7 +798,8 @@ def repair_bag(path, out=None, distro: str | None = None) -> RepairResult:
         The bag directory.
     out : str or Path, optional
         New bag directory to write (must not exist); default: repair in place, the damaged files
-        renamed with :data:`DAMAGED_SUFFIX` (nothing is deleted).
+        renamed with :data:`DAMAGED_SUFFIX` (nothing is deleted but the closing reserve
+        :data:`robot_dynid.recordings.bag_io.RESERVE_FILE` a killed recorder left).
     distro : str, optional
         ROS 2 distro of the standard types used for topics whose type the bag does not define
         (see :func:`robot_dynid.recordings.bag_io.make_typestore`).
@@ -833,6 +834,7 @@ def repair_bag(path, out=None, distro: str | None = None) -> RepairResult:
                               {topic: info.msgcount for topic, info in bag.topics.items()},
                               bag.first_ns, bag.last_ns)
     if out is None:
+        (path / bag_io.RESERVE_FILE).unlink(missing_ok=True)   # a killed recorder's closing reserve
         for original in replaced:
             original.rename(original.with_name(original.name + DAMAGED_SUFFIX))
         for written in target.iterdir():

@@ -361,3 +361,41 @@ def test_consistent_identification_exports_a_urdf_whose_dynamics_are_the_model(s
     plausibility = json.loads(capsys.readouterr().out)["metrics"]["plausibility"]
     assert plausibility["consistent"] is False and plausibility["distance_std"] > 3.0, plausibility
     assert plausibility["messages"][0].startswith("base parameters are not physically consistent")
+
+
+def test_a_dead_band_beyond_the_velocity_limits_is_refused_naming_the_option_and_joints(simulated, capsys):
+    """UR5: every joint's velocity limit is 3.15 rad/s (config/robots/ur5.yaml); --dead-band 1e308 would
+    silently remove all friction."""
+    _, _, _, data, directory = simulated
+    assert main(["identify", "--robot", str(ROBOT), "--data", str(data), "--dead-band", "1e308",
+                 "--out", str(directory / "dead_band.yaml")]) == 2
+    error = capsys.readouterr().err.strip()
+    assert "--dead-band = 1e+308 rad/s is at or above the velocity limit of joint(s) shoulder_pan_joint (3.15 " \
+           "rad/s)" in error and "\n" not in error, error
+    assert not (directory / "dead_band.yaml").exists()
+
+
+@pytest.mark.parametrize("efforts", [0, 40])
+def test_a_bag_without_torques_names_its_effort_topic_and_the_option_to_give(simulated, tmp_path, capsys, efforts):
+    """Joint states without effort, and the recorder's effort topic /joint_efforts in the bag with no message (its
+    topic never delivered while recording) or with 40 messages of torques that --effort-topic would read."""
+    robot = simulated[0]
+    bag = tmp_path / "bag"
+    with BagWriter(bag) as writer:
+        writer.add_topic("/joint_efforts", JOINT_STATE_TYPE)
+        for k in range(40):
+            stamp = 1_700_000_000_000_000_000 + k * 5_000_000
+            writer.write_joint_state(stamp, robot.joint_names, np.full(6, 0.01 * k), np.full(6, 0.1))
+            if k < efforts:
+                message = writer.typestore.types[JOINT_STATE_TYPE](
+                    header=writer.header(stamp), name=list(robot.joint_names), position=np.zeros(6),
+                    velocity=np.array([]), effort=np.ones(6))
+                writer.write("/joint_efforts", JOINT_STATE_TYPE, message, stamp)
+    code = main(["identify", "--robot", str(ROBOT), "--data", str(bag), "--out", str(tmp_path / "model.yaml")])
+    error = capsys.readouterr().err.strip()
+    assert code == 2 and "\n" not in error and "velocities" not in error, error
+    expected = (f"{bag}: no torques [N m] to identify from: the joint states on /joint_states carry no effort" +
+                ("; give --effort-topic /joint_efforts (its 40 messages hold the torques)" if efforts else
+                 ", and the bag's effort topic /joint_efforts recorded no message (the recorder's effort_topic was "
+                 "set, but nothing arrived on it"))
+    assert expected in error, error

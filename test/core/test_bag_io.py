@@ -1,5 +1,6 @@
 """rosbag2 writing and reading (MCAP and sqlite3) with rosbags: joints by name, stage labels,
 extra topics, metadata, and the error messages."""
+import re
 import sqlite3
 
 import numpy as np
@@ -366,3 +367,80 @@ def test_joint_state_rows_may_be_strided_views(tmp_path):
     recording = read_bag(tmp_path / "bag", stage_topic=None)
     np.testing.assert_array_equal(recording.q, positions[[0, 3]])
     np.testing.assert_array_equal(recording.tau, positions[[2, 5]])
+
+
+def joint_state_cdr(writer, k):
+    """CDR of the k-th joint state of a full-disk test: stamp k ms, positions (k, -k, 0.5 k) [rad], 40 joints
+    so that the disk fills after a few thousand messages."""
+    names = [f"j{j}" for j in range(40)]
+    message = writer.typestore.types["sensor_msgs/msg/JointState"](
+        header=writer.header(T0_NS + k * 1_000_000), name=names, position=np.full(40, float(k)),
+        velocity=np.array([]), effort=np.array([]))
+    return writer.typestore.serialize_cdr(message, "sensor_msgs/msg/JointState")
+
+
+@pytest.mark.parametrize("storage", ["mcap", "sqlite3"])
+def test_a_full_disk_stops_recording_and_leaves_a_closed_bag_whose_metadata_counts_its_content(tmp_path, storage):
+    """A 2 MiB tmpfs fills while writing, with a flush every 100 messages: the write that finds the disk full
+    raises RecordingStopped saying so; the bag is closed (metadata.yaml), its metadata counts exactly the
+    messages the storage file holds, and those are the first ones written, in order."""
+    from rosbags.highlevel import AnyReader
+    from small_disk import small_disk
+    from robot_dynid.recordings.bag_io import RESERVE_FILE, RecordingStopped
+    with small_disk(tmp_path / "disk", "2m") as disk:
+        writer = BagWriter(disk / "bag", storage=storage)
+        written = 0
+        with pytest.raises(RecordingStopped) as stopped:
+            for k in range(100_000):
+                writer.write_serialized("/joint_states", "sensor_msgs/msg/JointState", joint_state_cdr(writer, k),
+                                        T0_NS + k * 1_000_000)
+                written += 1
+                if written % 100 == 0:
+                    writer.flush()
+        message = str(stopped.value)
+        assert message.startswith(f"bag {disk / 'bag'}: recording stopped: disk full (") and "\n" not in message
+        assert writer.closed and writer.stop_reason == message
+        with pytest.raises(RecordingStopped, match="disk full"):     # later writes say why, too
+            writer.write_serialized("/joint_states", "sensor_msgs/msg/JointState", joint_state_cdr(writer, 0), 1)
+        writer.close()
+        assert (disk / "bag" / "metadata.yaml").is_file() and not (disk / "bag" / RESERVE_FILE).exists()
+        metadata = yaml.safe_load((disk / "bag" / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
+        claimed = metadata["message_count"]
+        assert 1000 < claimed <= written < 100_000, (claimed, written)
+        assert f"bag closed with {claimed} messages (/joint_states {claimed})" in message, message
+        with AnyReader([disk / "bag"]) as reader:
+            assert [c.msgcount for c in reader.connections] == [claimed]
+            positions = [reader.deserialize(raw, connection.msgtype).position[0]
+                         for connection, _, raw in reader.messages()]
+        np.testing.assert_array_equal(positions, np.arange(claimed))
+        recording = read_bag(disk / "bag", stage_topic=None)
+        assert recording.n_samples == claimed
+
+
+def test_free_space_below_the_minimum_refuses_a_bag_and_stops_one_being_recorded(tmp_path):
+    """A 4 MiB tmpfs: a minimum of 8 MB cannot be met (refused, nothing left behind); with 2 MB the bag is
+    warned about once below twice that (4 MB: at once) and closed when less than 2 MB are free."""
+    from small_disk import small_disk
+    from robot_dynid.recordings.bag_io import DiskSpaceError, RecordingStopped
+    with small_disk(tmp_path / "disk", "4m") as disk:
+        with pytest.raises(DiskSpaceError, match=r"only 3\.\d\d MB free on the file system of .*bag, less than the "
+                                                 r"minimum of 8 MB"):
+            BagWriter(disk / "bag", min_free_space=8e6)
+        assert list(disk.iterdir()) == []
+        writer = BagWriter(disk / "bag", min_free_space=2e6)
+        warnings = []
+        with pytest.raises(RecordingStopped) as stopped:
+            for k in range(100_000):
+                writer.write_serialized("/joint_states", "sensor_msgs/msg/JointState", joint_state_cdr(writer, k),
+                                        T0_NS + k * 1_000_000)
+                if k % 100 == 99:
+                    writer.flush()
+                    warnings += [writer.check_free_space()]
+        given = [warning for warning in warnings if warning]
+        assert len(given) == 1 and re.fullmatch(rf"bag {disk / 'bag'}: only 3\.\d\d MB free on its file system; "
+                                                r"recording stops when less than 2 MB are free", given[0]), given
+        assert warnings[0] == given[0]     # at the first check: below 4 MB from the start
+        assert re.search(r"recording stopped: only 1\.\d\d MB free on its file system, less than the minimum of 2 MB; "
+                         r"bag closed with \d+ messages", str(stopped.value)), str(stopped.value)
+        metadata = yaml.safe_load((disk / "bag" / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
+        assert read_bag(disk / "bag", stage_topic=None).n_samples == metadata["message_count"] > 1000

@@ -29,7 +29,8 @@ from rosbags.rosbag2 import CompressionFormat, CompressionMode, StoragePlugin, W
 
 from robot_dynid.cli import main
 from robot_dynid.errors import DataError
-from robot_dynid.recordings.bag_io import BagWriter, bag_being_recorded, make_typestore, read_bag
+from robot_dynid.recordings.bag_io import (CLOSING_RESERVE, RESERVE_FILE, BagWriter, bag_being_recorded, make_typestore,
+                                           read_bag)
 from robot_dynid.recordings.bag_recovery import RecoveredBag, repair_bag
 
 try:
@@ -255,11 +256,12 @@ def test_killed_writer_loses_exactly_what_came_after_its_last_flush(repo_root, t
     groups = (300, 450, 20000) if storage == "sqlite3" else (300, 450, 200)
     flushed = killed_writer(repo_root, tmp_path / "bag", storage, groups)
     files = {path.name: path.read_bytes() for path in (tmp_path / "bag").iterdir()}
-    assert "metadata.yaml" not in files
+    assert "metadata.yaml" not in files and len(files.pop(RESERVE_FILE)) == CLOSING_RESERVE   # zeros, removed
     recording = read_bag(tmp_path / "bag", stage_topic=None)
     np.testing.assert_array_equal(recording.q, positions(sum(groups))[:flushed])
     assert f"recovered {flushed} messages" in recovery_warnings(caplog)[0]
-    assert {path.name: path.read_bytes() for path in (tmp_path / "bag").iterdir()} == files   # nothing written
+    assert {path.name: path.read_bytes() for path in (tmp_path / "bag").iterdir()
+            if path.name != RESERVE_FILE} == files   # nothing written
     if storage == "sqlite3":
         assert "bag.db3-journal" in files
 
@@ -297,8 +299,10 @@ def test_a_bag_being_recorded_is_read_but_not_repaired(tmp_path, caplog, capsys,
     except BaseException:
         writer.close()
         raise
-    assert sorted(p.name for p in (tmp_path / "bag").iterdir()) == ["bag." + ("mcap" if storage == "mcap" else "db3")]
+    storage_file = "bag." + ("mcap" if storage == "mcap" else "db3")
+    assert sorted(p.name for p in (tmp_path / "bag").iterdir()) == [RESERVE_FILE, storage_file]
     writer.close()
+    assert not (tmp_path / "bag" / RESERVE_FILE).exists()
     assert repair_bag(tmp_path / "bag").out is None                   # whole: left alone
     np.testing.assert_array_equal(read_bag(tmp_path / "bag", stage_topic=None).q, q)
 

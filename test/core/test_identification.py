@@ -148,3 +148,20 @@ def test_one_builder_of_settings_for_the_command_line_and_the_node(robot):
         settings_from_options({"armatures": True}, robot)
     with pytest.raises(DynIdError, match="not rls"):
         settings_from_options({"method": "rls", "consistent": True}, robot)
+
+
+def test_a_dead_band_at_or_above_a_joint_velocity_limit_is_refused_naming_the_joint():
+    """ER3A's velocity limits (its robot file): j1 and j2 4.0143 rad/s, j3 4.3633, j4 and j5 5.5851, j6 7.3304.
+    A dead band at or above a joint's limit zeroes that joint's friction columns over all of its motion."""
+    er3a = load_robot(find_package_file("config", "robots", "er3a.yaml"))
+    with pytest.raises(DynIdError) as refused:
+        settings_from_options({"dead_band": 4.2}, er3a, label=lambda option: f"parameter {option}")
+    message = str(refused.value)
+    assert message.startswith("parameter dead_band = 4.2 rad/s is at or above the velocity limit of joint(s) "
+                              "j1 (4.0143 rad/s), j2 (4.0143 rad/s):"), message
+    assert "j3" not in message and "\n" not in message
+    with pytest.raises(DynIdError, match=r"dead_band = 4.0143 rad/s is at or above .* j1 \(4.0143"):
+        settings_from_options({"dead_band": 4.0143}, er3a)
+    with pytest.raises(DynIdError, match=r"dead_band must be finite and >= 0 \[rad/s\], got inf"):
+        settings_from_options({"dead_band": float("inf")}, er3a)
+    assert settings_from_options({"dead_band": 4.0}, er3a).friction.dead_band == 4.0

@@ -221,6 +221,7 @@ def test_the_first_model_is_not_published_when_it_fails_the_quality_gate(fresh_i
     graph.spin_until(lambda: "rejected" in topics["statuses"][-1].message, timeout=30.0,
                      what="the rejection in IdentificationStatus")
     assert "hold-out RSD" in topics["statuses"][-1].message and "no model in use yet" in topics["statuses"][-1].message
+    assert topics["statuses"][-1].state == IdentificationStatus.STATE_IDLE   # never CONVERGED without a model
     deadline = time.monotonic() + 1.0   # a model would have been published before the status
     graph.spin_until(lambda: time.monotonic() > deadline, what="a second to pass")
     assert topics["models"] == []
@@ -230,3 +231,42 @@ def test_the_first_model_is_not_published_when_it_fails_the_quality_gate(fresh_i
     play_stage(graph, states, stages, 3100.0 + t, q, qd, sim.torques(q, qd, qdd, rng=2))
     graph.spin_until(lambda: topics["models"], timeout=30.0, what="a model from the good stage after the rejection")
     assert topics["models"][0].version == 1
+    graph.spin_until(lambda: "version 1 accepted" in topics["statuses"][-1].message, what="the acceptance status")
+    assert topics["statuses"][-1].state == IdentificationStatus.STATE_CONVERGED
+
+
+def test_a_model_file_that_cannot_be_written_is_a_status_warning_and_the_model_is_still_published(
+        tmp_path, simulator):
+    """A directory takes model_file's place after the start: the accepted model cannot be written there. The
+    node says so in one log line and in IdentificationStatus, publishes the model and goes on."""
+    model_file = tmp_path / "model.yaml"
+    process = start_node("identifier", "-r", "__node:=identifier_unwritable", "-p", f"model_file:={model_file}",
+                         "-p", "joint_states_topic:=unwritable/joint_states",
+                         "-p", "stage_topic:=unwritable/experiment_stage", "-p", "model_topic:=unwritable/model",
+                         "-p", "status_topic:=unwritable/status", log_path=tmp_path / "node.log")
+    graph = RosTestGraph()
+    try:
+        models, statuses = [], []
+        graph.node.create_subscription(IdentifiedModel, "unwritable/model", models.append, MODEL_QOS)
+        graph.node.create_subscription(IdentificationStatus, "unwritable/status", statuses.append, 10)
+        states = graph.node.create_publisher(JointState, "unwritable/joint_states", QoSProfile(depth=5000))
+        stages = graph.node.create_publisher(ExperimentStage, "unwritable/experiment_stage", QoSProfile(depth=10))
+        graph.spin_until(lambda: states.get_subscription_count() > 0 and stages.get_subscription_count() > 0
+                         and statuses, what="identifier subscribing and publishing status")
+        model_file.mkdir()
+        robot, sim = simulator
+        t, q, qd, qdd = motion(robot, seed=1, duration=12.0)
+        play_stage(graph, states, stages, 4000.0 + t, q, qd, sim.torques(q, qd, qdd, rng=1))
+        graph.spin_until(lambda: models, timeout=30.0, what="the model, published though its file is not written")
+        graph.spin_until(lambda: "not written to model_file" in statuses[-1].message, what="the status saying so")
+        status = statuses[-1]
+        assert status.state == IdentificationStatus.STATE_CONVERGED and models[0].version == 1
+        assert any(f"model version 1 not written to model_file {model_file}: " in warning and "Is a directory" in
+                   warning for warning in status.warnings), status.warnings
+        assert process.poll() is None and model_file.is_dir()
+    finally:
+        graph.close()
+        stopped = stop_node(process)
+    log = (tmp_path / "node.log").read_text()
+    assert stopped == 0 and "Traceback" not in log, log
+    assert len([line for line in log.splitlines() if "not written to model_file" in line]) == 1, log

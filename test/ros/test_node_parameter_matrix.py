@@ -47,11 +47,16 @@ SIM_ROBOT = {"noise_std": (float, ("zero",)), "seed": (int, ("zero", "huge")), "
 # feedforward
 FEEDFORWARD = {}
 # recorder
-RECORDER = {}
+RECORDER = {"queue_depth": (int, ()), "flush_period": (float, ()), "status_period": (float, ("zero",)),
+            "min_free_space": (float, ("zero",)), "silent_topic_delay": (float, ())}
 # identifier
-IDENTIFIER = {}
+IDENTIFIER = {"dead_band": (float, ("zero",)), "sign_sharpness": (float, ()), "stribeck_velocity": (float, ()),
+              "forgetting": (float, ()), "max_samples": (int, ()), "max_holdout_rsd": (float, ()),
+              "max_condition": (float, ()), "status_period": (float, ()), "stage_latency": (float, ("zero",))}
 # hydraulic_identifier
-HYDRAULIC_IDENTIFIER = {}
+HYDRAULIC_IDENTIFIER = {name: (float, ()) for name in (
+    "forgetting", "initial_covariance", "displacement_scale", "velocity_scale", "acceleration_window", "max_gap",
+    "convergence_window", "convergence_band", "publish_period")} | {"min_samples": (int, ()), "queue_depth": (int, ())}
 
 NODES = {"experiment_runner": EXPERIMENT_RUNNER, "sim_robot": SIM_ROBOT, "feedforward": FEEDFORWARD,
          "recorder": RECORDER, "identifier": IDENTIFIER, "hydraulic_identifier": HYDRAULIC_IDENTIFIER}
@@ -76,6 +81,9 @@ def construct(name, context, tmp_path, **overrides):
     destroyed (closed first, if it has close()) before returning it."""
     if name == "recorder":
         overrides.setdefault("bag_path", str(tmp_path / "bag"))
+    if name == "hydraulic_identifier":   # it needs cylinders to start
+        overrides = {"cylinder_names": ["boom"], "piston_masses": [10.0], "damping": [100.0], "areas_a": [1e-3],
+                     "areas_b": [5e-4], **overrides}
     parameters = [Parameter(key, value=value) for key, value in overrides.items()]
     node = node_class(name)(context=context, parameter_overrides=parameters)
     close = getattr(node, "close", None)

@@ -1,5 +1,7 @@
 """Node parameters given a bad value (a shared one, or a combination): one line naming the parameter and
 what it accepts, exit 2, no traceback (installed executables, real processes)."""
+import subprocess
+
 import pytest
 
 from ros_graph import start_node
@@ -46,3 +48,36 @@ def test_a_bad_runner_or_sim_robot_parameter_is_one_line_and_exit_2_before_anyth
     process = start_node(node, "-p", argument, log_path=tmp_path / "node.log")
     assert process.wait(timeout=60) == 2, (tmp_path / "node.log").read_text()
     assert (tmp_path / "node.log").read_text().splitlines() == [message]
+
+
+def refused(tmp_path, node, *parameters):
+    """Start ``node`` with ``parameters``; assert exit 2, no traceback; return its one error line."""
+    process = start_node(node, *[a for p in parameters for a in ("-p", p)], log_path=tmp_path / "node.log")
+    assert process.wait(timeout=60) == 2, (tmp_path / "node.log").read_text()
+    log = (tmp_path / "node.log").read_text()
+    errors = [line for line in log.splitlines() if "error" in line]
+    assert "Traceback" not in log and len(errors) == 1, log
+    return errors[0]
+
+
+def test_a_bag_path_below_a_file_is_refused_naming_the_parameter(tmp_path):
+    (tmp_path / "file").write_text("")
+    line = refused(tmp_path, "recorder", f"bag_path:={tmp_path / 'file' / 'bag'}")
+    assert f"RecorderNode: error: parameter bag_path: cannot create bag {tmp_path / 'file' / 'bag'}: " in line and \
+        "Not a directory" in line, line
+
+
+def test_a_bag_path_on_a_read_only_file_system_is_refused_naming_the_parameter(tmp_path):
+    """Root writes through permission bits: a read-only mount is what a root recorder cannot write to."""
+    from small_disk import small_disk
+    with small_disk(tmp_path / "disk", "1m") as disk:
+        subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+        line = refused(tmp_path, "recorder", f"bag_path:={disk / 'bag'}")
+    assert f"parameter bag_path: cannot create bag {disk / 'bag'}: " in line and "Read-only file system" in line, line
+
+
+def test_a_zero_flush_period_is_refused_not_spun(tmp_path):
+    """A zero-period timer would flush in a loop at 100 % CPU."""
+    line = refused(tmp_path, "recorder", f"bag_path:={tmp_path / 'bag'}", "flush_period:=0.0")
+    assert "parameter flush_period must be finite and in [0.01, 3600] [s], got 0.0" in line, line
+    assert not (tmp_path / "bag").exists()

@@ -13,6 +13,8 @@ import time
 
 import numpy as np
 import pytest
+import yaml
+from rosbags.highlevel import AnyReader
 from sensor_msgs.msg import JointState
 
 from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
@@ -51,8 +53,8 @@ def no_recorder_outlives_its_test():
 class Recorder:
     """A recorder process writing ``<directory>/bag``, its log, and test publishers to it."""
 
-    def __init__(self, graph, directory, *parameters):
-        self.graph, self.bag, self.log = graph, directory / "bag", directory / "recorder.log"
+    def __init__(self, graph, directory, *parameters, log=None):
+        self.graph, self.bag, self.log = graph, directory / "bag", log or directory / "recorder.log"
         arguments = [f"bag_path:={self.bag}", "status_period:=0.05", *parameters]
         self.process = start_node("recorder", *[a for p in arguments for a in ("-p", p)], log_path=self.log)
         self.joint_states = graph.node.create_publisher(JointState, "joint_states", 2000)
@@ -314,3 +316,78 @@ def test_a_driver_with_jittered_stamps_and_lost_messages_identifies_like_an_exac
     exact, jittered = models["exact"], models["jittered"]
     z = (jittered.values - exact.values) / np.hypot(jittered.std, exact.std)
     assert np.abs(z).max() < 4.0 and np.sqrt(np.mean(z**2)) < 1.5, dict(zip(exact.base.names, z.round(1)))
+
+
+@pytest.mark.parametrize("storage, min_free_space, disk_size, stop", [
+    ("mcap", 0.0, "2m", "disk full"), ("sqlite3", 0.0, "2m", "disk full"),
+    ("mcap", 2.0, "4m", r"only 1\.\d\d MB free on its file system, less than the minimum of 2 MB")])
+def test_a_full_disk_stops_recording_the_node_stays_up_and_the_bag_is_closed_whole(
+        graph, tmp_path, storage, min_free_space, disk_size, stop):
+    """A real small file system (tmpfs) filled by joint states of 40 joints: without a minimum the disk fills
+    (ENOSPC), with min_free_space 2 MB the recorder stops before, having warned at the start (less than twice
+    that free). Either way: one error line, ~/mark_stage answers why, the node lives until Ctrl-C (exit 0), and
+    the bag is closed with metadata counting exactly its messages, published ones in order."""
+    from small_disk import small_disk
+    names = [f"j{j}" for j in range(40)]
+    with small_disk(tmp_path / "disk", disk_size) as disk:
+        recorder = Recorder(graph, disk, f"storage:={storage}", f"min_free_space:={min_free_space}",
+                            "flush_period:=0.1", log=tmp_path / "recorder.log")
+        client = graph.node.create_client(MarkStage, "/recorder/mark_stage")
+        sent, start = 0, time.monotonic()
+        while sent % 50 or "recording stopped" not in recorder.log.read_text():
+            assert sent < 30_000, recorder.log.read_text()
+            recorder.joint_states.publish(joint_state(T0_NS + sent * 1_000_000, names, np.full(40, float(sent))))
+            sent += 1
+            if sent % 50 == 0:
+                graph.spin_until(lambda: time.monotonic() > start + sent / 500.0, what="pacing")
+        response = graph.call(client, MarkStage.Request(kind=ExperimentStage.KIND_EXCITATION, start=True))
+        assert not response.success and re.search(f"recording stopped: {stop}", response.message), response.message
+        graph.spin_until(lambda: "messages arrived since and were not recorded" in recorder.log.read_text(),
+                         what="the status log saying recording stopped")
+        assert recorder.process.poll() is None
+        recorder.stop()
+        metadata = yaml.safe_load((recorder.bag / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
+        claimed = metadata["message_count"]
+        with AnyReader([recorder.bag]) as reader:
+            assert sum(1 for _ in reader.messages()) == claimed == sum(c.msgcount for c in reader.connections)
+        recorded = read_bag(recorder.bag, stage_topic=None).q[:, 0]
+        # what was published, in order (a keep-last queue may lose messages while a loaded machine stalls the node)
+        assert recorded.size == claimed and recorded[0] == 0 and np.all(np.diff(recorded) > 0)
+        assert np.array_equal(recorded, np.round(recorded)) and 1000 < claimed < sent
+    log = recorder.log.read_text()
+    errors = [line for line in log.splitlines() if "ERROR" in line]
+    assert len(errors) == 1 and re.search(f"recording stopped: {stop}", errors[0]), log
+    assert f"bag closed with {claimed} messages (/joint_states {claimed})" in errors[0] and "Traceback" not in log
+    warnings = [line for line in log.splitlines() if "recording stops when less than" in line]
+    assert len(warnings) == (1 if min_free_space else 0), log
+
+
+def test_an_effort_topic_that_never_delivers_is_warned_once_and_identify_names_it(graph, tmp_path, capsys):
+    """effort_topic set to a topic nobody publishes: after silent_topic_delay (0.5 s) of joint states the recorder
+    warns once, the bag holds /joint_efforts with no message, and identify on the bag says that topic recorded
+    nothing (not the velocity hint it gave before)."""
+    from robot_dynid.cli import main
+    robot_file = REPO / "config" / "robots" / "er3a.yaml"
+    robot = load_robot(robot_file)
+    recorder = Recorder(graph, tmp_path, "effort_topic:=silent_efforts", "silent_topic_delay:=0.5")
+    start = time.monotonic()
+    k = 0
+    while k < 400 or "delivered no message" not in recorder.log.read_text():
+        assert time.monotonic() < start + 30.0, recorder.log.read_text()
+        recorder.joint_states.publish(joint_state(T0_NS + k * 5_000_000, robot.joint_names, np.full(6, 1e-3 * k),
+                                                  np.full(6, 0.2)))
+        k += 1
+        graph.spin_until(lambda: time.monotonic() > start + k / 200.0, what="pacing")
+    recorder.wait_for({"/joint_states": k})
+    recorder.stop()
+    log = recorder.log.read_text()
+    warnings = [line for line in log.splitlines() if "delivered no message" in line]
+    assert len(warnings) == 1, log
+    assert "effort_topic /silent_efforts (recorded as /joint_efforts) delivered no message in 0.5 s of joint states; " \
+           "it has 0 publisher(s): check that the driver publishes it" in warnings[0], warnings[0]
+
+    assert main(["identify", "--robot", str(robot_file), "--data", str(recorder.bag),
+                 "--out", str(tmp_path / "model.yaml")]) == 2
+    error = capsys.readouterr().err
+    assert "the joint states on /joint_states carry no effort, and the bag's effort topic /joint_efforts recorded " \
+           "no message" in error, error
