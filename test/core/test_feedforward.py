@@ -12,7 +12,7 @@ from robot_dynid.errors import DataError
 from robot_dynid.experiment.simulation import plausible_parameters
 from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.feedforward import compute_feedforward, join_points, request_arrays
+from robot_dynid.model.feedforward import Margins, compute_feedforward, join_points, request_arrays
 from robot_dynid.model.friction import FrictionModel
 from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_description import load_robot
@@ -157,15 +157,17 @@ def test_positions_too_large_to_evaluate_are_refused_by_point_and_joint(er3a):
     # without the position check, the torques are not finite: refused, never returned
     with pytest.raises(DataError, match=r"^point 1: the effort of joint j\d is nan: the point's values are too "
                                         r"large for the model to evaluate$"):
-        compute_feedforward(model, model.joint_names, q.ravel(), position_margin=-1.0)
+        compute_feedforward(model, model.joint_names, q.ravel(), margins=Margins(position=-1.0))
 
 
-def test_velocities_whose_torques_overflow_are_refused(er3a):
+def test_velocities_too_large_to_evaluate_are_refused_by_point_and_joint(er3a):
+    """Before the model squares them (1e200 ** 2 overflows): by the velocity limit, 5.5851 rad/s for j5."""
     model, _ = er3a
     qd = np.zeros((3, 6))
     qd[2, 4] = 1e200
     names = list(reversed(model.joint_names))
-    with pytest.raises(DataError, match=r"^point 2: the effort of joint j\d is (nan|-?inf): "):
+    with pytest.raises(DataError, match=re.escape("point 2: velocities of joint j5 is 1e+200 rad/s, beyond its "
+                                                  "velocity limit 5.5851 rad/s times velocity_margin 1.1")):
         compute_feedforward(model, names, np.zeros(18), qd[:, ::-1].ravel())
 
 
@@ -178,7 +180,7 @@ def test_positions_beyond_the_limits_plus_the_margin_are_refused(er3a, value, ma
     model, parameters = er3a
     q = np.zeros((2, 6))
     q[1, 4] = value
-    options = {} if margin is None else {"position_margin": margin}
+    options = {} if margin is None else {"margins": Margins(position=margin)}
     if refused:
         with pytest.raises(DataError, match=re.escape(
                 f"point 1: positions of joint j5 is {value!r} rad, beyond its limits [-1.9199, 1.9199] rad by more "
@@ -190,10 +192,19 @@ def test_positions_beyond_the_limits_plus_the_margin_are_refused(er3a, value, ma
                                    rtol=1e-9, atol=1e-9)
 
 
-def test_a_nan_position_margin_is_refused(er3a):
-    model, _ = er3a
-    with pytest.raises(DataError, match=r"position_margin is nan"):
-        compute_feedforward(model, model.joint_names, np.zeros(6), position_margin=math.nan)
+@pytest.mark.parametrize("field, value, message", [
+    ("position", math.nan, "position_margin must be finite and in (-inf, 6.28319] [rad], got nan"),
+    ("position", 7.0, "position_margin must be finite and in (-inf, 6.28319] [rad], got 7.0"),
+    ("velocity", 0.0, "velocity_margin must be finite and in (0, 10] [1], got 0.0"),
+    ("acceleration", -1.0, "acceleration_margin must be finite and in (0, 10] [1], got -1.0"),
+    ("effort", math.inf, "effort_margin must be finite and in (0, 10] [1], got inf"),
+    ("model_effort", 11.0, "model_effort_margin must be finite and in (0, 10] [1], got 11.0"),
+    ("max_points", 0, "max_points must be an integer in 1..10000000, got 0"),
+    ("max_points", 2.5, "max_points must be an integer in 1..10000000, got 2.5"),
+])
+def test_a_bad_margin_is_refused_naming_it(field, value, message):
+    with pytest.raises(DataError, match=re.escape(message)):
+        Margins(**{field: value})
 
 
 def test_continuous_joints_are_not_checked():
