@@ -24,7 +24,7 @@ from robot_dynid.model.friction import FrictionModel
 from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_description import load_robot, robot_from_dict
 from robot_dynid.msg import FeedforwardStatus, IdentifiedModel
-from robot_dynid.nodes.feedforward import MODEL_QOS, STATUS_QOS
+from robot_dynid.nodes.feedforward import MODEL_QOS, STATUS_QOS, float64_array
 from robot_dynid.srv import ComputeFeedforward
 from rnea_reference import rnea_torques
 from ros_graph import RosTestGraph, start_node, stop_node
@@ -167,11 +167,11 @@ def test_reference_joint_state_gives_effort_commands(feedforward_node, er3a):
 
     def publish_and_check():
         publisher.publish(message)
-        return bool(received)
+        return any(np.any(msg.data) for msg in received)       # zeros come while no reference has come
 
     graph.spin_until(publish_and_check, what="a Float64MultiArray on effort_commands")
     expected = rnea_torques(model.robot, parameters, q, qd, np.zeros(6))
-    np.testing.assert_allclose(received[0].data, expected, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(next(msg.data for msg in received if np.any(msg.data)), expected, rtol=1e-9, atol=1e-9)
 
 
 def test_joints_parameter_orders_the_effort_commands_as_the_controller_does(er3a, directory):
@@ -191,14 +191,15 @@ def test_joints_parameter_orders_the_effort_commands_as_the_controller_does(er3a
 
         def publish_and_check():
             publisher.publish(JointState(name=list(model.joint_names), position=list(q), velocity=list(qd)))
-            return bool(received)
+            return any(np.any(msg.data) for msg in received)   # zeros come while no reference has come
 
         graph.spin_until(publish_and_check, what="a Float64MultiArray on /ordered/feedforward_effort")
     finally:
         graph.close()
         assert stop_node(process) == 0, (directory / "ordered.log").read_text()
     expected = rnea_torques(model.robot, parameters, q, qd, np.zeros(6))
-    np.testing.assert_allclose(received[0].data, expected[[3, 1, 5]], rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(next(msg.data for msg in received if np.any(msg.data)), expected[[3, 1, 5]],
+                               rtol=1e-9, atol=1e-9)
 
 
 def test_joint_trajectory_is_forwarded_with_efforts(feedforward_node, er3a):
@@ -512,3 +513,107 @@ def test_after_the_reference_stops_or_turns_nan_zero_feed_forward_is_published(u
 
 def stamp_seconds(status):
     return status.header.stamp.sec + 1e-9 * status.header.stamp.nanosec
+
+
+# --- The controller path cannot be starved ------------------------------------------------------------------
+
+
+@pytest.fixture
+def own_node(er3a, directory, tmp_path):
+    """A feedforward node in /own (ER3A model, reference desired_joint_states -> effort_commands) and a
+    graph of its own for this test, so nothing other tests left in their graph loads it."""
+    model, _ = er3a
+    log = tmp_path / "node.log"
+    process = start_node("feedforward", "-r", "__ns:=/own", "-p", f"model_file:={directory / 'model.yaml'}",
+                         "-p", "reference_topic:=desired_joint_states", "-p", "command_topic:=effort_commands",
+                         log_path=log)
+    graph = RosTestGraph()
+    yield graph
+    graph.close()
+    assert stop_node(process) == 0, log.read_text()
+
+
+def states_within_the_limits(robot, n_points, seed):
+    """q, qd, qdd (n_points, n) uniform within half the limits [rad, rad/s, rad/s^2]."""
+    limits = robot.limit_arrays()
+    rng = np.random.default_rng(seed)
+    middle, half = (limits.lower + limits.upper) / 2.0, (limits.upper - limits.lower) / 4.0
+    return (rng.uniform(middle - half, middle + half, (n_points, robot.n_joints)),
+            rng.uniform(-0.5, 0.5, (n_points, robot.n_joints)) * limits.velocity,
+            rng.uniform(-0.5, 0.5, (n_points, robot.n_joints)) * limits.acceleration)
+
+
+def flat_request(joint_names, q, qd, qdd):
+    return ComputeFeedforward.Request(joint_names=list(joint_names), positions=float64_array(q),
+                                      velocities=float64_array(qd), accelerations=float64_array(qdd))
+
+
+LARGE_REQUEST = 1_000_000   # points, positions only: max_points; seconds of computing on this machine
+REFERENCE_PERIOD = 0.01     # s: a 100 Hz reference
+
+
+def test_a_large_request_does_not_stop_the_100_hz_reference_to_command_path(own_node, er3a):
+    """While the service computes a large request, references published at 100 Hz keep coming back
+    as commands: the largest gap between two commands stays below 1 s. (With one callback group
+    for all, as before issue 26, no command comes while the request is computed: over 2 s here.)
+    rclpy converts the request to Python holding the interpreter lock (about 0.3 s per million
+    points and field): that much stops every thread of the node, whatever the callback groups."""
+    graph = own_node
+    model, _ = er3a
+    arrivals = []
+    graph.node.create_subscription(Float64MultiArray, "/own/effort_commands",
+                                   lambda msg: arrivals.append(time.monotonic()), 100)
+    publisher = graph.node.create_publisher(JointState, "/own/desired_joint_states", 10)
+    graph.spin_until(lambda: publisher.get_subscription_count() > 0, what="feedforward subscribing to the reference")
+    reference = JointState(name=list(model.joint_names), position=[0.1, -0.4, 0.3, 0.2, -0.5, 0.6],
+                           velocity=[0.2, 0.1, -0.3, 0.0, 0.4, -0.1])
+    timer = graph.node.create_timer(REFERENCE_PERIOD, lambda: publisher.publish(reference))
+    try:
+        graph.spin_until(lambda: len(arrivals) > 50, what="commands at 100 Hz")
+        client = graph.node.create_client(ComputeFeedforward, "/own/compute_feedforward")
+        graph.spin_until(client.service_is_ready, what="the service")
+        q, _, _ = states_within_the_limits(model.robot, LARGE_REQUEST, seed=1)
+        big = ComputeFeedforward.Request(joint_names=list(model.joint_names), positions=float64_array(q))
+        future = client.call_async(big)
+        start = time.monotonic()
+        graph.spin_until(future.done, timeout=300.0, what=f"the response to {LARGE_REQUEST} points")
+        end = time.monotonic()
+    finally:
+        graph.node.destroy_timer(timer)
+    assert future.result().success, future.result().message
+    assert len(future.result().efforts) == 6 * LARGE_REQUEST
+    during = [t for t in arrivals if start <= t <= end]
+    largest_gap = max(np.diff(during)) if len(during) > 1 else end - start
+    print(f"{LARGE_REQUEST} points answered in {end - start:.2f} s; {len(during)} commands meanwhile "
+          f"({len(during) / (end - start):.0f} Hz), largest gap {1e3 * largest_gap:.0f} ms")
+    assert end - start > 1.0, "the request is too quick on this machine to tell"
+    assert largest_gap < 1.0, f"largest gap {largest_gap:.3f} s during a {end - start:.2f} s request"
+    assert len(during) > 0.25 * (end - start) / REFERENCE_PERIOD
+
+
+CLIENTS, REQUESTS_PER_CLIENT = 20, 3
+
+
+def test_twenty_concurrent_clients_get_every_answer(own_node, er3a):
+    """20 clients each send 3 requests (1000 points) at once: 60 in flight, beyond the middleware's
+    default queue of 10 (which left 48 of them unanswered here, and 30 in issue 26); every one is
+    answered, with its own torques. Each client is answered once before: until the node has
+    discovered a new client, the middleware drops the responses to it, whatever the queue."""
+    graph = own_node
+    model, _ = er3a
+    clients = [graph.node.create_client(ComputeFeedforward, "/own/compute_feedforward") for _ in range(CLIENTS)]
+    for client in clients:      # one answer each first: the node has discovered the client (its response reader)
+        assert graph.call(client, request(model.joint_names, np.zeros(6))).success
+    states = [states_within_the_limits(model.robot, 1000, seed) for seed in range(CLIENTS * REQUESTS_PER_CLIENT)]
+    futures = [clients[index // REQUESTS_PER_CLIENT].call_async(flat_request(model.joint_names, *state))
+               for index, state in enumerate(states)]
+    try:
+        graph.spin_until(lambda: all(future.done() for future in futures), timeout=60.0, what="every response")
+    finally:
+        answered = sum(future.done() for future in futures)
+        print(f"{answered} of {len(futures)} requests answered")
+    assert answered == len(futures)
+    for future, state in zip(futures, states):
+        assert future.result().success, future.result().message
+        np.testing.assert_allclose(np.reshape(future.result().efforts, (1000, 6)), model.torque(*state),
+                                   rtol=1e-9, atol=1e-9)
