@@ -519,12 +519,12 @@ def stamp_seconds(status):
 
 
 @pytest.fixture
-def own_node(er3a, directory, tmp_path):
+def own_node(er3a, tmp_path):
     """A feedforward node in /own (ER3A model, reference desired_joint_states -> effort_commands) and a
     graph of its own for this test, so nothing other tests left in their graph loads it."""
     model, _ = er3a
     log = tmp_path / "node.log"
-    process = start_node("feedforward", "-r", "__ns:=/own", "-p", f"model_file:={directory / 'model.yaml'}",
+    process = start_node("feedforward", "-r", "__ns:=/own", "-p", f"model_file:={model.save(tmp_path / 'model.yaml')}",
                          "-p", "reference_topic:=desired_joint_states", "-p", "command_topic:=effort_commands",
                          log_path=log)
     graph = RosTestGraph()
@@ -554,8 +554,9 @@ REFERENCE_PERIOD = 0.01     # s: a 100 Hz reference
 
 def test_a_large_request_does_not_stop_the_100_hz_reference_to_command_path(own_node, er3a):
     """While the service computes a large request, references published at 100 Hz keep coming back
-    as commands: the largest gap between two commands stays below 1 s. (With one callback group
-    for all, as before issue 26, no command comes while the request is computed: over 2 s here.)
+    as commands: the largest gap between two commands stays below 2 s and half the request's
+    time. (With one callback group for all, as before issue 26, no command comes while the
+    request is computed: 3.6 s of 4.4 s here.)
     rclpy converts the request to Python holding the interpreter lock (about 0.3 s per million
     points and field): that much stops every thread of the node, whatever the callback groups."""
     graph = own_node
@@ -587,7 +588,8 @@ def test_a_large_request_does_not_stop_the_100_hz_reference_to_command_path(own_
     print(f"{LARGE_REQUEST} points answered in {end - start:.2f} s; {len(during)} commands meanwhile "
           f"({len(during) / (end - start):.0f} Hz), largest gap {1e3 * largest_gap:.0f} ms")
     assert end - start > 1.0, "the request is too quick on this machine to tell"
-    assert largest_gap < 1.0, f"largest gap {largest_gap:.3f} s during a {end - start:.2f} s request"
+    # before: one gap of 3.6 s in a 4.4 s request (82 %); after: 0.2-0.6 s in 4-5 s, 1.4 s in 13 s at load 6.5
+    assert largest_gap < min(2.0, 0.5 * (end - start)), f"largest gap {largest_gap:.3f} s in a {end - start:.2f} s request"
     assert len(during) > 0.25 * (end - start) / REFERENCE_PERIOD
 
 
