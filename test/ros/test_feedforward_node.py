@@ -305,6 +305,15 @@ def test_a_published_model_that_is_not_finite_is_ignored(feedforward_node, er3a,
     (lambda directory, model: ["-p", "position_margin:=.nan"], "parameter position_margin must be finite"),
     (lambda directory, model: ["-p", f"model_file:={model.save(directory / 'model.yaml')}",
                                "-p", "joints:=[j2, gripper]"], "unknown joint(s) ['gripper']"),
+    # a UR5 model a million times too heavy; a PUMA 560 model where a UR-like robot with its joint names is expected
+    (lambda directory, model: ["-p", f"model_file:={heavy_ur5(directory)}"],
+     "heavy.yaml refused: at the limits of motion (velocities and accelerations at their limits) the model needs"),
+    (lambda directory, model: ["-p", f"model_file:={puma(directory)}", "-p", f"robot_file:={ur_like_file(directory)}"],
+     "puma.yaml refused: the model is not of robot_file"),
+    (lambda directory, model: ["-p", f"model_file:={write(directory / 'nested.yaml', '[' * 100000)}"], "nested.yaml"),
+    (lambda directory, model: ["-p", "reference_timeout:=0.0"],
+     "parameter reference_timeout must be finite and in (0, 60] [s], got 0.0"),
+    (lambda directory, model: ["-p", "service_queue_depth:=0"], "parameter service_queue_depth must be an integer"),
 ])
 def test_a_bad_model_file_or_margin_is_a_one_line_error(tmp_path, er3a, arguments, named):
     process = start_node("feedforward", *arguments(tmp_path, er3a[0]), log_path=tmp_path / "node.log")
@@ -619,3 +628,18 @@ def test_twenty_concurrent_clients_get_every_answer(own_node, er3a):
         assert future.result().success, future.result().message
         np.testing.assert_allclose(np.reshape(future.result().efforts, (1000, 6)), model.torque(*state),
                                    rtol=1e-9, atol=1e-9)
+
+
+def heavy_ur5(directory):
+    model, _ = plausible_model(load_robot(REPO / "config" / "robots" / "ur5.yaml"), factor=1e6)
+    return model.save(directory / "heavy.yaml")
+
+
+def puma(directory):
+    model, _ = plausible_model(load_robot(REPO / "config" / "robots" / "puma560.yaml"))
+    return model.save(directory / "puma.yaml")
+
+
+def ur_like_file(directory):
+    robot = renamed_robot(load_robot(REPO / "config" / "robots" / "ur5.yaml"), "ur5", [f"j{i}" for i in range(1, 7)])
+    return write(directory / "ur_like.yaml", yaml.safe_dump(robot.to_dict(), sort_keys=False))

@@ -38,7 +38,10 @@ EXPERIMENT_RUNNER = {}
 # sim_robot
 SIM_ROBOT = {}
 # feedforward
-FEEDFORWARD = {}
+FEEDFORWARD = {"position_margin": (float, ("negative", "zero")), "velocity_margin": (float, ()),
+               "acceleration_margin": (float, ()), "effort_margin": (float, ()), "model_effort_margin": (float, ()),
+               "reference_timeout": (float, ()), "status_period": (float, ()), "max_points": (int, ()),
+               "service_queue_depth": (int, ())}
 # recorder
 RECORDER = {}
 # identifier
