@@ -335,8 +335,6 @@ def join_points(field: str, rows: Sequence, m: int) -> np.ndarray:
     return joined.reshape(-1)
 
 
-
-
 def compute_feedforward(model: DynamicModel, joint_names, positions, velocities=(), accelerations=(),
                         temperature=None, elapsed=None, limits: FeedforwardLimits | None = None,
                         margins: Margins | None = None) -> np.ndarray:

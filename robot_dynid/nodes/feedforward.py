@@ -83,9 +83,10 @@ from robot_dynid.errors import DynIdError
 from robot_dynid.joint_names import index_in, match_joints
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.feedforward import (
-    DEFAULT_ACCELERATION_MARGIN, DEFAULT_EFFORT_MARGIN, DERIVED_EFFORT_FACTOR, DEFAULT_MAX_POINTS, DEFAULT_MODEL_EFFORT_MARGIN,
-    DEFAULT_POSITION_MARGIN, DEFAULT_VELOCITY_MARGIN, FIELDS, FeedforwardLimits, Margins, ReferenceMonitor,
-    admit_model, check_margin_factor, check_max_points, check_position_margin, compute_feedforward, join_points)
+    DEFAULT_ACCELERATION_MARGIN, DEFAULT_EFFORT_MARGIN, DEFAULT_MAX_POINTS, DEFAULT_MODEL_EFFORT_MARGIN,
+    DEFAULT_POSITION_MARGIN, DEFAULT_VELOCITY_MARGIN, DERIVED_EFFORT_FACTOR, FIELDS, FeedforwardLimits, Margins,
+    ReferenceMonitor, admit_model, check_margin_factor, check_max_points, check_position_margin, compute_feedforward,
+    join_points)
 from robot_dynid.model.robot_description import load_robot
 from robot_dynid.msg import FeedforwardStatus, IdentifiedModel
 from robot_dynid.nodes.node_runtime import declare, joint_states_qos, spin_node
@@ -225,7 +226,8 @@ class FeedforwardNode(Node):
         limits = admit_model(model, self.margins, self.expected_robot, self.expected_what)
         output_index = None
         if self.output_joints is not None:
-            output_index = index_in(model.joint_names, self.output_joints, "parameter joints", f"the model from {source}")
+            output_index = index_in(model.joint_names, self.output_joints, "parameter joints",
+                                    f"the model from {source}")
         previous = self.served
         version = version if version is not None else (previous.version + 1 if previous else 1)
         self.served = Served(model, limits, version, source, output_index)

@@ -14,7 +14,7 @@ from robot_dynid.experiment.simulation import plausible_parameters
 from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.feedforward import (Margins, ModelRefusedError, ReferenceMonitor, admit_model,
-                                          compute_feedforward, join_points, request_arrays)
+                                           compute_feedforward, join_points, request_arrays)
 from robot_dynid.model.friction import FrictionModel
 from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_description import load_robot, robot_from_dict
@@ -280,9 +280,9 @@ def test_torques_beyond_the_effort_limit_of_the_robot_file_are_refused(ur5, effo
     assert 1.05 < abs(expected[1]) / 150.0 < 1.1 and (np.abs(expected[[0, 2]]) < 150.0).all()
     margins = Margins(effort=effort_margin)
     if refused:
-        with pytest.raises(DataError, match=r"^point 0: the effort of joint shoulder_lift_joint is (-[0-9.]+) N m, "
-                                            rf"beyond its effort limit 150.0 N m times effort_margin {effort_margin}$") \
-                as error:
+        refusal = (r"^point 0: the effort of joint shoulder_lift_joint is (-[0-9.]+) N m, beyond its effort limit "
+                   rf"150.0 N m times effort_margin {effort_margin}$")
+        with pytest.raises(DataError, match=refusal) as error:
             compute_feedforward(model, model.joint_names, q, qd, qdd, margins=margins)
         value = float(re.search(r"is (-[0-9.]+) N m", str(error.value)).group(1))
         np.testing.assert_allclose(value, expected[1], rtol=1e-5)
