@@ -56,8 +56,10 @@ that fails in any way (does not load, refused, or anything its decoding raises) 
 line and ignored: the model in use and its version stay.
 
 Threads: the service and the trajectory topic run in one callback group, the reference topic and
-timers in another, the model topic in a third, on a MultiThreadedExecutor of three threads, so a
-long request does not hold up the reference -> command path.
+timers in another, the model topic in a third. With reference_topic set the node spins on a
+MultiThreadedExecutor of three threads, so a long request does not hold up the reference ->
+command path; without, on the EventsExecutor where the distro has one (a service round trip
+about half the MultiThreadedExecutor's).
 """
 from __future__ import annotations
 
@@ -204,6 +206,9 @@ class FeedforwardNode(Node):
         self.create_service(ComputeFeedforward, "compute_feedforward", self.on_compute, qos_profile=service_qos,
                             callback_group=bulk)
         self.publish_status()
+        # with a reference path to keep going during long requests, three threads (one per group); else the
+        # EventsExecutor's lower latency (spin_node)
+        self.executor_threads = 3 if reference_topic else 1
         # A JointTrajectory of many points makes thousands of Python objects (one per point and
         # its Duration), so the garbage collector's full collections come often, and each
         # traverses every object of the process (BENCHMARKS.md, ComputeFeedforward). What exists
@@ -385,4 +390,4 @@ def float64_array(values) -> array.array:
 
 
 def main(args=None):
-    return spin_node(FeedforwardNode, args, threads=3)
+    return spin_node(FeedforwardNode, args, low_latency=True)

@@ -83,7 +83,7 @@ def events_executor(context=None):
     return EventsExecutor(context=context)
 
 
-def spin_node(node_class, args=None, low_latency=False, threads=1):
+def spin_node(node_class, args=None, low_latency=False):
     """``rclpy.init``, spin ``node_class()`` until Ctrl-C / SIGTERM / shutdown, clean up.
 
     Returns the process exit code: 0, or 2 when the node cannot start because a parameter (its
@@ -94,9 +94,9 @@ def spin_node(node_class, args=None, low_latency=False, threads=1):
     exit code is 1.
     ``low_latency``: spin on the EventsExecutor where there is one (a service round trip about
     half the default executor's); its ``spin()`` does not return when a signal shuts the context
-    down, so it is spun once at a time while the context is up. ``threads`` > 1: spin on a
-    MultiThreadedExecutor of that many threads instead, so that callbacks of different callback
-    groups run at the same time (one long service call does not hold up a topic).
+    down, so it is spun once at a time while the context is up. A node whose ``executor_threads`` attribute
+    is > 1 spins on a MultiThreadedExecutor of that many threads instead, so that callbacks of
+    different callback groups run at the same time (one long service call does not hold up a topic).
     """
     received = []    # signals received; what the executor raises after one is part of shutting down
     previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
@@ -108,6 +108,7 @@ def spin_node(node_class, args=None, low_latency=False, threads=1):
     status = 0
     try:
         node = node_class()
+        threads = getattr(node, "executor_threads", 1)
         if threads > 1:
             executor = MultiThreadedExecutor(num_threads=threads)
         else:
