@@ -423,6 +423,11 @@ class ReferenceMonitor:
     last torque sent must not be held: :meth:`state` is :attr:`TIMEOUT` and the caller sends zero
     feed-forward (the feedback controller alone acts) until a valid reference comes.
 
+    The caller calls :meth:`check` every ``check_period`` s. A check that comes more than a period
+    late means the caller itself was held up (e.g. its process converting a large request): that
+    time does not count, since references waiting in its queue could not be taken meanwhile;
+    otherwise a stall longer than ``timeout`` would send one zero between two valid torques.
+
     Parameters
     ----------
     timeout : float
@@ -431,6 +436,8 @@ class ReferenceMonitor:
         [s] when the stream was expected to begin.
     enabled : bool
         False: there is no stream (a server of requests only): the state is OK or NO_MODEL.
+    check_period : float, optional
+        [s] between calls of :meth:`check`; default ``timeout / 4``.
     """
 
     NO_MODEL = "no model"
@@ -439,10 +446,13 @@ class ReferenceMonitor:
     REFUSED = "reference refused"
     TIMEOUT = "reference timeout"
 
-    def __init__(self, timeout: float, start: float, enabled: bool = True):
+    def __init__(self, timeout: float, start: float, enabled: bool = True, check_period: float | None = None):
         self.timeout = validators.positive(timeout, "reference_timeout", DataError, "s")
+        self.check_period = self.timeout / 4.0 if check_period is None else check_period
         self.enabled = enabled
         self.last_valid = start
+        self.last_check = start
+        self.stalled = 0.0          # [s] the caller was held up since the last valid reference
         self.received = False
         self.refusal = ""           # why the last reference was refused, if it was the last one received
         self.last_refusal = ""      # the latest refusal, kept after valid references
@@ -451,7 +461,7 @@ class ReferenceMonitor:
 
     def answered(self, now: float) -> None:
         """A reference was turned into a torque command at ``now`` [s]."""
-        self.last_valid, self.received, self.refusal = now, True, ""
+        self.last_valid, self.received, self.refusal, self.stalled = now, True, "", 0.0
         self.answered_count += 1
 
     def refused(self, now: float, reason: str) -> None:
@@ -460,8 +470,17 @@ class ReferenceMonitor:
         self.refused_count += 1
 
     def age(self, now: float) -> float:
-        """[s] since the last valid reference (or since start, before the first)."""
-        return now - self.last_valid
+        """[s] since the last valid reference (or since start, before the first), less the time the
+        caller was held up (see the class docstring)."""
+        return now - self.last_valid - self.stalled
+
+    def check(self, now: float, has_model: bool) -> bool:
+        """Called every ``check_period`` s: whether zero feed-forward is due now."""
+        late = now - self.last_check - self.check_period
+        self.last_check = now
+        if late > self.check_period:
+            self.stalled += late
+        return self.state(now, has_model)[0] == self.TIMEOUT
 
     def state(self, now: float, has_model: bool) -> tuple[str, str]:
         """(state, message): one of the class's states and why, for a status."""

@@ -34,7 +34,8 @@ max_points (int): points per request (service or trajectory), default 1,000,000,
 reference_timeout (float): [s], default 0.5, in (0, 60]: after this long without a valid
     reference (none since start, the stream stopped, or every reference refused) zero
     feed-forward is published on command_topic, every reference_timeout / 4 s until a valid
-    reference comes, so that an effort controller does not hold the last torque.
+    reference comes, so that an effort controller does not hold the last torque. Time the node
+    itself was held up (its check more than reference_timeout / 4 late) does not count.
 status_period (float): [s], default 1.0, in (0, 3600]: FeedforwardStatus period (also sent on
     every change of state).
 service_queue_depth (int): requests the service queues, default 100 (20 clients with 5 requests
@@ -175,7 +176,8 @@ class FeedforwardNode(Node):
         if robot_file:
             self.expected_robot, self.expected_what = load_robot(robot_file), f"robot_file {robot_file}"
         self.served = None
-        self.monitor = ReferenceMonitor(reference_timeout, time.monotonic(), enabled=bool(reference_topic))
+        self.monitor = ReferenceMonitor(reference_timeout, time.monotonic(), enabled=bool(reference_topic),
+                                        check_period=reference_timeout / 4.0)
         self.counts = {"trajectories_answered": 0, "trajectories_refused": 0, "models_refused": 0}
         self.last_refused = {"trajectory": "", "model": ""}
         self.status_lock = threading.Lock()
@@ -318,8 +320,7 @@ class FeedforwardNode(Node):
     def check_reference(self):
         """Zero feed-forward while no valid reference has come for reference_timeout."""
         served = self.served
-        state, _ = self.monitor.state(time.monotonic(), served is not None)
-        if state == ReferenceMonitor.TIMEOUT:
+        if self.monitor.check(time.monotonic(), served is not None):
             size = len(served.output_index) if served.output_index is not None else len(served.model.joint_names)
             self.command_publisher.publish(Float64MultiArray(data=array.array("d", bytes(8 * size))))
         self.publish_status_on_change()

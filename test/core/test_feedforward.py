@@ -415,3 +415,27 @@ def test_the_reference_monitor_times_out_without_valid_references():
     assert ReferenceMonitor(0.5, start=0.0, enabled=False).state(10.0, True) == (ReferenceMonitor.OK, "")
     with pytest.raises(DataError, match=r"reference_timeout must be finite and > 0 \[s\], got 0.0"):
         ReferenceMonitor(0.0, start=0.0)
+
+
+def test_time_the_caller_was_held_up_does_not_count_towards_the_reference_timeout():
+    """Checks every 0.125 s; the caller stops for 0.8 s (a large request converted under the
+    interpreter lock) while references wait in its queue: no zero at the late check, and none
+    once the waiting references are taken; if none comes, zero is due a period later."""
+    monitor = ReferenceMonitor(0.5, start=0.0)
+    for tick in range(1, 9):
+        monitor.answered(0.125 * tick - 0.01)
+        assert not monitor.check(0.125 * tick, has_model=True)
+    assert not monitor.check(1.0 + 0.8, has_model=True)       # late by 0.675 s: held up
+    monitor.answered(1.81)
+    assert not monitor.check(1.925, has_model=True)
+    stalled = ReferenceMonitor(0.5, start=0.0)
+    stalled.answered(0.9)
+    assert not any(stalled.check(0.125 * tick, has_model=True) for tick in range(1, 9))
+    assert not stalled.check(1.9, has_model=True)              # held up 0.775 s, no reference since 0.9 s
+    assert not stalled.check(2.025, has_model=True)            # 0.35 s counted
+    assert not stalled.check(2.15, has_model=True)             # 0.475 s
+    assert stalled.check(2.275, has_model=True)                # 0.6 s counted: zero is due
+    # a stream that really stopped: zero once 0.5 s have passed, at the first check after it
+    stopped = ReferenceMonitor(0.5, start=0.0)
+    stopped.answered(0.1)
+    assert [stopped.check(0.125 * tick, has_model=True) for tick in range(1, 7)] == [False] * 4 + [True] * 2
