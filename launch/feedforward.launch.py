@@ -4,13 +4,14 @@ ros2 launch robot_dynid feedforward.launch.py namespace:=robot1 model_file:=/pat
     reference_topic:=desired_joint_states command_topic:=effort_controller/commands
 
 The node starts in ``namespace`` and takes ``use_sim_time``; its topics have relative names
-(identified_model, feedforward_effort, trajectory_with_effort), which the ``*_topic`` arguments
-remap; its inputs reference_topic and trajectory_topic are off unless given. Parameters come from
-config/feedforward.yaml, then ``params_file``, then the arguments given a value (``model_file``,
-``position_margin`` left empty keep the configured value). The order of the
-Float64MultiArray commands is the ``joints`` parameter's (set it in ``params_file`` to the
-controller's ``joints``). Feed-forward torque is open loop: add it to a feedback controller or
-use it for gravity compensation, never alone to move an arm.
+(identified_model, feedforward_effort, trajectory_with_effort, feedforward_status), which the
+``*_topic`` arguments remap; its inputs reference_topic and trajectory_topic are off unless
+given. Parameters come from config/feedforward.yaml, then ``params_file``, then the arguments
+given a value (``model_file``, ``robot_file``, ``position_margin`` left empty keep the configured
+value; the other margins, ``reference_timeout``, ``max_points`` and ``service_queue_depth`` go in
+``params_file``). The order of the Float64MultiArray commands is the ``joints`` parameter's (set
+it in ``params_file`` to the controller's ``joints``). Feed-forward torque is open loop: add it
+to a feedback controller or use it for gravity compensation, never alone to move an arm.
 """
 import os
 
@@ -25,6 +26,7 @@ TOPICS = {
     "model_topic": "identified_model",
     "command_topic": "feedforward_effort",
     "trajectory_out_topic": "trajectory_with_effort",
+    "status_topic": "feedforward_status",
 }
 # Inputs that are off unless given: the node's parameter is set to the relative name, remapped to the argument.
 OPTIONAL_TOPICS = {
@@ -36,7 +38,7 @@ OPTIONAL_TOPICS = {
 def launch_setup(context):
     share = get_package_share_directory("robot_dynid")
     value = {name: LaunchConfiguration(name).perform(context) for name in (
-        "model_file", "params_file", "use_sim_time", "position_margin", *TOPICS, *OPTIONAL_TOPICS)}
+        "model_file", "robot_file", "params_file", "use_sim_time", "position_margin", *TOPICS, *OPTIONAL_TOPICS)}
     if value["use_sim_time"].strip().lower() not in ("true", "false"):
         raise ValueError(f"use_sim_time must be true or false, got {value['use_sim_time']!r}")
     remappings = [(topic, value[name]) for name, topic in TOPICS.items() if value[name]]
@@ -44,8 +46,9 @@ def launch_setup(context):
     # only what is given overrides config/feedforward.yaml and params_file
     overrides = {"use_sim_time": value["use_sim_time"].strip().lower() == "true",
                  **{name: topic for name, topic in OPTIONAL_TOPICS.items() if value[name]}}
-    if value["model_file"]:
-        overrides["model_file"] = value["model_file"]
+    for name in ("model_file", "robot_file"):
+        if value[name]:
+            overrides[name] = value[name]
     if value["position_margin"]:
         overrides["position_margin"] = float(value["position_margin"])
     if not value["model_topic"]:
@@ -67,6 +70,10 @@ def generate_launch_description():
         DeclareLaunchArgument("model_file", default_value="",
                               description="model artifact (YAML) to load; empty: as configured (none: wait for "
                                           "model_topic)"),
+        DeclareLaunchArgument("robot_file", default_value="",
+                              description="robot description (YAML) every model must be of (name, joints, "
+                                          "kinematics) and whose limits apply; empty: as configured (none: the "
+                                          "robot of the first model served)"),
         DeclareLaunchArgument("model_topic", default_value="identified_model",
                               description="IdentifiedModel topic to follow (remaps identified_model); given empty: "
                                           "off"),
@@ -80,6 +87,9 @@ def generate_launch_description():
         DeclareLaunchArgument("trajectory_out_topic", default_value="trajectory_with_effort",
                               description="the JointTrajectory with effort [N m] filled, for a "
                                           "joint_trajectory_controller with an effort command interface"),
+        DeclareLaunchArgument("status_topic", default_value="feedforward_status",
+                              description="FeedforwardStatus output (model in use, state of the reference path, "
+                                          "refusals)"),
         DeclareLaunchArgument("position_margin", default_value="",
                               description="[rad] positions beyond a joint's limits by more than this are "
                                           "refused; negative: no check; empty: as configured (0.1)"),

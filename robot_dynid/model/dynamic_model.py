@@ -41,7 +41,7 @@ from robot_dynid.model.base_parameters import BaseParameters
 from robot_dynid.model.friction import DRIFT_MODES, FRICTION_MODEL_NAMES, FrictionModel
 from robot_dynid.model.link_inertials import link_inertials, link_names
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_description import LinkInertial, RobotDescription, robot_from_dict
+from robot_dynid.model.robot_description import LimitArrays, LinkInertial, RobotDescription, robot_from_dict
 from robot_dynid.yaml_files import plain_data
 
 SCHEMA = "robot_dynid/model"
@@ -69,6 +69,31 @@ _LINK_KEYS = ("name", "joint", "mass", "com", "inertia")
 _MODEL_KEYS = ("friction", "armature", "offset", "method", "joint_names")
 _STRUCTURE_KEYS = ("standard_names", "independent", "dependent", "beta", "names")
 _TABLE_KEYS = ("name", "expression", "value", "std", "relative_std")
+
+
+#: Positions sampled by :meth:`DynamicModel.torque_at_limits_of_motion` (uniform within the position
+#: limits, from a fixed seed: a model always gives the same peaks).
+LIMITS_OF_MOTION_SAMPLES = 256
+LIMITS_OF_MOTION_SEED = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class PeakTorques:
+    """The largest torque magnitude a model gives at the limits of motion, per joint, and where.
+
+    Attributes
+    ----------
+    torque : ndarray, shape (n,)
+        ``max |tau_j|`` [N m] found, joint j in the model's joint order.
+    q, qd, qdd : ndarray, shape (n, n)
+        Row j: a state [rad, rad/s, rad/s^2] within the limits at which the model gives
+        ``|tau_j| = torque[j]``.
+    """
+
+    torque: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
 
 
 @dataclasses.dataclass(frozen=True)
@@ -229,6 +254,51 @@ class DynamicModel:
         standard[list(self.base.independent)] = self.values
         tau = self.regressor.torque(standard, *arrays, temperature=temperature, elapsed=elapsed)
         return tau[0] if single else tau
+
+    def torque_at_limits_of_motion(self, limits: LimitArrays | None = None,
+                                   samples: int = LIMITS_OF_MOTION_SAMPLES) -> PeakTorques:
+        """The largest ``|tau_j|`` [N m] the model gives with every joint at its velocity and
+        acceleration limits, positions within the position limits.
+
+        Positions: ``samples`` points uniform within the position limits (a fixed seed);
+        velocities: every joint at ``+-`` its velocity limit, the signs drawn per point;
+        accelerations: every joint at ``+-`` its acceleration limit with the signs that make
+        ``|tau_j|`` largest. The torque is linear in ``qdd``, ``tau(q, qd, qdd) = b + M qdd`` (``M``
+        with the armature), so that maximum over the box ``|qdd_k| <= a_k`` is exact:
+        ``|b_j| + sum_k |M_jk| a_k``; over positions and velocities it is the largest of the
+        samples. Friction that drifts is taken at its reference temperature, or cold (elapsed 0).
+
+        Parameters
+        ----------
+        limits : LimitArrays, optional
+            Limits of the model's joints in its order (e.g. of the robot a node is configured
+            for); default the model's own robot's.
+        samples : int
+            Number of sampled positions (and velocity sign patterns).
+        """
+        limits = self.robot.limit_arrays() if limits is None else limits
+        n = len(self.joint_names)
+        rng = np.random.default_rng(LIMITS_OF_MOTION_SEED)
+        q = rng.uniform(limits.lower, limits.upper, (samples, n))
+        qd = rng.choice((-1.0, 1.0), (samples, n)) * limits.velocity
+        # per point: qdd = 0, then a_k e_k for each joint k
+        qdd = np.concatenate([np.zeros((1, n)), np.diag(limits.acceleration)])
+        states = samples * (n + 1)
+        drift = {}
+        if self.friction.needs_temperature:
+            drift["temperature"] = np.full((states, n), self.friction.reference_temperature)
+        if self.friction.needs_elapsed:
+            drift["elapsed"] = np.zeros(states)
+        tau = self.torque(np.repeat(q, n + 1, axis=0), np.repeat(qd, n + 1, axis=0), np.tile(qdd, (samples, 1)),
+                          **drift).reshape(samples, n + 1, n)
+        bias = tau[:, 0]                                # (samples, n): b_j at qdd = 0
+        inertia = tau[:, 1:] - bias[:, None, :]         # (samples, k, j): M_jk a_k
+        peaks = np.abs(bias) + np.abs(inertia).sum(axis=1)
+        best = np.argmax(peaks, axis=0)                 # per joint j, the point of its peak
+        joints = np.arange(n)
+        signs = np.where(bias[best, joints] < 0.0, -1.0, 1.0)[:, None] * \
+            np.where(inertia[best, :, joints] < 0.0, -1.0, 1.0)
+        return PeakTorques(torque=peaks[best, joints], q=q[best], qd=qd[best], qdd=signs * limits.acceleration)
 
     def parameter_table(self) -> list[dict]:
         """One row per base parameter: name, expression, value, std, relative std [1] (inf or nan

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import logging
 import math
 import os
@@ -335,6 +336,20 @@ class RobotDescription:
         return LimitArrays(*(np.array(values, dtype=float) for values in zip(
             *((limit.position[0], limit.position[1], limit.velocity, limit.acceleration,
                np.nan if limit.effort is None else limit.effort) for limit in limits))))
+
+    @functools.cached_property
+    def kinematics_hash(self) -> str:
+        """16 hex digits (SHA-256) of what a model's torques depend on besides its parameters and
+        joint names: each joint's placement, axis and link frame (:func:`build_pinocchio_model`'s
+        geometry, rounded to 1e-9 m and 1e-9 rad) and gravity. Limits, drives, inertial data and
+        names do not enter it; another arm, or the same arm described in other link frames (whose
+        inertial parameters mean something else), has another hash."""
+        arrays = [array for geometry in _joint_geometry(self)
+                  for array in (geometry.placement.homogeneous, geometry.axis, geometry.link_frame.homogeneous)]
+        digest = hashlib.sha256()
+        for values in (*arrays, self.gravity):
+            digest.update((np.round(np.asarray(values, dtype=float), 9) + 0.0).tobytes())    # + 0.0: no -0.0
+        return digest.hexdigest()[:16]
 
     @functools.cached_property
     def continuous(self) -> tuple[bool, ...]:

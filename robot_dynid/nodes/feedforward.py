@@ -1,9 +1,12 @@
-"""feedforward node: serves feed-forward torques from an identified model.
+"""feedforward node: serves feed-forward torques from an identified model, within the robot's limits.
 
 Parameters
 ----------
-model_file (str): model artifact to load at start ('' waits for the model topic).
-model_topic (str): IdentifiedModel topic to follow; a new model replaces the one in use ('' = off).
+model_file (str): model artifact to load at start ('' waits for the model topic). A model that
+    does not load or is refused (see below) stops the node at start: one line, exit code 2.
+robot_file (str): robot description (YAML) every model must be of, whose limits apply; '' = the
+    robot of the first model served (from model_file or the topic), whose limits then apply.
+model_topic (str): IdentifiedModel topic to follow; an admitted model replaces the one in use ('' = off).
 reference_topic (str): sensor_msgs/JointState with desired positions [rad] and velocities [rad/s]
     (accelerations taken as zero); '' = off.
 command_topic (str): std_msgs/Float64MultiArray of torques [N m], in the order of ``joints``, as a
@@ -15,43 +18,107 @@ joint_states_qos (str): QoS of the reference subscription: reliable (default), b
 trajectory_topic (str): trajectory_msgs/JointTrajectory in; '' = off.
 trajectory_out_topic (str): the same trajectory with every point's effort [N m] filled from the model,
     for a joint_trajectory_controller with an effort interface.
-position_margin (float): [rad], default 0.1: positions beyond a joint's position limits by more
-    than this are refused, naming the point and joint (URDF continuous joints are not checked);
-    a negative value turns the check off.
+status_topic (str): robot_dynid/FeedforwardStatus out (transient local): model in use, state of
+    the reference path, refusals.
+position_margin (float): [rad], default 0.1, at most 2 pi: positions beyond a joint's position
+    limits by more than this are refused (URDF continuous joints are not checked); negative: no check.
+velocity_margin, acceleration_margin (float): [1] factors, default 1.1 and 1.5, in (0, 10]:
+    velocities and accelerations above the factor times the joint's limit are refused.
+effort_margin (float): [1] factor, default 1.5, in (0, 10]: a torque above the factor times the
+    joint's effort limit is refused. Where the robot gives no effort limit, the limit is twice the
+    model's largest torque at the limits of motion.
+model_effort_margin (float): [1] factor, default 3.0, in (0, 10]: a model that needs more than the
+    factor times an effort limit at the limits of motion (every joint at its velocity and
+    acceleration limits, the worst signs, positions sampled within the limits) is refused.
+max_points (int): points per request (service or trajectory), default 1,000,000, at most 10,000,000.
+reference_timeout (float): [s], default 0.5, in (0, 60]: after this long without a valid
+    reference (none since start, the stream stopped, or every reference refused) zero
+    feed-forward is published on command_topic, every reference_timeout / 4 s until a valid
+    reference comes, so that an effort controller does not hold the last torque. Time the node
+    itself was held up (its check more than reference_timeout / 4 late) does not count.
+status_period (float): [s], default 1.0, in (0, 3600]: FeedforwardStatus period (also sent on
+    every change of state).
+service_queue_depth (int): requests the service queues, default 100 (20 clients with 5 requests
+    each in flight), in 1..10000; requests beyond it are dropped by the middleware, unanswered.
 
 Service ``compute_feedforward`` (robot_dynid/srv/ComputeFeedforward): joint names and flat
 arrays of N points in, torques [N m] of the N points out, in the request's layout. All three
 paths convert the message to arrays, call :func:`robot_dynid.model.feedforward.compute_feedforward`
-and convert back; what it refuses (non-finite values, positions beyond the limits plus
-``position_margin``, a non-finite torque) gets ``success: false`` on the service, and a warning
-naming the point and joint on the topics, which then publish nothing. An ``IdentifiedModel`` whose
-artifact does not load (malformed, non-finite) is logged, naming the field, and ignored: the
-model in use and its version stay.
+with the limits of the model in use and convert back; what it refuses (non-finite values,
+positions, velocities or accelerations beyond the limits and margins, a torque that is not
+finite or beyond the effort limit and margin, too many points) gets ``success: false`` on the
+service, and on the topics nothing is published for it, a warning names the point and joint and
+the status says so.
+
+Models: an ``IdentifiedModel`` (or model_file) is admitted by
+:func:`robot_dynid.model.feedforward.admit_model`: it must be of the expected robot (name, joints,
+kinematics hash) and within model_effort_margin of the effort limits. An ``IdentifiedModel``
+that fails in any way (does not load, refused, or anything its decoding raises) is logged in one
+line and ignored: the model in use and its version stay.
+
+Threads: the service and the trajectory topic run in one callback group, the reference topic and
+timers in another, the model topic in a third. With reference_topic set the node spins on a
+MultiThreadedExecutor of three threads, so a long request does not hold up the reference ->
+command path; without, on the EventsExecutor where the distro has one (a service round trip
+about half the MultiThreadedExecutor's).
 """
 from __future__ import annotations
 
 import array
 import gc
+import math
+import threading
+import time
+from typing import NamedTuple
 
 import numpy as np
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
+from robot_dynid import validators
 from robot_dynid.errors import DynIdError
 from robot_dynid.joint_names import index_in, match_joints
 from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.feedforward import (DEFAULT_POSITION_MARGIN, FIELDS, check_position_margin,
-                                           compute_feedforward, join_points)
-from robot_dynid.msg import IdentifiedModel
+from robot_dynid.model.feedforward import (
+    DEFAULT_ACCELERATION_MARGIN, DEFAULT_EFFORT_MARGIN, DEFAULT_MAX_POINTS, DEFAULT_MODEL_EFFORT_MARGIN,
+    DEFAULT_POSITION_MARGIN, DEFAULT_VELOCITY_MARGIN, DERIVED_EFFORT_FACTOR, FIELDS, FeedforwardLimits, Margins,
+    ReferenceMonitor, admit_model, check_margin_factor, check_max_points, check_position_margin, compute_feedforward,
+    join_points)
+from robot_dynid.model.robot_description import load_robot
+from robot_dynid.msg import FeedforwardStatus, IdentifiedModel
 from robot_dynid.nodes.node_runtime import declare, joint_states_qos, spin_node
 from robot_dynid.srv import ComputeFeedforward
 
 MODEL_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                        reliability=ReliabilityPolicy.RELIABLE)
+STATUS_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                        reliability=ReliabilityPolicy.RELIABLE)
+DEFAULT_REFERENCE_TIMEOUT = 0.5     # s
+MAX_REFERENCE_TIMEOUT = 60.0        # s
+MAX_STATUS_PERIOD = 3600.0          # s
+DEFAULT_SERVICE_QUEUE_DEPTH = 100
+MAX_SERVICE_QUEUE_DEPTH = 10_000
+STATE_CODES = {ReferenceMonitor.NO_MODEL: FeedforwardStatus.STATE_NO_MODEL,
+               ReferenceMonitor.OK: FeedforwardStatus.STATE_OK,
+               ReferenceMonitor.REFUSED: FeedforwardStatus.STATE_REFERENCE_REFUSED,
+               ReferenceMonitor.TIMEOUT: FeedforwardStatus.STATE_REFERENCE_TIMEOUT,
+               ReferenceMonitor.WAITING: FeedforwardStatus.STATE_WAITING_FOR_REFERENCE}
+
+
+class Served(NamedTuple):
+    """The model in use and what goes with it, replaced as one (threads read it without a lock)."""
+
+    model: DynamicModel
+    limits: FeedforwardLimits
+    version: int
+    source: str
+    output_index: list | None       # model joint index of each command joint (``joints``), None: all
 
 
 class FeedforwardNode(Node):
@@ -59,6 +126,8 @@ class FeedforwardNode(Node):
         """``node_options``: rclpy Node keyword arguments, e.g. ``context`` (one process, several nodes)."""
         super().__init__("feedforward", **node_options)
         model_file = declare(self, "model_file", "", "model artifact (YAML) to load at start; '' waits for model_topic")
+        robot_file = declare(self, "robot_file", "", "robot description (YAML) every model must be of, whose limits "
+                             "apply; '' = the robot of the first model served")
         model_topic = declare(self, "model_topic", "identified_model", "IdentifiedModel topic to follow; '' = off")
         reference_topic = declare(self, "reference_topic", "",
                                   "JointState reference (positions rad, velocities rad/s); '' = off")
@@ -67,28 +136,81 @@ class FeedforwardNode(Node):
         trajectory_topic = declare(self, "trajectory_topic", "", "JointTrajectory reference in; '' = off")
         trajectory_out_topic = declare(self, "trajectory_out_topic", "trajectory_with_effort",
                                        "JointTrajectory out with effort filled", "N m")
-        self.position_margin = check_position_margin(declare(
-            self, "position_margin", DEFAULT_POSITION_MARGIN,
-            "positions beyond a joint's limits by more than this are refused; negative: no check", "rad"))
+        status_topic = declare(self, "status_topic", "feedforward_status", "FeedforwardStatus output")
+        self.margins = Margins(
+            position=declare(self, "position_margin", DEFAULT_POSITION_MARGIN,
+                             "positions beyond a joint's limits by more than this are refused; at most 2 pi; "
+                             "negative: no check", "rad", check=check_position_margin),
+            velocity=declare(self, "velocity_margin", DEFAULT_VELOCITY_MARGIN,
+                             "velocities above this times the velocity limit are refused; in (0, 10]", "1",
+                             check=check_margin_factor),
+            acceleration=declare(self, "acceleration_margin", DEFAULT_ACCELERATION_MARGIN,
+                                 "accelerations above this times the acceleration limit are refused; in (0, 10]",
+                                 "1", check=check_margin_factor),
+            effort=declare(self, "effort_margin", DEFAULT_EFFORT_MARGIN,
+                           "torques above this times the effort limit are refused; in (0, 10]", "1",
+                           check=check_margin_factor),
+            model_effort=declare(self, "model_effort_margin", DEFAULT_MODEL_EFFORT_MARGIN,
+                                 "a model needing more than this times an effort limit at the limits of motion is "
+                                 "refused; in (0, 10]", "1", check=check_margin_factor),
+            max_points=declare(self, "max_points", DEFAULT_MAX_POINTS,
+                               "points per request (service, trajectory); in 1..10000000", check=check_max_points))
+        reference_timeout = declare(
+            self, "reference_timeout", DEFAULT_REFERENCE_TIMEOUT,
+            "without a valid reference this long, zero feed-forward is published; in (0, 60]", "s",
+            check=lambda value, field: validators.in_range(value, field, DynIdError, "s", 0.0, MAX_REFERENCE_TIMEOUT,
+                                                           allow_minimum=False))
+        status_period = declare(
+            self, "status_period", 1.0, "FeedforwardStatus period (and on every change); in (0, 3600]", "s",
+            check=lambda value, field: validators.in_range(value, field, DynIdError, "s", 0.0, MAX_STATUS_PERIOD,
+                                                           allow_minimum=False))
+        service_queue_depth = declare(
+            self, "service_queue_depth", DEFAULT_SERVICE_QUEUE_DEPTH,
+            "requests the service queues (beyond: dropped unanswered); in 1..10000",
+            check=lambda value, field: validators.count(value, field, DynIdError, 1, MAX_SERVICE_QUEUE_DEPTH))
         self.output_joints = declare(self, "joints", Parameter.Type.STRING_ARRAY,
                                      "joints of the Float64MultiArray commands, in the controller's order; "
                                      "unset: the model's joints") or None
         reference_qos = joint_states_qos(self, 10)
-        self.model = None
-        self.output_index = None
-        self.model_version = 0
+        self.expected_robot, self.expected_what = None, ""
+        if robot_file:
+            self.expected_robot, self.expected_what = load_robot(robot_file), f"robot_file {robot_file}"
+        self.served = None
+        self.monitor = ReferenceMonitor(reference_timeout, time.monotonic(), enabled=bool(reference_topic),
+                                        check_period=reference_timeout / 4.0)
+        self.counts = {"trajectories_answered": 0, "trajectories_refused": 0, "models_refused": 0}
+        self.last_refused = {"trajectory": "", "model": ""}
+        self.status_lock = threading.Lock()
+        self.published_state = None
+        self.status_publisher = self.create_publisher(FeedforwardStatus, status_topic, STATUS_QOS)
         if model_file:
-            self.use_model(DynamicModel.load(model_file), f"file {model_file}")
+            model = _load_model_file(model_file)
+            try:
+                self.use_model(model, f"file {model_file}")
+            except DynIdError as error:
+                raise DynIdError(f"model_file {model_file} refused: {error}") from None
+        bulk, control, models = (MutuallyExclusiveCallbackGroup() for _ in range(3))
+        steady = Clock(clock_type=ClockType.STEADY_TIME)    # timeouts in wall time, whatever use_sim_time says
         if model_topic:
-            self.create_subscription(IdentifiedModel, model_topic, self.on_model, MODEL_QOS)
+            self.create_subscription(IdentifiedModel, model_topic, self.on_model, MODEL_QOS, callback_group=models)
         if trajectory_topic:
             self.trajectory_publisher = self.create_publisher(JointTrajectory, trajectory_out_topic, 10)
-            self.create_subscription(JointTrajectory, trajectory_topic, self.on_trajectory, 10)
+            self.create_subscription(JointTrajectory, trajectory_topic, self.on_trajectory, 10, callback_group=bulk)
         self.command_publisher = None
         if reference_topic:
             self.command_publisher = self.create_publisher(Float64MultiArray, command_topic, 10)
-            self.create_subscription(JointState, reference_topic, self.on_reference, reference_qos)
-        self.create_service(ComputeFeedforward, "compute_feedforward", self.on_compute)
+            self.create_subscription(JointState, reference_topic, self.on_reference, reference_qos,
+                                     callback_group=control)
+            self.create_timer(reference_timeout / 4.0, self.check_reference, callback_group=control, clock=steady)
+        self.create_timer(status_period, self.publish_status, callback_group=control, clock=steady)
+        service_qos = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=service_queue_depth,
+                                 reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
+        self.create_service(ComputeFeedforward, "compute_feedforward", self.on_compute, qos_profile=service_qos,
+                            callback_group=bulk)
+        self.publish_status()
+        # with a reference path to keep going during long requests, three threads (one per group); else the
+        # EventsExecutor's lower latency (spin_node)
+        self.executor_threads = 3 if reference_topic else 1
         # A JointTrajectory of many points makes thousands of Python objects (one per point and
         # its Duration), so the garbage collector's full collections come often, and each
         # traverses every object of the process (BENCHMARKS.md, ComputeFeedforward). What exists
@@ -96,74 +218,160 @@ class FeedforwardNode(Node):
         gc.collect()
         gc.freeze()
         self.get_logger().info(
-            f"serving compute_feedforward; model topic {model_topic or 'off'} (transient local, depth 1); "
-            f"reference {reference_topic or 'off'} -> {command_topic if reference_topic else 'off'}; "
-            f"trajectory {trajectory_topic or 'off'} -> {trajectory_out_topic if trajectory_topic else 'off'}")
+            f"serving compute_feedforward (queue depth {service_queue_depth}, at most {self.margins.max_points} "
+            f"points); model topic {model_topic or 'off'} (transient local, depth 1); "
+            f"reference {reference_topic or 'off'} -> {command_topic if reference_topic else 'off'} "
+            f"(zero after {reference_timeout:g} s without a valid reference); "
+            f"trajectory {trajectory_topic or 'off'} -> {trajectory_out_topic if trajectory_topic else 'off'}; "
+            f"margins: position {self.margins.position:g} rad, velocity x{self.margins.velocity:g}, acceleration "
+            f"x{self.margins.acceleration:g}, effort x{self.margins.effort:g}, model effort "
+            f"x{self.margins.model_effort:g}")
 
-    def use_model(self, model, origin, version=None):
-        """Serve ``model`` from now on; JointMatchError (the model in use stays) when it lacks one of ``joints``."""
+    def use_model(self, model, source, version=None):
+        """Serve ``model`` from now on, once :func:`admit_model` finds it fit; DynIdError (the model
+        in use stays) when it is refused or lacks one of ``joints``."""
+        limits = admit_model(model, self.margins, self.expected_robot, self.expected_what)
+        output_index = None
         if self.output_joints is not None:
-            self.output_index = index_in(model.joint_names, self.output_joints, "parameter joints",
-                                         f"the model from {origin}")
-        self.model = model
-        self.model_version = version if version is not None else self.model_version + 1
-        self.get_logger().info(f"using model version {self.model_version} from {origin} "
-                               f"(joints {list(model.joint_names)})")
-
-    def torques(self, joint_names, *fields):
-        """:func:`compute_feedforward` of the model in use with the node's position margin."""
-        return compute_feedforward(self.model, joint_names, *fields, position_margin=self.position_margin)
+            output_index = index_in(model.joint_names, self.output_joints, "parameter joints",
+                                    f"the model from {source}")
+        previous = self.served
+        version = version if version is not None else (previous.version + 1 if previous else 1)
+        self.served = Served(model, limits, version, source, output_index)
+        if self.expected_robot is None:
+            self.expected_robot, self.expected_what = model.robot, f"the robot of the first model ({source})"
+        derived = [name for name, flag in zip(model.joint_names, limits.effort_derived) if flag]
+        self.get_logger().info(
+            f"using model version {version} from {source} (joints {list(model.joint_names)}; torques at the limits of "
+            f"motion [N m] {np.round(limits.peak.torque, 3).tolist()}"
+            + (f"; no effort limit for {derived}: bound {DERIVED_EFFORT_FACTOR:g} x those" if derived else "") + ")")
 
     def on_model(self, msg):
         try:
             model = DynamicModel.from_yaml(msg.artifact_yaml, source="IdentifiedModel.artifact_yaml")
-            self.use_model(model, f"topic (robot {msg.robot_name})", version=msg.version)
-        except DynIdError as error:
-            self.get_logger().error(f"ignoring IdentifiedModel version {msg.version}: {error}")
+            self.use_model(model, f"topic (robot {msg.robot_name!r:.80})", version=msg.version)
+        except Exception as error:      # anything a message makes decoding raise: the node goes on
+            reason = one_line(error)
+            self.counts["models_refused"] += 1
+            self.last_refused["model"] = f"version {msg.version}: {reason}"
+            self.get_logger().error(f"ignoring IdentifiedModel version {msg.version}: {reason}")
+        self.publish_status()
 
     def on_compute(self, request, response):
-        response.model_version = self.model_version
-        if self.model is None:
+        served = self.served
+        response.model_version = served.version if served is not None else 0
+        if served is None:
             response.success, response.message = False, "no model loaded yet"
             return response
         try:
-            tau = self.torques(request.joint_names, *(
-                np.frombuffer(getattr(request, field), dtype=np.float64) for field in FIELDS))
+            tau = compute_feedforward(served.model, request.joint_names, *(
+                np.frombuffer(getattr(request, field), dtype=np.float64) for field in FIELDS), limits=served.limits)
         except DynIdError as error:
             response.success, response.message = False, str(error)
+            return response
+        except Exception as error:      # e.g. MemoryError: the request is refused, the node goes on
+            response.success, response.message = False, f"could not compute the request: {one_line(error)}"
+            self.get_logger().error(response.message)
             return response
         response.efforts = float64_array(tau)
         response.success, response.message = True, ""
         return response
 
     def on_trajectory(self, msg):
-        if self.model is None:
+        served = self.served
+        if served is None:
             self.get_logger().warning("trajectory received before any model; not forwarded", throttle_duration_sec=5.0)
             return
         try:
-            self.fill_efforts(msg.joint_names, msg.points)
-        except DynIdError as error:
-            self.get_logger().warning(f"trajectory on {list(msg.joint_names)}: {error}", throttle_duration_sec=5.0)
+            fields = [join_points(field, [getattr(p, field) for p in msg.points], len(msg.joint_names))
+                      for field in FIELDS]
+            tau = compute_feedforward(served.model, msg.joint_names, *fields, limits=served.limits)
+        except Exception as error:      # DynIdError: refused; anything else: refused too, never fatal
+            reason = f"trajectory on {list(msg.joint_names)}: {one_line(error)}"
+            self.counts["trajectories_refused"] += 1
+            self.last_refused["trajectory"] = reason
+            self.get_logger().warning(reason, throttle_duration_sec=5.0)
+            self.publish_status()
             return
-        self.trajectory_publisher.publish(msg)
-
-    def fill_efforts(self, joint_names, points):
-        """Set each JointTrajectoryPoint's effort [N m] from the model (raises DynIdError on bad points)."""
-        fields = [join_points(field, [getattr(p, field) for p in points], len(joint_names)) for field in FIELDS]
-        for point, effort in zip(points, self.torques(joint_names, *fields)):
+        for point, effort in zip(msg.points, tau):
             point.effort = float64_array(effort)
+        self.trajectory_publisher.publish(msg)
+        self.counts["trajectories_answered"] += 1
 
     def on_reference(self, msg):
-        if self.model is None:
+        served = self.served
+        if served is None:
             return
         try:
-            tau = self.torques(self.model.joint_names, *_by_name(msg, self.model.joint_names))
-        except DynIdError as error:
-            self.get_logger().warning(f"reference on {list(msg.name)}: {error}", throttle_duration_sec=5.0)
+            joints = served.model.joint_names
+            tau = compute_feedforward(served.model, joints, *_by_name(msg, joints), limits=served.limits)
+        except Exception as error:      # DynIdError: refused; anything else: refused too, never fatal
+            reason = one_line(error)
+            self.monitor.refused(time.monotonic(), reason)
+            self.get_logger().warning(f"reference on {list(msg.name)}: {reason}", throttle_duration_sec=5.0)
+            self.publish_status_on_change()
             return
-        if self.output_index is not None:
-            tau = tau[..., self.output_index]
+        if served.output_index is not None:
+            tau = tau[..., served.output_index]
         self.command_publisher.publish(Float64MultiArray(data=float64_array(tau)))
+        self.monitor.answered(time.monotonic())
+        self.publish_status_on_change()
+
+    def check_reference(self):
+        """Zero feed-forward while no valid reference has come for reference_timeout."""
+        served = self.served
+        if self.monitor.check(time.monotonic(), served is not None):
+            size = len(served.output_index) if served.output_index is not None else len(served.model.joint_names)
+            self.command_publisher.publish(Float64MultiArray(data=array.array("d", bytes(8 * size))))
+        self.publish_status_on_change()
+
+    def publish_status_on_change(self):
+        if self.monitor.state(time.monotonic(), self.served is not None)[0] != self.published_state:
+            self.publish_status()
+
+    def publish_status(self):
+        served = self.served
+        now = time.monotonic()
+        state, message = self.monitor.state(now, served is not None)
+        status = FeedforwardStatus(
+            state=STATE_CODES[state], message=message,
+            model_version=served.version if served else 0, model_source=served.source if served else "",
+            robot_name=served.model.robot.name if served else "",
+            reference_age=self.monitor.age(now) if self.monitor.enabled else math.nan,
+            reference_timeout=self.monitor.timeout, references_answered=self.monitor.answered_count,
+            references_refused=self.monitor.refused_count, last_refused_reference=self.monitor.last_refusal,
+            last_refused_trajectory=self.last_refused["trajectory"], last_refused_model=self.last_refused["model"],
+            **self.counts)
+        status.header.stamp = self.get_clock().now().to_msg()
+        with self.status_lock:
+            if state != self.published_state and state in (ReferenceMonitor.TIMEOUT, ReferenceMonitor.REFUSED):
+                self.get_logger().warning(f"{state}: {message}")
+            elif state != self.published_state and self.published_state is not None:
+                self.get_logger().info(f"{state}" + (f": {message}" if message else ""))
+            self.published_state = state
+            self.status_publisher.publish(status)
+
+
+def _load_model_file(path):
+    """The model of ``path``; DynIdError naming the file for anything that keeps it from loading."""
+    try:
+        return DynamicModel.load(path)
+    except DynIdError:
+        raise
+    except Exception as error:          # e.g. RecursionError of a deeply nested file
+        raise DynIdError(f"{path}: cannot load the model: {one_line(error)}") from None
+
+
+def one_line(error: BaseException, limit: int = 500) -> str:
+    """``error`` as one line of at most ``limit`` characters: its message (DynIdError), else its
+    type and message (``RecursionError: maximum recursion depth exceeded``)."""
+    try:
+        text = " ".join(str(error).split())
+    except Exception:                   # a message that cannot be shown
+        text = ""
+    if not isinstance(error, DynIdError):
+        text = f"{type(error).__name__}: {text}" if text else type(error).__name__
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def _by_name(msg, joints):

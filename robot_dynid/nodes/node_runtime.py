@@ -11,7 +11,7 @@ from importlib import metadata
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.exceptions import ParameterException
-from rclpy.executors import ExternalShutdownException
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 
 from robot_dynid.errors import DynIdError
@@ -94,7 +94,9 @@ def spin_node(node_class, args=None, low_latency=False):
     exit code is 1.
     ``low_latency``: spin on the EventsExecutor where there is one (a service round trip about
     half the default executor's); its ``spin()`` does not return when a signal shuts the context
-    down, so it is spun once at a time while the context is up.
+    down, so it is spun once at a time while the context is up. A node whose ``executor_threads`` attribute
+    is > 1 spins on a MultiThreadedExecutor of that many threads instead, so that callbacks of
+    different callback groups run at the same time (one long service call does not hold up a topic).
     """
     received = []    # signals received; what the executor raises after one is part of shutting down
     previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
@@ -106,7 +108,11 @@ def spin_node(node_class, args=None, low_latency=False):
     status = 0
     try:
         node = node_class()
-        executor = events_executor() if low_latency else None
+        threads = getattr(node, "executor_threads", 1)
+        if threads > 1:
+            executor = MultiThreadedExecutor(num_threads=threads)
+        else:
+            executor = events_executor() if low_latency else None
         if executor is None:
             rclpy.spin(node)
         else:

@@ -1,4 +1,6 @@
 """The model artifact: deterministic YAML that round-trips, strict loading, torques equal to RNEA."""
+import dataclasses
+import itertools
 import math
 import re
 
@@ -350,3 +352,50 @@ def test_a_dh_robot_with_inertial_entries_round_trips_in_the_model(standard_mode
     loaded = DynamicModel.from_yaml(model.to_yaml())
     assert loaded.robot.inertials == robot.inertials
     np.testing.assert_allclose(prior_parameters(loaded.robot), standard_model.standard[:60], rtol=1e-12, atol=1e-15)
+
+
+def test_torques_at_the_limits_of_motion_are_the_largest_over_every_sign_of_the_accelerations(er3a_model):
+    """At each joint's peak state, RNEA plus friction (independent of the regressor) over all 2^6
+    sign combinations of the accelerations at their limits gives the same peak; the state is
+    within the limits, velocities and accelerations at them."""
+    model, inertial, coefficients = er3a_model
+    limits = model.robot.limit_arrays()
+    peak = model.torque_at_limits_of_motion()
+    corners = np.array(list(itertools.product((-1.0, 1.0), repeat=6))) * limits.acceleration
+    for j in range(6):
+        q, qd, qdd = peak.q[j], peak.qd[j], peak.qdd[j]
+        assert ((limits.lower <= q) & (q <= limits.upper)).all()
+        np.testing.assert_array_equal(np.abs(qd), limits.velocity)
+        np.testing.assert_array_equal(np.abs(qdd), limits.acceleration)
+        brute_force = max(abs(rnea_with_friction(model.robot, inertial, coefficients, q, qd, corner)[j])
+                          for corner in corners)
+        np.testing.assert_allclose(peak.torque[j], brute_force, rtol=1e-9)
+        np.testing.assert_allclose(abs(rnea_with_friction(model.robot, inertial, coefficients, q, qd, qdd)[j]),
+                                   peak.torque[j], rtol=1e-9)
+
+
+def test_torques_at_the_limits_of_motion_scale_with_the_parameters_and_follow_the_limits_given(er3a_model):
+    model, _, _ = er3a_model
+    peak = model.torque_at_limits_of_motion().torque
+    scaled = dataclasses.replace(model, values=1e6 * model.values, std=model.std)
+    np.testing.assert_allclose(scaled.torque_at_limits_of_motion().torque, 1e6 * peak, rtol=1e-9)
+    # at rest (tiny velocity and acceleration limits) only gravity is left, well below the peaks
+    still = model.robot.limit_arrays()._replace(velocity=np.full(6, 1e-9), acceleration=np.full(6, 1e-9))
+    assert (model.torque_at_limits_of_motion(still).torque[:3] < peak[:3]).all()
+
+
+def test_the_kinematics_hash_changes_with_the_geometry_and_gravity_only():
+    ur5 = load_robot(find_package_file("config", "robots", "ur5.yaml"))
+    data = ur5.to_dict()
+    renamed = robot_from_dict({**data, "name": "other", "joints": [
+        {**joint, "name": f"j{index + 1}", "velocity_limit": 1.0, "effort_limit": 10.0}
+        for index, joint in enumerate(data["joints"])]})
+    assert renamed.kinematics_hash == ur5.kinematics_hash
+    assert robot_from_dict(data).kinematics_hash == ur5.kinematics_hash      # a model artifact's round trip
+    longer = robot_from_dict({**data, "joints": [{**data["joints"][0], "d": 0.090159}, *data["joints"][1:]]})
+    assert longer.kinematics_hash != ur5.kinematics_hash                     # 1 mm
+    tilted = robot_from_dict({**data, "gravity": [0.0, -9.81, 0.0]})
+    assert tilted.kinematics_hash != ur5.kinematics_hash
+    puma = load_robot(find_package_file("config", "robots", "puma560.yaml"))
+    assert puma.kinematics_hash != ur5.kinematics_hash
+    assert re.fullmatch(r"[0-9a-f]{16}", ur5.kinematics_hash)

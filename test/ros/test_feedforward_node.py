@@ -6,11 +6,16 @@ the same inertias, an independent implementation of the dynamics.
 """
 import math
 import pathlib
+import re
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
 import yaml
 from builtin_interfaces.msg import Duration
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -20,12 +25,12 @@ from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import FrictionModel
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_description import load_robot
-from robot_dynid.msg import IdentifiedModel
-from robot_dynid.nodes.feedforward import MODEL_QOS
+from robot_dynid.model.robot_description import load_robot, robot_from_dict
+from robot_dynid.msg import FeedforwardStatus, IdentifiedModel
+from robot_dynid.nodes.feedforward import MODEL_QOS, STATUS_QOS, float64_array
 from robot_dynid.srv import ComputeFeedforward
 from rnea_reference import rnea_torques
-from ros_graph import RosTestGraph, start_node, stop_node
+from ros_graph import STARTED, RosTestGraph, start_node, stop_node
 
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -120,8 +125,11 @@ def set_item(field, index, value):
                                           "[-1.2217, 1.7453] rad by more than position_margin 0.1 rad"),
     (set_item("positions", 4, -2.05), "point 0: positions of joint j5 is -2.05 rad, beyond its limits "
                                       "[-1.9199, 1.9199] rad by more than position_margin 0.1 rad"),
-    (set_item("velocities", 6 + 3, 1e200), "point 1: the effort of joint j1 is nan: the point's values are too "
-                                           "large for the model to evaluate"),
+    # the issue's 1e6 rad/s, once answered with 3e12 N m and success: true
+    (set_item("velocities", 6 + 3, 1e6), "point 1: velocities of joint j4 is 1000000.0 rad/s, beyond its velocity "
+                                         "limit 5.5851 rad/s times velocity_margin 1.1"),
+    (set_item("accelerations", 1, -13.0), "point 0: accelerations of joint j2 is -13.0 rad/s^2, beyond its "
+                                          "acceleration limit 8.6394 rad/s^2 times acceleration_margin 1.5"),
 ])
 def test_malformed_requests_get_a_message_and_the_node_survives(feedforward_node, er3a, mutate, message):
     graph, process = feedforward_node
@@ -162,11 +170,11 @@ def test_reference_joint_state_gives_effort_commands(feedforward_node, er3a):
 
     def publish_and_check():
         publisher.publish(message)
-        return bool(received)
+        return any(np.any(msg.data) for msg in received)       # zeros come while no reference has come
 
     graph.spin_until(publish_and_check, what="a Float64MultiArray on effort_commands")
     expected = rnea_torques(model.robot, parameters, q, qd, np.zeros(6))
-    np.testing.assert_allclose(received[0].data, expected, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(next(msg.data for msg in received if np.any(msg.data)), expected, rtol=1e-9, atol=1e-9)
 
 
 def test_joints_parameter_orders_the_effort_commands_as_the_controller_does(er3a, directory):
@@ -186,14 +194,15 @@ def test_joints_parameter_orders_the_effort_commands_as_the_controller_does(er3a
 
         def publish_and_check():
             publisher.publish(JointState(name=list(model.joint_names), position=list(q), velocity=list(qd)))
-            return bool(received)
+            return any(np.any(msg.data) for msg in received)   # zeros come while no reference has come
 
         graph.spin_until(publish_and_check, what="a Float64MultiArray on /ordered/feedforward_effort")
     finally:
         graph.close()
         assert stop_node(process) == 0, (directory / "ordered.log").read_text()
     expected = rnea_torques(model.robot, parameters, q, qd, np.zeros(6))
-    np.testing.assert_allclose(received[0].data, expected[[3, 1, 5]], rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(next(msg.data for msg in received if np.any(msg.data)), expected[[3, 1, 5]],
+                               rtol=1e-9, atol=1e-9)
 
 
 def test_joint_trajectory_is_forwarded_with_efforts(feedforward_node, er3a):
@@ -296,9 +305,18 @@ def test_a_published_model_that_is_not_finite_is_ignored(feedforward_node, er3a,
     (lambda directory, model: ["-p", f"model_file:={directory / 'absent.yaml'}"], "absent.yaml"),
     (lambda directory, model: ["-p", f"model_file:={write(directory / 'nan.yaml', with_nan_value(model))}"],
      "nan.yaml: base_parameters.table[3].value is nan"),
-    (lambda directory, model: ["-p", "position_margin:=.nan"], "position_margin is nan"),
+    (lambda directory, model: ["-p", "position_margin:=.nan"], "parameter position_margin must be finite"),
     (lambda directory, model: ["-p", f"model_file:={model.save(directory / 'model.yaml')}",
                                "-p", "joints:=[j2, gripper]"], "unknown joint(s) ['gripper']"),
+    # a UR5 model a million times too heavy; a PUMA 560 model where a UR-like robot with its joint names is expected
+    (lambda directory, model: ["-p", f"model_file:={heavy_ur5(directory)}"],
+     "heavy.yaml refused: at the limits of motion (velocities and accelerations at their limits) the model needs"),
+    (lambda directory, model: ["-p", f"model_file:={puma(directory)}", "-p", f"robot_file:={ur_like_file(directory)}"],
+     "puma.yaml refused: the model is not of robot_file"),
+    (lambda directory, model: ["-p", f"model_file:={write(directory / 'nested.yaml', '[' * 100000)}"], "nested.yaml"),
+    (lambda directory, model: ["-p", "reference_timeout:=0.0"],
+     "parameter reference_timeout must be finite and in (0, 60] [s], got 0.0"),
+    (lambda directory, model: ["-p", "service_queue_depth:=0"], "parameter service_queue_depth must be an integer"),
 ])
 def test_a_bad_model_file_or_margin_is_a_one_line_error(tmp_path, er3a, arguments, named):
     process = start_node("feedforward", *arguments(tmp_path, er3a[0]), log_path=tmp_path / "node.log")
@@ -312,3 +330,355 @@ def test_a_bad_model_file_or_margin_is_a_one_line_error(tmp_path, er3a, argument
 def write(path, text):
     path.write_text(text)
     return path
+
+
+# --- Limits, models refused, poison messages, reference timeout: a node for a UR-like robot -----------------
+
+
+def renamed_robot(robot, name, joint_names):
+    """``robot`` (a DH robot) under another name with other joint names: the same arm, limits and kinematics."""
+    data = robot.to_dict()
+    return robot_from_dict({**data, "name": name, "joints": [
+        {**joint, "name": joint_name} for joint, joint_name in zip(data["joints"], joint_names)]})
+
+
+def plausible_model(robot, seed=3, factor=1.0):
+    """A model of ``robot`` without friction, ``factor`` times plausible inertial parameters: (model, parameters)."""
+    base = compute_base_parameters(Regressor(robot, FrictionModel()))
+    parameters = factor * plausible_parameters(robot, seed=seed)
+    return DynamicModel(robot, FrictionModel(), False, False, base, base.projection @ parameters,
+                        np.zeros(base.rank)), parameters
+
+
+@pytest.fixture(scope="module")
+def ur_like(tmp_path_factory):
+    """A UR5 whose joints are named j1..j6 (as the PUMA 560's are): its robot file, a model of it, and
+    a node in /ur configured with both, a reference topic and a short reference_timeout."""
+    directory = tmp_path_factory.mktemp("ur_like")
+    robot = renamed_robot(load_robot(REPO / "config" / "robots" / "ur5.yaml"), "ur5", [f"j{i}" for i in range(1, 7)])
+    robot_file = directory / "ur_like.yaml"
+    robot_file.write_text(yaml.safe_dump(robot.to_dict(), sort_keys=False))
+    model, parameters = plausible_model(robot)
+    model_file = model.save(directory / "model.yaml")
+    log = directory / "node.log"
+    process = start_node("feedforward", "-r", "__ns:=/ur", "-p", f"robot_file:={robot_file}",
+                         "-p", f"model_file:={model_file}", "-p", "reference_topic:=reference",
+                         "-p", "reference_timeout:=0.3", "-p", "effort_margin:=1.0", log_path=log)
+    graph = RosTestGraph()
+    status = []
+    graph.node.create_subscription(FeedforwardStatus, "/ur/feedforward_status", status.append, STATUS_QOS)
+    yield {"graph": graph, "process": process, "robot": robot, "model": model, "parameters": parameters,
+           "robot_file": robot_file, "directory": directory, "log": log, "status": status}
+    graph.close()
+    assert stop_node(process) == 0, log.read_text()
+
+
+def ur_call(ur_like, req):
+    client = ur_like["graph"].node.create_client(ComputeFeedforward, "/ur/compute_feedforward")
+    return ur_like["graph"].call(client, req)
+
+
+def test_the_robot_files_velocity_and_effort_limits_bound_the_service(ur_like):
+    """The issue's request (qd = 100 rad/s, qdd = 1e4 rad/s^2: 71,833 N m on a 150 N m joint) is refused;
+    stretched out with the shoulder accelerating at -14 rad/s^2 needs about 161 N m (RNEA), beyond 150 N m."""
+    robot, parameters = ur_like["robot"], ur_like["parameters"]
+    response = ur_call(ur_like, request(robot.joint_names, np.zeros(6), np.full(6, 100.0), np.full(6, 1e4)))
+    assert not response.success
+    assert response.message == ("point 0: velocities of joint j1 is 100.0 rad/s, beyond its velocity limit 3.15 rad/s "
+                                "times velocity_margin 1.1")
+    qdd = np.array([0.0, -14.0, 0.0, 0.0, 0.0, 0.0])
+    expected = rnea_torques(robot, parameters, np.zeros(6), np.zeros(6), qdd)
+    assert abs(expected[1]) > 150.0
+    response = ur_call(ur_like, request(robot.joint_names, np.zeros((2, 6)), None, np.stack([np.zeros(6), qdd])))
+    assert not response.success and len(response.efforts) == 0
+    assert re.fullmatch(r"point 1: the effort of joint j2 is -[0-9.]+ N m, beyond its effort limit 150.0 N m times "
+                        r"effort_margin 1.0", response.message), response.message
+    within = ur_call(ur_like, request(robot.joint_names, np.zeros(6), None, qdd / 2.0))
+    assert within.success, within.message
+    np.testing.assert_allclose(within.efforts, rnea_torques(robot, parameters, np.zeros(6), np.zeros(6), qdd / 2.0),
+                               rtol=1e-9, atol=1e-9)
+
+
+def publish_model(ur_like, version, artifact, robot_name="ur5"):
+    """Publish an IdentifiedModel to /ur and wait for the node to log that it ignored it; return the reason.
+    The publisher lives on, so the message stays on the transient local topic for nodes started later."""
+    graph = ur_like["graph"]
+    if "model_publisher" not in ur_like:
+        ur_like["model_publisher"] = graph.node.create_publisher(IdentifiedModel, "/ur/identified_model", MODEL_QOS)
+    publisher = ur_like["model_publisher"]
+    graph.spin_until(lambda: publisher.get_subscription_count() > 0, what="the node subscribing to models")
+    publisher.publish(IdentifiedModel(robot_name=robot_name, version=version, artifact_yaml=artifact))
+    prefix = f"ignoring IdentifiedModel version {version}: "
+    graph.spin_until(lambda: prefix in ur_like["log"].read_text(), what=f"the node ignoring model version {version}")
+    [line] = [line for line in ur_like["log"].read_text().splitlines() if prefix in line]
+    return line.split(prefix, 1)[1]
+
+
+def still_serving_model_1(ur_like):
+    robot, parameters = ur_like["robot"], ur_like["parameters"]
+    q = np.array([0.3, -0.2, 0.5, 0.1, 0.4, -0.6])
+    response = ur_call(ur_like, request(robot.joint_names, q))
+    assert response.success, response.message
+    assert response.model_version == 1
+    np.testing.assert_allclose(response.efforts, rnea_torques(robot, parameters, q, np.zeros(6), np.zeros(6)),
+                               rtol=1e-9, atol=1e-9)
+    assert ur_like["process"].poll() is None
+
+
+def test_a_model_a_million_times_heavier_is_refused_from_the_topic(ur_like):
+    heavy, _ = plausible_model(ur_like["robot"], factor=1e6)
+    reason = publish_model(ur_like, 50, heavy.to_yaml())
+    assert re.fullmatch(r"at the limits of motion \(velocities and accelerations at their limits\) the model needs "
+                        r"[0-9.e+]+ N m at joint j\d, more than model_effort_margin 3.0 times its effort limit "
+                        r"(150|28).0 N m", reason), reason
+    still_serving_model_1(ur_like)
+    graph = ur_like["graph"]
+    graph.spin_until(lambda: any(s.models_refused and "version 50" in s.last_refused_model for s in ur_like["status"]),
+                     what="a status naming the refused model")
+
+
+def test_a_puma_560_model_is_refused_by_a_node_for_a_ur_like_robot_with_the_same_joint_names(ur_like):
+    puma, _ = plausible_model(load_robot(REPO / "config" / "robots" / "puma560.yaml"))
+    assert puma.joint_names == ur_like["robot"].joint_names
+    reason = publish_model(ur_like, 51, puma.to_yaml(), robot_name="puma560")
+    assert reason == f"the model is not of robot_file {ur_like['robot_file']}: its robot is 'puma560', not 'ur5'"
+    still_serving_model_1(ur_like)
+
+
+POISON = {
+    "nested": "[" * 1000 + "]" * 1000,                         # RecursionError in a recursive YAML composer
+    "huge integer": "schema_version: " + "9" * 5000,           # ValueError: beyond int's 4300 digits
+}
+
+
+@pytest.mark.parametrize("kind", POISON)
+def test_a_poison_model_message_is_logged_in_one_line_and_no_node_dies_of_it(ur_like, kind, tmp_path):
+    """The node goes on serving; a node started while the message is still on the (transient local)
+    topic ignores it too, and answers."""
+    version = 60 + list(POISON).index(kind)
+    reason = publish_model(ur_like, version, POISON[kind])
+    assert "\n" not in reason and "Traceback" not in ur_like["log"].read_text()
+    still_serving_model_1(ur_like)
+    late_log = tmp_path / "late.log"
+    late = start_node("feedforward", "-r", "__ns:=/late", "-r", "identified_model:=/ur/identified_model",
+                      "-p", f"model_file:={ur_like['directory'] / 'model.yaml'}", log_path=late_log)
+    try:
+        graph = ur_like["graph"]
+        graph.spin_until(lambda: f"ignoring IdentifiedModel version {version}: " in late_log.read_text(),
+                         what="the late node ignoring the poison message")
+        client = graph.node.create_client(ComputeFeedforward, "/late/compute_feedforward")
+        response = graph.call(client, request(ur_like["robot"].joint_names, np.zeros(6)))
+        assert response.success and response.model_version == 1, response.message
+        assert late.poll() is None
+    finally:
+        assert stop_node(late) == 0, late_log.read_text()
+    assert "Traceback" not in late_log.read_text()
+
+
+def test_after_the_reference_stops_or_turns_nan_zero_feed_forward_is_published(ur_like):
+    """reference_timeout 0.3 s: the controller topic gets the model's torque while references come,
+    zeros once they stop, nothing for NaN references and then zeros again; the status says each."""
+    graph, robot, parameters = ur_like["graph"], ur_like["robot"], ur_like["parameters"]
+    commands = []
+    graph.node.create_subscription(Float64MultiArray, "/ur/feedforward_effort",
+                                   lambda msg: commands.append((time.monotonic(), np.array(msg.data))), 100)
+    publisher = graph.node.create_publisher(JointState, "/ur/reference", 10)
+    graph.spin_until(lambda: publisher.get_subscription_count() > 0, what="the node subscribing to references")
+    q, qd = np.array([0.1, -0.4, 0.3, 0.2, -0.5, 0.6]), np.array([0.2, 0.1, -0.3, 0.0, 0.4, -0.1])
+    expected = rnea_torques(robot, parameters, q, qd, np.zeros(6))
+    valid = JointState(name=list(robot.joint_names), position=list(q), velocity=list(qd))
+
+    def publish_until(message, condition):
+        def step():
+            publisher.publish(message)
+            return condition()
+        graph.spin_until(step, what="the node's answer to the references")
+
+    publish_until(valid, lambda: any(np.allclose(data, expected, rtol=1e-9, atol=1e-9) for _, data in commands))
+    graph.spin_until(lambda: ur_like["status"] and ur_like["status"][-1].state == FeedforwardStatus.STATE_OK,
+                     what="status ok")
+    stopped = time.monotonic()
+    graph.spin_until(lambda: any(t > stopped and not data.any() for t, data in commands), timeout=10.0,
+                     what="zero feed-forward after the references stopped")
+    first_zero = min(t for t, data in commands if t > stopped and not data.any())
+    assert first_zero - stopped > 0.2                             # not before reference_timeout (0.3 s)
+    assert all(len(data) == 6 for _, data in commands)
+    graph.spin_until(lambda: ur_like["status"][-1].state == FeedforwardStatus.STATE_REFERENCE_TIMEOUT,
+                     what="status reference timeout")
+    assert "publishing zero feed-forward" in ur_like["status"][-1].message
+
+    publish_until(valid, lambda: ur_like["status"][-1].state == FeedforwardStatus.STATE_OK)
+    nan_reference = JointState(name=list(robot.joint_names), position=[0.1, math.nan, 0.3, 0.2, -0.5, 0.6],
+                               velocity=list(qd))
+    publish_until(nan_reference, lambda: ur_like["status"][-1].state == FeedforwardStatus.STATE_REFERENCE_REFUSED)
+    assert ur_like["status"][-1].message == ("reference refused, nothing new published: point 0: positions of joint "
+                                             "j2 is nan")
+    refused_since = time.monotonic()
+    publish_until(nan_reference, lambda: ur_like["status"][-1].state == FeedforwardStatus.STATE_REFERENCE_TIMEOUT)
+    assert ur_like["status"][-1].message.endswith("the last reference was refused: point 0: positions of joint j2 is "
+                                                  "nan")
+    graph.spin_until(lambda: any(t > refused_since + 0.1 and not data.any() for t, data in commands),
+                     what="zero feed-forward while references are refused")
+    assert all(not data.any() or np.allclose(data, expected, rtol=1e-9, atol=1e-9) for _, data in commands)
+    assert ur_like["status"][-1].references_refused > 0
+
+
+def stamp_seconds(status):
+    return status.header.stamp.sec + 1e-9 * status.header.stamp.nanosec
+
+
+# --- The controller path cannot be starved ------------------------------------------------------------------
+
+
+@pytest.fixture
+def own_node(er3a, tmp_path):
+    """A feedforward node in /own (ER3A model, reference desired_joint_states -> effort_commands) and a
+    graph of its own for this test, so nothing other tests left in their graph loads it."""
+    model, _ = er3a
+    log = tmp_path / "node.log"
+    process = start_node("feedforward", "-r", "__ns:=/own", "-p", f"model_file:={model.save(tmp_path / 'model.yaml')}",
+                         "-p", "reference_topic:=desired_joint_states", "-p", "command_topic:=effort_commands",
+                         log_path=log)
+    graph = RosTestGraph()
+    yield graph
+    graph.close()
+    assert stop_node(process) == 0, log.read_text()
+
+
+def states_within_the_limits(robot, n_points, seed):
+    """q, qd, qdd (n_points, n) uniform within half the limits [rad, rad/s, rad/s^2]."""
+    limits = robot.limit_arrays()
+    rng = np.random.default_rng(seed)
+    middle, half = (limits.lower + limits.upper) / 2.0, (limits.upper - limits.lower) / 4.0
+    return (rng.uniform(middle - half, middle + half, (n_points, robot.n_joints)),
+            rng.uniform(-0.5, 0.5, (n_points, robot.n_joints)) * limits.velocity,
+            rng.uniform(-0.5, 0.5, (n_points, robot.n_joints)) * limits.acceleration)
+
+
+def flat_request(joint_names, q, qd, qdd):
+    return ComputeFeedforward.Request(joint_names=list(joint_names), positions=float64_array(q),
+                                      velocities=float64_array(qd), accelerations=float64_array(qdd))
+
+
+LARGE_REQUEST = 1_000_000   # points, positions only: max_points; seconds of computing on this machine
+REFERENCE_PERIOD = 0.01     # s: a 100 Hz reference
+
+
+REFERENCE_DRIVER = """
+import sys
+import rclpy
+from sensor_msgs.msg import JointState
+rclpy.init()
+node = rclpy.create_node("reference_driver")
+publisher = node.create_publisher(JointState, sys.argv[1], 10)
+message = JointState(name=sys.argv[2].split(","), position=[float(v) for v in sys.argv[3].split(",")],
+                     velocity=[float(v) for v in sys.argv[4].split(",")])
+node.create_timer(float(sys.argv[5]), lambda: publisher.publish(message))
+try:
+    rclpy.spin(node)
+except KeyboardInterrupt:
+    pass
+"""
+
+
+def start_reference_driver(topic, reference, period):
+    """A process of its own publishing ``reference`` (a JointState) on ``topic`` every ``period`` s, as a
+    controller would: the test process, busy converting a large request, would pause it."""
+    process = subprocess.Popen([sys.executable, "-c", REFERENCE_DRIVER, topic, ",".join(reference.name),
+                                ",".join(map(repr, reference.position)), ",".join(map(repr, reference.velocity)),
+                                repr(period)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    STARTED.append(process)
+    return process
+
+
+def test_a_large_request_does_not_stop_the_100_hz_reference_to_command_path(own_node, er3a):
+    """While the service computes a large request, references published at 100 Hz (by a process of
+    their own) keep coming back as commands, each the reference's torque: the largest gap between
+    two commands stays below 2 s and half the request's time, and no zero comes in between. (With
+    one callback group for all, as before issue 26, no command comes while the request is
+    computed: 3.6 s of 4.4 s here.) rclpy converts the request to Python holding the interpreter
+    lock (about 60 ns per value): that much stops every thread of the node, whatever the callback
+    groups, and does not count towards reference_timeout."""
+    graph = own_node
+    model, parameters = er3a
+    arrivals, commands = [], []
+    graph.node.create_subscription(Float64MultiArray, "/own/effort_commands",
+                                   lambda msg: (arrivals.append(time.monotonic()), commands.append(msg.data)), 100)
+    reference = JointState(name=list(model.joint_names), position=[0.1, -0.4, 0.3, 0.2, -0.5, 0.6],
+                           velocity=[0.2, 0.1, -0.3, 0.0, 0.4, -0.1])
+    expected = rnea_torques(model.robot, parameters, np.array(reference.position), np.array(reference.velocity),
+                            np.zeros(6))
+    driver = start_reference_driver("/own/desired_joint_states", reference, REFERENCE_PERIOD)
+    try:
+        graph.spin_until(lambda: sum(np.allclose(data, expected) for data in commands) > 50,
+                         what="commands at 100 Hz")
+        client = graph.node.create_client(ComputeFeedforward, "/own/compute_feedforward")
+        graph.spin_until(client.service_is_ready, what="the service")
+        q, _, _ = states_within_the_limits(model.robot, LARGE_REQUEST, seed=1)
+        big = ComputeFeedforward.Request(joint_names=list(model.joint_names), positions=float64_array(q))
+        future = client.call_async(big)
+        start = time.monotonic()
+        graph.spin_until(future.done, timeout=300.0, what=f"the response to {LARGE_REQUEST} points")
+        end = time.monotonic()
+    finally:
+        stop_node(driver)
+    assert future.result().success, future.result().message
+    assert len(future.result().efforts) == 6 * LARGE_REQUEST
+    during = [t for t in arrivals if start <= t <= end]
+    largest_gap = max(np.diff(during)) if len(during) > 1 else end - start
+    print(f"{LARGE_REQUEST} points answered in {end - start:.2f} s; {len(during)} commands meanwhile "
+          f"({len(during) / (end - start):.0f} Hz), largest gap {1e3 * largest_gap:.0f} ms")
+    assert end - start > 1.0, "the request is too quick on this machine to tell"
+    # before: one gap of 3.6 s in a 4.4 s request (82 %); after: 0.2-0.6 s in 4-5 s, 1.4 s in 13 s at load 6.5
+    assert largest_gap < min(2.0, 0.5 * (end - start)), \
+        f"largest gap {largest_gap:.3f} s in a {end - start:.2f} s request"
+    assert len(during) > 0.25 * (end - start) / REFERENCE_PERIOD
+    during_commands = [data for t, data in zip(arrivals, commands) if start <= t <= end]
+    np.testing.assert_allclose(during_commands, np.tile(expected, (len(during_commands), 1)), rtol=1e-9, atol=1e-9)
+
+
+CLIENTS, REQUESTS_PER_CLIENT = 20, 3
+CLIENT_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+
+
+def test_twenty_concurrent_clients_get_every_answer(own_node, er3a):
+    """20 clients each send 3 requests (1000 points) at once: 60 in flight, beyond the middleware's
+    default queue of 10 (which left 26 to 34 of them unanswered here, 30 in issue 26); every one is
+    answered, with its own torques. Each client is answered once before: until the node has
+    discovered a new client, the middleware drops the responses to it. And each client's response
+    queue holds 100: with the default 10, bursts of 60 responses lost some in 4 of 6 runs, though
+    each client had only 3 requests in flight."""
+    graph = own_node
+    model, _ = er3a
+    clients = [graph.node.create_client(ComputeFeedforward, "/own/compute_feedforward", qos_profile=CLIENT_QOS)
+               for _ in range(CLIENTS)]
+    for client in clients:      # one answer each first: the node has discovered the client (its response reader)
+        assert graph.call(client, request(model.joint_names, np.zeros(6))).success
+    states = [states_within_the_limits(model.robot, 1000, seed) for seed in range(CLIENTS * REQUESTS_PER_CLIENT)]
+    futures = [clients[index // REQUESTS_PER_CLIENT].call_async(flat_request(model.joint_names, *state))
+               for index, state in enumerate(states)]
+    try:
+        graph.spin_until(lambda: all(future.done() for future in futures), timeout=60.0, what="every response")
+    finally:
+        answered = sum(future.done() for future in futures)
+        print(f"{answered} of {len(futures)} requests answered")
+    assert answered == len(futures)
+    for future, state in zip(futures, states):
+        assert future.result().success, future.result().message
+        np.testing.assert_allclose(np.reshape(future.result().efforts, (1000, 6)), model.torque(*state),
+                                   rtol=1e-9, atol=1e-9)
+
+
+def heavy_ur5(directory):
+    model, _ = plausible_model(load_robot(REPO / "config" / "robots" / "ur5.yaml"), factor=1e6)
+    return model.save(directory / "heavy.yaml")
+
+
+def puma(directory):
+    model, _ = plausible_model(load_robot(REPO / "config" / "robots" / "puma560.yaml"))
+    return model.save(directory / "puma.yaml")
+
+
+def ur_like_file(directory):
+    robot = renamed_robot(load_robot(REPO / "config" / "robots" / "ur5.yaml"), "ur5", [f"j{i}" for i in range(1, 7)])
+    return write(directory / "ur_like.yaml", yaml.safe_dump(robot.to_dict(), sort_keys=False))

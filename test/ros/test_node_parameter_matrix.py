@@ -45,7 +45,10 @@ SIM_ROBOT = {"noise_std": (float, ("zero",)), "seed": (int, ("zero", "huge")), "
              "warmup_time_constant": (float, ()), "rate": (float, ()), "batch_period": (float, ()),
              "max_lag": (float, ())}
 # feedforward
-FEEDFORWARD = {}
+FEEDFORWARD = {"position_margin": (float, ("negative", "zero")), "velocity_margin": (float, ()),
+               "acceleration_margin": (float, ()), "effort_margin": (float, ()), "model_effort_margin": (float, ()),
+               "reference_timeout": (float, ()), "status_period": (float, ()), "max_points": (int, ()),
+               "service_queue_depth": (int, ())}
 # recorder
 RECORDER = {"queue_depth": (int, ()), "flush_period": (float, ()), "status_period": (float, ("zero",)),
             "min_free_space": (float, ("zero",)), "silent_topic_delay": (float, ())}
