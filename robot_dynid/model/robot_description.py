@@ -341,11 +341,15 @@ class RobotDescription:
     def kinematics_hash(self) -> str:
         """16 hex digits (SHA-256) of what a model's torques depend on besides its parameters and
         joint names: each joint's placement, axis and link frame (:func:`build_pinocchio_model`'s
-        geometry, rounded to 1e-9 m and 1e-9 rad) and gravity. Limits, drives, inertial data and
-        names do not enter it; another arm, or the same arm described in other link frames (whose
-        inertial parameters mean something else), has another hash."""
+        geometry, rounded to 1e-9 m and 1e-9 rad), which joints are prismatic, gravity and the
+        transmission ``T`` (motor-side parameters mean something else through another one). Limits,
+        drives, inertial data and names do not enter it; another arm, or the same arm described in
+        other link frames (whose inertial parameters mean something else), has another hash."""
         arrays = [array for geometry in _joint_geometry(self)
                   for array in (geometry.placement.homogeneous, geometry.axis, geometry.link_frame.homogeneous)]
+        arrays.append(np.array(self.prismatic, dtype=float))
+        if self.transmission is not None:
+            arrays.append(self.transmission.motor_from_joint)
         digest = hashlib.sha256()
         for values in (*arrays, self.gravity):
             digest.update((np.round(np.asarray(values, dtype=float), 9) + 0.0).tobytes())    # + 0.0: no -0.0

@@ -186,6 +186,8 @@ def test_transmission_round_trips_through_the_description(tmp_path):
     robot = load_robot(find_package_file("config", "robots", "er3a_coupled_wrist.yaml"))
     again = robot_from_dict(robot.to_dict())
     assert again == robot and again.transmission.motor_names == robot.transmission.motor_names
+    assert again.kinematics_hash == robot.kinematics_hash       # a model of the plain ER3A is not one of this arm
+    assert robot.kinematics_hash != load_robot(find_package_file("config", "robots", "er3a.yaml")).kinematics_hash
     q = np.random.default_rng(1).uniform(-1, 1, (5, 6))
     np.testing.assert_allclose(robot.transmission.joint_from_motor_values(
         robot.transmission.motor_from_joint_values(q)), q, rtol=0, atol=1e-12)
