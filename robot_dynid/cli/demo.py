@@ -43,7 +43,7 @@ from robot_dynid.recordings.data_files import read_recording, stage_table
 from robot_dynid.recordings.recording import Recording
 from robot_dynid.reports.report import make_report
 from robot_dynid.reports.tables import format_joint_metrics, format_model_summary, format_table
-from robot_dynid.yaml_files import parameter_file_node
+from robot_dynid.yaml_files import parameter_file_node, read_yaml
 
 NAME = "demo"
 HELP = "simulate an arm, record a bag, identify it and validate the model on a held-out trajectory"
@@ -90,7 +90,7 @@ def node_parameters(node):
     """The parameters ``node`` gets in the demo from config/<node>.yaml and config/demo.yaml (no --params-file)."""
     parameters = {}
     for name in (f"{node}.yaml", "demo.yaml"):
-        sections = yaml.safe_load(find_package_file("config", name).read_text()) or {}
+        sections = read_yaml(find_package_file("config", name), what="parameter file") or {}
         for key, section in sections.items():
             if parameter_file_node(key) == node:
                 parameters.update(section.get("ros__parameters", {}))
