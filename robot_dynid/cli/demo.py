@@ -79,8 +79,8 @@ def add_arguments(parser):
     offline.add_argument("--periods", type=int, default=3,
                          help=f"excitation periods recorded, 1 to {MAX_PERIODS} (default: %(default)s)")
     offline.add_argument("--rate", type=float, default=None,
-                         help=f"sample rate [Hz], at most {MAX_RATE:g} Hz (default: sim_robot's, config/sim_robot.yaml); "
-                              f"the simulated recording holds at most {MAX_SAMPLES} samples")
+                         help=f"sample rate [Hz], at most {MAX_RATE:g} Hz (default: sim_robot's, "
+                              f"config/sim_robot.yaml); the simulated recording holds at most {MAX_SAMPLES} samples")
 
 
 def ros_namespace(text):
@@ -224,9 +224,10 @@ def run_offline(args, out):
     robot = load_robot(robot_file)
     excitation = load_trajectory(args.excitation or find_package_file("config", "trajectories", "er3a_table_4_1.yaml"))
     period = float(np.max(excitation.period))
-    if args.periods * period * rate > MAX_SAMPLES:
-        raise DataError(f"--periods {args.periods} of {period:g} s at {rate:g} Hz are {args.periods * period * rate:.4g} "
-                        f"samples, more than the demo's {MAX_SAMPLES}: fewer periods or a lower --rate")
+    samples = args.periods * period * rate
+    if samples > MAX_SAMPLES:
+        raise DataError(f"--periods {args.periods} of {period:g} s at {rate:g} Hz are {samples:.4g} samples, more than "
+                        f"the demo's {MAX_SAMPLES}: fewer periods or a lower --rate")
     friction = friction_model(settings["friction"])
     regressor = Regressor(robot, friction)
     truth = simulation_parameters(regressor, seed=seed)

@@ -36,4 +36,3 @@ def main(args):
     print(f"URDF {kind} with the identified inertials of {len(model.joint_names)} links of robot "
           f"{model.robot.name!r} written to {args.out}")
     return 0
-

@@ -55,7 +55,8 @@ def test_a_file_above_the_limit_is_refused_with_both_sizes(tmp_path):
 def test_content_beyond_the_limit_is_refused_where_the_size_said_less():
     """/proc files report size 0: the reader stops at the limit, not at the end."""
     assert os.stat("/proc/self/status").st_size == 0
-    with pytest.raises(RobotDescriptionError, match=r"^/proc/self/status: the file is larger than the limit of 10 bytes$"):
+    with pytest.raises(RobotDescriptionError,
+                       match=r"^/proc/self/status: the file is larger than the limit of 10 bytes$"):
         read_bytes("/proc/self/status", error=RobotDescriptionError, limit=10)
     assert read_bytes("/proc/self/status", error=RobotDescriptionError).startswith(b"Name:")
 
