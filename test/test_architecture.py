@@ -50,7 +50,7 @@ def test_core_and_cli_import_with_ros_unavailable():
 
 
 BASE = {"robot_dynid", "robot_dynid.errors", "robot_dynid.validators", "robot_dynid.yaml_files",
-        "robot_dynid.package_files", "robot_dynid.joint_names"}
+        "robot_dynid.package_files", "robot_dynid.joint_names", "robot_dynid.input_files"}
 LAYERS = {
     "recordings": set(),
     "model": {"estimation.estimators"},   # the estimator names a model file may record

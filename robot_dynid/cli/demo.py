@@ -26,7 +26,8 @@ import numpy as np
 import yaml
 
 from robot_dynid.cli.options import output_directory
-from robot_dynid.errors import DynIdError
+from robot_dynid import validators
+from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.estimation.identification import IdentificationSettings, identify
 from robot_dynid.estimation.metrics import rms_residual, rsd
 from robot_dynid.experiment.excitation import random_excitation
@@ -43,11 +44,14 @@ from robot_dynid.recordings.data_files import read_recording, stage_table
 from robot_dynid.recordings.recording import Recording
 from robot_dynid.reports.report import make_report
 from robot_dynid.reports.tables import format_joint_metrics, format_model_summary, format_table
-from robot_dynid.yaml_files import parameter_file_node
+from robot_dynid.yaml_files import parameter_file_node, read_yaml
 
 NAME = "demo"
 HELP = "simulate an arm, record a bag, identify it and validate the model on a held-out trajectory"
 HELD_OUT_RATE = 100.0  # Hz, points of the held-out trajectory
+MAX_PERIODS = 100       # --periods: the demo identifies well from 3
+MAX_RATE = 10_000.0     # Hz, --rate: above any joint-state rate of an arm's driver
+MAX_SAMPLES = 1_000_000  # of the offline demo's recording (--periods x period x --rate); the bag takes minutes then
 
 
 def add_arguments(parser):
@@ -72,9 +76,11 @@ def add_arguments(parser):
     offline = parser.add_argument_group("--offline demo")
     offline.add_argument("--excitation", default=None, metavar="T.yaml",
                          help="excitation trajectory (default: the thesis Table 4.1 trajectory for the ER3A)")
-    offline.add_argument("--periods", type=int, default=3, help="excitation periods recorded (default: %(default)s)")
+    offline.add_argument("--periods", type=int, default=3,
+                         help=f"excitation periods recorded, 1 to {MAX_PERIODS} (default: %(default)s)")
     offline.add_argument("--rate", type=float, default=None,
-                         help="sample rate [Hz] (default: sim_robot's, config/sim_robot.yaml)")
+                         help=f"sample rate [Hz], at most {MAX_RATE:g} Hz (default: sim_robot's, "
+                              f"config/sim_robot.yaml); the simulated recording holds at most {MAX_SAMPLES} samples")
 
 
 def ros_namespace(text):
@@ -90,7 +96,7 @@ def node_parameters(node):
     """The parameters ``node`` gets in the demo from config/<node>.yaml and config/demo.yaml (no --params-file)."""
     parameters = {}
     for name in (f"{node}.yaml", "demo.yaml"):
-        sections = yaml.safe_load(find_package_file("config", name).read_text()) or {}
+        sections = read_yaml(find_package_file("config", name), what="parameter file") or {}
         for key, section in sections.items():
             if parameter_file_node(key) == node:
                 parameters.update(section.get("ros__parameters", {}))
@@ -212,10 +218,16 @@ def run_offline(args, out):
     seed = settings["seed"] if args.seed is None else args.seed
     noise = settings["noise_std"] if args.noise is None else args.noise
     rate = settings["rate"] if args.rate is None else args.rate
+    validators.count(args.periods, "--periods", DataError, maximum=MAX_PERIODS)
+    validators.in_range(rate, "--rate", DataError, "Hz", 0.0, MAX_RATE, allow_minimum=False)
     robot_file = args.robot or find_package_file("config", "robots", "er3a.yaml")
     robot = load_robot(robot_file)
     excitation = load_trajectory(args.excitation or find_package_file("config", "trajectories", "er3a_table_4_1.yaml"))
     period = float(np.max(excitation.period))
+    samples = args.periods * period * rate
+    if samples > MAX_SAMPLES:
+        raise DataError(f"--periods {args.periods} of {period:g} s at {rate:g} Hz are {samples:.4g} samples, more than "
+                        f"the demo's {MAX_SAMPLES}: fewer periods or a lower --rate")
     friction = friction_model(settings["friction"])
     regressor = Regressor(robot, friction)
     truth = simulation_parameters(regressor, seed=seed)

@@ -3,8 +3,9 @@ import sys
 
 from robot_dynid.reports.json_text import dumps
 from robot_dynid.cli.options import output_file
-from robot_dynid.experiment.excitation import CRITERIA, optimize_excitation
-from robot_dynid.experiment.trajectories import load_trajectory, save_trajectory
+from robot_dynid.experiment.excitation import (CRITERIA, MAX_HARMONICS, MAX_ITERATIONS, MAX_PERIOD, MAX_STARTS,
+                                               optimize_excitation)
+from robot_dynid.experiment.trajectories import MAX_GRID_POINTS, load_trajectory, save_trajectory
 from robot_dynid.experiment.trajectory_checks import check_trajectory
 from robot_dynid.model.friction import FRICTION_MODEL_NAMES, friction_model
 from robot_dynid.model.robot_description import load_robot
@@ -25,8 +26,9 @@ def add_arguments(parser):
                        help="trajectory file (see docs/excitation.md)")
     grid = check.add_mutually_exclusive_group()
     grid.add_argument("--points", type=int, default=None,
-                      help="check grid size over the whole trajectory (default 2001)")
-    grid.add_argument("--dt", type=float, default=None, help="check grid spacing [s]")
+                      help=f"check grid size over the whole trajectory, at most {MAX_GRID_POINTS} (default 2001)")
+    grid.add_argument("--dt", type=float, default=None,
+                      help=f"check grid spacing [s]; the grid has at most {MAX_GRID_POINTS} points")
     check.add_argument("--tolerance", type=float, default=1e-3,
                        help="largest |qd| [rad/s] and |qdd| [rad/s^2] accepted at start and end "
                             "(printed coefficients are rounded; default: %(default)s)")
@@ -41,9 +43,10 @@ def add_arguments(parser):
                     "the robot's base regressor, within its limits and starting and ending at "
                     "rest; progress goes to stderr, the design to --out.")
     optimize.add_argument("--robot", required=True, metavar="R.yaml", help="robot description (YAML)")
-    optimize.add_argument("--harmonics", type=int, default=5, help="harmonics L (default: %(default)s)")
+    optimize.add_argument("--harmonics", type=int, default=5,
+                          help=f"harmonics L, 2 to {MAX_HARMONICS} (default: %(default)s)")
     optimize.add_argument("--period", type=float, default=10.0,
-                          help="period 2 pi / wf [s] (default: %(default)s)")
+                          help=f"period 2 pi / wf [s], at most {MAX_PERIOD:g} s (default: %(default)s)")
     optimize.add_argument("--criterion", choices=CRITERIA, default="cond",
                           help="cond: condition number of the column-scaled base regressor; "
                                "logdet: -log det(W^T W) (D-optimal); frobenius: ||W||_F ||W^+||_F "
@@ -51,9 +54,10 @@ def add_arguments(parser):
     optimize.add_argument("--friction", choices=FRICTION_MODEL_NAMES, default="coulomb_viscous",
                           help="friction columns in the regressor (default: %(default)s)")
     optimize.add_argument("--seed", type=int, default=0, help="random seed of the starts (default: 0)")
-    optimize.add_argument("--starts", type=int, default=2, help="random starts (default: %(default)s)")
+    optimize.add_argument("--starts", type=int, default=2,
+                          help=f"random starts, 1 to {MAX_STARTS} (default: %(default)s)")
     optimize.add_argument("--iterations", type=int, default=200,
-                          help="SLSQP iterations per start (default: %(default)s)")
+                          help=f"SLSQP iterations per start, 1 to {MAX_ITERATIONS} (default: %(default)s)")
     optimize.add_argument("--time-limit", type=float, default=None,
                           help="stop after this many seconds with the best design so far")
     optimize.add_argument("--limit-fraction", type=float, default=0.95,

@@ -3,6 +3,7 @@ import pathlib
 
 from robot_dynid.cli.options import output_file
 from robot_dynid.errors import DynIdError, RobotDescriptionError
+from robot_dynid.input_files import read_text
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.urdf_export import export_urdf
 
@@ -21,7 +22,7 @@ def add_arguments(parser):
 
 def main(args):
     model = DynamicModel.load(args.model)
-    urdf_text = None if args.urdf is None else _read_text(args.urdf)
+    urdf_text = None if args.urdf is None else read_text(args.urdf, "URDF", RobotDescriptionError)
     try:
         text = export_urdf(model, urdf_text)
     except RobotDescriptionError as error:
@@ -35,13 +36,3 @@ def main(args):
     print(f"URDF {kind} with the identified inertials of {len(model.joint_names)} links of robot "
           f"{model.robot.name!r} written to {args.out}")
     return 0
-
-
-def _read_text(path):
-    try:
-        return pathlib.Path(path).read_text(encoding="utf-8")
-    except OSError as error:
-        raise RobotDescriptionError(f"{path}: cannot read the URDF: {error.strerror or error}") from None
-    except UnicodeDecodeError as error:
-        raise RobotDescriptionError(f"{path}: the URDF is not UTF-8 text (byte {error.start}); is it the right "
-                                    "file?") from None

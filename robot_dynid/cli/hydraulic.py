@@ -47,7 +47,8 @@ def add_arguments(parser):
                           help="use only samples of this stage kind (repeatable), e.g. cylinder (the stage robot-dynid "
                                "protocol --cylinders plans), by a bag's ExperimentStage markers or a CSV stage column")
     identify.add_argument("--cycles", type=parse_cycles, metavar="LIST",
-                          help="use only these cycles (stage markers or CSV cycle column), pooled: e.g. 3,9,16 or 0-5")
+                          help="use only these cycles (stage markers or CSV cycle column), pooled: e.g. 3,9,16 or 0-5, "
+                               "at most 10000")
     identify.add_argument("--stage-topic", default=DEFAULT_STAGE_TOPIC,
                           help="bag only: robot_dynid/msg/ExperimentStage markers (default: %(default)s)")
     identify.add_argument("--method", choices=CYLINDER_METHODS, default="rls",

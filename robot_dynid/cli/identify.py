@@ -35,8 +35,8 @@ def add_arguments(parser):
                              "rest, friction (one joint at constant speed) and excitation (two or more "
                              "joints moving, warm-up and validation included)")
     parser.add_argument("--cycles", type=parse_cycles, metavar="LIST",
-                        help="use only these cycles, pooled: e.g. 3,9,16 or 0-5 (needs stage markers or a "
-                             "cycle column: cycles cannot be detected from the motion)")
+                        help="use only these cycles, pooled: e.g. 3,9,16 or 0-5, at most 10000 (needs stage markers "
+                             "or a cycle column: cycles cannot be detected from the motion)")
     add_stage_detection_arguments(parser)
     conditioning = parser.add_argument_group("data conditioning")
     conditioning.add_argument("--trim", type=non_negative_number("a duration >= 0 [s]"), default=0.0,

@@ -77,7 +77,7 @@ def add_data_arguments(parser, several=False):
                        help="put the samples on a uniform grid at HZ first: positions by cubic spline, velocities, "
                             "torques and temperatures linearly, never across gaps (default: use the recorded "
                             "stamps as they are; derivatives are fitted in them, jitter and lost samples "
-                            "included)")
+                            "included); at most 10000 Hz and 10 times the recording's rate")
     group.add_argument("--derive", action="store_true",
                        help="derive velocities and accelerations from the positions even where the data carry "
                             "them (a driver's velocity is often a coarse difference or filtered with a lag)")
@@ -184,15 +184,11 @@ def bag_topics_from_args(args, robot):
 
 
 def parse_cycles(text):
-    """'3,9,16' -> [3, 9, 16]; also accepts ranges '3-5'."""
-    cycles = []
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        low, _, high = part.partition("-")
-        try:
-            cycles.extend(range(int(low), int(high) + 1) if high else [int(low)])
-        except ValueError:
-            raise ValueError(f"--cycles: {part!r} is not a cycle number or range like 3-5") from None
-    return cycles
+    """argparse type of a cycle list: '3,9,16' -> [3, 9, 16], ranges '3-5'; at most
+    :data:`~robot_dynid.recordings.stages.MAX_SELECTED_CYCLES` cycles
+    (:func:`~robot_dynid.recordings.stages.parse_cycle_list`)."""
+    from robot_dynid.recordings.stages import parse_cycle_list
+    return parse_cycle_list(text, error=argparse.ArgumentTypeError)
 
 
 def progress(iterable, description="", total=None):

@@ -3,8 +3,10 @@
 from robot_dynid.reports.json_text import dumps
 from robot_dynid.cli.options import output_file
 from robot_dynid.errors import DataError, TrajectoryError
-from robot_dynid.experiment.protocol import (DEFAULT_SPEED_FRACTIONS, CylinderExcitation, build_protocol,
-                                             load_cylinder_stage, load_friction_poses, save_plan)
+from robot_dynid.experiment.protocol import (DEFAULT_SPEED_FRACTIONS, MAX_CYCLES, MAX_EXCITATION_PERIODS,
+                                             MAX_LEVEL_DURATION, MAX_SPEED_LEVELS, MAX_STAGE_DURATION,
+                                             CylinderExcitation, build_protocol, load_cylinder_stage,
+                                             load_friction_poses, save_plan)
 from robot_dynid.experiment.trajectories import FourierTrajectory, load_trajectory
 from robot_dynid.hydraulics.attachment import displacement_function, driven_joint
 from robot_dynid.hydraulics.cylinder_results import load_cylinder_config
@@ -16,24 +18,27 @@ HELP = "plan the identification experiment: cycles of excitation, friction and w
 
 def add_arguments(parser):
     parser.add_argument("--robot", required=True, metavar="R.yaml", help="robot description (YAML)")
-    parser.add_argument("--cycles", type=int, default=24, help="cycles per test (default: %(default)s)")
+    parser.add_argument("--cycles", type=int, default=24,
+                        help=f"cycles per test, 1 to {MAX_CYCLES} (default: %(default)s)")
     parser.add_argument("--excitation", metavar="T.yaml", default=None,
                         help="Fourier excitation file (default: a random safe one, seed 0)")
     parser.add_argument("--excitation-periods", type=int, default=2,
-                        help="excitation periods per cycle (default: %(default)s)")
+                        help=f"excitation periods per cycle, 1 to {MAX_EXCITATION_PERIODS} (default: %(default)s)")
     parser.add_argument("--friction-poses", metavar="P.yaml", default=None,
                         help="YAML {poses: {joint: [pose of all joints, rad]}}: pose of the other "
                              "joints while each joint runs its friction test (default: home pose)")
     parser.add_argument("--speed-fractions", type=_fractions,
                         default=DEFAULT_SPEED_FRACTIONS, metavar="F,F,...",
-                        help="friction speed levels as fractions of the velocity limit "
+                        help=f"friction speed levels as fractions of the velocity limit, at most {MAX_SPEED_LEVELS} "
                              "(default: 0.05,0.2,0.4,0.6,0.8,1.0)")
     parser.add_argument("--level-duration", type=float, default=None,
-                        help="time per friction speed level [s] (default: shortest that fits)")
+                        help=f"time per friction speed level [s], at most {MAX_LEVEL_DURATION:g} s "
+                             "(default: shortest that fits)")
     parser.add_argument("--warmup-duration", type=float, default=180.0,
-                        help="warmup stage per cycle [s] (default: %(default)s)")
+                        help=f"warmup stage per cycle [s], at most {MAX_STAGE_DURATION:g} s (default: %(default)s)")
     parser.add_argument("--rest-duration", type=float, default=0.0,
-                        help="rest at the start of each cycle [s] (default: %(default)s)")
+                        help=f"rest at the start of each cycle [s], at most {MAX_STAGE_DURATION:g} s "
+                             "(default: %(default)s)")
     parser.add_argument("--validation", metavar="T.yaml", default=None,
                         help="rest-to-rest trajectory played at the end of each cycle")
     parser.add_argument("--cylinders", metavar="C.yaml", default=None,

@@ -35,13 +35,14 @@ def add_arguments(parser):
     holdout = parser.add_mutually_exclusive_group()
     holdout.add_argument("--holdout-cycles", type=parse_cycles, metavar="LIST",
                          help="cycles held out of the identification and shown as held-out data (default: the last "
-                              "cycle when the model is identified here and there is no other held-out data)")
+                              "cycle when the model is identified here and there is no other held-out data); at most "
+                              "10000")
     holdout.add_argument("--no-holdout", action="store_true", help="hold no cycle out")
     parser.add_argument("--validate", action="append", default=[], metavar="FILE",
                         help="held-out recording (all its samples; repeatable; read like --data)")
     parser.add_argument("--pool", action="append", type=parse_cycles, default=[], metavar="LIST",
-                        help="also fit these cycles pooled (e.g. 3,9,16) and cross-verify the fit on every cycle "
-                             "(repeatable)")
+                        help="also fit these cycles pooled (e.g. 3,9,16, at most 10000) and cross-verify the fit on "
+                             "every cycle (repeatable)")
     parser.add_argument("--warm-cycles", type=int, default=DEFAULT_WARM_CYCLES, metavar="K",
                         help="statistics over cycles are also given without the first K (default: %(default)s)")
     parser.add_argument("--friction-speed", type=positive_number("a speed fraction > 0 [1]"),

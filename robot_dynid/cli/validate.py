@@ -21,7 +21,8 @@ def add_arguments(parser):
     add_data_arguments(parser, several=True)
     parser.add_argument("--stage", action="append", metavar="NAME",
                         help="use only samples of this stage kind (repeatable; see identify)")
-    parser.add_argument("--cycles", type=parse_cycles, metavar="LIST", help="use only these cycles, e.g. 3,9,16")
+    parser.add_argument("--cycles", type=parse_cycles, metavar="LIST",
+                        help="use only these cycles, e.g. 3,9,16 or 0-5, at most 10000")
     add_speed_threshold_argument(parser)
     add_cylinders_argument(parser, "the comparison, as identify --cylinders does (give the same file the model "
                                    "was identified with)")

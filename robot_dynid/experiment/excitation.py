@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize
 
+from robot_dynid import validators
 from robot_dynid.errors import TrajectoryError
 from robot_dynid.experiment.trajectories import FourierTrajectory, fourier_basis
 from robot_dynid.experiment.trajectory_checks import TrajectoryCheck, check_trajectory
@@ -74,14 +75,23 @@ def scaled_fourier(robot, period: float, a, b, amplitude_fraction: float = 0.5,
                              b * factor[:, None])
 
 
+MAX_HARMONICS = 20
+"""Harmonics of a designed Fourier excitation: the thesis uses 5; one SLSQP iteration over the 6 (2 L + 1)
+coefficients of 6 joints and the 3 x 6 x 2 x 20 L constraints takes seconds at L = 20, over a minute at L = 50."""
+MAX_PERIOD = 3600.0
+"""[s] of a designed Fourier excitation's period (the thesis uses 10 s to 20 s)."""
+MAX_STARTS = 1000
+"""Random starts of :func:`optimize_excitation`."""
+MAX_ITERATIONS = 100_000
+"""SLSQP iterations per start of :func:`optimize_excitation`."""
+MAX_GRID = 100_000
+"""Constraint times and objective samples per period of :func:`optimize_excitation`."""
+
+
 def _check_fourier_arguments(harmonics, period) -> None:
-    if isinstance(harmonics, bool) or not isinstance(harmonics, (int, np.integer)) \
-            or harmonics < 2:
-        raise TrajectoryError(f"harmonics must be an integer >= 2 (rest to rest needs two), "
-                              f"got {harmonics!r}")
-    if isinstance(period, bool) or not isinstance(period, (int, float)) \
-            or not math.isfinite(period) or period <= 0:
-        raise TrajectoryError(f"period must be > 0 s, got {period!r}")
+    validators.count(harmonics, "harmonics (rest to rest needs two)", TrajectoryError, minimum=2,
+                     maximum=MAX_HARMONICS)
+    validators.in_range(period, "period", TrajectoryError, "s", 0.0, MAX_PERIOD, allow_minimum=False)
 
 
 def random_excitation(robot, harmonics: int = 5, period: float = 10.0,
@@ -550,16 +560,18 @@ def optimize_excitation(robot, harmonics: int = 5, period: float = 10.0,
     """
     if criterion not in CRITERIA:
         raise TrajectoryError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
-    for name, value in (("n_starts", n_starts), ("max_iterations", max_iterations)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise TrajectoryError(f"{name} must be an integer >= 1, got {value!r}")
+    _check_fourier_arguments(harmonics, period)
+    for name, value, maximum in (("n_starts", n_starts, MAX_STARTS), ("max_iterations", max_iterations,
+                                                                      MAX_ITERATIONS)):
+        validators.count(value, name, TrajectoryError, maximum=maximum)
     if not (isinstance(limit_fraction, (int, float)) and 0.0 < limit_fraction <= 1.0):
         raise TrajectoryError(f"limit_fraction must be in (0, 1], got {limit_fraction!r}")
+    if time_limit is not None:
+        validators.positive(time_limit, "time_limit", TrajectoryError, "s", allow_zero=True)
     n_grid = max(100, 20 * int(harmonics)) if n_grid is None else n_grid
     n_samples = max(100, 20 * int(harmonics)) if n_samples is None else n_samples
     for name, value in (("n_grid", n_grid), ("n_samples", n_samples)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 4:
-            raise TrajectoryError(f"{name} must be an integer >= 4, got {value!r}")
+        validators.count(value, name, TrajectoryError, minimum=4, maximum=MAX_GRID)
     friction = FrictionModel() if friction is None else friction
     if friction.drift != "none":
         logger.info("excitation design leaves out the %s drift columns of the friction model",
@@ -572,7 +584,6 @@ def optimize_excitation(robot, harmonics: int = 5, period: float = 10.0,
                                   f"{start_pose.shape}")
     began = time.monotonic()
     rng = np.random.default_rng(seed)
-    _check_fourier_arguments(harmonics, period)
     regressor = Regressor(robot, friction, armature=armature)
     base = compute_base_parameters(regressor, seed=seed)
     problem = _FourierProblem(regressor, base, robot.joint_names, period, harmonics, n_samples,

@@ -62,6 +62,25 @@ STAGE_COLUMNS = ("cycle", "kind", "name", "joint", "speed_fraction", "direction"
 _LEVEL_DURATION_STEP = 0.5
 _HOME_MARGIN = 0.05
 
+# Maxima of the settings: generous for real tests, and each bounds the work and memory of a plan (every
+# stage row of every cycle is an object; runners sample the whole plan).
+MAX_CYCLES = 1000
+"""Cycles per test: the thesis runs 24 of about 5 minutes; 1000 such cycles are three and a half days."""
+MAX_EXCITATION_PERIODS = 100
+"""Excitation periods per cycle (the thesis plays 2)."""
+MAX_SPEED_LEVELS = 50
+"""Friction speed levels (the thesis uses 6)."""
+MAX_LEVEL_DURATION = 600.0
+"""[s] per friction speed level (the automatic one is a few seconds); 600 s makes about a thousand strokes."""
+MAX_STAGE_DURATION = 3600.0
+"""[s] of the warmup and rest stages and of the other durations of :class:`ProtocolSettings` (the
+thesis warms up for 180 s)."""
+MAX_PLAN_STAGES = 1_000_000
+"""Stage rows of all cycles of a plan (``cycles`` times the rows of one cycle; the default plan has a few
+hundred per cycle)."""
+MAX_PLAN_SAMPLES = 10_000_000
+"""Samples of :meth:`ProtocolPlan.sample` (q, qd, qdd of 6 joints: 1.4 GB); 28 hours at 100 Hz."""
+
 
 @dataclass(frozen=True)
 class PlanStage:
@@ -142,8 +161,10 @@ class ProtocolPlan:
         if tuple(self.cycle_trajectory.joint_names) != self.joint_names:
             raise TrajectoryError(f"plan trajectory joints {list(self.cycle_trajectory.joint_names)}"
                                   f" differ from joint_names {list(self.joint_names)}")
-        if isinstance(self.cycles, bool) or not isinstance(self.cycles, int) or self.cycles < 1:
-            raise TrajectoryError(f"cycles must be an integer >= 1, got {self.cycles!r}")
+        validators.count(self.cycles, "cycles", TrajectoryError, maximum=MAX_CYCLES)
+        if self.cycles * len(self.cycle_stages) > MAX_PLAN_STAGES:
+            raise TrajectoryError(f"{self.cycles} cycles of {len(self.cycle_stages)} stages each are more than "
+                                  f"{MAX_PLAN_STAGES} stages in all: fewer cycles or shorter friction levels")
         _check_rows(self.cycle_stages, self.cycle_trajectory.duration)
         object.__setattr__(self, "_trajectory", Repeat(self.cycle_trajectory, self.cycles,
                                                        tolerance=1e-9))
@@ -197,7 +218,11 @@ class ProtocolPlan:
             0-based cycle of each sample.
         """
         validators.positive(rate_hz, "rate_hz", TrajectoryError, "Hz")
-        count = int(math.floor(self.duration * rate_hz + 1e-9)) + 1
+        samples = self.duration * rate_hz
+        if not samples < MAX_PLAN_SAMPLES:
+            raise TrajectoryError(f"the plan of {self.duration:.6g} s at {rate_hz:g} Hz is {samples:.4g} samples, more "
+                                  f"than {MAX_PLAN_SAMPLES}: a lower rate or fewer cycles")
+        count = int(math.floor(samples + 1e-9)) + 1
         t = np.arange(count) / float(rate_hz)
         q, qd, qdd = self.trajectory.evaluate(t)
         index = self.stage_index(t)
@@ -257,23 +282,25 @@ class ProtocolSettings:
     check_dt: float = 0.01
 
     def __post_init__(self) -> None:
-        for name in ("cycles", "excitation_periods"):
-            validators.count(getattr(self, name), name, TrajectoryError)
+        for name, maximum in (("cycles", MAX_CYCLES), ("excitation_periods", MAX_EXCITATION_PERIODS)):
+            validators.count(getattr(self, name), name, TrajectoryError, maximum=maximum)
         fractions = tuple(self.speed_fractions)
-        if not fractions:
-            raise TrajectoryError("speed_fractions must hold at least one fraction in (0, 1]")
+        if not fractions or len(fractions) > MAX_SPEED_LEVELS:
+            raise TrajectoryError(f"speed_fractions must hold 1 to {MAX_SPEED_LEVELS} fractions in (0, 1], got "
+                                  f"{len(fractions)}")
         object.__setattr__(self, "speed_fractions", tuple(
             validators.fraction(f, f"speed_fractions[{index}]", TrajectoryError) for index, f in enumerate(fractions)))
         for name in ("friction_range_fraction", "friction_acceleration_fraction",
                      "cycloid_range_fraction", "warmup_range_fraction", "warmup_speed_fraction",
                      "transition_speed_fraction"):
             validators.fraction(getattr(self, name), name, TrajectoryError)
-        for name in ("friction_min_plateau", "jerk_duration", "warmup_duration", "rest_duration",
-                     "continuity_tolerance"):
-            validators.positive(getattr(self, name), name, TrajectoryError, "s", allow_zero=True)
-        for name in ("friction_level_duration", "check_dt"):
-            if getattr(self, name) is not None:
-                validators.positive(getattr(self, name), name, TrajectoryError, "s")
+        for name in ("friction_min_plateau", "jerk_duration", "warmup_duration", "rest_duration"):
+            validators.in_range(getattr(self, name), name, TrajectoryError, "s", 0.0, MAX_STAGE_DURATION)
+        validators.positive(self.continuity_tolerance, "continuity_tolerance", TrajectoryError, allow_zero=True)
+        if self.friction_level_duration is not None:
+            validators.in_range(self.friction_level_duration, "friction_level_duration", TrajectoryError, "s", 0.0,
+                                MAX_LEVEL_DURATION, allow_minimum=False)
+        validators.in_range(self.check_dt, "check_dt", TrajectoryError, "s", 0.0, 1.0, allow_minimum=False)
 
 
 class _CycleBuilder:

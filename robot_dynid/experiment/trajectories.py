@@ -54,6 +54,11 @@ from robot_dynid.yaml_files import read_yaml
 logger = logging.getLogger(__name__)
 
 DEFAULT_CONTINUITY_TOLERANCE = 1e-6
+MAX_GRID_POINTS = 10_000_000
+"""Most points of a sampling grid (:func:`time_grid`, :meth:`Trajectory.sample`): q, qd, qdd of 6 joints
+then take 1.4 GB; 28 hours at 100 Hz."""
+MAX_LADDER_STROKES = 10_000
+"""Most strokes of one level of a :class:`VelocityLadder` (each is a trajectory segment)."""
 """Default largest jump of q [rad], qd [rad/s] and qdd [rad/s^2] allowed at a junction."""
 
 _QUINTIC_PEAK_SPEED = 1.875
@@ -120,10 +125,13 @@ def time_grid(duration: float, n_points: int | None = None, dt: float | None = N
     if (n_points is None) == (dt is None):
         raise TrajectoryError("give exactly one of n_points and dt")
     if n_points is not None:
-        if isinstance(n_points, bool) or not isinstance(n_points, (int, np.integer)) or n_points < 2:
-            raise TrajectoryError(f"n_points must be an integer >= 2, got {n_points!r}")
-        return np.linspace(0.0, duration, int(n_points))
+        n_points = validators.count(n_points, "n_points", TrajectoryError, minimum=2, maximum=MAX_GRID_POINTS)
+        return np.linspace(0.0, duration, n_points)
     dt = _number(dt, "dt", positive=True)
+    duration = _number(duration, "duration", non_negative=True)
+    if not duration / dt < MAX_GRID_POINTS:
+        raise TrajectoryError(f"a grid of {duration:.6g} s at dt = {dt:g} s would have {duration / dt:.4g} points, "
+                              f"more than {MAX_GRID_POINTS}: a larger dt")
     times = np.arange(0.0, duration, dt)
     if duration - times[-1] > 1e-9 * dt:
         times = np.append(times, duration)
@@ -1206,6 +1214,11 @@ class VelocityLadder(Trajectory):
                     f"not fit: a stroke with a {self.min_plateau:g} s plateau takes "
                     f"{shortest:.3g} s; needs level_duration >= {2.0 * shortest:.3g} s and speed "
                     f"<= {fastest:.3g} rad/s for a {length:.3g} rad stroke")
+            if not half / longest < MAX_LADDER_STROKES / 2:
+                raise TrajectoryError(
+                    f"velocity ladder of joint {self.joint}: level {level} of {self.level_duration:g} s at "
+                    f"{speed:g} rad/s would take more than {MAX_LADDER_STROKES} strokes of at most {longest:.3g} s: "
+                    "a shorter level_duration")
             pairs = math.ceil(half / longest - 1e-12)
             if half / pairs * slack < shortest:
                 pairs -= 1

@@ -41,8 +41,9 @@ from robot_dynid.model.base_parameters import BaseParameters
 from robot_dynid.model.friction import DRIFT_MODES, FRICTION_MODEL_NAMES, FrictionModel
 from robot_dynid.model.link_inertials import link_inertials, link_names
 from robot_dynid.model.regressor import Regressor
+from robot_dynid.input_files import read_text
 from robot_dynid.model.robot_description import LimitArrays, LinkInertial, RobotDescription, robot_from_dict
-from robot_dynid.yaml_files import plain_data
+from robot_dynid.yaml_files import load_yaml, plain_data
 
 SCHEMA = "robot_dynid/model"
 #: The version written for a model with standard parameters; one without is written as version 1.
@@ -412,22 +413,18 @@ class DynamicModel:
 
     @classmethod
     def from_yaml(cls, text: str, source="<text>") -> "DynamicModel":
-        """The model of an artifact's YAML text; ModelFileError as :meth:`from_dict`."""
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as error:
-            raise ModelFileError(f"{source}: not valid YAML: {' '.join(str(error).split())}") from None
-        return cls.from_dict(data, source=source)
+        """The model of an artifact's YAML text; ModelFileError as :meth:`from_dict`, and for text that is not
+        YAML or beyond the limits of :func:`~robot_dynid.yaml_files.load_yaml` (size, nesting, aliases,
+        integers beyond the float range)."""
+        return cls.from_dict(load_yaml(text, str(source), ModelFileError, "model artifact"), source=source)
 
     @classmethod
     def load(cls, path) -> "DynamicModel":
-        """The model of an artifact file; ModelFileError (naming the file) when it cannot be read."""
+        """The model of an artifact file; ModelFileError (naming the file) when it cannot be read (missing,
+        not a regular file, above :data:`~robot_dynid.input_files.MAX_TEXT_BYTES`, not UTF-8) or as
+        :meth:`from_yaml`."""
         path = pathlib.Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise ModelFileError(f"{path}: cannot read the model file: {error}") from None
-        return cls.from_yaml(text, source=str(path))
+        return cls.from_yaml(read_text(path, "model file", ModelFileError), source=str(path))
 
 
 def _field(path: str, key) -> str:

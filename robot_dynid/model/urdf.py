@@ -30,6 +30,7 @@ import numpy as np
 import pinocchio as pin
 
 from robot_dynid.errors import RobotDescriptionError
+from robot_dynid.input_files import read_text
 from robot_dynid.model.robot_description import (_URDF_DRIVE_MAPS, _URDF_JOINT_TYPES, _URDF_LIMIT_MAPS,
                                                  _URDF_OPTIONAL,
                                                  CONTINUOUS_POSITION_LIMITS,
@@ -52,12 +53,9 @@ def robot_from_urdf_dict(data: Mapping, base_dir: str | os.PathLike | None) -> R
     if not urdf.lstrip().startswith("<"):
         path = urdf if os.path.isabs(urdf) else os.path.join(base_dir or os.getcwd(), urdf)
         try:
-            with open(path, encoding="utf-8") as stream:
-                urdf = stream.read()
-        except OSError as error:
-            raise RobotDescriptionError(f"urdf: cannot read {path}: {error}") from None
-        except UnicodeDecodeError as error:
-            raise RobotDescriptionError(f"urdf: {path} is not UTF-8 text (byte {error.start}); is it a URDF?") from None
+            urdf = read_text(path, "URDF", RobotDescriptionError)
+        except RobotDescriptionError as error:
+            raise RobotDescriptionError(f"urdf: {error}") from None
     joints = data.get("joints")
     if joints is not None and (not isinstance(joints, list)
                                or not all(isinstance(name, str) for name in joints)):

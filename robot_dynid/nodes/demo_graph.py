@@ -15,7 +15,6 @@ import signal
 
 import numpy as np
 import rclpy
-import yaml
 from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 
@@ -30,7 +29,7 @@ from robot_dynid.nodes.sim_robot import SimRobotNode
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.stages import kind_name
 from robot_dynid.srv import ComputeFeedforward
-from robot_dynid.yaml_files import parameter_file_node
+from robot_dynid.yaml_files import parameter_file_node, read_yaml
 
 # sim_robot last: its clock starts when it is made, and the others take a while to start
 NODE_CLASSES = {"recorder": RecorderNode, "identifier": IdentifierNode, "feedforward": FeedforwardNode,
@@ -44,12 +43,7 @@ def parameter_file_values(files):
     the file when one is not YAML, not ``node: {ros__parameters: {...}}``, or names a node not in the demo."""
     expected = {}
     for path in map(pathlib.Path, files):
-        if not path.is_file():
-            raise DataError(f"parameter file {path} not found")
-        try:
-            sections = yaml.safe_load(path.read_text()) or {}
-        except yaml.YAMLError as error:
-            raise DataError(f"parameter file {path} is not YAML: {error}") from None
+        sections = read_yaml(path, DataError, "parameter file") or {}
         for key, section in (sections.items() if isinstance(sections, dict) else [(None, sections)]):
             node = parameter_file_node(key) if key is not None else None
             if node not in NODE_CLASSES:

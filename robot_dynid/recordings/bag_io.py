@@ -54,11 +54,13 @@ from rosbags.rosbag2.storage_sqlite3 import Sqlite3Writer
 from rosbags.typesys import Stores, TypesysError, get_types_from_msg, get_typestore
 
 from robot_dynid.errors import DataError, DynIdError
+from robot_dynid.input_files import check_directory_files
 from robot_dynid.package_files import package_file_candidates
 from robot_dynid.recordings.joint_states import JointStateSelector
 from robot_dynid.recordings.recording import DropCounter, Recording, describe_dropped
 from robot_dynid.recordings.signal_processing import interpolate
 from robot_dynid.recordings.stages import StageMarker, kind_name, label_samples, stage_intervals
+from robot_dynid.yaml_files import read_yaml
 
 logger = logging.getLogger(__name__)
 
@@ -201,11 +203,23 @@ class _BagContents:
         return self.topics[topic].msgcount
 
 
+def check_bag_files(path) -> None:
+    """DataError unless every file of bag directory ``path`` is a regular file (no FIFO or device that
+    rosbags would block on or read without end) and its metadata.yaml, if any, is within the limits of
+    :func:`~robot_dynid.yaml_files.read_yaml` (size, nesting, aliases)."""
+    path = Path(path)
+    if path.is_dir():
+        check_directory_files(path, "bag", DataError)
+        if (path / "metadata.yaml").exists():
+            read_yaml(path / "metadata.yaml", DataError, "bag metadata")
+
+
 @contextmanager
 def _open_bag(path, distro: str | None) -> Iterator[_BagContents]:
     path = Path(path)
     if not path.exists():
         raise DataError(f"bag {path} does not exist")
+    check_bag_files(path)
     typestore = make_typestore(distro)
     try:
         reader = AnyReader([path], default_typestore=typestore)
@@ -963,7 +977,7 @@ class BagWriter:
     def _write_ros_distro(self) -> None:
         """Put ``ros_distro`` into metadata.yaml (rosbags writes its own name there)."""
         path = self.path / "metadata.yaml"
-        metadata = yaml.safe_load(path.read_text())
+        metadata = read_yaml(path, DataError, "bag metadata")
         metadata["rosbag2_bagfile_information"]["ros_distro"] = self.ros_distro
         temporary = path.with_suffix(".yaml.tmp")
         temporary.write_text(yaml.safe_dump(metadata, sort_keys=False))

@@ -813,6 +813,7 @@ def repair_bag(path, out=None, distro: str | None = None) -> RepairResult:
     path = Path(path)
     if not path.is_dir():
         raise DataError(f"bag {path} {'is not a directory' if path.exists() else 'does not exist'}")
+    bag_io.check_bag_files(path)
     if bag_io.bag_being_recorded(path):
         raise DataError(f"bag {path} is being recorded by a running process (a recorder): stop it (Ctrl-C or "
                         "SIGTERM closes the bag whole), or read it as it is; a repair now would move its files "

@@ -10,6 +10,10 @@ any order:
 - ``stage``: stage label (see :mod:`robot_dynid.recordings.recording`), empty outside every stage;
 - ``cycle``: integer cycle index, empty or -1 outside every cycle.
 
+A byte-order mark at the start (as spreadsheet programs write) is ignored. Files above
+:data:`~robot_dynid.input_files.MAX_RECORDING_BYTES` (8 GiB) and special files (FIFOs, devices) are
+refused before they are opened.
+
 Values are parsed as float (``nan``, ``inf`` accepted; an empty cell is NaN). Rows holding
 NaN or inf in a used column are dropped and counted in ``Recording.n_dropped``. The writers
 print floats with Python's shortest round-trip representation, so reading a written file gives
@@ -26,6 +30,7 @@ from typing import Sequence
 import numpy as np
 
 from robot_dynid.errors import DataError
+from robot_dynid.input_files import MAX_RECORDING_BYTES, check_input_file
 from robot_dynid.recordings.recording import JOINT_FIELDS, Recording, first_non_increasing
 from robot_dynid.recordings.stages import NO_CYCLE, check_stage_label
 
@@ -35,7 +40,7 @@ _WRITE_CHUNK_ROWS = 65536
 
 
 def _parse_header(path: Path) -> list[str]:
-    with path.open(newline="", encoding="utf-8") as handle:
+    with path.open(newline="", encoding="utf-8-sig") as handle:
         header = next(csv.reader(handle), None)
     if not header:
         raise DataError(f"{path} is empty; expected a header line starting with 'time'")
@@ -90,7 +95,7 @@ def _column_layout(path: Path, columns: list[str], joint_names: Sequence[str] | 
 
 def _data_line_numbers(path: Path) -> np.ndarray:
     """1-based line numbers of the data rows (non-blank lines after the header)."""
-    with path.open(newline="", encoding="utf-8") as handle:
+    with path.open(newline="", encoding="utf-8-sig") as handle:
         reader = csv.reader(handle)
         next(reader, None)
         return np.array([reader.line_num for row in reader if row], dtype=np.int64)
@@ -110,7 +115,7 @@ def _read_python(path: Path, columns: list[str], numeric: list[int],
                  stage_index: int | None) -> tuple[np.ndarray, list[str] | None]:
     """Slow, exact parser: empty cells are NaN; errors name the line and column."""
     values, stages = [], []
-    with path.open(newline="", encoding="utf-8") as handle:
+    with path.open(newline="", encoding="utf-8-sig") as handle:
         reader = csv.reader(handle)
         next(reader)
         for row in reader:
@@ -130,7 +135,7 @@ def _read_python(path: Path, columns: list[str], numeric: list[int],
 def _read_table(path: Path, columns: list[str], numeric: list[int],
                 stage_index: int | None) -> tuple[np.ndarray, list[str] | np.ndarray | None]:
     """Numeric columns (N, len(numeric)) and the stage column (N,) of the data rows."""
-    options = dict(delimiter=",", skiprows=1, comments=None, quotechar='"', encoding="utf-8")
+    options = dict(delimiter=",", skiprows=1, comments=None, quotechar='"', encoding="utf-8-sig")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
@@ -177,6 +182,14 @@ def read_labelled_columns(path) -> tuple[list[str], np.ndarray, np.ndarray | Non
     parsed.
     """
     path = Path(path)
+    check_input_file(path, "CSV file", DataError, MAX_RECORDING_BYTES)
+    try:
+        return _read_labelled_columns(path)
+    except UnicodeDecodeError as error:
+        raise DataError(f"{path} is not UTF-8 text (byte {error.start}): is it a CSV file?") from None
+
+
+def _read_labelled_columns(path: Path):
     columns = _parse_header(path)
     numeric = [name for name in columns if name != "stage"]
     stage_index = columns.index("stage") if "stage" in columns else None
@@ -222,8 +235,9 @@ def read_csv(path, joint_names: Sequence[str] | None = None,
         length.
     """
     path = Path(path)
-    if not path.is_file():
-        raise DataError(f"CSV file {path} does not exist" if not path.exists() else f"{path} is not a file")
+    if not path.exists():
+        raise DataError(f"CSV file {path} does not exist")
+    check_input_file(path, "CSV file", DataError, MAX_RECORDING_BYTES)
     try:
         return _read_csv(path, joint_names, require_tau)
     except UnicodeDecodeError as error:

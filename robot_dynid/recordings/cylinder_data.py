@@ -37,6 +37,7 @@ from robot_dynid.recordings.bag_io import (DEFAULT_HYDRAULIC_TOPIC, DEFAULT_STAG
                                            read_hydraulic_states, read_stage_markers)
 from robot_dynid.recordings.csv_io import read_labelled_columns
 from robot_dynid.recordings.data_checks import UNIT_FRACTION, check_time_unit
+from robot_dynid.recordings.recording import first_non_increasing
 from robot_dynid.recordings.signal_processing import differentiate, median_step, window_samples_for
 from robot_dynid.recordings.stages import label_samples, stage_intervals, stage_mask
 
@@ -106,7 +107,7 @@ def check_cylinder_units(source: str, name: str, columns: dict) -> None:
 
 
 def _derive(name, source, time, x, xd, p_a, p_b, load, stage=None, cycle=None) -> CylinderSamples:
-    good = np.isfinite(x) & np.isfinite(p_a) & np.isfinite(p_b)
+    good = np.isfinite(time) & np.isfinite(x) & np.isfinite(p_a) & np.isfinite(p_b)
     if load is not None:
         good &= np.isfinite(load)
     recorded = xd is not None and bool(np.all(np.isfinite(xd[good])))
@@ -121,6 +122,10 @@ def _derive(name, source, time, x, xd, p_a, p_b, load, stage=None, cycle=None) -
     if time.size < MIN_DERIVATIVE_SAMPLES:
         raise DataError(f"{source}: cylinder {name!r} has {time.size} usable samples; need at least "
                         f"{MIN_DERIVATIVE_SAMPLES}")
+    later = first_non_increasing(time)
+    if later is not None:
+        raise DataError(f"{source}: cylinder {name!r}: time {float(time[later])!r} s of usable sample {later} is not "
+                        f"after {float(time[later - 1])!r} s; time must be strictly increasing")
     check_time_unit(time, f"{source}: cylinder {name!r}")
     check_cylinder_units(source, name, {"x": x, "xd": xd, "pa": p_a, "pb": p_b})
     window = max(window_samples_for(DERIVATIVE_WINDOW, median_step(time)), MIN_DERIVATIVE_SAMPLES)

@@ -12,6 +12,7 @@ import pathlib
 
 import numpy as np
 
+from robot_dynid import validators
 from robot_dynid.errors import DataError
 from robot_dynid.recordings.bag_io import DEFAULT_STAGE_TOPIC, read_bag, read_stage_markers
 from robot_dynid.recordings.csv_io import read_csv
@@ -31,6 +32,12 @@ DERIVATIVE_WINDOW = 0.05  # s, local polynomial window for derivatives that were
 #: recordings, as of hydraulic arms, get 0.14 s.
 MIN_DERIVATIVE_WINDOW_SAMPLES = 7
 SHORT_RUN = "in a run between gaps shorter than the derivative window"
+MAX_RESAMPLE_RATE = 10_000.0
+"""[Hz] of :func:`resample_recording` (``--resample``): above the joint-state rate of arm drivers (1 kHz for
+most)."""
+MAX_RESAMPLE_FACTOR = 10
+"""Most samples :func:`resample_recording` makes per recorded sample: a rate beyond ten times the recording's
+adds memory, not information."""
 
 
 def read_recording(path, joint_names=None, derivative_window=DERIVATIVE_WINDOW, robot=None, resample=None,
@@ -135,16 +142,23 @@ def resample_recording(recording: Recording, rate: float, window: float = DERIVA
     and cycle of the last recorded sample at or before it. Gaps (as :func:`complete_derivatives`
     finds them with a ``window`` [s] derivative window) are not bridged: each run gets its own
     grid, starting at its first stamp. Choose a rate near the recording's: resampling below it
-    without a low-pass filter aliases noise.
+    without a low-pass filter aliases noise. DataError for a rate above :data:`MAX_RESAMPLE_RATE` or one
+    that would make more than :data:`MAX_RESAMPLE_FACTOR` samples per recorded sample.
     """
+    rate = validators.in_range(rate, "resample rate", DataError, "Hz", 0.0, MAX_RESAMPLE_RATE, allow_minimum=False)
+    breaks = gap_starts(recording.time, derivative_window_samples(recording, window)) + 1
+    covered = sum(run[-1] - run[0] for run in np.split(recording.time, breaks) if run.size)
+    if covered * rate > MAX_RESAMPLE_FACTOR * recording.n_samples:
+        raise DataError(f"{recording.source}: resampling {recording.n_samples} samples at {rate:g} Hz would make "
+                        f"{covered * rate:.4g}, more than {MAX_RESAMPLE_FACTOR} times as many: a rate near the "
+                        f"recording's ({1.0 / median_step(recording.time):.4g} Hz)")
     original = 1.0 / median_step(recording.time)
     if rate < 0.9 * original:
         logger.warning("%s: resampling at %g Hz, below the recording's %.4g Hz, aliases what lies between "
                        "%g and %.4g Hz", recording.source, rate, original, rate / 2, original / 2)
     linear = {field: getattr(recording, field) for field in ("qd", "qdd", "tau", "temperature")
               if getattr(recording, field) is not None}
-    samples = resample_uniform(recording.time, rate, cubic={"q": recording.q}, linear=linear,
-                               breaks=gap_starts(recording.time, derivative_window_samples(recording, window)) + 1)
+    samples = resample_uniform(recording.time, rate, cubic={"q": recording.q}, linear=linear, breaks=breaks)
     dropped = DropCounter(recording.dropped)
     dropped.add("in a run of fewer than 2 samples between gaps (not resampled)", count=samples.n_lost)
     logger.info("%s: %d samples resampled to %d at %g Hz (positions: cubic spline; %s: linear)",

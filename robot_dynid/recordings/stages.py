@@ -38,6 +38,7 @@ from __future__ import annotations
 import heapq
 import logging
 import math
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
@@ -301,6 +302,47 @@ def label_samples(time, intervals: Sequence[StageInterval]) -> tuple[np.ndarray,
         stage[first:stop] = interval.stage_label
         cycle[first:stop] = interval.cycle
     return stage, cycle
+
+
+MAX_SELECTED_CYCLES = 10_000
+"""Most cycles a cycle list (:func:`parse_cycle_list`) may select: ten times the most a protocol plans
+(:data:`robot_dynid.experiment.protocol.MAX_CYCLES`)."""
+
+_CYCLE_NUMBER = re.compile(r"[0-9]{1,12}")
+
+
+def parse_cycle_list(text: str, what: str = "cycle list", error: type[Exception] = DataError) -> list[int]:
+    """The cycles of ``text``: numbers and ranges, comma-separated (``3,9,16``, ``0-5``, ``0-2,7``), in the
+    order given; cycles are counted from 0 (as in ExperimentStage).
+
+    Raises
+    ------
+    error
+        A part that is not a cycle number (an integer >= 0) or a range ``low-high`` with ``low <= high``,
+        no cycle at all, or more than :data:`MAX_SELECTED_CYCLES` cycles (counted before any is listed).
+    """
+    cycles: list[int] = []
+    for part in (piece.strip() for piece in str(text).split(",")):
+        if not part:
+            continue
+        low, dash, high = (bound.strip() for bound in part.partition("-"))
+        bounds = (low, high) if dash else (low,)
+        if not all(_CYCLE_NUMBER.fullmatch(bound) for bound in bounds) or int(bounds[0]) > int(bounds[-1]):
+            raise error(f"the {what} {_short(text)}: {_short(part)} is not a cycle number (an integer >= 0) or a "
+                        "range like 3-5")
+        first, last = int(bounds[0]), int(bounds[-1])
+        if len(cycles) + last - first + 1 > MAX_SELECTED_CYCLES:
+            raise error(f"the {what} {_short(text)} selects more than {MAX_SELECTED_CYCLES} cycles")
+        cycles.extend(range(first, last + 1))
+    if not cycles:
+        raise error(f"the {what} {_short(text)} names no cycle; give e.g. 3,9,16 or 0-5")
+    return cycles
+
+
+def _short(text) -> str:
+    """``repr(text)`` for a message, at most 60 characters."""
+    shown = repr(text)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
 def stage_mask(n_samples: int, stage_labels, cycle_labels, stage=None, cycles=None,

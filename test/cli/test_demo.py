@@ -76,7 +76,7 @@ def test_ros_demo_runs_the_graph_in_process_and_reports_the_services_torques(tmp
 
 
 @pytest.mark.parametrize("content, message", [
-    ("sim_robot: [1, \n", r"is not YAML"),
+    ("sim_robot: [1, \n", r"is not valid YAML"),
     ("sim_robto:\n  ros__parameters: {noise_std: 1.0}\n", r"'sim_robto' is not one of the demo's nodes \['recorder'"),
     ("sim_robot:\n  noise_std: 1.0\n", r"sim_robot needs a mapping 'ros__parameters: \{name: value\}'"),
     ("sim_robot:\n  ros__parameters: {noise: 1.0}\n", r"sim_robot has no parameter 'noise'"),

@@ -1,11 +1,14 @@
 """CSV reading and writing: column layout, exact round trip, errors naming line and column."""
 import logging
+import os
 
 import numpy as np
 import pytest
+from blocking import returns_within
 
 from robot_dynid.errors import DataError
-from robot_dynid.recordings.csv_io import read_csv, write_csv, write_torques_csv
+from robot_dynid.input_files import MAX_RECORDING_BYTES
+from robot_dynid.recordings.csv_io import read_csv, read_labelled_columns, write_csv, write_torques_csv
 from robot_dynid.recordings.recording import Recording
 
 
@@ -128,3 +131,35 @@ def test_empty_and_header_only_files(tmp_path):
         read_csv(write_text(tmp_path, "time,q.a\n", name="header.csv"))
     with pytest.raises(DataError, match="does not exist"):
         read_csv(tmp_path / "absent.csv")
+
+
+def test_a_byte_order_mark_is_read_as_without_it(tmp_path):
+    """Spreadsheet programs save 'CSV UTF-8' with a BOM before the header; the file reads as the same file
+    without it (for the recordings' reader and the cylinder data's)."""
+    text = "time,q.a,tau.a,stage,cycle\n0,1,2,rest,0\n1,2,3,excitation,1\n"
+    plain = write_text(tmp_path, text, "plain.csv")
+    marked = tmp_path / "marked.csv"
+    marked.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    expected, got = read_csv(plain), read_csv(marked)
+    assert got.joint_names == ("a",)
+    for field in ("time", "q", "tau", "stage", "cycle"):
+        np.testing.assert_array_equal(getattr(got, field), getattr(expected, field))
+    header, table, stage, cycle = read_labelled_columns(marked)
+    assert header == ["time", "q.a", "tau.a"] and stage.tolist() == ["rest", "excitation"] and cycle.tolist() == [0, 1]
+    np.testing.assert_array_equal(table, [[0, 1, 2], [1, 2, 3]])
+
+
+@pytest.mark.parametrize("reader", [read_csv, read_labelled_columns])
+def test_special_and_oversized_files_are_refused_before_they_are_opened(tmp_path, reader):
+    fifo = tmp_path / "fifo.csv"
+    os.mkfifo(fifo)          # opening it for reading would block until a writer came
+    error = returns_within(lambda: reader(fifo)).get("error")
+    assert isinstance(error, DataError) and "fifo.csv: the CSV file is a FIFO (named pipe), not a regular file" in str(
+        error), error
+    with pytest.raises(DataError, match=r"^/dev/zero: the CSV file is a character device, not a regular file"):
+        reader("/dev/zero")
+    big = tmp_path / "big.csv"
+    with open(big, "wb") as stream:        # sparse
+        stream.truncate(MAX_RECORDING_BYTES + 2 ** 30)
+    with pytest.raises(DataError, match=r"big.csv: the CSV file is 9 GiB, above the limit of 8 GiB$"):
+        reader(big)

@@ -76,3 +76,16 @@ def test_a_50_hz_recording_gets_a_window_of_seven_samples(tmp_path):
     assert np.all(np.abs(recording.qdd[inside] - expected[inside]) < 1e-2 * omega**2)
     np.testing.assert_allclose(recording.qd[inside], (omega * np.cos(np.outer(t, omega)))[inside],
                                rtol=0, atol=1e-3)
+
+
+def test_resampling_has_a_maximum_rate_and_factor():
+    """--resample: at most 10 kHz and 10 samples per recorded one, refused before the grid is made."""
+    from robot_dynid.recordings.data_files import resample_recording
+    t = np.arange(101) / 100.0                      # 1 s at 100 Hz
+    recording = Recording.from_arrays(("a",), t, np.sin(t)[:, None], source="run.csv")
+    assert resample_recording(recording, 1000.0).n_samples == 1001          # 10 times: accepted
+    with pytest.raises(DataError, match=r"^run.csv: resampling 101 samples at 2000 Hz would make 2000, more than 10 "
+                                        r"times as many: a rate near the recording's \(100 Hz\)$"):
+        resample_recording(recording, 2000.0)
+    with pytest.raises(DataError, match=r"^resample rate must be finite and in \(0, 10000\] \[Hz\], got 1000000000.0$"):
+        resample_recording(recording, 1e9)

@@ -231,9 +231,13 @@ def test_optimisation_is_deterministic_and_honours_the_start_pose():
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"criterion": "aoptimal"}, r"criterion must be one of \('cond', 'logdet', 'frobenius'\)"),
-    ({"harmonics": 1}, r"harmonics must be an integer >= 2"),
-    ({"period": -1.0}, r"period must be > 0 s, got -1.0"),
-    ({"n_starts": 0}, r"n_starts must be an integer >= 1, got 0"),
+    ({"harmonics": 1}, r"harmonics \(rest to rest needs two\) must be an integer in 2\.\.20, got 1"),
+    ({"harmonics": 100_000}, r"harmonics \(rest to rest needs two\) must be an integer in 2\.\.20, got 100000"),
+    ({"period": -1.0}, r"period must be finite and in \(0, 3600\] \[s\], got -1.0"),
+    ({"period": 1e308}, r"period must be finite and in \(0, 3600\] \[s\], got 1e\+308"),
+    ({"n_starts": 0}, r"n_starts must be an integer in 1\.\.1000, got 0"),
+    ({"max_iterations": 10 ** 9}, r"max_iterations must be an integer in 1\.\.100000, got 1000000000"),
+    ({"n_grid": 10 ** 9}, r"n_grid must be an integer in 4\.\.100000, got 1000000000"),
     ({"limit_fraction": 1.5}, r"limit_fraction must be in \(0, 1\], got 1.5"),
     ({"start_pose": [0.0]}, r"start_pose must have shape \(2,\) \[rad\], got \(1,\)"),
 ])

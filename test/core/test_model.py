@@ -100,7 +100,7 @@ def test_malformed_artifacts_are_rejected_by_name(er3a_model, edit, message):
 
 
 def test_yaml_and_file_errors_are_one_line(tmp_path):
-    with pytest.raises(ModelFileError, match=r"^m.yaml: not valid YAML: [^\n]*$"):
+    with pytest.raises(ModelFileError, match=r"^m.yaml: the model artifact is not valid YAML: [^\n]*$"):
         DynamicModel.from_yaml("a: [1, 2\nb: 3\n", source="m.yaml")
     with pytest.raises(ModelFileError, match=r"cannot read the model file"):
         DynamicModel.load(tmp_path)                 # a directory

@@ -190,7 +190,16 @@ def test_excitation_beyond_a_limit_names_the_joint(er3a):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"cycles": 0}, r"cycles must be an integer >= 1, got 0"),
+    ({"cycles": 0}, r"cycles must be an integer in 1\.\.1000, got 0"),
+    # the documented maxima, each generous for a real test and bounding the plan's work and memory
+    ({"cycles": 1_000_000_000}, r"^cycles must be an integer in 1\.\.1000, got 1000000000$"),
+    ({"excitation_periods": 101}, r"^excitation_periods must be an integer in 1\.\.100, got 101$"),
+    ({"speed_fractions": (0.5,) * 51}, r"^speed_fractions must hold 1 to 50 fractions in \(0, 1\], got 51$"),
+    ({"friction_level_duration": 1e308},
+     r"^friction_level_duration must be finite and in \(0, 600\] \[s\], got 1e\+308$"),
+    ({"warmup_duration": 3601.0}, r"^warmup_duration must be finite and in \[0, 3600\] \[s\], got 3601.0$"),
+    ({"rest_duration": 1e308}, r"^rest_duration must be finite and in \[0, 3600\] \[s\], got 1e\+308$"),
+    ({"check_dt": 1e-300}, r"^a grid of 10 s at dt = 1e-300 s would have 1e\+301 points, more than 10000000"),
     ({"speed_fractions": (0.5, 1.5)}, r"speed_fractions\[1\] must be in \(0, 1\]"),
     ({"home_pose": [0, 0, 3.0, 0, 0, 0]}, r"home_pose: joint j3 at 3 rad is outside its limits"),
     ({"friction_poses": {"j9": [0] * 6}}, r"friction_poses: 'j9' is not a joint of robot"),

@@ -15,7 +15,7 @@ from robot_dynid.recordings.stage_detection import (default_rest_threshold, dete
                                                     label_from_motion, select_stages)
 from robot_dynid.recordings.stages import (STAGE_KINDS, StageInterval, StageMarker, StampOrder,
                                            intervals_from_labels, join_sub_stages, kind_code,
-                                           kind_name, label_samples, stage_intervals)
+                                           kind_name, label_samples, parse_cycle_list, stage_intervals)
 
 # Detected boundaries must lie this close to the constructed ones [s].
 BOUNDARY_TOLERANCE = 0.1
@@ -394,3 +394,23 @@ def test_sub_stages_of_one_stage_and_cycle_are_joined_but_cycles_are_not():
     # an end and a start of the same stage at different stamps (a pause between them) stay apart
     apart = [marker("excitation", False, 0, 2.0), marker("excitation", True, 0, 2.5)]
     assert join_sub_stages(apart) == apart
+
+
+@pytest.mark.parametrize("text, cycles", [
+    ("3,9,16", [3, 9, 16]), ("0-5", [0, 1, 2, 3, 4, 5]), (" 0-2 , 7,", [0, 1, 2, 7]), ("5-5", [5]),
+    ("0-9999", list(range(10_000))),
+])
+def test_cycle_lists(text, cycles):
+    assert parse_cycle_list(text) == cycles
+
+
+@pytest.mark.parametrize("text, message", [
+    ("0-1000000000", r"^the cycle list '0-1000000000' selects more than 10000 cycles$"),
+    ("0-9999,10000", r"selects more than 10000 cycles"),
+    ("9" * 5000, r"is not a cycle number \(an integer >= 0\) or a range like 3-5"),
+    ("-1", r"'-1' is not a cycle number"), ("5-3", r"'5-3' is not a cycle number"),
+    ("1.5", r"'1.5' is not a cycle number"), ("a-b", r"'a-b' is not a cycle number"), (",", r"names no cycle"),
+])
+def test_bad_cycle_lists_are_one_line_before_anything_is_listed(text, message):
+    with pytest.raises(DataError, match=message):
+        parse_cycle_list(text)

@@ -281,3 +281,18 @@ def test_time_grid_includes_both_ends():
     assert time_grid(2.0, n_points=5)[-1] == 2.0
     with pytest.raises(TrajectoryError, match="give exactly one of n_points and dt"):
         time_grid(1.0)
+
+
+def test_grids_and_ladders_have_documented_maxima():
+    """A grid (what every check and simulation samples) and a friction ladder level (one segment per stroke)
+    are refused above their maxima before anything is allocated or built."""
+    from robot_dynid.experiment.trajectories import MAX_GRID_POINTS, MAX_LADDER_STROKES, time_grid
+    assert MAX_GRID_POINTS == 10_000_000 and MAX_LADDER_STROKES == 10_000      # as README states
+    with pytest.raises(TrajectoryError, match=r"^a grid of 1e\+300 s at dt = 0.01 s would have 1e\+302 points, more "
+                                              r"than 10000000: a larger dt$"):
+        time_grid(1e300, dt=0.01)
+    with pytest.raises(TrajectoryError, match=r"^n_points must be an integer in 2\.\.10000000, got 1000000000000$"):
+        time_grid(1.0, n_points=10 ** 12)
+    assert time_grid(99_999.99, dt=0.01).size == 10_000_000
+    with pytest.raises(TrajectoryError, match=r"level 0 of 1e\+308 s at 1 rad/s would take more than 10000 strokes"):
+        VelocityLadder(("a",), [0.0], "a", [1.0], 1e308, 1.0, 10.0)

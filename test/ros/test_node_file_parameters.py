@@ -1,0 +1,51 @@
+"""Node parameters naming a file given one that would hang or exhaust the node (YAML nested 1000 deep, an
+integer of 5000 digits, an alias bomb, a file above the size limit, /dev/zero, a FIFO): the installed node
+exits 2 at start with one error line naming the file and the problem, no traceback (real processes)."""
+import os
+
+import pytest
+
+from ros_graph import start_node
+
+FILE_PARAMETERS = [("experiment_runner", "robot_file"), ("experiment_runner", "plan_file"),
+                   ("sim_robot", "robot_file"), ("identifier", "robot_file"), ("identifier", "bounds_file"),
+                   ("feedforward", "model_file"), ("hydraulic_identifier", "cylinders_file")]
+OTHERS = {"bounds_file": ["-p", "consistent:=true"]}     # read only for the consistent fit
+
+BILLION_LAUGHS = "".join([
+    "lol0: &lol0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n",
+    *(f"lol{k}: &lol{k} [{', '.join([f'*lol{k - 1}'] * 10)}]\n" for k in range(1, 10))])
+
+
+def bad_files(directory):
+    """{variant: (path, what the error line says)}."""
+    files = {}
+    for name, content in (("nested", "[" * 1000 + "]" * 1000), ("huge_integer", "name: arm\nvalue: " + "7" * 5000),
+                          ("aliases", BILLION_LAUGHS)):
+        (directory / f"{name}.yaml").write_text(content)
+    files["nested"] = (directory / "nested.yaml", "nests deeper than 100 levels (line 1, column 101)")
+    files["huge_integer"] = (directory / "huge_integer.yaml", "holds an integer of 5000 characters")
+    files["aliases"] = (directory / "aliases.yaml", "holds more than 1000000 values")
+    with open(directory / "oversized.yaml", "wb") as stream:
+        stream.truncate(101 * 2 ** 20)      # sparse
+    files["oversized"] = (directory / "oversized.yaml", "is 101 MiB, above the limit of 100 MiB")
+    os.mkfifo(directory / "fifo.yaml")
+    files["fifo"] = (directory / "fifo.yaml", "is a FIFO (named pipe), not a regular file")
+    files["dev_zero"] = ("/dev/zero", "is a character device, not a regular file")
+    return files
+
+
+@pytest.mark.parametrize("node, parameter", FILE_PARAMETERS)
+def test_a_file_that_would_hang_or_exhaust_the_node_is_one_line_and_exit_2(tmp_path, node, parameter):
+    files = bad_files(tmp_path)
+    processes = {name: start_node(node, "-p", f"{parameter}:={path}", *OTHERS.get(parameter, []),
+                                  log_path=tmp_path / f"{name}.log")
+                 for name, (path, _) in files.items()}     # started together: the machine may be loaded
+    for name, process in processes.items():
+        path, problem = files[name]
+        code = process.wait(timeout=60)
+        log = (tmp_path / f"{name}.log").read_text()
+        assert code == 2, (name, code, log)
+        assert "Traceback" not in log, (name, log)
+        errors = [line for line in log.splitlines() if "error" in line.lower()]
+        assert len(errors) == 1 and f"{path}: " in errors[0] and problem in errors[0], (name, log)
