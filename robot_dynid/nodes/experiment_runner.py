@@ -65,7 +65,8 @@ from robot_dynid.experiment.schedule import (DEFAULT_APPROACH_SPEED_FRACTION, DE
                                              StartRefused, positions_in_order)
 from robot_dynid.model.robot_description import load_robot
 from robot_dynid.msg import ExperimentStage
-from robot_dynid.nodes.node_runtime import STAGE_MARKERS_OUT, declare, joint_states_qos, spin_node
+from robot_dynid.nodes.node_runtime import (STAGE_MARKERS_OUT, declare, in_range, integer_in, joint_states_qos,
+                                            spin_node)
 from robot_dynid.package_files import find_package_file
 
 # Parameter ranges; the maxima bound the plan's memory and build time and what a typo can do to an arm
@@ -95,17 +96,6 @@ def trajectory_msg(joint_names, time_from_start, q, qd, qdd):
     return msg
 
 
-def bounded(unit, minimum, maximum, allow_minimum=True):
-    """A :func:`declare` check: a finite number in ``[minimum, maximum]`` (``(minimum, maximum]``
-    without ``allow_minimum``) [``unit``]."""
-    return lambda value, field: validators.in_range(value, field, DynIdError, unit, minimum, maximum, allow_minimum)
-
-
-def counted(maximum):
-    """A :func:`declare` check: an integer in ``1..maximum``."""
-    return lambda value, field: validators.count(value, field, DynIdError, 1, maximum)
-
-
 def speed_levels(value, field):
     """A :func:`declare` check of ``speed_fractions``: 1 to :data:`MAX_SPEED_LEVELS` fractions in (0, 1]."""
     if not 1 <= len(value) <= MAX_SPEED_LEVELS:
@@ -120,53 +110,54 @@ class ExperimentRunnerNode(Node):
         robot_file = (declare(self, "robot_file", "", "robot description (YAML); '' = the ER3A")
                       or str(find_package_file("config", "robots", "er3a.yaml")))
         plan_file = declare(self, "plan_file", "", "protocol plan (YAML, save_plan); '' = build one")
-        cycles = declare(self, "cycles", 24, f"cycles of the built plan, 1 to {MAX_CYCLES}", check=counted(MAX_CYCLES))
+        cycles = declare(self, "cycles", 24, f"cycles of the built plan, 1 to {MAX_CYCLES}",
+                         check=integer_in(1, MAX_CYCLES))
         periods = declare(self, "excitation_periods", 2,
                           f"excitation periods per cycle of the built plan, 1 to {MAX_EXCITATION_PERIODS}",
-                          check=counted(MAX_EXCITATION_PERIODS))
+                          check=integer_in(1, MAX_EXCITATION_PERIODS))
         fractions = declare(self, "speed_fractions", [0.05, 0.2, 0.4, 0.6, 0.8, 1.0],
                             f"friction speed levels of the built plan, fractions of the velocity limits in (0, 1], "
                             f"1 to {MAX_SPEED_LEVELS} levels", check=speed_levels)
         level = declare(self, "friction_level_duration", 0.0,
                         f"time per friction speed level; 0 = shortest; at most {MAX_LEVEL_DURATION:g}", "s",
-                        bounded("s", 0.0, MAX_LEVEL_DURATION))
+                        in_range("s", 0.0, MAX_LEVEL_DURATION))
         warmup = declare(self, "warmup_duration", 180.0,
                          f"warmup stage of the built plan (0 = none), at most {MAX_WARMUP_DURATION:g}", "s",
-                         bounded("s", 0.0, MAX_WARMUP_DURATION))
+                         in_range("s", 0.0, MAX_WARMUP_DURATION))
         command_topic = declare(self, "command_topic", "joint_trajectory", "JointTrajectory commands out")
         states_topic = declare(self, "joint_states_topic", "joint_states", "measured JointState in")
         stage_topic = declare(self, "stage_topic", "experiment_stage", "ExperimentStage markers out")
         self.experiment_id = declare(self, "experiment_id", "", "ExperimentStage.experiment_id")
         rate = declare(self, "rate_hz", 100.0,
                        f"reference sample rate, {MIN_RATE_HZ:g} to {MAX_RATE_HZ:g} (the plan at most "
-                       f"{MAX_REFERENCE_SAMPLES:,} samples)", "Hz", bounded("Hz", MIN_RATE_HZ, MAX_RATE_HZ))
+                       f"{MAX_REFERENCE_SAMPLES:,} samples)", "Hz", in_range("Hz", MIN_RATE_HZ, MAX_RATE_HZ))
         window = declare(self, "window_duration", 2.0,
                          f"reference per trajectory message, > 0 and at most {MAX_WINDOW:g}", "s",
-                         bounded("s", 0.0, MAX_WINDOW, allow_minimum=False))
+                         in_range("s", 0.0, MAX_WINDOW, allow_minimum=False))
         lookahead = declare(self, "lookahead", 1.0,
                             f"windows are sent this long before they start, 0 to {MAX_WINDOW:g}", "s",
-                            bounded("s", 0.0, MAX_WINDOW))
+                            in_range("s", 0.0, MAX_WINDOW))
         self.threshold = declare(self, "deviation_threshold", 0.1,
                                  f"abort beyond this tracking error, > 0 and at most {MAX_DEVIATION:g}", "rad",
-                                 bounded("rad", 0.0, MAX_DEVIATION, allow_minimum=False))
+                                 in_range("rad", 0.0, MAX_DEVIATION, allow_minimum=False))
         self.autostart = declare(self, "autostart", False,
                                  "start once a joint state and a command subscriber are there, without ~/start")
         tolerance = declare(self, "start_tolerance", DEFAULT_START_TOLERANCE,
                             "per joint: farther than this from the plan's start pose, approach it first; 0 to "
-                            "deviation_threshold", "rad", bounded("rad", 0.0, MAX_DEVIATION))
+                            "deviation_threshold", "rad", in_range("rad", 0.0, MAX_DEVIATION))
         approach = declare(self, "approach_speed_fraction", DEFAULT_APPROACH_SPEED_FRACTION,
                            "of the velocity and acceleration limits for the approach move, 0 to 1; 0 = no approach",
                            check=lambda value, field: validators.fraction(value, field, DynIdError, allow_zero=True))
         max_pose_age = declare(self, "max_joint_state_age", DEFAULT_MAX_POSE_AGE,
                                "a start waits for a joint state received at most this long ago; running, none "
                                f"for this long aborts; > 0 and at most {MAX_STATE_AGE:g}", "s",
-                               bounded("s", 0.0, MAX_STATE_AGE, allow_minimum=False))
+                               in_range("s", 0.0, MAX_STATE_AGE, allow_minimum=False))
         self.start_delay = declare(self, "start_delay", 2.0,
                                    f"from an accepted start to the first motion, 0 to {MAX_START_DELAY:g}", "s",
-                                   bounded("s", 0.0, MAX_START_DELAY))
+                                   in_range("s", 0.0, MAX_START_DELAY))
         self.stop_duration = declare(self, "stop_duration", 0.2,
                                      f"time to reach the hold pose on abort, > 0 and at most {MAX_STOP_DURATION:g}",
-                                     "s", bounded("s", 0.0, MAX_STOP_DURATION, allow_minimum=False))
+                                     "s", in_range("s", 0.0, MAX_STOP_DURATION, allow_minimum=False))
         robot = load_robot(robot_file)
         plan = load_plan(plan_file) if plan_file else build_protocol(
             robot, cycles=cycles, excitation_periods=periods, speed_fractions=fractions,

@@ -81,7 +81,6 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
-from robot_dynid import validators
 from robot_dynid.errors import DynIdError
 from robot_dynid.joint_names import index_in, match_joints
 from robot_dynid.model.dynamic_model import DynamicModel
@@ -92,7 +91,7 @@ from robot_dynid.model.feedforward import (
     join_points)
 from robot_dynid.model.robot_description import load_robot
 from robot_dynid.msg import FeedforwardStatus, IdentifiedModel
-from robot_dynid.nodes.node_runtime import declare, joint_states_qos, spin_node
+from robot_dynid.nodes.node_runtime import declare, in_range, integer_in, joint_states_qos, spin_node
 from robot_dynid.srv import ComputeFeedforward
 
 MODEL_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
@@ -158,16 +157,14 @@ class FeedforwardNode(Node):
         reference_timeout = declare(
             self, "reference_timeout", DEFAULT_REFERENCE_TIMEOUT,
             "without a valid reference this long, zero feed-forward is published; in (0, 60]", "s",
-            check=lambda value, field: validators.in_range(value, field, DynIdError, "s", 0.0, MAX_REFERENCE_TIMEOUT,
-                                                           allow_minimum=False))
+            check=in_range("s", 0.0, MAX_REFERENCE_TIMEOUT, allow_minimum=False))
         status_period = declare(
             self, "status_period", 1.0, "FeedforwardStatus period (and on every change); in (0, 3600]", "s",
-            check=lambda value, field: validators.in_range(value, field, DynIdError, "s", 0.0, MAX_STATUS_PERIOD,
-                                                           allow_minimum=False))
+            check=in_range("s", 0.0, MAX_STATUS_PERIOD, allow_minimum=False))
         service_queue_depth = declare(
             self, "service_queue_depth", DEFAULT_SERVICE_QUEUE_DEPTH,
             "requests the service queues (beyond: dropped unanswered); in 1..10000",
-            check=lambda value, field: validators.count(value, field, DynIdError, 1, MAX_SERVICE_QUEUE_DEPTH))
+            check=integer_in(1, MAX_SERVICE_QUEUE_DEPTH))
         self.output_joints = declare(self, "joints", Parameter.Type.STRING_ARRAY,
                                      "joints of the Float64MultiArray commands, in the controller's order; "
                                      "unset: the model's joints") or None

@@ -40,31 +40,31 @@ from robot_dynid.hydraulics.cylinder_results import (cylinder_config_from_dict, 
                                                      save_cylinder_results)
 from robot_dynid.hydraulics.online import N_PARAMETERS, OnlineHydraulicIdentifier, OnlineSettings
 from robot_dynid.msg import HydraulicCylinderEstimates, HydraulicCylinderState, IdentificationStatus
-from robot_dynid.nodes.identifier import integer, seconds, within, writable_file_path
-from robot_dynid.nodes.node_runtime import declare, joint_states_qos, spin_node
+from robot_dynid.nodes.identifier import seconds, writable_file_path
+from robot_dynid.nodes.node_runtime import declare, in_range, integer_in, joint_states_qos, spin_node
 from robot_dynid.recordings.recording import DropCounter, describe_dropped
 
 MAX_MIN_SAMPLES = 10_000_000
 MAX_QUEUE_DEPTH = 100_000    # messages [1] a subscription may hold (memory)
 SETTINGS = (  # (field of OnlineSettings, description, unit, check)
     ("forgetting", "RLS forgetting factor mu in (0, 1]; memory about 1 / (1 - mu) samples", None,
-     within(None, 0.0, 1.0, allow_minimum=False)),
+     in_range(None, 0.0, 1.0, allow_minimum=False)),
     ("initial_covariance", "RLS initial covariance P0 (identity times this) on the scaled columns, in (0, 1e12]",
-     None, within(None, 0.0, 1e12, allow_minimum=False)),
+     None, in_range(None, 0.0, 1e12, allow_minimum=False)),
     ("displacement_scale", "typical rod displacement |x|, the column scale of K, in (0, 10]", "m",
-     within("m", 0.0, 10.0, allow_minimum=False)),
+     in_range("m", 0.0, 10.0, allow_minimum=False)),
     ("velocity_scale", "typical rod speed |x'|, the column scale of fv (and of fs), in (0, 10]", "m/s",
-     within("m/s", 0.0, 10.0, allow_minimum=False)),
+     in_range("m/s", 0.0, 10.0, allow_minimum=False)),
     ("acceleration_window", "window of the causal derivative of the velocity giving x'', in (0, 10]", "s",
-     within("s", 0.0, 10.0, allow_minimum=False)),
+     in_range("s", 0.0, 10.0, allow_minimum=False)),
     ("max_gap", "a longer gap between two samples of a cylinder restarts the derivative, in (0, 3600]", "s",
-     within("s", 0.0, 3600.0, allow_minimum=False)),
+     in_range("s", 0.0, 3600.0, allow_minimum=False)),
     ("convergence_window", "the estimate must have stayed in its band this long to be converged, in (0, 86400]",
-     "s", within("s", 0.0, 86400.0, allow_minimum=False)),
+     "s", in_range("s", 0.0, 86400.0, allow_minimum=False)),
     ("convergence_band", "relative half-width of the convergence band (the std is its floor), in (0, 1]", None,
-     within(None, 0.0, 1.0, allow_minimum=False)),
+     in_range(None, 0.0, 1.0, allow_minimum=False)),
     ("min_samples", f"samples before a cylinder can count as converged, in {N_PARAMETERS + 1}..{MAX_MIN_SAMPLES}",
-     None, integer(N_PARAMETERS + 1, MAX_MIN_SAMPLES)),
+     None, integer_in(N_PARAMETERS + 1, MAX_MIN_SAMPLES)),
 )
 WARNING_PERIOD = 5.0   # s between repeated warnings about skipped messages
 
@@ -94,10 +94,10 @@ class HydraulicIdentifierNode(Node):
         status_topic = declare(self, "hydraulic_status_topic", "hydraulic_identification_status",
                                "robot_dynid/IdentificationStatus output")
         depth = declare(self, "queue_depth", 100, f"subscription queue depth (2 s at 50 Hz), in 1..{MAX_QUEUE_DEPTH}",
-                        "1", integer(1, MAX_QUEUE_DEPTH))
+                        "1", integer_in(1, MAX_QUEUE_DEPTH))
         qos = joint_states_qos(self, depth, "qos", "the HydraulicCylinderState subscription")
         publish_period = declare(self, "publish_period", 1.0, "period of the estimates and status, in (0, 3600]", "s",
-                                 within("s", 0.0, 3600.0, allow_minimum=False))
+                                 in_range("s", 0.0, 3600.0, allow_minimum=False))
         self.results_file = declare(self, "results_file", "", "results file (YAML) written by ~/save and at "
                                     "shutdown; '' = cylinder_results_<date>_<time>.yaml in the current directory",
                                     check=writable_file_path) \

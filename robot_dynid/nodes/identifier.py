@@ -38,7 +38,6 @@ from rclpy.node import Node
 from std_msgs.msg import Header
 from std_srvs.srv import Trigger
 
-from robot_dynid import validators
 from robot_dynid.errors import DynIdError
 from robot_dynid.estimation.estimators import METHODS
 from robot_dynid.estimation.identification import OPTION_DEFAULTS, settings_from_options
@@ -46,7 +45,8 @@ from robot_dynid.estimation.streaming import StreamingIdentifier, StreamingSetti
 from robot_dynid.model.robot_description import load_robot
 from robot_dynid.msg import ExperimentStage, IdentificationStatus, IdentifiedModel
 from robot_dynid.nodes.feedforward import MODEL_QOS
-from robot_dynid.nodes.node_runtime import STAGE_MARKERS_IN, declare, joint_states_qos, spin_node
+from robot_dynid.nodes.node_runtime import (STAGE_MARKERS_IN, declare, in_range, integer_in, joint_states_qos,
+                                            spin_node)
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.joint_states import JointStateSelector
 from robot_dynid.recordings.recording import describe_dropped
@@ -55,32 +55,21 @@ from robot_dynid.recordings.stages import STAGE_KINDS, StageMarker, StampOrder, 
 STATE_DEPTH = 2000   # joint states queued [1]: 2 s at 1 kHz while a fit runs
 
 
-def within(unit, minimum, maximum, allow_minimum=True):
-    """A ``declare(check=)`` refusing a value outside ``[minimum, maximum]`` (``(minimum, maximum]``
-    without ``allow_minimum``), NaN and inf, naming the parameter and the interval in one line."""
-    return lambda value, field: validators.in_range(value, field, DynIdError, unit, minimum, maximum, allow_minimum)
-
-
-def integer(minimum, maximum):
-    """A ``declare(check=)`` refusing an integer outside ``minimum..maximum``."""
-    return lambda value, field: validators.count(value, field, DynIdError, minimum, maximum)
-
-
 MAX_SAMPLES = 1_000_000   # buffered samples [1]: about 0.2 GB for 6 joints
 IDENTIFICATION_PARAMETERS = (  # (option of identification.settings_from_options, description, unit, check)
     ("friction", "friction model: none, coulomb_viscous, stribeck_cbrt, arctan, polynomial", None, None),
     ("friction_drift", "friction coefficients drifting with temperature or time: none, temperature, time", None,
      None),
     ("dead_band", "speed below which every friction column is zero; 0 = none; below every joint's velocity limit",
-     "rad/s", within("rad/s", 0.0, None)),
+     "rad/s", in_range("rad/s", 0.0, None)),
     ("sign_sharpness", "arctan friction: k of its smoothed Coulomb sign (2/pi) atan(k v), in (0, 1e6]", "s/rad",
-     within("s/rad", 0.0, 1e6, allow_minimum=False)),
+     in_range("s/rad", 0.0, 1e6, allow_minimum=False)),
     ("stribeck_velocity", "arctan friction: vs of its Stribeck transition, in (0, 100]", "rad/s",
-     within("rad/s", 0.0, 100.0, allow_minimum=False)),
+     in_range("rad/s", 0.0, 100.0, allow_minimum=False)),
     ("armature", "add a rotor inertia column Ia_j qdd_j per joint", None, None),
     ("offset", "add a constant torque offset per joint", None, None),
     ("method", f"estimator, one of {list(METHODS)} (rls: online, updated per sample)", None, None),
-    ("forgetting", "RLS forgetting factor in (0, 1]", None, within(None, 0.0, 1.0, allow_minimum=False)),
+    ("forgetting", "RLS forgetting factor in (0, 1]", None, in_range(None, 0.0, 1.0, allow_minimum=False)),
     ("consistent", "physically consistent fit: every link's pseudo-inertia positive semidefinite, friction and "
                    "armature >= 0 (ols or wls; needs cvxpy)", None, None),
     ("bounds_file", "bounds of the consistent fit (YAML: link masses [kg], total mass [kg], centre-of-mass boxes "
@@ -102,7 +91,7 @@ class IdentifierNode(Node):
         pool = declare(self, "pool_stages", False, "identify over all selected stages so far, not the last")
         max_samples = declare(self, "max_samples", 20000, "buffered samples before folding into normal equations, "
                               f"in {4 * StreamingSettings.window}..{MAX_SAMPLES}", "1",
-                              integer(4 * StreamingSettings.window, MAX_SAMPLES))
+                              integer_in(4 * StreamingSettings.window, MAX_SAMPLES))
         joint_states_topic = declare(self, "joint_states_topic", "joint_states", "JointState input")
         stage_topic = declare(self, "stage_topic", "experiment_stage", "ExperimentStage markers")
         model_topic = declare(self, "model_topic", "identified_model", "IdentifiedModel output (transient local)")
@@ -114,15 +103,15 @@ class IdentifierNode(Node):
                           "not larger than the model in use's")
         max_rsd = declare(self, "max_holdout_rsd", 0.5, "quality gate: reject a model whose hold-out RSD "
                           "(residual / torque, root of sums of squares) is not below this, in (0, 1]", "1",
-                          within("1", 0.0, 1.0, allow_minimum=False))
+                          in_range("1", 0.0, 1.0, allow_minimum=False))
         max_condition = declare(self, "max_condition", 1000.0, "quality gate: reject a model whose condition "
                                 "number (column-scaled base regressor) is not below this, in (1, 1e12]", "1",
-                                within("1", 1.0, 1e12, allow_minimum=False))
+                                in_range("1", 1.0, 1e12, allow_minimum=False))
         status_period = declare(self, "status_period", 1.0, "period of IdentificationStatus, in (0, 3600]", "s",
-                                within("s", 0.0, 3600.0, allow_minimum=False))
+                                in_range("s", 0.0, 3600.0, allow_minimum=False))
         self.latency = declare(self, "stage_latency", 0.5, "how far joint states and stage markers may arrive out "
                                "of stamp order, in [0, 60]; samples are used this much later", "s",
-                               within("s", 0.0, 60.0))
+                               in_range("s", 0.0, 60.0))
         self.robot = load_robot(robot_file)
         settings = StreamingSettings(settings_from_options(options, self.robot, label=lambda name: f"parameter {name}"),
                                      stages=tuple(stages), pool_stages=pool, max_samples=max_samples,

@@ -14,6 +14,7 @@ from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 
+from robot_dynid import validators
 from robot_dynid.errors import DynIdError
 
 JOINT_STATES_QOS = ("reliable", "best_effort", "sensor_data")
@@ -41,6 +42,18 @@ def declare(node, name, default, description, unit=None, check=None):
     text = f"{description} [{unit}]" if unit else description
     value = node.declare_parameter(name, default, ParameterDescriptor(description=text)).value
     return value if check is None else check(value, f"parameter {name}")
+
+
+def in_range(unit, minimum, maximum, allow_minimum=True):
+    """A :func:`declare` check: a finite number in ``[minimum, maximum]`` (``(minimum, maximum]``
+    without ``allow_minimum``; None: unbounded) [``unit``]; NaN, inf and anything outside are refused
+    in one line naming the parameter and the interval (:func:`robot_dynid.validators.in_range`)."""
+    return lambda value, field: validators.in_range(value, field, DynIdError, unit, minimum, maximum, allow_minimum)
+
+
+def integer_in(minimum, maximum=None):
+    """A :func:`declare` check: an integer in ``minimum..maximum`` (:func:`robot_dynid.validators.count`)."""
+    return lambda value, field: validators.count(value, field, DynIdError, minimum, maximum)
 
 
 def joint_states_qos(node, depth, parameter="joint_states_qos", what="the joint state subscription(s)"):

@@ -52,11 +52,10 @@ from rclpy.parameter import Parameter
 from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import JointState
 
-from robot_dynid import validators
 from robot_dynid.errors import DynIdError
 from robot_dynid.msg import ExperimentStage, HydraulicCylinderState
-from robot_dynid.nodes.node_runtime import (STAGE_MARKERS_IN, STAGE_MARKERS_OUT, declare, joint_states_qos,
-                                            ros_distro, spin_node)
+from robot_dynid.nodes.node_runtime import (STAGE_MARKERS_IN, STAGE_MARKERS_OUT, declare, in_range, integer_in,
+                                            joint_states_qos, ros_distro, spin_node)
 from robot_dynid.recordings.bag_io import (MB, STORAGE_PLUGINS, BagWriter, DiskSpaceError, RecordingStopped,
                                            free_space, offered_qos)
 from robot_dynid.recordings.bag_layout import BAG_TOPICS, JointStateDecoder, default_bag_path
@@ -94,20 +93,20 @@ class RecorderNode(Node):
         joint_names = declare(self, "joint_names", Parameter.Type.STRING_ARRAY,
                               "joints the identification needs; each missing one is warned about once")
         depth = declare(self, "queue_depth", 1000, "subscription queue depth of the data topics (1 kHz bursts), "
-                        f"in 1..{MAX_QUEUE_DEPTH}", "1", integer(1, MAX_QUEUE_DEPTH))
+                        f"in 1..{MAX_QUEUE_DEPTH}", "1", integer_in(1, MAX_QUEUE_DEPTH))
         data_qos = joint_states_qos(self, depth)
         flush_period = declare(self, "flush_period", 1.0, f"period of flushing the bag to disk and checking the free "
-                               f"space, in [{MIN_PERIOD:g}, 3600]", "s", within("s", MIN_PERIOD, 3600.0))
+                               f"space, in [{MIN_PERIOD:g}, 3600]", "s", in_range("s", MIN_PERIOD, 3600.0))
         status_period = declare(self, "status_period", 10.0, f"period of the message-count log, 0 = off, else in "
                                 f"[{MIN_PERIOD:g}, 3600]", "s", period_or_off)
         min_free_space = declare(self, "min_free_space", 100.0, "free space the bag's file system must keep: less at "
                                  "the start refuses to record, less than twice it is warned about once, less while "
                                  "recording stops recording and closes the bag; 0 = no check (a full disk still "
-                                 "closes the bag)", "MB", within("MB", 0.0, None))
+                                 "closes the bag)", "MB", in_range("MB", 0.0, None))
         self.silent_topic_delay = declare(
             self, "silent_topic_delay", 5.0, "an effort, current, temperature or hydraulic topic that has delivered "
             "nothing this long after the first joint state is warned about (once), in (0, 3600]", "s",
-            within("s", 0.0, 3600.0, allow_minimum=False))
+            in_range("s", 0.0, 3600.0, allow_minimum=False))
 
         self.decoder = JointStateDecoder()
         self.selector = JointStateSelector(joint_names) if joint_names else None
@@ -297,16 +296,6 @@ def open_bag(bag_path, output_directory, storage, min_free_space):
         raise DynIdError(f"parameter {'bag_path' if bag_path else 'output_directory'}: {error}") from None
 
 
-def within(unit, minimum, maximum, allow_minimum=True):
-    """A ``declare(check=)`` refusing NaN, inf and a value outside the interval, naming the parameter (the
-    identifier's helper, not imported: the recorder starts without the estimation modules)."""
-    return lambda value, field: validators.in_range(value, field, DynIdError, unit, minimum, maximum, allow_minimum)
-
-
-def integer(minimum, maximum):
-    return lambda value, field: validators.count(value, field, DynIdError, minimum, maximum)
-
-
 def storage_choice(value, field):
     if value not in STORAGE_PLUGINS:
         raise DynIdError(f"{field} is {value!r}; expected one of {list(STORAGE_PLUGINS)}")
@@ -315,7 +304,7 @@ def storage_choice(value, field):
 
 def period_or_off(value, field):
     """0 (off) or a period in [MIN_PERIOD, 3600] s."""
-    return value if value == 0.0 and not isinstance(value, bool) else within("s", MIN_PERIOD, 3600.0)(value, field)
+    return value if value == 0.0 and not isinstance(value, bool) else in_range("s", MIN_PERIOD, 3600.0)(value, field)
 
 
 def main(args=None):

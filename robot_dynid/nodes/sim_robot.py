@@ -37,7 +37,7 @@ from robot_dynid.experiment.trajectory_following import SimulatedArm
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_description import load_robot
-from robot_dynid.nodes.node_runtime import declare, spin_node
+from robot_dynid.nodes.node_runtime import declare, in_range, integer_in, spin_node
 from robot_dynid.package_files import find_package_file
 
 # Parameter ranges; the maxima bound the publisher's history (max_lag * rate messages) and the timer's work
@@ -49,12 +49,6 @@ MAX_COLD_EXCESS = 10.0                # cold_excess
 MAX_WARMUP_TIME_CONSTANT = 86400.0    # [s] warmup_time_constant
 
 
-def bounded(unit, minimum, maximum, allow_minimum=True):
-    """A :func:`declare` check: a finite number in ``[minimum, maximum]`` (``(minimum, maximum]``
-    without ``allow_minimum``) [``unit``]."""
-    return lambda value, field: validators.in_range(value, field, DynIdError, unit, minimum, maximum, allow_minimum)
-
-
 class SimRobotNode(Node):
     def __init__(self, **node_options):
         """``node_options``: rclpy Node keyword arguments, e.g. ``context`` (one process, several nodes)."""
@@ -64,22 +58,22 @@ class SimRobotNode(Node):
         friction = declare(self, "friction", "coulomb_viscous", "friction model name")
         noise_std = declare(self, "noise_std", 0.5,
                             f"torque measurement noise standard deviation, 0 to {MAX_NOISE_STD:g}", "N m",
-                            bounded("N m", 0.0, MAX_NOISE_STD))
+                            in_range("N m", 0.0, MAX_NOISE_STD))
         seed = declare(self, "seed", 0, "seed of the true parameters and of the noise, >= 0",
-                       check=lambda value, field: validators.count(value, field, DynIdError, minimum=0))
+                       check=integer_in(0))
         cold_excess = declare(self, "cold_excess", 0.0,
                               f"extra friction of the cold robot, fraction of warm friction, 0 to {MAX_COLD_EXCESS:g}",
-                              check=bounded(None, 0.0, MAX_COLD_EXCESS))
+                              check=in_range(None, 0.0, MAX_COLD_EXCESS))
         warmup = declare(self, "warmup_time_constant", 1200.0,
                          f"time constant of the friction warm-up, > 0 and at most {MAX_WARMUP_TIME_CONSTANT:g}", "s",
-                         bounded("s", 0.0, MAX_WARMUP_TIME_CONSTANT, allow_minimum=False))
+                         in_range("s", 0.0, MAX_WARMUP_TIME_CONSTANT, allow_minimum=False))
         rate = declare(self, "rate", 500.0, f"joint state sample rate, {MIN_RATE:g} to {MAX_RATE:g}", "Hz",
-                       bounded("Hz", MIN_RATE, MAX_RATE))
+                       in_range("Hz", MIN_RATE, MAX_RATE))
         batch_period = declare(self, "batch_period", 0.02,
                                f"period of the publishing timer (at least 1 / rate), > 0 and at most "
-                               f"{MAX_BATCH_PERIOD:g}", "s", bounded("s", 0.0, MAX_BATCH_PERIOD, allow_minimum=False))
+                               f"{MAX_BATCH_PERIOD:g}", "s", in_range("s", 0.0, MAX_BATCH_PERIOD, allow_minimum=False))
         max_lag = declare(self, "max_lag", 1.0, f"overdue samples older than this are skipped, > 0 and at most "
-                          f"{MAX_LAG:g}", "s", bounded("s", 0.0, MAX_LAG, allow_minimum=False))
+                          f"{MAX_LAG:g}", "s", in_range("s", 0.0, MAX_LAG, allow_minimum=False))
         command_topic = declare(self, "command_topic", "joint_trajectory", "JointTrajectory commands to follow")
         robot = load_robot(robot_file)
         initial = declare(self, "initial_positions", [0.0] * robot.n_joints, "positions before any command, one per "
