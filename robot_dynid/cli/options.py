@@ -33,7 +33,13 @@ def add_model_structure_arguments(parser):
     group.add_argument("--stribeck-velocity", type=positive_number("a speed > 0 [rad/s]"),
                        default=_FRICTION_DEFAULTS.stribeck_velocity, metavar="RAD_S",
                        help="--friction arctan: vs [rad/s] of its Stribeck transition (default: %(default)s)")
-    group.add_argument("--armature", action="store_true", help="add rotor inertia Ia_j qdd_j per joint [kg m^2]")
+    group.add_argument("--armature", action="store_true",
+                       help="add a rotor inertia per joint, Ia_j qdd_j [kg m^2] (or per motor with a transmission: "
+                            "Ia_m qddm, mapped to the joints by T^T)")
+    group.add_argument("--friction-side", default="auto", choices=("auto", "joint", "motor", "both"),
+                       help="where friction and armature act: on the joints' velocities, on the motors' (qdm = T qd, "
+                            "the robot's transmission; torques T^T tau_m) or both; auto: motor with a transmission, "
+                            "else joint (default: %(default)s)")
     group.add_argument("--offset", action="store_true", help="add a constant torque offset per joint [N m]")
 
 

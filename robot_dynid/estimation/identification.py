@@ -47,7 +47,7 @@ from robot_dynid.model.base_parameters import BaseParameters, compute_base_param
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import FrictionModel, friction_model
 from robot_dynid.model.link_inertials import prior_parameters
-from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.regressor import FRICTION_SIDES, Regressor
 from robot_dynid.model.robot_description import RobotDescription
 from robot_dynid.recordings.recording import DropCounter, Dropped, Recording, dropped_to_dict
 from robot_dynid.recordings.signal_processing import lowpass_filter, sample_interval
@@ -114,6 +114,9 @@ class IdentificationSettings:
         Estimate a torque offset per recording and joint [N m] (module docstring).
     consistency : ConsistencySettings or None
         Estimate physically consistent standard parameters (not with ``method="rls"``).
+    friction_side : {"joint", "motor", "both"} or None
+        Where friction and armature act (:class:`~robot_dynid.model.regressor.Regressor`); None: on the
+        motors when the robot has a transmission, else on the joints.
     """
 
     friction: FrictionModel = dataclasses.field(default_factory=FrictionModel)
@@ -126,8 +129,11 @@ class IdentificationSettings:
     lowpass: float | None = None
     file_offsets: bool = False
     consistency: ConsistencySettings | None = None
+    friction_side: str | None = None
 
     def __post_init__(self):
+        if self.friction_side is not None and self.friction_side not in FRICTION_SIDES:
+            raise DynIdError(f"friction_side must be one of {list(FRICTION_SIDES)} or None, got {self.friction_side!r}")
         if self.method not in METHODS:
             raise DynIdError(f"method must be one of {list(METHODS)}, got {self.method!r}")
         if not 0.0 < self.forgetting <= 1.0:
@@ -144,7 +150,8 @@ class IdentificationSettings:
                              "not both: together they cannot be told apart")
 
     def regressor(self, robot: RobotDescription) -> Regressor:
-        return Regressor(robot, self.friction, armature=self.armature, offset=self.offset)
+        return Regressor(robot, self.friction, armature=self.armature, offset=self.offset,
+                         friction_side=self.friction_side)
 
 
 _FRICTION_DEFAULTS = FrictionModel()
@@ -153,13 +160,15 @@ OPTION_DEFAULTS = {
     "sign_sharpness": _FRICTION_DEFAULTS.sign_sharpness, "stribeck_velocity": _FRICTION_DEFAULTS.stribeck_velocity,
     "armature": False, "offset": False, "method": "ols", "forgetting": 1.0, "lowpass": None,
     "file_offsets": False, "consistent": False, "bounds_file": None, "prior_mode": "two_step",
+    "friction_side": "auto",
 }
 """The options :func:`settings_from_options` takes, with their defaults: the friction model (name,
 ``friction_drift``, ``dead_band`` [rad/s], ``sign_sharpness`` [s/rad], ``stribeck_velocity``
 [rad/s]), the extra columns (``armature``, ``offset``), the estimator (``method``,
 ``forgetting``), ``lowpass`` [Hz] (None or 0: off), ``file_offsets``, and the consistent fit
 (``consistent``, ``bounds_file`` (None or '': none), ``prior_mode``: two_step, regularised or
-none)."""
+none), and ``friction_side`` (``auto``: on the motors with a transmission, else on the joints; ``joint``,
+``motor`` or ``both``)."""
 
 
 def settings_from_options(options: Mapping, robot: RobotDescription,
@@ -191,10 +200,17 @@ def settings_from_options(options: Mapping, robot: RobotDescription,
                          "range (no friction identified); give a dead band below the slowest joint's limit")
     friction = friction_model(values["friction"], drift=values["friction_drift"], dead_band=dead_band,
                               sign_sharpness=values["sign_sharpness"], stribeck_velocity=values["stribeck_velocity"])
+    side = values["friction_side"]
+    if side not in ("auto",) + FRICTION_SIDES:
+        raise DynIdError(f"{label('friction_side')} is {side!r}; expected one of {['auto', *FRICTION_SIDES]}")
     settings = IdentificationSettings(friction=friction, armature=bool(values["armature"]),
                                       offset=bool(values["offset"]), method=values["method"],
                                       forgetting=float(values["forgetting"]), lowpass=values["lowpass"] or None,
-                                      file_offsets=bool(values["file_offsets"]))
+                                      file_offsets=bool(values["file_offsets"]),
+                                      friction_side=None if side == "auto" else side)
+    if settings.friction_side not in (None, "joint") and robot.transmission is None:
+        raise DynIdError(f"{label('friction_side')} {side!r} needs motors: robot {robot.name!r} has no transmission "
+                         "(add transmission.motor_from_joint to its description, see docs/robot_description.md)")
     if not values["consistent"]:
         return settings
     mode = values["prior_mode"]
@@ -452,6 +468,7 @@ def model_from_accumulator(
     return DynamicModel(
         robot, settings.friction, settings.armature, settings.offset, base, values, std,
         method=settings.method, metrics=metrics, provenance=provenance, standard=standard,
+        friction_side=settings.friction_side,
     )
 
 

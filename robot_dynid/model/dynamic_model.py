@@ -40,7 +40,7 @@ from robot_dynid.estimation.estimators import METHODS
 from robot_dynid.model.base_parameters import BaseParameters
 from robot_dynid.model.friction import DRIFT_MODES, FRICTION_MODEL_NAMES, FrictionModel
 from robot_dynid.model.link_inertials import link_inertials, link_names
-from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.regressor import FRICTION_SIDES, Regressor
 from robot_dynid.input_files import read_text
 from robot_dynid.model.robot_description import LimitArrays, LinkInertial, RobotDescription, robot_from_dict
 from robot_dynid.yaml_files import load_yaml, plain_data
@@ -124,6 +124,9 @@ class DynamicModel:
         fit); their projection ``base.projection @ standard`` must equal ``values`` within
         :data:`STANDARD_STD_FRACTION` of ``std``, and each link's mass must be >= 0 (0 only with
         a zero first moment).
+    friction_side : {"joint", "motor", "both"} or None
+        Where friction and armature act (:class:`Regressor`); None: ``"motor"`` with a
+        transmission, else ``"joint"``. Stored resolved.
     """
 
     robot: RobotDescription
@@ -137,12 +140,17 @@ class DynamicModel:
     metrics: dict = dataclasses.field(default_factory=dict)
     provenance: dict = dataclasses.field(default_factory=dict)
     standard: np.ndarray | None = None
+    friction_side: str | None = None
 
     def __post_init__(self):
         """Raises ModelFileError, naming the field as the artifact does, for values or std of the
         wrong shape, non-finite or (std) negative, an unknown method, base parameters that are
         not those of this robot's regressor, or standard parameters that are not finite, not a
         body's or do not project onto the values."""
+        try:
+            object.__setattr__(self, "friction_side", self.regressor.friction_side)
+        except DynIdError as error:
+            raise ModelFileError(f"model.friction_side: {error}") from None
         values = np.asarray(self.values, dtype=float)
         std = np.asarray(self.std, dtype=float)
         if values.shape != (self.base.rank,):
@@ -195,7 +203,8 @@ class DynamicModel:
 
     @functools.cached_property
     def regressor(self) -> Regressor:
-        return Regressor(self.robot, self.friction, armature=self.armature, offset=self.offset)
+        return Regressor(self.robot, self.friction, armature=self.armature, offset=self.offset,
+                         friction_side=self.friction_side)
 
     @property
     def joint_names(self) -> tuple[str, ...]:
@@ -328,6 +337,8 @@ class DynamicModel:
                 "offset": bool(self.offset),
                 "method": self.method,
                 "joint_names": list(self.joint_names),
+                # written with a transmission only: files of robots without one keep their bytes
+                **({} if self.robot.transmission is None else {"friction_side": self.friction_side}),
             },
             "base_parameters": {
                 "structure": self.base.to_dict(),
@@ -383,7 +394,8 @@ class DynamicModel:
             raise ModelFileError(f"schema is {data['schema']!r}, expected {SCHEMA!r}")
         _expect(data["units"], UNITS, "units")
         robot = robot_from_dict(data["robot"], source="robot")
-        model = _mapping(data["model"], "model", _MODEL_KEYS)
+        model = _mapping(data["model"], "model")
+        validators.known_keys(model, "model", _MODEL_KEYS, ("friction_side",), ModelFileError)
         friction = _friction(model["friction"], "model.friction")
         armature, offset = (_flag(model[key], f"model.{key}") for key in ("armature", "offset"))
         method = _text(model["method"], "model.method", METHODS)
@@ -403,9 +415,12 @@ class DynamicModel:
             links = _list(data["links"], "links", robot.n_joints, _link)
         # constructing checks the structure against the robot's regressor, before the table is
         # compared with the structure (a wrong standard name would show in the expressions first)
+        friction_side = _text(model["friction_side"], "model.friction_side", FRICTION_SIDES) \
+            if "friction_side" in model else None
         loaded = cls(robot, friction, armature, offset, base, values, std, method=method,
                      metrics=_mapping(data["metrics"], "metrics"),
-                     provenance=_mapping(data["provenance"], "provenance"), standard=standard)
+                     provenance=_mapping(data["provenance"], "provenance"), standard=standard,
+                     friction_side=friction_side)
         _check_table_names(parameters["table"], "base_parameters.table", base)
         if standard is not None:
             _check_links(links, loaded)

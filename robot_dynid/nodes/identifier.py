@@ -66,7 +66,9 @@ IDENTIFICATION_PARAMETERS = (  # (option of identification.settings_from_options
      in_range("s/rad", 0.0, 1e6, allow_minimum=False)),
     ("stribeck_velocity", "arctan friction: vs of its Stribeck transition, in (0, 100]", "rad/s",
      in_range("rad/s", 0.0, 100.0, allow_minimum=False)),
-    ("armature", "add a rotor inertia column Ia_j qdd_j per joint", None, None),
+    ("armature", "add a rotor inertia column per joint, Ia_j qdd_j (per motor with a transmission)", None, None),
+    ("friction_side", "where friction and armature act: auto (motor with a transmission, else joint), joint, motor, "
+                      "both", None, None),
     ("offset", "add a constant torque offset per joint", None, None),
     ("method", f"estimator, one of {list(METHODS)} (rls: online, updated per sample)", None, None),
     ("forgetting", "RLS forgetting factor in (0, 1]", None, in_range(None, 0.0, 1.0, allow_minimum=False)),

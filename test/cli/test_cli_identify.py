@@ -399,3 +399,20 @@ def test_a_bag_without_torques_names_its_effort_topic_and_the_option_to_give(sim
                  ", and the bag's effort topic /joint_efforts recorded no message (the recorder's effort_topic was "
                  "set, but nothing arrived on it"))
     assert expected in error, error
+
+
+def test_a_transmission_puts_friction_and_armature_on_the_motors_unless_told_otherwise(simulated, capsys):
+    """base-parameters of the coupled-wrist ER3A name motor-side parameters (fc_m6, Ia_m6) by default and
+    joint-side ones with --friction-side joint; a motor side for a robot without motors is one line."""
+    coupled = find_package_file("config", "robots", "er3a_coupled_wrist.yaml")
+    assert main(["base-parameters", "--robot", str(coupled), "--armature", "--json"]) == 0
+    names = [row["name"] for row in json.loads(capsys.readouterr().out)["base_parameters"]]
+    assert {"fc_m6", "fv_m6", "Ia_m6"} <= set(names) and "fc6" not in names
+    assert main(["base-parameters", "--robot", str(coupled), "--armature", "--friction-side", "joint", "--json"]) == 0
+    names = [row["name"] for row in json.loads(capsys.readouterr().out)["base_parameters"]]
+    assert "fc6" in names and not any("_m" in name for name in names)
+    assert main(["identify", "--robot", str(ROBOT), "--data", str(simulated[3]), "--friction-side", "motor",
+                 "--out", "never.yaml"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.endswith("--friction-side 'motor' needs motors: robot 'ur5' has no transmission (add "
+                          "transmission.motor_from_joint to its description, see docs/robot_description.md)"), error

@@ -13,6 +13,8 @@ from robot_dynid.errors import DynIdError, RobotDescriptionError
 from robot_dynid.estimation.identification import IdentificationSettings, identify
 from robot_dynid.experiment.simulation import plausible_parameters
 from robot_dynid.experiment.trajectories import FourierTrajectory, load_trajectory, time_grid
+from robot_dynid.model.base_parameters import compute_base_parameters
+from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.link_inertials import prior_parameters
 from robot_dynid.model.regressor import Regressor
@@ -287,3 +289,25 @@ def test_an_arm_on_a_linear_track_is_identified_to_its_held_out_noise_free_torqu
     q, qd, qdd = held_out.evaluate(time_grid(22.0, dt=0.01))
     error = np.sqrt(np.mean((identified.torque(q, qd, qdd) - truth(q, qd, qdd)) ** 2, axis=0))
     assert np.all(error < 0.2 * sigma), error / sigma
+
+
+@pytest.mark.parametrize("side", ["joint", "motor", "both"])
+def test_a_model_keeps_its_friction_side_through_its_artifact(side):
+    """A coupled-wrist model of each friction side: the artifact names the side, loads back to the same
+    torques, and a model file of a robot without a transmission does not mention it."""
+    robot = load_robot(find_package_file("config", "robots", "er3a_coupled_wrist.yaml"))
+    rng = np.random.default_rng(2)
+    q, qd, qdd = rng.uniform(-1, 1, (300, 6)), rng.uniform(-2, 2, (300, 6)), rng.uniform(-5, 5, (300, 6))
+    settings = IdentificationSettings(friction=friction_model("coulomb_viscous"), armature=True, friction_side=side)
+    regressor = settings.regressor(robot)
+    theta = rng.uniform(0.5, 1.5, regressor.n_parameters)
+    tau = regressor.torque(theta, q, qd, qdd) + rng.normal(size=(300, 6)) * 0.01
+    model = identify(Recording.from_arrays(robot.joint_names, np.arange(300) * 0.01, q, qd, qdd, tau), robot, settings)
+    assert model.friction_side == side and f"friction_side: {side}" in model.to_yaml()
+    loaded = DynamicModel.from_yaml(model.to_yaml())
+    assert loaded.friction_side == side
+    np.testing.assert_array_equal(loaded.torque(q, qd, qdd), model.torque(q, qd, qdd))
+    plain = load_robot(find_package_file("config", "robots", "er3a.yaml"))
+    assert "friction_side" not in DynamicModel(plain, friction_model("none"), False, False,
+                                               compute_base_parameters(Regressor(plain)), np.zeros(36),
+                                               np.zeros(36)).to_yaml()
