@@ -133,6 +133,6 @@ def main(args):
     print(format_model_summary(model))
     for validation in validations:
         print()
-        print(format_validation(validation))
+        print(format_validation(validation, model.robot.effort_unit))
     print(f"model written to {args.out}")
     return 0

@@ -44,5 +44,5 @@ def main(args):
     if args.json:
         print(dumps({"model": str(args.model), **validation.to_dict()}))
     else:
-        print(format_validation(validation))
+        print(format_validation(validation, model.robot.effort_unit))
     return 0

@@ -311,6 +311,13 @@ class RobotDescription:
         """Per joint, True for a prismatic joint (``q`` [m], its effort a force [N])."""
         return tuple(kind == "prismatic" for kind in self.joint_types)
 
+    @property
+    def effort_unit(self) -> str:
+        """The unit of the joints' efforts for table headings: ``N m``, ``N`` (all prismatic), or
+        ``N m; N for prismatic joints``."""
+        kinds = set(self.joint_types)
+        return "N m" if kinds == {"revolute"} else "N" if kinds == {"prismatic"} else "N m; N for prismatic joints"
+
     def joint_units(self, index: int) -> tuple[str, str, str, str]:
         """Units of joint ``index``'s position, velocity, acceleration and effort:
         ``("rad", "rad/s", "rad/s^2", "N m")`` or ``("m", "m/s", "m/s^2", "N")``."""

@@ -50,7 +50,7 @@ def format_model_summary(model):
         format_parameters(model),
         "",
         format_joint_metrics(model.joint_names, {
-            "RMS residual [N m]": metrics["residual_rms"], "RSD [1]": metrics["rsd"],
+            f"RMS residual [{model.robot.effort_unit}]": metrics["residual_rms"], "RSD [1]": metrics["rsd"],
         }),
         f"condition number of the scaled base regressor: {metrics['condition_number']:.4g}",
     ]
@@ -84,13 +84,13 @@ def model_summary(model) -> dict:
             "metrics": model.metrics}
 
 
-def format_validation(validation) -> str:
+def format_validation(validation, effort_unit: str = "N m") -> str:
     """Text table of a :class:`~robot_dynid.estimation.validation.ModelValidation`, with its
-    warnings."""
+    warnings; ``effort_unit`` heads the RMS column (:attr:`RobotDescription.effort_unit`)."""
     report = validation.report
     lines = [f"validation on {', '.join(validation.sources)} ({report.n_samples} samples):",
              format_joint_metrics(report.joint_names, {
-                 "RMS [N m]": report.rms, "RSD [1]": report.rsd,
+                 f"RMS [{effort_unit}]": report.rms, "RSD [1]": report.rsd,
                  f"rel. RMSD (|qd| >= {report.speed_threshold:g} rad/s)": report.relative_rmsd,
                  "NRMS (RMS / 2 effort limit)": validation.nrms})]
     undefined = []
