@@ -43,6 +43,7 @@ from robot_dynid.estimation.physical_consistency import (DEFAULT_DELTA, DEFAULT_
                                                          ConsistencyConstraints, ParameterLayout,
                                                          check_plausibility, load_constraints,
                                                          solve_consistent)
+from robot_dynid.estimation.torque_scale import check_torque_scale
 from robot_dynid.model.base_parameters import BaseParameters, compute_base_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import FrictionModel, friction_model
@@ -114,6 +115,9 @@ class IdentificationSettings:
         Estimate a torque offset per recording and joint [N m] (module docstring).
     consistency : ConsistencySettings or None
         Estimate physically consistent standard parameters (not with ``method="rls"``).
+    check_torque_scale : bool
+        Refuse recordings whose torques are off the description's inertial data by more than 3x
+        (:func:`prepare_recording`).
     """
 
     friction: FrictionModel = dataclasses.field(default_factory=FrictionModel)
@@ -126,6 +130,7 @@ class IdentificationSettings:
     lowpass: float | None = None
     file_offsets: bool = False
     consistency: ConsistencySettings | None = None
+    check_torque_scale: bool = True
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -153,13 +158,14 @@ OPTION_DEFAULTS = {
     "sign_sharpness": _FRICTION_DEFAULTS.sign_sharpness, "stribeck_velocity": _FRICTION_DEFAULTS.stribeck_velocity,
     "armature": False, "offset": False, "method": "ols", "forgetting": 1.0, "lowpass": None,
     "file_offsets": False, "consistent": False, "bounds_file": None, "prior_mode": "two_step",
+    "check_torque_scale": True,
 }
 """The options :func:`settings_from_options` takes, with their defaults: the friction model (name,
 ``friction_drift``, ``dead_band`` [rad/s], ``sign_sharpness`` [s/rad], ``stribeck_velocity``
 [rad/s]), the extra columns (``armature``, ``offset``), the estimator (``method``,
 ``forgetting``), ``lowpass`` [Hz] (None or 0: off), ``file_offsets``, and the consistent fit
 (``consistent``, ``bounds_file`` (None or '': none), ``prior_mode``: two_step, regularised or
-none)."""
+none), and ``check_torque_scale`` (:func:`prepare_recording`)."""
 
 
 def settings_from_options(options: Mapping, robot: RobotDescription,
@@ -194,7 +200,8 @@ def settings_from_options(options: Mapping, robot: RobotDescription,
     settings = IdentificationSettings(friction=friction, armature=bool(values["armature"]),
                                       offset=bool(values["offset"]), method=values["method"],
                                       forgetting=float(values["forgetting"]), lowpass=values["lowpass"] or None,
-                                      file_offsets=bool(values["file_offsets"]))
+                                      file_offsets=bool(values["file_offsets"]),
+                                      check_torque_scale=bool(values["check_torque_scale"]))
     if not values["consistent"]:
         return settings
     mode = values["prior_mode"]
@@ -268,8 +275,13 @@ def _filtered_chunks(regressor, base, recording, chunk_size, cutoff, dropped):
             yield Y[start - low:stop - low], tau[start - first:stop - first]
 
 
-def prepare_recording(recording: Recording, robot: RobotDescription) -> Recording:
-    """Match joints to the robot by name and check the fields identification needs."""
+def prepare_recording(recording: Recording, robot: RobotDescription, check_torques: bool = True) -> Recording:
+    """Match joints to the robot by name and check the fields identification needs.
+
+    With ``check_torques``, the torques are compared with the gravity torque of the robot description's
+    inertial data, where it has them (:func:`~robot_dynid.estimation.torque_scale.check_torque_scale`: a
+    DataError naming the joint for motor currents passed as torques, a gear ratio applied twice).
+    """
     recording = recording.reorder(robot.joint_names)
     if recording.tau is None:
         raise DataError(f"{recording.source}: identification needs torques tau [N m], and the recording has none "
@@ -283,6 +295,8 @@ def prepare_recording(recording: Recording, robot: RobotDescription) -> Recordin
         )
     if recording.n_samples == 0:
         raise DataError(f"{recording.source}: no samples left to identify from")
+    if check_torques:
+        check_torque_scale(recording, robot)
     return recording
 
 
@@ -317,7 +331,7 @@ def identify(
     recordings = [recordings] if isinstance(recordings, Recording) else list(recordings)
     if not recordings:
         raise DataError("no recording to identify from")
-    recordings = [prepare_recording(recording, robot) for recording in recordings]
+    recordings = [prepare_recording(recording, robot, settings.check_torque_scale) for recording in recordings]
     regressor = settings.regressor(robot)
     if base is None:
         base = compute_base_parameters(regressor)
