@@ -128,7 +128,7 @@ def _column_layout(path: Path, columns: list[str], joint_names: Sequence[str] | 
         if missing:
             what = "motor" if source in MOTOR_FIELDS else "joint"
             raise DataError(f"{path}: missing column(s) {missing}" +
-                            ("" if source in ("q", "tau") else
+                            ("" if MOTOR_FIELDS.get(source, source) in ("q", "tau") else
                              f" (give '{source}.<{what}>' for every {what} or for none)"))
         if source == "current":
             require_torque_constants(transmission, str(path), "columns 'current.<motor>'",
