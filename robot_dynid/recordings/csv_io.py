@@ -278,9 +278,9 @@ def read_csv(path, joint_names: Sequence[str] | None = None,
     DataError
         No ``time`` column; a missing ``q.<joint>`` / ``tau.<joint>`` (or a partial group)
         column, named; a quantity given both joint- and motor-side; motor-side columns without a
-        transmission, or currents without its torque constants; a cell that is not a number, a bad stage label or a non-integer cycle
-        (line and column named); time not strictly increasing (line named); rows of unequal
-        length.
+        transmission, or currents without its torque constants; a cell that is not a number, a
+        bad stage label or a non-integer cycle (line and column named); time not strictly
+        increasing (line named); rows of unequal length.
     """
     path = Path(path)
     if not path.exists():
@@ -335,10 +335,9 @@ def _read_csv(path: Path, joint_names, require_tau: bool, transmission) -> Recor
         fields[field] = joint_values(source, fields[field], transmission)
     recording = Recording.from_arrays(joint_names=joints, time=time, stage=stages, cycle=cycle,
                                       source=str(path), dropped=dropped.counts, **fields)
+    converted = f"; {', '.join(motor_side.values())} converted to the joint side through the transmission"
     logger.info("read %d samples of %d joints from %s (%d dropped)%s", recording.n_samples,
-                len(joints), path, recording.n_dropped,
-                f"; {', '.join(motor_side.values())} converted to the joint side through the transmission" if motor_side
-                else "")
+                len(joints), path, recording.n_dropped, converted if motor_side else "")
     return recording
 
 

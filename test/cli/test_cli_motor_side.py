@@ -113,8 +113,8 @@ def currents_as_torques(tmp_path_factory):
     return robot_file, files
 
 
-def test_currents_passed_as_torques_are_refused_naming_the_joint_unless_no_torque_check(currents_as_torques,
-                                                                                       tmp_path, capsys):
+def test_currents_passed_as_torques_are_refused_naming_the_joint_unless_no_torque_check(
+        currents_as_torques, tmp_path, capsys):
     robot_file, files = currents_as_torques
     data = files["currents_as_torques"]
     command = ["identify", "--robot", str(robot_file), "--data", str(data), "--friction", "none",

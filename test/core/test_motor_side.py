@@ -63,8 +63,9 @@ def write(path, t, groups):
 
 def test_a_motor_side_csv_of_the_coupled_wrist_reads_back_as_the_joint_values(tmp_path, robot, motion):
     t, q, qd, qdd, taum = motion
-    path = write(tmp_path / "motor.csv", t, [("qm", MOTORS, motor_from_joint(q)), ("qdm", MOTORS, motor_from_joint(qd)),
-                                            ("qddm", MOTORS, motor_from_joint(qdd)), ("taum", MOTORS, taum)])
+    groups = [("qm", MOTORS, motor_from_joint(q)), ("qdm", MOTORS, motor_from_joint(qd)),
+              ("qddm", MOTORS, motor_from_joint(qdd)), ("taum", MOTORS, taum)]
+    path = write(tmp_path / "motor.csv", t, groups)
     recording = read_recording(path, robot=robot)
     assert recording.joint_names == robot.joint_names and recording.n_samples == t.size
     for read, expected in ((recording.q, q), (recording.qd, qd), (recording.qdd, qdd)):
@@ -76,9 +77,9 @@ def test_joint_positions_with_motor_velocities_and_currents_use_the_torque_const
     """Each quantity from its own side: joint encoders, motor speeds, motor currents i = taum / k_t [A]."""
     t, q, qd, _, taum = motion
     current = taum / np.array(CONSTANTS)
-    path = write(tmp_path / "currents.csv", t, [("q", ("j1", "j2", "j3", "j4", "j5", "j6"), q),
-                                               ("qdm", MOTORS[::-1], motor_from_joint(qd)[:, ::-1]),
-                                               ("current", MOTORS, current)])
+    groups = [("q", ("j1", "j2", "j3", "j4", "j5", "j6"), q), ("qdm", MOTORS[::-1], motor_from_joint(qd)[:, ::-1]),
+              ("current", MOTORS, current)]
+    path = write(tmp_path / "currents.csv", t, groups)
     recording = read_recording(path, robot=with_torque_constants())
     np.testing.assert_array_equal(recording.q, q)
     np.testing.assert_allclose(recording.qd, qd, rtol=0, atol=1e-9)
@@ -113,12 +114,12 @@ def test_a_nan_in_a_motor_column_drops_its_row_counted_under_that_column(tmp_pat
      r"torque_constants \[N m/A\] to turn them into motor torques: add transmission.torque_constants \(one per "
      r"motor: \['m1', 'm2', 'm3', 'm4', 'm5', 'm6'\]\)"),
 ])
-def test_mixed_partial_or_unconvertible_motor_columns_are_one_line_naming_them(tmp_path, robot, motion, groups,
-                                                                                message):
+def test_mixed_partial_or_unconvertible_motor_columns_are_one_line_naming_them(
+        tmp_path, robot, motion, groups, message):
     t, q, _, _, _ = motion
     names = {"joints": robot.joint_names, "motors": MOTORS, "motors[:5]": MOTORS[:5]}
-    path = write(tmp_path / "bad.csv", t, [(field, names[which], q[:, :len(names[which])] * 0.1)
-                                          for field, which in groups])
+    columns = [(field, names[which], q[:, :len(names[which])] * 0.1) for field, which in groups]
+    path = write(tmp_path / "bad.csv", t, columns)
     with pytest.raises(DataError, match=rf"^{path}: {message}") as refused:
         read_recording(path, robot=robot)
     assert "\n" not in str(refused.value)
