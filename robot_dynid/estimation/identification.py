@@ -113,11 +113,11 @@ class IdentificationSettings:
         Cutoff [Hz] of the parallel filtering of torques and regressor (module docstring).
     file_offsets : bool
         Estimate a torque offset per recording and joint [N m] (module docstring).
-    consistency : ConsistencySettings or None
-        Estimate physically consistent standard parameters (not with ``method="rls"``).
     check_torque_scale : bool
         Refuse recordings whose torques are off the description's inertial data by more than 3x
         (:func:`prepare_recording`).
+    consistency : ConsistencySettings or None
+        Estimate physically consistent standard parameters (not with ``method="rls"``).
     """
 
     friction: FrictionModel = dataclasses.field(default_factory=FrictionModel)
@@ -129,8 +129,8 @@ class IdentificationSettings:
     poorly_excited_relative_std: float = 1.0
     lowpass: float | None = None
     file_offsets: bool = False
-    consistency: ConsistencySettings | None = None
     check_torque_scale: bool = True
+    consistency: ConsistencySettings | None = None
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -157,15 +157,15 @@ OPTION_DEFAULTS = {
     "friction": "coulomb_viscous", "friction_drift": "none", "dead_band": _FRICTION_DEFAULTS.dead_band,
     "sign_sharpness": _FRICTION_DEFAULTS.sign_sharpness, "stribeck_velocity": _FRICTION_DEFAULTS.stribeck_velocity,
     "armature": False, "offset": False, "method": "ols", "forgetting": 1.0, "lowpass": None,
-    "file_offsets": False, "consistent": False, "bounds_file": None, "prior_mode": "two_step",
     "check_torque_scale": True,
+    "file_offsets": False, "consistent": False, "bounds_file": None, "prior_mode": "two_step",
 }
 """The options :func:`settings_from_options` takes, with their defaults: the friction model (name,
 ``friction_drift``, ``dead_band`` [rad/s], ``sign_sharpness`` [s/rad], ``stribeck_velocity``
 [rad/s]), the extra columns (``armature``, ``offset``), the estimator (``method``,
-``forgetting``), ``lowpass`` [Hz] (None or 0: off), ``file_offsets``, and the consistent fit
+``forgetting``), ``lowpass`` [Hz] (None or 0: off), ``file_offsets``, ``check_torque_scale``, and the consistent fit
 (``consistent``, ``bounds_file`` (None or '': none), ``prior_mode``: two_step, regularised or
-none), and ``check_torque_scale`` (:func:`prepare_recording`)."""
+none)."""
 
 
 def settings_from_options(options: Mapping, robot: RobotDescription,
@@ -198,10 +198,10 @@ def settings_from_options(options: Mapping, robot: RobotDescription,
     friction = friction_model(values["friction"], drift=values["friction_drift"], dead_band=dead_band,
                               sign_sharpness=values["sign_sharpness"], stribeck_velocity=values["stribeck_velocity"])
     settings = IdentificationSettings(friction=friction, armature=bool(values["armature"]),
+                                      check_torque_scale=bool(values["check_torque_scale"]),
                                       offset=bool(values["offset"]), method=values["method"],
                                       forgetting=float(values["forgetting"]), lowpass=values["lowpass"] or None,
-                                      file_offsets=bool(values["file_offsets"]),
-                                      check_torque_scale=bool(values["check_torque_scale"]))
+                                      file_offsets=bool(values["file_offsets"]))
     if not values["consistent"]:
         return settings
     mode = values["prior_mode"]
