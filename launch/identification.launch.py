@@ -13,7 +13,8 @@ ros2 launch robot_dynid identification.launch.py namespace:=robot1 \
 Every node is started in ``namespace`` and takes ``use_sim_time``; its topics have relative names
 (joint_states, joint_trajectory, experiment_stage, identified_model, identification_status), which
 the ``*_topic`` arguments remap (a relative target stays in the namespace). The optional inputs of
-the recorder (effort_topic, current_topic, temperature_topic, hydraulic_topic) are off unless given.
+the recorder (motor_states_topic, effort_topic, current_topic, temperature_topic, hydraulic_topic) are
+off unless given.
 Given ``hydraulic_topic`` (robot_dynid/HydraulicCylinderState), the hydraulic_identifier node also
 starts and identifies the cylinders online (config/hydraulic_identifier.yaml: the curtain-wall arm's
 six cylinders; ``cylinders_file``, ``results_file``).
@@ -51,6 +52,7 @@ TOPICS = {
 }
 # The recorder's optional inputs, off unless given: its parameter is set to the relative name, remapped to the argument.
 OPTIONAL_TOPICS = {
+    "motor_states_topic": "motor_states",
     "effort_topic": "effort_states",
     "current_topic": "current_states",
     "temperature_topic": "temperature_states",
@@ -70,6 +72,9 @@ ARGUMENTS = [
     DeclareLaunchArgument("command_topic", default_value="joint_trajectory",
                           description="trajectory_msgs/JointTrajectory input of the driver's "
                                       "joint_trajectory_controller, e.g. joint_trajectory_controller/joint_trajectory"),
+    DeclareLaunchArgument("motor_states_topic", default_value="",
+                          description="JointState named by the robot's motors (positions rad, velocities rad/s, "
+                                      "efforts N m, at the motor), recorded beside the joint states; empty: off"),
     DeclareLaunchArgument("effort_topic", default_value="",
                           description="second JointState whose effort holds the joint torques [N m], recorded beside "
                                       "the joint states; empty: off"),
@@ -148,7 +153,8 @@ def launch_setup(context):
     return [
         Node(package="robot_dynid", executable="recorder", name="recorder", **common,
              parameters=parameters("recorder.yaml", "bag_path", "output_directory", "storage",
-                                   topics=("effort_topic", "current_topic", "temperature_topic", "hydraulic_topic"))),
+                                   topics=("motor_states_topic", "effort_topic", "current_topic", "temperature_topic",
+                                           "hydraulic_topic"))),
         Node(package="robot_dynid", executable="identifier", name="identifier", **common,
              parameters=parameters("identifier.yaml", "robot_file", "model_file")),
         Node(package="robot_dynid", executable="experiment_runner", name="experiment_runner", **common,

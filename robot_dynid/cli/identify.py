@@ -5,9 +5,9 @@ from robot_dynid.errors import DataError
 
 from robot_dynid.reports.json_text import dumps
 from robot_dynid.cli.options import (add_cylinders_argument, add_data_arguments, add_model_structure_arguments,
-                                     add_stage_detection_arguments, load_cylinders, non_negative_number,
-                                     output_file, parse_cycles, positive_number, progress, read_arm_data,
-                                     read_data, settings_from_args)
+                                     add_stage_detection_arguments, add_torque_check_argument, load_cylinders,
+                                     non_negative_number, output_file, parse_cycles, positive_number, progress,
+                                     read_data, read_validation_data, settings_from_args)
 from robot_dynid.estimation.estimators import ESTIMATORS
 from robot_dynid.estimation.identification import PRIOR_MODES, identify
 from robot_dynid.estimation.validation import validate_model
@@ -25,6 +25,7 @@ HELP = "identify base parameters from rosbag2 or CSV recordings and write a mode
 def add_arguments(parser):
     add_model_structure_arguments(parser)
     add_data_arguments(parser, several=True)
+    add_torque_check_argument(parser)
     parser.add_argument("--method", default="ols", choices=tuple(ESTIMATORS),
                         help="; ".join(f"{name}: {estimator.summary}" for name, estimator in ESTIMATORS.items())
                         + " (default: %(default)s)")
@@ -121,7 +122,8 @@ def main(args):
     if cylinders is not None:
         provenance.update(cylinder_provenance(args.cylinders, cylinders))
     model = identify(recordings, robot, settings, provenance=provenance)
-    validations = [validate_model(model, [read_arm_data(args, robot, cylinders, path)]) for path in args.validate]
+    validations = [validate_model(model, [read_validation_data(args, robot, cylinders, path)])
+                   for path in args.validate]
     if validations:
         model.metrics["validation"] = [validation.to_dict() for validation in validations]
     model.save(args.out)

@@ -70,13 +70,21 @@ def add_data_arguments(parser, several=False):
                             + ("; repeat for several recordings, each read, differentiated and trimmed on its "
                                "own and then stacked" if several else ""))
     group.add_argument("--joint-states-topic", default="/joint_states", help="bag only (default: %(default)s)")
+    group.add_argument("--motor-states-topic", default=None, metavar="TOPIC",
+                       help="bag only, instead of the joint states: a JointState named by the robot's transmission "
+                            "motors, position [rad], velocity [rad/s] and effort [N m] at the motor, turned into "
+                            "joint values through the transmission (q = T^-1 qm, tau = T^T tau_m); '' = never "
+                            "(default: the recorder's /motor_states when the bag has messages on it and the robot "
+                            "has a transmission)")
     group.add_argument("--effort-topic", default=None,
                        help="bag only: a second JointState topic whose effort field holds the torques [N m] "
                             "(default: the effort of --joint-states-topic)")
     group.add_argument("--current-topic", default=None,
                        help="bag only, instead of --effort-topic: a JointState topic whose effort field holds motor "
                             "currents [A], turned into joint torques with each joint's torque_constant [N m/A] and "
-                            "gear_ratio from the robot description (the recorder's current_topic: /motor_currents)")
+                            "gear_ratio from the robot description, or, with a transmission, named by motor and "
+                            "turned into motor torques by its torque_constants [N m/A] and joint torques by T^T "
+                            "(the recorder's current_topic: /motor_currents)")
     group.add_argument("--stage-topic", default="/experiment_stage",
                        help="bag only: robot_dynid/msg/ExperimentStage markers (default: %(default)s)")
     group.add_argument("--resample", type=positive_number("a rate > 0 [Hz]"), default=None, metavar="HZ",
@@ -183,10 +191,32 @@ def add_stage_detection_arguments(parser):
 
 def bag_topics_from_args(args, robot):
     """Topic options of ``read_bag`` from the arguments; motor currents are converted with
-    ``robot``'s drives."""
-    return {"joint_states_topic": args.joint_states_topic, "effort_topic": args.effort_topic,
-            "stage_topic": args.stage_topic, "current_topic": args.current_topic,
-            "torque_from_current": robot.torque_from_current if args.current_topic else None}
+    ``robot``'s drives (with a transmission: by ``read_bag``, with the transmission that
+    :func:`~robot_dynid.recordings.data_files.read_recording` hands it)."""
+    return {"joint_states_topic": args.joint_states_topic, "motor_states_topic": args.motor_states_topic,
+            "effort_topic": args.effort_topic, "stage_topic": args.stage_topic, "current_topic": args.current_topic,
+            "torque_from_current": robot.torque_from_current
+            if args.current_topic and robot.transmission is None else None}
+
+
+def add_torque_check_argument(parser):
+    """``--no-torque-check`` (identify, validate, report): the identification option ``check_torque_scale``."""
+    parser.add_argument("--no-torque-check", dest="check_torque_scale", action="store_false",
+                        help="do not compare the recorded torques [N m] with the gravity torque the robot "
+                             "description's inertial data predict (the check refuses a recording whose torques are "
+                             "more than 3 times off on a joint: motor currents [A] passed as torques, a gear ratio "
+                             "applied twice); for a description whose inertial data are what is wrong")
+
+
+def read_validation_data(args, robot, cylinders, path):
+    """:func:`read_arm_data` of a held-out recording, its torques checked against ``robot``'s inertial data as
+    identification checks them (:func:`~robot_dynid.estimation.torque_scale.check_torque_scale`) unless
+    ``--no-torque-check``."""
+    recording = read_arm_data(args, robot, cylinders, path)
+    if args.check_torque_scale and recording.tau is not None:
+        from robot_dynid.estimation.torque_scale import check_torque_scale
+        check_torque_scale(recording.reorder(robot.joint_names), robot)
+    return recording
 
 
 def parse_cycles(text):

@@ -2,8 +2,9 @@
 import pathlib
 
 from robot_dynid.cli.options import (add_data_arguments, add_model_structure_arguments, add_speed_threshold_argument,
-                                     add_stage_detection_arguments, bag_topics_from_args, output_directory,
-                                     parse_cycles, positive_number, progress, read_data, settings_from_args)
+                                     add_stage_detection_arguments, add_torque_check_argument, bag_topics_from_args,
+                                     output_directory, parse_cycles, positive_number, progress, read_data,
+                                     read_validation_data, settings_from_args)
 from robot_dynid.errors import DynIdError
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.robot_description import load_robot
@@ -23,6 +24,7 @@ HELP = ("analyse a test (torque fits, base parameters, per-cycle identification,
 def add_arguments(parser):
     add_model_structure_arguments(parser)
     add_data_arguments(parser, several=True)
+    add_torque_check_argument(parser)
     add_stage_detection_arguments(parser)
     parser.add_argument("--model", metavar="model.yaml", default=None,
                         help="model to report on (default: identified from the data with the model structure "
@@ -79,7 +81,7 @@ def main(args):
             notes.append(table.note)
         recordings.append(recording)
         intervals.append(table.stages)
-    validation = [read_data(args, robot, path) for path in args.validate]
+    validation = [read_validation_data(args, robot, None, path) for path in args.validate]
     options = ReportOptions(
         stage=tuple(args.stage or ("excitation",)), speed_threshold=args.speed_threshold,
         warm_cycles=args.warm_cycles, friction_speed=args.friction_speed, gravity=args.gravity,

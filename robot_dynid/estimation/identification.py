@@ -43,6 +43,7 @@ from robot_dynid.estimation.physical_consistency import (DEFAULT_DELTA, DEFAULT_
                                                          ConsistencyConstraints, ParameterLayout,
                                                          check_plausibility, load_constraints,
                                                          solve_consistent)
+from robot_dynid.estimation.torque_scale import check_torque_scale
 from robot_dynid.model.base_parameters import BaseParameters, compute_base_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import FrictionModel, friction_model
@@ -112,6 +113,9 @@ class IdentificationSettings:
         Cutoff [Hz] of the parallel filtering of torques and regressor (module docstring).
     file_offsets : bool
         Estimate a torque offset per recording and joint [N m] (module docstring).
+    check_torque_scale : bool
+        Refuse recordings whose torques are off the description's inertial data by more than 3x
+        (:func:`prepare_recording`).
     consistency : ConsistencySettings or None
         Estimate physically consistent standard parameters (not with ``method="rls"``).
     friction_side : {"joint", "motor", "both"} or None
@@ -128,6 +132,7 @@ class IdentificationSettings:
     poorly_excited_relative_std: float = 1.0
     lowpass: float | None = None
     file_offsets: bool = False
+    check_torque_scale: bool = True
     consistency: ConsistencySettings | None = None
     friction_side: str | None = None
 
@@ -159,13 +164,14 @@ OPTION_DEFAULTS = {
     "friction": "coulomb_viscous", "friction_drift": "none", "dead_band": _FRICTION_DEFAULTS.dead_band,
     "sign_sharpness": _FRICTION_DEFAULTS.sign_sharpness, "stribeck_velocity": _FRICTION_DEFAULTS.stribeck_velocity,
     "armature": False, "offset": False, "method": "ols", "forgetting": 1.0, "lowpass": None,
+    "check_torque_scale": True,
     "file_offsets": False, "consistent": False, "bounds_file": None, "prior_mode": "two_step",
     "friction_side": "auto",
 }
 """The options :func:`settings_from_options` takes, with their defaults: the friction model (name,
 ``friction_drift``, ``dead_band`` [rad/s], ``sign_sharpness`` [s/rad], ``stribeck_velocity``
 [rad/s]), the extra columns (``armature``, ``offset``), the estimator (``method``,
-``forgetting``), ``lowpass`` [Hz] (None or 0: off), ``file_offsets``, and the consistent fit
+``forgetting``), ``lowpass`` [Hz] (None or 0: off), ``file_offsets``, ``check_torque_scale``, and the consistent fit
 (``consistent``, ``bounds_file`` (None or '': none), ``prior_mode``: two_step, regularised or
 none), and ``friction_side`` (``auto``: on the motors with a transmission, else on the joints; ``joint``,
 ``motor`` or ``both``)."""
@@ -204,6 +210,7 @@ def settings_from_options(options: Mapping, robot: RobotDescription,
     if side not in ("auto",) + FRICTION_SIDES:
         raise DynIdError(f"{label('friction_side')} is {side!r}; expected one of {['auto', *FRICTION_SIDES]}")
     settings = IdentificationSettings(friction=friction, armature=bool(values["armature"]),
+                                      check_torque_scale=bool(values["check_torque_scale"]),
                                       offset=bool(values["offset"]), method=values["method"],
                                       forgetting=float(values["forgetting"]), lowpass=values["lowpass"] or None,
                                       file_offsets=bool(values["file_offsets"]),
@@ -284,8 +291,13 @@ def _filtered_chunks(regressor, base, recording, chunk_size, cutoff, dropped):
             yield Y[start - low:stop - low], tau[start - first:stop - first]
 
 
-def prepare_recording(recording: Recording, robot: RobotDescription) -> Recording:
-    """Match joints to the robot by name and check the fields identification needs."""
+def prepare_recording(recording: Recording, robot: RobotDescription, check_torques: bool = True) -> Recording:
+    """Match joints to the robot by name and check the fields identification needs.
+
+    With ``check_torques``, the torques are compared with the gravity torque of the robot description's
+    inertial data, where it has them (:func:`~robot_dynid.estimation.torque_scale.check_torque_scale`: a
+    DataError naming the joint for motor currents passed as torques, a gear ratio applied twice).
+    """
     recording = recording.reorder(robot.joint_names)
     if recording.tau is None:
         raise DataError(f"{recording.source}: identification needs torques tau [N m], and the recording has none "
@@ -299,6 +311,8 @@ def prepare_recording(recording: Recording, robot: RobotDescription) -> Recordin
         )
     if recording.n_samples == 0:
         raise DataError(f"{recording.source}: no samples left to identify from")
+    if check_torques:
+        check_torque_scale(recording, robot)
     return recording
 
 
@@ -333,7 +347,7 @@ def identify(
     recordings = [recordings] if isinstance(recordings, Recording) else list(recordings)
     if not recordings:
         raise DataError("no recording to identify from")
-    recordings = [prepare_recording(recording, robot) for recording in recordings]
+    recordings = [prepare_recording(recording, robot, settings.check_torque_scale) for recording in recordings]
     regressor = settings.regressor(robot)
     if base is None:
         base = compute_base_parameters(regressor)

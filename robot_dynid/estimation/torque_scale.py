@@ -7,7 +7,8 @@ torque ``g(q) = Y(q, 0, 0) pi_prior`` [N m] at the recording's slow samples (eve
 :data:`SLOW_FRACTION` of its velocity limit and acceleration limit: at rest or nearly, where inertial
 and viscous terms vanish) is compared with the recorded torque joint by joint, by the least-squares
 scale ``s_j = (tau_j . g_j) / (g_j . g_j)``. A joint whose ``s_j`` is beyond :data:`MAX_SCALE_ERROR`
-either way (or of the opposite sign) is an error naming the joint, the factor and its likely cause.
+either way (or of the opposite sign) is an error naming the joint, the factor and its likely cause
+(identification and validation make it unless ``--no-torque-check``).
 Joints the prior leaves nearly unloaded (gravity RMS below :data:`MIN_GRAVITY_FRACTION` of their
 effort limit, or 1 N m without one) are not judged: their torque is mostly friction.
 """
@@ -100,9 +101,10 @@ def check_torque_scale(recording: Recording, robot: RobotDescription) -> TorqueS
                      "from the description?")
         elif scale < 1.0:
             cause = (f"({1.0 / scale:.3g} times smaller): are these motor currents [A] passed as torques [N m] (give "
-                     "them as currents with the torque constants and gear ratios, or as taum.<motor> columns with a "
-                     "transmission), or torques at the motor side of the gear?")
+                     "them as current.<motor> columns or --current-topic, with the transmission's torque_constants "
+                     "[N m/A]), or torques at the motor side of the gear (taum.<motor> columns, --motor-states-topic)?")
         else:
             cause = "(too large): is a gear ratio applied twice, or are the torques in N mm?"
-        raise DataError(f"{where}, {cause} If the description's inertial data is what is wrong, fix or remove it.")
+        raise DataError(f"{where}, {cause} If the description's inertial data is what is wrong, fix or remove it, "
+                        "or pass --no-torque-check.")
     return result

@@ -9,8 +9,10 @@ Parameters
 bag_path (str): bag directory to create; '' = a timestamped directory under output_directory.
 output_directory (str): where timestamped bags go ('' = current directory).
 storage (str): 'mcap' or 'sqlite3'.
-joint_states_topic, effort_topic, current_topic, temperature_topic, hydraulic_topic, stage_topic (str):
-    live topics to record ('' = off); see the node's parameter descriptions.
+joint_states_topic, motor_states_topic, effort_topic, current_topic, temperature_topic, hydraulic_topic,
+stage_topic (str): live topics to record ('' = off); see the node's parameter descriptions. Motor states
+    (a JointState named by the robot's motors, values at the motor) go to ``/motor_states``, which
+    ``robot-dynid identify`` reads by default for a robot with a transmission.
 joint_names (str[]): joints the identification needs (unset: those each message names).
 
 Every joint state is recorded as it arrives; one that identification will skip
@@ -25,8 +27,8 @@ flush_period, status_period (float, s): period of flushing the bag and checking 
     use_sim_time (bag times then follow /clock).
 min_free_space (float, MB): free space the bag's file system must keep (0 = no check): less at the
     start refuses to record, less than twice it is warned about once, less while recording stops it.
-silent_topic_delay (float, s): a set effort, current, temperature or hydraulic topic that delivered
-    nothing this long after the first joint state is warned about once; at close the bag gets its
+silent_topic_delay (float, s): a set motor states, effort, current, temperature or hydraulic topic that
+    delivered nothing this long after the first joint (or motor) state is warned about once; at close the bag gets its
     bag topic with no message, so that ``robot-dynid identify`` can say that it recorded nothing.
 
 Service ``~/mark_stage`` (robot_dynid/srv/MarkStage) writes a stage marker stamped now. The bag is
@@ -65,8 +67,8 @@ from robot_dynid.srv import MarkStage
 
 MIN_PERIOD = 0.01        # s: the shortest timer period (a zero period spins a core at 100 %)
 MAX_QUEUE_DEPTH = 100_000  # messages [1] a subscription may hold (memory)
-SILENT_WARNED_ROLES = ("effort", "current", "temperature", "hydraulic")
-MESSAGE_CLASSES = {"joint_states": JointState, "effort": JointState, "current": JointState,
+SILENT_WARNED_ROLES = ("motor_states", "effort", "current", "temperature", "hydraulic")
+MESSAGE_CLASSES = {"joint_states": JointState, "motor_states": JointState, "effort": JointState, "current": JointState,
                    "temperature": JointState, "hydraulic": HydraulicCylinderState, "stage": ExperimentStage}
 
 
@@ -81,6 +83,9 @@ class RecorderNode(Node):
         live_topics = {
             "joint_states": declare(self, "joint_states_topic", "joint_states",
                                     "sensor_msgs/JointState: positions rad, velocities rad/s, efforts N m"),
+            "motor_states": declare(self, "motor_states_topic", "",
+                                    "JointState named by the transmission's motors: positions rad, velocities rad/s, "
+                                    "efforts N m, all at the motor (before the gear); '' = off"),
             "effort": declare(self, "effort_topic", "", "second JointState whose effort holds torques [N m]; '' = off"),
             "current": declare(self, "current_topic", "",
                                "JointState whose effort holds motor currents [A] (torque = current x torque "
@@ -104,8 +109,9 @@ class RecorderNode(Node):
                                  "recording stops recording and closes the bag; 0 = no check (a full disk still "
                                  "closes the bag)", "MB", in_range("MB", 0.0, None))
         self.silent_topic_delay = declare(
-            self, "silent_topic_delay", 5.0, "an effort, current, temperature or hydraulic topic that has delivered "
-            "nothing this long after the first joint state is warned about (once), in (0, 3600]", "s",
+            self, "silent_topic_delay", 5.0, "a motor states, effort, current, temperature or hydraulic topic that has "
+            "delivered nothing this long after the first joint (or motor) state is warned about (once), in (0, 3600]",
+            "s",
             in_range("s", 0.0, 3600.0, allow_minimum=False))
 
         self.decoder = JointStateDecoder()
@@ -113,7 +119,7 @@ class RecorderNode(Node):
         self.selectors = {}   # joint names as they come -> their selector
         self.reported = set()
         self.own_markers = deque(maxlen=64)
-        callbacks = {"joint_states": self.on_joint_state, "stage": self.on_stage}
+        callbacks = {"joint_states": self.on_joint_state, "motor_states": self.on_motor_state, "stage": self.on_stage}
         for role, topic in live_topics.items():
             if topic:
                 callback = callbacks.get(role, lambda data, role=role: self.record(role, data))
@@ -193,6 +199,11 @@ class RecorderNode(Node):
                     f"{' with a QoS this subscription does not match?' if publishers else ''}: check that the driver "
                     f"publishes it. The bag will hold {BAG_TOPICS[role][0]} with no message"
                     + (", and identification has no torques from it" if role in ("effort", "current") else ""))
+
+    def on_motor_state(self, data):
+        if self.first_joint_state is None:
+            self.first_joint_state = self.steady.now()
+        self.record("motor_states", data)
 
     def on_joint_state(self, data):
         if self.first_joint_state is None:

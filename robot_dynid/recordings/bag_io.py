@@ -6,13 +6,21 @@ Topics read by :func:`read_bag` (all stamps are header stamps, not receive times
   [rad], ``velocity`` -> qd [rad/s] (when the messages carry it) and, without
   ``effort_topic``, ``effort`` -> tau [N m]. Joints are matched by name in every message, so
   the order may change from message to message and extra joints are ignored.
+- ``motor_states_topic`` (optional, ``sensor_msgs/msg/JointState`` named by the transmission's
+  motors; the recorder's ``/motor_states``): motor-side states read instead of the joint states,
+  ``position`` [rad at the motor], ``velocity`` [rad/s] and ``effort`` [N m at the motor],
+  turned into q, qd and tau through the robot's transmission (``q = T^-1 qm``, ``tau = T^T
+  tau_m``; :mod:`robot_dynid.recordings.motor_side`). Read by default when the bag has
+  messages on ``/motor_states`` and the robot has a transmission (or the bag has no joint
+  states); ``""`` never.
 - ``effort_topic`` (optional, ``sensor_msgs/msg/JointState``): torques ``effort`` [N m] from
   a second topic, linearly interpolated at the joint-state stamps (exact where the stamps
   coincide); joint-state samples outside its time span are dropped.
 - ``current_topic`` (optional, ``sensor_msgs/msg/JointState``, instead of ``effort_topic``):
   motor currents [A] in the ``effort`` field, interpolated like efforts and turned into joint
   torques by ``torque_from_current`` (the robot's torque constants and gear ratios,
-  :meth:`robot_dynid.model.robot_description.RobotDescription.torque_from_current`).
+  :meth:`robot_dynid.model.robot_description.RobotDescription.torque_from_current`); with a
+  transmission, named by motor and turned into joint torques by its torque constants and T^T.
 - ``temperature_topic`` (optional, ``sensor_msgs/msg/JointState``): joint temperatures
   [deg C] carried in the ``effort`` field, joints matched by name, linearly interpolated at the
   joint-state stamps and held constant beyond its first and last message.
@@ -27,6 +35,7 @@ last complete message by :mod:`robot_dynid.recordings.bag_recovery`, with a warn
 from __future__ import annotations
 
 import errno
+import functools
 import logging
 import math
 import os
@@ -57,6 +66,8 @@ from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.input_files import check_directory_files
 from robot_dynid.package_files import package_file_candidates
 from robot_dynid.recordings.joint_states import JointStateSelector
+from robot_dynid.recordings.motor_side import (check_joint_count, joint_values, require_torque_constants,
+                                               require_transmission)
 from robot_dynid.recordings.recording import DropCounter, Recording, describe_dropped
 from robot_dynid.recordings.signal_processing import interpolate
 from robot_dynid.recordings.stages import StageMarker, kind_name, label_samples, stage_intervals
@@ -71,6 +82,7 @@ DEFAULT_HYDRAULIC_TOPIC = "/hydraulic_cylinder_states"
 PACKAGE_NAME = "robot_dynid"
 DEFAULT_JOINT_STATES_TOPIC = "/joint_states"
 DEFAULT_STAGE_TOPIC = "/experiment_stage"
+DEFAULT_MOTOR_STATES_TOPIC = "/motor_states"
 
 ROS_DISTROS = {
     "humble": Stores.ROS2_HUMBLE,
@@ -330,7 +342,7 @@ def read_bag(path, joint_names: Sequence[str] | None = None,
              stage_topic: str | None = DEFAULT_STAGE_TOPIC, temperature_topic: str | None = None,
              current_topic: str | None = None,
              torque_from_current: Callable[[np.ndarray], np.ndarray] | None = None,
-             distro: str | None = None) -> Recording:
+             distro: str | None = None, motor_states_topic: str | None = None, transmission=None) -> Recording:
     """Recording from a rosbag2 directory (MCAP or sqlite3); topics as in the module docstring.
 
     Parameters
@@ -339,15 +351,24 @@ def read_bag(path, joint_names: Sequence[str] | None = None,
         The bag directory.
     joint_names : sequence of str, optional
         Joints to read, in the order of the result's columns; default: those of the first
-        joint-state message, in its order.
+        joint-state message, in its order. With motor-side data (motor states, or currents with a
+        ``transmission``): the robot's joints, in its order (the columns of T).
     joint_states_topic, effort_topic, stage_topic, temperature_topic, current_topic : str
         Topic names; ``effort_topic``, ``temperature_topic`` and ``current_topic`` None: not
         used; ``stage_topic`` None or absent from the bag: no stage labels.
     torque_from_current : callable, optional
         Motor currents (M, n) [A] in the order of ``joint_names`` -> joint torques (M, n)
-        [N m]; required with ``current_topic``.
+        [N m]; required with ``current_topic`` unless a ``transmission`` is given.
     distro : str, optional
         ROS 2 distro of the standard message types (see :func:`make_typestore`).
+    motor_states_topic : str, optional
+        Motor-side states read instead of ``joint_states_topic`` (module docstring); ``""``:
+        never; None: :data:`DEFAULT_MOTOR_STATES_TOPIC` when the bag has messages on it and a
+        ``transmission`` is given (or the bag has no joint states).
+    transmission : Transmission, optional
+        The robot's (:class:`robot_dynid.model.transmission.Transmission`): turns motor states into
+        joint values, and ``current_topic``'s currents, named by motor, into joint torques with its
+        torque constants (:mod:`robot_dynid.recordings.motor_side`).
 
     Returns
     -------
@@ -363,29 +384,54 @@ def read_bag(path, joint_names: Sequence[str] | None = None,
     ------
     DataError
         A topic is missing or empty (the bag's topics are listed), of the wrong type, or none
-        of its messages is usable (the reasons are counted).
+        of its messages is usable (the reasons are counted); motor-side data without a
+        transmission, currents without its torque constants.
     """
-    if current_topic is not None and (effort_topic is not None or torque_from_current is None):
+    if current_topic is not None and (effort_topic is not None or (torque_from_current is None
+                                                                   and transmission is None)):
         raise DataError("current_topic takes the place of effort_topic and needs "
                         "torque_from_current (the robot's torque constants and gear ratios)"
                         if effort_topic is None else
                         "give either effort_topic (torques) or current_topic (motor currents), not both")
     dropped = DropCounter()
     with _open_bag(path, distro) as bag:
-        stamps, names, joint_state = _read_joint_states(
-            bag, joint_states_topic, None if joint_names is None else tuple(joint_names), dropped)
+        motor_topic = _motor_states_topic(bag, motor_states_topic, joint_states_topic, transmission)
+        if motor_topic is not None:
+            transmission = require_transmission(
+                transmission, f"bag {path}, topic {motor_topic!r}", "its JointStates (motor states)",
+                f"joint-side joint states (--motor-states-topic '' reads {joint_states_topic})")
+            check_joint_count(transmission, joint_names, f"bag {path}")
+            stamps, _, motor_state = _read_joint_states(bag, motor_topic, transmission.motor_names, dropped)
+            names = tuple(joint_names)
+            joint_state = {field: joint_values(motor_field, motor_state[field], transmission)
+                           for field, motor_field in (("position", "qm"), ("velocity", "qdm"), ("effort", "taum"))}
+            positions_topic = motor_topic
+            logger.info("bag %s: motor states of %s converted to the joint side through the transmission", path,
+                        motor_topic)
+        else:
+            stamps, names, joint_state = _read_joint_states(
+                bag, joint_states_topic, None if joint_names is None else tuple(joint_names), dropped)
+            positions_topic = joint_states_topic
         tau = joint_state["effort"]
-        tau_source = f"{joint_states_topic}: effort"
+        tau_source = f"{positions_topic}: effort"
         if effort_topic is not None:
             effort_stamps, _, effort = _read_joint_states(bag, effort_topic, names, dropped, ("effort",))
             tau = _interpolate(stamps, effort_stamps, effort["effort"], hold_edges=False)
             tau_source = f"outside the span of {effort_topic}"
         if current_topic is not None:
-            current_stamps, _, current_state = _read_joint_states(bag, current_topic, names, dropped, ("effort",))
+            current_names, convert = names, torque_from_current
+            if transmission is not None:
+                source = f"bag {path}, topic {current_topic!r}"
+                require_torque_constants(transmission, source, "its efforts", "torques on an effort topic")
+                check_joint_count(transmission, names, source)
+                current_names = transmission.motor_names
+                convert = functools.partial(joint_values, "current", transmission=transmission)
+            current_stamps, _, current_state = _read_joint_states(bag, current_topic, current_names, dropped,
+                                                                  ("effort",))
             current = _interpolate(stamps, current_stamps, current_state["effort"], hold_edges=False)
             tau = np.full_like(current, np.nan)    # NaN rows (outside the topic's span) are dropped
             finite = np.isfinite(current).all(axis=1)
-            tau[finite] = torque_from_current(current[finite])
+            tau[finite] = convert(current[finite])
             tau_source = f"outside the span of {current_topic}"
         temperature = None
         if temperature_topic is not None:
@@ -404,12 +450,12 @@ def read_bag(path, joint_names: Sequence[str] | None = None,
     keep = order[np.concatenate(([True], np.diff(stamps[order]) > 0))]
     repeated = np.setdiff1d(order, keep)
     if repeated.size:
-        dropped.add(f"{joint_states_topic}: repeated stamp", float(ns_to_seconds(stamps[repeated].min())),
+        dropped.add(f"{positions_topic}: repeated stamp", float(ns_to_seconds(stamps[repeated].min())),
                     repeated.size)
     time = ns_to_seconds(stamps[keep])
     q, qd, tau = joint_state["position"][keep], joint_state["velocity"][keep], tau[keep]
     usable = np.ones(time.size, dtype=bool)
-    for values, reason in ((qd, f"{joint_states_topic}: velocity empty while other messages carry it"),
+    for values, reason in ((qd, f"{positions_topic}: velocity empty while other messages carry it"),
                            (tau, f"{tau_source} empty while other messages carry it"
                             if effort_topic is None and current_topic is None else tau_source)):
         absent = np.isnan(values).any(axis=1)
@@ -428,6 +474,21 @@ def read_bag(path, joint_names: Sequence[str] | None = None,
         temperature=None if temperature is None else temperature[keep][rows],
         stage=None if stage is None else stage[rows], cycle=None if cycle is None else cycle[rows],
         source=str(path), dropped=dropped.counts)
+
+
+def _motor_states_topic(bag: _BagContents, motor_states_topic: str | None, joint_states_topic: str,
+                        transmission) -> str | None:
+    """The topic :func:`read_bag` reads motor states from, or None: read the joint states."""
+    if motor_states_topic is not None:
+        return motor_states_topic or None
+    default = DEFAULT_MOTOR_STATES_TOPIC
+    if not bag.has_messages(default) or bag.topics[default].msgtype != JOINT_STATE_TYPE:
+        return None
+    if transmission is not None or not bag.has_messages(joint_states_topic):
+        return default
+    logger.info("bag %s: reading the joint states of %s; its motor states on %s need a transmission in the robot "
+                "description", bag.path, joint_states_topic, default)
+    return None
 
 
 def offered_qos(history: int, depth: int, reliability: int, durability: int, deadline_ns: int, lifespan_ns: int,

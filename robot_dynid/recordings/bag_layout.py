@@ -16,6 +16,7 @@ topic options:
 role            bag topic                           message type
 ==============  ==================================  =====================================
 joint_states    ``/joint_states``                   ``sensor_msgs/msg/JointState``
+motor_states    ``/motor_states``                   ``sensor_msgs/msg/JointState``
 effort          ``/joint_efforts``                  ``sensor_msgs/msg/JointState``
 current         ``/motor_currents``                 ``sensor_msgs/msg/JointState``
 temperature     ``/joint_temperatures``             ``sensor_msgs/msg/JointState``
@@ -26,7 +27,11 @@ stage           ``/experiment_stage``               ``robot_dynid/msg/Experiment
 A bag with a separate effort topic is read with ``--effort-topic /joint_efforts``; motor
 currents (a JointState whose ``effort`` holds currents [A]) with ``--current-topic
 /motor_currents``, converted to joint torques with the robot's torque constants and gear ratios;
-the temperatures with ``read_bag(..., temperature_topic="/joint_temperatures")``.
+the temperatures with ``read_bag(..., temperature_topic="/joint_temperatures")``. Motor-side
+states (a JointState named by the transmission's motors: position [rad], velocity [rad/s] and
+effort [N m], all at the motor) are read from ``/motor_states`` by default when the robot has a
+transmission (``--motor-states-topic``), converted to the joint side through it; with a
+transmission, the currents of ``/motor_currents`` are named by motor too.
 """
 from __future__ import annotations
 
@@ -38,13 +43,15 @@ from pathlib import Path
 import numpy as np
 
 from robot_dynid.errors import DataError
-from robot_dynid.recordings.bag_io import (DEFAULT_HYDRAULIC_TOPIC, DEFAULT_JOINT_STATES_TOPIC, DEFAULT_STAGE_TOPIC,
-                                           EXPERIMENT_STAGE_TYPE, HYDRAULIC_STATE_TYPE, JOINT_STATE_TYPE)
+from robot_dynid.recordings.bag_io import (DEFAULT_HYDRAULIC_TOPIC, DEFAULT_JOINT_STATES_TOPIC,
+                                           DEFAULT_MOTOR_STATES_TOPIC, DEFAULT_STAGE_TOPIC, EXPERIMENT_STAGE_TYPE,
+                                           HYDRAULIC_STATE_TYPE, JOINT_STATE_TYPE)
 
 logger = logging.getLogger(__name__)
 
 BAG_TOPICS = {
     "joint_states": (DEFAULT_JOINT_STATES_TOPIC, JOINT_STATE_TYPE),
+    "motor_states": (DEFAULT_MOTOR_STATES_TOPIC, JOINT_STATE_TYPE),
     "effort": ("/joint_efforts", JOINT_STATE_TYPE),
     "current": ("/motor_currents", JOINT_STATE_TYPE),
     "temperature": ("/joint_temperatures", JOINT_STATE_TYPE),

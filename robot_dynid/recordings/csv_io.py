@@ -4,9 +4,17 @@ Format: comma-separated, one header line, one sample per line, no comment lines.
 any order:
 
 - ``time`` [s] (required), strictly increasing;
-- per joint ``q.<name>`` [rad] (required), ``qd.<name>`` [rad/s], ``qdd.<name>`` [rad/s^2],
-  ``tau.<name>`` [N m], ``temperature.<name>`` [deg C]; apart from ``q``, each group is given
-  for every joint or for none (the joint name is everything after the first dot);
+- per joint ``q.<name>`` [rad; m for a prismatic joint] (required unless given motor-side),
+  ``qd.<name>`` [rad/s], ``qdd.<name>`` [rad/s^2], ``tau.<name>`` [N m; N], ``temperature.<name>``
+  [deg C]; apart from ``q``, each group is given for every joint or for none (the joint name is
+  everything after the first dot);
+- per motor of the robot's transmission (motor-side data, :mod:`robot_dynid.recordings.motor_side`):
+  ``qm.<motor>`` [rad at the motor], ``qdm.<motor>`` [rad/s], ``qddm.<motor>`` [rad/s^2], and
+  ``taum.<motor>`` [N m at the motor] or ``current.<motor>`` [A] (read with the transmission's
+  torque_constants [N m/A]), each group for every motor or for none, converted to the joint side
+  through ``qm = T q`` and ``tau = T^T tau_m``. Each quantity (positions, velocities,
+  accelerations, torques) comes from one side: ``q`` with ``qm`` (or ``tau`` with ``taum``) is an
+  error, joint positions with motor torques are fine;
 - ``stage``: stage label (see :mod:`robot_dynid.recordings.recording`), empty outside every stage;
 - ``cycle``: integer cycle index, empty or -1 outside every cycle.
 
@@ -31,7 +39,10 @@ import numpy as np
 
 from robot_dynid.errors import DataError
 from robot_dynid.input_files import MAX_RECORDING_BYTES, check_input_file
-from robot_dynid.recordings.recording import JOINT_FIELDS, Recording, first_non_increasing
+from robot_dynid.recordings.motor_side import (MOTOR_FIELDS, check_joint_count, joint_values, require_torque_constants,
+                                               require_transmission)
+from robot_dynid.recordings.recording import (JOINT_FIELDS, DropCounter, Recording, describe_dropped,
+                                              first_non_increasing)
 from robot_dynid.recordings.stages import NO_CYCLE, check_stage_label
 
 logger = logging.getLogger(__name__)
@@ -51,45 +62,78 @@ def _parse_header(path: Path) -> list[str]:
     return columns
 
 
-def _column_layout(path: Path, columns: list[str], joint_names: Sequence[str] | None,
-                   require_tau: bool) -> tuple[tuple[str, ...], dict[str, list[str] | None]]:
-    """Joint order and, per field of JOINT_FIELDS, its column names (None: field absent)."""
+_QUANTITY = {"q": "positions", "qd": "velocities", "qdd": "accelerations", "tau": "torques",
+             "temperature": "temperatures"}
+
+
+def _group(field: str) -> str:
+    return f"'{field}.<motor>'" if field in MOTOR_FIELDS else f"'{field}.<joint>'"
+
+
+def _column_layout(path: Path, columns: list[str], joint_names: Sequence[str] | None, require_tau: bool,
+                   transmission=None) -> tuple[tuple[str, ...], dict[str, tuple[str, list[str]] | None]]:
+    """Joint order and, per field of JOINT_FIELDS, the field it is read from (itself or a motor-side one of
+    MOTOR_FIELDS) and that field's column names, in joint (motor) order; None: field absent."""
     if "time" not in columns:
         raise DataError(f"{path}: no 'time' column; header has {columns}")
-    by_field: dict[str, dict[str, str]] = {field: {} for field in JOINT_FIELDS}
+    by_field: dict[str, dict[str, str]] = {field: {} for field in (*JOINT_FIELDS, *MOTOR_FIELDS)}
     unknown_columns = []
     for column in columns:
-        field, dot, joint = column.partition(".")
-        if dot and joint and field in by_field:
-            by_field[field][joint] = column
+        field, dot, name = column.partition(".")
+        if dot and name and field in by_field:
+            by_field[field][name] = column
         elif column not in ("time", "stage", "cycle"):
             unknown_columns.append(column)
     if unknown_columns:
         logger.warning("%s: ignoring unknown column(s) %s", path, unknown_columns)
+    motor_fields = [field for field in MOTOR_FIELDS if by_field[field]]
+    motors: tuple[str, ...] = ()
+    if motor_fields:
+        transmission = require_transmission(
+            transmission, str(path), "columns " + ", ".join(_group(field) for field in motor_fields),
+            "joint-side columns q.<joint>, qd.<joint>, qdd.<joint>, tau.<joint>")
+        check_joint_count(transmission, joint_names, str(path))
+        motors = transmission.motor_names
+        others = sorted({motor for field in motor_fields for motor in by_field[field]} - set(motors))
+        if others:
+            logger.warning("%s: ignoring columns of motor(s) %s not in the transmission's motors %s", path, others,
+                           list(motors))
     if joint_names is None:
         joints = tuple(by_field["q"])
         if not joints:
             raise DataError(f"{path}: no 'q.<joint>' column; header has {columns}")
     else:
         joints = tuple(joint_names)
-        others = sorted({joint for field in by_field.values() for joint in field} - set(joints))
+        others = sorted({joint for field in JOINT_FIELDS for joint in by_field[field]} - set(joints))
         if others:
             logger.warning("%s: ignoring columns of joint(s) %s not in joint_names %s", path,
                            others, list(joints))
-    layout: dict[str, list[str] | None] = {}
+    layout: dict[str, tuple[str, list[str]] | None] = {}
     for field in JOINT_FIELDS:
-        present = by_field[field]
-        required = field == "q" or (field == "tau" and require_tau) or \
-            any(joint in present for joint in joints)
-        if not required:
+        sides = [field] + [motor_field for motor_field, joint_field in MOTOR_FIELDS.items() if joint_field == field]
+        given = [side for side in sides
+                 if any(name in by_field[side] for name in (motors if side in MOTOR_FIELDS else joints))]
+        if len(given) > 1:
+            raise DataError(f"{path}: {_QUANTITY[field]} given twice, as {' and '.join(map(_group, given))} "
+                            "columns; give each quantity from one side only (joint or motor)")
+        if not given and field == "q":
+            raise DataError(f"{path}: missing column(s) {[f'q.{joint}' for joint in joints]} (or, motor-side, "
+                            f"'qm.<motor>' for every motor of the transmission)")
+        if not given and not (field == "tau" and require_tau):
             layout[field] = None
             continue
-        missing = [f"{field}.{joint}" for joint in joints if joint not in present]
+        source = given[0] if given else field
+        names = motors if source in MOTOR_FIELDS else joints
+        missing = [f"{source}.{name}" for name in names if name not in by_field[source]]
         if missing:
+            what = "motor" if source in MOTOR_FIELDS else "joint"
             raise DataError(f"{path}: missing column(s) {missing}" +
-                            ("" if field in ("q", "tau") else
-                             f" (give '{field}.<joint>' for every joint or for none)"))
-        layout[field] = [present[joint] for joint in joints]
+                            ("" if MOTOR_FIELDS.get(source, source) in ("q", "tau") else
+                             f" (give '{source}.<{what}>' for every {what} or for none)"))
+        if source == "current":
+            require_torque_constants(transmission, str(path), "columns 'current.<motor>'",
+                                     "motor torques as taum.<motor> columns [N m]")
+        layout[field] = (source, [by_field[source][name] for name in names])
     return joints, layout
 
 
@@ -212,7 +256,7 @@ def write_columns(path, header: Sequence[str], values) -> None:
 
 
 def read_csv(path, joint_names: Sequence[str] | None = None,
-             require_tau: bool = False) -> Recording:
+             require_tau: bool = False, transmission=None) -> Recording:
     """Recording from a CSV file (format in the module docstring).
 
     Parameters
@@ -223,31 +267,35 @@ def read_csv(path, joint_names: Sequence[str] | None = None,
         Joints to read, in the order of the result's columns; columns of other joints are
         ignored with a warning. Default: the joints of the ``q.<name>`` columns, in file order.
     require_tau : bool
-        Require ``tau.<joint>`` for every joint; otherwise a file without any ``tau.*``
-        column gives ``tau = None``.
+        Require torques (``tau.<joint>``, ``taum.<motor>`` or ``current.<motor>``); otherwise a
+        file without any gives ``tau = None``.
+    transmission : Transmission, optional
+        The robot's (:class:`robot_dynid.model.transmission.Transmission`), to read motor-side
+        columns; ``joint_names`` must then be the robot's joints, in its order (T's columns).
 
     Raises
     ------
     DataError
         No ``time`` column; a missing ``q.<joint>`` / ``tau.<joint>`` (or a partial group)
-        column, named; a cell that is not a number, a bad stage label or a non-integer cycle
-        (line and column named); time not strictly increasing (line named); rows of unequal
-        length.
+        column, named; a quantity given both joint- and motor-side; motor-side columns without a
+        transmission, or currents without its torque constants; a cell that is not a number, a
+        bad stage label or a non-integer cycle (line and column named); time not strictly
+        increasing (line named); rows of unequal length.
     """
     path = Path(path)
     if not path.exists():
         raise DataError(f"CSV file {path} does not exist")
     check_input_file(path, "CSV file", DataError, MAX_RECORDING_BYTES)
     try:
-        return _read_csv(path, joint_names, require_tau)
+        return _read_csv(path, joint_names, require_tau, transmission)
     except UnicodeDecodeError as error:
         raise DataError(f"{path} is not UTF-8 text (byte {error.start}): is it a CSV file?") from None
 
 
-def _read_csv(path: Path, joint_names, require_tau: bool) -> Recording:
+def _read_csv(path: Path, joint_names, require_tau: bool, transmission) -> Recording:
     columns = _parse_header(path)
-    joints, layout = _column_layout(path, columns, joint_names, require_tau)
-    numeric_names = ["time"] + [name for field in JOINT_FIELDS for name in layout[field] or []]
+    joints, layout = _column_layout(path, columns, joint_names, require_tau, transmission)
+    numeric_names = ["time"] + [name for entry in layout.values() if entry is not None for name in entry[1]]
     if "cycle" in columns:
         numeric_names.append("cycle")
     stage_index = columns.index("stage") if "stage" in columns else None
@@ -265,13 +313,31 @@ def _read_csv(path: Path, joint_names, require_tau: bool) -> Recording:
                         f"after {float(time[previous])!r} s on line {lines[previous]}; time "
                         "must be strictly increasing")
     fields = {field: None if layout[field] is None else
-              table[:, [position[name] for name in layout[field]]] for field in JOINT_FIELDS}
+              table[:, [position[name] for name in layout[field][1]]] for field in JOINT_FIELDS}
     cycle = None if "cycle" not in position else _cycle_column(path, table[:, position["cycle"]])
     stages = None if stages is None else _stage_column(path, stages)
+    motor_side = {field: layout[field][0] for field in JOINT_FIELDS
+                  if layout[field] is not None and layout[field][0] in MOTOR_FIELDS}
+    dropped = DropCounter()
+    keep = np.ones(time.size, dtype=bool)
+    for field, source in motor_side.items():       # rows with NaN / inf in a motor column: named by that column
+        bad = keep & np.isfinite(time) & ~np.isfinite(fields[field]).all(axis=1)
+        if bad.any():
+            dropped.add(f"non-finite {source}", float(time[np.argmax(bad)]), int(np.count_nonzero(bad)))
+            keep &= ~bad
+    if not keep.any():
+        raise DataError(f"all {time.size} samples of {path} hold NaN or inf ({describe_dropped(dropped.counts)})")
+    if not keep.all():
+        time, cycle = time[keep], None if cycle is None else cycle[keep]
+        stages = None if stages is None else stages[keep]
+        fields = {field: None if values is None else values[keep] for field, values in fields.items()}
+    for field, source in motor_side.items():
+        fields[field] = joint_values(source, fields[field], transmission)
     recording = Recording.from_arrays(joint_names=joints, time=time, stage=stages, cycle=cycle,
-                                      source=str(path), **fields)
-    logger.info("read %d samples of %d joints from %s (%d dropped)", recording.n_samples,
-                len(joints), path, recording.n_dropped)
+                                      source=str(path), dropped=dropped.counts, **fields)
+    converted = f"; {', '.join(motor_side.values())} converted to the joint side through the transmission"
+    logger.info("read %d samples of %d joints from %s (%d dropped)%s", recording.n_samples,
+                len(joints), path, recording.n_dropped, converted if motor_side else "")
     return recording
 
 

@@ -6,8 +6,12 @@ A unit mistake makes every sample wrong, so it is an error naming the column:
   milliseconds (or microseconds, nanoseconds by its size); below :data:`MIN_SAMPLE_INTERVAL`
   (10 us) like minutes or hours: no arm is identified from such rates;
 - positions [rad], velocities [rad/s] and torques [N m] of a joint beyond the bounds below in more
-  than :data:`UNIT_FRACTION` of the samples (positions that fit the limits once read as degrees
-  are said to look like degrees).
+  than :data:`UNIT_FRACTION` of the samples. Positions that fit the limits once read as degrees
+  are said to look like degrees; positions that fit them once divided by the joint's gear ratio
+  (the largest entry of its column of the transmission T, else its drive's ``gear_ratio``; at
+  least :data:`MIN_MOTOR_RATIO`), or, without a known ratio, lie beyond
+  :data:`MOTOR_ANGLE_FACTOR` times the limits in most samples, look like motor-side angles
+  (they belong in ``qm.<motor>`` columns or a bag's motor states).
 
 A sample beyond a bound on fewer samples than that is a glitch (a corrupt message, a sensor
 spike): it is dropped and counted by reason in ``Recording.dropped``, never fed to an estimator.
@@ -37,6 +41,9 @@ VELOCITY_FACTOR = 10.0      # times the velocity limit
 EFFORT_FACTOR = 10.0        # times the effort limit
 MAX_TORQUE = 1e5            # N m, when the robot gives no effort limit
 UNIT_FRACTION = 0.05        # more samples than this beyond a bound: a unit mistake, not glitches
+UNIT_FIT = 0.99             # a rescaled column fitting the bounds in more samples than this: that is its unit
+MIN_MOTOR_RATIO = 5.0       # gear ratios [1] from which positions divided by them are tried as motor-side angles
+MOTOR_ANGLE_FACTOR = 5.0    # without a known ratio: beyond this many times the limits in most samples
 
 
 def check_time_unit(time, source: str) -> None:
@@ -61,7 +68,8 @@ def check_time_unit(time, source: str) -> None:
 class SampleBounds:
     """Per-joint bounds of plausible samples (module docstring), in the order of ``joint_names``.
 
-    ``position_low`` / ``position_high`` [rad], ``velocity`` [rad/s], ``torque`` [N m]: each (n,).
+    ``position_low`` / ``position_high`` [rad], ``velocity`` [rad/s], ``torque`` [N m]: each (n,);
+    ``gear_ratio`` (n,) [1] motor turns per joint turn, NaN where unknown (module docstring).
     """
 
     joint_names: tuple[str, ...]
@@ -70,6 +78,7 @@ class SampleBounds:
     position_limits: tuple[tuple[float, float], ...]
     velocity: np.ndarray
     torque: np.ndarray
+    gear_ratio: np.ndarray | None = None
 
     @classmethod
     def for_robot(cls, robot, joint_names: Sequence[str] | None = None) -> "SampleBounds":
@@ -80,7 +89,8 @@ class SampleBounds:
         torque = np.array([MAX_TORQUE if limit.effort is None else EFFORT_FACTOR * limit.effort
                            for limit in limits])
         return cls(names, low, high, tuple(tuple(limit.position) for limit in limits),
-                   VELOCITY_FACTOR * np.array([limit.velocity for limit in limits]), torque)
+                   VELOCITY_FACTOR * np.array([limit.velocity for limit in limits]), torque,
+                   _gear_ratios(robot)[[robot.joint_names.index(name) for name in names]])
 
     def violations(self, q, qd=None, tau=None):
         """``(field, joint index, reason, mask (N,))`` for every joint with a sample beyond a bound.
@@ -116,6 +126,30 @@ class SampleBounds:
         return found[0][2] if found else None
 
 
+def _gear_ratios(robot) -> np.ndarray:
+    """Per joint of ``robot``, motor turns per joint turn [1]: the largest magnitude in its column of the
+    transmission T, else its drive's ``gear_ratio``; NaN where neither is known."""
+    transmission = getattr(robot, "transmission", None)
+    if transmission is not None:
+        return np.abs(np.asarray(transmission.motor_from_joint, dtype=float)).max(axis=0)
+    drives = getattr(robot, "drives", None) or [None] * len(robot.joint_names)
+    return np.array([np.nan if getattr(drive, "gear_ratio", None) is None else float(drive.gear_ratio)
+                     for drive in drives])
+
+
+def _looks_motor_side(values: np.ndarray, bounds: SampleBounds, joint: int) -> float | None:
+    """The gear ratio (NaN: unknown) by which positions ``values`` (N,) [rad] of ``joint`` look like motor-side
+    angles, or None when they do not (module docstring)."""
+    low, high = bounds.position_low[joint], bounds.position_high[joint]
+    ratio = np.nan if bounds.gear_ratio is None else float(bounds.gear_ratio[joint])
+    if np.isfinite(ratio):
+        scaled = values / ratio
+        fits = np.mean((scaled >= low) & (scaled <= high)) > UNIT_FIT
+        return ratio if ratio >= MIN_MOTOR_RATIO and fits else None
+    reach = MOTOR_ANGLE_FACTOR * max(abs(low), abs(high))
+    return ratio if np.mean(np.abs(values) > reach) > 0.5 else None
+
+
 def _unit_message(recording: Recording, bounds: SampleBounds, field: str, joint: int, mask) -> str:
     name = bounds.joint_names[joint]
     values = getattr(recording, field)[:, joint]
@@ -127,8 +161,18 @@ def _unit_message(recording: Recording, bounds: SampleBounds, field: str, joint:
         text = (f"{head} lies beyond the joint's position limits [{low:g}, {high:g}] rad by more than "
                 f"{POSITION_MARGIN:g} rad in {fraction:.0%} of the samples (up to {worst:.6g})")
         in_degrees = np.radians(values)
-        if np.mean((in_degrees >= bounds.position_low[joint]) & (in_degrees <= bounds.position_high[joint])) > 0.99:
-            return f"{text}: it looks like degrees ({worst:.6g} deg = {math.radians(worst):.4g} rad); give radians"
+        degrees = (np.mean((in_degrees >= bounds.position_low[joint]) & (in_degrees <= bounds.position_high[joint]))
+                   > UNIT_FIT)
+        in_degrees_text = f"degrees ({worst:.6g} deg = {math.radians(worst):.4g} rad)"
+        ratio = _looks_motor_side(values, bounds, joint)
+        if ratio is not None and (np.isfinite(ratio) or not degrees):
+            factor = (f"{ratio:g} times the joint's angle, its gear ratio" if np.isfinite(ratio)
+                      else f"over {MOTOR_ANGLE_FACTOR:g} times its limits in most samples")
+            return (f"{text}: it looks like motor-side angles ({factor}; give them as qm.<motor> columns, or a bag's "
+                    "motor states with --motor-states-topic, with the robot description's transmission)"
+                    + (f" or {in_degrees_text}" if degrees else ""))
+        if degrees:
+            return f"{text}: it looks like {in_degrees_text}; give radians"
         return f"{text}: check its unit (rad) and the robot's limits"
     if field == "qd":
         text = (f"{head} exceeds {bounds.velocity[joint]:.4g} rad/s ({VELOCITY_FACTOR:g}x the joint's velocity "

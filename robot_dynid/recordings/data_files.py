@@ -54,17 +54,20 @@ def read_recording(path, joint_names=None, derivative_window=DERIVATIVE_WINDOW, 
         (:func:`complete_derivatives`).
     robot : RobotDescription, optional
         Check the samples against it (:func:`robot_dynid.recordings.data_checks.check_samples`): unit
-        mistakes are errors, implausible samples are dropped and counted.
+        mistakes are errors, implausible samples are dropped and counted. Its transmission, if any,
+        turns motor-side data (CSV ``qm.<motor>``, ... columns; a bag's motor states) into joint
+        values before (:mod:`robot_dynid.recordings.motor_side`).
     resample : float, optional
         [Hz] put the samples on a uniform grid first (:func:`resample_recording`).
     derive : bool
         Derive velocities and accelerations from the positions even where the file has them.
     **bag_topics
-        joint_states_topic, effort_topic, stage_topic, ... (bags only).
+        joint_states_topic, motor_states_topic, effort_topic, stage_topic, ... (bags only;
+        :func:`robot_dynid.recordings.bag_io.read_bag`).
     """
     if joint_names is None and robot is not None:
         joint_names = robot.joint_names
-    recording = _read(path, joint_names, bag_topics)
+    recording = _read(path, joint_names, bag_topics, getattr(robot, "transmission", None))
     check_time_unit(recording.time, recording.source)
     if robot is not None:
         recording = check_samples(recording, robot)
@@ -252,12 +255,12 @@ def _bag_directory(path: pathlib.Path) -> pathlib.Path:
     return path if path.is_dir() else path.parent
 
 
-def _read(path, joint_names, bag_topics) -> Recording:
+def _read(path, joint_names, bag_topics, transmission) -> Recording:
     path = pathlib.Path(path)
     if not path.exists():
         raise DataError(f"{path}: no such file or directory")
     if _is_bag(path):
-        return read_bag(_bag_directory(path), joint_names=joint_names, **bag_topics)
+        return read_bag(_bag_directory(path), joint_names=joint_names, transmission=transmission, **bag_topics)
     if path.suffix.lower() == ".csv":
-        return read_csv(path, joint_names=joint_names)
+        return read_csv(path, joint_names=joint_names, transmission=transmission)
     raise DataError(f"{path}: not a rosbag2 directory, .mcap, .db3 or .csv file")

@@ -97,3 +97,21 @@ def test_effort_limits_bound_the_torque_where_the_robot_gives_them():
     tau[0] = 10.0 * efforts[0] * 0.99
     assert bounds.reason(np.zeros(robot.n_joints), None, tau) is None
     assert math.isclose(bounds.velocity[0], 10.0 * robot.limits[0].velocity)
+
+
+@pytest.mark.parametrize("robot_file, joint, scale, factor", [
+    ("er3a_coupled_wrist.yaml", 5, None, "50 times the joint's angle, its gear ratio"),  # qm6 = 50 (q5 + q6)
+    ("er3a.yaml", 2, 101.0, "101 times the joint's angle, its gear ratio"),              # the drive's gear_ratio
+    ("puma560.yaml", 2, 1000.0, "over 5 times its limits in most samples"),              # no ratio known
+])
+def test_motor_angles_in_a_q_column_are_an_error_naming_the_joint(robot_file, joint, scale, factor):
+    robot = load_robot(find_package_file("config", "robots", robot_file))
+    q = recording(robot).q.copy()
+    q[:, joint] = 50.0 * (q[:, 4] + q[:, 5]) if scale is None else scale * q[:, joint]
+    name = robot.joint_names[joint]
+    with pytest.raises(DataError, match=rf"^run.csv: column q.{name} lies beyond the joint's position limits .* in "
+                                        rf"\d+% of the samples .*: it looks like motor-side angles \({factor}; give "
+                                        r"them as qm.<motor> columns, or a bag's motor states with "
+                                        r"--motor-states-topic, with the robot description's transmission\)"
+                                        r"( or degrees \(.* deg = .* rad\))?$"):
+        check_samples(recording(robot, q=q), robot)

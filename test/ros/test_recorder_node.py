@@ -391,3 +391,54 @@ def test_an_effort_topic_that_never_delivers_is_warned_once_and_identify_names_i
     error = capsys.readouterr().err
     assert "the joint states on /joint_states carry no effort, and the bag's effort topic /joint_efforts recorded " \
            "no message" in error, error
+
+
+def test_motor_states_go_to_their_bag_topic_and_identify_reads_them_by_default(graph, tmp_path, capsys):
+    """A driver of the coupled-wrist ER3A publishing only motor-side states (motors m1..m6: angles, speeds and
+    torques at the motor, computed here by the robot file's rows, qm6 = 50 (q5 + q6), and by solving tau = T^T taum
+    by hand): the recorder's motor_states_topic goes to /motor_states, and robot-dynid identify, with its default
+    options, identifies from that bag the model a joint-side CSV of the same samples gives."""
+    from robot_dynid.cli import main
+    from robot_dynid.recordings.bag_io import ns_to_seconds
+    from robot_dynid.recordings.csv_io import write_csv
+    from robot_dynid.recordings.recording import Recording
+    robot_file = REPO / "config" / "robots" / "er3a_coupled_wrist.yaml"
+    robot = load_robot(robot_file)
+    regressor = Regressor(robot, friction_model("coulomb_viscous"))
+    simulator = SimulatedRobot(regressor, simulation_parameters(regressor, seed=3), noise_std=0.2)
+    excitation = load_trajectory(REPO / "config" / "trajectories" / "er3a_table_4_1.yaml")
+    t = np.arange(2500) / 250.0
+    q, qd, qdd = excitation.evaluate(t)
+    tau = simulator.torques(q, qd, qdd, rng=7)
+
+    def motor(x):
+        return np.column_stack([121 * x[:, 0], 121 * x[:, 1], 101 * x[:, 2], 75.48 * x[:, 3], 81 * x[:, 4],
+                                50 * (x[:, 4] + x[:, 5])])
+
+    taum = np.column_stack([tau[:, 0] / 121, tau[:, 1] / 121, tau[:, 2] / 101, tau[:, 3] / 75.48,
+                            (tau[:, 4] - tau[:, 5]) / 81, tau[:, 5] / 50])
+    qm, qdm = motor(q), motor(qd)
+    recorder = Recorder(graph, tmp_path, "motor_states_topic:=drive/motor_states", "queue_depth:=5000")
+    publisher = graph.node.create_publisher(JointState, "drive/motor_states", 5000)
+    graph.spin_until(lambda: publisher.get_subscription_count() > 0, what="recorder on drive/motor_states")
+    stamps = T0_NS + np.round(t * 1e9).astype(np.int64)
+    start = time.monotonic()
+    for k, stamp in enumerate(stamps):
+        message = joint_state(stamp, ["m1", "m2", "m3", "m4", "m5", "m6"], qm[k], qdm[k])
+        message.effort = taum[k].tolist()
+        publisher.publish(message)
+        if k % 50 == 0:
+            graph.spin_until(lambda: time.monotonic() > start + k / 800.0, what="pacing")
+    recorder.wait_for({"/motor_states": t.size})
+    recorder.stop()
+    graph.node.destroy_publisher(publisher)
+
+    joint_side = tmp_path / "joint_side.csv"
+    write_csv(joint_side, Recording.from_arrays(robot.joint_names, ns_to_seconds(stamps), q, qd, tau=tau))
+    models = {}
+    for name, data in (("bag", recorder.bag), ("csv", joint_side)):
+        assert main(["identify", "--robot", str(robot_file), "--data", str(data),
+                     "--out", str(tmp_path / f"{name}.yaml")]) == 0, capsys.readouterr().err
+        models[name] = DynamicModel.load(tmp_path / f"{name}.yaml")
+    np.testing.assert_allclose(models["bag"].values, models["csv"].values, rtol=1e-6,
+                               atol=1e-9 * np.abs(models["csv"].values).max())
