@@ -5,9 +5,9 @@ A unit mistake makes every sample wrong, so it is an error naming the column:
 - time: a median sampling interval above :data:`MAX_SAMPLE_INTERVAL` (0.25 s) looks like
   milliseconds (or microseconds, nanoseconds by its size); below :data:`MIN_SAMPLE_INTERVAL`
   (10 us) like minutes or hours: no arm is identified from such rates;
-- positions [rad], velocities [rad/s] and torques [N m] of a joint beyond the bounds below in more
-  than :data:`UNIT_FRACTION` of the samples. Positions that fit the limits once read as degrees
-  are said to look like degrees; positions that fit them once divided by the joint's gear ratio
+- positions [rad], velocities [rad/s] and torques [N m] of a joint (of a prismatic joint: [m], [m/s],
+  [N]) beyond the bounds below in more than :data:`UNIT_FRACTION` of the samples. Positions that fit
+  the limits once read as degrees (a prismatic joint's: as millimetres) are said to look like that; positions that fit them once divided by the joint's gear ratio
   (the largest entry of its column of the transmission T, else its drive's ``gear_ratio``; at
   least :data:`MIN_MOTOR_RATIO`), or, without a known ratio, lie beyond
   :data:`MOTOR_ANGLE_FACTOR` times the limits in most samples, look like motor-side angles
@@ -17,7 +17,7 @@ A sample beyond a bound on fewer samples than that is a glitch (a corrupt messag
 spike): it is dropped and counted by reason in ``Recording.dropped``, never fed to an estimator.
 The bounds, per joint:
 
-- position: the joint's position limits widened by :data:`POSITION_MARGIN` [rad];
+- position: the joint's position limits widened by :data:`POSITION_MARGIN` [rad, or m];
 - velocity: :data:`VELOCITY_FACTOR` times the velocity limit [rad/s];
 - torque: :data:`EFFORT_FACTOR` times the effort limit [N m] where the robot gives one, else
   :data:`MAX_TORQUE` [N m] (beyond any arm's joint).
@@ -69,7 +69,8 @@ class SampleBounds:
     """Per-joint bounds of plausible samples (module docstring), in the order of ``joint_names``.
 
     ``position_low`` / ``position_high`` [rad], ``velocity`` [rad/s], ``torque`` [N m]: each (n,);
-    ``gear_ratio`` (n,) [1] motor turns per joint turn, NaN where unknown (module docstring).
+    ``gear_ratio`` (n,) [1] motor turns per joint turn, NaN where unknown (module docstring);
+    ``prismatic`` (n,) True where the joint slides (its bounds are in m, m/s, N).
     """
 
     joint_names: tuple[str, ...]
@@ -79,6 +80,12 @@ class SampleBounds:
     velocity: np.ndarray
     torque: np.ndarray
     gear_ratio: np.ndarray | None = None
+    prismatic: np.ndarray | None = None
+
+    def units(self, joint: int) -> tuple[str, str, str]:
+        """Position, velocity and effort units of ``joint``."""
+        sliding = self.prismatic is not None and bool(self.prismatic[joint])
+        return ("m", "m/s", "N") if sliding else ("rad", "rad/s", "N m")
 
     @classmethod
     def for_robot(cls, robot, joint_names: Sequence[str] | None = None) -> "SampleBounds":
@@ -90,7 +97,9 @@ class SampleBounds:
                            for limit in limits])
         return cls(names, low, high, tuple(tuple(limit.position) for limit in limits),
                    VELOCITY_FACTOR * np.array([limit.velocity for limit in limits]), torque,
-                   _gear_ratios(robot)[[robot.joint_names.index(name) for name in names]])
+                   _gear_ratios(robot)[[robot.joint_names.index(name) for name in names]],
+                   np.array([getattr(robot, "prismatic", (False,) * robot.n_joints)[robot.joint_names.index(name)]
+                             for name in names], dtype=bool))
 
     def violations(self, q, qd=None, tau=None):
         """``(field, joint index, reason, mask (N,))`` for every joint with a sample beyond a bound.
@@ -100,12 +109,12 @@ class SampleBounds:
         found = []
         checks = (("q", q, lambda values: (values < self.position_low) | (values > self.position_high),
                    lambda j: f"position beyond the limits of {self.joint_names[j]} by more than "
-                             f"{POSITION_MARGIN:g} rad"),
+                             f"{POSITION_MARGIN:g} {self.units(j)[0]}"),
                   ("qd", qd, lambda values: np.abs(values) > self.velocity,
-                   lambda j: f"|velocity| of {self.joint_names[j]} above {self.velocity[j]:.4g} rad/s "
+                   lambda j: f"|velocity| of {self.joint_names[j]} above {self.velocity[j]:.4g} {self.units(j)[1]} "
                              f"({VELOCITY_FACTOR:g}x its limit)"),
                   ("tau", tau, lambda values: np.abs(values) > self.torque,
-                   lambda j: f"|torque| of {self.joint_names[j]} above {self.torque[j]:.4g} N m"))
+                   lambda j: f"|torque| of {self.joint_names[j]} above {self.torque[j]:.4g} {self.units(j)[2]}"))
         for field, values, beyond, reason in checks:
             if values is None:
                 continue
@@ -156,6 +165,8 @@ def _unit_message(recording: Recording, bounds: SampleBounds, field: str, joint:
     fraction = float(np.mean(mask))
     worst = float(values[np.argmax(np.abs(values))])
     head = f"{recording.source}: column {field}.{name}"
+    if bounds.units(joint)[0] == "m":
+        return _prismatic_unit_message(head, values, bounds, field, joint, fraction, worst)
     if field == "q":
         low, high = bounds.position_limits[joint]
         text = (f"{head} lies beyond the joint's position limits [{low:g}, {high:g}] rad by more than "
@@ -182,6 +193,30 @@ def _unit_message(recording: Recording, bounds: SampleBounds, field: str, joint:
         return f"{text}: check its unit (rad/s) and the robot's velocity limit"
     return (f"{head} exceeds {bounds.torque[joint]:.4g} N m in {fraction:.0%} of the samples (up to {worst:.6g}): "
             "check its unit (N m; mN m? motor currents?) and the robot's effort limit")
+
+
+def _prismatic_unit_message(head: str, values, bounds: SampleBounds, field: str, joint: int, fraction: float,
+                            worst: float) -> str:
+    """:func:`_unit_message` of a prismatic joint: positions [m], velocities [m/s], forces [N]; millimetres
+    are the likely mistake."""
+    millimetres = values * 1e-3
+    if field == "q":
+        low, high = bounds.position_limits[joint]
+        text = (f"{head} lies beyond the joint's position limits [{low:g}, {high:g}] m by more than "
+                f"{POSITION_MARGIN:g} m in {fraction:.0%} of the samples (up to {worst:.6g})")
+        fits = np.mean((millimetres >= bounds.position_low[joint]) & (millimetres <= bounds.position_high[joint]))
+    elif field == "qd":
+        text = (f"{head} exceeds {bounds.velocity[joint]:.4g} m/s ({VELOCITY_FACTOR:g}x the joint's velocity limit) "
+                f"in {fraction:.0%} of the samples (up to {worst:.6g})")
+        fits = np.mean(np.abs(millimetres) <= bounds.velocity[joint])
+    else:
+        return (f"{head} exceeds {bounds.torque[joint]:.4g} N in {fraction:.0%} of the samples (up to {worst:.6g}): "
+                "check its unit (N, a prismatic joint's force) and the robot's effort limit")
+    unit, small = ("m", "mm") if field == "q" else ("m/s", "mm/s")
+    if fits > UNIT_FIT:
+        name = "millimetres" if field == "q" else "mm/s"
+        return f"{text}: it looks like {name} ({worst:.6g} {small} = {worst * 1e-3:.4g} {unit}); give {unit}"
+    return f"{text}: check its unit ({unit}) and the robot's limits"
 
 
 def check_samples(recording: Recording, robot) -> Recording:

@@ -9,7 +9,7 @@ import pinocchio as pin
 import pytest
 
 from rnea_reference import rnea_torques
-from robot_dynid.errors import DynIdError, RobotDescriptionError
+from robot_dynid.errors import DataError, DynIdError, RobotDescriptionError
 from robot_dynid.estimation.identification import IdentificationSettings, identify
 from robot_dynid.experiment.simulation import plausible_parameters
 from robot_dynid.experiment.trajectories import FourierTrajectory, load_trajectory, time_grid
@@ -311,3 +311,20 @@ def test_a_model_keeps_its_friction_side_through_its_artifact(side):
     assert "friction_side" not in DynamicModel(plain, friction_model("none"), False, False,
                                                compute_base_parameters(Regressor(plain)), np.zeros(36),
                                                np.zeros(36)).to_yaml()
+
+
+def test_a_linear_axis_recorded_in_millimetres_is_refused_as_such():
+    """Track positions and speeds in mm and mm/s: one line naming the column and the unit it looks like."""
+    from robot_dynid.recordings.data_checks import check_samples
+
+    robot = load_robot(find_package_file("config", "robots", "ur5_on_linear_track.yaml"))
+    t = np.arange(200) * 0.01
+    q = np.zeros((200, 7))
+    q[:, 0] = 1000.0 * 0.8 * np.sin(t)                 # 0.8 m stroke written in mm
+    qd = np.zeros((200, 7))
+    with pytest.raises(DataError, match=r"column q\.track lies beyond the joint's position limits \[-1\.5, 1\.5\] m "
+                                        r"by more than 0\.5 m .*: it looks like millimetres \(\S+ mm = \S+ m\); give m$"):
+        check_samples(Recording.from_arrays(robot.joint_names, t, q, qd, qd, np.zeros((200, 7))), robot)
+    qd[:, 0] = 1000.0 * 0.9                          # 0.9 m/s written in mm/s
+    with pytest.raises(DataError, match=r"column qd\.track exceeds 10 m/s .*: it looks like mm/s \(900 mm/s = 0\.9 m/s\); give m/s$"):
+        check_samples(Recording.from_arrays(robot.joint_names, t, q / 1000.0, qd, qd * 0, np.zeros((200, 7))), robot)
