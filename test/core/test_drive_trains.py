@@ -322,9 +322,11 @@ def test_a_linear_axis_recorded_in_millimetres_is_refused_as_such():
     q = np.zeros((200, 7))
     q[:, 0] = 1000.0 * 0.8 * np.sin(t)                 # 0.8 m stroke written in mm
     qd = np.zeros((200, 7))
-    with pytest.raises(DataError, match=r"column q\.track lies beyond the joint's position limits \[-1\.5, 1\.5\] m "
-                                        r"by more than 0\.5 m .*: it looks like millimetres \(\S+ mm = \S+ m\); give m$"):
+    with pytest.raises(DataError, match=r"column q\.track lies beyond the joint's position limits \[-1\.5, 1\.5\] "
+                                        r"m by more than 0\.5 m .*: it looks like millimetres \(\S+ mm = \S+ m\); "
+                                        r"give m$"):
         check_samples(Recording.from_arrays(robot.joint_names, t, q, qd, qd, np.zeros((200, 7))), robot)
     qd[:, 0] = 1000.0 * 0.9                          # 0.9 m/s written in mm/s
-    with pytest.raises(DataError, match=r"column qd\.track exceeds 10 m/s .*: it looks like mm/s \(900 mm/s = 0\.9 m/s\); give m/s$"):
+    with pytest.raises(DataError, match=r"column qd\.track exceeds 10 m/s .*: it looks like mm/s "
+                                        r"\(900 mm/s = 0\.9 m/s\); give m/s$"):
         check_samples(Recording.from_arrays(robot.joint_names, t, q / 1000.0, qd, qd * 0, np.zeros((200, 7))), robot)
