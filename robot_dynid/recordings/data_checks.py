@@ -8,8 +8,9 @@ A unit mistake makes every sample wrong, so it is an error naming the column:
 - positions [rad], velocities [rad/s] and torques [N m] of a joint (of a prismatic joint: [m], [m/s],
   [N]) beyond the bounds below in more than :data:`UNIT_FRACTION` of the samples. Positions that fit
   the limits once read as degrees (a prismatic joint's: as millimetres) are said to look like that;
-  positions that fit them once divided by the joint's gear ratio (the largest entry of its column of the transmission T, else its drive's ``gear_ratio``; at
-  least :data:`MIN_MOTOR_RATIO`), or, without a known ratio, lie beyond
+  positions that fit them once divided by the joint's gear ratio (the largest entry of its column
+  of the transmission T, else its drive's ``gear_ratio``; at least :data:`MIN_MOTOR_RATIO`), or,
+  without a known ratio, lie beyond
   :data:`MOTOR_ANGLE_FACTOR` times the limits in most samples, look like motor-side angles
   (they belong in ``qm.<motor>`` columns or a bag's motor states).
 
