@@ -6,8 +6,8 @@ from robot_dynid.errors import DataError
 from robot_dynid.reports.json_text import dumps
 from robot_dynid.cli.options import (add_cylinders_argument, add_data_arguments, add_model_structure_arguments,
                                      add_stage_detection_arguments, add_torque_check_argument, load_cylinders,
-                                     non_negative_number, output_file, parse_cycles, positive_number, progress,
-                                     read_data, read_validation_data, settings_from_args)
+                                     conditioning_from_args, non_negative_number, output_file, parse_cycles,
+                                     positive_number, progress, read_data, read_validation_data, settings_from_args)
 from robot_dynid.estimation.estimators import ESTIMATORS
 from robot_dynid.estimation.identification import PRIOR_MODES, identify
 from robot_dynid.estimation.validation import validate_model
@@ -101,8 +101,9 @@ def main(args):
     settings = settings_from_args(args, robot)
     cylinders = load_cylinders(args)
     recordings, notes = [], []
+    conditioning = conditioning_from_args(args, settings.lowpass)
     for path in progress(args.data, "reading recordings"):
-        recording = read_data(args, robot, path)
+        recording = read_data(args, robot, path, conditioning)
         if recording.tau is None:
             raise DataError(no_torques(path, args))
         if cylinders is not None:
@@ -122,7 +123,9 @@ def main(args):
     if cylinders is not None:
         provenance.update(cylinder_provenance(args.cylinders, cylinders))
     model = identify(recordings, robot, settings, provenance=provenance)
-    validations = [validate_model(model, [read_validation_data(args, robot, cylinders, path)])
+    validations = [validate_model(model, [read_validation_data(args, robot, cylinders, path, conditioning)],
+                                  lowpass=settings.lowpass,
+                                  conditioning="as the training data: " + conditioning.describe())
                    for path in args.validate]
     if validations:
         model.metrics["validation"] = [validation.to_dict() for validation in validations]

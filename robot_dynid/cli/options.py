@@ -8,6 +8,8 @@ import pathlib
 import sys
 
 from robot_dynid.model.friction import FRICTION_MODEL_NAMES, FrictionModel
+from robot_dynid.recordings.conditioning import (ACCELERATION_NOISE_FRACTION, MAX_DERIVATIVE_WINDOW, MAX_GIVEN_WINDOW,
+                                                 MIN_WINDOW_SAMPLES)
 from robot_dynid.recordings.stage_detection import REST_THRESHOLD, REST_THRESHOLD_FRACTION
 
 _FRICTION_DEFAULTS = FrictionModel()
@@ -94,16 +96,75 @@ def add_data_arguments(parser, several=False):
                             "included); at most 10000 Hz and 10 times the recording's rate")
     group.add_argument("--derive", action="store_true",
                        help="derive velocities and accelerations from the positions even where the data carry "
-                            "them (a driver's velocity is often a coarse difference or filtered with a lag)")
+                            "them (a driver's velocity may be a coarse difference or filtered with a lag; at rest "
+                            "a derived velocity is noise, set to 0 as for recorded ones, see README)")
+    group.add_argument("--velocity-at-rest", choices=("zero", "measured"), default="zero",
+                       help="zero: a joint whose speed stays within the noise of its velocity (estimated from the "
+                            "data, with hysteresis) is at rest, its velocity 0, so noise does not flip the sign of "
+                            "Coulomb friction; measured: velocities as recorded or derived (default: %(default)s)")
+    group.add_argument("--accelerations-from", choices=("velocities", "positions"), default="velocities",
+                       help="where the data carry velocities, derive the accelerations from them (a first "
+                            "derivative: less noise than a second one of positions sampled at 100 Hz) or from the "
+                            "positions (precise encoders with noisy driver velocities) (default: %(default)s)")
+    group.add_argument("--derivative-window", type=positive_number("a window > 0 [s]"), default=None, metavar="S",
+                       help="window [s] of the local polynomial fits that derive what the data lack (accelerations "
+                            "from recorded velocities, else velocities and accelerations from positions); at most "
+                            f"{MAX_GIVEN_WINDOW:g} s (default: the shortest that keeps the acceleration noise below "
+                            f"{100 * ACCELERATION_NOISE_FRACTION:g} %% of its RMS, from {MIN_WINDOW_SAMPLES} samples "
+                            f"to {MAX_DERIVATIVE_WINDOW:g} s, printed)")
 
 
-def read_data(args, robot, path=None):
+def add_raw_argument(parser):
+    """``--raw`` of the commands that evaluate a model on data (validate, predict, report --model)."""
+    parser.add_argument("--raw", action="store_true",
+                        help="read the data with this command's own reading options (--resample, --derive, "
+                             "--derivative-window, --velocity-at-rest, --accelerations-from; no low-pass) instead of "
+                             "conditioning them as the model's training data were (recorded in the model)")
+
+
+def conditioning_from_args(args, lowpass=None):
+    """The :class:`~robot_dynid.recordings.conditioning.Conditioning` of the reading options (velocity 0 at
+    rest), with ``lowpass`` [Hz]."""
+    from robot_dynid.recordings.conditioning import Conditioning
+    return Conditioning(resample=args.resample, derive=args.derive, derivative_window=args.derivative_window,
+                        zero_velocity_at_rest=args.velocity_at_rest == "zero", lowpass=lowpass,
+                        accelerations_from_positions=args.accelerations_from == "positions")
+
+
+def model_conditioning(args, model):
+    """How data a model is evaluated on are conditioned: as its training data were (its provenance), or with
+    ``--raw`` as read with this command's options; models that record nothing get the options'.
+
+    Raises DataError when a reading option is given without ``--raw`` for a model that records its conditioning
+    (the option would be silently ignored otherwise)."""
+    from robot_dynid.errors import DataError
+    from robot_dynid.recordings.conditioning import Conditioning, conditioning_from_provenance
+    if getattr(args, "raw", False):
+        return Conditioning(resample=args.resample, derive=args.derive, derivative_window=args.derivative_window,
+                            zero_velocity_at_rest=args.velocity_at_rest == "zero",
+                            accelerations_from_positions=args.accelerations_from == "positions")
+    recorded = conditioning_from_provenance(model.provenance)
+    if recorded is None:
+        return conditioning_from_args(args)
+    given = [option for option, value in (("--resample", args.resample), ("--derive", args.derive),
+                                          ("--derivative-window", args.derivative_window),
+                                          ("--velocity-at-rest", args.velocity_at_rest != "zero"),
+                                          ("--accelerations-from", args.accelerations_from != "velocities")) if value]
+    if given:
+        raise DataError(f"{', '.join(given)}: the data are conditioned as the model's training data were "
+                        f"({recorded.describe()}); give --raw to read them with this command's options instead")
+    return recorded
+
+
+def read_data(args, robot, path=None, conditioning=None):
     """The recording at ``path`` (default ``--data``), checked against ``robot`` (unit mistakes,
-    implausible samples), resampled if asked, derivatives derived where missing (or with
-    ``--derive`` always)."""
+    implausible samples) and conditioned (:func:`~robot_dynid.recordings.data_files.condition`): as
+    ``conditioning`` says, by default as the reading options say (resampled if asked, derivatives derived
+    where missing or with ``--derive`` always, velocity 0 at rest)."""
     from robot_dynid.recordings.data_files import read_recording
-    return read_recording(args.data if path is None else path, robot=robot, resample=args.resample,
-                          derive=args.derive, **bag_topics_from_args(args, robot))
+    return read_recording(args.data if path is None else path, robot=robot,
+                          conditioning=conditioning or conditioning_from_args(args),
+                          **bag_topics_from_args(args, robot))
 
 
 def add_cylinders_argument(parser, what="the fit"):
@@ -122,10 +183,10 @@ def load_cylinders(args):
     return None if args.cylinders is None else load_cylinder_results(args.cylinders)
 
 
-def read_arm_data(args, robot, cylinders, path):
+def read_arm_data(args, robot, cylinders, path, conditioning=None):
     """:func:`read_data` with, for a hydraulic arm (``cylinders``, from :func:`load_cylinders`), the cylinders'
     internal torques subtracted (:func:`~robot_dynid.hydraulics.two_stage.subtract_cylinder_torques`)."""
-    recording = read_data(args, robot, path)
+    recording = read_data(args, robot, path, conditioning)
     if cylinders is None:
         return recording
     from robot_dynid.hydraulics.two_stage import subtract_cylinder_torques
@@ -208,11 +269,11 @@ def add_torque_check_argument(parser):
                              "applied twice); for a description whose inertial data are what is wrong")
 
 
-def read_validation_data(args, robot, cylinders, path):
-    """:func:`read_arm_data` of a held-out recording, its torques checked against ``robot``'s inertial data as
-    identification checks them (:func:`~robot_dynid.estimation.torque_scale.check_torque_scale`) unless
-    ``--no-torque-check``."""
-    recording = read_arm_data(args, robot, cylinders, path)
+def read_validation_data(args, robot, cylinders, path, conditioning=None):
+    """:func:`read_arm_data` of a held-out recording (conditioned as ``conditioning`` says), its torques checked
+    against ``robot``'s inertial data as identification checks them
+    (:func:`~robot_dynid.estimation.torque_scale.check_torque_scale`) unless ``--no-torque-check``."""
+    recording = read_arm_data(args, robot, cylinders, path, conditioning)
     if args.check_torque_scale and recording.tau is not None:
         from robot_dynid.estimation.torque_scale import check_torque_scale
         check_torque_scale(recording.reorder(robot.joint_names), robot)

@@ -1,5 +1,5 @@
 """robot-dynid predict: torques of a model along recorded motion, written as CSV."""
-from robot_dynid.cli.options import add_data_arguments, output_file, read_data
+from robot_dynid.cli.options import add_data_arguments, add_raw_argument, model_conditioning, output_file, read_data
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.recordings.csv_io import write_torques_csv
 from robot_dynid.recordings.recording import describe_dropped
@@ -11,12 +11,13 @@ HELP = "compute a model's joint torques for every sample of a recording (CSV: ti
 def add_arguments(parser):
     parser.add_argument("--model", required=True, metavar="model.yaml", help="model artifact from identify")
     add_data_arguments(parser)
+    add_raw_argument(parser)
     parser.add_argument("--out", required=True, type=output_file, metavar="torques.csv", help="CSV to write")
 
 
 def main(args):
     model = DynamicModel.load(args.model)
-    recording = read_data(args, model.robot)
+    recording = read_data(args, model.robot, conditioning=model_conditioning(args, model))
     tau = model.torque(recording.q, recording.qd, recording.qdd,
                        temperature=recording.temperature, elapsed=recording.elapsed)
     write_torques_csv(args.out, recording.time, model.joint_names, tau)

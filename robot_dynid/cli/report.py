@@ -1,10 +1,11 @@
 """robot-dynid report: the analyses of a test as an HTML page with figures and a JSON summary."""
 import pathlib
 
-from robot_dynid.cli.options import (add_data_arguments, add_model_structure_arguments, add_speed_threshold_argument,
-                                     add_stage_detection_arguments, add_torque_check_argument, bag_topics_from_args,
-                                     output_directory, parse_cycles, positive_number, progress, read_data,
-                                     read_validation_data, settings_from_args)
+from robot_dynid.cli.options import (add_data_arguments, add_model_structure_arguments, add_raw_argument,
+                                     add_speed_threshold_argument, add_stage_detection_arguments,
+                                     add_torque_check_argument, bag_topics_from_args, conditioning_from_args,
+                                     model_conditioning, output_directory, parse_cycles, positive_number, progress,
+                                     read_data, read_validation_data, settings_from_args)
 from robot_dynid.errors import DynIdError
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.robot_description import load_robot
@@ -24,6 +25,7 @@ HELP = ("analyse a test (torque fits, base parameters, per-cycle identification,
 def add_arguments(parser):
     add_model_structure_arguments(parser)
     add_data_arguments(parser, several=True)
+    add_raw_argument(parser)
     add_torque_check_argument(parser)
     add_stage_detection_arguments(parser)
     parser.add_argument("--model", metavar="model.yaml", default=None,
@@ -68,12 +70,13 @@ def main(args):
     robot = load_robot(args.robot)
     model = DynamicModel.load(args.model) if args.model else None
     settings = None if model else settings_from_args(args, robot)
+    conditioning = model_conditioning(args, model) if model else conditioning_from_args(args, settings.lowpass)
     if args.warm_cycles < 0:
         raise DynIdError(f"--warm-cycles must be >= 0, got {args.warm_cycles}")
     recordings, intervals, notes = [], [], []
     velocity = robot.limit_arrays().velocity
     for path in progress(args.data, "reading", len(args.data)):
-        recording = read_data(args, robot, path)
+        recording = read_data(args, robot, path, conditioning)
         table = stage_table(recording, path, robot.limit_arrays(recording.joint_names).velocity, args.rest_threshold,
                             **bag_topics_from_args(args, robot))
         if recording.stage is None:
@@ -81,7 +84,7 @@ def main(args):
             notes.append(table.note)
         recordings.append(recording)
         intervals.append(table.stages)
-    validation = [read_validation_data(args, robot, None, path) for path in args.validate]
+    validation = [read_validation_data(args, robot, None, path, conditioning) for path in args.validate]
     options = ReportOptions(
         stage=tuple(args.stage or ("excitation",)), speed_threshold=args.speed_threshold,
         warm_cycles=args.warm_cycles, friction_speed=args.friction_speed, gravity=args.gravity,

@@ -3,9 +3,9 @@
 import dataclasses
 
 from robot_dynid.reports.json_text import dumps
-from robot_dynid.cli.options import (add_cylinders_argument, add_data_arguments, add_speed_threshold_argument,
-                                     add_torque_check_argument, load_cylinders, parse_cycles, progress,
-                                     read_validation_data)
+from robot_dynid.cli.options import (add_cylinders_argument, add_data_arguments, add_raw_argument,
+                                     add_speed_threshold_argument, add_torque_check_argument, load_cylinders,
+                                     model_conditioning, parse_cycles, progress, read_validation_data)
 from robot_dynid.hydraulics.two_stage import cylinder_subtraction_warning
 from robot_dynid.estimation.validation import validate_model
 from robot_dynid.model.dynamic_model import DynamicModel
@@ -20,6 +20,7 @@ HELP = ("a model's per-joint RMS [N m], RSD, relative RMSD and NRMS on held-out 
 def add_arguments(parser):
     parser.add_argument("--model", required=True, metavar="model.yaml", help="model artifact from identify")
     add_data_arguments(parser, several=True)
+    add_raw_argument(parser)
     add_torque_check_argument(parser)
     parser.add_argument("--stage", action="append", metavar="NAME",
                         help="use only samples of this stage kind (repeatable; see identify)")
@@ -34,12 +35,14 @@ def add_arguments(parser):
 def main(args):
     model = DynamicModel.load(args.model)
     cylinders = load_cylinders(args)
+    conditioning = model_conditioning(args, model)
     recordings = []
     for path in progress(args.data, "reading recordings"):
-        recording = read_validation_data(args, model.robot, cylinders, path)
+        recording = read_validation_data(args, model.robot, cylinders, path, conditioning)
         recordings.append(select_stages(recording, args.stage, args.cycles,
                                         velocity_limits=model.robot.limit_arrays().velocity).recording)
-    validation = validate_model(model, recordings, args.speed_threshold)
+    validation = validate_model(model, recordings, args.speed_threshold, conditioning.lowpass,
+                                ("raw: " if args.raw else "as the model's training data: ") + conditioning.describe())
     mismatch = cylinder_subtraction_warning(model.provenance, str(args.model), args.cylinders, cylinders)
     if mismatch:
         validation = dataclasses.replace(validation, warnings=(mismatch,) + validation.warnings)

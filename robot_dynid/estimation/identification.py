@@ -368,6 +368,9 @@ def identify(
     provenance = dict(provenance or {})
     provenance.setdefault("data_source", [recording.source for recording in recordings]
                           if len(recordings) > 1 else recordings[0].source)
+    conditioning = conditioning_record(recordings, settings)
+    if conditioning is not None:
+        provenance.setdefault("conditioning", conditioning)
     model = model_from_accumulator(accumulator, robot, settings, base, rls=rls, dropped=dropped.counts,
                                    provenance=provenance, nuisance_names=offsets)
     nuisance = model.metrics.pop("nuisance", {})
@@ -377,6 +380,21 @@ def identify(
             for index, recording in enumerate(recordings)}
     model.metrics["identified_range"] = identified_range(recordings)
     return model
+
+
+def conditioning_record(recordings: Sequence[Recording], settings: IdentificationSettings) -> dict | None:
+    """What a model's provenance keeps of how its data were conditioned: ``settings`` (the
+    :class:`~robot_dynid.recordings.conditioning.Conditioning` of the first recording, the low-pass of
+    ``settings``), and per recording what it gave (derivative fit, fraction at rest); None when the
+    recordings say nothing of it (built from arrays)."""
+    conditioned = [recording for recording in recordings if recording.conditioning.get("settings")]
+    if not conditioned:
+        return None
+    record = dict(conditioned[0].conditioning["settings"])
+    record["lowpass_hz"] = settings.lowpass
+    return {"settings": record,
+            "recordings": {recording.source: {key: value for key, value in recording.conditioning.items()
+                                              if key != "settings"} for recording in conditioned}}
 
 
 def identified_range(recordings: Sequence[Recording]) -> dict:

@@ -10,6 +10,12 @@ Per joint, with ``e = tau_model - tau_measured`` [N m] over the validation sampl
   with it), None for a joint without an effort limit; ``mean_nrms`` is its mean over the joints
   that have one.
 
+Held-out data are conditioned as the model's training data were (``provenance.conditioning``:
+resampling, derivatives, velocity 0 at rest; :mod:`robot_dynid.recordings.conditioning`), and where
+the model was identified with a low-pass filter, measured and predicted torques are filtered alike
+(``lowpass``), so that a held-out RSD and the training RSD printed beside it are computed the same
+way; ``conditioning`` says on what the numbers were computed.
+
 A model is trusted only on the range it was identified on: where the validation data move faster
 or accelerate harder than the identification data (``metrics.identified_range`` of the model), a
 warning names the joint, the share of samples and how far beyond (friction polynomials and
@@ -23,9 +29,11 @@ from typing import Sequence
 import numpy as np
 
 from robot_dynid.errors import DataError
+from robot_dynid.estimation.identification import contiguous_runs
 from robot_dynid.estimation.metrics import ValidationReport, validation_report
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.recordings.recording import Recording
+from robot_dynid.recordings.signal_processing import lowpass_filter, sample_interval
 
 DEFAULT_SPEED_THRESHOLD = 0.05
 """[rad/s] speed below which a sample does not count for the relative RMSD."""
@@ -39,13 +47,15 @@ class ModelValidation:
     """Metrics of a model on validation data (module docstring).
 
     ``report`` holds the per-joint RMS, RSD, residual std and relative RMSD; ``nrms`` (n,) with
-    NaN where a joint has no effort limit; ``warnings`` the range warnings; ``sources`` the files.
+    NaN where a joint has no effort limit; ``warnings`` the range warnings; ``sources`` the files;
+    ``conditioning`` what the data were conditioned with (one line; '' when not said).
     """
 
     report: ValidationReport
     nrms: np.ndarray
     warnings: tuple[str, ...]
     sources: tuple[str, ...]
+    conditioning: str = ""
 
     @property
     def mean_nrms(self) -> float | None:
@@ -65,12 +75,16 @@ class ModelValidation:
                        for j, joint in enumerate(joints)},
             "mean_nrms": self.mean_nrms,
             "warnings": list(self.warnings),
+            "conditioning": self.conditioning,
         }
 
 
 def validate_model(model: DynamicModel, recordings: Sequence[Recording],
-                   speed_threshold: float = DEFAULT_SPEED_THRESHOLD) -> ModelValidation:
-    """The model's metrics on ``recordings`` (joints matched by name; q, qd, qdd, tau needed)."""
+                   speed_threshold: float = DEFAULT_SPEED_THRESHOLD, lowpass: float | None = None,
+                   conditioning: str = "") -> ModelValidation:
+    """The model's metrics on ``recordings`` (joints matched by name; q, qd, qdd, tau needed); with
+    ``lowpass`` [Hz], measured and predicted torques filtered alike (zero-phase, per contiguous run;
+    uniform stamps needed), runs too short for the filter left out; ``conditioning`` is recorded."""
     if not recordings:
         raise DataError("no recording to validate the model on")
     joints = model.joint_names
@@ -79,14 +93,37 @@ def validate_model(model: DynamicModel, recordings: Sequence[Recording],
         missing = [field for field in ("qd", "qdd", "tau") if getattr(recording, field) is None]
         if missing:
             raise DataError(f"{recording.source}: validation needs {', '.join(missing)}")
-    predicted = np.vstack([model.torque(r.q, r.qd, r.qdd, temperature=r.temperature, elapsed=r.elapsed)
-                           for r in recordings])
-    measured = np.vstack([recording.tau for recording in recordings])
-    speeds = np.vstack([recording.qd for recording in recordings])
+    predicted = [model.torque(r.q, r.qd, r.qdd, temperature=r.temperature, elapsed=r.elapsed) for r in recordings]
+    measured = [recording.tau for recording in recordings]
+    speeds = [recording.qd for recording in recordings]
+    if lowpass is not None:
+        predicted, measured, speeds = _filtered(recordings, predicted, measured, speeds, lowpass)
+    predicted, measured, speeds = np.vstack(predicted), np.vstack(measured), np.vstack(speeds)
     report = validation_report(predicted, measured, speeds, speed_threshold, joint_names=joints)
     efforts = np.array([np.nan if limit.effort is None else limit.effort for limit in model.robot.limits])
     return ModelValidation(report, report.rms / (2.0 * efforts), tuple(range_warnings(model, recordings)),
-                           tuple(recording.source for recording in recordings))
+                           tuple(recording.source for recording in recordings), conditioning)
+
+
+def _filtered(recordings, predicted, measured, speeds, cutoff):
+    """Predicted and measured torques low-pass filtered alike per contiguous run (as identification filters
+    torques and regressor columns); the samples of runs too short for the filter are left out."""
+    kept = ([], [], [])
+    for recording, model_torque, torque, speed in zip(recordings, predicted, measured, speeds):
+        for run in contiguous_runs(recording.time):
+            try:
+                rate = 1.0 / sample_interval(recording.time[run])
+                filtered = [lowpass_filter(values[run], cutoff, rate) for values in (model_torque, torque)]
+            except DataError as error:
+                if "not uniformly sampled" in str(error):
+                    raise DataError(f"{recording.source}: the model was identified with a {cutoff:g} Hz low-pass, "
+                                    f"which needs uniformly sampled held-out data; {error}") from None
+                continue
+            for target, values in zip(kept, (*filtered, speed[run])):
+                target.append(values)
+    if not kept[0]:
+        raise DataError(f"no run of the held-out data is long enough for the model's {cutoff:g} Hz low-pass filter")
+    return kept
 
 
 def range_warnings(model: DynamicModel, recordings: Sequence[Recording]) -> list[str]:

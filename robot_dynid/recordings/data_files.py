@@ -15,6 +15,8 @@ import numpy as np
 from robot_dynid import validators
 from robot_dynid.errors import DataError
 from robot_dynid.recordings.bag_io import DEFAULT_STAGE_TOPIC, read_bag, read_stage_markers
+from robot_dynid.recordings.conditioning import (MIN_WINDOW_SAMPLES, Conditioning, derivative_plan, describe_rest,
+                                                 rest_mask)
 from robot_dynid.recordings.csv_io import read_csv
 from robot_dynid.recordings.data_checks import check_samples, check_time_unit
 from robot_dynid.recordings.recording import DropCounter, Recording
@@ -40,42 +42,74 @@ MAX_RESAMPLE_FACTOR = 10
 adds memory, not information."""
 
 
-def read_recording(path, joint_names=None, derivative_window=DERIVATIVE_WINDOW, robot=None, resample=None,
-                   derive=False, **bag_topics) -> Recording:
-    """Read ``path``: a rosbag2 directory (or its .mcap / .db3 file) or a ``.csv`` file.
+def read_recording(path, joint_names=None, derivative_window=None, robot=None, resample=None, derive=False,
+                   conditioning: Conditioning | None = None, **bag_topics) -> Recording:
+    """Read ``path``: a rosbag2 directory (or its .mcap / .db3 file) or a ``.csv`` file, conditioned.
 
     Parameters
     ----------
     joint_names : sequence of str, optional
         Joints to read; default ``robot``'s, or all in the file.
-    derivative_window : float
-        [s] window of the local polynomial fit that derives velocities [rad/s] and accelerations
+    derivative_window : float, optional
+        [s] window of the local polynomial fits that derive velocities [rad/s] and accelerations
         [rad/s^2] not recorded (JointState has no accelerations), in the samples' own stamps
-        (:func:`complete_derivatives`).
+        (:func:`complete_derivatives`); None: chosen by rate and noise
+        (:mod:`robot_dynid.recordings.conditioning`).
     robot : RobotDescription, optional
         Check the samples against it (:func:`robot_dynid.recordings.data_checks.check_samples`): unit
-        mistakes are errors, implausible samples are dropped and counted. Its transmission, if any,
-        turns motor-side data (CSV ``qm.<motor>``, ... columns; a bag's motor states) into joint
-        values before (:mod:`robot_dynid.recordings.motor_side`).
+        mistakes are errors, implausible samples are dropped and counted.
     resample : float, optional
         [Hz] put the samples on a uniform grid first (:func:`resample_recording`).
     derive : bool
         Derive velocities and accelerations from the positions even where the file has them.
+    conditioning : Conditioning, optional
+        All of the above at once (and velocity 0 at rest, accelerations from positions); given, it
+        replaces ``derivative_window``, ``resample`` and ``derive``. Without it, velocities are kept
+        as measured at rest.
     **bag_topics
-        joint_states_topic, motor_states_topic, effort_topic, stage_topic, ... (bags only;
-        :func:`robot_dynid.recordings.bag_io.read_bag`).
+        joint_states_topic, effort_topic, stage_topic, ... (bags only).
+
+    The returned recording's ``conditioning`` says what was done (:func:`condition`).
     """
+    if conditioning is None:
+        conditioning = Conditioning(resample=resample, derive=derive, derivative_window=derivative_window,
+                                    zero_velocity_at_rest=False)
     if joint_names is None and robot is not None:
         joint_names = robot.joint_names
-    recording = _read(path, joint_names, bag_topics, getattr(robot, "transmission", None))
+    recording = _read(path, joint_names, bag_topics, None if robot is None else robot.transmission)
     check_time_unit(recording.time, recording.source)
     if robot is not None:
         recording = check_samples(recording, robot)
-    if derive:
+    return condition(recording, conditioning)
+
+
+def condition(recording: Recording, conditioning: Conditioning) -> Recording:
+    """``recording`` resampled, differentiated and with velocity 0 at rest as ``conditioning`` says; its
+    ``conditioning`` attribute holds the settings and what they gave (the derivative plan, the fraction at
+    rest per joint)."""
+    if conditioning.derive:
         recording = dataclasses.replace(recording, qd=None, qdd=None)
-    if resample is not None:
-        recording = resample_recording(recording, resample, derivative_window)
-    return complete_derivatives(recording, derivative_window)
+    elif conditioning.accelerations_from_positions:
+        recording = dataclasses.replace(recording, qdd=None)
+    if conditioning.resample is not None:
+        recording = resample_recording(recording, conditioning.resample,
+                                       conditioning.derivative_window or DERIVATIVE_WINDOW)
+    recording = complete_derivatives(recording, conditioning.derivative_window,
+                                     accelerations_from_positions=conditioning.accelerations_from_positions)
+    applied = dict(recording.conditioning)
+    if conditioning.zero_velocity_at_rest and recording.qd is not None and "derivatives" in applied:
+        noise = np.array([applied["derivatives"]["velocity_noise"][name] for name in recording.joint_names])
+        at_rest = rest_mask(recording.qd, noise)
+        if at_rest.any():
+            qd = recording.qd.copy()
+            qd[at_rest] = 0.0
+            recording = dataclasses.replace(recording, qd=qd)
+        applied["at_rest"] = dict(zip(recording.joint_names, map(float, np.mean(at_rest, axis=0))))
+        note = describe_rest(at_rest, recording.joint_names)
+        if note:
+            logger.info("%s: %s", recording.source, note)
+    applied["settings"] = conditioning.to_dict()
+    return dataclasses.replace(recording, conditioning=applied)
 
 
 def derivative_window_samples(recording: Recording, window: float = DERIVATIVE_WINDOW) -> int:
@@ -98,36 +132,57 @@ def _runs(recording: Recording, window_samples: int) -> list[np.ndarray]:
     return np.split(np.arange(recording.n_samples), breaks)
 
 
-def complete_derivatives(recording: Recording, window: float = DERIVATIVE_WINDOW) -> Recording:
-    """Fill missing qd / qdd by local polynomial fits to the positions in their own stamps.
+def complete_derivatives(recording: Recording, window: float | None = DERIVATIVE_WINDOW,
+                         accelerations_from_positions: bool = False) -> Recording:
+    """Fill missing qd / qdd by local polynomial fits in the samples' own stamps: accelerations from the
+    recorded velocities where there are (a quadratic fit), else velocities and accelerations from the
+    positions (a cubic fit); with ``accelerations_from_positions``, accelerations from the positions always.
 
+    ``window`` [s] (None: chosen by rate and noise, :func:`robot_dynid.recordings.conditioning.derivative_plan`).
     The stamps may jitter and messages may be lost (:func:`robot_dynid.recordings.signal_processing.differentiate`).
     A step longer than half the window (:func:`robot_dynid.recordings.signal_processing.gap_starts`: a paused
     recording, a burst of lost messages) splits the recording into runs, each differentiated on
-    its own; runs shorter than the window are dropped and counted in ``dropped``.
+    its own; runs shorter than the window are dropped and counted in ``dropped``. The recording's
+    ``conditioning["derivatives"]`` describes the fit (:class:`~robot_dynid.recordings.conditioning.DerivativePlan`).
     """
     if recording.qd is not None and recording.qdd is not None:
         return recording
     if recording.n_samples < 2:
         raise DataError(f"{recording.source}: {recording.n_samples} sample(s); derivatives need a window of them")
     missing = [name for name in ("qd", "qdd") if getattr(recording, name) is None]
-    samples = derivative_window_samples(recording, window)
+    from_velocities = recording.qd is not None and not accelerations_from_positions
+    if window is None:
+        if recording.n_samples < MIN_WINDOW_SAMPLES:
+            raise DataError(f"{recording.source}: {recording.n_samples} samples; derivatives need a window of "
+                            f"{MIN_WINDOW_SAMPLES}")
+        plan = derivative_plan(recording.time, recording.q, recording.qd if from_velocities else None)
+        samples = plan.window
+    else:
+        samples = derivative_window_samples(recording, window)
     runs = _runs(recording, samples)
     kept = [run for run in runs if len(run) >= samples]
     if not kept:
         raise DataError(f"{recording.source}: no run of samples between gaps in the stamps holds the "
-                        f"{samples}-sample derivative window ({window:g} s at {median_step(recording.time):g} s "
-                        f"per sample; longest run {max(map(len, runs))} samples)")
+                        f"{samples}-sample derivative window ({samples * median_step(recording.time):.3g} s at "
+                        f"{median_step(recording.time):g} s per sample; longest run {max(map(len, runs))} samples)")
+    if window is not None:
+        plan = derivative_plan(recording.time, recording.q, recording.qd if from_velocities else None,
+                               window_seconds=samples * median_step(recording.time))
     values = {name: np.zeros_like(recording.q) for name in missing}   # rows of dropped runs stay 0
     uniform = True
     for run in kept:
-        derived = differentiate(recording.q[run], recording.time[run], window_samples=samples)
+        if from_velocities:
+            derived = differentiate(recording.qd[run], recording.time[run], window_samples=samples, polyorder=2)
+            values["qdd"][run] = derived.qd
+        else:
+            derived = differentiate(recording.q[run], recording.time[run], window_samples=samples)
+            for name in missing:
+                values[name][run] = getattr(derived, name)
         uniform &= derived.uniform
-        for name in missing:
-            values[name][run] = getattr(derived, name)
-    logger.info("%s: %s derived from positions (local cubic fit over %d samples, %s stamps)",
-                recording.source, " and ".join(missing), samples, "uniform" if uniform else "non-uniform")
-    completed = dataclasses.replace(recording, **values)
+    logger.info("%s: %s (%s stamps)", recording.source, plan.describe(recording.joint_names),
+                "uniform" if uniform else "non-uniform")
+    completed = dataclasses.replace(recording, **values, conditioning={
+        **recording.conditioning, "derivatives": plan.to_dict(recording.joint_names)})
     if len(kept) == len(runs):
         return completed
     dropped = DropCounter(recording.dropped)
@@ -169,7 +224,8 @@ def resample_recording(recording: Recording, rate: float, window: float = DERIVA
     labels = {name: None if getattr(recording, name) is None else getattr(recording, name)[samples.source]
               for name in ("stage", "cycle")}
     return Recording(joint_names=recording.joint_names, time=samples.time, **samples.values, **labels,
-                     source=recording.source, dropped=dropped.counts)
+                     source=recording.source, dropped=dropped.counts,
+                     conditioning={**recording.conditioning, "resampled_hz": rate})
 
 
 STAGE_ORIGINS = ("markers", "stage column", "motion")

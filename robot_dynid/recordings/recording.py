@@ -154,6 +154,9 @@ class Recording:
         Where the data came from (file name), used in messages.
     dropped : mapping of str to Dropped
         Samples left out before construction, by reason (see the module docstring).
+    conditioning : mapping
+        What was done to the data after reading (resampling, how derivatives were formed, velocity 0 at
+        rest: :func:`robot_dynid.recordings.data_files.condition`), plain data for a model's provenance.
 
     Raises
     ------
@@ -174,6 +177,7 @@ class Recording:
     cycle: np.ndarray | None = None
     source: str = "<arrays>"
     dropped: Mapping[str, Dropped] = dataclasses.field(default_factory=dict)
+    conditioning: Mapping = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         names = tuple(self.joint_names) if not isinstance(self.joint_names, str) else None

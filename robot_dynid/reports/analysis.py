@@ -39,6 +39,7 @@ from robot_dynid.estimation.identification import IdentificationSettings, identi
 from robot_dynid.estimation.metrics import ParameterStatistics, ValidationReport, parameter_statistics, \
     validation_report
 from robot_dynid.estimation.validation import ModelValidation, validate_model
+from robot_dynid.recordings.conditioning import conditioning_from_provenance
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.friction_drift import DoubleExponentialFit, fit_double_exponential
@@ -134,8 +135,12 @@ class TorqueFit:
 def torque_fit(model: DynamicModel, recordings: Sequence[Recording], segment: str,
                speed_threshold: float, offsets=None) -> TorqueFit:
     """The model's torques on ``recordings`` against the measured ones (``offsets`` [s]: their
-    starts on the test clock, default :func:`test_time_offsets`)."""
-    validation = validate_model(model, recordings, speed_threshold)
+    starts on the test clock, default :func:`test_time_offsets`); its metrics filter measured and
+    predicted torques alike with the low-pass the model was identified with (its provenance)."""
+    conditioning = conditioning_from_provenance(model.provenance)
+    validation = validate_model(model, recordings, speed_threshold,
+                                None if conditioning is None else conditioning.lowpass,
+                                "" if conditioning is None else conditioning.describe())
     recordings = [recording.reorder(model.joint_names) for recording in recordings]
     offsets = test_time_offsets(recordings) if offsets is None else offsets
     predicted = np.vstack([model.torque(r.q, r.qd, r.qdd, temperature=r.temperature, elapsed=r.elapsed)

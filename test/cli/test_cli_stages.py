@@ -44,6 +44,7 @@ from robot_dynid.model.robot_description import load_robot
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.bag_io import BagWriter
 from robot_dynid.recordings.csv_io import write_csv
+from robot_dynid.recordings.conditioning import Conditioning
 from robot_dynid.recordings.data_files import read_recording
 from robot_dynid.recordings.recording import Recording
 from robot_dynid.recordings.stage_detection import select_stages
@@ -197,7 +198,10 @@ def test_identify_excitation_of_an_unmarked_bag_matches_the_plan_boundaries(prot
     robot, plan, bag, directory, _ = protocol_run
     expected = designed_stages(plan, robot)
     model_path = directory / "detected.yaml"
+    # velocities as measured (the simulated friction follows their noisy sign at rest, see protocol_run);
+    # accelerations from the exact positions (the simulated torques follow the plan's accelerations)
     code, out, err = run_cli(capsys, "identify", "--robot", ROBOT, "--data", bag, "--stage", "excitation",
+                             "--velocity-at-rest", "measured", "--accelerations-from", "positions",
                              "--out", model_path)
     assert (code, err) == (0, "")
     assert out.startswith(f"no stage markers or stage column in {bag}: stages detected from the motion "
@@ -205,7 +209,9 @@ def test_identify_excitation_of_an_unmarked_bag_matches_the_plan_boundaries(prot
     detected = DynamicModel.load(model_path)
     assert detected.provenance["stage_detection"] == out.splitlines()[0]
 
-    recording = read_recording(bag, joint_names=robot.joint_names)
+    recording = read_recording(bag, joint_names=robot.joint_names,
+                               conditioning=Conditioning(zero_velocity_at_rest=False,
+                                                         accelerations_from_positions=True))   # as the CLI reads
     elapsed = recording.time - T0_NS * 1e-9
     motion = np.array([(start, end) for kind, start, end, *_ in expected if kind == "excitation"])
     in_motion = ((elapsed[:, None] >= motion[:, 0]) & (elapsed[:, None] <= motion[:, 1])).any(axis=1)
