@@ -58,7 +58,7 @@ from robot_dynid.errors import DataError, DynIdError, IdentificationError
 from robot_dynid.estimation.estimators import (RANK_TOLERANCE, LeastSquaresAccumulator,
                                                _check_overdetermined, column_scales)
 from robot_dynid.model.base_parameters import BaseParameters
-from robot_dynid.model.link_inertials import link_names
+from robot_dynid.model.link_inertials import link_names, pseudo_inertia
 from robot_dynid.model.regressor import N_INERTIAL, Regressor, _symmetric_from_vector
 from robot_dynid.model.robot_description import build_pinocchio_model
 from robot_dynid.yaml_files import read_yaml
@@ -157,32 +157,7 @@ def cvxpy_available() -> bool:
 
 
 # ---------------------------------------------------------------------------------------------
-# Pseudo-inertia and per-link checks
-
-
-def pseudo_inertia(link_parameters) -> np.ndarray:
-    """The 4x4 pseudo-inertia ``J = [[Sigma, h], [h^T, m]]``, ``Sigma = 0.5 tr(I) 1 - I``.
-
-    Parameters
-    ----------
-    link_parameters : array_like, shape (10,)
-        ``[m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` about the link frame origin
-        [kg, kg m, kg m^2].
-
-    Returns
-    -------
-    ndarray, shape (4, 4)
-        [kg m^2] in the 3x3 block, [kg m] in the last column and row, [kg] in the corner.
-    """
-    values = np.asarray(link_parameters, dtype=float)
-    if values.shape != (N_INERTIAL,):
-        raise DynIdError(f"link parameters must have shape ({N_INERTIAL},), got {values.shape}")
-    inertia = _symmetric_from_vector(values[4:])
-    J = np.empty((4, 4))
-    J[:3, :3] = 0.5 * np.trace(inertia) * np.eye(3) - inertia
-    J[:3, 3] = J[3, :3] = values[1:4]
-    J[3, 3] = values[0]
-    return J
+# Pseudo-inertia and per-link checks (pseudo_inertia itself: robot_dynid.model.link_inertials)
 
 
 #: ``vec(J) = _PSEUDO_INERTIA_MAP @ link_parameters`` (row-major vec), for the programs.
