@@ -34,7 +34,7 @@ from robot_dynid import validators
 from robot_dynid.errors import DynIdError, PayloadError
 from robot_dynid.input_files import read_text
 from robot_dynid.model.link_inertials import URDF_INERTIA_ORDER, parameters_from_inertial, pseudo_inertia
-from robot_dynid.model.regressor import inertia_parameter_map
+from robot_dynid.model.regressor import N_INERTIAL, Regressor, inertia_parameter_map
 from robot_dynid.model.robot_description import LinkInertial, RobotDescription
 from robot_dynid.model.urdf import link_bodies
 from robot_dynid.yaml_files import load_yaml
@@ -172,6 +172,36 @@ class Payload:
             return cls(**{key: data[key] for key in PAYLOAD_KEYS})
         except DynIdError as error:
             raise PayloadError(f"{source}: {error}") from None
+
+
+class PayloadRegressor:
+    """``Y_p(q, qd, qdd)``: torques per unit of a payload's ten parameters about ``frame``'s origin.
+
+    ``tau_payload = Y_p @ phi`` with ``phi`` = :meth:`Payload.parameters`; ``Y_p = Y_L M(F -> L)``,
+    ``Y_L`` the last link's ten inertial columns of the robot's regressor (no friction: a payload has
+    none) and ``M`` :func:`~robot_dynid.model.regressor.inertia_parameter_map` of the frame's
+    placement in the last link frame.
+
+    Parameters
+    ----------
+    robot : RobotDescription
+    frame : str, optional
+        One of :func:`payload_frames`; default the last link (:func:`default_frame`).
+    """
+
+    names = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
+
+    def __init__(self, robot: RobotDescription, frame: str | None = None):
+        self.robot = robot
+        self.frame = default_frame(robot) if frame is None else frame
+        placement = frame_placement(robot, self.frame)
+        self.map = inertia_parameter_map(placement.rotation, placement.translation)
+        self.regressor = Regressor(robot)
+        self._last = slice(self.regressor.n_parameters - N_INERTIAL, self.regressor.n_parameters)
+
+    def compute(self, q, qd, qdd) -> np.ndarray:
+        """``Y_p`` (N, n, 10) [N m per kg, kg m, kg m^2] of states (N, n) [rad, rad/s, rad/s^2]."""
+        return self.regressor.compute(q, qd, qdd)[:, :, self._last] @ self.map
 
 
 def payload_from_parameters(frame: str, parameters) -> Payload:
