@@ -356,8 +356,8 @@ def test_stage_kinds_are_the_kind_constants_of_the_message():
         {kind: code for code, kind in enumerate(STAGE_KINDS)}
     assert [kind_code(kind) for kind in STAGE_KINDS] == list(range(len(STAGE_KINDS)))
     assert [kind_name(code) for code in range(len(STAGE_KINDS))] == list(STAGE_KINDS)
-    with pytest.raises(DataError, match=r"stage kind 7 is not a KIND_\* value"):
-        kind_name(7)
+    with pytest.raises(DataError, match=r"stage kind 8 is not a KIND_\* value"):
+        kind_name(8)
 
 
 def test_stamp_order_releases_by_stamp_and_a_boundary_sample_goes_to_the_next_stage():
