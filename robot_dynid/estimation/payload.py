@@ -316,7 +316,9 @@ def solve_payload(accumulator: LeastSquaresAccumulator, robot, settings: Payload
     boundary = False
     if settings.consistent:
         fit = solve_consistent_body(accumulator, mass_scale, L, mass=settings.mass)
-        parameters, boundary = fit.parameters, fit.boundary
+        parameters, boundary = fit.parameters.copy(), fit.boundary
+        if settings.mass is not None:
+            parameters[0] = settings.mass           # exactly, not through the solver's scaling
     else:
         parameters = least_squares
     residual_ss = accumulator.residual_sum_of_squares(parameters)
