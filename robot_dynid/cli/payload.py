@@ -105,8 +105,8 @@ def _identify(args):
     holdout = None
     if args.holdout:
         holdout = holdout_residuals(arm, estimate.payload, _recordings(args, args.holdout, arm.robot, select=False))
-    data = plain_data(estimate.to_file_dict(arm.robot.name, holdout, {"model": str(args.model),
-                                                                       "data": [str(path) for path in args.data]}))
+    provenance = {"model": str(args.model), "data": [str(path) for path in args.data]}
+    data = plain_data(estimate.to_file_dict(arm.robot.name, holdout, provenance))
     out = pathlib.Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("# robot_dynid payload (robot-dynid payload identify; docs/payloads.md)\n"

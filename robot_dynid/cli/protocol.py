@@ -92,10 +92,10 @@ def _fourier(path):
 
 def _plan(args, robot):
     if args.payload is not None:
-        other = [option for option, value in (("--excitation", args.excitation), ("--friction-poses", args.friction_poses),
-                                              ("--level-duration", args.level_duration), ("--validation", args.validation),
-                                              ("--cylinders", args.cylinders), ("--cylinder-stage", args.cylinder_stage))
-                 if value is not None]
+        given = (("--excitation", args.excitation), ("--friction-poses", args.friction_poses),
+                 ("--level-duration", args.level_duration), ("--validation", args.validation),
+                 ("--cylinders", args.cylinders), ("--cylinder-stage", args.cylinder_stage))
+        other = [option for option, value in given if value is not None]
         if other:
             raise DataError(f"--payload plans the payload stage alone: {', '.join(other)} do not apply")
         return build_payload_protocol(robot, _fourier(args.payload), cycles=1 if args.cycles is None else args.cycles,

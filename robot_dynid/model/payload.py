@@ -150,8 +150,8 @@ class Payload:
         return LinkInertial(self.mass, self.com, self.inertia)
 
     def parameters(self) -> np.ndarray:
-        """The ten parameters (10,) ``[m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` about ``frame``'s
-        origin, in its axes [kg, kg m, kg m^2]."""
+        """The ten inertial values about ``frame``'s origin in its axes, shape (10,): ``[m, mx, my, mz, Ixx, Ixy,
+        Iyy, Ixz, Iyz, Izz]`` [kg, kg m, kg m^2]."""
         return parameters_from_inertial(self.inertial)
 
     def link_parameters(self, robot: RobotDescription) -> np.ndarray:

@@ -8,7 +8,6 @@ RNEA of a model from pinocchio's own URDF parser with the payload appended as a 
 import numpy as np
 import pytest
 import yaml
-from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
 from rnea_reference import rnea_urdf_with_payload
