@@ -132,7 +132,10 @@ class IdentifierNode(Node):
                                f"{MAX_MASS:g}]; 0 = estimated", "kg", in_range("kg", 0.0, MAX_MASS))
         self.robot = load_robot(robot_file)
         if payload_frame:
-            frame_placement(self.robot, payload_frame)
+            try:
+                frame_placement(self.robot, payload_frame)
+            except DynIdError as error:
+                raise DynIdError(f"parameter payload_frame: {error}") from None
         arm_model = DynamicModel.load(arm_model_file) if arm_model_file else None
         settings = StreamingSettings(settings_from_options(options, self.robot, label=lambda name: f"parameter {name}"),
                                      stages=tuple(stages), pool_stages=pool, max_samples=max_samples,
