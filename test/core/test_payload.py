@@ -12,7 +12,7 @@ import pinocchio as pin
 import pytest
 
 from rnea_reference import rnea_urdf_with_payload
-from robot_dynid.errors import DataError, ModelFileError, PayloadError
+from robot_dynid.errors import DataError, ModelFileError, PayloadError, RobotDescriptionError
 from robot_dynid.estimation.payload import PayloadSettings, identify_payload
 from robot_dynid.estimation.streaming import StreamingIdentifier, StreamingSettings
 from robot_dynid.experiment.excitation import optimize_payload_excitation, random_excitation
@@ -23,9 +23,10 @@ from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import FrictionModel
 from robot_dynid.model.link_inertials import pseudo_inertia
-from robot_dynid.model.payload import (Payload, load_payload, payload_frames, plausibility_warnings)
+from robot_dynid.model.payload import Payload, load_payload, payload_frames, plausibility_warnings
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_description import build_pinocchio_model, link_frame_placements, load_robot
+from robot_dynid.model.robot_description import (build_pinocchio_model, link_frame_placements, load_robot,
+                                                 robot_from_dict)
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.recording import Recording
 
@@ -317,3 +318,17 @@ def test_a_payload_stage_without_an_arm_model_is_an_error_naming_it(ur5):
         stream_stage(session, "payload", data)
     ignored = StreamingIdentifier(robot, StreamingSettings(stages=("excitation",)))
     assert stream_stage(ignored, "payload", data) is None              # not selected: nothing to do
+
+
+@pytest.mark.parametrize("value, message", [
+    (-5.0, r"rated_payload must be finite and in \(0, 5000\] \[kg\], got -5.0"),
+    (5e6, r"rated_payload must be finite and in \(0, 5000\] \[kg\], got 5000000.0"),
+    ("5 kg", r"rated_payload must be a number, got str '5 kg'"),
+])
+def test_a_rated_payload_is_kilograms_of_a_real_arm(value, message):
+    robot = load_robot(find_package_file("config", "robots", "ur5_urdf.yaml"))
+    assert robot.rated_payload == 5.0
+    assert robot_from_dict(robot.to_dict()).rated_payload == 5.0
+    assert "rated_payload" not in dataclasses.replace(robot, rated_payload=None).to_dict()
+    with pytest.raises(RobotDescriptionError, match=message):
+        robot_from_dict({**robot.to_dict(), "rated_payload": value})
