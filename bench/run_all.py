@@ -21,7 +21,7 @@ from pathlib import Path
 import machine
 
 BENCHMARKS = ("regressor", "identification", "consistent", "rls", "excitation", "recorder",
-              "feedforward", "hydraulic")
+              "feedforward", "hydraulic", "payload")
 SLOW = ("consistent", "excitation", "recorder")
 BENCH_DIRECTORY = Path(__file__).resolve().parent
 

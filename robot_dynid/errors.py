@@ -21,5 +21,9 @@ class TrajectoryError(DynIdError):
     """A trajectory or protocol description is malformed or violates the robot's limits."""
 
 
+class PayloadError(DynIdError):
+    """A payload (a body fixed to the last link) is malformed, not physically consistent, or at an unknown frame."""
+
+
 class ModelFileError(DynIdError):
     """A model artifact file is malformed or of an unsupported schema version."""

@@ -29,6 +29,7 @@ SUBCOMMAND_MODULES = (
     "robot_dynid.cli.demo",
     "robot_dynid.cli.bag",
     "robot_dynid.cli.hydraulic",
+    "robot_dynid.cli.payload",
 )
 
 

@@ -3,8 +3,10 @@ import sys
 
 from robot_dynid.reports.json_text import dumps
 from robot_dynid.cli.options import output_file
-from robot_dynid.experiment.excitation import (CRITERIA, MAX_HARMONICS, MAX_ITERATIONS, MAX_PERIOD, MAX_STARTS,
-                                               optimize_excitation)
+from robot_dynid.errors import TrajectoryError
+from robot_dynid.experiment.excitation import (CRITERIA, DEFAULT_PAYLOAD_DURATION, MAX_HARMONICS, MAX_ITERATIONS,
+                                               MAX_PAYLOAD_DURATION, MAX_PERIOD, MAX_STARTS, PAYLOAD_WRIST_JOINTS,
+                                               optimize_excitation, optimize_payload_excitation)
 from robot_dynid.experiment.trajectories import MAX_GRID_POINTS, load_trajectory, save_trajectory
 from robot_dynid.experiment.trajectory_checks import check_trajectory
 from robot_dynid.model.friction import FRICTION_MODEL_NAMES, friction_model
@@ -63,9 +65,35 @@ def add_arguments(parser):
     optimize.add_argument("--limit-fraction", type=float, default=0.95,
                           help="fraction of the position range, speed and acceleration limits "
                                "the design may use (default: %(default)s)")
+    payload = optimize.add_argument_group("payload excitation (robot-dynid payload identify)")
+    payload.add_argument("--payload", action="store_true",
+                         help="design the short excitation of a payload identification instead: the payload's ten "
+                              "regressor columns well conditioned, mostly the wrist joints moving, the others held at "
+                              "--pose, for --duration")
+    payload.add_argument("--duration", type=float, default=None,
+                         help=f"--payload: length [s], whole periods, at most {MAX_PAYLOAD_DURATION:g} s (default: "
+                              f"{DEFAULT_PAYLOAD_DURATION:g})")
+    payload.add_argument("--frame", default=None, metavar="FRAME",
+                         help="--payload: the payload frame (default: the child link of the last joint; e.g. tool0)")
+    payload.add_argument("--moving-joints", type=_names, default=None, metavar="J,J,...",
+                         help=f"--payload: the joints that move (default: the last {PAYLOAD_WRIST_JOINTS})")
+    payload.add_argument("--pose", type=_numbers, default=None, metavar="Q,Q,...",
+                         help="--payload: pose [rad] of all joints, in the robot's order, where the others stay "
+                              "(default: zeros moved 5 %% of the range inside the limits)")
     optimize.add_argument("--out", required=True, type=output_file, metavar="T.yaml", help="trajectory file to write")
     optimize.add_argument("--json", action="store_true", help="print the summary as JSON")
     optimize.set_defaults(_action=_optimize)
+
+
+def _names(text):
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def _numbers(text):
+    try:
+        return tuple(float(part) for part in text.split(","))
+    except ValueError:
+        raise ValueError(f"{text!r} is not a comma-separated list of numbers [rad]") from None
 
 
 def main(args):
@@ -90,16 +118,26 @@ def _print_progress(update):
 
 def _optimize(args):
     robot = load_robot(args.robot)
-    design = optimize_excitation(
-        robot, harmonics=args.harmonics, period=args.period, criterion=args.criterion,
-        friction=friction_model(args.friction), seed=args.seed, n_starts=args.starts,
-        limit_fraction=args.limit_fraction, max_iterations=args.iterations,
-        time_limit=args.time_limit, progress=_print_progress)
+    common = dict(harmonics=args.harmonics, period=args.period, criterion=args.criterion, seed=args.seed,
+                  n_starts=args.starts, limit_fraction=args.limit_fraction, max_iterations=args.iterations,
+                  time_limit=args.time_limit, progress=_print_progress)
+    if args.payload:
+        design = optimize_payload_excitation(
+            robot, duration=DEFAULT_PAYLOAD_DURATION if args.duration is None else args.duration, frame=args.frame,
+            moving_joints=args.moving_joints, pose=args.pose, **common)
+    else:
+        given = [option for option, value in (("--duration", args.duration), ("--frame", args.frame),
+                                              ("--moving-joints", args.moving_joints), ("--pose", args.pose))
+                 if value is not None]
+        if given:
+            raise TrajectoryError(f"{', '.join(given)} only apply with --payload")
+        design = optimize_excitation(robot, friction=friction_model(args.friction), **common)
     save_trajectory(design.trajectory, args.out)
     if args.json:
         print(dumps(design.to_dict()))
         return 0
-    print(f"{robot.name}: {design.criterion} {design.value:.6g} (random start "
+    what = f"payload excitation of {design.trajectory.duration:g} s, " if args.payload else ""
+    print(f"{robot.name}: {what}{design.criterion} {design.value:.6g} (random start "
           f"{design.initial_value:.6g}), condition number {design.condition_number:.4g}, "
           f"{design.elapsed:.1f} s, written to {args.out}")
     if design.shrink < 1.0:

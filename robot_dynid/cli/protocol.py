@@ -1,12 +1,13 @@
-"""robot-dynid protocol: plan the identification experiment (cycles of excitation, friction, warmup)."""
+"""robot-dynid protocol: plan the identification experiment (cycles of excitation, friction, warmup), or a
+payload identification (cycles of a payload stage)."""
 
 from robot_dynid.reports.json_text import dumps
 from robot_dynid.cli.options import output_file
 from robot_dynid.errors import DataError, TrajectoryError
 from robot_dynid.experiment.protocol import (DEFAULT_SPEED_FRACTIONS, MAX_CYCLES, MAX_EXCITATION_PERIODS,
                                              MAX_LEVEL_DURATION, MAX_SPEED_LEVELS, MAX_STAGE_DURATION,
-                                             CylinderExcitation, build_protocol, load_cylinder_stage,
-                                             load_friction_poses, save_plan)
+                                             CylinderExcitation, build_payload_protocol, build_protocol,
+                                             load_cylinder_stage, load_friction_poses, save_plan)
 from robot_dynid.experiment.trajectories import FourierTrajectory, load_trajectory
 from robot_dynid.hydraulics.attachment import displacement_function, driven_joint
 from robot_dynid.hydraulics.cylinder_results import load_cylinder_config
@@ -18,8 +19,8 @@ HELP = "plan the identification experiment: cycles of excitation, friction and w
 
 def add_arguments(parser):
     parser.add_argument("--robot", required=True, metavar="R.yaml", help="robot description (YAML)")
-    parser.add_argument("--cycles", type=int, default=24,
-                        help=f"cycles per test, 1 to {MAX_CYCLES} (default: %(default)s)")
+    parser.add_argument("--cycles", type=int, default=None,
+                        help=f"cycles per test, 1 to {MAX_CYCLES} (default: 24; 1 with --payload)")
     parser.add_argument("--excitation", metavar="T.yaml", default=None,
                         help="Fourier excitation file (default: a random safe one, seed 0)")
     parser.add_argument("--excitation-periods", type=int, default=2,
@@ -48,6 +49,10 @@ def add_arguments(parser):
                         help="cylinder stage (YAML): amplitude [m], angular_frequency [rad/s] or frequency [Hz], "
                              "cycles, ramp_duration [s], centers {cylinder: rad}; played before the excitation "
                              "stage: the cylinder's joint moves so that its rod displacement is x_c + A sin(w t)")
+    parser.add_argument("--payload", metavar="T.yaml", default=None,
+                        help="plan a payload identification instead: per cycle (after --rest-duration) a payload stage "
+                             "playing this Fourier excitation (robot-dynid excitation optimize --payload), marked "
+                             "KIND_PAYLOAD; the other stages' options do not apply")
     parser.add_argument("--out", metavar="plan.yaml", type=output_file, default=None, help="write the plan (YAML)")
     parser.add_argument("--json", action="store_true", help="print the cycle's stages as JSON")
 
@@ -78,14 +83,24 @@ def _excited_cylinders(path, robot):
     return cylinders
 
 
-def main(args):
-    robot = load_robot(args.robot)
-    excitation = None
-    if args.excitation is not None:
-        excitation = load_trajectory(args.excitation)
-        if not isinstance(excitation, FourierTrajectory):
-            raise TrajectoryError(f"{args.excitation}: the excitation must be a fourier trajectory, "
-                                  f"got {excitation.kind}")
+def _fourier(path):
+    trajectory = load_trajectory(path)
+    if not isinstance(trajectory, FourierTrajectory):
+        raise TrajectoryError(f"{path}: the excitation must be a fourier trajectory, got {trajectory.kind}")
+    return trajectory
+
+
+def _plan(args, robot):
+    if args.payload is not None:
+        given = (("--excitation", args.excitation), ("--friction-poses", args.friction_poses),
+                 ("--level-duration", args.level_duration), ("--validation", args.validation),
+                 ("--cylinders", args.cylinders), ("--cylinder-stage", args.cylinder_stage))
+        other = [option for option, value in given if value is not None]
+        if other:
+            raise DataError(f"--payload plans the payload stage alone: {', '.join(other)} do not apply")
+        return build_payload_protocol(robot, _fourier(args.payload), cycles=1 if args.cycles is None else args.cycles,
+                                      rest_duration=args.rest_duration)
+    excitation = None if args.excitation is None else _fourier(args.excitation)
     poses = None if args.friction_poses is None else load_friction_poses(args.friction_poses, robot)
     validation = None if args.validation is None else load_trajectory(args.validation)
     cylinder_stage = None
@@ -94,11 +109,16 @@ def main(args):
                         "their joints and moment arms, the stage file their motion")
     if args.cylinders is not None:
         cylinder_stage = load_cylinder_stage(args.cylinder_stage, _excited_cylinders(args.cylinders, robot))
-    plan = build_protocol(
-        robot, cycles=args.cycles, excitation=excitation, excitation_periods=args.excitation_periods,
-        friction_poses=poses, speed_fractions=args.speed_fractions,
+    return build_protocol(
+        robot, cycles=24 if args.cycles is None else args.cycles, excitation=excitation,
+        excitation_periods=args.excitation_periods, friction_poses=poses, speed_fractions=args.speed_fractions,
         friction_level_duration=args.level_duration, warmup_duration=args.warmup_duration,
         rest_duration=args.rest_duration, validation=validation, cylinder_stage=cylinder_stage)
+
+
+def main(args):
+    robot = load_robot(args.robot)
+    plan = _plan(args, robot)
     if args.out is not None:
         save_plan(plan, args.out)
     if args.json:
@@ -110,7 +130,8 @@ def main(args):
           f"({plan.duration / 60.0:.1f} min in all)")
     for kind, seconds in plan.stage_durations().items():
         print(f"  {kind:<11} {seconds:8.1f} s per cycle")
-    print(f"friction: {plan.settings['friction_level_duration']:g} s per speed level")
+    if plan.settings.get("friction_level_duration") is not None:
+        print(f"friction: {plan.settings['friction_level_duration']:g} s per speed level")
     for note in plan.notes:
         print(f"note: {note}")
     print(f"{'start':>8} {'end':>8}  {'kind':<11} {'name':<12} {'joint':<8} {'speed':>6} {'dir':>4}")

@@ -58,7 +58,7 @@ from robot_dynid.errors import DataError, DynIdError, IdentificationError
 from robot_dynid.estimation.estimators import (RANK_TOLERANCE, LeastSquaresAccumulator,
                                                _check_overdetermined, column_scales)
 from robot_dynid.model.base_parameters import BaseParameters
-from robot_dynid.model.link_inertials import link_names
+from robot_dynid.model.link_inertials import link_names, pseudo_inertia
 from robot_dynid.model.regressor import N_INERTIAL, Regressor, _symmetric_from_vector
 from robot_dynid.model.robot_description import build_pinocchio_model
 from robot_dynid.yaml_files import read_yaml
@@ -157,32 +157,7 @@ def cvxpy_available() -> bool:
 
 
 # ---------------------------------------------------------------------------------------------
-# Pseudo-inertia and per-link checks
-
-
-def pseudo_inertia(link_parameters) -> np.ndarray:
-    """The 4x4 pseudo-inertia ``J = [[Sigma, h], [h^T, m]]``, ``Sigma = 0.5 tr(I) 1 - I``.
-
-    Parameters
-    ----------
-    link_parameters : array_like, shape (10,)
-        ``[m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` about the link frame origin
-        [kg, kg m, kg m^2].
-
-    Returns
-    -------
-    ndarray, shape (4, 4)
-        [kg m^2] in the 3x3 block, [kg m] in the last column and row, [kg] in the corner.
-    """
-    values = np.asarray(link_parameters, dtype=float)
-    if values.shape != (N_INERTIAL,):
-        raise DynIdError(f"link parameters must have shape ({N_INERTIAL},), got {values.shape}")
-    inertia = _symmetric_from_vector(values[4:])
-    J = np.empty((4, 4))
-    J[:3, :3] = 0.5 * np.trace(inertia) * np.eye(3) - inertia
-    J[:3, 3] = J[3, :3] = values[1:4]
-    J[3, 3] = values[0]
-    return J
+# Pseudo-inertia and per-link checks (pseudo_inertia itself: robot_dynid.model.link_inertials)
 
 
 #: ``vec(J) = _PSEUDO_INERTIA_MAP @ link_parameters`` (row-major vec), for the programs.
@@ -647,9 +622,10 @@ def _constraint_list(cp, x, layout: ParameterLayout, scales: np.ndarray,
     return result
 
 
-def _solve(cp, problem, what: str, layout: ParameterLayout,
-           constraints: ConsistencyConstraints) -> float:
-    """Solve with CLARABEL; returns the wall time [s]. IdentificationError on failure."""
+def _solve(cp, problem, what: str, layout: ParameterLayout | None,
+           constraints: ConsistencyConstraints | None) -> float:
+    """Solve with CLARABEL; returns the wall time [s]. IdentificationError on failure (naming the
+    likely cause of an infeasible program from ``layout`` and ``constraints`` when given)."""
     start = time.perf_counter()
     try:
         with warnings.catch_warnings():  # cvxpy warns of optimal_inaccurate; logged below
@@ -662,8 +638,9 @@ def _solve(cp, problem, what: str, layout: ParameterLayout,
     elapsed = time.perf_counter() - start
     status = problem.status
     if status in ("infeasible", "infeasible_inaccurate"):
-        raise IdentificationError(f"{what}: no consistent parameters satisfy the bounds: "
-                                  f"{_infeasibility_cause(layout, constraints)}")
+        cause = ("no consistent body satisfies the constraints" if layout is None
+                 else _infeasibility_cause(layout, constraints))
+        raise IdentificationError(f"{what}: no consistent parameters satisfy the bounds: {cause}")
     if status not in ("optimal", "optimal_inaccurate"):
         raise IdentificationError(f"{what}: CLARABEL ended with status {status!r} (numerical "
                                   "trouble: very poorly excited data or badly scaled bounds)")
@@ -967,6 +944,87 @@ def solve_consistent(accumulator: LeastSquaresAccumulator, base: BaseParameters,
                 "least squares; at a bound: %s; %.3f s", used, weighted, result.residual_increase,
                 ", ".join(result.active) or "nothing", solve_time)
     return result
+
+
+@dataclass(frozen=True)
+class BodyFit:
+    """Result of :func:`solve_consistent_body`.
+
+    Attributes
+    ----------
+    parameters : ndarray, shape (10,)
+        ``[m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` [kg, kg m, kg m^2], consistent.
+    residual_ss : ndarray, shape (n,)
+        Per-joint residual sum of squares of the fit [N^2 m^2].
+    boundary : bool
+        The body's pseudo-inertia is at its bound (singular within the margin): the data pull
+        the unconstrained fit outside the consistent set.
+    status : str
+        CLARABEL's status of the last program.
+    solve_time : float
+        Wall time of the solver calls [s].
+    """
+
+    parameters: np.ndarray
+    residual_ss: np.ndarray
+    boundary: bool
+    status: str
+    solve_time: float
+
+
+def solve_consistent_body(accumulator: LeastSquaresAccumulator, mass_scale: float, length_scale: float,
+                          mass: float | None = None, margin: float = DEFAULT_MARGIN) -> BodyFit:
+    """One rigid body's ten parameters by least squares, physically consistent (e.g. a payload).
+
+    Minimises ``sum_j ||W_j phi - y_j||^2`` (the accumulated per-joint normal equations of ten
+    columns) subject to ``D J(phi) D >= margin 1`` (``J`` the pseudo-inertia, ``D`` as in
+    :func:`solve_consistent` for the body's mass scale ``M`` [kg] and length scale ``L`` [m]) and,
+    with ``mass`` [kg], ``m = mass``. As :func:`solve_consistent` without a prior: compressed to
+    ``||R phi - c||^2`` first (:func:`compress`), then, where the data leave directions unseen, a
+    second program adds ``NULL_SPACE_WEIGHT s_min^2 ||N^T x||^2`` so that the solution is unique.
+
+    Raises
+    ------
+    SolverUnavailableError
+        cvxpy or CLARABEL is not installed.
+    IdentificationError
+        No data (every torque zero), or the solver failed.
+    """
+    cp = _require_cvxpy()
+    if not isinstance(accumulator, LeastSquaresAccumulator) or accumulator.n_parameters != N_INERTIAL:
+        raise DynIdError(f"accumulator must be a LeastSquaresAccumulator of {N_INERTIAL} parameters (one body)")
+    for name, value in (("mass_scale", mass_scale), ("length_scale", length_scale)):
+        if not (isinstance(value, (int, float)) and 0.0 < value < math.inf):
+            raise DynIdError(f"{name} must be a finite number > 0, got {value!r}")
+    if mass is not None and not (isinstance(mass, (int, float)) and 0.0 < mass < math.inf):
+        raise DynIdError(f"mass must be a finite number > 0 [kg], got {mass!r}")
+    if not np.any(accumulator.torque_square_sum_ > 0.0):
+        raise IdentificationError("every torque is zero: nothing to identify from")
+    compressed = compress(accumulator.gram_, accumulator.moment_, accumulator.torque_square_sum_)
+    scales = np.array([mass_scale, *[mass_scale * length_scale] * 3, *[mass_scale * length_scale**2] * 6])
+    fit, _ = _normalised(compressed.R * scales, compressed.c)
+    x = cp.Variable(N_INERTIAL)
+    feasible = [cp.reshape(_PSEUDO_INERTIA_MAP @ x, (4, 4), order="C") >> margin * np.eye(4)]
+    if mass is not None:
+        feasible.append(x[0] == mass / mass_scale)
+    what = "consistent body"
+    problem = cp.Problem(cp.Minimize(_objective(cp, x, [fit])), feasible)
+    solve_time = _solve(cp, problem, f"{what} (best residual)", None, None)
+    unseen = _unseen(fit[0], np.array([0]) if mass is not None else np.array([], dtype=int))
+    if unseen[0].shape[0]:
+        best_x = x.value.copy()
+        weight = math.sqrt(NULL_SPACE_WEIGHT) * np.linalg.svd(fit[0], compute_uv=False)[fit[0].shape[0] - 1]
+        problem = cp.Problem(cp.Minimize(_objective(cp, x, [fit, (weight * unseen[0], unseen[1])])), feasible)
+        try:
+            solve_time += _solve(cp, problem, f"{what} (unique parameters)", None, None)
+        except IdentificationError as error:
+            logger.warning("%s; keeping the best-residual solution", error)
+            x.value = best_x
+    solution = np.asarray(x.value, dtype=float)
+    eigenvalues = np.linalg.eigvalsh(pseudo_inertia(solution))
+    return BodyFit(parameters=solution * scales, residual_ss=accumulator.residual_sum_of_squares(solution * scales),
+                   boundary=bool(eigenvalues[0] - margin < ACTIVE_SLACK * max(eigenvalues[-1], 1.0)),
+                   status=problem.status, solve_time=solve_time)
 
 
 def _check_solve_inputs(accumulator, base, layout, constraints, mode, delta,

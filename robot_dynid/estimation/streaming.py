@@ -35,6 +35,15 @@ lags the stream by ``h_r`` sample periods (5 samples = 25 ms at 200 Hz with the 
 mode the hold-out samples have also updated the RLS estimate, so the acceptance comparison is not
 strictly out-of-sample.
 
+Payload stages (kind ``payload``, when selected): the arm's model is fixed (``arm_model``, else the
+model in use without its payload, taken when the stage starts) and the stage's samples identify a
+payload (:mod:`robot_dynid.estimation.payload`, ``settings.payload``): their rows are the payload's
+ten regressor columns and the arm's residual. The candidate is the arm's model with the payload
+attached; it passes the same quality gate (hold-out RSD, the payload columns' condition number) and
+improvement test as any model. Payload stages are never pooled (each may carry another tool) and
+always solved in batch; a stage that determines no payload (undetermined fields, see
+:func:`~robot_dynid.estimation.payload.solve_payload`) is a DataError naming them.
+
 Samples reach it in header-stamp order and whole stages (the node puts them back in order with
 :class:`robot_dynid.recordings.stages.StampOrder` and joins sub-stages with
 :func:`robot_dynid.recordings.stages.join_sub_stages`), so a stage holds exactly the samples stamped within
@@ -54,8 +63,10 @@ from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.estimation.estimators import LeastSquaresAccumulator, RecursiveLeastSquares
 from robot_dynid.estimation.identification import (IdentificationSettings, iter_regressor_chunks,
                                                    model_from_accumulator)
+from robot_dynid.estimation.payload import PayloadSettings, payload_accumulator, solve_payload
 from robot_dynid.model.base_parameters import BaseParameters, compute_base_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.model.feedforward import structure_difference
 from robot_dynid.model.robot_description import RobotDescription
 from robot_dynid.recordings.data_checks import SampleBounds
 from robot_dynid.recordings.recording import DropCounter, Recording
@@ -93,8 +104,10 @@ class StreamingSettings:
         Quality gate [1]: a candidate whose hold-out RSD, sqrt(sum r^2 / sum tau^2) over the
         held-out samples and joints, is not below this is rejected.
     max_condition : float
-        Quality gate [1]: a candidate whose condition number (scaled base regressor) is not below
-        this is rejected (poorly excited data).
+        Quality gate [1]: a candidate whose condition number (scaled base regressor; the payload's
+        columns for a payload) is not below this is rejected (poorly excited data).
+    payload : PayloadSettings
+        How payload stages are identified (frame, known mass).
     """
 
     identification: IdentificationSettings = dataclasses.field(default_factory=IdentificationSettings)
@@ -108,6 +121,7 @@ class StreamingSettings:
     require_improvement: bool = True
     max_holdout_rsd: float = 0.5
     max_condition: float = 1000.0
+    payload: PayloadSettings = dataclasses.field(default_factory=PayloadSettings)
 
     def __post_init__(self):
         unknown = [kind for kind in self.stages if kind not in STAGE_KINDS]
@@ -224,6 +238,9 @@ class StreamingIdentifier:
     settings : StreamingSettings
     base : BaseParameters, optional
         Computed from random states when not given.
+    arm_model : DynamicModel, optional
+        The arm's model fixed in payload stages (its payload left out); default the model in use.
+        It must be of ``robot`` (name, joints, kinematics).
 
     Attributes
     ----------
@@ -239,9 +256,15 @@ class StreamingIdentifier:
     """
 
     def __init__(self, robot: RobotDescription, settings: StreamingSettings = StreamingSettings(),
-                 base: BaseParameters | None = None):
+                 base: BaseParameters | None = None, arm_model: DynamicModel | None = None):
         self.robot = robot
         self.settings = settings
+        if arm_model is not None:
+            difference = structure_difference(arm_model.robot, robot)
+            if difference is not None:
+                raise DataError(f"the arm model is not of robot {robot.name!r}: {difference}")
+            arm_model = arm_model.without_payload()
+        self.arm_model = arm_model
         self.regressor = settings.identification.regressor(robot)
         self.base = base if base is not None else compute_base_parameters(self.regressor)
         self.model = None
@@ -251,6 +274,7 @@ class StreamingIdentifier:
         self.warnings = []
         self.stage = None
         self._last_holdout = None
+        self._stage_arm, self._stage_problem = None, ""
         self._pooled = self._new_accumulator()
         self._pooled_samples = 0
         self._rls = (RecursiveLeastSquares(self.base.rank, forgetting=settings.identification.forgetting)
@@ -283,10 +307,23 @@ class StreamingIdentifier:
         return None if self._rls is None else self._rls.theta_.copy()
 
     def _new_accumulator(self) -> LeastSquaresAccumulator:
-        return LeastSquaresAccumulator(self.robot.n_joints, self.base.rank)
+        return LeastSquaresAccumulator(self.robot.n_joints, 10 if self._stage_arm is not None else self.base.rank)
+
+    @property
+    def payload_stage(self) -> bool:
+        """Whether the open stage identifies a payload."""
+        return self._stage_arm is not None
 
     def _reset_stage(self, kind):
         self.stage = kind
+        self._stage_arm, self._stage_problem = None, ""
+        if kind == "payload" and kind in self.settings.stages:
+            arm = self.arm_model if self.arm_model is not None else (
+                None if self.model is None else self.model.without_payload())
+            if arm is None:
+                self._stage_problem = ("a payload stage needs the arm's model: give one (the identifier node's "
+                                       "arm_model_file) or identify the arm on earlier stages first")
+            self._stage_arm = arm
         self._buffer = []
         self._stage_count = 0
         self._steps = collections.deque(maxlen=64)
@@ -295,12 +332,12 @@ class StreamingIdentifier:
         self._segment_tail = None
         if self._rls is not None:
             self._online.clear()
-            if kind is not None and not self.settings.pool_stages:
+            if kind is not None and not self.settings.pool_stages and not self.payload_stage:
                 self._rls.reset()
 
     @property
     def collecting(self) -> bool:
-        return self.stage in self.settings.stages
+        return self.stage in self.settings.stages and not self._stage_problem
 
     def start_stage(self, kind: str) -> None:
         """A stage of ``kind`` (one of STAGE_KINDS) starts; samples of a selected kind are kept."""
@@ -315,11 +352,16 @@ class StreamingIdentifier:
         if kind != self.stage:
             logger.warning("end of stage %s received while %s was open; ignored", kind, self.stage)
             return None
+        problem = self._stage_problem
         if not self.collecting:
             self._reset_stage(None)
+            if problem:
+                raise DataError(problem)
             return None
         try:
             fit, holdout, n_samples = self._stage_data()
+            if self.payload_stage:
+                return self._identify(fit, holdout, n_samples)
             self._pooled.merge(fit)
             self._pooled_samples += n_samples
             return self._identify(self._pooled if self.settings.pool_stages else fit, holdout, n_samples)
@@ -328,8 +370,12 @@ class StreamingIdentifier:
 
     def identify_now(self) -> IdentificationOutcome:
         """Identify from the selected data so far, including the open stage, without ending it."""
+        if self._stage_problem:
+            raise DataError(self._stage_problem)
         if self.collecting and self._stage_count:
             fit, holdout, n_samples = self._stage_data()
+            if self.payload_stage:
+                return self._identify(fit, holdout, n_samples)
             if self.settings.pool_stages or not n_samples:
                 fit = self._new_accumulator().merge(self._pooled).merge(fit)
                 n_samples += self._pooled_samples
@@ -363,7 +409,7 @@ class StreamingIdentifier:
             self._check_gap(stamp - self._buffer[-1][0])
         self._buffer.append(row)
         self._stage_count += 1
-        if self._online is not None:
+        if self._online is not None and not self.payload_stage:
             self._online.add(row)
         if len(self._buffer) >= self.settings.max_samples:
             self._fold()
@@ -379,6 +425,9 @@ class StreamingIdentifier:
 
     def _accumulate(self, accumulator, recording: Recording):
         chunk_size = self.settings.identification.chunk_size
+        if self.payload_stage:
+            payload_accumulator(self._stage_arm, recording, self.settings.payload.frame, chunk_size, accumulator)
+            return
         for Y_base, tau in iter_regressor_chunks(self.regressor, self.base, recording, chunk_size):
             accumulator.add(Y_base, tau)
 
@@ -466,13 +515,15 @@ class StreamingIdentifier:
         return fit, holdout, fit.n_samples
 
     def _identify(self, accumulator, holdout: Recording | None, n_samples: int) -> IdentificationOutcome:
-        if holdout is not None:
-            self._last_holdout = holdout
-        holdout = self._last_holdout
+        if not self.payload_stage:       # a payload stage is judged on its own samples only
+            if holdout is not None:
+                self._last_holdout = holdout
+            holdout = self._last_holdout
         try:
-            candidate = self._solve(accumulator)
+            candidate = self._solve_payload(accumulator, n_samples) if self.payload_stage else self._solve(accumulator)
         except DynIdError as error:      # e.g. a non-finite estimate: no model is made at all
-            raise DataError(f"no model from {n_samples} samples: {error}") from None
+            raise DataError(f"no {'payload' if self.payload_stage else 'model'} from {n_samples} samples: "
+                            f"{error}") from None
         holdout_rms, holdout_rsd, previous_rms = math.nan, math.nan, None
         if holdout is not None:
             residual = candidate.torque(holdout.q, holdout.qd, holdout.qdd) - holdout.tau
@@ -481,21 +532,23 @@ class StreamingIdentifier:
                 holdout_rsd = float(np.sqrt(np.sum(residual**2) / np.sum(holdout.tau**2)))
             if self.model is not None:
                 previous_rms = _rms(self.model.torque(holdout.q, holdout.qd, holdout.qdd) - holdout.tau)
-        condition = float(candidate.metrics["condition_number"])
+        condition = float(fit_metrics(candidate)["condition_number"])
         rejection = self._gate(holdout_rms, holdout_rsd, condition)
         if not rejection and self.model is not None and self.settings.require_improvement \
                 and previous_rms is not None and not holdout_rms <= previous_rms:
             rejection = f"hold-out RMS residual {holdout_rms:.4g} N m exceeds the model in use's {previous_rms:.4g} N m"
         comparison = "" if previous_rms is None else f" (model in use: {previous_rms:.4g} N m)"
+        payload = candidate.payload if self.payload_stage else None
+        what = "" if payload is None else f" (payload {payload.mass:.4g} kg at {payload.frame})"
         if not rejection:
             self.model = candidate
             self.version += 1
-            message = (f"model version {self.version} accepted from {n_samples} samples; hold-out RMS "
+            message = (f"model version {self.version}{what} accepted from {n_samples} samples; hold-out RMS "
                        f"residual {holdout_rms:.4g} N m, RSD {holdout_rsd:.3g}{comparison}; condition number "
                        f"{condition:.4g}")
         else:
             kept = f"keeping version {self.version}" if self.model is not None else "no model in use yet"
-            message = f"new model rejected: {rejection}; {kept}"
+            message = f"new model{what} rejected: {rejection}; {kept}"
             self.warnings = self.warnings + [message]
             logger.warning(message)
         return IdentificationOutcome(candidate, not rejection, holdout_rms, previous_rms, message, rejection)
@@ -513,6 +566,15 @@ class StreamingIdentifier:
                     f"{self.settings.max_condition:g} (poorly excited data)")
         return ""
 
+    def _solve_payload(self, accumulator: LeastSquaresAccumulator, n_samples: int) -> DynamicModel:
+        """The stage's arm model with the payload of ``accumulator`` attached (its summary in
+        ``metrics["payload"]``); DataError when the data determine none."""
+        estimate = solve_payload(accumulator, self.robot, self.settings.payload)
+        self.warnings = list(estimate.warnings)
+        if estimate.payload is None:
+            raise DataError("; ".join(estimate.warnings) or "the data determine no payload")
+        return self._stage_arm.with_payload(estimate.payload, estimate.summary())
+
     def _solve(self, accumulator: LeastSquaresAccumulator) -> DynamicModel:
         model = model_from_accumulator(
             accumulator, self.robot, self.settings.identification, self.base, rls=self._rls,
@@ -521,3 +583,10 @@ class StreamingIdentifier:
                         "pooled": self.settings.pool_stages})
         self.warnings = list(model.metrics["warnings"])
         return model
+
+
+def fit_metrics(model: DynamicModel) -> dict:
+    """The metrics of the fit that made ``model``: its payload's (``metrics["payload"]``: residual RMS,
+    condition number, samples of the payload fit) when it carries an identified payload, else its own."""
+    payload = model.metrics.get("payload")
+    return payload if isinstance(payload, dict) and "condition_number" in payload else model.metrics

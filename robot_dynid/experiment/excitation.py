@@ -1,7 +1,10 @@
 """Excitation design: random and optimised Fourier excitations within a robot's limits.
 
 :func:`optimize_excitation` designs a :class:`~robot_dynid.experiment.trajectories.FourierTrajectory`
-minimising a criterion of the base regressor subject to the limits (see its docstring).
+minimising a criterion of the base regressor subject to the limits (see its docstring);
+:func:`optimize_payload_excitation` the short one of a payload identification: a criterion of the
+payload's ten regressor columns (:class:`~robot_dynid.model.payload.PayloadRegressor`), mostly the
+wrist joints moving, the others held at a pose.
 """
 from __future__ import annotations
 
@@ -20,9 +23,21 @@ from robot_dynid.experiment.trajectories import FourierTrajectory, fourier_basis
 from robot_dynid.experiment.trajectory_checks import TrajectoryCheck, check_trajectory
 from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.friction import FrictionModel
+from robot_dynid.model.payload import PayloadRegressor
 from robot_dynid.model.regressor import Regressor
 
 logger = logging.getLogger(__name__)
+
+
+#: Joints at least this fraction [1] of their range inside their limits in the default pose.
+HOME_MARGIN = 0.05
+
+
+def home_pose(lower, upper) -> np.ndarray:
+    """The default home pose [rad] (n,): zeros, moved at least :data:`HOME_MARGIN` of each joint's range
+    inside its limits ``lower``, ``upper`` (n,)."""
+    margin = HOME_MARGIN * (upper - lower)
+    return np.clip(np.zeros_like(lower), lower + margin, upper - margin)
 
 
 def _rest_to_rest_projection(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -159,9 +174,10 @@ class ExcitationDesign:
         ``frobenius`` as ratios [1], ``logdet`` as ``-log det(W^T W / rows)`` of the base
         regressor ``W`` on the objective samples.
     condition_number : float
-        Condition number of the column-scaled base regressor of the design.
+        Condition number of the column-scaled base regressor of the design (of the payload's ten
+        columns for a payload design).
     n_base_parameters : int
-        Columns of the base regressor.
+        Columns of the base regressor (10 for a payload design).
     speed_fractions : ndarray, shape (n,)
         Peak ``|qd|`` over each joint's velocity limit, on the dense check grid.
     check : TrajectoryCheck
@@ -292,11 +308,12 @@ def _reported(value: float, criterion: str) -> float:
 class _FourierProblem:
     """Criterion of a common-period Fourier design as a function of its coefficients.
 
-    Decision vector ``x = [q0 (n), a (n, L) row-major, b (n, L) row-major]``.
+    Decision vector ``x = [q0 (n), a (n, L) row-major, b (n, L) row-major]``; ``columns(q, qd, qdd)``
+    gives the design matrix (N, n, r) of states (N, n): the base regressor, or a payload's columns.
     """
 
-    def __init__(self, regressor, base, names, period, harmonics, n_samples, criterion):
-        self.regressor, self.base, self.criterion = regressor, base, criterion
+    def __init__(self, columns, names, period, harmonics, n_samples, criterion):
+        self.columns, self.criterion = columns, criterion
         self.names, self.period, self.harmonics = tuple(names), float(period), int(harmonics)
         self.n = len(self.names)
         times = (np.arange(n_samples) + 0.5) * self.period / n_samples
@@ -321,7 +338,7 @@ class _FourierProblem:
         return q0 + q_a @ a.T + q_b @ b.T, qd_a @ a.T + qd_b @ b.T, qdd_a @ a.T + qdd_b @ b.T
 
     def base_regressor(self, q, qd, qdd) -> np.ndarray:
-        return self.base.select(self.regressor.compute(q, qd, qdd))
+        return self.columns(q, qd, qdd)
 
     def value(self, x) -> float:
         W = self.base_regressor(*self.states(x))
@@ -371,14 +388,16 @@ class _FourierProblem:
 
 
 def _linear_constraints(problem: _FourierProblem, robot, n_grid: int, limit_fraction: float,
-                        start_pose):
+                        start_pose, held=None):
     """``A_ub x <= c_ub`` (limits on the grid) and ``A_eq x = c_eq`` (rest at t = 0, start pose).
 
     Positions within ``middle -+ limit_fraction * half range``, ``|qd|`` and ``|qdd|`` within
     ``limit_fraction`` of their limits at ``n_grid`` times per period; ``sum_l a_l = 0`` and
     ``sum_l l b_l = 0`` per joint (rest at t = 0 and so at every period); optionally
-    ``q0 - sum_l b_l / (wf l) = start_pose``.
+    ``q0 - sum_l b_l / (wf l) = start_pose``. A joint of ``held`` (index -> pose [rad]) instead
+    stays at its pose: ``q0 = pose``, ``a = b = 0``.
     """
+    held = {} if held is None else held
     n, L = problem.n, problem.harmonics
     wf = 2.0 * np.pi / problem.period
     lower, upper, velocity, acceleration, _ = robot.limit_arrays(problem.names)
@@ -387,7 +406,7 @@ def _linear_constraints(problem: _FourierProblem, robot, n_grid: int, limit_frac
     q_a, q_b, qd_a, qd_b, qdd_a, qdd_b = fourier_basis(times, wf, L)
     rows, bounds = [], []
     size = n + 2 * n * L
-    for j in range(n):
+    for j in (j for j in range(n) if j not in held):
         def block(basis_a, basis_b, offset):
             matrix = np.zeros((n_grid, size))
             matrix[:, j] = offset
@@ -408,7 +427,13 @@ def _linear_constraints(problem: _FourierProblem, robot, n_grid: int, limit_frac
             bounds.append(np.full(n_grid, bound))
     equalities, targets = [], []
     orders = np.arange(1, L + 1)
-    for j in range(n):
+    for j, pose in held.items():
+        for column in (j, *range(n + j * L, n + (j + 1) * L), *range(n + n * L + j * L, n + n * L + (j + 1) * L)):
+            row = np.zeros(size)
+            row[column] = 1.0
+            equalities.append(row)
+            targets.append(float(pose) if column == j else 0.0)
+    for j in (j for j in range(n) if j not in held):
         row = np.zeros(size)
         row[n + j * L:n + (j + 1) * L] = 1.0
         equalities.append(row)
@@ -558,20 +583,7 @@ def optimize_excitation(robot, harmonics: int = 5, period: float = 10.0,
     -------
     ExcitationDesign
     """
-    if criterion not in CRITERIA:
-        raise TrajectoryError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
-    _check_fourier_arguments(harmonics, period)
-    for name, value, maximum in (("n_starts", n_starts, MAX_STARTS), ("max_iterations", max_iterations,
-                                                                      MAX_ITERATIONS)):
-        validators.count(value, name, TrajectoryError, maximum=maximum)
-    if not (isinstance(limit_fraction, (int, float)) and 0.0 < limit_fraction <= 1.0):
-        raise TrajectoryError(f"limit_fraction must be in (0, 1], got {limit_fraction!r}")
-    if time_limit is not None:
-        validators.positive(time_limit, "time_limit", TrajectoryError, "s", allow_zero=True)
-    n_grid = max(100, 20 * int(harmonics)) if n_grid is None else n_grid
-    n_samples = max(100, 20 * int(harmonics)) if n_samples is None else n_samples
-    for name, value in (("n_grid", n_grid), ("n_samples", n_samples)):
-        validators.count(value, name, TrajectoryError, minimum=4, maximum=MAX_GRID)
+    _check_design_arguments(criterion, harmonics, period, n_starts, max_iterations, limit_fraction, time_limit)
     friction = FrictionModel() if friction is None else friction
     if friction.drift != "none":
         logger.info("excitation design leaves out the %s drift columns of the friction model",
@@ -582,18 +594,47 @@ def optimize_excitation(robot, harmonics: int = 5, period: float = 10.0,
         if start_pose.shape != (robot.n_joints,):
             raise TrajectoryError(f"start_pose must have shape ({robot.n_joints},) [rad], got "
                                   f"{start_pose.shape}")
-    began = time.monotonic()
-    rng = np.random.default_rng(seed)
     regressor = Regressor(robot, friction, armature=armature)
     base = compute_base_parameters(regressor, seed=seed)
-    problem = _FourierProblem(regressor, base, robot.joint_names, period, harmonics, n_samples,
-                              criterion)
+    logger.info("excitation design for %s: %d base parameters", robot.name, base.rank)
+    return _design(robot, lambda q, qd, qdd: base.select(regressor.compute(q, qd, qdd)), base.rank, harmonics, period,
+                   criterion, seed, n_starts, n_grid, n_samples, limit_fraction, max_iterations, time_limit,
+                   start_pose, None, progress)
+
+
+def _check_design_arguments(criterion, harmonics, period, n_starts, max_iterations, limit_fraction,
+                            time_limit) -> None:
+    if criterion not in CRITERIA:
+        raise TrajectoryError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
+    _check_fourier_arguments(harmonics, period)
+    for name, value, maximum in (("n_starts", n_starts, MAX_STARTS), ("max_iterations", max_iterations,
+                                                                      MAX_ITERATIONS)):
+        validators.count(value, name, TrajectoryError, maximum=maximum)
+    if not (isinstance(limit_fraction, (int, float)) and 0.0 < limit_fraction <= 1.0):
+        raise TrajectoryError(f"limit_fraction must be in (0, 1], got {limit_fraction!r}")
+    if time_limit is not None:
+        validators.positive(time_limit, "time_limit", TrajectoryError, "s", allow_zero=True)
+
+
+def _design(robot, columns, n_columns: int, harmonics, period, criterion, seed, n_starts, n_grid, n_samples,
+            limit_fraction, max_iterations, time_limit, start_pose, held, progress,
+            duration: float | None = None) -> ExcitationDesign:
+    """The optimisation of :func:`optimize_excitation` for a design matrix ``columns(q, qd, qdd)`` (N, n,
+    ``n_columns``), joints ``held`` (index -> pose [rad]) kept still; the trajectory lasts ``duration``
+    [s] (whole periods; default one period)."""
+    n_grid = max(100, 20 * int(harmonics)) if n_grid is None else n_grid
+    n_samples = max(100, 20 * int(harmonics)) if n_samples is None else n_samples
+    for name, value in (("n_grid", n_grid), ("n_samples", n_samples)):
+        validators.count(value, name, TrajectoryError, minimum=4, maximum=MAX_GRID)
+    began = time.monotonic()
+    rng = np.random.default_rng(seed)
+    problem = _FourierProblem(columns, robot.joint_names, period, harmonics, n_samples, criterion)
     A_ub, c_ub, A_eq, c_eq = _linear_constraints(problem, robot, n_grid, limit_fraction,
-                                                 start_pose)
+                                                 start_pose, held)
     constraints = [{"type": "ineq", "fun": lambda x: c_ub - A_ub @ x, "jac": lambda x: -A_ub},
                    {"type": "eq", "fun": lambda x: A_eq @ x - c_eq, "jac": lambda x: A_eq}]
-    logger.info("excitation design for %s: %d base parameters, %d harmonics, period %g s, "
-                "%d inequality and %d equality constraints, criterion %s", robot.name, base.rank,
+    logger.info("excitation design for %s: %d columns, %d harmonics, period %g s, "
+                "%d inequality and %d equality constraints, criterion %s", robot.name, n_columns,
                 harmonics, period, A_ub.shape[0], A_eq.shape[0], criterion)
     best = None
     start_values, n_iterations = [], 0
@@ -604,6 +645,10 @@ def optimize_excitation(robot, harmonics: int = 5, period: float = 10.0,
         x0 = problem.join(initial.q0, initial.a, initial.b)
         if start_pose is not None:
             x0[:problem.n] += start_pose - initial.start_pose
+        for joint, pose in (held or {}).items():
+            q0, a, b = problem.split(x0)
+            q0[joint], a[joint], b[joint] = pose, 0.0, 0.0
+            x0 = problem.join(q0, a, b)
         initial_value = problem.value(x0)
         state = {"iteration": 0, "best": math.inf}
         callback = _iteration_callback(problem, start, n_starts, state, criterion, began,
@@ -623,10 +668,12 @@ def optimize_excitation(robot, harmonics: int = 5, period: float = 10.0,
     final_value = problem.value(final_x)
     W = problem.base_regressor(*problem.states(final_x))
     condition = math.exp(criterion_and_gradient(W.reshape(-1, W.shape[-1]), "cond")[0])
+    if duration is not None:
+        trajectory = dataclasses.replace(trajectory, duration=duration)
     design = ExcitationDesign(
         trajectory=trajectory, criterion=criterion, value=_reported(final_value, criterion),
         initial_value=_reported(best[1], criterion), condition_number=condition,
-        n_base_parameters=base.rank,
+        n_base_parameters=n_columns,
         speed_fractions=np.array([joint.qd_fraction for joint in check.joints]), check=check,
         shrink=shrink, elapsed=time.monotonic() - began, n_starts=len(start_values),
         n_evaluations=problem.n_evaluations, n_iterations=n_iterations,
@@ -634,3 +681,75 @@ def optimize_excitation(robot, harmonics: int = 5, period: float = 10.0,
     logger.info("excitation design: %s %.6g (from %.6g), cond %.4g, %.1f s", criterion,
                 design.value, design.initial_value, condition, design.elapsed)
     return design
+
+
+#: Joints a payload design moves by default: the last ones (the wrist), at most this many.
+PAYLOAD_WRIST_JOINTS = 3
+#: [s] of a payload excitation (industrial controllers identify a load in about a minute), and its maximum.
+DEFAULT_PAYLOAD_DURATION = 60.0
+MAX_PAYLOAD_DURATION = 3600.0
+
+
+def optimize_payload_excitation(robot, duration: float = DEFAULT_PAYLOAD_DURATION, period: float = 10.0,
+                                harmonics: int = 5, frame: str | None = None, moving_joints=None, pose=None,
+                                criterion: str = "cond", seed=0, n_starts: int = 2, n_grid: int | None = None,
+                                n_samples: int | None = None, limit_fraction: float = 0.95,
+                                max_iterations: int = 200, time_limit: float | None = None,
+                                progress=None) -> ExcitationDesign:
+    """Optimise a short rest-to-rest Fourier excitation for a payload identification.
+
+    As :func:`optimize_excitation`, with the design matrix the payload's ten regressor columns at
+    ``frame`` (:class:`~robot_dynid.model.payload.PayloadRegressor`: what ``robot-dynid payload identify``
+    fits, the arm's model fixed) and only ``moving_joints`` moving; every other joint is held at its
+    entry of ``pose``. The trajectory repeats its period for ``duration`` (whole periods).
+
+    Parameters
+    ----------
+    robot : RobotDescription
+    duration : float
+        [s], in (0, :data:`MAX_PAYLOAD_DURATION`]; rounded to a whole number of periods (at least one).
+    period, harmonics, criterion, seed, n_starts, n_grid, n_samples, limit_fraction, max_iterations,
+    time_limit, progress
+        As in :func:`optimize_excitation`.
+    frame : str, optional
+        Payload frame (:func:`~robot_dynid.model.payload.payload_frames`); default the last link.
+    moving_joints : sequence of str, optional
+        Joints that move; default the last :data:`PAYLOAD_WRIST_JOINTS` (the wrist).
+    pose : array_like, shape (n,), optional
+        [rad] where the other joints stay (their entries; the moving joints' are ignored); default
+        :func:`home_pose`.
+
+    Returns
+    -------
+    ExcitationDesign
+        Its trajectory lasts the whole ``duration``.
+    """
+    _check_design_arguments(criterion, harmonics, period, n_starts, max_iterations, limit_fraction, time_limit)
+    validators.in_range(duration, "duration", TrajectoryError, "s", 0.0, MAX_PAYLOAD_DURATION, allow_minimum=False)
+    names = tuple(robot.joint_names)
+    if moving_joints is None:
+        moving_joints = names[-min(PAYLOAD_WRIST_JOINTS, len(names)):]
+    unknown = [name for name in moving_joints if name not in names]
+    if unknown or not moving_joints or len(set(moving_joints)) != len(moving_joints):
+        raise TrajectoryError(f"moving joints {list(moving_joints)} must be distinct joints of robot {robot.name!r} "
+                              f"{list(names)}" + (f"; unknown: {unknown}" if unknown else ""))
+    lower, upper = robot.limit_arrays()[:2]
+    if pose is None:
+        pose = home_pose(lower, upper)
+    pose = np.asarray(pose, dtype=float)
+    if pose.shape != (robot.n_joints,):
+        raise TrajectoryError(f"pose must have one value per joint ({robot.n_joints}) [rad], got shape {pose.shape}")
+    held = {j: float(pose[j]) for j, name in enumerate(names) if name not in moving_joints}
+    outside = [j for j, value in held.items() if not lower[j] <= value <= upper[j]]
+    if outside:
+        j = outside[0]
+        raise TrajectoryError(f"pose: joint {names[j]} at {pose[j]:.6g} is outside its limits "
+                              f"[{lower[j]:.6g}, {upper[j]:.6g}]")
+    periods = max(1, round(duration / period))
+    if abs(periods * period - duration) > 1e-9:
+        logger.info("payload excitation: %d periods of %g s = %g s instead of %g s", periods, period,
+                    periods * period, duration)
+    columns = PayloadRegressor(robot, frame)
+    return _design(robot, columns.compute, 10, harmonics, period, criterion, seed, n_starts, n_grid, n_samples,
+                   limit_fraction, max_iterations, time_limit, None, held, progress,
+                   duration=float(periods * period))

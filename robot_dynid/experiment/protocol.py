@@ -24,6 +24,9 @@ A test is ``cycles`` identical cycles; each starts and ends at rest in the home 
    limit, then back to the home pose.
 5. VALIDATION (optional): a given trajectory.
 
+:func:`build_payload_protocol` plans the other experiment, a payload identification after a tool
+change: per cycle an optional REST and a PAYLOAD stage playing a payload excitation.
+
 Stages are joined by quintic rest-to-rest transitions at ``transition_speed_fraction`` of the
 limits, labelled as part of the stage they lead into. The plan lists every stage and sub-stage
 as a :class:`PlanStage` (cycle, kind, name, joint, speed_fraction, direction, start, end) and
@@ -44,7 +47,7 @@ import yaml
 
 from robot_dynid import validators
 from robot_dynid.errors import TrajectoryError
-from robot_dynid.experiment.excitation import random_excitation
+from robot_dynid.experiment.excitation import home_pose as default_home_pose, random_excitation
 from robot_dynid.experiment.trajectories import (CycloidalMove, CylinderSine, FourierTrajectory, Hold, Parallel,
                                                  PointToPoint, RampedSine, Repeat, Sequence, Trajectory,
                                                  VelocityLadder, cycloidal_duration, ladder_ramp,
@@ -60,7 +63,6 @@ SCHEMA_VERSION = 1
 DEFAULT_SPEED_FRACTIONS = (0.05, 0.2, 0.4, 0.6, 0.8, 1.0)
 STAGE_COLUMNS = ("cycle", "kind", "name", "joint", "speed_fraction", "direction", "start", "end")
 _LEVEL_DURATION_STEP = 0.5
-_HOME_MARGIN = 0.05
 
 # Maxima of the settings: generous for real tests, and each bounds the work and memory of a plan (every
 # stage row of every cycle is an object; runners sample the whole plan).
@@ -343,11 +345,6 @@ class _CycleBuilder:
 
     def sequence(self) -> Sequence:
         return Sequence(self.segments, tolerance=self.settings.continuity_tolerance)
-
-
-def _default_home(lower, upper) -> np.ndarray:
-    margin = _HOME_MARGIN * (upper - lower)
-    return np.clip(np.zeros_like(lower), lower + margin, upper - margin)
 
 
 def _check_pose(pose, robot, what: str) -> np.ndarray:
@@ -831,9 +828,7 @@ def build_protocol(robot, cycles: int = 24, excitation: FourierTrajectory | None
         friction_level_duration=friction_level_duration, warmup_duration=warmup_duration,
         warmup_range_fraction=warmup_range_fraction, warmup_speed_fraction=warmup_speed_fraction,
         rest_duration=rest_duration, **options)
-    lower, upper = robot.limit_arrays()[:2]
-    home = _default_home(lower, upper) if home_pose is None \
-        else _check_pose(home_pose, robot, "home_pose")
+    home = _home(robot, home_pose)
     if excitation is None:
         excitation = random_excitation(robot, harmonics=5, period=10.0, amplitude_fraction=0.5,
                                        seed=0)
@@ -874,6 +869,69 @@ def build_protocol(robot, cycles: int = 24, excitation: FourierTrajectory | None
                         tuple(builder.rows), recorded, tuple(notes))
     logger.info("protocol for %s: %d cycles of %.1f s (%s)", robot.name, plan.cycles, plan.cycle_duration,
                 ", ".join(f"{kind} {seconds:.1f} s" for kind, seconds in plan.stage_durations().items()))
+    return plan
+
+
+def _home(robot, pose) -> np.ndarray:
+    """``pose`` checked against the limits, or the default home pose."""
+    lower, upper = robot.limit_arrays()[:2]
+    return default_home_pose(lower, upper) if pose is None else _check_pose(pose, robot, "home_pose")
+
+
+def build_payload_protocol(robot, excitation: FourierTrajectory, cycles: int = 1, home_pose=None,
+                           rest_duration: float = 0.0, **options) -> ProtocolPlan:
+    """Plan a payload identification: per cycle an optional REST, then a PAYLOAD stage (the
+    transition to the excitation's start, the excitation, ``"fourier"``, for its whole duration, and
+    the transition back home), so that it is recorded, marked and segmented like the other stages.
+
+    Parameters
+    ----------
+    robot : RobotDescription
+    excitation : FourierTrajectory
+        Rest-to-rest, over ``robot.joint_names``, e.g. from
+        :func:`~robot_dynid.experiment.excitation.optimize_payload_excitation`.
+    cycles : int
+    home_pose : array_like, shape (n,), optional
+        Start and end of every cycle [rad]; default the excitation's start pose (no transition).
+    rest_duration : float
+        [s] of the optional rest at the start of each cycle.
+    **options
+        ``transition_speed_fraction``, ``continuity_tolerance``, ``check_dt`` of :class:`ProtocolSettings`.
+
+    Raises
+    ------
+    TrajectoryError
+        As :func:`build_protocol`.
+    """
+    allowed = {"transition_speed_fraction", "continuity_tolerance", "check_dt"}
+    unknown = sorted(set(options) - allowed)
+    if unknown:
+        raise TrajectoryError(f"unknown payload protocol option(s) {unknown}; allowed: {sorted(allowed)}")
+    settings = ProtocolSettings(cycles=cycles, rest_duration=rest_duration, warmup_duration=0.0, **options)
+    if not isinstance(excitation, FourierTrajectory):
+        raise TrajectoryError(f"the payload excitation must be a FourierTrajectory, got {type(excitation).__name__}")
+    if tuple(excitation.joint_names) != tuple(robot.joint_names):
+        raise TrajectoryError(f"payload excitation joints {list(excitation.joint_names)} must be the robot's joints "
+                              f"in order {list(robot.joint_names)}")
+    check = check_trajectory(robot, excitation, dt=min(settings.check_dt, excitation.duration / 2000.0),
+                             tolerance=settings.continuity_tolerance)
+    if not check.ok:
+        raise TrajectoryError("payload excitation: " + "; ".join(v.describe() for v in check.violations))
+    home = excitation.start_pose if home_pose is None else _home(robot, home_pose)
+    builder = _CycleBuilder(robot, settings, home)
+    if settings.rest_duration > 0.0:
+        builder.add(Hold(builder.names, home, settings.rest_duration), "rest", "hold")
+    builder.move_to(excitation.start_pose, "payload")
+    builder.add(excitation, "payload", "fourier")
+    builder.move_to(home, "payload")
+    cycle = builder.sequence()
+    _check_cycle(robot, cycle, builder.rows, settings)
+    recorded = {"cycles": settings.cycles, "rest_duration": settings.rest_duration,
+                "transition_speed_fraction": settings.transition_speed_fraction,
+                "continuity_tolerance": settings.continuity_tolerance, "check_dt": settings.check_dt,
+                "home_pose": [float(x) for x in home], "payload_excitation": excitation.to_dict()}
+    plan = ProtocolPlan(robot.name, robot.joint_names, cycle, settings.cycles, tuple(builder.rows), recorded)
+    logger.info("payload protocol for %s: %d cycles of %.1f s", robot.name, plan.cycles, plan.cycle_duration)
     return plan
 
 

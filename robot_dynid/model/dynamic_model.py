@@ -16,6 +16,13 @@ iyz, izz]``, derived from ``standard_parameters`` and checked against them on lo
 without standard parameters is written as version 1, as before, so older readers still load it;
 both versions are read.
 
+A model may carry a payload (:class:`~robot_dynid.model.payload.Payload`: a tool or load fixed to a
+frame of the last link), which :meth:`DynamicModel.torque` includes. Its file then has a ``payload``
+section (``frame``, ``mass`` [kg], ``com`` [m] in the frame, ``inertia`` [kg m^2] about the centre of
+mass in the frame's axes, ``[ixx, ixy, ixz, iyy, iyz, izz]``) after the parameters, in either schema
+version; a model without one is written as before, byte for byte. Readers older than payloads refuse
+a file with one (an unknown key) rather than serve torques without it.
+
 Writing is deterministic: the same model gives the same bytes. Only finite models exist: values
 and standard deviations must be finite (std >= 0), and loading checks every field of the file
 (types, shapes, finiteness, consistency of the table with the structure and of the structure
@@ -40,7 +47,8 @@ from robot_dynid.estimation.estimators import METHODS
 from robot_dynid.model.base_parameters import BaseParameters
 from robot_dynid.model.friction import DRIFT_MODES, FRICTION_MODEL_NAMES, FrictionModel
 from robot_dynid.model.link_inertials import link_inertials, link_names
-from robot_dynid.model.regressor import FRICTION_SIDES, Regressor
+from robot_dynid.model.payload import Payload, frame_placement
+from robot_dynid.model.regressor import FRICTION_SIDES, N_INERTIAL, Regressor
 from robot_dynid.input_files import read_text
 from robot_dynid.model.robot_description import LimitArrays, LinkInertial, RobotDescription, robot_from_dict
 from robot_dynid.yaml_files import load_yaml, plain_data
@@ -127,6 +135,9 @@ class DynamicModel:
     friction_side : {"joint", "motor", "both"} or None
         Where friction and armature act (:class:`Regressor`); None: ``"motor"`` with a
         transmission, else ``"joint"``. Stored resolved.
+    payload : Payload or None
+        A body fixed to a frame of the last link, included in :meth:`torque`; the frame must be one
+        of the robot's (:func:`~robot_dynid.model.payload.payload_frames`).
     """
 
     robot: RobotDescription
@@ -141,6 +152,7 @@ class DynamicModel:
     provenance: dict = dataclasses.field(default_factory=dict)
     standard: np.ndarray | None = None
     friction_side: str | None = None
+    payload: Payload | None = None
 
     def __post_init__(self):
         """Raises ModelFileError, naming the field as the artifact does, for values or std of the
@@ -177,6 +189,13 @@ class DynamicModel:
         object.__setattr__(self, "std", std)
         if self.standard is not None:
             object.__setattr__(self, "standard", self._checked_standard(np.asarray(self.standard, dtype=float)))
+        if self.payload is not None:
+            if not isinstance(self.payload, Payload):
+                raise ModelFileError(f"payload must be a Payload, got {type(self.payload).__name__}")
+            try:
+                frame_placement(self.robot, self.payload.frame)
+            except DynIdError as error:
+                raise ModelFileError(f"payload.frame: {error}") from None
 
     def _checked_standard(self, standard: np.ndarray) -> np.ndarray:
         names = self.base.standard_names
@@ -209,6 +228,23 @@ class DynamicModel:
     @property
     def joint_names(self) -> tuple[str, ...]:
         return self.robot.joint_names
+
+    def with_payload(self, payload: Payload | None, metrics: dict | None = None) -> "DynamicModel":
+        """This model with ``payload`` attached in place of any it has (None: detached);
+        ``metrics["payload"]`` becomes ``metrics`` (the payload's identification summary) or is removed."""
+        kept = {key: value for key, value in self.metrics.items() if key != "payload"}
+        if payload is not None and metrics is not None:
+            kept["payload"] = metrics
+        return dataclasses.replace(self, payload=payload, metrics=kept)
+
+    def without_payload(self) -> "DynamicModel":
+        """The arm alone: this model with its payload (and its summary in ``metrics``) removed."""
+        return self.with_payload(None)
+
+    @functools.cached_property
+    def payload_parameters(self) -> np.ndarray | None:
+        """The payload's ten parameters (10,) about the last link frame origin, in its axes, or None."""
+        return None if self.payload is None else self.payload.link_parameters(self.robot)
 
     @functools.cached_property
     def links(self) -> tuple[tuple[str, LinkInertial], ...] | None:
@@ -262,6 +298,9 @@ class DynamicModel:
         # Regressor.torque goes chunk by chunk, so a long recording never holds its whole regressor.
         standard = np.zeros(self.regressor.n_parameters)
         standard[list(self.base.independent)] = self.values
+        if self.payload is not None:        # linear in the last link's ten parameters: add the payload's
+            last = self.regressor.slices["inertial"].stop
+            standard[last - N_INERTIAL:last] += self.payload_parameters
         tau = self.regressor.torque(standard, *arrays, temperature=temperature, elapsed=elapsed)
         return tau[0] if single else tau
 
@@ -325,7 +364,7 @@ class DynamicModel:
 
     def to_dict(self) -> dict:
         """The artifact as plain data: version 2 with ``standard_parameters`` and ``links`` when
-        the standard parameters are known, else version 1."""
+        the standard parameters are known, else version 1; a ``payload`` section when it has one."""
         data = {
             "schema": SCHEMA,
             "schema_version": 1 if self.standard is None else SCHEMA_VERSION,
@@ -349,14 +388,16 @@ class DynamicModel:
             "metrics": plain_data(self.metrics),
             "provenance": plain_data(self.provenance),
         }
-        if self.standard is None:
-            return data
-        standard = {
-            "standard_parameters": dict(zip(self.base.standard_names, self.standard.tolist())),
-            "links": [{"name": name, "joint": joint, **inertial.to_dict()}
-                      for joint, (name, inertial) in zip(self.joint_names, self.links)],
-        }
-        return {key: data[key] if key in data else standard[key] for key in _TOP_LEVEL_KEYS_V2}
+        if self.standard is not None:
+            data.update({
+                "standard_parameters": dict(zip(self.base.standard_names, self.standard.tolist())),
+                "links": [{"name": name, "joint": joint, **inertial.to_dict()}
+                          for joint, (name, inertial) in zip(self.joint_names, self.links)],
+            })
+        if self.payload is not None:
+            data["payload"] = self.payload.to_dict()
+        order = _TOP_LEVEL_KEYS if self.standard is None else _TOP_LEVEL_KEYS_V2
+        return {key: data[key] for key in _with_payload_key(order) if key in data}
 
     def to_yaml(self) -> str:
         return yaml.safe_dump(self.to_dict(), sort_keys=False, width=1000)
@@ -389,7 +430,7 @@ class DynamicModel:
         if type(version) is not int or version not in SCHEMA_VERSIONS:
             raise ModelFileError(f"schema_version {version!r} is not supported "
                                  f"(this robot_dynid reads {' and '.join(map(str, SCHEMA_VERSIONS))})")
-        data = _mapping(data, "", _TOP_LEVEL_KEYS if version == 1 else _TOP_LEVEL_KEYS_V2)
+        data = _mapping(data, "", _TOP_LEVEL_KEYS if version == 1 else _TOP_LEVEL_KEYS_V2, optional=("payload",))
         if data["schema"] != SCHEMA:
             raise ModelFileError(f"schema is {data['schema']!r}, expected {SCHEMA!r}")
         _expect(data["units"], UNITS, "units")
@@ -417,10 +458,16 @@ class DynamicModel:
         # compared with the structure (a wrong standard name would show in the expressions first)
         friction_side = _text(model["friction_side"], "model.friction_side", FRICTION_SIDES) \
             if "friction_side" in model else None
+        payload = None
+        if "payload" in data:
+            try:
+                payload = Payload.from_dict(data["payload"], "payload")
+            except DynIdError as error:
+                raise ModelFileError(str(error)) from None
         loaded = cls(robot, friction, armature, offset, base, values, std, method=method,
                      metrics=_mapping(data["metrics"], "metrics"),
                      provenance=_mapping(data["provenance"], "provenance"), standard=standard,
-                     friction_side=friction_side)
+                     friction_side=friction_side, payload=payload)
         _check_table_names(parameters["table"], "base_parameters.table", base)
         if standard is not None:
             _check_links(links, loaded)
@@ -455,13 +502,19 @@ def _show(value) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _mapping(value, path: str, keys=None) -> dict:
-    """``value`` if it is a mapping (with exactly ``keys`` when given)."""
+def _mapping(value, path: str, keys=None, optional=()) -> dict:
+    """``value`` if it is a mapping (with exactly ``keys``, and any of ``optional``, when given)."""
     if not isinstance(value, dict):
         raise ModelFileError(f"{path or 'a model file'} must be a mapping, got {_show(value)}")
     if keys is not None:
-        validators.known_keys(value, path, keys, error=ModelFileError)
+        validators.known_keys(value, path, keys, optional, error=ModelFileError)
     return value
+
+
+def _with_payload_key(keys: tuple) -> tuple:
+    """The top-level keys in file order with ``payload`` after the parameters (before ``metrics``)."""
+    at = keys.index("metrics")
+    return keys[:at] + ("payload",) + keys[at:]
 
 
 def _list(value, path: str, length=None, item=None) -> list:

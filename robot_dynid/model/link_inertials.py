@@ -11,6 +11,10 @@ parallel-axis theorem ``I_O = I_c + m (|c|^2 1 - c c^T)``.
 :func:`prior_parameters` gives a robot's prior standard inertial parameters from its description:
 the ``inertial:`` entries of a DH table, or a URDF's ``<inertial>`` elements, each link's own
 merged with those of the links fixed to it (:func:`robot_dynid.model.urdf.link_bodies`).
+
+:func:`pseudo_inertia` is the 4x4 matrix whose positive semidefiniteness is physical consistency
+(:mod:`robot_dynid.estimation.physical_consistency` builds its checks and programs on it; a payload's
+check, :mod:`robot_dynid.model.payload`, too).
 """
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ import numpy as np
 import pinocchio as pin
 
 from robot_dynid.errors import DynIdError
-from robot_dynid.model.regressor import N_INERTIAL, inertia_parameter_map
+from robot_dynid.model.regressor import N_INERTIAL, _symmetric_from_vector, inertia_parameter_map
 from robot_dynid.model.robot_description import LinkInertial, RobotDescription
 from robot_dynid.model.urdf import link_bodies
 
@@ -97,3 +101,28 @@ def prior_parameters(robot: RobotDescription) -> np.ndarray | None:
         sum((parameters_from_inertial(body.inertial, body.placement) for body in group
              if body.inertial is not None), np.zeros(N_INERTIAL))
         for group in groups])
+
+
+def pseudo_inertia(link_parameters) -> np.ndarray:
+    """The 4x4 pseudo-inertia ``J = [[Sigma, h], [h^T, m]]``, ``Sigma = 0.5 tr(I) 1 - I``.
+
+    Parameters
+    ----------
+    link_parameters : array_like, shape (10,)
+        ``[m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` about the link frame origin
+        [kg, kg m, kg m^2].
+
+    Returns
+    -------
+    ndarray, shape (4, 4)
+        [kg m^2] in the 3x3 block, [kg m] in the last column and row, [kg] in the corner.
+    """
+    values = np.asarray(link_parameters, dtype=float)
+    if values.shape != (N_INERTIAL,):
+        raise DynIdError(f"link parameters must have shape ({N_INERTIAL},), got {values.shape}")
+    inertia = _symmetric_from_vector(values[4:])
+    J = np.empty((4, 4))
+    J[:3, :3] = 0.5 * np.trace(inertia) * np.eye(3) - inertia
+    J[:3, 3] = J[3, :3] = values[1:4]
+    J[3, 3] = values[0]
+    return J

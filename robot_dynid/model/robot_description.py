@@ -74,10 +74,12 @@ DEFAULT_ACCELERATION_PER_VELOCITY = 5.0
 CONTINUOUS_POSITION_LIMITS = (-math.pi, math.pi)
 
 _DH_REQUIRED = ("name", "dh_convention", "joints")
-_DH_OPTIONAL = ("gravity", "base", "transmission")
+_DH_OPTIONAL = ("gravity", "base", "transmission", "rated_payload")
 _URDF_OPTIONAL = ("name", "gravity", "joints", "position_limits", "velocity_limits",
                   "acceleration_limits", "effort_limits", "gear_ratios", "rated_motor_torques",
-                  "torque_constants", "transmission")
+                  "torque_constants", "transmission", "rated_payload")
+#: Largest rated payload accepted [kg] (the heaviest industrial arms carry about 2300 kg): more is grams.
+MAX_RATED_PAYLOAD = 5000.0
 _URDF_LIMIT_MAPS = ("position_limits", "velocity_limits", "acceleration_limits", "effort_limits")
 _JOINT_REQUIRED = ("name", "a", "alpha", "d", "position_limits", "velocity_limit",
                    "acceleration_limit")
@@ -282,6 +284,9 @@ class RobotDescription:
         ``"revolute"`` or ``"prismatic"`` per joint (None: all revolute).
     transmission : Transmission or None
         ``qm = T q`` between motors and joints; None: friction and armature on the joint side.
+    rated_payload : float or None
+        The mass the arm is rated to carry [kg] (datasheet), in (0, :data:`MAX_RATED_PAYLOAD`]; an
+        identified payload far heavier is reported as implausible. None: unknown.
     """
 
     name: str
@@ -296,6 +301,7 @@ class RobotDescription:
     inertials: tuple[LinkInertial, ...] | None = None
     joint_types: tuple[str, ...] | None = None
     transmission: Transmission | None = None
+    rated_payload: float | None = None
 
     def __post_init__(self) -> None:
         for field in ("joint_names", "limits", "gravity", "dh", "drives", "inertials", "joint_types"):
@@ -424,6 +430,8 @@ class RobotDescription:
                     data[mapping] = values
             if self.transmission is not None:
                 data["transmission"] = self.transmission.to_dict()
+            if self.rated_payload is not None:
+                data["rated_payload"] = self.rated_payload
             return data
         data["dh_convention"] = self.dh_convention
         if self.base is not None:
@@ -447,6 +455,8 @@ class RobotDescription:
         data["joints"] = joints
         if self.transmission is not None:
             data["transmission"] = self.transmission.to_dict()
+        if self.rated_payload is not None:
+            data["rated_payload"] = self.rated_payload
         return data
 
 
@@ -512,6 +522,10 @@ def _check_description(robot: RobotDescription) -> None:
             raise RobotDescriptionError(f"transmission.motor_from_joint has shape "
                                         f"{robot.transmission.motor_from_joint.shape}, expected ({n}, {n}): "
                                         "one row per motor, one column per joint")
+    if robot.rated_payload is not None:
+        object.__setattr__(robot, "rated_payload", validators.in_range(
+            robot.rated_payload, "rated_payload", RobotDescriptionError, "kg", 0.0, MAX_RATED_PAYLOAD,
+            allow_minimum=False))
     for index, (name, limits) in enumerate(zip(robot.joint_names, robot.limits)):
         label = (f"joints[{index}] ({name})" if robot.dh is not None else f"joint {name!r}")
         _check_limits(limits, label, robot.joint_types[index] == "prismatic")
@@ -721,7 +735,9 @@ def _robot_from_dh_dict(data: Mapping) -> RobotDescription:
                             gravity=gravity, dh_convention=convention, dh=tuple(rows), base=base,
                             drives=tuple(drives) if has_drives else None,
                             inertials=None if inertials[0] is None else tuple(inertials),
-                            joint_types=tuple(types), transmission=transmission)
+                            joint_types=tuple(types), transmission=transmission,
+                            rated_payload=_number(data["rated_payload"], "rated_payload") if "rated_payload" in data
+                            else None)
 
 
 def _inertial_from_dict(joint: Mapping, label: str, joints: list) -> LinkInertial | None:

@@ -73,6 +73,8 @@ def robot_from_urdf_dict(data: Mapping, base_dir: str | os.PathLike | None) -> R
     if "transmission" in data:
         robot = dataclasses.replace(robot, transmission=transmission_from_dict(data["transmission"],
                                                                                robot.joint_names))
+    if "rated_payload" in data:
+        robot = dataclasses.replace(robot, rated_payload=_number(data["rated_payload"], "rated_payload"))
     return robot
 
 

@@ -19,9 +19,13 @@ in the link frame's axes [kg m^2].
   axis: for modified DH that is DH frame ``i``; for standard DH it is DH frame ``i-1`` turned by
   ``q_i``, so the parameters, given about DH frame ``i``, are moved into it.
 
+A model's payload (:mod:`robot_dynid.model.payload`) becomes a link of its own, :data:`PAYLOAD_LINK`,
+fixed to the payload's frame by the joint :data:`PAYLOAD_JOINT` (for a DH robot, placed at the DH
+link frame the payload refers to), its ``<inertial>`` the payload's mass, centre of mass and inertia.
+
 A URDF carries no gravity (the robot's is stated in a comment; the world frame is the URDF root
 link, or ``world``), and no friction, rotor inertia or torque offsets: RNEA on the exported URDF
-gives the model's rigid-body torques only. A model of base parameters only (an ordinary
+gives the model's rigid-body torques (payload included) only. A model of base parameters only (an ordinary
 least-squares fit) has no standard parameters and cannot be exported.
 """
 from __future__ import annotations
@@ -51,6 +55,9 @@ KINEMATICS_TOLERANCE = 1e-9
 #: Origin coordinates below this [m, rad] are rounding residue (cos(pi/2) = 6e-17) and written as 0.
 _ROUNDING_RESIDUE = 1e-14
 _INDENT = "  "
+#: Names of the payload's link and of the fixed joint that holds it.
+PAYLOAD_LINK = "payload"
+PAYLOAD_JOINT = "payload_joint"
 
 
 def export_urdf(model: DynamicModel, urdf_text: str | None = None) -> str:
@@ -189,7 +196,23 @@ def _urdf_from_dh(model: DynamicModel, inertials: list[LinkInertial]) -> str:
         lines += [f"{_INDENT}<link name={quoteattr(child)}>", 2 * _INDENT + _inertial_xml(inertial, 2 * _INDENT),
                   f"{_INDENT}</link>"]
         parent = child
+    if model.payload is not None:
+        if {PAYLOAD_LINK, PAYLOAD_JOINT} & set(names + list(robot.joint_names)):
+            raise DynIdError(f"joint names {list(robot.joint_names)} clash with the payload's link {PAYLOAD_LINK!r} or "
+                             f"joint {PAYLOAD_JOINT!r}")
+        # the payload's frame is DH link frame n, placed in the URDF link (joint) frame of the last joint
+        lines += _payload_lines(model, parent, link_frame_placements(build_pinocchio_model(robot))[-1])
     return "\n".join(lines + ["</robot>", ""])
+
+
+def _payload_lines(model: DynamicModel, parent: str, placement: pin.SE3) -> list[str]:
+    """The fixed joint and the link of ``model``'s payload, its frame at ``placement`` in ``parent``."""
+    text = _comment_text(f"payload of {model.payload.mass!r} kg at frame {model.payload.frame!r}, attached by "
+                         "robot-dynid payload attach")
+    comment = f"{_INDENT}<!--{text}-->"
+    return ([comment] + _joint_lines(PAYLOAD_JOINT, "fixed", parent, PAYLOAD_LINK, placement)
+            + [f"{_INDENT}<link name={quoteattr(PAYLOAD_LINK)}>",
+               2 * _INDENT + _inertial_xml(model.payload.inertial, 2 * _INDENT), f"{_INDENT}</link>"])
 
 
 def _joint_lines(name: str, kind: str, parent: str, child: str, placement: pin.SE3, extra=()) -> list[str]:
@@ -222,6 +245,16 @@ def _urdf_with_inertials(model: DynamicModel, robot: RobotDescription, inertials
                       f"identified by robot-dynid export-urdf for joint {joint!r}{merged}: centre of mass, "
                       "inertia about it in the link frame")
         replaced.append(owner)
+    if model.payload is not None:
+        taken = set(links) | {node.getAttribute("name") for node in root.getElementsByTagName("joint")}
+        if {PAYLOAD_LINK, PAYLOAD_JOINT} & taken:
+            raise RobotDescriptionError(f"URDF: it has a link or joint named {PAYLOAD_LINK!r} or {PAYLOAD_JOINT!r} "
+                                        "already: the payload's link and joint would clash")
+        xml = "\n".join(_payload_lines(model, model.payload.frame, pin.SE3.Identity()))
+        fragment = minidom.parseString(f"<robot>\n{xml}\n</robot>").documentElement
+        for node in list(fragment.childNodes):
+            root.appendChild(document.importNode(node, True))
+        root.appendChild(document.createTextNode("\n"))
     header = document.createComment(_comment_text(f"Inertials of the links {', '.join(map(repr, replaced))} "
                                                   f"replaced by robot-dynid export-urdf {_about(model)}."))
     document.insertBefore(header, root)

@@ -40,6 +40,10 @@ status_period (float): [s], default 1.0, in (0, 3600]: FeedforwardStatus period 
     every change of state).
 service_queue_depth (int): requests the service queues, default 100 (20 clients with 5 requests
     each in flight), in 1..10000; requests beyond it are dropped by the middleware, unanswered.
+payload_file (str): payload file (YAML: frame, mass [kg], com [m], inertia [kg m^2] about the centre
+    of mass; robot-dynid payload identify writes one) attached to the models served; '' = none. One
+    that does not load, or at a frame robot_file's robot lacks, stops the node at start (one line,
+    exit 2).
 
 Service ``compute_feedforward`` (robot_dynid/srv/ComputeFeedforward): joint names and flat
 arrays of N points in, torques [N m] of the N points out, in the request's layout. All three
@@ -49,6 +53,17 @@ positions, velocities or accelerations beyond the limits and margins, a torque t
 finite or beyond the effort limit and margin, too many points) gets ``success: false`` on the
 service, and on the topics nothing is published for it, a warning names the point and joint and
 the status says so.
+
+Payloads: ``~/set_payload`` (robot_dynid/srv/SetPayload: frame, mass, com, inertia) attaches a
+payload (:class:`robot_dynid.model.payload.Payload`) to the model in use, ``~/clear_payload``
+(std_srvs/Trigger) removes it. A payload that is not finite, not physically consistent, at a frame
+the robot does not have, or with which the model is not admitted (below) is refused with the reason
+and the payload in use stays; one far above the robot's rated payload, or with its centre of mass
+farther than 1 m from its frame, is served with a warning. The payload stays across models: a model
+that carries its own payload brings it, one without gets the payload in use. The model with the
+payload replaces the served one in one assignment, under a lock shared by every path that changes
+it, so each request is answered wholly with or without it. FeedforwardStatus reports the payload in
+use.
 
 Models: an ``IdentifiedModel`` (or model_file) is admitted by
 :func:`robot_dynid.model.feedforward.admit_model`: it must be of the expected robot (name, joints,
@@ -79,6 +94,7 @@ from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 from robot_dynid.errors import DynIdError
@@ -89,10 +105,11 @@ from robot_dynid.model.feedforward import (
     DEFAULT_POSITION_MARGIN, DEFAULT_VELOCITY_MARGIN, DERIVED_EFFORT_FACTOR, FIELDS, FeedforwardLimits, Margins,
     ReferenceMonitor, admit_model, check_margin_factor, check_max_points, check_position_margin, compute_feedforward,
     join_points)
+from robot_dynid.model.payload import Payload, frame_placement, load_payload, plausibility_warnings
 from robot_dynid.model.robot_description import load_robot
 from robot_dynid.msg import FeedforwardStatus, IdentifiedModel
 from robot_dynid.nodes.node_runtime import declare, in_range, integer_in, joint_states_qos, spin_node
-from robot_dynid.srv import ComputeFeedforward
+from robot_dynid.srv import ComputeFeedforward, SetPayload
 
 MODEL_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                        reliability=ReliabilityPolicy.RELIABLE)
@@ -113,11 +130,13 @@ STATE_CODES = {ReferenceMonitor.NO_MODEL: FeedforwardStatus.STATE_NO_MODEL,
 class Served(NamedTuple):
     """The model in use and what goes with it, replaced as one (threads read it without a lock)."""
 
-    model: DynamicModel
+    model: DynamicModel             # the arm with the payload in use attached
     limits: FeedforwardLimits
     version: int
     source: str
     output_index: list | None       # model joint index of each command joint (``joints``), None: all
+    arm: DynamicModel               # the arm alone
+    payload_source: str             # where the payload came from, '' without one
 
 
 class FeedforwardNode(Node):
@@ -168,11 +187,18 @@ class FeedforwardNode(Node):
         self.output_joints = declare(self, "joints", Parameter.Type.STRING_ARRAY,
                                      "joints of the Float64MultiArray commands, in the controller's order; "
                                      "unset: the model's joints") or None
+        payload_file = declare(self, "payload_file", "", "payload file (YAML: frame, mass kg, com m, inertia kg m^2 "
+                               "about the centre of mass) attached to the models served; '' = none")
         reference_qos = joint_states_qos(self, 10)
         self.expected_robot, self.expected_what = None, ""
         if robot_file:
             self.expected_robot, self.expected_what = load_robot(robot_file), f"robot_file {robot_file}"
         self.served = None
+        self.model_lock = threading.Lock()      # held by every path that replaces ``served`` or the payload
+        self.payload, self.payload_source = None, ""
+        if payload_file:
+            self.payload = load_payload(payload_file, self.expected_robot)
+            self.payload_source = f"payload_file {payload_file}"
         self.monitor = ReferenceMonitor(reference_timeout, time.monotonic(), enabled=bool(reference_topic),
                                         check_period=reference_timeout / 4.0)
         self.counts = {"trajectories_answered": 0, "trajectories_refused": 0, "models_refused": 0}
@@ -204,6 +230,8 @@ class FeedforwardNode(Node):
                                  reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
         self.create_service(ComputeFeedforward, "compute_feedforward", self.on_compute, qos_profile=service_qos,
                             callback_group=bulk)
+        self.create_service(SetPayload, "~/set_payload", self.on_set_payload, callback_group=models)
+        self.create_service(Trigger, "~/clear_payload", self.on_clear_payload, callback_group=models)
         self.publish_status()
         # with a reference path to keep going during long requests, three threads (one per group); else the
         # EventsExecutor's lower latency (spin_node)
@@ -225,23 +253,78 @@ class FeedforwardNode(Node):
             f"x{self.margins.model_effort:g}")
 
     def use_model(self, model, source, version=None):
-        """Serve ``model`` from now on, once :func:`admit_model` finds it fit; DynIdError (the model
-        in use stays) when it is refused or lacks one of ``joints``."""
+        """Serve ``model`` from now on, with its own payload or else the payload in use, once
+        :func:`admit_model` finds it fit; DynIdError (the model in use stays) when it is refused or lacks one
+        of ``joints``."""
+        with self.model_lock:
+            if model.payload is not None:
+                payload, payload_source = model.payload, f"the model ({source})"
+            else:
+                payload, payload_source = self.payload, self.payload_source
+            previous = self.served
+            version = version if version is not None else (previous.version + 1 if previous else 1)
+            self._serve(model.without_payload(), payload, payload_source, source, version)
+
+    def _serve(self, arm, payload, payload_source, source, version):
+        """Serve ``arm`` with ``payload`` (None: none) in one assignment; DynIdError, nothing changed, when the
+        model is refused. Called with ``model_lock`` held."""
+        model = arm.with_payload(payload)
         limits = admit_model(model, self.margins, self.expected_robot, self.expected_what)
         output_index = None
         if self.output_joints is not None:
             output_index = index_in(model.joint_names, self.output_joints, "parameter joints",
                                     f"the model from {source}")
-        previous = self.served
-        version = version if version is not None else (previous.version + 1 if previous else 1)
-        self.served = Served(model, limits, version, source, output_index)
+        self.served = Served(model, limits, version, source, output_index, arm, payload_source if payload else "")
+        self.payload, self.payload_source = payload, payload_source if payload else ""
         if self.expected_robot is None:
             self.expected_robot, self.expected_what = model.robot, f"the robot of the first model ({source})"
         derived = [name for name, flag in zip(model.joint_names, limits.effort_derived) if flag]
+        carried = "" if payload is None else f"; payload {payload.mass:g} kg at {payload.frame} from {payload_source}"
         self.get_logger().info(
-            f"using model version {version} from {source} (joints {list(model.joint_names)}; torques at the limits of "
-            f"motion [N m] {np.round(limits.peak.torque, 3).tolist()}"
+            f"using model version {version} from {source} (joints {list(model.joint_names)}{carried}; torques at the "
+            f"limits of motion [N m] {np.round(limits.peak.torque, 3).tolist()}"
             + (f"; no effort limit for {derived}: bound {DERIVED_EFFORT_FACTOR:g} x those" if derived else "") + ")")
+        if payload is not None:
+            for warning in plausibility_warnings(payload, model.robot.rated_payload):
+                self.get_logger().warning(warning)
+
+    def on_set_payload(self, request, response):
+        """Attach the request's payload to the model in use (or keep it for the first model)."""
+        served = self.served
+        response.model_version = served.version if served is not None else 0
+        try:
+            payload = Payload(request.frame, request.mass, tuple(request.com), tuple(request.inertia))
+            with self.model_lock:
+                served = self.served
+                if served is None:
+                    if self.expected_robot is not None:
+                        frame_placement(self.expected_robot, payload.frame)
+                    self.payload, self.payload_source = payload, "set_payload"
+                    response.message = "no model yet: the payload will be attached to the first model"
+                else:
+                    self._serve(served.arm, payload, "set_payload", served.source, served.version)
+        except Exception as error:      # DynIdError: refused; anything else: refused too, never fatal
+            response.success, response.message = False, f"payload refused: {one_line(error)}"
+            self.get_logger().warning(response.message)
+            return response
+        response.success = True
+        self.publish_status()
+        return response
+
+    def on_clear_payload(self, request, response):
+        """Serve the model in use without a payload."""
+        try:
+            with self.model_lock:
+                served = self.served
+                if served is not None:
+                    self._serve(served.arm, None, "", served.source, served.version)
+                self.payload, self.payload_source = None, ""
+        except Exception as error:      # the arm alone refused (cannot be, it was admitted): the payload stays
+            response.success, response.message = False, f"payload not cleared: {one_line(error)}"
+            return response
+        response.success, response.message = True, "payload cleared" + ("" if served is not None else " (no model yet)")
+        self.publish_status()
+        return response
 
     def on_model(self, msg):
         try:
@@ -330,6 +413,8 @@ class FeedforwardNode(Node):
         served = self.served
         now = time.monotonic()
         state, message = self.monitor.state(now, served is not None)
+        payload, payload_source = (served.model.payload, served.payload_source) if served else \
+            (self.payload, self.payload_source)
         status = FeedforwardStatus(
             state=STATE_CODES[state], message=message,
             model_version=served.version if served else 0, model_source=served.source if served else "",
@@ -338,6 +423,9 @@ class FeedforwardNode(Node):
             reference_timeout=self.monitor.timeout, references_answered=self.monitor.answered_count,
             references_refused=self.monitor.refused_count, last_refused_reference=self.monitor.last_refusal,
             last_refused_trajectory=self.last_refused["trajectory"], last_refused_model=self.last_refused["model"],
+            payload_frame=payload.frame if payload else "", payload_mass=payload.mass if payload else 0.0,
+            payload_com=list(payload.com) if payload else [0.0] * 3,
+            payload_inertia=list(payload.inertia) if payload else [0.0] * 6, payload_source=payload_source,
             **self.counts)
         status.header.stamp = self.get_clock().now().to_msg()
         with self.status_lock:

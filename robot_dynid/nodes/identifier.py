@@ -23,6 +23,13 @@ STATE_CONVERGED while a model is in use (published) and STATE_IDLE while none is
 stage, or the only candidates so far were rejected): CONVERGED never stands beside "no model in
 use". The message says what the last event did (accepted, or rejected keeping version N).
 
+Payloads: with ``payload`` among ``stages``, a payload stage (a tool or load mounted, the wrist
+moving) identifies the payload with the arm's model fixed (``arm_model_file``, else the model in
+use), at ``payload_frame`` and, when ``payload_mass`` [kg] > 0, with that mass known; the arm's model
+with the payload attached passes the same quality gate and is published and written like any model
+(its IdentifiedModel residuals and condition number are the payload fit's). A payload stage without
+an arm model, or whose data determine no payload, is an identification error in the status.
+
 A ``model_file`` that cannot be written when a model is accepted (a directory in its place, a full
 disk) is one error log line, the status message and a status warning; the model is published and
 used all the same. Numeric parameters are checked at start against the intervals their
@@ -41,7 +48,10 @@ from std_srvs.srv import Trigger
 from robot_dynid.errors import DynIdError
 from robot_dynid.estimation.estimators import METHODS
 from robot_dynid.estimation.identification import OPTION_DEFAULTS, settings_from_options
-from robot_dynid.estimation.streaming import StreamingIdentifier, StreamingSettings
+from robot_dynid.estimation.payload import PayloadSettings
+from robot_dynid.estimation.streaming import StreamingIdentifier, StreamingSettings, fit_metrics
+from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.model.payload import MAX_MASS, frame_placement
 from robot_dynid.model.robot_description import load_robot
 from robot_dynid.msg import ExperimentStage, IdentificationStatus, IdentifiedModel
 from robot_dynid.nodes.feedforward import MODEL_QOS
@@ -114,12 +124,28 @@ class IdentifierNode(Node):
         self.latency = declare(self, "stage_latency", 0.5, "how far joint states and stage markers may arrive out "
                                "of stamp order, in [0, 60]; samples are used this much later", "s",
                                in_range("s", 0.0, 60.0))
+        arm_model_file = declare(self, "arm_model_file", "", "the arm's model artifact (YAML) fixed in payload "
+                                 "stages; '' = the model in use")
+        payload_frame = declare(self, "payload_frame", "", "payload stages: the payload's frame, fixed to the last "
+                                "link ('' = the child link of the last joint; e.g. tool0)")
+        payload_mass = declare(self, "payload_mass", 0.0, f"payload stages: the payload's known mass, in [0, "
+                               f"{MAX_MASS:g}]; 0 = estimated", "kg", in_range("kg", 0.0, MAX_MASS))
         self.robot = load_robot(robot_file)
+        if payload_frame:
+            try:
+                frame_placement(self.robot, payload_frame)
+            except DynIdError as error:
+                raise DynIdError(f"parameter payload_frame: {error}") from None
+        arm_model = DynamicModel.load(arm_model_file) if arm_model_file else None
         settings = StreamingSettings(settings_from_options(options, self.robot, label=lambda name: f"parameter {name}"),
                                      stages=tuple(stages), pool_stages=pool, max_samples=max_samples,
                                      require_improvement=require, max_holdout_rsd=max_rsd,
-                                     max_condition=max_condition)
-        self.session = StreamingIdentifier(self.robot, settings)
+                                     max_condition=max_condition,
+                                     payload=PayloadSettings(frame=payload_frame or None, mass=payload_mass or None))
+        try:
+            self.session = StreamingIdentifier(self.robot, settings, arm_model=arm_model)
+        except DynIdError as error:
+            raise DynIdError(f"arm_model_file {arm_model_file}: {error}") from None
         self.order = StampOrder(self.latency)
         self.selector = JointStateSelector(self.robot.joint_names)
         self.last_sample_arrival = None
@@ -235,7 +261,7 @@ class IdentifierNode(Node):
                                      f"{self.model_file}: {error}; published on the model topic all the same")
                 self.message = f"{self.message}; {self.file_problem}"
                 self.get_logger().error(self.file_problem)
-        metrics = model.metrics
+        metrics = fit_metrics(model)
         self.model_publisher.publish(IdentifiedModel(
             header=self.header(), robot_name=self.robot.name, joint_names=list(model.joint_names),
             friction_model=model.friction.name, base_parameter_names=list(model.base.names),
@@ -250,7 +276,7 @@ class IdentifierNode(Node):
 
     def publish_status(self):
         model = self.session.model
-        metrics = model.metrics if model is not None else {}
+        metrics = fit_metrics(model) if model is not None else {}
         self.status_publisher.publish(IdentificationStatus(
             header=self.header(), state=self.state, method=self.session.method,
             samples_used=int(metrics.get("n_samples", 0)), samples_dropped=self.session.n_dropped,

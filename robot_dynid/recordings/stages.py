@@ -51,8 +51,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-STAGE_KINDS = ("rest", "excitation", "friction", "warmup", "validation", "custom", "cylinder")
-"""Stage kinds, in the order of the ``KIND_*`` constants of ExperimentStage.msg (0..6)."""
+STAGE_KINDS = ("rest", "excitation", "friction", "warmup", "validation", "custom", "cylinder", "payload")
+"""Stage kinds, in the order of the ``KIND_*`` constants of ExperimentStage.msg (0..7). ``payload``: the
+short wrist excitation that identifies a tool or load with the arm's model fixed."""
 
 CUSTOM_PREFIX = "custom:"
 NO_STAGE = ""

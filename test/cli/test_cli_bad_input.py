@@ -33,6 +33,7 @@ from robot_dynid.input_files import MAX_RECORDING_BYTES, MAX_TEXT_BYTES
 from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import FrictionModel, friction_model
+from robot_dynid.model.payload import load_payload
 from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_description import load_robot
 from robot_dynid.package_files import find_package_file
@@ -106,9 +107,16 @@ def files(tmp_path_factory):
     (directory / "poses.yaml").write_text("poses:\n  j1: [0.0, 0.1, 0.2, 0.0, 0.1, 0.0]\n")
     (directory / "bounds.yaml").write_text("total_mass: [1.0, 1000.0]\n")
     (directory / "params.yaml").write_text("sim_robot:\n  ros__parameters:\n    noise_std: 0.5\n")
+    (directory / "payload.yaml").write_text(yaml.safe_dump({"frame": f"{robot.joint_names[-1]}_link", "mass": 2.0,
+                                                            "com": [0.0, 0.0, 0.1], "inertia": [0.01, 0.0, 0.0, 0.01,
+                                                                                                0.0, 0.01]}))
+    shutil.copyfile(directory / "data.csv", directory / "holdout.csv")     # a second name: its own bad variants
+    DynamicModel.load(directory / "model.yaml").with_payload(
+        load_payload(directory / "payload.yaml")).save(directory / "model_payload.yaml")
     return {"robot": ROBOT, "data": directory / "data.csv", "bag": directory / "bag", "model": directory / "model.yaml",
             "consistent": directory / "consistent.yaml", "trajectory": TRAJECTORY, "dir": directory,
-            "hydraulic": hydraulic, "urdf_model": write_model(directory / "ur5_model.yaml", UR5_URDF_ROBOT)}
+            "hydraulic": hydraulic, "urdf_model": write_model(directory / "ur5_model.yaml", UR5_URDF_ROBOT),
+            "payload_model": directory / "model_payload.yaml"}
 
 
 def write_model(path, robot_file):
@@ -259,6 +267,20 @@ def commands(files):
         ("hydraulic identify", ["hydraulic", "identify", "--config", hydraulic / "cylinder_config.yaml",
                                 "--data", hydraulic / "cylinder_bench.csv", "--out", out / "cylinders.yaml"],
          {3: "yaml", 5: "csv", 7: "output"}),
+        ("payload identify", ["payload", "identify", "--model", files["model"], "--data", files["data"],
+                              "--holdout", d / "holdout.csv", "--out", out / "payload.yaml"],
+         {3: "yaml", 5: "csv", 7: "csv", 9: "output"}),
+        ("payload identify bag", ["payload", "identify", "--model", files["model"], "--data", files["bag"],
+                                  "--out", out / "payload2.yaml"], {5: "bag"}),
+        ("payload attach", ["payload", "attach", "--model", files["model"], "--payload", d / "payload.yaml",
+                            "--out", out / "model_payload.yaml"], {3: "yaml", 5: "yaml", 7: "output"}),
+        ("payload detach", ["payload", "detach", "--model", files["payload_model"], "--out", out / "arm.yaml"],
+         {3: "yaml", 5: "output"}),
+        ("excitation optimize payload", ["excitation", "optimize", "--robot", files["robot"], "--payload", "--duration",
+                                         "8", "--period", "4", "--harmonics", "2", "--starts", "1", "--iterations", "5",
+                                         "--out", out / "payload_excitation.yaml"], {3: "yaml", 16: "output"}),
+        ("protocol payload", ["protocol", "--robot", files["robot"], "--payload", files["trajectory"],
+                              "--out", out / "payload_plan.yaml"], {2: "yaml", 4: "yaml", 6: "output"}),
     ]
 
 
@@ -266,7 +288,7 @@ def bad_cases():
     """Names of the cases, for the test ids (the files only exist once the fixture ran)."""
     return [label for label, _, _ in commands({key: pathlib.Path("x") for key in
                                                ("robot", "data", "bag", "model", "consistent", "trajectory",
-                                                "dir", "hydraulic", "urdf_model")})]
+                                                "dir", "hydraulic", "urdf_model", "payload_model")})]
 
 
 def assert_one_line_error(result, what):
@@ -347,6 +369,8 @@ def test_counts_and_durations_above_their_maxima_are_refused_at_once(files):
          "n_starts must be an integer in 1..1000"),
         (["excitation", "optimize", "--robot", robot, "--iterations", "1000000000", "--out", out / "x.yaml"],
          "max_iterations must be an integer in 1..100000"),
+        (["excitation", "optimize", "--robot", robot, "--payload", "--duration", "1e9", "--out", out / "x.yaml"],
+         "duration must be finite and in (0, 3600] [s]"),
         (["excitation", "check", "--robot", robot, "--trajectory", TRAJECTORY, "--points", "1000000000000"],
          "n_points must be an integer in 2..10000000"),
         (["excitation", "check", "--robot", robot, "--trajectory", TRAJECTORY, "--dt", "1e-12"],

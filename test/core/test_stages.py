@@ -331,12 +331,13 @@ def test_stage_marker_converts_kind_and_back_to_message_fields():
     assert (marker.kind, marker.cycle, marker.start, marker.joint_name) == ("friction", 3, True, "j2")
     assert marker.stamp == pytest.approx(1_700_000_000.25, abs=1e-6)
     assert StageMarker.from_fields(0.0, 5, 0, False, label="payload").kind == "custom"
+    assert StageMarker.from_fields(0.0, 7, 0, True).kind == "payload"
     assert marker.message_fields() == {"experiment_id": "", "cycle": 3, "kind": 2, "label": "", "start": True,
                                        "joint_name": "j2", "speed_fraction": 0.25, "direction": -1}
 
 
 @pytest.mark.parametrize("fields, message", [
-    ({"kind": 7}, r"stage kind 7 is not a KIND_\* value 0..6"),
+    ({"kind": 8}, r"stage kind 8 is not a KIND_\* value 0..7"),
     ({"kind": 5}, r"label must be set for kind KIND_CUSTOM"),
     ({"speed_fraction": 1.5}, r"speed_fraction must lie in \[0, 1\], got 1.5"),
     ({"direction": 2}, r"direction must be -1, 0 or 1, got 2"),
@@ -355,8 +356,8 @@ def test_stage_kinds_are_the_kind_constants_of_the_message():
         {kind: code for code, kind in enumerate(STAGE_KINDS)}
     assert [kind_code(kind) for kind in STAGE_KINDS] == list(range(len(STAGE_KINDS)))
     assert [kind_name(code) for code in range(len(STAGE_KINDS))] == list(STAGE_KINDS)
-    with pytest.raises(DataError, match=r"stage kind 7 is not a KIND_\* value"):
-        kind_name(7)
+    with pytest.raises(DataError, match=r"stage kind 8 is not a KIND_\* value"):
+        kind_name(8)
 
 
 def test_stamp_order_releases_by_stamp_and_a_boundary_sample_goes_to_the_next_stage():

@@ -9,7 +9,8 @@ from ros_graph import start_node
 
 FILE_PARAMETERS = [("experiment_runner", "robot_file"), ("experiment_runner", "plan_file"),
                    ("sim_robot", "robot_file"), ("identifier", "robot_file"), ("identifier", "bounds_file"),
-                   ("feedforward", "model_file"), ("hydraulic_identifier", "cylinders_file")]
+                   ("feedforward", "model_file"), ("hydraulic_identifier", "cylinders_file"),
+                   ("feedforward", "payload_file"), ("identifier", "arm_model_file")]
 OTHERS = {"bounds_file": ["-p", "consistent:=true"]}     # read only for the consistent fit
 
 BILLION_LAUGHS = "".join([

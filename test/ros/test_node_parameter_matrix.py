@@ -55,7 +55,8 @@ RECORDER = {"queue_depth": (int, ()), "flush_period": (float, ()), "status_perio
 # identifier
 IDENTIFIER = {"dead_band": (float, ("zero",)), "sign_sharpness": (float, ()), "stribeck_velocity": (float, ()),
               "forgetting": (float, ()), "max_samples": (int, ()), "max_holdout_rsd": (float, ()),
-              "max_condition": (float, ()), "status_period": (float, ()), "stage_latency": (float, ("zero",))}
+              "max_condition": (float, ()), "status_period": (float, ()), "stage_latency": (float, ("zero",)),
+              "payload_mass": (float, ("zero",))}
 # hydraulic_identifier
 HYDRAULIC_IDENTIFIER = {name: (float, ()) for name in (
     "forgetting", "initial_covariance", "displacement_scale", "velocity_scale", "acceleration_window", "max_gap",

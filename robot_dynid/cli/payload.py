@@ -1,0 +1,157 @@
+"""robot-dynid payload: identify a tool or load with the arm's model fixed; attach it to a model or detach it."""
+import pathlib
+
+import yaml
+
+from robot_dynid.cli.options import (add_data_arguments, output_file, parse_cycles, positive_number, progress,
+                                     read_data)
+from robot_dynid.errors import DataError
+from robot_dynid.estimation.payload import (FIELD_NAMES, PayloadSettings, holdout_residuals, payload_accumulator,
+                                            solve_payload)
+from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.model.payload import (DEFAULT_MAX_COM_DISTANCE, IMPLAUSIBLE_MASS_FACTOR, load_payload,
+                                       plausibility_warnings)
+from robot_dynid.recordings.stage_detection import select_stages
+from robot_dynid.reports.json_text import dumps
+from robot_dynid.yaml_files import plain_data
+
+NAME = "payload"
+HELP = ("identify a payload (tool, gripper, part: mass [kg], centre of mass [m], inertia [kg m^2]) with the arm's "
+        "model fixed, attach it to a model or detach it")
+
+
+def add_arguments(parser):
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    identify = actions.add_parser(
+        "identify", help="estimate a payload's ten inertial parameters from the residual of the arm's model",
+        description="With the arm's model fixed, fit the payload's mass, centre of mass and inertia (ten "
+                    "parameters, or nine with --mass) to the torques the arm's model does not explain, physically "
+                    "consistent (mass > 0, inertia about the centre of mass positive semidefinite, triangle "
+                    "inequalities; needs cvxpy), with standard deviations. Values the data do not determine are "
+                    "written as null and named, never filled in. About a minute of wrist motion "
+                    "(robot-dynid excitation optimize --payload) is enough.")
+    identify.add_argument("--model", required=True, metavar="arm.yaml",
+                          help="the arm's model artifact (a payload it carries is left out)")
+    add_data_arguments(identify, several=True)
+    identify.add_argument("--frame", default=None, metavar="FRAME",
+                          help="frame of the payload, fixed to the last link: its link frame (default: the child link "
+                               "of the last joint) or a URDF link fixed below it such as tool0")
+    identify.add_argument("--mass", type=positive_number("a mass > 0 [kg]"), default=None, metavar="KG",
+                          help="known mass [kg]: estimate only the centre of mass and inertia")
+    identify.add_argument("--stage", action="append", metavar="NAME",
+                          help="use only samples of this stage kind (repeatable), e.g. payload (default: all)")
+    identify.add_argument("--cycles", type=parse_cycles, metavar="LIST",
+                          help="use only these cycles, e.g. 0-2, at most 10000 (needs stage markers or a cycle column)")
+    identify.add_argument("--holdout", action="append", metavar="FILE", default=[],
+                          help="report the torque residual before and after the payload on this recording, not fitted "
+                               "on (repeatable; read like --data, all of it)")
+    identify.add_argument("--max-com-distance", type=positive_number("a distance > 0 [m]"),
+                          default=DEFAULT_MAX_COM_DISTANCE, metavar="M",
+                          help="a centre of mass farther than this from the frame [m] is reported as implausible, as "
+                               f"is a mass above {IMPLAUSIBLE_MASS_FACTOR:g} times the robot's rated_payload "
+                               "(default: %(default)s m)")
+    identify.add_argument("--json", action="store_true", help="print the payload file's content as JSON")
+    identify.add_argument("--out", required=True, type=output_file, metavar="payload.yaml",
+                          help="payload file to write (checked before the work starts)")
+    identify.set_defaults(_action=_identify)
+
+    attach = actions.add_parser(
+        "attach", help="a model artifact with a payload attached (replacing any it has)",
+        description="Write the model with the payload of a payload file (identified, or written by hand: frame, "
+                    "mass [kg], com [m], inertia [kg m^2] about the centre of mass) attached; predict, validate, "
+                    "export-urdf and the feedforward node then include it. A payload that is not physically "
+                    "consistent, not finite, at a frame the robot does not have, or holds undetermined values "
+                    "is refused.")
+    attach.add_argument("--model", required=True, metavar="arm.yaml", help="model artifact")
+    attach.add_argument("--payload", required=True, metavar="payload.yaml", help="payload file")
+    attach.add_argument("--max-com-distance", type=positive_number("a distance > 0 [m]"),
+                        default=DEFAULT_MAX_COM_DISTANCE, metavar="M",
+                        help="warn when the centre of mass is farther than this from the frame [m] (default: "
+                             "%(default)s m)")
+    attach.add_argument("--out", required=True, type=output_file, metavar="arm_tool.yaml", help="model file to write")
+    attach.set_defaults(_action=_attach)
+
+    detach = actions.add_parser("detach", help="a model artifact without its payload",
+                                description="Write the model without its payload (the arm alone).")
+    detach.add_argument("--model", required=True, metavar="arm_tool.yaml", help="model artifact")
+    detach.add_argument("--out", required=True, type=output_file, metavar="arm.yaml", help="model file to write")
+    detach.set_defaults(_action=_detach)
+
+
+def main(args):
+    return args._action(args)
+
+
+def _recordings(args, paths, robot, select):
+    recordings = []
+    for path in progress(paths, "reading recordings"):
+        recording = read_data(args, robot, path)
+        if select:
+            recording = select_stages(recording, args.stage, args.cycles,
+                                      velocity_limits=robot.limit_arrays().velocity).recording
+        if recording.n_samples == 0:
+            raise DataError(f"{path}: no samples left" + (" in the selected stages and cycles" if select else ""))
+        recordings.append(recording)
+    return recordings
+
+
+def _identify(args):
+    arm = DynamicModel.load(args.model)
+    settings = PayloadSettings(frame=args.frame, mass=args.mass, max_com_distance=args.max_com_distance)
+    accumulator = None
+    for recording in _recordings(args, args.data, arm.robot, select=True):
+        accumulator = payload_accumulator(arm, recording, settings.frame, settings.chunk_size, accumulator)
+    estimate = solve_payload(accumulator, arm.robot, settings)
+    holdout = None
+    if args.holdout:
+        holdout = holdout_residuals(arm, estimate.payload, _recordings(args, args.holdout, arm.robot, select=False))
+    provenance = {"model": str(args.model), "data": [str(path) for path in args.data]}
+    data = plain_data(estimate.to_file_dict(arm.robot.name, holdout, provenance))
+    out = pathlib.Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("# robot_dynid payload (robot-dynid payload identify; docs/payloads.md)\n"
+                   + yaml.safe_dump(data, sort_keys=False, width=1000), encoding="utf-8")
+    if args.json:
+        print(dumps(data))
+        return 0
+    print(f"payload at {estimate.frame} of robot {arm.robot.name!r} from {estimate.n_samples} samples "
+          f"({'mass given' if estimate.known_mass else 'ten parameters'}, "
+          f"{'physically consistent' if estimate.consistent else 'least squares'}; condition number "
+          f"{estimate.condition_number:.4g}):")
+    units = ["kg"] + ["m"] * 3 + ["kg m^2"] * 6
+    for name, value, std, unit in zip(FIELD_NAMES, estimate.fields, estimate.field_std, units):
+        shown = "undetermined" if value is None else f"{value:12.6g} +- {std:.3g}"
+        print(f"  {name:<11} {shown} {unit if value is not None else ''}".rstrip())
+    print(f"{'joint':<24} {'RMS before [N m]':>17} {'after [N m]':>12}")
+    for joint in arm.joint_names:
+        print(f"{joint:<24} {estimate.residual_before[joint]:17.4g} {estimate.residual_after[joint]:12.4g}")
+    if holdout is not None:
+        after = holdout["after"]
+        for joint in arm.joint_names:
+            shown = "-" if after is None else f"{after[joint]:.4g}"
+            print(f"{joint + ' (holdout)':<24} {holdout['before'][joint]:17.4g} {shown:>12}")
+    for warning in estimate.warnings:
+        print(f"warning: {warning}")
+    print(f"written to {args.out}")
+    return 0
+
+
+def _attach(args):
+    model = DynamicModel.load(args.model)
+    payload = load_payload(args.payload, model.robot)
+    loaded = model.with_payload(payload, {"source": f"payload file {args.payload}"})
+    loaded.save(args.out)
+    replaced = f" (replacing its payload at {model.payload.frame})" if model.payload is not None else ""
+    print(f"payload of {payload.mass:.6g} kg at {payload.frame} attached to the model of robot {model.robot.name!r}"
+          f"{replaced}; written to {args.out}")
+    for warning in plausibility_warnings(payload, model.robot.rated_payload, args.max_com_distance):
+        print(f"warning: {warning}")
+    return 0
+
+
+def _detach(args):
+    model = DynamicModel.load(args.model)
+    model.without_payload().save(args.out)
+    what = "no payload: written unchanged" if model.payload is None else f"payload at {model.payload.frame} detached"
+    print(f"model of robot {model.robot.name!r}: {what}; written to {args.out}")
+    return 0

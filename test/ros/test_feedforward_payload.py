@@ -1,0 +1,172 @@
+"""The feedforward node's payload: payload_file at start, ~/set_payload and ~/clear_payload at run time, the
+payload in FeedforwardStatus (installed executable, own process, real DDS).
+
+The model is the UR5 URDF arm with plausible link parameters and no friction; expected torques are pinocchio's
+RNEA of a model from pinocchio's own URDF parser with the payload appended as a body at the URDF frame
+(``rnea_reference.rnea_urdf_with_payload``), independent of robot_dynid's frame lookup and parameter maps.
+"""
+import numpy as np
+import pytest
+import yaml
+from std_srvs.srv import Trigger
+
+from rnea_reference import rnea_urdf_with_payload
+from robot_dynid.experiment.simulation import plausible_parameters
+from robot_dynid.model.base_parameters import compute_base_parameters
+from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.model.friction import FrictionModel
+from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.robot_description import load_robot
+from robot_dynid.msg import FeedforwardStatus
+from robot_dynid.nodes.feedforward import STATUS_QOS, float64_array
+from robot_dynid.package_files import find_package_file
+from robot_dynid.srv import ComputeFeedforward, SetPayload
+from ros_graph import RosTestGraph, start_node, stop_node
+
+URDF_ORDER = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
+GRIPPER = ("tool0", 1.2, [0.0, 0.03, 0.06], [[0.004, 0.0, 0.0], [0.0, 0.005, 0.0], [0.0, 0.0, 0.003]])
+TORCH = ("tool0", 2.8, [0.01, -0.02, 0.08], [[0.01, 0.001, -0.002], [0.001, 0.012, 0.0005], [-0.002, 0.0005, 0.008]])
+
+
+def as_file(body):
+    frame, mass, com, inertia = body
+    return {"frame": frame, "mass": mass, "com": com, "inertia": [inertia[i][j] for i, j in URDF_ORDER]}
+
+
+def set_request(body):
+    fields = as_file(body)
+    return SetPayload.Request(frame=fields["frame"], mass=fields["mass"], com=fields["com"], inertia=fields["inertia"])
+
+
+@pytest.fixture(scope="module")
+def node(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("feedforward_payload")
+    robot = load_robot(find_package_file("config", "robots", "ur5_urdf.yaml"))
+    parameters = plausible_parameters(robot, seed=1)
+    base = compute_base_parameters(Regressor(robot))
+    model_file = DynamicModel(robot, FrictionModel(), False, False, base, base.projection @ parameters,
+                              np.zeros(base.rank), standard=parameters).save(directory / "arm.yaml")
+    payload_file = directory / "gripper.yaml"
+    payload_file.write_text(yaml.safe_dump(as_file(GRIPPER)))
+    log = directory / "node.log"
+    # reference_topic set: the service, the model path (payload services) and the reference path run on
+    # separate threads (MultiThreadedExecutor), which is where the swap must be atomic
+    process = start_node("feedforward", "-r", "__ns:=/tool", "-p", f"model_file:={model_file}",
+                         "-p", f"payload_file:={payload_file}", "-p", "reference_topic:=reference", log_path=log)
+    graph = RosTestGraph()
+    statuses = []
+    graph.node.create_subscription(FeedforwardStatus, "/tool/feedforward_status", statuses.append, STATUS_QOS)
+    clients = {name: graph.node.create_client(kind, f"/tool/{path}") for name, kind, path in (
+        ("compute", ComputeFeedforward, "compute_feedforward"), ("set", SetPayload, "feedforward/set_payload"),
+        ("clear", Trigger, "feedforward/clear_payload"))}
+    yield {"graph": graph, "robot": robot, "parameters": parameters, "clients": clients, "statuses": statuses,
+           "payload_file": payload_file, "log": log, "process": process}
+    graph.close()
+    assert stop_node(process) == 0, log.read_text()
+
+
+def states(seed, count=20):
+    """Positions, velocities, accelerations (count, 6) within the UR5's limits."""
+    rng = np.random.default_rng(seed)
+    return rng.uniform(-2.0, 2.0, (count, 6)), rng.uniform(-2.5, 2.5, (count, 6)), rng.uniform(-8.0, 8.0, (count, 6))
+
+
+def computed(node, q, qd, qdd):
+    request = ComputeFeedforward.Request(joint_names=list(node["robot"].joint_names), positions=float64_array(q),
+                                         velocities=float64_array(qd), accelerations=float64_array(qdd))
+    response = node["graph"].call(node["clients"]["compute"], request)
+    assert response.success, response.message
+    return np.reshape(response.efforts, q.shape)
+
+
+def assert_rnea(node, payload, seed):
+    q, qd, qdd = states(seed)
+    expected = rnea_urdf_with_payload(node["robot"].urdf, node["parameters"], payload, q, qd, qdd)
+    np.testing.assert_allclose(computed(node, q, qd, qdd), expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max())
+
+
+def latest_status(node, condition, what):
+    node["graph"].spin_until(lambda: node["statuses"] and condition(node["statuses"][-1]), what=what)
+    return node["statuses"][-1]
+
+
+def test_the_payload_file_is_served_from_the_start(node):
+    assert_rnea(node, GRIPPER, seed=1)
+    status = latest_status(node, lambda s: s.payload_frame == "tool0", "a status with the payload")
+    assert status.payload_mass == 1.2 and list(status.payload_com) == [0.0, 0.03, 0.06]
+    assert list(status.payload_inertia) == [0.004, 0.0, 0.0, 0.005, 0.0, 0.003]
+    assert status.payload_source == f"payload_file {node['payload_file']}"
+
+
+def test_after_set_payload_the_torques_are_rnea_of_the_loaded_arm(node):
+    response = node["graph"].call(node["clients"]["set"], set_request(TORCH))
+    assert response.success and response.message == "" and response.model_version == 1, response.message
+    assert_rnea(node, TORCH, seed=2)
+    status = latest_status(node, lambda s: s.payload_mass == 2.8, "a status with the new payload")
+    assert status.payload_source == "set_payload" and status.model_version == 1
+
+
+@pytest.mark.parametrize("body, reason", [
+    (("tool0", -1.0, [0.0, 0.0, 0.1], np.diag([0.01, 0.01, 0.01])),
+     "payload refused: payload at 'tool0' is not physically consistent: mass -1.0 kg must be > 0"),
+    (("tool0", 1.0, [0.0, 0.0, 0.1], np.diag([0.01, 0.01, 0.05])),
+     "payload refused: payload at 'tool0' is not physically consistent: principal moments about the centre of mass "
+     "(0.01, 0.01, 0.05 kg m^2) violate the triangle inequality"),
+    (("tool0", 1.0, [0.0, float("nan"), 0.1], np.diag([0.01, 0.01, 0.01])),
+     "payload refused: payload com[1] must be finite, got nan"),
+    (("flange", 1.0, [0.0, 0.0, 0.1], np.diag([0.01, 0.01, 0.01])),
+     "payload refused: payload.frame: payload frame 'flange' is not fixed to the last link of robot 'ur5_urdf'; "
+     "its frames are ['wrist_3_link', 'tool0']"),
+])
+def test_a_payload_no_body_can_have_is_refused_and_the_one_in_use_stays(node, body, reason):
+    assert node["graph"].call(node["clients"]["set"], set_request(TORCH)).success
+    response = node["graph"].call(node["clients"]["set"], set_request(body))
+    assert not response.success
+    assert response.message.startswith(reason), response.message
+    assert_rnea(node, TORCH, seed=3)
+    assert node["process"].poll() is None
+
+
+def test_clear_payload_serves_the_arm_alone(node):
+    response = node["graph"].call(node["clients"]["clear"], Trigger.Request())
+    assert response.success, response.message
+    assert_rnea(node, None, seed=4)
+    status = latest_status(node, lambda s: s.payload_frame == "", "a status without a payload")
+    assert status.payload_mass == 0.0 and status.payload_source == ""
+
+
+def test_each_request_is_answered_wholly_with_one_payload_while_payloads_change(node):
+    """Rounds of a request in flight together with a ~/set_payload that alternates two payloads: every answer
+    is RNEA with one of them (or the arm alone, before the first), never a mix within one request."""
+    graph, clients = node["graph"], node["clients"]
+    assert graph.call(clients["clear"], Trigger.Request()).success
+    q, qd, qdd = states(5, count=2000)
+    expected = [rnea_urdf_with_payload(node["robot"].urdf, node["parameters"], body, q, qd, qdd)
+                for body in (None, GRIPPER, TORCH)]
+    request = ComputeFeedforward.Request(joint_names=list(node["robot"].joint_names), positions=float64_array(q),
+                                         velocities=float64_array(qd), accelerations=float64_array(qdd))
+    matched = []
+    for k in range(10):
+        answer = clients["compute"].call_async(request)
+        switch = clients["set"].call_async(set_request((GRIPPER, TORCH)[k % 2]))
+        graph.spin_until(lambda: answer.done() and switch.done(), timeout=60.0, what=f"round {k}")
+        assert switch.result().success, switch.result().message
+        response = answer.result()
+        assert response.success, response.message
+        efforts = np.reshape(response.efforts, q.shape)
+        matches = [np.allclose(efforts, reference, rtol=1e-9, atol=1e-9 * np.abs(reference).max())
+                   for reference in expected]
+        assert sum(matches) == 1, [np.abs(efforts - reference).max() for reference in expected]
+        matched.append(matches.index(True))
+    assert {1, 2} <= set(matched), matched        # answered with both payloads as they changed
+
+
+def test_a_node_given_a_bad_payload_file_stops_at_start_with_one_line(tmp_path):
+    bad = tmp_path / "payload.yaml"
+    bad.write_text(yaml.safe_dump({**as_file(GRIPPER), "mass": -3.0}))
+    process = start_node("feedforward", "-p", f"payload_file:={bad}", log_path=tmp_path / "node.log")
+    assert process.wait(timeout=30) == 2
+    log = (tmp_path / "node.log").read_text()
+    assert "Traceback" not in log
+    [line] = [line for line in log.splitlines() if "error" in line]
+    assert f"{bad}: payload at 'tool0' is not physically consistent: mass -3.0 kg must be > 0" in line, log

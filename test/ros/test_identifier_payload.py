@@ -1,0 +1,99 @@
+"""The identifier node on a payload stage: the arm's model fixed (arm_model_file), a stage of kind payload of
+joint states whose efforts are pinocchio's RNEA of the UR5 with a 2.8 kg tool at tool0 (0.5 % noise); the
+IdentifiedModel that comes back is the arm's model with the payload attached (installed executable, DDS)."""
+import dataclasses
+import math
+import re
+import time
+
+import numpy as np
+import pytest
+from rclpy.qos import QoSProfile
+from sensor_msgs.msg import JointState
+
+from rnea_reference import rnea_urdf_with_payload
+from robot_dynid.experiment.excitation import random_excitation
+from robot_dynid.experiment.simulation import plausible_parameters
+from robot_dynid.model.base_parameters import compute_base_parameters
+from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.model.friction import FrictionModel
+from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.robot_description import load_robot
+from robot_dynid.msg import ExperimentStage, IdentificationStatus, IdentifiedModel
+from robot_dynid.nodes.feedforward import MODEL_QOS
+from robot_dynid.package_files import find_package_file
+from ros_graph import RosTestGraph, start_node, stop_node
+
+ROBOT_FILE = find_package_file("config", "robots", "ur5_urdf.yaml")
+RATE = 200.0    # Hz
+TOOL = ("tool0", 2.8, np.array([0.01, -0.02, 0.08]),
+        np.array([[0.01, 0.001, -0.002], [0.001, 0.012, 0.0005], [-0.002, 0.0005, 0.008]]))
+
+
+@pytest.fixture(scope="module")
+def arm(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("identifier_payload")
+    robot = load_robot(ROBOT_FILE)
+    parameters = plausible_parameters(robot, seed=1)
+    base = compute_base_parameters(Regressor(robot))
+    model = DynamicModel(robot, FrictionModel(), False, False, base, base.projection @ parameters,
+                         np.full(base.rank, 1e-3), standard=parameters)
+    return directory, robot, parameters, model, model.save(directory / "arm.yaml")
+
+
+def stamped(message, seconds):
+    message.header.stamp.sec = math.floor(seconds)
+    message.header.stamp.nanosec = round((seconds - math.floor(seconds)) * 1e9)
+    return message
+
+
+def marker(kind, start, seconds):
+    return stamped(ExperimentStage(experiment_id="tool change", kind=kind, start=start), seconds)
+
+
+def test_a_payload_stage_publishes_the_arm_model_with_the_payload(arm):
+    directory, robot, parameters, model, model_file = arm
+    process = start_node("identifier", "-r", "__node:=identifier_payload", "-p", f"robot_file:={ROBOT_FILE}",
+                         "-p", f"arm_model_file:={model_file}", "-p", "stages:=[payload]",
+                         "-p", "payload_frame:=tool0", "-p", "joint_states_topic:=tool/joint_states",
+                         "-p", "stage_topic:=tool/experiment_stage", "-p", "model_topic:=tool/identified_model",
+                         "-p", "status_topic:=tool/identification_status", log_path=directory / "node.log")
+    graph = RosTestGraph()
+    try:
+        models, statuses = [], []
+        node = graph.node
+        node.create_subscription(IdentifiedModel, "tool/identified_model", models.append, MODEL_QOS)
+        node.create_subscription(IdentificationStatus, "tool/identification_status", statuses.append, 10)
+        states = node.create_publisher(JointState, "tool/joint_states", QoSProfile(depth=5000))
+        stages = node.create_publisher(ExperimentStage, "tool/experiment_stage", QoSProfile(depth=10))
+        graph.spin_until(lambda: states.get_subscription_count() > 0 and stages.get_subscription_count() > 0
+                         and statuses, what="identifier subscribing and publishing status")
+        t = np.arange(0.0, 20.0, 1.0 / RATE)
+        trajectory = dataclasses.replace(random_excitation(robot, 5, 10.0, 0.5, seed=3), duration=20.0)
+        q, qd, qdd = trajectory.evaluate(t)
+        tau = rnea_urdf_with_payload(robot.urdf, parameters, TOOL, q, qd, qdd)
+        tau += np.random.default_rng(2).normal(size=tau.shape) * 0.005 * np.sqrt(np.mean(tau**2, axis=0))
+        names = list(robot.joint_names)
+        stages.publish(marker(ExperimentStage.KIND_PAYLOAD, True, 500.0 - 0.001))
+        t0 = time.monotonic()
+        for k in range(len(t)):
+            states.publish(stamped(JointState(name=names, position=list(q[k]), velocity=list(qd[k]),
+                                              effort=list(tau[k])), 500.0 + t[k]))
+            if k % 50 == 0:     # about 1 kHz: the node's reader history never overflows
+                graph.spin_until(lambda: time.monotonic() > t0 + k / 1000.0, what="pacing")
+        stages.publish(marker(ExperimentStage.KIND_PAYLOAD, False, 500.0 + t[-1] + 0.001))
+        graph.spin_until(lambda: models, timeout=60.0, what="an IdentifiedModel after the payload stage")
+        graph.spin_until(lambda: statuses[-1].state == IdentificationStatus.STATE_CONVERGED, what="the status")
+    finally:
+        graph.close()
+        assert stop_node(process) == 0, (directory / "node.log").read_text()
+    published = DynamicModel.from_yaml(models[0].artifact_yaml)
+    payload = published.payload
+    assert payload.frame == "tool0" and abs(payload.mass - TOOL[1]) < 0.01 * TOOL[1]
+    assert np.linalg.norm(np.subtract(payload.com, TOOL[2])) < 0.005
+    assert published.without_payload().to_yaml() == model.to_yaml()
+    message = models[0]
+    assert message.version == 1 and message.n_samples == published.metrics["payload"]["n_samples"] < len(t)
+    assert max(message.residual_rms) < 0.05 * np.sqrt(np.mean(tau**2))
+    assert re.match(r"model version 1 \(payload 2\.(79|80)\d* kg at tool0\) accepted", statuses[-1].message)
+    assert statuses[-1].condition_number == pytest.approx(published.metrics["payload"]["condition_number"])
