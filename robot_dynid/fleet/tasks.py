@@ -216,6 +216,11 @@ def identify_entry(data: str, robot_path: str, stage: str | None, options: TaskO
                    provenance: dict | None = None) -> RecordingOutcome:
     """Identify the recording ``data`` of a fleet (module docstring); never raises for bad data."""
     start = time.perf_counter()
+    package_logger = logging.getLogger("robot_dynid")
+    level = package_logger.level
+    # warnings (poorly excited parameters, ...) go into the model's metrics; logged by hundreds of tasks
+    # they would bury the run's output
+    package_logger.setLevel(logging.ERROR)
     try:
         outcome = _identify(data, robot_path, stage, options, provenance or {})
     except DynIdError as error:
@@ -227,6 +232,8 @@ def identify_entry(data: str, robot_path: str, stage: str | None, options: TaskO
     except Exception as error:  # a bug: reported with the others, tried again next run
         logger.exception("identification of %s failed", data)
         outcome = RecordingOutcome("failed", f"internal error ({type(error).__name__}: {error})", cacheable=False)
+    finally:
+        package_logger.setLevel(level)
     return dataclasses.replace(outcome, seconds=time.perf_counter() - start, worker=_worker_name(),
                                peak_memory=_peak_memory())
 
@@ -249,10 +256,9 @@ def _identify(data, robot_path, stage, options: TaskOptions, provenance) -> Reco
                                 f"{options.holdout_fraction:.0%} out")
     order = np.argsort(selected.time, kind="stable")
     fit, holdout = selected.take(np.sort(order[:-n_holdout])), selected.take(np.sort(order[-n_holdout:]))
+    segments = {"stage": stage or "all", "held_out_fraction": options.holdout_fraction}
     model = identify(fit, robot, settings, base=_base(robot, settings),
-                     provenance={"data_source": str(data), "segments": {"stage": stage or "all",
-                                                                         "held_out_fraction": options.holdout_fraction},
-                                 **provenance})
+                     provenance={"data_source": str(data), "segments": segments, **provenance})
     rms, rsd = holdout_residual(model, holdout.reorder(robot.joint_names))
     condition = float(model.metrics["condition_number"])
     model.metrics["holdout"] = {"samples": holdout.n_samples, "rms": rms, "rsd": rsd}
