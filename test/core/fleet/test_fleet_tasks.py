@@ -46,4 +46,5 @@ def test_a_joint_that_never_moves_leaves_its_parameters_unidentifiable(recording
     write_csv(tmp_path / "still.csv", still)
     outcome = identify_entry(str(tmp_path / "still.csv"), str(ROBOT), None, TaskOptions(report=False))
     assert outcome.status == "failed" and outcome.model_yaml is None
-    assert outcome.reason.startswith("regressor is rank deficient") and "(fc6, fv6) are not identifiable" in outcome.reason
+    assert outcome.reason.startswith("regressor is rank deficient")
+    assert "(fc6, fv6) are not identifiable" in outcome.reason
