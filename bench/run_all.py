@@ -21,8 +21,8 @@ from pathlib import Path
 import machine
 
 BENCHMARKS = ("regressor", "identification", "consistent", "rls", "excitation", "recorder",
-              "feedforward", "hydraulic", "payload")
-SLOW = ("consistent", "excitation", "recorder")
+              "feedforward", "hydraulic", "payload", "fleet")
+SLOW = ("consistent", "excitation", "recorder", "fleet")
 BENCH_DIRECTORY = Path(__file__).resolve().parent
 
 

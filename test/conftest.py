@@ -21,13 +21,24 @@ TEST_DOMAIN_IDS = range(1, 101)   # the benchmarks take 150..199
 # they are not collected, and the header says so. An rclpy that is installed but fails to import
 # is an error, not a skip.
 ROS_AVAILABLE = importlib.util.find_spec("rclpy") is not None
-collect_ignore = [] if ROS_AVAILABLE else ["ros", "test_launch_files.py"]
+ROS_TESTS = ["ros", "test_launch_files.py"]
+collect_ignore = [] if ROS_AVAILABLE else list(ROS_TESTS)
+# The fleet tests run a real Dask cluster: without Dask distributed (the optional "fleet" extra) they are
+# not collected either.
+DASK_AVAILABLE = importlib.util.find_spec("distributed") is not None
+FLEET_CLUSTER_TESTS = ["cli/test_cli_fleet.py"]
+if not DASK_AVAILABLE:
+    collect_ignore += FLEET_CLUSTER_TESTS
 
 
 def pytest_report_header(config):
+    lines = []
     if not ROS_AVAILABLE:
-        return f"rclpy is not installed: {', '.join(f'test/{path}' for path in collect_ignore)} not collected"
-    return None
+        lines.append(f"rclpy is not installed: {', '.join(f'test/{path}' for path in ROS_TESTS)} not collected")
+    if not DASK_AVAILABLE:
+        lines.append(f"Dask distributed is not installed: {', '.join(f'test/{path}' for path in FLEET_CLUSTER_TESTS)} "
+                     "not collected")
+    return lines or None
 
 
 def pytest_configure(config):

@@ -58,7 +58,8 @@ LAYERS = {
     "experiment": {"model", "recordings"},
     "hydraulics": {"model", "estimation", "recordings"},   # online checks share recordings.cylinder_data's limits
     "reports": {"model", "estimation", "recordings"},
-    "cli": {"model", "estimation", "experiment", "recordings", "hydraulics", "reports",
+    "fleet": {"model", "estimation", "recordings", "reports"},   # Dask tasks, results database, change detection
+    "cli": {"model", "estimation", "experiment", "recordings", "hydraulics", "reports", "fleet",
             "nodes"},   # nodes only inside `robot-dynid demo --ros`, imported when it runs
 }
 """Per subpackage of robot_dynid, what else of the package it may import (besides itself and the

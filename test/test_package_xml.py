@@ -38,9 +38,9 @@ ROSDEP_KEYS = {
     "ament_index_python": "ament_index_python",
     "pytest": "python3-pytest",
 }
-WITHOUT_ROSDEP_KEY = {"mcap"}
+WITHOUT_ROSDEP_KEY = {"mcap", "dask", "distributed"}
 """Modules no rosdep key provides: package.xml must say so in a comment (the tests that use them skip
-without them)."""
+without them; robot-dynid fleet says how to install Dask)."""
 LATER_STANDARD_LIBRARY = {"compression"}
 """Standard library from Python 3.14 (compression.zstd), imported only there."""
 NOT_IMPORTED = {"rosidl_default_runtime"}

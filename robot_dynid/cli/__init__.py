@@ -23,6 +23,7 @@ SUBCOMMAND_MODULES = (
     "robot_dynid.cli.validate",
     "robot_dynid.cli.report",
     "robot_dynid.cli.compare",
+    "robot_dynid.cli.fleet",
     "robot_dynid.cli.export_urdf",
     "robot_dynid.cli.excitation",
     "robot_dynid.cli.protocol",

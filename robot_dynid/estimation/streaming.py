@@ -169,6 +169,30 @@ class IdentificationOutcome:
     rejection: str = ""
 
 
+def quality_gate(holdout_rms: float, holdout_rsd: float, condition: float, max_holdout_rsd: float,
+                 max_condition: float) -> str:
+    """Why a candidate model fails the quality gate, '' when it passes (its parameters are finite:
+    :func:`~robot_dynid.estimation.identification.model_from_accumulator` makes no other): its hold-out
+    RMS residual [N m] must be finite, its hold-out RSD [1] below ``max_holdout_rsd`` and the condition
+    number [1] of its scaled base regressor below ``max_condition``."""
+    if not math.isfinite(holdout_rms):
+        return ("no finite hold-out RMS residual (no held-out samples yet)" if math.isnan(holdout_rms)
+                else f"hold-out RMS residual is {holdout_rms}")
+    if not holdout_rsd < max_holdout_rsd:
+        return f"hold-out RSD {holdout_rsd:.3g} is not below max_holdout_rsd = {max_holdout_rsd:g}"
+    if not condition < max_condition:
+        return f"condition number {condition:.4g} is not below max_condition = {max_condition:g} (poorly excited data)"
+    return ""
+
+
+def holdout_residual(model: DynamicModel, holdout: Recording) -> tuple[float, float]:
+    """(RMS residual [N m], RSD [1]) of ``model`` on ``holdout``, over all its samples and joints:
+    ``sqrt(mean r^2)`` and ``sqrt(sum r^2 / sum tau^2)``."""
+    residual = model.torque(holdout.q, holdout.qd, holdout.qdd) - holdout.tau
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _rms(residual), float(np.sqrt(np.sum(residual**2) / np.sum(holdout.tau**2)))
+
+
 def _rms(residual: np.ndarray) -> float:
     return float(np.sqrt(np.mean(residual**2))) if residual.size else float("nan")
 
@@ -526,10 +550,7 @@ class StreamingIdentifier:
                             f"{error}") from None
         holdout_rms, holdout_rsd, previous_rms = math.nan, math.nan, None
         if holdout is not None:
-            residual = candidate.torque(holdout.q, holdout.qd, holdout.qdd) - holdout.tau
-            holdout_rms = _rms(residual)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                holdout_rsd = float(np.sqrt(np.sum(residual**2) / np.sum(holdout.tau**2)))
+            holdout_rms, holdout_rsd = holdout_residual(candidate, holdout)
             if self.model is not None:
                 previous_rms = _rms(self.model.torque(holdout.q, holdout.qd, holdout.qdd) - holdout.tau)
         condition = float(fit_metrics(candidate)["condition_number"])
@@ -554,17 +575,8 @@ class StreamingIdentifier:
         return IdentificationOutcome(candidate, not rejection, holdout_rms, previous_rms, message, rejection)
 
     def _gate(self, holdout_rms: float, holdout_rsd: float, condition: float) -> str:
-        """Why a candidate fails the quality gate, '' when it passes (its parameters are finite:
-        :func:`~robot_dynid.estimation.identification.model_from_accumulator` makes no other)."""
-        if not math.isfinite(holdout_rms):
-            return ("no finite hold-out RMS residual (no held-out samples yet)" if math.isnan(holdout_rms)
-                    else f"hold-out RMS residual is {holdout_rms}")
-        if not holdout_rsd < self.settings.max_holdout_rsd:
-            return f"hold-out RSD {holdout_rsd:.3g} is not below max_holdout_rsd = {self.settings.max_holdout_rsd:g}"
-        if not condition < self.settings.max_condition:
-            return (f"condition number {condition:.4g} is not below max_condition = "
-                    f"{self.settings.max_condition:g} (poorly excited data)")
-        return ""
+        return quality_gate(holdout_rms, holdout_rsd, condition, self.settings.max_holdout_rsd,
+                            self.settings.max_condition)
 
     def _solve_payload(self, accumulator: LeastSquaresAccumulator, n_samples: int) -> DynamicModel:
         """The stage's arm model with the payload of ``accumulator`` attached (its summary in

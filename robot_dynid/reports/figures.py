@@ -266,3 +266,57 @@ def friction_models_figure(models, labels, path) -> pathlib.Path:
         ax.set_visible(False)
     figure.suptitle("friction models overlaid", fontsize=11)
     return _save(figure, path)
+
+
+def trend_figure(series, path, title: str) -> pathlib.Path:
+    """Parameters of one robot over time, one panel each, with +-2 std bars (the fleet page).
+
+    ``series``: a sequence of ``(name, unit, times (k,) datetime, values (k,), std (k,), flagged (k,) bool,
+    (baseline value, baseline std))``; flagged points are drawn red, the baseline as a dashed line with its
+    +-2 std band.
+    """
+    plt = pyplot()
+    rows, columns = _grid(len(series), 3)
+    figure, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 2.6 * rows + 0.8), squeeze=False)
+    _margins(figure, rows, wspace=0.35)
+    for ax, (name, unit, times, values, std, flagged, (baseline, baseline_std)) in zip(axes.flat, series):
+        values, std, flagged = np.asarray(values, float), np.asarray(std, float), np.asarray(flagged, bool)
+        ax.axhline(baseline, color="0.5", ls="--", lw=0.8)
+        ax.axhspan(baseline - 2 * baseline_std, baseline + 2 * baseline_std, color="0.85", lw=0)
+        ax.errorbar(times, values, yerr=2 * std, fmt="o-", ms=3, lw=0.8, color="C0", capsize=2)
+        if flagged.any():
+            ax.plot([t for t, f in zip(times, flagged) if f], values[flagged], "o", color="C3", ms=6,
+                    label="flagged")
+            ax.legend(fontsize=7)
+        ax.set_title(name, fontsize=9, color="C3" if flagged.any() else "black")
+        ax.set_ylabel(f"[{unit}]" if unit else "[1]", fontsize=8)
+        ax.tick_params(labelsize=7)
+        for label in ax.get_xticklabels():
+            label.set_rotation(30)
+    for ax in list(axes.flat)[len(series):]:
+        ax.set_visible(False)
+    figure.suptitle(title, fontsize=10)
+    return _save(figure, path)
+
+
+def spread_figure(names, robots, deviation, far, path, spreads: float) -> pathlib.Path:
+    """The fleet's spread per parameter: each robot's latest value's distance to the fleet median in robust
+    spreads (1.4826 MAD), ``deviation`` (robots, parameters), robots far from it (``far``, bool) in red."""
+    plt = pyplot()
+    deviation = np.clip(np.nan_to_num(np.asarray(deviation, float), posinf=50.0), 0.0, 50.0)
+    far = np.asarray(far, bool)
+    figure, ax = plt.subplots(figsize=(max(8.0, 0.22 * len(names) + 2.0), 4.2), layout="constrained")
+    x = np.arange(len(names))
+    for i, robot in enumerate(robots):
+        jitter = (i - (len(robots) - 1) / 2) * 0.6 / max(len(robots), 1)
+        ax.plot(x + jitter, deviation[i], "o", ms=3, color="0.5")
+        if far[i].any():
+            ax.plot((x + jitter)[far[i]], deviation[i][far[i]], "o", ms=6, color="C3")
+            for k in np.flatnonzero(far[i]):
+                ax.annotate(robot, (x[k] + jitter, deviation[i, k]), fontsize=7, color="C3")
+    ax.axhline(spreads, color="C3", ls="--", lw=0.9)
+    ax.set_xticks(x, names, rotation=90, fontsize=7)
+    ax.set_ylabel("|value - fleet median| / (1.4826 MAD) [1]")
+    ax.set_title(f"fleet spread of the latest models (red: far from the median, beyond {spreads:g} spreads and "
+                 "significant; clipped at 50)", fontsize=10)
+    return _save(figure, path)

@@ -1,0 +1,172 @@
+"""robot-dynid fleet: identify a fleet's recordings on Dask, keep the results, flag what changed."""
+import argparse
+import datetime
+import os
+import pathlib
+import sys
+
+from robot_dynid.cli.options import add_model_structure_arguments, output_directory, positive_number, progress
+from robot_dynid.reports.json_text import dumps
+
+NAME = "fleet"
+HELP = ("identify every recording of a fleet manifest as a task on Dask distributed, keep the results in a "
+        "database, flag parameters that changed since each robot's baseline (multiple comparisons corrected) "
+        "and write a fleet page")
+
+
+def _worker_count(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 1024:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of worker processes from 1 to 1024")
+    return value
+
+
+def _level(text):
+    value = positive_number("a significance level in (0, 1)")(text)
+    if value >= 1.0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a significance level in (0, 1)")
+    return value
+
+
+def _fraction(text):
+    value = positive_number("a fraction in (0, 1)")(text)
+    if value >= 1.0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a fraction in (0, 1)")
+    return value
+
+
+def add_arguments(parser):
+    from robot_dynid.estimation.estimators import BATCH_METHODS
+    from robot_dynid.fleet.changes import CORRECTIONS, DEFAULT_LEVEL, DEFAULT_OUTLIER_SPREADS
+    from robot_dynid.fleet.tasks import TaskOptions
+    gate = TaskOptions()
+    add_model_structure_arguments(parser)
+    parser.add_argument("--manifest", required=True, metavar="fleet.csv",
+                        help="CSV with columns robot_id, recorded_at (ISO 8601), data (bag directory or CSV file) and "
+                             "optionally robot (a description per row) and stage; relative paths are relative to the "
+                             "manifest; on a cluster every worker must read them at those paths (docs/fleets.md)")
+    cluster = parser.add_mutually_exclusive_group()
+    cluster.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                         help="run the tasks on this Dask scheduler's workers (dask scheduler / dask worker)")
+    cluster.add_argument("--workers", type=_worker_count, metavar="N",
+                         help="run the tasks on a local cluster of N worker processes (default: one per usable core)")
+    parser.add_argument("--method", default="ols", choices=BATCH_METHODS,
+                        help="estimator of each recording (default: %(default)s)")
+    parser.add_argument("--lowpass", type=positive_number("a cutoff frequency > 0 [Hz]"), default=None, metavar="HZ",
+                        help="parallel filtering of torques and regressor [Hz] (needs uniformly sampled recordings)")
+    reading = parser.add_argument_group("reading the recordings")
+    reading.add_argument("--joint-states-topic", default="/joint_states", help="bag only (default: %(default)s)")
+    reading.add_argument("--effort-topic", default=None,
+                         help="bag only: a second JointState topic whose effort holds the torques [N m]")
+    reading.add_argument("--resample", type=positive_number("a rate > 0 [Hz]"), default=None, metavar="HZ",
+                         help="put each recording's samples on a uniform grid at HZ first [Hz]")
+    reading.add_argument("--derive", action="store_true",
+                         help="derive velocities and accelerations from the positions even where recorded")
+    checks = parser.add_argument_group("quality gate (as the identifier node's)")
+    checks.add_argument("--holdout-fraction", type=_fraction, default=gate.holdout_fraction, metavar="FRACTION",
+                        help="last part of each recording's samples held out of its fit to judge it [1] "
+                             "(default: %(default)s)")
+    checks.add_argument("--max-holdout-rsd", type=positive_number("a number > 0 [1]"), default=gate.max_holdout_rsd,
+                        metavar="RSD", help="reject a model whose hold-out RSD is not below this [1] "
+                                            "(default: %(default)s)")
+    checks.add_argument("--max-condition", type=positive_number("a number > 0 [1]"), default=gate.max_condition,
+                        metavar="COND", help="reject a model whose condition number is not below this [1] "
+                                             "(default: %(default)s)")
+    changes = parser.add_argument_group("change detection")
+    changes.add_argument("--baseline", default="first", metavar="first|MODEL",
+                         help="what each robot is compared with: its first identified recording, or a model file "
+                              "from identify for every robot (default: %(default)s)")
+    changes.add_argument("--level", type=_level, default=DEFAULT_LEVEL,
+                         help="significance level over the whole fleet (default: %(default)s)")
+    changes.add_argument("--correction", choices=CORRECTIONS, default="holm",
+                         help="holm: family-wise error rate (an unchanged fleet raises any flag with probability at "
+                              "most --level); bh: Benjamini-Hochberg false discovery rate (default: %(default)s)")
+    changes.add_argument("--wear-parameter", action="append", default=[], metavar="NAME",
+                         help="a base parameter to summarise per joint besides friction (repeatable), e.g. Ia3")
+    changes.add_argument("--outlier-spreads", type=positive_number("a number > 0 [1]"),
+                         default=DEFAULT_OUTLIER_SPREADS, metavar="K",
+                         help="a robot is far from the fleet median where its latest value lies more than K robust "
+                              "spreads (1.4826 MAD) from it, significantly (default: %(default)s)")
+    parser.add_argument("--no-reports", action="store_true",
+                        help="make no report per recording (faster; the fleet page then links models only)")
+    parser.add_argument("--json", action="store_true",
+                        help='print {"robots": {ID: {"flagged": [...], ...}}, ...} instead of the summary')
+    parser.add_argument("--out", required=True, type=output_directory, metavar="DIR",
+                        help="fleet.sqlite (results database), models/, reports/, index.html")
+
+
+def _task_options(args):
+    from robot_dynid.estimation.identification import OPTION_DEFAULTS
+    from robot_dynid.fleet.tasks import TaskOptions
+    identification = {key: getattr(args, key) for key in OPTION_DEFAULTS if hasattr(args, key)}
+    reading = {"joint_states_topic": args.joint_states_topic, "effort_topic": args.effort_topic,
+               "resample": args.resample, "derive": args.derive}
+    return TaskOptions(identification, reading, args.max_holdout_rsd, args.max_condition, args.holdout_fraction,
+                       report=not args.no_reports)
+
+
+def main(args):
+    from robot_dynid.fleet.changes import analyse_fleet, FleetRecord
+    from robot_dynid.fleet.manifest import read_manifest
+    from robot_dynid.fleet.page import write_fleet_page
+    from robot_dynid.fleet.run import open_client, run_fleet
+    from robot_dynid.fleet.store import FleetStore
+    from robot_dynid.model.dynamic_model import DynamicModel
+    from robot_dynid.model.robot_description import load_robot
+    from robot_dynid.reports.figures import pyplot
+    pyplot()        # matplotlib missing: say so before any work
+    robot = load_robot(args.robot)
+    options = _task_options(args)
+    from robot_dynid.estimation.identification import settings_from_options
+    settings_from_options(options.identification, robot, label=lambda option: "--" + option.replace("_", "-"))
+    baseline = "first" if args.baseline == "first" else DynamicModel.load(args.baseline)
+    entries = read_manifest(args.manifest)
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    results = []
+    with FleetStore(out / "fleet.sqlite") as store, open_client(args.scheduler, args.workers) as client:
+        for result in progress(run_fleet(client, entries, os.path.abspath(args.robot), options, store, out),
+                               "recordings", len(entries)):
+            results.append(result)
+            if not sys.stderr.isatty() and not args.json:
+                print(f"[{len(results)}/{len(entries)}] {result.entry.robot_id} {result.entry.key[1]}: "
+                      f"{'reused' if result.reused else result.status}"
+                      + (f" ({result.reason})" if result.status == "failed" else ""), file=sys.stderr)
+    order = {entry.key: index for index, entry in enumerate(sorted(entries, key=lambda e: e.key))}
+    results.sort(key=lambda result: order[result.entry.key])
+    histories = {}
+    for result in results:
+        model = DynamicModel.load(out / result.model_file) if result.status == "identified" else None
+        histories.setdefault(result.entry.robot_id, []).append(FleetRecord(
+            result.entry.robot_id, result.entry.key[1], result.entry.data, result.status, result.reason, model,
+            result.model_file, result.report))
+    analysis = analyse_fleet(histories, baseline, args.level, args.correction, args.wear_parameter,
+                             args.outlier_spreads)
+    counts = {"identified": sum(r.status == "identified" and not r.reused for r in results),
+              "reused": sum(r.reused for r in results), "failed": sum(r.status == "failed" for r in results),
+              "database": "fleet.sqlite"}
+    index = write_fleet_page(out, analysis, results, counts)
+    summary = {**analysis.to_dict(), "run": {**counts, "recordings": len(results),
+                                             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
+                                                 timespec="seconds")},
+               "failed": [{"robot_id": r.entry.robot_id, "recorded_at": r.entry.key[1], "data": r.entry.data,
+                           "reason": r.reason} for r in results if r.status == "failed"],
+               "database": str(out / "fleet.sqlite"), "index": str(index)}
+    (out / "summary.json").write_text(dumps(summary) + "\n")
+    if args.json:
+        print(dumps(summary))
+        return 0
+    print(f"{len(results)} recordings: {counts['identified']} identified, {counts['reused']} taken from the database, "
+          f"{counts['failed']} failed")
+    for failure in summary["failed"]:
+        print(f"failed: {failure['robot_id']} {failure['recorded_at']} {failure['data']}: {failure['reason']}")
+    print(f"change detection: {analysis.n_tests} tests, {analysis.correction_name} at level {args.level:g}")
+    for robot_id, entry in summary["robots"].items():
+        flagged = ", ".join(entry["flagged"]) or "nothing flagged"
+        far = f"; far from the fleet median: {', '.join(entry['far_from_median'])}" if entry["far_from_median"] else ""
+        print(f"  {robot_id}: {flagged}{far}")
+    print(f"fleet page written to {index} (database {out / 'fleet.sqlite'})")
+    return 0

@@ -1,0 +1,292 @@
+"""What a Dask worker runs for one recording of a fleet: its fingerprint, its identification.
+
+Both are plain functions of picklable arguments returning picklable results, importable on every
+worker (robot-dynid installed there). A worker reads the recording and the robot description at
+the paths of the manifest and writes nothing: the model and the report come back in the result
+and the client stores them.
+
+- :func:`fingerprint`: the SHA-256 of a recording's bytes (a bag directory: of its files' names
+  and bytes), the content half of the key under which results are kept.
+- :func:`identify_entry`: read, select the row's stage, hold the last ``holdout_fraction`` of the
+  samples out, identify from the rest (:func:`~robot_dynid.estimation.identification.identify`),
+  pass the identifier node's quality gate on the held-out samples
+  (:func:`~robot_dynid.estimation.streaming.quality_gate`) and, if asked, write the recording's
+  report (:func:`~robot_dynid.reports.report.make_report`). Bad data, a rank-deficient or rejected
+  fit end in a failed outcome naming the reason, never in an exception.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import os
+import pathlib
+import resource
+import socket
+import tempfile
+import time
+
+import numpy as np
+
+from robot_dynid import __version__
+from robot_dynid.errors import DynIdError
+from robot_dynid.estimation.identification import OPTION_DEFAULTS, identify, settings_from_options
+from robot_dynid.estimation.streaming import StreamingSettings, holdout_residual, quality_gate
+from robot_dynid.input_files import check_input_file, MAX_RECORDING_BYTES
+from robot_dynid.model.base_parameters import compute_base_parameters
+from robot_dynid.model.robot_description import load_robot, RobotDescription
+from robot_dynid.recordings.data_files import BAG_SUFFIXES, read_recording, stage_table
+from robot_dynid.recordings.stage_detection import select_stages
+from robot_dynid.recordings.stages import label_samples
+
+logger = logging.getLogger(__name__)
+
+_GATE_DEFAULTS = StreamingSettings()
+READING_DEFAULTS = {"joint_states_topic": "/joint_states", "effort_topic": None, "resample": None, "derive": False}
+"""How recordings are read (:func:`~robot_dynid.recordings.data_files.read_recording`)."""
+_CHUNK = 1024 * 1024
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskOptions:
+    """Everything but the recording that decides a fleet identification's result.
+
+    Attributes
+    ----------
+    identification : dict
+        Options of :func:`~robot_dynid.estimation.identification.settings_from_options`.
+    reading : dict
+        Options of :data:`READING_DEFAULTS`.
+    max_holdout_rsd, max_condition : float
+        The quality gate [1] (defaults those of the identifier node).
+    holdout_fraction : float
+        [1] last part of the selected samples held out of the fit to judge it, in (0, 1).
+    report : bool
+        Also make the recording's report (HTML, figures).
+    """
+
+    identification: dict = dataclasses.field(default_factory=dict)
+    reading: dict = dataclasses.field(default_factory=dict)
+    max_holdout_rsd: float = _GATE_DEFAULTS.max_holdout_rsd
+    max_condition: float = _GATE_DEFAULTS.max_condition
+    holdout_fraction: float = _GATE_DEFAULTS.holdout_fraction
+    report: bool = True
+
+    def __post_init__(self):
+        unknown = sorted(set(self.reading) - set(READING_DEFAULTS))
+        if unknown:
+            raise DynIdError(f"unknown reading option(s) {unknown}; known: {sorted(READING_DEFAULTS)}")
+        if not 0.0 < self.holdout_fraction < 1.0:
+            raise DynIdError(f"holdout fraction must be in (0, 1), got {self.holdout_fraction!r}")
+        for name in ("max_holdout_rsd", "max_condition"):
+            value = getattr(self, name)
+            if not (np.isfinite(value) and value > 0.0):
+                raise DynIdError(f"{name} must be a finite number > 0, got {value!r}")
+
+    def settings_key(self, robot: RobotDescription, stage: str | None) -> str:
+        """SHA-256 (hex) of what, besides the data, decides the result: the robot description (its
+        contract form, whatever file it came from), the stage, these options with their defaults
+        filled in, and the robot-dynid version."""
+        content = {"robot": robot.to_dict(), "stage": stage,
+                   "identification": {**OPTION_DEFAULTS, **self.identification},
+                   "reading": {**READING_DEFAULTS, **self.reading},
+                   "gate": [self.max_holdout_rsd, self.max_condition, self.holdout_fraction],
+                   "report": self.report, "version": __version__}
+        return hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()
+
+
+@dataclasses.dataclass(frozen=True)
+class Fingerprint:
+    """The content hash of a recording, or why it could not be read (``content_hash`` None)."""
+
+    content_hash: str | None
+    reason: str = ""
+    size: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class RecordingOutcome:
+    """What :func:`identify_entry` gives back.
+
+    Attributes
+    ----------
+    status : {"identified", "failed"}
+    reason : str
+        Why it failed ('' when identified).
+    model_yaml : str or None
+        The model artifact's text.
+    report_files : dict
+        File name -> bytes of the recording's report (index.html, summary.json, PNG figures).
+    report_note : str
+        Why there is no report, when there is none.
+    holdout_rsd, condition : float
+        The quality gate's figures [1].
+    seconds : float
+        Wall time of the task on the worker [s].
+    worker : str
+        ``host:pid`` of the worker process.
+    peak_memory : int
+        Peak resident memory of the worker process so far [bytes].
+    cacheable : bool
+        The result follows from the data and settings alone (a DynIdError or a model), so the same
+        content and settings need not be identified again; False for anything else (a bug, a
+        library missing on the worker).
+    """
+
+    status: str
+    reason: str = ""
+    model_yaml: str | None = None
+    report_files: dict = dataclasses.field(default_factory=dict)
+    report_note: str = ""
+    holdout_rsd: float = float("nan")
+    condition: float = float("nan")
+    seconds: float = 0.0
+    worker: str = ""
+    peak_memory: int = 0
+    cacheable: bool = True
+
+
+def _worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _peak_memory() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def recording_files(path) -> tuple[pathlib.Path, list[pathlib.Path]]:
+    """(what is hashed, the regular files that make it up): a bag directory (given or the folder of a
+    .mcap / .db3 file) and its files in name order, or one file."""
+    path = pathlib.Path(path)
+    if path.suffix in BAG_SUFFIXES and not path.is_dir():
+        path = path.parent
+    if path.is_dir():
+        return path, sorted(item for item in path.rglob("*") if item.is_file())
+    return path, [path]
+
+
+def fingerprint(path) -> Fingerprint:
+    """SHA-256 of the recording at ``path``: of each file's name (relative) and bytes, in name order."""
+    try:
+        root, files = recording_files(path)
+        digest, size = hashlib.sha256(), 0
+        for item in files:
+            check_input_file(item, "recording", DynIdError, MAX_RECORDING_BYTES)
+            digest.update(str(item.relative_to(root) if item != root else item.name).encode() + b"\0")
+            with open(item, "rb") as stream:
+                while chunk := stream.read(_CHUNK):
+                    digest.update(chunk)
+                    size += len(chunk)
+        if not files:
+            return Fingerprint(None, f"{path}: an empty directory, not a recording")
+        return Fingerprint(digest.hexdigest(), size=size)
+    except DynIdError as error:
+        return Fingerprint(None, str(error))
+    except OSError as error:
+        return Fingerprint(None, f"{error.filename or path}: cannot read it: {error.strerror or error}")
+
+
+_ROBOTS: dict = {}
+_BASES: dict = {}
+
+
+def _robot(path) -> RobotDescription:
+    """The description at ``path``, loaded once per worker process (again when the file changes)."""
+    status = os.stat(path)
+    key = (os.fspath(path), status.st_mtime_ns, status.st_size)
+    if key not in _ROBOTS:
+        _ROBOTS.clear()
+        _ROBOTS[key] = load_robot(path)
+    return _ROBOTS[key]
+
+
+def _base(robot: RobotDescription, settings):
+    """Base parameters of ``robot`` with ``settings``' regressor, computed once per worker process."""
+    key = json.dumps([robot.to_dict(), repr(settings.friction), settings.armature, settings.offset,
+                      settings.friction_side], sort_keys=True, default=str)
+    if key not in _BASES:
+        if len(_BASES) > 16:
+            _BASES.clear()
+        _BASES[key] = compute_base_parameters(settings.regressor(robot))
+    return _BASES[key]
+
+
+def identify_entry(data: str, robot_path: str, stage: str | None, options: TaskOptions,
+                   provenance: dict | None = None) -> RecordingOutcome:
+    """Identify the recording ``data`` of a fleet (module docstring); never raises for bad data."""
+    start = time.perf_counter()
+    package_logger = logging.getLogger("robot_dynid")
+    level = package_logger.level
+    # warnings (poorly excited parameters, ...) go into the model's metrics; logged by hundreds of tasks
+    # they would bury the run's output
+    package_logger.setLevel(logging.ERROR)
+    try:
+        outcome = _identify(data, robot_path, stage, options, provenance or {})
+    except DynIdError as error:
+        outcome = RecordingOutcome("failed", " ".join(str(error).split()))
+    except OSError as error:
+        outcome = RecordingOutcome("failed", f"{error.filename or data}: {error.strerror or error}", cacheable=False)
+    except MemoryError:
+        outcome = RecordingOutcome("failed", "out of memory on the worker", cacheable=False)
+    except Exception as error:  # a bug: reported with the others, tried again next run
+        logger.exception("identification of %s failed", data)
+        outcome = RecordingOutcome("failed", f"internal error ({type(error).__name__}: {error})", cacheable=False)
+    finally:
+        package_logger.setLevel(level)
+    return dataclasses.replace(outcome, seconds=time.perf_counter() - start, worker=_worker_name(),
+                               peak_memory=_peak_memory())
+
+
+def _identify(data, robot_path, stage, options: TaskOptions, provenance) -> RecordingOutcome:
+    robot = _robot(robot_path)
+    settings = settings_from_options(options.identification, robot)
+    reading = {**READING_DEFAULTS, **options.reading}
+    topics = {"joint_states_topic": reading["joint_states_topic"], "effort_topic": reading["effort_topic"]}
+    recording = read_recording(data, robot=robot, resample=reading["resample"], derive=reading["derive"], **topics)
+    if recording.tau is None:
+        return RecordingOutcome("failed", f"{data}: no torques [N m] to identify from (a bag: the effort of "
+                                f"{reading['joint_states_topic']}; a CSV: tau columns)")
+    velocity = robot.limit_arrays(recording.joint_names).velocity
+    selected = select_stages(recording, [stage] if stage else None, None, velocity_limits=velocity).recording
+    n_holdout = int(round(options.holdout_fraction * selected.n_samples))
+    if n_holdout < 1 or selected.n_samples - n_holdout < 2:
+        return RecordingOutcome("failed", f"{data}: {selected.n_samples} samples"
+                                + (f" of stage {stage}" if stage else "") + " are too few to identify and hold "
+                                f"{options.holdout_fraction:.0%} out")
+    order = np.argsort(selected.time, kind="stable")
+    fit, holdout = selected.take(np.sort(order[:-n_holdout])), selected.take(np.sort(order[-n_holdout:]))
+    segments = {"stage": stage or "all", "held_out_fraction": options.holdout_fraction}
+    model = identify(fit, robot, settings, base=_base(robot, settings),
+                     provenance={"data_source": str(data), "segments": segments, **provenance})
+    rms, rsd = holdout_residual(model, holdout.reorder(robot.joint_names))
+    condition = float(model.metrics["condition_number"])
+    model.metrics["holdout"] = {"samples": holdout.n_samples, "rms": rms, "rsd": rsd}
+    rejection = quality_gate(rms, rsd, condition, options.max_holdout_rsd, options.max_condition)
+    if rejection:
+        return RecordingOutcome("failed", f"rejected by the quality gate: {rejection}", holdout_rsd=rsd,
+                                condition=condition)
+    files, note = {}, ""
+    if options.report:
+        files, note = _report(data, robot, recording, stage, model, holdout, topics)
+    return RecordingOutcome("identified", model_yaml=model.to_yaml(), report_files=files, report_note=note,
+                            holdout_rsd=rsd, condition=condition)
+
+
+def _report(data, robot, recording, stage, model, holdout, topics) -> tuple[dict, str]:
+    """The files of the recording's report (:func:`~robot_dynid.reports.report.make_report`) and '' , or
+    no files and why."""
+    from robot_dynid.reports.report import ReportOptions, make_report
+    velocity = robot.limit_arrays(recording.joint_names).velocity
+    try:
+        table = stage_table(recording, data, velocity, **topics)
+        if recording.stage is None:
+            recording = recording.with_labels(label_samples(recording.time, table.stages)[0], None)
+        stages = (stage,) if stage else tuple(sorted(set(recording.stage.tolist())))
+        with tempfile.TemporaryDirectory(prefix="robot_dynid_fleet_") as directory:
+            make_report(directory, robot, [recording], [table.stages], model=model, validation=[holdout],
+                        options=ReportOptions(stage=stages), sources=[str(data)])
+            return {item.name: item.read_bytes() for item in sorted(pathlib.Path(directory).iterdir())
+                    if item.is_file()}, ""
+    except DynIdError as error:
+        return {}, f"no report: {' '.join(str(error).split())}"

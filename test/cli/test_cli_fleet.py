@@ -1,0 +1,149 @@
+"""robot-dynid fleet on a real Dask cluster: a scheduler and two workers started as separate processes on
+loopback (test/dask_cluster.py), a simulated fleet of four UR5 arms whose torques come from pinocchio's RNEA
+with hand-written friction (test/simulated_fleet.py).
+
+Arm 1's elbow (joint 3) friction rises by 40 % in week 3. The first run sees weeks 1 and 2 (no change
+yet) and a truncated recording; the second a longer manifest with week 3. Expected values come from
+the simulation: which arm and joint wear, by how much, and which recordings are new.
+"""
+import json
+import sqlite3
+
+import numpy as np
+import pytest
+import yaml
+
+import robot_dynid.fleet.run as fleet_run
+from dask_cluster import DaskTestCluster, free_port
+from robot_dynid.cli import main
+from robot_dynid.reports.html import referenced_files
+from simulated_fleet import ROBOT, Wear, write_fleet, write_manifest
+
+WORN = Wear(arm=1, joint=2, rise=0.4, week=2)
+WORN_FRICTION = {"fc3", "fv3"}          # elbow_joint: Coulomb and viscous
+RATE = 100.0                             # Hz; 16 s a recording
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    with DaskTestCluster(workers=2, log_directory=tmp_path_factory.mktemp("dask_logs")) as started:
+        yield started
+
+
+def fleet(args, capsys):
+    """Run ``robot-dynid fleet ... --json``: (exit code, parsed JSON or None, stderr)."""
+    code = main(["fleet", "--robot", str(ROBOT), *args, "--json"])
+    captured = capsys.readouterr()
+    return code, json.loads(captured.out) if captured.out.strip() else None, captured.err
+
+
+@pytest.fixture(scope="module")
+def worn_runs(cluster, tmp_path_factory):
+    """Both runs on the worn fleet: (first summary, second summary, out dir, identification tasks per run)."""
+    directory = tmp_path_factory.mktemp("worn_fleet")
+    rows = write_fleet(directory, arms=4, weeks=3, wear=WORN, rate=RATE)
+    whole = (directory / "arm0_week0.csv").read_bytes()
+    (directory / "truncated.csv").write_bytes(whole[:len(whole) // 3])     # cut in the middle of a row
+    truncated = ("arm3", "2026-03-20T08:00:00+00:00", "truncated.csv")
+    out = directory / "out"
+    summaries, tasks = [], []
+    for run, manifest_rows in enumerate((rows[:8] + [truncated], rows + [truncated])):
+        manifest = write_manifest(directory / f"fleet{run}.csv", manifest_rows)
+        before = cluster.tasks_run("identify_entry")
+        code = main(["fleet", "--robot", str(ROBOT), "--manifest", str(manifest), "--scheduler", cluster.address,
+                     "--no-reports", "--json", "--out", str(out)])
+        assert code == 0
+        summaries.append(json.loads((out / "summary.json").read_text()))
+        tasks.append(cluster.tasks_run("identify_entry") - before)
+    return summaries[0], summaries[1], out, tasks
+
+
+def test_unchanged_weeks_flag_nothing_and_the_truncated_recording_fails_alone(worn_runs):
+    first, _, _, tasks = worn_runs
+    assert tasks[0] == 9                                       # 8 recordings and the truncated one, each a task
+    assert first["run"]["identified"] == 8 and first["run"]["failed"] == 1
+    assert [failure["data"].rsplit("/", 1)[-1] for failure in first["failed"]] == ["truncated.csv"]
+    assert "truncated.csv, line" in first["failed"][0]["reason"]
+    assert {robot: entry["flagged"] for robot, entry in first["robots"].items()} == \
+        {f"arm{k}": [] for k in range(4)}
+    assert first["tests"] == 4 * 1 * 48                         # 4 arms x 1 compared week x 48 base parameters
+    assert all(not entry["far_from_median"] for entry in first["robots"].values())
+
+
+def test_second_run_identifies_only_the_new_week_and_flags_the_worn_arm_and_joint(worn_runs):
+    _, second, _, tasks = worn_runs
+    assert tasks[1] == 4                                        # week 3's four recordings; the rest from the database
+    assert second["run"]["reused"] == 9 and second["run"]["identified"] == 4
+    flagged = {robot: set(entry["flagged"]) for robot, entry in second["robots"].items()}
+    assert flagged == {"arm0": set(), "arm1": WORN_FRICTION, "arm2": set(), "arm3": set()}
+    elbow = {entry["parameter"]: entry for entry in second["robots"]["arm1"]["friction"]["elbow_joint"]}
+    for name in WORN_FRICTION:
+        assert elbow[name]["flagged"] and elbow[name]["latest_at"].startswith("2026-03-16")
+        assert elbow[name]["change_percent"] == pytest.approx(100 * WORN.rise, abs=5.0)
+    others = [entry for joint, entries in second["robots"]["arm1"]["friction"].items() if joint != "elbow_joint"
+              for entry in entries]
+    assert others and not any(entry["flagged"] for entry in others)
+    assert set(second["robots"]["arm1"]["far_from_median"]) == WORN_FRICTION
+    assert not any(second["robots"][f"arm{k}"]["far_from_median"] for k in (0, 2, 3))
+    assert second["correction"].startswith("Holm")
+
+
+def test_database_holds_every_recording_and_each_models_parameters(worn_runs):
+    _, _, out, _ = worn_runs
+    with sqlite3.connect(out / "fleet.sqlite") as database:
+        statuses = dict(database.execute("SELECT status, count(*) FROM recordings GROUP BY status").fetchall())
+        assert statuses == {"identified": 12, "failed": 1}
+        model_id, model_file = database.execute(
+            "SELECT m.model_id, m.model_file FROM recordings r JOIN models m ON m.model_id = r.model_id "
+            "WHERE r.robot_id = 'arm1' AND r.recorded_at LIKE '2026-03-16%'").fetchone()
+        rows = database.execute("SELECT name, value, std FROM parameters WHERE model_id = ? ORDER BY position",
+                                (model_id,)).fetchall()
+        metrics = {(name, joint) for name, joint in database.execute(
+            "SELECT name, joint FROM metrics WHERE model_id = ?", (model_id,))}
+    table = yaml.safe_load((out / model_file).read_text())["base_parameters"]["table"]
+    assert [row[0] for row in rows] == [entry["name"] for entry in table]
+    np.testing.assert_allclose([row[1:] for row in rows], [[entry["value"], entry["std"]] for entry in table])
+    assert {("condition_number", None), ("holdout_rsd", None), ("rsd", "elbow_joint")} <= metrics
+
+
+def test_fleet_page_shows_every_robot_and_its_figures(worn_runs):
+    _, _, out, _ = worn_runs
+    page = (out / "index.html").read_text()
+    assert all(f"arm{k}" in page for k in range(4)) and "truncated.csv" in page
+    for target in referenced_files(page):
+        assert (out / target).is_file(), target
+
+
+def test_an_unchanged_fleet_flags_nothing(cluster, tmp_path, capsys):
+    rows = write_fleet(tmp_path, arms=4, weeks=3, wear=None, rate=RATE)
+    code, summary, _ = fleet(["--manifest", str(write_manifest(tmp_path / "fleet.csv", rows)), "--scheduler",
+                              cluster.address, "--no-reports", "--out", str(tmp_path / "out")], capsys)
+    assert code == 0
+    assert summary["tests"] == 4 * 2 * 48
+    assert {robot: (entry["flagged"], entry["far_from_median"]) for robot, entry in summary["robots"].items()} == \
+        {f"arm{k}": ([], []) for k in range(4)}
+
+
+def test_a_local_cluster_writes_each_recordings_report_linked_from_the_page(tmp_path, capsys):
+    rows = write_fleet(tmp_path, arms=1, weeks=2, wear=None, rate=RATE)
+    out = tmp_path / "out"
+    code, summary, _ = fleet(["--manifest", str(write_manifest(tmp_path / "fleet.csv", rows)), "--workers", "1",
+                              "--out", str(out)], capsys)
+    assert code == 0 and summary["run"]["identified"] == 2
+    reports = [record["report"] for record in summary["robots"]["arm0"]["recordings"]]
+    page = (out / "index.html").read_text()
+    for report in reports:
+        assert f"{report}/index.html" in referenced_files(page)
+        assert "Measured against model torque" in (out / report / "index.html").read_text()
+        for target in referenced_files((out / report / "index.html").read_text()):
+            assert (out / report / target).is_file()
+
+
+def test_an_unreachable_scheduler_is_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(fleet_run, "CONNECT_TIMEOUT", 2.0)
+    rows = write_fleet(tmp_path, arms=1, weeks=1, rate=RATE)
+    address = f"tcp://127.0.0.1:{free_port()}"
+    code, _, err = fleet(["--manifest", str(write_manifest(tmp_path / "fleet.csv", rows)), "--scheduler", address,
+                          "--out", str(tmp_path / "out")], capsys)
+    assert code == 2
+    assert err.count("\n") == 1 and f"cannot reach the Dask scheduler at {address}" in err
