@@ -74,10 +74,10 @@ DEFAULT_ACCELERATION_PER_VELOCITY = 5.0
 CONTINUOUS_POSITION_LIMITS = (-math.pi, math.pi)
 
 _DH_REQUIRED = ("name", "dh_convention", "joints")
-_DH_OPTIONAL = ("gravity", "base", "transmission")
+_DH_OPTIONAL = ("gravity", "base", "transmission", "simulation")
 _URDF_OPTIONAL = ("name", "gravity", "joints", "position_limits", "velocity_limits",
                   "acceleration_limits", "effort_limits", "gear_ratios", "rated_motor_torques",
-                  "torque_constants", "transmission")
+                  "torque_constants", "transmission", "simulation")
 _URDF_LIMIT_MAPS = ("position_limits", "velocity_limits", "acceleration_limits", "effort_limits")
 _JOINT_REQUIRED = ("name", "a", "alpha", "d", "position_limits", "velocity_limit",
                    "acceleration_limit")
@@ -88,6 +88,8 @@ _INERTIAL_KEYS = ("mass", "com", "inertia")
 _DRIVE_KEYS = ("gear_ratio", "rated_motor_torque", "torque_constant")
 _URDF_DRIVE_MAPS = tuple(f"{key}s" for key in _DRIVE_KEYS)
 _BASE_KEYS = ("a", "alpha", "d", "theta")
+#: Keys of a joint's entry in the ``simulation:`` section and their units (revolute joint, prismatic joint).
+SIMULATION_KEYS = {"armature": ("kg m^2", "kg"), "damping": ("N m s/rad", "N s/m"), "friction_loss": ("N m", "N")}
 _URDF_REVOLUTE_TYPES = ("revolute", "continuous")
 _URDF_JOINT_TYPES = _URDF_REVOLUTE_TYPES + ("prismatic",)
 
@@ -204,6 +206,31 @@ def current_to_torque(current, torque_constant, gear_ratio, efficiency=None) -> 
 
 
 @dataclass(frozen=True)
+class JointSimulation:
+    """What a physics engine adds at one joint (the description's ``simulation:`` section), each >= 0 or None.
+
+    Parameters
+    ----------
+    armature : float or None
+        Rotor inertia reflected to the joint [kg m^2; kg for a prismatic joint], torque ``Ia qdd``.
+    damping : float or None
+        Viscous damping [N m s/rad; N s/m], torque ``-d qd``.
+    friction_loss : float or None
+        Dry friction [N m; N]: at most this torque opposes the motion (MuJoCo's ``frictionloss``).
+
+    None keeps what the engine's model file says (URDF ``<dynamics damping friction>``, MJCF joint
+    attributes), 0 where it says nothing.
+    """
+
+    armature: float | None = None
+    damping: float | None = None
+    friction_loss: float | None = None
+
+    def to_dict(self) -> dict:
+        return {key: value for key, value in dataclasses.asdict(self).items() if value is not None}
+
+
+@dataclass(frozen=True)
 class LinkInertial:
     """Mass properties of a body, in the axes of a frame F (a DH link frame, a URDF link frame).
 
@@ -282,6 +309,9 @@ class RobotDescription:
         ``"revolute"`` or ``"prismatic"`` per joint (None: all revolute).
     transmission : Transmission or None
         ``qm = T q`` between motors and joints; None: friction and armature on the joint side.
+    simulation : tuple of JointSimulation or None
+        One per joint: armature, damping and friction loss a physics engine simulates (``sim_robot``'s
+        ``engine: mujoco``); not used by identification.
     """
 
     name: str
@@ -296,9 +326,10 @@ class RobotDescription:
     inertials: tuple[LinkInertial, ...] | None = None
     joint_types: tuple[str, ...] | None = None
     transmission: Transmission | None = None
+    simulation: tuple[JointSimulation, ...] | None = None
 
     def __post_init__(self) -> None:
-        for field in ("joint_names", "limits", "gravity", "dh", "drives", "inertials", "joint_types"):
+        for field in ("joint_names", "limits", "gravity", "dh", "drives", "inertials", "joint_types", "simulation"):
             value = getattr(self, field)
             if value is not None and not isinstance(value, tuple):
                 object.__setattr__(self, field, tuple(value))
@@ -424,6 +455,8 @@ class RobotDescription:
                     data[mapping] = values
             if self.transmission is not None:
                 data["transmission"] = self.transmission.to_dict()
+            if self.simulation is not None:
+                data["simulation"] = self._simulation_dict()
             return data
         data["dh_convention"] = self.dh_convention
         if self.base is not None:
@@ -447,7 +480,12 @@ class RobotDescription:
         data["joints"] = joints
         if self.transmission is not None:
             data["transmission"] = self.transmission.to_dict()
+        if self.simulation is not None:
+            data["simulation"] = self._simulation_dict()
         return data
+
+    def _simulation_dict(self) -> dict:
+        return {name: entry.to_dict() for name, entry in zip(self.joint_names, self.simulation) if entry.to_dict()}
 
 
 def _check_description(robot: RobotDescription) -> None:
@@ -502,6 +540,12 @@ def _check_description(robot: RobotDescription) -> None:
                 f"inertials has {len(robot.inertials)} entries, expected one per joint ({n})")
         for index, inertial in enumerate(robot.inertials):
             _check_inertial(inertial, f"joints[{index}] ({robot.joint_names[index]}).inertial")
+    if robot.simulation is not None:
+        if len(robot.simulation) != n or not all(isinstance(entry, JointSimulation) for entry in robot.simulation):
+            raise RobotDescriptionError(f"simulation must give one JointSimulation per joint ({n}), "
+                                        f"got {robot.simulation!r}")
+        for name, entry, kind in zip(robot.joint_names, robot.simulation, robot.joint_types or ()):
+            _check_simulation(entry, name, kind == "prismatic")
     if len(robot.joint_types) != n or any(kind not in JOINT_TYPES for kind in robot.joint_types):
         raise RobotDescriptionError(f"joint_types must give one of {JOINT_TYPES} per joint ({n}), "
                                     f"got {list(robot.joint_types)}")
@@ -549,6 +593,40 @@ def _check_inertial(inertial: LinkInertial, label: str) -> None:
     if max(abs(value) for value in inertial.com) > MAX_LENGTH:
         raise RobotDescriptionError(f"{label}.com = {list(inertial.com)} m looks like millimetres "
                                     f"(expected |com| <= {MAX_LENGTH} m)")
+
+
+def _check_simulation(entry: JointSimulation, joint: str, prismatic: bool) -> None:
+    """Each value of a joint's simulation entry finite and >= 0 (or None), naming the joint, key and unit."""
+    for key, units in SIMULATION_KEYS.items():
+        value = getattr(entry, key)
+        if value is None:
+            continue
+        unit = units[1] if prismatic else units[0]
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not math.isfinite(value):
+            raise RobotDescriptionError(f"simulation.{joint}.{key} must be a finite number [{unit}], got {value!r}")
+        if value < 0.0:
+            raise RobotDescriptionError(f"simulation.{joint}.{key} = {value!r} {unit} must be >= 0")
+
+
+def simulation_from_dict(section: Any, joint_names: Sequence[str]) -> tuple[JointSimulation, ...]:
+    """The ``simulation:`` section (mapping joint name -> ``{armature, damping, friction_loss}``), one
+    :class:`JointSimulation` per joint of ``joint_names`` (empty for joints it does not name)."""
+    if not isinstance(section, Mapping):
+        raise RobotDescriptionError("simulation must be a mapping joint name -> {armature [kg m^2], damping "
+                                    f"[N m s/rad], friction_loss [N m]}}, got {type(section).__name__}")
+    unknown = [name for name in section if name not in joint_names]
+    if unknown:
+        raise RobotDescriptionError(f"simulation: {unknown[0]!r} is not a joint of the robot; joints: "
+                                    f"{', '.join(joint_names)}")
+    entries = []
+    for name in joint_names:
+        entry = section.get(name, {})
+        if entry is None:
+            raise RobotDescriptionError(f"simulation.{name} is null: give some of {', '.join(SIMULATION_KEYS)} "
+                                        "or leave the joint out")
+        _check_keys(entry, f"simulation.{name}", (), tuple(SIMULATION_KEYS))
+        entries.append(JointSimulation(**{key: entry[key] for key in SIMULATION_KEYS if key in entry}))
+    return tuple(entries)
 
 
 def _check_gravity(gravity: tuple[float, ...]) -> None:
@@ -721,7 +799,9 @@ def _robot_from_dh_dict(data: Mapping) -> RobotDescription:
                             gravity=gravity, dh_convention=convention, dh=tuple(rows), base=base,
                             drives=tuple(drives) if has_drives else None,
                             inertials=None if inertials[0] is None else tuple(inertials),
-                            joint_types=tuple(types), transmission=transmission)
+                            joint_types=tuple(types), transmission=transmission,
+                            simulation=simulation_from_dict(data["simulation"], names) if "simulation" in data
+                            else None)
 
 
 def _inertial_from_dict(joint: Mapping, label: str, joints: list) -> LinkInertial | None:

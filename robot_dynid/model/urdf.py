@@ -38,7 +38,8 @@ from robot_dynid.model.robot_description import (_URDF_DRIVE_MAPS, _URDF_JOINT_T
                                                  DEFAULT_GRAVITY, MAX_LENGTH, JointDrive,
                                                  JointLimits, LinkBody, LinkInertial,
                                                  RobotDescription, _check_inertial, _check_keys,
-                                                 _number, _numbers, joint_motion_subspace)
+                                                 _number, _numbers, joint_motion_subspace,
+                                                 simulation_from_dict)
 from robot_dynid.model.transmission import transmission_from_dict
 
 logger = logging.getLogger(__name__)
@@ -73,6 +74,8 @@ def robot_from_urdf_dict(data: Mapping, base_dir: str | os.PathLike | None) -> R
     if "transmission" in data:
         robot = dataclasses.replace(robot, transmission=transmission_from_dict(data["transmission"],
                                                                                robot.joint_names))
+    if "simulation" in data:
+        robot = dataclasses.replace(robot, simulation=simulation_from_dict(data["simulation"], robot.joint_names))
     return robot
 
 
