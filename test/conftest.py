@@ -21,13 +21,20 @@ TEST_DOMAIN_IDS = range(1, 101)   # the benchmarks take 150..199
 # they are not collected, and the header says so. An rclpy that is installed but fails to import
 # is an error, not a skip.
 ROS_AVAILABLE = importlib.util.find_spec("rclpy") is not None
-collect_ignore = [] if ROS_AVAILABLE else ["ros", "test_launch_files.py"]
+ROS_TESTS = ["ros", "test_launch_files.py"]
+# The MuJoCo engine's tests need mujoco (pip install "robot-dynid[sim]"); without it they are not collected.
+MUJOCO_AVAILABLE = importlib.util.find_spec("mujoco") is not None
+MUJOCO_TESTS = ["core/test_mujoco_engine.py", "cli/test_demo_mujoco.py", "ros/test_end_to_end_mujoco.py"]
+collect_ignore = ([] if ROS_AVAILABLE else ROS_TESTS) + ([] if MUJOCO_AVAILABLE else MUJOCO_TESTS)
 
 
 def pytest_report_header(config):
+    lines = []
     if not ROS_AVAILABLE:
-        return f"rclpy is not installed: {', '.join(f'test/{path}' for path in collect_ignore)} not collected"
-    return None
+        lines.append(f"rclpy is not installed: {', '.join(f'test/{path}' for path in ROS_TESTS)} not collected")
+    if not MUJOCO_AVAILABLE:
+        lines.append(f"mujoco is not installed: {', '.join(f'test/{path}' for path in MUJOCO_TESTS)} not collected")
+    return lines or None
 
 
 def pytest_configure(config):

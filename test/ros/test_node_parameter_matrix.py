@@ -43,7 +43,7 @@ EXPERIMENT_RUNNER = {"cycles": (int, ()), "excitation_periods": (int, ()),
 # sim_robot
 SIM_ROBOT = {"noise_std": (float, ("zero",)), "seed": (int, ("zero", "huge")), "cold_excess": (float, ("zero",)),
              "warmup_time_constant": (float, ()), "rate": (float, ()), "batch_period": (float, ()),
-             "max_lag": (float, ())}
+             "max_lag": (float, ()), "timestep": (float, ())}
 # feedforward
 FEEDFORWARD = {"position_margin": (float, ("negative", "zero")), "velocity_margin": (float, ()),
                "acceleration_margin": (float, ()), "effort_margin": (float, ()), "model_effort_margin": (float, ()),
