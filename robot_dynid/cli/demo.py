@@ -231,6 +231,11 @@ def engine_parameters(engine):
             "identifier": {"friction": MUJOCO_FRICTION, "reversal_lead": MUJOCO_REVERSAL_LEAD, "armature": True}}
 
 
+def identify_options(engine):
+    """The identify options that match the demo's identification of ``engine``."""
+    return f" --friction {MUJOCO_FRICTION} --armature" if engine == "mujoco" else ""
+
+
 def run_graph(args, out, graph_class, summary):
     bag_path, model_path = fresh(out / "recording"), out / "model.yaml"
     sim = {key: value for key, value in (("seed", args.seed), ("noise_std", args.noise)) if value is not None}
@@ -269,8 +274,8 @@ def run_graph(args, out, graph_class, summary):
                                      simulator.model_torques(q, qd, qdd))
     summary.update(feedforward_summary(args.engine, model.robot, errors))
     print(f"\nbag {bag_path} (stage markers on /experiment_stage) and model {model_path} stay on disk; offline:\n"
-          f"  robot-dynid identify --robot {robot_file} --data {bag_path} --stage excitation "
-          f"--out {out / 'model_offline.yaml'}")
+          f"  robot-dynid identify --robot {robot_file} --data {bag_path} --stage excitation"
+          f"{identify_options(args.engine)} --out {out / 'model_offline.yaml'}")
     write_report(out, model, bag_path, (q, qd, qdd, expected), "4.")
     return 0
 
@@ -350,8 +355,8 @@ def run_offline(args, out, summary):
     errors = print_feedforward_error(robot.joint_names, model.torque(qv, qdv, qddv), expected, noise,
                                      simulator.model_torques(qv, qdv, qddv))
     summary.update(feedforward_summary(args.engine, robot, errors))
-    options = f" --friction {MUJOCO_FRICTION} --armature" if mujoco else ""
-    print(f"\noffline: robot-dynid identify --robot {robot_file} --data {bag_path}{options} --out model.yaml")
+    print(f"\noffline: robot-dynid identify --robot {robot_file} --data {bag_path}{identify_options(args.engine)} "
+          "--out model.yaml")
     write_report(out, model, bag_path, (qv, qdv, qddv, expected), "5.")
     return 0
 

@@ -35,8 +35,8 @@ def add_model_structure_arguments(parser):
                        help="--friction arctan: vs [rad/s] of its Stribeck transition (default: %(default)s)")
     group.add_argument("--reversal-lead", type=non_negative_number("a lead >= 0 [s]"),
                        default=_FRICTION_DEFAULTS.reversal_lead, metavar="S",
-                       help="--friction coulomb_viscous_lead: tau_r [s] of its Coulomb sign sgn(qd + tau_r qdd), at most "
-                            f"{MAX_REVERSAL_LEAD:g} s; the default is MuJoCo's lead (docs/simulation.md) "
+                       help="--friction coulomb_viscous_lead: tau_r [s] of its Coulomb sign sgn(qd + tau_r qdd), "
+                            f"at most {MAX_REVERSAL_LEAD:g} s; the default is MuJoCo's lead (docs/simulation.md) "
                             "(default: %(default)s)")
     group.add_argument("--armature", action="store_true",
                        help="add a rotor inertia per joint, Ia_j qdd_j [kg m^2] (or per motor with a transmission: "

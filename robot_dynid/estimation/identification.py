@@ -158,7 +158,8 @@ _FRICTION_DEFAULTS = FrictionModel()
 OPTION_DEFAULTS = {
     "friction": "coulomb_viscous", "friction_drift": "none", "dead_band": _FRICTION_DEFAULTS.dead_band,
     "sign_sharpness": _FRICTION_DEFAULTS.sign_sharpness, "stribeck_velocity": _FRICTION_DEFAULTS.stribeck_velocity,
-    "reversal_lead": _FRICTION_DEFAULTS.reversal_lead, "armature": False, "offset": False, "method": "ols", "forgetting": 1.0, "lowpass": None,
+    "reversal_lead": _FRICTION_DEFAULTS.reversal_lead, "armature": False, "offset": False, "method": "ols",
+    "forgetting": 1.0, "lowpass": None,
     "file_offsets": False, "consistent": False, "bounds_file": None, "prior_mode": "two_step",
     "friction_side": "auto",
 }

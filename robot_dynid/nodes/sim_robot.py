@@ -15,11 +15,11 @@ and friction loss of the robot description's ``simulation:`` section (docs/simul
 ``mujoco`` package (without it: one line saying how to install it, exit 2).
 
 The true parameters are :func:`robot_dynid.experiment.simulation.simulation_parameters` of the robot and
-friction model with ``seed`` (the regressor engine), or the MuJoCo model's, in the friction model's family. Samples are computed in batches (the regressor costs about the
-same for one sample as for a hundred) every ``batch_period`` s and published with their own
-stamps; a timer drives this and is best-effort: on a loaded machine batches come late and grow,
-and samples more than ``max_lag`` s overdue are skipped with a warning, so stamps stay on the
-grid but messages can arrive in bursts up to ``batch_period`` (or the lag) behind the clock.
+friction model with ``seed`` (the regressor engine), or the MuJoCo model's, in the friction model's family.
+Samples are computed in batches (the regressor costs about the same for one sample as for a hundred) every
+``batch_period`` s and published with their own stamps; a timer drives this and is best-effort: on a loaded
+machine batches come late and grow, and samples more than ``max_lag`` s overdue are skipped with a warning, so
+stamps stay on the grid but messages can arrive in bursts up to ``batch_period`` (or the lag) behind the clock.
 
 Every numeric parameter is checked at start (finite, within the range its description states; the
 maxima bound the publisher's history of ``(max_lag + batch_period) * rate`` messages and the timer's

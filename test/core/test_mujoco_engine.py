@@ -167,7 +167,7 @@ def test_bad_engine_settings_are_one_line_each():
     robot = load_robot(find_package_file("config", "robots", "er3a.yaml"))
     with pytest.raises(DynIdError, match=r"engine is 'bullet'; expected one of \['regressor', 'mujoco'\]"):
         simulated_robot("bullet", robot, friction_model("coulomb_viscous"))
-    with pytest.raises(DynIdError, match="cold_excess = 0.3: the friction warm-up is simulated by the regressor engine"):
+    with pytest.raises(DynIdError, match="cold_excess = 0.3: the friction warm-up is simulated by the regressor "):
         simulated_robot("mujoco", robot, friction_model("coulomb_viscous"), cold_excess=0.3)
     with pytest.raises(DynIdError, match=r"timestep .*0.01"):
         MujocoRobot(robot, timestep=0.01)
