@@ -9,15 +9,15 @@ MuJoCo (the ``mujoco`` package, ``pip install "robot-dynid[sim]"``) integrates t
 - a URDF robot's URDF, read by MuJoCo's own URDF parser, with ``<visual>`` and ``<collision>`` removed (no
   contacts, no meshes to find) and the movable joints that are not selected made fixed (identification
   holds them at 0); a DH robot's table written as a URDF (one joint per row, ``base`` folded in);
-  an MJCF robot's (``mjcf:``) file, loaded as it is, its unselected joints held at 0 by equality constraints;
+  an MJCF robot's (``mjcf:``) file, loaded as it is (every joint of it must be among the robot's);
 - the links' inertials of the model file where the description has them for every link (URDF
   ``<inertial>``, DH ``inertial:``, MJCF bodies), else :func:`~robot_dynid.experiment.simulation.plausible_parameters`
   of ``seed``, written into the compiled model;
 - each joint's armature [kg m^2], damping [N m s/rad] and friction loss [N m] from the description's
   ``simulation:`` section where it gives them, else the model file's (URDF ``<dynamics damping friction>``,
   MJCF joint attributes), else 0;
-- gravity the description's; contacts and joint limits disabled (the trajectories keep within the limits:
-  no end stops are simulated); no actuators: the torque goes into ``qfrc_applied``;
+- gravity the description's (an MJCF file's ``<option gravity>`` is replaced); contacts and joint limits
+  disabled (the trajectories keep within the limits: no end stops are simulated); no actuators: the torque goes into ``qfrc_applied``;
 - the semi-implicit Euler integrator (MuJoCo's ``Euler``; joint damping integrated implicitly) with a step
   ``h <= timestep`` (default :data:`DEFAULT_TIMESTEP` = 1 ms) dividing the sample period: ``h = 1 / (rate n)``.
 
@@ -190,7 +190,7 @@ def build_mujoco_model(robot: RobotDescription, seed: int | None = 0, timestep: 
     mujoco = import_mujoco()
     validators.in_range(timestep, "timestep", DynIdError, "s", MIN_TIMESTEP, MAX_TIMESTEP)
     try:
-        model = mujoco.MjModel.from_xml_string(_urdf_for_mujoco(robot))
+        model = mujoco.MjModel.from_xml_string(robot.mjcf if robot.mjcf is not None else _urdf_for_mujoco(robot))
     except ValueError as error:
         raise DynIdError(f"MuJoCo cannot compile robot {robot.name!r}: {' '.join(str(error).split())}") from None
     joint_ids = []

@@ -312,6 +312,8 @@ class RobotDescription:
     simulation : tuple of JointSimulation or None
         One per joint: armature, damping and friction loss a physics engine simulates (``sim_robot``'s
         ``engine: mujoco``); not used by identification.
+    mjcf : str or None
+        MJCF (MuJoCo XML) text for MJCF robots (:mod:`robot_dynid.model.mjcf`); ``urdf`` is then None.
     """
 
     name: str
@@ -327,6 +329,7 @@ class RobotDescription:
     joint_types: tuple[str, ...] | None = None
     transmission: Transmission | None = None
     simulation: tuple[JointSimulation, ...] | None = None
+    mjcf: str | None = None
 
     def __post_init__(self) -> None:
         for field in ("joint_names", "limits", "gravity", "dh", "drives", "inertials", "joint_types", "simulation"):
@@ -397,6 +400,9 @@ class RobotDescription:
     def continuous(self) -> tuple[bool, ...]:
         """Per joint, True for a URDF ``continuous`` joint: it turns without end, and its
         position limits (``[-pi, pi]`` unless overridden) only bound excitation design."""
+        if self.mjcf is not None:
+            from robot_dynid.model.mjcf import mjcf_continuous
+            return mjcf_continuous(self.mjcf, self.joint_names)
         if self.urdf is None:
             return (False,) * self.n_joints
         from robot_dynid.model.urdf import parse_urdf
@@ -438,8 +444,8 @@ class RobotDescription:
         A URDF robot is written with its URDF text inline and every limit as an override.
         """
         data: dict[str, Any] = {"name": self.name, "gravity": list(self.gravity)}
-        if self.urdf is not None:
-            data["urdf"] = self.urdf
+        if self.urdf is not None or self.mjcf is not None:
+            data["urdf" if self.urdf is not None else "mjcf"] = self.urdf if self.urdf is not None else self.mjcf
             data["joints"] = list(self.joint_names)
             pairs = list(zip(self.joint_names, self.limits))
             data["position_limits"] = {name: list(limit.position) for name, limit in pairs}
@@ -512,8 +518,8 @@ def _check_description(robot: RobotDescription) -> None:
             f"gravity must have 3 values [m/s^2], got {len(robot.gravity)}: {robot.gravity!r}")
     object.__setattr__(robot, "gravity", tuple(_number(g, "gravity") for g in robot.gravity))
     _check_gravity(robot.gravity)
-    if (robot.dh is None) == (robot.urdf is None):
-        raise RobotDescriptionError("a robot needs exactly one of a DH table (dh) and urdf text")
+    if sum(value is not None for value in (robot.dh, robot.urdf, robot.mjcf)) != 1:
+        raise RobotDescriptionError("a robot needs exactly one of a DH table (dh), urdf text and mjcf text")
     if robot.dh is not None:
         if robot.dh_convention not in DH_CONVENTIONS:
             raise RobotDescriptionError(
@@ -526,15 +532,14 @@ def _check_description(robot: RobotDescription) -> None:
         if robot.base is not None:
             _check_dh_row(robot.base, "base", "theta")
     elif robot.dh_convention is not None or robot.base is not None:
-        raise RobotDescriptionError("a URDF robot takes no dh_convention or base; "
-                                    "put fixed transforms into the URDF")
+        raise RobotDescriptionError("a URDF or MJCF robot takes no dh_convention or base; "
+                                    "put fixed transforms into its file")
     if robot.drives is not None and len(robot.drives) != n:
         raise RobotDescriptionError(
             f"drives has {len(robot.drives)} entries, expected one per joint ({n})")
     if robot.inertials is not None:
-        if robot.urdf is not None:
-            raise RobotDescriptionError("a URDF robot takes no inertials; they come from the "
-                                        "URDF's <inertial> elements")
+        if robot.dh is None:
+            raise RobotDescriptionError("a URDF or MJCF robot takes no inertials; they come from its file")
         if len(robot.inertials) != n:
             raise RobotDescriptionError(
                 f"inertials has {len(robot.inertials)} entries, expected one per joint ({n})")
@@ -746,6 +751,9 @@ def robot_from_dict(data: Mapping, base_dir: str | os.PathLike | None = None,
         if "urdf" in data:
             from robot_dynid.model.urdf import robot_from_urdf_dict
             return robot_from_urdf_dict(data, base_dir)
+        if "mjcf" in data:
+            from robot_dynid.model.mjcf import robot_from_mjcf_dict
+            return robot_from_mjcf_dict(data, base_dir)
         return _robot_from_dh_dict(data)
     except RobotDescriptionError as error:
         raise RobotDescriptionError(f"{source}: {error}") from None
@@ -853,6 +861,10 @@ def _joint_geometry(robot: RobotDescription) -> list[_JointGeometry]:
         from robot_dynid.model.urdf import urdf_chain
         return [_JointGeometry(placement, axis, pin.SE3.Identity())
                 for placement, axis in urdf_chain(robot.urdf, robot.joint_names)]
+    if robot.mjcf is not None:
+        from robot_dynid.model.mjcf import mjcf_chain
+        return [_JointGeometry(placement, axis, pin.SE3.Identity())
+                for placement, axis, _ in mjcf_chain(robot.mjcf, robot.joint_names)]
     convention = robot.dh_convention
     base = (pin.SE3.Identity() if robot.base is None
             else _dh_transform(robot.base, convention))

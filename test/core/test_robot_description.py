@@ -376,7 +376,7 @@ def test_invalid_urdf_descriptions_name_the_joint(data, message):
 
 def test_robot_description_rejects_inconsistent_fields():
     limits = (JointLimits((-1.0, 1.0), 1.0, 1.0),)
-    with pytest.raises(RobotDescriptionError, match=r"exactly one of a DH table \(dh\) and urdf"):
+    with pytest.raises(RobotDescriptionError, match=r"exactly one of a DH table \(dh\), urdf text and mjcf text"):
         RobotDescription(name="arm", joint_names=("j1",), limits=limits)
     with pytest.raises(RobotDescriptionError,
                        match=r"dh has 2 rows, expected one per joint \(1\)"):
