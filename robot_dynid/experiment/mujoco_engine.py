@@ -17,7 +17,8 @@ MuJoCo (the ``mujoco`` package, ``pip install "robot-dynid[sim]"``) integrates t
   ``simulation:`` section where it gives them, else the model file's (URDF ``<dynamics damping friction>``,
   MJCF joint attributes), else 0;
 - gravity the description's (an MJCF file's ``<option gravity>`` is replaced); contacts and joint limits
-  disabled (the trajectories keep within the limits: no end stops are simulated); no actuators: the torque goes into ``qfrc_applied``;
+  disabled (the trajectories keep within the limits: no end stops are simulated); no actuators: the torque
+  goes into ``qfrc_applied``;
 - the semi-implicit Euler integrator (MuJoCo's ``Euler``; joint damping integrated implicitly) with a step
   ``h <= timestep`` (default :data:`DEFAULT_TIMESTEP` = 1 ms) dividing the sample period: ``h = 1 / (rate n)``.
 

@@ -57,7 +57,8 @@ def _pinocchio_model(mjcf_text: str) -> pin.Model:
 
 def _joint_kind(model: pin.Model, index: int) -> str:
     name = model.joints[index].shortname()
-    if name.startswith(("JointModelRevolute", "JointModelRUB")) or name in ("JointModelRX", "JointModelRY", "JointModelRZ"):
+    revolute = ("JointModelRX", "JointModelRY", "JointModelRZ")
+    if name.startswith(("JointModelRevolute", "JointModelRUB")) or name in revolute:
         return "revolute"
     if name.startswith("JointModelPrismatic") or name in ("JointModelPX", "JointModelPY", "JointModelPZ"):
         return "prismatic"
