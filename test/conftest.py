@@ -22,13 +22,15 @@ TEST_DOMAIN_IDS = range(1, 101)   # the benchmarks take 150..199
 # is an error, not a skip.
 ROS_AVAILABLE = importlib.util.find_spec("rclpy") is not None
 ROS_TESTS = ["ros", "test_launch_files.py"]
-collect_ignore = [] if ROS_AVAILABLE else list(ROS_TESTS)
 # The fleet tests run a real Dask cluster: without Dask distributed (the optional "fleet" extra) they are
 # not collected either.
 DASK_AVAILABLE = importlib.util.find_spec("distributed") is not None
 FLEET_CLUSTER_TESTS = ["cli/test_cli_fleet.py"]
-if not DASK_AVAILABLE:
-    collect_ignore += FLEET_CLUSTER_TESTS
+# The MuJoCo engine's tests need mujoco (pip install "robot-dynid[sim]"); without it they are not collected.
+MUJOCO_AVAILABLE = importlib.util.find_spec("mujoco") is not None
+MUJOCO_TESTS = ["core/test_mujoco_engine.py", "cli/test_demo_mujoco.py", "ros/test_end_to_end_mujoco.py"]
+collect_ignore = (([] if ROS_AVAILABLE else list(ROS_TESTS)) + ([] if DASK_AVAILABLE else FLEET_CLUSTER_TESTS)
+                  + ([] if MUJOCO_AVAILABLE else MUJOCO_TESTS))
 
 
 def pytest_report_header(config):
@@ -38,6 +40,8 @@ def pytest_report_header(config):
     if not DASK_AVAILABLE:
         lines.append(f"Dask distributed is not installed: {', '.join(f'test/{path}' for path in FLEET_CLUSTER_TESTS)} "
                      "not collected")
+    if not MUJOCO_AVAILABLE:
+        lines.append(f"mujoco is not installed: {', '.join(f'test/{path}' for path in MUJOCO_TESTS)} not collected")
     return lines or None
 
 

@@ -14,7 +14,17 @@ noise-free torques.
 simulator follows the excitation trajectory, the samples go to a bag (with stage markers) and a
 CSV file, the bag is identified, and the model is checked on the same held-out trajectory.
 The bag and the model file stay in --out for the offline commands.
+
+``--engine mujoco`` (:mod:`robot_dynid.experiment.engines`) has MuJoCo simulate the arm instead of the
+identifier's own regressor: by default the ER3A with the armature, damping and friction loss of
+``config/robots/er3a_mujoco.yaml``, identified with armature and the ``coulomb_viscous_lead`` friction model.
+The feed-forward error on the held-out trajectory (against the engine's noise-free torques) is reported for
+the identified model and for the true parameters in the same friction model family: the second is the model
+mismatch (zero with the regressor engine), the difference the identification error. ``--json`` prints
+``{"engine", "robot", "joint_names", "feedforward_error": {"identified": [...], "true_parameters": [...]}}``
+(RMS per joint [N m]) on stdout, the rest of the output on stderr.
 """
+import contextlib
 import argparse
 import pathlib
 import re
@@ -31,17 +41,18 @@ from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.estimation.identification import IdentificationSettings, identify
 from robot_dynid.estimation.metrics import rms_residual, rsd
 from robot_dynid.experiment.excitation import random_excitation
-from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
+from robot_dynid.experiment.engines import ENGINE_NAMES, simulated_arm, simulated_robot
+from robot_dynid.experiment.mujoco_engine import MUJOCO_REVERSAL_LEAD
 from robot_dynid.experiment.trajectories import load_trajectory, time_grid
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import friction_model
-from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_description import load_robot
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.bag_io import BagWriter
 from robot_dynid.recordings.csv_io import write_csv
 from robot_dynid.recordings.data_files import read_recording, stage_table
 from robot_dynid.recordings.recording import Recording
+from robot_dynid.reports.json_text import dumps
 from robot_dynid.reports.report import make_report
 from robot_dynid.reports.tables import format_joint_metrics, format_model_summary, format_table
 from robot_dynid.yaml_files import parameter_file_node, read_yaml
@@ -52,6 +63,9 @@ HELD_OUT_RATE = 100.0  # Hz, points of the held-out trajectory
 MAX_PERIODS = 100       # --periods: the demo identifies well from 3
 MAX_RATE = 10_000.0     # Hz, --rate: above any joint-state rate of an arm's driver
 MAX_SAMPLES = 1_000_000  # of the offline demo's recording (--periods x period x --rate); the bag takes minutes then
+#: The MuJoCo demo's robot, and the friction model family of its identification and true parameters.
+MUJOCO_ROBOT = ("config", "robots", "er3a_mujoco.yaml")
+MUJOCO_FRICTION = "coulomb_viscous_lead"
 
 
 def add_arguments(parser):
@@ -59,7 +73,17 @@ def add_arguments(parser):
                         help="output directory (default: %(default)s)")
     parser.add_argument("--offline", action="store_true",
                         help="core-only demo without ROS nodes (what runs anyway when rclpy is not installed)")
-    parser.add_argument("--robot", default=None, metavar="R.yaml", help="robot description (default: the ER3A)")
+    parser.add_argument("--robot", default=None, metavar="R.yaml",
+                        help="robot description (default: the ER3A; with --engine mujoco "
+                             "config/robots/er3a_mujoco.yaml)")
+    parser.add_argument("--engine", default="regressor", choices=ENGINE_NAMES,
+                        help="the simulator's physics: the identifier's own regressor, or MuJoCo (an independent "
+                             'engine, pip install "robot-dynid[sim]"; armature, damping and friction loss from the '
+                             "robot's simulation: section, identified with armature and friction "
+                             f"{MUJOCO_FRICTION}) (default: %(default)s)")
+    parser.add_argument("--json", action="store_true",
+                        help="print the feed-forward errors [N m] on the held-out trajectory as JSON on stdout "
+                             "(identified model and true parameters, per joint); the rest goes to stderr")
     parser.add_argument("--hydraulic", action="store_true",
                         help="core-only hydraulic demo: the curtain-wall arm's cylinders on a bench, then the arm; "
                              "identifies the cylinders and then the arm (two-stage) and prints both tables")
@@ -126,13 +150,25 @@ def print_model(model, true_parameters):
         for name, value, std, true in zip(model.base.names, model.values, model.std, true_base)]))
 
 
-def print_feedforward_error(joint_names, predicted, expected, noise_std):
-    """Per joint: RMS error and RSD of ``predicted`` (N, n) [N m] against ``expected`` (N, n) [N m]."""
+def print_feedforward_error(joint_names, predicted, expected, noise_std, true_parameters=None):
+    """Per joint: RMS error and RSD of ``predicted`` (N, n) [N m] against ``expected`` (N, n) [N m], and the RMS
+    error of ``true_parameters`` (N, n) [N m] (the true parameters' torques in the model's family) when given.
+    Returns the RMS errors (n,) [N m] of ``predicted`` and of ``true_parameters`` (or None)."""
     rms = rms_residual(predicted, expected)
-    print(format_joint_metrics(joint_names, {
-        "RMS error [N m]": rms, "RSD [1]": rsd(predicted, expected), "RMS error / noise std": rms / noise_std,
-        "RMS torque [N m]": np.sqrt(np.mean(expected**2, axis=0)),
-    }))
+    columns = {"RMS error [N m]": rms, "RSD [1]": rsd(predicted, expected), "RMS error / noise std": rms / noise_std}
+    true_rms = None if true_parameters is None else rms_residual(true_parameters, expected)
+    if true_rms is not None:
+        columns["true parameters' RMS error [N m]"] = true_rms
+    columns["RMS torque [N m]"] = np.sqrt(np.mean(expected**2, axis=0))
+    print(format_joint_metrics(joint_names, columns))
+    return rms, true_rms
+
+
+def feedforward_summary(engine, robot, errors):
+    """The --json document: engine, robot, joint names and the RMS feed-forward errors [N m]."""
+    identified, true_parameters = errors
+    return {"engine": engine, "robot": robot.name, "joint_names": list(robot.joint_names), "unit": "N m",
+            "feedforward_error": {"identified": list(identified), "true_parameters": list(true_parameters)}}
 
 
 def fresh(path):
@@ -146,8 +182,26 @@ def main(args):
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.hydraulic:
+        if args.engine != "regressor" or args.json:
+            raise DynIdError("--hydraulic takes neither --engine nor --json")
         from robot_dynid.cli.hydraulic import run_demo
         return run_demo(out, seed=0 if args.seed is None else args.seed)
+    if args.engine == "mujoco":
+        from robot_dynid.experiment.mujoco_engine import import_mujoco
+        import_mujoco()      # before any work: one line saying how to install it
+    if not args.json:
+        return run(args, out)
+    summary = {}
+    with contextlib.redirect_stdout(sys.stderr):
+        code = run(args, out, summary)
+    if code == 0:
+        print(dumps(summary))
+    return code
+
+
+def run(args, out, summary=None):
+    """The ROS demo, or the offline one; ``summary`` (a dict) receives the --json document."""
+    summary = {} if summary is None else summary
     if not args.offline:
         try:
             from robot_dynid.nodes import demo_graph
@@ -155,23 +209,45 @@ def main(args):
             print(f"note: ROS 2 is not available here ({error}); running the core-only demo (--offline)\n")
         else:
             try:
-                return run_graph(args, out, demo_graph.DemoGraph)
+                return run_graph(args, out, demo_graph.DemoGraph, summary)
             except demo_graph.INTERRUPTIONS:
                 print(f"\ninterrupted; what was recorded is in {out / 'recording'}", file=sys.stderr)
                 return 130
-    return run_offline(args, out)
+    return run_offline(args, out, summary)
 
 
-def run_graph(args, out, graph_class):
+def robot_file_of(args):
+    """--robot, or the engine's default robot (None: the nodes' own default, the ER3A)."""
+    if args.robot:
+        return str(args.robot)
+    return str(find_package_file(*MUJOCO_ROBOT)) if args.engine == "mujoco" else None
+
+
+def engine_parameters(engine):
+    """What the demo sets for ``engine`` beyond the parameter files: {node: {parameter: value}}."""
+    if engine != "mujoco":
+        return {}
+    return {"sim_robot": {"engine": "mujoco", "friction": MUJOCO_FRICTION},
+            "identifier": {"friction": MUJOCO_FRICTION, "reversal_lead": MUJOCO_REVERSAL_LEAD, "armature": True}}
+
+
+def identify_options(engine):
+    """The identify options that match the demo's identification of ``engine``."""
+    return f" --friction {MUJOCO_FRICTION} --armature" if engine == "mujoco" else ""
+
+
+def run_graph(args, out, graph_class, summary):
     bag_path, model_path = fresh(out / "recording"), out / "model.yaml"
     sim = {key: value for key, value in (("seed", args.seed), ("noise_std", args.noise)) if value is not None}
-    robot = {"robot_file": str(args.robot)} if args.robot else {}
+    robot_file = robot_file_of(args)
+    robot = {"robot_file": robot_file} if robot_file else {}
+    engine = engine_parameters(args.engine)
     run_file = out / "demo_parameters.yaml"
     run_file.write_text(yaml.safe_dump({
-        "/**/sim_robot": {"ros__parameters": {**sim, **robot}},     # /**/: in any namespace
+        "/**/sim_robot": {"ros__parameters": {**engine.get("sim_robot", {}), **sim, **robot}},   # /**/: any namespace
         "/**/experiment_runner": {"ros__parameters": dict(robot)},
         "/**/recorder": {"ros__parameters": {"bag_path": str(bag_path)}},
-        "/**/identifier": {"ros__parameters": {"model_file": str(model_path), **robot}},
+        "/**/identifier": {"ros__parameters": {**engine.get("identifier", {}), "model_file": str(model_path), **robot}},
     }, sort_keys=False))
     files = [find_package_file("config", "demo.yaml"), *args.params_file, run_file]
     with graph_class(files, namespace=args.namespace) as graph:
@@ -179,9 +255,9 @@ def run_graph(args, out, graph_class):
         runner = graph.nodes["experiment_runner"]
         print(f"1. started sim_robot, experiment_runner, recorder, identifier and feedforward in one process "
               f"(parameters: config/<node>.yaml, {', '.join(map(str, files))}); playing a "
-              f"{runner.schedule.duration:.0f} s plan of {runner.schedule.plan.cycles} cycle(s) on the simulated "
-              f"{simulator.regressor.robot.name} (torque noise {float(np.max(simulator.noise_std)):g} N m), "
-              f"recording to {bag_path}", flush=True)
+              f"{runner.schedule.duration:.0f} s plan of {runner.schedule.plan.cycles} cycle(s) on the "
+              f"{simulator.regressor.robot.name} simulated by the {args.engine} engine (torque noise "
+              f"{float(np.max(simulator.noise_std)):g} N m), recording to {bag_path}", flush=True)
         graph.run_plan(progress=lambda text: print(text, flush=True))
         message = graph.identified_model()
         model = DynamicModel.from_yaml(message.artifact_yaml, source="IdentifiedModel.artifact_yaml")
@@ -192,11 +268,14 @@ def run_graph(args, out, graph_class):
         predicted = graph.compute_feedforward(model.joint_names, q, qd, qdd, message.version)
     expected = simulator.torques(q, qd, qdd, noise=False)
     print(f"\n3. feed-forward error on a held-out trajectory ({len(q)} points from the ComputeFeedforward service) "
-          "against the simulator's noise-free torques:")
-    print_feedforward_error(model.joint_names, predicted, expected, float(np.max(simulator.noise_std)))
+          f"against the {args.engine} engine's noise-free torques, and that of the true parameters in the model's "
+          "friction model family (model mismatch; the rest is identification error):")
+    errors = print_feedforward_error(model.joint_names, predicted, expected, float(np.max(simulator.noise_std)),
+                                     simulator.model_torques(q, qd, qdd))
+    summary.update(feedforward_summary(args.engine, model.robot, errors))
     print(f"\nbag {bag_path} (stage markers on /experiment_stage) and model {model_path} stay on disk; offline:\n"
-          f"  robot-dynid identify --robot {robot_file} --data {bag_path} --stage excitation "
-          f"--out {out / 'model_offline.yaml'}")
+          f"  robot-dynid identify --robot {robot_file} --data {bag_path} --stage excitation"
+          f"{identify_options(args.engine)} --out {out / 'model_offline.yaml'}")
     write_report(out, model, bag_path, (q, qd, qdd, expected), "4.")
     return 0
 
@@ -213,14 +292,24 @@ def record_bag(path, robot, t, q, qd, tau, period):
     return path
 
 
-def run_offline(args, out):
+def follow_excitation(arm, excitation, duration, rate):
+    """The arm's samples along ``excitation`` for ``duration`` [s] at ``rate`` [Hz] (t, q, qd, qdd, measured
+    tau): its positions, velocities and accelerations every 10 ms as quintic points from t = 0."""
+    points = time_grid(duration, dt=0.01)
+    q, qd, qdd = excitation.evaluate(points % float(np.max(excitation.period)))
+    arm.follower.command(arm.follower.joint_names, points, q, qd, qdd, start_time=0.0)
+    samples = arm.advance(duration - 0.5 / rate)
+    return samples.time, samples.q, samples.qd, samples.qdd, samples.measured_torque
+
+
+def run_offline(args, out, summary):
     settings = node_parameters("sim_robot")
     seed = settings["seed"] if args.seed is None else args.seed
     noise = settings["noise_std"] if args.noise is None else args.noise
     rate = settings["rate"] if args.rate is None else args.rate
     validators.count(args.periods, "--periods", DataError, maximum=MAX_PERIODS)
     validators.in_range(rate, "--rate", DataError, "Hz", 0.0, MAX_RATE, allow_minimum=False)
-    robot_file = args.robot or find_package_file("config", "robots", "er3a.yaml")
+    robot_file = robot_file_of(args) or find_package_file("config", "robots", "er3a.yaml")
     robot = load_robot(robot_file)
     excitation = load_trajectory(args.excitation or find_package_file("config", "trajectories", "er3a_table_4_1.yaml"))
     period = float(np.max(excitation.period))
@@ -228,23 +317,31 @@ def run_offline(args, out):
     if samples > MAX_SAMPLES:
         raise DataError(f"--periods {args.periods} of {period:g} s at {rate:g} Hz are {samples:.4g} samples, more than "
                         f"the demo's {MAX_SAMPLES}: fewer periods or a lower --rate")
-    friction = friction_model(settings["friction"])
-    regressor = Regressor(robot, friction)
-    truth = simulation_parameters(regressor, seed=seed)
-    simulator = SimulatedRobot(regressor, truth, np.full(robot.n_joints, noise))
+    mujoco = args.engine == "mujoco"
+    friction = friction_model(MUJOCO_FRICTION, reversal_lead=MUJOCO_REVERSAL_LEAD) if mujoco \
+        else friction_model(settings["friction"])
+    simulator = simulated_robot(args.engine, robot, friction, seed, np.full(robot.n_joints, noise))
+    truth = simulator.parameters
 
-    t = time_grid(args.periods * period, dt=1.0 / rate)
-    q, qd, qdd = excitation.evaluate(t % period)
-    tau = simulator.torques(q, qd, qdd, rng=seed)
+    if mujoco:
+        arm = simulated_arm(simulator, rate, seed=seed, max_lag=args.periods * period + 1.0)
+        t, q, qd, qdd, tau = follow_excitation(arm, excitation, args.periods * period, rate)
+        how = f"MuJoCo integrated it in steps of {arm.timestep:g} s under computed-torque tracking"
+    else:
+        t = time_grid(args.periods * period, dt=1.0 / rate)
+        q, qd, qdd = excitation.evaluate(t % period)
+        tau = simulator.torques(q, qd, qdd, rng=seed)
+        how = "torques from the regressor"
     print(f"1. simulated {robot.name} along the excitation: {args.periods} periods of {period:g} s at "
-          f"{rate:g} Hz ({len(t)} samples), torque noise {noise:g} N m")
+          f"{rate:g} Hz ({len(t)} samples, {how}), torque noise {noise:g} N m")
 
     bag_path = record_bag(out / "recording", robot, t, q, qd, tau, period)
     write_csv(out / "recording.csv", Recording.from_arrays(robot.joint_names, t, q, qd, qdd, tau, source="demo"))
     print(f"2. recorded {bag_path} (MCAP: /joint_states, /experiment_stage) and {out / 'recording.csv'}")
 
     recording = read_recording(bag_path, joint_names=robot.joint_names)
-    model = identify(recording.select(stage="excitation"), robot, IdentificationSettings(friction=friction),
+    model = identify(recording.select(stage="excitation"), robot, IdentificationSettings(friction=friction,
+                                                                                         armature=mujoco),
                      provenance={"data_source": str(bag_path), "segments": "all excitation cycles"})
     model_path = model.save(out / "model.yaml")
     print(f"3. identified from the bag (accelerations by Savitzky-Golay differentiation); model: {model_path}\n")
@@ -252,9 +349,14 @@ def run_offline(args, out):
 
     _, qv, qdv, qddv = held_out_motion(robot)
     expected = simulator.torques(qv, qdv, qddv, noise=False)
-    print("\n4. feed-forward error on a held-out trajectory against the simulator's noise-free torques:")
-    print_feedforward_error(robot.joint_names, model.torque(qv, qdv, qddv), expected, noise)
-    print(f"\noffline: robot-dynid identify --robot {robot_file} --data {bag_path} --out model.yaml")
+    print(f"\n4. feed-forward error on a held-out trajectory against the {args.engine} engine's noise-free torques, "
+          "and that of the true parameters in the model's friction model family (model mismatch; the rest is "
+          "identification error):")
+    errors = print_feedforward_error(robot.joint_names, model.torque(qv, qdv, qddv), expected, noise,
+                                     simulator.model_torques(qv, qdv, qddv))
+    summary.update(feedforward_summary(args.engine, robot, errors))
+    print(f"\noffline: robot-dynid identify --robot {robot_file} --data {bag_path}{identify_options(args.engine)} "
+          "--out model.yaml")
     write_report(out, model, bag_path, (qv, qdv, qddv, expected), "5.")
     return 0
 

@@ -7,7 +7,7 @@ import os
 import pathlib
 import sys
 
-from robot_dynid.model.friction import FRICTION_MODEL_NAMES, FrictionModel
+from robot_dynid.model.friction import FRICTION_MODEL_NAMES, MAX_REVERSAL_LEAD, FrictionModel
 from robot_dynid.recordings.conditioning import (ACCELERATION_NOISE_FRACTION, MAX_DERIVATIVE_WINDOW, MAX_GIVEN_WINDOW,
                                                  MIN_WINDOW_SAMPLES)
 from robot_dynid.recordings.stage_detection import REST_THRESHOLD, REST_THRESHOLD_FRACTION
@@ -35,6 +35,11 @@ def add_model_structure_arguments(parser):
     group.add_argument("--stribeck-velocity", type=positive_number("a speed > 0 [rad/s]"),
                        default=_FRICTION_DEFAULTS.stribeck_velocity, metavar="RAD_S",
                        help="--friction arctan: vs [rad/s] of its Stribeck transition (default: %(default)s)")
+    group.add_argument("--reversal-lead", type=non_negative_number("a lead >= 0 [s]"),
+                       default=_FRICTION_DEFAULTS.reversal_lead, metavar="S",
+                       help="--friction coulomb_viscous_lead: tau_r [s] of its Coulomb sign sgn(qd + tau_r qdd), "
+                            f"at most {MAX_REVERSAL_LEAD:g} s; the default is MuJoCo's lead (docs/simulation.md) "
+                            "(default: %(default)s)")
     group.add_argument("--armature", action="store_true",
                        help="add a rotor inertia per joint, Ia_j qdd_j [kg m^2] (or per motor with a transmission: "
                             "Ia_m qddm, mapped to the joints by T^T)")

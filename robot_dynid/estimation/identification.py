@@ -46,7 +46,7 @@ from robot_dynid.estimation.physical_consistency import (DEFAULT_DELTA, DEFAULT_
 from robot_dynid.estimation.torque_scale import check_torque_scale
 from robot_dynid.model.base_parameters import BaseParameters, compute_base_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.friction import FrictionModel, friction_model
+from robot_dynid.model.friction import MAX_REVERSAL_LEAD, FrictionModel, friction_model
 from robot_dynid.model.link_inertials import prior_parameters
 from robot_dynid.model.regressor import FRICTION_SIDES, Regressor
 from robot_dynid.model.robot_description import RobotDescription
@@ -163,14 +163,14 @@ _FRICTION_DEFAULTS = FrictionModel()
 OPTION_DEFAULTS = {
     "friction": "coulomb_viscous", "friction_drift": "none", "dead_band": _FRICTION_DEFAULTS.dead_band,
     "sign_sharpness": _FRICTION_DEFAULTS.sign_sharpness, "stribeck_velocity": _FRICTION_DEFAULTS.stribeck_velocity,
-    "armature": False, "offset": False, "method": "ols", "forgetting": 1.0, "lowpass": None,
-    "check_torque_scale": True,
+    "reversal_lead": _FRICTION_DEFAULTS.reversal_lead, "armature": False, "offset": False, "method": "ols",
+    "forgetting": 1.0, "lowpass": None, "check_torque_scale": True,
     "file_offsets": False, "consistent": False, "bounds_file": None, "prior_mode": "two_step",
     "friction_side": "auto",
 }
 """The options :func:`settings_from_options` takes, with their defaults: the friction model (name,
 ``friction_drift``, ``dead_band`` [rad/s], ``sign_sharpness`` [s/rad], ``stribeck_velocity``
-[rad/s]), the extra columns (``armature``, ``offset``), the estimator (``method``,
+[rad/s], ``reversal_lead`` [s]), the extra columns (``armature``, ``offset``), the estimator (``method``,
 ``forgetting``), ``lowpass`` [Hz] (None or 0: off), ``file_offsets``, ``check_torque_scale``, and the consistent fit
 (``consistent``, ``bounds_file`` (None or '': none), ``prior_mode``: two_step, regularised or
 none), and ``friction_side`` (``auto``: on the motors with a transmission, else on the joints; ``joint``,
@@ -205,7 +205,9 @@ def settings_from_options(options: Mapping, robot: RobotDescription,
                          f"{joints}: it would zero every friction column of such a joint over its whole speed "
                          "range (no friction identified); give a dead band below the slowest joint's limit")
     friction = friction_model(values["friction"], drift=values["friction_drift"], dead_band=dead_band,
-                              sign_sharpness=values["sign_sharpness"], stribeck_velocity=values["stribeck_velocity"])
+                              sign_sharpness=values["sign_sharpness"], stribeck_velocity=values["stribeck_velocity"],
+                              reversal_lead=validators.in_range(values["reversal_lead"], label("reversal_lead"),
+                                                                DynIdError, "s", 0.0, MAX_REVERSAL_LEAD))
     side = values["friction_side"]
     if side not in ("auto",) + FRICTION_SIDES:
         raise DynIdError(f"{label('friction_side')} is {side!r}; expected one of {['auto', *FRICTION_SIDES]}")

@@ -126,6 +126,7 @@ NONNEGATIVE_FRICTION = {
     "stribeck_cbrt": {"fc": "N m", "fv": "N m s/rad"},
     "arctan": {"fc": "N m", "fv": "N m s/rad", "fs": "N m"},
     "polynomial": {"f1": "N m", "f2": "N m s/rad"},
+    "coulomb_viscous_lead": {"fc": "N m", "fv": "N m s/rad"},
 }
 INSTALL_HINT = ("needs cvxpy with the CLARABEL solver: pip install cvxpy, or pip install "
                 '"robot-dynid[consistent]"')

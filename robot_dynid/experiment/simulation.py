@@ -256,3 +256,8 @@ class SimulatedRobot:
         if noise and np.any(self.noise_std > 0.0):
             tau += np.random.default_rng(rng).normal(0.0, 1.0, tau.shape) * self.noise_std
         return tau
+
+    def model_torques(self, q, qd, qdd) -> np.ndarray:
+        """The true parameters through the regressor (N, n) [N m], the warm robot's torques: what a perfect
+        identification predicts (the same interface as the MuJoCo engine's)."""
+        return self.regressor.torque(self.parameters, q, qd, qdd)

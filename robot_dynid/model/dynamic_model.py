@@ -572,7 +572,9 @@ def _friction(data, path: str) -> FrictionModel:
     """The friction model of ``data``: every field of :class:`FrictionModel`, nothing else."""
     fields = FrictionModel().to_dict()
     choices = {"name": FRICTION_MODEL_NAMES, "drift": DRIFT_MODES}
-    for key, value in _mapping(data, path, tuple(fields)).items():
+    _mapping(data, path)
+    validators.known_keys(data, path, tuple(fields), ("reversal_lead",), ModelFileError)
+    for key, value in data.items():
         if key in choices:
             _text(value, _field(path, key), choices[key])
         else:

@@ -16,6 +16,12 @@ Models (``sgn`` is the sign function, ``sgn(0) = 0``):
   breakaway (static) level reached just above zero speed, ``fc`` the Coulomb level reached
   for ``|v| >> vs``. ``k = sign_sharpness`` [s/rad], ``vs = stribeck_velocity`` [rad/s].
 - ``"polynomial"``: ``f1 sgn(v) + f2 v + f3 v|v| + f4 v^3``.
+- ``"coulomb_viscous_lead"`` (friction that reverses ahead of the velocity):
+  ``fc sgn(v + tau_r a) + fv v``, ``a = qdd`` [rad/s^2], ``tau_r = reversal_lead`` [s]: the Coulomb sign is
+  that of the velocity ``tau_r`` ahead. When a joint decelerates towards a reversal its friction flips
+  before the velocity crosses zero, as stick-slip does and as MuJoCo's friction loss does (its constraint
+  flips at ``v + a / b = 0``, ``1 / b = 9.5 ms`` with its default solver settings); with ``tau_r = 0`` it is
+  ``coulomb_viscous``. docs/simulation.md measures the models on MuJoCo.
 
 For every model all columns are zero where ``|v| < dead_band`` (0 disables the band).
 
@@ -42,8 +48,10 @@ from robot_dynid.errors import DataError, DynIdError
 
 logger = logging.getLogger(__name__)
 
-FRICTION_MODEL_NAMES = ("none", "coulomb_viscous", "stribeck_cbrt", "arctan", "polynomial")
+FRICTION_MODEL_NAMES = ("none", "coulomb_viscous", "stribeck_cbrt", "arctan", "polynomial", "coulomb_viscous_lead")
 DRIFT_MODES = ("none", "temperature", "time")
+#: Largest ``reversal_lead`` [s]: a friction that flips a tenth of a second ahead of the velocity is not friction.
+MAX_REVERSAL_LEAD = 0.1
 
 _BASE_COEFFICIENTS = {
     "none": (),
@@ -51,15 +59,18 @@ _BASE_COEFFICIENTS = {
     "stribeck_cbrt": ("fc", "fv", "fs"),
     "arctan": ("fc", "fv", "fs"),
     "polynomial": ("f1", "f2", "f3", "f4"),
+    "coulomb_viscous_lead": ("fc", "fv"),
 }
 _DRIFT_SUFFIX = {"none": None, "temperature": "_dT", "time": "_cold"}
 
 
-def _base_columns(model: "FrictionModel", v: np.ndarray, scale) -> list[np.ndarray]:
+def _base_columns(model: "FrictionModel", v: np.ndarray, scale, a: np.ndarray) -> list[np.ndarray]:
     """Columns of the model without drift, each of the shape of ``v``; the speed constants
-    are multiplied by ``scale`` (1, or (n,) per column of ``v``)."""
+    are multiplied by ``scale`` (1, or (n,) per column of ``v``); ``a`` the accelerations."""
     if model.name == "none":
         return []
+    if model.name == "coulomb_viscous_lead":
+        return [np.sign(v + model.reversal_lead * a), v]
     sign = np.sign(v)
     if model.name == "coulomb_viscous":
         return [sign, v]
@@ -90,6 +101,9 @@ class FrictionModel:
         ``k`` [s/rad] of the arctan model's smooth sign ``(2/pi) atan(k v)`` (> 0).
     stribeck_velocity : float
         ``vs`` [rad/s] of the arctan model's transition ``(2/pi) atan(v / vs)`` (> 0).
+    reversal_lead : float
+        ``tau_r`` [s] of the ``coulomb_viscous_lead`` model's sign ``sgn(v + tau_r a)`` (>= 0, at most
+        :data:`MAX_REVERSAL_LEAD`); the default is MuJoCo's lead with its default solver settings.
     drift : str
         ``"none"``, ``"temperature"`` (coefficients linear in temperature) or ``"time"``
         (coefficients with an exponentially decaying cold-start excess).
@@ -103,6 +117,7 @@ class FrictionModel:
     dead_band: float = 0.0
     sign_sharpness: float = 100.0
     stribeck_velocity: float = 0.1
+    reversal_lead: float = 0.0095
     drift: str = "none"
     reference_temperature: float = 20.0
     warmup_time_constant: float = 1200.0
@@ -117,7 +132,7 @@ class FrictionModel:
         if self.drift != "none" and self.name == "none":
             raise DynIdError(
                 f"friction drift {self.drift!r} needs a friction model, got name 'none'")
-        for field in ("dead_band", "sign_sharpness", "stribeck_velocity",
+        for field in ("dead_band", "sign_sharpness", "stribeck_velocity", "reversal_lead",
                       "reference_temperature", "warmup_time_constant"):
             value = getattr(self, field)
             if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
@@ -127,6 +142,8 @@ class FrictionModel:
         _check_positive("sign_sharpness", self.sign_sharpness)
         _check_positive("stribeck_velocity", self.stribeck_velocity)
         _check_positive("warmup_time_constant", self.warmup_time_constant)
+        validators.in_range(self.reversal_lead, "friction constant reversal_lead", DynIdError, "s", 0.0,
+                            MAX_REVERSAL_LEAD)
         if not math.isfinite(self.reference_temperature):
             raise DynIdError("friction constant reference_temperature must be finite, "
                              f"got {self.reference_temperature!r}")
@@ -158,7 +175,7 @@ class FrictionModel:
     def needs_elapsed(self) -> bool:
         return self.drift == "time"
 
-    def columns(self, qd, temperature=None, elapsed=None, velocity_scale=None) -> np.ndarray:
+    def columns(self, qd, temperature=None, elapsed=None, velocity_scale=None, qdd=None) -> np.ndarray:
         """Regressor columns of the friction coefficients.
 
         Parameters
@@ -187,7 +204,10 @@ class FrictionModel:
         if not np.all(np.isfinite(v)):
             raise DataError("qd contains non-finite values")
         scale = 1.0 if velocity_scale is None else np.asarray(velocity_scale, dtype=float)
-        base = _base_columns(self, v, scale)
+        a = np.zeros_like(v) if qdd is None else np.asarray(qdd, dtype=float)
+        if a.shape != v.shape:
+            raise DataError(f"qdd must have the shape of qd {v.shape}, got {a.shape}")
+        base = _base_columns(self, v, scale, a)
         if self.drift == "temperature":
             factor = self._temperature_factor(temperature, v.shape)
         elif self.drift == "time":
@@ -225,14 +245,14 @@ class FrictionModel:
             raise DataError("elapsed must be finite and >= 0 [s]")
         return np.exp(-elapsed / self.warmup_time_constant)[:, None]
 
-    def torque(self, coefficients, qd, temperature=None, elapsed=None) -> np.ndarray:
+    def torque(self, coefficients, qd, temperature=None, elapsed=None, qdd=None) -> np.ndarray:
         """Friction torque for given coefficients.
 
         Parameters
         ----------
         coefficients : array_like, shape (n, n_coefficients)
             Coefficients per joint, in the order of :attr:`coefficient_names`.
-        qd, temperature, elapsed
+        qd, temperature, elapsed, qdd
             As in :meth:`columns`.
 
         Returns
@@ -240,7 +260,7 @@ class FrictionModel:
         ndarray, shape (N, n)
             Friction torque [N m].
         """
-        columns = self.columns(qd, temperature, elapsed)
+        columns = self.columns(qd, temperature, elapsed, qdd=qdd)
         coefficients = np.asarray(coefficients, dtype=float)
         expected = (columns.shape[1], self.n_coefficients)
         if coefficients.shape != expected:
@@ -249,8 +269,12 @@ class FrictionModel:
         return np.einsum("kjc,jc->kj", columns, coefficients)
 
     def to_dict(self) -> dict:
-        """Plain dict of all fields (YAML/JSON friendly); inverse of :meth:`from_dict`."""
-        return dataclasses.asdict(self)
+        """Plain dict of the fields (YAML/JSON friendly); inverse of :meth:`from_dict`. ``reversal_lead``
+        only for the model that uses it (files of the other models read as before it existed)."""
+        data = dataclasses.asdict(self)
+        if self.name != "coulomb_viscous_lead":
+            del data["reversal_lead"]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict) -> "FrictionModel":

@@ -363,7 +363,8 @@ class Regressor:
         return out
 
     def drive_velocities(self, qd) -> np.ndarray:
-        """Velocities of the friction rows (N, R): joint rows ``qd_j``, motor rows ``qdm = T qd`` [rad/s]."""
+        """Velocities of the friction rows (N, R): joint rows ``qd_j``, motor rows ``qdm = T qd`` [rad/s] (or the
+        accelerations of accelerations)."""
         if self.friction_side == "joint":
             return np.asarray(qd, dtype=float)
         return np.asarray(qd, dtype=float) @ self._friction_map.T
@@ -371,11 +372,12 @@ class Regressor:
     def _evaluate(self, q, qd, qdd, temperature, elapsed, out) -> None:
         """The kernel on checked, C-contiguous states (N, n) into ``out`` (N, n, p)."""
         if self.friction_side == "joint":
-            friction = self.friction.columns(qd, temperature=temperature, elapsed=elapsed)
+            friction = self.friction.columns(qd, temperature=temperature, elapsed=elapsed, qdd=qdd)
         else:
             friction = self.friction.columns(
                 self.drive_velocities(qd), elapsed=elapsed, velocity_scale=self._velocity_scale,
-                temperature=None if temperature is None else np.asarray(temperature)[:, self._temperature_joint])
+                temperature=None if temperature is None else np.asarray(temperature)[:, self._temperature_joint],
+                qdd=self.drive_velocities(qdd))
         _regressor_kernel.regressor(self._chain, self._prismatic, self._gravity, q, qd, qdd,
                                     np.ascontiguousarray(friction, dtype=float), self._friction_map,
                                     self._armature_map, self.offset, out)

@@ -74,10 +74,10 @@ DEFAULT_ACCELERATION_PER_VELOCITY = 5.0
 CONTINUOUS_POSITION_LIMITS = (-math.pi, math.pi)
 
 _DH_REQUIRED = ("name", "dh_convention", "joints")
-_DH_OPTIONAL = ("gravity", "base", "transmission", "rated_payload")
+_DH_OPTIONAL = ("gravity", "base", "transmission", "rated_payload", "simulation")
 _URDF_OPTIONAL = ("name", "gravity", "joints", "position_limits", "velocity_limits",
                   "acceleration_limits", "effort_limits", "gear_ratios", "rated_motor_torques",
-                  "torque_constants", "transmission", "rated_payload")
+                  "torque_constants", "transmission", "rated_payload", "simulation")
 #: Largest rated payload accepted [kg] (the heaviest industrial arms carry about 2300 kg): more is grams.
 MAX_RATED_PAYLOAD = 5000.0
 _URDF_LIMIT_MAPS = ("position_limits", "velocity_limits", "acceleration_limits", "effort_limits")
@@ -90,6 +90,8 @@ _INERTIAL_KEYS = ("mass", "com", "inertia")
 _DRIVE_KEYS = ("gear_ratio", "rated_motor_torque", "torque_constant")
 _URDF_DRIVE_MAPS = tuple(f"{key}s" for key in _DRIVE_KEYS)
 _BASE_KEYS = ("a", "alpha", "d", "theta")
+#: Keys of a joint's entry in the ``simulation:`` section and their units (revolute joint, prismatic joint).
+SIMULATION_KEYS = {"armature": ("kg m^2", "kg"), "damping": ("N m s/rad", "N s/m"), "friction_loss": ("N m", "N")}
 _URDF_REVOLUTE_TYPES = ("revolute", "continuous")
 _URDF_JOINT_TYPES = _URDF_REVOLUTE_TYPES + ("prismatic",)
 
@@ -206,6 +208,31 @@ def current_to_torque(current, torque_constant, gear_ratio, efficiency=None) -> 
 
 
 @dataclass(frozen=True)
+class JointSimulation:
+    """What a physics engine adds at one joint (the description's ``simulation:`` section), each >= 0 or None.
+
+    Parameters
+    ----------
+    armature : float or None
+        Rotor inertia reflected to the joint [kg m^2; kg for a prismatic joint], torque ``Ia qdd``.
+    damping : float or None
+        Viscous damping [N m s/rad; N s/m], torque ``-d qd``.
+    friction_loss : float or None
+        Dry friction [N m; N]: at most this torque opposes the motion (MuJoCo's ``frictionloss``).
+
+    None keeps what the engine's model file says (URDF ``<dynamics damping friction>``, MJCF joint
+    attributes), 0 where it says nothing.
+    """
+
+    armature: float | None = None
+    damping: float | None = None
+    friction_loss: float | None = None
+
+    def to_dict(self) -> dict:
+        return {key: value for key, value in dataclasses.asdict(self).items() if value is not None}
+
+
+@dataclass(frozen=True)
 class LinkInertial:
     """Mass properties of a body, in the axes of a frame F (a DH link frame, a URDF link frame).
 
@@ -287,6 +314,11 @@ class RobotDescription:
     rated_payload : float or None
         The mass the arm is rated to carry [kg] (datasheet), in (0, :data:`MAX_RATED_PAYLOAD`]; an
         identified payload far heavier is reported as implausible. None: unknown.
+    simulation : tuple of JointSimulation or None
+        One per joint: armature, damping and friction loss a physics engine simulates (``sim_robot``'s
+        ``engine: mujoco``); not used by identification.
+    mjcf : str or None
+        MJCF (MuJoCo XML) text for MJCF robots (:mod:`robot_dynid.model.mjcf`); ``urdf`` is then None.
     """
 
     name: str
@@ -302,9 +334,11 @@ class RobotDescription:
     joint_types: tuple[str, ...] | None = None
     transmission: Transmission | None = None
     rated_payload: float | None = None
+    simulation: tuple[JointSimulation, ...] | None = None
+    mjcf: str | None = None
 
     def __post_init__(self) -> None:
-        for field in ("joint_names", "limits", "gravity", "dh", "drives", "inertials", "joint_types"):
+        for field in ("joint_names", "limits", "gravity", "dh", "drives", "inertials", "joint_types", "simulation"):
             value = getattr(self, field)
             if value is not None and not isinstance(value, tuple):
                 object.__setattr__(self, field, tuple(value))
@@ -372,6 +406,9 @@ class RobotDescription:
     def continuous(self) -> tuple[bool, ...]:
         """Per joint, True for a URDF ``continuous`` joint: it turns without end, and its
         position limits (``[-pi, pi]`` unless overridden) only bound excitation design."""
+        if self.mjcf is not None:
+            from robot_dynid.model.mjcf import mjcf_continuous
+            return mjcf_continuous(self.mjcf, self.joint_names)
         if self.urdf is None:
             return (False,) * self.n_joints
         from robot_dynid.model.urdf import parse_urdf
@@ -413,8 +450,8 @@ class RobotDescription:
         A URDF robot is written with its URDF text inline and every limit as an override.
         """
         data: dict[str, Any] = {"name": self.name, "gravity": list(self.gravity)}
-        if self.urdf is not None:
-            data["urdf"] = self.urdf
+        if self.urdf is not None or self.mjcf is not None:
+            data["urdf" if self.urdf is not None else "mjcf"] = self.urdf if self.urdf is not None else self.mjcf
             data["joints"] = list(self.joint_names)
             pairs = list(zip(self.joint_names, self.limits))
             data["position_limits"] = {name: list(limit.position) for name, limit in pairs}
@@ -432,6 +469,8 @@ class RobotDescription:
                 data["transmission"] = self.transmission.to_dict()
             if self.rated_payload is not None:
                 data["rated_payload"] = self.rated_payload
+            if self.simulation is not None:
+                data["simulation"] = self._simulation_dict()
             return data
         data["dh_convention"] = self.dh_convention
         if self.base is not None:
@@ -457,7 +496,12 @@ class RobotDescription:
             data["transmission"] = self.transmission.to_dict()
         if self.rated_payload is not None:
             data["rated_payload"] = self.rated_payload
+        if self.simulation is not None:
+            data["simulation"] = self._simulation_dict()
         return data
+
+    def _simulation_dict(self) -> dict:
+        return {name: entry.to_dict() for name, entry in zip(self.joint_names, self.simulation) if entry.to_dict()}
 
 
 def _check_description(robot: RobotDescription) -> None:
@@ -484,8 +528,8 @@ def _check_description(robot: RobotDescription) -> None:
             f"gravity must have 3 values [m/s^2], got {len(robot.gravity)}: {robot.gravity!r}")
     object.__setattr__(robot, "gravity", tuple(_number(g, "gravity") for g in robot.gravity))
     _check_gravity(robot.gravity)
-    if (robot.dh is None) == (robot.urdf is None):
-        raise RobotDescriptionError("a robot needs exactly one of a DH table (dh) and urdf text")
+    if sum(value is not None for value in (robot.dh, robot.urdf, robot.mjcf)) != 1:
+        raise RobotDescriptionError("a robot needs exactly one of a DH table (dh), urdf text and mjcf text")
     if robot.dh is not None:
         if robot.dh_convention not in DH_CONVENTIONS:
             raise RobotDescriptionError(
@@ -498,20 +542,25 @@ def _check_description(robot: RobotDescription) -> None:
         if robot.base is not None:
             _check_dh_row(robot.base, "base", "theta")
     elif robot.dh_convention is not None or robot.base is not None:
-        raise RobotDescriptionError("a URDF robot takes no dh_convention or base; "
-                                    "put fixed transforms into the URDF")
+        raise RobotDescriptionError("a URDF or MJCF robot takes no dh_convention or base; "
+                                    "put fixed transforms into its file")
     if robot.drives is not None and len(robot.drives) != n:
         raise RobotDescriptionError(
             f"drives has {len(robot.drives)} entries, expected one per joint ({n})")
     if robot.inertials is not None:
-        if robot.urdf is not None:
-            raise RobotDescriptionError("a URDF robot takes no inertials; they come from the "
-                                        "URDF's <inertial> elements")
+        if robot.dh is None:
+            raise RobotDescriptionError("a URDF or MJCF robot takes no inertials; they come from its file")
         if len(robot.inertials) != n:
             raise RobotDescriptionError(
                 f"inertials has {len(robot.inertials)} entries, expected one per joint ({n})")
         for index, inertial in enumerate(robot.inertials):
             _check_inertial(inertial, f"joints[{index}] ({robot.joint_names[index]}).inertial")
+    if robot.simulation is not None:
+        if len(robot.simulation) != n or not all(isinstance(entry, JointSimulation) for entry in robot.simulation):
+            raise RobotDescriptionError(f"simulation must give one JointSimulation per joint ({n}), "
+                                        f"got {robot.simulation!r}")
+        for name, entry, kind in zip(robot.joint_names, robot.simulation, robot.joint_types or ()):
+            _check_simulation(entry, name, kind == "prismatic")
     if len(robot.joint_types) != n or any(kind not in JOINT_TYPES for kind in robot.joint_types):
         raise RobotDescriptionError(f"joint_types must give one of {JOINT_TYPES} per joint ({n}), "
                                     f"got {list(robot.joint_types)}")
@@ -563,6 +612,40 @@ def _check_inertial(inertial: LinkInertial, label: str) -> None:
     if max(abs(value) for value in inertial.com) > MAX_LENGTH:
         raise RobotDescriptionError(f"{label}.com = {list(inertial.com)} m looks like millimetres "
                                     f"(expected |com| <= {MAX_LENGTH} m)")
+
+
+def _check_simulation(entry: JointSimulation, joint: str, prismatic: bool) -> None:
+    """Each value of a joint's simulation entry finite and >= 0 (or None), naming the joint, key and unit."""
+    for key, units in SIMULATION_KEYS.items():
+        value = getattr(entry, key)
+        if value is None:
+            continue
+        unit = units[1] if prismatic else units[0]
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not math.isfinite(value):
+            raise RobotDescriptionError(f"simulation.{joint}.{key} must be a finite number [{unit}], got {value!r}")
+        if value < 0.0:
+            raise RobotDescriptionError(f"simulation.{joint}.{key} = {value!r} {unit} must be >= 0")
+
+
+def simulation_from_dict(section: Any, joint_names: Sequence[str]) -> tuple[JointSimulation, ...]:
+    """The ``simulation:`` section (mapping joint name -> ``{armature, damping, friction_loss}``), one
+    :class:`JointSimulation` per joint of ``joint_names`` (empty for joints it does not name)."""
+    if not isinstance(section, Mapping):
+        raise RobotDescriptionError("simulation must be a mapping joint name -> {armature [kg m^2], damping "
+                                    f"[N m s/rad], friction_loss [N m]}}, got {type(section).__name__}")
+    unknown = [name for name in section if name not in joint_names]
+    if unknown:
+        raise RobotDescriptionError(f"simulation: {unknown[0]!r} is not a joint of the robot; joints: "
+                                    f"{', '.join(joint_names)}")
+    entries = []
+    for name in joint_names:
+        entry = section.get(name, {})
+        if entry is None:
+            raise RobotDescriptionError(f"simulation.{name} is null: give some of {', '.join(SIMULATION_KEYS)} "
+                                        "or leave the joint out")
+        _check_keys(entry, f"simulation.{name}", (), tuple(SIMULATION_KEYS))
+        entries.append(JointSimulation(**{key: entry[key] for key in SIMULATION_KEYS if key in entry}))
+    return tuple(entries)
 
 
 def _check_gravity(gravity: tuple[float, ...]) -> None:
@@ -682,6 +765,9 @@ def robot_from_dict(data: Mapping, base_dir: str | os.PathLike | None = None,
         if "urdf" in data:
             from robot_dynid.model.urdf import robot_from_urdf_dict
             return robot_from_urdf_dict(data, base_dir)
+        if "mjcf" in data:
+            from robot_dynid.model.mjcf import robot_from_mjcf_dict
+            return robot_from_mjcf_dict(data, base_dir)
         return _robot_from_dh_dict(data)
     except RobotDescriptionError as error:
         raise RobotDescriptionError(f"{source}: {error}") from None
@@ -737,6 +823,8 @@ def _robot_from_dh_dict(data: Mapping) -> RobotDescription:
                             inertials=None if inertials[0] is None else tuple(inertials),
                             joint_types=tuple(types), transmission=transmission,
                             rated_payload=_number(data["rated_payload"], "rated_payload") if "rated_payload" in data
+                            else None,
+                            simulation=simulation_from_dict(data["simulation"], names) if "simulation" in data
                             else None)
 
 
@@ -789,6 +877,10 @@ def _joint_geometry(robot: RobotDescription) -> list[_JointGeometry]:
         from robot_dynid.model.urdf import urdf_chain
         return [_JointGeometry(placement, axis, pin.SE3.Identity())
                 for placement, axis in urdf_chain(robot.urdf, robot.joint_names)]
+    if robot.mjcf is not None:
+        from robot_dynid.model.mjcf import mjcf_chain
+        return [_JointGeometry(placement, axis, pin.SE3.Identity())
+                for placement, axis, _ in mjcf_chain(robot.mjcf, robot.joint_names)]
     convention = robot.dh_convention
     base = (pin.SE3.Identity() if robot.base is None
             else _dh_transform(robot.base, convention))

@@ -38,7 +38,8 @@ from robot_dynid.model.robot_description import (_URDF_DRIVE_MAPS, _URDF_JOINT_T
                                                  DEFAULT_GRAVITY, MAX_LENGTH, JointDrive,
                                                  JointLimits, LinkBody, LinkInertial,
                                                  RobotDescription, _check_inertial, _check_keys,
-                                                 _number, _numbers, joint_motion_subspace)
+                                                 _number, _numbers, joint_motion_subspace,
+                                                 simulation_from_dict)
 from robot_dynid.model.transmission import transmission_from_dict
 
 logger = logging.getLogger(__name__)
@@ -75,6 +76,8 @@ def robot_from_urdf_dict(data: Mapping, base_dir: str | os.PathLike | None) -> R
                                                                                robot.joint_names))
     if "rated_payload" in data:
         robot = dataclasses.replace(robot, rated_payload=_number(data["rated_payload"], "rated_payload"))
+    if "simulation" in data:
+        robot = dataclasses.replace(robot, simulation=simulation_from_dict(data["simulation"], robot.joint_names))
     return robot
 
 
@@ -303,21 +306,29 @@ def urdf_chain(urdf_text: str, joint_names: Sequence[str]) -> list[tuple[pin.SE3
     except (RuntimeError, ValueError) as error:
         raise RobotDescriptionError(_why_unreadable(urdf_text) or
                                     f"pinocchio cannot read the URDF: {' '.join(str(error).split())}") from None
+    return [(placement, axis) for placement, axis, _ in model_chain(full, joint_names, "URDF")]
+
+
+def model_chain(full: pin.Model, joint_names: Sequence[str], kind: str):
+    """``(placement, axis, inertia)`` of each of ``joint_names`` in the pinocchio model ``full`` (of a URDF or an
+    MJCF file, named ``kind`` in messages) with every other joint locked at 0: the joint's placement in its
+    parent's frame, its unit axis in its frame and the inertia of its body (what moves rigidly with it, about
+    and in its frame)."""
     locked = [index for index in range(1, full.njoints) if full.names[index] not in joint_names]
     if locked:
-        logger.info("URDF joints %s are not selected: held at 0", [full.names[index] for index in locked])
+        logger.info("%s joints %s are not selected: held at 0", kind, [full.names[index] for index in locked])
     reduced = pin.buildReducedModel(full, locked, pin.neutral(full)) if locked else full
     chain, previous = [], 0
     for name in joint_names:
         index = reduced.getJointId(name)
         if index >= reduced.njoints:
-            raise RobotDescriptionError(f"joint {name!r} is not in the URDF")
+            raise RobotDescriptionError(f"joint {name!r} is not in the {kind}")
         if reduced.parents[index] != previous:
             below = "the root" if previous == 0 else f"joint {reduced.names[previous]!r}"
             raise RobotDescriptionError(
-                f"joint {name!r}: URDF joint is not the next joint below {below}; the joints must be "
-                "listed base to tip along one chain (select them with joints: [...] when the URDF branches)")
-        chain.append((reduced.jointPlacements[index], _joint_axis(reduced, index, name)))
+                f"joint {name!r}: {kind} joint is not the next joint below {below}; the joints must be "
+                f"listed base to tip along one chain (select them with joints: [...] when the {kind} branches)")
+        chain.append((reduced.jointPlacements[index], _joint_axis(reduced, index, name), reduced.inertias[index]))
         previous = index
     return chain
 
@@ -394,8 +405,14 @@ def link_bodies(robot: RobotDescription, inertials: bool = True) -> tuple[tuple[
     through fixed joints or movable joints that are not selected (held at 0) before the next
     selected joint, each with its ``<inertial>`` (None without one). Links before the first
     selected joint (and branches hanging there) belong to no joint and are left out.
-    With ``inertials=False`` the URDF's ``<inertial>`` elements are not read (all None).
+    With ``inertials=False`` the URDF's ``<inertial>`` elements are not read (all None). MJCF robots:
+    one body ``"<joint>_link"`` per joint, its body and the bodies fixed below it merged by pinocchio.
     """
+    if robot.mjcf is not None:
+        from robot_dynid.model.mjcf import mjcf_inertials
+        merged = mjcf_inertials(robot) if inertials else (None,) * robot.n_joints
+        return tuple((LinkBody(f"{name}_link", pin.SE3.Identity(), inertial),)
+                     for name, inertial in zip(robot.joint_names, merged))
     if robot.urdf is None:
         inertials = robot.inertials or (None,) * robot.n_joints
         return tuple((LinkBody(f"{name}_link", pin.SE3.Identity(), inertial),)

@@ -82,6 +82,9 @@ def export_urdf(model: DynamicModel, urdf_text: str | None = None) -> str:
         raise DynIdError(f"the model has base parameters only (method {model.method}), and a URDF needs the standard "
                          "parameters: identify with --consistent, which estimates them (guided by the robot's "
                          "inertial prior where it has one)")
+    if model.robot.mjcf is not None:
+        raise DynIdError(f"robot {model.robot.name!r} is described by MJCF: export-urdf writes URDF robots and DH "
+                         "tables only")
     inertials = _joint_frame_inertials(model)
     if model.robot.urdf is None:
         if urdf_text is not None:

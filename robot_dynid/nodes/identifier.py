@@ -51,6 +51,7 @@ from robot_dynid.estimation.identification import OPTION_DEFAULTS, settings_from
 from robot_dynid.estimation.payload import PayloadSettings
 from robot_dynid.estimation.streaming import StreamingIdentifier, StreamingSettings, fit_metrics
 from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.model.friction import FRICTION_MODEL_NAMES, MAX_REVERSAL_LEAD
 from robot_dynid.model.payload import MAX_MASS, frame_placement
 from robot_dynid.model.robot_description import load_robot
 from robot_dynid.msg import ExperimentStage, IdentificationStatus, IdentifiedModel
@@ -67,7 +68,7 @@ STATE_DEPTH = 2000   # joint states queued [1]: 2 s at 1 kHz while a fit runs
 
 MAX_SAMPLES = 1_000_000   # buffered samples [1]: about 0.2 GB for 6 joints
 IDENTIFICATION_PARAMETERS = (  # (option of identification.settings_from_options, description, unit, check)
-    ("friction", "friction model: none, coulomb_viscous, stribeck_cbrt, arctan, polynomial", None, None),
+    ("friction", f"friction model: {', '.join(FRICTION_MODEL_NAMES)}", None, None),
     ("friction_drift", "friction coefficients drifting with temperature or time: none, temperature, time", None,
      None),
     ("dead_band", "speed below which every friction column is zero; 0 = none; below every joint's velocity limit",
@@ -76,6 +77,8 @@ IDENTIFICATION_PARAMETERS = (  # (option of identification.settings_from_options
      in_range("s/rad", 0.0, 1e6, allow_minimum=False)),
     ("stribeck_velocity", "arctan friction: vs of its Stribeck transition, in (0, 100]", "rad/s",
      in_range("rad/s", 0.0, 100.0, allow_minimum=False)),
+    ("reversal_lead", f"coulomb_viscous_lead friction: tau_r of its Coulomb sign sgn(qd + tau_r qdd), in "
+                      f"[0, {MAX_REVERSAL_LEAD:g}]", "s", in_range("s", 0.0, MAX_REVERSAL_LEAD)),
     ("armature", "add a rotor inertia column per joint, Ia_j qdd_j (per motor with a transmission)", None, None),
     ("friction_side", "where friction and armature act: auto (motor with a transmission, else joint), joint, motor, "
                       "both", None, None),

@@ -8,12 +8,18 @@ Gaussian noise of ``noise_std``) on the grid ``t0 + k / rate`` of the node clock
 the node's start (its cold start for the friction warm-up). ``~/true_effort`` carries the same
 states with the noise-free torques.
 
+``engine`` chooses the physics (:mod:`robot_dynid.experiment.engines`): ``regressor`` (default) computes the
+torques with the identifier's own regressor and follows the trajectory exactly; ``mujoco`` integrates the arm
+in MuJoCo with steps of at most ``timestep`` under a computed-torque tracking law, with the armature, damping
+and friction loss of the robot description's ``simulation:`` section (docs/simulation.md), and needs the
+``mujoco`` package (without it: one line saying how to install it, exit 2).
+
 The true parameters are :func:`robot_dynid.experiment.simulation.simulation_parameters` of the robot and
-friction model with ``seed``. Samples are computed in batches (the regressor costs about the
-same for one sample as for a hundred) every ``batch_period`` s and published with their own
-stamps; a timer drives this and is best-effort: on a loaded machine batches come late and grow,
-and samples more than ``max_lag`` s overdue are skipped with a warning, so stamps stay on the
-grid but messages can arrive in bursts up to ``batch_period`` (or the lag) behind the clock.
+friction model with ``seed`` (the regressor engine), or the MuJoCo model's, in the friction model's family.
+Samples are computed in batches (the regressor costs about the same for one sample as for a hundred) every
+``batch_period`` s and published with their own stamps; a timer drives this and is best-effort: on a loaded
+machine batches come late and grow, and samples more than ``max_lag`` s overdue are skipped with a warning, so
+stamps stay on the grid but messages can arrive in bursts up to ``batch_period`` (or the lag) behind the clock.
 
 Every numeric parameter is checked at start (finite, within the range its description states; the
 maxima bound the publisher's history of ``(max_lag + batch_period) * rate`` messages and the timer's
@@ -32,10 +38,9 @@ from trajectory_msgs.msg import JointTrajectory
 
 from robot_dynid import validators
 from robot_dynid.errors import DynIdError
-from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
-from robot_dynid.experiment.trajectory_following import SimulatedArm
+from robot_dynid.experiment.engines import check_engine, simulated_arm, simulated_robot
+from robot_dynid.experiment.mujoco_engine import DEFAULT_TIMESTEP, MAX_TIMESTEP, MIN_TIMESTEP
 from robot_dynid.model.friction import friction_model
-from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_description import load_robot
 from robot_dynid.nodes.node_runtime import declare, in_range, integer_in, spin_node
 from robot_dynid.package_files import find_package_file
@@ -55,6 +60,10 @@ class SimRobotNode(Node):
         super().__init__("sim_robot", **node_options)
         self.robot_file = robot_file = (declare(self, "robot_file", "", "robot description (YAML); '' = the ER3A")
                                         or str(find_package_file("config", "robots", "er3a.yaml")))
+        engine = declare(self, "engine", "regressor", "physics: regressor (the identifier's own model) or mujoco "
+                         '(pip install "robot-dynid[sim]")', check=lambda value, field: check_engine(value, field))
+        timestep = declare(self, "timestep", DEFAULT_TIMESTEP, f"mujoco engine: largest integration step, "
+                           f"{MIN_TIMESTEP:g} to {MAX_TIMESTEP:g}", "s", in_range("s", MIN_TIMESTEP, MAX_TIMESTEP))
         friction = declare(self, "friction", "coulomb_viscous", "friction model name")
         noise_std = declare(self, "noise_std", 0.5,
                             f"torque measurement noise standard deviation, 0 to {MAX_NOISE_STD:g}", "N m",
@@ -79,10 +88,9 @@ class SimRobotNode(Node):
         initial = declare(self, "initial_positions", [0.0] * robot.n_joints, "positions before any command, one per "
                           "joint", "rad", lambda value, field: validators.numbers(list(value), robot.n_joints, field,
                                                                                   DynIdError, "rad"))
-        regressor = Regressor(robot, friction_model(friction))
-        simulator = SimulatedRobot(regressor, simulation_parameters(regressor, seed), noise_std,
-                                   cold_excess, warmup)
-        self.arm = SimulatedArm(simulator, rate, initial, seed=seed, max_lag=max_lag)
+        simulator = simulated_robot(engine, robot, friction_model(friction), seed, noise_std, cold_excess, warmup,
+                                    timestep)
+        self.arm = simulated_arm(simulator, rate, initial, seed=seed, max_lag=max_lag)
         self.start = self.get_clock().now()
         # a late timer publishes up to max_lag of samples at once; a reliable keep-last writer overwrites
         # samples its readers have not acknowledged yet beyond its depth, so the depth covers a whole burst
@@ -93,7 +101,10 @@ class SimRobotNode(Node):
         self.create_subscription(JointTrajectory, command_topic, self.on_trajectory, 10)
         self.create_timer(max(batch_period, 1.0 / rate), self.on_timer)
         self.get_logger().info(
-            f"simulating {robot.name} ({robot_file}), friction {friction}, noise {noise_std} N m, "
+            f"simulating {robot.name} ({robot_file}) with the {engine} engine"
+            + (f" (step {self.arm.timestep:g} s, semi-implicit Euler, inertials from "
+               f"{simulator.model.inertials_from})" if engine == "mujoco" else "")
+            + f", friction {friction}, noise {noise_std} N m, "
             f"cold excess {cold_excess} (t_w {warmup} s), seed {seed}; following {command_topic}; "
             f"joint_states and ~/true_effort at {rate} Hz in batches every {batch_period} s "
             f"(reliable, depth {state_qos.depth})")

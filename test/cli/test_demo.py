@@ -1,6 +1,7 @@
 """robot-dynid demo: the in-process ROS graph, and the core-only demo; both leave a bag and a model
 that the offline commands reproduce."""
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -92,3 +93,10 @@ def test_ros_demo_names_what_is_wrong_in_a_parameter_file(tmp_path, capsys, cont
     error = capsys.readouterr().err
     assert re.search(message, error), error
     assert str(tmp_path / "bad.yaml") in error
+
+
+def test_the_mujoco_engine_without_mujoco_is_one_line_saying_how_to_install_it(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "mujoco", None)
+    assert main(["demo", "--offline", "--engine", "mujoco", "--out", str(tmp_path / "demo")]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and 'pip install "robot-dynid[sim]"' in error, error

@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from robot_dynid.errors import DynIdError
+from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.model.friction import FRICTION_MODEL_NAMES, FrictionModel, friction_model
 
 SPEEDS = np.array([[0.5, -2.0], [-0.5, 2.0], [0.0, 0.001]])
@@ -118,3 +118,43 @@ def test_dict_round_trip():
     assert FrictionModel.from_dict(model.to_dict()) == model
     with pytest.raises(DynIdError, match="unknown friction constant"):
         FrictionModel.from_dict({"name": "arctan", "speed": 1.0})
+
+
+def test_lead_model_takes_the_sign_of_the_velocity_ahead():
+    """fc sgn(v + tau_r a) + fv v, by hand: decelerating into a reversal the sign flips tau_r before v does."""
+    model = friction_model("coulomb_viscous_lead", reversal_lead=0.01)
+    v = np.array([[0.05, 0.02, -0.005, 0.0]])
+    a = np.array([[-2.0, -3.0, 1.0, 0.0]])        # v + 0.01 a: 0.03, -0.01, 0.005, 0
+    np.testing.assert_array_equal(model.columns(v, qdd=a)[0], [[1.0, 0.05], [-1.0, 0.02], [1.0, -0.005], [0.0, 0.0]])
+    np.testing.assert_array_equal(model.columns(v)[0, :, 0], [1.0, 1.0, -1.0, 0.0])   # steady motion: sgn(v)
+    assert friction_model("coulomb_viscous_lead", reversal_lead=0.0).columns(v, qdd=a).tolist() == \
+        friction_model("coulomb_viscous").columns(v).tolist()
+    np.testing.assert_allclose(model.torque([[2.0, 0.5]] * 4, v, qdd=a)[0], [2.025, -1.99, 1.9975, 0.0])
+    with pytest.raises(DynIdError, match=r"reversal_lead must be finite and in \[0, 0.1\] \[s\], got 0.5"):
+        friction_model("coulomb_viscous_lead", reversal_lead=0.5)
+    with pytest.raises(DataError, match=r"qdd must have the shape of qd \(1, 4\)"):
+        model.columns(v, qdd=a[:, :2])
+
+
+def test_the_regressor_gives_the_lead_model_the_accelerations_of_each_friction_row():
+    """Joint rows see qdd, motor rows T qdd (a coupled wrist: motor 6 turns with q5 + q6)."""
+    from robot_dynid.model.regressor import Regressor
+    from robot_dynid.model.robot_description import load_robot
+    from robot_dynid.package_files import find_package_file
+    robot = load_robot(find_package_file("config", "robots", "er3a_coupled_wrist.yaml"))
+    lead = friction_model("coulomb_viscous_lead", reversal_lead=0.02)
+    q = np.zeros((1, 6))
+    qd = np.array([[0.0, 0.0, 0.0, 0.0, 0.001, 0.001]])        # motor 6: 50 (qd5 + qd6) = 0.1 rad/s
+    qdd = np.array([[0.0, 0.0, 0.0, 0.0, -0.2, -0.2]])         # motor 6: -20 rad/s^2; 0.1 - 0.02 * 20 < 0
+    for side, name, expected in (("joint", "fc6", -1.0), ("motor", "fc_m6", -1.0)):
+        regressor = Regressor(robot, lead, friction_side=side)
+        column = regressor.parameter_names.index(name)
+        assert regressor.compute(q, qd, qdd)[0, 5, column] == pytest.approx(expected * (50.0 if side == "motor"
+                                                                                        else 1.0))
+        assert regressor.compute(q, qd, 0.0 * qdd)[0, 5, column] > 0.0
+
+
+def test_reversal_lead_is_written_only_for_the_model_that_uses_it():
+    assert "reversal_lead" not in friction_model("coulomb_viscous").to_dict()
+    model = friction_model("coulomb_viscous_lead", reversal_lead=0.004)
+    assert model.to_dict()["reversal_lead"] == 0.004 and FrictionModel.from_dict(model.to_dict()) == model

@@ -188,7 +188,7 @@ def test_only_dh_robots_take_inertials_and_one_per_joint():
     with pytest.raises(RobotDescriptionError, match=r"^inertials has 5 entries, expected one per joint \(6\)$"):
         dataclasses.replace(robot, inertials=robot.inertials[:5])
     urdf_robot = robot_from_urdf(UR5_URDF.read_text(), joints=UR5_JOINTS)
-    with pytest.raises(RobotDescriptionError, match=r"a URDF robot takes no inertials; they come from the URDF's"):
+    with pytest.raises(RobotDescriptionError, match=r"a URDF or MJCF robot takes no inertials; they come from its"):
         dataclasses.replace(urdf_robot, inertials=robot.inertials)
 
 

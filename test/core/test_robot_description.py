@@ -15,6 +15,7 @@ from robot_dynid.model.robot_description import (DHRow, JointLimits, RobotDescri
                                                  link_frame_placements,
                                                  load_robot, robot_from_dict)
 from robot_dynid.model.urdf import robot_from_urdf
+from robot_dynid.package_files import find_package_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ROBOTS = os.path.join(ROOT, "config", "robots")
@@ -375,9 +376,42 @@ def test_invalid_urdf_descriptions_name_the_joint(data, message):
 
 def test_robot_description_rejects_inconsistent_fields():
     limits = (JointLimits((-1.0, 1.0), 1.0, 1.0),)
-    with pytest.raises(RobotDescriptionError, match=r"exactly one of a DH table \(dh\) and urdf"):
+    with pytest.raises(RobotDescriptionError, match=r"exactly one of a DH table \(dh\), urdf text and mjcf text"):
         RobotDescription(name="arm", joint_names=("j1",), limits=limits)
     with pytest.raises(RobotDescriptionError,
                        match=r"dh has 2 rows, expected one per joint \(1\)"):
         RobotDescription(name="arm", joint_names=("j1",), limits=limits,
                          dh_convention="standard", dh=(DHRow(0, 0, 0), DHRow(0, 0, 0)))
+
+
+@pytest.mark.parametrize("section, message", [
+    ({"j3": {"damping": -1.0}}, r"arm.yaml: simulation.j3.damping = -1.0 N m s/rad must be >= 0"),
+    ({"j9": {"armature": 0.1}}, r"arm.yaml: simulation: 'j9' is not a joint of the robot; joints: j1, j2"),
+    ({"j1": {"dampng": 0.1}}, r"arm.yaml: simulation.j1: unknown key 'dampng'; allowed keys: armature, damping, "
+                              r"friction_loss"),
+    ({"j2": {"friction_loss": "2 N m"}}, r"arm.yaml: simulation.j2.friction_loss must be a finite number \[N m\], "
+                                         r"got '2 N m'"),
+    ({"j2": {"armature": float("nan")}}, r"simulation.j2.armature must be a finite number \[kg m\^2\]"),
+    ({"j1": None}, r"simulation.j1 is null"),
+    ([0.1], r"simulation must be a mapping joint name -> \{armature \[kg m\^2\]"),
+])
+def test_simulation_section_errors_name_the_joint_and_key(section, message):
+    data = load_robot(find_package_file("config", "robots", "er3a.yaml")).to_dict()
+    data["simulation"] = section
+    with pytest.raises(RobotDescriptionError, match=message):
+        robot_from_dict(data, source="arm.yaml")
+
+
+def test_simulation_section_round_trips_in_both_forms_and_in_prismatic_units():
+    mujoco = load_robot(find_package_file("config", "robots", "er3a_mujoco.yaml"))
+    assert mujoco.simulation[0].friction_loss == 3.9 and mujoco.simulation[5].armature == 0.015
+    assert robot_from_dict(mujoco.to_dict()) == mujoco
+    track = load_robot(find_package_file("config", "robots", "ur5_on_linear_track.yaml")).to_dict()
+    track["simulation"] = {"track": {"damping": 20.0}, "elbow_joint": {"friction_loss": 2.0}}
+    robot = robot_from_dict(track)
+    assert robot.simulation[0].damping == 20.0 and robot.simulation[0].friction_loss is None
+    assert robot.simulation[3].friction_loss == 2.0 and robot.simulation[1].damping is None
+    assert robot_from_dict(robot.to_dict()) == robot
+    track["simulation"] = {"track": {"damping": -2.0}}
+    with pytest.raises(RobotDescriptionError, match=r"simulation.track.damping = -2.0 N s/m must be >= 0"):
+        robot_from_dict(track)

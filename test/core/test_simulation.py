@@ -1,17 +1,21 @@
 """Simulated robot: torques against pinocchio, noise statistics, warm-up drift, consistency."""
 import glob
 import os
+import sys
 
 import numpy as np
 import pinocchio as pin
 import pytest
 
 from robot_dynid.errors import DataError, DynIdError
+from robot_dynid.experiment.engines import simulated_robot
+from robot_dynid.experiment.mujoco_engine import EngineUnavailableError, import_mujoco
 from robot_dynid.experiment.simulation import (SimulatedRobot, default_friction,
                                                plausible_parameters, simulation_parameters)
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_description import load_robot
+from robot_dynid.package_files import find_package_file
 from rnea_reference import rnea_torques
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -140,3 +144,12 @@ def test_invalid_simulation_settings_are_rejected():
                                cold_excess=0.2)
     with pytest.raises(DataError, match=r"elapsed \(N,\) \[s\] is needed"):
         simulated.torques(*_states(6, 3, seed=0))
+
+
+def test_without_mujoco_the_engine_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "mujoco", None)
+    with pytest.raises(EngineUnavailableError, match=r'pip install "robot-dynid\[sim\]"'):
+        import_mujoco()
+    robot = load_robot(find_package_file("config", "robots", "er3a.yaml"))
+    with pytest.raises(EngineUnavailableError, match="mujoco engine needs the mujoco package"):
+        simulated_robot("mujoco", robot, friction_model("coulomb_viscous"))

@@ -43,7 +43,7 @@ EXPERIMENT_RUNNER = {"cycles": (int, ()), "excitation_periods": (int, ()),
 # sim_robot
 SIM_ROBOT = {"noise_std": (float, ("zero",)), "seed": (int, ("zero", "huge")), "cold_excess": (float, ("zero",)),
              "warmup_time_constant": (float, ()), "rate": (float, ()), "batch_period": (float, ()),
-             "max_lag": (float, ())}
+             "max_lag": (float, ()), "timestep": (float, ())}
 # feedforward
 FEEDFORWARD = {"position_margin": (float, ("negative", "zero")), "velocity_margin": (float, ()),
                "acceleration_margin": (float, ()), "effort_margin": (float, ()), "model_effort_margin": (float, ()),
@@ -54,6 +54,7 @@ RECORDER = {"queue_depth": (int, ()), "flush_period": (float, ()), "status_perio
             "min_free_space": (float, ("zero",)), "silent_topic_delay": (float, ())}
 # identifier
 IDENTIFIER = {"dead_band": (float, ("zero",)), "sign_sharpness": (float, ()), "stribeck_velocity": (float, ()),
+              "reversal_lead": (float, ("zero",)),
               "forgetting": (float, ()), "max_samples": (int, ()), "max_holdout_rsd": (float, ()),
               "max_condition": (float, ()), "status_period": (float, ()), "stage_latency": (float, ("zero",)),
               "payload_mass": (float, ("zero",))}
