@@ -19,10 +19,10 @@ Derivatives (:func:`derivative_plan`)
 
 Velocity at rest (:func:`rest_mask`)
     Quantised or noisy positions make velocities derived at rest flip sign at random, and with
-    them every Coulomb friction column. A joint whose speed stays below :data:`REST_NOISE_FACTOR`
-    times the noise of its velocity (estimated from the data) is at rest, until its speed exceeds
-    twice that (hysteresis); at rest its velocity is set to 0 (friction columns are then 0: static
-    friction is not modelled), whether velocities were recorded or derived.
+    them every Coulomb friction column. A joint whose speed falls below :data:`REST_NOISE_FACTOR`
+    times the noise of its velocity (estimated from the data) is at rest, and stays at rest while
+    the noise keeps it below twice that (hysteresis); at rest its velocity is set to 0 (friction
+    columns are then 0: static friction is not modelled), whether velocities were recorded or derived.
 
 Low-pass filtering (``lowpass`` [Hz]) is done by identification (parallel filtering of torques and
 regressor columns) and, in validation, on measured and predicted torques alike.
@@ -249,8 +249,12 @@ def derivative_plan(time, q, qd=None, window_seconds: float | None = None) -> De
 
 
 def rest_mask(qd, velocity_noise, factor: float = REST_NOISE_FACTOR) -> np.ndarray:
-    """Per sample and joint, whether the joint is at rest (module docstring): ``|qd|`` below
-    ``factor * velocity_noise`` starts rest, above twice that ends it.
+    """Per sample and joint, whether the joint is at rest (module docstring).
+
+    With ``e = factor * velocity_noise``: a run of samples whose speed stays at most ``2 e`` is a rest
+    when it holds a sample at most ``e``, from its first such sample to its last (hysteresis: noise
+    between ``e`` and ``2 e`` inside a rest does not end it; the rising and falling speed at the ends
+    of a motion is not counted as rest beyond ``e``).
 
     Parameters
     ----------
@@ -265,11 +269,16 @@ def rest_mask(qd, velocity_noise, factor: float = REST_NOISE_FACTOR) -> np.ndarr
     """
     speed = np.abs(np.asarray(qd, dtype=float))
     enter = factor * np.asarray(velocity_noise, dtype=float)
-    # 1: below "enter" (rest starts), 0: above "exit" (rest ends), -1: between, the state goes on
-    events = np.where(speed <= enter, 1, np.where(speed > 2.0 * enter, 0, -1))
-    decisive = np.where(events >= 0, np.arange(speed.shape[0])[:, None], -1)
-    last = np.maximum.accumulate(decisive, axis=0)
-    return (last >= 0) & (np.take_along_axis(events, np.maximum(last, 0), axis=0) == 1)
+    at_rest = np.zeros(speed.shape, dtype=bool)
+    for joint in range(speed.shape[1]):
+        near = speed[:, joint] <= 2.0 * enter[joint]
+        edges = np.flatnonzero(np.diff(np.concatenate([[False], near, [False]]).astype(np.int8)))
+        below = np.flatnonzero(speed[:, joint] <= enter[joint])
+        for start, stop in zip(edges[0::2], edges[1::2]):       # runs [start, stop) of "near"
+            inside = below[np.searchsorted(below, start):np.searchsorted(below, stop)]
+            if inside.size:
+                at_rest[inside[0]:inside[-1] + 1, joint] = True
+    return at_rest
 
 
 def describe_rest(mask, joint_names) -> str:
