@@ -16,7 +16,8 @@ from robot_dynid.model.robot_description import load_robot
 from robot_dynid.recordings.bag_io import JOINT_STATE_TYPE, bag_topics
 from robot_dynid.recordings.bag_layout import BAG_TOPICS
 from robot_dynid.recordings.stage_detection import select_stages
-from robot_dynid.reports.tables import format_model_summary, format_validation, model_summary
+from robot_dynid.reports.tables import (format_model_summary, format_stamp_quality, format_validation, model_summary,
+                                        stamp_quality_summary)
 
 NAME = "identify"
 HELP = "identify base parameters from rosbag2 or CSV recordings and write a model file"
@@ -100,9 +101,10 @@ def main(args):
     robot = load_robot(args.robot)
     settings = settings_from_args(args, robot)
     cylinders = load_cylinders(args)
-    recordings, notes = [], []
+    recordings, notes, stamps = [], [], []
     for path in progress(args.data, "reading recordings"):
         recording = read_data(args, robot, path)
+        stamps.append(recording.stamp_quality)
         if recording.tau is None:
             raise DataError(no_torques(path, args))
         if cylinders is not None:
@@ -122,16 +124,19 @@ def main(args):
     if cylinders is not None:
         provenance.update(cylinder_provenance(args.cylinders, cylinders))
     model = identify(recordings, robot, settings, provenance=provenance)
-    validations = [validate_model(model, [read_validation_data(args, robot, cylinders, path)])
-                   for path in args.validate]
+    held_out = [read_validation_data(args, robot, cylinders, path) for path in args.validate]
+    stamps += [recording.stamp_quality for recording in held_out]
+    validations = [validate_model(model, [recording]) for recording in held_out]
     if validations:
         model.metrics["validation"] = [validation.to_dict() for validation in validations]
     model.save(args.out)
     if args.json:
-        print(dumps({**model_summary(model), "model_file": str(args.out)}))
+        print(dumps({**model_summary(model), "model_file": str(args.out), "stamps": stamp_quality_summary(stamps)}))
         return 0
     for note in notes:
         print(note)
+    if any(stamps):
+        print(format_stamp_quality(stamps))
     print(format_model_summary(model))
     for validation in validations:
         print()

@@ -10,7 +10,7 @@ from robot_dynid.hydraulics.two_stage import cylinder_subtraction_warning
 from robot_dynid.estimation.validation import validate_model
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.recordings.stage_detection import select_stages
-from robot_dynid.reports.tables import format_validation
+from robot_dynid.reports.tables import format_stamp_quality, format_validation, stamp_quality_summary
 
 NAME = "validate"
 HELP = ("a model's per-joint RMS [N m], RSD, relative RMSD and NRMS on held-out recordings, with a warning "
@@ -43,8 +43,11 @@ def main(args):
     mismatch = cylinder_subtraction_warning(model.provenance, str(args.model), args.cylinders, cylinders)
     if mismatch:
         validation = dataclasses.replace(validation, warnings=(mismatch,) + validation.warnings)
+    stamps = [recording.stamp_quality for recording in recordings]
     if args.json:
-        print(dumps({"model": str(args.model), **validation.to_dict()}))
-    else:
-        print(format_validation(validation, model.robot.effort_unit))
+        print(dumps({"model": str(args.model), **validation.to_dict(), "stamps": stamp_quality_summary(stamps)}))
+        return 0
+    if any(stamps):
+        print(format_stamp_quality(stamps))
+    print(format_validation(validation, model.robot.effort_unit))
     return 0

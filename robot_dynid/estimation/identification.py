@@ -39,6 +39,7 @@ from robot_dynid import __version__, validators
 from robot_dynid.errors import DataError, DynIdError, IdentificationError
 from robot_dynid.estimation.estimators import (BATCH_METHODS, ESTIMATORS, METHODS,
                                                LeastSquaresAccumulator, RecursiveLeastSquares)
+from robot_dynid.estimation.metrics import torque_effects
 from robot_dynid.estimation.physical_consistency import (DEFAULT_DELTA, DEFAULT_PRIOR_WEIGHT,
                                                          ConsistencyConstraints, ParameterLayout,
                                                          check_plausibility, load_constraints,
@@ -52,10 +53,14 @@ from robot_dynid.model.regressor import FRICTION_SIDES, Regressor
 from robot_dynid.model.robot_description import RobotDescription
 from robot_dynid.recordings.recording import DropCounter, Dropped, Recording, dropped_to_dict
 from robot_dynid.recordings.signal_processing import lowpass_filter, sample_interval
+from robot_dynid.recordings.stamp_quality import gap_breaks
 
 logger = logging.getLogger(__name__)
 
 PRIOR_MODES = ("two_step", "regularised")
+POORLY_EXCITED_TORQUE_FRACTION = 0.1
+"""[1] default of :attr:`IdentificationSettings.poorly_excited_torque_fraction`: a parameter whose one-std error
+moves a joint's torque by 10 % of its RMS is poorly excited."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,9 +111,14 @@ class IdentificationSettings:
         RLS forgetting factor mu in (0, 1]; 1 weighs all samples equally.
     chunk_size : int
         Samples per regressor evaluation; bounds memory to about ``chunk_size * n * p * 8`` bytes.
-    poorly_excited_relative_std : float
-        Base parameters whose relative standard deviation exceeds this [1] are reported as
-        poorly excited (a warning, logged and stored in the model's metrics).
+    poorly_excited_torque_fraction : float
+        [1] a base parameter is poorly excited when a one-std error of it moves some joint's torque,
+        RMS over the robot's range of motion, by more than this fraction of that joint's RMS measured
+        torque (:func:`~robot_dynid.estimation.metrics.torque_effects`): a warning naming it and the
+        joint, logged and stored in the model's metrics; inf: never. Not ``std / |value|``, which
+        flags every parameter whose value is near zero however exactly it is known.
+    poorly_excited_relative_std : None
+        The former rule's threshold, refused with a DynIdError naming its replacement.
     lowpass : float or None
         Cutoff [Hz] of the parallel filtering of torques and regressor (module docstring).
     file_offsets : bool
@@ -129,7 +139,8 @@ class IdentificationSettings:
     method: str = "ols"
     forgetting: float = 1.0
     chunk_size: int = 5000
-    poorly_excited_relative_std: float = 1.0
+    poorly_excited_torque_fraction: float = POORLY_EXCITED_TORQUE_FRACTION
+    poorly_excited_relative_std: None = None
     lowpass: float | None = None
     file_offsets: bool = False
     check_torque_scale: bool = True
@@ -137,6 +148,13 @@ class IdentificationSettings:
     friction_side: str | None = None
 
     def __post_init__(self):
+        if self.poorly_excited_relative_std is not None:
+            raise DynIdError("poorly_excited_relative_std is no longer a setting: a parameter is judged by the torque "
+                             "its standard deviation moves, give poorly_excited_torque_fraction [1] (default "
+                             f"{POORLY_EXCITED_TORQUE_FRACTION:g}; inf: never flag)")
+        if not self.poorly_excited_torque_fraction > 0.0:
+            raise DynIdError("poorly_excited_torque_fraction must be > 0 [1] (inf: never flag), got "
+                             f"{self.poorly_excited_torque_fraction!r}")
         if self.friction_side is not None and self.friction_side not in FRICTION_SIDES:
             raise DynIdError(f"friction_side must be one of {list(FRICTION_SIDES)} or None, got {self.friction_side!r}")
         if self.method not in METHODS:
@@ -255,17 +273,18 @@ def _base_regressor(regressor, base, recording, elapsed, start, stop, buffer=Non
     return base.select(Y)
 
 
-#: A step longer than this times the median step ends a contiguous run (a stage selection, a gap).
-RUN_BREAK = 1.5
+#: RSD below which the residual of the accumulated normal equations (``c - 2 theta^T b + theta^T G theta``,
+#: exact to about 1e-15 of the torques' sum of squares) is unresolved: :func:`identify` then computes it
+#: again from the regressor (noise-free data; real data never come near).
+RESIDUAL_RESOLUTION = 1e-4
 #: Periods of the cutoff by which filtered regressor chunks overlap (module docstring).
 FILTER_OVERLAP_PERIODS = 10.0
 
 
 def contiguous_runs(time) -> list[np.ndarray]:
-    """Row indices of the runs of ``time`` (N,) [s] not cut by a step over ``RUN_BREAK`` median steps."""
-    steps = np.diff(time)
-    breaks = np.flatnonzero(steps > RUN_BREAK * np.median(steps)) + 1 if steps.size else []
-    return np.split(np.arange(len(time)), breaks)
+    """Row indices of the runs of ``time`` (N,) [s] between gaps (a stage selection, lost samples:
+    :func:`~robot_dynid.recordings.stamp_quality.gap_breaks`)."""
+    return np.split(np.arange(len(time)), gap_breaks(time))
 
 
 def _filtered_chunks(regressor, base, recording, chunk_size, cutoff, dropped):
@@ -356,27 +375,42 @@ def identify(
     rls = RecursiveLeastSquares(base.rank + len(offsets), forgetting=settings.forgetting) \
         if not ESTIMATORS[settings.method].batch else None
     dropped = DropCounter()
-    for index, recording in enumerate(recordings):
+    for recording in recordings:
         dropped.merge(recording.dropped)
-        for Y_base, tau in iter_regressor_chunks(regressor, base, recording, settings.chunk_size,
-                                                 settings.lowpass, dropped):
-            if offsets:
-                Y_base = _with_offset_columns(Y_base, index, len(recordings))
-            accumulator.add(Y_base, tau)
-            if rls is not None:
-                rls.update_batch(Y_base, tau)
+    for Y_base, tau in _equations(recordings, regressor, base, settings, bool(offsets), dropped):
+        accumulator.add(Y_base, tau)
+        if rls is not None:
+            rls.update_batch(Y_base, tau)
     provenance = dict(provenance or {})
     provenance.setdefault("data_source", [recording.source for recording in recordings]
                           if len(recordings) > 1 else recordings[0].source)
     model = model_from_accumulator(accumulator, robot, settings, base, rls=rls, dropped=dropped.counts,
                                    provenance=provenance, nuisance_names=offsets)
     nuisance = model.metrics.pop("nuisance", {})
+    if min(model.metrics["rsd"].values()) < RESIDUAL_RESOLUTION:
+        theta = np.concatenate([model.values, [nuisance[name] for name in offsets]])
+        residual_ss = np.zeros(robot.n_joints)
+        for Y_base, tau in _equations(recordings, regressor, base, settings, bool(offsets)):
+            residual_ss += np.sum((Y_base @ theta - tau) ** 2, axis=0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for key, value in (("residual_rms", np.sqrt(residual_ss / accumulator.n_samples)),
+                               ("rsd", np.sqrt(residual_ss / accumulator.torque_square_sum_))):
+                model.metrics[key] = dict(zip(robot.joint_names, map(float, value)))
     if offsets:
         model.metrics["file_offsets"] = {
             recording.source: {joint: nuisance[f"offset{j + 1}@{index}"] for j, joint in enumerate(robot.joint_names)}
             for index, recording in enumerate(recordings)}
     model.metrics["identified_range"] = identified_range(recordings)
     return model
+
+
+def _equations(recordings, regressor, base, settings, offsets: bool, dropped: DropCounter | None = None):
+    """``(Y_base (M, n, r'), tau (M, n))`` chunks of every recording in turn (:func:`iter_regressor_chunks`),
+    with the per-recording offset columns when ``offsets``."""
+    for index, recording in enumerate(recordings):
+        for Y_base, tau in iter_regressor_chunks(regressor, base, recording, settings.chunk_size,
+                                                 settings.lowpass, dropped):
+            yield (_with_offset_columns(Y_base, index, len(recordings)) if offsets else Y_base), tau
 
 
 def identified_range(recordings: Sequence[Recording]) -> dict:
@@ -416,8 +450,9 @@ def model_from_accumulator(
     The batch solve always runs: it gives the noise level, condition number and, for OLS/WLS,
     the estimate. With ``rls`` the estimate is the RLS state, its std ``sqrt(diag(P) sigma^2)``
     (with mu = 1, P approximates (W^T W)^-1). Metrics: per-joint RMS residual [N m] and RSD,
-    noise std [N m], condition number, and the base parameters whose relative std exceeds
-    ``settings.poorly_excited_relative_std`` (also logged as a warning); the samples left out
+    noise std [N m], condition number, and the poorly excited base parameters
+    (:func:`poorly_excited_parameters` with ``settings.poorly_excited_torque_fraction``, also logged as a
+    warning); the samples left out
     before, by reason (``dropped``). The accumulator's parameters are the base parameters followed
     by ``nuisance_names`` (e.g. per-recording torque offsets), whose estimates go to
     ``metrics["nuisance"]`` (name -> value), not into the model.
@@ -447,18 +482,17 @@ def model_from_accumulator(
     values, std = values[:base.rank], std[:base.rank]
     with np.errstate(divide="ignore", invalid="ignore"):
         relative_std = np.abs(std / values)
-    poorly_excited = [
-        {"name": name, "relative_std": float(rel)}
-        for name, rel in zip(base.names, relative_std)
-        if not rel <= settings.poorly_excited_relative_std
-    ]
+    joints = robot.joint_names
+    poorly_excited = poorly_excited_parameters(settings.regressor(robot), base, std, relative_std,
+                                               np.sqrt(accumulator.torque_square_sum_ / max(accumulator.n_samples, 1)),
+                                               settings.poorly_excited_torque_fraction)
     warnings = []
     if poorly_excited:
-        listing = ", ".join(f"{p['name']} ({p['relative_std']:.0%})" for p in poorly_excited)
-        warnings.append(f"poorly excited base parameters (relative std > "
-                        f"{settings.poorly_excited_relative_std:.0%}): {listing}")
+        listing = ", ".join(f"{p['name']} ({p['torque_fraction']:.2g} of {p['joint']}'s torque)" for p in poorly_excited)
+        warnings.append(f"poorly excited base parameters (a one-std error moves a joint's torque, RMS over the robot's "
+                        f"range of motion, by more than {settings.poorly_excited_torque_fraction:g} of its RMS "
+                        f"measured torque): {listing}")
         logger.warning(warnings[-1])
-    joints = robot.joint_names
     metrics = {
         "n_samples": int(accumulator.n_samples),
         "n_dropped": sum(entry.count for entry in (dropped or {}).values()),
@@ -484,6 +518,20 @@ def model_from_accumulator(
         method=settings.method, metrics=metrics, provenance=provenance, standard=standard,
         friction_side=settings.friction_side,
     )
+
+
+def poorly_excited_parameters(regressor: Regressor, base: BaseParameters, std, relative_std, torque_rms,
+                              threshold: float) -> list[dict]:
+    """The base parameters whose :func:`~robot_dynid.estimation.metrics.torque_effects` exceed ``threshold`` [1]
+    at some joint: ``{name, torque_fraction, joint, relative_std}`` each (the largest effect and its joint);
+    ``std``, ``relative_std`` (r,), ``torque_rms`` (n,) [N m]."""
+    if not np.isfinite(threshold) or not len(std):
+        return []
+    effects = torque_effects(regressor, base, std, torque_rms)
+    worst = np.argmax(effects, axis=1)
+    return [{"name": name, "torque_fraction": float(effects[i, worst[i]]),
+             "joint": regressor.robot.joint_names[worst[i]], "relative_std": float(relative_std[i])}
+            for i, name in enumerate(base.names) if not effects[i, worst[i]] <= threshold]
 
 
 def _layout_and_prior(robot: RobotDescription, settings: IdentificationSettings):

@@ -20,6 +20,7 @@ from robot_dynid.recordings.data_checks import check_samples, check_time_unit
 from robot_dynid.recordings.recording import DropCounter, Recording
 from robot_dynid.recordings.signal_processing import (differentiate, gap_starts, median_step,
                                                       resample_uniform, window_samples_for)
+from robot_dynid.recordings.stamp_quality import recording_stamp_quality
 from robot_dynid.recordings.stage_detection import (default_rest_threshold, describe_detection,
                                                     label_from_motion)
 from robot_dynid.recordings.stages import StageInterval, intervals_from_labels, stage_intervals
@@ -43,6 +44,9 @@ adds memory, not information."""
 def read_recording(path, joint_names=None, derivative_window=DERIVATIVE_WINDOW, robot=None, resample=None,
                    derive=False, **bag_topics) -> Recording:
     """Read ``path``: a rosbag2 directory (or its .mcap / .db3 file) or a ``.csv`` file.
+
+    The recording carries the timing of its stamps as read, before resampling (``stamp_quality``:
+    :func:`robot_dynid.recordings.stamp_quality.stamp_quality`).
 
     Parameters
     ----------
@@ -69,13 +73,14 @@ def read_recording(path, joint_names=None, derivative_window=DERIVATIVE_WINDOW, 
         joint_names = robot.joint_names
     recording = _read(path, joint_names, bag_topics, getattr(robot, "transmission", None))
     check_time_unit(recording.time, recording.source)
+    stamps = recording_stamp_quality(recording)
     if robot is not None:
         recording = check_samples(recording, robot)
     if derive:
         recording = dataclasses.replace(recording, qd=None, qdd=None)
     if resample is not None:
         recording = resample_recording(recording, resample, derivative_window)
-    return complete_derivatives(recording, derivative_window)
+    return dataclasses.replace(complete_derivatives(recording, derivative_window), stamp_quality=stamps)
 
 
 def derivative_window_samples(recording: Recording, window: float = DERIVATIVE_WINDOW) -> int:

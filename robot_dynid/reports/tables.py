@@ -84,6 +84,21 @@ def model_summary(model) -> dict:
             "metrics": model.metrics}
 
 
+def format_stamp_quality(reports) -> str:
+    """The timing of each recording's stamps (:class:`~robot_dynid.recordings.stamp_quality.StampQuality`, None
+    skipped): a ``stamps:`` line each, then its ``warning:`` lines."""
+    lines = []
+    for report in reports:
+        if report is not None:
+            lines += [f"stamps of {report.describe()}"] + [f"warning: {text}" for text in report.warnings()]
+    return "\n".join(lines)
+
+
+def stamp_quality_summary(reports) -> list[dict]:
+    """:meth:`StampQuality.to_dict` of each report (None skipped), for JSON."""
+    return [report.to_dict() for report in reports if report is not None]
+
+
 def format_validation(validation, effort_unit: str = "N m") -> str:
     """Text table of a :class:`~robot_dynid.estimation.validation.ModelValidation`, with its
     warnings; ``effort_unit`` heads the RMS column (:attr:`RobotDescription.effort_unit`)."""
