@@ -61,9 +61,11 @@ class StampQuality:
         [s] the longest step that is a gap; 0 without gaps.
     first_gap : float
         [s] after the first stamp, the start of the first gap; nan without gaps.
+    grid_step : float
+        [s] ``h'`` of the best-fitting grid ``t0 + k h'`` (more exact than ``median_step`` on a grid);
+        nan with fewer than :data:`MIN_STEPS_TO_JUDGE` steps.
     grid_deviation : float
-        [s] the largest distance of a stamp from the best-fitting grid ``t0 + k h'``; nan with fewer
-        than :data:`MIN_STEPS_TO_JUDGE` steps.
+        [s] the largest distance of a stamp from that grid; nan as ``grid_step``.
     """
 
     source: str
@@ -76,6 +78,7 @@ class StampQuality:
     missing: int
     longest_gap: float
     first_gap: float
+    grid_step: float
     grid_deviation: float
 
     @property
@@ -106,7 +109,7 @@ class StampQuality:
         if not self.nominal_grid:
             return []
         return [f"{self.source}: every stamp lies within {self.grid_deviation * 1e6:.2g} us of a uniform "
-                f"{self.rate:.6g} Hz grid: the stamps look computed (k / f), not measured; a real sample's stamp "
+                f"{1.0 / self.grid_step:.6g} Hz grid: the stamps look computed (k / f), not measured; a real sample's stamp "
                 "jitters by more. Late, early or lost samples go unseen and their timing errors go into the "
                 "derivatives and torques; stamp each sample when it is measured (the driver's read time) if you can"]
 
@@ -138,7 +141,7 @@ def stamp_quality(time, repeated: int = 0, source: str = "<stamps>") -> StampQua
     time = np.asarray(time, dtype=float)
     nan = math.nan
     if time.size < 2:
-        return StampQuality(source, int(time.size), int(repeated), nan, nan, nan, 0, 0, 0.0, nan, nan)
+        return StampQuality(source, int(time.size), int(repeated), nan, nan, nan, 0, 0, 0.0, nan, nan, nan)
     relative = time - time[0]
     steps = np.diff(relative)
     step = float(np.median(steps))
@@ -146,11 +149,11 @@ def stamp_quality(time, repeated: int = 0, source: str = "<stamps>") -> StampQua
     regular = steps[~gaps] - step
     periods = np.maximum(np.rint(steps / step), 1.0)
     missing = int(np.sum(periods[gaps] - 1.0))
-    grid_deviation = nan
+    grid_step = grid_deviation = nan
     if steps.size >= MIN_STEPS_TO_JUDGE:
         k = np.concatenate(([0.0], np.cumsum(periods)))
-        slope, intercept = np.polyfit(k, relative, 1)
-        grid_deviation = float(np.max(np.abs(relative - (intercept + slope * k))))
+        grid_step, intercept = np.polyfit(k, relative, 1)
+        grid_deviation = float(np.max(np.abs(relative - (intercept + grid_step * k))))
     return StampQuality(
         source=source, n_stamps=int(time.size), repeated=int(repeated), median_step=step,
         jitter_rms=float(np.sqrt(np.mean(regular**2))) if regular.size else nan,
@@ -158,7 +161,7 @@ def stamp_quality(time, repeated: int = 0, source: str = "<stamps>") -> StampQua
         n_gaps=int(np.count_nonzero(gaps)), missing=missing,
         longest_gap=float(steps[gaps].max()) if gaps.any() else 0.0,
         first_gap=float(relative[np.argmax(gaps)]) if gaps.any() else nan,
-        grid_deviation=grid_deviation)
+        grid_step=float(grid_step), grid_deviation=grid_deviation)
 
 
 def recording_stamp_quality(recording: Recording) -> StampQuality:
