@@ -31,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import logging
+import math
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
@@ -39,6 +40,8 @@ from robot_dynid import __version__, validators
 from robot_dynid.errors import DataError, DynIdError, IdentificationError
 from robot_dynid.estimation.estimators import (BATCH_METHODS, ESTIMATORS, METHODS,
                                                LeastSquaresAccumulator, RecursiveLeastSquares)
+from robot_dynid.estimation.consistency_check import (choose_prior_weight, compare_with_least_squares,
+                                                      cross_validated_rss, fold_pieces)
 from robot_dynid.estimation.metrics import torque_effects
 from robot_dynid.estimation.physical_consistency import (DEFAULT_DELTA, DEFAULT_PRIOR_WEIGHT,
                                                          ConsistencyConstraints, ParameterLayout,
@@ -77,21 +80,30 @@ class ConsistencySettings:
         consistent residual, or a Gaussian prior of weight ``prior_weight``.
     delta : float
         [1] tolerance of the two-step mode.
-    prior_weight : float
-        [1] weight of the regularised mode (in link scales).
+    prior_weight : float or "auto"
+        [1] weight of the regularised mode (in link scales); ``"auto"``: the candidate of
+        :data:`~robot_dynid.estimation.consistency_check.PRIOR_WEIGHT_CANDIDATES` with the least
+        cross-validated error (:func:`identify` only: it needs the recordings' folds).
     constraints : ConsistencyConstraints or None
         Margin, mass ranges, centre-of-mass boxes, signs; None: the defaults.
+    check : bool
+        Compare the fit's cross-validated error with plain least squares' on the same folds
+        (:mod:`~robot_dynid.estimation.consistency_check`; :func:`identify` only) and warn, naming the
+        joints, where it is worse by more than :data:`~robot_dynid.estimation.consistency_check.LEAST_SQUARES_MARGIN`.
     """
 
     use_prior: bool = True
     mode: str = "two_step"
     delta: float = DEFAULT_DELTA
-    prior_weight: float = DEFAULT_PRIOR_WEIGHT
+    prior_weight: float | str = DEFAULT_PRIOR_WEIGHT
     constraints: ConsistencyConstraints | None = None
+    check: bool = True
 
     def __post_init__(self):
         if self.mode not in PRIOR_MODES:
             raise DynIdError(f"prior mode must be one of {list(PRIOR_MODES)}, got {self.mode!r}")
+        if self.prior_weight != "auto":
+            validators.positive(self.prior_weight, "prior_weight", DynIdError, "1 (or auto)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -184,14 +196,15 @@ OPTION_DEFAULTS = {
     "armature": False, "offset": False, "method": "ols", "forgetting": 1.0, "lowpass": None,
     "check_torque_scale": True,
     "file_offsets": False, "consistent": False, "bounds_file": None, "prior_mode": "two_step",
-    "friction_side": "auto",
+    "prior_weight": None, "friction_side": "auto",
 }
 """The options :func:`settings_from_options` takes, with their defaults: the friction model (name,
 ``friction_drift``, ``dead_band`` [rad/s], ``sign_sharpness`` [s/rad], ``stribeck_velocity``
 [rad/s]), the extra columns (``armature``, ``offset``), the estimator (``method``,
 ``forgetting``), ``lowpass`` [Hz] (None or 0: off), ``file_offsets``, ``check_torque_scale``, and the consistent fit
 (``consistent``, ``bounds_file`` (None or '': none), ``prior_mode``: two_step, regularised or
-none), and ``friction_side`` (``auto``: on the motors with a transmission, else on the joints; ``joint``,
+none, ``prior_weight``: a number > 0 or ``"auto"``, regularised mode only; None:
+:data:`~robot_dynid.estimation.physical_consistency.DEFAULT_PRIOR_WEIGHT`), and ``friction_side`` (``auto``: on the motors with a transmission, else on the joints; ``joint``,
 ``motor`` or ``both``)."""
 
 
@@ -241,11 +254,20 @@ def settings_from_options(options: Mapping, robot: RobotDescription,
     mode = values["prior_mode"]
     if mode not in PRIOR_MODES + ("none",):
         raise DynIdError(f"prior_mode must be one of {list(PRIOR_MODES) + ['none']}, got {mode!r}")
+    weight = values["prior_weight"]
+    if weight is not None and mode != "regularised":
+        raise DynIdError(f"{label('prior_weight')} weighs the regularised mode's Gaussian prior: give "
+                         f"{label('prior_mode')} regularised with it (the prior mode is {mode})")
+    if weight is None:
+        weight = DEFAULT_PRIOR_WEIGHT
+    elif weight != "auto":
+        weight = validators.positive(weight, label("prior_weight"), DynIdError, "1 (or auto)")
     constraints = None
     if values["bounds_file"]:
         constraints = load_constraints(values["bounds_file"], ParameterLayout.from_regressor(settings.regressor(robot)))
     return dataclasses.replace(settings, consistency=ConsistencySettings(
-        use_prior=mode != "none", mode="two_step" if mode == "none" else mode, constraints=constraints))
+        use_prior=mode != "none", mode="two_step" if mode == "none" else mode, constraints=constraints,
+        prior_weight=weight))
 
 
 def iter_regressor_chunks(regressor: Regressor, base: BaseParameters, recording: Recording, chunk_size: int,
@@ -385,7 +407,8 @@ def identify(
     provenance.setdefault("data_source", [recording.source for recording in recordings]
                           if len(recordings) > 1 else recordings[0].source)
     model = model_from_accumulator(accumulator, robot, settings, base, rls=rls, dropped=dropped.counts,
-                                   provenance=provenance, nuisance_names=offsets)
+                                   provenance=provenance, nuisance_names=offsets,
+                                   folds=_folds(recordings, regressor, base, settings, bool(offsets)))
     nuisance = model.metrics.pop("nuisance", {})
     if min(model.metrics["rsd"].values()) < RESIDUAL_RESOLUTION:
         theta = np.concatenate([model.values, [nuisance[name] for name in offsets]])
@@ -402,6 +425,28 @@ def identify(
             for index, recording in enumerate(recordings)}
     model.metrics["identified_range"] = identified_range(recordings)
     return model
+
+
+def _folds(recordings, regressor, base, settings, offsets: bool):
+    """``(what the folds are, their accumulators)`` for the consistent fit's checks
+    (:func:`~robot_dynid.estimation.consistency_check.fold_pieces`), None when no check is asked or per-recording
+    offsets make a held-out recording unpredictable."""
+    options = settings.consistency
+    if options is None or not (options.check or options.prior_weight == "auto"):
+        return None
+    if offsets:
+        if options.prior_weight == "auto":
+            raise DynIdError("prior_weight auto cross-validates over the recordings, and per-recording torque offsets "
+                             "(file_offsets) cannot be predicted on a recording left out: give a prior weight")
+        return None
+    kind, pieces = fold_pieces(recordings)
+    folds = []
+    for piece in pieces:
+        accumulator = LeastSquaresAccumulator(regressor.robot.n_joints, base.rank)
+        for Y_base, tau in _equations(piece, regressor, base, settings, False):
+            accumulator.add(Y_base, tau)
+        folds.append(accumulator)
+    return kind, folds
 
 
 def _equations(recordings, regressor, base, settings, offsets: bool, dropped: DropCounter | None = None):
@@ -444,6 +489,7 @@ def model_from_accumulator(
     dropped: dict[str, Dropped] | None = None,
     provenance: dict | None = None,
     nuisance_names: Sequence[str] = (),
+    folds: tuple[str, Sequence[LeastSquaresAccumulator]] | None = None,
 ) -> DynamicModel:
     """Solve accumulated normal equations (or take an RLS estimate) into a :class:`DynamicModel`.
 
@@ -455,7 +501,9 @@ def model_from_accumulator(
     warning); the samples left out
     before, by reason (``dropped``). The accumulator's parameters are the base parameters followed
     by ``nuisance_names`` (e.g. per-recording torque offsets), whose estimates go to
-    ``metrics["nuisance"]`` (name -> value), not into the model.
+    ``metrics["nuisance"]`` (name -> value), not into the model. ``folds`` (what they are, and an
+    accumulator of base columns each) serve a consistent fit's ``prior_weight="auto"`` and its
+    comparison with plain least squares (:mod:`~robot_dynid.estimation.consistency_check`).
 
     Raises
     ------
@@ -473,7 +521,7 @@ def model_from_accumulator(
         sigma2 = float(np.mean(batch.noise_std**2))
         std = np.sqrt(np.clip(np.diag(rls.covariance_), 0.0, None) * sigma2)
     elif settings.consistency is not None:
-        values, std, standard, consistency = _consistent_fit(accumulator, robot, settings, base, batch)
+        values, std, standard, consistency = _consistent_fit(accumulator, robot, settings, base, batch, folds)
     else:
         values, std = batch.theta, batch.std
     check_finite_estimate(accumulator, names, values, std)
@@ -492,6 +540,10 @@ def model_from_accumulator(
         warnings.append(f"poorly excited base parameters (a one-std error moves a joint's torque, RMS over the robot's "
                         f"range of motion, by more than {settings.poorly_excited_torque_fraction:g} of its RMS "
                         f"measured torque): {listing}")
+        logger.warning(warnings[-1])
+    check = (consistency or {}).get("least_squares_check") or {}
+    if check.get("warning"):
+        warnings.append(check["warning"])
         logger.warning(warnings[-1])
     metrics = {
         "n_samples": int(accumulator.n_samples),
@@ -540,24 +592,64 @@ def _layout_and_prior(robot: RobotDescription, settings: IdentificationSettings)
     return layout, prior_parameters(robot) if use_prior else None
 
 
-def _consistent_fit(accumulator, robot, settings, base, batch):
+def _consistent_fit(accumulator, robot, settings, base, batch, folds=None):
     """(values, std, standard, summary) of the consistent fit; values and std cover the nuisance
-    parameters too (they are solved for given the consistent base parameters)."""
+    parameters too (they are solved for given the consistent base parameters). With ``folds``, the
+    prior weight ``"auto"`` is chosen and the fit compared with least squares by cross-validation."""
     options = settings.consistency
     layout, prior = _layout_and_prior(robot, settings)
     reduced, back_substitute = accumulator.eliminate(base.rank)
-    weights = 1.0 / batch.noise_std**2 if settings.method == "wls" else None
-    result = solve_consistent(reduced, base, layout, joint_weights=weights, prior=prior,
-                              constraints=options.constraints, mode=options.mode, delta=options.delta,
-                              prior_weight=options.prior_weight)
+
+    def solve(training, prior_weight, noise_std=None):
+        if settings.method == "wls" and noise_std is None:
+            noise_std = training.solve("ols").noise_std
+        weights = 1.0 / noise_std**2 if settings.method == "wls" else None
+        return solve_consistent(training, base, layout, joint_weights=weights, prior=prior,
+                                constraints=options.constraints, mode=options.mode, delta=options.delta,
+                                prior_weight=prior_weight)
+
+    prior_weight, scores = options.prior_weight, None
+    if prior_weight == "auto":
+        if folds is None:
+            raise IdentificationError("prior_weight auto chooses the weight by cross-validation over the recordings: "
+                                      "identify from recordings (not accumulated equations alone), or give a weight")
+        prior_weight, scores = choose_prior_weight(folds[1], lambda training, weight: solve(training, weight).base_values)
+        logger.info("prior weight %g chosen by cross-validation over %d %s", prior_weight, len(folds[1]), folds[0])
+    result = solve(reduced, prior_weight, batch.noise_std)
     nuisance = back_substitute(result.base_values)
     values = np.concatenate([result.base_values, nuisance])
     std = np.concatenate([result.base_std, batch.std[base.rank:]])
     summary = {"prior": "robot description" if prior is not None else "none", "mode": result.mode,
                "status": result.status, "solve_time": result.solve_time,
-               "residual_increase": result.residual_increase, "active": list(result.active),
-               "links": [link.to_dict() for link in result.links]}
+               "residual_increase": result.residual_increase, "constraint_increase": result.constraint_increase,
+               "prior_increase": result.residual_increase - result.constraint_increase, "active": list(result.active),
+               "links": [link.to_dict() for link in result.links],
+               "prior_weight": prior_weight if result.mode == "regularised" else None,
+               "least_squares_values": [float(value) for value in batch.theta[:base.rank]]}
+    if scores is not None:
+        summary["prior_weight_scores"] = {f"{weight:g}": score for weight, score in scores.items()}
+    if folds is not None and options.check:
+        summary["least_squares_check"] = _cross_validated_check(folds, robot, settings, result, solve, prior_weight)
     return values, std, result.standard, summary
+
+
+def _cross_validated_check(folds, robot, settings, result, solve, prior_weight) -> dict:
+    """:func:`~robot_dynid.estimation.consistency_check.compare_with_least_squares` over the folds."""
+    kind, accumulators = folds
+    batch_method = settings.method if ESTIMATORS[settings.method].batch else "ols"
+    try:
+        least_squares = cross_validated_rss(accumulators, lambda training: training.solve(batch_method).theta)
+        consistent = cross_validated_rss(accumulators, lambda training: solve(training, prior_weight).base_values)
+    except DynIdError as error:
+        text = f"consistent fit not compared with plain least squares by cross-validation: {error}"
+        logger.info(text)
+        return {"data": kind, "text": text, "warning": None}
+    share = (result.residual_increase - result.constraint_increase) / result.residual_increase \
+        if result.residual_increase > 0.0 else math.nan
+    return compare_with_least_squares(robot.joint_names, consistent.sum(axis=0), least_squares.sum(axis=0),
+                                      sum(fold.n_samples for fold in accumulators),
+                                      f"held-out folds (cross-validated over {len(accumulators)} {kind})",
+                                      prior_share=share)
 
 
 def plausibility(robot, settings, base, values, std) -> dict:

@@ -102,7 +102,7 @@ class StampQuality:
                      f"{self.longest_gap:.4g} s, the first {self.first_gap:.4g} s after the start)")
         else:
             text += f"no gap longer than {GAP_STEPS:g} steps"
-        return text + f"; {self.repeated} repeated stamp(s) dropped"
+        return text + (f"; {self.repeated} repeated stamp(s) dropped" if self.repeated else "; no repeated stamp")
 
     def warnings(self) -> list[str]:
         """The nominal-grid warning (module docstring), or none."""
