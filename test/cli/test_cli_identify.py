@@ -493,3 +493,32 @@ def test_a_prior_biased_by_25_percent_that_worsens_held_out_error_is_named_and_a
     consistency, warnings = identify(biased, "--prior-weight", "auto")
     assert consistency["prior_weight"] < 1e5 and warnings == [], consistency["least_squares_check"]["text"]
     assert set(consistency["prior_weight_scores"]) == {"0.1", "1", "10", "100", "1000", "10000", "100000", "1e+06"}
+
+
+def test_identify_and_validate_report_the_stamps_and_warn_of_a_nominal_grid(simulated, tmp_path, capsys):
+    """The simulated CSV's stamps are exactly k / 200 Hz: identify and validate print their timing and the
+    nominal-grid warning, in text and JSON; stamps with 20 us of jitter and two samples lost get the report
+    (2 missing in one gap) and no warning."""
+    robot, _, _, data, _ = simulated
+    assert main(["identify", "--robot", str(ROBOT), "--data", str(data), "--out", str(tmp_path / "m.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert f"stamps of {data}: 4801 stamps at 200 Hz" in out
+    assert f"warning: {data}: every stamp lies within" in out and "uniform 200 Hz grid" in out
+    recording = read_csv(data)
+    keep = np.r_[0:1000, 1002:recording.n_samples]
+    time = recording.time[keep] + np.random.default_rng(0).normal(0.0, 20e-6, keep.size)
+    measured = tmp_path / "measured.csv"
+    write_csv(measured, Recording.from_arrays(robot.joint_names, time, *(getattr(recording, field)[keep]
+                                                                           for field in ("q", "qd", "qdd", "tau"))))
+    assert main(["validate", "--model", str(tmp_path / "m.yaml"), "--data", str(measured), "--json"]) == 0
+    stamps = json.loads(capsys.readouterr().out)["stamps"]
+    assert len(stamps) == 1 and stamps[0]["source"] == str(measured)
+    assert (stamps[0]["n_stamps"], stamps[0]["n_gaps"], stamps[0]["missing"]) == (4799, 1, 2)
+    assert stamps[0]["nominal_grid"] is False and stamps[0]["warnings"] == []
+    assert main(["identify", "--robot", str(ROBOT), "--data", str(measured), "--validate", str(data), "--json",
+                 "--out", str(tmp_path / "m2.yaml")]) == 0
+    stamps = json.loads(capsys.readouterr().out)["stamps"]
+    assert [entry["nominal_grid"] for entry in stamps] == [False, True]
+    assert main(["validate", "--model", str(tmp_path / "m.yaml"), "--data", str(data)]) == 0
+    out = capsys.readouterr().out
+    assert out.index(f"stamps of {data}") < out.index("validation on") and "uniform 200 Hz grid" in out

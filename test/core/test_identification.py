@@ -5,6 +5,7 @@ import pytest
 from robot_dynid.errors import DynIdError, IdentificationError
 from robot_dynid.estimation.identification import (IdentificationSettings, identify,
                                                    iter_regressor_chunks, settings_from_options)
+from robot_dynid.estimation.validation import validate_model
 from robot_dynid.experiment.simulation import SimulatedRobot, plausible_parameters
 from robot_dynid.experiment.trajectories import FourierTrajectory, time_grid
 from robot_dynid.model.base_parameters import compute_base_parameters
@@ -219,3 +220,18 @@ def test_a_training_residual_below_the_normal_equations_resolution_is_printed_as
         row = next(line for line in printed if line.startswith(joint + " "))
         assert float(row.split()[1]) == pytest.approx(value, rel=1e-3), row
         assert row.split()[1] == f"{value:.4g}"
+
+
+def test_a_few_validation_samples_beyond_the_identified_range_are_counted_not_rounded_to_zero_percent(robot):
+    """3 of 1601 held-out samples faster than the identified speed of joint 1 (0.19 %, which ':.0%' printed as 0%)
+    are counted; 40 of 1601 (2.5 %) get a percentage with their count."""
+    data = recording(robot, simulator(robot, np.full(6, 2.0)), seed=1)
+    model = identify(data, robot, IdentificationSettings(friction=FRICTION))
+    for rows, share in (([100, 200, 300], "3 of 1601 validation samples"),
+                        (range(100, 140), "2% (40 of 1601) of the validation samples")):
+        qd = data.qd.copy()
+        qd[list(rows), 0] = 1.5 * np.abs(data.qd[:, 0]).max()
+        held_out = Recording.from_arrays(robot.joint_names, data.time, data.q, qd, data.qdd, data.tau)
+        warnings = validate_model(model, [held_out]).warnings
+        assert len(warnings) == 1 and warnings[0].startswith(f"shoulder_pan_joint: {share} move faster than the "
+                                                             "model was identified on"), warnings
