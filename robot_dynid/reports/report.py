@@ -230,8 +230,10 @@ def make_report(out, robot: RobotDescription, recordings: Sequence[Recording],
 
     rows, classes, poor = _parameter_rows(model)
     parts += [html.heading("Base parameters"),
-              html.paragraph("rows in red: poorly excited (relative std above the identification's threshold, "
-                             "100 % by default); values in the SI unit of their leading standard parameter"),
+              html.paragraph("rows in red: poorly excited (a one-std error moves a joint's torque, RMS over the "
+                             "robot's range of motion, by more than the identification's threshold, 10 % of its "
+                             "RMS measured torque by default); values in the SI unit of their leading standard "
+                             "parameter"),
               html.table(("parameter", "value", "std", "rel. std", "expression (standard parameters)"), rows, classes)]
     summary["poorly_excited"] = sorted(poor)
 
