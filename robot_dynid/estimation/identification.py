@@ -204,7 +204,8 @@ OPTION_DEFAULTS = {
 ``forgetting``), ``lowpass`` [Hz] (None or 0: off), ``file_offsets``, ``check_torque_scale``, and the consistent fit
 (``consistent``, ``bounds_file`` (None or '': none), ``prior_mode``: two_step, regularised or
 none, ``prior_weight``: a number > 0 or ``"auto"``, regularised mode only; None:
-:data:`~robot_dynid.estimation.physical_consistency.DEFAULT_PRIOR_WEIGHT`), and ``friction_side`` (``auto``: on the motors with a transmission, else on the joints; ``joint``,
+:data:`~robot_dynid.estimation.physical_consistency.DEFAULT_PRIOR_WEIGHT`), and ``friction_side``
+(``auto``: on the motors with a transmission, else on the joints; ``joint``,
 ``motor`` or ``both``)."""
 
 
@@ -536,7 +537,8 @@ def model_from_accumulator(
                                                settings.poorly_excited_torque_fraction)
     warnings = []
     if poorly_excited:
-        listing = ", ".join(f"{p['name']} ({p['torque_fraction']:.2g} of {p['joint']}'s torque)" for p in poorly_excited)
+        listing = ", ".join(f"{p['name']} ({p['torque_fraction']:.2g} of {p['joint']}'s torque)"
+                            for p in poorly_excited)
         warnings.append(f"poorly excited base parameters (a one-std error moves a joint's torque, RMS over the robot's "
                         f"range of motion, by more than {settings.poorly_excited_torque_fraction:g} of its RMS "
                         f"measured torque): {listing}")
@@ -613,7 +615,8 @@ def _consistent_fit(accumulator, robot, settings, base, batch, folds=None):
         if folds is None:
             raise IdentificationError("prior_weight auto chooses the weight by cross-validation over the recordings: "
                                       "identify from recordings (not accumulated equations alone), or give a weight")
-        prior_weight, scores = choose_prior_weight(folds[1], lambda training, weight: solve(training, weight).base_values)
+        prior_weight, scores = choose_prior_weight(folds[1],
+                                                   lambda training, weight: solve(training, weight).base_values)
         logger.info("prior weight %g chosen by cross-validation over %d %s", prior_weight, len(folds[1]), folds[0])
     result = solve(reduced, prior_weight, batch.noise_std)
     nuisance = back_substitute(result.base_values)

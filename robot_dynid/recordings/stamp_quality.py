@@ -109,9 +109,10 @@ class StampQuality:
         if not self.nominal_grid:
             return []
         return [f"{self.source}: every stamp lies within {self.grid_deviation * 1e6:.2g} us of a uniform "
-                f"{1.0 / self.grid_step:.6g} Hz grid: the stamps look computed (k / f), not measured; a real sample's stamp "
-                "jitters by more. Late, early or lost samples go unseen and their timing errors go into the "
-                "derivatives and torques; stamp each sample when it is measured (the driver's read time) if you can"]
+                f"{1.0 / self.grid_step:.6g} Hz grid: the stamps look computed (k / f), not measured; a real "
+                "sample's stamp jitters by more. Late, early or lost samples go unseen and their timing errors go "
+                "into the derivatives and torques; stamp each sample when it is measured (the driver's read time) if "
+                "you can"]
 
     def to_dict(self) -> dict:
         """Plain numbers (nan as None), with ``rate`` [Hz], ``nominal_grid`` and ``warnings``; seconds throughout."""

@@ -431,8 +431,8 @@ def robot_with_inertials(path, inertial, mass_factor=1.0):
     return path
 
 
-def test_a_prior_biased_by_25_percent_that_worsens_held_out_error_is_named_and_an_unbiased_one_is_not(tmp_path,
-                                                                                                     capsys):
+def test_a_prior_biased_by_25_percent_that_worsens_held_out_error_is_named_and_an_unbiased_one_is_not(
+        tmp_path, capsys):
     """Two short, noisy recordings (4 s, 0.5 N m) and a strong regularised prior (weight 1e5: std 0.3 % of the link
     scales). With the true inertials as prior, the consistent fit predicts the recording it was not fitted on as
     well as least squares (cross-validated over the two); with every mass 25 % too high it predicts the shoulder
@@ -508,8 +508,8 @@ def test_identify_and_validate_report_the_stamps_and_warn_of_a_nominal_grid(simu
     keep = np.r_[0:1000, 1002:recording.n_samples]
     time = recording.time[keep] + np.random.default_rng(0).normal(0.0, 20e-6, keep.size)
     measured = tmp_path / "measured.csv"
-    write_csv(measured, Recording.from_arrays(robot.joint_names, time, *(getattr(recording, field)[keep]
-                                                                           for field in ("q", "qd", "qdd", "tau"))))
+    columns = (getattr(recording, field)[keep] for field in ("q", "qd", "qdd", "tau"))
+    write_csv(measured, Recording.from_arrays(robot.joint_names, time, *columns))
     assert main(["validate", "--model", str(tmp_path / "m.yaml"), "--data", str(measured), "--json"]) == 0
     stamps = json.loads(capsys.readouterr().out)["stamps"]
     assert len(stamps) == 1 and stamps[0]["source"] == str(measured)
