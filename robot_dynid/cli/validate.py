@@ -6,6 +6,7 @@ from robot_dynid.reports.json_text import dumps
 from robot_dynid.cli.options import (add_cylinders_argument, add_data_arguments, add_speed_threshold_argument,
                                      add_torque_check_argument, load_cylinders, parse_cycles, progress,
                                      read_validation_data)
+from robot_dynid.estimation.consistency_check import held_out_comparison
 from robot_dynid.hydraulics.two_stage import cylinder_subtraction_warning
 from robot_dynid.estimation.validation import validate_model
 from robot_dynid.model.dynamic_model import DynamicModel
@@ -43,11 +44,17 @@ def main(args):
     mismatch = cylinder_subtraction_warning(model.provenance, str(args.model), args.cylinders, cylinders)
     if mismatch:
         validation = dataclasses.replace(validation, warnings=(mismatch,) + validation.warnings)
+    check = held_out_comparison(model, recordings)      # a consistent model against its least-squares values
+    if check is not None and check["warning"]:
+        validation = dataclasses.replace(validation, warnings=validation.warnings + (check["warning"],))
     stamps = [recording.stamp_quality for recording in recordings]
     if args.json:
-        print(dumps({"model": str(args.model), **validation.to_dict(), "stamps": stamp_quality_summary(stamps)}))
+        print(dumps({"model": str(args.model), **validation.to_dict(), "stamps": stamp_quality_summary(stamps),
+                     "least_squares_check": check}))
         return 0
     if any(stamps):
         print(format_stamp_quality(stamps))
     print(format_validation(validation, model.robot.effort_unit))
+    if check is not None:
+        print(check["text"])
     return 0

@@ -489,6 +489,11 @@ def test_a_prior_biased_by_25_percent_that_worsens_held_out_error_is_named_and_a
         model.regressor.torque(standard, recording.q, recording.qd, recording.qdd))]
     assert check["joints"]["shoulder_lift_joint"]["increase"] == pytest.approx(errors[0][1] / errors[1][1] - 1.0,
                                                                                rel=1e-6)
+    assert main(["validate", "--model", str(tmp_path / "model.yaml"), "--data", str(tmp_path / "held_out.csv"),
+                 "--json"]) == 0                       # validate makes the same comparison
+    report = json.loads(capsys.readouterr().out)
+    assert report["least_squares_check"]["worse"] == check["worse"]
+    assert any("shoulder_lift_joint (" in warning for warning in report["warnings"])
 
     consistency, warnings = identify(biased, "--prior-weight", "auto")
     assert consistency["prior_weight"] < 1e5 and warnings == [], consistency["least_squares_check"]["text"]
