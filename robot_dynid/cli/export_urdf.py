@@ -5,7 +5,7 @@ from robot_dynid.cli.options import output_file
 from robot_dynid.errors import DynIdError, RobotDescriptionError
 from robot_dynid.input_files import read_text
 from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.urdf_export import export_urdf
+from robot_dynid.model.urdf_export import export_urdf, identifiability_warnings
 
 NAME = "export-urdf"
 HELP = ("write a URDF with a model's identified link inertials (mass, centre of mass, inertia); needs standard "
@@ -32,6 +32,8 @@ def main(args):
     out = pathlib.Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
+    for warning in identifiability_warnings(model):
+        print(f"warning: {warning}")
     kind = "built from its DH table" if model.robot.urdf is None else f"of {args.urdf or 'the model'}"
     print(f"URDF {kind} with the identified inertials of {len(model.joint_names)} links of robot "
           f"{model.robot.name!r} written to {args.out}")

@@ -1,4 +1,5 @@
 """robot-dynid identify: identify a model from recordings and write the model artifact."""
+import dataclasses
 import pathlib
 
 from robot_dynid.errors import DataError
@@ -8,6 +9,7 @@ from robot_dynid.cli.options import (add_cylinders_argument, add_data_arguments,
                                      add_stage_detection_arguments, add_torque_check_argument, load_cylinders,
                                      conditioning_from_args, non_negative_number, output_file, parse_cycles,
                                      positive_number, progress, read_data, read_validation_data, settings_from_args)
+from robot_dynid.estimation.consistency_check import held_out_comparison
 from robot_dynid.estimation.estimators import ESTIMATORS
 from robot_dynid.estimation.identification import PRIOR_MODES, identify
 from robot_dynid.estimation.validation import validate_model
@@ -16,7 +18,8 @@ from robot_dynid.model.robot_description import load_robot
 from robot_dynid.recordings.bag_io import JOINT_STATE_TYPE, bag_topics
 from robot_dynid.recordings.bag_layout import BAG_TOPICS
 from robot_dynid.recordings.stage_detection import select_stages
-from robot_dynid.reports.tables import format_model_summary, format_validation, model_summary
+from robot_dynid.reports.tables import (format_model_summary, format_stamp_quality, format_validation, model_summary,
+                                        stamp_quality_summary)
 
 NAME = "identify"
 HELP = "identify base parameters from rosbag2 or CSV recordings and write a model file"
@@ -58,6 +61,14 @@ def add_arguments(parser):
     consistent.add_argument("--bounds", dest="bounds_file", metavar="B.yaml", default=None,
                             help="optional bounds: link mass ranges [kg], total mass [kg], centre-of-mass boxes "
                                  "[m] in the link frames, the margin (see docs/estimation.md)")
+    consistent.add_argument("--prior-weight", type=prior_weight, default=None, metavar="WEIGHT",
+                            help="--prior-mode regularised: the prior's weight (a Gaussian prior of std "
+                                 "1/sqrt(WEIGHT) link scales: mass, mass x length, mass x length^2), a number > 0 "
+                                 "[1], or auto: the one of 0.1, 1, 10, ..., 1e6 with the least "
+                                 "cross-validated torque error (over the recordings, else the cycles, else 5 blocks of "
+                                 "samples) (default: 100). Every consistent fit is also compared with plain least "
+                                 "squares on held-out data (--validate, else cross-validated) and a warning names the "
+                                 "joints it predicts more than 10 %% worse")
     consistent.add_argument("--prior-mode", choices=PRIOR_MODES + ("none",), default="two_step",
                             help="how the robot description's inertial data (URDF <inertial>, DH inertial:) enters: "
                                  "two_step: the fit closest to it among those within 1 %% of the best consistent "
@@ -96,14 +107,22 @@ def no_torques(path, args) -> str:
                    "JointState topic the driver publishes")
 
 
+def prior_weight(text):
+    """argparse type of --prior-weight: ``auto`` or a finite number > 0."""
+    return "auto" if text == "auto" else positive_number("a weight > 0 [1] or auto")(text)
+
+
 def main(args):
     robot = load_robot(args.robot)
     settings = settings_from_args(args, robot)
+    if args.validate and settings.consistency is not None:     # compared on the held-out data instead
+        settings = dataclasses.replace(settings, consistency=dataclasses.replace(settings.consistency, check=False))
     cylinders = load_cylinders(args)
-    recordings, notes = [], []
+    recordings, notes, stamps = [], [], []
     conditioning = conditioning_from_args(args, settings.lowpass)
     for path in progress(args.data, "reading recordings"):
         recording = read_data(args, robot, path, conditioning)
+        stamps.append(recording.stamp_quality)
         if recording.tau is None:
             raise DataError(no_torques(path, args))
         if cylinders is not None:
@@ -123,18 +142,25 @@ def main(args):
     if cylinders is not None:
         provenance.update(cylinder_provenance(args.cylinders, cylinders))
     model = identify(recordings, robot, settings, provenance=provenance)
-    validations = [validate_model(model, [read_validation_data(args, robot, cylinders, path, conditioning)],
-                                  lowpass=settings.lowpass,
+    held_out = [read_validation_data(args, robot, cylinders, path, conditioning) for path in args.validate]
+    stamps += [recording.stamp_quality for recording in held_out]
+    validations = [validate_model(model, [recording], lowpass=settings.lowpass,
                                   conditioning="as the training data: " + conditioning.describe())
-                   for path in args.validate]
+                   for recording in held_out]
     if validations:
         model.metrics["validation"] = [validation.to_dict() for validation in validations]
+    check = held_out_comparison(model, held_out)
+    if check is not None:
+        model.metrics["consistency"]["least_squares_check"] = check
+        model.metrics["warnings"] += [check["warning"]] if check["warning"] else []
     model.save(args.out)
     if args.json:
-        print(dumps({**model_summary(model), "model_file": str(args.out)}))
+        print(dumps({**model_summary(model), "model_file": str(args.out), "stamps": stamp_quality_summary(stamps)}))
         return 0
     for note in notes:
         print(note)
+    if any(stamps):
+        print(format_stamp_quality(stamps))
     print(format_model_summary(model))
     for validation in validations:
         print()

@@ -16,6 +16,7 @@ from robot_dynid.reports.analysis import (DEFAULT_FRICTION_SPEED, DEFAULT_PLATEA
                                           GRAVITY_MODES)
 from robot_dynid.reports.json_text import dumps
 from robot_dynid.reports.report import ReportOptions, make_report
+from robot_dynid.reports.tables import format_stamp_quality
 
 NAME = "report"
 HELP = ("analyse a test (torque fits, base parameters, per-cycle identification, friction stages and drift, "
@@ -101,5 +102,8 @@ def main(args):
         return 0
     for note in notes + summary["notes"]:
         print(f"note: {note}")
+    stamps = [recording.stamp_quality for recording in recordings + validation]
+    if any(stamps):
+        print(format_stamp_quality(stamps))
     print(f"report written to {index} ({len(summary['figures'])} figures; summary.json beside it)")
     return 0

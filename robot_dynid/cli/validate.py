@@ -6,11 +6,12 @@ from robot_dynid.reports.json_text import dumps
 from robot_dynid.cli.options import (add_cylinders_argument, add_data_arguments, add_raw_argument,
                                      add_speed_threshold_argument, add_torque_check_argument, load_cylinders,
                                      model_conditioning, parse_cycles, progress, read_validation_data)
+from robot_dynid.estimation.consistency_check import held_out_comparison
 from robot_dynid.hydraulics.two_stage import cylinder_subtraction_warning
 from robot_dynid.estimation.validation import validate_model
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.recordings.stage_detection import select_stages
-from robot_dynid.reports.tables import format_validation
+from robot_dynid.reports.tables import format_stamp_quality, format_validation, stamp_quality_summary
 
 NAME = "validate"
 HELP = ("a model's per-joint RMS [N m], RSD, relative RMSD and NRMS on held-out recordings, with a warning "
@@ -46,8 +47,17 @@ def main(args):
     mismatch = cylinder_subtraction_warning(model.provenance, str(args.model), args.cylinders, cylinders)
     if mismatch:
         validation = dataclasses.replace(validation, warnings=(mismatch,) + validation.warnings)
+    check = held_out_comparison(model, recordings)      # a consistent model against its least-squares values
+    if check is not None and check["warning"]:
+        validation = dataclasses.replace(validation, warnings=validation.warnings + (check["warning"],))
+    stamps = [recording.stamp_quality for recording in recordings]
     if args.json:
-        print(dumps({"model": str(args.model), **validation.to_dict()}))
-    else:
-        print(format_validation(validation, model.robot.effort_unit))
+        print(dumps({"model": str(args.model), **validation.to_dict(), "stamps": stamp_quality_summary(stamps),
+                     "least_squares_check": check}))
+        return 0
+    if any(stamps):
+        print(format_stamp_quality(stamps))
+    print(format_validation(validation, model.robot.effort_unit))
+    if check is not None:
+        print(check["text"])
     return 0

@@ -31,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import logging
+import math
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
@@ -39,6 +40,9 @@ from robot_dynid import __version__, validators
 from robot_dynid.errors import DataError, DynIdError, IdentificationError
 from robot_dynid.estimation.estimators import (BATCH_METHODS, ESTIMATORS, METHODS,
                                                LeastSquaresAccumulator, RecursiveLeastSquares)
+from robot_dynid.estimation.consistency_check import (choose_prior_weight, compare_with_least_squares,
+                                                      cross_validated_rss, fold_pieces)
+from robot_dynid.estimation.metrics import torque_effects
 from robot_dynid.estimation.physical_consistency import (DEFAULT_DELTA, DEFAULT_PRIOR_WEIGHT,
                                                          ConsistencyConstraints, ParameterLayout,
                                                          check_plausibility, load_constraints,
@@ -52,10 +56,14 @@ from robot_dynid.model.regressor import FRICTION_SIDES, Regressor
 from robot_dynid.model.robot_description import RobotDescription
 from robot_dynid.recordings.recording import DropCounter, Dropped, Recording, dropped_to_dict
 from robot_dynid.recordings.signal_processing import lowpass_filter, sample_interval
+from robot_dynid.recordings.stamp_quality import gap_breaks
 
 logger = logging.getLogger(__name__)
 
 PRIOR_MODES = ("two_step", "regularised")
+POORLY_EXCITED_TORQUE_FRACTION = 0.1
+"""[1] default of :attr:`IdentificationSettings.poorly_excited_torque_fraction`: a parameter whose one-std error
+moves a joint's torque by 10 % of its RMS is poorly excited."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,21 +80,30 @@ class ConsistencySettings:
         consistent residual, or a Gaussian prior of weight ``prior_weight``.
     delta : float
         [1] tolerance of the two-step mode.
-    prior_weight : float
-        [1] weight of the regularised mode (in link scales).
+    prior_weight : float or "auto"
+        [1] weight of the regularised mode (in link scales); ``"auto"``: the candidate of
+        :data:`~robot_dynid.estimation.consistency_check.PRIOR_WEIGHT_CANDIDATES` with the least
+        cross-validated error (:func:`identify` only: it needs the recordings' folds).
     constraints : ConsistencyConstraints or None
         Margin, mass ranges, centre-of-mass boxes, signs; None: the defaults.
+    check : bool
+        Compare the fit's cross-validated error with plain least squares' on the same folds
+        (:mod:`~robot_dynid.estimation.consistency_check`; :func:`identify` only) and warn, naming the
+        joints, where it is worse by more than :data:`~robot_dynid.estimation.consistency_check.LEAST_SQUARES_MARGIN`.
     """
 
     use_prior: bool = True
     mode: str = "two_step"
     delta: float = DEFAULT_DELTA
-    prior_weight: float = DEFAULT_PRIOR_WEIGHT
+    prior_weight: float | str = DEFAULT_PRIOR_WEIGHT
     constraints: ConsistencyConstraints | None = None
+    check: bool = True
 
     def __post_init__(self):
         if self.mode not in PRIOR_MODES:
             raise DynIdError(f"prior mode must be one of {list(PRIOR_MODES)}, got {self.mode!r}")
+        if self.prior_weight != "auto":
+            validators.positive(self.prior_weight, "prior_weight", DynIdError, "1 (or auto)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,9 +123,14 @@ class IdentificationSettings:
         RLS forgetting factor mu in (0, 1]; 1 weighs all samples equally.
     chunk_size : int
         Samples per regressor evaluation; bounds memory to about ``chunk_size * n * p * 8`` bytes.
-    poorly_excited_relative_std : float
-        Base parameters whose relative standard deviation exceeds this [1] are reported as
-        poorly excited (a warning, logged and stored in the model's metrics).
+    poorly_excited_torque_fraction : float
+        [1] a base parameter is poorly excited when a one-std error of it moves some joint's torque,
+        RMS over the robot's range of motion, by more than this fraction of that joint's RMS measured
+        torque (:func:`~robot_dynid.estimation.metrics.torque_effects`): a warning naming it and the
+        joint, logged and stored in the model's metrics; inf: never. Not ``std / |value|``, which
+        flags every parameter whose value is near zero however exactly it is known.
+    poorly_excited_relative_std : None
+        The former rule's threshold, refused with a DynIdError naming its replacement.
     lowpass : float or None
         Cutoff [Hz] of the parallel filtering of torques and regressor (module docstring).
     file_offsets : bool
@@ -129,7 +151,8 @@ class IdentificationSettings:
     method: str = "ols"
     forgetting: float = 1.0
     chunk_size: int = 5000
-    poorly_excited_relative_std: float = 1.0
+    poorly_excited_torque_fraction: float = POORLY_EXCITED_TORQUE_FRACTION
+    poorly_excited_relative_std: None = None
     lowpass: float | None = None
     file_offsets: bool = False
     check_torque_scale: bool = True
@@ -137,6 +160,13 @@ class IdentificationSettings:
     friction_side: str | None = None
 
     def __post_init__(self):
+        if self.poorly_excited_relative_std is not None:
+            raise DynIdError("poorly_excited_relative_std is no longer a setting: a parameter is judged by the torque "
+                             "its standard deviation moves, give poorly_excited_torque_fraction [1] (default "
+                             f"{POORLY_EXCITED_TORQUE_FRACTION:g}; inf: never flag)")
+        if not self.poorly_excited_torque_fraction > 0.0:
+            raise DynIdError("poorly_excited_torque_fraction must be > 0 [1] (inf: never flag), got "
+                             f"{self.poorly_excited_torque_fraction!r}")
         if self.friction_side is not None and self.friction_side not in FRICTION_SIDES:
             raise DynIdError(f"friction_side must be one of {list(FRICTION_SIDES)} or None, got {self.friction_side!r}")
         if self.method not in METHODS:
@@ -166,14 +196,16 @@ OPTION_DEFAULTS = {
     "reversal_lead": _FRICTION_DEFAULTS.reversal_lead, "armature": False, "offset": False, "method": "ols",
     "forgetting": 1.0, "lowpass": None, "check_torque_scale": True,
     "file_offsets": False, "consistent": False, "bounds_file": None, "prior_mode": "two_step",
-    "friction_side": "auto",
+    "prior_weight": None, "friction_side": "auto",
 }
 """The options :func:`settings_from_options` takes, with their defaults: the friction model (name,
 ``friction_drift``, ``dead_band`` [rad/s], ``sign_sharpness`` [s/rad], ``stribeck_velocity``
 [rad/s], ``reversal_lead`` [s]), the extra columns (``armature``, ``offset``), the estimator (``method``,
 ``forgetting``), ``lowpass`` [Hz] (None or 0: off), ``file_offsets``, ``check_torque_scale``, and the consistent fit
 (``consistent``, ``bounds_file`` (None or '': none), ``prior_mode``: two_step, regularised or
-none), and ``friction_side`` (``auto``: on the motors with a transmission, else on the joints; ``joint``,
+none, ``prior_weight``: a number > 0 or ``"auto"``, regularised mode only; None:
+:data:`~robot_dynid.estimation.physical_consistency.DEFAULT_PRIOR_WEIGHT`), and ``friction_side``
+(``auto``: on the motors with a transmission, else on the joints; ``joint``,
 ``motor`` or ``both``)."""
 
 
@@ -225,11 +257,20 @@ def settings_from_options(options: Mapping, robot: RobotDescription,
     mode = values["prior_mode"]
     if mode not in PRIOR_MODES + ("none",):
         raise DynIdError(f"prior_mode must be one of {list(PRIOR_MODES) + ['none']}, got {mode!r}")
+    weight = values["prior_weight"]
+    if weight is not None and mode != "regularised":
+        raise DynIdError(f"{label('prior_weight')} weighs the regularised mode's Gaussian prior: give "
+                         f"{label('prior_mode')} regularised with it (the prior mode is {mode})")
+    if weight is None:
+        weight = DEFAULT_PRIOR_WEIGHT
+    elif weight != "auto":
+        weight = validators.positive(weight, label("prior_weight"), DynIdError, "1 (or auto)")
     constraints = None
     if values["bounds_file"]:
         constraints = load_constraints(values["bounds_file"], ParameterLayout.from_regressor(settings.regressor(robot)))
     return dataclasses.replace(settings, consistency=ConsistencySettings(
-        use_prior=mode != "none", mode="two_step" if mode == "none" else mode, constraints=constraints))
+        use_prior=mode != "none", mode="two_step" if mode == "none" else mode, constraints=constraints,
+        prior_weight=weight))
 
 
 def iter_regressor_chunks(regressor: Regressor, base: BaseParameters, recording: Recording, chunk_size: int,
@@ -257,17 +298,18 @@ def _base_regressor(regressor, base, recording, elapsed, start, stop, buffer=Non
     return base.select(Y)
 
 
-#: A step longer than this times the median step ends a contiguous run (a stage selection, a gap).
-RUN_BREAK = 1.5
+#: RSD below which the residual of the accumulated normal equations (``c - 2 theta^T b + theta^T G theta``,
+#: exact to about 1e-15 of the torques' sum of squares) is unresolved: :func:`identify` then computes it
+#: again from the regressor (noise-free data; real data never come near).
+RESIDUAL_RESOLUTION = 1e-4
 #: Periods of the cutoff by which filtered regressor chunks overlap (module docstring).
 FILTER_OVERLAP_PERIODS = 10.0
 
 
 def contiguous_runs(time) -> list[np.ndarray]:
-    """Row indices of the runs of ``time`` (N,) [s] not cut by a step over ``RUN_BREAK`` median steps."""
-    steps = np.diff(time)
-    breaks = np.flatnonzero(steps > RUN_BREAK * np.median(steps)) + 1 if steps.size else []
-    return np.split(np.arange(len(time)), breaks)
+    """Row indices of the runs of ``time`` (N,) [s] between gaps (a stage selection, lost samples:
+    :func:`~robot_dynid.recordings.stamp_quality.gap_breaks`)."""
+    return np.split(np.arange(len(time)), gap_breaks(time))
 
 
 def _filtered_chunks(regressor, base, recording, chunk_size, cutoff, dropped):
@@ -358,15 +400,12 @@ def identify(
     rls = RecursiveLeastSquares(base.rank + len(offsets), forgetting=settings.forgetting) \
         if not ESTIMATORS[settings.method].batch else None
     dropped = DropCounter()
-    for index, recording in enumerate(recordings):
+    for recording in recordings:
         dropped.merge(recording.dropped)
-        for Y_base, tau in iter_regressor_chunks(regressor, base, recording, settings.chunk_size,
-                                                 settings.lowpass, dropped):
-            if offsets:
-                Y_base = _with_offset_columns(Y_base, index, len(recordings))
-            accumulator.add(Y_base, tau)
-            if rls is not None:
-                rls.update_batch(Y_base, tau)
+    for Y_base, tau in _equations(recordings, regressor, base, settings, bool(offsets), dropped):
+        accumulator.add(Y_base, tau)
+        if rls is not None:
+            rls.update_batch(Y_base, tau)
     provenance = dict(provenance or {})
     provenance.setdefault("data_source", [recording.source for recording in recordings]
                           if len(recordings) > 1 else recordings[0].source)
@@ -374,8 +413,18 @@ def identify(
     if conditioning is not None:
         provenance.setdefault("conditioning", conditioning)
     model = model_from_accumulator(accumulator, robot, settings, base, rls=rls, dropped=dropped.counts,
-                                   provenance=provenance, nuisance_names=offsets)
+                                   provenance=provenance, nuisance_names=offsets,
+                                   folds=_folds(recordings, regressor, base, settings, bool(offsets)))
     nuisance = model.metrics.pop("nuisance", {})
+    if min(model.metrics["rsd"].values()) < RESIDUAL_RESOLUTION:
+        theta = np.concatenate([model.values, [nuisance[name] for name in offsets]])
+        residual_ss = np.zeros(robot.n_joints)
+        for Y_base, tau in _equations(recordings, regressor, base, settings, bool(offsets)):
+            residual_ss += np.sum((Y_base @ theta - tau) ** 2, axis=0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for key, value in (("residual_rms", np.sqrt(residual_ss / accumulator.n_samples)),
+                               ("rsd", np.sqrt(residual_ss / accumulator.torque_square_sum_))):
+                model.metrics[key] = dict(zip(robot.joint_names, map(float, value)))
     if offsets:
         model.metrics["file_offsets"] = {
             recording.source: {joint: nuisance[f"offset{j + 1}@{index}"] for j, joint in enumerate(robot.joint_names)}
@@ -397,6 +446,37 @@ def conditioning_record(recordings: Sequence[Recording], settings: Identificatio
     return {"settings": record,
             "recordings": {recording.source: {key: value for key, value in recording.conditioning.items()
                                               if key != "settings"} for recording in conditioned}}
+
+
+def _folds(recordings, regressor, base, settings, offsets: bool):
+    """``(what the folds are, their accumulators)`` for the consistent fit's checks
+    (:func:`~robot_dynid.estimation.consistency_check.fold_pieces`), None when no check is asked or per-recording
+    offsets make a held-out recording unpredictable."""
+    options = settings.consistency
+    if options is None or not (options.check or options.prior_weight == "auto"):
+        return None
+    if offsets:
+        if options.prior_weight == "auto":
+            raise DynIdError("prior_weight auto cross-validates over the recordings, and per-recording torque offsets "
+                             "(file_offsets) cannot be predicted on a recording left out: give a prior weight")
+        return None
+    kind, pieces = fold_pieces(recordings)
+    folds = []
+    for piece in pieces:
+        accumulator = LeastSquaresAccumulator(regressor.robot.n_joints, base.rank)
+        for Y_base, tau in _equations(piece, regressor, base, settings, False):
+            accumulator.add(Y_base, tau)
+        folds.append(accumulator)
+    return kind, folds
+
+
+def _equations(recordings, regressor, base, settings, offsets: bool, dropped: DropCounter | None = None):
+    """``(Y_base (M, n, r'), tau (M, n))`` chunks of every recording in turn (:func:`iter_regressor_chunks`),
+    with the per-recording offset columns when ``offsets``."""
+    for index, recording in enumerate(recordings):
+        for Y_base, tau in iter_regressor_chunks(regressor, base, recording, settings.chunk_size,
+                                                 settings.lowpass, dropped):
+            yield (_with_offset_columns(Y_base, index, len(recordings)) if offsets else Y_base), tau
 
 
 def identified_range(recordings: Sequence[Recording]) -> dict:
@@ -430,17 +510,21 @@ def model_from_accumulator(
     dropped: dict[str, Dropped] | None = None,
     provenance: dict | None = None,
     nuisance_names: Sequence[str] = (),
+    folds: tuple[str, Sequence[LeastSquaresAccumulator]] | None = None,
 ) -> DynamicModel:
     """Solve accumulated normal equations (or take an RLS estimate) into a :class:`DynamicModel`.
 
     The batch solve always runs: it gives the noise level, condition number and, for OLS/WLS,
     the estimate. With ``rls`` the estimate is the RLS state, its std ``sqrt(diag(P) sigma^2)``
     (with mu = 1, P approximates (W^T W)^-1). Metrics: per-joint RMS residual [N m] and RSD,
-    noise std [N m], condition number, and the base parameters whose relative std exceeds
-    ``settings.poorly_excited_relative_std`` (also logged as a warning); the samples left out
+    noise std [N m], condition number, and the poorly excited base parameters
+    (:func:`poorly_excited_parameters` with ``settings.poorly_excited_torque_fraction``, also logged as a
+    warning); the samples left out
     before, by reason (``dropped``). The accumulator's parameters are the base parameters followed
     by ``nuisance_names`` (e.g. per-recording torque offsets), whose estimates go to
-    ``metrics["nuisance"]`` (name -> value), not into the model.
+    ``metrics["nuisance"]`` (name -> value), not into the model. ``folds`` (what they are, and an
+    accumulator of base columns each) serve a consistent fit's ``prior_weight="auto"`` and its
+    comparison with plain least squares (:mod:`~robot_dynid.estimation.consistency_check`).
 
     Raises
     ------
@@ -458,7 +542,7 @@ def model_from_accumulator(
         sigma2 = float(np.mean(batch.noise_std**2))
         std = np.sqrt(np.clip(np.diag(rls.covariance_), 0.0, None) * sigma2)
     elif settings.consistency is not None:
-        values, std, standard, consistency = _consistent_fit(accumulator, robot, settings, base, batch)
+        values, std, standard, consistency = _consistent_fit(accumulator, robot, settings, base, batch, folds)
     else:
         values, std = batch.theta, batch.std
     check_finite_estimate(accumulator, names, values, std)
@@ -467,18 +551,22 @@ def model_from_accumulator(
     values, std = values[:base.rank], std[:base.rank]
     with np.errstate(divide="ignore", invalid="ignore"):
         relative_std = np.abs(std / values)
-    poorly_excited = [
-        {"name": name, "relative_std": float(rel)}
-        for name, rel in zip(base.names, relative_std)
-        if not rel <= settings.poorly_excited_relative_std
-    ]
+    joints = robot.joint_names
+    poorly_excited = poorly_excited_parameters(settings.regressor(robot), base, std, relative_std,
+                                               np.sqrt(accumulator.torque_square_sum_ / max(accumulator.n_samples, 1)),
+                                               settings.poorly_excited_torque_fraction)
     warnings = []
     if poorly_excited:
-        listing = ", ".join(f"{p['name']} ({p['relative_std']:.0%})" for p in poorly_excited)
-        warnings.append(f"poorly excited base parameters (relative std > "
-                        f"{settings.poorly_excited_relative_std:.0%}): {listing}")
+        listing = ", ".join(f"{p['name']} ({p['torque_fraction']:.2g} of {p['joint']}'s torque)"
+                            for p in poorly_excited)
+        warnings.append(f"poorly excited base parameters (a one-std error moves a joint's torque, RMS over the robot's "
+                        f"range of motion, by more than {settings.poorly_excited_torque_fraction:g} of its RMS "
+                        f"measured torque): {listing}")
         logger.warning(warnings[-1])
-    joints = robot.joint_names
+    check = (consistency or {}).get("least_squares_check") or {}
+    if check.get("warning"):
+        warnings.append(check["warning"])
+        logger.warning(warnings[-1])
     metrics = {
         "n_samples": int(accumulator.n_samples),
         "n_dropped": sum(entry.count for entry in (dropped or {}).values()),
@@ -506,30 +594,85 @@ def model_from_accumulator(
     )
 
 
+def poorly_excited_parameters(regressor: Regressor, base: BaseParameters, std, relative_std, torque_rms,
+                              threshold: float) -> list[dict]:
+    """The base parameters whose :func:`~robot_dynid.estimation.metrics.torque_effects` exceed ``threshold`` [1]
+    at some joint: ``{name, torque_fraction, joint, relative_std}`` each (the largest effect and its joint);
+    ``std``, ``relative_std`` (r,), ``torque_rms`` (n,) [N m]."""
+    if not np.isfinite(threshold) or not len(std):
+        return []
+    effects = torque_effects(regressor, base, std, torque_rms)
+    worst = np.argmax(effects, axis=1)
+    return [{"name": name, "torque_fraction": float(effects[i, worst[i]]),
+             "joint": regressor.robot.joint_names[worst[i]], "relative_std": float(relative_std[i])}
+            for i, name in enumerate(base.names) if not effects[i, worst[i]] <= threshold]
+
+
 def _layout_and_prior(robot: RobotDescription, settings: IdentificationSettings):
     layout = ParameterLayout.from_regressor(settings.regressor(robot))
     use_prior = settings.consistency is None or settings.consistency.use_prior
     return layout, prior_parameters(robot) if use_prior else None
 
 
-def _consistent_fit(accumulator, robot, settings, base, batch):
+def _consistent_fit(accumulator, robot, settings, base, batch, folds=None):
     """(values, std, standard, summary) of the consistent fit; values and std cover the nuisance
-    parameters too (they are solved for given the consistent base parameters)."""
+    parameters too (they are solved for given the consistent base parameters). With ``folds``, the
+    prior weight ``"auto"`` is chosen and the fit compared with least squares by cross-validation."""
     options = settings.consistency
     layout, prior = _layout_and_prior(robot, settings)
     reduced, back_substitute = accumulator.eliminate(base.rank)
-    weights = 1.0 / batch.noise_std**2 if settings.method == "wls" else None
-    result = solve_consistent(reduced, base, layout, joint_weights=weights, prior=prior,
-                              constraints=options.constraints, mode=options.mode, delta=options.delta,
-                              prior_weight=options.prior_weight)
+
+    def solve(training, prior_weight, noise_std=None):
+        if settings.method == "wls" and noise_std is None:
+            noise_std = training.solve("ols").noise_std
+        weights = 1.0 / noise_std**2 if settings.method == "wls" else None
+        return solve_consistent(training, base, layout, joint_weights=weights, prior=prior,
+                                constraints=options.constraints, mode=options.mode, delta=options.delta,
+                                prior_weight=prior_weight)
+
+    prior_weight, scores = options.prior_weight, None
+    if prior_weight == "auto":
+        if folds is None:
+            raise IdentificationError("prior_weight auto chooses the weight by cross-validation over the recordings: "
+                                      "identify from recordings (not accumulated equations alone), or give a weight")
+        prior_weight, scores = choose_prior_weight(folds[1],
+                                                   lambda training, weight: solve(training, weight).base_values)
+        logger.info("prior weight %g chosen by cross-validation over %d %s", prior_weight, len(folds[1]), folds[0])
+    result = solve(reduced, prior_weight, batch.noise_std)
     nuisance = back_substitute(result.base_values)
     values = np.concatenate([result.base_values, nuisance])
     std = np.concatenate([result.base_std, batch.std[base.rank:]])
     summary = {"prior": "robot description" if prior is not None else "none", "mode": result.mode,
                "status": result.status, "solve_time": result.solve_time,
-               "residual_increase": result.residual_increase, "active": list(result.active),
-               "links": [link.to_dict() for link in result.links]}
+               "residual_increase": result.residual_increase, "constraint_increase": result.constraint_increase,
+               "prior_increase": result.residual_increase - result.constraint_increase, "active": list(result.active),
+               "links": [link.to_dict() for link in result.links],
+               "prior_weight": prior_weight if result.mode == "regularised" else None,
+               "least_squares_values": [float(value) for value in batch.theta[:base.rank]]}
+    if scores is not None:
+        summary["prior_weight_scores"] = {f"{weight:g}": score for weight, score in scores.items()}
+    if folds is not None and options.check:
+        summary["least_squares_check"] = _cross_validated_check(folds, robot, settings, result, solve, prior_weight)
     return values, std, result.standard, summary
+
+
+def _cross_validated_check(folds, robot, settings, result, solve, prior_weight) -> dict:
+    """:func:`~robot_dynid.estimation.consistency_check.compare_with_least_squares` over the folds."""
+    kind, accumulators = folds
+    batch_method = settings.method if ESTIMATORS[settings.method].batch else "ols"
+    try:
+        least_squares = cross_validated_rss(accumulators, lambda training: training.solve(batch_method).theta)
+        consistent = cross_validated_rss(accumulators, lambda training: solve(training, prior_weight).base_values)
+    except DynIdError as error:
+        text = f"consistent fit not compared with plain least squares by cross-validation: {error}"
+        logger.info(text)
+        return {"data": kind, "text": text, "warning": None}
+    share = (result.residual_increase - result.constraint_increase) / result.residual_increase \
+        if result.residual_increase > 0.0 else math.nan
+    return compare_with_least_squares(robot.joint_names, consistent.sum(axis=0), least_squares.sum(axis=0),
+                                      sum(fold.n_samples for fold in accumulators),
+                                      f"held-out folds (cross-validated over {len(accumulators)} {kind})",
+                                      prior_share=share)
 
 
 def plausibility(robot, settings, base, values, std) -> dict:

@@ -19,6 +19,7 @@ import numpy as np
 
 from robot_dynid.errors import DataError
 from robot_dynid.estimation.estimators import scaled_condition_number
+from robot_dynid.model.base_parameters import random_states
 
 
 _EXCLUDE_MODES = ("joint", "any")
@@ -41,6 +42,15 @@ def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.sqrt(numerator / denominator)
     return np.where(denominator == 0.0, np.where(numerator == 0.0, 0.0, np.inf), ratio)
+
+
+def share_of(count: int, total: int, what: str) -> str:
+    """``count`` of ``total`` ``what`` (plural noun) as text: from 1 % a rounded percentage with the count,
+    ``"12% (1440 of 12000) of the validation samples"``; below, the count alone,
+    ``"3 of 12000 validation samples"`` (a percentage would round to 0 %)."""
+    if total > 0 and count / total >= 0.01:
+        return f"{count / total:.0%} ({count} of {total}) of the {what}"
+    return f"{count} of {total} {what}"
 
 
 def rms_residual(tau_hat, tau) -> np.ndarray:
@@ -152,6 +162,46 @@ def relative_rmsd(tau_hat, tau, qd, speed_threshold: float, exclude: str = "join
     value = _ratio(np.sum(np.where(moving, tau_hat - tau, 0.0) ** 2, axis=0),
                    np.sum(np.where(moving, tau, 0.0) ** 2, axis=0))
     return np.where(np.any(moving, axis=0), value, np.nan)
+
+
+#: States of the robot's range of motion over which :func:`torque_effects` takes a column's RMS.
+EFFECT_STATES = 200
+#: Joints whose RMS torque is below this fraction of the largest joint's are judged against that floor.
+TORQUE_FLOOR = 1e-6
+
+
+def torque_effects(regressor, base, std, torque_rms, n_states: int = EFFECT_STATES, seed: int = 0) -> np.ndarray:
+    """How much each base parameter's uncertainty moves the torques, as a fraction of the measured ones.
+
+    ``effect[i, j] = std_i * rms_s(Y_base[s, j, i]) / torque_rms_j``: the RMS torque [N m] a one-std error
+    of base parameter i makes at joint j over the robot's range of motion (``n_states`` states drawn
+    uniformly within its position, velocity and acceleration limits,
+    :func:`~robot_dynid.model.base_parameters.random_states`), over joint j's RMS measured torque. Unlike
+    ``std / |value|`` it does not grow without bound for a parameter whose value is near zero, and it
+    stays large for a parameter the data leave uncertain even where its column was small in them.
+
+    Parameters
+    ----------
+    regressor : Regressor
+    base : BaseParameters
+        Of ``regressor``.
+    std : array_like, shape (r,)
+        Standard deviations of the r base parameters (their units).
+    torque_rms : array_like, shape (n,)
+        [N m] RMS measured torque per joint; floored at TORQUE_FLOOR of the largest.
+
+    Returns
+    -------
+    ndarray, shape (r, n)
+        [1] (inf where std is inf).
+    """
+    states = random_states(regressor, n_states, np.random.default_rng(seed))
+    column_rms = np.sqrt(np.mean(base.select(regressor.compute(**states)) ** 2, axis=0))   # (n, r)
+    torque_rms = np.asarray(torque_rms, dtype=float)
+    floor = max(TORQUE_FLOOR * float(np.max(torque_rms, initial=0.0)), np.finfo(float).tiny)
+    with np.errstate(invalid="ignore"):
+        effect = np.asarray(std, dtype=float)[:, None] * column_rms.T / np.maximum(torque_rms, floor)[None, :]
+    return np.where(np.isnan(effect), np.inf, effect)
 
 
 def condition_number(Y) -> float:

@@ -721,6 +721,10 @@ class ConsistentResult:
         what the constraints (and the prior) cost, in noise variances (chi-square units);
         about 0 when the least-squares fit is consistent, up to ``delta (N n - r)`` in
         two-step mode.
+    constraint_increase : float
+        The part of ``residual_increase`` the constraints cost: that of the best consistent fit
+        (the first program, solved in every mode). The rest, ``residual_increase -
+        constraint_increase``, is the prior's (the regulariser's without a prior).
     mode : str
         ``"two_step"``, ``"regularised"`` or ``"no_prior"``.
     status : str
@@ -742,6 +746,7 @@ class ConsistentResult:
     links: tuple[LinkConsistency, ...]
     active: tuple[str, ...]
     residual_increase: float
+    constraint_increase: float
     mode: str
     status: str
     solve_time: float
@@ -834,9 +839,9 @@ def solve_consistent(accumulator: LeastSquaresAccumulator, base: BaseParameters,
       the band, which fixes friction and offsets) subject to the constraints and
       ``residual <= r* + delta (r* + const) + BAND_FLOOR sigma^2``, i.e. within
       ``1 + delta`` of the best weighted residual sum of squares.
-    - prior, ``mode="regularised"``: one program, ``min residual / sigma^2 +
-      prior_weight ||x - x0||^2 + ||N^T x||^2``: the MAP estimate under a Gaussian prior of
-      std ``1 / sqrt(prior_weight)`` link scales.
+    - prior, ``mode="regularised"``: ``min residual / sigma^2 + prior_weight ||x - x0||^2 +
+      ||N^T x||^2``: the MAP estimate under a Gaussian prior of std ``1 / sqrt(prior_weight)``
+      link scales ((1) is solved too, to tell the constraints' cost from the prior's).
     - no prior: (1) as above; (2) ``min residual + NULL_SPACE_WEIGHT s_min^2 ||N^T x||^2``
       (``s_min`` the weakest curvature the data resolve): the consistent analogue of the
       minimum-norm least-squares solution. Should (2) fail numerically, (1)'s solution is
@@ -893,19 +898,19 @@ def solve_consistent(accumulator: LeastSquaresAccumulator, base: BaseParameters,
     x = cp.Variable(p)
     feasible = _constraint_list(cp, x, layout, scales, constraints)
     what = "consistent identification"
+    problem = cp.Problem(cp.Minimize(_objective(cp, x, [fit])), feasible)
+    solve_time = _solve(cp, problem, f"{what} (best residual)", layout, constraints)
+    best_x, status = x.value.copy(), problem.status
+    best = float(np.sum((fit[0] @ best_x - fit[1]) ** 2))
     if given.size and mode == "regularised":
         used, weight = mode, math.sqrt(prior_weight * noise)
         terms = [fit, (weight * closeness[0], weight * closeness[1]), unseen]
         problem = cp.Problem(cp.Minimize(_objective(cp, x, terms)), feasible)
-        solve_time = _solve(cp, problem, what, layout, constraints)
+        solve_time += _solve(cp, problem, what, layout, constraints)
         status = problem.status
     else:
         used = mode if given.size else "no_prior"
-        problem = cp.Problem(cp.Minimize(_objective(cp, x, [fit])), feasible)
-        solve_time = _solve(cp, problem, f"{what} (best residual)", layout, constraints)
-        best_x, status = x.value.copy(), problem.status
         if given.size:
-            best = float(np.sum((fit[0] @ best_x - fit[1]) ** 2))
             band = best + delta * (best + constant) + BAND_FLOOR * noise
             tie = math.sqrt(TIE_BREAK_WEIGHT / band)
             problem = cp.Problem(
@@ -931,6 +936,7 @@ def solve_consistent(accumulator: LeastSquaresAccumulator, base: BaseParameters,
     residual_ss = accumulator.residual_sum_of_squares(base_values)
     weighted = float(weights @ residual_ss)
     covariance = weighted / dof * compressed.inverse_gram
+    noise_variance = max(compressed.constant / dof, 1e-300)
     std = np.where(compressed.unresolved, np.inf, np.sqrt(np.clip(np.diag(covariance), 0.0, None)))
     result = ConsistentResult(
         standard=standard, standard_names=layout.standard_names, base_values=base_values,
@@ -939,7 +945,8 @@ def solve_consistent(accumulator: LeastSquaresAccumulator, base: BaseParameters,
         weighted_rss=weighted, best_weighted_rss=compressed.constant,
         links=link_consistency(standard, layout),
         active=tuple(_active_constraints(standard, physical, solution, layout, constraints)),
-        residual_increase=(weighted - compressed.constant) / max(compressed.constant / dof, 1e-300),
+        residual_increase=(weighted - compressed.constant) / noise_variance,
+        constraint_increase=min(best / factor**2 / noise_variance, (weighted - compressed.constant) / noise_variance),
         mode=used, status=status, solve_time=solve_time)
     logger.info("consistent identification (%s): weighted RSS %.6g, %.3g noise variances above "
                 "least squares; at a bound: %s; %.3f s", used, weighted, result.residual_increase,

@@ -30,7 +30,7 @@ import numpy as np
 
 from robot_dynid.errors import DataError
 from robot_dynid.estimation.identification import contiguous_runs
-from robot_dynid.estimation.metrics import ValidationReport, validation_report
+from robot_dynid.estimation.metrics import ValidationReport, share_of, validation_report
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.recordings.recording import Recording
 from robot_dynid.recordings.signal_processing import lowpass_filter, sample_interval
@@ -138,7 +138,8 @@ def range_warnings(model: DynamicModel, recordings: Sequence[Recording]) -> list
             values = np.abs(np.concatenate([getattr(recording, field)[:, j] for recording in recordings]))
             beyond = values > limits[joint]
             if beyond.any():
-                warnings.append(f"{joint}: {np.mean(beyond):.0%} of the validation samples {verb} than the model was "
+                share = share_of(int(np.count_nonzero(beyond)), beyond.size, "validation samples")
+                warnings.append(f"{joint}: {share} {verb} than the model was "
                                 f"identified on ({float(limits[joint]):.3g} {unit}; up to {values.max():.3g}): "
                                 "friction polynomials and stiffness-like terms extrapolate badly")
     return warnings

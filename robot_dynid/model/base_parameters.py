@@ -110,6 +110,18 @@ class BaseParameters:
         K[:, list(self.dependent)] = self.beta
         return K
 
+    def companions(self, index: int) -> tuple[int, ...]:
+        """Indices (ascending) of the standard parameters that share a base parameter with standard
+        parameter ``index``: the data identify only such combinations, never how they split. Empty
+        when ``index`` stands alone in its base parameter, or in none (a zero column)."""
+        K = self.projection
+        rows = np.flatnonzero(K[:, index])
+        return tuple(int(i) for i in np.flatnonzero(np.any(K[rows] != 0.0, axis=0)) if i != index)
+
+    def rows_of(self, index: int) -> tuple[int, ...]:
+        """Base parameters (row indices) whose expression holds standard parameter ``index``."""
+        return tuple(int(row) for row in np.flatnonzero(self.projection[:, index]))
+
     def select(self, Y: np.ndarray) -> np.ndarray:
         """Base regressor columns ``Y[..., independent]``, (..., p) -> (..., r), C-ordered.
 

@@ -26,7 +26,9 @@ link frame the payload refers to), its ``<inertial>`` the payload's mass, centre
 A URDF carries no gravity (the robot's is stated in a comment; the world frame is the URDF root
 link, or ``world``), and no friction, rotor inertia or torque offsets: RNEA on the exported URDF
 gives the model's rigid-body torques (payload included) only. A model of base parameters only (an ordinary
-least-squares fit) has no standard parameters and cannot be exported.
+least-squares fit) has no standard parameters and cannot be exported. :func:`identifiability_warnings`
+says which of the inertials written the data did not decide (a rotor inertia inseparable from a
+link's, links not excited).
 """
 from __future__ import annotations
 
@@ -93,6 +95,51 @@ def export_urdf(model: DynamicModel, urdf_text: str | None = None) -> str:
         return _urdf_from_dh(model, inertials)
     robot = model.robot if urdf_text is None else _same_kinematics(model.robot, urdf_text)
     return _urdf_with_inertials(model, robot, inertials)
+
+
+def identifiability_warnings(model: DynamicModel) -> list[str]:
+    """What in a model's exported inertials the data did not decide, naming the joints: one line each.
+
+    - rotor inertia (armature) that acts on the torques only together with link inertial parameters
+      or another rotor's (:meth:`~robot_dynid.model.base_parameters.BaseParameters.companions`): the
+      split between them is the prior's (or the regulariser's), and the URDF, which carries no rotor
+      inertia, holds only the links' share;
+    - links whose inertial parameters enter base parameters the identification flagged as poorly
+      excited (``metrics["poorly_excited"]``): their values there come from the prior, not the data.
+    """
+    base, regressor = model.base, model.regressor
+    names, n_inertial = base.standard_names, N_INERTIAL * model.robot.n_joints
+    expressions = base.expressions()
+    warnings = []
+    armature = range(regressor.slices["armature"].start, regressor.slices["armature"].stop)
+    for index, row in zip(armature, regressor.armature_rows):
+        companions = base.companions(index)
+        inertial = [i for i in companions if i < n_inertial]
+        # the link parameters known only through this combination carry the split; else every one in it
+        alone = [i for i in inertial if base.rows_of(i) == base.rows_of(index)]
+        links = sorted({i // N_INERTIAL for i in alone or inertial})
+        rotors = [names[i] for i in companions if i in armature]
+        if not (links or rotors):
+            continue
+        value = "" if model.standard is None else f" (the model's {names[index]} = {model.standard[index]:.4g})"
+        parts = ([f"the inertia of the link(s) of joint(s) {', '.join(model.joint_names[k] for k in links)}"]
+                 if links else []) + ([f"rotor inertia {', '.join(rotors)}"] if rotors else [])
+        warnings.append(
+            f"rotor inertia {names[index]} of {row.kind} {row.name}{value} acts on the torques only together with "
+            f"{' and '.join(parts)} ({'; '.join(expressions[r] for r in base.rows_of(index))}): the data cannot "
+            "split them, so the URDF's inertials there hold the share the prior (or the regulariser) gave them, and "
+            "no rotor inertia; a simulator needs the armature as well, or these joints' torques are off")
+    poor = {}
+    for entry in model.metrics.get("poorly_excited", []):
+        if entry.get("name") in base.names:
+            row = base.names.index(entry["name"])
+            for link in sorted({int(i) // N_INERTIAL for i in np.flatnonzero(base.projection[row, :n_inertial])}):
+                poor.setdefault(link, []).append(entry["name"])
+    if poor:
+        listing = "; ".join(f"{model.joint_names[link]} ({', '.join(rows)})" for link, rows in sorted(poor.items()))
+        warnings.append(f"links the data did not excite enough, by joint (poorly excited base parameters): {listing}: "
+                        "the URDF's inertials of these links come from the prior there, not from the data")
+    return warnings
 
 
 def _joint_frame_inertials(model: DynamicModel) -> list[LinkInertial]:

@@ -68,7 +68,7 @@ from robot_dynid.package_files import package_file_candidates
 from robot_dynid.recordings.joint_states import JointStateSelector
 from robot_dynid.recordings.motor_side import (check_joint_count, joint_values, require_torque_constants,
                                                require_transmission)
-from robot_dynid.recordings.recording import DropCounter, Recording, describe_dropped
+from robot_dynid.recordings.recording import REPEATED_STAMP, DropCounter, Recording, describe_dropped
 from robot_dynid.recordings.signal_processing import interpolate
 from robot_dynid.recordings.stages import StageMarker, kind_name, label_samples, stage_intervals
 from robot_dynid.yaml_files import read_yaml
@@ -450,7 +450,7 @@ def read_bag(path, joint_names: Sequence[str] | None = None,
     keep = order[np.concatenate(([True], np.diff(stamps[order]) > 0))]
     repeated = np.setdiff1d(order, keep)
     if repeated.size:
-        dropped.add(f"{positions_topic}: repeated stamp", float(ns_to_seconds(stamps[repeated].min())),
+        dropped.add(f"{positions_topic}: {REPEATED_STAMP}", float(ns_to_seconds(stamps[repeated].min())),
                     repeated.size)
     time = ns_to_seconds(stamps[keep])
     q, qd, tau = joint_state["position"][keep], joint_state["velocity"][keep], tau[keep]

@@ -22,6 +22,7 @@ from robot_dynid.recordings.data_checks import check_samples, check_time_unit
 from robot_dynid.recordings.recording import DropCounter, Recording
 from robot_dynid.recordings.signal_processing import (differentiate, gap_starts, median_step,
                                                       resample_uniform, window_samples_for)
+from robot_dynid.recordings.stamp_quality import recording_stamp_quality
 from robot_dynid.recordings.stage_detection import (default_rest_threshold, describe_detection,
                                                     label_from_motion)
 from robot_dynid.recordings.stages import StageInterval, intervals_from_labels, stage_intervals
@@ -46,6 +47,9 @@ def read_recording(path, joint_names=None, derivative_window=None, robot=None, r
                    conditioning: Conditioning | None = None, **bag_topics) -> Recording:
     """Read ``path``: a rosbag2 directory (or its .mcap / .db3 file) or a ``.csv`` file, conditioned.
 
+    The recording carries the timing of its stamps as read, before resampling (``stamp_quality``:
+    :func:`robot_dynid.recordings.stamp_quality.stamp_quality`).
+
     Parameters
     ----------
     joint_names : sequence of str, optional
@@ -67,9 +71,11 @@ def read_recording(path, joint_names=None, derivative_window=None, robot=None, r
         replaces ``derivative_window``, ``resample`` and ``derive``. Without it, velocities are kept
         as measured at rest.
     **bag_topics
-        joint_states_topic, effort_topic, stage_topic, ... (bags only).
+        joint_states_topic, motor_states_topic, effort_topic, stage_topic, ... (bags only;
+        :func:`robot_dynid.recordings.bag_io.read_bag`).
 
-    The returned recording's ``conditioning`` says what was done (:func:`condition`).
+    The returned recording's ``conditioning`` says what was done (:func:`condition`), its
+    ``stamp_quality`` how its stamps were as read.
     """
     if conditioning is None:
         conditioning = Conditioning(resample=resample, derive=derive, derivative_window=derivative_window,
@@ -78,9 +84,10 @@ def read_recording(path, joint_names=None, derivative_window=None, robot=None, r
         joint_names = robot.joint_names
     recording = _read(path, joint_names, bag_topics, None if robot is None else robot.transmission)
     check_time_unit(recording.time, recording.source)
+    stamps = recording_stamp_quality(recording)
     if robot is not None:
         recording = check_samples(recording, robot)
-    return condition(recording, conditioning)
+    return dataclasses.replace(condition(recording, conditioning), stamp_quality=stamps)
 
 
 def condition(recording: Recording, conditioning: Conditioning) -> Recording:

@@ -40,6 +40,8 @@ logger = logging.getLogger(__name__)
 
 JOINT_FIELDS = ("q", "qd", "qdd", "tau", "temperature")
 """The (N, n) per-joint fields of a Recording, in the order they are written to files."""
+REPEATED_STAMP = "repeated stamp"
+"""The end of the ``dropped`` reason of samples left out for a stamp equal to an earlier one."""
 
 
 @dataclass(frozen=True)
@@ -157,6 +159,9 @@ class Recording:
     conditioning : mapping
         What was done to the data after reading (resampling, how derivatives were formed, velocity 0 at
         rest: :func:`robot_dynid.recordings.data_files.condition`), plain data for a model's provenance.
+    stamp_quality : StampQuality, optional
+        The timing of the stamps as read, before any resampling
+        (:func:`robot_dynid.recordings.stamp_quality.stamp_quality`); kept by selections.
 
     Raises
     ------
@@ -178,6 +183,7 @@ class Recording:
     source: str = "<arrays>"
     dropped: Mapping[str, Dropped] = dataclasses.field(default_factory=dict)
     conditioning: Mapping = dataclasses.field(default_factory=dict)
+    stamp_quality: object | None = None
 
     def __post_init__(self) -> None:
         names = tuple(self.joint_names) if not isinstance(self.joint_names, str) else None

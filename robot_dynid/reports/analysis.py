@@ -242,7 +242,7 @@ def settings_of(model: DynamicModel) -> IdentificationSettings:
     for an RLS model), without poorly-excited warnings (the report shows every cycle's std)."""
     return IdentificationSettings(friction=model.friction, armature=model.armature, offset=model.offset,
                                   method=model.method if model.method != "rls" else "ols",
-                                  poorly_excited_relative_std=math.inf, friction_side=model.friction_side)
+                                  poorly_excited_torque_fraction=math.inf, friction_side=model.friction_side)
 
 
 def identify_cycles(segments: Sequence[CycleSegment], model: DynamicModel, skip: int = DEFAULT_WARM_CYCLES,

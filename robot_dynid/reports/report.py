@@ -29,7 +29,7 @@ from robot_dynid.recordings.stages import StageInterval
 from robot_dynid.reports import analysis, html
 from robot_dynid.reports.analysis import (DEFAULT_FRICTION_SPEED, DEFAULT_PLATEAU_TOLERANCE,
                                           DEFAULT_SIGNIFICANCE, DEFAULT_WARM_CYCLES, Progress)
-from robot_dynid.reports.tables import model_summary
+from robot_dynid.reports.tables import model_summary, stamp_quality_summary
 
 logger = logging.getLogger(__name__)
 
@@ -208,6 +208,10 @@ def make_report(out, robot: RobotDescription, recordings: Sequence[Recording],
     condition = model.metrics.get("condition_number")
     parts.append(html.paragraph(f"condition number of the scaled base regressor: {html.number(condition)}"))
     parts += [html.paragraph(f"plausibility: {text}", note=True) for text in plausible.get("messages", [])]
+    stamps = [recording.stamp_quality for recording in (*recordings, *validation) if recording.stamp_quality]
+    summary["stamps"] = stamp_quality_summary(stamps)
+    parts += [html.paragraph(f"stamps of {report.describe()}") for report in stamps]
+    parts += [html.paragraph(f"warning: {text}", note=True) for report in stamps for text in report.warnings()]
     summary["condition_number"] = condition
     summary["plausibility"] = plausible
     fits = [analysis.torque_fit(model, identification, "identification", options.speed_threshold)]
@@ -226,8 +230,10 @@ def make_report(out, robot: RobotDescription, recordings: Sequence[Recording],
 
     rows, classes, poor = _parameter_rows(model)
     parts += [html.heading("Base parameters"),
-              html.paragraph("rows in red: poorly excited (relative std above the identification's threshold, "
-                             "100 % by default); values in the SI unit of their leading standard parameter"),
+              html.paragraph("rows in red: poorly excited (a one-std error moves a joint's torque, RMS over the "
+                             "robot's range of motion, by more than the identification's threshold, 10 % of its "
+                             "RMS measured torque by default); values in the SI unit of their leading standard "
+                             "parameter"),
               html.table(("parameter", "value", "std", "rel. std", "expression (standard parameters)"), rows, classes)]
     summary["poorly_excited"] = sorted(poor)
 

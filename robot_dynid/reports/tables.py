@@ -61,9 +61,7 @@ def format_model_summary(model):
                       for source, offsets in metrics["file_offsets"].items()])]
     consistency = metrics.get("consistency")
     if consistency:
-        parts.append(f"physically consistent fit (prior: {consistency['prior']}, {consistency['mode']}): the "
-                     f"constraints cost {consistency['residual_increase']:.3g} noise variances of residual; "
-                     f"active: {', '.join(consistency['active']) or 'none'}")
+        parts.append(format_consistency(consistency))
     if model.links:
         parts += ["links (mass [kg], centre of mass [m] and inertia about it [kg m^2] in the link frame):",
                   format_table(("link", "mass", "com", "inertia [ixx, ixy, ixz, iyy, iyz, izz]"), [
@@ -75,6 +73,26 @@ def format_model_summary(model):
     return "\n".join(parts)
 
 
+def format_consistency(consistency: dict) -> str:
+    """The consistent fit's line (``metrics["consistency"]``): what its residual costs over plain least squares, in
+    noise variances, and what from: the constraints (the best consistent fit's cost) and the prior (the rest; the
+    regulariser without a prior); then its comparison with least squares (``least_squares_check``)."""
+    active = ", ".join(consistency["active"]) or "none"
+    head = f"physically consistent fit (prior: {consistency['prior']}, {consistency['mode']}): its residual is " \
+           f"{consistency['residual_increase']:.3g} noise variances above plain least squares"
+    if "constraint_increase" not in consistency:      # a model file written before the split was recorded
+        return f"{head}; active constraints: {active}"
+    source = "the prior" if consistency["prior"] != "none" else "the regulariser making the standard set unique"
+    text = (f"{head}: {max(consistency['constraint_increase'], 0.0):.3g} from the constraints (active: {active}), "
+            f"{max(consistency['prior_increase'], 0.0):.3g} from {source}")
+    if consistency.get("prior_weight") is not None:
+        text += f"; prior weight {consistency['prior_weight']:g}"
+    check = consistency.get("least_squares_check")
+    if check:
+        text += "\n" + check["text"]
+    return text
+
+
 def model_summary(model) -> dict:
     """What :func:`format_model_summary` prints, as plain data for JSON: the structure, the base
     parameter table and the model's metrics."""
@@ -82,6 +100,21 @@ def model_summary(model) -> dict:
             "method": model.method, "n_base": model.base.rank, "base_parameters": model.parameter_table(),
             "links": None if model.links is None else [{"name": name, **link.to_dict()} for name, link in model.links],
             "metrics": model.metrics}
+
+
+def format_stamp_quality(reports) -> str:
+    """The timing of each recording's stamps (:class:`~robot_dynid.recordings.stamp_quality.StampQuality`, None
+    skipped): a ``stamps:`` line each, then its ``warning:`` lines."""
+    lines = []
+    for report in reports:
+        if report is not None:
+            lines += [f"stamps of {report.describe()}"] + [f"warning: {text}" for text in report.warnings()]
+    return "\n".join(lines)
+
+
+def stamp_quality_summary(reports) -> list[dict]:
+    """:meth:`StampQuality.to_dict` of each report (None skipped), for JSON."""
+    return [report.to_dict() for report in reports if report is not None]
 
 
 def format_validation(validation, effort_unit: str = "N m") -> str:

@@ -101,3 +101,45 @@ def test_bad_models_and_outputs_are_one_line_before_any_work(files, tmp_path):
     (tmp_path / "a_file").write_text("x")
     result = run("export-urdf", "--model", files["dh"], "--out", tmp_path / "a_file" / "x.urdf")
     assert result.returncode == 2 and "is not a directory" in result.stderr
+
+
+def test_export_warns_naming_the_joints_whose_rotor_inertia_cannot_be_split_from_the_links(tmp_path):
+    """UR5 (DH) with a rotor inertia per joint. Whether a column is separable is computed here by least squares
+    on regressor columns over random states: the columns of Ia1 and Ia2 lie in the span of the links' inertial
+    columns (joint 1 turns about the fixed base axis, joint 2 is the first horizontal one: a link's inertia about
+    it and the rotor's act alike), those of Ia3 to Ia6 outside the span of every other column. The warnings name
+    Ia1 with shoulder_pan_joint and Ia2 with shoulder_lift_joint, no other rotor; a poorly excited base parameter
+    of link 6 names wrist_3_joint."""
+    robot = load_robot(find_package_file("config", "robots", "ur5.yaml"))
+    regressor = Regressor(robot, FrictionModel(), armature=True)
+    rng = np.random.default_rng(0)
+    states = [rng.uniform(-2.0, 2.0, (300, 6)) for _ in range(3)]
+    Y = regressor.compute(*states).reshape(-1, regressor.n_parameters)
+    names = regressor.parameter_names
+
+    def outside_span(column, others):
+        residual = Y[:, column] - Y[:, others] @ np.linalg.lstsq(Y[:, others], Y[:, column], rcond=None)[0]
+        return np.linalg.norm(residual) / np.linalg.norm(Y[:, column])
+
+    for joint in (1, 2):
+        assert outside_span(names.index(f"Ia{joint}"), list(range(60))) < 1e-9
+    for joint in (3, 4, 5, 6):
+        others = [i for i in range(len(names)) if names[i] != f"Ia{joint}"]
+        assert outside_span(names.index(f"Ia{joint}"), others) > 1e-3
+
+    base = compute_base_parameters(regressor)
+    standard = np.concatenate([plausible_parameters(robot, seed=1), np.full(6, 0.05)])        # no friction
+    poor = [{"name": next(name for name in base.names if name.startswith("Ixx6")), "torque_fraction": 0.4,
+             "joint": "wrist_3_joint", "relative_std": 0.3}]
+    model = DynamicModel(robot, FrictionModel(), True, False, base, base.projection @ standard,
+                         np.full(base.rank, 0.01), standard=standard, metrics={"poorly_excited": poor})
+    result = run("export-urdf", "--model", model.save(tmp_path / "armature.yaml"), "--out", tmp_path / "arm.urdf")
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stdout.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 3, result.stdout
+    for warning, joint, name in zip(warnings, (1, 2), ("shoulder_pan_joint", "shoulder_lift_joint")):
+        assert warning.startswith(f"warning: rotor inertia Ia{joint} of joint {name} (the model's Ia{joint} = 0.05) "
+                                  f"acts on the torques only together with the inertia of the link(s) of joint(s) "
+                                  f"{name} ("), warning
+    assert not any(f"Ia{joint} of" in result.stdout for joint in (3, 4, 5, 6))
+    assert "wrist_3_joint (Ixx6" in warnings[2]

@@ -27,8 +27,11 @@ def test_report_writes_a_page_whose_references_exist_and_whose_figures_are_not_b
     out = tmp_path / "report"
     assert main(["report", "--robot", str(ROBOT_FILE), "--data", str(bag), "--out", str(out), "--warm-cycles", "1",
                  "--pool", "0,1"]) == 0
-    assert f"report written to {out / 'index.html'}" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert f"report written to {out / 'index.html'}" in printed
+    assert "stamps of " in printed and "uniform 100 Hz grid" in printed      # the simulator's stamps are k / f
     page = (out / "index.html").read_text()
+    assert "stamps of " in page
     targets = referenced_files(page)
     assert {"torque_identification.png", "torque_held_out.png", "parameters_per_cycle.png", "cross_verification.png",
             "friction_speed.png", "friction_time.png", "model.yaml"} <= set(targets)
@@ -67,6 +70,8 @@ def test_report_json_on_a_given_model_and_compare(bag, tmp_path, capsys):
                  "--out", str(tmp_path / "r"), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["identified_here"] is False and summary["held_out_cycles"] == []
+    assert len(summary["stamps"]) == 1 and summary["stamps"][0]["nominal_grid"] is True
+    assert summary["stamps"][0]["rate"] == pytest.approx(100.0, rel=1e-4) and summary["stamps"][0]["n_gaps"] == 0
     assert not (tmp_path / "r" / "model.yaml").exists()
 
     model = DynamicModel.load(model_file)

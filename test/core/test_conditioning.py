@@ -70,8 +70,8 @@ def test_rest_is_below_four_noise_sigmas_and_noise_up_to_eight_inside_it_does_no
     """Noise sigma 0.25 rad/s: rest below 1, kept through 1.5 between rest samples; the run of 1.5, 1.8 rising
     into a motion and 1.2 after it are not rest (no sample below 1 on that side)."""
     qd = np.array([[0.0], [0.5], [1.5], [0.7], [1.5], [1.8], [3.0], [1.2], [0.5], [0.4], [2.5]])
-    assert rest_mask(qd, [0.25]).ravel().tolist() == [True, True, True, True, False, False, False, False, True,
-                                                       True, False]
+    expected = [True, True, True, True, False, False, False, False, True, True, False]
+    assert rest_mask(qd, [0.25]).ravel().tolist() == expected
 
 
 def test_quantised_positions_at_rest_give_no_velocity_and_moving_ones_keep_theirs():

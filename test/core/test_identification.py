@@ -5,6 +5,7 @@ import pytest
 from robot_dynid.errors import DynIdError, IdentificationError
 from robot_dynid.estimation.identification import (IdentificationSettings, identify,
                                                    iter_regressor_chunks, settings_from_options)
+from robot_dynid.estimation.validation import validate_model
 from robot_dynid.experiment.simulation import SimulatedRobot, plausible_parameters
 from robot_dynid.experiment.trajectories import FourierTrajectory, time_grid
 from robot_dynid.model.base_parameters import compute_base_parameters
@@ -14,6 +15,7 @@ from robot_dynid.model.robot_description import load_robot
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.recording import Recording
 from robot_dynid.recordings.signal_processing import lowpass_filter
+from robot_dynid.reports.tables import format_model_summary
 
 NOISE = 0.2  # N m
 FRICTION = friction_model("coulomb_viscous")
@@ -165,3 +167,71 @@ def test_a_dead_band_at_or_above_a_joint_velocity_limit_is_refused_naming_the_jo
     with pytest.raises(DynIdError, match=r"dead_band must be finite and >= 0 \[rad/s\], got inf"):
         settings_from_options({"dead_band": float("inf")}, er3a)
     assert settings_from_options({"dead_band": 4.0}, er3a).friction.dead_band == 4.0
+
+
+def test_exact_data_flag_no_parameter_as_poorly_excited_and_an_unexcited_one_is_named(robot):
+    """Noise-free torques of a robot whose products of inertia and lateral first moments are exactly 0:
+    those base parameters come out 0 +- 1e-8, which std / |value| called poorly excited; judged by the
+    torque their std moves, none is. With noise and joint 6 nearly still (a thousandth of its excitation),
+    its viscous friction fv6 is unexcited: flagged and its joint named."""
+    regressor = Regressor(robot, FRICTION)
+    inertial = plausible_parameters(robot, seed=2).reshape(6, 10)
+    inertial[:, [1, 2, 5, 7, 8]] = 0.0                       # mx, my, Ixy, Ixz, Iyz
+    truth = np.concatenate([inertial.ravel(), np.column_stack([np.full(6, 2.0), np.full(6, 1.0)]).ravel()])
+    t, q, qd, qdd = motion(robot, 1)
+    exact = identify(Recording.from_arrays(robot.joint_names, t, q, qd, qdd, regressor.torque(truth, q, qd, qdd)),
+                     robot, IdentificationSettings(friction=FRICTION))
+    zeros = np.flatnonzero(exact.base.projection @ truth == 0.0)
+    with np.errstate(divide="ignore"):
+        assert zeros.size >= 5 and np.all(exact.std[zeros] / np.abs(exact.values[zeros]) > 1.0)  # the old rule
+    assert exact.metrics["poorly_excited"] == [] and exact.metrics["warnings"] == []
+
+    rng = np.random.default_rng(1)
+    scale = 0.1 * np.array([lim.velocity for lim in robot.limits])[:, None]
+    a, b = rng.normal(size=(6, 4)) * scale, rng.normal(size=(6, 4)) * scale
+    a[5] *= 1e-3
+    b[5] *= 1e-3
+    q, qd, qdd = FourierTrajectory(robot.joint_names, period=8.0, q0=np.zeros(6), a=a, b=b).evaluate(t)
+    tau = regressor.torque(truth, q, qd, qdd) + np.random.default_rng(0).normal(0.0, NOISE, q.shape)
+    noisy = identify(Recording.from_arrays(robot.joint_names, t, q, qd, qdd, tau), robot,
+                     IdentificationSettings(friction=FRICTION))
+    flagged = {entry["name"]: entry for entry in noisy.metrics["poorly_excited"]}
+    assert "fv6" in flagged and flagged["fv6"]["joint"] == "wrist_3_joint", flagged
+    assert not {f"f{kind}{j}" for kind in "cv" for j in range(1, 6)} & set(flagged), flagged
+    assert "fv6 (" in noisy.metrics["warnings"][0] and "wrist_3_joint" in noisy.metrics["warnings"][0]
+    with pytest.raises(DynIdError, match="poorly_excited_relative_std is no longer a setting.*"
+                                         "poorly_excited_torque_fraction"):
+        IdentificationSettings(poorly_excited_relative_std=1.0)
+
+
+def test_a_training_residual_below_the_normal_equations_resolution_is_printed_as_computed(robot):
+    """Torques with 1.4e-8 N m of noise: the residual of the accumulated normal equations cancels to 0 or to
+    rounding noise at that level; the summary prints the residual of the model's own predictions (numpy)."""
+    regressor = Regressor(robot, FRICTION)
+    truth = np.concatenate([plausible_parameters(robot, seed=2), np.tile([2.0, 1.0], 6)])
+    t, q, qd, qdd = motion(robot, 1)
+    tau = regressor.torque(truth, q, qd, qdd) + np.random.default_rng(2).normal(0.0, 1.4e-8, q.shape)
+    model = identify(Recording.from_arrays(robot.joint_names, t, q, qd, qdd, tau), robot,
+                     IdentificationSettings(friction=FRICTION))
+    expected = np.sqrt(np.mean((model.torque(q, qd, qdd) - tau) ** 2, axis=0))
+    assert np.all((expected > 1.2e-8) & (expected < 1.6e-8))
+    printed = format_model_summary(model).splitlines()
+    for joint, value in zip(robot.joint_names, expected):
+        row = next(line for line in printed if line.startswith(joint + " "))
+        assert float(row.split()[1]) == pytest.approx(value, rel=1e-3), row
+        assert row.split()[1] == f"{value:.4g}"
+
+
+def test_a_few_validation_samples_beyond_the_identified_range_are_counted_not_rounded_to_zero_percent(robot):
+    """3 of 1601 held-out samples faster than the identified speed of joint 1 (0.19 %, which ':.0%' printed as 0%)
+    are counted; 40 of 1601 (2.5 %) get a percentage with their count."""
+    data = recording(robot, simulator(robot, np.full(6, 2.0)), seed=1)
+    model = identify(data, robot, IdentificationSettings(friction=FRICTION))
+    for rows, share in (([100, 200, 300], "3 of 1601 validation samples"),
+                        (range(100, 140), "2% (40 of 1601) of the validation samples")):
+        qd = data.qd.copy()
+        qd[list(rows), 0] = 1.5 * np.abs(data.qd[:, 0]).max()
+        held_out = Recording.from_arrays(robot.joint_names, data.time, data.q, qd, data.qdd, data.tau)
+        warnings = validate_model(model, [held_out]).warnings
+        assert len(warnings) == 1 and warnings[0].startswith(f"shoulder_pan_joint: {share} move faster than the "
+                                                             "model was identified on"), warnings

@@ -11,7 +11,7 @@ import pytest
 
 from robot_dynid.errors import DataError, IdentificationError
 from robot_dynid.estimation.estimators import LeastSquaresAccumulator
-from robot_dynid.estimation.physical_consistency import (ConsistencyConstraints, ParameterLayout,
+from robot_dynid.estimation.physical_consistency import (DEFAULT_DELTA, ConsistencyConstraints, ParameterLayout,
                                                          SolverUnavailableError,
                                                          check_plausibility, compress,
                                                          link_consistency, load_constraints,
@@ -24,6 +24,7 @@ from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_description import load_robot
 from robot_dynid.package_files import find_package_file
+from robot_dynid.reports.tables import format_consistency
 
 SPRING_JOINT = 1        # panda_joint2, the shoulder: gravity torques there can mimic a spring
 SPRING = 5.0            # N m/rad
@@ -307,3 +308,27 @@ def test_bounds_file_names_urdf_links_by_their_link_name(tmp_path):
     path = tmp_path / "bounds.yaml"
     path.write_text("links:\n  upper_arm_link: {mass: [7.0, 9.0]}\n  wrist_3_joint: {mass: [0.1, 0.3]}\n")
     assert load_constraints(path, layout).link_mass == {1: (7.0, 9.0), 5: (0.1, 0.3)}
+
+
+def test_the_cost_of_the_consistent_fit_is_told_apart_between_the_constraints_and_the_prior(arm, spring_data):
+    """On the spring data the constraints cost residual. Without a prior that is the whole cost (the null-space
+    regulariser costs nothing the data see); with a prior 30 % off in two-step mode the constraints' part is the
+    same, and the prior takes the whole band the mode allows: delta = 1 % of the best consistent weighted
+    residual sum of squares, i.e. delta (N n - r + constraints' part) noise variances. The summary line says so."""
+    accumulator, _ = spring_data
+    without_prior = solve_consistent(accumulator, arm["base"], arm["layout"])
+    assert without_prior.residual_increase > 5.0
+    assert without_prior.constraint_increase == pytest.approx(without_prior.residual_increase, rel=1e-2)
+    prior = arm["true"][:70] * np.random.default_rng(5).uniform(0.7, 1.3, 70)
+    result = solve_consistent(accumulator, arm["base"], arm["layout"], prior=prior)
+    assert result.constraint_increase == pytest.approx(without_prior.residual_increase, rel=1e-2)
+    dof = accumulator.n_samples * arm["robot"].n_joints - arm["base"].rank
+    prior_part = result.residual_increase - result.constraint_increase
+    assert prior_part == pytest.approx(DEFAULT_DELTA * (dof + result.constraint_increase), rel=0.05)
+    text = format_consistency({"prior": "robot description", "mode": "two_step", "active": [],
+                               "residual_increase": result.residual_increase,
+                               "constraint_increase": result.constraint_increase, "prior_increase": prior_part})
+    assert text == (f"physically consistent fit (prior: robot description, two_step): its residual is "
+                    f"{result.residual_increase:.3g} noise variances above plain least squares: "
+                    f"{result.constraint_increase:.3g} from the constraints (active: none), {prior_part:.3g} "
+                    "from the prior")
