@@ -1,10 +1,14 @@
 # The two commands a newcomer needs: `make demo` and `make test`. Both bootstrap .venv first.
 # Other ROS 2 distributions and the minimum versions have their own venvs (README: Distributions):
-#   make test-jazzy   ROS 2 Jazzy wheels, Python 3.12, .venv-jazzy
+#   make test-jazzy   ROS 2 Jazzy wheels, Python 3.12, .venv-jazzy: the tests that touch ROS 2
 #   make test-min     setup.cfg's lowest versions, Python 3.10, no ROS, .venv-min
 PYTHON := .venv/bin/python
 # The tests that need no ROS: what the minimum-versions venv runs.
 CORE_TESTS := test/core test/cli test/test_architecture.py test/test_bootstrap.py
+# The tests that touch ROS 2 (rclpy, the generated interfaces, rosbag2, launch files, the ROS demo):
+# what a second distribution runs. The rest is pure Python, run on 3.11 (test) and 3.10 (test-min).
+ROS_TESTS := test/ros test/test_launch_files.py test/test_package_xml.py test/test_architecture.py \
+	test/core/test_bag_io.py test/cli/test_demo.py test/cli/test_cli_bad_input.py test/cli/test_cli_hydraulic.py
 
 .PHONY: bootstrap bootstrap-jazzy bootstrap-min test test-jazzy test-min demo bench clean lint colcon-test
 
@@ -21,7 +25,7 @@ test: bootstrap
 	$(PYTHON) -m pytest test
 
 test-jazzy: bootstrap-jazzy
-	.venv-jazzy/bin/python -m pytest test
+	.venv-jazzy/bin/python -m pytest $(ROS_TESTS)
 
 test-min: bootstrap-min
 	.venv-min/bin/python -m pytest $(CORE_TESTS)

@@ -79,9 +79,11 @@ def test_topics_are_in_the_namespace_and_joint_states_remapped_with_the_chosen_q
     assert (NAMESPACE, "identifier") in publishers["identification_status"]
     assert (NAMESPACE, "feedforward") in endpoints(
         graph.node.get_subscriptions_info_by_topic(f"{NAMESPACE}/identified_model"))
+    wanted = {f"{NAMESPACE}/compute_feedforward", f"{NAMESPACE}/experiment_runner/start",
+              f"{NAMESPACE}/recorder/mark_stage"}
+    graph.spin_until(lambda: wanted <= {name for name, _ in graph.node.get_service_names_and_types()},
+                     what=f"the services {sorted(wanted)} discovered")    # services arrive after topics
     services = {name for name, _ in graph.node.get_service_names_and_types()}
-    assert {f"{NAMESPACE}/compute_feedforward", f"{NAMESPACE}/experiment_runner/start",
-            f"{NAMESPACE}/recorder/mark_stage"} <= services
     assert not {"/compute_feedforward", "/experiment_stage"} & (services | {
         name for name, _ in graph.node.get_topic_names_and_types()})
 

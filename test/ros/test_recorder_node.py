@@ -340,9 +340,13 @@ def test_a_full_disk_stops_recording_the_node_stays_up_and_the_bag_is_closed_who
             sent += 1
             if sent % 50 == 0:
                 graph.spin_until(lambda: time.monotonic() > start + sent / 500.0, what="pacing")
+        for _ in range(50):  # after the stop: these arrive and are not recorded
+            recorder.joint_states.publish(joint_state(T0_NS + sent * 1_000_000, names, np.full(40, float(sent))))
+            sent += 1
         response = graph.call(client, MarkStage.Request(kind=ExperimentStage.KIND_EXCITATION, start=True))
         assert not response.success and re.search(f"recording stopped: {stop}", response.message), response.message
-        graph.spin_until(lambda: "messages arrived since and were not recorded" in recorder.log.read_text(),
+        graph.spin_until(lambda: re.search(r"[1-9]\d* messages arrived since and were not recorded",
+                                           recorder.log.read_text()),
                          what="the status log saying recording stopped")
         assert recorder.process.poll() is None
         recorder.stop()
