@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from robot_dynid.recordings.conditioning import conditioning_from_provenance
 from robot_dynid.recordings.recording import describe_dropped, dropped_from_dict
 
 
@@ -53,6 +54,7 @@ def format_model_summary(model):
             f"RMS residual [{model.robot.effort_unit}]": metrics["residual_rms"], "RSD [1]": metrics["rsd"],
         }),
         f"condition number of the scaled base regressor: {metrics['condition_number']:.4g}",
+        *format_training_conditioning(model.provenance),
     ]
     if metrics.get("file_offsets"):
         parts += ["torque offset per recording [N m] (estimated with the model, not part of it):",
@@ -71,6 +73,31 @@ def format_model_summary(model):
     parts += [f"plausibility: {text}" for text in plausibility.get("messages", [])]
     parts += [f"warning: {text}" for text in metrics.get("warnings", [])]
     return "\n".join(parts)
+
+
+def format_training_conditioning(provenance) -> list[str]:
+    """What the training residuals above were computed on (``provenance.conditioning``): the conditioning's
+    settings, then per recording its derivative fit and the share of samples given velocity 0 at rest; no
+    line for a model that does not record it."""
+    conditioning = conditioning_from_provenance(provenance or {})
+    if conditioning is None:
+        return []
+    lines = [f"residuals on the training data conditioned as: {conditioning.describe()}"]
+    for source, applied in provenance["conditioning"].get("recordings", {}).items():
+        derivatives = applied.get("derivatives")
+        parts = []
+        if derivatives:
+            how = "chosen by rate and noise" if derivatives.get("chosen") else "given"
+            velocities = "as recorded" if derivatives["qd"] == "recorded" else f"from {derivatives['qd']}"
+            parts.append(f"velocities {velocities}, accelerations from {derivatives['qdd']} over "
+                         f"{derivatives['window_samples']} samples = {derivatives['window_s']:.3g} s ({how})")
+        at_rest = {joint: share for joint, share in (applied.get("at_rest") or {}).items() if share > 0.0}
+        if at_rest:
+            parts.append("velocity 0 at rest: " + ", ".join(f"{joint} {100 * share:.2g} %"
+                                                             for joint, share in at_rest.items()))
+        if parts:
+            lines.append(f"  {source}: {'; '.join(parts)}")
+    return lines
 
 
 def format_consistency(consistency: dict) -> str:

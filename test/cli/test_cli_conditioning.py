@@ -3,6 +3,8 @@
 Torques come from pinocchio's RNEA plus friction written here by hand, not from the identifier's regressor;
 positions are quantised like an encoder's. The commands run in-process through ``cli.main``.
 """
+import re
+
 import numpy as np
 import pytest
 
@@ -101,7 +103,11 @@ def test_training_and_held_out_rsd_of_the_same_data_agree_when_conditioned_alike
     model = DynamicModel.load(model_path)
     training = np.array([model.metrics["rsd"][joint] for joint in robot.joint_names])
     assert model.provenance["conditioning"]["settings"]["lowpass_hz"] == 20.0
-    capsys.readouterr()
+    printed = capsys.readouterr().out     # the summary says what its residuals were computed on
+    assert re.search(r"residuals on the training data conditioned as: resampled at 400 Hz, .*low-pass 20 Hz", printed)
+    window = re.search(r"data\.csv: velocities as recorded, accelerations from velocities over (\d+) samples = "
+                       r"([\d.]+) s \(chosen by rate and noise\)", printed)
+    assert window and abs(int(window[1]) / 400.0 - float(window[2])) < 1e-3 * float(window[2]), printed
     assert main(["validate", "--model", str(model_path), "--data", str(data), "--json"]) == 0
     import json
     validation = json.loads(capsys.readouterr().out)
