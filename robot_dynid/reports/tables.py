@@ -93,8 +93,8 @@ def format_training_conditioning(provenance) -> list[str]:
                          f"{derivatives['window_samples']} samples = {derivatives['window_s']:.3g} s ({how})")
         at_rest = {joint: share for joint, share in (applied.get("at_rest") or {}).items() if share > 0.0}
         if at_rest:
-            parts.append("velocity 0 at rest: " + ", ".join(f"{joint} {100 * share:.2g} %"
-                                                             for joint, share in at_rest.items()))
+            shares = (f"{joint} {100 * share:.2g} %" for joint, share in at_rest.items())
+            parts.append("velocity 0 at rest: " + ", ".join(shares))
         if parts:
             lines.append(f"  {source}: {'; '.join(parts)}")
     return lines
