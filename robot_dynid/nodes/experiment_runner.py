@@ -58,7 +58,8 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_dynid import validators
 from robot_dynid.errors import DynIdError
-from robot_dynid.experiment.protocol import build_protocol, load_plan
+from robot_dynid.experiment.protocol import (MAX_CYCLES, MAX_EXCITATION_PERIODS, MAX_LEVEL_DURATION, MAX_SPEED_LEVELS,
+                                             MAX_STAGE_DURATION, build_protocol, load_plan)
 from robot_dynid.experiment.schedule import (DEFAULT_APPROACH_SPEED_FRACTION, DEFAULT_MAX_POSE_AGE,
                                              DEFAULT_START_TOLERANCE, MAX_REFERENCE_SAMPLES, ExperimentRun,
                                              ExperimentSchedule, FeedbackWatchdog, NotReady, ReferenceLate,
@@ -76,11 +77,8 @@ MAX_DEVIATION = 1.0            # [rad] deviation_threshold and start_tolerance
 MAX_STATE_AGE = 10.0           # [s] max_joint_state_age
 MAX_START_DELAY = 60.0         # [s] start_delay
 MAX_STOP_DURATION = 10.0       # [s] stop_duration
-MAX_CYCLES = 1000              # cycles (the built plan also within MAX_REFERENCE_SAMPLES at rate_hz)
-MAX_EXCITATION_PERIODS = 20    # excitation_periods
-MAX_SPEED_LEVELS = 10          # entries of speed_fractions
-MAX_LEVEL_DURATION = 60.0      # [s] friction_level_duration
-MAX_WARMUP_DURATION = 3600.0   # [s] warmup_duration
+# cycles, excitation_periods, speed_fractions, friction_level_duration and warmup_duration: the protocol's
+# maxima (the built plan also within MAX_REFERENCE_SAMPLES at rate_hz)
 
 
 def duration_msg(seconds):
@@ -122,8 +120,8 @@ class ExperimentRunnerNode(Node):
                         f"time per friction speed level; 0 = shortest; at most {MAX_LEVEL_DURATION:g}", "s",
                         in_range("s", 0.0, MAX_LEVEL_DURATION))
         warmup = declare(self, "warmup_duration", 180.0,
-                         f"warmup stage of the built plan (0 = none), at most {MAX_WARMUP_DURATION:g}", "s",
-                         in_range("s", 0.0, MAX_WARMUP_DURATION))
+                         f"warmup stage of the built plan (0 = none), at most {MAX_STAGE_DURATION:g}", "s",
+                         in_range("s", 0.0, MAX_STAGE_DURATION))
         command_topic = declare(self, "command_topic", "joint_trajectory", "JointTrajectory commands out")
         states_topic = declare(self, "joint_states_topic", "joint_states", "measured JointState in")
         stage_topic = declare(self, "stage_topic", "experiment_stage", "ExperimentStage markers out")
