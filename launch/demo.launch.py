@@ -3,6 +3,7 @@ identifier, experiment_runner) and feedforward.launch.py.
 
 ros2 launch robot_dynid demo.launch.py output_directory:=/tmp/demo
 ros2 launch robot_dynid demo.launch.py namespace:=robot2 output_directory:=/tmp/demo2   # a second arm beside it
+ros2 launch robot_dynid demo.launch.py engine:=mujoco      # the arm simulated by MuJoCo (pip install mujoco)
 
 Every node reads its config/<node>.yaml, then ``params_file`` (default config/demo.yaml: a short
 plan of two cycles that the runner starts by itself (``autostart``), simulator noise and seed,
@@ -25,12 +26,14 @@ def sim_robot(context):
     share = get_package_share_directory("robot_dynid")
     params_file = LaunchConfiguration("params_file").perform(context)
     robot_file = LaunchConfiguration("robot_file").perform(context)
+    engine = LaunchConfiguration("engine").perform(context)
     clock = LaunchConfiguration("use_sim_time").perform(context).strip().lower() == "true"
     return [Node(package="robot_dynid", executable="sim_robot", name="sim_robot", output="screen",
                  namespace=LaunchConfiguration("namespace"),
                  parameters=[os.path.join(share, "config", "sim_robot.yaml"),
                              *([params_file] if params_file else []), {"use_sim_time": clock},
-                             *([{"robot_file": robot_file}] if robot_file else [])])]
+                             *([{"robot_file": robot_file}] if robot_file else []),
+                             *([{"engine": engine}] if engine else [])])]
 
 
 def generate_launch_description():
@@ -45,6 +48,9 @@ def generate_launch_description():
         DeclareLaunchArgument("robot_file", default_value="",
                               description="robot description (YAML) of the simulated arm and the identification; "
                                           "empty: the ER3A"),
+        DeclareLaunchArgument("engine", default_value="",
+                              description="physics of the simulated arm: regressor or mujoco (docs/simulation.md); "
+                                          "empty: the parameter files' (regressor)"),
         DeclareLaunchArgument("output_directory", default_value="",
                               description="directory of the recorded bag (timestamped); empty: the current directory"),
         DeclareLaunchArgument("model_file", default_value="",
