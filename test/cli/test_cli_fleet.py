@@ -88,6 +88,24 @@ def test_second_run_identifies_only_the_new_week_and_flags_the_worn_arm_and_join
     assert second["correction"].startswith("Holm")
 
 
+def test_a_given_baseline_model_is_every_robots_reference(worn_runs, cluster, capsys):
+    """--baseline MODEL (arm 1's first week, as written by the second run) on the same manifest: nothing is
+    identified again, every identified recording of arm 1 is compared with that model, its own first week
+    flags nothing and week 3 flags the worn elbow's friction, as against its own first week."""
+    _, second, out, _ = worn_runs
+    first_week = next(entry["model"] for entry in second["robots"]["arm1"]["recordings"]
+                      if entry["recorded_at"].startswith("2026-03-02"))
+    manifest = out.parent / "fleet1.csv"
+    before = cluster.tasks_run("identify_entry")
+    code, summary, _ = fleet(["--manifest", str(manifest), "--scheduler", cluster.address, "--no-reports",
+                              "--baseline", str(out / first_week), "--out", str(out)], capsys)
+    assert code == 0 and cluster.tasks_run("identify_entry") == before
+    arm1 = summary["robots"]["arm1"]
+    assert arm1["baseline"] == "model given" and set(arm1["flagged"]) == WORN_FRICTION
+    flags = {entry["recorded_at"][:10]: set(entry["flagged"]) for entry in arm1["recordings"] if "flagged" in entry}
+    assert flags == {"2026-03-02": set(), "2026-03-09": set(), "2026-03-16": WORN_FRICTION}
+
+
 def test_database_holds_every_recording_and_each_models_parameters(worn_runs):
     _, _, out, _ = worn_runs
     with sqlite3.connect(out / "fleet.sqlite") as database:
