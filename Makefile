@@ -21,14 +21,22 @@ bootstrap-jazzy:
 bootstrap-min:
 	bash tools/bootstrap.sh --minimum
 
+# `make test`: the pure-Python tests on both cores (one test file per worker), then the tests whose nodes
+# keep wall-clock time (ROS graphs, the ROS demo) one at a time; both run, and a failure of either fails.
+PARALLEL := -n 2 --dist loadfile
+SERIAL_TESTS := test/ros test/cli/test_demo.py test/test_launch_files.py test/test_package_xml.py
+
 test: bootstrap
-	$(PYTHON) -m pytest test
+	@status=0; \
+	$(PYTHON) -m pytest $(PARALLEL) $(CORE_TESTS) --ignore=test/cli/test_demo.py || status=1; \
+	$(PYTHON) -m pytest $(SERIAL_TESTS) || status=1; \
+	exit $$status
 
 test-jazzy: bootstrap-jazzy
 	.venv-jazzy/bin/python -m pytest $(ROS_TESTS)
 
 test-min: bootstrap-min
-	.venv-min/bin/python -m pytest $(CORE_TESTS)
+	.venv-min/bin/python -m pytest $(PARALLEL) $(CORE_TESTS)
 
 demo: bootstrap
 	.venv/bin/robot-dynid demo --out demo_output
