@@ -42,7 +42,8 @@ EXPERIMENT_RUNNER = {"cycles": (int, ()), "excitation_periods": (int, ()),
                      "start_delay": (float, ("zero",)), "stop_duration": (float, ())}
 # sim_robot
 SIM_ROBOT = {"noise_std": (float, ("zero",)), "seed": (int, ("zero", "huge")), "cold_excess": (float, ("zero",)),
-             "warmup_time_constant": (float, ()), "rate": (float, ()), "batch_period": (float, ()),
+             "warmup_time_constant": (float, ()), "cold_excess_2": (float, ("zero",)),
+             "warmup_time_constant_2": (float, ()), "rate": (float, ()), "batch_period": (float, ()),
              "max_lag": (float, ()), "timestep": (float, ())}
 # feedforward
 FEEDFORWARD = {"position_margin": (float, ("negative", "zero")), "velocity_margin": (float, ()),
