@@ -118,7 +118,7 @@ def default_friction(regressor: Regressor, seed: int | None = 0) -> np.ndarray:
     viscous 3 % of ``T`` at ``v``, a static (arctan ``fs``) level 1.3 times Coulomb, the cube-root
     term -1 % of ``T`` at ``v``, polynomial ``f3 = -0.5 %``, ``f4 = 0.2 %`` of ``T`` at ``v``.
     Temperature drift coefficients are -0.5 % of the base coefficient per kelvin, cold-start
-    coefficients 30 % of it. Each joint is scaled by a random factor in [0.8, 1.2].
+    coefficients 30 % of it (the second exponential's 20 %). Each joint is scaled by a random factor in [0.8, 1.2].
 
     A motor's friction row (a transmission) takes the scales of its main joint (the largest entry of
     its row of ``T``, the gear ratio ``r``) moved to the motor side: torque ``T / r``, velocity ``v r``.
@@ -136,7 +136,7 @@ def default_friction(regressor: Regressor, seed: int | None = 0) -> np.ndarray:
                    else -0.01 * torque / np.cbrt(velocity)),
             "f1": 0.03 * torque, "f2": 0.03 * torque / velocity,
             "f3": -0.005 * torque / velocity**2, "f4": 0.002 * torque / velocity**3}
-    drift = {"_dT": -0.005, "_cold": 0.3}
+    drift = {"_dT": -0.005, "_cold": 0.3, "_cold2": 0.2}
     columns = []
     for name in friction.coefficient_names:
         suffix = next((s for s in drift if name.endswith(s)), None)
