@@ -49,7 +49,9 @@ SIM_ROBOT = {"noise_std": (float, ("zero",)), "seed": (int, ("zero", "huge")), "
 FEEDFORWARD = {"position_margin": (float, ("negative", "zero")), "velocity_margin": (float, ()),
                "acceleration_margin": (float, ()), "effort_margin": (float, ()), "model_effort_margin": (float, ()),
                "reference_timeout": (float, ()), "status_period": (float, ()), "max_points": (int, ()),
-               "service_queue_depth": (int, ())}
+               "service_queue_depth": (int, ()), "cold_start_stamp": (float, ("zero",)),
+               "cooling_time_constant": (float, ("zero",)), "standstill_velocity": (float, ()),
+               "max_temperature_age": (float, ())}
 # recorder
 RECORDER = {"queue_depth": (int, ()), "flush_period": (float, ()), "status_period": (float, ("zero",)),
             "min_free_space": (float, ("zero",)), "silent_topic_delay": (float, ())}

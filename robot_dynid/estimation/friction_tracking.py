@@ -1,0 +1,156 @@
+"""Online friction tracking: the rigid-body base parameters fixed, the friction (and optionally the offsets)
+followed by recursive least squares with forgetting from ordinary operation.
+
+With a model's base regressor split into rigid-body columns ``Y_rb`` and tracked columns ``Y_f`` (the base
+parameters that are friction, or torque offsets with ``offsets=True``), every sample's residual
+``tau - Y_rb theta_rb`` is the tracked part ``Y_f theta_f`` plus noise: :class:`FrictionTracker` feeds its
+rows to :class:`~robot_dynid.estimation.estimators.RecursiveLeastSquares` (forgetting ``mu``: an equivalent
+memory of ``1 / (1 - mu)`` samples), starting at the model's values with the covariance of its standard
+deviations, and the noise variance from the model's residual RMS per joint, so that the covariance is the
+parameters' (``std = sqrt(diag P)``).
+
+Whatever the arm does: samples where a joint stands still (``|qd| < min_speed``) carry no information on its
+friction and are skipped for that joint's rows (the Coulomb sign of a resting joint is undefined), so a
+pause neither pulls the estimate nor winds up the covariance (the forgetting applies per update, and an
+update only comes with moving joints).
+
+:meth:`FrictionTracker.changed` says whether the tracked friction moved from the model's by more than a
+fraction (relative change of the tracked coefficients' torque at each joint's typical speed, the largest over
+joints); :meth:`FrictionTracker.model` is the model with the tracked values and std, for the quality gate.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from robot_dynid import validators
+from robot_dynid.errors import DataError, DynIdError
+from robot_dynid.estimation.estimators import RecursiveLeastSquares
+from robot_dynid.model.dynamic_model import DynamicModel
+
+#: Default forgetting factor per update: a memory of about 2000 samples (20 s at 100 Hz).
+DEFAULT_FORGETTING = 0.9995
+#: Joints slower than this [rad/s] are left out of an update.
+DEFAULT_MIN_SPEED = 0.02
+
+
+class FrictionTracker:
+    """RLS with forgetting on the friction (and offset) base parameters of ``model``.
+
+    Parameters
+    ----------
+    model : DynamicModel
+        The last accepted model: its rigid-body base parameters stay fixed.
+    forgetting : float
+        mu in (0, 1].
+    offsets : bool
+        Track the torque offsets too (when the model has them).
+    min_speed : float
+        [rad/s] > 0: a joint's rows enter an update only while it moves faster than this.
+    """
+
+    def __init__(self, model: DynamicModel, forgetting: float = DEFAULT_FORGETTING, offsets: bool = False,
+                 min_speed: float = DEFAULT_MIN_SPEED) -> None:
+        if not isinstance(model, DynamicModel):
+            raise DynIdError(f"model must be a DynamicModel, got {type(model).__name__}")
+        self.model = model
+        self.min_speed = validators.positive(min_speed, "min_speed", DynIdError, "rad/s")
+        regressor = model.regressor
+        groups = [regressor.slices["friction"]] + ([regressor.slices["offset"]] if offsets else [])
+        tracked_standard = {i for group in groups for i in range(group.start, group.stop)}
+        independent = model.base.independent
+        self.tracked = np.array([k for k, i in enumerate(independent) if i in tracked_standard], dtype=int)
+        if self.tracked.size == 0:
+            raise DynIdError("the model has no friction parameters to track (friction model 'none')")
+        dependent_tracked = [model.base.standard_names[i] for i in model.base.dependent if i in tracked_standard]
+        if dependent_tracked:
+            raise DynIdError(f"friction parameters {dependent_tracked} are regrouped into other base parameters; "
+                             "they cannot be tracked alone")
+        self.fixed = np.setdiff1d(np.arange(model.base.rank), self.tracked)
+        self.names = tuple(model.base.names[k] for k in self.tracked)
+        std = np.asarray(model.std, dtype=float)[self.tracked]
+        scale = np.maximum(np.abs(model.values[self.tracked]), 1e-6)
+        initial = np.maximum(std, 0.05 * scale) ** 2        # never so sure of the model that nothing moves it
+        rms = np.asarray(model.metrics.get("residual_rms", np.ones(model.robot.n_joints)), dtype=float)
+        if rms.shape != (model.robot.n_joints,) or not np.all(np.isfinite(rms) & (rms > 0)):
+            rms = np.ones(model.robot.n_joints)
+        self.noise_variance = rms ** 2
+        self.rls = RecursiveLeastSquares(self.tracked.size, forgetting, initial_covariance=initial,
+                                         theta0=model.values[self.tracked])
+
+    @property
+    def values(self) -> np.ndarray:
+        """Tracked base parameters (k,) in :attr:`names` order, each in its SI unit."""
+        return self.rls.theta_.copy()
+
+    @property
+    def std(self) -> np.ndarray:
+        """Their standard deviations (k,) from the RLS covariance."""
+        return np.sqrt(np.clip(np.diag(self.rls.covariance_), 0.0, None))
+
+    def update(self, q, qd, qdd, tau, temperature=None, elapsed=None) -> int:
+        """Track from samples q [rad], qd [rad/s], qdd [rad/s^2], tau [N m], each (N, n) in the model's joint
+        order (``temperature`` [deg C] (N, n), ``elapsed`` [s] (N,) for drift models); returns the samples used
+        (those with a moving joint). DataError for non-finite or misshapen data."""
+        tau = np.asarray(tau, dtype=float)
+        n = self.model.robot.n_joints
+        if tau.ndim != 2 or tau.shape[1] != n:
+            raise DataError(f"tau must have shape (N, {n}), got {tau.shape}")
+        if not np.all(np.isfinite(tau)):
+            raise DataError("tau contains non-finite values")
+        Y = self.model.base.select(self.model.regressor.compute(q, qd, qdd, temperature=temperature,
+                                                                elapsed=elapsed))
+        residual = tau - Y[:, :, self.fixed] @ self.model.values[self.fixed]
+        Phi = Y[:, :, self.tracked]
+        moving = np.abs(np.asarray(qd, dtype=float)) >= self.min_speed
+        used = 0
+        for k in np.flatnonzero(moving.any(axis=1)):
+            rows = moving[k]
+            self.rls.update(Phi[k, rows], residual[k, rows], self.noise_variance[rows])
+            used += 1
+        return used
+
+    def tracked_model(self) -> DynamicModel:
+        """The model with the tracked values and their std (rigid-body part unchanged, no standard parameters:
+        the tracked friction has no consistent standard set of its own)."""
+        values = np.array(self.model.values, dtype=float)
+        std = np.array(self.model.std, dtype=float)
+        values[self.tracked], std[self.tracked] = self.values, self.std
+        provenance = dict(self.model.provenance, friction_tracking={
+            "updates": int(self.rls.n_updates_), "forgetting": self.rls.forgetting, "parameters": list(self.names)})
+        return dataclasses.replace(self.model, values=values, std=std, standard=None, provenance=provenance)
+
+    def change(self) -> float:
+        """Largest relative change of a tracked parameter from the model's, ``|theta - theta0| / |theta0|`` [1]
+        (parameters with ``theta0 = 0``: relative to the largest ``|theta0|`` of the tracked ones)."""
+        start = np.asarray(self.model.values, dtype=float)[self.tracked]
+        floor = max(float(np.max(np.abs(start))), 1e-12)
+        scale = np.where(np.abs(start) > 1e-9 * floor, np.abs(start), floor)
+        return float(np.max(np.abs(self.values - start) / scale))
+
+    def changed(self, fraction: float) -> bool:
+        """Whether :meth:`change` exceeds ``fraction`` [1] (> 0)."""
+        return self.change() > validators.positive(fraction, "change fraction", DynIdError)
+
+    def rebase(self, model: DynamicModel) -> None:
+        """Track on from ``model`` (the tracked model just accepted, same structure): changes are measured
+        from it; the estimate and covariance go on."""
+        if model.base.names != self.model.base.names:
+            raise DynIdError("rebase needs a model with the same base parameters")
+        self.model = model
+
+    def summary(self) -> list[str]:
+        """One ``name value +- std`` line per tracked parameter."""
+        return [f"{name} {value:.6g} +- {std:.2g}" for name, value, std in zip(self.names, self.values, self.std)]
+
+
+def time_to_follow(history: np.ndarray, target: float, tolerance: float, times: np.ndarray) -> float:
+    """First time [s] from which ``history`` (N,) stays within ``tolerance`` (relative) of ``target``; inf
+    when it never settles."""
+    inside = np.abs(np.asarray(history, dtype=float) - target) <= tolerance * abs(target)
+    if not inside[-1]:
+        return math.inf
+    outside = np.flatnonzero(~inside)
+    return float(times[0] if outside.size == 0 else times[min(outside[-1] + 1, len(times) - 1)])
