@@ -28,6 +28,7 @@ import numpy as np
 from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.estimation.estimators import RecursiveLeastSquares
+from robot_dynid.estimation.streaming import quality_gate
 from robot_dynid.model.dynamic_model import DynamicModel
 
 #: Default forgetting factor per update: a memory of about 2000 samples (20 s at 100 Hz).
@@ -73,9 +74,15 @@ class FrictionTracker:
         std = np.asarray(model.std, dtype=float)[self.tracked]
         scale = np.maximum(np.abs(model.values[self.tracked]), 1e-6)
         initial = np.maximum(std, 0.05 * scale) ** 2        # never so sure of the model that nothing moves it
-        rms = np.asarray(model.metrics.get("residual_rms", np.ones(model.robot.n_joints)), dtype=float)
-        if rms.shape != (model.robot.n_joints,) or not np.all(np.isfinite(rms) & (rms > 0)):
-            rms = np.ones(model.robot.n_joints)
+        rms = model.metrics.get("residual_rms")
+        if isinstance(rms, dict):
+            rms = [rms.get(joint, math.nan) for joint in model.joint_names]
+        try:
+            rms = np.asarray(rms, dtype=float).reshape(model.robot.n_joints)
+        except (TypeError, ValueError):
+            rms = np.full(model.robot.n_joints, math.nan)
+        if not np.all(np.isfinite(rms) & (rms > 0)):
+            rms = np.ones(model.robot.n_joints)     # unknown: then std is relative to a unit noise
         self.noise_variance = rms ** 2
         self.rls = RecursiveLeastSquares(self.tracked.size, forgetting, initial_covariance=initial,
                                          theta0=model.values[self.tracked])
@@ -100,8 +107,16 @@ class FrictionTracker:
             raise DataError(f"tau must have shape (N, {n}), got {tau.shape}")
         if not np.all(np.isfinite(tau)):
             raise DataError("tau contains non-finite values")
-        Y = self.model.base.select(self.model.regressor.compute(q, qd, qdd, temperature=temperature,
-                                                                elapsed=elapsed))
+        return self.update_base(self.base_regressor(q, qd, qdd, temperature, elapsed), qd, tau)
+
+    def base_regressor(self, q, qd, qdd, temperature=None, elapsed=None) -> np.ndarray:
+        """The model's base regressor (N, n, r) of the samples."""
+        return self.model.base.select(self.model.regressor.compute(q, qd, qdd, temperature=temperature,
+                                                                   elapsed=elapsed))
+
+    def update_base(self, Y, qd, tau) -> int:
+        """:meth:`update` with the base regressor ``Y`` (N, n, r) of the samples already computed."""
+        tau = np.asarray(tau, dtype=float)
         residual = tau - Y[:, :, self.fixed] @ self.model.values[self.fixed]
         Phi = Y[:, :, self.tracked]
         moving = np.abs(np.asarray(qd, dtype=float)) >= self.min_speed
@@ -154,3 +169,84 @@ def time_to_follow(history: np.ndarray, target: float, tolerance: float, times: 
         return math.inf
     outside = np.flatnonzero(~inside)
     return float(times[0] if outside.size == 0 else times[min(outside[-1] + 1, len(times) - 1)])
+
+
+@dataclasses.dataclass(frozen=True)
+class TrackingOutcome:
+    """A tracked model offered for publication: ``accepted`` with ``model``, or refused with ``message``."""
+
+    accepted: bool
+    model: DynamicModel | None
+    message: str
+
+
+class OnlineFrictionTracking:
+    """Friction tracking sample by sample (the identifier node's ``track_friction`` mode).
+
+    Samples (stamp [s], q [rad], qd [rad/s], tau [N m], each (n,)) are gathered in batches of ``batch``;
+    ``qdd`` [rad/s^2] is the central difference of ``qd`` within a batch. Each batch is first the hold-out of
+    the current estimate (it has not been used yet), then tracked. When the tracked parameters have moved from
+    the model in use by more than ``change_fraction``, the tracked model is offered: it passes when its
+    hold-out RSD on the batch is below ``max_holdout_rsd``, the model's condition number below
+    ``max_condition`` (:func:`~robot_dynid.estimation.streaming.quality_gate`) and, with
+    ``require_improvement``, its hold-out RMS is not above the model in use's; then it is the model in use.
+    A gap in the stamps (more than 5 sample periods) or stamps that do not increase start a new batch.
+    """
+
+    def __init__(self, model: DynamicModel, forgetting: float = DEFAULT_FORGETTING, change_fraction: float = 0.1,
+                 offsets: bool = False, batch: int = 50, max_holdout_rsd: float = 0.5, max_condition: float = 1e3,
+                 require_improvement: bool = True) -> None:
+        self.tracker = FrictionTracker(model, forgetting, offsets)
+        self.change_fraction = validators.positive(change_fraction, "change fraction", DynIdError)
+        self.batch = int(batch)
+        if self.batch < 3:
+            raise DynIdError(f"batch must be >= 3 samples, got {batch!r}")
+        self.max_holdout_rsd, self.max_condition = max_holdout_rsd, max_condition
+        self.require_improvement = require_improvement
+        self.samples: list[tuple] = []
+        self.history: list[tuple[float, np.ndarray, np.ndarray]] = []     # (stamp, values, std) per batch
+
+    @property
+    def model(self) -> DynamicModel:
+        """The model in use (the last accepted)."""
+        return self.tracker.model
+
+    def add(self, stamp: float, q, qd, tau) -> TrackingOutcome | None:
+        """One sample; a :class:`TrackingOutcome` when a batch made the friction change enough, else None."""
+        if self.samples:
+            previous = self.samples[-1][0]
+            period = (previous - self.samples[0][0]) / max(len(self.samples) - 1, 1)
+            if not stamp > previous or (len(self.samples) > 1 and stamp - previous > 5.0 * period):
+                self.samples = []
+        self.samples.append((float(stamp), np.asarray(q, float), np.asarray(qd, float), np.asarray(tau, float)))
+        if len(self.samples) < self.batch:
+            return None
+        time, q, qd, tau = (np.array(column) for column in zip(*self.samples))
+        self.samples = []
+        return self.track(time, q, qd, tau)
+
+    def track(self, time, q, qd, tau) -> TrackingOutcome | None:
+        """A batch (N >= 3 samples, each (N, n) and time (N,) [s] increasing)."""
+        qdd = np.gradient(qd, time, axis=0)
+        Y = self.tracker.base_regressor(q, qd, qdd)
+        estimate = np.array(self.model.values, dtype=float)
+        estimate[self.tracker.tracked] = self.tracker.values
+        residual = Y @ estimate - tau                         # the current estimate on data it has not seen
+        in_use = Y @ self.model.values - tau
+        self.tracker.update_base(Y, qd, tau)
+        self.history.append((float(time[-1]), self.tracker.values, self.tracker.std))
+        if not self.tracker.changed(self.change_fraction) or self.tracker.rls.n_updates_ == 0:
+            return None
+        rms, in_use_rms = (float(np.sqrt(np.mean(r ** 2))) for r in (residual, in_use))
+        rsd = float(np.sqrt(np.sum(residual ** 2) / max(np.sum(tau ** 2), 1e-300)))
+        rejection = quality_gate(rms, rsd, float(self.model.metrics.get("condition_number", 1.0)),
+                                 self.max_holdout_rsd, self.max_condition)
+        if not rejection and self.require_improvement and rms > in_use_rms:
+            rejection = f"hold-out RMS {rms:.4g} N m is above the model in use's {in_use_rms:.4g} N m"
+        change = self.tracker.change()
+        if rejection:
+            return TrackingOutcome(False, None, f"tracked friction changed by {change:.1%} but is refused: {rejection}")
+        model = self.tracker.tracked_model()
+        self.tracker.rebase(model)
+        return TrackingOutcome(True, model, f"tracked friction changed by {change:.1%}; hold-out RMS {rms:.4g} N m "
+                                            f"(model in use {in_use_rms:.4g} N m)")

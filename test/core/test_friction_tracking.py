@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from robot_dynid.errors import DynIdError
-from robot_dynid.estimation.friction_tracking import FrictionTracker, time_to_follow
+from robot_dynid.estimation.friction_tracking import FrictionTracker, OnlineFrictionTracking, time_to_follow
 from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
 from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
@@ -23,7 +23,7 @@ def arm_model(robot, parameters, regressor):
     base = compute_base_parameters(regressor)
     values = base.projection @ parameters
     return DynamicModel(robot, regressor.friction, False, False, base, values, 1e-3 * np.abs(values) + 1e-6,
-                        metrics={"residual_rms": [NOISE] * robot.n_joints})
+                        metrics={"residual_rms": dict.fromkeys(robot.joint_names, NOISE)})
 
 
 def operation(robot, seed):
@@ -73,6 +73,42 @@ def test_tracking_follows_a_30_percent_step_of_viscous_friction_within_5_percent
     tracked = tracker.tracked_model()
     rigid = [k for k in range(model.base.rank) if k not in tracker.tracked]
     np.testing.assert_array_equal(tracked.values[rigid], model.values[rigid])      # the rigid body stays fixed
+
+
+def stepped_operation():
+    robot = load_robot(find_package_file("config", "robots", "er3a.yaml"))
+    regressor = Regressor(robot, friction_model("coulomb_viscous"))
+    parameters = simulation_parameters(regressor, seed=1)
+    stepped = parameters.copy()
+    viscous = np.arange(regressor.slices["friction"].start + 1, regressor.slices["friction"].stop, 2)
+    stepped[viscous] *= 1.3
+    t, q, qd, qdd = operation(robot, seed=2)
+    before, after = t < STEP_AT, t >= STEP_AT
+    tau = np.empty_like(q)
+    tau[before] = SimulatedRobot(regressor, parameters, NOISE).torques(q[before], qd[before], qdd[before], rng=3)
+    tau[after] = SimulatedRobot(regressor, stepped, NOISE).torques(q[after], qd[after], qdd[after], rng=4)
+    return arm_model(robot, parameters, regressor), t, q, qd, tau
+
+
+def test_online_tracking_offers_a_model_only_after_the_friction_changed_and_gates_it():
+    model, t, q, qd, tau = stepped_operation()
+    online = OnlineFrictionTracking(model, forgetting=0.999, change_fraction=0.1)
+    accepted = []
+    for k in range(t.size):
+        outcome = online.add(t[k], q[k], qd[k], tau[k])
+        if outcome is not None and outcome.accepted:
+            accepted.append((t[k], outcome.model))
+    assert accepted and accepted[0][0] > STEP_AT, [time for time, _ in accepted]
+    first = accepted[0][1]
+    rigid = [k for k in range(model.base.rank) if k not in online.tracker.tracked]
+    np.testing.assert_array_equal(first.values[rigid], model.values[rigid])
+    assert online.model is accepted[-1][1] and len(online.history) == t.size // online.batch
+    # a gate that nothing passes: offered, refused, the model in use stays
+    strict = OnlineFrictionTracking(model, forgetting=0.999, change_fraction=0.1, max_holdout_rsd=1e-9)
+    outcomes = [strict.add(t[k], q[k], qd[k], tau[k]) for k in range(t.size)]
+    refused = [o for o in outcomes if o is not None]
+    assert refused and not any(o.accepted for o in refused) and strict.model is model
+    assert "is not below max_holdout_rsd" in refused[0].message
 
 
 def test_a_model_without_friction_cannot_be_tracked():
