@@ -196,6 +196,12 @@ class OnlineFrictionTracking:
     def __init__(self, model: DynamicModel, forgetting: float = DEFAULT_FORGETTING, change_fraction: float = 0.1,
                  offsets: bool = False, batch: int = 50, max_holdout_rsd: float = 0.5, max_condition: float = 1e3,
                  require_improvement: bool = True) -> None:
+        if model.payload is not None:
+            raise DynIdError(f"friction tracking of a model with a payload (at {model.payload.frame}) is not "
+                             "supported; track the arm's model")
+        if model.friction.drift != "none":
+            raise DynIdError(f"friction tracking follows the friction as it is; the model's friction drifts with "
+                             f"{model.friction.drift} (track a model without drift)")
         self.tracker = FrictionTracker(model, forgetting, offsets)
         self.change_fraction = validators.positive(change_fraction, "change fraction", DynIdError)
         self.batch = int(batch)
