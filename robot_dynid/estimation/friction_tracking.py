@@ -256,3 +256,36 @@ class OnlineFrictionTracking:
         self.tracker.rebase(model)
         return TrackingOutcome(True, model, f"tracked friction changed by {change:.1%}; hold-out RMS {rms:.4g} N m "
                                             f"(model in use {in_use_rms:.4g} N m)")
+
+
+@dataclasses.dataclass(frozen=True)
+class TrackingHistory:
+    """Tracked parameters over a recording: ``names`` (k,), ``time`` (m,) [s] at the end of each batch, ``values``
+    and ``std`` (m, k), each in the SI unit of its parameter (N m for fc, N m s/rad for fv, N m for offsets)."""
+
+    names: tuple[str, ...]
+    time: np.ndarray
+    values: np.ndarray
+    std: np.ndarray
+
+
+def track_recording(model: DynamicModel, recording, forgetting: float = DEFAULT_FORGETTING, offsets: bool = False,
+                    batch: int = 50) -> TrackingHistory:
+    """Track the friction of ``model`` over ``recording`` (q, qd, qdd, tau; joints matched by name) in batches of
+    ``batch`` samples, as the identifier's ``track_friction`` mode does live."""
+    if recording.qdd is None or recording.tau is None:
+        raise DataError("friction tracking needs accelerations and torques in the recording")
+    columns = [list(recording.joint_names).index(joint) if joint in recording.joint_names else None
+               for joint in model.joint_names]
+    missing = [joint for joint, column in zip(model.joint_names, columns) if column is None]
+    if missing:
+        raise DataError(f"the recording lacks the model's joint(s) {missing}")
+    tracker = FrictionTracker(model, forgetting, offsets)
+    arrays = [getattr(recording, field)[:, columns] for field in ("q", "qd", "qdd", "tau")]
+    ends = list(range(batch, recording.n_samples + 1, batch)) or [recording.n_samples]
+    values, std = np.empty((len(ends), tracker.tracked.size)), np.empty((len(ends), tracker.tracked.size))
+    for index, end in enumerate(ends):
+        rows = slice(max(0, end - batch), end)
+        tracker.update(*(x[rows] for x in arrays))
+        values[index], std[index] = tracker.values, tracker.std
+    return TrackingHistory(tracker.names, recording.time[np.array(ends) - 1] - recording.time[0], values, std)
