@@ -41,7 +41,8 @@ def simulated_robot(engine: str, robot: RobotDescription, friction: FrictionMode
     """The simulator of ``engine`` for ``robot`` with true parameters of ``seed`` in the ``friction`` family.
 
     ``cold_excess``, ``warmup_time_constant`` [s], ``cold_excess_2`` and ``warmup_time_constant_2`` [s] (friction
-    warm-up, a double exponential) are the regressor engine's only; the MuJoCo engine refuses a cold excess. ``timestep`` [s] is the MuJoCo engine's largest step.
+    warm-up, a double exponential) are the regressor engine's only; the MuJoCo engine refuses a cold excess.
+    ``timestep`` [s] is the MuJoCo engine's largest step.
     """
     check_engine(engine)
     if engine == "regressor":

@@ -78,10 +78,11 @@ class SimRobotNode(Node):
         warmup = declare(self, "warmup_time_constant", 1200.0,
                          f"time constant of the friction warm-up, > 0 and at most {MAX_WARMUP_TIME_CONSTANT:g}", "s",
                          in_range("s", 0.0, MAX_WARMUP_TIME_CONSTANT, allow_minimum=False))
-        cold_excess_2 = declare(self, "cold_excess_2", 0.0, f"second exponential of the friction warm-up, fraction "
-                                f"of warm friction, 0 to {MAX_COLD_EXCESS:g}", check=in_range(None, 0.0, MAX_COLD_EXCESS))
-        warmup_2 = declare(self, "warmup_time_constant_2", 300.0,
-                           f"time constant of the second exponential, > 0 and at most {MAX_WARMUP_TIME_CONSTANT:g}", "s",
+        cold_excess_2 = declare(self, "cold_excess_2", 0.0, "second exponential of the friction warm-up, fraction "
+                                f"of warm friction, 0 to {MAX_COLD_EXCESS:g}",
+                                check=in_range(None, 0.0, MAX_COLD_EXCESS))
+        warmup_2 = declare(self, "warmup_time_constant_2", 300.0, "time constant of the second exponential, > 0 "
+                           f"and at most {MAX_WARMUP_TIME_CONSTANT:g}", "s",
                            in_range("s", 0.0, MAX_WARMUP_TIME_CONSTANT, allow_minimum=False))
         rate = declare(self, "rate", 500.0, f"joint state sample rate, {MIN_RATE:g} to {MAX_RATE:g}", "Hz",
                        in_range("Hz", MIN_RATE, MAX_RATE))
@@ -112,7 +113,8 @@ class SimRobotNode(Node):
             + (f" (step {self.arm.timestep:g} s, semi-implicit Euler, inertials from "
                f"{simulator.model.inertials_from})" if engine == "mujoco" else "")
             + f", friction {friction}, noise {noise_std} N m, "
-            f"cold excess {cold_excess} (t_w {warmup} s) + {cold_excess_2} (t_2 {warmup_2} s), seed {seed}; following {command_topic}; "
+            f"cold excess {cold_excess} (t_w {warmup} s) + {cold_excess_2} (t_2 {warmup_2} s), seed {seed}; "
+            f"following {command_topic}; "
             f"joint_states and ~/true_effort at {rate} Hz in batches every {batch_period} s "
             f"(reliable, depth {state_qos.depth})")
 
