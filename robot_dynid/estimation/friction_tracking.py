@@ -156,9 +156,15 @@ class FrictionTracker:
             raise DynIdError("rebase needs a model with the same base parameters")
         self.model = model
 
-    def summary(self) -> list[str]:
-        """One ``name value +- std`` line per tracked parameter."""
-        return [f"{name} {value:.6g} +- {std:.2g}" for name, value, std in zip(self.names, self.values, self.std)]
+    def condition_number(self) -> float:
+        """Condition number [1] of the tracked parameters' information, column-scaled: the square root of the
+        condition number of the correlation matrix of the RLS covariance (as that of a column-scaled regressor)."""
+        std = self.std
+        if not np.all(std > 0.0):
+            return math.inf
+        correlation = self.rls.covariance_ / np.outer(std, std)
+        eigenvalues = np.linalg.eigvalsh((correlation + correlation.T) / 2.0)
+        return float(np.sqrt(eigenvalues[-1] / eigenvalues[0])) if eigenvalues[0] > 0.0 else math.inf
 
 
 def time_to_follow(history: np.ndarray, target: float, tolerance: float, times: np.ndarray) -> float:
@@ -245,14 +251,16 @@ class OnlineFrictionTracking:
             return None
         rms, in_use_rms = (float(np.sqrt(np.mean(r ** 2))) for r in (residual, in_use))
         rsd = float(np.sqrt(np.sum(residual ** 2) / max(np.sum(tau ** 2), 1e-300)))
-        rejection = quality_gate(rms, rsd, float(self.model.metrics.get("condition_number", 1.0)),
-                                 self.max_holdout_rsd, self.max_condition)
+        condition = self.tracker.condition_number()
+        rejection = quality_gate(rms, rsd, condition, self.max_holdout_rsd, self.max_condition)
         if not rejection and self.require_improvement and rms > in_use_rms:
             rejection = f"hold-out RMS {rms:.4g} N m is above the model in use's {in_use_rms:.4g} N m"
         change = self.tracker.change()
         if rejection:
             return TrackingOutcome(False, None, f"tracked friction changed by {change:.1%} but is refused: {rejection}")
-        model = self.tracker.tracked_model()
+        metrics = {"residual_rms": dict(zip(self.model.joint_names, np.sqrt(np.mean(residual ** 2, axis=0)).tolist())),
+                   "holdout_rsd": rsd, "condition_number": condition, "n_samples": int(self.tracker.rls.n_updates_)}
+        model = dataclasses.replace(self.tracker.tracked_model(), metrics=metrics)
         self.tracker.rebase(model)
         return TrackingOutcome(True, model, f"tracked friction changed by {change:.1%}; hold-out RMS {rms:.4g} N m "
                                             f"(model in use {in_use_rms:.4g} N m)")

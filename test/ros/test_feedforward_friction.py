@@ -121,7 +121,7 @@ def test_without_temperatures_the_nominal_friction_is_served_and_said(temperatur
 
 def test_a_stale_temperature_is_not_used(temperature_node):
     node = temperature_node
-    publisher = node["graph"].node.create_publisher(JointTemperatures, "/joint_temperatures", 10)
+    publisher = node["graph"].node.create_publisher(JointTemperatures, "/warm/joint_temperatures", 10)
     names = list(node["robot"].joint_names)
     node["graph"].spin_until(lambda: publisher.get_subscription_count() > 0, what="the node's subscription")
     now = node["graph"].node.get_clock().now().nanoseconds * 1e-9
@@ -140,7 +140,7 @@ def test_a_stale_temperature_is_not_used(temperature_node):
 
 def test_fresh_temperatures_per_joint_are_served_then_age_out(temperature_node):
     node = temperature_node
-    publishers = [node["graph"].node.create_publisher(Temperature, f"/temperatures/{name}", 10)
+    publishers = [node["graph"].node.create_publisher(Temperature, f"/warm/temperatures/{name}", 10)
                   for name in node["robot"].joint_names]
     node["graph"].spin_until(lambda: all(p.get_subscription_count() > 0 for p in publishers), what="subscriptions")
 
