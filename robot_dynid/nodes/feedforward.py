@@ -61,7 +61,8 @@ joint_temperatures_topic (str): '' = off; else robot_dynid/JointTemperatures (na
     of several joints at one stamp). Both topics may be used.
 max_temperature_age (float): [s], default 5.0, in (0, 3600]: a temperature older than this (by its stamp) is
     not used. A temperature that is not finite, outside [-60, 250] deg C, or stamped more than
-    max_temperature_age ahead is refused with a warning naming the joint; the previous one stays.
+    max_temperature_age ahead is refused with a warning naming the joint; the previous one stays. Temperatures
+    of joints the robot (robot_file's, else the first model's) lacks are ignored, all of them before it is known.
 Until every joint of a temperature model has a fresh temperature the node serves the nominal friction (the
 model's reference temperature) and says so (FRICTION_NOMINAL, friction_message naming the joint); a torque
 that is not finite is never served (compute_feedforward refuses it). ``~/reset_warmup``
@@ -527,7 +528,12 @@ class FeedforwardNode(Node):
         """Keep each joint's temperature [deg C] stamped ``stamp`` (0: now); a refused one is a warning."""
         now = self.ros_now()
         stamp = stamp.sec + stamp.nanosec * 1e-9 if (stamp.sec or stamp.nanosec) else now
+        robot = self.expected_robot
         for joint, value in zip(joints, values):
+            if robot is None or joint not in robot.joint_names:     # kept only for the robot's joints
+                self.get_logger().warning(f"temperature of joint {joint!r} ignored: not a joint of the robot served",
+                                          throttle_duration_sec=5.0)
+                continue
             try:
                 with self.friction_lock:
                     self.temperatures.update(joint, float(value), stamp, now)
