@@ -5,8 +5,8 @@ ros2 launch robot_dynid feedforward.launch.py namespace:=robot1 model_file:=/pat
 
 The node starts in ``namespace`` and takes ``use_sim_time``; its topics have relative names
 (identified_model, feedforward_effort, trajectory_with_effort, feedforward_status), which the
-``*_topic`` arguments remap; its inputs reference_topic and trajectory_topic are off unless
-given. Parameters come from config/feedforward.yaml, then ``params_file``, then the arguments
+``*_topic`` arguments remap; its inputs reference_topic, trajectory_topic and joint_temperatures_topic are off
+unless given. Parameters come from config/feedforward.yaml, then ``params_file``, then the arguments
 given a value (``model_file``, ``robot_file``, ``position_margin`` left empty keep the configured
 value; the other margins, ``reference_timeout``, ``max_points`` and ``service_queue_depth`` go in
 ``params_file``). The order of the Float64MultiArray commands is the ``joints`` parameter's (set
@@ -32,6 +32,7 @@ TOPICS = {
 OPTIONAL_TOPICS = {
     "reference_topic": "reference_joint_states",
     "trajectory_topic": "reference_trajectory",
+    "joint_temperatures_topic": "joint_temperatures",
 }
 
 
@@ -90,6 +91,9 @@ def generate_launch_description():
         DeclareLaunchArgument("status_topic", default_value="feedforward_status",
                               description="FeedforwardStatus output (model in use, state of the reference path, "
                                           "refusals)"),
+        DeclareLaunchArgument("joint_temperatures_topic", default_value="",
+                              description="robot_dynid/JointTemperatures [deg C] for friction that drifts with "
+                                          "temperature; empty: off (temperature_topic_prefix goes in params_file)"),
         DeclareLaunchArgument("position_margin", default_value="",
                               description="[rad] positions beyond a joint's limits by more than this are "
                                           "refused; negative: no check; empty: as configured (0.1)"),

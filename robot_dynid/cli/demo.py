@@ -23,6 +23,13 @@ the identified model and for the true parameters in the same friction model fami
 mismatch (zero with the regressor engine), the difference the identification error. ``--json`` prints
 ``{"engine", "robot", "joint_names", "feedforward_error": {"identified": [...], "true_parameters": [...]}}``
 (RMS per joint [N m]) on stdout, the rest of the output on stderr.
+
+``--drift`` (:mod:`robot_dynid.cli.drift_demo`): a cold start whose friction drifts as a double exponential in
+running time (compressed time constants), with the feed-forward error over time of a static model, the drift
+model served and online friction tracking; it runs those cores in-process, not the ROS graph (which would take
+the run's minutes in real time; the ROS tests cover the nodes' paths). ``--json``:
+``{"feedforward_error": {"static", "drift_model", "tracked"}, ...}`` (RMS over joints and samples of the last
+third of the run [N m]).
 """
 import contextlib
 import argparse
@@ -87,6 +94,14 @@ def add_arguments(parser):
     parser.add_argument("--hydraulic", action="store_true",
                         help="core-only hydraulic demo: the curtain-wall arm's cylinders on a bench, then the arm; "
                              "identifies the cylinders and then the arm (two-stage) and prints both tables")
+    parser.add_argument("--drift", action="store_true",
+                        help="friction that drifts from a cold start (double exponential in running time, time "
+                             "constants 240 s and 40 s): feed-forward error over time of a static model, the drift "
+                             "model served and online tracking; runs the cores in-process, not the ROS graph; with "
+                             "--json: feedforward_error {static, drift_model, tracked} [N m], RMS over joints of "
+                             "the last third of the run")
+    parser.add_argument("--drift-duration", type=float, default=600.0, metavar="S",
+                        help="--drift: running time simulated [s], 60 to 7200 (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=None,
                         help="seed of the true parameters and the noise (default: config/demo.yaml, sim_robot)")
     parser.add_argument("--noise", type=float, default=None,
@@ -186,6 +201,8 @@ def main(args):
             raise DynIdError("--hydraulic takes neither --engine nor --json")
         from robot_dynid.cli.hydraulic import run_demo
         return run_demo(out, seed=0 if args.seed is None else args.seed)
+    if args.drift:
+        return run_drift_demo(args)
     if args.engine == "mujoco":
         from robot_dynid.experiment.mujoco_engine import import_mujoco
         import_mujoco()      # before any work: one line saying how to install it
@@ -197,6 +214,23 @@ def main(args):
     if code == 0:
         print(dumps(summary))
     return code
+
+
+def run_drift_demo(args):
+    """``--drift``: the table on stdout (stderr with --json, the summary on stdout)."""
+    from robot_dynid.cli.drift_demo import run_drift
+    if args.engine != "regressor" or args.offline:
+        raise DynIdError("--drift takes neither --engine mujoco nor --offline (it runs in-process anyway)")
+    validators.in_range(args.drift_duration, "--drift-duration", DataError, "s", 60.0, 7200.0)
+    noise = 0.05 if args.noise is None else validators.positive(args.noise, "--noise", DataError, "N m")
+    seed = 0 if args.seed is None else args.seed
+    if not args.json:
+        run_drift(seed, noise, args.drift_duration)
+        return 0
+    with contextlib.redirect_stdout(sys.stderr):
+        summary = run_drift(seed, noise, args.drift_duration)
+    print(dumps(summary))
+    return 0
 
 
 def run(args, out, summary=None):

@@ -63,6 +63,12 @@ def add_arguments(parser):
                              "cruise speed (default: %(default)s)")
     add_speed_threshold_argument(parser)
     parser.add_argument("--json", action="store_true", help="print summary.json's content instead of the path")
+    parser.add_argument("--tracking", action="store_true",
+                        help="instead of the report: track the friction of --model over --data as the identifier's "
+                             "track_friction mode does (RLS with forgetting, rigid body fixed) and plot the tracked "
+                             "coefficients against time [s] in DIR/tracking.png")
+    parser.add_argument("--tracking-forgetting", type=float, default=0.9995, metavar="MU",
+                        help="--tracking: RLS forgetting factor per sample in (0, 1] (default: %(default)s)")
 
 
 def main(args):
@@ -70,6 +76,8 @@ def main(args):
     pyplot()        # matplotlib missing: say so before any work
     robot = load_robot(args.robot)
     model = DynamicModel.load(args.model) if args.model else None
+    if args.tracking:
+        return tracking_report(args, robot, model)
     settings = None if model else settings_from_args(args, robot)
     conditioning = model_conditioning(args, model) if model else conditioning_from_args(args, settings.lowpass)
     if args.warm_cycles < 0:
@@ -106,4 +114,27 @@ def main(args):
     if any(stamps):
         print(format_stamp_quality(stamps))
     print(f"report written to {index} ({len(summary['figures'])} figures; summary.json beside it)")
+    return 0
+
+
+def tracking_report(args, robot, model):
+    """``--tracking``: the friction of ``model`` tracked over each --data, one figure of the tracked coefficients."""
+    from robot_dynid.estimation.friction_tracking import track_recording
+    from robot_dynid.reports.figures import tracking_figure
+    if model is None:
+        raise DynIdError("--tracking needs --model (the model whose rigid body is fixed and friction tracked)")
+    if len(args.data) != 1:
+        raise DynIdError(f"--tracking takes one --data, got {len(args.data)}")
+    history = track_recording(model, read_data(args, robot, args.data[0], model_conditioning(args, model)),
+                              args.tracking_forgetting)
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    figure = tracking_figure(history, out / "tracking.png")
+    if args.json:
+        print(dumps({"names": list(history.names), "time": history.time.tolist(),
+                     "values": history.values.tolist(), "std": history.std.tolist(), "figure": str(figure)}))
+        return 0
+    for name, value, std in zip(history.names, history.values[-1], history.std[-1]):
+        print(f"{name}: {value:.6g} +- {std:.2g} at the end ({history.time[-1]:.1f} s)")
+    print(f"tracked friction plotted in {figure}")
     return 0

@@ -36,18 +36,20 @@ def check_engine(engine: str, field: str = "engine") -> str:
 
 def simulated_robot(engine: str, robot: RobotDescription, friction: FrictionModel, seed: int | None = 0,
                     noise_std=0.0, cold_excess: float = 0.0, warmup_time_constant: float = 1200.0,
-                    timestep: float = DEFAULT_TIMESTEP):
+                    timestep: float = DEFAULT_TIMESTEP, cold_excess_2: float = 0.0,
+                    warmup_time_constant_2: float = 300.0):
     """The simulator of ``engine`` for ``robot`` with true parameters of ``seed`` in the ``friction`` family.
 
-    ``cold_excess`` and ``warmup_time_constant`` [s] (friction warm-up) are the regressor engine's only; the
-    MuJoCo engine refuses ``cold_excess > 0``. ``timestep`` [s] is the MuJoCo engine's largest step.
+    ``cold_excess``, ``warmup_time_constant`` [s], ``cold_excess_2`` and ``warmup_time_constant_2`` [s] (friction
+    warm-up, a double exponential) are the regressor engine's only; the MuJoCo engine refuses a cold excess.
+    ``timestep`` [s] is the MuJoCo engine's largest step.
     """
     check_engine(engine)
     if engine == "regressor":
         regressor = Regressor(robot, friction)
         return SimulatedRobot(regressor, simulation_parameters(regressor, seed), noise_std, cold_excess,
-                              warmup_time_constant)
-    if cold_excess > 0.0:
+                              warmup_time_constant, cold_excess_2, warmup_time_constant_2)
+    if cold_excess + cold_excess_2 > 0.0:
         raise DynIdError(f"cold_excess = {cold_excess:g}: the friction warm-up is simulated by the regressor engine "
                          "only (MuJoCo's friction loss is constant); set cold_excess 0 or engine regressor")
     return MujocoRobot(robot, friction, seed=seed, noise_std=noise_std, timestep=timestep)

@@ -2,8 +2,10 @@
 
 :class:`SimulatedRobot` computes ``tau = Y(q, qd, qdd) @ theta`` with a :class:`Regressor` and
 known parameters, adds Gaussian measurement noise per joint and, optionally, a friction warm-up
-drift: every friction coefficient is multiplied by ``1 + cold_excess exp(-elapsed / t_w)``, so a
-cold robot (``elapsed = 0``) has ``1 + cold_excess`` times its warm friction.
+drift: every friction coefficient is multiplied by ``1 + cold_excess exp(-elapsed / t_w)
++ cold_excess_2 exp(-elapsed / t_2)`` (the thesis's double exponential in running time; ``cold_excess_2 = 0``
+keeps one exponential), so a cold robot (``elapsed = 0``) has ``1 + cold_excess + cold_excess_2`` times its
+warm friction.
 
 :func:`plausible_parameters` gives physically consistent inertial parameters for any robot from
 its geometry, :func:`default_friction` plausible friction coefficients, and
@@ -116,7 +118,7 @@ def default_friction(regressor: Regressor, seed: int | None = 0) -> np.ndarray:
     viscous 3 % of ``T`` at ``v``, a static (arctan ``fs``) level 1.3 times Coulomb, the cube-root
     term -1 % of ``T`` at ``v``, polynomial ``f3 = -0.5 %``, ``f4 = 0.2 %`` of ``T`` at ``v``.
     Temperature drift coefficients are -0.5 % of the base coefficient per kelvin, cold-start
-    coefficients 30 % of it. Each joint is scaled by a random factor in [0.8, 1.2].
+    coefficients 30 % of it (the second exponential's 20 %). Each joint is scaled by a random factor in [0.8, 1.2].
 
     A motor's friction row (a transmission) takes the scales of its main joint (the largest entry of
     its row of ``T``, the gear ratio ``r``) moved to the motor side: torque ``T / r``, velocity ``v r``.
@@ -134,7 +136,7 @@ def default_friction(regressor: Regressor, seed: int | None = 0) -> np.ndarray:
                    else -0.01 * torque / np.cbrt(velocity)),
             "f1": 0.03 * torque, "f2": 0.03 * torque / velocity,
             "f3": -0.005 * torque / velocity**2, "f4": 0.002 * torque / velocity**3}
-    drift = {"_dT": -0.005, "_cold": 0.3}
+    drift = {"_dT": -0.005, "_cold": 0.3, "_cold2": 0.2}
     columns = []
     for name in friction.coefficient_names:
         suffix = next((s for s in drift if name.endswith(s)), None)
@@ -194,10 +196,15 @@ class SimulatedRobot:
         the drift.
     warmup_time_constant : float
         ``t_w`` [s] of the drift (> 0).
+    cold_excess_2 : float
+        Amplitude of the second exponential, a fraction of the warm friction (>= 0); 0: one exponential.
+    warmup_time_constant_2 : float
+        ``t_2`` [s] of the second exponential (> 0).
     """
 
     def __init__(self, regressor: Regressor, parameters, noise_std=0.0, cold_excess: float = 0.0,
-                 warmup_time_constant: float = 1200.0) -> None:
+                 warmup_time_constant: float = 1200.0, cold_excess_2: float = 0.0,
+                 warmup_time_constant_2: float = 300.0) -> None:
         if not isinstance(regressor, Regressor):
             raise DynIdError(f"regressor must be a Regressor, got {type(regressor).__name__}")
         parameters = np.asarray(parameters, dtype=float)
@@ -207,17 +214,29 @@ class SimulatedRobot:
         noise_std = np.broadcast_to(np.asarray(noise_std, dtype=float), (regressor.n_joints,))
         if not np.all(np.isfinite(noise_std)) or np.any(noise_std < 0.0):
             raise DynIdError(f"noise_std must be finite and >= 0 [N m], got {noise_std}")
-        if not math.isfinite(cold_excess) or cold_excess < 0.0:
-            raise DynIdError(f"cold_excess must be finite and >= 0, got {cold_excess!r}")
-        if not warmup_time_constant > 0.0:
-            raise DynIdError(f"warmup_time_constant must be > 0 [s], got {warmup_time_constant!r}")
-        if cold_excess > 0.0 and regressor.friction.n_coefficients == 0:
+        for name, value in (("cold_excess", cold_excess), ("cold_excess_2", cold_excess_2)):
+            if not math.isfinite(value) or value < 0.0:
+                raise DynIdError(f"{name} must be finite and >= 0, got {value!r}")
+        for name, value in (("warmup_time_constant", warmup_time_constant),
+                            ("warmup_time_constant_2", warmup_time_constant_2)):
+            if not (math.isfinite(value) and value > 0.0):
+                raise DynIdError(f"{name} must be finite and > 0 [s], got {value!r}")
+        if cold_excess + cold_excess_2 > 0.0 and regressor.friction.n_coefficients == 0:
             raise DynIdError("cold_excess > 0 needs a friction model; the regressor has none")
         self.regressor = regressor
         self.parameters = parameters
         self.noise_std = np.array(noise_std)
         self.cold_excess = float(cold_excess)
         self.warmup_time_constant = float(warmup_time_constant)
+        self.cold_excess_2 = float(cold_excess_2)
+        self.warmup_time_constant_2 = float(warmup_time_constant_2)
+
+    def friction_factor(self, elapsed) -> np.ndarray:
+        """``1 + cold_excess exp(-t / t_w) + cold_excess_2 exp(-t / t_2)`` (N,) for running times ``elapsed``
+        (N,) [s]: the true friction over the warm friction."""
+        t = np.asarray(elapsed, dtype=float)
+        return (1.0 + self.cold_excess * np.exp(-t / self.warmup_time_constant)
+                + self.cold_excess_2 * np.exp(-t / self.warmup_time_constant_2))
 
     def torques(self, q, qd, qdd, elapsed=None, temperature=None, rng=None,
                 noise: bool = True) -> np.ndarray:
@@ -244,13 +263,12 @@ class SimulatedRobot:
         """
         Y = self.regressor.compute(q, qd, qdd, temperature=temperature, elapsed=elapsed)
         tau = np.einsum("kjp,p->kj", Y, self.parameters)
-        if self.cold_excess > 0.0:
+        if self.cold_excess + self.cold_excess_2 > 0.0:
             if elapsed is None:
                 raise DataError("elapsed (N,) [s] is needed to simulate the friction warm-up "
                                 "(cold_excess > 0), got None")
             friction = self.regressor.slices["friction"]
-            excess = self.cold_excess * np.exp(-np.asarray(elapsed, dtype=float)
-                                               / self.warmup_time_constant)
+            excess = self.friction_factor(elapsed) - 1.0
             tau += np.einsum("kjp,p->kj", Y[:, :, friction], self.parameters[friction]) \
                 * excess[:, None]
         if noise and np.any(self.noise_std > 0.0):

@@ -573,7 +573,7 @@ def _friction(data, path: str) -> FrictionModel:
     fields = FrictionModel().to_dict()
     choices = {"name": FRICTION_MODEL_NAMES, "drift": DRIFT_MODES}
     _mapping(data, path)
-    validators.known_keys(data, path, tuple(fields), ("reversal_lead",), ModelFileError)
+    validators.known_keys(data, path, tuple(fields), ("reversal_lead", "warmup_time_constant_2"), ModelFileError)
     for key, value in data.items():
         if key in choices:
             _text(value, _field(path, key), choices[key])

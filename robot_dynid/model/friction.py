@@ -32,7 +32,9 @@ Drift of the coefficients (each base coefficient ``c`` gets a second column):
 - ``drift="time"``: ``c + c_cold exp(-t / t_w)``, column ``column_c * exp(-t / t_w)``,
   ``t`` [s] elapsed since the robot started cold, ``t_w = warmup_time_constant`` [s];
   ``c_cold`` is the extra friction of a cold robot (thesis: friction settles after
-  25-50 min of running).
+  25-50 min of running). With ``warmup_time_constant_2 = t_2 > 0`` the excess is the thesis's double
+  exponential ``c_cold exp(-t / t_w) + c_cold2 exp(-t / t_2)`` (a third column per base coefficient,
+  coefficient ``c_cold2``); 0 (default) keeps one exponential.
 """
 from __future__ import annotations
 
@@ -62,6 +64,8 @@ _BASE_COEFFICIENTS = {
     "coulomb_viscous_lead": ("fc", "fv"),
 }
 _DRIFT_SUFFIX = {"none": None, "temperature": "_dT", "time": "_cold"}
+#: Suffix of the second cold-start excess coefficients (``warmup_time_constant_2 > 0``).
+SECOND_COLD_SUFFIX = "_cold2"
 
 
 def _base_columns(model: "FrictionModel", v: np.ndarray, scale, a: np.ndarray) -> list[np.ndarray]:
@@ -111,6 +115,8 @@ class FrictionModel:
         ``T_ref`` [deg C] of the temperature drift.
     warmup_time_constant : float
         ``t_w`` [s] of the time drift (> 0).
+    warmup_time_constant_2 : float
+        ``t_2`` [s] of the time drift's second exponential (> 0), or 0 (default): one exponential.
     """
 
     name: str = "none"
@@ -121,6 +127,7 @@ class FrictionModel:
     drift: str = "none"
     reference_temperature: float = 20.0
     warmup_time_constant: float = 1200.0
+    warmup_time_constant_2: float = 0.0
 
     def __post_init__(self) -> None:
         if self.name not in FRICTION_MODEL_NAMES:
@@ -133,7 +140,7 @@ class FrictionModel:
             raise DynIdError(
                 f"friction drift {self.drift!r} needs a friction model, got name 'none'")
         for field in ("dead_band", "sign_sharpness", "stribeck_velocity", "reversal_lead",
-                      "reference_temperature", "warmup_time_constant"):
+                      "reference_temperature", "warmup_time_constant", "warmup_time_constant_2"):
             value = getattr(self, field)
             if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
                 raise DynIdError(f"friction constant {field} must be a number, got {value!r}")
@@ -142,6 +149,9 @@ class FrictionModel:
         _check_positive("sign_sharpness", self.sign_sharpness)
         _check_positive("stribeck_velocity", self.stribeck_velocity)
         _check_positive("warmup_time_constant", self.warmup_time_constant)
+        _check_positive("warmup_time_constant_2", self.warmup_time_constant_2, allow_zero=True)
+        if self.warmup_time_constant_2 > 0.0 and self.drift != "time":
+            raise DynIdError(f"friction constant warmup_time_constant_2 needs drift 'time', got {self.drift!r}")
         validators.in_range(self.reversal_lead, "friction constant reversal_lead", DynIdError, "s", 0.0,
                             MAX_REVERSAL_LEAD)
         if not math.isfinite(self.reference_temperature):
@@ -160,7 +170,10 @@ class FrictionModel:
         suffix = _DRIFT_SUFFIX[self.drift]
         if suffix is None:
             return base
-        return base + tuple(name + suffix for name in base)
+        names = base + tuple(name + suffix for name in base)
+        if self.warmup_time_constant_2 > 0.0:
+            names += tuple(name + SECOND_COLD_SUFFIX for name in base)
+        return names
 
     @property
     def n_coefficients(self) -> int:
@@ -215,7 +228,11 @@ class FrictionModel:
         else:
             factor = None
         if factor is not None:
-            base = base + [column * factor for column in base]
+            drift = [column * factor for column in base]
+            if self.drift == "time" and self.warmup_time_constant_2 > 0.0:
+                second = np.exp(-np.asarray(elapsed, dtype=float) / self.warmup_time_constant_2)[:, None]
+                drift += [column * second for column in base]
+            base = base + drift
         if not base:
             return np.zeros(v.shape + (0,))
         result = np.stack(base, axis=-1)
@@ -270,10 +287,13 @@ class FrictionModel:
 
     def to_dict(self) -> dict:
         """Plain dict of the fields (YAML/JSON friendly); inverse of :meth:`from_dict`. ``reversal_lead``
-        only for the model that uses it (files of the other models read as before it existed)."""
+        only for the model that uses it, ``warmup_time_constant_2`` only when not 0 (files of the other
+        models read as before they existed)."""
         data = dataclasses.asdict(self)
         if self.name != "coulomb_viscous_lead":
             del data["reversal_lead"]
+        if self.warmup_time_constant_2 == 0.0:
+            del data["warmup_time_constant_2"]
         return data
 
     @classmethod

@@ -45,6 +45,31 @@ payload_file (str): payload file (YAML: frame, mass [kg], com [m], inertia [kg m
     that does not load, or at a frame robot_file's robot lacks, stops the node at start (one line,
     exit 2).
 
+Friction that drifts (:mod:`robot_dynid.model.friction_state`): a model whose friction drifts with time is
+served at the running time since the cold start, one with temperature at the joints' latest temperatures.
+cold_start_stamp (float): [s] ROS time of the cold start, default 0 = the node's start; at most the node's start.
+cooling_time_constant (float): [s], default 0 = no cooling (the running time follows the clock whatever the
+    joints do), at most 604800: while the joints stand still (every reference velocity below
+    standstill_velocity, or no valid reference for reference_timeout) the running time decays toward 0 (cold)
+    as ``t exp(-d / cooling_time_constant)`` over a stop of d s, and grows 1 s per s again once they move.
+    Without reference_topic the node does not know the motion: the joints count as moving.
+standstill_velocity (float): [rad/s], default 0.01, in (0, 1]: see cooling_time_constant.
+temperature_topic_prefix (str): '' = off; else one sensor_msgs/Temperature topic per joint,
+    ``<prefix>/<joint name>`` (e.g. ``joint_temperatures/j1``), temperature [deg C], header stamp when it
+    was measured (0: when received).
+joint_temperatures_topic (str): '' = off; else robot_dynid/JointTemperatures (names and temperatures [deg C]
+    of several joints at one stamp). Both topics may be used.
+max_temperature_age (float): [s], default 5.0, in (0, 3600]: a temperature older than this (by its stamp) is
+    not used. A temperature that is not finite, outside [-60, 250] deg C, or stamped more than
+    max_temperature_age ahead is refused with a warning naming the joint; the previous one stays. Temperatures
+    of joints the robot (robot_file's, else the first model's) lacks are ignored, all of them before it is known.
+Until every joint of a temperature model has a fresh temperature the node serves the nominal friction (the
+model's reference temperature) and says so (FRICTION_NOMINAL, friction_message naming the joint); a torque
+that is not finite is never served (compute_feedforward refuses it). ``~/reset_warmup``
+(robot_dynid/srv/ResetWarmup) sets the running time [s] (0: cold now). The service response and
+FeedforwardStatus (published on every change of friction state) say which friction state computed the
+outputs: friction_state, friction_elapsed [s], friction_temperatures [deg C].
+
 Service ``compute_feedforward`` (robot_dynid/srv/ComputeFeedforward): joint names and flat
 arrays of N points in, torques [N m] of the N points out, in the request's layout. All three
 paths convert the message to arrays, call :func:`robot_dynid.model.feedforward.compute_feedforward`
@@ -92,7 +117,7 @@ from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
-from sensor_msgs.msg import JointState
+from sensor_msgs.msg import JointState, Temperature
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
@@ -100,6 +125,7 @@ from trajectory_msgs.msg import JointTrajectory
 from robot_dynid.errors import DynIdError
 from robot_dynid.joint_names import index_in, match_joints
 from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.model.friction_state import JointTemperatures, WarmupClock, friction_state, standing_still
 from robot_dynid.model.feedforward import (
     DEFAULT_ACCELERATION_MARGIN, DEFAULT_EFFORT_MARGIN, DEFAULT_MAX_POINTS, DEFAULT_MODEL_EFFORT_MARGIN,
     DEFAULT_POSITION_MARGIN, DEFAULT_VELOCITY_MARGIN, DERIVED_EFFORT_FACTOR, FIELDS, FeedforwardLimits, Margins,
@@ -107,9 +133,9 @@ from robot_dynid.model.feedforward import (
     join_points)
 from robot_dynid.model.payload import Payload, frame_placement, load_payload, plausibility_warnings
 from robot_dynid.model.robot_description import load_robot
-from robot_dynid.msg import FeedforwardStatus, IdentifiedModel
+from robot_dynid.msg import FeedforwardStatus, IdentifiedModel, JointTemperatures as JointTemperaturesMsg
 from robot_dynid.nodes.node_runtime import declare, in_range, integer_in, joint_states_qos, spin_node
-from robot_dynid.srv import ComputeFeedforward, SetPayload
+from robot_dynid.srv import ComputeFeedforward, ResetWarmup, SetPayload
 
 MODEL_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                        reliability=ReliabilityPolicy.RELIABLE)
@@ -120,6 +146,10 @@ MAX_REFERENCE_TIMEOUT = 60.0        # s
 MAX_STATUS_PERIOD = 3600.0          # s
 DEFAULT_SERVICE_QUEUE_DEPTH = 100
 MAX_SERVICE_QUEUE_DEPTH = 10_000
+MAX_COLD_START_STAMP = 4.2e9        # s of ROS time (year 2103)
+MAX_COOLING_TIME_CONSTANT = 604800.0    # s (a week)
+MAX_STANDSTILL_VELOCITY = 1.0       # rad/s
+MAX_TEMPERATURE_AGE = 3600.0        # s
 STATE_CODES = {ReferenceMonitor.NO_MODEL: FeedforwardStatus.STATE_NO_MODEL,
                ReferenceMonitor.OK: FeedforwardStatus.STATE_OK,
                ReferenceMonitor.REFUSED: FeedforwardStatus.STATE_REFERENCE_REFUSED,
@@ -189,10 +219,42 @@ class FeedforwardNode(Node):
                                      "unset: the model's joints") or None
         payload_file = declare(self, "payload_file", "", "payload file (YAML: frame, mass kg, com m, inertia kg m^2 "
                                "about the centre of mass) attached to the models served; '' = none")
+        cold_start_stamp = declare(self, "cold_start_stamp", 0.0, "ROS time of the cold start (friction drift "
+                                   f"time); 0 = the node's start; at most its start and {MAX_COLD_START_STAMP:g}",
+                                   "s", check=in_range("s", 0.0, MAX_COLD_START_STAMP))
+        cooling = declare(self, "cooling_time_constant", 0.0, "while the joints stand still the running time decays "
+                          "toward 0 with this time constant; 0 = no cooling; at most "
+                          f"{MAX_COOLING_TIME_CONSTANT:g}", "s", check=in_range("s", 0.0, MAX_COOLING_TIME_CONSTANT))
+        self.standstill_velocity = declare(
+            self, "standstill_velocity", 0.01, "joints with every reference velocity below this stand still; in "
+            f"(0, {MAX_STANDSTILL_VELOCITY:g}]", "rad/s",
+            check=in_range("rad/s", 0.0, MAX_STANDSTILL_VELOCITY, allow_minimum=False))
+        self.temperature_prefix = declare(self, "temperature_topic_prefix", "", "sensor_msgs/Temperature per joint "
+                                          "on <prefix>/<joint name> [deg C]; '' = off")
+        joint_temperatures_topic = declare(self, "joint_temperatures_topic", "", "robot_dynid/JointTemperatures "
+                                           "[deg C]; '' = off")
+        max_temperature_age = declare(
+            self, "max_temperature_age", 5.0, f"older temperatures are not used; in (0, {MAX_TEMPERATURE_AGE:g}]",
+            "s", check=in_range("s", 0.0, MAX_TEMPERATURE_AGE, allow_minimum=False))
         reference_qos = joint_states_qos(self, 10)
+        start = self.ros_now()
+        if cold_start_stamp > start:
+            raise DynIdError(f"parameter cold_start_stamp ({cold_start_stamp!r} s) is after the node's start "
+                             f"({start:.9g} s of ROS time)")
+        self.friction_lock = threading.Lock()       # the warm-up clock and the temperatures
+        self.warmup = WarmupClock(start, start - cold_start_stamp if cold_start_stamp > 0.0 else 0.0, cooling)
+        self.temperatures = JointTemperatures(max_temperature_age)
+        self.temperature_subscriptions = {}
+        self.temperatures_enabled = bool(self.temperature_prefix or joint_temperatures_topic)
         self.expected_robot, self.expected_what = None, ""
         if robot_file:
             self.expected_robot, self.expected_what = load_robot(robot_file), f"robot_file {robot_file}"
+        self.temperature_group = MutuallyExclusiveCallbackGroup()
+        if joint_temperatures_topic:
+            self.create_subscription(JointTemperaturesMsg, joint_temperatures_topic, self.on_joint_temperatures, 10,
+                                     callback_group=self.temperature_group)
+        if self.expected_robot is not None:
+            self.subscribe_temperatures(self.expected_robot.joint_names)
         self.served = None
         self.model_lock = threading.Lock()      # held by every path that replaces ``served`` or the payload
         self.payload, self.payload_source = None, ""
@@ -205,6 +267,7 @@ class FeedforwardNode(Node):
         self.last_refused = {"trajectory": "", "model": ""}
         self.status_lock = threading.Lock()
         self.published_state = None
+        self.published_friction = None
         self.status_publisher = self.create_publisher(FeedforwardStatus, status_topic, STATUS_QOS)
         if model_file:
             model = _load_model_file(model_file)
@@ -232,6 +295,7 @@ class FeedforwardNode(Node):
                             callback_group=bulk)
         self.create_service(SetPayload, "~/set_payload", self.on_set_payload, callback_group=models)
         self.create_service(Trigger, "~/clear_payload", self.on_clear_payload, callback_group=models)
+        self.create_service(ResetWarmup, "~/reset_warmup", self.on_reset_warmup, callback_group=models)
         self.publish_status()
         # with a reference path to keep going during long requests, three threads (one per group); else the
         # EventsExecutor's lower latency (spin_node)
@@ -275,6 +339,7 @@ class FeedforwardNode(Node):
             output_index = index_in(model.joint_names, self.output_joints, "parameter joints",
                                     f"the model from {source}")
         self.served = Served(model, limits, version, source, output_index, arm, payload_source if payload else "")
+        self.subscribe_temperatures(model.joint_names)
         self.payload, self.payload_source = payload, payload_source if payload else ""
         if self.expected_robot is None:
             self.expected_robot, self.expected_what = model.robot, f"the robot of the first model ({source})"
@@ -343,9 +408,12 @@ class FeedforwardNode(Node):
         if served is None:
             response.success, response.message = False, "no model loaded yet"
             return response
+        state = self.friction(served)
+        response.friction_state, response.friction_elapsed = state.code, _or_nan(state.elapsed)
         try:
             tau = compute_feedforward(served.model, request.joint_names, *(
-                np.frombuffer(getattr(request, field), dtype=np.float64) for field in FIELDS), limits=served.limits)
+                np.frombuffer(getattr(request, field), dtype=np.float64) for field in FIELDS),
+                temperature=state.temperature, elapsed=state.elapsed, limits=served.limits)
         except DynIdError as error:
             response.success, response.message = False, str(error)
             return response
@@ -354,6 +422,9 @@ class FeedforwardNode(Node):
             self.get_logger().error(response.message)
             return response
         response.efforts = float64_array(tau)
+        if state.temperature is not None:
+            by_name = dict(zip(served.model.joint_names, state.temperature))
+            response.friction_temperatures = [float(by_name[name]) for name in request.joint_names]
         response.success, response.message = True, ""
         return response
 
@@ -365,7 +436,9 @@ class FeedforwardNode(Node):
         try:
             fields = [join_points(field, [getattr(p, field) for p in msg.points], len(msg.joint_names))
                       for field in FIELDS]
-            tau = compute_feedforward(served.model, msg.joint_names, *fields, limits=served.limits)
+            state = self.friction(served)
+            tau = compute_feedforward(served.model, msg.joint_names, *fields, temperature=state.temperature,
+                                      elapsed=state.elapsed, limits=served.limits)
         except Exception as error:      # DynIdError: refused; anything else: refused too, never fatal
             reason = f"trajectory on {list(msg.joint_names)}: {one_line(error)}"
             self.counts["trajectories_refused"] += 1
@@ -384,7 +457,12 @@ class FeedforwardNode(Node):
             return
         try:
             joints = served.model.joint_names
-            tau = compute_feedforward(served.model, joints, *_by_name(msg, joints), limits=served.limits)
+            positions, velocities = _by_name(msg, joints)
+            with self.friction_lock:
+                self.warmup.motion(self.ros_now(), not standing_still(velocities, self.standstill_velocity))
+            state = self.friction(served)
+            tau = compute_feedforward(served.model, joints, positions, velocities, temperature=state.temperature,
+                                      elapsed=state.elapsed, limits=served.limits)
         except Exception as error:      # DynIdError: refused; anything else: refused too, never fatal
             reason = one_line(error)
             self.monitor.refused(time.monotonic(), reason)
@@ -400,14 +478,81 @@ class FeedforwardNode(Node):
     def check_reference(self):
         """Zero feed-forward while no valid reference has come for reference_timeout."""
         served = self.served
-        if self.monitor.check(time.monotonic(), served is not None):
+        timed_out = self.monitor.check(time.monotonic(), served is not None)
+        if self.monitor.state(time.monotonic(), served is not None)[0] == ReferenceMonitor.TIMEOUT:
+            with self.friction_lock:
+                self.warmup.motion(self.ros_now(), False)      # no valid reference: the joints count as still
+        if timed_out:
             size = len(served.output_index) if served.output_index is not None else len(served.model.joint_names)
             self.command_publisher.publish(Float64MultiArray(data=array.array("d", bytes(8 * size))))
         self.publish_status_on_change()
 
     def publish_status_on_change(self):
-        if self.monitor.state(time.monotonic(), self.served is not None)[0] != self.published_state:
+        served = self.served
+        friction = self.friction(served).state if served is not None else None
+        if (self.monitor.state(time.monotonic(), served is not None)[0] != self.published_state
+                or friction != self.published_friction):
             self.publish_status()
+
+    def ros_now(self) -> float:
+        """ROS time now [s]."""
+        return self.get_clock().now().nanoseconds * 1e-9
+
+    def friction(self, served):
+        """The friction state (:class:`~robot_dynid.model.friction_state.FrictionState`) of ``served`` now."""
+        model = served.model
+        with self.friction_lock:
+            return friction_state(model.friction, model.joint_names, self.ros_now(), self.warmup,
+                                  self.temperatures if self.temperatures_enabled else None)
+
+    def subscribe_temperatures(self, joints):
+        """A sensor_msgs/Temperature subscription on ``<temperature_topic_prefix>/<joint>`` per joint not yet
+        subscribed (with the prefix set)."""
+        if not self.temperature_prefix:
+            return
+        for joint in joints:
+            if joint not in self.temperature_subscriptions:
+                self.temperature_subscriptions[joint] = self.create_subscription(
+                    Temperature, f"{self.temperature_prefix}/{joint}",
+                    lambda msg, joint=joint: self.on_temperatures([joint], [msg.temperature], msg.header.stamp),
+                    10, callback_group=self.temperature_group)
+
+    def on_joint_temperatures(self, msg):
+        if len(msg.name) != len(msg.temperature):
+            self.get_logger().warning(f"JointTemperatures with {len(msg.name)} names and {len(msg.temperature)} "
+                                      "temperatures ignored", throttle_duration_sec=5.0)
+            return
+        self.on_temperatures(list(msg.name), list(msg.temperature), msg.header.stamp)
+
+    def on_temperatures(self, joints, values, stamp):
+        """Keep each joint's temperature [deg C] stamped ``stamp`` (0: now); a refused one is a warning."""
+        now = self.ros_now()
+        stamp = stamp.sec + stamp.nanosec * 1e-9 if (stamp.sec or stamp.nanosec) else now
+        robot = self.expected_robot
+        for joint, value in zip(joints, values):
+            if robot is None or joint not in robot.joint_names:     # kept only for the robot's joints
+                self.get_logger().warning(f"temperature of joint {joint!r} ignored: not a joint of the robot served",
+                                          throttle_duration_sec=5.0)
+                continue
+            try:
+                with self.friction_lock:
+                    self.temperatures.update(joint, float(value), stamp, now)
+            except DynIdError as error:
+                self.get_logger().warning(str(error), throttle_duration_sec=5.0)
+        self.publish_status_on_change()
+
+    def on_reset_warmup(self, request, response):
+        """Set the running time since the cold start [s]."""
+        with self.friction_lock:
+            try:
+                self.warmup.reset(self.ros_now(), request.elapsed)
+                response.success, response.message = True, f"running time set to {request.elapsed:g} s"
+            except DynIdError as error:
+                response.success, response.message = False, f"reset_warmup refused: {error}"
+            response.elapsed = self.warmup.elapsed(self.ros_now())
+        self.get_logger().info(response.message)
+        self.publish_status()
+        return response
 
     def publish_status(self):
         served = self.served
@@ -415,6 +560,7 @@ class FeedforwardNode(Node):
         state, message = self.monitor.state(now, served is not None)
         payload, payload_source = (served.model.payload, served.payload_source) if served else \
             (self.payload, self.payload_source)
+        friction = self.friction(served) if served is not None else None
         status = FeedforwardStatus(
             state=STATE_CODES[state], message=message,
             model_version=served.version if served else 0, model_source=served.source if served else "",
@@ -426,6 +572,10 @@ class FeedforwardNode(Node):
             payload_frame=payload.frame if payload else "", payload_mass=payload.mass if payload else 0.0,
             payload_com=list(payload.com) if payload else [0.0] * 3,
             payload_inertia=list(payload.inertia) if payload else [0.0] * 6, payload_source=payload_source,
+            friction_state=friction.code if friction else 0, friction_elapsed=_or_nan(friction and friction.elapsed),
+            friction_temperatures=[] if friction is None or friction.temperature is None else
+            friction.temperature.tolist(),
+            friction_message="" if friction is None or friction.state == "static" else friction.describe(),
             **self.counts)
         status.header.stamp = self.get_clock().now().to_msg()
         with self.status_lock:
@@ -434,6 +584,9 @@ class FeedforwardNode(Node):
             elif state != self.published_state and self.published_state is not None:
                 self.get_logger().info(f"{state}" + (f": {message}" if message else ""))
             self.published_state = state
+            if friction is not None and friction.state != self.published_friction and friction.state == "nominal":
+                self.get_logger().warning(friction.describe())
+            self.published_friction = friction.state if friction is not None else None
             self.status_publisher.publish(status)
 
 
@@ -467,6 +620,11 @@ def _by_name(msg, joints):
     index = match_joints(joints, names, "reference JointState", "the model")
     fields = (np.frombuffer(values, dtype=np.float64) for values in (msg.position, msg.velocity))
     return [values[index] if values.size == len(names) else values for values in fields]
+
+
+def _or_nan(value) -> float:
+    """``value`` as a float, NaN for None."""
+    return math.nan if value is None else float(value)
 
 
 def float64_array(values) -> array.array:

@@ -30,6 +30,17 @@ with the payload attached passes the same quality gate and is published and writ
 (its IdentifiedModel residuals and condition number are the payload fit's). A payload stage without
 an arm model, or whose data determine no payload, is an identification error in the status.
 
+Friction tracking: with ``track_friction`` the node also follows the friction of the model in use (the last
+accepted, else ``arm_model_file``) from every joint state, whatever the arm does
+(:class:`robot_dynid.estimation.friction_tracking.OnlineFrictionTracking`): the rigid-body base parameters
+fixed, RLS with forgetting ``tracking_forgetting`` updates the friction (and the offsets with
+``track_offsets``) in batches of 50 samples; once the tracked parameters moved from the model in use's by more
+than ``tracking_change`` (relative, the largest over the parameters), the tracked model is offered to the quality
+gate (``max_holdout_rsd``, ``max_condition``, ``require_improvement``, on the batch not yet used by the
+estimate) and, when it passes, published and written like any model (the feedforward node swaps it in). The
+status carries the tracked parameters and their standard deviations. Models whose friction drifts are not
+tracked (a warning).
+
 A ``model_file`` that cannot be written when a model is accepted (a directory in its place, a full
 disk) is one error log line, the status message and a status warning; the model is published and
 used all the same. Numeric parameters are checked at start against the intervals their
@@ -47,6 +58,7 @@ from std_srvs.srv import Trigger
 
 from robot_dynid.errors import DynIdError
 from robot_dynid.estimation.estimators import METHODS
+from robot_dynid.estimation.friction_tracking import DEFAULT_FORGETTING, OnlineFrictionTracking
 from robot_dynid.estimation.identification import OPTION_DEFAULTS, settings_from_options
 from robot_dynid.estimation.payload import PayloadSettings
 from robot_dynid.estimation.streaming import StreamingIdentifier, StreamingSettings, fit_metrics
@@ -133,6 +145,16 @@ class IdentifierNode(Node):
                                 "link ('' = the child link of the last joint; e.g. tool0)")
         payload_mass = declare(self, "payload_mass", 0.0, f"payload stages: the payload's known mass, in [0, "
                                f"{MAX_MASS:g}]; 0 = estimated", "kg", in_range("kg", 0.0, MAX_MASS))
+        self.track_friction = declare(self, "track_friction", False, "follow the friction of the model in use from "
+                                      "every joint state (RLS with forgetting, rigid body fixed)")
+        self.tracking_forgetting = declare(
+            self, "tracking_forgetting", DEFAULT_FORGETTING, "track_friction: RLS forgetting factor per sample, in "
+            "(0, 1]; memory about 1 / (1 - factor) samples", "1", in_range("1", 0.0, 1.0, allow_minimum=False))
+        self.tracking_change = declare(
+            self, "tracking_change", 0.1, "track_friction: publish a tracked model when a tracked parameter moved "
+            "by more than this fraction of the model in use's, in (0, 10]", "1",
+            in_range("1", 0.0, 10.0, allow_minimum=False))
+        self.track_offsets = declare(self, "track_offsets", False, "track_friction: track the torque offsets too")
         self.robot = load_robot(robot_file)
         if payload_frame:
             try:
@@ -149,6 +171,9 @@ class IdentifierNode(Node):
             self.session = StreamingIdentifier(self.robot, settings, arm_model=arm_model)
         except DynIdError as error:
             raise DynIdError(f"arm_model_file {arm_model_file}: {error}") from None
+        self.tracking = None
+        if self.track_friction and arm_model is not None:
+            self.start_tracking(arm_model, f"arm_model_file {arm_model_file}")
         self.order = StampOrder(self.latency)
         self.selector = JointStateSelector(self.robot.joint_names)
         self.last_sample_arrival = None
@@ -173,6 +198,8 @@ class IdentifierNode(Node):
             self.skip(values if isinstance(values, str) else "no velocity or effort", stamp)
             return
         self.last_sample_arrival = self.get_clock().now()
+        if self.tracking is not None:
+            self.track(stamp, values)
         self.dispatch(self.order.add_sample(stamp, (stamp, values.position, values.velocity, values.effort)))
 
     def skip(self, reason, stamp):
@@ -243,9 +270,47 @@ class IdentifierNode(Node):
             self.get_logger().warning(outcome.message)
         if outcome.accepted:
             self.publish_model(outcome.model)
+            if self.track_friction:
+                self.start_tracking(outcome.model, f"model version {self.session.version}")
         self.state = self.settled_state()
         self.publish_status()
         return True, self.message
+
+    def start_tracking(self, model, what):
+        """Track the friction of ``model`` from now on (a warning, and no tracking, when it cannot be)."""
+        try:
+            self.tracking = OnlineFrictionTracking(
+                model, self.tracking_forgetting,
+                self.tracking_change, self.track_offsets, max_holdout_rsd=self.session.settings.max_holdout_rsd,
+                max_condition=self.session.settings.max_condition,
+                require_improvement=self.session.settings.require_improvement)
+        except DynIdError as error:
+            self.tracking = None
+            self.get_logger().warning(f"not tracking the friction of {what}: {error}")
+            return
+        self.get_logger().info(f"tracking the friction of {what}: {list(self.tracking.tracker.names)}")
+
+    def track(self, stamp, values):
+        """One sample into the friction tracking; publish a tracked model that changed and passed the gate."""
+        try:
+            outcome = self.tracking.add(stamp, values.position, values.velocity, values.effort)
+        except DynIdError as error:
+            self.get_logger().warning(f"friction tracking: sample at {stamp:.6f} s not used: {error}",
+                                      throttle_duration_sec=5.0)
+            return
+        if outcome is None:
+            return
+        if not outcome.accepted:
+            self.get_logger().warning(outcome.message, throttle_duration_sec=5.0)
+            self.message = outcome.message
+            return
+        self.session.model = outcome.model
+        self.session.version += 1
+        self.message = f"model version {self.session.version} from friction tracking: {outcome.message}"
+        self.get_logger().info(self.message)
+        self.publish_model(outcome.model)
+        self.state = self.settled_state()
+        self.publish_status()
 
     def settled_state(self):
         """STATE_CONVERGED while a model is in use (published), else STATE_IDLE: never CONVERGED without a model."""
@@ -287,7 +352,15 @@ class IdentifierNode(Node):
             condition_number=float(metrics.get("condition_number", 0.0)),
             max_relative_std=float(metrics.get("max_relative_std", 0.0)),
             warnings=self.status_warnings(),
-            message=self.message))
+            message=self.message, **self.tracking_fields()))
+
+    def tracking_fields(self) -> dict:
+        """The tracked parameters, values, std and updates for IdentificationStatus."""
+        if self.tracking is None:
+            return {}
+        tracker = self.tracking.tracker
+        return {"tracked_names": list(tracker.names), "tracked_values": tracker.values.tolist(),
+                "tracked_std": tracker.std.tolist(), "tracking_updates": int(tracker.rls.n_updates_)}
 
     def status_warnings(self) -> list[str]:
         dropped = self.session.dropped.counts

@@ -5,7 +5,9 @@ It stands in for a robot driver with a joint_trajectory_controller: trajectories
 followed as :mod:`robot_dynid.experiment.trajectory_following` describes, and ``joint_states`` carries
 positions [rad], velocities [rad/s] and simulated measured torques [N m] (noise-free torque plus
 Gaussian noise of ``noise_std``) on the grid ``t0 + k / rate`` of the node clock, ``t0`` being
-the node's start (its cold start for the friction warm-up). ``~/true_effort`` carries the same
+the node's start (its cold start for the friction warm-up: every friction coefficient times
+``1 + cold_excess exp(-t / warmup_time_constant) + cold_excess_2 exp(-t / warmup_time_constant_2)``, t [s] since
+the start, the thesis's double exponential in running time). ``~/true_effort`` carries the same
 states with the noise-free torques.
 
 ``engine`` chooses the physics (:mod:`robot_dynid.experiment.engines`): ``regressor`` (default) computes the
@@ -76,6 +78,12 @@ class SimRobotNode(Node):
         warmup = declare(self, "warmup_time_constant", 1200.0,
                          f"time constant of the friction warm-up, > 0 and at most {MAX_WARMUP_TIME_CONSTANT:g}", "s",
                          in_range("s", 0.0, MAX_WARMUP_TIME_CONSTANT, allow_minimum=False))
+        cold_excess_2 = declare(self, "cold_excess_2", 0.0, "second exponential of the friction warm-up, fraction "
+                                f"of warm friction, 0 to {MAX_COLD_EXCESS:g}",
+                                check=in_range(None, 0.0, MAX_COLD_EXCESS))
+        warmup_2 = declare(self, "warmup_time_constant_2", 300.0, "time constant of the second exponential, > 0 "
+                           f"and at most {MAX_WARMUP_TIME_CONSTANT:g}", "s",
+                           in_range("s", 0.0, MAX_WARMUP_TIME_CONSTANT, allow_minimum=False))
         rate = declare(self, "rate", 500.0, f"joint state sample rate, {MIN_RATE:g} to {MAX_RATE:g}", "Hz",
                        in_range("Hz", MIN_RATE, MAX_RATE))
         batch_period = declare(self, "batch_period", 0.02,
@@ -89,7 +97,7 @@ class SimRobotNode(Node):
                           "joint", "rad", lambda value, field: validators.numbers(list(value), robot.n_joints, field,
                                                                                   DynIdError, "rad"))
         simulator = simulated_robot(engine, robot, friction_model(friction), seed, noise_std, cold_excess, warmup,
-                                    timestep)
+                                    timestep, cold_excess_2, warmup_2)
         self.arm = simulated_arm(simulator, rate, initial, seed=seed, max_lag=max_lag)
         self.start = self.get_clock().now()
         # a late timer publishes up to max_lag of samples at once; a reliable keep-last writer overwrites
@@ -105,7 +113,8 @@ class SimRobotNode(Node):
             + (f" (step {self.arm.timestep:g} s, semi-implicit Euler, inertials from "
                f"{simulator.model.inertials_from})" if engine == "mujoco" else "")
             + f", friction {friction}, noise {noise_std} N m, "
-            f"cold excess {cold_excess} (t_w {warmup} s), seed {seed}; following {command_topic}; "
+            f"cold excess {cold_excess} (t_w {warmup} s) + {cold_excess_2} (t_2 {warmup_2} s), seed {seed}; "
+            f"following {command_topic}; "
             f"joint_states and ~/true_effort at {rate} Hz in batches every {batch_period} s "
             f"(reliable, depth {state_qos.depth})")
 

@@ -320,3 +320,26 @@ def spread_figure(names, robots, deviation, far, path, spreads: float) -> pathli
     ax.set_title(f"fleet spread of the latest models (red: far from the median, beyond {spreads:g} spreads and "
                  "significant; clipped at 50)", fontsize=10)
     return _save(figure, path)
+
+
+def tracking_figure(history, path) -> pathlib.Path:
+    """Tracked friction parameters against time [s] with +-2 std bands, one panel each (``history``: a
+    :class:`~robot_dynid.estimation.friction_tracking.TrackingHistory`)."""
+    plt = pyplot()
+    count = len(history.names)
+    rows, columns = _grid(count, 4)
+    figure, axes = plt.subplots(rows, columns, figsize=(3.6 * columns, 2.4 * rows + 0.8), squeeze=False)
+    _margins(figure, rows, wspace=0.4)
+    for index, (ax, name) in enumerate(zip(axes.flat, history.names)):
+        values, std = history.values[:, index], history.std[:, index]
+        ax.fill_between(history.time, values - 2 * std, values + 2 * std, color="C0", alpha=0.25, lw=0)
+        ax.plot(history.time, values, color="C0", lw=1.0)
+        unit = "N m s/rad" if name.startswith("fv") else "N m" if name.startswith(("fc", "fs", "off")) else "SI"
+        ax.set_title(name, fontsize=9)
+        ax.set_ylabel(f"[{unit}]", fontsize=8)
+        ax.set_xlabel("time [s]", fontsize=8)
+        ax.tick_params(labelsize=7)
+    for ax in list(axes.flat)[count:]:
+        ax.set_visible(False)
+    figure.suptitle("friction tracked online (RLS with forgetting, rigid body fixed), +-2 std", fontsize=10)
+    return _save(figure, path)

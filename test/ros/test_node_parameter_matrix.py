@@ -42,13 +42,16 @@ EXPERIMENT_RUNNER = {"cycles": (int, ()), "excitation_periods": (int, ()),
                      "start_delay": (float, ("zero",)), "stop_duration": (float, ())}
 # sim_robot
 SIM_ROBOT = {"noise_std": (float, ("zero",)), "seed": (int, ("zero", "huge")), "cold_excess": (float, ("zero",)),
-             "warmup_time_constant": (float, ()), "rate": (float, ()), "batch_period": (float, ()),
+             "warmup_time_constant": (float, ()), "cold_excess_2": (float, ("zero",)),
+             "warmup_time_constant_2": (float, ()), "rate": (float, ()), "batch_period": (float, ()),
              "max_lag": (float, ()), "timestep": (float, ())}
 # feedforward
 FEEDFORWARD = {"position_margin": (float, ("negative", "zero")), "velocity_margin": (float, ()),
                "acceleration_margin": (float, ()), "effort_margin": (float, ()), "model_effort_margin": (float, ()),
                "reference_timeout": (float, ()), "status_period": (float, ()), "max_points": (int, ()),
-               "service_queue_depth": (int, ())}
+               "service_queue_depth": (int, ()), "cold_start_stamp": (float, ("zero",)),
+               "cooling_time_constant": (float, ("zero",)), "standstill_velocity": (float, ()),
+               "max_temperature_age": (float, ())}
 # recorder
 RECORDER = {"queue_depth": (int, ()), "flush_period": (float, ()), "status_period": (float, ("zero",)),
             "min_free_space": (float, ("zero",)), "silent_topic_delay": (float, ())}
@@ -57,7 +60,8 @@ IDENTIFIER = {"dead_band": (float, ("zero",)), "sign_sharpness": (float, ()), "s
               "reversal_lead": (float, ("zero",)),
               "forgetting": (float, ()), "max_samples": (int, ()), "max_holdout_rsd": (float, ()),
               "max_condition": (float, ()), "status_period": (float, ()), "stage_latency": (float, ("zero",)),
-              "payload_mass": (float, ("zero",))}
+              "payload_mass": (float, ("zero",)), "tracking_forgetting": (float, ()),
+              "tracking_change": (float, ())}
 # hydraulic_identifier
 HYDRAULIC_IDENTIFIER = {name: (float, ()) for name in (
     "forgetting", "initial_covariance", "displacement_scale", "velocity_scale", "acceleration_window", "max_gap",

@@ -1,0 +1,179 @@
+"""The feedforward node serving friction that drifts (installed executable, own process, real DDS): a
+temperature model is nominal until fresh temperatures come and says so, stale temperatures are not used, a time
+model runs from cold_start_stamp and ~/reset_warmup sets it.
+
+Expected torques: pinocchio's RNEA of the link parameters plus the friction written out by hand
+(``(fc + fc_dT (T - T_ref)) sgn(v) + (fv + fv_dT (T - T_ref)) v``, ``(fc + fc_cold exp(-t / t_w)) sgn(v) + ...``).
+"""
+import math
+
+import numpy as np
+import pytest
+from builtin_interfaces.msg import Time
+from sensor_msgs.msg import Temperature
+
+from rnea_reference import rnea_torques
+from robot_dynid.experiment.simulation import simulation_parameters
+from robot_dynid.model.base_parameters import compute_base_parameters
+from robot_dynid.model.dynamic_model import DynamicModel
+from robot_dynid.model.friction import friction_model
+from robot_dynid.model.regressor import Regressor
+from robot_dynid.model.robot_description import load_robot
+from robot_dynid.msg import FeedforwardStatus, JointTemperatures
+from robot_dynid.nodes.feedforward import STATUS_QOS, float64_array
+from robot_dynid.package_files import find_package_file
+from robot_dynid.srv import ComputeFeedforward, ResetWarmup
+from ros_graph import RosTestGraph, start_node, stop_node
+
+T_REF, MAX_AGE, T_W = 20.0, 1.0, 600.0
+
+
+def model_file(directory, friction):
+    robot = load_robot(find_package_file("config", "robots", "er3a.yaml"))
+    regressor = Regressor(robot, friction)
+    parameters = simulation_parameters(regressor, seed=2)
+    base = compute_base_parameters(regressor)
+    path = DynamicModel(robot, friction, False, False, base, base.projection @ parameters, np.zeros(base.rank),
+                        standard=parameters).save(directory / f"{friction.drift}.yaml")
+    coefficients = parameters[regressor.slices["friction"]].reshape(robot.n_joints, -1)
+    return path, robot, parameters[regressor.slices["inertial"]], coefficients
+
+
+def start(tmp_path_factory, friction, name, *parameters):
+    directory = tmp_path_factory.mktemp(name)
+    path, robot, inertial, coefficients = model_file(directory, friction)
+    log = directory / "node.log"
+    process = start_node("feedforward", "-r", f"__ns:=/{name}", "-p", f"model_file:={path}",
+                         "-p", "status_period:=0.2", *parameters, log_path=log)
+    graph = RosTestGraph()
+    statuses = []
+    graph.node.create_subscription(FeedforwardStatus, f"/{name}/feedforward_status", statuses.append, STATUS_QOS)
+    client = graph.node.create_client(ComputeFeedforward, f"/{name}/compute_feedforward")
+    return {"graph": graph, "robot": robot, "inertial": inertial, "coefficients": coefficients, "client": client,
+            "statuses": statuses, "log": log, "process": process, "name": name}
+
+
+def stop(node):
+    node["graph"].close()
+    assert stop_node(node["process"]) == 0, node["log"].read_text()
+
+
+@pytest.fixture(scope="module")
+def temperature_node(tmp_path_factory):
+    friction = friction_model("coulomb_viscous", drift="temperature", reference_temperature=T_REF)
+    node = start(tmp_path_factory, friction, "warm", "-p", "temperature_topic_prefix:=temperatures",
+                 "-p", "joint_temperatures_topic:=joint_temperatures", "-p", f"max_temperature_age:={MAX_AGE}")
+    yield node
+    stop(node)
+
+
+@pytest.fixture(scope="module")
+def time_node(tmp_path_factory):
+    friction = friction_model("coulomb_viscous", drift="time", warmup_time_constant=T_W)
+    graph = RosTestGraph()
+    cold_start = graph.node.get_clock().now().nanoseconds * 1e-9 - 300.0      # cold 5 min ago
+    graph.close()
+    node = start(tmp_path_factory, friction, "cold", "-p", f"cold_start_stamp:={cold_start!r}")
+    yield node
+    stop(node)
+
+
+STATE = np.array([[0.3, -0.4, 0.5, 0.2, -0.1, 0.4], [0.4, 0.5, -0.3, -0.6, 0.5, -0.2], [0.0] * 6])
+
+
+def served(node):
+    q, qd, qdd = STATE
+    response = node["graph"].call(node["client"], ComputeFeedforward.Request(
+        joint_names=list(node["robot"].joint_names), positions=float64_array(q), velocities=float64_array(qd),
+        accelerations=float64_array(qdd)))
+    assert response.success, response.message
+    return response
+
+
+def expected(node, fc, fv):
+    q, qd, qdd = STATE
+    return rnea_torques(node["robot"], node["inertial"], q, qd, qdd) + fc * np.sign(qd) + fv * qd
+
+
+def at_temperature(node, temperature):
+    fc, fv, fc_dT, fv_dT = node["coefficients"].T
+    return expected(node, fc + fc_dT * (temperature - T_REF), fv + fv_dT * (temperature - T_REF))
+
+
+def latest_status(node, condition, what):
+    node["graph"].spin_until(lambda: node["statuses"] and condition(node["statuses"][-1]), what=what)
+    return node["statuses"][-1]
+
+
+def stamp(seconds):
+    return Time(sec=int(seconds), nanosec=int((seconds % 1.0) * 1e9))
+
+
+def test_without_temperatures_the_nominal_friction_is_served_and_said(temperature_node):
+    node = temperature_node
+    response = served(node)
+    assert response.friction_state == ComputeFeedforward.Response.FRICTION_NOMINAL
+    assert list(response.friction_temperatures) == [T_REF] * 6 and math.isnan(response.friction_elapsed)
+    np.testing.assert_allclose(response.efforts, at_temperature(node, T_REF), rtol=1e-9, atol=1e-9)
+    status = latest_status(node, lambda s: s.friction_state == FeedforwardStatus.FRICTION_NOMINAL, "nominal status")
+    assert "no temperature received for joint j1" in status.friction_message, status.friction_message
+
+
+def test_a_stale_temperature_is_not_used(temperature_node):
+    node = temperature_node
+    publisher = node["graph"].node.create_publisher(JointTemperatures, "/warm/joint_temperatures", 10)
+    names = list(node["robot"].joint_names)
+    node["graph"].spin_until(lambda: publisher.get_subscription_count() > 0, what="the node's subscription")
+    now = node["graph"].node.get_clock().now().nanoseconds * 1e-9
+    old = JointTemperatures(name=names, temperature=[60.0] * 6)
+    old.header.stamp = stamp(now - 10.0)                        # 10 s old, max_temperature_age 1 s
+    publisher.publish(old)
+    fresh_first = JointTemperatures(name=names[:1], temperature=[60.0])    # stamp 0: when received
+    publisher.publish(fresh_first)
+    status = latest_status(node, lambda s: "joint j2" in s.friction_message, "j1 fresh, j2 stale")
+    assert status.friction_state == FeedforwardStatus.FRICTION_NOMINAL
+    assert "the temperature of joint j2 is" in status.friction_message and "s old" in status.friction_message
+    response = served(node)
+    assert response.friction_state == ComputeFeedforward.Response.FRICTION_NOMINAL
+    np.testing.assert_allclose(response.efforts, at_temperature(node, T_REF), rtol=1e-9, atol=1e-9)
+
+
+def test_fresh_temperatures_per_joint_are_served_then_age_out(temperature_node):
+    node = temperature_node
+    publishers = [node["graph"].node.create_publisher(Temperature, f"/warm/temperatures/{name}", 10)
+                  for name in node["robot"].joint_names]
+    node["graph"].spin_until(lambda: all(p.get_subscription_count() > 0 for p in publishers), what="subscriptions")
+
+    def publish_all():
+        for publisher in publishers:
+            publisher.publish(Temperature(temperature=45.0))         # stamp 0: when received
+
+    publish_all()
+    node["graph"].spin_until(lambda: (publish_all() or True) and node["statuses"]
+                             and node["statuses"][-1].friction_state == FeedforwardStatus.FRICTION_TEMPERATURE,
+                             what="a temperature status")
+    publish_all()
+    response = served(node)
+    assert response.friction_state == ComputeFeedforward.Response.FRICTION_TEMPERATURE
+    assert list(response.friction_temperatures) == [45.0] * 6
+    np.testing.assert_allclose(response.efforts, at_temperature(node, 45.0), rtol=1e-9, atol=1e-9)
+    # no more temperatures: after max_temperature_age the nominal friction again
+    latest_status(node, lambda s: s.friction_state == FeedforwardStatus.FRICTION_NOMINAL, "nominal after aging")
+
+
+def test_a_time_model_runs_from_cold_start_stamp_and_reset_warmup_sets_it(time_node):
+    node = time_node
+    fc, fv, fc_cold, fv_cold = node["coefficients"].T
+    response = served(node)
+    assert response.friction_state == ComputeFeedforward.Response.FRICTION_WARMUP
+    elapsed = response.friction_elapsed
+    assert 300.0 <= elapsed < 360.0
+    factor = math.exp(-elapsed / T_W)
+    np.testing.assert_allclose(response.efforts, expected(node, fc + fc_cold * factor, fv + fv_cold * factor),
+                               rtol=1e-9, atol=1e-9)
+    reset = node["graph"].node.create_client(ResetWarmup, "/cold/feedforward/reset_warmup")
+    answer = node["graph"].call(reset, ResetWarmup.Request(elapsed=0.0))
+    assert answer.success and answer.elapsed < 5.0, answer.message
+    assert served(node).friction_elapsed < 60.0
+    refused = node["graph"].call(reset, ResetWarmup.Request(elapsed=-1.0))
+    assert not refused.success and "elapsed must be finite and >= 0" in refused.message
