@@ -6,6 +6,7 @@ import pathlib
 import signal
 import subprocess
 import sys
+import time
 
 import rclpy
 from rcl_interfaces.srv import GetParameters
@@ -34,17 +35,33 @@ class RosTestGraph:
         """Wait for the service, call it, and return the response."""
         return call_service(self.executor, client, request, timeout)
 
-    def wait_until_spinning(self, node, timeout=DISCOVERY_TIMEOUT):
+    def wait_until_spinning(self, node, timeout=DISCOVERY_TIMEOUT, attempt=2.0):
         """Wait until the node named ``node`` (fully qualified) answers its parameter service.
 
         A node's subscriptions are in the graph as soon as its constructor creates them, before it
-        spins: only an answer proves that its executor takes messages off the queues.
+        spins: only an answer proves that its executor takes messages off the queues. A request that
+        reaches the service before the service has matched the client's response reader gets no
+        answer (Fast DDS waits 100 ms for the match, then drops the response: "failed to send
+        response (timeout)", ros2/rmw_fastrtps#467), so the request, which changes nothing, is sent
+        again from a new client every ``attempt`` seconds [s] until ``timeout`` [s].
         """
-        client = self.node.create_client(GetParameters, f"{node}/get_parameters")
-        try:
-            self.call(client, GetParameters.Request(names=["use_sim_time"]), timeout)
-        finally:
-            self.node.destroy_client(client)
+        deadline = time.monotonic() + timeout
+        service = f"{node}/get_parameters"
+        while True:
+            client = self.node.create_client(GetParameters, service)
+            try:
+                spin_until(self.executor, client.service_is_ready, max(0.0, deadline - time.monotonic()),
+                           f"service {service}")
+                future = client.call_async(GetParameters.Request(names=["use_sim_time"]))
+                try:
+                    spin_until(self.executor, future.done, min(attempt, max(0.0, deadline - time.monotonic())),
+                               f"response from {service}")
+                    return
+                except TimeoutError:
+                    if time.monotonic() >= deadline:
+                        raise TimeoutError(f"timed out after {timeout} s waiting for response from {service}")
+            finally:
+                self.node.destroy_client(client)
 
     def close(self):
         self.executor.shutdown()

@@ -146,13 +146,28 @@ sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Pyth
     touch "$venv/COLCON_IGNORE"
 }
 
-# pip install "$@" into the venv, the output in $build/pip-install.log.
+# pip install "$@" into the venv, the output in $build/pip-install.log; a resolver that has not
+# finished after PIP_TIME_LIMIT seconds (default 1200) fails instead of stalling a CI run.
 pip_install() {
     mkdir -p "$build"
-    "$venv/bin/python" -m pip install --disable-pip-version-check "$@" >"$build/pip-install.log" 2>&1 || {
-        tail -n 40 "$build/pip-install.log" >&2
-        die "pip install failed; full log in $build/pip-install.log"
-    }
+    local status=0
+    timeout "${PIP_TIME_LIMIT:-1200}" "$venv/bin/python" -m pip install --disable-pip-version-check "$@" \
+        >"$build/pip-install.log" 2>&1 || status=$?
+    [ "$status" -eq 0 ] && return 0
+    tail -n 40 "$build/pip-install.log" >&2
+    [ "$status" -eq 124 ] &&
+        die "pip install did not finish within ${PIP_TIME_LIMIT:-1200} s (resolver backtracking?); full log in $build/pip-install.log"
+    die "pip install failed; full log in $build/pip-install.log"
+}
+
+# The venv's pip at requirements/pip.txt's version before anything else is installed.
+install_pip() {
+    step="pip install (requirements/pip.txt)"
+    local wanted
+    wanted=$(sed -n 's/^pip==//p' requirements/pip.txt)
+    [ "$("$venv/bin/python" -m pip --version | cut -d' ' -f2)" = "$wanted" ] && return 0
+    log "installing pip $wanted into $(basename "$venv") (requirements/pip.txt)"
+    pip_install -r requirements/pip.txt
 }
 
 install_python_packages() {
@@ -277,6 +292,7 @@ main() {
     report_failures
     install_system_packages
     create_venv
+    install_pip
     if [ "$mode" = minimum ]; then
         install_minimum_versions
         log "ready: $venv/bin/python (Python $python_version, setup.cfg's minimum versions)"
