@@ -236,10 +236,15 @@ def run_drift_demo(args):
 def run(args, out, summary=None):
     """The ROS demo, or the offline one; ``summary`` (a dict) receives the --json document."""
     summary = {} if summary is None else summary
+    if args.offline and (args.params_file or args.namespace):
+        raise DynIdError("--params-file and --namespace configure the ROS demo's nodes; --offline runs none")
     if not args.offline:
         try:
             from robot_dynid.nodes import demo_graph
         except ImportError as error:
+            if args.params_file or args.namespace:
+                raise DynIdError(f"--params-file and --namespace configure the ROS demo's nodes, and ROS 2 is not "
+                                 f"available here ({error}); leave them out to run the core-only demo") from None
             print(f"note: ROS 2 is not available here ({error}); running the core-only demo (--offline)\n")
         else:
             try:

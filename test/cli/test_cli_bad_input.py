@@ -12,6 +12,7 @@ in a thread that must return within a minute (a FIFO opened for reading blocks);
 installed ``robot-dynid`` script as a user does.
 """
 import contextlib
+import importlib.util
 import io
 import os
 import pathlib
@@ -327,6 +328,7 @@ def test_bad_inputs_give_one_line_and_exit_2(files, label, tmp_path):
                 assert EXHAUSTING[name] in result.stderr, (what, result.stderr)
 
 
+@pytest.mark.skipif(importlib.util.find_spec("rclpy") is None, reason="the ROS demo needs rclpy")
 def test_the_ros_demo_refuses_exhausting_parameter_files_before_starting_a_node(files, tmp_path):
     """``demo --params-file`` (the ROS demo, as a user runs it: rclpy wants the main thread; its good run and
     the other bad files are test/cli/test_demo.py's)."""
@@ -335,6 +337,21 @@ def test_the_ros_demo_refuses_exhausting_parameter_files_before_starting_a_node(
             result = run_installed("demo", "--out", tmp_path / "demo", "--params-file", path)
             assert_one_line_error(result, name)
             assert EXHAUSTING[name] in result.stderr, (name, result.stderr)
+
+
+def test_node_options_are_refused_where_no_node_runs(files, tmp_path):
+    """--params-file and --namespace configure ROS nodes: the offline demo (and, without rclpy, any demo) runs
+    none, so they are refused rather than ignored."""
+    for extra in (["--params-file", files["dir"] / "params.yaml"], ["--namespace", "robot1"]):
+        what = f"--offline {extra[0]}"
+        result = run_bad(["demo", "--offline", "--out", tmp_path / "demo", *extra], what)
+        assert_one_line_error(result, what)
+        assert "--offline runs none" in result.stderr, result.stderr
+        if importlib.util.find_spec("rclpy") is None:
+            result = run_bad(["demo", "--out", tmp_path / "demo", *extra], extra[0])
+            assert_one_line_error(result, extra[0])
+            assert "ROS 2 is not available here" in result.stderr, result.stderr
+    assert not (tmp_path / "demo" / "recording").exists()
 
 
 def test_a_robot_whose_urdf_is_a_special_file_is_one_line(files, tmp_path):
