@@ -12,8 +12,10 @@ Paths, in one process:
    memory while it runs, which includes the recording itself (25 doubles per sample: time,
    q, qd, qdd, tau).
 2. streaming: the same data generated chunk by chunk from the trajectory and folded into a
-   ``LeastSquaresAccumulator`` (what ``identify`` does inside, without holding the data),
-   each stage timed: trajectory, regressor, base columns, accumulator. As a baseline for the
+   ``LeastSquaresAccumulator`` through the regressor (the explicit path, which ``identify`` takes
+   with low-pass filtering, file offsets or RLS; without them it fuses the regressor with the
+   products, timed by bench_fused.py), each stage timed: trajectory, regressor, base columns,
+   accumulator. As a baseline for the
    accumulator, the per-joint Gram matrices of the first REFERENCE_SAMPLES samples are also
    formed with plain BLAS products (``Y_j.T @ Y_j``), timed apart and excluded from the
    path's time.
