@@ -36,13 +36,11 @@ from pathlib import Path
 import numpy as np
 
 import machine
-from bench_identification import NOISE_STD, SAMPLE_RATE, excitation_trajectory
+from bench_identification import NOISE_STD, SAMPLE_RATE, workload
 from robot_dynid.estimation.estimators import LeastSquaresAccumulator
 from robot_dynid.model.base_parameters import compute_base_parameters
 
 NAME = "fused"
-FULL_DURATION = 3600.0        # [s]
-QUICK_DURATION = 60.0         # [s]
 CHUNK_SIZE = 5000             # samples per read (identify's default chunk)
 ROUNDS = 2
 GOAL_SECONDS = 2.0
@@ -158,13 +156,8 @@ def _agreement(fused, explicit, method: str) -> float:
 def run(quick: bool = False) -> machine.BenchmarkResult:
     """Write the data, time every path (see the module docstring), check the estimates."""
     machine_description = machine.describe_machine()
-    duration = QUICK_DURATION if quick else FULL_DURATION
-    n_samples = int(round(duration * SAMPLE_RATE))
-    rng = np.random.default_rng(20260522)
-    regressor = machine.ur5_regressor()
+    duration, n_samples, rng, regressor, theta, trajectory = workload(quick)
     robot = regressor.robot
-    theta = machine.physical_parameters(regressor, rng)
-    trajectory = excitation_trajectory(robot, rng)
     base = compute_base_parameters(regressor)
     memory = machine.PeakMemory()
     seconds = {label: [] for label, _ in PATHS}

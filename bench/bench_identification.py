@@ -178,17 +178,23 @@ def _within_std(values, std, truth) -> float:
     return float(np.max(np.abs(values - truth) / std))
 
 
+def workload(quick: bool):
+    """``(duration [s], n_samples, rng, regressor, theta, trajectory)`` of the data (module docstring),
+    the random generator after drawing them (bench_fused.py uses the same)."""
+    duration = QUICK_DURATION if quick else FULL_DURATION
+    rng = np.random.default_rng(20260522)
+    regressor = machine.ur5_regressor()
+    theta = machine.physical_parameters(regressor, rng)
+    trajectory = excitation_trajectory(regressor.robot, rng)
+    return duration, int(round(duration * SAMPLE_RATE)), rng, regressor, theta, trajectory
+
+
 def run(quick: bool = False) -> machine.BenchmarkResult:
     """Build the data, run both paths, check accuracy (see the module docstring)."""
     machine_description = machine.describe_machine()
-    duration = QUICK_DURATION if quick else FULL_DURATION
-    n_samples = int(round(duration * SAMPLE_RATE))
-    rng = np.random.default_rng(20260522)
-    regressor = machine.ur5_regressor()
+    duration, n_samples, rng, regressor, theta, trajectory = workload(quick)
     robot = regressor.robot
     settings = IdentificationSettings(friction=regressor.friction)
-    theta = machine.physical_parameters(regressor, rng)
-    trajectory = excitation_trajectory(robot, rng)
     memory = machine.PeakMemory()
 
     memory.reset()
