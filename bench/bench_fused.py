@@ -225,7 +225,7 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
           f"condition number {estimate.condition_number:.3g}.\n")
     notes = (
         "The kernel fuses the regressor with the products: per joint, the entries of the base columns its rows "
-        "can hold are packed with the torque into rows of a 16-sample tile, and the upper triangle of their "
+        "can hold are packed with the torque into rows of a 32-sample tile, and the upper triangle of their "
         "outer products (Gram matrix, moment and torque square sum at once) is updated in 4 x 8 register blocks; "
         "Y is never written to memory.",
         "WLS uses the same per-joint Gram matrices (weights enter at the solve); low-pass filtering (parallel "

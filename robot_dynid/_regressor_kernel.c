@@ -425,7 +425,7 @@ static void evaluate(const chain *robot, const arrays *data)
 }
 
 /* Samples accumulated per rank update of the fused normal equations. */
-#define TILE_SAMPLES 16
+#define TILE_SAMPLES 32
 
 /* Per joint j: the active (base) columns, their packed rows and their Gram sums. */
 typedef struct {
@@ -458,8 +458,13 @@ INLINE void pack_rows(int n, const arrays *data, const normal_sums *sums, const 
 }
 
 /* sums += sum_{l < rows} x_l x_l^T on the blocks on and above the diagonal (4 x 8 register blocks;
- * x (rows, stride), stride a multiple of LANES, sums (stride, stride)). */
-INLINE void rank_update(double *sums, const double *x, int stride, int rows)
+ * x (rows, stride), stride a multiple of LANES, sums (stride, stride)). A function of its own, cloned
+ * for x86-64-v4 too (AVX-512's 32 registers), and 32-sample tiles: together they halved the
+ * accumulation's time against 16-sample tiles inlined into an x86-64-v3 accumulate(). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
+static __attribute__((noinline)) void rank_update(double *sums, const double *x, int stride, int rows)
 {
     for (int a = 0; a < stride; a += 4) {
         int b = a;
@@ -502,7 +507,7 @@ INLINE void rank_update(double *sums, const double *x, int stride, int rows)
 }
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("arch=x86-64-v3", "default")))
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #endif
 static void accumulate(const chain *robot, const arrays *data, const normal_sums *sums, const double *tau)
 {

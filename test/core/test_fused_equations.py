@@ -18,7 +18,7 @@ from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.recording import Recording
 
 TOLERANCE = 1e-10   # relative, as issue 23 asks
-#: Samples per case: not a multiple of the kernel's 4 lanes nor of its 16-sample tile.
+#: Samples per case: not a multiple of the kernel's 4 lanes nor of its 32-sample tile.
 N_SAMPLES = 203
 
 
