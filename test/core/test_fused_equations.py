@@ -267,13 +267,14 @@ def test_qr_accumulator_eliminates_the_nuisance_columns_as_the_gram_accumulator_
 
 
 @pytest.mark.skipif(not cvxpy_available(), reason="the consistent fit needs cvxpy")
-def test_a_consistent_fit_beyond_the_gram_limit_is_compressed_by_qr_and_agrees(monkeypatch, ur5):
+@pytest.mark.parametrize("file_offsets", [False, True])
+def test_a_consistent_fit_beyond_the_gram_limit_is_compressed_by_qr_and_agrees(monkeypatch, ur5, file_offsets):
     settings = IdentificationSettings(friction=friction_model("coulomb_viscous"), check_torque_scale=False,
-                                      consistency=ConsistencySettings(check=False))
-    recording = random_recording(settings.regressor(ur5), seed=6)
-    gram = identify(recording, ur5, settings)
+                                      consistency=ConsistencySettings(check=False), file_offsets=file_offsets)
+    recordings = [random_recording(settings.regressor(ur5), seed=seed, n_samples=2000) for seed in (6, 7)]
+    gram = identify(recordings, ur5, settings)
     monkeypatch.setattr(identification, "GRAM_CONDITION_LIMIT", 1.0)
-    qr = identify(recording, ur5, settings, base=gram.base)
+    qr = identify(recordings, ur5, settings, base=gram.base)
     assert gram.metrics["consistency"]["compression"] == "gram"
     assert qr.metrics["consistency"]["compression"] == "qr"
     assert gram.metrics["consistency"]["gram_condition"] == qr.metrics["consistency"]["gram_condition"] > 1.0
