@@ -12,8 +12,10 @@ Paths, in one process:
    memory while it runs, which includes the recording itself (25 doubles per sample: time,
    q, qd, qdd, tau).
 2. streaming: the same data generated chunk by chunk from the trajectory and folded into a
-   ``LeastSquaresAccumulator`` (what ``identify`` does inside, without holding the data),
-   each stage timed: trajectory, regressor, base columns, accumulator. As a baseline for the
+   ``LeastSquaresAccumulator`` through the regressor (the explicit path, which ``identify`` takes
+   with low-pass filtering, file offsets or RLS; without them it fuses the regressor with the
+   products, timed by bench_fused.py), each stage timed: trajectory, regressor, base columns,
+   accumulator. As a baseline for the
    accumulator, the per-joint Gram matrices of the first REFERENCE_SAMPLES samples are also
    formed with plain BLAS products (``Y_j.T @ Y_j``), timed apart and excluded from the
    path's time.
@@ -176,17 +178,23 @@ def _within_std(values, std, truth) -> float:
     return float(np.max(np.abs(values - truth) / std))
 
 
+def workload(quick: bool):
+    """``(duration [s], n_samples, rng, regressor, theta, trajectory)`` of the data (module docstring),
+    the random generator after drawing them (bench_fused.py uses the same)."""
+    duration = QUICK_DURATION if quick else FULL_DURATION
+    rng = np.random.default_rng(20260522)
+    regressor = machine.ur5_regressor()
+    theta = machine.physical_parameters(regressor, rng)
+    trajectory = excitation_trajectory(regressor.robot, rng)
+    return duration, int(round(duration * SAMPLE_RATE)), rng, regressor, theta, trajectory
+
+
 def run(quick: bool = False) -> machine.BenchmarkResult:
     """Build the data, run both paths, check accuracy (see the module docstring)."""
     machine_description = machine.describe_machine()
-    duration = QUICK_DURATION if quick else FULL_DURATION
-    n_samples = int(round(duration * SAMPLE_RATE))
-    rng = np.random.default_rng(20260522)
-    regressor = machine.ur5_regressor()
+    duration, n_samples, rng, regressor, theta, trajectory = workload(quick)
     robot = regressor.robot
     settings = IdentificationSettings(friction=regressor.friction)
-    theta = machine.physical_parameters(regressor, rng)
-    trajectory = excitation_trajectory(robot, rng)
     memory = machine.PeakMemory()
 
     memory.reset()
@@ -282,6 +290,9 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
         "that.",
         "`identify()` includes `compute_base_parameters` (a fixed cost, see the table); the "
         "streaming path reuses the base parameters `identify()` found.",
+        "`identify()` accumulates by the fused kernel (no low-pass, file offsets or RLS here): Y is never "
+        "written; the streaming path above is the explicit one (regressor, base columns, accumulator), which "
+        "`identify()` keeps for those options. The fused section times both on the same data from a file.",
     ]
     if backend != "numpy":
         notes.append(f"The regressor backend is {backend}: it is compiled (or loaded from its "

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import machine
 
-BENCHMARKS = ("regressor", "identification", "consistent", "rls", "excitation", "recorder",
+BENCHMARKS = ("regressor", "identification", "fused", "consistent", "rls", "excitation", "recorder",
               "feedforward", "hydraulic", "payload", "fleet")
 SLOW = ("consistent", "excitation", "recorder", "fleet")
 BENCH_DIRECTORY = Path(__file__).resolve().parent

@@ -33,6 +33,14 @@
  * into out's rows stalls on cache misses the prefetcher cannot foresee: both were several times
  * slower.) On x86-64 with GCC the kernel is compiled for x86-64-v3 (AVX2, FMA) and for the
  * baseline, and the loader picks the one the CPU runs.
+ *
+ * Fused normal equations (normal_equations()): the same tile, never copied out. Per joint j the
+ * entries of the requested (base) columns that joint j's rows can hold (link i's columns for
+ * j <= i, the friction, armature and offset columns the maps give j) are packed with tau_j into
+ * rows x_k = [y_kj(active), tau_kj, 0 padding] of TILE_SAMPLES samples, and the upper triangle of
+ * sum_k x_k x_k^T (Y_j^T Y_j, Y_j^T tau_j, tau_j^T tau_j at once) is updated by a rank-TILE_SAMPLES
+ * update in 4 x 8 register blocks; the per-joint sums are added to the caller's (n, r, r) Gram,
+ * (n, r) moment and (n,) torque square sums at the end of the call. Y is never written to memory.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -416,6 +424,110 @@ static void evaluate(const chain *robot, const arrays *data)
 #endif
 }
 
+/* Samples accumulated per rank update of the fused normal equations. */
+#define TILE_SAMPLES 32
+
+/* Per joint j: the active (base) columns, their packed rows and their Gram sums. */
+typedef struct {
+    int n_columns;                 /* r, columns asked for */
+    int active[MAX_JOINTS];        /* a_j: requested columns joint j's rows can hold */
+    int stride[MAX_JOINTS];        /* a_j + 1 (tau_j) rounded up to LANES */
+    int *full;                     /* full[j r + a]: column of Y of joint j's packed entry a */
+    int *position;                 /* position[j r + a]: its index among the r requested columns */
+    double *packed[MAX_JOINTS];    /* (TILE_SAMPLES, stride_j) rows x_k, padding zero */
+    double *sums[MAX_JOINTS];      /* (stride_j, stride_j): sum x_k x_k^T, upper blocks valid */
+} normal_sums;
+
+/* Rows k .. k + lanes - 1 of the tile (joint j's row of sample k + l at tile + (l n + j) p) into
+ * packed rows row0 .. row0 + lanes - 1, with tau_kj after the active entries. */
+INLINE void pack_rows(int n, const arrays *data, const normal_sums *sums, const double *tau, Py_ssize_t k,
+                      int lanes, int row0)
+{
+    const Py_ssize_t p = data->p;
+    for (int j = 0; j < n; j++) {
+        const int active = sums->active[j], stride = sums->stride[j];
+        const int *full = sums->full + (Py_ssize_t)j * sums->n_columns;
+        for (int l = 0; l < lanes; l++) {
+            const double *row = data->tile + ((Py_ssize_t)l * n + j) * p;
+            double *target = sums->packed[j] + (Py_ssize_t)(row0 + l) * stride;
+            for (int a = 0; a < active; a++)
+                target[a] = row[full[a]];
+            target[active] = tau[(k + l) * n + j];
+        }
+    }
+}
+
+/* sums += sum_{l < rows} x_l x_l^T on the blocks on and above the diagonal (4 x 8 register blocks;
+ * x (rows, stride), stride a multiple of LANES, sums (stride, stride)). A function of its own, cloned
+ * for x86-64-v4 too (AVX-512's 32 registers), and 32-sample tiles: together they halved the
+ * accumulation's time against 16-sample tiles inlined into an x86-64-v3 accumulate(). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
+static __attribute__((noinline)) void rank_update(double *sums, const double *x, int stride, int rows)
+{
+    for (int a = 0; a < stride; a += 4) {
+        int b = a;
+        for (; b + 8 <= stride; b += 8) {
+            vd c[4][2];
+            for (int i = 0; i < 4; i++) {
+                memcpy(&c[i][0], sums + (a + i) * stride + b, sizeof(vd));
+                memcpy(&c[i][1], sums + (a + i) * stride + b + 4, sizeof(vd));
+            }
+            for (int l = 0; l < rows; l++) {
+                const double *row = x + l * stride;
+                vd y0, y1;
+                memcpy(&y0, row + b, sizeof(vd));
+                memcpy(&y1, row + b + 4, sizeof(vd));
+                for (int i = 0; i < 4; i++) {
+                    c[i][0] += row[a + i] * y0;
+                    c[i][1] += row[a + i] * y1;
+                }
+            }
+            for (int i = 0; i < 4; i++) {
+                memcpy(sums + (a + i) * stride + b, &c[i][0], sizeof(vd));
+                memcpy(sums + (a + i) * stride + b + 4, &c[i][1], sizeof(vd));
+            }
+        }
+        if (b < stride) {   /* a last block of 4 columns */
+            vd c[4];
+            for (int i = 0; i < 4; i++)
+                memcpy(&c[i], sums + (a + i) * stride + b, sizeof(vd));
+            for (int l = 0; l < rows; l++) {
+                const double *row = x + l * stride;
+                vd y0;
+                memcpy(&y0, row + b, sizeof(vd));
+                for (int i = 0; i < 4; i++)
+                    c[i] += row[a + i] * y0;
+            }
+            for (int i = 0; i < 4; i++)
+                memcpy(sums + (a + i) * stride + b, &c[i], sizeof(vd));
+        }
+    }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
+static void accumulate(const chain *robot, const arrays *data, const normal_sums *sums, const double *tau)
+{
+    const int n = robot->n;
+    Py_ssize_t k = 0;
+    while (k < data->n_samples) {
+        int rows = 0;
+        while (rows < TILE_SAMPLES && k < data->n_samples) {   /* the last group may hold < LANES */
+            int lanes = data->n_samples - k < LANES ? (int)(data->n_samples - k) : LANES;
+            inertial_columns(robot, data, k, lanes);
+            joint_columns(n, data, k, lanes);
+            pack_rows(n, data, sums, tau, k, lanes, rows);
+            rows += lanes;
+            k += lanes;
+        }
+        for (int j = 0; j < n; j++)
+            rank_update(sums->sums[j], sums->packed[j], sums->stride[j], rows);
+    }
+}
+
 /* A C-contiguous float64 buffer of the given dimension, or a ValueError naming the argument. */
 static int get_buffer(PyObject *object, Py_buffer *view, int writable, int ndim, const char *name)
 {
@@ -467,8 +579,6 @@ static int read_chain(const Py_buffer *view, const Py_buffer *gravity, chain *ro
     return 0;
 }
 
-#define N_ARRAYS 10
-
 /* The non-zero entries of a (rows, n) map; -1 (ValueError set) when it has too many rows. */
 static int read_map(const Py_buffer *view, Py_ssize_t n, const char *name, map_entry *entries, int *count)
 {
@@ -486,6 +596,84 @@ static int read_map(const Py_buffer *view, Py_ssize_t n, const char *name, map_e
     return 0;
 }
 
+/* The inputs both entries share: the first N_INPUTS arrays (chain .. armature_map) and offset. */
+#define N_INPUTS 9
+
+typedef struct {
+    Py_buffer views[N_INPUTS];
+    int acquired;
+    chain robot;
+    map_entry *entries;
+    arrays data;             /* everything but p, out, tile and stream */
+} inputs;
+
+static const char *input_names[N_INPUTS] = {"chain", "prismatic", "gravity", "q", "qd", "qdd", "friction",
+                                            "friction_map", "armature_map"};
+
+static void release_inputs(inputs *in)
+{
+    PyMem_RawFree(in->entries);
+    in->entries = NULL;
+    for (int i = 0; i < in->acquired; i++)
+        PyBuffer_Release(&in->views[i]);
+    in->acquired = 0;
+}
+
+/* Acquire and check the shared inputs; 0, or -1 with a ValueError (release_inputs either way). */
+static int read_inputs(PyObject *const objects[N_INPUTS], int offset, inputs *in)
+{
+    static const int ndims[N_INPUTS] = {3, 1, 1, 2, 2, 2, 3, 2, 2};
+    Py_buffer *views = in->views;
+    in->acquired = 0;
+    in->entries = NULL;
+    for (; in->acquired < N_INPUTS; in->acquired++) {
+        if (get_buffer(objects[in->acquired], &views[in->acquired], 0, ndims[in->acquired],
+                       input_names[in->acquired]) < 0)
+            return -1;
+    }
+    chain *robot = &in->robot;
+    if (read_chain(&views[0], &views[2], robot) < 0)
+        return -1;
+    const Py_ssize_t n = robot->n, n_samples = views[3].shape[0];
+    if (views[1].shape[0] != n) {
+        PyErr_Format(PyExc_ValueError, "prismatic must have shape (%zd,)", n);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        robot->prismatic[i] = ((const double *)views[1].buf)[i] != 0.0;
+    for (int i = 3; i < 6; i++) {
+        if (views[i].shape[0] != n_samples || views[i].shape[1] != n) {
+            PyErr_Format(PyExc_ValueError, "%s must have shape (%zd, %zd), got (%zd, %zd)",
+                         input_names[i], n_samples, n, views[i].shape[0], views[i].shape[1]);
+            return -1;
+        }
+    }
+    const Py_buffer *friction = &views[6];
+    const Py_ssize_t friction_rows = views[7].shape[0], armature_rows = views[8].shape[0];
+    const Py_ssize_t n_friction = friction->shape[2];
+    if (friction->shape[0] != n_samples || friction->shape[1] != friction_rows) {
+        PyErr_Format(PyExc_ValueError, "friction must have shape (%zd, %zd, f), one row per friction_map row",
+                     n_samples, friction_rows);
+        return -1;
+    }
+    in->entries = PyMem_RawMalloc(2 * MAX_MAP_ENTRIES * sizeof(map_entry));
+    if (in->entries == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int friction_entries, armature_entries;
+    if (read_map(&views[7], n, input_names[7], in->entries, &friction_entries) < 0
+        || read_map(&views[8], n, input_names[8], in->entries + MAX_MAP_ENTRIES, &armature_entries) < 0)
+        return -1;
+    const Py_ssize_t p = 10 * n + friction_rows * n_friction + armature_rows + (offset ? n : 0);
+    in->data = (arrays){views[3].buf, views[4].buf, views[5].buf, friction->buf, (int)n_friction,
+                        (int)friction_rows, (int)armature_rows, offset, in->entries, in->entries + MAX_MAP_ENTRIES,
+                        friction_entries, armature_entries, views[8].buf, n_samples, p, NULL, NULL, 0};
+    return 0;
+}
+
+#define N_ARRAYS (N_INPUTS + 1)
+
 PyDoc_STRVAR(regressor_doc,
 "regressor(chain, prismatic, gravity, q, qd, qdd, friction, friction_map, armature_map, offset, out)\n--\n\n"
 "Write the regressor of N samples into out (every entry).\n\n"
@@ -500,62 +688,25 @@ PyDoc_STRVAR(regressor_doc,
 
 static PyObject *regressor(PyObject *module, PyObject *args)
 {
-    static const char *names[N_ARRAYS] = {"chain", "prismatic", "gravity", "q", "qd", "qdd", "friction",
-                                          "friction_map", "armature_map", "out"};
-    static const int ndims[N_ARRAYS] = {3, 1, 1, 2, 2, 2, 3, 2, 2, 3};
     PyObject *objects[N_ARRAYS];
-    Py_buffer views[N_ARRAYS];
-    int offset, acquired = 0;
+    Py_buffer out;
+    int offset, have_out = 0;
     PyObject *result = NULL;
     double *tile = NULL;
-    map_entry *entries = NULL;
-    chain robot;
+    inputs in = {.acquired = 0, .entries = NULL};
     (void)module;
 
     if (!PyArg_ParseTuple(args, "OOOOOOOOOpO:regressor", &objects[0], &objects[1], &objects[2],
                           &objects[3], &objects[4], &objects[5], &objects[6], &objects[7], &objects[8],
                           &offset, &objects[9]))
         return NULL;
-    for (; acquired < N_ARRAYS; acquired++) {
-        if (get_buffer(objects[acquired], &views[acquired], acquired == N_ARRAYS - 1,
-                       ndims[acquired], names[acquired]) < 0)
-            goto done;
-    }
-    if (read_chain(&views[0], &views[2], &robot) < 0)
+    if (read_inputs(objects, offset, &in) < 0)
         goto done;
-    const Py_ssize_t n = robot.n, n_samples = views[3].shape[0];
-    if (views[1].shape[0] != n) {
-        PyErr_Format(PyExc_ValueError, "prismatic must have shape (%zd,)", n);
+    if (get_buffer(objects[9], &out, 1, 3, "out") < 0)
         goto done;
-    }
-    for (Py_ssize_t i = 0; i < n; i++)
-        robot.prismatic[i] = ((const double *)views[1].buf)[i] != 0.0;
-    for (int i = 3; i < 6; i++) {
-        if (views[i].shape[0] != n_samples || views[i].shape[1] != n) {
-            PyErr_Format(PyExc_ValueError, "%s must have shape (%zd, %zd), got (%zd, %zd)",
-                         names[i], n_samples, n, views[i].shape[0], views[i].shape[1]);
-            goto done;
-        }
-    }
-    const Py_buffer *friction = &views[6], *out = &views[9];
-    const Py_ssize_t friction_rows = views[7].shape[0], armature_rows = views[8].shape[0];
-    const Py_ssize_t n_friction = friction->shape[2];
-    if (friction->shape[0] != n_samples || friction->shape[1] != friction_rows) {
-        PyErr_Format(PyExc_ValueError, "friction must have shape (%zd, %zd, f), one row per friction_map row",
-                     n_samples, friction_rows);
-        goto done;
-    }
-    entries = PyMem_RawMalloc(2 * MAX_MAP_ENTRIES * sizeof(map_entry));
-    if (entries == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    int friction_entries, armature_entries;
-    if (read_map(&views[7], n, names[7], entries, &friction_entries) < 0
-        || read_map(&views[8], n, names[8], entries + MAX_MAP_ENTRIES, &armature_entries) < 0)
-        goto done;
-    const Py_ssize_t p = 10 * n + friction_rows * n_friction + armature_rows + (offset ? n : 0);
-    if (out->shape[0] != n_samples || out->shape[1] != n || out->shape[2] != p) {
+    have_out = 1;
+    const Py_ssize_t n = in.robot.n, n_samples = in.data.n_samples, p = in.data.p;
+    if (out.shape[0] != n_samples || out.shape[1] != n || out.shape[2] != p) {
         PyErr_Format(PyExc_ValueError, "out must have shape (%zd, %zd, %zd)", n_samples, n, p);
         goto done;
     }
@@ -564,20 +715,161 @@ static PyObject *regressor(PyObject *module, PyObject *args)
         PyErr_NoMemory();
         goto done;
     }
-    arrays data = {views[3].buf, views[4].buf, views[5].buf, friction->buf, (int)n_friction,
-                   (int)friction_rows, (int)armature_rows, offset, entries, entries + MAX_MAP_ENTRIES,
-                   friction_entries, armature_entries, views[8].buf, n_samples, p, out->buf, tile,
-                   out->len > STREAM_THRESHOLD};
+    in.data.out = out.buf;
+    in.data.tile = tile;
+    in.data.stream = out.len > STREAM_THRESHOLD;
     Py_BEGIN_ALLOW_THREADS
-    evaluate(&robot, &data);
+    evaluate(&in.robot, &in.data);
     Py_END_ALLOW_THREADS
     result = Py_None;
     Py_INCREF(result);
 done:
     PyMem_RawFree(tile);
-    PyMem_RawFree(entries);
+    if (have_out)
+        PyBuffer_Release(&out);
+    release_inputs(&in);
+    return result;
+}
+
+/* Whether joint j's rows can hold column c of Y (the tile entries the kernel writes). */
+static int column_in_joint(const arrays *data, int n, Py_ssize_t c, int j)
+{
+    const Py_ssize_t friction_start = 10 * (Py_ssize_t)n;
+    const Py_ssize_t armature_start = friction_start + (Py_ssize_t)data->friction_rows * data->n_friction;
+    const Py_ssize_t offset_start = armature_start + data->armature_rows;
+    if (c < friction_start)
+        return j <= c / 10;
+    if (c < armature_start) {
+        int row = (int)((c - friction_start) / data->n_friction);
+        for (int e = 0; e < data->friction_entries; e++)
+            if (data->friction_map[e].row == row && data->friction_map[e].joint == j)
+                return 1;
+        return 0;
+    }
+    if (c < offset_start) {
+        int row = (int)(c - armature_start);
+        for (int e = 0; e < data->armature_entries; e++)
+            if (data->armature_map[e].row == row && data->armature_map[e].joint == j)
+                return 1;
+        return 0;
+    }
+    return c - offset_start == j;
+}
+
+PyDoc_STRVAR(normal_equations_doc,
+"normal_equations(chain, prismatic, gravity, q, qd, qdd, friction, friction_map, armature_map, offset,\n"
+"                 columns, tau, gram, moment, torque_square_sum)\n--\n\n"
+"Add the normal equations of the columns `columns` of the regressor of N samples, without\n"
+"writing the regressor: with Y_j (N, r) joint j's rows of Y[:, :, columns],\n"
+"gram[j] += Y_j^T Y_j, moment[j] += Y_j^T tau[:, j], torque_square_sum[j] += tau_j^T tau_j.\n\n"
+"The first ten arguments as in regressor(); columns (r,): ascending column indices of Y (float64\n"
+"holding integers); tau (N, n) [N m]; gram (n, r, r), moment (n, r), torque_square_sum (n,):\n"
+"added to (both triangles of gram). All arrays float64, C-contiguous.");
+
+static PyObject *normal_equations(PyObject *module, PyObject *args)
+{
+    enum { COLUMNS, TAU, GRAM, MOMENT, SQUARES, N_OUTPUTS };
+    static const char *names[N_OUTPUTS] = {"columns", "tau", "gram", "moment", "torque_square_sum"};
+    static const int ndims[N_OUTPUTS] = {1, 2, 3, 2, 1};
+    PyObject *objects[N_INPUTS + N_OUTPUTS];
+    Py_buffer views[N_OUTPUTS];
+    int offset, acquired = 0;
+    PyObject *result = NULL;
+    double *tile = NULL, *block = NULL;
+    inputs in = {.acquired = 0, .entries = NULL};
+    normal_sums sums = {.full = NULL, .position = NULL};
+    (void)module;
+
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOpOOOOO:normal_equations", &objects[0], &objects[1], &objects[2],
+                          &objects[3], &objects[4], &objects[5], &objects[6], &objects[7], &objects[8],
+                          &offset, &objects[9], &objects[10], &objects[11], &objects[12], &objects[13]))
+        return NULL;
+    if (read_inputs(objects, offset, &in) < 0)
+        goto done;
+    for (; acquired < N_OUTPUTS; acquired++) {
+        if (get_buffer(objects[N_INPUTS + acquired], &views[acquired], acquired >= GRAM, ndims[acquired],
+                       names[acquired]) < 0)
+            goto done;
+    }
+    const int n = in.robot.n;
+    const Py_ssize_t n_samples = in.data.n_samples, p = in.data.p, r = views[COLUMNS].shape[0];
+    const double *columns = views[COLUMNS].buf;
+    for (Py_ssize_t a = 0; a < r; a++) {
+        if (!(columns[a] >= 0.0 && columns[a] < (double)p && columns[a] == (double)(Py_ssize_t)columns[a])
+            || (a > 0 && !(columns[a] > columns[a - 1]))) {
+            PyErr_Format(PyExc_ValueError, "columns must be ascending integers in [0, %zd)", p);
+            goto done;
+        }
+    }
+    if (views[TAU].shape[0] != n_samples || views[TAU].shape[1] != n
+        || views[GRAM].shape[0] != n || views[GRAM].shape[1] != r || views[GRAM].shape[2] != r
+        || views[MOMENT].shape[0] != n || views[MOMENT].shape[1] != r || views[SQUARES].shape[0] != n) {
+        PyErr_Format(PyExc_ValueError, "tau must have shape (%zd, %d), gram (%d, %zd, %zd), moment (%d, %zd) and "
+                     "torque_square_sum (%d,)", n_samples, n, n, r, r, n, r, n);
+        goto done;
+    }
+    sums.n_columns = (int)r;
+    sums.full = PyMem_RawMalloc((size_t)(2 * n * (r > 0 ? r : 1)) * sizeof(int));
+    tile = PyMem_RawCalloc((size_t)(LANES * n * p), sizeof(double));
+    if (sums.full == NULL || tile == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    sums.position = sums.full + (Py_ssize_t)n * r;
+    Py_ssize_t block_size = 0;
+    for (int j = 0; j < n; j++) {
+        int active = 0;
+        for (Py_ssize_t a = 0; a < r; a++) {
+            if (column_in_joint(&in.data, n, (Py_ssize_t)columns[a], j)) {
+                sums.full[j * r + active] = (int)columns[a];
+                sums.position[j * r + active] = (int)a;
+                active++;
+            }
+        }
+        sums.active[j] = active;
+        sums.stride[j] = (active + 1 + LANES - 1) / LANES * LANES;
+        block_size += (Py_ssize_t)sums.stride[j] * (TILE_SAMPLES + sums.stride[j]);
+    }
+    block = PyMem_RawCalloc((size_t)block_size, sizeof(double));
+    if (block == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    double *next = block;
+    for (int j = 0; j < n; j++) {
+        sums.packed[j] = next;
+        sums.sums[j] = next + (Py_ssize_t)TILE_SAMPLES * sums.stride[j];
+        next = sums.sums[j] + (Py_ssize_t)sums.stride[j] * sums.stride[j];
+    }
+    in.data.tile = tile;
+    Py_BEGIN_ALLOW_THREADS
+    accumulate(&in.robot, &in.data, &sums, views[TAU].buf);
+    Py_END_ALLOW_THREADS
+    double *gram = views[GRAM].buf, *moment = views[MOMENT].buf, *squares = views[SQUARES].buf;
+    for (int j = 0; j < n; j++) {
+        const int active = sums.active[j], stride = sums.stride[j];
+        const int *position = sums.position + (Py_ssize_t)j * r;
+        const double *sum = sums.sums[j];
+        double *joint_gram = gram + (Py_ssize_t)j * r * r;
+        for (int a = 0; a < active; a++) {
+            for (int b = a; b < active; b++) {
+                joint_gram[position[a] * r + position[b]] += sum[a * stride + b];
+                if (b != a)
+                    joint_gram[position[b] * r + position[a]] += sum[a * stride + b];
+            }
+            moment[(Py_ssize_t)j * r + position[a]] += sum[a * stride + active];
+        }
+        squares[j] += sum[active * stride + active];
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyMem_RawFree(block);
+    PyMem_RawFree(tile);
+    PyMem_RawFree(sums.full);
     for (int i = 0; i < acquired; i++)
         PyBuffer_Release(&views[i]);
+    release_inputs(&in);
     return result;
 }
 
@@ -626,6 +918,7 @@ done:
 
 static PyMethodDef methods[] = {
     {"regressor", regressor, METH_VARARGS, regressor_doc},
+    {"normal_equations", normal_equations, METH_VARARGS, normal_equations_doc},
     {"sine_cosine", sine_cosine_array, METH_VARARGS, sine_cosine_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -5,6 +5,9 @@
   ``sigma_j`` estimated from a first OLS pass: ``theta = (W^T S^-1 W)^-1 W^T S^-1 tau``.
 - :class:`LeastSquaresAccumulator`: the same two estimators with bounded memory, from per-joint
   Gram matrices accumulated chunk by chunk.
+- :class:`QRAccumulator`: per-joint triangular factors of the same problem, chunk by chunk (for
+  problems too ill-conditioned for the Gram matrices: ``GRAM_CONDITION_LIMIT`` of
+  :mod:`~robot_dynid.estimation.physical_consistency`).
 - :class:`RecursiveLeastSquares`: recursive least squares with a forgetting factor.
 
 :data:`ESTIMATORS` is the registry the identification pipeline, the model file, the command line
@@ -27,6 +30,7 @@ import logging
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.linalg
 from scipy.linalg import lapack
 
 from robot_dynid import validators
@@ -564,6 +568,57 @@ class LeastSquaresAccumulator:
         return _solve(
             lambda weights: self._gram_fit(weights, rank_tolerance, parameter_names),
             method, self.n_samples_, active_per_joint, _check_count("iterations", iterations))
+
+
+class QRAccumulator:
+    """Per-joint triangular factors of ``[W_j, tau_j]``, added chunk by chunk (a streaming QR).
+
+    For each joint j an upper-triangular ``F_j`` (p + 1, p + 1) with
+    ``F_j^T F_j = [W_j, tau_j]^T [W_j, tau_j]``, updated as ``F_j <- R`` of ``QR([F_j; W_chunk, tau_chunk])``:
+    what :class:`LeastSquaresAccumulator` keeps, without squaring the regressor's condition number
+    (a solve from ``F`` errs by about ``cond(W) eps``, one from ``G = W^T W`` by ``cond(W)^2 eps``).
+    The last ``p - n_keep`` (nuisance) columns are factored first, so that :meth:`factors` can
+    minimise them out as :meth:`LeastSquaresAccumulator.eliminate` does. Costs about twice the
+    Gram matrices' products.
+
+    Parameters
+    ----------
+    n_joints, n_parameters : int
+        n, p.
+    n_keep : int, optional
+        Parameters kept by :meth:`factors` (default p).
+    """
+
+    def __init__(self, n_joints: int, n_parameters: int, n_keep: int | None = None) -> None:
+        self.n_joints = _check_count("n_joints", n_joints)
+        self.n_parameters = _check_count("n_parameters", n_parameters)
+        self.n_keep = self.n_parameters if n_keep is None else _check_count("n_keep", n_keep)
+        if self.n_keep > self.n_parameters:
+            raise DynIdError(f"n_keep must be at most n_parameters = {self.n_parameters}, got {self.n_keep}")
+        # nuisance columns, then the kept ones, then tau
+        self._order = np.r_[np.arange(self.n_keep, self.n_parameters), np.arange(self.n_keep)]
+        self.factors_ = np.zeros((self.n_joints, self.n_parameters + 1, self.n_parameters + 1))
+        self.n_samples_ = 0
+
+    def add(self, Y, tau) -> "QRAccumulator":
+        """Add a chunk: ``Y`` (N, n, p) regressor rows, ``tau`` (N, n) [N m]."""
+        Y, tau = _check_regression_data(Y, tau)
+        if Y.shape[1:] != (self.n_joints, self.n_parameters):
+            raise DataError(f"Y chunk must have shape (N, {self.n_joints}, {self.n_parameters}), got {Y.shape}")
+        for j in range(self.n_joints):
+            stacked = np.vstack([self.factors_[j], np.column_stack([Y[:, j, self._order], tau[:, j]])])
+            triangle = scipy.linalg.qr(stacked, mode="r", check_finite=False)[0]
+            self.factors_[j] = 0.0
+            rows = min(triangle.shape[0], self.n_parameters + 1)
+            self.factors_[j][:rows] = triangle[:rows]
+        self.n_samples_ += Y.shape[0]
+        return self
+
+    def factors(self) -> np.ndarray:
+        """Per joint ``[[R_j, z_j], [0, rho_j]]`` (n, n_keep + 1, n_keep + 1) of the first ``n_keep`` parameters
+        with the nuisance ones minimised out: ``min_e ||W_j [x; e] - tau_j||^2 = ||R_j x - z_j||^2 + rho_j^2``."""
+        nuisance = self.n_parameters - self.n_keep
+        return self.factors_[:, nuisance:, nuisance:].copy()
 
 
 class RecursiveLeastSquares:

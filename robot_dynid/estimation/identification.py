@@ -3,7 +3,11 @@
 Shared by the ``robot-dynid identify`` command and the identifier node. Memory is bounded:
 the regressor is evaluated ``chunk_size`` samples at a time and folded into per-joint normal
 equations (:class:`~robot_dynid.estimation.estimators.LeastSquaresAccumulator`) or into a recursive
-least-squares estimator, so the stacked regressor of a long recording is never built.
+least-squares estimator, so the stacked regressor of a long recording is never built. Where nothing
+needs the regressor itself (no ``lowpass``, no ``file_offsets``, a batch method: :func:`fused_applies`),
+the compiled kernel adds the base columns' normal equations tile by tile without writing ``Y`` at all
+(:func:`accumulate_recording`, :meth:`~robot_dynid.model.regressor.Regressor.normal_equations`); the
+explicit path (:func:`iter_regressor_chunks`) serves the rest.
 
 Several recordings (files) are stacked: their equations are added up, each recording keeping its
 own time base. Options that real data need:
@@ -38,15 +42,15 @@ import numpy as np
 
 from robot_dynid import __version__, validators
 from robot_dynid.errors import DataError, DynIdError, IdentificationError
-from robot_dynid.estimation.estimators import (BATCH_METHODS, ESTIMATORS, METHODS,
-                                               LeastSquaresAccumulator, RecursiveLeastSquares)
+from robot_dynid.estimation.estimators import (BATCH_METHODS, ESTIMATORS, METHODS, LeastSquaresAccumulator,
+                                               QRAccumulator, RecursiveLeastSquares)
 from robot_dynid.estimation.consistency_check import (choose_prior_weight, compare_with_least_squares,
                                                       cross_validated_rss, fold_pieces)
 from robot_dynid.estimation.metrics import torque_effects
 from robot_dynid.estimation.physical_consistency import (DEFAULT_DELTA, DEFAULT_PRIOR_WEIGHT,
-                                                         ConsistencyConstraints, ParameterLayout,
-                                                         check_plausibility, load_constraints,
-                                                         solve_consistent)
+                                                         GRAM_CONDITION_LIMIT, ConsistencyConstraints,
+                                                         ParameterLayout, check_plausibility, load_constraints,
+                                                         scaled_gram_condition, solve_consistent)
 from robot_dynid.estimation.torque_scale import check_torque_scale
 from robot_dynid.model.base_parameters import BaseParameters, compute_base_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
@@ -402,19 +406,24 @@ def identify(
     dropped = DropCounter()
     for recording in recordings:
         dropped.merge(recording.dropped)
-    for Y_base, tau in _equations(recordings, regressor, base, settings, bool(offsets), dropped):
-        accumulator.add(Y_base, tau)
-        if rls is not None:
-            rls.update_batch(Y_base, tau)
+    _accumulate(accumulator, recordings, regressor, base, settings, bool(offsets), dropped, rls)
     provenance = dict(provenance or {})
     provenance.setdefault("data_source", [recording.source for recording in recordings]
                           if len(recordings) > 1 else recordings[0].source)
     conditioning = conditioning_record(recordings, settings)
     if conditioning is not None:
         provenance.setdefault("conditioning", conditioning)
+
+    def qr_factors():
+        qr = QRAccumulator(robot.n_joints, base.rank + len(offsets), n_keep=base.rank)
+        for Y_base, tau in _equations(recordings, regressor, base, settings, bool(offsets)):
+            qr.add(Y_base, tau)
+        return qr.factors()
+
     model = model_from_accumulator(accumulator, robot, settings, base, rls=rls, dropped=dropped.counts,
                                    provenance=provenance, nuisance_names=offsets,
-                                   folds=_folds(recordings, regressor, base, settings, bool(offsets)))
+                                   folds=_folds(recordings, regressor, base, settings, bool(offsets)),
+                                   qr_factors=qr_factors)
     nuisance = model.metrics.pop("nuisance", {})
     if min(model.metrics["rsd"].values()) < RESIDUAL_RESOLUTION:
         theta = np.concatenate([model.values, [nuisance[name] for name in offsets]])
@@ -464,10 +473,45 @@ def _folds(recordings, regressor, base, settings, offsets: bool):
     folds = []
     for piece in pieces:
         accumulator = LeastSquaresAccumulator(regressor.robot.n_joints, base.rank)
-        for Y_base, tau in _equations(piece, regressor, base, settings, False):
-            accumulator.add(Y_base, tau)
+        _accumulate(accumulator, piece, regressor, base, settings, False)
         folds.append(accumulator)
     return kind, folds
+
+
+def fused_applies(settings: IdentificationSettings, offsets: bool = False) -> bool:
+    """Whether the normal equations can be accumulated without the regressor (:func:`accumulate_recording`):
+    no parallel filtering (``lowpass`` filters ``Y`` itself), no per-recording offset columns and a batch
+    method (RLS updates on the regressor's rows)."""
+    return settings.lowpass is None and not offsets and ESTIMATORS[settings.method].batch
+
+
+def accumulate_recording(accumulator: LeastSquaresAccumulator, regressor: Regressor, base: BaseParameters,
+                         recording: Recording) -> LeastSquaresAccumulator:
+    """Add a recording's base normal equations to ``accumulator`` (n joints, ``base.rank`` parameters)
+    by the fused kernel (:meth:`~robot_dynid.model.regressor.Regressor.normal_equations`): the same sums
+    as ``accumulator.add`` of every :func:`iter_regressor_chunks` chunk, without writing ``Y``."""
+    if (accumulator.n_joints, accumulator.n_parameters) != (regressor.n_joints, base.rank):
+        raise DataError(f"accumulator of (n, p) = ({accumulator.n_joints}, {accumulator.n_parameters}) for a "
+                        f"regressor of {regressor.n_joints} joints and {base.rank} base parameters")
+    regressor.normal_equations(base.independent, recording.q, recording.qd, recording.qdd, recording.tau,
+                               accumulator.gram_, accumulator.moment_, accumulator.torque_square_sum_,
+                               temperature=recording.temperature, elapsed=recording.elapsed)
+    accumulator.n_samples_ += recording.n_samples
+    return accumulator
+
+
+def _accumulate(accumulator, recordings, regressor, base, settings, offsets: bool,
+                dropped: DropCounter | None = None, rls: RecursiveLeastSquares | None = None) -> None:
+    """Every recording's equations into ``accumulator`` (and ``rls``): fused where :func:`fused_applies`,
+    else through the regressor chunks (:func:`_equations`)."""
+    if rls is None and fused_applies(settings, offsets):
+        for recording in recordings:
+            accumulate_recording(accumulator, regressor, base, recording)
+        return
+    for Y_base, tau in _equations(recordings, regressor, base, settings, offsets, dropped):
+        accumulator.add(Y_base, tau)
+        if rls is not None:
+            rls.update_batch(Y_base, tau)
 
 
 def _equations(recordings, regressor, base, settings, offsets: bool, dropped: DropCounter | None = None):
@@ -511,6 +555,7 @@ def model_from_accumulator(
     provenance: dict | None = None,
     nuisance_names: Sequence[str] = (),
     folds: tuple[str, Sequence[LeastSquaresAccumulator]] | None = None,
+    qr_factors: Callable[[], np.ndarray] | None = None,
 ) -> DynamicModel:
     """Solve accumulated normal equations (or take an RLS estimate) into a :class:`DynamicModel`.
 
@@ -524,7 +569,11 @@ def model_from_accumulator(
     by ``nuisance_names`` (e.g. per-recording torque offsets), whose estimates go to
     ``metrics["nuisance"]`` (name -> value), not into the model. ``folds`` (what they are, and an
     accumulator of base columns each) serve a consistent fit's ``prior_weight="auto"`` and its
-    comparison with plain least squares (:mod:`~robot_dynid.estimation.consistency_check`).
+    comparison with plain least squares (:mod:`~robot_dynid.estimation.consistency_check`). ``qr_factors``
+    (a second pass over the data: :meth:`~robot_dynid.estimation.estimators.QRAccumulator.factors` of the
+    same equations) is called when a consistent fit's scaled Gram matrix is beyond
+    :data:`~robot_dynid.estimation.physical_consistency.GRAM_CONDITION_LIMIT`; without it such a fit is
+    compressed from the Gram matrices all the same, with a warning.
 
     Raises
     ------
@@ -542,7 +591,8 @@ def model_from_accumulator(
         sigma2 = float(np.mean(batch.noise_std**2))
         std = np.sqrt(np.clip(np.diag(rls.covariance_), 0.0, None) * sigma2)
     elif settings.consistency is not None:
-        values, std, standard, consistency = _consistent_fit(accumulator, robot, settings, base, batch, folds)
+        values, std, standard, consistency = _consistent_fit(accumulator, robot, settings, base, batch, folds,
+                                                             qr_factors)
     else:
         values, std = batch.theta, batch.std
     check_finite_estimate(accumulator, names, values, std)
@@ -614,21 +664,23 @@ def _layout_and_prior(robot: RobotDescription, settings: IdentificationSettings)
     return layout, prior_parameters(robot) if use_prior else None
 
 
-def _consistent_fit(accumulator, robot, settings, base, batch, folds=None):
+def _consistent_fit(accumulator, robot, settings, base, batch, folds=None, qr_factors=None):
     """(values, std, standard, summary) of the consistent fit; values and std cover the nuisance
     parameters too (they are solved for given the consistent base parameters). With ``folds``, the
-    prior weight ``"auto"`` is chosen and the fit compared with least squares by cross-validation."""
+    prior weight ``"auto"`` is chosen and the fit compared with least squares by cross-validation.
+    The final fit is compressed from ``qr_factors()`` when the scaled Gram matrix is beyond
+    GRAM_CONDITION_LIMIT (the summary's ``compression``: ``gram`` or ``qr``, and ``gram_condition``)."""
     options = settings.consistency
     layout, prior = _layout_and_prior(robot, settings)
     reduced, back_substitute = accumulator.eliminate(base.rank)
 
-    def solve(training, prior_weight, noise_std=None):
+    def solve(training, prior_weight, noise_std=None, factors=None):
         if settings.method == "wls" and noise_std is None:
             noise_std = training.solve("ols").noise_std
         weights = 1.0 / noise_std**2 if settings.method == "wls" else None
         return solve_consistent(training, base, layout, joint_weights=weights, prior=prior,
                                 constraints=options.constraints, mode=options.mode, delta=options.delta,
-                                prior_weight=prior_weight)
+                                prior_weight=prior_weight, factors=factors)
 
     prior_weight, scores = options.prior_weight, None
     if prior_weight == "auto":
@@ -638,7 +690,19 @@ def _consistent_fit(accumulator, robot, settings, base, batch, folds=None):
         prior_weight, scores = choose_prior_weight(folds[1],
                                                    lambda training, weight: solve(training, weight).base_values)
         logger.info("prior weight %g chosen by cross-validation over %d %s", prior_weight, len(folds[1]), folds[0])
-    result = solve(reduced, prior_weight, batch.noise_std)
+    weights = 1.0 / batch.noise_std**2 if settings.method == "wls" else None
+    condition = scaled_gram_condition(reduced.gram_, weights)
+    factors = None
+    if condition > GRAM_CONDITION_LIMIT:
+        if qr_factors is not None:
+            logger.info("scaled Gram matrix condition %.3g > %g: consistent fit compressed by QR of the regressor",
+                        condition, GRAM_CONDITION_LIMIT)
+            factors = qr_factors()
+        else:
+            logger.warning("scaled Gram matrix condition %.3g > %g and no data for a QR: the consistent fit's "
+                           "compression may lose %.0e relative", condition, GRAM_CONDITION_LIMIT,
+                           condition * np.finfo(float).eps)
+    result = solve(reduced, prior_weight, batch.noise_std, factors)
     nuisance = back_substitute(result.base_values)
     values = np.concatenate([result.base_values, nuisance])
     std = np.concatenate([result.base_std, batch.std[base.rank:]])
@@ -648,7 +712,9 @@ def _consistent_fit(accumulator, robot, settings, base, batch, folds=None):
                "prior_increase": result.residual_increase - result.constraint_increase, "active": list(result.active),
                "links": [link.to_dict() for link in result.links],
                "prior_weight": prior_weight if result.mode == "regularised" else None,
-               "least_squares_values": [float(value) for value in batch.theta[:base.rank]]}
+               "least_squares_values": [float(value) for value in batch.theta[:base.rank]],
+               "compression": "gram" if factors is None else "qr",
+               "gram_condition": condition if math.isfinite(condition) else None}
     if scores is not None:
         summary["prior_weight_scores"] = {f"{weight:g}": score for weight, score in scores.items()}
     if folds is not None and options.check:

@@ -18,6 +18,9 @@ and length scale ``L`` [m]), friction coefficients and armatures ``>= 0`` and op
 as a semidefinite program (Sousa and Cortesao, IJRR 2014) solved by CLARABEL through cvxpy.
 The least-squares part is compressed first (:func:`compress`): ``G = sum_j w_j G_j = R^T R``,
 ``c = R^-T b``, so the residual is ``||R K pi - c||^2 + const`` whatever the number of samples.
+From the Gram matrices this is exact to about ``cond(G_s) eps`` relative (``G_s`` the column-scaled
+``G``); above :data:`GRAM_CONDITION_LIMIT` the caller passes triangular factors of the regressor
+instead (:class:`~robot_dynid.estimation.estimators.QRAccumulator`, :func:`compress_factors`).
 Only ``K pi`` is identified; the standard parameters are made unique by a prior (CAD or URDF
 inertials) or, without one, by a small regulariser of the unidentified directions.
 
@@ -456,6 +459,28 @@ def load_constraints(path, layout: ParameterLayout) -> ConsistencyConstraints:
 # Compression of the least-squares problem
 
 
+#: [1] Largest condition number of the column-scaled Gram matrix ``G_s = D^-1 G D^-1`` (``= cond(W_s)^2``,
+#: ``D = diag(sqrt(diag G))``) from which the compression is formed: its eigendecomposition loses about
+#: ``cond(G_s) eps`` relative, 2e-11 at the limit (the scaled regressor's condition number then 316). Above
+#: it :func:`~robot_dynid.estimation.identification.identify` compresses triangular factors of the regressor
+#: instead (a second pass over the data, error about ``cond(W_s) eps``).
+GRAM_CONDITION_LIMIT = 1e5
+
+
+def scaled_gram_condition(gram, joint_weights=None) -> float:
+    """Condition number of ``G_s`` (see :data:`GRAM_CONDITION_LIMIT`) of ``G = sum_j w_j G_j``,
+    ``gram`` (n, r, r), ``joint_weights`` (n,) (ones by default); zero columns are left out, inf when
+    singular."""
+    gram = np.asarray(gram, dtype=float)
+    G = np.einsum("j,jpq->pq", _joint_weights(joint_weights, gram.shape[0]), gram)
+    used = np.flatnonzero(np.diag(G) > 0.0)
+    if not used.size:
+        return math.inf
+    scales = np.sqrt(np.diag(G)[used])
+    eigenvalues = np.linalg.eigvalsh(G[np.ix_(used, used)] / np.outer(scales, scales))
+    return float(eigenvalues[-1] / eigenvalues[0]) if eigenvalues[0] > 0.0 else math.inf
+
+
 @dataclass(frozen=True)
 class CompressedLeastSquares:
     """``sum_j w_j ||W_j beta - tau_j||^2 = ||R beta - c||^2 + constant`` for base values beta.
@@ -531,6 +556,45 @@ def compress(gram, moment, torque_square_sum, joint_weights=None,
     constant = max(float(weights @ torque_square_sum - c @ c), 0.0)
     unresolved = np.any(np.abs(vectors[:, ~keep]) > 1e-4, axis=1)
     return CompressedLeastSquares(R, c, constant, inverse_gram, unresolved)
+
+
+def compress_factors(factors, joint_weights=None,
+                     rank_tolerance: float = RANK_TOLERANCE) -> CompressedLeastSquares:
+    """:func:`compress` from per-joint triangular factors instead of Gram matrices (no squaring of the
+    condition number).
+
+    ``F = QR([sqrt(w_j) F_j]_j) = [[T, z], [0, rho]]``; with the column scales ``d`` (``d_c`` the norm of
+    column c of ``T``, = ``sqrt(G_cc)``) and ``T / d = U diag(s) V^T``: ``R = diag(s) V^T diag(d)``,
+    ``c = U^T z`` on the directions kept (``s > rank_tolerance s_max``), the rest of ``U^T z`` joining
+    ``constant = rho^2``: the same (R, c, constant) as :func:`compress` up to rounding.
+
+    Parameters
+    ----------
+    factors : array_like, shape (n, r + 1, r + 1)
+        Per joint ``[[R_j, z_j], [0, rho_j]]`` with ``||W_j x - tau_j||^2 = ||R_j x - z_j||^2 + rho_j^2``
+        (:meth:`~robot_dynid.estimation.estimators.QRAccumulator.factors`).
+    joint_weights, rank_tolerance
+        As in :func:`compress`.
+    """
+    factors = np.asarray(factors, dtype=float)
+    if factors.ndim != 3 or factors.shape[1] != factors.shape[2] or factors.shape[1] < 1:
+        raise DataError(f"factors must have shape (n, r + 1, r + 1), got {factors.shape}")
+    n, r = factors.shape[0], factors.shape[1] - 1
+    weights = _joint_weights(joint_weights, n)
+    stacked = (np.sqrt(weights)[:, None, None] * factors).reshape(n * (r + 1), r + 1)
+    triangle = scipy.linalg.qr(stacked, mode="r", check_finite=False)[0][:r + 1]
+    T, z = triangle[:r, :r], triangle[:r, r]
+    rho2 = float(triangle[r, r] ** 2) if triangle.shape[0] > r else 0.0
+    scales = column_scales(np.sum(T**2, axis=0))
+    left, singular_values, right_t = np.linalg.svd(T / scales)
+    keep = singular_values > rank_tolerance * max(singular_values[0], 0.0)
+    rotated = left.T @ z
+    R = (singular_values[keep, None] * right_t[keep]) * scales[None, :]
+    kept = right_t[keep].T
+    inverse_gram = ((kept / singular_values[keep] ** 2) @ kept.T) / np.outer(scales, scales)
+    unresolved = np.any(np.abs(right_t[~keep].T) > 1e-4, axis=1)
+    constant = rho2 + float(np.sum(rotated[~keep] ** 2))
+    return CompressedLeastSquares(R, rotated[keep], constant, inverse_gram, unresolved)
 
 
 def _joint_weights(joint_weights, n: int) -> np.ndarray:
@@ -819,7 +883,7 @@ def solve_consistent(accumulator: LeastSquaresAccumulator, base: BaseParameters,
                      layout: ParameterLayout, *, joint_weights=None, prior=None,
                      constraints: ConsistencyConstraints | None = None, mode: str = "two_step",
                      delta: float = DEFAULT_DELTA,
-                     prior_weight: float = DEFAULT_PRIOR_WEIGHT) -> ConsistentResult:
+                     prior_weight: float = DEFAULT_PRIOR_WEIGHT, factors=None) -> ConsistentResult:
     """Physically consistent standard parameters from accumulated base normal equations.
 
     The weighted residual ``sum_j w_j ||W_j K pi - tau_j||^2 = ||R K pi - c||^2 + const``
@@ -866,6 +930,10 @@ def solve_consistent(accumulator: LeastSquaresAccumulator, base: BaseParameters,
         Two-step mode's relative residual band (>= 0).
     prior_weight : float
         Regularised mode's weight (> 0).
+    factors : array_like, shape (n, r + 1, r + 1), optional
+        Triangular factors of the same equations (:func:`compress_factors`), compressed instead of
+        ``accumulator``'s Gram matrices (for ``G_s`` beyond :data:`GRAM_CONDITION_LIMIT`); the
+        residuals are still taken from ``accumulator``.
 
     Raises
     ------
@@ -881,8 +949,8 @@ def solve_consistent(accumulator: LeastSquaresAccumulator, base: BaseParameters,
     n, p = layout.n_links, layout.n_parameters
     dof = accumulator.n_samples * n - base.rank
     weights = _joint_weights(joint_weights, n)
-    compressed = compress(accumulator.gram_, accumulator.moment_,
-                          accumulator.torque_square_sum_, weights)
+    compressed = compress(accumulator.gram_, accumulator.moment_, accumulator.torque_square_sum_, weights) \
+        if factors is None else compress_factors(factors, weights)
     energy = float(weights @ accumulator.torque_square_sum_)
     prior_values, mask = _prior_vector(prior, layout)
     physical = _physical_scales(layout, prior_values, mask, constraints)

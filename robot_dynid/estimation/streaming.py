@@ -61,7 +61,7 @@ import numpy as np
 
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.estimation.estimators import LeastSquaresAccumulator, RecursiveLeastSquares
-from robot_dynid.estimation.identification import (IdentificationSettings, iter_regressor_chunks,
+from robot_dynid.estimation.identification import (IdentificationSettings, accumulate_recording,
                                                    model_from_accumulator)
 from robot_dynid.estimation.payload import PayloadSettings, payload_accumulator, solve_payload
 from robot_dynid.model.base_parameters import BaseParameters, compute_base_parameters
@@ -452,8 +452,7 @@ class StreamingIdentifier:
         if self.payload_stage:
             payload_accumulator(self._stage_arm, recording, self.settings.payload.frame, chunk_size, accumulator)
             return
-        for Y_base, tau in iter_regressor_chunks(self.regressor, self.base, recording, chunk_size):
-            accumulator.add(Y_base, tau)
+        accumulate_recording(accumulator, self.regressor, self.base, recording)
 
     @property
     def _first_row(self) -> int:

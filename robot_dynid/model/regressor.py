@@ -382,6 +382,62 @@ class Regressor:
                                     np.ascontiguousarray(friction, dtype=float), self._friction_map,
                                     self._armature_map, self.offset, out)
 
+    def normal_equations(self, columns, q, qd, qdd, tau, gram, moment, torque_square_sum, temperature=None,
+                         elapsed=None) -> None:
+        """Add the normal equations of columns ``columns`` of ``Y`` to per-joint sums, never forming ``Y``.
+
+        With ``Y_j = Y[:, j, columns]`` (N, r), joint j's rows: ``gram[j] += Y_j^T Y_j``,
+        ``moment[j] += Y_j^T tau[:, j]``, ``torque_square_sum[j] += tau[:, j]^T tau[:, j]``; equal to
+        forming ``Y`` with :meth:`compute` and multiplying, up to rounding. The kernel accumulates
+        ``TILE_SAMPLES`` rows at a time from an L1-resident tile (``robot_dynid/_regressor_kernel.c``);
+        the friction columns are evaluated ``chunk_size`` samples at a time.
+
+        Parameters
+        ----------
+        columns : sequence of int, length r
+            Ascending column indices of ``Y`` (e.g. ``BaseParameters.independent``).
+        q, qd, qdd, temperature, elapsed
+            As in :meth:`compute`.
+        tau : array_like, shape (N, n)
+            Joint torques [N m].
+        gram : ndarray, shape (n, r, r)
+            Added to in place (C-ordered float64), as ``moment`` (n, r) and ``torque_square_sum`` (n,)
+            [N^2 m^2].
+        """
+        q, qd, qdd = self._check_states(q, qd, qdd)
+        tau = np.ascontiguousarray(tau, dtype=float)
+        if tau.shape != q.shape:
+            raise DataError(f"tau must have the shape of q {q.shape}, got {tau.shape}")
+        if not np.isfinite(tau).all():
+            raise DataError("tau contains non-finite values")
+        columns = np.asarray(columns, dtype=float)
+        n, r = self.n_joints, columns.size
+        for name, array, shape in (("gram", gram, (n, r, r)), ("moment", moment, (n, r)),
+                                   ("torque_square_sum", torque_square_sum, (n,))):
+            if not (isinstance(array, np.ndarray) and array.shape == shape and array.dtype == np.float64
+                    and array.flags.c_contiguous and array.flags.writeable):
+                raise DataError(f"{name} must be a writeable C-ordered float64 array of shape {shape}, got "
+                                f"{getattr(array, 'dtype', type(array).__name__)} {getattr(array, 'shape', '')}")
+        for start in range(0, q.shape[0], self.chunk_size):
+            chunk = slice(start, min(start + self.chunk_size, q.shape[0]))
+            friction = self._friction_columns(qd[chunk], qdd[chunk],
+                                              None if temperature is None else np.asarray(temperature)[chunk],
+                                              None if elapsed is None else np.asarray(elapsed)[chunk])
+            _regressor_kernel.normal_equations(self._chain, self._prismatic, self._gravity, q[chunk], qd[chunk],
+                                               qdd[chunk], friction, self._friction_map, self._armature_map,
+                                               self.offset, columns, tau[chunk], gram, moment, torque_square_sum)
+
+    def _friction_columns(self, qd, qdd, temperature, elapsed) -> np.ndarray:
+        """The friction columns (N, R, f) of the friction rows, C-ordered, as :meth:`_evaluate` passes them."""
+        if self.friction_side == "joint":
+            friction = self.friction.columns(qd, temperature=temperature, elapsed=elapsed, qdd=qdd)
+        else:
+            friction = self.friction.columns(
+                self.drive_velocities(qd), elapsed=elapsed, velocity_scale=self._velocity_scale,
+                temperature=None if temperature is None else np.asarray(temperature)[:, self._temperature_joint],
+                qdd=self.drive_velocities(qdd))
+        return np.ascontiguousarray(friction, dtype=float)
+
     def compute_one(self, q, qd, qdd, temperature=None, elapsed=None) -> np.ndarray:
         """Regressor of one sample (for online use), by the same kernel as :meth:`compute`.
 
