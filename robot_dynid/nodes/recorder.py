@@ -267,7 +267,9 @@ class RecorderNode(Node):
         return response
 
     def log_status(self):
-        recorded = f"recorded {self.writer.message_counts} messages to {self.writer.path}"
+        counts = self.writer.message_counts
+        recorded = (f"recorded {', '.join(f'{count} on {topic}' for topic, count in counts.items())}" if counts
+                    else "no message recorded yet") + f" to {self.writer.path}"
         if self.writer.stop_reason is None:
             self.get_logger().info(f"{recorded}; {free_space(self.writer.path) / MB:.1f} MB free")
         else:

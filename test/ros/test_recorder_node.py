@@ -3,7 +3,6 @@
 Every expectation comes from what the test itself published (stamps, values, marker times) or
 designed (the stage boundaries of an unmarked trajectory), read back with bag_io's reader.
 """
-import ast
 import pathlib
 import re
 import signal
@@ -32,7 +31,7 @@ from ros_graph import RosTestGraph, kill_started_nodes, start_node, stop_node
 REPO = pathlib.Path(__file__).resolve().parents[2]
 JOINTS = ("j1", "j2", "j3")
 T0_NS = 1_700_000_000_000_000_000
-STATUS = re.compile(r"recorded (\{.*?\}) messages")
+STATUS = re.compile(r"(?:recorded ((?:\d+ on \S+, )*\d+ on \S+)|no message recorded yet) to ")
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +65,8 @@ class Recorder:
 
     def counts(self):
         lines = STATUS.findall(self.log.read_text()) if self.log.exists() else []
-        return ast.literal_eval(lines[-1]) if lines else {}
+        return {topic: int(count) for count, topic in (part.split(" on ") for part in lines[-1].split(", "))} \
+            if lines and lines[-1] else {}
 
     def wait_for(self, expected):
         self.graph.spin_until(lambda: all(self.counts().get(t, 0) >= n for t, n in expected.items()),
