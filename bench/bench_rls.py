@@ -230,7 +230,7 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
     base_rows = np.empty((n, base.rank))
 
     def fast_step(k):
-        np.take(online.compute(q[k], qd[k], qdd[k]), independent, axis=-1, out=base_rows)
+        np.take(online.compute(q[k], qd[k], qdd[k]), independent, axis=-1, out=base_rows, mode="clip")
         fast.update_trusted(base_rows, tau[k])
 
     def checked_step(k):

@@ -260,7 +260,7 @@ class OnlineEstimator:
         time, q, centre_q, centre_qd, centre_tau = self._views[position]
         qdd = centre_derivative(q, time, self.polyorder, out=self._qdd)
         Y = self._online_regressor.compute(centre_q, centre_qd, qdd)
-        np.take(Y, self._independent, axis=-1, out=self._base_rows)        # base.select(Y)
+        np.take(Y, self._independent, axis=-1, out=self._base_rows, mode="clip")   # base.select(Y), unbuffered
         self.rls.update_trusted(self._base_rows, centre_tau)
 
 
