@@ -760,7 +760,10 @@ class RecursiveLeastSquares:
         if eigenvalues[-1] <= self.covariance_limit:
             return P
         capped = np.minimum(eigenvalues, self.covariance_limit)
-        return np.ascontiguousarray((eigenvectors * capped) @ eigenvectors.T)
+        limited = (eigenvectors * capped) @ eigenvectors.T
+        limited += limited.T                # exactly symmetric, as the recursion keeps P
+        limited *= 0.5
+        return limited
 
     def update_batch(self, Phi, y, noise_variance=None,
                      return_history: bool = False) -> np.ndarray:

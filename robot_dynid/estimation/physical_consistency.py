@@ -117,6 +117,10 @@ N_OFFENDERS = 3
 #: :func:`_consistent_preimage`: largest residual of the preimage (relative to the largest value) and
 #: smallest eigenvalue above the margin of its scaled pseudo-inertias.
 PREIMAGE_TOLERANCE = 1e-9
+#: :func:`_consistent_preimage`: alternating projections at most, and the eigenvalue floor [1] above the margin
+#: its projection raises the scaled pseudo-inertias to.
+PREIMAGE_ITERATIONS = 200
+PREIMAGE_FLOOR = 3e-3
 MODES = ("two_step", "regularised")
 #: CLARABEL's gap and feasibility tolerances (its defaults are 1e-8, which left poorly excited
 #: directions 1e-3 of their scale off on noise-free data; 1e-10 often ended optimal_inaccurate).
@@ -169,6 +173,7 @@ def cvxpy_available() -> bool:
 
 #: ``vec(J) = _PSEUDO_INERTIA_MAP @ link_parameters`` (row-major vec), for the programs.
 _PSEUDO_INERTIA_MAP = np.column_stack([pseudo_inertia(e).ravel() for e in np.eye(N_INERTIAL)])
+_PSEUDO_INERTIA_INVERSE = np.linalg.pinv(_PSEUDO_INERTIA_MAP)      # (10, 16): a symmetric J back to its parameters
 
 
 @dataclass(frozen=True)
@@ -1132,12 +1137,13 @@ def _consistent_preimage(values, base: BaseParameters, layout: ParameterLayout, 
     """A standard set (p,) meeting ``constraints`` that the base projection maps onto ``values`` (r,), found
     without a solver, or None.
 
-    Candidates are a start ``x0`` moved by the least-squares correction in the scaled parameters
-    ``x = pi / s`` (``s`` the link scales ``physical``, 1 for the other parameters):
-    ``x = x0 + pinv(K S) (values - K S x0)``, only the unidentified part of ``x0`` surviving. Starts: the
-    prior where given, else a solid sphere of the link's mass scale and half its length scale about the
-    link origin (``x = [1, 0, 0, 0, 0.1, 0, 0.1, 0, 0, 0.1]``, other parameters 0); then, when a prior was
-    given, the spheres alone. A candidate is returned when ``K pi`` reproduces ``values`` (to
+    Alternating projections in the scaled parameters ``x = pi / s`` (``s`` the link scales ``physical``, 1
+    for the other parameters), at most :data:`PREIMAGE_ITERATIONS`: onto the affine set of the values,
+    ``x += pinv(K S) (values - K S x)``, then each link's scaled pseudo-inertia onto the matrices whose
+    eigenvalues are at least ``margin + PREIMAGE_FLOOR`` (eigenvalues raised to it) and friction and
+    armature onto ``>= 0``. Starts: the prior where given, else a solid sphere of the link's mass scale and
+    half its length scale about the link origin (``x = [1, 0, 0, 0, 0.1, 0, 0.1, 0, 0, 0.1]``, other
+    parameters 0). A point of the affine set is returned when ``K pi`` reproduces ``values`` (to
     :data:`PREIMAGE_TOLERANCE` of the largest), every scaled pseudo-inertia exceeds ``margin`` by
     :data:`PREIMAGE_TOLERANCE` and friction and armature are not negative. A certificate only: None says
     nothing about consistency (the program decides). Not tried with mass or centre-of-mass bounds.
@@ -1148,19 +1154,26 @@ def _consistent_preimage(values, base: BaseParameters, layout: ParameterLayout, 
     design = base.projection * scales
     sphere = np.zeros(layout.n_parameters)
     sphere[:physical.size] = np.tile([1.0, 0.0, 0.0, 0.0, 0.1, 0.0, 0.1, 0.0, 0.0, 0.1], layout.n_links)
-    starts = [np.where(prior_mask, prior_values / scales, sphere)] + ([sphere] if prior_mask.any() else [])
     nonnegative = [index for index in layout.nonnegative
                    if (constraints.armature_nonnegative if index in layout.armature
                        else constraints.friction_nonnegative)]
     pseudo_inverse = np.linalg.pinv(design)
-    for start in starts:
-        x = start + pseudo_inverse @ (values - design @ start)
+    inertial = slice(0, physical.size)
+    x = np.where(prior_mask, prior_values / scales, sphere)
+    for _ in range(PREIMAGE_ITERATIONS):
+        x += pseudo_inverse @ (values - design @ x)
         if np.abs(design @ x - values).max() > PREIMAGE_TOLERANCE * max(float(np.abs(values).max()), 1e-300):
             return None
-        blocks = (x[:physical.size].reshape(layout.n_links, N_INERTIAL) @ _PSEUDO_INERTIA_MAP.T).reshape(-1, 4, 4)
-        if np.all(np.linalg.eigvalsh(blocks)[:, 0] > constraints.margin + PREIMAGE_TOLERANCE) \
+        blocks = (x[inertial].reshape(layout.n_links, N_INERTIAL) @ _PSEUDO_INERTIA_MAP.T).reshape(-1, 4, 4)
+        eigenvalues, eigenvectors = np.linalg.eigh(blocks)
+        if np.all(eigenvalues[:, 0] > constraints.margin + PREIMAGE_TOLERANCE) \
                 and not (nonnegative and np.any(x[nonnegative] < 0.0)):
             return x * scales
+        raised = np.maximum(eigenvalues, constraints.margin + PREIMAGE_FLOOR)
+        blocks = (eigenvectors * raised[:, None, :]) @ np.swapaxes(eigenvectors, 1, 2)
+        x[inertial] = (blocks.reshape(layout.n_links, 16) @ _PSEUDO_INERTIA_INVERSE.T).ravel()
+        if nonnegative:
+            x[nonnegative] = np.maximum(x[nonnegative], 0.0)
     return None
 
 
