@@ -240,7 +240,7 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
         before._update_by_solve(base.select(regressor.compute_one(q[k], qd[k], qdd[k])), tau[k], 1.0)
 
     resets = {name: rls.reset for name, rls in (("online_fast", fast), ("online", checked),
-                                               ("online_before", before))}
+                                                ("online_before", before))}
     times = _interleaved({"online_fast": fast_step, "online": checked_step, "online_before": step_before},
                          n_samples, rounds, before=resets)
     fast_theta, online_theta, before_theta = fast.theta_.copy(), checked.theta_.copy(), before.theta_.copy()
@@ -263,7 +263,8 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
         "update_trusted": lambda k: fast.update_trusted(rows_per_sample[k], tau[k]),
         "update": lambda k: checked.update(rows_per_sample[k], tau[k]),
         "update_numpy": lambda k: before._update_by_solve(rows_per_sample[k], tau[k], 1.0)},
-        n_samples, rounds, before={"update_trusted": fast.reset, "update": checked.reset, "update_numpy": before.reset}))
+        n_samples, rounds,
+        before={"update_trusted": fast.reset, "update": checked.reset, "update_numpy": before.reset}))
     loop_theta = checked.theta_.copy()
 
     checked.reset()
@@ -369,7 +370,7 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
     details = (
         f"N = {n_samples} samples, {regressor.n_joints} joint rows and {base.rank} base "
         f"parameters per update, P0 = {INITIAL_COVARIANCE:g} I, forgetting 1; per-sample loops best of "
-        f"{rounds} interleaved rounds. The baselines \"before\" reproduce the online step of {BEFORE} "
+        f"{rounds} interleaved rounds. The baselines 'before' reproduce the online step of {BEFORE} "
         "(numpy recursion and derivative) in this run.\n\n"
         + machine.markdown_table(
             ["Path", "samples/s", "us/sample", "vs batch path"],

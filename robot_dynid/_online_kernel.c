@@ -5,7 +5,9 @@
  * - rls_update: one recursive least-squares update with forgetting, in place
  *   (robot_dynid.estimation.estimators.RecursiveLeastSquares documents the recursion);
  * - centre_derivative: a derivative at the centre of one window of uniformly stamped samples by
- *   Savitzky-Golay weights (robot_dynid.recordings.signal_processing.centre_derivative).
+ *   Savitzky-Golay weights (robot_dynid.recordings.signal_processing.centre_derivative);
+ * - sign_friction: the columns of the friction models whose columns are a sign and the velocity
+ *   (robot_dynid.model.friction, coulomb_viscous and coulomb_viscous_lead), as numpy computes them.
  *
  * Both take and write float64 buffers; the Python callers check shapes (these functions check them
  * again, cheaply, and raise ValueError rather than read out of bounds). Every result is a
@@ -265,9 +267,88 @@ done:
     return result;
 }
 
+/* numpy's sign: 1, -1, +0 for +-0, NaN as it is. */
+static inline double sign(double x)
+{
+    return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : (x == 0.0 ? 0.0 : x));
+}
+
+/* Not contracted into fused multiply-adds: v + lead * a rounded twice, as numpy rounds it. */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("fp-contract=off")))
+#endif
+static void sign_columns(Py_ssize_t count, const double *v, const double *a, double lead, double dead_band,
+                         const double *scale, Py_ssize_t rows, double *out)
+{
+    for (Py_ssize_t i = 0; i < count; i++) {
+        const double ahead = a == NULL ? v[i] : v[i] + lead * a[i];
+        out[2 * i] = sign(ahead);
+        out[2 * i + 1] = v[i];
+        if (dead_band > 0.0 && fabs(v[i]) < dead_band * (scale == NULL ? 1.0 : scale[i % rows])) {
+            out[2 * i] = 0.0;
+            out[2 * i + 1] = 0.0;
+        }
+    }
+}
+
+PyDoc_STRVAR(sign_friction_doc,
+"sign_friction(v, a, lead, dead_band, scale, out)\n--\n\n"
+"Friction columns [sgn(v + lead a), v] of velocities v (N, R) into out (N, R, 2), zero where\n"
+"|v| < dead_band * scale (scale None: 1, or (R,)); a (N, R) or None (then sgn(v)). The\n"
+"arithmetic of robot_dynid.model.friction for coulomb_viscous (a None) and coulomb_viscous_lead,\n"
+"bit for bit. All arrays float64, C-contiguous.");
+
+static PyObject *sign_friction(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer views[4];
+    static const char *names[4] = {"v", "a", "scale", "out"};
+    PyObject *objects[4];
+    int acquired = 0, present[4];
+    PyObject *result = NULL;
+    (void)module;
+
+    if (nargs != 6) {
+        PyErr_Format(PyExc_TypeError, "sign_friction takes 6 arguments, got %zd", nargs);
+        return NULL;
+    }
+    const double lead = PyFloat_AsDouble(args[2]), dead_band = PyFloat_AsDouble(args[3]);
+    if (PyErr_Occurred())
+        return NULL;
+    objects[0] = args[0], objects[1] = args[1], objects[2] = args[4], objects[3] = args[5];
+    static const int ndims[4] = {2, 2, 1, 3};
+    for (; acquired < 4; acquired++) {
+        present[acquired] = objects[acquired] != Py_None;
+        if (present[acquired] && get_buffer(objects[acquired], &views[acquired], acquired == 3, ndims[acquired], 0,
+                                            names[acquired]) < 0)
+            goto done;
+    }
+    if (!present[0] || !present[3]) {
+        PyErr_SetString(PyExc_ValueError, "sign_friction needs v and out");
+        goto done;
+    }
+    const Py_ssize_t n = views[0].shape[0], rows = views[0].shape[1];
+    if ((present[1] && (views[1].shape[0] != n || views[1].shape[1] != rows))
+        || (present[2] && views[2].shape[0] != rows)
+        || views[3].shape[0] != n || views[3].shape[1] != rows || views[3].shape[2] != 2) {
+        PyErr_Format(PyExc_ValueError, "sign_friction needs a (%zd, %zd), scale (%zd,) and out (%zd, %zd, 2)",
+                     n, rows, rows, n, rows);
+        goto done;
+    }
+    sign_columns(n * rows, views[0].buf, present[1] ? views[1].buf : NULL, lead, dead_band,
+                 present[2] ? views[2].buf : NULL, rows, views[3].buf);
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    for (int i = 0; i < acquired; i++)
+        if (present[i])
+            PyBuffer_Release(&views[i]);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"rls_update", (PyCFunction)(void (*)(void))rls_update, METH_FASTCALL, rls_update_doc},
     {"centre_derivative", (PyCFunction)(void (*)(void))centre_derivative, METH_FASTCALL, centre_derivative_doc},
+    {"sign_friction", (PyCFunction)(void (*)(void))sign_friction, METH_FASTCALL, sign_friction_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1185,7 +1185,8 @@ def check_plausibility(base_values, base_std, base: BaseParameters, layout: Para
     (a) Base parameters that are a friction coefficient that must be ``>= 0``
     (:data:`NONNEGATIVE_FRICTION`) or an armature, alone, and negative. (b) A consistent standard
     set that maps onto the values found without a solver (:func:`_consistent_preimage`): they are
-    consistent. Otherwise (c) with cvxpy: the nearest consistent standard set, ``min_pi sum_i ((K pi - b)_i / std_i)^2`` subject to
+    consistent. Otherwise (c) with cvxpy: the nearest consistent standard set,
+    ``min_pi sum_i ((K pi - b)_i / std_i)^2`` subject to
     ``J_i >= 0`` (margin 0 unless ``constraints`` say otherwise), signs and bounds; the base
     values are consistent when that distance is below :data:`CONSISTENT_DISTANCE` std. (d)
     Without cvxpy the feasibility check is skipped and a message says so.

@@ -44,7 +44,7 @@ from typing import NamedTuple
 import numpy as np
 import pinocchio as pin
 
-from robot_dynid import _regressor_kernel
+from robot_dynid import _online_kernel, _regressor_kernel
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.model.friction import FrictionModel
 from robot_dynid.model.robot_description import (RobotDescription, build_pinocchio_model,
@@ -450,7 +450,9 @@ class OnlineRegressor:
     Made by :meth:`Regressor.online`. :meth:`compute` runs what :meth:`Regressor.compute_one` runs
     (friction columns, then the compiled kernel on one sample), bit for bit, without checking or
     converting its inputs and without allocating the result: for callers that produced the states
-    themselves (the online estimators). Not for concurrent use: one instance per thread.
+    themselves (the online estimators). The columns of the coulomb_viscous and coulomb_viscous_lead
+    models without drift are compiled too (``_online_kernel.sign_friction``, numpy's arithmetic).
+    Not for concurrent use: one instance per thread.
 
     Attributes
     ----------
@@ -471,6 +473,10 @@ class OnlineRegressor:
         self._joint_side = regressor.friction_side == "joint"
         self._drive_map = regressor._friction_map.T
         self._velocity_scale = 1.0 if self._joint_side else regressor._velocity_scale
+        friction = regressor.friction
+        self._sign_friction = friction.drift == "none" and friction.name in ("coulomb_viscous", "coulomb_viscous_lead")
+        self._lead = friction.name == "coulomb_viscous_lead"
+        self._scale = None if self._joint_side else np.ascontiguousarray(regressor._velocity_scale, dtype=float)
         self._kernel_arguments = (regressor._chain, regressor._prismatic, regressor._gravity, self._q, self._qd,
                                   self._qdd, self._friction, regressor._friction_map, regressor._armature_map,
                                   regressor.offset, self._out)
@@ -502,7 +508,12 @@ class OnlineRegressor:
                 temperature = temperature[:, regressor._temperature_joint]
         if elapsed is not None:
             elapsed = np.atleast_1d(np.asarray(elapsed, dtype=float))
-        if self._joint_side:
+        if self._sign_friction:
+            v, a = ((self._qd, self._qdd) if self._joint_side else
+                    (self._qd @ self._drive_map, self._qdd @ self._drive_map if self._lead else None))
+            _online_kernel.sign_friction(v, a if self._lead else None, regressor.friction.reversal_lead,
+                                         regressor.friction.dead_band, self._scale, self._friction)
+        elif self._joint_side:
             regressor.friction.trusted_columns(self._qd, self._qdd, 1.0, temperature, elapsed, self._friction)
         else:
             regressor.friction.trusted_columns(self._qd @ self._drive_map, self._qdd @ self._drive_map,

@@ -79,8 +79,8 @@ def rls_rows(rng, n_updates=60, m=6, p=12):
     return Phi, Phi @ theta + 0.01 * rng.normal(size=(n_updates, m))
 
 
-@pytest.mark.parametrize("forgetting, limit, noise", [(1.0, None, None), (0.98, 5.0, None),
-                                                     (0.995, None, [0.5, 1.0, 2.0, 1.0, 0.1, 3.0])])
+@pytest.mark.parametrize("forgetting, limit, noise", [
+    (1.0, None, None), (0.98, 5.0, None), (0.995, None, [0.5, 1.0, 2.0, 1.0, 0.1, 3.0])])
 def test_rls_update_trusted_equals_update_bit_for_bit(forgetting, limit, noise):
     rng = np.random.default_rng(11)
     Phi, y = rls_rows(rng)

@@ -69,7 +69,7 @@ def test_inconsistent_values_and_bounds_still_go_to_the_program(monkeypatch):
 def test_identify_on_consistent_data_does_not_import_cvxpy(tmp_path):
     """robot-dynid's pipeline end to end in a new process: a model identified from noise-free data of a consistent
     arm passes the plausibility check with cvxpy never imported."""
-    script = f"""
+    script = """
 import sys
 import numpy as np
 from robot_dynid.estimation.identification import IdentificationSettings, identify
