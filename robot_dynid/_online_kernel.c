@@ -37,6 +37,38 @@ static int get_buffer(PyObject *object, Py_buffer *view, int writable, int ndim,
     return 0;
 }
 
+/* How a function takes an array argument. */
+typedef struct {
+    const char *name;
+    int ndim, strided, writable, optional;   /* optional: None allowed (present[i] 0) */
+} argument;
+
+static void release_buffers(Py_buffer *views, const int *present, int count)
+{
+    for (int i = 0; i < count; i++)
+        if (present[i])
+            PyBuffer_Release(&views[i]);
+}
+
+/* The buffers of objects[0..count-1] as arguments describes them, or -1 (an exception set, none held). */
+static int get_buffers(PyObject *const *objects, const argument *arguments, int count, Py_buffer *views,
+                       int *present)
+{
+    for (int i = 0; i < count; i++) {
+        present[i] = objects[i] != Py_None;
+        if (!present[i] && arguments[i].optional)
+            continue;
+        if (!present[i] || get_buffer(objects[i], &views[i], arguments[i].writable, arguments[i].ndim,
+                                      arguments[i].strided, arguments[i].name) < 0) {
+            if (!present[i])
+                PyErr_Format(PyExc_ValueError, "%s must be an array, got None", arguments[i].name);
+            release_buffers(views, present, i);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /*
  * The update for rows Phi (m, p), measurements y (m,), noise variances s (m,) (all 1 when s is NULL),
  * forgetting mu, on theta (p,) and the symmetric covariance P (p, p), with A = P Phi^T and the
@@ -150,10 +182,10 @@ PyDoc_STRVAR(rls_update_doc,
 
 static PyObject *rls_update(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    static const char *names[5] = {"theta", "covariance", "phi", "y", "noise"};
-    static const int ndims[5] = {1, 2, 2, 1, 1};
+    static const argument arguments[5] = {{"theta", 1, 0, 1, 0}, {"covariance", 2, 0, 1, 0}, {"phi", 2, 0, 0, 0},
+                                          {"y", 1, 0, 0, 0}, {"noise", 1, 0, 0, 1}};
     Py_buffer views[5];
-    int acquired = 0, count;
+    int present[5];
     PyObject *result = NULL;
     double *work = NULL;
     (void)module;
@@ -169,13 +201,11 @@ static PyObject *rls_update(PyObject *module, PyObject *const *args, Py_ssize_t 
         PyErr_SetString(PyExc_ValueError, "forgetting must be in (0, 1]");
         return NULL;
     }
-    count = args[4] == Py_None ? 4 : 5;
-    for (; acquired < count; acquired++)
-        if (get_buffer(args[acquired], &views[acquired], acquired < 2, ndims[acquired], 0, names[acquired]) < 0)
-            goto done;
+    if (get_buffers(args, arguments, 5, views, present) < 0)
+        return NULL;
     const Py_ssize_t p = views[0].shape[0], m = views[2].shape[0];
     if (views[1].shape[0] != p || views[1].shape[1] != p || views[2].shape[1] != p || views[3].shape[0] != m
-        || (count == 5 && views[4].shape[0] != m) || m < 1) {
+        || (present[4] && views[4].shape[0] != m) || m < 1) {
         PyErr_Format(PyExc_ValueError, "rls_update needs theta (p,), covariance (p, p), phi (m, p), y (m,) and "
                      "noise (m,) with m >= 1; got p = %zd, m = %zd", p, m);
         goto done;
@@ -186,7 +216,7 @@ static PyObject *rls_update(PyObject *module, PyObject *const *args, Py_ssize_t 
         goto done;
     }
     double trace;
-    if (update(m, p, views[0].buf, views[1].buf, views[2].buf, views[3].buf, count == 5 ? views[4].buf : NULL, mu,
+    if (update(m, p, views[0].buf, views[1].buf, views[2].buf, views[3].buf, present[4] ? views[4].buf : NULL, mu,
                work, &trace) < 0) {
         result = Py_None;
         Py_INCREF(result);
@@ -195,8 +225,7 @@ static PyObject *rls_update(PyObject *module, PyObject *const *args, Py_ssize_t 
     }
 done:
     PyMem_RawFree(work);
-    for (int i = 0; i < acquired; i++)
-        PyBuffer_Release(&views[i]);
+    release_buffers(views, present, 5);
     return result;
 }
 
@@ -209,11 +238,10 @@ PyDoc_STRVAR(centre_derivative_doc,
 
 static PyObject *centre_derivative(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    static const char *names[4] = {"q", "time", "weights", "out"};
-    static const int ndims[4] = {2, 1, 1, 1};
-    static const int strided[4] = {1, 1, 0, 0};
+    static const argument arguments[4] = {{"q", 2, 1, 0, 0}, {"time", 1, 1, 0, 0}, {"weights", 1, 0, 0, 0},
+                                          {"out", 1, 0, 1, 0}};
     Py_buffer views[4];
-    int acquired = 0;
+    int present[4];
     PyObject *result = NULL;
     (void)module;
 
@@ -227,11 +255,9 @@ static PyObject *centre_derivative(PyObject *module, PyObject *const *args, Py_s
     const long order = PyLong_AsLong(args[4]);
     if (order == -1 && PyErr_Occurred())
         return NULL;
-    const PyObject *ordered[4] = {args[0], args[1], args[2], args[5]};
-    for (; acquired < 4; acquired++)
-        if (get_buffer((PyObject *)ordered[acquired], &views[acquired], acquired == 3, ndims[acquired],
-                       strided[acquired], names[acquired]) < 0)
-            goto done;
+    PyObject *const ordered[4] = {args[0], args[1], args[2], args[5]};
+    if (get_buffers(ordered, arguments, 4, views, present) < 0)
+        return NULL;
     const Py_ssize_t w = views[0].shape[0], columns = views[0].shape[1];
     if (views[1].shape[0] != w || views[2].shape[0] != w || views[3].shape[0] != columns || w < 2) {
         PyErr_Format(PyExc_ValueError, "centre_derivative needs q (w, m), time (w,), weights (w,) and out (m,) "
@@ -262,8 +288,7 @@ static PyObject *centre_derivative(PyObject *module, PyObject *const *args, Py_s
     result = uniform ? Py_True : Py_False;
     Py_INCREF(result);
 done:
-    for (int i = 0; i < acquired; i++)
-        PyBuffer_Release(&views[i]);
+    release_buffers(views, present, 4);
     return result;
 }
 
@@ -300,10 +325,10 @@ PyDoc_STRVAR(sign_friction_doc,
 
 static PyObject *sign_friction(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
+    static const argument arguments[4] = {{"v", 2, 0, 0, 0}, {"a", 2, 0, 0, 1}, {"scale", 1, 0, 0, 1},
+                                          {"out", 3, 0, 1, 0}};
     Py_buffer views[4];
-    static const char *names[4] = {"v", "a", "scale", "out"};
-    PyObject *objects[4];
-    int acquired = 0, present[4];
+    int present[4];
     PyObject *result = NULL;
     (void)module;
 
@@ -314,18 +339,9 @@ static PyObject *sign_friction(PyObject *module, PyObject *const *args, Py_ssize
     const double lead = PyFloat_AsDouble(args[2]), dead_band = PyFloat_AsDouble(args[3]);
     if (PyErr_Occurred())
         return NULL;
-    objects[0] = args[0], objects[1] = args[1], objects[2] = args[4], objects[3] = args[5];
-    static const int ndims[4] = {2, 2, 1, 3};
-    for (; acquired < 4; acquired++) {
-        present[acquired] = objects[acquired] != Py_None;
-        if (present[acquired] && get_buffer(objects[acquired], &views[acquired], acquired == 3, ndims[acquired], 0,
-                                            names[acquired]) < 0)
-            goto done;
-    }
-    if (!present[0] || !present[3]) {
-        PyErr_SetString(PyExc_ValueError, "sign_friction needs v and out");
-        goto done;
-    }
+    PyObject *const ordered[4] = {args[0], args[1], args[4], args[5]};
+    if (get_buffers(ordered, arguments, 4, views, present) < 0)
+        return NULL;
     const Py_ssize_t n = views[0].shape[0], rows = views[0].shape[1];
     if ((present[1] && (views[1].shape[0] != n || views[1].shape[1] != rows))
         || (present[2] && views[2].shape[0] != rows)
@@ -339,9 +355,7 @@ static PyObject *sign_friction(PyObject *module, PyObject *const *args, Py_ssize
     result = Py_None;
     Py_INCREF(result);
 done:
-    for (int i = 0; i < acquired; i++)
-        if (present[i])
-            PyBuffer_Release(&views[i]);
+    release_buffers(views, present, 4);
     return result;
 }
 

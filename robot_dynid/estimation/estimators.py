@@ -798,9 +798,11 @@ class RecursiveLeastSquares:
         if not (np.all(np.isfinite(Phi)) and np.all(np.isfinite(y))):
             raise DataError("Phi and y must be finite")
         noise = self._check_noise(noise_variance, Phi.shape[1])
+        noise = None if isinstance(noise, float) else np.ascontiguousarray(noise)
+        Phi, y = np.ascontiguousarray(Phi), np.ascontiguousarray(y)
         history = np.empty((Phi.shape[0], self.n_parameters)) if return_history else None
         for k, (phi_k, y_k) in enumerate(zip(Phi, y)):
-            self._update(phi_k, y_k, noise)
+            self._step(phi_k, y_k, noise)
             if history is not None:
                 history[k] = self.theta_
         return history if history is not None else self.theta_.copy()
