@@ -22,7 +22,6 @@ stage and have dropped no sample (AssertionError otherwise).
 from __future__ import annotations
 
 import os
-import select
 import shutil
 import subprocess
 import sys
@@ -42,17 +41,6 @@ FULL_DURATION = 120.0          # [s]
 QUICK_DURATION = 5.0           # [s]
 SAMPLE_PERIOD = 1.0            # [s] between /proc samples
 STATUS_TIMEOUT = 10.0          # [s] for an IdentificationStatus after the last message
-
-
-def _read_line(process: subprocess.Popen, timeout: float) -> str | None:
-    """The next stdout line of ``process`` within ``timeout`` [s], else None."""
-    ready, _, _ = select.select([process.stdout], [], [], max(timeout, 0.0))
-    if not ready:
-        return None
-    line = process.stdout.readline().decode(errors="replace")
-    if not line and process.poll() is not None:
-        raise RuntimeError(f"the publisher exited with {process.returncode}")
-    return line.strip()
 
 
 def _last_status(graph, after: float):
@@ -93,29 +81,10 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
             stdout=subprocess.PIPE)
         processes.append(publisher)
         watched = {"identifier": identifier.pid, "counter": counter.pid, "publisher": publisher.pid}
-        line = _read_line(publisher, ros_bench.DISCOVERY_TIMEOUT + 30.0)
-        if line is None or not line.startswith("publishing"):
-            raise RuntimeError(f"publisher did not start: {line!r}")
-        samples = {name: [ros_bench.sample_process(pid)] for name, pid in watched.items()}
-        ticks_before = ros_bench.machine_cpu_ticks()
-        deadline = time.monotonic() + duration * 1.5 + 60.0
-        next_sample = time.monotonic() + SAMPLE_PERIOD
-        while True:
-            line = _read_line(publisher, next_sample - time.monotonic())
-            if line is not None and line.startswith("published"):
-                break
-            if line is not None and line.startswith("error"):
-                raise RuntimeError(f"publisher: {line}")
-            if time.monotonic() >= next_sample:
-                for name, pid in watched.items():
-                    samples[name].append(ros_bench.sample_process(pid))
-                next_sample += SAMPLE_PERIOD
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"the publisher did not finish {count} messages in time")
-        for name, pid in watched.items():
-            samples[name].append(ros_bench.sample_process(pid))
-        steal = ros_bench.steal_percent(ticks_before, ros_bench.machine_cpu_ticks())
-        _read_line(publisher, 70.0)         # acknowledged
+        samples, ticks = ros_bench.sample_until_published(publisher, watched, count, duration, SAMPLE_PERIOD,
+                                                          also=ros_bench.machine_cpu_ticks)
+        steal = ros_bench.steal_percent(ticks[0], ticks[-1])
+        ros_bench.read_line(publisher, 70.0)         # acknowledged
         publisher.wait(timeout=30.0)
         status = _last_status(graph, time.time())
         identifier_exit = ros_bench.stop_node(identifier)

@@ -32,7 +32,6 @@ from __future__ import annotations
 import ast
 import os
 import re
-import select
 import shutil
 import struct
 import subprocess
@@ -81,17 +80,6 @@ def _wait_until(condition, timeout: float) -> bool:
             return False
         time.sleep(0.1)
     return True
-
-
-def _read_line(process: subprocess.Popen, timeout: float) -> str | None:
-    """The next stdout line of ``process`` within ``timeout`` [s], else None."""
-    ready, _, _ = select.select([process.stdout], [], [], max(timeout, 0.0))
-    if not ready:
-        return None
-    line = process.stdout.readline().decode(errors="replace")
-    if not line and process.poll() is not None:
-        raise RuntimeError(f"the publisher exited with {process.returncode}")
-    return line.strip()
 
 
 def _raw_bag(path: Path):
@@ -262,33 +250,12 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
         processes.append(publisher)
         watched = {"recorder": recorder.pid, "counter": counter.pid, "publisher": publisher.pid}
 
-        line = _read_line(publisher, ros_bench.DISCOVERY_TIMEOUT + 10.0)
-        if line is None or not line.startswith("publishing"):
-            raise RuntimeError(f"publisher did not start: {line!r}")
-        samples = {name: [ros_bench.sample_process(pid)] for name, pid in watched.items()}
         exclude = {*watched.values(), os.getpid()}
-        machine_samples = [_machine_sample(exclude)]
-        deadline = time.monotonic() + duration * 1.5 + 60.0
-        next_sample = time.monotonic() + SAMPLE_PERIOD
-        while True:
-            line = _read_line(publisher, next_sample - time.monotonic())
-            if line is not None and line.startswith("published"):
-                break
-            if line is not None and line.startswith("error"):
-                raise RuntimeError(f"publisher: {line}")
-            if time.monotonic() >= next_sample:
-                for name, pid in watched.items():
-                    samples[name].append(ros_bench.sample_process(pid))
-                machine_samples.append(_machine_sample(exclude))
-                next_sample += SAMPLE_PERIOD
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"the publisher did not finish {count} messages in time")
-        for name, pid in watched.items():
-            samples[name].append(ros_bench.sample_process(pid))
-        machine_samples.append(_machine_sample(exclude))
+        samples, machine_samples = ros_bench.sample_until_published(
+            publisher, watched, count, duration, SAMPLE_PERIOD, also=lambda: _machine_sample(exclude))
         published_at = time.monotonic()
 
-        acknowledged = _read_line(publisher, 70.0)
+        acknowledged = ros_bench.read_line(publisher, 70.0)
         publisher.wait(timeout=30.0)
         caught_up = _wait_until(lambda: _recorded(recorder_log) >= count, CATCH_UP_TIMEOUT)
         catch_up_seconds = time.monotonic() - published_at

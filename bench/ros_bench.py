@@ -121,6 +121,55 @@ class EventsGraph(RosTestGraph):
         self.executor.add_node(self.node)
 
 
+def read_line(process: subprocess.Popen, timeout: float) -> str | None:
+    """The next stdout line of ``process`` within ``timeout`` [s], else None."""
+    import select
+    ready, _, _ = select.select([process.stdout], [], [], max(timeout, 0.0))
+    if not ready:
+        return None
+    line = process.stdout.readline().decode(errors="replace")
+    if not line and process.poll() is not None:
+        raise RuntimeError(f"the publisher exited with {process.returncode}")
+    return line.strip()
+
+
+def sample_until_published(publisher: subprocess.Popen, watched: dict, count: int, duration: float,
+                           period: float = 1.0, also=None) -> tuple[dict, list]:
+    """Sample the ``watched`` processes (name -> pid) while ``publisher`` (the ``publisher`` role, stdout
+    piped) publishes ``count`` messages over ``duration`` [s]: from its ``publishing`` line to its
+    ``published`` line, every ``period`` [s] and at both ends, calling ``also()`` at each sample too.
+
+    Returns ``({name: [ProcessSample]}, [also() results])``. RuntimeError when the publisher does not start
+    or reports an error, TimeoutError when it has not finished after ``1.5 duration + 60`` s.
+    """
+    line = read_line(publisher, DISCOVERY_TIMEOUT + 30.0)
+    if line is None or not line.startswith("publishing"):
+        raise RuntimeError(f"publisher did not start: {line!r}")
+    samples = {name: [sample_process(pid)] for name, pid in watched.items()}
+    extra = [also()] if also else []
+    deadline = time.monotonic() + duration * 1.5 + 60.0
+    next_sample = time.monotonic() + period
+    while True:
+        line = read_line(publisher, next_sample - time.monotonic())
+        if line is not None and line.startswith("published"):
+            break
+        if line is not None and line.startswith("error"):
+            raise RuntimeError(f"publisher: {line}")
+        if time.monotonic() >= next_sample:
+            for name, pid in watched.items():
+                samples[name].append(sample_process(pid))
+            if also:
+                extra.append(also())
+            next_sample += period
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the publisher did not finish {count} messages in time")
+    for name, pid in watched.items():
+        samples[name].append(sample_process(pid))
+    if also:
+        extra.append(also())
+    return samples, extra
+
+
 # --------------------------------------------------------------------------- /proc sampling
 
 @dataclasses.dataclass(frozen=True)
