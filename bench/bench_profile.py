@@ -98,6 +98,27 @@ def top_rows(stats: pstats.Stats, total: float, sort: str, only_package: bool = 
             for value, key, calls, tottime, cumtime in entries[:TOP]]
 
 
+def cumulative(stats: pstats.Stats, path_end: str, function: str) -> float:
+    """Cumulative seconds of the largest profile entry whose file ends with ``path_end`` and whose function is
+    ``function`` (0 when none)."""
+    return max((cumtime for (filename, _, name), (_, _, _, cumtime, _) in stats.stats.items()
+                if filename.endswith(path_end) and name == function), default=0.0)
+
+
+def start_seconds() -> float:
+    """Wall time [s] of the command line's start, ``build_parser()`` in a new process, without a profiler (less
+    the bare interpreter's start with numpy)."""
+    environment = dict(os.environ, PYTHONPATH=str(machine.REPOSITORY))
+
+    def wall(code: str) -> float:
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True, env=environment)
+        return time.perf_counter() - start
+
+    return min(wall("import robot_dynid.cli; robot_dynid.cli.build_parser()") for _ in range(3)) - \
+        min(wall("import numpy") for _ in range(3))
+
+
 def import_costs() -> dict:
     """[s] of the command line's start (``import robot_dynid.cli``, ``build_parser()``: every subcommand's
     module) in a new process, and of cvxpy within it (-X importtime)."""
@@ -137,6 +158,7 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
             rows.append(f"arm{copy},{FIRST_DAY.isoformat()},arm{copy}.csv")
         (directory / "fleet.csv").write_text("\n".join(rows) + "\n")
         imports = import_costs()
+        imports["start"] = start_seconds()
         commands = {
             "identify": ["identify", "--robot", robot, "--data", str(data), "--out", str(directory / "model.yaml")],
             "report": ["report", "--robot", robot, "--data", str(data), "--out", str(directory / "report")],
@@ -184,15 +206,37 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
                        + machine.markdown_table(["Function", "calls", "own [s]", "cumulative [s]",
                                                  "cumulative share"],
                                                 top_rows(stats, total, "cumtime", only_package=True)))
-    notes = tuple(NOTES)
+    importing = [f"`{name}`" for name in ("identify", "report", "fleet") if imports_cvxpy(sections[name])]
+    report_figures = cumulative(sections["report"], "reports/report.py", "figure")
+    page = cumulative(sections["fleet"], "fleet/page.py", "write_fleet_page")
+    waiting = sum(tottime for (filename, _, name), (_, _, tottime, _, _) in sections["fleet"].stats.items()
+                  if name == "<method 'acquire' of '_thread.lock' objects>")
+    task_figures = cumulative(sections["fleet task"], "reports/report.py", "figure")
+    loading = sum(tottime for (_, _, name), (_, _, tottime, _, _) in sections["identify"].stats.items()
+                  if "_load_from_filelike" in name)
+    notes = (
+        f"The three largest remaining costs: (1) figures (matplotlib: drawing, text layout, PNG encoding): "
+        f"{report_figures:.1f} s of `report`, {task_figures:.1f} of the {walls['fleet task']:.1f} s of a fleet task "
+        f"(its torque-fit figures), {page:.1f} s of `fleet`'s client for the fleet page's trend figures; (2) the "
+        f"command line's start, which imports every subcommand's modules: {imports['start']:.2f} s without a "
+        f"profiler (scipy.signal, imported by recordings.conditioning, pulls in scipy.stats, interpolate and "
+        f"optimize), paid by every command and every Dask worker; (3) reading the CSV (`numpy.loadtxt`): "
+        f"{loading:.2f} s of `identify` for {n_samples:,} rows. The identification itself (differentiation, "
+        "regressor, normal equations, solve) is a small share of each.",
+        f"`fleet`'s client waits {waiting:.1f} s for its worker (the lock acquisitions): the worker's time is "
+        "the fleet task's profile above, once per recording, and its process start.",
+        ("cvxpy (`import cvxpy` alone takes about 1 s) is " + (
+            f"imported by {', '.join(importing)}: the plausibility check found no consistent standard set mapping "
+            "onto the identified base parameters without a solver and solved its program" if importing else
+            "not imported by `identify`, `report` or `fleet` on this recording: the plausibility check finds a "
+            "consistent standard set mapping onto the identified base parameters without a solver "
+            "(`physical_consistency._consistent_preimage`)") + ". Before (source 0da50c7) every identification "
+         "imported cvxpy and solved the nearest-consistent-set program."),
+    )
     return machine.BenchmarkResult(
         name=NAME, title="Where time goes: identify, report and fleet under cProfile (UR5, coulomb_viscous)",
         goals=tuple(goals), details="".join(details), notes=notes, machine=machine_description, quick=quick,
         values={"walls": walls, "imports": imports, "n_samples": n_samples})
-
-
-#: What the profiles above show, read off a full run (see the report of issue 23's items 2-4).
-NOTES = ()
 
 
 if __name__ == "__main__":
