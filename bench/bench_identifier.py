@@ -110,19 +110,11 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
         machine.Goal("identifier CPU beyond the counting subscriber's, per message", "info",
                      f"{(cpu['identifier'] - cpu['counter']) * 1e4 / RATE:.0f} us", None),
     )
-    cpu_rows = [
-        ["identifier node (rclpy subscription, sample selection, stamp order, `add_sample` with the RLS step)",
-         f"{cpu['identifier']:.1f}", f"{cpu['identifier'] / cpu['counter']:.2f}x",
-         f"{samples['identifier'][-1].cpu - samples['identifier'][0].cpu:.1f}",
-         machine.megabytes(samples["identifier"][-1].rss)],
-        ["baseline: counting subscriber (raw subscription, reliable, keep-last 1000)", f"{cpu['counter']:.1f}",
-         "1.00x", f"{samples['counter'][-1].cpu - samples['counter'][0].cpu:.1f}",
-         machine.megabytes(samples["counter"][-1].rss)],
-        ["publisher (rclpy, builds and publishes every message)", f"{cpu['publisher']:.1f}",
-         f"{cpu['publisher'] / cpu['counter']:.2f}x",
-         f"{samples['publisher'][-1].cpu - samples['publisher'][0].cpu:.1f}",
-         machine.megabytes(samples["publisher"][-1].rss)],
-    ]
+    cpu_rows = ros_bench.cpu_rows(samples, {
+        "identifier": "identifier node (rclpy subscription, sample selection, stamp order, `add_sample` with the "
+                      "RLS step)",
+        "counter": "baseline: counting subscriber (raw subscription, reliable, keep-last 1000)",
+        "publisher": "publisher (rclpy, builds and publishes every message)"})
     details = (
         f"{count:,} messages of the UR5's 6 joints at {RATE:,.0f} Hz over {seconds:.0f} s, one excitation stage "
         f"(method rls, coulomb_viscous friction, 48 base parameters; the buffer folded every 10,000 samples); "

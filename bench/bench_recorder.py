@@ -333,19 +333,10 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
                      bool(slope < MEMORY_GROWTH_GOAL)),
     )
 
-    cpu_rows = [
-        ["recorder node (raw subscription + bag writing)", f"{cpu['recorder']:.1f}",
-         f"{cpu['recorder'] / cpu['counter']:.2f}x",
-         f"{samples['recorder'][-1].cpu - samples['recorder'][0].cpu:.1f}",
-         machine.megabytes(samples["recorder"][-1].rss)],
-        ["baseline: counting subscriber (same raw subscription and QoS)", f"{cpu['counter']:.1f}",
-         "1.00x", f"{samples['counter'][-1].cpu - samples['counter'][0].cpu:.1f}",
-         machine.megabytes(samples["counter"][-1].rss)],
-        ["publisher (rclpy, builds and publishes every message)", f"{cpu['publisher']:.1f}",
-         f"{cpu['publisher'] / cpu['counter']:.2f}x",
-         f"{samples['publisher'][-1].cpu - samples['publisher'][0].cpu:.1f}",
-         machine.megabytes(samples["publisher"][-1].rss)],
-    ]
+    cpu_rows = ros_bench.cpu_rows(samples, {
+        "recorder": "recorder node (raw subscription + bag writing)",
+        "counter": "baseline: counting subscriber (same raw subscription and QoS)",
+        "publisher": "publisher (rclpy, builds and publishes every message)"})
     step = 60.0 if duration >= 120.0 else 1.0
     memory_rows, next_time = [], 0.0
     for sample in rss:

@@ -170,6 +170,15 @@ def sample_until_published(publisher: subprocess.Popen, watched: dict, count: in
     return samples, extra
 
 
+def cpu_rows(samples: dict, labels: dict, baseline: str = "counter") -> list[list[str]]:
+    """Table rows ``[label, CPU [% of one core], vs baseline, CPU time [s], VmRSS at end]`` of the processes
+    ``labels`` names (name -> label), from their samples (name -> [ProcessSample], first to last)."""
+    cpu = {name: cpu_percent(values[0], values[-1]) for name, values in samples.items()}
+    return [[label, f"{cpu[name]:.1f}", f"{cpu[name] / cpu[baseline]:.2f}x",
+             f"{samples[name][-1].cpu - samples[name][0].cpu:.1f}", machine.megabytes(samples[name][-1].rss)]
+            for name, label in labels.items()]
+
+
 # --------------------------------------------------------------------------- /proc sampling
 
 @dataclasses.dataclass(frozen=True)
