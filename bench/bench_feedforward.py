@@ -360,6 +360,10 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
         "carried `trajectory_msgs/JointTrajectoryPoint[]`, for which rclpy built one Python "
         "object per point (and its `Duration`) on every conversion: 1000 points took p50 33.5 / "
         "p99 47.8 ms (load 0.66, source eb7ef7c), 29 ms of the p50 in message conversion.",
+        "The topic rows are the node's whole reference path on its MultiThreadedExecutor (three threads), "
+        "which only a node with `reference_topic` spins: its latency has varied by two orders of magnitude between "
+        "runs on this shared machine (p50 under 1 ms in some, 70-150 ms in others, the relay in the same rounds "
+        "under 1 ms, and the same with the one-point path of `compute_feedforward` disabled), a cause not yet found.",
         "The p99 and max of every path rise with the load of the machine (other processes "
         "preempting the client, the node or the DDS threads) and with CPU steal (on this virtual "
         "machine, about 1 % when idle and 10-30 % in some runs); compare them with the empty "
