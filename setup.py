@@ -1,5 +1,5 @@
 """pip installation of the numeric core and the robot-dynid CLI, no ROS needed (a C compiler is:
-the regressor kernel is a small C extension).
+the regressor kernel and the online kernel are small C extensions).
 
 ROS users build the whole package (interfaces, nodes, launch files) with colcon instead; see
 README.md. The .msg/.srv definitions are copied into the Python package so that rosbag files
@@ -25,8 +25,10 @@ class BuildPyWithPackageData(build_py):
             shutil.copytree(root / directory, target / directory, dirs_exist_ok=True)
 
 
-# The compiled regressor kernel; CMakeLists.txt builds the same file for ROS workspaces.
+# The compiled kernels; CMakeLists.txt builds the same files for ROS workspaces.
 REGRESSOR_KERNEL = Extension("robot_dynid._regressor_kernel", ["robot_dynid/_regressor_kernel.c"],
                              extra_compile_args=["-O3", "-Wno-psabi"])
+ONLINE_KERNEL = Extension("robot_dynid._online_kernel", ["robot_dynid/_online_kernel.c"],
+                          extra_compile_args=["-O3", "-Wno-psabi"])
 
-setup(cmdclass={"build_py": BuildPyWithPackageData}, ext_modules=[REGRESSOR_KERNEL])
+setup(cmdclass={"build_py": BuildPyWithPackageData}, ext_modules=[REGRESSOR_KERNEL, ONLINE_KERNEL])

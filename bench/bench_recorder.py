@@ -32,7 +32,6 @@ from __future__ import annotations
 import ast
 import os
 import re
-import select
 import shutil
 import struct
 import subprocess
@@ -81,17 +80,6 @@ def _wait_until(condition, timeout: float) -> bool:
             return False
         time.sleep(0.1)
     return True
-
-
-def _read_line(process: subprocess.Popen, timeout: float) -> str | None:
-    """The next stdout line of ``process`` within ``timeout`` [s], else None."""
-    ready, _, _ = select.select([process.stdout], [], [], max(timeout, 0.0))
-    if not ready:
-        return None
-    line = process.stdout.readline().decode(errors="replace")
-    if not line and process.poll() is not None:
-        raise RuntimeError(f"the publisher exited with {process.returncode}")
-    return line.strip()
 
 
 def _raw_bag(path: Path):
@@ -262,33 +250,12 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
         processes.append(publisher)
         watched = {"recorder": recorder.pid, "counter": counter.pid, "publisher": publisher.pid}
 
-        line = _read_line(publisher, ros_bench.DISCOVERY_TIMEOUT + 10.0)
-        if line is None or not line.startswith("publishing"):
-            raise RuntimeError(f"publisher did not start: {line!r}")
-        samples = {name: [ros_bench.sample_process(pid)] for name, pid in watched.items()}
         exclude = {*watched.values(), os.getpid()}
-        machine_samples = [_machine_sample(exclude)]
-        deadline = time.monotonic() + duration * 1.5 + 60.0
-        next_sample = time.monotonic() + SAMPLE_PERIOD
-        while True:
-            line = _read_line(publisher, next_sample - time.monotonic())
-            if line is not None and line.startswith("published"):
-                break
-            if line is not None and line.startswith("error"):
-                raise RuntimeError(f"publisher: {line}")
-            if time.monotonic() >= next_sample:
-                for name, pid in watched.items():
-                    samples[name].append(ros_bench.sample_process(pid))
-                machine_samples.append(_machine_sample(exclude))
-                next_sample += SAMPLE_PERIOD
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"the publisher did not finish {count} messages in time")
-        for name, pid in watched.items():
-            samples[name].append(ros_bench.sample_process(pid))
-        machine_samples.append(_machine_sample(exclude))
+        samples, machine_samples = ros_bench.sample_until_published(
+            publisher, watched, count, duration, SAMPLE_PERIOD, also=lambda: _machine_sample(exclude))
         published_at = time.monotonic()
 
-        acknowledged = _read_line(publisher, 70.0)
+        acknowledged = ros_bench.read_line(publisher, 70.0)
         publisher.wait(timeout=30.0)
         caught_up = _wait_until(lambda: _recorded(recorder_log) >= count, CATCH_UP_TIMEOUT)
         catch_up_seconds = time.monotonic() - published_at
@@ -366,19 +333,10 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
                      bool(slope < MEMORY_GROWTH_GOAL)),
     )
 
-    cpu_rows = [
-        ["recorder node (raw subscription + bag writing)", f"{cpu['recorder']:.1f}",
-         f"{cpu['recorder'] / cpu['counter']:.2f}x",
-         f"{samples['recorder'][-1].cpu - samples['recorder'][0].cpu:.1f}",
-         machine.megabytes(samples["recorder"][-1].rss)],
-        ["baseline: counting subscriber (same raw subscription and QoS)", f"{cpu['counter']:.1f}",
-         "1.00x", f"{samples['counter'][-1].cpu - samples['counter'][0].cpu:.1f}",
-         machine.megabytes(samples["counter"][-1].rss)],
-        ["publisher (rclpy, builds and publishes every message)", f"{cpu['publisher']:.1f}",
-         f"{cpu['publisher'] / cpu['counter']:.2f}x",
-         f"{samples['publisher'][-1].cpu - samples['publisher'][0].cpu:.1f}",
-         machine.megabytes(samples["publisher"][-1].rss)],
-    ]
+    cpu_rows = ros_bench.cpu_rows(samples, {
+        "recorder": "recorder node (raw subscription + bag writing)",
+        "counter": "baseline: counting subscriber (same raw subscription and QoS)",
+        "publisher": "publisher (rclpy, builds and publishes every message)"})
     step = 60.0 if duration >= 120.0 else 1.0
     memory_rows, next_time = [], 0.0
     for sample in rss:

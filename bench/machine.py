@@ -54,7 +54,7 @@ shared with other jobs, multi-threaded OpenBLAS can be several times slower than
 for the small products used here (`--blas-threads 1`, or `OPENBLAS_NUM_THREADS=1` for a
 single script).
 
-The node benchmarks (recorder, feedforward) start the installed node executables in their own
+The node benchmarks (recorder, identifier, feedforward) start the installed node executables in their own
 processes, with the source tree first on PYTHONPATH, and keep DDS traffic on loopback in a
 ROS_DOMAIN_ID of their own (150..199; the tests take 1..100).
 

@@ -1,7 +1,7 @@
 """What the ROS 2 node benchmarks share: a loopback ROS environment, /proc sampling of a process,
 and the helper processes that play the other side of a benchmarked node.
 
-Library part (imported by ``bench_recorder.py`` and ``bench_feedforward.py``):
+Library part (imported by ``bench_recorder.py``, ``bench_identifier.py`` and ``bench_feedforward.py``):
 
 - :func:`setup_ros_environment`: DDS traffic on loopback, a ROS_DOMAIN_ID of its own in
   150..199 (the tests take 1..100), one OpenBLAS thread for every process started afterwards;
@@ -16,10 +16,12 @@ Helper processes, ``python bench/ros_bench.py ROLE ...`` (each an rclpy process 
 through :func:`robot_dynid.nodes.node_runtime.spin_node` like the product's nodes, i.e. the same
 executor and SIGINT handling; the services process spins as the feedforward node does):
 
-- ``publisher``: ``sensor_msgs/JointState`` on a strict schedule (see :func:`publish_joint_states`);
+- ``publisher``: ``sensor_msgs/JointState`` on a strict schedule, optionally a robot's motion after a
+  stage marker (see :func:`publish_joint_states`);
 - ``counter``: a raw subscription that only counts messages, the recorder's baseline;
-- ``services``: a ``ComputeFeedforward`` that echoes the request (efforts = positions) and an empty
-  ``std_srvs/Trigger``, the feedforward node's transport baselines.
+- ``services``: a ``ComputeFeedforward`` that echoes the request (efforts = positions), an empty
+  ``std_srvs/Trigger`` and a topic relay (``JointState`` on ``bench_reference`` in, its positions as
+  ``Float64MultiArray`` on ``bench_command`` out), the feedforward node's transport baselines.
 """
 from __future__ import annotations
 
@@ -119,6 +121,64 @@ class EventsGraph(RosTestGraph):
         self.executor.add_node(self.node)
 
 
+def read_line(process: subprocess.Popen, timeout: float) -> str | None:
+    """The next stdout line of ``process`` within ``timeout`` [s], else None."""
+    import select
+    ready, _, _ = select.select([process.stdout], [], [], max(timeout, 0.0))
+    if not ready:
+        return None
+    line = process.stdout.readline().decode(errors="replace")
+    if not line and process.poll() is not None:
+        raise RuntimeError(f"the publisher exited with {process.returncode}")
+    return line.strip()
+
+
+def sample_until_published(publisher: subprocess.Popen, watched: dict, count: int, duration: float,
+                           period: float = 1.0, also=None) -> tuple[dict, list]:
+    """Sample the ``watched`` processes (name -> pid) while ``publisher`` (the ``publisher`` role, stdout
+    piped) publishes ``count`` messages over ``duration`` [s]: from its ``publishing`` line to its
+    ``published`` line, every ``period`` [s] and at both ends, calling ``also()`` at each sample too.
+
+    Returns ``({name: [ProcessSample]}, [also() results])``. RuntimeError when the publisher does not start
+    or reports an error, TimeoutError when it has not finished after ``1.5 duration + 60`` s.
+    """
+    line = read_line(publisher, DISCOVERY_TIMEOUT + 30.0)
+    if line is None or not line.startswith("publishing"):
+        raise RuntimeError(f"publisher did not start: {line!r}")
+    samples = {name: [sample_process(pid)] for name, pid in watched.items()}
+    extra = [also()] if also else []
+    deadline = time.monotonic() + duration * 1.5 + 60.0
+    next_sample = time.monotonic() + period
+    while True:
+        line = read_line(publisher, next_sample - time.monotonic())
+        if line is not None and line.startswith("published"):
+            break
+        if line is not None and line.startswith("error"):
+            raise RuntimeError(f"publisher: {line}")
+        if time.monotonic() >= next_sample:
+            for name, pid in watched.items():
+                samples[name].append(sample_process(pid))
+            if also:
+                extra.append(also())
+            next_sample += period
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the publisher did not finish {count} messages in time")
+    for name, pid in watched.items():
+        samples[name].append(sample_process(pid))
+    if also:
+        extra.append(also())
+    return samples, extra
+
+
+def cpu_rows(samples: dict, labels: dict, baseline: str = "counter") -> list[list[str]]:
+    """Table rows ``[label, CPU [% of one core], vs baseline, CPU time [s], VmRSS at end]`` of the processes
+    ``labels`` names (name -> label), from their samples (name -> [ProcessSample], first to last)."""
+    cpu = {name: cpu_percent(values[0], values[-1]) for name, values in samples.items()}
+    return [[label, f"{cpu[name]:.1f}", f"{cpu[name] / cpu[baseline]:.2f}x",
+             f"{samples[name][-1].cpu - samples[name][0].cpu:.1f}", machine.megabytes(samples[name][-1].rss)]
+            for name, label in labels.items()]
+
+
 # --------------------------------------------------------------------------- /proc sampling
 
 @dataclasses.dataclass(frozen=True)
@@ -192,8 +252,43 @@ def _reliable_qos(depth: int):
                       reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
 
 
+def robot_motion(robot_file: Path, rate: float, count: int):
+    """(joint names, q, qd, tau (count, n)) of the UR5-like workload at ``rate`` [Hz]: the excitation
+    trajectory of ``bench_identification`` and the noise-free torques of physically consistent
+    parameters with coulomb_viscous friction (``machine.physical_parameters``, seed 23)."""
+    import numpy as np
+    import bench_identification
+    from robot_dynid.model.friction import friction_model
+    from robot_dynid.model.regressor import Regressor
+    from robot_dynid.model.robot_description import load_robot
+    regressor = Regressor(load_robot(robot_file), friction_model("coulomb_viscous"))
+    rng = np.random.default_rng(23)
+    trajectory = bench_identification.excitation_trajectory(regressor.robot, rng)
+    q, qd, qdd = trajectory.evaluate(np.arange(count) / rate)
+    return regressor.robot.joint_names, q, qd, regressor.torque(machine.physical_parameters(regressor, rng), q, qd, qdd)
+
+
+def _stage_start(node, stage: str, stamp_ns: int) -> bool:
+    """Publish the start marker of an ``ExperimentStage`` of kind ``stage`` stamped ``stamp_ns`` once a
+    subscriber is matched (False if none within the discovery timeout)."""
+    from robot_dynid.msg import ExperimentStage
+    from robot_dynid.nodes.node_runtime import STAGE_MARKERS_OUT
+    from robot_dynid.recordings.stages import StageMarker
+    publisher = node.create_publisher(ExperimentStage, "experiment_stage", STAGE_MARKERS_OUT)
+    deadline = time.monotonic() + DISCOVERY_TIMEOUT
+    while publisher.get_subscription_count() < 1:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    marker = StageMarker(stamp=stamp_ns * 1e-9, kind=stage, cycle=0, start=True)
+    message = ExperimentStage(**marker.message_fields())
+    message.header.stamp.sec, message.header.stamp.nanosec = divmod(stamp_ns, 1_000_000_000)
+    publisher.publish(message)
+    return True
+
+
 def publish_joint_states(topic: str, n_joints: int, rate: float, count: int, subscribers: int,
-                         depth: int, out: Path) -> int:
+                         depth: int, out: Path, robot: Path | None = None, stage: str | None = None) -> int:
     """Publish ``count`` JointState messages at ``rate`` [Hz] once ``subscribers`` are matched.
 
     Message ``k`` (k = 0, 1, ...) is due at ``start + k / rate`` on the monotonic clock; the loop
@@ -201,6 +296,11 @@ def publish_joint_states(topic: str, n_joints: int, rate: float, count: int, sub
     followed by a burst that catches up). Each message carries ``n_joints`` joints
     ``joint_1..``, with position, velocity and effort; ``position[0] = k`` [rad] and
     ``header.frame_id = str(k)`` identify it, ``header.stamp`` is the wall time of publishing.
+    With ``robot`` (a robot file) the messages carry that robot's joints on :func:`robot_motion`
+    instead (``header.frame_id = str(k)`` still; ``position[0]`` is the motion's) and ``header.stamp``
+    is the schedule, ``wall start + k / rate``, as a driver's fixed-rate loop stamps them; with
+    ``stage`` an ``ExperimentStage`` start marker of that kind, stamped 10 ms before the first
+    message, goes out on ``experiment_stage`` first.
 
     Prints ``publishing <monotonic ns>`` before the first and ``published <monotonic ns>`` after
     the last message (the benchmark reads both to time its CPU window), waits until every
@@ -226,10 +326,18 @@ def publish_joint_states(topic: str, n_joints: int, rate: float, count: int, sub
             time.sleep(0.01)
         message = JointState(name=[f"joint_{j + 1}" for j in range(n_joints)])
         phases = np.linspace(0.0, np.pi, n_joints)
+        if robot is not None:
+            names, *motion = robot_motion(robot, rate, count)
+            message.name = list(names)
+            motion = [values.tolist() for values in motion]
         period_ns = round(1e9 / rate)
         due = np.empty(count, np.int64)
         sent = np.empty(count, np.int64)
         stamp = np.empty(count, np.int64)
+        wall_start = time.time_ns() + 50_000_000
+        if stage is not None and not _stage_start(node, stage, wall_start - 10_000_000):
+            print(f"error: no subscriber of the stage markers after {DISCOVERY_TIMEOUT} s", flush=True)
+            return 1
         start = time.monotonic_ns() + 50_000_000
         print(f"publishing {start}", flush=True)
         for k in range(count):
@@ -237,12 +345,15 @@ def publish_joint_states(topic: str, n_joints: int, rate: float, count: int, sub
             wait = due[k] - time.monotonic_ns()
             if wait > 0:
                 time.sleep(wait * 1e-9)
-            angle = np.sin(phases + k * 1e-3)
-            message.position = [float(k), *angle[1:].tolist()]
-            message.velocity = (0.5 * angle).tolist()
-            message.effort = (10.0 * angle).tolist()
+            if robot is None:
+                angle = np.sin(phases + k * 1e-3)
+                message.position = [float(k), *angle[1:].tolist()]
+                message.velocity = (0.5 * angle).tolist()
+                message.effort = (10.0 * angle).tolist()
+            else:
+                message.position, message.velocity, message.effort = (values[k] for values in motion)
             message.header.frame_id = str(k)
-            wall = time.time_ns()
+            wall = time.time_ns() if robot is None else wall_start + k * period_ns
             message.header.stamp.sec, message.header.stamp.nanosec = divmod(wall, 1_000_000_000)
             sent[k] = time.monotonic_ns()
             publisher.publish(message)
@@ -285,21 +396,30 @@ def _counter_node_class(topic: str, depth: int, status_period: float):
 
 def _services_node_class():
     from rclpy.node import Node
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
     from std_srvs.srv import Trigger
 
     from robot_dynid.srv import ComputeFeedforward
 
     class ServicesNode(Node):
         """``bench_echo_feedforward`` (ComputeFeedforward: efforts = the request's positions, so
-        the response is as large as the feedforward node's) and ``bench_trigger``
-        (std_srvs/Trigger, empty)."""
+        the response is as large as the feedforward node's), ``bench_trigger``
+        (std_srvs/Trigger, empty) and the relay ``bench_reference`` -> ``bench_command``
+        (JointState in, its positions out as Float64MultiArray: the feedforward node's topic path
+        without a model; depth 10, reliable, as the node's)."""
 
         def __init__(self):
             super().__init__("bench_services")
             self.create_service(ComputeFeedforward, "bench_echo_feedforward", self.on_echo)
             self.create_service(Trigger, "bench_trigger", self.on_trigger)
+            self.command = self.create_publisher(Float64MultiArray, "bench_command", 10)
+            self.create_subscription(JointState, "bench_reference", self.on_reference, 10)
             gc.collect()    # as the feedforward node: long-lived objects out of collections
             gc.freeze()
+
+        def on_reference(self, msg):
+            self.command.publish(Float64MultiArray(data=msg.position))
 
         def on_echo(self, request, response):
             response.efforts = request.positions        # array.array('d'): taken as it is
@@ -325,6 +445,9 @@ def main(argv=None) -> int:
                            help="matched subscriptions to wait for before publishing")
     publisher.add_argument("--depth", type=int, default=1000, help="reliable keep-last depth")
     publisher.add_argument("--out", type=Path, required=True, help=".npz of the send times")
+    publisher.add_argument("--robot", type=Path, default=None,
+                           help="robot file: its joints on an excitation trajectory (see robot_motion)")
+    publisher.add_argument("--stage", default=None, help="ExperimentStage kind to start before publishing")
     counter = roles.add_parser("counter", help="raw subscription that counts messages")
     counter.add_argument("--topic", default="joint_states")
     counter.add_argument("--depth", type=int, default=1000)
@@ -333,7 +456,7 @@ def main(argv=None) -> int:
     args, ros_arguments = parser.parse_known_args(argv)
     if args.role == "publisher":
         return publish_joint_states(args.topic, args.joints, args.rate, args.count,
-                                    args.subscribers, args.depth, args.out)
+                                    args.subscribers, args.depth, args.out, args.robot, args.stage)
     from robot_dynid.nodes.node_runtime import spin_node
     if args.role == "counter":
         return spin_node(_counter_node_class(args.topic, args.depth, args.status_period),

@@ -21,8 +21,8 @@ from pathlib import Path
 import machine
 
 BENCHMARKS = ("regressor", "identification", "fused", "consistent", "rls", "excitation", "recorder",
-              "feedforward", "hydraulic", "payload", "fleet")
-SLOW = ("consistent", "excitation", "recorder", "fleet")
+              "identifier", "feedforward", "hydraulic", "payload", "fleet", "profile")
+SLOW = ("consistent", "excitation", "recorder", "identifier", "fleet", "profile")
 BENCH_DIRECTORY = Path(__file__).resolve().parent
 
 

@@ -33,7 +33,7 @@ import numpy as np
 import scipy.linalg
 from scipy.linalg import lapack
 
-from robot_dynid import validators
+from robot_dynid import _online_kernel, validators
 from robot_dynid.errors import DataError, DynIdError, IdentificationError
 
 logger = logging.getLogger(__name__)
@@ -639,6 +639,10 @@ class RecursiveLeastSquares:
     With ``mu < 1``, directions the data do not excite grow by ``1/mu`` per update (wind-up);
     ``covariance_limit`` caps the eigenvalues of ``P``.
 
+    The recursion is compiled (``robot_dynid/_online_kernel.c``, ``theta_`` and ``covariance_``
+    updated in place): :meth:`update` checks its inputs, :meth:`update_trusted` does not (for
+    rows a caller computed itself), and both run the same arithmetic, bit for bit.
+
     Parameters
     ----------
     n_parameters : int
@@ -689,7 +693,7 @@ class RecursiveLeastSquares:
             raise DynIdError("initial_covariance must be finite and symmetric")
         if np.linalg.eigvalsh(value)[0] <= 0.0:
             raise DynIdError("initial_covariance must be positive definite")
-        return value
+        return np.array(value, order="C")     # a C-ordered copy: the recursion updates it in place
 
     def _check_theta(self, value, name: str) -> np.ndarray:
         value = np.asarray(value, dtype=float)
@@ -750,8 +754,33 @@ class RecursiveLeastSquares:
         self._update(Phi, y, self._check_noise(noise_variance, Phi.shape[0]))
         return self.theta_.copy()
 
+    def update_trusted(self, Phi: np.ndarray, y: np.ndarray, noise_variance: np.ndarray | None = None) -> None:
+        """:meth:`update` without its checks, for rows the caller computed: ``Phi`` (m, p) and ``y``
+        (m,) finite C-contiguous float64 arrays, ``noise_variance`` None or such an (m,) array > 0.
+        Same arithmetic as :meth:`update` (bit for bit); ``theta_`` is updated in place and not returned."""
+        self._step(Phi, y, noise_variance)
+
     def _update(self, Phi: np.ndarray, y: np.ndarray, noise) -> None:
-        """The recursion for checked ``Phi`` (m, p), ``y`` (m,), ``noise`` (m,) or 1.0.
+        """The recursion for checked ``Phi`` (m, p), ``y`` (m,), ``noise`` (m,) or 1.0: compiled
+        (``_online_kernel.rls_update``: ``C = mu S + Phi P Phi^T = L L^T``, ``B = L^-1 Phi P``,
+        ``theta += B^T L^-1 (y - Phi theta)``, ``P = (P - B^T B) / mu``, in place), then the
+        covariance limit; :meth:`_update_by_solve` when ``C`` is not numerically positive definite.
+        """
+        self._step(np.ascontiguousarray(Phi, dtype=float), np.ascontiguousarray(y, dtype=float),
+                   None if isinstance(noise, float) else np.ascontiguousarray(noise, dtype=float))
+
+    def _step(self, Phi: np.ndarray, y: np.ndarray, noise: np.ndarray | None) -> None:
+        """:meth:`_update` on C-contiguous float64 arrays, ``noise`` None for ``S = I``."""
+        trace = _online_kernel.rls_update(self.theta_, self.covariance_, Phi, y, noise, self.forgetting)
+        if trace is None:
+            self._update_by_solve(Phi, y, 1.0 if noise is None else noise)
+            return
+        if self.covariance_limit is not None and trace > self.covariance_limit:
+            self.covariance_ = self._limit_covariance(self.covariance_)
+        self.n_updates_ += 1
+
+    def _update_by_solve(self, Phi: np.ndarray, y: np.ndarray, noise) -> None:
+        """The recursion in numpy, for an innovation covariance the compiled Cholesky refused.
 
         With ``A = P Phi^T`` (p, m) and the innovation covariance ``C = mu S + Phi A`` (m, m),
         the gain is ``K^T = C^-1 A^T`` (m, p) and, ``P`` being symmetric, ``K Phi P = A K^T``:
@@ -786,7 +815,10 @@ class RecursiveLeastSquares:
         if eigenvalues[-1] <= self.covariance_limit:
             return P
         capped = np.minimum(eigenvalues, self.covariance_limit)
-        return (eigenvectors * capped) @ eigenvectors.T
+        limited = (eigenvectors * capped) @ eigenvectors.T
+        limited += limited.T                # exactly symmetric, as the recursion keeps P
+        limited *= 0.5
+        return limited
 
     def update_batch(self, Phi, y, noise_variance=None,
                      return_history: bool = False) -> np.ndarray:
@@ -821,9 +853,11 @@ class RecursiveLeastSquares:
         if not (np.all(np.isfinite(Phi)) and np.all(np.isfinite(y))):
             raise DataError("Phi and y must be finite")
         noise = self._check_noise(noise_variance, Phi.shape[1])
+        noise = None if isinstance(noise, float) else np.ascontiguousarray(noise)
+        Phi, y = np.ascontiguousarray(Phi), np.ascontiguousarray(y)
         history = np.empty((Phi.shape[0], self.n_parameters)) if return_history else None
         for k, (phi_k, y_k) in enumerate(zip(Phi, y)):
-            self._update(phi_k, y_k, noise)
+            self._step(phi_k, y_k, noise)
             if history is not None:
                 history[k] = self.theta_
         return history if history is not None else self.theta_.copy()

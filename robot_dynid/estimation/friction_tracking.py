@@ -119,11 +119,13 @@ class FrictionTracker:
         tau = np.asarray(tau, dtype=float)
         residual = tau - Y[:, :, self.fixed] @ self.model.values[self.fixed]
         Phi = Y[:, :, self.tracked]
+        if not (np.isfinite(Phi).all() and np.isfinite(residual).all()):
+            raise DataError("phi and y must be finite: the samples' base regressor Y and torques tau")
         moving = np.abs(np.asarray(qd, dtype=float)) >= self.min_speed
         used = 0
-        for k in np.flatnonzero(moving.any(axis=1)):
+        for k in np.flatnonzero(moving.any(axis=1)):     # checked above: the trusted update, row by row
             rows = moving[k]
-            self.rls.update(Phi[k, rows], residual[k, rows], self.noise_variance[rows])
+            self.rls.update_trusted(Phi[k, rows], residual[k, rows], self.noise_variance[rows])
             used += 1
         return used
 

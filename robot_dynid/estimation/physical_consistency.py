@@ -29,7 +29,10 @@ whether some consistent standard set maps onto them (if not: how far, in standar
 the nearest consistent set is and which base parameters differ most).
 
 cvxpy is imported only inside the functions that solve a program, so the rest of robot_dynid
-works without it; :class:`SolverUnavailableError` says how to install it.
+works without it; :class:`SolverUnavailableError` says how to install it. The plausibility check
+first looks for a consistent standard set mapping onto the values without a solver (the prior moved
+by the least-squares correction, :func:`_consistent_preimage`); only when that finds none does it
+import cvxpy (about 1 s) and solve its program.
 
 Bounds file (:func:`load_constraints`, YAML; every key optional)::
 
@@ -114,6 +117,13 @@ CONSISTENT_DISTANCE = 0.1
 STD_FLOOR = 1e-6
 #: Offenders listed by :func:`check_plausibility`.
 N_OFFENDERS = 3
+#: :func:`_consistent_preimage`: largest residual of the preimage (relative to the largest value) and
+#: smallest eigenvalue above the margin of its scaled pseudo-inertias.
+PREIMAGE_TOLERANCE = 1e-9
+#: :func:`_consistent_preimage`: alternating projections at most, and the eigenvalue floor [1] above the margin
+#: its projection raises the scaled pseudo-inertias to.
+PREIMAGE_ITERATIONS = 200
+PREIMAGE_FLOOR = 3e-3
 MODES = ("two_step", "regularised")
 #: CLARABEL's gap and feasibility tolerances (its defaults are 1e-8, which left poorly excited
 #: directions 1e-3 of their scale off on noise-free data; 1e-10 often ended optimal_inaccurate).
@@ -166,6 +176,7 @@ def cvxpy_available() -> bool:
 
 #: ``vec(J) = _PSEUDO_INERTIA_MAP @ link_parameters`` (row-major vec), for the programs.
 _PSEUDO_INERTIA_MAP = np.column_stack([pseudo_inertia(e).ravel() for e in np.eye(N_INERTIAL)])
+_PSEUDO_INERTIA_INVERSE = np.linalg.pinv(_PSEUDO_INERTIA_MAP)      # (10, 16): a symmetric J back to its parameters
 
 
 @dataclass(frozen=True)
@@ -1188,16 +1199,64 @@ def _negative_signs(values, std, base: BaseParameters, layout: ParameterLayout):
     return negative, messages
 
 
+def _consistent_preimage(values, base: BaseParameters, layout: ParameterLayout, physical: np.ndarray,
+                         prior_values: np.ndarray, prior_mask: np.ndarray,
+                         constraints: ConsistencyConstraints) -> np.ndarray | None:
+    """A standard set (p,) meeting ``constraints`` that the base projection maps onto ``values`` (r,), found
+    without a solver, or None.
+
+    Alternating projections in the scaled parameters ``x = pi / s`` (``s`` the link scales ``physical``, 1
+    for the other parameters), at most :data:`PREIMAGE_ITERATIONS`: onto the affine set of the values,
+    ``x += pinv(K S) (values - K S x)``, then each link's scaled pseudo-inertia onto the matrices whose
+    eigenvalues are at least ``margin + PREIMAGE_FLOOR`` (eigenvalues raised to it) and friction and
+    armature onto ``>= 0``. Starts: the prior where given, else a solid sphere of the link's mass scale and
+    half its length scale about the link origin (``x = [1, 0, 0, 0, 0.1, 0, 0.1, 0, 0, 0.1]``, other
+    parameters 0). A point of the affine set is returned when ``K pi`` reproduces ``values`` (to
+    :data:`PREIMAGE_TOLERANCE` of the largest), every scaled pseudo-inertia exceeds ``margin`` by
+    :data:`PREIMAGE_TOLERANCE` and friction and armature are not negative. A certificate only: None says
+    nothing about consistency (the program decides). Not tried with mass or centre-of-mass bounds.
+    """
+    if constraints.link_mass or constraints.total_mass is not None or constraints.com_box:
+        return None
+    scales = np.concatenate([physical, np.ones(layout.n_parameters - physical.size)])
+    design = base.projection * scales
+    sphere = np.zeros(layout.n_parameters)
+    sphere[:physical.size] = np.tile([1.0, 0.0, 0.0, 0.0, 0.1, 0.0, 0.1, 0.0, 0.0, 0.1], layout.n_links)
+    nonnegative = [index for index in layout.nonnegative
+                   if (constraints.armature_nonnegative if index in layout.armature
+                       else constraints.friction_nonnegative)]
+    pseudo_inverse = np.linalg.pinv(design)
+    inertial = slice(0, physical.size)
+    x = np.where(prior_mask, prior_values / scales, sphere)
+    for _ in range(PREIMAGE_ITERATIONS):
+        x += pseudo_inverse @ (values - design @ x)
+        if np.abs(design @ x - values).max() > PREIMAGE_TOLERANCE * max(float(np.abs(values).max()), 1e-300):
+            return None
+        blocks = (x[inertial].reshape(layout.n_links, N_INERTIAL) @ _PSEUDO_INERTIA_MAP.T).reshape(-1, 4, 4)
+        eigenvalues, eigenvectors = np.linalg.eigh(blocks)
+        if np.all(eigenvalues[:, 0] > constraints.margin + PREIMAGE_TOLERANCE) \
+                and not (nonnegative and np.any(x[nonnegative] < 0.0)):
+            return x * scales
+        raised = np.maximum(eigenvalues, constraints.margin + PREIMAGE_FLOOR)
+        blocks = (eigenvectors * raised[:, None, :]) @ np.swapaxes(eigenvectors, 1, 2)
+        x[inertial] = (blocks.reshape(layout.n_links, 16) @ _PSEUDO_INERTIA_INVERSE.T).ravel()
+        if nonnegative:
+            x[nonnegative] = np.maximum(x[nonnegative], 0.0)
+    return None
+
+
 def check_plausibility(base_values, base_std, base: BaseParameters, layout: ParameterLayout, *,
                        constraints: ConsistencyConstraints | None = None,
                        prior=None) -> PlausibilityReport:
     """Are identified base parameters physically plausible?
 
     (a) Base parameters that are a friction coefficient that must be ``>= 0``
-    (:data:`NONNEGATIVE_FRICTION`) or an armature, alone, and negative. (b) With cvxpy: the
-    nearest consistent standard set, ``min_pi sum_i ((K pi - b)_i / std_i)^2`` subject to
+    (:data:`NONNEGATIVE_FRICTION`) or an armature, alone, and negative. (b) A consistent standard
+    set that maps onto the values found without a solver (:func:`_consistent_preimage`): they are
+    consistent. Otherwise (c) with cvxpy: the nearest consistent standard set,
+    ``min_pi sum_i ((K pi - b)_i / std_i)^2`` subject to
     ``J_i >= 0`` (margin 0 unless ``constraints`` say otherwise), signs and bounds; the base
-    values are consistent when that distance is below :data:`CONSISTENT_DISTANCE` std. (c)
+    values are consistent when that distance is below :data:`CONSISTENT_DISTANCE` std. (d)
     Without cvxpy the feasibility check is skipped and a message says so.
 
     Parameters
@@ -1219,18 +1278,25 @@ def check_plausibility(base_values, base_std, base: BaseParameters, layout: Para
         raise DynIdError(f"base_values and base_std must be {base.rank} finite values and "
                          "standard deviations >= 0")
     negative, messages = _negative_signs(values, std, base, layout)
-    if not cvxpy_available():
-        messages.append("physical consistency of the inertial parameters not checked: it "
-                        + INSTALL_HINT)
-        return PlausibilityReport(False if negative else None, tuple(messages), negative=tuple(negative))
-    cp = _require_cvxpy()
     constraints = ConsistencyConstraints(margin=0.0) if constraints is None else constraints
-    constraints.check_links(layout)
     prior_values, mask = _prior_vector(prior, layout)
     physical = _physical_scales(layout, prior_values, mask, constraints)
     typical = np.abs(base.projection[:, :physical.size]) @ physical
     floor = STD_FLOOR * np.maximum(np.maximum(np.abs(values), typical), 1e-300)
     inverse_std = np.where(np.isinf(std), 0.0, 1.0 / np.maximum(std, floor))
+    preimage = None if negative else _consistent_preimage(values, base, layout, physical, prior_values, mask,
+                                                          constraints)
+    if preimage is not None:        # consistent, shown without a solver: cvxpy is not needed (nor imported)
+        messages.append("base parameters are physically consistent (a consistent standard "
+                        "set maps onto them)")
+        distance = float(np.linalg.norm((values - base.projection @ preimage) * inverse_std))
+        return PlausibilityReport(True, tuple(messages), distance)
+    if not cvxpy_available():
+        messages.append("physical consistency of the inertial parameters not checked: it "
+                        + INSTALL_HINT)
+        return PlausibilityReport(False if negative else None, tuple(messages), negative=tuple(negative))
+    cp = _require_cvxpy()
+    constraints.check_links(layout)
     design = base.projection * inverse_std[:, None]
     scales = _variable_scales(physical, design)
     fit, _ = _normalised(design * scales, values * inverse_std)

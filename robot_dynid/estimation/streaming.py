@@ -206,6 +206,9 @@ class OnlineEstimator:
     (degree ``polyorder``), then ``Y_base(q, qd, qdd) theta = tau``. The window is a ring of
     ``2 window`` rows, each row written twice (at ``i`` and ``i + window``), so the last
     ``window`` rows are always the contiguous slice ``ring[i + 1:i + 1 + window]``, oldest first.
+    The rows being checked, the step runs the trusted calls (:meth:`Regressor.online`,
+    :meth:`RecursiveLeastSquares.update_trusted`) on views of the ring made once, which give
+    what the checked calls give, bit for bit.
 
     Parameters
     ----------
@@ -226,8 +229,16 @@ class OnlineEstimator:
         self.window = window
         self.polyorder = polyorder
         n = regressor.n_joints
-        self._ring = np.empty((2 * window, 1 + 3 * n))
-        self._q, self._qd, self._tau = slice(1, 1 + n), slice(1 + n, 1 + 2 * n), slice(1 + 2 * n, 1 + 3 * n)
+        self._ring = np.zeros((2 * window, 1 + 3 * n))
+        self._online_regressor = regressor.online()
+        self._qdd = np.zeros(n)
+        self._base_rows = np.zeros((n, base.rank))
+        self._independent = np.asarray(base.independent, dtype=np.intp)
+        # per ring position of the newest row: the window's stamps and positions, its centre's q, qd, tau
+        centre = window // 2
+        self._views = [(self._ring[i + 1:i + 1 + window, 0], self._ring[i + 1:i + 1 + window, 1:1 + n],
+                        *(self._ring[i + 1 + centre, 1 + k * n:1 + (k + 1) * n] for k in range(3)))
+                       for i in range(window)]
         self.clear()
 
     def clear(self, rows=()) -> None:
@@ -246,11 +257,11 @@ class OnlineEstimator:
         self._count += 1
         if self._count < self.window:
             return
-        window = self._ring[position + 1:position + 1 + self.window]
-        centre = window[self.window // 2]
-        qdd = centre_derivative(window[:, self._q], window[:, 0], self.polyorder)
-        Y = self.regressor.compute_one(centre[self._q], centre[self._qd], qdd)
-        self.rls.update(self.base.select(Y), centre[self._tau])
+        time, q, centre_q, centre_qd, centre_tau = self._views[position]
+        qdd = centre_derivative(q, time, self.polyorder, out=self._qdd)
+        Y = self._online_regressor.compute(centre_q, centre_qd, qdd)
+        np.take(Y, self._independent, axis=-1, out=self._base_rows, mode="clip")   # base.select(Y), unbuffered
+        self.rls.update_trusted(self._base_rows, centre_tau)
 
 
 class StreamingIdentifier:

@@ -293,16 +293,20 @@ class DynamicModel:
             temperature = np.atleast_2d(np.asarray(temperature, dtype=float))
         if elapsed is not None:
             elapsed = np.atleast_1d(np.asarray(elapsed, dtype=float))
-        # Y_base @ values = Y[..., independent] @ values = Y @ (values at the independent
-        # columns, 0 elsewhere): the same sum without copying the base columns out of Y;
         # Regressor.torque goes chunk by chunk, so a long recording never holds its whole regressor.
+        tau = self.regressor.torque(self.torque_parameters(), *arrays, temperature=temperature, elapsed=elapsed)
+        return tau[0] if single else tau
+
+    def torque_parameters(self) -> np.ndarray:
+        """The parameters (p,) that :meth:`torque` multiplies the standard regressor by: the base values at
+        their independent columns, 0 elsewhere (``Y_base @ values = Y @ these``, without copying the base
+        columns out of ``Y``), plus the payload's ten parameters on the last link's."""
         standard = np.zeros(self.regressor.n_parameters)
         standard[list(self.base.independent)] = self.values
         if self.payload is not None:        # linear in the last link's ten parameters: add the payload's
             last = self.regressor.slices["inertial"].stop
             standard[last - N_INERTIAL:last] += self.payload_parameters
-        tau = self.regressor.torque(standard, *arrays, temperature=temperature, elapsed=elapsed)
-        return tau[0] if single else tau
+        return standard
 
     def torque_at_limits_of_motion(self, limits: LimitArrays | None = None,
                                    samples: int = LIMITS_OF_MOTION_SAMPLES) -> PeakTorques:

@@ -30,6 +30,8 @@ from __future__ import annotations
 import array
 import dataclasses
 import math
+import sys
+import threading
 from collections.abc import Sequence
 
 import numpy as np
@@ -143,6 +145,9 @@ class FeedforwardLimits:
     peak : PeakTorques
         The model at the limits of motion.
     margins : Margins
+    plans : dict
+        What :func:`compute_feedforward` derives once per request joint order (:class:`_OnePointPlan`), by the
+        tuple of the request's joint names; filled as requests come.
     """
 
     lower: np.ndarray
@@ -153,6 +158,7 @@ class FeedforwardLimits:
     effort_derived: np.ndarray
     peak: PeakTorques
     margins: Margins
+    plans: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
 
 def feedforward_limits(model: DynamicModel, margins: Margins | None = None,
@@ -345,7 +351,9 @@ def compute_feedforward(model: DynamicModel, joint_names, positions, velocities=
     friction models that drift. ``limits``: what the request is checked against (a server computes
     them once per model with :func:`admit_model`); default :func:`feedforward_limits` of the
     model's robot with ``margins`` (default :class:`Margins`). The result is C-contiguous:
-    ``.reshape(-1)`` is the flat layout of the inputs.
+    ``.reshape(-1)`` is the flat layout of the inputs. A one-point request within every limit (the
+    reference topic's, a controller's one-point service call) takes a shorter path, with the bounds and
+    joint order derived once per request joint order (``limits.plans``), to the same torques bit for bit.
 
     Raises DataError, naming the point and joint of the first problem in point order, where
     :func:`request_arrays` does; for a position, velocity or acceleration beyond the limits and
@@ -353,6 +361,15 @@ def compute_feedforward(model: DynamicModel, joint_names, positions, velocities=
     model, e.g. a velocity whose square overflows) or beyond ``effort_margin`` times the effort limit.
     """
     limits = feedforward_limits(model, margins) if limits is None else limits
+    fast = _one_point(model, limits, joint_names, positions, velocities, accelerations, temperature, elapsed)
+    if fast is not None:
+        return fast
+    return _checked_feedforward(model, joint_names, positions, velocities, accelerations, temperature, elapsed, limits)
+
+
+def _checked_feedforward(model, joint_names, positions, velocities, accelerations, temperature, elapsed,
+                         limits: FeedforwardLimits) -> np.ndarray:
+    """:func:`compute_feedforward` for any request: every check on arrays, the first problem named."""
     margins = limits.margins
     q, qd, qdd = request_arrays(model.joint_names, joint_names, positions, velocities, accelerations,
                                 max_points=margins.max_points)
@@ -380,6 +397,106 @@ def compute_feedforward(model: DynamicModel, joint_names, positions, velocities=
                  f"torque at the limits of motion: the robot gives no effort limit)")
         raise DataError(f"point {point}: the effort of joint {joint_names[joint]} is {float(tau[point, joint]):.6g} "
                         f"N m, beyond {bound} times effort_margin {margins.effort!r}")
+    return tau
+
+
+#: Request joint orders a :class:`FeedforwardLimits` keeps plans for (a server sees one or two).
+MAX_PLANS = 16
+_NO_BOUND = sys.float_info.max     # a bound that only non-finite values break
+
+
+@dataclasses.dataclass(frozen=True)
+class _OnePointPlan:
+    """What a one-point request in one joint order is checked against and evaluated with, derived once.
+
+    ``order`` (n,): index in the request of each model joint; ``back`` (m,): model index of each request
+    joint. The bounds are lists of floats in request order (``lower <= value <= upper`` passes exactly
+    where :func:`_check_motion` and the effort check let a value pass, and no non-finite value passes):
+    positions ``limits -+ position_margin`` (no bound for continuous joints or a negative margin),
+    velocities and accelerations ``+-`` margin times limit, efforts ``+-`` effort_margin times the effort
+    limit. ``parameters`` (p,): :meth:`DynamicModel.torque_parameters`; ``local``: each thread's
+    :class:`~robot_dynid.model.regressor.OnlineRegressor`.
+    """
+
+    model: DynamicModel
+    order: np.ndarray
+    back: np.ndarray
+    position: tuple[list, list]
+    velocity: list
+    acceleration: list
+    effort: list
+    parameters: np.ndarray
+    local: threading.local
+
+
+def _plan(model: DynamicModel, limits: FeedforwardLimits, joint_names: tuple) -> _OnePointPlan:
+    order = np.array(joint_order(model.joint_names, joint_names), dtype=np.intp)
+    back = np.argsort(order)
+    margins = limits.margins
+
+    def bounds(low, high):
+        low = np.where(np.isfinite(low), low, -_NO_BOUND)[back]
+        high = np.where(np.isfinite(high), high, _NO_BOUND)[back]
+        return low.tolist(), high.tolist()
+
+    position = ((limits.lower - margins.position, limits.upper + margins.position) if margins.position >= 0.0 else
+                (np.full(len(order), -np.inf), np.full(len(order), np.inf)))
+    symmetric = [margins.velocity * limits.velocity, margins.acceleration * limits.acceleration,
+                 margins.effort * limits.effort]
+    return _OnePointPlan(model, order, back, bounds(*position), *(bounds(-bound, bound) for bound in symmetric),
+                         model.torque_parameters(), threading.local())
+
+
+def _within(values: list, bounds: tuple[list, list]) -> bool:
+    return all(low <= value <= high for value, low, high in zip(values, *bounds))
+
+
+def _one_point(model, limits, joint_names, positions, velocities, accelerations, temperature, elapsed):
+    """:func:`compute_feedforward` of a one-point request that passes every check, by a plan made once per
+    joint order (:class:`_OnePointPlan`): the same torques, bit for bit. None for anything else (more
+    points, a malformed or refused request, a missing or non-finite temperature or elapsed time, where the
+    friction needs them): the checked path then answers, or refuses with its message."""
+    names = tuple(joint_names)
+    plans = limits.plans
+    plan = plans.get(names)
+    if plan is None or plan.model is not model:
+        try:
+            plan = _plan(model, limits, names)
+        except DataError:
+            return None
+        if len(plans) >= MAX_PLANS:
+            plans.clear()
+        plans[names] = plan
+    m = len(plan.back)
+    values = [np.asarray(field, dtype=np.float64) for field in (positions, velocities, accelerations)]
+    if values[0].shape != (m,) or any(field.shape not in ((m,), (0,)) for field in values[1:]):
+        return None
+    friction = model.friction
+    if friction.needs_temperature:
+        if temperature is None or np.shape(temperature) != (len(plan.order),) \
+                or not all(math.isfinite(value) for value in np.asarray(temperature, dtype=float).tolist()):
+            return None
+    else:
+        temperature = None
+    if friction.needs_elapsed:
+        if elapsed is None or not 0.0 <= float(elapsed) < math.inf:
+            return None
+        elapsed = float(elapsed)
+    else:
+        elapsed = None
+    checked = [field.tolist() for field in values]
+    if not (_within(checked[0], plan.position) and (not checked[1] or _within(checked[1], plan.velocity))
+            and (not checked[2] or _within(checked[2], plan.acceleration))):
+        return None
+    online = getattr(plan.local, "regressor", None)
+    if online is None:
+        online = plan.local.regressor = model.regressor.online()
+    zero = np.zeros(m)
+    q, qd, qdd = (field[plan.order] if field.size else zero for field in values)
+    Y = online.compute(q, qd, qdd, temperature, elapsed)
+    tau = (Y[None] @ plan.parameters)[:, plan.back]
+    if not _within(tau[0].tolist(), plan.effort):
+        return None
     return tau
 
 

@@ -220,11 +220,25 @@ class FrictionModel:
         a = np.zeros_like(v) if qdd is None else np.asarray(qdd, dtype=float)
         if a.shape != v.shape:
             raise DataError(f"qdd must have the shape of qd {v.shape}, got {a.shape}")
+        if self.drift == "temperature":
+            self._check_temperature(temperature, v.shape)
+        elif self.drift == "time":
+            self._check_elapsed(elapsed, v.shape[0])
+        return self.trusted_columns(v, a, scale, temperature, elapsed)
+
+    def trusted_columns(self, v: np.ndarray, a: np.ndarray, scale, temperature=None, elapsed=None,
+                        out: np.ndarray | None = None) -> np.ndarray:
+        """:meth:`columns` without its checks (the same arithmetic, bit for bit), optionally into ``out``.
+
+        ``v``, ``a`` (N, n) float64 velocities and accelerations, finite; ``scale`` 1.0 or (n,) float64 (as
+        ``velocity_scale``); ``temperature`` (N, n) [deg C] and ``elapsed`` (N,) [s] where the drift needs
+        them, checked; ``out`` (N, n, n_coefficients) float64 to write into (every entry) or None.
+        """
         base = _base_columns(self, v, scale, a)
         if self.drift == "temperature":
-            factor = self._temperature_factor(temperature, v.shape)
+            factor = np.asarray(temperature, dtype=float) - self.reference_temperature
         elif self.drift == "time":
-            factor = self._time_factor(elapsed, v.shape[0])
+            factor = np.exp(-np.asarray(elapsed, dtype=float) / self.warmup_time_constant)[:, None]
         else:
             factor = None
         if factor is not None:
@@ -233,14 +247,14 @@ class FrictionModel:
                 second = np.exp(-np.asarray(elapsed, dtype=float) / self.warmup_time_constant_2)[:, None]
                 drift += [column * second for column in base]
             base = base + drift
-        if not base:
-            return np.zeros(v.shape + (0,))
-        result = np.stack(base, axis=-1)
-        if self.dead_band > 0.0:
+        result = np.empty(v.shape + (len(base),)) if out is None else out
+        for index, column in enumerate(base):
+            result[..., index] = column
+        if self.dead_band > 0.0 and base:
             result[np.abs(v) < self.dead_band * scale] = 0.0
         return result
 
-    def _temperature_factor(self, temperature, shape: tuple[int, int]) -> np.ndarray:
+    def _check_temperature(self, temperature, shape: tuple[int, int]) -> None:
         if temperature is None:
             raise DataError("friction drift 'temperature' needs temperature (N, n) [deg C], "
                             "got None")
@@ -250,9 +264,8 @@ class FrictionModel:
                             f"got {temperature.shape}")
         if not np.all(np.isfinite(temperature)):
             raise DataError("temperature contains non-finite values")
-        return temperature - self.reference_temperature
 
-    def _time_factor(self, elapsed, n_samples: int) -> np.ndarray:
+    def _check_elapsed(self, elapsed, n_samples: int) -> None:
         if elapsed is None:
             raise DataError("friction drift 'time' needs elapsed (N,) [s], got None")
         elapsed = np.asarray(elapsed, dtype=float)
@@ -260,7 +273,6 @@ class FrictionModel:
             raise DataError(f"elapsed must have shape ({n_samples},), got {elapsed.shape}")
         if not np.all(np.isfinite(elapsed)) or np.any(elapsed < 0.0):
             raise DataError("elapsed must be finite and >= 0 [s]")
-        return np.exp(-elapsed / self.warmup_time_constant)[:, None]
 
     def torque(self, coefficients, qd, temperature=None, elapsed=None, qdd=None) -> np.ndarray:
         """Friction torque for given coefficients.

@@ -34,7 +34,8 @@ unit twist of joint ``j`` expressed in link frame ``i`` (``r`` the origin of joi
 twists are carried along with the same frame changes, so the cost is ``O(n^2)`` per sample. A
 prismatic joint translates its frame by ``q z`` instead of turning it, and its unit twist is
 ``(z, 0)``.
-:meth:`Regressor.compute_one` (online use) runs the same kernel on one sample.
+:meth:`Regressor.compute_one` (online use) runs the same kernel on one sample; :meth:`Regressor.online`
+gives an :class:`OnlineRegressor` that does so into reused buffers without checking its inputs.
 """
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ from typing import NamedTuple
 import numpy as np
 import pinocchio as pin
 
-from robot_dynid import _regressor_kernel
+from robot_dynid import _online_kernel, _regressor_kernel
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.model.friction import FrictionModel
 from robot_dynid.model.robot_description import (RobotDescription, build_pinocchio_model,
@@ -462,6 +463,11 @@ class Regressor:
                        out)
         return out[0]
 
+    def online(self) -> "OnlineRegressor":
+        """A :class:`OnlineRegressor` of this regressor: one sample at a time into reused buffers,
+        inputs trusted (the online estimators' per-sample call)."""
+        return OnlineRegressor(self)
+
     def torque(self, parameters, q, qd, qdd, temperature=None, elapsed=None) -> np.ndarray:
         """Joint torques ``Y @ parameters``.
 
@@ -492,3 +498,81 @@ class Regressor:
                            None if elapsed is None else np.asarray(elapsed)[chunk], Y)
             torques[chunk] = Y @ parameters
         return torques
+
+
+class OnlineRegressor:
+    """One sample's regressor at a time, into buffers reused from call to call, inputs trusted.
+
+    Made by :meth:`Regressor.online`. :meth:`compute` runs what :meth:`Regressor.compute_one` runs
+    (friction columns, then the compiled kernel on one sample), bit for bit, without checking or
+    converting its inputs and without allocating the result: for callers that produced the states
+    themselves (the online estimators). The columns of the coulomb_viscous and coulomb_viscous_lead
+    models without drift are compiled too (``_online_kernel.sign_friction``, numpy's arithmetic).
+    Not for concurrent use: one instance per thread.
+
+    Attributes
+    ----------
+    regressor : Regressor
+    Y : ndarray, shape (n, p)
+        The last result; :meth:`compute` overwrites it.
+    """
+
+    def __init__(self, regressor: Regressor) -> None:
+        self.regressor = regressor
+        n, p = regressor.n_joints, regressor.n_parameters
+        self._states = np.zeros((3, 1, n))
+        self._q, self._qd, self._qdd = self._states            # (1, n) each, C-contiguous
+        self._out = np.zeros((1, n, p))
+        self.Y = self._out[0]
+        rows = len(regressor.friction_rows)
+        self._friction = np.zeros((1, rows, regressor.friction.n_coefficients))
+        self._joint_side = regressor.friction_side == "joint"
+        self._drive_map = regressor._friction_map.T
+        self._velocity_scale = 1.0 if self._joint_side else regressor._velocity_scale
+        friction = regressor.friction
+        self._sign_friction = friction.drift == "none" and friction.name in ("coulomb_viscous", "coulomb_viscous_lead")
+        self._lead = friction.name == "coulomb_viscous_lead"
+        self._scale = None if self._joint_side else np.ascontiguousarray(regressor._velocity_scale, dtype=float)
+        self._kernel_arguments = (regressor._chain, regressor._prismatic, regressor._gravity, self._q, self._qd,
+                                  self._qdd, self._friction, regressor._friction_map, regressor._armature_map,
+                                  regressor.offset, self._out)
+
+    def compute(self, q, qd, qdd, temperature=None, elapsed=None) -> np.ndarray:
+        """The regressor of one sample, as :meth:`Regressor.compute_one` gives it.
+
+        Parameters
+        ----------
+        q, qd, qdd : ndarray, shape (n,)
+            [rad], [rad/s], [rad/s^2] in the robot's joint order, finite (not checked).
+        temperature : ndarray, shape (n,), optional
+            [deg C], where the friction drifts with temperature.
+        elapsed : float, optional
+            [s] since the cold start, where the friction drifts with time.
+
+        Returns
+        -------
+        ndarray, shape (n, p)
+            :attr:`Y`, overwritten by the next call.
+        """
+        self._q[0] = q
+        self._qd[0] = qd
+        self._qdd[0] = qdd
+        regressor = self.regressor
+        if temperature is not None:
+            temperature = np.asarray(temperature, dtype=float)[None]
+            if not self._joint_side:
+                temperature = temperature[:, regressor._temperature_joint]
+        if elapsed is not None:
+            elapsed = np.atleast_1d(np.asarray(elapsed, dtype=float))
+        if self._sign_friction:
+            v, a = ((self._qd, self._qdd) if self._joint_side else
+                    (self._qd @ self._drive_map, self._qdd @ self._drive_map if self._lead else None))
+            _online_kernel.sign_friction(v, a if self._lead else None, regressor.friction.reversal_lead,
+                                         regressor.friction.dead_band, self._scale, self._friction)
+        elif self._joint_side:
+            regressor.friction.trusted_columns(self._qd, self._qdd, 1.0, temperature, elapsed, self._friction)
+        else:
+            regressor.friction.trusted_columns(self._qd @ self._drive_map, self._qdd @ self._drive_map,
+                                               self._velocity_scale, temperature, elapsed, self._friction)
+        _regressor_kernel.regressor(*self._kernel_arguments)
+        return self.Y

@@ -27,7 +27,7 @@ import numpy as np
 from scipy import signal
 from scipy.interpolate import CubicSpline
 
-from robot_dynid import validators
+from robot_dynid import _online_kernel, validators
 from robot_dynid.errors import DataError
 
 logger = logging.getLogger(__name__)
@@ -263,18 +263,24 @@ def _centre_coefficients(window: int, polyorder: int, order: int) -> np.ndarray:
     return signal.savgol_coeffs(window, polyorder, deriv=order, delta=1.0, use="dot")
 
 
-def centre_derivative(q, time, polyorder: int = 3, order: int = 2) -> np.ndarray:
+def centre_derivative(q, time, polyorder: int = 3, order: int = 2, out: np.ndarray | None = None) -> np.ndarray:
     """The ``order``-th derivative at the centre sample of one odd window ``q`` (w, m), ``time``
     (w,) [s], by the local polynomial fit of :func:`differentiate` (online use: one sample at a
-    time). Uniform stamps use cached Savitzky-Golay weights, others the fit in their own time."""
+    time). Uniform stamps use cached Savitzky-Golay weights (compiled: ``_online_kernel``), others
+    the fit in their own time. ``out``: a C-contiguous float64 (m,) array to write the result into
+    (float64 ``q`` and ``time`` of any strides are then used as they are)."""
+    if out is None:
+        q, time = np.asarray(q, dtype=float), np.asarray(time, dtype=float)
     window = len(time)
-    step = (time[-1] - time[0]) / (window - 1)
-    if abs(time[1:] - time[:-1] - step).max() <= SAVGOL_UNIFORMITY * step:
-        return _centre_coefficients(window, polyorder, order) @ q / step**order
+    result = np.empty(q.shape[1]) if out is None else out
+    if _online_kernel.centre_derivative(q, time, _centre_coefficients(window, polyorder, order), SAVGOL_UNIFORMITY,
+                                        order, result):
+        return result
     scale = 0.5 * (time[-1] - time[0])                  # local times s = (t - t_c) / scale in [-1, 1]
     vandermonde = np.vander((time - time[window // 2]) / scale, polyorder + 1, increasing=True)
     coefficients = np.linalg.solve(vandermonde.T @ vandermonde, vandermonde.T @ q)
-    return math.factorial(order) * coefficients[order] / scale**order
+    result[...] = math.factorial(order) * coefficients[order] / scale**order
+    return result
 
 
 def _check_time(time) -> np.ndarray:
