@@ -44,7 +44,7 @@ def states(robot_description, rng):
                                               ("er3a_coupled_wrist.yaml", "motor"),
                                               ("er3a_coupled_wrist.yaml", "both"),
                                               ("er3a_coupled_wrist.yaml", "joint")])
-def test_online_regressor_equals_compute_one_bit_for_bit(friction, robot_file, side):
+def test_online_regressor_and_compute_one_equal_the_checked_batch_path_bit_for_bit(friction, robot_file, side):
     description = robot(robot_file)
     regressor = Regressor(description, friction, armature=True, offset=True, friction_side=side)
     online = regressor.online()
@@ -54,10 +54,28 @@ def test_online_regressor_equals_compute_one_bit_for_bit(friction, robot_file, s
         qd[0] = 0.1                           # inside the dead band of the model that has one
         temperature = rng.uniform(20.0, 60.0, description.n_joints) if friction.needs_temperature else None
         elapsed = float(rng.uniform(0.0, 3000.0)) if friction.needs_elapsed else None
-        expected = regressor.compute_one(q, qd, qdd, temperature=temperature, elapsed=elapsed)
+        # the checked batch path on one sample (what compute_one ran before it took the trusted path)
+        expected = regressor.compute(q[None], qd[None], qdd[None],
+                                     temperature=None if temperature is None else temperature[None],
+                                     elapsed=None if elapsed is None else np.array([elapsed]))[0]
         got = online.compute(q, qd, qdd, temperature, elapsed)
         assert got is online.Y and got.shape == (description.n_joints, regressor.n_parameters)
         np.testing.assert_array_equal(got, expected)
+        np.testing.assert_array_equal(regressor.compute_one(q, qd, qdd, temperature=temperature, elapsed=elapsed),
+                                      expected)
+
+
+def test_compute_one_returns_its_own_array():
+    """compute_one runs on per-thread buffers: a result is not overwritten by the next call."""
+    description = robot("ur5.yaml")
+    regressor = Regressor(description, FrictionModel("coulomb_viscous"))
+    rng = np.random.default_rng(5)
+    first_states, second_states = states(description, rng), states(description, rng)
+    first = regressor.compute_one(*first_states)
+    kept = first.copy()
+    second = regressor.compute_one(*second_states)
+    np.testing.assert_array_equal(first, kept)
+    assert not np.array_equal(first, second)
 
 
 def test_online_regressor_result_is_the_batch_regressor():
