@@ -114,7 +114,7 @@ def test_the_bag_has_sim_time_the_offered_qos_and_the_distribution(nodes):
         states.publish(JointState(name=["j1"], position=[0.5]))
         markers.publish(ExperimentStage(kind=ExperimentStage.KIND_REST, start=True))
         text = log.read_text()
-        return "'/joint_states'" in text and "'/experiment_stage'" in text
+        return " on /joint_states" in text and " on /experiment_stage" in text
     graph.spin_until(recorded, what="the recorder recording both topics")
     assert stop_node(started["recorder"]) == 0, log.read_text()
 
