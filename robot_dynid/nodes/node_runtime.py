@@ -1,6 +1,7 @@
 """What every robot_dynid node shares: the main() life cycle, parameter declaration, waiting on a graph."""
 from __future__ import annotations
 
+import gc
 import signal
 import sys
 import time
@@ -152,6 +153,10 @@ def spin_node(node_class, args=None, low_latency=False):
                 print(f"{node_class.__name__}: error while closing: {error}", file=sys.stderr)
                 status = status or 1
             node.destroy_node()
+        else:
+            # a node whose constructor raised is reachable only through its own reference cycles (timers and
+            # callbacks bound to it): collected now, its handles go while the context is up, not at exit
+            gc.collect()
         if executor is not None:
             executor.shutdown()
         rclpy.try_shutdown()
