@@ -7,14 +7,19 @@ import signal
 import subprocess
 import sys
 import time
+import weakref
 
 import rclpy
 from rcl_interfaces.srv import GetParameters
 from rclpy.executors import SingleThreadedExecutor
 
 from robot_dynid.nodes.node_runtime import call_service, spin_until
+from robot_dynid.srv import ComputeFeedforward
 
 DISCOVERY_TIMEOUT = 20.0  # s; discovery across processes is mostly < 1 s, outliers of several seconds
+READ_ONLY_SERVICES = (ComputeFeedforward, GetParameters)  # queries: sending one twice changes nothing
+RESEND_AFTER = 2.0  # s without an answer before a query is sent again
+SETTLE = 0.3  # s of spinning between a client's first sight of a service and its first state-changing request
 
 
 class RosTestGraph:
@@ -26,42 +31,40 @@ class RosTestGraph:
         self.node = rclpy.create_node(node_name, context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
+        self._settled = weakref.WeakSet()  # clients that have had their SETTLE
 
     def spin_until(self, condition, timeout=DISCOVERY_TIMEOUT, what="condition"):
         """Spin until ``condition()`` is true; raise TimeoutError naming ``what`` otherwise."""
         spin_until(self.executor, condition, timeout, what)
 
     def call(self, client, request, timeout=DISCOVERY_TIMEOUT):
-        """Wait for the service, call it, and return the response."""
+        """Wait for the service, call it, and return the response.
+
+        A query (a service in READ_ONLY_SERVICES) is sent again every RESEND_AFTER seconds without an
+        answer (see node_runtime.call_service); a request that changes state is sent once, after the
+        client's first sight of the service has been given SETTLE seconds of spinning for the server to
+        match the client's response reader too.
+        """
+        if client.srv_type in READ_ONLY_SERVICES:
+            return call_service(self.executor, client, request, timeout, resend_after=RESEND_AFTER)
+        if client not in self._settled:
+            spin_until(self.executor, client.service_is_ready, timeout, f"service {client.srv_name}")
+            settle = time.monotonic() + SETTLE
+            spin_until(self.executor, lambda: time.monotonic() > settle, 2 * SETTLE, "the server to match")
+            self._settled.add(client)
         return call_service(self.executor, client, request, timeout)
 
-    def wait_until_spinning(self, node, timeout=DISCOVERY_TIMEOUT, attempt=2.0):
+    def wait_until_spinning(self, node, timeout=DISCOVERY_TIMEOUT):
         """Wait until the node named ``node`` (fully qualified) answers its parameter service.
 
         A node's subscriptions are in the graph as soon as its constructor creates them, before it
-        spins: only an answer proves that its executor takes messages off the queues. A request that
-        reaches the service before the service has matched the client's response reader gets no
-        answer (Fast DDS waits 100 ms for the match, then drops the response: "failed to send
-        response (timeout)", ros2/rmw_fastrtps#467), so the request, which changes nothing, is sent
-        again from a new client every ``attempt`` seconds [s] until ``timeout`` [s].
+        spins: only an answer proves that its executor takes messages off the queues.
         """
-        deadline = time.monotonic() + timeout
-        service = f"{node}/get_parameters"
-        while True:
-            client = self.node.create_client(GetParameters, service)
-            try:
-                spin_until(self.executor, client.service_is_ready, max(0.0, deadline - time.monotonic()),
-                           f"service {service}")
-                future = client.call_async(GetParameters.Request(names=["use_sim_time"]))
-                try:
-                    spin_until(self.executor, future.done, min(attempt, max(0.0, deadline - time.monotonic())),
-                               f"response from {service}")
-                    return
-                except TimeoutError:
-                    if time.monotonic() >= deadline:
-                        raise TimeoutError(f"timed out after {timeout} s waiting for response from {service}")
-            finally:
-                self.node.destroy_client(client)
+        client = self.node.create_client(GetParameters, f"{node}/get_parameters")
+        try:
+            self.call(client, GetParameters.Request(names=["use_sim_time"]), timeout)
+        finally:
+            self.node.destroy_client(client)
 
     def close(self):
         self.executor.shutdown()

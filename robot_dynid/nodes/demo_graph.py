@@ -179,7 +179,7 @@ class DemoGraph:
 
         def served():
             nonlocal response
-            response = call_service(self.executor, self.feedforward, request, timeout)
+            response = call_service(self.executor, self.feedforward, request, timeout, resend_after=2.0)
             return response.success and response.model_version >= version
 
         spin_until(self.executor, served, timeout, f"the feedforward node to serve model version {version}")

@@ -177,9 +177,29 @@ def spin_until(executor, condition, timeout, what="condition"):
         executor.spin_once(timeout_sec=0.05)
 
 
-def call_service(executor, client, request, timeout):
-    """Wait up to ``timeout`` [s] for the service, then for its response to ``request``; return it."""
+def call_service(executor, client, request, timeout, resend_after=None):
+    """Wait up to ``timeout`` [s] for the service, then for its response to ``request``; return it.
+
+    A request that reaches the server before the server has matched the client's response reader
+    gets no answer (Fast DDS waits 100 ms for that match, then drops the response: "failed to send
+    response (timeout)", ros2/rmw_fastrtps#467); ``service_is_ready`` sees only the client's side.
+    A request that changes nothing (a query) may be sent again: with ``resend_after`` [s] it is,
+    each time that long passes without an answer, and the first answer is returned.
+    """
+    deadline = time.monotonic() + timeout
     spin_until(executor, client.service_is_ready, timeout, f"service {client.srv_name}")
-    future = client.call_async(request)
-    spin_until(executor, future.done, timeout, f"response from {client.srv_name}")
-    return future.result()
+    futures = [client.call_async(request)]
+    while not any(future.done() for future in futures):
+        left = deadline - time.monotonic()
+        wait = left if resend_after is None else min(resend_after, left)
+        try:
+            spin_until(executor, lambda: any(future.done() for future in futures), max(0.0, wait),
+                       f"response from {client.srv_name}")
+        except TimeoutError:
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"timed out after {timeout} s waiting for response from {client.srv_name}")
+            futures.append(client.call_async(request))
+    for future in futures:
+        if not future.done():
+            client.remove_pending_request(future)
+    return next(future for future in futures if future.done()).result()
