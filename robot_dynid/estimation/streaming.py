@@ -59,6 +59,7 @@ import statistics
 
 import numpy as np
 
+from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.estimation.estimators import LeastSquaresAccumulator, RecursiveLeastSquares
 from robot_dynid.estimation.identification import (IdentificationSettings, accumulate_recording,
@@ -68,9 +69,10 @@ from robot_dynid.model.base_parameters import BaseParameters, compute_base_param
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.feedforward import structure_difference
 from robot_dynid.model.robot_description import RobotDescription
+from robot_dynid.recordings.conditioning import MAX_GIVEN_WINDOW, MIN_WINDOW_SAMPLES, Conditioning
 from robot_dynid.recordings.data_checks import SampleBounds
 from robot_dynid.recordings.recording import DropCounter, Recording
-from robot_dynid.recordings.signal_processing import centre_derivative, differentiate
+from robot_dynid.recordings.signal_processing import centre_derivative, differentiate, window_samples_for
 from robot_dynid.recordings.stages import STAGE_KINDS
 
 logger = logging.getLogger(__name__)
@@ -91,7 +93,11 @@ class StreamingSettings:
     max_samples : int
         Buffer bound [samples]; beyond it completed chunks are folded into normal equations.
     window : int
-        Odd Savitzky-Golay window for the batch accelerations [samples].
+        Odd Savitzky-Golay window for the batch accelerations [samples] (a cubic fit of the positions).
+    window_seconds : float or None
+        [s] the batch window as a duration instead, in (0, 2]: turned into the odd number of samples
+        nearest to it at the median step of the stream's first three steps (at least 7, at most
+        ``max_samples // 4``), then fixed for the identifier's life; None: ``window`` samples.
     polyorder : int
         Savitzky-Golay polynomial degree.
     rls_window : int
@@ -115,6 +121,7 @@ class StreamingSettings:
     pool_stages: bool = False
     max_samples: int = 20000
     window: int = 21
+    window_seconds: float | None = None
     polyorder: int = 3
     rls_window: int = 11
     holdout_fraction: float = 0.2
@@ -131,6 +138,9 @@ class StreamingSettings:
             value = getattr(self, name)
             if value % 2 == 0 or value <= self.polyorder:
                 raise DynIdError(f"{name} must be odd and exceed polyorder = {self.polyorder}, got {value}")
+        if self.window_seconds is not None:
+            object.__setattr__(self, "window_seconds", validators.in_range(
+                self.window_seconds, "window_seconds", DynIdError, "s", 0.0, MAX_GIVEN_WINDOW, allow_minimum=False))
         if self.max_samples < 4 * self.window:
             raise DynIdError(f"max_samples must be at least 4 * window = {4 * self.window}, "
                              f"got {self.max_samples}")
@@ -316,6 +326,8 @@ class StreamingIdentifier:
                      if self.method == "rls" else None)
         self._online = (OnlineEstimator(self.regressor, self.base, self._rls, settings.rls_window, settings.polyorder)
                         if self._rls is not None else None)
+        self._window = settings.window
+        self._step = None       # [s] median step of the stream's first steps, once known
         self._reset_stage(None)
 
     @property
@@ -452,7 +464,7 @@ class StreamingIdentifier:
 
     def _rows(self, buffer: np.ndarray) -> Recording:
         n = self.robot.n_joints
-        derivatives = differentiate(buffer[:, 1:1 + n], buffer[:, 0], window_samples=self.settings.window,
+        derivatives = differentiate(buffer[:, 1:1 + n], buffer[:, 0], window_samples=self.window,
                                     polyorder=self.settings.polyorder)
         return Recording.from_arrays(self.robot.joint_names, buffer[:, 0], buffer[:, 1:1 + n],
                                      buffer[:, 1 + n:1 + 2 * n], derivatives.qdd, buffer[:, 1 + 2 * n:],
@@ -468,20 +480,58 @@ class StreamingIdentifier:
     @property
     def _first_row(self) -> int:
         """Rows before this were folded already (overlap kept for their derivative window)."""
-        return self.settings.window // 2 if self._folded else 0
+        return self.window // 2 if self._folded else 0
 
     def _fold(self):
         """Fold all but the newest ``max_samples // 2`` samples; they stay for the hold-out."""
         keep = self.settings.max_samples // 2
         buffer = np.array(self._buffer)
-        stop = len(buffer) - keep + self.settings.window // 2
+        stop = len(buffer) - keep + self.window // 2
         self._accumulate(self._stage_accumulator, self._rows(buffer).take(np.arange(self._first_row, stop)))
         self._buffer = self._buffer[-keep:]
         self._folded = True
 
+    @property
+    def window(self) -> int:
+        """Odd number of samples of the batch derivative fit (``settings.window`` until a
+        ``settings.window_seconds`` is resolved at the stream's rate)."""
+        return self._window
+
+    def _resolve_window(self) -> None:
+        """Fix the median step [s] of the stream's first steps and, with ``window_seconds``, the window."""
+        self._step = statistics.median(self._steps)
+        seconds = self.settings.window_seconds
+        if seconds is None:
+            return
+        window = max(MIN_WINDOW_SAMPLES, window_samples_for(seconds, self._step))
+        largest = (self.settings.max_samples // 4 - 1) | 1
+        if window > largest:
+            logger.warning("a derivative window of %g s is %d samples at %.4g Hz, more than max_samples // 4 "
+                           "allows: using %d samples (%.3g s); raise max_samples for the longer window",
+                           seconds, window, 1.0 / self._step, largest, largest * self._step)
+            window = largest
+        else:
+            logger.info("derivative window %g s = %d samples at %.4g Hz", seconds, window, 1.0 / self._step)
+        self._window = window
+
+    def conditioning(self) -> dict | None:
+        """The provenance record (``provenance.conditioning``, as the CLI's) of how the stream's samples
+        are conditioned: recorded stamps and velocities, no velocity zeroed at rest, accelerations from
+        a cubic fit of the positions over :attr:`window` samples; None before the rate is known."""
+        if self._step is None:
+            return None
+        window_s = self.window * self._step
+        settings = Conditioning(derivative_window=min(window_s, MAX_GIVEN_WINDOW), zero_velocity_at_rest=False,
+                                accelerations_from_positions=True).to_dict()
+        return {"settings": settings,
+                "recordings": {"stream": {"derivatives": {"qd": "recorded", "qdd": "positions",
+                                                          "window_samples": int(self.window),
+                                                          "window_s": float(window_s),
+                                                          "chosen": False}}}}
+
     def _gap_threshold(self) -> float:
         """[s] a step longer than half the derivative window of median steps is a gap."""
-        return (self.settings.window // 2) * statistics.median(self._steps)
+        return (self.window // 2) * statistics.median(self._steps)
 
     def _check_gap(self, step: float) -> None:
         """Close the segment at a gap before the sample ``step`` [s] after the buffer's last. Until the
@@ -491,7 +541,9 @@ class StreamingIdentifier:
             self._close_segment()
             return
         self._steps.append(step)
-        if len(self._steps) >= 3 and len(self._steps) <= self.settings.window:
+        if self._step is None and len(self._steps) >= 3:
+            self._resolve_window()
+        if len(self._steps) >= 3 and len(self._steps) <= self.window:
             earlier_gaps = [i for i, earlier in enumerate(self._steps) if earlier > self._gap_threshold()]
             if earlier_gaps:      # step i follows buffered sample i
                 last = earlier_gaps[-1]
@@ -502,7 +554,7 @@ class StreamingIdentifier:
         """A gap in the stamps before the buffer's last ``keep`` samples: fold the buffer up to it (its
         own edges extrapolated) and start the derivatives afresh from those samples."""
         closed = self._buffer[:len(self._buffer) - keep]
-        if len(closed) >= self.settings.window:
+        if len(closed) >= self.window:
             self._keep_segment_tail(self._rows(np.array(closed)), self._first_row)
         elif len(closed) > self._first_row:
             self.dropped.add("in a run between gaps shorter than the derivative window",
@@ -530,15 +582,15 @@ class StreamingIdentifier:
         buffer = np.array(self._buffer)
         first = self._first_row
         available = len(buffer) - first
-        if len(buffer) < self.settings.window and self._stage_accumulator.n_samples:
+        if len(buffer) < self.window and self._stage_accumulator.n_samples:
             if len(buffer) > first:
                 self.dropped.add("in a run between gaps shorter than the derivative window",
                                  float(buffer[first][0]), len(buffer) - first)
             return (self._new_accumulator().merge(self._stage_accumulator), self._segment_tail,
                     self._stage_accumulator.n_samples)
-        if len(buffer) < self.settings.window:
+        if len(buffer) < self.window:
             raise DataError(f"stage {self.stage} has {len(buffer)} samples buffered, fewer than the "
-                            f"derivative window of {self.settings.window}")
+                            f"derivative window of {self.window}")
         n_holdout = min(int(round(self.settings.holdout_fraction * self._stage_count)), available - 1)
         rows = self._rows(buffer)
         fit = self._new_accumulator().merge(self._stage_accumulator)
@@ -602,7 +654,8 @@ class StreamingIdentifier:
             accumulator, self.robot, self.settings.identification, self.base, rls=self._rls,
             dropped=self.dropped.counts,
             provenance={"data_source": "stream", "stages": list(self.settings.stages),
-                        "pooled": self.settings.pool_stages})
+                        "pooled": self.settings.pool_stages,
+                        **({"conditioning": self.conditioning()} if self._step is not None else {})})
         self.warnings = list(model.metrics["warnings"])
         return model
 

@@ -71,6 +71,7 @@ from robot_dynid.nodes.feedforward import MODEL_QOS
 from robot_dynid.nodes.node_runtime import (STAGE_MARKERS_IN, declare, in_range, integer_in, joint_states_qos,
                                             spin_node)
 from robot_dynid.package_files import find_package_file
+from robot_dynid.recordings.conditioning import MAX_GIVEN_WINDOW
 from robot_dynid.recordings.joint_states import JointStateSelector
 from robot_dynid.recordings.recording import describe_dropped
 from robot_dynid.recordings.stages import STAGE_KINDS, StageMarker, StampOrder, join_sub_stages
@@ -119,6 +120,9 @@ class IdentifierNode(Node):
         max_samples = declare(self, "max_samples", 20000, "buffered samples before folding into normal equations, "
                               f"in {4 * StreamingSettings.window}..{MAX_SAMPLES}", "1",
                               integer_in(4 * StreamingSettings.window, MAX_SAMPLES))
+        derivative_window = declare(self, "derivative_window", 0.0, "window of the accelerations' cubic fit of the "
+                                    f"positions, in [0, {MAX_GIVEN_WINDOW:g}]; 0 = {StreamingSettings.window} samples "
+                                    "at any rate", "s", in_range("s", 0.0, MAX_GIVEN_WINDOW))
         joint_states_topic = declare(self, "joint_states_topic", "joint_states", "JointState input")
         stage_topic = declare(self, "stage_topic", "experiment_stage", "ExperimentStage markers")
         model_topic = declare(self, "model_topic", "identified_model", "IdentifiedModel output (transient local)")
@@ -164,6 +168,7 @@ class IdentifierNode(Node):
         arm_model = DynamicModel.load(arm_model_file) if arm_model_file else None
         settings = StreamingSettings(settings_from_options(options, self.robot, label=lambda name: f"parameter {name}"),
                                      stages=tuple(stages), pool_stages=pool, max_samples=max_samples,
+                                     window_seconds=derivative_window or None,
                                      require_improvement=require, max_holdout_rsd=max_rsd,
                                      max_condition=max_condition,
                                      payload=PayloadSettings(frame=payload_frame or None, mass=payload_mass or None))

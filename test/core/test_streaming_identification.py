@@ -5,6 +5,7 @@ import pytest
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.estimation.identification import IdentificationSettings
 from robot_dynid.estimation.streaming import StreamingIdentifier, StreamingSettings
+from robot_dynid.estimation.validation import validate_model
 from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
 from robot_dynid.experiment.trajectories import FourierTrajectory, time_grid
 from robot_dynid.model.base_parameters import compute_base_parameters
@@ -12,6 +13,9 @@ from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_description import load_robot
 from robot_dynid.package_files import find_package_file
+from robot_dynid.recordings.conditioning import Conditioning, conditioning_from_provenance
+from robot_dynid.recordings.data_files import condition
+from robot_dynid.recordings.recording import Recording
 from robot_dynid.recordings.stages import (StageMarker, StampOrder, join_sub_stages, label_samples,
                                            stage_intervals)
 
@@ -343,6 +347,7 @@ def test_markers_overtaking_samples_still_cut_the_stage_at_their_stamps(setup):
     ({"window": 20}, r"window must be odd and exceed polyorder = 3, got 20"),
     ({"rls_window": 3}, r"rls_window must be odd and exceed polyorder = 3, got 3"),
     ({"max_samples": 50}, r"max_samples must be at least 4 \* window = 84, got 50"),
+    ({"window_seconds": 2.5}, r"window_seconds must be finite and in \(0, 2\] \[s\], got 2.5"),
     ({"holdout_fraction": 1.0}, r"holdout_fraction must be in \[0, 1\), got 1.0"),
     ({"max_condition": float("nan")}, r"max_condition must be a finite number > 0, got nan"),
     ({"max_holdout_rsd": 0.0}, r"max_holdout_rsd must be a finite number > 0, got 0.0"),
@@ -384,3 +389,49 @@ def test_a_stage_marked_in_sub_stages_is_identified_once_on_all_its_samples(setu
     whole, _ = run_stage(StreamingIdentifier(robot, settings(), base=base), samples)
     assert len(outcomes) == 1
     np.testing.assert_array_equal(outcomes[0].model.values, whole.model.values)
+
+
+@pytest.mark.parametrize("rate, seconds, max_samples, expected", [
+    (100.0, 0.105, 20000, 11),     # 10.5 samples: the odd number nearest
+    (1000.0, 0.105, 20000, 105),   # the same duration at ten times the rate
+    (100.0, 0.01, 20000, 7),       # one sample: at least MIN_WINDOW_SAMPLES
+    (1000.0, 0.105, 200, 49),      # largest odd <= max_samples / 4
+])
+def test_a_derivative_window_in_seconds_spans_that_duration_at_the_streams_rate(setup, rate, seconds, max_samples,
+                                                                                  expected):
+    robot, simulator, base, _ = setup
+    session = StreamingIdentifier(robot, settings(window_seconds=seconds, max_samples=max_samples), base=base)
+    t, q, qd, _, tau = stage_samples(robot, simulator, seed=1, duration=0.05, stamps=np.arange(5) / rate)
+    session.start_stage("excitation")
+    for k in range(4):
+        session.add_sample(t[k], q[k], qd[k], tau[k])
+    assert session.window == expected
+
+
+def test_a_longer_derivative_window_removes_the_acceleration_noise_of_quantised_positions(setup):
+    """Positions quantised to 2e-5 rad at 1 kHz: a cubic over 21 samples (0.021 s) turns the quantisation
+    (std 5.8e-6 rad) into 0.077 rad/s^2 of acceleration noise, over 101 samples into 0.0015 (Savitzky-Golay
+    gains); the held-out residual of noise-free torques follows. The model records the window, and the
+    conditioning it records, applied to the recording by the offline path (data_files.condition, then
+    validate_model), gives the stream's own held-out residual."""
+    robot, _, base, _ = setup
+    noise_free = SimulatedRobot(Regressor(robot, FRICTION), simulation_parameters(Regressor(robot, FRICTION), seed=4),
+                                0.0)
+    t, q, qd, qdd, tau = stage_samples(robot, noise_free, seed=3, duration=6.0, stamps=time_grid(6.0, dt=1e-3))
+    quantised = np.round(q / 2e-5) * 2e-5
+    outcomes = {}
+    for seconds in (None, 0.1):
+        session = StreamingIdentifier(robot, settings(window_seconds=seconds), base=base)
+        outcomes[seconds], _ = run_stage(session, (t, quantised, qd, qdd, tau))
+        assert outcomes[seconds].accepted
+    assert outcomes[0.1].holdout_rms < 0.1 * outcomes[None].holdout_rms
+    model = outcomes[0.1].model
+    conditioning = conditioning_from_provenance(model.provenance)
+    assert conditioning == Conditioning(derivative_window=0.101, zero_velocity_at_rest=False,
+                                        accelerations_from_positions=True)
+    assert model.provenance["conditioning"]["recordings"]["stream"]["derivatives"]["window_samples"] == 101
+    recording = condition(Recording.from_arrays(robot.joint_names, t, quantised, qd, None, tau, source="run"),
+                          conditioning)
+    held_out = recording.take(np.arange(len(t) - round(0.2 * len(t)), len(t)))
+    validation = validate_model(model, [held_out])
+    assert np.sqrt(np.mean(validation.report.rms**2)) == pytest.approx(outcomes[0.1].holdout_rms, rel=1e-6)

@@ -148,9 +148,9 @@ def test_stage_end_publishes_a_model_that_predicts_held_out_motion(identifier, s
 @pytest.fixture()
 def fresh_identifier(tmp_path):
     """A second identifier on its own topics, with no model yet, making physically consistent fits with
-    armature columns."""
+    armature columns, accelerations over 0.065 s."""
     process = start_node("identifier", "-r", "__node:=identifier_fresh",
-                         "-p", "consistent:=true", "-p", "armature:=true",
+                         "-p", "consistent:=true", "-p", "armature:=true", "-p", "derivative_window:=0.065",
                          "-p", "joint_states_topic:=fresh/joint_states",
                          "-p", "stage_topic:=fresh/experiment_stage", "-p", "model_topic:=fresh/identified_model",
                          "-p", "status_topic:=fresh/identification_status", log_path=tmp_path / "node.log")
@@ -204,6 +204,10 @@ def test_jittered_stamps_lost_and_bad_messages_still_give_a_good_model(fresh_ide
     model = DynamicModel.from_yaml(topics["models"][0].artifact_yaml)
     assert model.standard is not None and model.metrics["plausibility"]["consistent"] is True   # consistent:=true
     assert model.armature                                                                         # armature:=true
+    derivatives = model.provenance["conditioning"]["recordings"]["stream"]["derivatives"]   # derivative_window:=0.065
+    assert derivatives["window_samples"] in (11, 13, 15), derivatives     # 13 steps of 1/RATE, +-20 % jitter
+    assert abs(derivatives["window_s"] - 0.065) < 1.2 / RATE, derivatives
+    assert model.provenance["conditioning"]["settings"]["accelerations_from_positions"] is True
     _, q2, qd2, qdd2 = motion(robot, seed=9, duration=6.0)
     error = model.torque(q2, qd2, qdd2) - sim.torques(q2, qd2, qdd2, noise=False)
     assert np.sqrt(np.mean(error**2, axis=0)).max() < TOLERANCE

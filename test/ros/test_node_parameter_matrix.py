@@ -60,7 +60,8 @@ IDENTIFIER = {"dead_band": (float, ("zero",)), "sign_sharpness": (float, ()), "s
               "reversal_lead": (float, ("zero",)),
               "forgetting": (float, ()), "max_samples": (int, ()), "max_holdout_rsd": (float, ()),
               "max_condition": (float, ()), "status_period": (float, ()), "stage_latency": (float, ("zero",)),
-              "payload_mass": (float, ("zero",)), "tracking_forgetting": (float, ()),
+              "payload_mass": (float, ("zero",)), "derivative_window": (float, ("zero",)),
+              "tracking_forgetting": (float, ()),
               "tracking_change": (float, ())}
 # hydraulic_identifier
 HYDRAULIC_IDENTIFIER = {name: (float, ()) for name in (
