@@ -397,8 +397,8 @@ def test_a_stage_marked_in_sub_stages_is_identified_once_on_all_its_samples(setu
     (100.0, 0.01, 20000, 7),       # one sample: at least MIN_WINDOW_SAMPLES
     (1000.0, 0.105, 200, 49),      # largest odd <= max_samples / 4
 ])
-def test_a_derivative_window_in_seconds_spans_that_duration_at_the_streams_rate(setup, rate, seconds, max_samples,
-                                                                                  expected):
+def test_a_derivative_window_in_seconds_spans_that_duration_at_the_streams_rate(
+        setup, rate, seconds, max_samples, expected):
     robot, simulator, base, _ = setup
     session = StreamingIdentifier(robot, settings(window_seconds=seconds, max_samples=max_samples), base=base)
     t, q, qd, _, tau = stage_samples(robot, simulator, seed=1, duration=0.05, stamps=np.arange(5) / rate)
