@@ -26,9 +26,10 @@ class BuildPyWithPackageData(build_py):
 
 
 # The compiled kernels; CMakeLists.txt builds the same files for ROS workspaces.
+KERNEL_HEADERS = ["robot_dynid/_kernel_common.h"]
 REGRESSOR_KERNEL = Extension("robot_dynid._regressor_kernel", ["robot_dynid/_regressor_kernel.c"],
-                             extra_compile_args=["-O3", "-Wno-psabi"])
+                             depends=KERNEL_HEADERS, extra_compile_args=["-O3", "-Wno-psabi"])
 ONLINE_KERNEL = Extension("robot_dynid._online_kernel", ["robot_dynid/_online_kernel.c"],
-                          extra_compile_args=["-O3", "-Wno-psabi"])
+                          depends=KERNEL_HEADERS, extra_compile_args=["-O3", "-Wno-psabi"])
 
 setup(cmdclass={"build_py": BuildPyWithPackageData}, ext_modules=[REGRESSOR_KERNEL, ONLINE_KERNEL])

@@ -18,24 +18,7 @@
 #include <Python.h>
 #include <math.h>
 #include <string.h>
-
-/* A float64 buffer of the given dimension (C-contiguous unless strided), or a ValueError naming it. */
-static int get_buffer(PyObject *object, Py_buffer *view, int writable, int ndim, int strided, const char *name)
-{
-    int flags = (strided ? PyBUF_STRIDES : PyBUF_C_CONTIGUOUS) | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
-    if (PyObject_GetBuffer(object, view, flags) < 0)
-        return -1;
-    const char *format = view->format;
-    if (format[0] == '<' || format[0] == '=' || format[0] == '@')
-        format++;
-    if (view->itemsize != sizeof(double) || strcmp(format, "d") != 0 || view->ndim != ndim) {
-        PyErr_Format(PyExc_ValueError, "%s must be a %s%d-dimensional float64 array", name,
-                     strided ? "" : "C-contiguous ", ndim);
-        PyBuffer_Release(view);
-        return -1;
-    }
-    return 0;
-}
+#include "_kernel_common.h"
 
 /* How a function takes an array argument. */
 typedef struct {
@@ -290,30 +273,6 @@ static PyObject *centre_derivative(PyObject *module, PyObject *const *args, Py_s
 done:
     release_buffers(views, present, 4);
     return result;
-}
-
-/* numpy's sign: 1, -1, +0 for +-0, NaN as it is. */
-static inline double sign(double x)
-{
-    return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : (x == 0.0 ? 0.0 : x));
-}
-
-/* Not contracted into fused multiply-adds: v + lead * a rounded twice, as numpy rounds it. */
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("fp-contract=off")))
-#endif
-static void sign_columns(Py_ssize_t count, const double *v, const double *a, double lead, double dead_band,
-                         const double *scale, Py_ssize_t rows, double *out)
-{
-    for (Py_ssize_t i = 0; i < count; i++) {
-        const double ahead = a == NULL ? v[i] : v[i] + lead * a[i];
-        out[2 * i] = sign(ahead);
-        out[2 * i + 1] = v[i];
-        if (dead_band > 0.0 && fabs(v[i]) < dead_band * (scale == NULL ? 1.0 : scale[i % rows])) {
-            out[2 * i] = 0.0;
-            out[2 * i + 1] = 0.0;
-        }
-    }
 }
 
 PyDoc_STRVAR(sign_friction_doc,

@@ -46,6 +46,7 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#include "_kernel_common.h"
 #if defined(__x86_64__) && defined(__SSE2__) && defined(__GNUC__)
 #include <immintrin.h>
 #define HAVE_STREAMING_STORES 1
@@ -528,24 +529,6 @@ static void accumulate(const chain *robot, const arrays *data, const normal_sums
     }
 }
 
-/* A C-contiguous float64 buffer of the given dimension, or a ValueError naming the argument. */
-static int get_buffer(PyObject *object, Py_buffer *view, int writable, int ndim, const char *name)
-{
-    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
-    if (PyObject_GetBuffer(object, view, flags) < 0)
-        return -1;
-    const char *format = view->format;
-    if (format[0] == '<' || format[0] == '=' || format[0] == '@')
-        format++;
-    if (view->itemsize != sizeof(double) || strcmp(format, "d") != 0 || view->ndim != ndim) {
-        PyErr_Format(PyExc_ValueError, "%s must be a C-contiguous %d-dimensional float64 array",
-                     name, ndim);
-        PyBuffer_Release(view);
-        return -1;
-    }
-    return 0;
-}
-
 static int read_chain(const Py_buffer *view, const Py_buffer *gravity, chain *robot)
 {
     const Py_ssize_t n = view->shape[0];
@@ -627,7 +610,7 @@ static int read_inputs(PyObject *const objects[N_INPUTS], int offset, inputs *in
     in->acquired = 0;
     in->entries = NULL;
     for (; in->acquired < N_INPUTS; in->acquired++) {
-        if (get_buffer(objects[in->acquired], &views[in->acquired], 0, ndims[in->acquired],
+        if (get_buffer(objects[in->acquired], &views[in->acquired], 0, ndims[in->acquired], 0,
                        input_names[in->acquired]) < 0)
             return -1;
     }
@@ -702,7 +685,7 @@ static PyObject *regressor(PyObject *module, PyObject *args)
         return NULL;
     if (read_inputs(objects, offset, &in) < 0)
         goto done;
-    if (get_buffer(objects[9], &out, 1, 3, "out") < 0)
+    if (get_buffer(objects[9], &out, 1, 3, 0, "out") < 0)
         goto done;
     have_out = 1;
     const Py_ssize_t n = in.robot.n, n_samples = in.data.n_samples, p = in.data.p;
@@ -729,6 +712,181 @@ done:
         PyBuffer_Release(&out);
     release_inputs(&in);
     return result;
+}
+
+/*
+ * One sample's regressor, for Regressor.compute_one: the robot's inputs read once, at creation, over the
+ * creator's (1, n) state arrays and (1, n, 2) friction array, which this object then writes; each call
+ * takes q, qd, qdd (float64 arrays or lists/tuples of numbers, length n), checks them and computes the
+ * sign friction columns (joint side, coulomb_viscous or coulomb_viscous_lead without drift: the
+ * arithmetic of sign_columns) and the regressor, under the GIL (so one object serves every thread).
+ */
+typedef struct {
+    PyObject_HEAD
+    inputs in;
+    int lead;                /* sgn(qd + reversal_lead qdd) instead of sgn(qd) */
+    double reversal_lead;    /* [s] */
+    double dead_band;        /* [rad/s] */
+    double *tile;            /* (LANES, n, p), as regressor() allocates it */
+    PyObject *empty;         /* numpy.empty */
+    PyObject *shape;         /* (n, p) */
+} one_sample;
+
+static void one_sample_dealloc(one_sample *self)
+{
+    release_inputs(&self->in);
+    PyMem_RawFree(self->tile);
+    Py_XDECREF(self->empty);
+    Py_XDECREF(self->shape);
+    PyObject_Free(self);
+}
+
+/* State values of object into target (n,): 1 when read and finite; 0 when object is not a float64 array
+ * or list or tuple of numbers of length n, or holds a non-finite value (the caller's checked path says why). */
+static int read_state(PyObject *object, Py_ssize_t n, double *target)
+{
+    if (PyList_CheckExact(object) || PyTuple_CheckExact(object)) {
+        if (PySequence_Fast_GET_SIZE(object) != n)
+            return 0;
+        PyObject **items = PySequence_Fast_ITEMS(object);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (PyFloat_CheckExact(items[i]))
+                target[i] = PyFloat_AS_DOUBLE(items[i]);
+            else if (PyLong_CheckExact(items[i])) {
+                target[i] = PyLong_AsDouble(items[i]);
+                if (target[i] == -1.0 && PyErr_Occurred()) {
+                    PyErr_Clear();
+                    return 0;
+                }
+            } else
+                return 0;
+        }
+    } else {
+        Py_buffer view;
+        if (!PyObject_CheckBuffer(object) || PyObject_GetBuffer(object, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+            PyErr_Clear();
+            return 0;
+        }
+        const char *format = view.format;
+        if (format[0] == '<' || format[0] == '=' || format[0] == '@')
+            format++;
+        const int usable = view.ndim == 1 && view.shape[0] == n && view.itemsize == sizeof(double)
+                           && strcmp(format, "d") == 0;
+        if (usable)
+            memcpy(target, view.buf, (size_t)n * sizeof(double));
+        PyBuffer_Release(&view);
+        if (!usable)
+            return 0;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!isfinite(target[i]))
+            return 0;
+    return 1;
+}
+
+PyDoc_STRVAR(one_sample_compute_doc,
+"compute(q, qd, qdd)\n--\n\n"
+"The regressor (n, p) of one sample, a new array; None when q, qd or qdd is not a float64 array\n"
+"or list or tuple of numbers of length n, or not finite (the caller's checked path then says why).");
+
+static PyObject *one_sample_compute(one_sample *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_Format(PyExc_TypeError, "compute takes q, qd, qdd, got %zd arguments", nargs);
+        return NULL;
+    }
+    const Py_ssize_t n = self->in.robot.n;
+    double *q = self->in.views[3].buf, *qd = self->in.views[4].buf, *qdd = self->in.views[5].buf;
+    if (!read_state(args[0], n, q) || !read_state(args[1], n, qd) || !read_state(args[2], n, qdd))
+        Py_RETURN_NONE;
+    sign_columns(n, qd, self->lead ? qdd : NULL, self->reversal_lead, self->dead_band, NULL, n,
+                 self->in.views[6].buf);
+    PyObject *result = PyObject_CallOneArg(self->empty, self->shape);
+    if (result == NULL)
+        return NULL;
+    Py_buffer out;
+    if (get_buffer(result, &out, 1, 2, 0, "numpy.empty's result") < 0) {
+        Py_DECREF(result);
+        return NULL;
+    }
+    arrays data = self->in.data;
+    data.out = out.buf;
+    data.tile = self->tile;
+    data.stream = 0;
+    evaluate(&self->in.robot, &data);
+    PyBuffer_Release(&out);
+    return result;
+}
+
+static PyMethodDef one_sample_methods[] = {
+    {"compute", (PyCFunction)(void (*)(void))one_sample_compute, METH_FASTCALL, one_sample_compute_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject one_sample_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "robot_dynid._regressor_kernel.OneSample",
+    .tp_basicsize = sizeof(one_sample),
+    .tp_dealloc = (destructor)one_sample_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "One sample's regressor (see one_sample()).",
+    .tp_methods = one_sample_methods,
+};
+
+PyDoc_STRVAR(one_sample_doc,
+"one_sample(chain, prismatic, gravity, q, qd, qdd, friction, friction_map, armature_map, offset,\n"
+"           lead, reversal_lead, dead_band, empty)\n--\n\n"
+"A OneSample whose compute(q, qd, qdd) returns one sample's regressor. The arguments are those of\n"
+"regressor() for N = 1 (q, qd, qdd (1, n) and friction (1, n, 2) are its buffers from then on, written\n"
+"by every call; friction_map the identity: joint-side friction), the friction columns being\n"
+"[sgn(qd + reversal_lead qdd) if lead else sgn(qd), qd], zero below dead_band [rad/s]; empty: numpy.empty.");
+
+static PyObject *one_sample_new(PyObject *module, PyObject *args)
+{
+    PyObject *objects[N_INPUTS], *empty;
+    int offset, lead;
+    double reversal_lead, dead_band;
+    (void)module;
+
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOpiddO:one_sample", &objects[0], &objects[1], &objects[2], &objects[3],
+                          &objects[4], &objects[5], &objects[6], &objects[7], &objects[8], &offset, &lead,
+                          &reversal_lead, &dead_band, &empty))
+        return NULL;
+    one_sample *self = PyObject_New(one_sample, &one_sample_type);
+    if (self == NULL)
+        return NULL;
+    self->in = (inputs){.acquired = 0, .entries = NULL};
+    self->tile = NULL;
+    self->empty = NULL;
+    self->shape = NULL;
+    if (read_inputs(objects, offset, &self->in) < 0)
+        goto fail;
+    const Py_ssize_t n = self->in.robot.n, p = self->in.data.p;
+    for (int i = 3; i < 7; i++)
+        if (self->in.views[i].readonly) {
+            PyErr_Format(PyExc_ValueError, "%s must be writable", input_names[i]);
+            goto fail;
+        }
+    if (self->in.data.n_samples != 1 || self->in.data.friction_rows != n || self->in.data.n_friction != 2) {
+        PyErr_Format(PyExc_ValueError, "one_sample needs q, qd, qdd (1, %zd) and friction (1, %zd, 2)", n, n);
+        goto fail;
+    }
+    self->tile = PyMem_RawCalloc((size_t)(LANES * n * p), sizeof(double));
+    self->shape = Py_BuildValue("(nn)", n, p);
+    if (self->tile == NULL || self->shape == NULL) {
+        if (self->tile == NULL)
+            PyErr_NoMemory();
+        goto fail;
+    }
+    self->lead = lead;
+    self->reversal_lead = reversal_lead;
+    self->dead_band = dead_band;
+    Py_INCREF(empty);
+    self->empty = empty;
+    return (PyObject *)self;
+fail:
+    Py_DECREF(self);
+    return NULL;
 }
 
 /* Whether joint j's rows can hold column c of Y (the tile entries the kernel writes). */
@@ -787,7 +945,7 @@ static PyObject *normal_equations(PyObject *module, PyObject *args)
     if (read_inputs(objects, offset, &in) < 0)
         goto done;
     for (; acquired < N_OUTPUTS; acquired++) {
-        if (get_buffer(objects[N_INPUTS + acquired], &views[acquired], acquired >= GRAM, ndims[acquired],
+        if (get_buffer(objects[N_INPUTS + acquired], &views[acquired], acquired >= GRAM, ndims[acquired], 0,
                        names[acquired]) < 0)
             goto done;
     }
@@ -890,7 +1048,7 @@ static PyObject *sine_cosine_array(PyObject *module, PyObject *args)
     if (!PyArg_ParseTuple(args, "OOO:sine_cosine", &objects[0], &objects[1], &objects[2]))
         return NULL;
     for (; acquired < 3; acquired++) {
-        if (get_buffer(objects[acquired], &views[acquired], acquired > 0, 1, names[acquired]) < 0)
+        if (get_buffer(objects[acquired], &views[acquired], acquired > 0, 1, 0, names[acquired]) < 0)
             goto done;
     }
     if (views[1].shape[0] != views[0].shape[0] || views[2].shape[0] != views[0].shape[0]) {
@@ -920,6 +1078,7 @@ static PyMethodDef methods[] = {
     {"regressor", regressor, METH_VARARGS, regressor_doc},
     {"normal_equations", normal_equations, METH_VARARGS, normal_equations_doc},
     {"sine_cosine", sine_cosine_array, METH_VARARGS, sine_cosine_doc},
+    {"one_sample", one_sample_new, METH_VARARGS, one_sample_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -936,6 +1095,8 @@ PyMODINIT_FUNC PyInit__regressor_kernel(void)
     if (__builtin_cpu_supports("avx"))
         stream_copy = stream_copy_avx;
 #endif
+    if (PyType_Ready(&one_sample_type) < 0)
+        return NULL;
     PyObject *module = PyModule_Create(&module_definition);
     if (module != NULL && PyModule_AddIntConstant(module, "MAX_JOINTS", MAX_JOINTS) < 0) {
         Py_DECREF(module);

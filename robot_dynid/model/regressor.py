@@ -277,6 +277,23 @@ class Regressor:
         start = self._armature.stop
         self._offset = slice(start, start + (n if self.offset else 0))
         self._online_by_thread: dict[int, OnlineRegressor] = {}     # compute_one's buffers, one set per thread
+        self._one_sample = self._compiled_one_sample()
+
+    def _compiled_one_sample(self):
+        """compute_one's call into the kernel for joint-side coulomb_viscous(_lead) friction without drift:
+        it reads and checks the states in C and returns the regressor, or None where it cannot (the checked
+        path then runs); None for other friction models."""
+        friction = self.friction
+        if not (self.friction_side == "joint" and friction.drift == "none"
+                and friction.name in ("coulomb_viscous", "coulomb_viscous_lead")):
+            return None
+        n = self.n_joints
+        states, columns = np.zeros((3, 1, n)), np.zeros((1, n, 2))
+        lead = friction.name == "coulomb_viscous_lead"
+        return _regressor_kernel.one_sample(self._chain, self._prismatic, self._gravity, states[0], states[1],
+                                            states[2], columns, self._friction_map, self._armature_map,
+                                            self.offset, lead, float(friction.reversal_lead) if lead else 0.0,
+                                            float(friction.dead_band), np.empty).compute
 
     @property
     def n_joints(self) -> int:
@@ -312,7 +329,12 @@ class Regressor:
 
     def _check_states(self, q, qd, qdd, one: bool = False):
         n = self.n_joints
-        arrays = [np.ascontiguousarray(value, dtype=float) for value in (q, qd, qdd)]
+        arrays = []
+        for name, value in zip(("q", "qd", "qdd"), (q, qd, qdd)):
+            try:
+                arrays.append(np.ascontiguousarray(value, dtype=float))
+            except (TypeError, ValueError) as error:
+                raise DataError(f"{name} must be numbers [rad, rad/s, rad/s^2 or m, m/s, m/s^2]: {error}") from None
         for name, array in zip(("q", "qd", "qdd"), arrays):
             if (one and array.shape != (n,)) or (not one and (array.ndim != 2
                                                               or array.shape[1] != n)):
@@ -435,7 +457,12 @@ class Regressor:
         return np.ascontiguousarray(friction, dtype=float)
 
     def compute_one(self, q, qd, qdd, temperature=None, elapsed=None) -> np.ndarray:
-        """Regressor of one sample (for online use), by the same kernel as :meth:`compute`.
+        """Regressor of one sample (for online use), by the same kernel as :meth:`compute`, bit for bit.
+
+        Without temperature or elapsed time, the states are read and checked in compiled code where the
+        friction's columns are compiled too (joint-side coulomb_viscous and coulomb_viscous_lead without
+        drift), else converted once and run through this thread's :class:`OnlineRegressor`; anything
+        either cannot take goes the checked path, which says what is wrong.
 
         Parameters
         ----------
@@ -451,6 +478,10 @@ class Regressor:
         ndarray, shape (n, p)
         """
         if temperature is None and elapsed is None and self.friction.drift == "none":
+            if self._one_sample is not None:
+                Y = self._one_sample(q, qd, qdd)
+                if Y is not None:
+                    return Y
             # one conversion and one finiteness test for the three states, then the trusted path of this
             # thread (bit for bit the same kernel calls); anything else gets _check_states' message
             try:

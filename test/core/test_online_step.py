@@ -7,6 +7,7 @@ import pytest
 from scipy import signal
 
 from robot_dynid import _online_kernel
+from robot_dynid.errors import DataError
 from robot_dynid.estimation.estimators import RecursiveLeastSquares
 from robot_dynid.estimation.streaming import OnlineEstimator
 from robot_dynid.model.base_parameters import compute_base_parameters
@@ -182,3 +183,41 @@ def test_online_estimator_step_equals_the_checked_calls_bit_for_bit():
         np.testing.assert_array_equal(online.rls.theta_, reference.theta_)
         np.testing.assert_array_equal(online.rls.covariance_, reference.covariance_)
     assert online.rls.n_updates_ == n_samples - window + 1
+
+
+@pytest.mark.parametrize("friction", [FrictionModel("coulomb_viscous", dead_band=0.3),
+                                      FrictionModel("coulomb_viscous_lead")], ids=lambda f: f.name)
+def test_compute_one_reads_arrays_lists_tuples_and_integers_like_the_batch_path(friction):
+    """compute_one reads its states in C where the friction allows (joint-side sign friction): every form a
+    caller passes gives the batch regressor of the float64 values, bit for bit, in a new array each call."""
+    description = robot("ur5_on_linear_track.yaml")
+    regressor = Regressor(description, friction, armature=True, offset=True)
+    rng = np.random.default_rng(11)
+    q, qd, qdd = states(description, rng)
+    qd[1] = 0.1                                   # inside the dead band
+    qdd[:3] = [2, -1, 0]                          # integral values, given as ints below
+    expected = regressor.compute(q[None], qd[None], qdd[None])[0]
+    wide = np.zeros((3, 2 * description.n_joints))
+    wide[:, ::2] = q, qd, qdd
+    forms = {"arrays": (q, qd, qdd), "lists": (list(q), list(qd), [int(v) if v.is_integer() else v for v in qdd]),
+             "tuples": (tuple(q), tuple(qd), tuple(qdd)), "float32": (q.astype(np.float32), qd, qdd),
+             "strided": (wide[0, ::2], wide[1, ::2], wide[2, ::2])}
+    results = []
+    for name, (a, b, c) in forms.items():
+        results.append(regressor.compute_one(a, b, c))
+        reference = (regressor.compute(np.float64(np.float32(q))[None], qd[None], qdd[None])[0] if name == "float32"
+                     else expected)
+        np.testing.assert_array_equal(results[-1], reference, err_msg=name)
+    assert len({id(result) for result in results}) == len(results)
+
+
+@pytest.mark.parametrize("states_of, message", [
+    (lambda q: (q[:-1], q, q), r"q must have shape \(7,\)"),
+    (lambda q: (q, np.where(np.arange(7) == 2, np.nan, q), q), r"qd contains non-finite values"),
+    (lambda q: (q, q, [*q[:-1], float("inf")]), r"qdd contains non-finite values"),
+    (lambda q: (q, q, ["a"] * 7), r"qdd must be numbers .*: could not convert string to float: .a."),
+])
+def test_compute_one_refuses_bad_states_naming_them(states_of, message):
+    regressor = Regressor(robot("ur5_on_linear_track.yaml"), FrictionModel("coulomb_viscous"))
+    with pytest.raises(DataError, match=message):
+        regressor.compute_one(*states_of(np.linspace(-0.5, 0.5, 7)))
