@@ -363,7 +363,13 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
         "The topic rows are the node's whole reference path on its MultiThreadedExecutor (three threads), "
         "which only a node with `reference_topic` spins: its latency has varied by two orders of magnitude between "
         "runs on this shared machine (p50 under 1 ms in some, 70-150 ms in others, the relay in the same rounds "
-        "under 1 ms, and the same with the one-point path of `compute_feedforward` disabled), a cause not yet found.",
+        "under 1 ms, and the same with the one-point path of `compute_feedforward` disabled). The cause is "
+        "rclpy's MultiThreadedExecutor itself: a 30-line rclpy node relaying JointState to Float64MultiArray "
+        "in one callback group, pinged every 2 ms, had p99 105-540 ms and a 12-52 % CPU share on it (with or "
+        "without timers in the group) against p99 2 ms and 2 % on a SingleThreadedExecutor, in the same "
+        "minute (2026-11-27, Kilted); the same node with its executor forced to one thread (the "
+        "EventsExecutor) answered the topic path at p50 0.38-0.58 ms. Moving the reference path off the "
+        "MultiThreadedExecutor is open work (issue 'Performance', the note of 2026-11-27).",
         "The p99 and max of every path rise with the load of the machine (other processes "
         "preempting the client, the node or the DDS threads) and with CPU steal (on this virtual "
         "machine, about 1 % when idle and 10-30 % in some runs); compare them with the empty "
