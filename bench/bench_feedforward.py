@@ -16,7 +16,7 @@ Setup (real processes over DDS on loopback, ROS_DOMAIN_ID 150..199):
   message conversion (``serialize_message`` of the request + ``deserialize_message`` of the
   response, the conversions rclpy does inside every call), which a C++ client would not pay;
 - the topic path, one point per message: a second feedforward node (the same parameters and
-  ``reference_topic``, so on its MultiThreadedExecutor) takes a ``JointState`` reference and
+  ``reference_topic``, so its reference path on a thread of its own) takes a ``JointState`` reference and
   publishes the ``Float64MultiArray`` effort; timed from ``publish`` to the effort's arrival in
   this process, ping-pong, against the relay of the services process (JointState in, its
   positions out as Float64MultiArray, no model) timed in the same rounds.
@@ -346,7 +346,7 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
         + f"\nCross-check: node efforts (service and topic) equal `DynamicModel.torque` in this process to "
           f"{AGREEMENT:g} (relative); feedforward node exit codes {node_exit} and {topic_exit} (topic) after "
           f"SIGINT. The topic rows come from a second node started after the service rounds (with "
-          f"`reference_topic` it spins a MultiThreadedExecutor), {topic_rounds:,} ping-pong rounds. Load "
+          f"`reference_topic` its reference path runs on a thread of its own), {topic_rounds:,} ping-pong rounds. Load "
           f"average {os.getloadavg()[0]:.2f} at the end; CPU steal during the timed rounds "
           f"{steal:.1f} % of the machine's CPU time (/proc/stat: the hypervisor running other "
           f"guests on this virtual machine's cores).\n")
@@ -360,16 +360,12 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
         "carried `trajectory_msgs/JointTrajectoryPoint[]`, for which rclpy built one Python "
         "object per point (and its `Duration`) on every conversion: 1000 points took p50 33.5 / "
         "p99 47.8 ms (load 0.66, source eb7ef7c), 29 ms of the p50 in message conversion.",
-        "The topic rows are the node's whole reference path on its MultiThreadedExecutor (three threads), "
-        "which only a node with `reference_topic` spins: its latency has varied by two orders of magnitude between "
-        "runs on this shared machine (p50 under 1 ms in some, 70-150 ms in others, the relay in the same rounds "
-        "under 1 ms, and the same with the one-point path of `compute_feedforward` disabled). The cause is "
-        "rclpy's MultiThreadedExecutor itself: a 30-line rclpy node relaying JointState to Float64MultiArray "
-        "in one callback group, pinged every 2 ms, had p99 105-540 ms and a 12-52 % CPU share on it (with or "
-        "without timers in the group) against p99 2 ms and 2 % on a SingleThreadedExecutor, in the same "
-        "minute (2026-11-27, Kilted); the same node with its executor forced to one thread (the "
-        "EventsExecutor) answered the topic path at p50 0.38-0.58 ms. Moving the reference path off the "
-        "MultiThreadedExecutor is open work (issue 'Performance', the note of 2026-11-27).",
+        "The topic rows are the node's whole reference path: with `reference_topic` its callback group runs on a "
+        "single-threaded executor on a thread of its own (node_runtime.CallbackGroupExecutor). Before, the node "
+        "spun on rclpy's MultiThreadedExecutor, and the path's p50 varied from 1 to 72 ms and its p99 up to "
+        "1.5 s between runs (the relay under 1 ms in the same rounds): a 30-line rclpy relay node on a "
+        "MultiThreadedExecutor, pinged every 2 ms, had p99 105-540 ms and a 12-52 % CPU share, against p99 2 ms "
+        "and 2 % on a SingleThreadedExecutor, in the same minute (2026-11-27, Kilted).",
         "The p99 and max of every path rise with the load of the machine (other processes "
         "preempting the client, the node or the DDS threads) and with CPU steal (on this virtual "
         "machine, about 1 % when idle and 10-30 % in some runs); compare them with the empty "

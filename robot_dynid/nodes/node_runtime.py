@@ -4,6 +4,7 @@ from __future__ import annotations
 import gc
 import signal
 import sys
+import threading
 import time
 
 import os
@@ -12,7 +13,7 @@ from importlib import metadata
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.exceptions import ParameterException
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import ExternalShutdownException, ShutdownException, SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 
 from robot_dynid import validators
@@ -97,6 +98,39 @@ def events_executor(context=None):
     return EventsExecutor(context=context)
 
 
+class CallbackGroupExecutor(SingleThreadedExecutor):
+    """A SingleThreadedExecutor that waits on and runs only the entities of the callback groups
+    ``groups`` (``exclude``: all but those), so that two of them, each on its own thread, share one
+    node: :func:`spin_node` runs a node's ``own_thread_groups`` so, beside the rest.
+
+    rclpy's MultiThreadedExecutor, the other way to keep a callback group going while another works,
+    answered a 2 ms topic ping-pong at p99 100-540 ms here (a single-threaded executor: 2 ms), every
+    message passing through its Python dispatch loop and thread pool (BENCHMARKS.md, ComputeFeedforward).
+    """
+
+    def __init__(self, groups, exclude=False, context=None, node=None):
+        """``node``: the node whose entities it runs without :meth:`add_node`, for an executor beside the one
+        the node was added to (adding a node to a second executor takes it from the first)."""
+        super().__init__(context=context)
+        self._groups, self._exclude, self._node = tuple(groups), exclude, node
+
+    def get_nodes(self):
+        return super().get_nodes() if self._node is None else [self._node]
+
+    def can_execute(self, entity) -> bool:
+        mine = any(entity.callback_group is group for group in self._groups)
+        return mine != self._exclude and super().can_execute(entity)
+
+
+def _spin_while_up(executor, stop):
+    """Spin ``executor`` until its context shuts down or ``stop`` (a threading.Event) is set (a thread's target)."""
+    try:
+        while rclpy.ok(context=executor.context) and not stop.is_set():
+            executor.spin_once(timeout_sec=0.1)
+    except (KeyboardInterrupt, ExternalShutdownException, ShutdownException):
+        pass
+
+
 def spin_node(node_class, args=None, low_latency=False):
     """``rclpy.init``, spin ``node_class()`` until Ctrl-C / SIGTERM / shutdown, clean up.
 
@@ -108,9 +142,10 @@ def spin_node(node_class, args=None, low_latency=False):
     exit code is 1.
     ``low_latency``: spin on the EventsExecutor where there is one (a service round trip about
     half the default executor's); its ``spin()`` does not return when a signal shuts the context
-    down, so it is spun once at a time while the context is up. A node whose ``executor_threads`` attribute
-    is > 1 spins on a MultiThreadedExecutor of that many threads instead, so that callbacks of
-    different callback groups run at the same time (one long service call does not hold up a topic).
+    down, so it is spun once at a time while the context is up. A node with an ``own_thread_groups``
+    attribute (callback groups) has those run on a thread of their own, the rest on the main thread
+    (:class:`CallbackGroupExecutor`, two of them), so that a long callback of the rest (a large
+    service request) does not hold up theirs (a controller's topic).
     """
     received = []    # signals received; what the executor raises after one is part of shutting down
     previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
@@ -118,13 +153,18 @@ def spin_node(node_class, args=None, low_latency=False):
                                                         signal.default_int_handler(number, frame)))
     signal.signal(signal.SIGTERM, lambda number, frame: received.append(number))
     rclpy.init(args=args)    # rclpy's handlers call the ones above after their own
-    node = executor = None
+    node = executor = helper = helper_thread = None
+    stop_helper = threading.Event()
     status = 0
     try:
         node = node_class()
-        threads = getattr(node, "executor_threads", 1)
-        if threads > 1:
-            executor = MultiThreadedExecutor(num_threads=threads)
+        own_thread_groups = tuple(getattr(node, "own_thread_groups", ()))
+        if own_thread_groups:
+            helper = CallbackGroupExecutor(own_thread_groups, node=node)
+            helper_thread = threading.Thread(target=_spin_while_up, args=(helper, stop_helper), daemon=True,
+                                             name=f"{node.get_name()}_own_thread_groups")
+            helper_thread.start()
+            executor = CallbackGroupExecutor(own_thread_groups, exclude=True)
         else:
             executor = events_executor() if low_latency else None
         if executor is None:
@@ -157,6 +197,10 @@ def spin_node(node_class, args=None, low_latency=False):
             # a node whose constructor raised is reachable only through its own reference cycles (timers and
             # callbacks bound to it): collected now, its handles go while the context is up, not at exit
             gc.collect()
+        if helper is not None:
+            stop_helper.set()
+            helper_thread.join(timeout=5.0)
+            helper.shutdown()
         if executor is not None:
             executor.shutdown()
         rclpy.try_shutdown()

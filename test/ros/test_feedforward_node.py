@@ -629,7 +629,8 @@ def test_a_large_request_does_not_stop_the_100_hz_reference_to_command_path(own_
     print(f"{LARGE_REQUEST} points answered in {end - start:.2f} s; {len(during)} commands meanwhile "
           f"({len(during) / (end - start):.0f} Hz), largest gap {1e3 * largest_gap:.0f} ms")
     assert end - start > 1.0, "the request is too quick on this machine to tell"
-    # before: one gap of 3.6 s in a 4.4 s request (82 %); after: 0.2-0.6 s in 4-5 s, 1.4 s in 13 s at load 6.5
+    # one thread: one gap of 3.6 s in a 4.4 s request (82 %); MultiThreadedExecutor: 0.2-0.6 s in 4-5 s, 1.4 s in
+    # 13 s at load 6.5; the reference group on a thread of its own: 0.1 s in 2.6 s
     assert largest_gap < min(2.0, 0.5 * (end - start)), \
         f"largest gap {largest_gap:.3f} s in a {end - start:.2f} s request"
     assert len(during) > 0.25 * (end - start) / REFERENCE_PERIOD

@@ -49,8 +49,8 @@ def node(tmp_path_factory):
     payload_file = directory / "gripper.yaml"
     payload_file.write_text(yaml.safe_dump(as_file(GRIPPER)))
     log = directory / "node.log"
-    # reference_topic set: the service, the model path (payload services) and the reference path run on
-    # separate threads (MultiThreadedExecutor), which is where the swap must be atomic
+    # reference_topic set: the reference path runs on a thread of its own beside the service and the model
+    # path (payload services), which is where the swap must be atomic
     process = start_node("feedforward", "-r", "__ns:=/tool", "-p", f"model_file:={model_file}",
                          "-p", f"payload_file:={payload_file}", "-p", "reference_topic:=reference", log_path=log)
     graph = RosTestGraph()
