@@ -122,13 +122,17 @@ class CallbackGroupExecutor(SingleThreadedExecutor):
         return mine != self._exclude and super().can_execute(entity)
 
 
-def _spin_while_up(executor, stop):
-    """Spin ``executor`` until its context shuts down or ``stop`` (a threading.Event) is set (a thread's target)."""
+def _spin_while_up(executor, stop, failures):
+    """Spin ``executor`` until its context shuts down or ``stop`` (a threading.Event) is set (a thread's
+    target); an exception a callback raised is appended to ``failures`` and ends the spinning (the
+    main thread then raises it, as it would its own)."""
     try:
         while rclpy.ok(context=executor.context) and not stop.is_set():
             executor.spin_once(timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException, ShutdownException):
         pass
+    except Exception as error:
+        failures.append(error)
 
 
 def spin_node(node_class, args=None, low_latency=False):
@@ -154,14 +158,15 @@ def spin_node(node_class, args=None, low_latency=False):
     signal.signal(signal.SIGTERM, lambda number, frame: received.append(number))
     rclpy.init(args=args)    # rclpy's handlers call the ones above after their own
     node = executor = helper = helper_thread = None
-    stop_helper = threading.Event()
+    stop_helper, helper_failures = threading.Event(), []
     status = 0
     try:
         node = node_class()
         own_thread_groups = tuple(getattr(node, "own_thread_groups", ()))
         if own_thread_groups:
             helper = CallbackGroupExecutor(own_thread_groups, node=node)
-            helper_thread = threading.Thread(target=_spin_while_up, args=(helper, stop_helper), daemon=True,
+            helper_thread = threading.Thread(target=_spin_while_up, args=(helper, stop_helper, helper_failures),
+                                             daemon=True,
                                              name=f"{node.get_name()}_own_thread_groups")
             helper_thread.start()
             executor = CallbackGroupExecutor(own_thread_groups, exclude=True)
@@ -171,8 +176,10 @@ def spin_node(node_class, args=None, low_latency=False):
             rclpy.spin(node)
         else:
             executor.add_node(node)
-            while rclpy.ok():
+            while rclpy.ok() and not helper_failures:
                 executor.spin_once(timeout_sec=0.1)
+            if helper_failures:
+                raise helper_failures[0]
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except (DynIdError, FileNotFoundError, ParameterException) as error:
@@ -184,6 +191,10 @@ def spin_node(node_class, args=None, low_latency=False):
         if rclpy.ok() and not received:
             raise
     finally:
+        if helper is not None:      # its thread stops before the node it spins goes
+            stop_helper.set()
+            helper_thread.join(timeout=5.0)
+            helper.shutdown()
         if node is not None:
             close = getattr(node, "close", None)
             try:
@@ -197,10 +208,6 @@ def spin_node(node_class, args=None, low_latency=False):
             # a node whose constructor raised is reachable only through its own reference cycles (timers and
             # callbacks bound to it): collected now, its handles go while the context is up, not at exit
             gc.collect()
-        if helper is not None:
-            stop_helper.set()
-            helper_thread.join(timeout=5.0)
-            helper.shutdown()
         if executor is not None:
             executor.shutdown()
         rclpy.try_shutdown()
