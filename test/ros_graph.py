@@ -10,8 +10,10 @@ import time
 import weakref
 
 import rclpy
-from rcl_interfaces.srv import GetParameters
+from rcl_interfaces.msg import Parameter as ParameterMsg
+from rcl_interfaces.srv import GetParameters, SetParameters
 from rclpy.executors import SingleThreadedExecutor
+from rclpy.parameter import Parameter
 
 from robot_dynid.nodes.node_runtime import call_service, spin_until
 from robot_dynid.srv import ComputeFeedforward
@@ -63,6 +65,27 @@ class RosTestGraph:
         client = self.node.create_client(GetParameters, f"{node}/get_parameters")
         try:
             self.call(client, GetParameters.Request(names=["use_sim_time"]), timeout)
+        finally:
+            self.node.destroy_client(client)
+
+    def set_parameters(self, node, timeout=DISCOVERY_TIMEOUT, **values):
+        """``ros2 param set`` over DDS: the SetParameters results of ``values`` on the node ``node`` (fully
+        qualified), one per parameter, in order."""
+        client = self.node.create_client(SetParameters, f"{node}/set_parameters")
+        try:
+            request = SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()
+                                                        for name, value in values.items()])
+            return list(self.call(client, request, timeout).results)
+        finally:
+            self.node.destroy_client(client)
+
+    def get_parameters(self, node, *names, timeout=DISCOVERY_TIMEOUT):
+        """The values of parameters ``names`` of the node ``node`` (fully qualified), in order."""
+        client = self.node.create_client(GetParameters, f"{node}/get_parameters")
+        try:
+            values = self.call(client, GetParameters.Request(names=list(names)), timeout).values
+            return [Parameter.from_parameter_msg(ParameterMsg(name=name, value=value)).value
+                    for name, value in zip(names, values)]
         finally:
             self.node.destroy_client(client)
 

@@ -228,8 +228,9 @@ class FeedforwardNode(Node):
                           f"{MAX_COOLING_TIME_CONSTANT:g}", "s", check=in_range("s", 0.0, MAX_COOLING_TIME_CONSTANT))
         self.standstill_velocity = declare(
             self, "standstill_velocity", 0.01, "joints with every reference velocity below this stand still; in "
-            f"(0, {MAX_STANDSTILL_VELOCITY:g}]", "rad/s",
-            check=in_range("rad/s", 0.0, MAX_STANDSTILL_VELOCITY, allow_minimum=False))
+            f"(0, {MAX_STANDSTILL_VELOCITY:g}]; a change applies to the next reference", "rad/s",
+            check=in_range("rad/s", 0.0, MAX_STANDSTILL_VELOCITY, allow_minimum=False),
+            apply=lambda value: setattr(self, "standstill_velocity", value))
         self.temperature_prefix = declare(self, "temperature_topic_prefix", "", "sensor_msgs/Temperature per joint "
                                           "on <prefix>/<joint name> [deg C]; '' = off")
         joint_temperatures_topic = declare(self, "joint_temperatures_topic", "", "robot_dynid/JointTemperatures "

@@ -49,6 +49,7 @@ joint's velocity limit, ``model_file`` against a directory in its place or a fil
 """
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 
 from sensor_msgs.msg import JointState
@@ -131,13 +132,16 @@ class IdentifierNode(Node):
                                   "a failed write is a status warning, the model is still published",
                                   check=writable_file_path)
         require = declare(self, "require_improvement", True, "accept a model only if its hold-out residual is "
-                          "not larger than the model in use's")
+                          "not larger than the model in use's; changes apply to the next identification",
+                          apply=self.gate_setter("require_improvement"))
         max_rsd = declare(self, "max_holdout_rsd", 0.5, "quality gate: reject a model whose hold-out RSD "
-                          "(residual / torque, root of sums of squares) is not below this, in (0, 1]", "1",
-                          in_range("1", 0.0, 1.0, allow_minimum=False))
+                          "(residual / torque, root of sums of squares) is not below this, in (0, 1]; changes "
+                          "apply to the next identification", "1", in_range("1", 0.0, 1.0, allow_minimum=False),
+                          apply=self.gate_setter("max_holdout_rsd"))
         max_condition = declare(self, "max_condition", 1000.0, "quality gate: reject a model whose condition "
-                                "number (column-scaled base regressor) is not below this, in (1, 1e12]", "1",
-                                in_range("1", 1.0, 1e12, allow_minimum=False))
+                                "number (column-scaled base regressor) is not below this, in (1, 1e12]; changes "
+                                "apply to the next identification", "1",
+                                in_range("1", 1.0, 1e12, allow_minimum=False), apply=self.gate_setter("max_condition"))
         status_period = declare(self, "status_period", 1.0, "period of IdentificationStatus, in (0, 3600]", "s",
                                 in_range("s", 0.0, 3600.0, allow_minimum=False))
         self.latency = declare(self, "stage_latency", 0.5, "how far joint states and stage markers may arrive out "
@@ -195,6 +199,12 @@ class IdentifierNode(Node):
         self.get_logger().info(f"identifying {self.robot.name} ({robot_file}) with {options['method']}, friction "
                                f"{options['friction']}, "
                                f"on stages {list(stages)}; {joint_states_topic} -> {model_topic}")
+
+    def gate_setter(self, name):
+        """``apply`` of a live quality-gate parameter: the session's settings with ``name`` replaced."""
+        def apply(value):
+            self.session.settings = dataclasses.replace(self.session.settings, **{name: value})
+        return apply
 
     def on_joint_state(self, msg):
         stamp = seconds(msg.header.stamp)

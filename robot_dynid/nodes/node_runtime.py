@@ -11,7 +11,7 @@ import os
 from importlib import metadata
 
 import rclpy
-from rcl_interfaces.msg import ParameterDescriptor
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException, ShutdownException, SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
@@ -33,17 +33,48 @@ STAGE_MARKERS_IN = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
 started late does not take markers of an earlier run for new ones; matches either publisher."""
 
 
-def declare(node, name, default, description, unit=None, check=None):
+def declare(node, name, default, description, unit=None, check=None, apply=None):
     """Declare a parameter with a description that states its unit; return its value.
 
     ``check(value, field)``, e.g. ``lambda value, field: validators.positive(value, field, DynIdError, "s")``,
     returns the value as the node uses it or raises a DynIdError whose message names ``field``
     (``parameter flush_period``): :func:`spin_node` reports it in one line, exit 2, before the node
     does anything.
+
+    Changes while the node runs (``ros2 param set``): without ``apply`` the parameter is read-only (the
+    node reads it at its start; a set is refused: "Trying to set a read-only parameter"); with
+    ``apply(value)`` a set is checked by ``check`` (refused with its message) and, when every
+    parameter of the request passes, ``apply`` takes the checked value into use.
     """
     text = f"{description} [{unit}]" if unit else description
-    value = node.declare_parameter(name, default, ParameterDescriptor(description=text)).value
-    return value if check is None else check(value, f"parameter {name}")
+    value = node.declare_parameter(name, default, ParameterDescriptor(description=text,
+                                                                      read_only=apply is None)).value
+    value = value if check is None else check(value, f"parameter {name}")
+    if apply is not None:
+        live = getattr(node, "_live_parameters", None)
+        if live is None:
+            live = node._live_parameters = {}
+            node.add_on_set_parameters_callback(lambda parameters: _set_live(live, parameters))
+        live[name] = (check, apply)
+    return value
+
+
+def _set_live(live, parameters) -> SetParametersResult:
+    """The nodes' on-set-parameters callback: check every live parameter of the request, then apply them
+    all, or refuse the request with the first check's message (nothing applied)."""
+    checked = []
+    for parameter in parameters:
+        if parameter.name not in live:      # rclpy's own (use_sim_time): rclpy's rules
+            continue
+        check, apply = live[parameter.name]
+        try:
+            value = parameter.value if check is None else check(parameter.value, f"parameter {parameter.name}")
+        except DynIdError as error:
+            return SetParametersResult(successful=False, reason=str(error))
+        checked.append((apply, value))
+    for apply, value in checked:
+        apply(value)
+    return SetParametersResult(successful=True)
 
 
 def in_range(unit, minimum, maximum, allow_minimum=True):

@@ -274,3 +274,24 @@ def test_a_model_file_that_cannot_be_written_is_a_status_warning_and_the_model_i
     log = (tmp_path / "node.log").read_text()
     assert stopped == 0 and "Traceback" not in log, log
     assert len([line for line in log.splitlines() if "not written to model_file" in line]) == 1, log
+
+
+def test_a_quality_gate_set_while_the_node_runs_applies_to_the_next_identification(fresh_identifier, simulator):
+    """``ros2 param set /identifier_fresh max_holdout_rsd ...``: out of range, refused with the start's
+    message; within, the next identification is judged by it (and again after a second change)."""
+    graph, states, stages, topics = fresh_identifier
+    robot, sim = simulator
+    [refused] = graph.set_parameters("/identifier_fresh", max_holdout_rsd=0.0)
+    assert not refused.successful
+    assert refused.reason == "parameter max_holdout_rsd must be finite and in (0, 1] [1], got 0.0"
+    assert graph.set_parameters("/identifier_fresh", max_holdout_rsd=1e-4)[0].successful
+    t, q, qd, qdd = motion(robot, seed=1, duration=12.0)
+    play_stage(graph, states, stages, 4000.0 + t, q, qd, sim.torques(q, qd, qdd, rng=1))
+    graph.spin_until(lambda: "rejected" in topics["statuses"][-1].message, timeout=30.0,
+                     what="the rejection by the gate set at run time")
+    assert "is not below max_holdout_rsd = 0.0001" in topics["statuses"][-1].message, topics["statuses"][-1].message
+    assert topics["models"] == []
+    assert graph.set_parameters("/identifier_fresh", max_holdout_rsd=0.5)[0].successful
+    response = graph.call(graph.node.create_client(Trigger, "/identifier_fresh/identify"), Trigger.Request())
+    assert response.success, response.message
+    graph.spin_until(lambda: topics["models"], timeout=30.0, what="the model the restored gate accepts")
