@@ -73,7 +73,7 @@ def make_model(directory: Path, seed: int = 5):
 
 def feedforward_request(joint_names, q, qd, qdd):
     """ComputeFeedforward.Request of the rows of q, qd, qdd (N, n) [rad, rad/s, rad/s^2]."""
-    from robot_dynid.nodes.feedforward import float64_array
+    from robot_dynid.nodes.node_runtime import float64_array
     from robot_dynid.srv import ComputeFeedforward
     return ComputeFeedforward.Request(joint_names=list(joint_names), positions=float64_array(q),
                                       velocities=float64_array(qd), accelerations=float64_array(qdd))

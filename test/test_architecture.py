@@ -85,6 +85,18 @@ def test_subpackages_import_only_the_layers_below():
     assert offenders == []
 
 
+def test_nodes_share_only_node_runtime():
+    """A node module imports no other node's module (the demo's graph, which composes them, aside): what
+    they share (QoS, message conversions, the life cycle) lives in node_runtime."""
+    offenders = []
+    for path in sorted((PACKAGE / "nodes").glob("*.py")):
+        if path.stem in ("__init__", "node_runtime", "demo_graph"):
+            continue
+        offenders += [f"{path.stem} imports {name}" for name in imported_names(path)
+                      if name.startswith("robot_dynid.nodes.") and name != "robot_dynid.nodes.node_runtime"]
+    assert offenders == []
+
+
 def test_estimators_registry_imports_only_base_modules():
     path = PACKAGE / "estimation" / "estimators.py"
     package_imports = {name for name in imported_names(path) if name.startswith("robot_dynid")}

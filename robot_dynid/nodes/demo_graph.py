@@ -21,9 +21,10 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.msg import ExperimentStage, IdentifiedModel
 from robot_dynid.nodes.experiment_runner import ExperimentRunnerNode
-from robot_dynid.nodes.feedforward import MODEL_QOS, FeedforwardNode, float64_array
-from robot_dynid.nodes.identifier import IdentifierNode, seconds
-from robot_dynid.nodes.node_runtime import STAGE_MARKERS_IN, call_service, spin_until
+from robot_dynid.nodes.feedforward import FeedforwardNode
+from robot_dynid.nodes.identifier import IdentifierNode
+from robot_dynid.nodes.node_runtime import (MODEL_QOS, STAGE_MARKERS_IN, call_service, float64_array, seconds,
+                                            spin_until)
 from robot_dynid.nodes.recorder import RecorderNode
 from robot_dynid.nodes.sim_robot import SimRobotNode
 from robot_dynid.package_files import find_package_file

@@ -135,11 +135,10 @@ from robot_dynid.model.feedforward import (
 from robot_dynid.model.payload import Payload, frame_placement, load_payload, plausibility_warnings
 from robot_dynid.model.robot_description import load_robot
 from robot_dynid.msg import FeedforwardStatus, IdentifiedModel, JointTemperatures as JointTemperaturesMsg
-from robot_dynid.nodes.node_runtime import declare, in_range, integer_in, joint_states_qos, spin_node
+from robot_dynid.nodes.node_runtime import (MODEL_QOS, declare, float64_array, in_range, integer_in, joint_states_qos,
+                                            seconds, spin_node)
 from robot_dynid.srv import ComputeFeedforward, ResetWarmup, SetPayload
 
-MODEL_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
-                       reliability=ReliabilityPolicy.RELIABLE)
 STATUS_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                         reliability=ReliabilityPolicy.RELIABLE)
 DEFAULT_REFERENCE_TIMEOUT = 0.5     # s
@@ -529,7 +528,7 @@ class FeedforwardNode(Node):
     def on_temperatures(self, joints, values, stamp):
         """Keep each joint's temperature [deg C] stamped ``stamp`` (0: now); a refused one is a warning."""
         now = self.ros_now()
-        stamp = stamp.sec + stamp.nanosec * 1e-9 if (stamp.sec or stamp.nanosec) else now
+        stamp = seconds(stamp) if (stamp.sec or stamp.nanosec) else now
         robot = self.expected_robot
         for joint, value in zip(joints, values):
             if robot is None or joint not in robot.joint_names:     # kept only for the robot's joints
@@ -627,12 +626,6 @@ def _by_name(msg, joints):
 def _or_nan(value) -> float:
     """``value`` as a float, NaN for None."""
     return math.nan if value is None else float(value)
-
-
-def float64_array(values) -> array.array:
-    """``values`` (any shape) flattened in row-major order as the ``array.array('d')`` that rclpy
-    takes for a float64[] field as it is (one copy; a list is checked element by element)."""
-    return array.array("d", np.ascontiguousarray(values, dtype=np.float64).tobytes())
 
 
 def main(args=None):

@@ -40,8 +40,8 @@ from robot_dynid.hydraulics.cylinder_results import (cylinder_config_from_dict, 
                                                      save_cylinder_results)
 from robot_dynid.hydraulics.online import N_PARAMETERS, OnlineHydraulicIdentifier, OnlineSettings
 from robot_dynid.msg import HydraulicCylinderEstimates, HydraulicCylinderState, IdentificationStatus
-from robot_dynid.nodes.identifier import seconds, writable_file_path
-from robot_dynid.nodes.node_runtime import declare, in_range, integer_in, joint_states_qos, spin_node
+from robot_dynid.nodes.node_runtime import (declare, in_range, integer_in, joint_states_qos, seconds, spin_node,
+                                            writable_file_path)
 from robot_dynid.recordings.recording import DropCounter, describe_dropped
 
 MAX_MIN_SAMPLES = 10_000_000

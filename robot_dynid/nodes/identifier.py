@@ -50,7 +50,6 @@ joint's velocity limit, ``model_file`` against a directory in its place or a fil
 from __future__ import annotations
 
 import dataclasses
-import pathlib
 
 from sensor_msgs.msg import JointState
 from rclpy.node import Node
@@ -68,9 +67,8 @@ from robot_dynid.model.friction import FRICTION_MODEL_NAMES, MAX_REVERSAL_LEAD
 from robot_dynid.model.payload import MAX_MASS, frame_placement
 from robot_dynid.model.robot_description import load_robot
 from robot_dynid.msg import ExperimentStage, IdentificationStatus, IdentifiedModel
-from robot_dynid.nodes.feedforward import MODEL_QOS
-from robot_dynid.nodes.node_runtime import (STAGE_MARKERS_IN, declare, in_range, integer_in, joint_states_qos,
-                                            spin_node)
+from robot_dynid.nodes.node_runtime import (MODEL_QOS, STAGE_MARKERS_IN, declare, in_range, integer_in,
+                                            joint_states_qos, seconds, spin_node, writable_file_path)
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.conditioning import MAX_GIVEN_WINDOW
 from robot_dynid.recordings.joint_states import JointStateSelector
@@ -382,24 +380,6 @@ class IdentifierNode(Node):
         return list(self.session.warnings) + (
             [f"samples not used: {describe_dropped(dropped)}"] if dropped else []) + (
             [self.file_problem] if self.file_problem else [])
-
-
-def writable_file_path(value, field):
-    """A ``declare(check=)`` for a file the node writes ('' = none): refused when it names a directory or lies
-    below something that is not a directory (missing directories are created when it is written)."""
-    if value:
-        path = pathlib.Path(value)
-        if path.is_dir():
-            raise DynIdError(f"{field} {value!r} is a directory; expected the path of a file to write")
-        ancestor = next(parent for parent in path.parents if parent.exists())
-        if not ancestor.is_dir():
-            raise DynIdError(f"{field} {value!r} cannot be written: {ancestor} is not a directory")
-    return value
-
-
-def seconds(stamp):
-    """builtin_interfaces/Time -> [s]."""
-    return stamp.sec + 1e-9 * stamp.nanosec
 
 
 def main(args=None):

@@ -1,7 +1,10 @@
-"""What every robot_dynid node shares: the main() life cycle, parameter declaration, waiting on a graph."""
+"""What every robot_dynid node shares: the main() life cycle, parameter declaration, waiting on a graph,
+the QoS of the topics nodes share, and message conversions. Nodes import each other for nothing else."""
 from __future__ import annotations
 
+import array
 import gc
+import pathlib
 import signal
 import sys
 import threading
@@ -15,6 +18,8 @@ from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException, ShutdownException, SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+
+import numpy as np
 
 from robot_dynid import validators
 from robot_dynid.errors import DynIdError
@@ -31,6 +36,10 @@ STAGE_MARKERS_IN = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
                               durability=DurabilityPolicy.VOLATILE)
 """QoS of the nodes' ExperimentStage subscriptions: volatile, so that a recorder or identifier
 started late does not take markers of an earlier run for new ones; matches either publisher."""
+
+
+MODEL_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
+"""QoS of IdentifiedModel: transient local, depth 1, so a node started late gets the model in use."""
 
 
 def declare(node, name, default, description, unit=None, check=None, apply=None):
@@ -285,3 +294,27 @@ def call_service(executor, client, request, timeout, resend_after=None):
         if not future.done():
             client.remove_pending_request(future)
     return next(future for future in futures if future.done()).result()
+
+
+def writable_file_path(value, field):
+    """A ``declare(check=)`` for a file the node writes ('' = none): refused when it names a directory or lies
+    below something that is not a directory (missing directories are created when it is written)."""
+    if value:
+        path = pathlib.Path(value)
+        if path.is_dir():
+            raise DynIdError(f"{field} {value!r} is a directory; expected the path of a file to write")
+        ancestor = next(parent for parent in path.parents if parent.exists())
+        if not ancestor.is_dir():
+            raise DynIdError(f"{field} {value!r} cannot be written: {ancestor} is not a directory")
+    return value
+
+
+def seconds(stamp):
+    """builtin_interfaces/Time -> [s]."""
+    return stamp.sec + 1e-9 * stamp.nanosec
+
+
+def float64_array(values) -> array.array:
+    """``values`` (any shape) flattened in row-major order as the ``array.array('d')`` that rclpy
+    takes for a float64[] field as it is (one copy; a list is checked element by element)."""
+    return array.array("d", np.ascontiguousarray(values, dtype=np.float64).tobytes())

@@ -44,7 +44,7 @@ from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_description import load_robot
 from robot_dynid.msg import ExperimentStage, IdentifiedModel
-from robot_dynid.nodes.feedforward import MODEL_QOS
+from robot_dynid.nodes.node_runtime import MODEL_QOS
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.bag_io import read_stage_markers
 from robot_dynid.recordings.data_files import read_recording

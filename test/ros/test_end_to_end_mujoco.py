@@ -26,7 +26,7 @@ from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.robot_description import load_robot
 from robot_dynid.msg import ExperimentStage, IdentifiedModel
-from robot_dynid.nodes.feedforward import MODEL_QOS
+from robot_dynid.nodes.node_runtime import MODEL_QOS
 from robot_dynid.package_files import find_package_file
 from robot_dynid.srv import ComputeFeedforward
 from ros_graph import RosTestGraph, start_node, stop_node

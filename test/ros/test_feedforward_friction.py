@@ -20,7 +20,8 @@ from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_description import load_robot
 from robot_dynid.msg import FeedforwardStatus, JointTemperatures
-from robot_dynid.nodes.feedforward import STATUS_QOS, float64_array
+from robot_dynid.nodes.feedforward import STATUS_QOS
+from robot_dynid.nodes.node_runtime import float64_array
 from robot_dynid.package_files import find_package_file
 from robot_dynid.srv import ComputeFeedforward, ResetWarmup
 from ros_graph import RosTestGraph, start_node, stop_node

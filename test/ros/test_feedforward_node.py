@@ -27,7 +27,8 @@ from robot_dynid.model.friction import FrictionModel
 from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_description import load_robot, robot_from_dict
 from robot_dynid.msg import FeedforwardStatus, IdentifiedModel
-from robot_dynid.nodes.feedforward import MODEL_QOS, STATUS_QOS, float64_array
+from robot_dynid.nodes.feedforward import STATUS_QOS
+from robot_dynid.nodes.node_runtime import MODEL_QOS, float64_array
 from robot_dynid.srv import ComputeFeedforward
 from rnea_reference import rnea_torques
 from ros_graph import STARTED, RosTestGraph, start_node, stop_node

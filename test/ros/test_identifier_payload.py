@@ -20,7 +20,7 @@ from robot_dynid.model.friction import FrictionModel
 from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_description import load_robot
 from robot_dynid.msg import ExperimentStage, IdentificationStatus, IdentifiedModel
-from robot_dynid.nodes.feedforward import MODEL_QOS
+from robot_dynid.nodes.node_runtime import MODEL_QOS
 from robot_dynid.package_files import find_package_file
 from ros_graph import RosTestGraph, start_node, stop_node
 
