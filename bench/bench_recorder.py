@@ -88,7 +88,7 @@ def _raw_bag(path: Path):
     in metadata.yaml."""
     import numpy as np
     from rosbags.highlevel import AnyReader
-    from robot_dynid.recordings.bag_io import make_typestore
+    from robot_dynid.recordings.bag_files import make_typestore
     sequence, stamps, receive = [], [], []
     with AnyReader([path], default_typestore=make_typestore()) as reader:
         connections = [c for c in reader.connections if c.topic == BAG_TOPIC]
@@ -184,7 +184,8 @@ def _message_check_costs() -> list[list[str]]:
     from rclpy.serialization import deserialize_message, serialize_message
     from sensor_msgs.msg import JointState
 
-    from robot_dynid.recordings.bag_io import JOINT_STATE_TYPE, make_typestore
+    from robot_dynid.recordings.bag_files import make_typestore
+    from robot_dynid.recordings.bag_io import JOINT_STATE_TYPE
     from robot_dynid.recordings.bag_layout import JointStateDecoder
     from robot_dynid.recordings.joint_states import JointStateSelector
 

@@ -58,8 +58,8 @@ from robot_dynid.errors import DynIdError
 from robot_dynid.msg import ExperimentStage, HydraulicCylinderState
 from robot_dynid.nodes.node_runtime import (STAGE_MARKERS_IN, STAGE_MARKERS_OUT, declare, in_range, integer_in,
                                             joint_states_qos, ros_distro, spin_node)
-from robot_dynid.recordings.bag_io import (MB, STORAGE_PLUGINS, BagWriter, DiskSpaceError, RecordingStopped,
-                                           free_space, offered_qos)
+from robot_dynid.recordings.bag_files import STORAGE_PLUGINS
+from robot_dynid.recordings.bag_io import MB, BagWriter, DiskSpaceError, RecordingStopped, free_space, offered_qos
 from robot_dynid.recordings.bag_layout import BAG_TOPICS, JointStateDecoder, default_bag_path
 from robot_dynid.recordings.joint_states import JointStateSelector
 from robot_dynid.recordings.stages import StageMarker

@@ -44,7 +44,7 @@ from rosbags.rosbag2.metadata import parse_qos
 from rosbags.typesys import Stores, TypesysError, get_types_from_idl, get_types_from_msg, get_typestore
 
 from robot_dynid.errors import DataError
-from robot_dynid.recordings import bag_io
+from robot_dynid.recordings import bag_files
 
 if sys.version_info >= (3, 14):
     from compression import zstd
@@ -732,7 +732,7 @@ def open_incomplete_bag(path, error: Exception) -> RecoveredBag:
         bag.close()
         raise DataError(f"cannot open bag {path}: {error}")
     description = bag.describe()
-    if bag_io.bag_being_recorded(path):
+    if bag_files.bag_being_recorded(path):
         logger.info("%s: it is being recorded; read up to its recorder's last flush", description)
         return bag
     logger.log(logging.INFO if description in _DESCRIBED else logging.WARNING,
@@ -799,10 +799,10 @@ def repair_bag(path, out=None, distro: str | None = None) -> RepairResult:
     out : str or Path, optional
         New bag directory to write (must not exist); default: repair in place, the damaged files
         renamed with :data:`DAMAGED_SUFFIX` (nothing is deleted but the closing reserve
-        :data:`robot_dynid.recordings.bag_io.RESERVE_FILE` a killed recorder left).
+        :data:`robot_dynid.recordings.bag_files.RESERVE_FILE` a killed recorder left).
     distro : str, optional
         ROS 2 distro of the standard types used for topics whose type the bag does not define
-        (see :func:`robot_dynid.recordings.bag_io.make_typestore`).
+        (see :func:`robot_dynid.recordings.bag_files.make_typestore`).
 
     Raises
     ------
@@ -813,14 +813,14 @@ def repair_bag(path, out=None, distro: str | None = None) -> RepairResult:
     path = Path(path)
     if not path.is_dir():
         raise DataError(f"bag {path} {'is not a directory' if path.exists() else 'does not exist'}")
-    bag_io.check_bag_files(path)
-    if bag_io.bag_being_recorded(path):
+    bag_files.check_bag_files(path)
+    if bag_files.bag_being_recorded(path):
         raise DataError(f"bag {path} is being recorded by a running process (a recorder): stop it (Ctrl-C or "
                         "SIGTERM closes the bag whole), or read it as it is; a repair now would move its files "
                         "from under the recorder")
     if bag_is_whole(path):
         return RepairResult(path, None)
-    fallback = bag_io.make_typestore(distro)
+    fallback = bag_files.make_typestore(distro)
     with RecoveredBag(path) as bag:
         if not bag.message_count:
             raise DataError(f"bag {path} holds no complete message ({'; '.join(bag.problems)}): "
@@ -835,7 +835,7 @@ def repair_bag(path, out=None, distro: str | None = None) -> RepairResult:
                               {topic: info.msgcount for topic, info in bag.topics.items()},
                               bag.first_ns, bag.last_ns)
     if out is None:
-        (path / bag_io.RESERVE_FILE).unlink(missing_ok=True)   # a killed recorder's closing reserve
+        (path / bag_files.RESERVE_FILE).unlink(missing_ok=True)   # a killed recorder's closing reserve
         for original in replaced:
             original.rename(original.with_name(original.name + DAMAGED_SUFFIX))
         for written in target.iterdir():
@@ -864,8 +864,8 @@ def _replaced_files(path: Path, files: list[Path]) -> list[Path]:
 def _write(bag: RecoveredBag, target: Path, fallback) -> None:
     """Write every recovered message of ``bag`` to a new bag directory ``target``."""
     try:
-        writer = Writer(target, version=bag_io.BAG_METADATA_VERSION,
-                        storage_plugin=bag_io.STORAGE_PLUGINS[bag.storage])
+        writer = Writer(target, version=bag_files.BAG_METADATA_VERSION,
+                        storage_plugin=bag_files.STORAGE_PLUGINS[bag.storage])
         writer.open()
     except WriterError as error:
         raise DataError(f"cannot write the repaired bag to {target}: {error}") from error
@@ -878,7 +878,7 @@ def _write(bag: RecoveredBag, target: Path, fallback) -> None:
                               "rihs01": connection.digest or bag.typestore.hash_rihs01(connection.msgtype)}
             else:
                 try:
-                    bag_io.ensure_type(fallback, connection.msgtype)
+                    bag_files.ensure_type(fallback, connection.msgtype)
                 except DataError as error:
                     raise DataError(f"topic {connection.topic!r} of bag {bag.path}: {error}; the bag "
                                     "carries no definition of it") from None

@@ -12,7 +12,8 @@ import yaml
 
 from robot_dynid.cli import main
 from robot_dynid.hydraulics.cylinder import CylinderParameters, HydraulicCylinder, simulate_cylinder
-from robot_dynid.recordings.bag_io import BagWriter, ensure_type
+from robot_dynid.recordings.bag_files import ensure_type
+from robot_dynid.recordings.bag_io import BagWriter
 
 AREA_A = math.pi * 0.020**2
 AREA_B = AREA_A - math.pi * 0.011**2

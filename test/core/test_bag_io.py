@@ -8,8 +8,8 @@ import pytest
 import yaml
 
 from robot_dynid.errors import DataError, DynIdError
-from robot_dynid.recordings.bag_io import (BagWriter, interface_definition_text, read_bag,
-                                           read_stage_markers)
+from robot_dynid.recordings.bag_files import interface_definition_text
+from robot_dynid.recordings.bag_io import BagWriter, read_bag, read_stage_markers
 
 JOINTS = ("shoulder", "elbow", "wrist")
 T0_NS = 1_700_000_000_123_456_789
@@ -386,7 +386,8 @@ def test_a_full_disk_stops_recording_and_leaves_a_closed_bag_whose_metadata_coun
     messages the storage file holds, and those are the first ones written, in order."""
     from rosbags.highlevel import AnyReader
     from small_disk import small_disk
-    from robot_dynid.recordings.bag_io import RESERVE_FILE, RecordingStopped
+    from robot_dynid.recordings.bag_files import RESERVE_FILE
+    from robot_dynid.recordings.bag_io import RecordingStopped
     with small_disk(tmp_path / "disk", "2m") as disk:
         writer = BagWriter(disk / "bag", storage=storage)
         written = 0

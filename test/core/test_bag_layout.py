@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from robot_dynid.errors import DataError
-from robot_dynid.recordings.bag_io import JOINT_STATE_TYPE, BagWriter, make_typestore, read_bag
+from robot_dynid.recordings.bag_files import make_typestore
+from robot_dynid.recordings.bag_io import JOINT_STATE_TYPE, BagWriter, read_bag
 from robot_dynid.recordings.bag_layout import BAG_TOPICS, default_bag_path, joint_state_fields
 
 

@@ -29,8 +29,8 @@ from rosbags.rosbag2 import CompressionFormat, CompressionMode, StoragePlugin, W
 
 from robot_dynid.cli import main
 from robot_dynid.errors import DataError
-from robot_dynid.recordings.bag_io import (CLOSING_RESERVE, RESERVE_FILE, BagWriter, bag_being_recorded, make_typestore,
-                                           read_bag)
+from robot_dynid.recordings.bag_files import CLOSING_RESERVE, RESERVE_FILE, bag_being_recorded, make_typestore
+from robot_dynid.recordings.bag_io import BagWriter, read_bag
 from robot_dynid.recordings.bag_recovery import RecoveredBag, repair_bag
 
 try:
