@@ -729,6 +729,7 @@ typedef struct {
     double dead_band;        /* [rad/s] */
     double *tile;            /* (LANES, n, p), as regressor() allocates it */
     PyObject *empty;         /* numpy.empty */
+    PyObject *ndarray;       /* numpy.ndarray: the only buffer type read (no Python code runs to read it) */
     PyObject *shape;         /* (n, p) */
 } one_sample;
 
@@ -737,13 +738,15 @@ static void one_sample_dealloc(one_sample *self)
     release_inputs(&self->in);
     PyMem_RawFree(self->tile);
     Py_XDECREF(self->empty);
+    Py_XDECREF(self->ndarray);
     Py_XDECREF(self->shape);
     PyObject_Free(self);
 }
 
-/* State values of object into target (n,): 1 when read and finite; 0 when object is not a float64 array
- * or list or tuple of numbers of length n, or holds a non-finite value (the caller's checked path says why). */
-static int read_state(PyObject *object, Py_ssize_t n, double *target)
+/* State values of object into target (n,): 1 when read and finite; 0 when object is not a float64 ndarray
+ * (exactly: no Python code runs to read it) or list or tuple of numbers of length n, or holds a non-finite
+ * value (the caller's checked path says why). */
+static int read_state(PyObject *object, PyObject *ndarray, Py_ssize_t n, double *target)
 {
     if (PyList_CheckExact(object) || PyTuple_CheckExact(object)) {
         if (PySequence_Fast_GET_SIZE(object) != n)
@@ -763,7 +766,8 @@ static int read_state(PyObject *object, Py_ssize_t n, double *target)
         }
     } else {
         Py_buffer view;
-        if (!PyObject_CheckBuffer(object) || PyObject_GetBuffer(object, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        if ((PyObject *)Py_TYPE(object) != ndarray
+            || PyObject_GetBuffer(object, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
             PyErr_Clear();
             return 0;
         }
@@ -795,12 +799,8 @@ static PyObject *one_sample_compute(one_sample *self, PyObject *const *args, Py_
         PyErr_Format(PyExc_TypeError, "compute takes q, qd, qdd, got %zd arguments", nargs);
         return NULL;
     }
-    const Py_ssize_t n = self->in.robot.n;
-    double *q = self->in.views[3].buf, *qd = self->in.views[4].buf, *qdd = self->in.views[5].buf;
-    if (!read_state(args[0], n, q) || !read_state(args[1], n, qd) || !read_state(args[2], n, qdd))
-        Py_RETURN_NONE;
-    sign_columns(n, qd, self->lead ? qdd : NULL, self->reversal_lead, self->dead_band, NULL, n,
-                 self->in.views[6].buf);
+    /* the result first: numpy.empty may run Python code (a garbage collection), and with it another thread's
+     * compute on this object's buffers; from reading the states on, nothing here lets go of the GIL */
     PyObject *result = PyObject_CallOneArg(self->empty, self->shape);
     if (result == NULL)
         return NULL;
@@ -809,6 +809,16 @@ static PyObject *one_sample_compute(one_sample *self, PyObject *const *args, Py_
         Py_DECREF(result);
         return NULL;
     }
+    const Py_ssize_t n = self->in.robot.n;
+    double *q = self->in.views[3].buf, *qd = self->in.views[4].buf, *qdd = self->in.views[5].buf;
+    if (!read_state(args[0], self->ndarray, n, q) || !read_state(args[1], self->ndarray, n, qd)
+        || !read_state(args[2], self->ndarray, n, qdd)) {
+        PyBuffer_Release(&out);
+        Py_DECREF(result);
+        Py_RETURN_NONE;
+    }
+    sign_columns(n, qd, self->lead ? qdd : NULL, self->reversal_lead, self->dead_band, NULL, n,
+                 self->in.views[6].buf);
     arrays data = self->in.data;
     data.out = out.buf;
     data.tile = self->tile;
@@ -835,22 +845,23 @@ static PyTypeObject one_sample_type = {
 
 PyDoc_STRVAR(one_sample_doc,
 "one_sample(chain, prismatic, gravity, q, qd, qdd, friction, friction_map, armature_map, offset,\n"
-"           lead, reversal_lead, dead_band, empty)\n--\n\n"
+"           lead, reversal_lead, dead_band, empty, ndarray)\n--\n\n"
 "A OneSample whose compute(q, qd, qdd) returns one sample's regressor. The arguments are those of\n"
 "regressor() for N = 1 (q, qd, qdd (1, n) and friction (1, n, 2) are its buffers from then on, written\n"
 "by every call; friction_map the identity: joint-side friction), the friction columns being\n"
-"[sgn(qd + reversal_lead qdd) if lead else sgn(qd), qd], zero below dead_band [rad/s]; empty: numpy.empty.");
+"[sgn(qd + reversal_lead qdd) if lead else sgn(qd), qd], zero below dead_band [rad/s]; empty: numpy.empty;\n"
+"ndarray: numpy.ndarray.");
 
 static PyObject *one_sample_new(PyObject *module, PyObject *args)
 {
-    PyObject *objects[N_INPUTS], *empty;
+    PyObject *objects[N_INPUTS], *empty, *ndarray;
     int offset, lead;
     double reversal_lead, dead_band;
     (void)module;
 
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOpiddO:one_sample", &objects[0], &objects[1], &objects[2], &objects[3],
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOpiddOO:one_sample", &objects[0], &objects[1], &objects[2], &objects[3],
                           &objects[4], &objects[5], &objects[6], &objects[7], &objects[8], &offset, &lead,
-                          &reversal_lead, &dead_band, &empty))
+                          &reversal_lead, &dead_band, &empty, &ndarray))
         return NULL;
     one_sample *self = PyObject_New(one_sample, &one_sample_type);
     if (self == NULL)
@@ -858,6 +869,7 @@ static PyObject *one_sample_new(PyObject *module, PyObject *args)
     self->in = (inputs){.acquired = 0, .entries = NULL};
     self->tile = NULL;
     self->empty = NULL;
+    self->ndarray = NULL;
     self->shape = NULL;
     if (read_inputs(objects, offset, &self->in) < 0)
         goto fail;
@@ -883,6 +895,8 @@ static PyObject *one_sample_new(PyObject *module, PyObject *args)
     self->dead_band = dead_band;
     Py_INCREF(empty);
     self->empty = empty;
+    Py_INCREF(ndarray);
+    self->ndarray = ndarray;
     return (PyObject *)self;
 fail:
     Py_DECREF(self);

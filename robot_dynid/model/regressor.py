@@ -293,7 +293,7 @@ class Regressor:
         return _regressor_kernel.one_sample(self._chain, self._prismatic, self._gravity, states[0], states[1],
                                             states[2], columns, self._friction_map, self._armature_map,
                                             self.offset, lead, float(friction.reversal_lead) if lead else 0.0,
-                                            float(friction.dead_band), np.empty).compute
+                                            float(friction.dead_band), np.empty, np.ndarray).compute
 
     @property
     def n_joints(self) -> int:

@@ -221,3 +221,27 @@ def test_compute_one_refuses_bad_states_naming_them(states_of, message):
     regressor = Regressor(robot("ur5_on_linear_track.yaml"), FrictionModel("coulomb_viscous"))
     with pytest.raises(DataError, match=message):
         regressor.compute_one(*states_of(np.linspace(-0.5, 0.5, 7)))
+
+
+def test_compute_one_from_several_threads_gives_each_its_own_samples_regressor():
+    """One compiled object serves every thread (it keeps the GIL from reading the states to the result)."""
+    import threading
+    description = robot("ur5.yaml")
+    regressor = Regressor(description, FrictionModel("coulomb_viscous"))
+    rng = np.random.default_rng(13)
+    samples = [states(description, rng) for _ in range(64)]
+    expected = [regressor.compute(q[None], qd[None], qdd[None])[0] for q, qd, qdd in samples]
+    wrong = []
+
+    def work(offset):
+        for repeat in range(200):
+            k = (offset + repeat) % len(samples)
+            if not np.array_equal(regressor.compute_one(*samples[k]), expected[k]):
+                wrong.append(k)
+
+    threads = [threading.Thread(target=work, args=(offset,)) for offset in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert wrong == []
