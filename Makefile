@@ -8,7 +8,7 @@ CORE_TESTS := test/core test/cli test/test_architecture.py test/test_bootstrap.p
 # The tests that touch ROS 2 (rclpy, the generated interfaces, rosbag2, launch files, the ROS demo):
 # what a second distribution runs. The rest is pure Python, run on 3.11 (test) and 3.10 (test-min).
 ROS_TESTS := test/ros test/test_launch_files.py test/test_package_xml.py test/test_architecture.py \
-	test/core/test_bag_io.py test/cli/test_demo.py test/cli/test_cli_bad_input.py test/cli/test_cli_hydraulic.py
+	test/core/recordings/test_bag_io.py test/cli/test_demo.py test/cli/test_cli_bad_input.py test/cli/test_cli_hydraulic.py
 
 .PHONY: bootstrap bootstrap-jazzy bootstrap-min test test-jazzy test-min demo bench clean lint colcon-test
 

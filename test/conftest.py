@@ -6,11 +6,11 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import importlib.util  # noqa: E402
-import pathlib  # noqa: E402
 import tempfile  # noqa: E402
 
 import pytest  # noqa: E402
 
+from repo_paths import REPO  # noqa: E402
 from ros_domain import claim_ros_domain  # noqa: E402
 
 TEST_DOMAIN_IDS = range(1, 101)   # the benchmarks take 150..199
@@ -28,7 +28,7 @@ DASK_AVAILABLE = importlib.util.find_spec("distributed") is not None
 FLEET_CLUSTER_TESTS = ["cli/test_cli_fleet.py"]
 # The MuJoCo engine's tests need mujoco (pip install "robot-dynid[sim]"); without it they are not collected.
 MUJOCO_AVAILABLE = importlib.util.find_spec("mujoco") is not None
-MUJOCO_TESTS = ["core/test_mujoco_engine.py", "cli/test_demo_mujoco.py", "ros/test_end_to_end_mujoco.py"]
+MUJOCO_TESTS = ["core/experiment/test_mujoco_engine.py", "cli/test_demo_mujoco.py", "ros/test_end_to_end_mujoco.py"]
 collect_ignore = (([] if ROS_AVAILABLE else list(ROS_TESTS)) + ([] if DASK_AVAILABLE else FLEET_CLUSTER_TESTS)
                   + ([] if MUJOCO_AVAILABLE else MUJOCO_TESTS))
 
@@ -59,7 +59,7 @@ def pytest_configure(config):
 
 @pytest.fixture
 def repo_root():
-    return pathlib.Path(__file__).resolve().parent.parent
+    return REPO
 
 
 def pytest_sessionfinish(session, exitstatus):

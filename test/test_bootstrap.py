@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-REPO = pathlib.Path(__file__).resolve().parent.parent
+from repo_paths import REPO
+
 BOOTSTRAP = REPO / "tools" / "bootstrap.sh"
 
 # As the cp312 (Jazzy) and cp311 (Kilted) wheels export them.

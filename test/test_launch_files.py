@@ -12,7 +12,8 @@ import sys
 
 import pytest
 
-REPO = pathlib.Path(__file__).resolve().parent.parent
+from repo_paths import REPO
+
 LAUNCH_FILES = sorted((REPO / "launch").glob("*.launch.py"))
 PREFIX = pathlib.Path(sys.prefix)
 

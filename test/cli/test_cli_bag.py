@@ -13,6 +13,7 @@ import pytest
 from robot_dynid.cli import main
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.bag_io import BagWriter
+from repo_paths import REPO
 
 T0_NS = 1_700_000_000_000_000_000
 PERIOD_NS = 10_000_000        # 100 Hz
@@ -37,10 +38,9 @@ def write_bag(path, storage="mcap", n=300, flush_every=100):
 
 def run(*arguments):
     """The robot-dynid command line in a new process (its stderr as a user sees it)."""
-    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     return subprocess.run([sys.executable, "-c", "import sys; from robot_dynid.cli import main; "
                            "sys.exit(main(sys.argv[1:]))", *map(str, arguments)],
-                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": repo})
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
 
 
 def test_repair_prints_what_it_recovered_and_a_second_run_changes_nothing(tmp_path, capsys):

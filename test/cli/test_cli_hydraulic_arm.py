@@ -11,7 +11,6 @@ two-stage code under test:
   their force balance, not the regressor the two-stage code subtracts).
 """
 import json
-import pathlib
 
 import numpy as np
 import pytest
@@ -29,8 +28,9 @@ from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_description import load_robot
 from robot_dynid.recordings.csv_io import write_csv
 from robot_dynid.recordings.recording import Recording
+from repo_paths import ROBOTS
 
-ROBOT = pathlib.Path(__file__).resolve().parents[2] / "config" / "robots" / "curtain_wall_arm.yaml"
+ROBOT = ROBOTS / "curtain_wall_arm.yaml"
 DT = 0.04   # s
 
 

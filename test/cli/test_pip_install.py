@@ -4,14 +4,14 @@ This is the offline-user path of the README: the core and CLI must neither impor
 rclpy, and the shipped configs and interface definitions must come with the package.
 """
 import os
-import pathlib
 import shutil
 import subprocess
 import sys
 
 import pytest
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
+from repo_paths import REPO
+
 # The clean venv must not see this environment's packages: `colcon test` (and a sourced ROS setup)
 # put the install prefix on PYTHONPATH, where pip would find numpy & co. already "installed" and the
 # venv's Python would import rclpy, and AMENT_PREFIX_PATH, where robot_dynid would find its configs.

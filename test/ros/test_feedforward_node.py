@@ -5,7 +5,6 @@ plausible inertial parameters and no friction: its torques must equal pinocchio'
 the same inertias, an independent implementation of the dynamics.
 """
 import math
-import pathlib
 import re
 import subprocess
 import sys
@@ -32,9 +31,7 @@ from robot_dynid.nodes.node_runtime import MODEL_QOS, float64_array
 from robot_dynid.srv import ComputeFeedforward
 from rnea_reference import rnea_torques
 from ros_graph import STARTED, RosTestGraph, start_node, stop_node
-
-
-REPO = pathlib.Path(__file__).resolve().parents[2]
+from repo_paths import REPO
 
 
 @pytest.fixture(scope="module")

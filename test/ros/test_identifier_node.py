@@ -8,7 +8,6 @@ torques on a different trajectory. Expected prediction error: the parameter erro
 leaves room for the Savitzky-Golay accelerations.
 """
 import math
-import pathlib
 import time
 
 import numpy as np
@@ -26,8 +25,8 @@ from robot_dynid.model.robot_description import load_robot
 from robot_dynid.msg import ExperimentStage, IdentificationStatus, IdentifiedModel
 from robot_dynid.nodes.node_runtime import MODEL_QOS
 from ros_graph import RosTestGraph, start_node, stop_node
+from repo_paths import REPO
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
 RATE = 200.0  # Hz
 TOLERANCE = 0.1  # N m, RMS per joint on held-out motion
 

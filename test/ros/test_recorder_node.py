@@ -27,8 +27,8 @@ from robot_dynid.recordings.bag_io import read_bag, read_stage_markers
 from robot_dynid.recordings.stage_detection import detect_stages
 from robot_dynid.srv import MarkStage
 from ros_graph import RosTestGraph, kill_started_nodes, start_node, stop_node
+from repo_paths import REPO
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
 JOINTS = ("j1", "j2", "j3")
 T0_NS = 1_700_000_000_000_000_000
 STATUS = re.compile(r"(?:recorded ((?:\d+ on \S+, )*\d+ on \S+)|no message recorded yet) to ")

@@ -5,7 +5,6 @@ Without the mujoco package this module is not collected (test/conftest.py says s
 test/core/test_simulation.py checks what the engine says then.
 """
 import dataclasses
-import pathlib
 
 import numpy as np
 import pinocchio as pin
@@ -24,6 +23,7 @@ from robot_dynid.model.urdf import robot_from_urdf
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.data_files import complete_derivatives
 from robot_dynid.recordings.recording import Recording
+from repo_paths import TEST_DATA
 
 UR5_LINKS = ("shoulder_link", "upper_arm_link", "forearm_link", "wrist_1_link", "wrist_2_link", "wrist_3_link",
              "tool0")
@@ -177,7 +177,7 @@ def test_bad_engine_settings_are_one_line_each():
 
 @pytest.mark.skipif(not hasattr(pin, "buildModelFromMJCF"), reason="pinocchio < 3 reads no MJCF")
 def test_an_mjcf_robot_runs_in_mujoco_with_its_own_inertials_and_the_simulation_section():
-    robot = load_robot(pathlib.Path(__file__).resolve().parent.parent / "data" / "arm3_mjcf.yaml")
+    robot = load_robot(TEST_DATA / "arm3_mjcf.yaml")
     robot = dataclasses.replace(robot, simulation=(JointSimulation(0.2, 0.5, 2.0),) * 3)
     simulator = MujocoRobot(robot, friction_model("coulomb_viscous"))
     assert simulator.model.inertials_from == "model file"

@@ -16,10 +16,9 @@ from robot_dynid.model.robot_description import (DHRow, JointLimits, RobotDescri
                                                  load_robot, robot_from_dict)
 from robot_dynid.model.urdf import robot_from_urdf
 from robot_dynid.package_files import find_package_file
+from repo_paths import ROBOTS as ROBOTS_PATH, TEST_DATA
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ROBOTS = os.path.join(ROOT, "config", "robots")
-DATA = os.path.join(ROOT, "test", "data")
+ROBOTS, DATA = str(ROBOTS_PATH), str(TEST_DATA)
 CONFIGS = sorted(glob.glob(os.path.join(ROBOTS, "*.yaml")))
 DH_CONFIGS = [path for path in CONFIGS if "urdf:" not in open(path).read()]
 

@@ -12,8 +12,9 @@ from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor, inertia_parameter_map
 from robot_dynid.model.robot_description import link_frame_placements, load_robot, robot_from_dict
+from repo_paths import REPO
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = str(REPO)
 CONFIGS = sorted(glob.glob(os.path.join(ROOT, "config", "robots", "*.yaml"))) + [
     os.path.join(ROOT, "test", "data", "planar_gripper.yaml")]
 

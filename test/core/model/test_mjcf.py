@@ -1,7 +1,6 @@
 """MJCF robot descriptions (robot_dynid/model/mjcf.py): kinematics and inertials from pinocchio's MJCF parser,
 checked against MuJoCo's own inverse dynamics of the same file (when mujoco is installed)."""
 import importlib.util
-import pathlib
 
 import numpy as np
 import pinocchio as pin
@@ -11,9 +10,10 @@ from robot_dynid.errors import RobotDescriptionError
 from robot_dynid.model.link_inertials import prior_parameters
 from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_description import load_robot, robot_from_dict
+from repo_paths import TEST_DATA
 
 pytestmark = pytest.mark.skipif(not hasattr(pin, "buildModelFromMJCF"), reason="pinocchio < 3 reads no MJCF")
-DATA = pathlib.Path(__file__).resolve().parent.parent / "data"
+DATA = TEST_DATA
 
 
 def test_an_mjcf_robot_has_the_files_joints_limits_and_inertials():

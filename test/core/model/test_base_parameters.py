@@ -9,9 +9,7 @@ from robot_dynid.model.base_parameters import BaseParameters, compute_base_param
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_description import load_robot, robot_from_dict
-
-ROBOTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                      "config", "robots")
+from repo_paths import ROBOTS
 
 
 def regressor_of(name, **options):

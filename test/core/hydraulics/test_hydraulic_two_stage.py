@@ -4,7 +4,6 @@ Truth: Table V (converted to SI in robot_dynid.hydraulics.simulation and checked
 figures in test_hydraulics) and plausible link parameters; the expected torques are the simulator's
 noise-free rigid-body torques on a held-out trajectory.
 """
-import pathlib
 
 import numpy as np
 
@@ -20,8 +19,9 @@ from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_description import load_robot
 from robot_dynid.recordings.recording import Recording
+from repo_paths import ROBOTS
 
-ROBOT = pathlib.Path(__file__).resolve().parents[2] / "config" / "robots" / "curtain_wall_arm.yaml"
+ROBOT = ROBOTS / "curtain_wall_arm.yaml"
 
 
 def test_two_stage_reproduces_held_out_torques_within_a_fifth_of_the_noise():

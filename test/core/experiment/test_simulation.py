@@ -17,8 +17,9 @@ from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_description import load_robot
 from robot_dynid.package_files import find_package_file
 from rnea_reference import rnea_torques
+from repo_paths import REPO
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = str(REPO)
 CONFIGS = sorted(glob.glob(os.path.join(ROOT, "config", "robots", "*.yaml")))
 
 

@@ -1,5 +1,4 @@
 """Cylinder configuration and results files (SI, unit-mistake detection) and attachment geometry."""
-import pathlib
 
 import numpy as np
 import pytest
@@ -11,6 +10,7 @@ from robot_dynid.hydraulics.cylinder import CylinderIdentification, CylinderPara
 from robot_dynid.hydraulics.cylinder_results import (CylinderResult, load_cylinder_config,
                                                      load_cylinder_results, save_cylinder_results)
 from robot_dynid.model.robot_description import load_robot
+from repo_paths import ROBOTS
 
 CONFIG = {"cylinders": [
     {"name": "boom", "piston_mass": 4.595, "damping": 2000.0, "area_a": 1.2566e-3, "area_b": 8.765e-4,
@@ -28,7 +28,7 @@ def write(tmp_path, data, name="c.yaml"):
 
 
 def curtain_wall_arm():
-    return load_robot(pathlib.Path(__file__).resolve().parents[2] / "config" / "robots" / "curtain_wall_arm.yaml")
+    return load_robot(ROBOTS / "curtain_wall_arm.yaml")
 
 
 def test_config_round_trip_through_results(tmp_path):

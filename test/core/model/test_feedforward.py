@@ -20,11 +20,12 @@ from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_description import load_robot, robot_from_dict
 from robot_dynid.package_files import find_package_file
 from rnea_reference import rnea_torques
+from repo_paths import TEST_DATA
 
 MODEL = ("a", "b", "c")
 REQUEST = ("c", "a", "b")                   # request order; model column j is request column ORDER[j]
 ORDER = [REQUEST.index(name) for name in MODEL]
-DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
+DATA = str(TEST_DATA)
 
 
 def rows(n, seed=0):
