@@ -40,6 +40,7 @@ B = A + np.array([0.0, 0.4, 0.0, 0.0, 0.0, 0.0])
 FAR = np.array([0.1, 0.6, -0.2, 0.0, 0.0, 0.3])   # [rad] from HOME, the plan's start pose; j2 the farthest
 START_DELAY = 1.0   # s from an accepted start to the first motion
 QUIET = 3.0         # s without commands before ~/start
+SIM_RATE = 500.0    # Hz, the simulated driver's joint states
 QOS = QoSProfile(depth=5000, reliability=ReliabilityPolicy.RELIABLE)
 
 
@@ -60,7 +61,7 @@ def write_plan(path):
 def arm(tmp_path_factory):
     directory = tmp_path_factory.mktemp("experiment_runner")
     plan = write_plan(directory / "plan.yaml")
-    sim = start_node("sim_robot", "-p", "noise_std:=0.0", "-r", f"__ns:=/{NAMESPACE}",
+    sim = start_node("sim_robot", "-p", "noise_std:=0.0", "-p", f"rate:={SIM_RATE}", "-r", f"__ns:=/{NAMESPACE}",
                      log_path=directory / "sim.log")
     SIM.append(sim)
     graph = RosTestGraph()
@@ -325,7 +326,10 @@ def test_joint_states_that_stop_mid_run_abort_it(arm):
     text = stop_runner(process, log)
     silence = float(re.search(r"aborting: no joint state for (\S+) s \(max_joint_state_age 0.5 s\): the arm moves "
                               r"unmonitored; holding the last commanded point", text).group(1))
-    assert 0.5 < silence < 1.0
+    # at least the age it waits for; at most the time this test saw the driver silent before the abort's log line
+    # (plus one joint-state period: the last state came at most that long before SIGSTOP), however late a loaded
+    # machine made both
+    assert 0.5 < silence <= aborted - stopped + 1.0 / SIM_RATE
     assert (stages[-1].start, stages[-1].kind) == (False, ExperimentStage.KIND_EXCITATION)
     assert [len(c.points) for c in commands].count(1) == 1
     assert_holds_a_commanded_point(commands[:-1], commands[-1].points[0], stopped, aborted)
