@@ -59,8 +59,7 @@ from robot_dynid.model.link_inertials import prior_parameters
 from robot_dynid.model.regressor import FRICTION_SIDES, Regressor
 from robot_dynid.model.robot_description import RobotDescription
 from robot_dynid.recordings.recording import DropCounter, Dropped, Recording, dropped_to_dict
-from robot_dynid.recordings.signal_processing import lowpass_filter, sample_interval
-from robot_dynid.recordings.stamp_quality import gap_breaks
+from robot_dynid.recordings.signal_processing import gap_breaks, lowpass_filter, sample_interval
 
 logger = logging.getLogger(__name__)
 
@@ -312,7 +311,7 @@ FILTER_OVERLAP_PERIODS = 10.0
 
 def contiguous_runs(time) -> list[np.ndarray]:
     """Row indices of the runs of ``time`` (N,) [s] between gaps (a stage selection, lost samples:
-    :func:`~robot_dynid.recordings.stamp_quality.gap_breaks`)."""
+    the gap rule :func:`~robot_dynid.recordings.signal_processing.gap_breaks`)."""
     return np.split(np.arange(len(time)), gap_breaks(time))
 
 

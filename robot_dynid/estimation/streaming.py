@@ -72,7 +72,8 @@ from robot_dynid.model.robot_description import RobotDescription
 from robot_dynid.recordings.conditioning import MAX_GIVEN_WINDOW, MIN_WINDOW_SAMPLES, Conditioning
 from robot_dynid.recordings.data_checks import SampleBounds
 from robot_dynid.recordings.recording import DropCounter, Recording
-from robot_dynid.recordings.signal_processing import centre_derivative, differentiate, window_samples_for
+from robot_dynid.recordings.signal_processing import (centre_derivative, derivative_gap_steps, differentiate,
+                                                      gap_threshold, window_samples_for)
 from robot_dynid.recordings.stages import STAGE_KINDS
 
 logger = logging.getLogger(__name__)
@@ -530,8 +531,9 @@ class StreamingIdentifier:
                                                           "chosen": False}}}}
 
     def _gap_threshold(self) -> float:
-        """[s] a step longer than half the derivative window of median steps is a gap."""
-        return (self.window // 2) * statistics.median(self._steps)
+        """[s] a step longer than half the derivative window of median steps is a gap (the batch path's
+        rule, :func:`~robot_dynid.recordings.signal_processing.gap_starts`)."""
+        return gap_threshold(statistics.median(self._steps), derivative_gap_steps(self.window))
 
     def _check_gap(self, step: float) -> None:
         """Close the segment at a gap before the sample ``step`` [s] after the buffer's last. Until the

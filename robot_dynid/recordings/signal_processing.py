@@ -15,6 +15,10 @@
 - :func:`resample_uniform`: samples onto a uniform grid (cubic spline or linear interpolation),
   never across gaps.
 - :func:`resample_streams`: asynchronous streams linearly interpolated onto common stamps.
+- :func:`gap_steps`: the one time-gap rule: a step longer than ``factor`` median steps ``h`` is a
+  gap. The factor is :data:`GAP_STEPS` (a sample missing at the median rate) unless a use names its
+  own: :data:`STAGE_GAP_STEPS` for stages and plotted lines, :func:`derivative_gap_steps` for
+  derivative runs.
 """
 from __future__ import annotations
 
@@ -134,14 +138,45 @@ def median_step(time) -> float:
     return float(np.median(np.diff(np.asarray(time, dtype=float))))
 
 
-def gap_starts(time, window: int) -> np.ndarray:
-    """Indices ``i`` where the step ``time[i + 1] - time[i]`` is a gap: longer than half a
-    derivative window of ``window`` samples, ``(window // 2) * median_step``, so that a local
-    fit around a sample next to it would have nothing on one side."""
+GAP_STEPS = 1.5
+"""[1] a step longer than this many median steps is a gap: at least one sample is missing at the
+median rate (stamp quality, identification's low-pass runs)."""
+STAGE_GAP_STEPS = 5.0
+"""[1] the gap factor of stage detection and plotted lines: a few lost samples (a loaded publisher)
+neither split a stage nor break a line; a pause of several periods does."""
+
+
+def derivative_gap_steps(window: int) -> float:
+    """[1] the gap factor of derivative runs of ``window`` samples: half the window,
+    ``max(window // 2, 1)``, so that a local fit around a sample next to a gap would have nothing
+    on one side."""
+    return float(max(window // 2, 1))
+
+
+def gap_threshold(step: float, factor: float = GAP_STEPS) -> float:
+    """[s] the longest step that is not a gap, ``factor * step``, at a median step ``step`` [s]."""
+    return factor * step
+
+
+def gap_steps(time, factor: float = GAP_STEPS) -> np.ndarray:
+    """Which steps ``time[i + 1] - time[i]`` of stamps ``time`` (N,) [s] are gaps (N - 1,) bool:
+    longer than :func:`gap_threshold` of the median step."""
     steps = np.diff(np.asarray(time, dtype=float))
     if steps.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    return np.flatnonzero(steps > max(window // 2, 1) * float(np.median(steps)))
+        return np.zeros(0, dtype=bool)
+    return steps > gap_threshold(float(np.median(steps)), factor)
+
+
+def gap_breaks(time, factor: float = GAP_STEPS) -> np.ndarray:
+    """Indices ``i`` (ascending) of the samples that follow a gap (:func:`gap_steps`): the starts of
+    the contiguous runs after the first."""
+    return np.flatnonzero(gap_steps(time, factor)) + 1
+
+
+def gap_starts(time, window: int) -> np.ndarray:
+    """Indices ``i`` where the step ``time[i + 1] - time[i]`` is a gap for a derivative window of
+    ``window`` samples (:func:`derivative_gap_steps`)."""
+    return np.flatnonzero(gap_steps(time, derivative_gap_steps(window)))
 
 
 def window_samples_for(window_seconds: float, step: float) -> int:

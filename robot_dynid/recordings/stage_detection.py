@@ -36,6 +36,7 @@ from scipy.ndimage import maximum_filter1d, minimum_filter1d, uniform_filter1d
 from robot_dynid import validators
 from robot_dynid.errors import DataError
 from robot_dynid.recordings.recording import Recording, check_strictly_increasing
+from robot_dynid.recordings.signal_processing import STAGE_GAP_STEPS, gap_steps
 from robot_dynid.recordings.stages import (STAGE_KINDS, StageInterval, check_stage_label,
                                            label_samples)
 
@@ -89,7 +90,8 @@ def detect_stages(time, qd, velocity_limits, rest_threshold=REST_THRESHOLD, *, j
     then widened by half the flatness window on each side (within the single-joint motion),
     which puts their ends within about ``tolerance / acceleration`` of the true ones. See the
     module docstring for the stage rules. Window lengths are converted to samples with the
-    median sampling interval; time gaps over 5 median intervals split every stage.
+    median sampling interval; time gaps (steps over
+    :data:`~robot_dynid.recordings.signal_processing.STAGE_GAP_STEPS` median intervals) split every stage.
 
     Parameters
     ----------
@@ -146,7 +148,7 @@ def detect_stages(time, qd, velocity_limits, rest_threshold=REST_THRESHOLD, *, j
         raise DataError(f"joint_names has {len(names)} names, expected {n_joints} (columns of qd)")
 
     dt = float(np.median(np.diff(time)))
-    breaks = np.diff(time) > 5.0 * dt
+    breaks = gap_steps(time, STAGE_GAP_STEPS)
     speed = uniform_filter1d(qd, _odd_window(smoothing_window, dt), axis=0, mode="nearest")
     moving = np.abs(speed) > threshold
     n_moving = moving.sum(axis=1)

@@ -5,9 +5,9 @@ they are, from the stamps as read (before any resampling; :func:`~robot_dynid.re
 attaches the report to ``Recording.stamp_quality``):
 
 - ``median_step`` [s] ``h``: the median of the steps ``time[i + 1] - time[i]``; ``rate = 1 / h`` [Hz];
-- gaps: steps longer than :data:`GAP_STEPS` ``h`` (at least one sample missing at the median rate);
-  each gap misses ``round(step / h) - 1`` samples. This is the one rule by which a step breaks a
-  contiguous run of samples (identification's low-pass runs use it too);
+- gaps: steps longer than :data:`~robot_dynid.recordings.signal_processing.GAP_STEPS` ``h`` (at least
+  one sample missing at the median rate); each gap misses ``round(step / h) - 1`` samples (the gap rule:
+  :func:`~robot_dynid.recordings.signal_processing.gap_steps`);
 - jitter [s]: RMS and largest ``|step - h|`` over the steps that are not gaps;
 - repeated stamps: samples the reader dropped for a stamp equal to an earlier one (the bag reader
   keeps the first; a CSV file with a repeated time is refused);
@@ -26,9 +26,7 @@ import math
 import numpy as np
 
 from robot_dynid.recordings.recording import REPEATED_STAMP, Recording
-
-GAP_STEPS = 1.5
-"""[1] a step longer than this many median steps is a gap."""
+from robot_dynid.recordings.signal_processing import GAP_STEPS, gap_threshold
 NOMINAL_GRID_TOLERANCE = 1e-6
 """[s] stamps all within this of a uniform grid look computed, not measured (module docstring): ten
 times the float64 resolution of absolute ROS time in seconds (2.4e-7 s), below the jitter of any
@@ -54,7 +52,7 @@ class StampQuality:
     jitter_rms, jitter_max : float
         [s] RMS and largest ``|step - h|`` over the steps that are not gaps; nan without such steps.
     n_gaps : int
-        Steps longer than :data:`GAP_STEPS` ``h``.
+        Steps longer than :data:`~robot_dynid.recordings.signal_processing.GAP_STEPS` ``h``.
     missing : int
         Samples missing in the gaps at the median rate.
     longest_gap : float
@@ -146,7 +144,7 @@ def stamp_quality(time, repeated: int = 0, source: str = "<stamps>") -> StampQua
     relative = time - time[0]
     steps = np.diff(relative)
     step = float(np.median(steps))
-    gaps = steps > GAP_STEPS * step
+    gaps = steps > gap_threshold(step)
     regular = steps[~gaps] - step
     periods = np.maximum(np.rint(steps / step), 1.0)
     missing = int(np.sum(periods[gaps] - 1.0))
@@ -170,12 +168,3 @@ def recording_stamp_quality(recording: Recording) -> StampQuality:
     stamp (reasons ending in :data:`~robot_dynid.recordings.recording.REPEATED_STAMP`), its source."""
     repeated = sum(entry.count for reason, entry in recording.dropped.items() if reason.endswith(REPEATED_STAMP))
     return stamp_quality(recording.time, repeated, recording.source)
-
-
-def gap_breaks(time) -> np.ndarray:
-    """Indices ``i`` (ascending) where a gap ends: ``time[i] - time[i - 1]`` longer than :data:`GAP_STEPS`
-    median steps; ``time`` (N,) [s]."""
-    steps = np.diff(np.asarray(time, dtype=float))
-    if steps.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    return np.flatnonzero(steps > GAP_STEPS * np.median(steps)) + 1

@@ -13,6 +13,7 @@ import pathlib
 import numpy as np
 
 from robot_dynid.errors import DynIdError
+from robot_dynid.recordings.signal_processing import STAGE_GAP_STEPS, gap_steps
 
 DPI = 90
 MAX_POINTS = 4000
@@ -62,9 +63,9 @@ def _stride(size: int) -> int:
 
 
 def _first_run(time: np.ndarray, window: float) -> np.ndarray:
-    """Indices of the first contiguous run of ``time`` (no step over 5 median steps), at most ``window`` s."""
-    steps = np.diff(time)
-    breaks = np.flatnonzero(steps > 5.0 * np.median(steps)) if steps.size else np.array([], int)
+    """Indices of the first contiguous run of ``time`` (no gap of
+    :data:`~robot_dynid.recordings.signal_processing.STAGE_GAP_STEPS`), at most ``window`` s."""
+    breaks = np.flatnonzero(gap_steps(time, STAGE_GAP_STEPS))
     stop = int(breaks[0]) + 1 if breaks.size else time.size
     stop = min(stop, int(np.searchsorted(time, time[0] + window, side="right")))
     return np.arange(stop)
