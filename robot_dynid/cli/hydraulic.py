@@ -8,7 +8,8 @@ from robot_dynid.reports.json_text import dumps
 from robot_dynid.reports.tables import format_table
 from robot_dynid.cli.options import output_file, parse_cycles, progress
 from robot_dynid.errors import DataError
-from robot_dynid.hydraulics.cylinder import CYLINDER_METHODS, HYDRAULIC_PARAMETER_UNITS, identify_cylinder
+from robot_dynid.estimation.estimators import METHOD_NAMES, estimator
+from robot_dynid.hydraulics.cylinder import HYDRAULIC_PARAMETER_UNITS, identify_cylinder
 from robot_dynid.hydraulics.cylinder_results import (CylinderResult, load_cylinder_config, results_to_dict,
                                                      save_cylinder_results)
 from robot_dynid.recordings.bag_io import DEFAULT_HYDRAULIC_TOPIC, DEFAULT_STAGE_TOPIC
@@ -51,9 +52,9 @@ def add_arguments(parser):
                                "at most 10000")
     identify.add_argument("--stage-topic", default=DEFAULT_STAGE_TOPIC,
                           help="bag only: robot_dynid/msg/ExperimentStage markers (default: %(default)s)")
-    identify.add_argument("--method", choices=CYLINDER_METHODS, default="rls",
-                          help="rls: recursive least squares, sample by sample; ls: batch least squares "
-                               "(default: %(default)s)")
+    identify.add_argument("--method", choices=METHOD_NAMES, default="rls",
+                          help="; ".join(f"{name}: {estimator(name).summary}" for name in METHOD_NAMES)
+                          + " (default: %(default)s)")
     identify.add_argument("--forgetting", type=forgetting_factor, default=1.0, metavar="MU",
                           help="RLS forgetting factor mu in (0, 1]; memory about 1/(1 - mu) samples "
                                "(default: %(default)s)")

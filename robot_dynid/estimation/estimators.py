@@ -9,9 +9,12 @@
   problems too ill-conditioned for the Gram matrices: ``GRAM_CONDITION_LIMIT`` of
   :mod:`~robot_dynid.estimation.physical_consistency`).
 - :class:`RecursiveLeastSquares`: recursive least squares with a forgetting factor.
+- :class:`BatchLeastSquares`: OLS or WLS as an estimator object, like :class:`RecursiveLeastSquares`
+  (settings in ``__init__``, ``fit(Y, tau)`` returns it with ``theta_``).
 
-:data:`ESTIMATORS` is the registry the identification pipeline, the model file, the command line
-and the identifier node read the methods from: a new method is registered here, with its options.
+:data:`ESTIMATORS` is the registry every caller (the identification pipeline, the stream, the model
+file, the command line, the nodes, the cylinders) reads the methods from and builds its estimator
+with (:func:`build_estimator`): a new method is registered here, with its factory and options.
 
 ``Y`` batches are (N, n, p); stacked, ``W`` is (N n, p) sample-major (row ``k n + j`` is sample
 k, joint j). Columns are scaled to unit Euclidean norm before solving, ``W_s = W D^-1`` with
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import scipy.linalg
@@ -50,41 +54,6 @@ def _solve_positive_definite(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     LAPACK ``dposv`` (Cholesky); ``numpy.linalg.solve`` (LU) when the factorisation fails."""
     _, solution, info = lapack.dposv(matrix, rhs)
     return solution if info == 0 else np.linalg.solve(matrix, rhs)
-
-
-@dataclass(frozen=True)
-class Estimator:
-    """A registered estimation method.
-
-    Attributes
-    ----------
-    name : str
-    summary : str
-        One line for help texts.
-    batch : bool
-        Solved from the accumulated normal equations (:meth:`LeastSquaresAccumulator.solve`);
-        otherwise updated sample by sample (RLS).
-    options : tuple of str
-        Identification options that apply to it (``forgetting``; ``consistent`` for the batch
-        methods, :mod:`robot_dynid.estimation.physical_consistency`).
-    """
-
-    name: str
-    summary: str
-    batch: bool
-    options: tuple[str, ...] = ()
-
-
-ESTIMATORS = {estimator.name: estimator for estimator in (
-    Estimator("ols", "ordinary least squares", batch=True, options=("consistent",)),
-    Estimator("wls", "least squares weighted per joint by 1 / sigma_j^2 (first-pass noise)", batch=True,
-              options=("consistent",)),
-    Estimator("rls", "recursive least squares with a forgetting factor, updated on every sample", batch=False,
-              options=("forgetting",)),
-)}
-"""The estimation methods, by name (see :class:`Estimator`)."""
-METHODS = tuple(ESTIMATORS)
-BATCH_METHODS = tuple(name for name, estimator in ESTIMATORS.items() if estimator.batch)
 
 
 @dataclass(frozen=True)
@@ -892,3 +861,183 @@ class RecursiveLeastSquares:
         self.theta_, self.covariance_ = theta, covariance
         self.n_updates_ = int(state["n_updates"])
         return self
+
+    def fit(self, Phi, y, noise_variance=None) -> "RecursiveLeastSquares":
+        """:meth:`reset`, then :meth:`update_batch` over every sample (arguments as there); returns self."""
+        self.reset()
+        self.update_batch(Phi, y, noise_variance)
+        return self
+
+    batch = False
+    """Updated sample by sample (the registry's :attr:`Estimator.batch`)."""
+
+
+class BatchLeastSquares:
+    """OLS or WLS as an estimator object (scikit-learn style: settings here, state ``*_`` after :meth:`fit`).
+
+    Parameters
+    ----------
+    n_parameters : int
+        p.
+    weighted : bool
+        WLS (:func:`wls`) instead of OLS (:func:`ols`).
+    parameter_names : sequence of str, length p, optional
+        Used in error messages only.
+    rank_tolerance : float
+        As in :func:`ols`.
+    iterations : int
+        WLS re-weighting passes, as in :func:`wls`.
+
+    Attributes
+    ----------
+    result_ : LeastSquaresResult
+        After :meth:`fit`.
+    theta_ : ndarray, shape (p,)
+        ``result_.theta``.
+    covariance_ : ndarray, shape (p, p)
+        ``result_.covariance``.
+    """
+
+    batch = True
+    """Solved from all the equations at once (the registry's :attr:`Estimator.batch`)."""
+
+    def __init__(self, n_parameters: int, weighted: bool = False, parameter_names=None,
+                 rank_tolerance: float = RANK_TOLERANCE, iterations: int = 1) -> None:
+        self.n_parameters = _check_count("n_parameters", n_parameters)
+        self.weighted = bool(weighted)
+        self.parameter_names = parameter_names
+        self.rank_tolerance = rank_tolerance
+        self.iterations = _check_count("iterations", iterations)
+
+    @property
+    def method(self) -> str:
+        """``"wls"`` or ``"ols"``."""
+        return "wls" if self.weighted else "ols"
+
+    def solve(self, accumulator: LeastSquaresAccumulator) -> LeastSquaresResult:
+        """The estimate from accumulated normal equations (:meth:`LeastSquaresAccumulator.solve`)."""
+        return accumulator.solve(self.method, self.parameter_names, self.rank_tolerance, self.iterations)
+
+    def fit(self, Y, tau) -> "BatchLeastSquares":
+        """Fit ``tau = Y theta``: ``Y`` (N, n, p) with ``tau`` (N, n), or one output, (N, p) with (N,)."""
+        Y, tau = np.asarray(Y, dtype=float), np.asarray(tau, dtype=float)
+        if Y.ndim == 2 and tau.ndim == 1:
+            Y, tau = Y[:, None, :], tau[:, None]
+        if Y.ndim == 3 and Y.shape[2] != self.n_parameters:
+            raise DataError(f"Y has {Y.shape[2]} columns, expected n_parameters = {self.n_parameters}")
+        self.result_ = _fit_in_memory(Y, tau, self.method, self.parameter_names, self.rank_tolerance,
+                                      self.iterations)
+        self.theta_, self.covariance_ = self.result_.theta, self.result_.covariance
+        return self
+
+
+ESTIMATOR_SETTINGS = ("parameter_names", "rank_tolerance", "iterations", "forgetting", "initial_covariance")
+"""The settings :func:`build_estimator` takes; each method uses those its :attr:`Estimator.settings` names."""
+
+
+@dataclass(frozen=True)
+class Estimator:
+    """A registered estimation method: what it is and how to build it.
+
+    Attributes
+    ----------
+    name : str
+    summary : str
+        One line for help texts.
+    batch : bool
+        Solved from the accumulated normal equations (:meth:`LeastSquaresAccumulator.solve`);
+        otherwise updated sample by sample (RLS).
+    factory : callable
+        ``factory(n_parameters, **settings)`` -> the estimator (:class:`BatchLeastSquares`,
+        :class:`RecursiveLeastSquares`), each with ``fit``, ``theta_`` and ``batch``.
+    settings : tuple of str
+        The :data:`ESTIMATOR_SETTINGS` the factory takes.
+    options : tuple of str
+        Identification options that apply to it (``forgetting``; ``consistent`` for the batch
+        methods, :mod:`robot_dynid.estimation.physical_consistency`).
+    weighted : bool
+        Rows weighted per joint by ``1 / sigma_j^2`` of a first :attr:`noise_method` pass.
+    batch_method : str
+        The batch method solved in its place where a batch solve is needed (the noise level and
+        condition number of an RLS identification, per-cycle fits): its own name for batch methods.
+    noise_method : str
+        The method whose residuals give the per-joint noise ``sigma_j``.
+    aliases : tuple of str
+        Other names it is known by (``"ls"``: the cylinders' name of OLS).
+    """
+
+    name: str
+    summary: str
+    batch: bool
+    factory: Callable
+    settings: tuple[str, ...]
+    options: tuple[str, ...] = ()
+    weighted: bool = False
+    batch_method: str = ""
+    noise_method: str = "ols"
+    aliases: tuple[str, ...] = ()
+
+    def build(self, n_parameters: int, **settings):
+        """The estimator of ``n_parameters`` unknowns from ``settings`` (see :func:`build_estimator`)."""
+        unknown = sorted(set(settings) - set(ESTIMATOR_SETTINGS))
+        if unknown:
+            raise DynIdError(f"estimator settings {unknown} are unknown; expected some of {list(ESTIMATOR_SETTINGS)}")
+        return self.factory(n_parameters, **{key: value for key, value in settings.items() if key in self.settings})
+
+    def joint_weights(self, noise_std) -> np.ndarray | None:
+        """Per-joint row weights ``1 / sigma_j^2`` of noise ``noise_std`` (n,) [N m], or None when unweighted."""
+        return 1.0 / np.asarray(noise_std, dtype=float)**2 if self.weighted else None
+
+
+_BATCH_SETTINGS = ("parameter_names", "rank_tolerance", "iterations")
+ESTIMATORS = {estimator.name: estimator for estimator in (
+    Estimator("ols", "ordinary least squares", batch=True, factory=BatchLeastSquares, settings=_BATCH_SETTINGS,
+              options=("consistent",), batch_method="ols", aliases=("ls",)),
+    Estimator("wls", "least squares weighted per joint by 1 / sigma_j^2 (first-pass noise)", batch=True,
+              factory=lambda n_parameters, **settings: BatchLeastSquares(n_parameters, weighted=True, **settings),
+              settings=_BATCH_SETTINGS, options=("consistent",), weighted=True, batch_method="wls"),
+    Estimator("rls", "recursive least squares with a forgetting factor, updated on every sample", batch=False,
+              factory=RecursiveLeastSquares, settings=("forgetting", "initial_covariance"),
+              options=("forgetting",), batch_method="ols"),
+)}
+"""The estimation methods, by name (see :class:`Estimator`)."""
+METHODS = tuple(ESTIMATORS)
+BATCH_METHODS = tuple(name for name, estimator in ESTIMATORS.items() if estimator.batch)
+METHOD_NAMES = METHODS + tuple(alias for estimator in ESTIMATORS.values() for alias in estimator.aliases)
+"""Every name :func:`estimator` accepts: the methods and their aliases."""
+
+
+def estimator(method: str) -> Estimator:
+    """The registry entry of ``method`` (a name or alias of :data:`METHOD_NAMES`).
+
+    Raises
+    ------
+    DynIdError
+        An unknown name (listing the known ones).
+    """
+    for entry in ESTIMATORS.values():
+        if method == entry.name or method in entry.aliases:
+            return entry
+    raise DynIdError(f"method must be one of {list(METHOD_NAMES)}, got {method!r}")
+
+
+def build_estimator(method: str, n_parameters: int, **settings):
+    """The estimator ``method`` names, of ``n_parameters`` unknowns, built from ``settings``.
+
+    Parameters
+    ----------
+    method : str
+        A name or alias of :data:`METHOD_NAMES`.
+    n_parameters : int
+        p.
+    **settings
+        Any of :data:`ESTIMATOR_SETTINGS`: ``parameter_names``, ``rank_tolerance``, ``iterations``
+        (batch methods), ``forgetting`` [1] in (0, 1] and ``initial_covariance`` (RLS); those the
+        method does not take are ignored (an identification's ``forgetting`` with OLS).
+
+    Returns
+    -------
+    BatchLeastSquares or RecursiveLeastSquares
+        ``fit(Y, tau)`` returns it with ``theta_``; ``batch`` says which.
+    """
+    return estimator(method).build(n_parameters, **settings)

@@ -43,7 +43,7 @@ import numpy as np
 from robot_dynid import __version__, validators
 from robot_dynid.errors import DataError, DynIdError, IdentificationError
 from robot_dynid.estimation.estimators import (BATCH_METHODS, ESTIMATORS, METHODS, LeastSquaresAccumulator,
-                                               QRAccumulator, RecursiveLeastSquares)
+                                               QRAccumulator, RecursiveLeastSquares, build_estimator)
 from robot_dynid.estimation.consistency_check import (choose_prior_weight, compare_with_least_squares,
                                                       cross_validated_rss, fold_pieces)
 from robot_dynid.estimation.metrics import torque_effects
@@ -400,8 +400,8 @@ def identify(
         base = compute_base_parameters(regressor)
     offsets = _file_offset_names(recordings, robot) if settings.file_offsets else []
     accumulator = LeastSquaresAccumulator(robot.n_joints, base.rank + len(offsets))
-    rls = RecursiveLeastSquares(base.rank + len(offsets), forgetting=settings.forgetting) \
-        if not ESTIMATORS[settings.method].batch else None
+    estimator = build_estimator(settings.method, base.rank + len(offsets), forgetting=settings.forgetting)
+    rls = None if estimator.batch else estimator
     dropped = DropCounter()
     for recording in recordings:
         dropped.merge(recording.dropped)
@@ -582,8 +582,7 @@ def model_from_accumulator(
     """
     names = list(base.names) + list(nuisance_names)
     # the batch solve gives the noise level and condition number for every method, the estimate for batch ones
-    batch_method = settings.method if ESTIMATORS[settings.method].batch else "ols"
-    batch = accumulator.solve(batch_method, parameter_names=names)
+    batch = accumulator.solve(ESTIMATORS[settings.method].batch_method, parameter_names=names)
     standard, consistency = None, None
     if rls is not None and rls.n_updates_:
         values = rls.theta_.copy()
@@ -670,13 +669,14 @@ def _consistent_fit(accumulator, robot, settings, base, batch, folds=None, qr_fa
     The final fit is compressed from ``qr_factors()`` when the scaled Gram matrix is beyond
     GRAM_CONDITION_LIMIT (the summary's ``compression``: ``gram`` or ``qr``, and ``gram_condition``)."""
     options = settings.consistency
+    method = ESTIMATORS[settings.method]
     layout, prior = _layout_and_prior(robot, settings)
     reduced, back_substitute = accumulator.eliminate(base.rank)
 
     def solve(training, prior_weight, noise_std=None, factors=None):
-        if settings.method == "wls" and noise_std is None:
-            noise_std = training.solve("ols").noise_std
-        weights = 1.0 / noise_std**2 if settings.method == "wls" else None
+        if method.weighted and noise_std is None:
+            noise_std = training.solve(method.noise_method).noise_std
+        weights = method.joint_weights(noise_std)
         return solve_consistent(training, base, layout, joint_weights=weights, prior=prior,
                                 constraints=options.constraints, mode=options.mode, delta=options.delta,
                                 prior_weight=prior_weight, factors=factors)
@@ -689,7 +689,7 @@ def _consistent_fit(accumulator, robot, settings, base, batch, folds=None, qr_fa
         prior_weight, scores = choose_prior_weight(folds[1],
                                                    lambda training, weight: solve(training, weight).base_values)
         logger.info("prior weight %g chosen by cross-validation over %d %s", prior_weight, len(folds[1]), folds[0])
-    weights = 1.0 / batch.noise_std**2 if settings.method == "wls" else None
+    weights = method.joint_weights(batch.noise_std)
     condition = scaled_gram_condition(reduced.gram_, weights)
     factors = None
     if condition > GRAM_CONDITION_LIMIT:
@@ -724,7 +724,7 @@ def _consistent_fit(accumulator, robot, settings, base, batch, folds=None, qr_fa
 def _cross_validated_check(folds, robot, settings, result, solve, prior_weight) -> dict:
     """:func:`~robot_dynid.estimation.consistency_check.compare_with_least_squares` over the folds."""
     kind, accumulators = folds
-    batch_method = settings.method if ESTIMATORS[settings.method].batch else "ols"
+    batch_method = ESTIMATORS[settings.method].batch_method
     try:
         least_squares = cross_validated_rss(accumulators, lambda training: training.solve(batch_method).theta)
         consistent = cross_validated_rss(accumulators, lambda training: solve(training, prior_weight).base_values)

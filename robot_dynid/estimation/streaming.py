@@ -61,7 +61,7 @@ import numpy as np
 
 from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
-from robot_dynid.estimation.estimators import LeastSquaresAccumulator, RecursiveLeastSquares
+from robot_dynid.estimation.estimators import LeastSquaresAccumulator, RecursiveLeastSquares, build_estimator
 from robot_dynid.estimation.identification import (IdentificationSettings, accumulate_recording,
                                                    model_from_accumulator)
 from robot_dynid.estimation.payload import PayloadSettings, payload_accumulator, solve_payload
@@ -323,8 +323,8 @@ class StreamingIdentifier:
         self._stage_arm, self._stage_problem = None, ""
         self._pooled = self._new_accumulator()
         self._pooled_samples = 0
-        self._rls = (RecursiveLeastSquares(self.base.rank, forgetting=settings.identification.forgetting)
-                     if self.method == "rls" else None)
+        estimator = build_estimator(self.method, self.base.rank, forgetting=settings.identification.forgetting)
+        self._rls = None if estimator.batch else estimator
         self._online = (OnlineEstimator(self.regressor, self.base, self._rls, settings.rls_window, settings.polyorder)
                         if self._rls is not None else None)
         self._window = settings.window

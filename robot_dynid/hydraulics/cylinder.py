@@ -35,7 +35,7 @@ import numpy as np
 
 from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
-from robot_dynid.estimation.estimators import RecursiveLeastSquares, column_scales, ols
+from robot_dynid.estimation.estimators import column_scales, estimator
 from robot_dynid.model.friction import friction_model
 
 logger = logging.getLogger(__name__)
@@ -44,8 +44,6 @@ HYDRAULIC_PARAMETER_NAMES = ("K", "fc", "fv", "fs")
 """Order of the unknowns in the regressor: stiffness, Coulomb, viscous, Stribeck (cbrt)."""
 HYDRAULIC_PARAMETER_UNITS = ("N/m", "N", "N s/m", "N (s/m)^(1/3)")
 """Their SI units, in the same order."""
-CYLINDER_METHODS = ("rls", "ls")
-"""Identification methods: recursive least squares (with forgetting) or batch least squares."""
 CONVERGENCE_BAND = 0.02
 """Default settling band of :func:`settling_sample`: 2 % of each final estimate."""
 
@@ -297,14 +295,14 @@ class CylinderIdentification:
         Standard deviations of the estimate, in :data:`HYDRAULIC_PARAMETER_NAMES` order and units,
         from ``sigma^2 (W^T W)^-1`` (RLS: ``sigma^2 P``), ``sigma^2 = ||r||^2 / (N - 4)``.
     history : ndarray, shape (N, 4) or None
-        RLS: the estimate after each sample; LS: None.
+        A recursive method: the estimate after each sample; a batch one: None.
     residual_rms : float
         RMS of the residual force ``y - W theta`` [N].
     state : dict or None
-        RLS: the state of its :class:`RecursiveLeastSquares` (on the scaled columns ``W / scales``;
-        see :meth:`RecursiveLeastSquares.get_state`); LS: None.
+        A recursive method: the state of its estimator (on the scaled columns ``W / scales``;
+        see :meth:`~robot_dynid.estimation.estimators.RecursiveLeastSquares.get_state`); a batch one: None.
     method : str
-        ``"rls"`` or ``"ls"``.
+        The registry name it was identified with (``"rls"``, ``"ls"``, ...).
     convergence_samples : int or None
         RLS: :func:`settling_sample` of ``history`` with the band ``max(2 % |final|, 1 std)``.
     scales : ndarray, shape (4,)
@@ -326,7 +324,7 @@ class CylinderIdentification:
 def identify_cylinder(cylinder: HydraulicCylinder, x, xd, xdd, p_a, p_b, load=0.0,
                       forgetting: float = 1.0, initial_covariance=1e6, method: str = "rls",
                       scales=None) -> CylinderIdentification:
-    """Identify ``(K, fc, fv, fs)`` by recursive (sample by sample) or batch least squares.
+    """Identify ``(K, fc, fv, fs)`` by a registered estimator: recursive (sample by sample) or batch least squares.
 
     Parameters
     ----------
@@ -342,13 +340,14 @@ def identify_cylinder(cylinder: HydraulicCylinder, x, xd, xdd, p_a, p_b, load=0.
         RLS forgetting factor mu in (0, 1].
     initial_covariance : float
         RLS P0 on the scaled columns (identity times this; the scaled parameters are forces [N]).
-    method : {"rls", "ls"}
-        :class:`RecursiveLeastSquares` or :func:`~robot_dynid.estimation.estimators.ols`.
+    method : str
+        A name of :data:`~robot_dynid.estimation.estimators.METHOD_NAMES` (``"ls"`` is OLS), built by
+        :func:`~robot_dynid.estimation.estimators.build_estimator`.
     scales : array_like, shape (4,), optional
         Column scales for RLS; default :func:`regressor_scales` of the data.
     """
-    if method not in CYLINDER_METHODS:
-        raise DynIdError(f"method must be one of {', '.join(CYLINDER_METHODS)}, got {method!r}")
+    built = estimator(method).build(len(HYDRAULIC_PARAMETER_NAMES), parameter_names=HYDRAULIC_PARAMETER_NAMES,
+                                    forgetting=forgetting, initial_covariance=initial_covariance)
     regressor = cylinder_regressor(x, xd)
     target = known_force(cylinder, xd, xdd, p_a, p_b, load)
     if target.size != regressor.shape[0]:
@@ -357,22 +356,21 @@ def identify_cylinder(cylinder: HydraulicCylinder, x, xd, xdd, p_a, p_b, load=0.
     if target.size <= n_parameters:
         raise DataError(f"need more than 4 samples, got {target.size}")
     scales = regressor_scales(regressor) if scales is None else np.asarray(scales, dtype=float)
-    if method == "ls":
-        result = ols(regressor[:, None, :], target[:, None], parameter_names=HYDRAULIC_PARAMETER_NAMES)
+    if built.batch:
+        result = built.fit(regressor, target).result_
         identification = CylinderIdentification(
             parameters=CylinderParameters.from_array(result.theta), std=result.std, history=None,
-            residual_rms=float(result.residual_rms[0]), state=None, method="ls", scales=scales,
+            residual_rms=float(result.residual_rms[0]), state=None, method=method, scales=scales,
             n_samples=target.size)
     else:
-        rls = RecursiveLeastSquares(n_parameters, forgetting=forgetting, initial_covariance=initial_covariance)
-        history = rls.update_batch(regressor / scales, target, return_history=True) / scales
-        theta = rls.theta_ / scales
+        history = built.update_batch(regressor / scales, target, return_history=True) / scales
+        theta = built.theta_ / scales
         residual = target - regressor @ theta
         sigma = float(np.sqrt(residual @ residual / (target.size - n_parameters)))
-        std = np.sqrt(np.clip(np.diag(rls.covariance_), 0.0, None)) / scales * sigma
+        std = np.sqrt(np.clip(np.diag(built.covariance_), 0.0, None)) / scales * sigma
         identification = CylinderIdentification(
             parameters=CylinderParameters.from_array(theta), std=std, history=history,
-            residual_rms=float(np.sqrt(np.mean(residual**2))), state=rls.get_state(), method="rls",
+            residual_rms=float(np.sqrt(np.mean(residual**2))), state=built.get_state(), method=method,
             convergence_samples=settling_sample(history, theta, floor=std), scales=scales,
             n_samples=target.size)
     logger.info("cylinder identification (%s): %s, residual rms %.3g N", method,

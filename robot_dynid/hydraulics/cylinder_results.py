@@ -31,6 +31,7 @@ import yaml
 
 from robot_dynid import __version__, validators
 from robot_dynid.errors import DataError
+from robot_dynid.estimation.estimators import estimator
 from robot_dynid.hydraulics.attachment import CylinderAttachment, attachment_from_dict
 from robot_dynid.hydraulics.cylinder import (CONVERGENCE_BAND, HYDRAULIC_PARAMETER_NAMES,
                                              HYDRAULIC_PARAMETER_UNITS, CylinderIdentification,
@@ -90,7 +91,7 @@ class CylinderResult:
         return cls(config=config, parameters=identification.parameters, std=np.asarray(identification.std),
                    residual_rms=float(identification.residual_rms), method=identification.method,
                    n_samples=int(identification.n_samples),
-                   forgetting=None if identification.method == "ls" else float(forgetting or 1.0),
+                   forgetting=None if estimator(identification.method).batch else float(forgetting or 1.0),
                    convergence_samples=samples,
                    convergence_time=None if samples is None else float(samples * sample_interval))
 

@@ -197,8 +197,8 @@ def test_hydraulic_validation_messages():
     cylinder = HydraulicCylinder(piston_mass=1.0, damping=2.0, area_a=1.0, area_b=1.0)
     with pytest.raises(DynIdError, match="need more than 4 samples, got 3"):
         identify_cylinder(cylinder, *np.ones((5, 3)))
-    with pytest.raises(DynIdError, match="method must be one of rls, ls, got 'wls'"):
-        identify_cylinder(cylinder, *np.ones((5, 10)), method="wls")
+    with pytest.raises(DynIdError, match=r"method must be one of \['ols', 'wls', 'rls', 'ls'\], got 'ridge'"):
+        identify_cylinder(cylinder, *np.ones((5, 10)), method="ridge")
     # a regressor row shorter than its RLS is caught by the estimator, not silently broadcast
     with pytest.raises(DynIdError, match="phi must have shape"):
         RecursiveLeastSquares(4).update(np.ones(3), 1.0)
