@@ -3,7 +3,7 @@ import pathlib
 
 from robot_dynid.cli.options import output_directory, positive_number
 from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.reports.analysis import DEFAULT_SIGNIFICANCE
+from robot_dynid.estimation.comparison import DEFAULT_SIGNIFICANCE
 from robot_dynid.reports.html import number
 from robot_dynid.reports.json_text import dumps
 from robot_dynid.reports.report import make_comparison

@@ -12,8 +12,8 @@ from robot_dynid.model.robot_description import load_robot
 from robot_dynid.recordings.data_files import stage_table
 from robot_dynid.recordings.stage_detection import REST_THRESHOLD
 from robot_dynid.recordings.stages import label_samples
-from robot_dynid.reports.analysis import (DEFAULT_FRICTION_SPEED, DEFAULT_PLATEAU_TOLERANCE, DEFAULT_WARM_CYCLES,
-                                          GRAVITY_MODES)
+from robot_dynid.estimation.cycles import DEFAULT_WARM_CYCLES
+from robot_dynid.estimation.friction_stages import DEFAULT_FRICTION_SPEED, DEFAULT_PLATEAU_TOLERANCE, GRAVITY_MODES
 from robot_dynid.reports.json_text import dumps
 from robot_dynid.reports.report import ReportOptions, make_report
 from robot_dynid.reports.tables import format_stamp_quality

@@ -2,7 +2,7 @@
 
 For every robot, each recording's base parameters are compared with the robot's baseline (its
 first identified recording, or a given model) in combined standard deviations,
-``z = (b - a) / sqrt(s_a^2 + s_b^2)`` (:func:`~robot_dynid.reports.analysis.compare_models`), and
+``z = (b - a) / sqrt(s_a^2 + s_b^2)`` (:func:`~robot_dynid.estimation.comparison.compare_models`), and
 turned into two-sided p-values ``p = 2 (1 - Phi(|z|))``. With m such tests over the whole fleet
 (every parameter of every compared recording of every robot), about ``level * m`` would exceed
 the per-test critical value by chance, so the p-values are corrected together:
@@ -39,7 +39,7 @@ from scipy.stats import norm
 
 from robot_dynid.errors import DynIdError
 from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.reports.analysis import compare_models
+from robot_dynid.estimation.comparison import compare_models
 
 CORRECTIONS = ("holm", "bh")
 CORRECTION_NAMES = {"holm": "Holm (family-wise error rate)", "bh": "Benjamini-Hochberg (false discovery rate)"}

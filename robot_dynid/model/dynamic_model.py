@@ -308,6 +308,24 @@ class DynamicModel:
             standard[last - N_INERTIAL:last] += self.payload_parameters
         return standard
 
+    def friction_torque(self, joint: str, speed) -> np.ndarray | None:
+        """The friction torque [N m] of ``joint`` at speeds ``speed`` (M,) [rad/s], the others at rest:
+        the friction columns of the regressor times their base values (warm, for a time drift); None
+        without friction or when it drifts with temperature."""
+        regressor = self.regressor
+        friction = regressor.slices["friction"]
+        if friction.stop == friction.start or self.friction.needs_temperature:
+            return None
+        j = self.joint_names.index(joint)
+        speed = np.asarray(speed, dtype=float)
+        standard = np.zeros(regressor.n_parameters)
+        standard[friction] = self.torque_parameters()[friction]
+        qd = np.zeros((speed.size, self.robot.n_joints))
+        qd[:, j] = speed
+        zeros = np.zeros_like(qd)
+        elapsed = np.full(speed.size, 1e9) if self.friction.needs_elapsed else None
+        return regressor.torque(standard, zeros, qd, zeros, elapsed=elapsed)[:, j]
+
     def torque_at_limits_of_motion(self, limits: LimitArrays | None = None,
                                    samples: int = LIMITS_OF_MOTION_SAMPLES) -> PeakTorques:
         """The largest ``|tau_j|`` [N m] the model gives with every joint at its velocity and

@@ -2,7 +2,8 @@
 
 The only module that imports matplotlib, and only when a figure is drawn, so the other commands do
 not pay for it; matplotlib is the optional ``report`` extra (``pip install "robot-dynid[report]"``).
-Every function draws one figure from the results of :mod:`robot_dynid.reports.analysis` into a PNG
+Every function draws one figure from the results of the analyses (:mod:`robot_dynid.estimation.cycles`,
+:mod:`~robot_dynid.estimation.friction_stages`, :mod:`~robot_dynid.estimation.comparison`) into a PNG
 file and returns its path. Axes carry units, joints their names; each panel has its own scale.
 """
 from __future__ import annotations
@@ -149,7 +150,6 @@ def friction_speed_figure(analysis, path, model=None) -> pathlib.Path:
     """Per joint: friction torque [N m] of every plateau against its speed [rad/s], coloured by elapsed
     time, the per-cycle fitted polynomial in the same colour and the model's friction (black dashed)."""
     plt = pyplot()
-    from robot_dynid.reports.analysis import model_friction_torque
     joints = analysis.joints()
     rows, columns = _grid(len(joints))
     figure, axes = plt.subplots(rows, columns, figsize=(4.3 * columns, 3.4 * rows + 0.6), layout="constrained",
@@ -172,7 +172,7 @@ def friction_speed_figure(analysis, path, model=None) -> pathlib.Path:
         ax.scatter(speeds, [s.friction for s in mine], c=[colour(s.elapsed_minutes) for s in mine], s=14,
                    edgecolors="0.2", linewidths=0.3, zorder=3)
         if model is not None and joint in model.joint_names:
-            curve = model_friction_torque(model, joint, grid)
+            curve = model.friction_torque(joint, grid)
             if curve is not None:
                 ax.plot(grid, curve, color="black", ls="--", lw=1.2, label=f"model ({model.friction.name})")
                 ax.legend(fontsize=8, loc="upper left")
@@ -246,7 +246,6 @@ def comparison_figure(comparison, path) -> pathlib.Path:
 def friction_models_figure(models, labels, path) -> pathlib.Path:
     """Per joint: each model's friction torque [N m] over +-its velocity limit [rad/s], overlaid."""
     plt = pyplot()
-    from robot_dynid.reports.analysis import model_friction_torque
     joints = models[0].joint_names
     rows, columns = _grid(len(joints))
     figure, axes = plt.subplots(rows, columns, figsize=(4.3 * columns, 3.2 * rows + 0.6), layout="constrained",
@@ -255,7 +254,7 @@ def friction_models_figure(models, labels, path) -> pathlib.Path:
     for ax, joint, limit in zip(axes.flat, joints, limits):
         grid = np.linspace(-limit, limit, 201)
         for i, (model, label) in enumerate(zip(models, labels)):
-            curve = model_friction_torque(model, joint, grid)
+            curve = model.friction_torque(joint, grid)
             if curve is not None:
                 ax.plot(grid, curve, color=f"C{i}", lw=1.3, ls=("-", "--", "-.", ":")[i % 4], label=label)
         ax.set_title(joint, fontsize=10)

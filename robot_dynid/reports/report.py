@@ -1,8 +1,9 @@
 """The report of a test (``robot-dynid report``) and of a model comparison (``robot-dynid compare``).
 
-:func:`make_report` runs the analyses of :mod:`robot_dynid.reports.analysis` on labelled recordings
-and writes ``index.html`` (figures beside it as PNG files), ``summary.json`` and, when it identified
-the model itself, ``model.yaml``. Which data are which (:func:`split_segments`):
+:func:`make_report` runs the analyses of :mod:`robot_dynid.estimation.cycles` and
+:mod:`~robot_dynid.estimation.friction_stages` on labelled recordings and writes ``index.html``
+(figures beside it as PNG files), ``summary.json`` and, when it identified the model itself,
+``model.yaml``. Which data are which (:func:`split_segments`):
 
 - identification: the samples of the chosen stages (default ``excitation``) outside the held-out
   cycles;
@@ -26,9 +27,12 @@ from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.robot_description import RobotDescription
 from robot_dynid.recordings.recording import Recording
 from robot_dynid.recordings.stages import StageInterval
-from robot_dynid.reports import analysis, html
-from robot_dynid.reports.analysis import (DEFAULT_FRICTION_SPEED, DEFAULT_PLATEAU_TOLERANCE,
-                                          DEFAULT_SIGNIFICANCE, DEFAULT_WARM_CYCLES, Progress)
+from robot_dynid.estimation import cycles as per_cycle
+from robot_dynid.estimation import friction_stages
+from robot_dynid.estimation.comparison import DEFAULT_SIGNIFICANCE, compare_models
+from robot_dynid.estimation.cycles import DEFAULT_WARM_CYCLES, Progress, no_progress
+from robot_dynid.estimation.friction_stages import DEFAULT_FRICTION_SPEED, DEFAULT_PLATEAU_TOLERANCE
+from robot_dynid.reports import html
 from robot_dynid.reports.tables import model_summary, stamp_quality_summary
 
 logger = logging.getLogger(__name__)
@@ -49,7 +53,7 @@ class ReportOptions:
     friction_speed : float
         [1] speed level (fraction of the velocity limit) followed over time.
     gravity : {"auto", "always", "never"}
-        Gravity removal of the friction fits (:func:`~robot_dynid.reports.analysis.friction_analysis`).
+        Gravity removal of the friction fits (:func:`~robot_dynid.estimation.friction_stages.friction_analysis`).
     plateau_tolerance : float
         [1] of the constant-velocity plateaus.
     rest_threshold : float
@@ -147,7 +151,7 @@ def _statistics_table(cycles, statistics):
 def make_report(out, robot: RobotDescription, recordings: Sequence[Recording],
                 intervals: Sequence[Sequence[StageInterval]], model: DynamicModel | None = None,
                 settings: IdentificationSettings | None = None, validation: Sequence[Recording] = (),
-                options: ReportOptions = ReportOptions(), progress: Progress = analysis._identity,
+                options: ReportOptions = ReportOptions(), progress: Progress = no_progress,
                 sources: Sequence[str] = ()) -> dict:
     """Analyse a test and write the report into directory ``out``; return the summary.
 
@@ -167,7 +171,7 @@ def make_report(out, robot: RobotDescription, recordings: Sequence[Recording],
         Held-out recordings (all their samples).
     options : ReportOptions
     progress : callable
-        Wraps the long loops (:data:`~robot_dynid.reports.analysis.Progress`).
+        Wraps the long loops (:data:`~robot_dynid.estimation.cycles.Progress`).
     sources : sequence of str
         The data files, for the page.
     """
@@ -198,7 +202,7 @@ def make_report(out, robot: RobotDescription, recordings: Sequence[Recording],
 
     # ---- model, torque fits
     plausible = model.metrics.get("plausibility") or plausibility(
-        robot, analysis.settings_of(model), model.base, model.values, model.std)
+        robot, per_cycle.settings_of(model), model.base, model.values, model.std)
     parts += [html.paragraph(f"robot {robot.name}; data: {', '.join(sources) or '-'}; model: "
                              + ("identified here (model.yaml)" if identified_here else "given")
                              + f" ({model.base.rank} base parameters, friction {model.friction.name}, method "
@@ -214,9 +218,9 @@ def make_report(out, robot: RobotDescription, recordings: Sequence[Recording],
     parts += [html.paragraph(f"warning: {text}", note=True) for report in stamps for text in report.warnings()]
     summary["condition_number"] = condition
     summary["plausibility"] = plausible
-    fits = [analysis.torque_fit(model, identification, "identification", options.speed_threshold)]
+    fits = [per_cycle.torque_fit(model, identification, "identification", options.speed_threshold)]
     if held_out:
-        fits.append(analysis.torque_fit(model, held_out, "held-out", options.speed_threshold))
+        fits.append(per_cycle.torque_fit(model, held_out, "held-out", options.speed_threshold))
     else:
         notes.append("no held-out data (no validation stage, no held-out cycle, no --validate file)")
     summary["torque_fits"] = [fit.to_dict() for fit in fits]
@@ -240,11 +244,11 @@ def make_report(out, robot: RobotDescription, recordings: Sequence[Recording],
     # ---- per cycle
     segments = []
     if all(r.cycle is not None for r in recordings):
-        segments = analysis.cycle_segments(recordings, options.stage)
+        segments = per_cycle.cycle_segments(recordings, options.stage)
     summary["cycles"] = summary["cross_verification"] = None
     summary["pooled"] = []
     if len(segments) >= 2:
-        cycles = analysis.identify_cycles(segments, model, options.warm_cycles, progress)
+        cycles = per_cycle.identify_cycles(segments, model, options.warm_cycles, progress)
         notes += list(cycles.notes)
         segments = [segment for segment in segments if segment.label in cycles.labels]
         summary["cycles"] = cycles.to_dict()
@@ -259,13 +263,13 @@ def make_report(out, robot: RobotDescription, recordings: Sequence[Recording],
                       _statistics_table(cycles, cycles.warm_statistics)]
         fitted = [(label, m) for label, m in zip(cycles.labels, cycles.models)]
         for pool in options.pools:
-            pooled = analysis.pooled_fit(segments, pool, model)
+            pooled = per_cycle.pooled_fit(segments, pool, model)
             label = f"cycles {','.join(map(str, pool))} pooled"
             fitted.append((label, pooled))
             summary["pooled"].append({"cycles": list(pool), "values": pooled.values.tolist(),
                                       "std": pooled.std.tolist(), "names": list(pooled.base.names)})
         fitted.append(("model", model))
-        cross = analysis.cross_verification(fitted, segments, options.speed_threshold, progress)
+        cross = per_cycle.cross_verification(fitted, segments, options.speed_threshold, progress)
         summary["cross_verification"] = cross.to_dict()
         matrix = cross.matrix("relative_rmsd")
         parts += [html.heading("Self- and cross-verification"),
@@ -281,13 +285,13 @@ def make_report(out, robot: RobotDescription, recordings: Sequence[Recording],
 
     # ---- friction
     summary["friction"] = summary["friction_drift"] = None
-    if any(analysis.friction_intervals(stages) for stages in intervals):
-        friction = analysis.friction_analysis(recordings, intervals, robot, options.gravity,
-                                              options.plateau_tolerance, options.rest_threshold)
+    if any(friction_stages.friction_intervals(stages) for stages in intervals):
+        friction = friction_stages.friction_analysis(recordings, intervals, robot, options.gravity,
+                                                     options.plateau_tolerance, options.rest_threshold)
         notes += list(friction.notes)
         summary["friction"] = friction.to_dict()
         if friction.segments:
-            drifts = analysis.friction_drift(friction, options.friction_speed)
+            drifts = friction_stages.friction_drift(friction, options.friction_speed)
             summary["friction_drift"] = [drift.to_dict() for drift in drifts]
             parts += [html.heading("Friction stages"),
                       html.paragraph(f"{len(friction.segments)} constant-velocity plateaus (speed within "
@@ -327,9 +331,9 @@ def make_report(out, robot: RobotDescription, recordings: Sequence[Recording],
 
 def make_comparison(models: Sequence[DynamicModel], labels: Sequence[str], level: float = DEFAULT_SIGNIFICANCE,
                     out=None) -> dict:
-    """Compare models (:func:`~robot_dynid.reports.analysis.compare_models`); with ``out`` write
+    """Compare models (:func:`~robot_dynid.estimation.comparison.compare_models`); with ``out`` write
     index.html, summary.json and the figures there. Returns the comparison as plain data."""
-    comparison = analysis.compare_models(models, labels, level)
+    comparison = compare_models(models, labels, level)
     summary = comparison.to_dict()
     if out is None:
         return summary

@@ -1,4 +1,5 @@
-"""The analyses behind robot-dynid report and compare, on a simulated test with known friction drift."""
+"""The analyses behind robot-dynid report and compare (estimation.cycles, friction_stages, comparison), on a
+simulated test with known friction drift."""
 import collections
 
 import numpy as np
@@ -9,7 +10,9 @@ from robot_dynid.estimation.identification import IdentificationSettings, identi
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.robot_description import load_robot
 from robot_dynid.package_files import find_package_file
-from robot_dynid.reports import analysis
+from robot_dynid.estimation import friction_stages
+from robot_dynid.estimation.comparison import compare_models
+from robot_dynid.estimation import cycles as per_cycle
 from simulated_test import simulate_test
 
 ROBOT = load_robot(find_package_file("config", "robots", "er3a.yaml"))
@@ -25,11 +28,11 @@ def long_test():
 @pytest.fixture(scope="module")
 def friction(long_test):
     _, recording, intervals, _, _ = long_test
-    return analysis.friction_analysis([recording], [intervals], ROBOT)
+    return friction_stages.friction_analysis([recording], [intervals], ROBOT)
 
 
 def test_time_fit_recovers_the_simulated_time_constants_within_10_percent(friction):
-    drifts = analysis.friction_drift(friction, 0.6)
+    drifts = friction_stages.friction_drift(friction, 0.6)
     assert [d.joint for d in drifts] == list(ROBOT.joint_names)
     for drift in drifts:
         assert drift.level == 0.6 and len(drift.friction) == 24
@@ -42,7 +45,7 @@ def test_extraction_finds_every_joint_level_direction_stroke_of_the_plan():
     expected = collections.Counter((row.cycle, row.joint, round(row.speed_fraction, 3), row.direction)
                                    for row in plan.stages if row.kind == "friction" and row.name == "stroke")
     assert len(expected) == 2 * 6 * 2 * 2
-    segments, notes = analysis.extract_friction_segments(recording, intervals)
+    segments, notes = friction_stages.extract_friction_segments(recording, intervals)
     assert notes == []
     assert collections.Counter((s.cycle, s.joint, s.level, s.direction) for s in segments) == expected
     for segment in segments:      # the plateau is at the commanded speed, inside its stroke
@@ -72,17 +75,17 @@ def test_gravity_removal_recovers_the_friction_of_a_joint_moving_against_gravity
 
 def test_per_cycle_statistics_and_cross_verification():
     _, recording, _, _, _ = simulate_test(ROBOT, cycles=3, speed_fractions=(0.6,), noise=0.2)
-    segments = analysis.cycle_segments([recording], "excitation")
+    segments = per_cycle.cycle_segments([recording], "excitation")
     assert [s.label for s in segments] == ["cycle 0", "cycle 1", "cycle 2"]
     model = identify(recording.select(stage="excitation"), ROBOT,
                      IdentificationSettings(friction=friction_model("coulomb_viscous")))
-    cycles = analysis.identify_cycles(segments, model, skip=1)
+    cycles = per_cycle.identify_cycles(segments, model, skip=1)
     separate = [identify(s.recording, ROBOT, IdentificationSettings(friction=model.friction), base=model.base)
                 for s in segments]
     np.testing.assert_allclose(cycles.values, [m.values for m in separate])
     np.testing.assert_allclose(cycles.statistics.mean, np.mean(cycles.values, axis=0))
     np.testing.assert_allclose(cycles.warm_statistics.maximum, np.max(cycles.values[1:], axis=0))
-    cross = analysis.cross_verification(list(zip(cycles.labels, cycles.models)), segments, 0.05)
+    cross = per_cycle.cross_verification(list(zip(cycles.labels, cycles.models)), segments, 0.05)
     # the diagonal is each cycle's own fit: its RMS is the fit's own residual
     for k, m in enumerate(cycles.models):
         np.testing.assert_allclose(cross.reports[k][k].rms, list(m.metrics["residual_rms"].values()), rtol=1e-6)
@@ -96,16 +99,16 @@ def test_compare_flags_a_5_sigma_change_and_not_a_half_sigma_one():
     values[3] += 5.0 * np.sqrt(2.0) * model.std[3]       # 5 combined std (both models have std)
     values[7] += 0.5 * np.sqrt(2.0) * model.std[7]
     changed = type(model)(model.robot, model.friction, model.armature, model.offset, model.base, values, model.std)
-    comparison = analysis.compare_models([model, changed], ["a", "b"], level=0.05)
+    comparison = compare_models([model, changed], ["a", "b"], level=0.05)
     assert comparison.z[0, 3] == pytest.approx(5.0) and comparison.z[0, 7] == pytest.approx(0.5)
     assert comparison.significant[0].tolist() == [k == 3 for k in range(model.base.rank)]
     assert comparison.critical == pytest.approx(1.959964, rel=1e-6)
     with pytest.raises(DynIdError, match="at least two models"):
-        analysis.compare_models([model], ["a"])
+        compare_models([model], ["a"])
 
 
 def test_plateau_is_the_longest_constant_velocity_run():
     speed = np.concatenate([np.linspace(0, 1, 10), np.full(30, 1.0), np.linspace(1, 0, 10)])
-    found = analysis.plateau(speed, 1)
+    found = friction_stages.plateau(speed, 1)
     assert (found.start, found.stop) == (9, 41)
-    assert analysis.plateau(-speed, 1) is None
+    assert friction_stages.plateau(-speed, 1) is None

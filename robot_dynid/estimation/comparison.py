@@ -1,0 +1,105 @@
+"""Several models of one structure compared parameter by parameter (``robot-dynid compare``, fleets).
+
+:func:`compare_models`: each base parameter's difference to the first model in units of the combined
+standard deviation ``z = (b - a) / sqrt(s_a^2 + s_b^2)``, significant when ``|z|`` exceeds the
+two-sided normal quantile of the level.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Sequence
+
+import numpy as np
+from scipy.stats import norm
+
+from robot_dynid.errors import DynIdError
+from robot_dynid.model.dynamic_model import DynamicModel
+
+DEFAULT_SIGNIFICANCE = 0.05
+"""Two-sided significance level per parameter [1]."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelComparison:
+    """Several models' base parameters against the first one's.
+
+    Attributes
+    ----------
+    labels : tuple of str
+        One per model (m,), the first the reference.
+    names : tuple of str
+        Base parameter names (r,).
+    values, std : ndarray, shape (m, r)
+    z : ndarray, shape (m - 1, r)
+        ``(value_i - value_0) / sqrt(std_i^2 + std_0^2)``; +-inf where both std are 0 and the
+        values differ, 0 where they agree.
+    significant : ndarray of bool, shape (m - 1, r)
+        ``|z| > critical``.
+    level : float
+        Two-sided significance level per parameter [1].
+    critical : float
+        ``Phi^-1(1 - level / 2)``.
+    """
+
+    labels: tuple[str, ...]
+    names: tuple[str, ...]
+    values: np.ndarray
+    std: np.ndarray
+    z: np.ndarray
+    significant: np.ndarray
+    level: float
+    critical: float
+
+    def to_dict(self) -> dict:
+        return {
+            "models": list(self.labels), "reference": self.labels[0], "level": self.level,
+            "critical_z": self.critical,
+            "expected_false_positives": self.level * len(self.names),
+            "parameters": [
+                {"name": name, "values": self.values[:, k].tolist(), "std": self.std[:, k].tolist(),
+                 "differences": [{"model": self.labels[i + 1],
+                                  "difference": float(self.values[i + 1, k] - self.values[0, k]),
+                                  "combined_std": float(math.hypot(self.std[i + 1, k], self.std[0, k])),
+                                  "z": float(self.z[i, k]), "significant": bool(self.significant[i, k])}
+                                 for i in range(len(self.labels) - 1)],
+                 "significant": bool(self.significant[:, k].any())}
+                for k, name in enumerate(self.names)],
+        }
+
+
+def compare_models(models: Sequence[DynamicModel], labels: Sequence[str],
+                   level: float = DEFAULT_SIGNIFICANCE) -> ModelComparison:
+    """Compare base parameters of models of one structure (module docstring).
+
+    Raises
+    ------
+    DynIdError
+        Fewer than two models, a level outside (0, 1), or models whose base parameters differ
+        (naming the model and the first difference).
+    """
+    if len(models) < 2:
+        raise DynIdError(f"compare needs at least two models, got {len(models)}")
+    if not 0.0 < level < 1.0:
+        raise DynIdError(f"significance level must be in (0, 1), got {level!r}")
+    reference = models[0]
+    for label, model in zip(labels[1:], models[1:]):
+        if tuple(model.joint_names) != tuple(reference.joint_names):
+            raise DynIdError(f"{label}: joints {list(model.joint_names)} differ from {labels[0]}'s "
+                             f"{list(reference.joint_names)}")
+        if tuple(model.base.names) != tuple(reference.base.names):
+            extra = [n for n in model.base.names if n not in reference.base.names]
+            lacking = [n for n in reference.base.names if n not in model.base.names]
+            raise DynIdError(f"{label}: base parameters differ from {labels[0]}'s (friction {model.friction.name} "
+                             f"vs {reference.friction.name}; only in {label}: {extra[:5]}, only in {labels[0]}: "
+                             f"{lacking[:5]}); compare models of one structure")
+    values = np.array([m.values for m in models])
+    std = np.array([m.std for m in models])
+    difference = values[1:] - values[0]
+    combined = np.hypot(std[1:], std[0])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(combined > 0.0, difference / np.where(combined > 0.0, combined, 1.0),
+                     np.where(difference == 0.0, 0.0, np.sign(difference) * np.inf))
+    critical = float(norm.ppf(1.0 - level / 2.0))
+    return ModelComparison(tuple(labels), tuple(reference.base.names), values, std, z, np.abs(z) > critical,
+                           float(level), critical)
