@@ -10,7 +10,7 @@ import tempfile  # noqa: E402
 
 import pytest  # noqa: E402
 
-from repo_paths import REPO  # noqa: E402
+from repo_paths import REPO, ROBOTS  # noqa: E402
 from ros_domain import claim_ros_domain  # noqa: E402
 
 TEST_DOMAIN_IDS = range(1, 101)   # the benchmarks take 150..199
@@ -60,6 +60,14 @@ def pytest_configure(config):
 @pytest.fixture
 def repo_root():
     return REPO
+
+
+@pytest.fixture(scope="session")
+def er3a_robot():
+    """The ER3A (config/robots/er3a.yaml: six revolute joints, modified DH, gear ratios), the arm most tests
+    identify; a frozen RobotDescription, shared by the whole session."""
+    from robot_dynid.model.robot_description import load_robot
+    return load_robot(ROBOTS / "er3a.yaml")
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -11,7 +11,6 @@ from robot_dynid.cli import main
 from robot_dynid.cli.demo import held_out_motion
 from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.robot_description import load_robot
 from robot_dynid.package_files import find_package_file
 from short_plan import write_short_plan
 
@@ -51,9 +50,9 @@ def printed_column(printed, section, column, joints):
     return np.array([float(rows[joint][index]) for joint in joints])
 
 
-def test_ros_demo_runs_the_graph_in_process_and_reports_the_services_torques(tmp_path, capsys):
+def test_ros_demo_runs_the_graph_in_process_and_reports_the_services_torques(tmp_path, capsys, er3a_robot):
     pytest.importorskip("rclpy")
-    robot = load_robot(find_package_file("config", "robots", "er3a.yaml"))
+    robot = er3a_robot
     write_short_plan(robot, tmp_path / "plan.yaml", seed=3)
     (tmp_path / "short.yaml").write_text(yaml.safe_dump(
         {"experiment_runner": {"ros__parameters": {"plan_file": str(tmp_path / "plan.yaml"), "start_delay": 1.0}}}))

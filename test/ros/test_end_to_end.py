@@ -50,7 +50,7 @@ from robot_dynid.recordings.bag_io import read_stage_markers
 from robot_dynid.recordings.data_files import read_recording
 from robot_dynid.recordings.stages import STAGE_KINDS
 from robot_dynid.srv import ComputeFeedforward
-from ros_graph import RosTestGraph, start_node, stop_node
+from ros_graph import start_node, stop_node
 from short_plan import write_short_plan
 
 NAMESPACE = f"end_to_end_{os.getpid()}"
@@ -62,14 +62,13 @@ QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
+def run(tmp_path_factory, graph):
     """The graph plays the plan once; yields what the test node received and the nodes' files."""
     directory = tmp_path_factory.mktemp("end_to_end")
     robot_file = find_package_file("config", "robots", "er3a.yaml")
     robot = load_robot(robot_file)
     plan_stages = write_short_plan(robot, directory / "plan.yaml", seed=SEED)
     namespace = ("-r", f"__ns:=/{NAMESPACE}")
-    graph = RosTestGraph()
     stages, models = [], []
     graph.node.create_subscription(ExperimentStage, f"{NAMESPACE}/experiment_stage", stages.append, QOS)
     graph.node.create_subscription(IdentifiedModel, f"{NAMESPACE}/identified_model", models.append, MODEL_QOS)
@@ -99,7 +98,6 @@ def run(tmp_path_factory):
                "plan_stages": plan_stages, "stages": stages, "models": models, "processes": processes}
     finally:
         codes = {name: stop_node(process) for name, process in processes.items()}
-        graph.close()
         logs = {name: (directory / f"{name}.log").read_text() for name in processes}
         assert all(code == 0 for code in codes.values()), f"exit codes {codes}; logs {logs}"
 

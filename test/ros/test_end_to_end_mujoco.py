@@ -29,7 +29,7 @@ from robot_dynid.msg import ExperimentStage, IdentifiedModel
 from robot_dynid.nodes.node_runtime import MODEL_QOS
 from robot_dynid.package_files import find_package_file
 from robot_dynid.srv import ComputeFeedforward
-from ros_graph import RosTestGraph, start_node, stop_node
+from ros_graph import start_node, stop_node
 from short_plan import write_short_plan
 
 NAMESPACE = f"end_to_end_mujoco_{os.getpid()}"
@@ -40,13 +40,12 @@ QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
+def run(tmp_path_factory, graph):
     directory = tmp_path_factory.mktemp("end_to_end_mujoco")
     robot_file = find_package_file("config", "robots", "er3a_mujoco.yaml")
     robot = load_robot(robot_file)
     plan_stages = write_short_plan(robot, directory / "plan.yaml", seed=SEED)
     common = ("-p", f"robot_file:={robot_file}", "-r", f"__ns:=/{NAMESPACE}")
-    graph = RosTestGraph()
     stages, models = [], []
     graph.node.create_subscription(ExperimentStage, f"{NAMESPACE}/experiment_stage", stages.append, QOS)
     graph.node.create_subscription(IdentifiedModel, f"{NAMESPACE}/identified_model", models.append, MODEL_QOS)
@@ -73,7 +72,6 @@ def run(tmp_path_factory):
         yield {"graph": graph, "robot": robot, "models": models, "directory": directory}
     finally:
         codes = {name: stop_node(process) for name, process in processes.items()}
-        graph.close()
         logs = {name: (directory / f"{name}.log").read_text() for name in processes}
         assert all(code == 0 for code in codes.values()), f"exit codes {codes}; logs {logs}"
 

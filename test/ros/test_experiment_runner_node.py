@@ -28,7 +28,7 @@ from robot_dynid.experiment.protocol import PlanStage, ProtocolPlan, load_plan, 
 from robot_dynid.experiment.trajectories import Hold, PointToPoint, Sequence
 from robot_dynid.msg import ExperimentStage
 from robot_dynid.package_files import find_package_file
-from ros_graph import RosTestGraph, start_node, stop_node
+from ros_graph import start_node, stop_node
 
 NAMESPACE = f"experiment_runner_test_{os.getpid()}"
 JOINTS = ("j1", "j2", "j3", "j4", "j5", "j6")
@@ -58,13 +58,12 @@ def write_plan(path):
 
 
 @pytest.fixture(scope="module")
-def arm(tmp_path_factory):
+def arm(tmp_path_factory, graph):
     directory = tmp_path_factory.mktemp("experiment_runner")
     plan = write_plan(directory / "plan.yaml")
     sim = start_node("sim_robot", "-p", "noise_std:=0.0", "-p", f"rate:={SIM_RATE}", "-r", f"__ns:=/{NAMESPACE}",
                      log_path=directory / "sim.log")
     SIM.append(sim)
-    graph = RosTestGraph()
     states, stages, commands = [], [], []
     graph.node.create_subscription(JointState, f"{NAMESPACE}/joint_states", states.append, QOS)
     stage_subscription = graph.node.create_subscription(   # transient local: markers sent before it matched
@@ -74,7 +73,6 @@ def arm(tmp_path_factory):
     intruder = graph.node.create_publisher(JointTrajectory, f"{NAMESPACE}/joint_trajectory", 10)
     graph.spin_until(lambda: states, what="sim_robot publishing joint_states")
     yield graph, plan, directory, states, stages, stage_subscription, intruder, commands
-    graph.close()
     assert stop_node(sim) == 0, (directory / "sim.log").read_text()
 
 

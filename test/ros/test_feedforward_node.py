@@ -35,8 +35,8 @@ from repo_paths import REPO
 
 
 @pytest.fixture(scope="module")
-def er3a():
-    robot = load_robot(REPO / "config" / "robots" / "er3a.yaml")
+def er3a(er3a_robot):
+    robot = er3a_robot
     regressor = Regressor(robot, FrictionModel())
     base = compute_base_parameters(regressor)
     parameters = plausible_parameters(robot, seed=3)
@@ -52,7 +52,7 @@ def directory(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def feedforward_node(er3a, directory):
+def feedforward_node(er3a, directory, graph):
     model, _ = er3a
     model_file = model.save(directory / "model.yaml")
     process = start_node("feedforward", "-p", f"model_file:={model_file}",
@@ -60,9 +60,7 @@ def feedforward_node(er3a, directory):
                          "-p", "command_topic:=effort_commands",
                          "-p", "trajectory_topic:=reference_trajectory",
                          "-p", "trajectory_out_topic:=trajectory_with_effort", log_path=directory / "node.log")
-    graph = RosTestGraph()
     yield graph, process
-    graph.close()
     assert stop_node(process) == 0, (directory / "node.log").read_text()
 
 
@@ -175,13 +173,12 @@ def test_reference_joint_state_gives_effort_commands(feedforward_node, er3a):
     np.testing.assert_allclose(next(msg.data for msg in received if np.any(msg.data)), expected, rtol=1e-9, atol=1e-9)
 
 
-def test_joints_parameter_orders_the_effort_commands_as_the_controller_does(er3a, directory):
+def test_joints_parameter_orders_the_effort_commands_as_the_controller_does(er3a, directory, graph):
     """A forward_command_controller with joints [j4, j2, j6] gets those torques in that order."""
     model, parameters = er3a
     process = start_node("feedforward", "-r", "__ns:=/ordered", "-p", f"model_file:={directory / 'model.yaml'}",
                          "-p", "reference_topic:=desired_joint_states", "-p", "joints:=[j4, j2, j6]",
                          log_path=directory / "ordered.log")
-    graph = RosTestGraph()
     try:
         received = []
         graph.node.create_subscription(Float64MultiArray, "/ordered/feedforward_effort", received.append, 10)
@@ -196,7 +193,6 @@ def test_joints_parameter_orders_the_effort_commands_as_the_controller_does(er3a
 
         graph.spin_until(publish_and_check, what="a Float64MultiArray on /ordered/feedforward_effort")
     finally:
-        graph.close()
         assert stop_node(process) == 0, (directory / "ordered.log").read_text()
     expected = rnea_torques(model.robot, parameters, q, qd, np.zeros(6))
     np.testing.assert_allclose(next(msg.data for msg in received if np.any(msg.data)), expected[[3, 1, 5]],
@@ -349,7 +345,7 @@ def plausible_model(robot, seed=3, factor=1.0):
 
 
 @pytest.fixture(scope="module")
-def ur_like(tmp_path_factory):
+def ur_like(tmp_path_factory, graph):
     """A UR5 whose joints are named j1..j6 (as the PUMA 560's are): its robot file, a model of it, and
     a node in /ur configured with both, a reference topic and a short reference_timeout."""
     directory = tmp_path_factory.mktemp("ur_like")
@@ -362,12 +358,10 @@ def ur_like(tmp_path_factory):
     process = start_node("feedforward", "-r", "__ns:=/ur", "-p", f"robot_file:={robot_file}",
                          "-p", f"model_file:={model_file}", "-p", "reference_topic:=reference",
                          "-p", "reference_timeout:=0.3", "-p", "effort_margin:=1.0", log_path=log)
-    graph = RosTestGraph()
     status = []
     graph.node.create_subscription(FeedforwardStatus, "/ur/feedforward_status", status.append, STATUS_QOS)
     yield {"graph": graph, "process": process, "robot": robot, "model": model, "parameters": parameters,
            "robot_file": robot_file, "directory": directory, "log": log, "status": status}
-    graph.close()
     assert stop_node(process) == 0, log.read_text()
 
 

@@ -22,7 +22,7 @@ from robot_dynid.nodes.feedforward import STATUS_QOS
 from robot_dynid.nodes.node_runtime import float64_array
 from robot_dynid.package_files import find_package_file
 from robot_dynid.srv import ComputeFeedforward, SetPayload
-from ros_graph import RosTestGraph, start_node, stop_node
+from ros_graph import start_node, stop_node
 
 URDF_ORDER = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
 GRIPPER = ("tool0", 1.2, [0.0, 0.03, 0.06], [[0.004, 0.0, 0.0], [0.0, 0.005, 0.0], [0.0, 0.0, 0.003]])
@@ -40,7 +40,7 @@ def set_request(body):
 
 
 @pytest.fixture(scope="module")
-def node(tmp_path_factory):
+def node(tmp_path_factory, graph):
     directory = tmp_path_factory.mktemp("feedforward_payload")
     robot = load_robot(find_package_file("config", "robots", "ur5_urdf.yaml"))
     parameters = plausible_parameters(robot, seed=1)
@@ -54,7 +54,6 @@ def node(tmp_path_factory):
     # path (payload services), which is where the swap must be atomic
     process = start_node("feedforward", "-r", "__ns:=/tool", "-p", f"model_file:={model_file}",
                          "-p", f"payload_file:={payload_file}", "-p", "reference_topic:=reference", log_path=log)
-    graph = RosTestGraph()
     statuses = []
     graph.node.create_subscription(FeedforwardStatus, "/tool/feedforward_status", statuses.append, STATUS_QOS)
     clients = {name: graph.node.create_client(kind, f"/tool/{path}") for name, kind, path in (
@@ -62,7 +61,6 @@ def node(tmp_path_factory):
         ("clear", Trigger, "feedforward/clear_payload"))}
     yield {"graph": graph, "robot": robot, "parameters": parameters, "clients": clients, "statuses": statuses,
            "payload_file": payload_file, "log": log, "process": process}
-    graph.close()
     assert stop_node(process) == 0, log.read_text()
 
 

@@ -25,7 +25,7 @@ from robot_dynid.hydraulics.cylinder import (CylinderParameters, HydraulicCylind
                                              sinusoidal_displacement)
 from robot_dynid.hydraulics.cylinder_results import load_cylinder_results
 from robot_dynid.msg import HydraulicCylinderEstimates, HydraulicCylinderState, IdentificationStatus
-from ros_graph import RosTestGraph, start_node, stop_node
+from ros_graph import start_node, stop_node
 
 AREA_A = math.pi * 0.020**2
 AREA_B = AREA_A - math.pi * 0.011**2
@@ -46,7 +46,7 @@ def table_v(joint):
 
 
 @pytest.fixture(scope="module")
-def node(tmp_path_factory):
+def node(tmp_path_factory, graph):
     directory = tmp_path_factory.mktemp("hydraulic_identifier")
     config = {"cylinders": [{"name": name, "piston_mass": table_v(joint)[0].piston_mass, "damping": 2000.0,
                              "area_a": AREA_A, "area_b": AREA_B, "load": LOAD} for name, joint in JOINTS.items()]}
@@ -54,9 +54,7 @@ def node(tmp_path_factory):
     process = start_node("hydraulic_identifier", "-p", f"cylinders_file:={directory / 'c.yaml'}",
                          "-p", f"results_file:={directory / 'results.yaml'}", "-p", "publish_period:=0.2",
                          "-p", "velocity_scale:=0.01", "-p", "queue_depth:=5000", log_path=directory / "node.log")
-    graph = RosTestGraph()
     yield graph, process, directory
-    graph.close()
     stop_node(process)
 
 
@@ -154,7 +152,7 @@ def check_convergence(path, results):
         assert result.convergence_time == pytest.approx(result.convergence_samples / RATE, rel=1e-6)
 
 
-def test_started_as_the_launch_file_starts_it_with_the_installed_configuration(tmp_path):
+def test_started_as_the_launch_file_starts_it_with_the_installed_configuration(tmp_path, graph):
     """config/hydraulic_identifier.yaml (the curtain-wall arm's six cylinders) in a namespace, the input
     remapped outside it, best-effort QoS and use_sim_time: what the ROS graph reports."""
     namespace, driver = f"/hyd_ns_{os.getpid()}", f"/driver_{os.getpid()}/cylinders"
@@ -163,7 +161,6 @@ def test_started_as_the_launch_file_starts_it_with_the_installed_configuration(t
                          "-r", f"hydraulic_cylinder_states:={driver}", "-p", "qos:=best_effort",
                          "-p", "use_sim_time:=true", "-p", f"results_file:={tmp_path / 'r.yaml'}",
                          log_path=tmp_path / "node.log")
-    graph = RosTestGraph()
     try:
         graph.spin_until(lambda: (namespace, "hydraulic_identifier") in {
             (info.node_namespace, info.node_name) for info in graph.node.get_subscriptions_info_by_topic(driver)},
@@ -181,6 +178,5 @@ def test_started_as_the_launch_file_starts_it_with_the_installed_configuration(t
         table = reference_table("curtain_wall_arm.yaml")["cylinders"]
         assert list(values.values[2].double_array_value) == table["piston_mass_kg"]
     finally:
-        graph.close()
         assert stop_node(process) == 0, (tmp_path / "node.log").read_text()
     assert "nothing to write" in (tmp_path / "node.log").read_text() and not (tmp_path / "r.yaml").exists()

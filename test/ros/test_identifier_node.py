@@ -21,19 +21,17 @@ from robot_dynid.experiment.trajectories import FourierTrajectory, time_grid
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_description import load_robot
 from robot_dynid.msg import ExperimentStage, IdentificationStatus, IdentifiedModel
 from robot_dynid.nodes.node_runtime import MODEL_QOS
-from ros_graph import RosTestGraph, start_node, stop_node
-from repo_paths import REPO
+from ros_graph import start_node, stop_node
 
 RATE = 200.0  # Hz
 TOLERANCE = 0.1  # N m, RMS per joint on held-out motion
 
 
 @pytest.fixture(scope="module")
-def simulator():
-    robot = load_robot(REPO / "config" / "robots" / "er3a.yaml")
+def simulator(er3a_robot):
+    robot = er3a_robot
     regressor = Regressor(robot, friction_model("coulomb_viscous"))
     return robot, SimulatedRobot(regressor, simulation_parameters(regressor, seed=5), noise_std=0.2)
 
@@ -53,13 +51,11 @@ def motion(robot, seed, duration):
 
 
 @pytest.fixture(scope="module")
-def identifier(tmp_path_factory):
+def identifier(tmp_path_factory, graph):
     directory = tmp_path_factory.mktemp("identifier")
     process = start_node("identifier", "-p", f"model_file:={directory / 'model.yaml'}",
                          log_path=directory / "node.log")
-    graph = RosTestGraph()
     yield graph, process, directory
-    graph.close()
     assert stop_node(process) == 0, (directory / "node.log").read_text()
 
 
@@ -145,7 +141,7 @@ def test_stage_end_publishes_a_model_that_predicts_held_out_motion(identifier, s
 
 
 @pytest.fixture()
-def fresh_identifier(tmp_path):
+def fresh_identifier(tmp_path, graph):
     """A second identifier on its own topics, with no model yet, making physically consistent fits with
     armature columns, accelerations over 0.065 s."""
     process = start_node("identifier", "-r", "__node:=identifier_fresh",
@@ -153,7 +149,6 @@ def fresh_identifier(tmp_path):
                          "-p", "joint_states_topic:=fresh/joint_states",
                          "-p", "stage_topic:=fresh/experiment_stage", "-p", "model_topic:=fresh/identified_model",
                          "-p", "status_topic:=fresh/identification_status", log_path=tmp_path / "node.log")
-    graph = RosTestGraph()
     node = graph.node
     topics = {"models": [], "statuses": []}
     node.create_subscription(IdentifiedModel, "fresh/identified_model", topics["models"].append, MODEL_QOS)
@@ -163,7 +158,6 @@ def fresh_identifier(tmp_path):
     graph.spin_until(lambda: states.get_subscription_count() > 0 and stages.get_subscription_count() > 0
                      and topics["statuses"], what="identifier subscribing and publishing status")
     yield graph, states, stages, topics
-    graph.close()
     assert stop_node(process) == 0, (tmp_path / "node.log").read_text()
 
 
@@ -239,7 +233,7 @@ def test_the_first_model_is_not_published_when_it_fails_the_quality_gate(fresh_i
 
 
 def test_a_model_file_that_cannot_be_written_is_a_status_warning_and_the_model_is_still_published(
-        tmp_path, simulator):
+        tmp_path, simulator, graph):
     """A directory takes model_file's place after the start: the accepted model cannot be written there. The
     node says so in one log line and in IdentificationStatus, publishes the model and goes on."""
     model_file = tmp_path / "model.yaml"
@@ -247,7 +241,6 @@ def test_a_model_file_that_cannot_be_written_is_a_status_warning_and_the_model_i
                          "-p", "joint_states_topic:=unwritable/joint_states",
                          "-p", "stage_topic:=unwritable/experiment_stage", "-p", "model_topic:=unwritable/model",
                          "-p", "status_topic:=unwritable/status", log_path=tmp_path / "node.log")
-    graph = RosTestGraph()
     try:
         models, statuses = [], []
         graph.node.create_subscription(IdentifiedModel, "unwritable/model", models.append, MODEL_QOS)
@@ -268,7 +261,6 @@ def test_a_model_file_that_cannot_be_written_is_a_status_warning_and_the_model_i
                    warning for warning in status.warnings), status.warnings
         assert process.poll() is None and model_file.is_dir()
     finally:
-        graph.close()
         stopped = stop_node(process)
     log = (tmp_path / "node.log").read_text()
     assert stopped == 0 and "Traceback" not in log, log

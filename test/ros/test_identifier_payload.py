@@ -22,7 +22,7 @@ from robot_dynid.model.robot_description import load_robot
 from robot_dynid.msg import ExperimentStage, IdentificationStatus, IdentifiedModel
 from robot_dynid.nodes.node_runtime import MODEL_QOS
 from robot_dynid.package_files import find_package_file
-from ros_graph import RosTestGraph, start_node, stop_node
+from ros_graph import start_node, stop_node
 
 ROBOT_FILE = find_package_file("config", "robots", "ur5_urdf.yaml")
 RATE = 200.0    # Hz
@@ -51,14 +51,13 @@ def marker(kind, start, seconds):
     return stamped(ExperimentStage(experiment_id="tool change", kind=kind, start=start), seconds)
 
 
-def test_a_payload_stage_publishes_the_arm_model_with_the_payload(arm):
+def test_a_payload_stage_publishes_the_arm_model_with_the_payload(arm, graph):
     directory, robot, parameters, model, model_file = arm
     process = start_node("identifier", "-r", "__node:=identifier_payload", "-p", f"robot_file:={ROBOT_FILE}",
                          "-p", f"arm_model_file:={model_file}", "-p", "stages:=[payload]",
                          "-p", "payload_frame:=tool0", "-p", "joint_states_topic:=tool/joint_states",
                          "-p", "stage_topic:=tool/experiment_stage", "-p", "model_topic:=tool/identified_model",
                          "-p", "status_topic:=tool/identification_status", log_path=directory / "node.log")
-    graph = RosTestGraph()
     try:
         models, statuses = [], []
         node = graph.node
@@ -85,7 +84,6 @@ def test_a_payload_stage_publishes_the_arm_model_with_the_payload(arm):
         graph.spin_until(lambda: models, timeout=60.0, what="an IdentifiedModel after the payload stage")
         graph.spin_until(lambda: statuses[-1].state == IdentificationStatus.STATE_CONVERGED, what="the status")
     finally:
-        graph.close()
         assert stop_node(process) == 0, (directory / "node.log").read_text()
     published = DynamicModel.from_yaml(models[0].artifact_yaml)
     payload = published.payload

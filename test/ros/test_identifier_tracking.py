@@ -17,7 +17,7 @@ from robot_dynid.model.robot_description import load_robot
 from robot_dynid.msg import IdentificationStatus, IdentifiedModel
 from robot_dynid.nodes.node_runtime import MODEL_QOS
 from robot_dynid.package_files import find_package_file
-from ros_graph import RosTestGraph, start_node, stop_node
+from ros_graph import start_node, stop_node
 
 ROBOT_FILE = find_package_file("config", "robots", "er3a.yaml")
 RATE, NOISE = 100.0, 0.05       # Hz, N m
@@ -29,7 +29,7 @@ def stamped(message, seconds):
     return message
 
 
-def test_track_friction_publishes_a_tracked_model_and_its_status(tmp_path):
+def test_track_friction_publishes_a_tracked_model_and_its_status(tmp_path, graph):
     robot = load_robot(ROBOT_FILE)
     regressor = Regressor(robot, friction_model("coulomb_viscous"))
     parameters = simulation_parameters(regressor, seed=1)
@@ -48,7 +48,6 @@ def test_track_friction_publishes_a_tracked_model_and_its_status(tmp_path):
                          "-p", "joint_states_topic:=track/joint_states", "-p", "model_topic:=track/identified_model",
                          "-p", "status_topic:=track/identification_status", "-p", "status_period:=0.2",
                          log_path=tmp_path / "node.log")
-    graph = RosTestGraph()
     try:
         models, statuses = [], []
         node = graph.node
@@ -73,7 +72,6 @@ def test_track_friction_publishes_a_tracked_model_and_its_status(tmp_path):
         graph.spin_until(lambda: models, timeout=60.0, what="a tracked IdentifiedModel")
         graph.spin_until(lambda: statuses[-1].tracking_updates > 0, what="a status with the tracking")
     finally:
-        graph.close()
         assert stop_node(process) == 0, (tmp_path / "node.log").read_text()
     tracked = DynamicModel.from_yaml(models[-1].artifact_yaml)
     fv = [tracked.base.names.index(f"fv{k}") for k in range(1, robot.n_joints + 1)]

@@ -7,7 +7,7 @@ tested where it shows (the identifier's quality gate: test_identifier_node).
 """
 import pytest
 
-from ros_graph import RosTestGraph, start_node, stop_node
+from ros_graph import start_node, stop_node
 
 # node: (arguments it needs to start, a read-only parameter, a value of its type within its range)
 READ_ONLY = {
@@ -19,13 +19,6 @@ READ_ONLY = {
     "hydraulic_identifier": (("-p", "cylinder_names:=[boom]", "-p", "piston_masses:=[10.0]", "-p", "damping:=[100.0]",
                               "-p", "areas_a:=[0.001]", "-p", "areas_b:=[0.0005]"), "forgetting", 0.99),
 }
-
-
-@pytest.fixture(scope="module")
-def graph():
-    graph = RosTestGraph()
-    yield graph
-    graph.close()
 
 
 def started(node, arguments, tmp_path):

@@ -17,7 +17,7 @@ from sensor_msgs.msg import JointState
 
 from robot_dynid.msg import ExperimentStage
 from robot_dynid.nodes.node_runtime import RCLPY_DISTROS, ros_distro
-from ros_graph import RosTestGraph, kill_started_nodes, start_node, stop_node
+from ros_graph import kill_started_nodes, start_node, stop_node
 
 NAMESPACE = f"/robot_ns_test_{os.getpid()}"
 DRIVER_TOPIC = f"/driver_{os.getpid()}/joint_states"       # the driver's, outside the namespace
@@ -26,7 +26,7 @@ CLOCK_S = 1234.5                                             # [s] the simulated
 
 
 @pytest.fixture(scope="module")
-def nodes(tmp_path_factory):
+def nodes(tmp_path_factory, graph):
     directory = tmp_path_factory.mktemp("namespaces")
     previous = os.environ.get("ROS_DISTRO")
     os.environ["ROS_DISTRO"] = "jazzy"      # what a sourced Jazzy install sets; the recorder writes it
@@ -41,7 +41,6 @@ def nodes(tmp_path_factory):
         del os.environ["ROS_DISTRO"]
     else:
         os.environ["ROS_DISTRO"] = previous
-    graph = RosTestGraph()
     try:
         graph.spin_until(
             lambda: endpoints(graph.node.get_subscriptions_info_by_topic(DRIVER_TOPIC))
@@ -52,10 +51,8 @@ def nodes(tmp_path_factory):
         seen = endpoints(graph.node.get_subscriptions_info_by_topic(DRIVER_TOPIC))
         logs = "\n".join(f"--- {name} (exit {process.poll()}):\n{(directory / f'{name}.log').read_text()}"
                          for name, process in started.items())
-        graph.close()
         raise AssertionError(f"{error}; subscribers of {DRIVER_TOPIC}: {seen}\n{logs}") from None
     yield graph, started, directory
-    graph.close()
     for process in started.values():
         stop_node(process)
     kill_started_nodes()

@@ -18,7 +18,7 @@ from sensor_msgs.msg import JointState
 
 from robot_dynid.cli import main
 from robot_dynid.recordings.bag_io import read_bag
-from ros_graph import RosTestGraph, start_node
+from ros_graph import start_node
 
 JOINTS = ("j1", "j2", "j3")
 T0_NS = 1_700_000_000_000_000_000
@@ -26,13 +26,6 @@ RATE = 400.0             # Hz
 DURATION = 4.0           # s
 FLUSH_PERIOD = 1.0       # s, the recorder's default
 LATENCY = 0.1            # s
-
-
-@pytest.fixture(scope="module")
-def graph():
-    graph = RosTestGraph()
-    yield graph
-    graph.close()
 
 
 @pytest.mark.parametrize("storage", ["mcap", "sqlite3"])

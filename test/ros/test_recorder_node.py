@@ -26,19 +26,12 @@ from robot_dynid.msg import ExperimentStage, HydraulicCylinderState
 from robot_dynid.recordings.bag_io import read_bag, read_stage_markers
 from robot_dynid.recordings.stage_detection import detect_stages
 from robot_dynid.srv import MarkStage
-from ros_graph import RosTestGraph, kill_started_nodes, start_node, stop_node
+from ros_graph import kill_started_nodes, start_node, stop_node
 from repo_paths import REPO
 
 JOINTS = ("j1", "j2", "j3")
 T0_NS = 1_700_000_000_000_000_000
 STATUS = re.compile(r"(?:recorded ((?:\d+ on \S+, )*\d+ on \S+)|no message recorded yet) to ")
-
-
-@pytest.fixture(scope="module")
-def graph():
-    graph = RosTestGraph()
-    yield graph
-    graph.close()
 
 
 @pytest.fixture(autouse=True)

@@ -20,10 +20,8 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from robot_dynid.experiment.simulation import simulation_parameters
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_description import load_robot
-from robot_dynid.package_files import find_package_file
 from rnea_reference import rnea_torques
-from ros_graph import RosTestGraph, start_node, stop_node
+from ros_graph import start_node, stop_node
 
 RATE = 500.0     # Hz
 NOISE = 0.3      # N m
@@ -34,11 +32,10 @@ NAMESPACE = f"sim_robot_test_{os.getpid()}"   # keeps other tests' joint_states 
 
 
 @pytest.fixture(scope="module")
-def sim_robot(tmp_path_factory):
+def sim_robot(tmp_path_factory, graph):
     log = tmp_path_factory.mktemp("sim_robot") / "node.log"
     process = start_node("sim_robot", "-p", f"rate:={RATE}", "-p", f"noise_std:={NOISE}", "-p", f"seed:={SEED}",
                          "-p", "command_topic:=arm/joint_trajectory", "-r", f"__ns:=/{NAMESPACE}", log_path=log)
-    graph = RosTestGraph()
     qos = QoSProfile(depth=5000, reliability=ReliabilityPolicy.RELIABLE)
     states, truths = [], []
     graph.node.create_subscription(JointState, f"{NAMESPACE}/joint_states", states.append, qos)
@@ -47,7 +44,6 @@ def sim_robot(tmp_path_factory):
     graph.spin_until(lambda: publisher.get_subscription_count() > 0 and states,
                      what="sim_robot subscribing to arm/joint_trajectory and publishing joint_states")
     yield graph, process, publisher, states, truths
-    graph.close()
     assert stop_node(process) == 0, log.read_text()
 
 
@@ -68,9 +64,9 @@ def rnea_with_friction(robot, q, qd, qdd):
     return rigid + fc * np.sign(qd) + fv * qd
 
 
-def test_follows_a_trajectory_with_noisy_and_true_torques_at_the_rate(sim_robot):
+def test_follows_a_trajectory_with_noisy_and_true_torques_at_the_rate(sim_robot, er3a_robot):
     graph, process, publisher, states, truths = sim_robot
-    robot = load_robot(find_package_file("config", "robots", "er3a.yaml"))
+    robot = er3a_robot
     polys = polynomials(robot.n_joints)
     order = list(reversed(range(robot.n_joints)))
     knots = np.linspace(0.0, DURATION, 9)

@@ -16,8 +16,6 @@ import yaml
 from robot_dynid.cli.demo import held_out_motion
 from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.robot_description import load_robot
-from robot_dynid.package_files import find_package_file
 from short_plan import write_short_plan
 
 SEEDS = {"robot1": 3, "robot2": 4}
@@ -30,8 +28,8 @@ def held_out_rms(model, seed):
     return np.sqrt(np.mean((model.torque(q, qd, qdd) - simulator.torques(q, qd, qdd, noise=False)) ** 2, axis=0))
 
 
-def test_two_arms_in_two_namespaces_each_get_their_own_model(tmp_path):
-    robot = load_robot(find_package_file("config", "robots", "er3a.yaml"))
+def test_two_arms_in_two_namespaces_each_get_their_own_model(tmp_path, er3a_robot):
+    robot = er3a_robot
     write_short_plan(robot, tmp_path / "plan.yaml", seed=3)
     (tmp_path / "short.yaml").write_text(yaml.safe_dump(
         {"/**/experiment_runner": {"ros__parameters": {

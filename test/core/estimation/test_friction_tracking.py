@@ -39,8 +39,8 @@ def operation(robot, seed):
     return t, q, qd, qdd
 
 
-def test_tracking_follows_a_30_percent_step_of_viscous_friction_within_5_percent():
-    robot = load_robot(find_package_file("config", "robots", "er3a.yaml"))
+def test_tracking_follows_a_30_percent_step_of_viscous_friction_within_5_percent(er3a_robot):
+    robot = er3a_robot
     regressor = Regressor(robot, friction_model("coulomb_viscous"))
     parameters = simulation_parameters(regressor, seed=1)
     model = arm_model(robot, parameters, regressor)
@@ -111,8 +111,8 @@ def test_online_tracking_offers_a_model_only_after_the_friction_changed_and_gate
     assert "is not below max_holdout_rsd" in refused[0].message
 
 
-def test_a_model_without_friction_cannot_be_tracked():
-    robot = load_robot(find_package_file("config", "robots", "er3a.yaml"))
+def test_a_model_without_friction_cannot_be_tracked(er3a_robot):
+    robot = er3a_robot
     regressor = Regressor(robot)
     model = arm_model(robot, simulation_parameters(regressor, seed=1), regressor)
     with pytest.raises(DynIdError, match="no friction parameters to track"):

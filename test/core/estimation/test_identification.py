@@ -152,10 +152,10 @@ def test_one_builder_of_settings_for_the_command_line_and_the_node(robot):
         settings_from_options({"method": "rls", "consistent": True}, robot)
 
 
-def test_a_dead_band_at_or_above_a_joint_velocity_limit_is_refused_naming_the_joint():
+def test_a_dead_band_at_or_above_a_joint_velocity_limit_is_refused_naming_the_joint(er3a_robot):
     """ER3A's velocity limits (its robot file): j1 and j2 4.0143 rad/s, j3 4.3633, j4 and j5 5.5851, j6 7.3304.
     A dead band at or above a joint's limit zeroes that joint's friction columns over all of its motion."""
-    er3a = load_robot(find_package_file("config", "robots", "er3a.yaml"))
+    er3a = er3a_robot
     with pytest.raises(DynIdError) as refused:
         settings_from_options({"dead_band": 4.2}, er3a, label=lambda option: f"parameter {option}")
     message = str(refused.value)

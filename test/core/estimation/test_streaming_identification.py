@@ -11,8 +11,6 @@ from robot_dynid.experiment.trajectories import FourierTrajectory, time_grid
 from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_description import load_robot
-from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.conditioning import Conditioning, conditioning_from_provenance
 from robot_dynid.recordings.data_files import condition
 from robot_dynid.recordings.recording import Recording
@@ -25,8 +23,8 @@ NOISE = 0.2  # N m
 
 
 @pytest.fixture(scope="module")
-def setup():
-    robot = load_robot(find_package_file("config", "robots", "er3a.yaml"))
+def setup(er3a_robot):
+    robot = er3a_robot
     regressor = Regressor(robot, FRICTION)
     parameters = simulation_parameters(regressor, seed=4)
     base = compute_base_parameters(regressor)

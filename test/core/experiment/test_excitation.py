@@ -13,7 +13,7 @@ from robot_dynid.experiment.excitation import (criterion_and_gradient, optimize_
 from robot_dynid.experiment.trajectories import CycloidalMove, FourierTrajectory, load_trajectory
 from robot_dynid.experiment.trajectory_checks import check_trajectory
 from robot_dynid.model.friction import friction_model
-from robot_dynid.model.robot_description import load_robot, robot_from_dict
+from robot_dynid.model.robot_description import robot_from_dict
 from robot_dynid.package_files import find_package_file
 from reference_tables import reference_file
 
@@ -36,8 +36,8 @@ def walker_robot():
     return robot_from_dict({"name": "walker", "dh_convention": "standard", "joints": joints})
 
 
-def test_thesis_table_4_1_is_within_the_er3a_limits_and_starts_at_rest():
-    robot = load_robot(find_package_file("config", "robots", "er3a.yaml"))
+def test_thesis_table_4_1_is_within_the_er3a_limits_and_starts_at_rest(er3a_robot):
+    robot = er3a_robot
     trajectory = load_trajectory(find_package_file("config", "trajectories", "er3a_table_4_1.yaml"))
     check = check_trajectory(robot, trajectory, dt=0.001, tolerance=1e-3)
     assert check.ok, check.format_table()
@@ -117,8 +117,8 @@ def test_check_rejects_unknown_joints():
         check_trajectory(planar_robot(), trajectory)
 
 
-def test_random_excitation_is_rest_to_rest_within_the_fraction():
-    robot = load_robot(find_package_file("config", "robots", "er3a.yaml"))
+def test_random_excitation_is_rest_to_rest_within_the_fraction(er3a_robot):
+    robot = er3a_robot
     trajectory = random_excitation(robot, harmonics=4, period=8.0, amplitude_fraction=0.5, seed=3)
     check = check_trajectory(robot, trajectory, n_points=4001, tolerance=1e-12)
     assert check.ok

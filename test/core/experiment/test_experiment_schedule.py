@@ -21,8 +21,8 @@ MSG_KINDS = {"rest": 0, "excitation": 1, "friction": 2, "warmup": 3, "validation
 
 
 @pytest.fixture(scope="module")
-def robot():
-    return load_robot(find_package_file("config", "robots", "er3a.yaml"))
+def robot(er3a_robot):
+    return er3a_robot
 
 
 @pytest.fixture(scope="module")

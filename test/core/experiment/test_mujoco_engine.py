@@ -165,8 +165,8 @@ def test_the_arm_tracks_its_trajectory_and_measures_the_applied_torque():
     assert arm.advance(samples.time[-1]) is None
 
 
-def test_bad_engine_settings_are_one_line_each():
-    robot = load_robot(find_package_file("config", "robots", "er3a.yaml"))
+def test_bad_engine_settings_are_one_line_each(er3a_robot):
+    robot = er3a_robot
     with pytest.raises(DynIdError, match=r"engine is 'bullet'; expected one of \['regressor', 'mujoco'\]"):
         simulated_robot("bullet", robot, friction_model("coulomb_viscous"))
     with pytest.raises(DynIdError, match="cold_excess = 0.3: the friction warm-up is simulated by the regressor "):

@@ -9,7 +9,6 @@ from robot_dynid.experiment.protocol import (build_protocol, load_friction_poses
                                              save_plan)
 from robot_dynid.experiment.trajectories import (CycloidalMove, FourierTrajectory, Sequence,
                                                  load_trajectory)
-from robot_dynid.model.robot_description import load_robot
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.stages import STAGE_KINDS
 
@@ -17,8 +16,8 @@ FRACTIONS = (0.05, 0.2, 0.4, 0.6, 0.8, 1.0)
 
 
 @pytest.fixture(scope="module")
-def er3a():
-    return load_robot(find_package_file("config", "robots", "er3a.yaml"))
+def er3a(er3a_robot):
+    return er3a_robot
 
 
 @pytest.fixture(scope="module")

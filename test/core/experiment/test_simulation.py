@@ -15,7 +15,6 @@ from robot_dynid.experiment.simulation import (SimulatedRobot, default_friction,
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_description import load_robot
-from robot_dynid.package_files import find_package_file
 from rnea_reference import rnea_torques
 from repo_paths import REPO
 
@@ -120,8 +119,8 @@ def test_default_friction_is_a_few_percent_of_the_effort(name, expected):
     np.testing.assert_allclose(coefficients[:, len(expected)], 0.3 * coulomb)   # cold excess
 
 
-def test_simulation_parameters_cover_every_column():
-    robot = load_robot(os.path.join(ROOT, "config", "robots", "er3a.yaml"))
+def test_simulation_parameters_cover_every_column(er3a_robot):
+    robot = er3a_robot
     regressor = Regressor(robot, friction=friction_model("arctan"), armature=True, offset=True)
     parameters = simulation_parameters(regressor, seed=1)
     assert parameters.shape == (regressor.n_parameters,)
@@ -147,10 +146,10 @@ def test_invalid_simulation_settings_are_rejected():
         simulated.torques(*_states(6, 3, seed=0))
 
 
-def test_without_mujoco_the_engine_says_how_to_install_it(monkeypatch):
+def test_without_mujoco_the_engine_says_how_to_install_it(monkeypatch, er3a_robot):
     monkeypatch.setitem(sys.modules, "mujoco", None)
     with pytest.raises(EngineUnavailableError, match=r'pip install "robot-dynid\[sim\]"'):
         import_mujoco()
-    robot = load_robot(find_package_file("config", "robots", "er3a.yaml"))
+    robot = er3a_robot
     with pytest.raises(EngineUnavailableError, match="mujoco engine needs the mujoco package"):
         simulated_robot("mujoco", robot, friction_model("coulomb_viscous"))

@@ -8,8 +8,6 @@ from robot_dynid.experiment.simulation import SimulatedRobot, simulation_paramet
 from robot_dynid.experiment.trajectory_following import SimulatedArm, TrajectoryFollower
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_description import load_robot
-from robot_dynid.package_files import find_package_file
 from rnea_reference import rnea_torques
 
 JOINTS = ("a", "b", "c")
@@ -154,8 +152,8 @@ def test_malformed_follower_settings_are_rejected(arguments, message):
 
 
 @pytest.fixture(scope="module")
-def er3a_simulator():
-    robot = load_robot(find_package_file("config", "robots", "er3a.yaml"))
+def er3a_simulator(er3a_robot):
+    robot = er3a_robot
     regressor = Regressor(robot, friction_model("coulomb_viscous"))
     parameters = simulation_parameters(regressor, seed=2)
     return SimulatedRobot(regressor, parameters, noise_std=0.4, cold_excess=0.5, warmup_time_constant=2.0)

@@ -145,7 +145,7 @@ def test_a_coupled_motor_puts_its_inertia_and_friction_into_both_joints_it_turns
     assert "Ia6" not in names and "fc6" not in names
 
 
-def test_the_friction_side_chooses_joint_motor_or_both_columns():
+def test_the_friction_side_chooses_joint_motor_or_both_columns(er3a_robot):
     _, joint_side = coupled_wrist("joint")
     _, both = coupled_wrist("both", armature=False)
     assert list(joint_side.parameter_names[60:]) == [
@@ -153,7 +153,7 @@ def test_the_friction_side_chooses_joint_motor_or_both_columns():
     assert both.parameter_names[60:] == tuple(f"{c}{j}" for j in range(1, 7) for c in ("fc", "fv")) + tuple(
         f"{c}_m{j}" for j in range(1, 7) for c in ("fc", "fv"))
     with pytest.raises(DynIdError, match=r"friction_side 'motor' needs motors: robot 'er3a' has no transmission"):
-        Regressor(load_robot(find_package_file("config", "robots", "er3a.yaml")), friction_side="motor")
+        Regressor(er3a_robot, friction_side="motor")
 
 
 def test_motor_side_speed_constants_keep_their_joint_side_meaning():
@@ -184,12 +184,12 @@ def test_a_transmission_is_checked_with_the_row_and_joint_named(tmp_path):
             load_robot(path)
 
 
-def test_transmission_round_trips_through_the_description(tmp_path):
+def test_transmission_round_trips_through_the_description(tmp_path, er3a_robot):
     robot = load_robot(find_package_file("config", "robots", "er3a_coupled_wrist.yaml"))
     again = robot_from_dict(robot.to_dict())
     assert again == robot and again.transmission.motor_names == robot.transmission.motor_names
     assert again.kinematics_hash == robot.kinematics_hash       # a model of the plain ER3A is not one of this arm
-    assert robot.kinematics_hash != load_robot(find_package_file("config", "robots", "er3a.yaml")).kinematics_hash
+    assert robot.kinematics_hash != er3a_robot.kinematics_hash
     q = np.random.default_rng(1).uniform(-1, 1, (5, 6))
     np.testing.assert_allclose(robot.transmission.joint_from_motor_values(
         robot.transmission.motor_from_joint_values(q)), q, rtol=0, atol=1e-12)
@@ -217,13 +217,13 @@ def coupled_wrist_truth(plain, links):
     return torques, standard
 
 
-def test_a_coupled_wrist_is_identified_to_its_noise_free_torques_only_with_its_transmission():
+def test_a_coupled_wrist_is_identified_to_its_noise_free_torques_only_with_its_transmission(er3a_robot):
     """Training: the thesis excitation, three periods at 200 Hz, noise 5 % of each joint's torque spread.
     Held out: another Fourier trajectory. With the transmission the held-out torques are within 0.2 sigma
     and every base parameter (the motors' among them) within 3 std of the truth; without it joints 5 and 6
     are off by a large fraction of their torque (the failure seen on real hardware)."""
     robot = load_robot(find_package_file("config", "robots", "er3a_coupled_wrist.yaml"))
-    plain = load_robot(find_package_file("config", "robots", "er3a.yaml"))
+    plain = er3a_robot
     links = plausible_parameters(plain, seed=1)
     truth, standard = coupled_wrist_truth(plain, links)
     excitation = load_trajectory(find_package_file("config", "trajectories", "er3a_table_4_1.yaml"))
@@ -292,7 +292,7 @@ def test_an_arm_on_a_linear_track_is_identified_to_its_held_out_noise_free_torqu
 
 
 @pytest.mark.parametrize("side", ["joint", "motor", "both"])
-def test_a_model_keeps_its_friction_side_through_its_artifact(side):
+def test_a_model_keeps_its_friction_side_through_its_artifact(side, er3a_robot):
     """A coupled-wrist model of each friction side: the artifact names the side, loads back to the same
     torques, and a model file of a robot without a transmission does not mention it."""
     robot = load_robot(find_package_file("config", "robots", "er3a_coupled_wrist.yaml"))
@@ -307,7 +307,7 @@ def test_a_model_keeps_its_friction_side_through_its_artifact(side):
     loaded = DynamicModel.from_yaml(model.to_yaml())
     assert loaded.friction_side == side
     np.testing.assert_array_equal(loaded.torque(q, qd, qdd), model.torque(q, qd, qdd))
-    plain = load_robot(find_package_file("config", "robots", "er3a.yaml"))
+    plain = er3a_robot
     assert "friction_side" not in DynamicModel(plain, friction_model("none"), False, False,
                                                compute_base_parameters(Regressor(plain)), np.zeros(36),
                                                np.zeros(36)).to_yaml()

@@ -128,8 +128,8 @@ def test_a_trajectory_point_of_the_wrong_size_is_named(field, points, message):
 
 
 @pytest.fixture(scope="module")
-def er3a():
-    robot = load_robot(find_package_file("config", "robots", "er3a.yaml"))
+def er3a(er3a_robot):
+    robot = er3a_robot
     base = compute_base_parameters(Regressor(robot, FrictionModel()))
     parameters = plausible_parameters(robot, seed=3)
     model = DynamicModel(robot, FrictionModel(), False, False, base, base.projection @ parameters,

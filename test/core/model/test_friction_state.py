@@ -12,8 +12,6 @@ from robot_dynid.model.friction import friction_model
 from robot_dynid.model.friction_state import (NOMINAL, STATIC, TEMPERATURE, WARMUP, JointTemperatures, WarmupClock,
                                               friction_state)
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_description import load_robot
-from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.recording import Recording
 
 # the truth: friction x (1 + B exp(-t / T1) + C exp(-t / T2)), t in minutes (thesis-like: settles in about an hour);
@@ -25,8 +23,8 @@ def truth_factor(minutes):
     return 1.0 + B * math.exp(-minutes / T1) + C * math.exp(-minutes / T2)
 
 
-def test_served_drift_friction_follows_the_double_exponential_at_5_20_60_min():
-    robot = load_robot(find_package_file("config", "robots", "er3a.yaml"))
+def test_served_drift_friction_follows_the_double_exponential_at_5_20_60_min(er3a_robot):
+    robot = er3a_robot
     truth_regressor = Regressor(robot, friction_model("coulomb_viscous"))
     parameters = simulation_parameters(truth_regressor, seed=3)
     simulated = SimulatedRobot(truth_regressor, parameters, noise_std=0.05, cold_excess=B,

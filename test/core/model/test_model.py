@@ -24,9 +24,9 @@ from rnea_reference import rnea_torques
 
 
 @pytest.fixture(scope="module")
-def er3a_model():
+def er3a_model(er3a_robot):
     """ER3A (modified DH: link frames are pinocchio's joint frames) with known parameters."""
-    robot = load_robot(find_package_file("config", "robots", "er3a.yaml"))
+    robot = er3a_robot
     friction = friction_model("coulomb_viscous")
     base = compute_base_parameters(Regressor(robot, friction))
     inertial = plausible_parameters(robot, seed=4)
@@ -231,8 +231,8 @@ def test_wrong_input_shape_names_the_field(er3a_model):
         model.torque(np.zeros(6), np.zeros(5), np.zeros(6))
 
 
-def test_model_without_friction_has_no_friction_columns():
-    robot = load_robot(find_package_file("config", "robots", "er3a.yaml"))
+def test_model_without_friction_has_no_friction_columns(er3a_robot):
+    robot = er3a_robot
     base = compute_base_parameters(Regressor(robot, FrictionModel()))
     assert not any(name.startswith(("fc", "fv")) for name in base.names)
 

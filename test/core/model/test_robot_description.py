@@ -109,15 +109,15 @@ def test_curtain_wall_arm_moves_in_a_vertical_plane():
         assert abs(abs(frame[1, 2]) - 1.0) < 1e-12
 
 
-def test_er3a_keeps_gear_ratios_and_converts_degrees():
-    robot = load_robot(os.path.join(ROBOTS, "er3a.yaml"))
+def test_er3a_keeps_gear_ratios_and_converts_degrees(er3a_robot):
+    robot = er3a_robot
     assert [drive.gear_ratio for drive in robot.drives] == [121.0, 121.0, 101.0, 75.48, 81.0, 50.0]
     assert robot.drives[2].rated_motor_torque == 0.318
     assert robot.limits[0].velocity == pytest.approx(math.radians(230), abs=1e-4)
     assert robot.dh[1].theta == pytest.approx(math.pi / 2)
 
 
-def test_motor_currents_become_joint_torques_with_each_joints_drive():
+def test_motor_currents_become_joint_torques_with_each_joints_drive(er3a_robot):
     data = yaml.safe_load(open(os.path.join(ROBOTS, "er3a.yaml"), encoding="utf-8"))
     constants = [0.5, 0.5, 0.4, -0.3, 0.2, 0.2]       # N m/A; joint 4 counts current backwards
     for joint, constant in zip(data["joints"], constants):
@@ -130,7 +130,7 @@ def test_motor_currents_become_joint_torques_with_each_joints_drive():
     assert robot_from_dict(robot.to_dict()) == robot
     with pytest.raises(RobotDescriptionError,
                        match=r"joint 'j1' has no torque_constant \[N m/A\] in robot 'er3a'"):
-        load_robot(os.path.join(ROBOTS, "er3a.yaml")).torque_from_current(current)
+        er3a_robot.torque_from_current(current)
     data["joints"][2]["torque_constant"] = 0.0
     with pytest.raises(RobotDescriptionError, match=r"joints\[2\] \(j3\)\.torque_constant = 0\.0 "
                                                     r"must be finite and non-zero \[N m/A\]"):
@@ -394,8 +394,8 @@ def test_robot_description_rejects_inconsistent_fields():
     ({"j1": None}, r"simulation.j1 is null"),
     ([0.1], r"simulation must be a mapping joint name -> \{armature \[kg m\^2\]"),
 ])
-def test_simulation_section_errors_name_the_joint_and_key(section, message):
-    data = load_robot(find_package_file("config", "robots", "er3a.yaml")).to_dict()
+def test_simulation_section_errors_name_the_joint_and_key(section, message, er3a_robot):
+    data = er3a_robot.to_dict()
     data["simulation"] = section
     with pytest.raises(RobotDescriptionError, match=message):
         robot_from_dict(data, source="arm.yaml")

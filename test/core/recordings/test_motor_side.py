@@ -125,7 +125,7 @@ def test_mixed_partial_or_unconvertible_motor_columns_are_one_line_naming_them(
     assert "\n" not in str(refused.value)
 
 
-def test_motor_columns_for_a_robot_without_a_transmission_say_to_add_one(tmp_path, motion):
+def test_motor_columns_for_a_robot_without_a_transmission_say_to_add_one(tmp_path, motion, er3a_robot):
     t, q, _, _, taum = motion
     path = write(tmp_path / "motor.csv", t, [("qm", MOTORS, motor_from_joint(q)), ("taum", MOTORS, taum)])
     with pytest.raises(DataError, match=rf"^{path}: columns 'qm.<motor>', 'taum.<motor>' are motor-side, and the "
@@ -133,7 +133,7 @@ def test_motor_columns_for_a_robot_without_a_transmission_say_to_add_one(tmp_pat
                                         r"a transmission: section \(motors, motor_from_joint \[rad/rad\]; "
                                         r"docs/robot_description.md, Drive trains\) to the robot description, or "
                                         r"give joint-side columns"):
-        read_recording(path, robot=load_robot(find_package_file("config", "robots", "er3a.yaml")))
+        read_recording(path, robot=er3a_robot)
 
 
 def write_motor_bag(path, t, q, qd, taum, joint_states=None):
@@ -151,7 +151,7 @@ def write_motor_bag(path, t, q, qd, taum, joint_states=None):
     return path
 
 
-def test_a_bags_motor_states_are_read_by_default_for_a_robot_with_a_transmission(tmp_path, robot, motion):
+def test_a_bags_motor_states_are_read_by_default_for_a_robot_with_a_transmission(tmp_path, robot, motion, er3a_robot):
     t, q, qd, _, taum = motion
     elsewhere = (q + 1.0, np.zeros_like(q))         # joint states of another motion: not the ones read
     bag = write_motor_bag(tmp_path / "bag", t, q, qd, taum, joint_states=elsewhere)
@@ -163,7 +163,7 @@ def test_a_bags_motor_states_are_read_by_default_for_a_robot_with_a_transmission
     joint_side = read_recording(bag, robot=robot, motor_states_topic="")
     np.testing.assert_array_equal(joint_side.q, elsewhere[0])
 
-    er3a = load_robot(find_package_file("config", "robots", "er3a.yaml"))
+    er3a = er3a_robot
     np.testing.assert_array_equal(read_recording(bag, robot=er3a).q, elsewhere[0])   # no transmission
     with pytest.raises(DataError, match=rf"^bag {bag}, topic '/motor_states': its JointStates \(motor states\) are "
                                         r"motor-side, and the robot description has no transmission"):
