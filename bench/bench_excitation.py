@@ -25,7 +25,7 @@ from robot_dynid.experiment.trajectory_checks import check_trajectory
 from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 
 NAME = "excitation"
 ROBOTS = ("ur5", "puma560", "er3a")

@@ -40,7 +40,7 @@ from robot_dynid.fleet.run import open_client, run_fleet                  # noqa
 from robot_dynid.fleet.store import FleetStore                            # noqa: E402
 from robot_dynid.fleet.tasks import identify_entry, TaskOptions           # noqa: E402
 from robot_dynid.model.dynamic_model import DynamicModel                  # noqa: E402
-from robot_dynid.model.robot_description import load_robot                # noqa: E402
+from robot_dynid.model.robot_loader import load_robot                     # noqa: E402
 from simulated_fleet import arm_recording, excitation, FIRST_DAY, ROBOT   # noqa: E402
 
 NAME = "fleet"

@@ -204,7 +204,7 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
 def _robot():
     from pathlib import Path
 
-    from robot_dynid.model.robot_description import load_robot
+    from robot_dynid.model.robot_loader import load_robot
     return load_robot(Path(__file__).resolve().parents[1] / "config" / "robots" / "curtain_wall_arm.yaml")
 
 

@@ -23,7 +23,7 @@ from robot_dynid.experiment.excitation import random_excitation
 from robot_dynid.experiment.mujoco_engine import MUJOCO_REVERSAL_LEAD, MujocoArm, MujocoRobot
 from robot_dynid.experiment.trajectories import time_grid
 from robot_dynid.model.friction import friction_model
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.data_files import complete_derivatives
 from robot_dynid.recordings.recording import Recording

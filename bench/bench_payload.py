@@ -56,7 +56,7 @@ from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.payload import Payload
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.recordings.csv_io import write_csv
 from robot_dynid.recordings.data_files import read_recording
 from robot_dynid.recordings.recording import Recording

@@ -36,7 +36,7 @@ import machine
 sys.path.insert(0, str(machine.REPOSITORY / "test"))     # the simulated fleet of the tests
 
 from robot_dynid.fleet.tasks import identify_entry, TaskOptions           # noqa: E402
-from robot_dynid.model.robot_description import load_robot                # noqa: E402
+from robot_dynid.model.robot_loader import load_robot                     # noqa: E402
 from simulated_fleet import arm_recording, excitation, FIRST_DAY, ROBOT   # noqa: E402
 
 NAME = "profile"

@@ -331,7 +331,7 @@ def ur5_regressor(friction: str = "coulomb_viscous", **options):
     ``options`` go to ``Regressor``."""
     from robot_dynid.model.friction import friction_model
     from robot_dynid.model.regressor import Regressor
-    from robot_dynid.model.robot_description import load_robot
+    from robot_dynid.model.robot_loader import load_robot
     return Regressor(load_robot(ROBOTS / "ur5.yaml"), friction_model(friction), **options)
 
 
@@ -340,7 +340,7 @@ def panda_regressor(friction: str = "coulomb_viscous", **options):
     data) with friction; ``options`` go to ``Regressor``."""
     from robot_dynid.model.friction import friction_model
     from robot_dynid.model.regressor import Regressor
-    from robot_dynid.model.robot_description import load_robot
+    from robot_dynid.model.robot_loader import load_robot
     return Regressor(load_robot(ROBOTS / "panda.yaml"), friction_model(friction), **options)
 
 

@@ -260,7 +260,7 @@ def robot_motion(robot_file: Path, rate: float, count: int):
     import bench_identification
     from robot_dynid.model.friction import friction_model
     from robot_dynid.model.regressor import Regressor
-    from robot_dynid.model.robot_description import load_robot
+    from robot_dynid.model.robot_loader import load_robot
     regressor = Regressor(load_robot(robot_file), friction_model("coulomb_viscous"))
     rng = np.random.default_rng(23)
     trajectory = bench_identification.excitation_trajectory(regressor.robot, rng)

@@ -66,7 +66,7 @@ def repo_root():
 def er3a_robot():
     """The ER3A (config/robots/er3a.yaml: six revolute joints, modified DH, gear ratios), the arm most tests
     identify; a frozen RobotDescription, shared by the whole session."""
-    from robot_dynid.model.robot_description import load_robot
+    from robot_dynid.model.robot_loader import load_robot
     return load_robot(ROBOTS / "er3a.yaml")
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from rnea_reference import rnea_torques
 from robot_dynid.experiment.simulation import plausible_parameters
 from robot_dynid.experiment.trajectories import FourierTrajectory, time_grid
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.csv_io import write_csv
 from robot_dynid.recordings.recording import Recording

@@ -51,38 +51,136 @@ def test_core_and_cli_import_with_ros_unavailable():
 
 BASE = {"robot_dynid", "robot_dynid.errors", "robot_dynid.validators", "robot_dynid.yaml_files",
         "robot_dynid.package_files", "robot_dynid.joint_names", "robot_dynid.input_files"}
-LAYERS = {
-    "recordings": set(),
-    "model": {"estimation.estimators"},   # the estimator names a model file may record
-    "estimation": {"model", "recordings"},
-    "experiment": {"model", "recordings"},
-    "hydraulics": {"model", "estimation", "recordings"},   # online checks share recordings.cylinder_data's limits
-    "reports": {"model", "estimation", "recordings"},
-    "fleet": {"model", "estimation", "recordings", "reports"},   # Dask tasks, results database, change detection
-    "cli": {"model", "estimation", "experiment", "recordings", "hydraulics", "reports", "fleet",
-            "nodes"},   # nodes only inside `robot-dynid demo --ros`, imported when it runs
-}
-"""Per subpackage of robot_dynid, what else of the package it may import (besides itself and the
-base modules). Mirrors the layering in ARCHITECTURE.md."""
+LAYERS = {"model": 1, "recordings": 2, "estimation": 3, "experiment": 3, "hydraulics": 4, "reports": 4, "fleet": 5,
+          "cli": 6, "nodes": 6}
+"""Rank of each subpackage of robot_dynid, bottom-up (the base modules are rank 0): a module imports only from
+its own subpackage and lower ranks. Mirrors /work/shared/LAYOUT.md and ARCHITECTURE.md."""
+SIDEWAYS = {("cli", "nodes")}   # `robot-dynid demo --ros` runs the nodes' graph, imported when it runs
 
 
-def test_subpackages_import_only_the_layers_below():
-    layered = set(LAYERS) | {"nodes"}
-    assert {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").exists()} == layered
-    offenders = []
-    for module, path in core_modules():
-        if path.parent == PACKAGE:
-            assert module in BASE, f"{module} is a top-level module but not a base module"
-            continue
-        layer = path.relative_to(PACKAGE).parts[0]
-        allowed = LAYERS[layer] | {layer}
-        for name in imported_names(path):
-            if not name.startswith("robot_dynid.") or name in BASE:
+def module_graph():
+    """``{module: {imported module: line}}`` over every robot_dynid module, nodes included: every import
+    statement anywhere in the file (inside functions too: they run; under TYPE_CHECKING too: a circle through
+    one is still a circle), relative imports resolved, ``from package import module`` counted as the module."""
+    modules = {".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__"): path
+               for path in sorted(PACKAGE.rglob("*.py"))}
+    graph = {}
+    for module, path in modules.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        edges = graph.setdefault(module, {})
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parent = package.split(".")[:len(package.split(".")) - node.level + 1]
+                    base = ".".join(parent + ([node.module] if node.module else []))
+                targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                           for alias in node.names]
+            else:
                 continue
-            target = name.removeprefix("robot_dynid.")
-            if not any(target == other or target.startswith(other + ".") for other in allowed):
-                offenders.append(f"{module} imports {name}")
-    assert offenders == []
+            for target in targets:
+                if target in modules and target != module:
+                    edges.setdefault(target, node.lineno)
+    return graph
+
+
+def layer_of(module):
+    parts = module.split(".")
+    return None if module in BASE or len(parts) < 2 else parts[1]
+
+
+def rank(module):
+    return 0 if module in BASE else LAYERS[layer_of(module)]
+
+
+def upward_edges(graph):
+    """``"a imports b (line n)"`` for each import of a higher subpackage, or of another one of the same rank."""
+    found = []
+    for module, edges in graph.items():
+        for target, line in edges.items():
+            source_layer, target_layer = layer_of(module), layer_of(target)
+            if source_layer == target_layer or (source_layer, target_layer) in SIDEWAYS:
+                continue
+            if rank(target) > rank(module) or (rank(target) == rank(module) and module not in BASE):
+                found.append(f"{module} imports {target} (line {line})")
+    return found
+
+
+def circles(graph):
+    """Every strongly connected group of more than one module (Tarjan), each as ``a -> b -> ... -> a``: a
+    shortest circle through its first module."""
+    index, low, stack, on_stack, groups = {}, {}, [], set(), []
+
+    def visit(module):
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for target in graph[module]:
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in on_stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            group = set()
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.add(member)
+                if member == module:
+                    break
+            if len(group) > 1:
+                groups.append(group)
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    found = []
+    for group in groups:
+        start = min(group)
+        paths, seen = [[start]], {start}
+        while paths:
+            path = paths.pop(0)
+            following = sorted(target for target in graph[path[-1]] if target in group)
+            if start in following:
+                found.append(" -> ".join(path + [start]))
+                break
+            for target in following:
+                if target not in seen:
+                    seen.add(target)
+                    paths.append(path + [target])
+    return found
+
+
+def test_the_import_graph_has_no_circle():
+    assert circles(module_graph()) == []
+
+
+def test_no_module_imports_a_layer_above_its_own():
+    graph = module_graph()
+    assert {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").exists()} == set(LAYERS)
+    assert {module for module in graph if module.count(".") == 1 and layer_of(module) not in LAYERS} <= BASE, \
+        "a top-level module that is not a base module"
+    assert upward_edges(graph) == []
+
+
+def test_the_graph_checks_find_a_circle_and_an_upward_edge_and_name_them():
+    """Against graphs written by hand: what the two checks must report."""
+    graph = {"robot_dynid.errors": {},
+             "robot_dynid.model.a": {"robot_dynid.model.b": 3, "robot_dynid.errors": 1},
+             "robot_dynid.model.b": {"robot_dynid.model.c": 5},
+             "robot_dynid.model.c": {"robot_dynid.model.a": 7, "robot_dynid.estimation.d": 8},
+             "robot_dynid.estimation.d": {"robot_dynid.model.a": 2, "robot_dynid.experiment.e": 4},
+             "robot_dynid.experiment.e": {},
+             "robot_dynid.cli.f": {"robot_dynid.nodes.g": 9, "robot_dynid.fleet.h": 10},
+             "robot_dynid.nodes.g": {}, "robot_dynid.fleet.h": {}}
+    assert circles(graph) == ["robot_dynid.estimation.d -> robot_dynid.model.a -> robot_dynid.model.b -> "
+                              "robot_dynid.model.c -> robot_dynid.estimation.d"]
+    assert sorted(upward_edges(graph)) == ["robot_dynid.estimation.d imports robot_dynid.experiment.e (line 4)",
+                                           "robot_dynid.model.c imports robot_dynid.estimation.d (line 8)"]
+    assert circles({"robot_dynid.model.a": {"robot_dynid.model.b": 1}, "robot_dynid.model.b": {}}) == []
 
 
 def test_nodes_share_only_node_runtime():
@@ -95,12 +193,6 @@ def test_nodes_share_only_node_runtime():
         offenders += [f"{path.stem} imports {name}" for name in imported_names(path)
                       if name.startswith("robot_dynid.nodes.") and name != "robot_dynid.nodes.node_runtime"]
     assert offenders == []
-
-
-def test_estimators_registry_imports_only_base_modules():
-    path = PACKAGE / "estimation" / "estimators.py"
-    package_imports = {name for name in imported_names(path) if name.startswith("robot_dynid")}
-    assert package_imports <= BASE
 
 
 def test_matplotlib_only_in_the_figure_module_and_not_at_startup():

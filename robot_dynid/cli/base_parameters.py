@@ -3,7 +3,7 @@
 from robot_dynid.reports.json_text import dumps
 from robot_dynid.cli.options import add_model_structure_arguments, settings_from_args
 from robot_dynid.model.base_parameters import compute_base_parameters
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 
 NAME = "base-parameters"
 HELP = "list the base (identifiable) parameters of a robot model: count, names, expressions"

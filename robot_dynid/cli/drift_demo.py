@@ -29,7 +29,7 @@ from robot_dynid.model.feedforward import compute_feedforward, feedforward_limit
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.friction_state import WarmupClock, friction_state
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.recording import Recording
 from robot_dynid.reports.tables import format_table

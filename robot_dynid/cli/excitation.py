@@ -10,7 +10,7 @@ from robot_dynid.experiment.excitation import (CRITERIA, DEFAULT_PAYLOAD_DURATIO
 from robot_dynid.experiment.trajectories import MAX_GRID_POINTS, load_trajectory, save_trajectory
 from robot_dynid.experiment.trajectory_checks import check_trajectory
 from robot_dynid.model.friction import FRICTION_MODEL_NAMES, friction_model
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 
 NAME = "excitation"
 HELP = "check an excitation trajectory against a robot's limits, or optimise a Fourier excitation"

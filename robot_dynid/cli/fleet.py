@@ -115,7 +115,7 @@ def main(args):
     from robot_dynid.fleet.run import open_client, run_fleet
     from robot_dynid.fleet.store import FleetStore
     from robot_dynid.model.dynamic_model import DynamicModel
-    from robot_dynid.model.robot_description import load_robot
+    from robot_dynid.model.robot_loader import load_robot
     from robot_dynid.reports.figures import pyplot
     pyplot()        # matplotlib missing: say so before any work
     robot = load_robot(args.robot)

@@ -135,7 +135,7 @@ def run_demo(out, seed: int = 0) -> int:
     from robot_dynid.hydraulics.cylinder_results import config_to_dict, load_cylinder_results
     from robot_dynid.model.friction import friction_model
     from robot_dynid.model.regressor import Regressor
-    from robot_dynid.model.robot_description import load_robot
+    from robot_dynid.model.robot_loader import load_robot
     from robot_dynid.package_files import find_package_file
     from robot_dynid.recordings.csv_io import write_csv
     from robot_dynid.recordings.recording import Recording

@@ -14,7 +14,7 @@ from robot_dynid.estimation.estimators import ESTIMATORS
 from robot_dynid.estimation.identification import PRIOR_MODES, identify
 from robot_dynid.estimation.validation import validate_model
 from robot_dynid.hydraulics.two_stage import cylinder_provenance, subtract_cylinder_torques
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.recordings.bag_io import JOINT_STATE_TYPE, bag_topics
 from robot_dynid.recordings.bag_layout import BAG_TOPICS
 from robot_dynid.recordings.stage_detection import select_stages

@@ -11,7 +11,7 @@ from robot_dynid.experiment.protocol import (DEFAULT_SPEED_FRACTIONS, MAX_CYCLES
 from robot_dynid.experiment.trajectories import FourierTrajectory, load_trajectory
 from robot_dynid.hydraulics.attachment import displacement_function, driven_joint
 from robot_dynid.hydraulics.cylinder_results import load_cylinder_config
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 
 NAME = "protocol"
 HELP = "plan the identification experiment: cycles of excitation, friction and warmup stages"

@@ -8,7 +8,7 @@ from robot_dynid.cli.options import (add_data_arguments, add_model_structure_arg
                                      read_data, read_validation_data, settings_from_args)
 from robot_dynid.errors import DynIdError
 from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.recordings.data_files import stage_table
 from robot_dynid.recordings.stage_detection import REST_THRESHOLD
 from robot_dynid.recordings.stages import label_samples

@@ -59,8 +59,8 @@ from robot_dynid.experiment.trajectory_following import ArmSamples, TrajectoryFo
 from robot_dynid.model.friction import FrictionModel
 from robot_dynid.model.link_inertials import prior_parameters
 from robot_dynid.model.regressor import N_INERTIAL, Regressor, inertia_parameter_map
-from robot_dynid.model.robot_description import (RobotDescription, build_pinocchio_model, joint_motion_subspace,
-                                                 link_frame_placements)
+from robot_dynid.model.joint_chains import joint_motion_subspace
+from robot_dynid.model.robot_description import RobotDescription, build_pinocchio_model, link_frame_placements
 
 logger = logging.getLogger(__name__)
 

@@ -20,8 +20,8 @@ import numpy as np
 
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.model.regressor import N_INERTIAL, Regressor, inertia_parameter_map
-from robot_dynid.model.robot_description import (RobotDescription, build_pinocchio_model,
-                                                 joint_motion_subspace, link_frame_placements)
+from robot_dynid.model.joint_chains import joint_motion_subspace
+from robot_dynid.model.robot_description import RobotDescription, build_pinocchio_model, link_frame_placements
 
 logger = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ from robot_dynid.fleet import tasks
 from robot_dynid.fleet.manifest import FleetEntry
 from robot_dynid.fleet.store import FleetStore
 from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 
 logger = logging.getLogger(__name__)
 

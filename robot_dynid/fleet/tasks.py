@@ -35,7 +35,8 @@ from robot_dynid.estimation.identification import OPTION_DEFAULTS, identify, set
 from robot_dynid.estimation.streaming import StreamingSettings, holdout_residual, quality_gate
 from robot_dynid.input_files import check_input_file, MAX_RECORDING_BYTES
 from robot_dynid.model.base_parameters import compute_base_parameters
-from robot_dynid.model.robot_description import load_robot, RobotDescription
+from robot_dynid.model.robot_description import RobotDescription
+from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.recordings.data_files import BAG_SUFFIXES, read_recording, stage_table
 from robot_dynid.recordings.stage_detection import select_stages
 from robot_dynid.recordings.stages import label_samples

@@ -43,20 +43,23 @@ import yaml
 
 from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError, ModelFileError
-from robot_dynid.estimation.estimators import METHODS
 from robot_dynid.model.base_parameters import BaseParameters
 from robot_dynid.model.friction import DRIFT_MODES, FRICTION_MODEL_NAMES, FrictionModel
 from robot_dynid.model.link_inertials import link_inertials, link_names
 from robot_dynid.model.payload import Payload, frame_placement
 from robot_dynid.model.regressor import FRICTION_SIDES, N_INERTIAL, Regressor
 from robot_dynid.input_files import read_text
-from robot_dynid.model.robot_description import LimitArrays, LinkInertial, RobotDescription, robot_from_dict
+from robot_dynid.model.robot_description import LimitArrays, LinkInertial, RobotDescription
+from robot_dynid.model.robot_loader import robot_from_dict
 from robot_dynid.yaml_files import load_yaml, plain_data
 
 SCHEMA = "robot_dynid/model"
 #: The version written for a model with standard parameters; one without is written as version 1.
 SCHEMA_VERSION = 2
 SCHEMA_VERSIONS = (1, 2)
+METHODS = ("ols", "wls", "rls")
+"""What ``model.method`` may say: the names of the estimation methods
+(:data:`robot_dynid.estimation.estimators.ESTIMATORS`, a layer above, which registers each of these)."""
 #: Standard parameters must project onto the base values within this fraction of each value's
 #: std (plus rounding: 1e-9 of the projection's terms).
 STANDARD_STD_FRACTION = 1e-3

@@ -10,7 +10,7 @@ parallel-axis theorem ``I_O = I_c + m (|c|^2 1 - c c^T)``.
 
 :func:`prior_parameters` gives a robot's prior standard inertial parameters from its description:
 the ``inertial:`` entries of a DH table, or a URDF's ``<inertial>`` elements, each link's own
-merged with those of the links fixed to it (:func:`robot_dynid.model.urdf.link_bodies`).
+merged with those of the links fixed to it (:func:`link_bodies`).
 
 :func:`pseudo_inertia` is the 4x4 matrix whose positive semidefiniteness is physical consistency
 (:mod:`robot_dynid.estimation.physical_consistency` builds its checks and programs on it; a payload's
@@ -23,8 +23,10 @@ import pinocchio as pin
 
 from robot_dynid.errors import DynIdError
 from robot_dynid.model.regressor import N_INERTIAL, _symmetric_from_vector, inertia_parameter_map
-from robot_dynid.model.robot_description import LinkInertial, RobotDescription
-from robot_dynid.model.urdf import link_bodies
+from robot_dynid.model.joint_chains import UrdfJoint, parse_urdf
+from robot_dynid.model.mjcf import mjcf_inertials
+from robot_dynid.model.robot_description import LinkBody, LinkInertial, RobotDescription
+from robot_dynid.model.urdf import parse_urdf_inertials
 
 #: Indices turning the regressor's inertia order ``(Ixx, Ixy, Iyy, Ixz, Iyz, Izz)`` into URDF's
 #: ``(ixx, ixy, ixz, iyy, iyz, izz)``, and back (the permutation is its own inverse).
@@ -126,3 +128,41 @@ def pseudo_inertia(link_parameters) -> np.ndarray:
     J[:3, 3] = J[3, :3] = values[1:4]
     J[3, 3] = values[0]
     return J
+
+
+def link_bodies(robot: RobotDescription, inertials: bool = True) -> tuple[tuple[LinkBody, ...], ...]:
+    """Per joint, the bodies that move rigidly with its link frame, the link itself first.
+
+    DH robots: one body ``"<joint>_link"`` at the link frame, with the joint's ``inertial:``
+    entry (or None). URDF robots: the joint's child link, then every link below it reached
+    through fixed joints or movable joints that are not selected (held at 0) before the next
+    selected joint, each with its ``<inertial>`` (None without one). Links before the first
+    selected joint (and branches hanging there) belong to no joint and are left out.
+    With ``inertials=False`` the URDF's ``<inertial>`` elements are not read (all None). MJCF robots:
+    one body ``"<joint>_link"`` per joint, its body and the bodies fixed below it merged by pinocchio.
+    """
+    if robot.mjcf is not None:
+        merged = mjcf_inertials(robot) if inertials else (None,) * robot.n_joints
+        return tuple((LinkBody(f"{name}_link", pin.SE3.Identity(), inertial),)
+                     for name, inertial in zip(robot.joint_names, merged))
+    if robot.urdf is None:
+        inertials = robot.inertials or (None,) * robot.n_joints
+        return tuple((LinkBody(f"{name}_link", pin.SE3.Identity(), inertial),)
+                     for name, inertial in zip(robot.joint_names, inertials))
+    _, joints = parse_urdf(robot.urdf)
+    by_link = parse_urdf_inertials(robot.urdf) if inertials else {}
+    selected = set(robot.joint_names)
+    below: dict[str, list[UrdfJoint]] = {}
+    for joint in joints.values():
+        below.setdefault(joint.parent, []).append(joint)
+    groups = []
+    for name in robot.joint_names:
+        child = joints[name].child
+        group, stack = [], [(child, pin.SE3.Identity())]
+        while stack:
+            link, placement = stack.pop(0)
+            group.append(LinkBody(link, placement, by_link.get(link)))
+            stack += [(joint.child, placement * joint.placement) for joint in below.get(link, ())
+                      if joint.name not in selected]
+        groups.append(tuple(group))
+    return tuple(groups)

@@ -17,66 +17,23 @@ times the velocity limit, effort limits to none, as for URDF robots. The file mu
 """
 from __future__ import annotations
 
-import functools
 import logging
 import os
-import tempfile
-from typing import Mapping, Sequence
+from typing import Mapping
 
 import numpy as np
 import pinocchio as pin
 
 from robot_dynid.errors import RobotDescriptionError
 from robot_dynid.input_files import read_text
-from robot_dynid.model.robot_description import (_URDF_DRIVE_MAPS, _URDF_LIMIT_MAPS, _URDF_OPTIONAL,
-                                                 CONTINUOUS_POSITION_LIMITS, DEFAULT_ACCELERATION_PER_VELOCITY,
-                                                 DEFAULT_GRAVITY, JointDrive, JointLimits, LinkInertial,
-                                                 RobotDescription, _check_keys, _number, _numbers,
-                                                 simulation_from_dict)
+from robot_dynid.model.joint_chains import mjcf_chain, mjcf_joint_kind, mjcf_model
+from robot_dynid.model.robot_description import (CONTINUOUS_POSITION_LIMITS, DEFAULT_ACCELERATION_PER_VELOCITY,
+                                                 DEFAULT_GRAVITY, URDF_DRIVE_MAPS, URDF_LIMIT_MAPS, URDF_OPTIONAL_KEYS,
+                                                 JointDrive, JointLimits, LinkInertial, RobotDescription, check_keys,
+                                                 number, numbers, simulation_from_dict)
 from robot_dynid.model.transmission import transmission_from_dict
-from robot_dynid.model.urdf import model_chain
 
 logger = logging.getLogger(__name__)
-
-
-@functools.lru_cache(maxsize=8)
-def _pinocchio_model(mjcf_text: str) -> pin.Model:
-    """Pinocchio's model of MJCF text (its parser reads files: through a temporary one)."""
-    if not hasattr(pin, "buildModelFromMJCF"):
-        raise RobotDescriptionError(f"reading MJCF needs pinocchio >= 3 (this is {pin.__version__}): "
-                                    "pip install -U pin")
-    with tempfile.TemporaryDirectory(prefix="robot_dynid_mjcf_") as directory:
-        path = os.path.join(directory, "robot.xml")
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(mjcf_text)
-        try:
-            return pin.buildModelFromMJCF(path)
-        except (RuntimeError, ValueError) as error:
-            raise RobotDescriptionError(f"pinocchio cannot read the MJCF: {' '.join(str(error).split())}") from None
-
-
-def _joint_kind(model: pin.Model, index: int) -> str:
-    name = model.joints[index].shortname()
-    revolute = ("JointModelRX", "JointModelRY", "JointModelRZ")
-    if name.startswith(("JointModelRevolute", "JointModelRUB")) or name in revolute:
-        return "revolute"
-    if name.startswith("JointModelPrismatic") or name in ("JointModelPX", "JointModelPY", "JointModelPZ"):
-        return "prismatic"
-    raise RobotDescriptionError(f"MJCF joint {model.names[index]!r} is a pinocchio {name}; only hinge and slide "
-                                "joints are supported (select the arm's joints with joints: [...])")
-
-
-def mjcf_chain(mjcf_text: str, joint_names: Sequence[str]):
-    """``(placement, axis, inertia)`` of each of ``joint_names`` (see :func:`robot_dynid.model.urdf.model_chain`)."""
-    return model_chain(_pinocchio_model(mjcf_text), joint_names, "MJCF")
-
-
-def mjcf_continuous(mjcf_text: str, joint_names: Sequence[str]) -> tuple[bool, ...]:
-    """Per joint, True for a hinge without a ``range`` (it turns without end)."""
-    model = _pinocchio_model(mjcf_text)
-    return tuple(_joint_kind(model, model.getJointId(name)) == "revolute"
-                 and not np.isfinite(model.upperPositionLimit[model.joints[model.getJointId(name)].idx_q])
-                 for name in joint_names)
 
 
 def mjcf_inertials(robot: RobotDescription) -> tuple[LinkInertial, ...]:
@@ -91,7 +48,7 @@ def mjcf_inertials(robot: RobotDescription) -> tuple[LinkInertial, ...]:
 
 def robot_from_mjcf_dict(data: Mapping, base_dir: str | os.PathLike | None) -> RobotDescription:
     """A robot of a description that names an MJCF file (``mjcf:`` a path, relative to ``base_dir``, or XML)."""
-    _check_keys(data, "robot description", ("mjcf",), _URDF_OPTIONAL)
+    check_keys(data, "robot description", ("mjcf",), URDF_OPTIONAL_KEYS)
     text = data["mjcf"]
     if not isinstance(text, str) or not text.strip():
         raise RobotDescriptionError(f"mjcf must be a file path or MJCF XML text, got {text!r}")
@@ -101,7 +58,7 @@ def robot_from_mjcf_dict(data: Mapping, base_dir: str | os.PathLike | None) -> R
             text = read_text(path, "MJCF", RobotDescriptionError)
         except RobotDescriptionError as error:
             raise RobotDescriptionError(f"mjcf: {error}") from None
-    model = _pinocchio_model(text)
+    model = mjcf_model(text)
     movable = [model.names[index] for index in range(1, model.njoints)]
     selection = data.get("joints", movable)
     if not isinstance(selection, list) or not selection or not all(isinstance(name, str) for name in selection):
@@ -110,7 +67,7 @@ def robot_from_mjcf_dict(data: Mapping, base_dir: str | os.PathLike | None) -> R
         if name not in movable:
             raise RobotDescriptionError(f"joint {name!r} is not in the MJCF; MJCF joints: {', '.join(movable)}")
     overrides = {}
-    for key in _URDF_LIMIT_MAPS + _URDF_DRIVE_MAPS:
+    for key in URDF_LIMIT_MAPS + URDF_DRIVE_MAPS:
         value = data.get(key) or {}
         if not isinstance(value, Mapping):
             raise RobotDescriptionError(f"{key} must be a mapping joint name -> value, got {value!r}")
@@ -118,13 +75,13 @@ def robot_from_mjcf_dict(data: Mapping, base_dir: str | os.PathLike | None) -> R
         if unknown:
             raise RobotDescriptionError(f"{key}: joint {unknown[0]!r} is not one of the selected joints {selection}")
         overrides[key] = dict(value)
-    kinds = [_joint_kind(model, model.getJointId(name)) for name in selection]
+    kinds = [mjcf_joint_kind(model, model.getJointId(name)) for name in selection]
     mjcf_chain(text, selection)       # one chain, base to tip
     limits = tuple(_limits(model, name, overrides) for name in selection)
     drives = tuple(JointDrive(*(None if name not in overrides[mapping] else
-                                _number(overrides[mapping][name], f"{mapping}[{name}]")
-                                for mapping in _URDF_DRIVE_MAPS)) for name in selection)
-    gravity = _numbers(data.get("gravity", list(DEFAULT_GRAVITY)), 3, "gravity", "m/s^2")
+                                number(overrides[mapping][name], f"{mapping}[{name}]")
+                                for mapping in URDF_DRIVE_MAPS)) for name in selection)
+    gravity = numbers(data.get("gravity", list(DEFAULT_GRAVITY)), 3, "gravity", "m/s^2")
     robot = RobotDescription(name=data.get("name") or model.name or "robot", joint_names=tuple(selection),
                              limits=limits, gravity=gravity, mjcf=text,
                              drives=drives if any(drive != JointDrive() for drive in drives) else None,
@@ -144,7 +101,7 @@ def _limits(model: pin.Model, name: str, overrides: dict[str, dict]) -> JointLim
         if name not in overrides[key]:
             return None
         value, where = overrides[key][name], f"{key}[{name}]"
-        return _numbers(value, 2, where, "rad") if key == "position_limits" else _number(value, where)
+        return numbers(value, 2, where, "rad") if key == "position_limits" else number(value, where)
 
     position = override("position_limits")
     if position is None:

@@ -36,7 +36,7 @@ from robot_dynid.input_files import read_text
 from robot_dynid.model.link_inertials import URDF_INERTIA_ORDER, parameters_from_inertial, pseudo_inertia
 from robot_dynid.model.regressor import N_INERTIAL, Regressor, inertia_parameter_map
 from robot_dynid.model.robot_description import LinkInertial, RobotDescription
-from robot_dynid.model.urdf import link_bodies
+from robot_dynid.model.link_inertials import link_bodies
 from robot_dynid.yaml_files import load_yaml
 
 SCHEMA = "robot_dynid/payload"

@@ -1,9 +1,11 @@
-"""Robot descriptions: joint names, limits, gravity and kinematics from a DH table or a URDF.
+"""Robot descriptions: joint names, limits, gravity and kinematics of a serial arm.
 
-A :class:`RobotDescription` is built by one validating loader from a YAML file
-(:func:`load_robot`), a dict of the same form (:func:`robot_from_dict`) or URDF text such as a
-ROS ``robot_description`` parameter carries (:func:`robot_from_urdf`). The YAML contract is
-documented in ``docs/robot_description.md``.
+A :class:`RobotDescription` is built by one validating loader (:mod:`robot_dynid.model.robot_loader`:
+``load_robot`` of a YAML file, ``robot_from_dict`` of a dict of the same form) from a DH table
+(:func:`robot_from_dh_dict`, here), a URDF (:mod:`robot_dynid.model.urdf`, also ``robot_from_urdf`` of URDF text
+such as a ROS ``robot_description`` parameter carries) or an MJCF file (:mod:`robot_dynid.model.mjcf`); the
+pieces the three forms share (their keys, number parsers, inertial and simulation checks) live here. The YAML
+contract is documented in ``docs/robot_description.md``.
 
 Kinematics (revolute joints ``q`` [rad], prismatic joints ``q`` [m]):
 
@@ -26,7 +28,7 @@ The *link frame* of link ``i`` is the frame its 10 inertial parameters are taken
 expressed in: DH frame ``i`` for DH robots, the joint's child link frame for URDF robots.
 :func:`build_pinocchio_model` adds it to the pinocchio model as the BODY frame of joint ``i``.
 
-Inertial data, where a description has it (:func:`link_bodies`): a DH table's optional
+Inertial data, where a description has it (:func:`~robot_dynid.model.link_inertials.link_bodies`): a DH table's optional
 ``inertial:`` entry per joint (:class:`LinkInertial`, in the link frame), a URDF's ``<inertial>``
 elements of the links that move with each joint.
 """
@@ -37,7 +39,6 @@ import functools
 import hashlib
 import logging
 import math
-import os
 from dataclasses import dataclass
 from typing import Any, Mapping, NamedTuple, Sequence
 
@@ -47,8 +48,8 @@ import pinocchio as pin
 from robot_dynid import validators
 from robot_dynid.errors import DataError, RobotDescriptionError
 from robot_dynid.joint_names import index_in
+from robot_dynid.model.joint_chains import MAX_LENGTH, mjcf_chain, mjcf_continuous, parse_urdf, urdf_chain
 from robot_dynid.model.transmission import Transmission, transmission_from_dict
-from robot_dynid.yaml_files import read_yaml
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +62,6 @@ GRAVITY_NORM_RANGE = (9.5, 10.1)
 MAX_POSITION_LIMIT = 2.0 * math.pi * 1.05
 MAX_VELOCITY_LIMIT = 50.0
 MAX_ANGLE = 2.0 * math.pi
-MAX_LENGTH = 50.0
 #: Bounds of a prismatic joint's limits beyond which they are taken for millimetres: its stroke
 #: [m] (a long linear track; 20 would be 20 mm in mm), its speed [m/s].
 MAX_PRISMATIC_POSITION_LIMIT = MAX_LENGTH
@@ -75,12 +75,14 @@ CONTINUOUS_POSITION_LIMITS = (-math.pi, math.pi)
 
 _DH_REQUIRED = ("name", "dh_convention", "joints")
 _DH_OPTIONAL = ("gravity", "base", "transmission", "rated_payload", "simulation")
-_URDF_OPTIONAL = ("name", "gravity", "joints", "position_limits", "velocity_limits",
-                  "acceleration_limits", "effort_limits", "gear_ratios", "rated_motor_torques",
-                  "torque_constants", "transmission", "rated_payload", "simulation")
+#: Optional keys of the URDF form (``urdf:`` and these), which the MJCF form (``mjcf:``) takes too.
+URDF_OPTIONAL_KEYS = ("name", "gravity", "joints", "position_limits", "velocity_limits",
+                      "acceleration_limits", "effort_limits", "gear_ratios", "rated_motor_torques",
+                      "torque_constants", "transmission", "rated_payload", "simulation")
 #: Largest rated payload accepted [kg] (the heaviest industrial arms carry about 2300 kg): more is grams.
 MAX_RATED_PAYLOAD = 5000.0
-_URDF_LIMIT_MAPS = ("position_limits", "velocity_limits", "acceleration_limits", "effort_limits")
+#: The URDF and MJCF forms' limit overrides, each a mapping joint name -> value.
+URDF_LIMIT_MAPS = ("position_limits", "velocity_limits", "acceleration_limits", "effort_limits")
 _JOINT_REQUIRED = ("name", "a", "alpha", "d", "position_limits", "velocity_limit",
                    "acceleration_limit")
 _JOINT_OPTIONAL = ("type", "theta_offset", "effort_limit", "gear_ratio", "rated_motor_torque",
@@ -88,12 +90,13 @@ _JOINT_OPTIONAL = ("type", "theta_offset", "effort_limit", "gear_ratio", "rated_
 _INERTIAL_KEYS = ("mass", "com", "inertia")
 #: Drive keys of a DH joint and, in the plural, the URDF form's mappings joint -> value.
 _DRIVE_KEYS = ("gear_ratio", "rated_motor_torque", "torque_constant")
-_URDF_DRIVE_MAPS = tuple(f"{key}s" for key in _DRIVE_KEYS)
+URDF_DRIVE_MAPS = tuple(f"{key}s" for key in _DRIVE_KEYS)
 _BASE_KEYS = ("a", "alpha", "d", "theta")
 #: Keys of a joint's entry in the ``simulation:`` section and their units (revolute joint, prismatic joint).
 SIMULATION_KEYS = {"armature": ("kg m^2", "kg"), "damping": ("N m s/rad", "N s/m"), "friction_loss": ("N m", "N")}
 _URDF_REVOLUTE_TYPES = ("revolute", "continuous")
-_URDF_JOINT_TYPES = _URDF_REVOLUTE_TYPES + ("prismatic",)
+#: URDF joint types a robot's selected joints may have.
+URDF_JOINT_TYPES = _URDF_REVOLUTE_TYPES + ("prismatic",)
 
 
 class LimitArrays(NamedTuple):
@@ -306,7 +309,7 @@ class RobotDescription:
         Optional gear ratios, rated motor torques and torque constants, one per joint.
     inertials : tuple of LinkInertial or None
         DH robots only: optional mass properties of each link in its link frame (``inertial:``
-        entries); URDF robots carry theirs in the URDF (:func:`link_bodies`).
+        entries); URDF robots carry theirs in the URDF (:func:`~robot_dynid.model.link_inertials.link_bodies`).
     joint_types : tuple of str
         ``"revolute"`` or ``"prismatic"`` per joint (None: all revolute).
     transmission : Transmission or None
@@ -407,11 +410,9 @@ class RobotDescription:
         """Per joint, True for a URDF ``continuous`` joint: it turns without end, and its
         position limits (``[-pi, pi]`` unless overridden) only bound excitation design."""
         if self.mjcf is not None:
-            from robot_dynid.model.mjcf import mjcf_continuous
             return mjcf_continuous(self.mjcf, self.joint_names)
         if self.urdf is None:
             return (False,) * self.n_joints
-        from robot_dynid.model.urdf import parse_urdf
         _, joints = parse_urdf(self.urdf)
         return tuple(joints[name].type == "continuous" for name in self.joint_names)
 
@@ -459,7 +460,7 @@ class RobotDescription:
             data["acceleration_limits"] = {name: limit.acceleration for name, limit in pairs}
             data["effort_limits"] = {name: limit.effort for name, limit in pairs
                                      if limit.effort is not None}
-            for key, mapping in zip(_DRIVE_KEYS, _URDF_DRIVE_MAPS):
+            for key, mapping in zip(_DRIVE_KEYS, URDF_DRIVE_MAPS):
                 values = {name: getattr(drive, key)
                           for name, drive in zip(self.joint_names, self.drives or ())
                           if getattr(drive, key) is not None}
@@ -526,7 +527,7 @@ def _check_description(robot: RobotDescription) -> None:
     if len(robot.gravity) != 3:
         raise RobotDescriptionError(
             f"gravity must have 3 values [m/s^2], got {len(robot.gravity)}: {robot.gravity!r}")
-    object.__setattr__(robot, "gravity", tuple(_number(g, "gravity") for g in robot.gravity))
+    object.__setattr__(robot, "gravity", tuple(number(g, "gravity") for g in robot.gravity))
     _check_gravity(robot.gravity)
     if sum(value is not None for value in (robot.dh, robot.urdf, robot.mjcf)) != 1:
         raise RobotDescriptionError("a robot needs exactly one of a DH table (dh), urdf text and mjcf text")
@@ -554,7 +555,7 @@ def _check_description(robot: RobotDescription) -> None:
             raise RobotDescriptionError(
                 f"inertials has {len(robot.inertials)} entries, expected one per joint ({n})")
         for index, inertial in enumerate(robot.inertials):
-            _check_inertial(inertial, f"joints[{index}] ({robot.joint_names[index]}).inertial")
+            check_inertial(inertial, f"joints[{index}] ({robot.joint_names[index]}).inertial")
     if robot.simulation is not None:
         if len(robot.simulation) != n or not all(isinstance(entry, JointSimulation) for entry in robot.simulation):
             raise RobotDescriptionError(f"simulation must give one JointSimulation per joint ({n}), "
@@ -595,7 +596,7 @@ def _check_description(robot: RobotDescription) -> None:
                     raise RobotDescriptionError(f"{label}.{key} = {value!r} must be > 0")
 
 
-def _check_inertial(inertial: LinkInertial, label: str) -> None:
+def check_inertial(inertial: LinkInertial, label: str) -> None:
     """Finite values, ``mass >= 0`` [kg], 3 ``com`` and 6 ``inertia`` values, ``com`` not in mm."""
     if not isinstance(inertial, LinkInertial):
         raise RobotDescriptionError(f"{label} must be a LinkInertial, got {inertial!r}")
@@ -643,7 +644,7 @@ def simulation_from_dict(section: Any, joint_names: Sequence[str]) -> tuple[Join
         if entry is None:
             raise RobotDescriptionError(f"simulation.{name} is null: give some of {', '.join(SIMULATION_KEYS)} "
                                         "or leave the joint out")
-        _check_keys(entry, f"simulation.{name}", (), tuple(SIMULATION_KEYS))
+        check_keys(entry, f"simulation.{name}", (), tuple(SIMULATION_KEYS))
         entries.append(JointSimulation(**{key: entry[key] for key in SIMULATION_KEYS if key in entry}))
     return tuple(entries)
 
@@ -709,80 +710,37 @@ def _check_limits(limits: JointLimits, label: str, prismatic: bool = False) -> N
         raise RobotDescriptionError(f"{label}.effort_limit = {limits.effort!r} {effort_unit} must be > 0")
 
 
-_number = functools.partial(validators.number, error=RobotDescriptionError)
+number = functools.partial(validators.number, error=RobotDescriptionError)
+""":func:`robot_dynid.validators.number` raising RobotDescriptionError (the DH, URDF and MJCF forms' numbers)."""
 
 
 def _optional_number(mapping: Mapping, key: str, label: str) -> float | None:
     """``mapping[key]`` as a number, None when the key is absent (an explicit null is an error:
     a robot file leaves out what it does not know)."""
-    return _number(mapping[key], f"{label}.{key}") if key in mapping else None
+    return number(mapping[key], f"{label}.{key}") if key in mapping else None
 
 
-def _numbers(value: Any, count: int, label: str, unit: str) -> tuple[float, ...]:
+def numbers(value: Any, count: int, label: str, unit: str) -> tuple[float, ...]:
+    """:func:`robot_dynid.validators.numbers` raising RobotDescriptionError."""
     return validators.numbers(value, count, label, RobotDescriptionError, unit)
 
 
-def _check_keys(mapping: Any, label: str, required: Sequence[str], optional: Sequence[str] = ()) -> None:
+def check_keys(mapping: Any, label: str, required: Sequence[str], optional: Sequence[str] = ()) -> None:
+    """:func:`robot_dynid.validators.known_keys` raising RobotDescriptionError."""
     validators.known_keys(mapping, label, required, optional, RobotDescriptionError)
-
-
-def load_robot(path: str | os.PathLike) -> RobotDescription:
-    """Load a robot description YAML file.
-
-    Parameters
-    ----------
-    path : str or path-like
-        YAML file with a DH table, or ``urdf:`` (a path relative to the YAML file) and ``joints:``.
-
-    Raises
-    ------
-    RobotDescriptionError
-        Unreadable file, invalid YAML, or any rule of the contract broken; the message starts
-        with the file name and names the key and joint.
-    """
-    path = os.fspath(path)
-    data = read_yaml(path, RobotDescriptionError, "robot description")
-    return robot_from_dict(data, base_dir=os.path.dirname(os.path.abspath(path)), source=path)
-
-
-def robot_from_dict(data: Mapping, base_dir: str | os.PathLike | None = None,
-                    source: str = "<dict>") -> RobotDescription:
-    """Build a robot from a dict of the YAML contract form.
-
-    Parameters
-    ----------
-    data : mapping
-        The parsed YAML document.
-    base_dir : str or path-like, optional
-        Directory a relative ``urdf:`` path is resolved against (default: the working directory).
-    source : str
-        Name of the origin, put in front of every error message.
-    """
-    try:
-        if not isinstance(data, Mapping):
-            raise RobotDescriptionError(
-                f"a robot description must be a mapping, got {type(data).__name__}")
-        if "urdf" in data:
-            from robot_dynid.model.urdf import robot_from_urdf_dict
-            return robot_from_urdf_dict(data, base_dir)
-        if "mjcf" in data:
-            from robot_dynid.model.mjcf import robot_from_mjcf_dict
-            return robot_from_mjcf_dict(data, base_dir)
-        return _robot_from_dh_dict(data)
-    except RobotDescriptionError as error:
-        raise RobotDescriptionError(f"{source}: {error}") from None
 
 
 def _name_and_gravity(data: Mapping) -> tuple[str, tuple[float, ...]]:
     name = data["name"]
     if not isinstance(name, str) or not name:
         raise RobotDescriptionError(f"name must be a non-empty string, got {name!r}")
-    gravity = _numbers(data.get("gravity", list(DEFAULT_GRAVITY)), 3, "gravity", "m/s^2")
+    gravity = numbers(data.get("gravity", list(DEFAULT_GRAVITY)), 3, "gravity", "m/s^2")
     return name, gravity
 
 
-def _robot_from_dh_dict(data: Mapping) -> RobotDescription:
-    _check_keys(data, "robot description", _DH_REQUIRED, _DH_OPTIONAL)
+def robot_from_dh_dict(data: Mapping) -> RobotDescription:
+    """A robot of a description with a DH table (``dh_convention:``, ``joints:`` with ``a``, ``alpha``, ``d``)."""
+    check_keys(data, "robot description", _DH_REQUIRED, _DH_OPTIONAL)
     name, gravity = _name_and_gravity(data)
     convention = data["dh_convention"]
     if convention not in DH_CONVENTIONS:
@@ -790,8 +748,8 @@ def _robot_from_dh_dict(data: Mapping) -> RobotDescription:
             f"dh_convention = {convention!r}, expected one of {DH_CONVENTIONS}")
     base = None
     if "base" in data:
-        _check_keys(data["base"], "base", _BASE_KEYS)
-        base = DHRow(*(_number(data["base"][key], f"base.{key}") for key in _BASE_KEYS))
+        check_keys(data["base"], "base", _BASE_KEYS)
+        base = DHRow(*(number(data["base"][key], f"base.{key}") for key in _BASE_KEYS))
     joints = data["joints"]
     if not isinstance(joints, list) or not joints:
         raise RobotDescriptionError("joints must be a non-empty list of joint mappings")
@@ -800,15 +758,15 @@ def _robot_from_dh_dict(data: Mapping) -> RobotDescription:
         label = f"joints[{index}]"
         if isinstance(joint, Mapping) and isinstance(joint.get("name"), str):
             label += f" ({joint['name']})"
-        _check_keys(joint, label, _JOINT_REQUIRED, _JOINT_OPTIONAL)
+        check_keys(joint, label, _JOINT_REQUIRED, _JOINT_OPTIONAL)
         names.append(joint["name"])
         types.append(joint.get("type", "revolute"))
         if types[-1] not in JOINT_TYPES:
             raise RobotDescriptionError(f"{label}.type = {types[-1]!r}, expected one of {JOINT_TYPES}")
-        rows.append(DHRow(a=_number(joint["a"], f"{label}.a"),
-                          alpha=_number(joint["alpha"], f"{label}.alpha"),
-                          d=_number(joint["d"], f"{label}.d"),
-                          theta=_number(joint.get("theta_offset", 0.0), f"{label}.theta_offset")))
+        rows.append(DHRow(a=number(joint["a"], f"{label}.a"),
+                          alpha=number(joint["alpha"], f"{label}.alpha"),
+                          d=number(joint["d"], f"{label}.d"),
+                          theta=number(joint.get("theta_offset", 0.0), f"{label}.theta_offset")))
         limits.append(_limits_from_values(
             joint["position_limits"], joint["velocity_limit"], joint["acceleration_limit"],
             _optional_number(joint, "effort_limit", label), label,
@@ -822,7 +780,7 @@ def _robot_from_dh_dict(data: Mapping) -> RobotDescription:
                             drives=tuple(drives) if has_drives else None,
                             inertials=None if inertials[0] is None else tuple(inertials),
                             joint_types=tuple(types), transmission=transmission,
-                            rated_payload=_number(data["rated_payload"], "rated_payload") if "rated_payload" in data
+                            rated_payload=number(data["rated_payload"], "rated_payload") if "rated_payload" in data
                             else None,
                             simulation=simulation_from_dict(data["simulation"], names) if "simulation" in data
                             else None)
@@ -839,19 +797,19 @@ def _inertial_from_dict(joint: Mapping, label: str, joints: list) -> LinkInertia
                 "inertial: for every joint or for none)")
         return None
     entry, where = joint["inertial"], f"{label}.inertial"
-    _check_keys(entry, where, _INERTIAL_KEYS)
-    return LinkInertial(mass=_number(entry["mass"], f"{where}.mass"),
-                        com=_numbers(entry["com"], 3, f"{where}.com", "m"),
-                        inertia=_numbers(entry["inertia"], 6, f"{where}.inertia", "kg m^2"))
+    check_keys(entry, where, _INERTIAL_KEYS)
+    return LinkInertial(mass=number(entry["mass"], f"{where}.mass"),
+                        com=numbers(entry["com"], 3, f"{where}.com", "m"),
+                        inertia=numbers(entry["inertia"], 6, f"{where}.inertia", "kg m^2"))
 
 
 def _limits_from_values(position: Any, velocity: Any, acceleration: Any, effort: Any,
                         label: str, keys: Sequence[str]) -> JointLimits:
     return JointLimits(
-        position=_numbers(position, 2, f"{label}.{keys[0]}", "rad"),
-        velocity=_number(velocity, f"{label}.{keys[1]}"),
-        acceleration=_number(acceleration, f"{label}.{keys[2]}"),
-        effort=None if effort is None else _number(effort, f"{label}.{keys[3]}"))
+        position=numbers(position, 2, f"{label}.{keys[0]}", "rad"),
+        velocity=number(velocity, f"{label}.{keys[1]}"),
+        acceleration=number(acceleration, f"{label}.{keys[2]}"),
+        effort=None if effort is None else number(effort, f"{label}.{keys[3]}"))
 
 
 def _dh_transform(row: DHRow, convention: str, q: float = 0.0) -> pin.SE3:
@@ -874,11 +832,9 @@ class _JointGeometry:
 
 def _joint_geometry(robot: RobotDescription) -> list[_JointGeometry]:
     if robot.urdf is not None:
-        from robot_dynid.model.urdf import urdf_chain
         return [_JointGeometry(placement, axis, pin.SE3.Identity())
                 for placement, axis in urdf_chain(robot.urdf, robot.joint_names)]
     if robot.mjcf is not None:
-        from robot_dynid.model.mjcf import mjcf_chain
         return [_JointGeometry(placement, axis, pin.SE3.Identity())
                 for placement, axis, _ in mjcf_chain(robot.mjcf, robot.joint_names)]
     convention = robot.dh_convention
@@ -934,19 +890,6 @@ def build_pinocchio_model(robot: RobotDescription) -> pin.Model:
         model.addBodyFrame(f"{name}_link", joint_id, geometry.link_frame, joint_frame)
         parent = joint_id
     return model
-
-
-def joint_motion_subspace(model: pin.Model, joint_id: int) -> np.ndarray:
-    """Motion subspace ``S = [v; w]`` (6,) of the one-degree-of-freedom joint ``joint_id`` at the
-    neutral configuration, in the joint's frame: the joint's own velocity at unit speed, every
-    other joint at rest (pinocchio 2 has neither ``JointModel.createData`` nor ``extract`` in
-    Python, so it is read from the kinematics)."""
-    data = model.createData()
-    velocity = np.zeros(model.nv)
-    velocity[model.joints[joint_id].idx_v] = 1.0
-    pin.forwardKinematics(model, data, pin.neutral(model), velocity)
-    motion = data.v[joint_id]
-    return np.concatenate([np.array(motion.linear, dtype=float), np.array(motion.angular, dtype=float)])
 
 
 def link_frame_placements(model: pin.Model) -> tuple[pin.SE3, ...]:

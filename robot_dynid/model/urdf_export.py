@@ -9,7 +9,7 @@ in the link frame's axes [kg m^2].
   frames, e.g. one with meshes) with the ``<inertial>`` of each joint's child link replaced. The
   identified parameters of a link include every link fixed to it (fixed joints, and movable
   joints that are not among the model's joints, taken at 0: see
-  :func:`robot_dynid.model.urdf.link_bodies`), so the merged total goes on the child link
+  :func:`robot_dynid.model.link_inertials.link_bodies`), so the merged total goes on the child link
   and the ``<inertial>`` of each such fixed link is removed, a comment naming the link it was
   merged into. Links before the first joint keep theirs.
 - DH robots: a URDF built from the DH table (standard or modified; the ``base`` row as a fixed
@@ -45,10 +45,11 @@ from robot_dynid.errors import DynIdError, RobotDescriptionError
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.link_inertials import inertial_from_parameters
 from robot_dynid.model.regressor import N_INERTIAL, inertia_parameter_map
-from robot_dynid.model.robot_description import (LinkInertial, RobotDescription,
-                                                 build_pinocchio_model, joint_motion_subspace,
+from robot_dynid.model.joint_chains import joint_motion_subspace
+from robot_dynid.model.robot_description import (LinkInertial, RobotDescription, build_pinocchio_model,
                                                  link_frame_placements)
-from robot_dynid.model.urdf import link_bodies, robot_from_urdf
+from robot_dynid.model.link_inertials import link_bodies
+from robot_dynid.model.urdf import robot_from_urdf
 
 logger = logging.getLogger(__name__)
 

@@ -64,7 +64,7 @@ from robot_dynid.experiment.schedule import (DEFAULT_APPROACH_SPEED_FRACTION, DE
                                              DEFAULT_START_TOLERANCE, MAX_REFERENCE_SAMPLES, ExperimentRun,
                                              ExperimentSchedule, FeedbackWatchdog, NotReady, ReferenceLate,
                                              StartRefused, positions_in_order)
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.msg import ExperimentStage
 from robot_dynid.nodes.node_runtime import (STAGE_MARKERS_OUT, declare, in_range, integer_in, joint_states_qos,
                                             spin_node)

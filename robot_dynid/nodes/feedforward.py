@@ -133,7 +133,7 @@ from robot_dynid.model.feedforward import (
     ReferenceMonitor, admit_model, check_margin_factor, check_max_points, check_position_margin, compute_feedforward,
     join_points)
 from robot_dynid.model.payload import Payload, frame_placement, load_payload, plausibility_warnings
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.msg import FeedforwardStatus, IdentifiedModel, JointTemperatures as JointTemperaturesMsg
 from robot_dynid.nodes.node_runtime import (MODEL_QOS, declare, float64_array, in_range, integer_in, joint_states_qos,
                                             seconds, spin_node)

@@ -65,7 +65,7 @@ from robot_dynid.estimation.streaming import StreamingIdentifier, StreamingSetti
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import FRICTION_MODEL_NAMES, MAX_REVERSAL_LEAD
 from robot_dynid.model.payload import MAX_MASS, frame_placement
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.msg import ExperimentStage, IdentificationStatus, IdentifiedModel
 from robot_dynid.nodes.node_runtime import (MODEL_QOS, STAGE_MARKERS_IN, declare, in_range, integer_in,
                                             joint_states_qos, seconds, spin_node, writable_file_path)

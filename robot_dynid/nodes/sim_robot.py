@@ -43,7 +43,7 @@ from robot_dynid.errors import DynIdError
 from robot_dynid.experiment.engines import check_engine, simulated_arm, simulated_robot
 from robot_dynid.experiment.mujoco_engine import DEFAULT_TIMESTEP, MAX_TIMESTEP, MIN_TIMESTEP
 from robot_dynid.model.friction import friction_model
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.nodes.node_runtime import declare, in_range, integer_in, spin_node
 from robot_dynid.package_files import find_package_file
 

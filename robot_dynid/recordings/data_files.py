@@ -25,7 +25,8 @@ from robot_dynid.recordings.signal_processing import (differentiate, gap_starts,
 from robot_dynid.recordings.stamp_quality import recording_stamp_quality
 from robot_dynid.recordings.stage_detection import (default_rest_threshold, describe_detection,
                                                     label_from_motion)
-from robot_dynid.recordings.stages import StageInterval, intervals_from_labels, stage_intervals
+from robot_dynid.recordings.recording import intervals_from_labels
+from robot_dynid.recordings.stages import StageInterval, stage_intervals
 
 logger = logging.getLogger(__name__)
 

@@ -34,7 +34,8 @@ import numpy as np
 
 from robot_dynid.errors import DataError
 from robot_dynid.joint_names import match_joints, repeated_names
-from robot_dynid.recordings.stages import NO_CYCLE, NO_STAGE, check_stage_label, stage_mask
+from robot_dynid.recordings.stages import (CUSTOM_PREFIX, NO_CYCLE, NO_STAGE, StageInterval, check_stage_label,
+                                           stage_kind, stage_mask)
 
 logger = logging.getLogger(__name__)
 
@@ -402,3 +403,19 @@ class Recording:
         starts = np.concatenate(([0], changes))
         stops = np.concatenate((changes, [self.n_samples]))
         return [(str(stage[a]), int(cycle[a]), int(a), int(b)) for a, b in zip(starts, stops)]
+
+
+def intervals_from_labels(recording: Recording) -> list[StageInterval]:
+    """Intervals of the runs of equal stage label and cycle of a labelled recording (a CSV
+    stage column), from the first to the last sample of each run (:meth:`Recording.segments`);
+    samples labelled ``""`` are left out. Friction details (joint, speed, direction) are not
+    in per-sample labels, so they stay empty."""
+    intervals = []
+    for label, cycle, first, stop in recording.segments():
+        if label == NO_STAGE:
+            continue
+        kind = stage_kind(label)
+        intervals.append(StageInterval(kind, float(recording.time[first]),
+                                       float(recording.time[stop - 1]), cycle=cycle,
+                                       label=label[len(CUSTOM_PREFIX):] if kind != label else ""))
+    return intervals

@@ -40,14 +40,12 @@ import logging
 import math
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from robot_dynid.errors import DataError, DynIdError
 
-if TYPE_CHECKING:
-    from robot_dynid.recordings.recording import Recording
 
 logger = logging.getLogger(__name__)
 
@@ -400,22 +398,6 @@ def stage_mask(n_samples: int, stage_labels, cycle_labels, stage=None, cycles=No
                         f"cycle in {wanted_cycles}; available stages: {available_stages}, "
                         f"cycles: {available_cycles}")
     return mask
-
-
-def intervals_from_labels(recording: Recording) -> list[StageInterval]:
-    """Intervals of the runs of equal stage label and cycle of a labelled recording (a CSV
-    stage column), from the first to the last sample of each run (:meth:`Recording.segments`);
-    samples labelled ``""`` are left out. Friction details (joint, speed, direction) are not
-    in per-sample labels, so they stay empty."""
-    intervals = []
-    for label, cycle, first, stop in recording.segments():
-        if label == NO_STAGE:
-            continue
-        kind = stage_kind(label)
-        intervals.append(StageInterval(kind, float(recording.time[first]),
-                                       float(recording.time[stop - 1]), cycle=cycle,
-                                       label=label[len(CUSTOM_PREFIX):] if kind != label else ""))
-    return intervals
 
 
 class StampOrder:

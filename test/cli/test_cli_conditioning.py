@@ -13,7 +13,7 @@ from robot_dynid.cli import main
 from robot_dynid.experiment.simulation import plausible_parameters
 from robot_dynid.experiment.trajectories import Hold, PointToPoint, Sequence
 from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.csv_io import write_csv
 from robot_dynid.recordings.recording import Recording

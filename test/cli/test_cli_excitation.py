@@ -10,7 +10,7 @@ from robot_dynid.cli import main
 from robot_dynid.experiment.protocol import load_plan
 from robot_dynid.experiment.trajectories import FourierTrajectory, load_trajectory
 from robot_dynid.experiment.trajectory_checks import check_trajectory
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.package_files import find_package_file
 
 ER3A = str(find_package_file("config", "robots", "er3a.yaml"))

@@ -25,7 +25,7 @@ from robot_dynid.hydraulics.cylinder_results import CylinderResult, save_cylinde
 from robot_dynid.hydraulics.two_stage import cylinder_geometry
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.recordings.csv_io import write_csv
 from robot_dynid.recordings.recording import Recording
 from repo_paths import ROBOTS

@@ -26,7 +26,7 @@ from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import FrictionModel
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.csv_io import write_csv
 from robot_dynid.recordings.recording import Recording

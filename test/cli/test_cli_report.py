@@ -6,7 +6,7 @@ import pytest
 
 from robot_dynid.cli import main
 from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.package_files import find_package_file
 from robot_dynid.reports.html import referenced_files
 from simulated_test import simulate_test, write_test_bag

@@ -40,7 +40,7 @@ from robot_dynid.experiment.trajectories import ladder_ramp
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.bag_io import BagWriter
 from robot_dynid.recordings.csv_io import write_csv

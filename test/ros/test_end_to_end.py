@@ -42,7 +42,7 @@ from robot_dynid.experiment.simulation import SimulatedRobot, simulation_paramet
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.msg import ExperimentStage, IdentifiedModel
 from robot_dynid.nodes.node_runtime import MODEL_QOS
 from robot_dynid.package_files import find_package_file

@@ -24,7 +24,7 @@ from robot_dynid.cli.demo import held_out_motion
 from robot_dynid.experiment.mujoco_engine import MUJOCO_REVERSAL_LEAD, MujocoRobot
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import friction_model
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.msg import ExperimentStage, IdentifiedModel
 from robot_dynid.nodes.node_runtime import MODEL_QOS
 from robot_dynid.package_files import find_package_file

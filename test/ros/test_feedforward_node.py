@@ -24,7 +24,7 @@ from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import FrictionModel
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_description import load_robot, robot_from_dict
+from robot_dynid.model.robot_loader import load_robot, robot_from_dict
 from robot_dynid.msg import FeedforwardStatus, IdentifiedModel
 from robot_dynid.nodes.feedforward import STATUS_QOS
 from robot_dynid.nodes.node_runtime import MODEL_QOS, float64_array

@@ -21,7 +21,7 @@ from robot_dynid.experiment.trajectories import load_trajectory
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.msg import ExperimentStage, HydraulicCylinderState
 from robot_dynid.recordings.bag_io import read_bag, read_stage_markers
 from robot_dynid.recordings.stage_detection import detect_stages

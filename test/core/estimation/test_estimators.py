@@ -317,3 +317,11 @@ def test_eliminating_per_joint_nuisance_parameters_leaves_the_same_solution():
     np.testing.assert_allclose(back_substitute(x), expected[r:], rtol=1e-9)
     np.testing.assert_allclose(reduced.residual_sum_of_squares(x).sum(),
                                np.sum((full.reshape(-1, r + n_joints) @ expected - tau.reshape(-1))**2), rtol=1e-9)
+
+
+def test_every_registered_method_is_one_a_model_file_may_record():
+    """The model layer keeps the names a model file may record (it is below estimation); the registry and it
+    must name the same methods, in the same order (the message naming the choices lists them so)."""
+    from robot_dynid.estimation.estimators import ESTIMATORS
+    from robot_dynid.model import dynamic_model
+    assert tuple(ESTIMATORS) == dynamic_model.METHODS == ("ols", "wls", "rls")

@@ -11,7 +11,7 @@ from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.package_files import find_package_file
 
 RATE, STEP_AT, DURATION, NOISE = 100.0, 10.0, 50.0, 0.05       # Hz, s, s, N m

@@ -13,7 +13,7 @@ from robot_dynid.estimation.streaming import OnlineEstimator
 from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.friction import FrictionModel
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.signal_processing import centre_derivative
 

@@ -22,7 +22,7 @@ from robot_dynid.experiment.trajectories import FourierTrajectory, time_grid
 from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.package_files import find_package_file
 from robot_dynid.reports.tables import format_consistency
 

@@ -8,7 +8,7 @@ import pytest
 from robot_dynid.errors import DynIdError
 from robot_dynid.estimation.identification import IdentificationSettings, identify
 from robot_dynid.model.friction import friction_model
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.package_files import find_package_file
 from robot_dynid.estimation import friction_stages
 from robot_dynid.estimation.comparison import compare_models

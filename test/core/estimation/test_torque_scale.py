@@ -12,7 +12,7 @@ from robot_dynid.estimation.torque_scale import check_torque_scale, torque_scale
 from robot_dynid.experiment.simulation import plausible_parameters
 from robot_dynid.experiment.trajectories import FourierTrajectory, time_grid
 from robot_dynid.model.link_inertials import link_inertials
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.recording import Recording
 

@@ -12,7 +12,7 @@ from robot_dynid.experiment.protocol import (CylinderExcitation, CylinderStage, 
                                              cylinder_stage_from_dict, load_plan, save_plan)
 from robot_dynid.experiment.schedule import stage_events
 from robot_dynid.experiment.trajectories import RampedSine, trajectory_from_dict
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.bag_io import BagWriter, read_bag
 from robot_dynid.recordings.stages import STAGE_KINDS

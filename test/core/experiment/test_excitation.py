@@ -13,7 +13,7 @@ from robot_dynid.experiment.excitation import (criterion_and_gradient, optimize_
 from robot_dynid.experiment.trajectories import CycloidalMove, FourierTrajectory, load_trajectory
 from robot_dynid.experiment.trajectory_checks import check_trajectory
 from robot_dynid.model.friction import friction_model
-from robot_dynid.model.robot_description import robot_from_dict
+from robot_dynid.model.robot_loader import robot_from_dict
 from robot_dynid.package_files import find_package_file
 from reference_tables import reference_file
 

@@ -12,7 +12,7 @@ from robot_dynid.experiment.schedule import (MAX_LATENESS, MAX_REFERENCE_SAMPLES
                                              FeedbackWatchdog, NotReady, ReferenceLate, StartRefused, approach_move,
                                              positions_in_order, stage_events)
 from robot_dynid.experiment.trajectories import CycloidalMove
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.package_files import find_package_file
 
 RATE = 50.0

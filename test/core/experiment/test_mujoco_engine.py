@@ -18,7 +18,8 @@ from robot_dynid.experiment.mujoco_engine import MUJOCO_REVERSAL_LEAD, MujocoArm
 from robot_dynid.experiment.trajectories import time_grid
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.link_inertials import prior_parameters
-from robot_dynid.model.robot_description import JointSimulation, load_robot
+from robot_dynid.model.robot_description import JointSimulation
+from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.model.urdf import robot_from_urdf
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.data_files import complete_derivatives

@@ -14,7 +14,7 @@ from robot_dynid.experiment.simulation import (SimulatedRobot, default_friction,
                                                plausible_parameters, simulation_parameters)
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 from rnea_reference import rnea_torques
 from repo_paths import REPO
 

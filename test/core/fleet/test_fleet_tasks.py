@@ -8,7 +8,7 @@ import pytest
 
 from robot_dynid.fleet.tasks import identify_entry, TaskOptions
 from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.recordings.csv_io import write_csv
 from simulated_fleet import arm_recording, COULOMB, ROBOT
 

@@ -9,7 +9,7 @@ from robot_dynid.hydraulics.attachment import CylinderGeometry
 from robot_dynid.hydraulics.cylinder import CylinderIdentification, CylinderParameters
 from robot_dynid.hydraulics.cylinder_results import (CylinderResult, load_cylinder_config,
                                                      load_cylinder_results, save_cylinder_results)
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 from repo_paths import ROBOTS
 
 CONFIG = {"cylinders": [

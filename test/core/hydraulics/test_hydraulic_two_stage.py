@@ -17,7 +17,7 @@ from robot_dynid.hydraulics.cylinder_results import CylinderResult
 from robot_dynid.hydraulics.two_stage import cylinder_geometry, subtract_cylinder_torques
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.recordings.recording import Recording
 from repo_paths import ROBOTS
 

@@ -8,7 +8,7 @@ from robot_dynid.errors import DynIdError, IdentificationError, ModelFileError
 from robot_dynid.model.base_parameters import BaseParameters, compute_base_parameters
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_description import load_robot, robot_from_dict
+from robot_dynid.model.robot_loader import load_robot, robot_from_dict
 from repo_paths import ROBOTS
 
 

@@ -17,7 +17,7 @@ from robot_dynid.model.feedforward import (Margins, ModelRefusedError, Reference
                                            compute_feedforward, join_points, request_arrays)
 from robot_dynid.model.friction import FrictionModel
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_description import load_robot, robot_from_dict
+from robot_dynid.model.robot_loader import load_robot, robot_from_dict
 from robot_dynid.package_files import find_package_file
 from rnea_reference import rnea_torques
 from repo_paths import TEST_DATA

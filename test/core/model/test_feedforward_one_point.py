@@ -15,7 +15,7 @@ from robot_dynid.model.feedforward import MAX_PLANS, Margins, admit_model, compu
 from robot_dynid.model.friction import FrictionModel
 from robot_dynid.model.payload import Payload, payload_frames
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.package_files import find_package_file
 
 

@@ -139,7 +139,7 @@ def test_lead_model_takes_the_sign_of_the_velocity_ahead():
 def test_the_regressor_gives_the_lead_model_the_accelerations_of_each_friction_row():
     """Joint rows see qdd, motor rows T qdd (a coupled wrist: motor 6 turns with q5 + q6)."""
     from robot_dynid.model.regressor import Regressor
-    from robot_dynid.model.robot_description import load_robot
+    from robot_dynid.model.robot_loader import load_robot
     from robot_dynid.package_files import find_package_file
     robot = load_robot(find_package_file("config", "robots", "er3a_coupled_wrist.yaml"))
     lead = friction_model("coulomb_viscous_lead", reversal_lead=0.02)

@@ -14,10 +14,10 @@ from robot_dynid.experiment.simulation import plausible_parameters
 from robot_dynid.model.link_inertials import (inertial_from_parameters, link_inertials, link_names,
                                               parameters_from_inertial, prior_parameters)
 from robot_dynid.model.regressor import Regressor, inertia_parameter_map
-from robot_dynid.model.robot_description import (LinkInertial, build_pinocchio_model,
-                                                 link_frame_placements, load_robot,
-                                                 robot_from_dict)
-from robot_dynid.model.urdf import link_bodies, robot_from_urdf
+from robot_dynid.model.robot_description import LinkInertial, build_pinocchio_model, link_frame_placements
+from robot_dynid.model.robot_loader import load_robot, robot_from_dict
+from robot_dynid.model.link_inertials import link_bodies
+from robot_dynid.model.urdf import robot_from_urdf
 from robot_dynid.package_files import find_package_file
 from urdf_samples import (PLANAR_GRIPPER_URDF, UR5_JOINTS, UR5_URDF, configuration, pinocchio_model,
                           with_fixed_links, with_inertials)

@@ -9,7 +9,7 @@ import pytest
 from robot_dynid.errors import RobotDescriptionError
 from robot_dynid.model.link_inertials import prior_parameters
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_description import load_robot, robot_from_dict
+from robot_dynid.model.robot_loader import load_robot, robot_from_dict
 from repo_paths import TEST_DATA
 
 pytestmark = pytest.mark.skipif(not hasattr(pin, "buildModelFromMJCF"), reason="pinocchio < 3 reads no MJCF")

@@ -17,7 +17,7 @@ from robot_dynid.model.base_parameters import BaseParameters, compute_base_param
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import FrictionModel, friction_model
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_description import load_robot, robot_from_dict
+from robot_dynid.model.robot_loader import load_robot, robot_from_dict
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.recording import Recording
 from rnea_reference import rnea_torques

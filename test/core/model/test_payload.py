@@ -25,8 +25,8 @@ from robot_dynid.model.friction import FrictionModel
 from robot_dynid.model.link_inertials import pseudo_inertia
 from robot_dynid.model.payload import Payload, load_payload, payload_frames, plausibility_warnings
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_description import (build_pinocchio_model, link_frame_placements, load_robot,
-                                                 robot_from_dict)
+from robot_dynid.model.robot_description import build_pinocchio_model, link_frame_placements
+from robot_dynid.model.robot_loader import load_robot, robot_from_dict
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.recording import Recording
 

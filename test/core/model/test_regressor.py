@@ -11,7 +11,8 @@ import scipy.linalg
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor, inertia_parameter_map
-from robot_dynid.model.robot_description import link_frame_placements, load_robot, robot_from_dict
+from robot_dynid.model.robot_description import link_frame_placements
+from robot_dynid.model.robot_loader import load_robot, robot_from_dict
 from repo_paths import REPO
 
 ROOT = str(REPO)

@@ -10,10 +10,10 @@ import pytest
 import yaml
 
 from robot_dynid.errors import RobotDescriptionError
-from robot_dynid.model.robot_description import (DHRow, JointLimits, RobotDescription,
-                                                 build_pinocchio_model, joint_motion_subspace,
-                                                 link_frame_placements,
-                                                 load_robot, robot_from_dict)
+from robot_dynid.model.joint_chains import joint_motion_subspace
+from robot_dynid.model.robot_description import (DHRow, JointLimits, RobotDescription, build_pinocchio_model,
+                                                 link_frame_placements)
+from robot_dynid.model.robot_loader import load_robot, robot_from_dict
 from robot_dynid.model.urdf import robot_from_urdf
 from robot_dynid.package_files import find_package_file
 from repo_paths import ROBOTS as ROBOTS_PATH, TEST_DATA

@@ -16,7 +16,7 @@ from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.link_inertials import prior_parameters
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_description import load_robot, robot_from_dict
+from robot_dynid.model.robot_loader import load_robot, robot_from_dict
 from robot_dynid.model.urdf import robot_from_urdf
 from robot_dynid.model.urdf_export import export_urdf
 from robot_dynid.package_files import find_package_file

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from robot_dynid.errors import DataError
-from robot_dynid.model.robot_description import load_robot
+from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.data_checks import (MAX_TORQUE, SampleBounds, check_samples,
                                                 check_time_unit)

@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from robot_dynid.errors import DataError
-from robot_dynid.model.robot_description import load_robot, robot_from_dict
+from robot_dynid.model.robot_loader import load_robot, robot_from_dict
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.bag_io import JOINT_STATE_TYPE, BagWriter
 from robot_dynid.recordings.csv_io import write_columns

@@ -13,9 +13,9 @@ from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.recording import Recording
 from robot_dynid.recordings.stage_detection import (default_rest_threshold, detect_stages,
                                                     label_from_motion, select_stages)
-from robot_dynid.recordings.stages import (STAGE_KINDS, StageInterval, StageMarker, StampOrder,
-                                           intervals_from_labels, join_sub_stages, kind_code,
-                                           kind_name, label_samples, parse_cycle_list, stage_intervals)
+from robot_dynid.recordings.recording import intervals_from_labels
+from robot_dynid.recordings.stages import (STAGE_KINDS, StageInterval, StageMarker, StampOrder, join_sub_stages,
+                                           kind_code, kind_name, label_samples, parse_cycle_list, stage_intervals)
 
 # Detected boundaries must lie this close to the constructed ones [s].
 BOUNDARY_TOLERANCE = 0.1
