@@ -2,8 +2,9 @@
 import numpy as np
 
 from robot_dynid.experiment.excitation import random_excitation
-from robot_dynid.experiment.protocol import PlanStage, ProtocolPlan, save_plan
+from robot_dynid.experiment.protocol import ProtocolPlan, save_plan
 from robot_dynid.experiment.trajectories import Hold, PointToPoint, Sequence
+from robot_dynid.recordings.stages import StageInterval
 
 
 def write_short_plan(robot, path, seed):
@@ -28,7 +29,7 @@ def write_short_plan(robot, path, seed):
             (PointToPoint(joints, home, stroke, 1.0), ("friction", "stroke", joints[1], 0.2, 1)),
             (PointToPoint(joints, stroke, home, 1.0), ("friction", "stroke", joints[1], 0.2, -1))]
     ends = np.cumsum([segment.duration for segment, _ in rows])
-    stages = tuple(PlanStage(0, kind, name, joint, fraction, direction, float(end - segment.duration), float(end))
+    stages = tuple(StageInterval(kind, float(end - segment.duration), float(end), joint, fraction, direction, 0, name)
                    for (segment, (kind, name, joint, fraction, direction)), end in zip(rows, ends))
     save_plan(ProtocolPlan(robot.name, joints, Sequence([segment for segment, _ in rows]), 1, stages, {}), path)
     return stages

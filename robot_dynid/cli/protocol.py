@@ -137,7 +137,7 @@ def main(args):
     print(f"{'start':>8} {'end':>8}  {'kind':<11} {'name':<12} {'joint':<8} {'speed':>6} {'dir':>4}")
     for row in plan.cycle_stages:
         speed = "" if row.speed_fraction is None else f"{row.speed_fraction:.3f}"
-        print(f"{row.start:8.2f} {row.end:8.2f}  {row.kind:<11} {row.name:<12} {row.joint or '':<8} "
+        print(f"{row.start_time:8.2f} {row.end_time:8.2f}  {row.kind:<11} {row.label:<12} {row.joint or '':<8} "
               f"{speed:>6} {row.direction:>4}")
     if args.out is not None:
         print(f"plan written to {args.out}")

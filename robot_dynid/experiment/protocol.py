@@ -29,7 +29,8 @@ change: per cycle an optional REST and a PAYLOAD stage playing a payload excitat
 
 Stages are joined by quintic rest-to-rest transitions at ``transition_speed_fraction`` of the
 limits, labelled as part of the stage they lead into. The plan lists every stage and sub-stage
-as a :class:`PlanStage` (cycle, kind, name, joint, speed_fraction, direction, start, end) and
+as a :class:`~robot_dynid.recordings.stages.StageInterval` (the one stage model: kind, start and end
+time, joint, speed_fraction, direction, cycle and as label the sub-stage name) and
 :meth:`ProtocolPlan.sample` gives the reference ``(t, q, qd, qdd, stage labels, cycle)`` that an
 experiment runner sends and a simulated robot follows. Cycles are 0-based, as in
 ``ExperimentStage.msg``.
@@ -53,7 +54,7 @@ from robot_dynid.experiment.trajectories import (CycloidalMove, CylinderSine, Fo
                                                  VelocityLadder, cycloidal_duration, ladder_ramp,
                                                  max_ladder_speed, trajectory_from_dict)
 from robot_dynid.experiment.trajectory_checks import check_trajectory
-from robot_dynid.recordings.stages import STAGE_KINDS
+from robot_dynid.recordings.stages import STAGE_KINDS, StageInterval
 from robot_dynid.yaml_files import read_yaml
 
 logger = logging.getLogger(__name__)
@@ -84,51 +85,17 @@ MAX_PLAN_SAMPLES = 10_000_000
 """Samples of :meth:`ProtocolPlan.sample` (q, qd, qdd of 6 joints: 1.4 GB); 28 hours at 100 Hz."""
 
 
-@dataclass(frozen=True)
-class PlanStage:
-    """One stage or sub-stage of a protocol plan.
+def _stage_row(stage: StageInterval) -> list:
+    """A plan stage as its file row, in :data:`STAGE_COLUMNS` order."""
+    return [stage.cycle, stage.kind, stage.label, stage.joint,
+            None if stage.speed_fraction is None else float(stage.speed_fraction),
+            stage.direction, float(stage.start_time), float(stage.end_time)]
 
-    Attributes
-    ----------
-    cycle : int
-        0-based cycle index.
-    kind : str
-        One of ``STAGE_KINDS`` (rest, excitation, friction, warmup, validation, custom).
-    name : str
-        Sub-stage: ``"hold"``, ``"transition"``, ``"fourier"``, ``"cycloidal"``, ``"stroke"``,
-        ``"oscillation"``, ``"validation"``, or in a cylinder stage ``"ramp"`` and ``"sine"``.
-    joint : str or None
-        The moving joint of a friction or cylinder sub-stage.
-    speed_fraction : float or None
-        Cruise speed over the joint's velocity limit (friction strokes); the requested fraction
-        for multi-joint sub-stages moving at full or warmup speed.
-    direction : int
-        +1, -1, or 0 (both or not applicable).
-    start, end : float
-        [s] from the start of the test.
-    """
 
-    cycle: int
-    kind: str
-    name: str
-    joint: str | None
-    speed_fraction: float | None
-    direction: int
-    start: float
-    end: float
-
-    @property
-    def duration(self) -> float:
-        return self.end - self.start
-
-    def shifted(self, cycle: int, offset: float) -> "PlanStage":
-        return dataclasses.replace(self, cycle=cycle, start=self.start + offset,
-                                   end=self.end + offset)
-
-    def to_row(self) -> list:
-        return [self.cycle, self.kind, self.name, self.joint,
-                None if self.speed_fraction is None else float(self.speed_fraction),
-                self.direction, float(self.start), float(self.end)]
+def _stage_from_row(row) -> StageInterval:
+    """A plan stage from its file row (:func:`_stage_row`)."""
+    cycle, kind, name, joint, speed_fraction, direction, start, end = row
+    return StageInterval(kind, start, end, joint, speed_fraction, direction, cycle, name)
 
 
 @dataclass(frozen=True, eq=False)
@@ -142,7 +109,7 @@ class ProtocolPlan:
     cycle_trajectory : Trajectory
         One cycle, starting and ending at rest in the home pose.
     cycles : int
-    cycle_stages : tuple of PlanStage
+    cycle_stages : tuple of StageInterval
         Sub-stages of cycle 0; cycle c's are shifted by ``c * cycle_duration``.
     settings : dict
         The arguments the plan was built with (provenance).
@@ -173,7 +140,7 @@ class ProtocolPlan:
         stages = tuple(row.shifted(cycle, cycle * self.cycle_duration)
                        for cycle in range(self.cycles) for row in self.cycle_stages)
         object.__setattr__(self, "_stages", stages)
-        object.__setattr__(self, "_starts", np.array([row.start for row in stages]))
+        object.__setattr__(self, "_starts", np.array([row.start_time for row in stages]))
 
     @property
     def trajectory(self) -> Trajectory:
@@ -181,7 +148,7 @@ class ProtocolPlan:
         return self._trajectory
 
     @property
-    def stages(self) -> tuple[PlanStage, ...]:
+    def stages(self) -> tuple[StageInterval, ...]:
         """Every sub-stage of every cycle, in time order."""
         return self._stages
 
@@ -240,7 +207,7 @@ class ProtocolPlan:
             "robot": self.robot_name, "joints": list(self.joint_names), "cycles": self.cycles,
             "cycle_duration": float(self.cycle_duration), "settings": self.settings,
             "notes": list(self.notes), "stage_columns": list(STAGE_COLUMNS),
-            "cycle_stages": [row.to_row() for row in self.cycle_stages],
+            "cycle_stages": [_stage_row(row) for row in self.cycle_stages],
             "cycle_trajectory": self.cycle_trajectory.to_dict(),
         }
 
@@ -252,10 +219,10 @@ def _check_rows(rows, duration: float) -> None:
     for index, row in enumerate(rows):
         if row.kind not in STAGE_KINDS:
             raise TrajectoryError(f"stage {index}: kind {row.kind!r} is not one of {STAGE_KINDS}")
-        if abs(row.start - expected) > 1e-6 or row.end < row.start:
-            raise TrajectoryError(f"stage {index} ({row.kind}/{row.name}) spans [{row.start:g}, "
-                                  f"{row.end:g}] s; expected to start at {expected:g} s")
-        expected = row.end
+        if abs(row.start_time - expected) > 1e-6 or row.end_time < row.start_time:
+            raise TrajectoryError(f"stage {index} ({row.kind}/{row.label}) spans [{row.start_time:g}, "
+                                  f"{row.end_time:g}] s; expected to start at {expected:g} s")
+        expected = row.end_time
     if abs(expected - duration) > 1e-6:
         raise TrajectoryError(f"stages end at {expected:g} s but the cycle lasts {duration:g} s")
 
@@ -315,7 +282,7 @@ class _CycleBuilder:
         self.pose = home.copy()
         self.time = 0.0
         self.segments: list[Trajectory] = []
-        self.rows: list[PlanStage] = []
+        self.rows: list[StageInterval] = []
 
     def add(self, trajectory: Trajectory, kind: str, name: str, joint=None, speed_fraction=None,
             direction=0) -> None:
@@ -327,8 +294,8 @@ class _CycleBuilder:
         start, end)`` whose times are relative to the trajectory's start."""
         self.segments.append(trajectory)
         for kind, name, joint, fraction, direction, start, end in rows:
-            self.rows.append(PlanStage(0, kind, name, joint, fraction, int(direction),
-                                       self.time + start, self.time + end))
+            self.rows.append(StageInterval(kind, self.time + start, self.time + end, joint, fraction,
+                                           int(direction), 0, name))
         self.time += trajectory.duration
         self.pose = trajectory.boundary_states()[1][0]
 
@@ -936,7 +903,7 @@ def build_payload_protocol(robot, excitation: FourierTrajectory, cycles: int = 1
 
 
 def _level_duration(rows) -> float | None:
-    strokes = [row for row in rows if row.name == "stroke"]
+    strokes = [row for row in rows if row.label == "stroke"]
     if not strokes:
         return None
     first = [row for row in strokes if row.joint == strokes[0].joint
@@ -949,11 +916,11 @@ def _check_cycle(robot, cycle: Sequence, rows, settings: ProtocolSettings) -> No
                              tolerance=settings.continuity_tolerance)
     if check.ok:
         return
-    starts = np.array([row.start for row in rows])
+    starts = np.array([row.start_time for row in rows])
     messages = []
     for violation in check.violations:
         row = rows[max(0, int(np.searchsorted(starts, violation.time, side="right")) - 1)]
-        messages.append(f"{violation.describe()} in stage {row.kind}/{row.name}"
+        messages.append(f"{violation.describe()} in stage {row.kind}/{row.label}"
                         + (f" of joint {row.joint}" if row.joint else ""))
     raise TrajectoryError("protocol: " + "; ".join(messages))
 
@@ -990,7 +957,7 @@ def plan_from_dict(data: dict, source: str = "<dict>") -> ProtocolPlan:
         if not isinstance(row, list) or len(row) != len(STAGE_COLUMNS):
             raise TrajectoryError(f"{source}: cycle_stages[{index}] must be a list "
                                   f"{list(STAGE_COLUMNS)}, got {row!r}")
-        rows.append(PlanStage(*row))
+        rows.append(_stage_from_row(row))
     trajectory = trajectory_from_dict(data["cycle_trajectory"], f"{source}.cycle_trajectory")
     try:
         plan = ProtocolPlan(data["robot"], tuple(data["joints"]), trajectory, data["cycles"],

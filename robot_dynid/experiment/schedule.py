@@ -195,9 +195,9 @@ def stage_events(plan: ProtocolPlan) -> tuple[StageMarker, ...]:
     events = []
     for row in plan.stages:
         friction = row.kind == "friction"
-        for start, time in ((True, row.start), (False, row.end)):
+        for start, time in ((True, row.start_time), (False, row.end_time)):
             events.append(StageMarker(
-                stamp=float(time), kind=row.kind, cycle=int(row.cycle), start=start, label=row.name,
+                stamp=float(time), kind=row.kind, cycle=int(row.cycle), start=start, label=row.label,
                 joint_name=(row.joint or "") if row.kind in ("friction", "cylinder") else "",
                 speed_fraction=float(row.speed_fraction or 0.0) if friction else 0.0, direction=int(row.direction)))
     return tuple(events)

@@ -39,6 +39,7 @@ import heapq
 import logging
 import math
 import re
+import dataclasses
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -175,7 +176,8 @@ class StageMarker:
 
 @dataclass(frozen=True)
 class StageInterval:
-    """A stage over a time span, from markers or detected from the motion.
+    """A stage or sub-stage over a time span: planned (a protocol plan's rows), from markers or
+    detected from the motion. The one model of a stage.
 
     Parameters
     ----------
@@ -183,17 +185,19 @@ class StageInterval:
         One of :data:`STAGE_KINDS`.
     start_time, end_time : float
         Span ``[start_time, end_time]`` [s], ends included; ``end_time`` is inf for a stage
-        never ended.
+        never ended. A plan's are from the start of the test.
     joint : str or None
-        Friction: the moving joint. None otherwise.
-    speed_fraction : float
-        Friction: speed as a fraction of the joint's velocity limit [1]; 0 otherwise.
+        Friction and cylinder stages: the moving joint. None otherwise.
+    speed_fraction : float or None
+        Friction: speed as a fraction of the joint's velocity limit [1]; 0 otherwise. A plan also
+        gives the requested fraction of multi-joint sub-stages, and None where none applies.
     direction : int
         Friction: +1 or -1 (0: both or not applicable).
     cycle : int
-        Cycle index, -1 when unknown (detected stages).
+        Cycle index (0-based), -1 when unknown (detected stages).
     label : str
-        Free-form stage name from the marker ("" for detected stages).
+        Free-form stage name from the marker, a plan's sub-stage name (``"hold"``, ``"stroke"``,
+        ``"fourier"``, ...: what its markers carry as label); "" for detected stages.
     """
 
     kind: str
@@ -214,6 +218,11 @@ class StageInterval:
     def stage_label(self) -> str:
         """Label of the interval's samples (module docstring)."""
         return _stage_label(self.kind, self.label)
+
+    def shifted(self, cycle: int, offset: float) -> "StageInterval":
+        """The same stage in cycle ``cycle``, ``offset`` [s] later."""
+        return dataclasses.replace(self, cycle=cycle, start_time=self.start_time + offset,
+                                   end_time=self.end_time + offset)
 
 
 def stage_intervals(markers: Sequence[StageMarker]) -> list[StageInterval]:

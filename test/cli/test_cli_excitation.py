@@ -85,9 +85,9 @@ def test_protocol_prints_stages_and_writes_a_plan(tmp_path, capsys):
     plan = load_plan(out)
     assert plan.cycles == 3
     assert plan.stage_durations()["warmup"] == pytest.approx(60.0)
-    fourier = [row for row in plan.cycle_stages if row.name == "fourier"]
+    fourier = [row for row in plan.cycle_stages if row.label == "fourier"]
     excitation = load_trajectory(THESIS)
-    t = np.array([fourier[0].start + 3.3])
+    t = np.array([fourier[0].start_time + 3.3])
     np.testing.assert_allclose(plan.trajectory.evaluate(t)[0][0],
                                excitation.evaluate(np.array([3.3]))[0][0], atol=1e-12)
 
@@ -120,9 +120,9 @@ def test_protocol_plays_the_cylinder_stage_of_the_configured_cylinders(tmp_path,
                  "--cylinders", cylinders, "--cylinder-stage", stage, "--out", tmp_path / "plan.yaml"]
     assert main([str(a) for a in arguments]) == 0, capsys.readouterr().err
     plan = load_plan(tmp_path / "plan.yaml")
-    sine = next(row for row in plan.stages if row.kind == "cylinder" and row.name == "sine")
+    sine = next(row for row in plan.stages if row.kind == "cylinder" and row.label == "sine")
     assert sine.joint == "j2" and sine.duration == pytest.approx(2 * math.pi / 0.5)
-    q = plan.trajectory.evaluate(np.linspace(sine.start, sine.end, 201))[0][:, 1]
+    q = plan.trajectory.evaluate(np.linspace(sine.start_time, sine.end_time, 201))[0][:, 1]
     assert np.ptp(q) == pytest.approx(2 * 0.006 / 0.12, rel=1e-6)
     assert "cylinder" in capsys.readouterr().out
     assert main([str(a) for a in arguments[:-4]]) == 2
@@ -146,11 +146,11 @@ def test_protocol_plans_a_cylinder_attached_at_two_points_and_refuses_one_across
                  "0.5", "--cylinders", cylinders, "--cylinder-stage", stage, "--out", tmp_path / "plan.yaml"]
     assert main([str(a) for a in arguments]) == 0, capsys.readouterr().err
     plan = load_plan(tmp_path / "plan.yaml")
-    sine = next(row for row in plan.stages if row.kind == "cylinder" and row.name == "sine")
+    sine = next(row for row in plan.stages if row.kind == "cylinder" and row.label == "sine")
     assert sine.joint == "j2"
     tau = np.linspace(0.0, sine.duration, 201)
     x = CylinderGeometry(robot, [attachment_from_dict(attachment)], ["boom"]).displacement(
-        plan.trajectory.evaluate(sine.start + tau)[0])[:, 0]
+        plan.trajectory.evaluate(sine.start_time + tau)[0])[:, 0]
     np.testing.assert_allclose(x, x[0] + 0.01 * np.sin(0.5 * tau), rtol=0, atol=1e-6)
     attachment["base"]["link"] = "world"
     cylinders.write_text(yaml.safe_dump({"cylinders": [{"name": "boom", **entry, "attachment": attachment}]}))

@@ -79,26 +79,26 @@ def designed_stages(plan, robot):
     stages = []
     for row in plan.stages:
         if row.kind == "rest":
-            stages.append(["rest", row.start, row.end, None, 0.0, 0, None, None])
-        elif row.name == "stroke":
+            stages.append(["rest", row.start_time, row.end_time, None, 0.0, 0, None, None])
+        elif row.label == "stroke":
             j = robot.joint_names.index(row.joint)
             ramp, _ = ladder_ramp(row.speed_fraction * velocity[j],
                                   plan.settings["friction_acceleration_fraction"] * acceleration[j],
                                   plan.settings["jerk_duration"])
-            stages.append(["friction", row.start + ramp, row.end - ramp, row.joint, row.speed_fraction,
+            stages.append(["friction", row.start_time + ramp, row.end_time - ramp, row.joint, row.speed_fraction,
                            row.direction, FRICTION_TOLERANCE, FRICTION_TOLERANCE])
-        elif row.name == "hold":
+        elif row.label == "hold":
             assert row.duration < MIN_REST, row   # too short to be a rest: no stage
         else:   # excitation, warm-up and transitions
-            q_start, q_end = plan.trajectory.evaluate(np.array([row.start, row.end]))[0]
+            q_start, q_end = plan.trajectory.evaluate(np.array([row.start_time, row.end_time]))[0]
             lag = None
-            if row.name == "transition":
+            if row.label == "transition":
                 assert np.sum(np.abs(q_end - q_start) > 1e-6) >= 2, f"{row}: moves a single joint"
                 lag = quintic_lag(row.duration, q_end - q_start) + SMOOTHING / 2 + 1 / RATE
-            if stages and stages[-1][0] == "excitation" and abs(stages[-1][2] - row.start) < 1e-9:
-                stages[-1][2], stages[-1][7] = row.end, lag
+            if stages and stages[-1][0] == "excitation" and abs(stages[-1][2] - row.start_time) < 1e-9:
+                stages[-1][2], stages[-1][7] = row.end_time, lag
             else:
-                stages.append(["excitation", row.start, row.end, None, 0.0, 0, lag, lag])
+                stages.append(["excitation", row.start_time, row.end_time, None, 0.0, 0, lag, lag])
     stages.append(["rest", plan.duration, plan.duration + REST_AFTER, None, 0.0, 0, None, None])
     for index, stage in enumerate(stages):   # a rest ends / starts where the motion next to it does
         if stage[0] == "rest":
@@ -267,7 +267,7 @@ def test_stages_of_a_marked_bag_are_its_markers(protocol_run, capsys):
     every = 2   # 100 Hz is plenty to list markers
     with BagWriter(bag, storage="sqlite3") as writer:
         for row in plan.stages:
-            for stamp, start in ((row.start, True), (row.end, False)):
+            for stamp, start in ((row.start_time, True), (row.end_time, False)):
                 writer.write_stage(T0_NS + round(stamp * 1e9), row.kind, row.cycle, start, joint_name=row.joint or "",
                                    speed_fraction=row.speed_fraction or 0.0, direction=row.direction)
         for k in range(0, t.size, every):
@@ -280,8 +280,8 @@ def test_stages_of_a_marked_bag_are_its_markers(protocol_run, capsys):
     assert len(listed) == len(plan.stages)
     for stage, row in zip(listed, plan.stages):
         assert (stage["kind"], stage["cycle"], stage["joint"]) == (row.kind, row.cycle, row.joint)
-        assert stage["start"] == pytest.approx(row.start, abs=1e-6)
-        assert stage["end"] == pytest.approx(row.end, abs=1e-6)
+        assert stage["start"] == pytest.approx(row.start_time, abs=1e-6)
+        assert stage["end"] == pytest.approx(row.end_time, abs=1e-6)
         if row.joint is not None:
             assert stage["speed_fraction"] == pytest.approx(row.speed_fraction or 0.0)
             assert stage["direction"] == row.direction
@@ -291,8 +291,8 @@ def test_stages_of_a_marked_bag_are_its_markers(protocol_run, capsys):
     lines = out.splitlines()
     assert lines[0] == (f"{len(plan.stages)} stages of {bag} from its stage markers; times [s] since the first "
                         f"sample (at {T0_NS * 1e-9:.6f} s)")
-    stroke = next(row for row in plan.stages if row.name == "stroke")
-    assert any(line.split()[:3] == ["friction", f"{stroke.start:.3f}", f"{stroke.end:.3f}"]
+    stroke = next(row for row in plan.stages if row.label == "stroke")
+    assert any(line.split()[:3] == ["friction", f"{stroke.start_time:.3f}", f"{stroke.end_time:.3f}"]
                and stroke.joint in line.split() for line in lines)
 
 
@@ -306,9 +306,9 @@ def test_stages_of_a_csv_stage_column_are_its_runs(protocol_run, tmp_path, capsy
     merged = []
     for row in plan.stages:
         if merged and merged[-1][0] == row.kind:
-            merged[-1][2] = row.end
+            merged[-1][2] = row.end_time
         else:
-            merged.append([row.kind, row.start, row.end])
+            merged.append([row.kind, row.start_time, row.end_time])
     code, out, err = run_cli(capsys, "stages", "--robot", ROBOT, "--data", path, "--json")
     assert (code, err) == (0, "")
     report = json.loads(out)

@@ -90,7 +90,7 @@ def run(tmp_path_factory, graph):
             "experiment_runner", "-p", f"plan_file:={directory / 'plan.yaml'}", "-p", "autostart:=true",
             "-p", "start_delay:=3.0",   # s from ready to motion: the runner's stage publisher meets their subscriptions
             "-p", "experiment_id:=end_to_end", *namespace, log_path=directory / "experiment_runner.log")
-        duration = plan_stages[-1].end
+        duration = plan_stages[-1].end_time
         graph.spin_until(lambda: len(stages) == 2 * len(plan_stages), timeout=duration + 30.0,
                          what="every stage marker of the plan")
         graph.spin_until(lambda: models, what="an IdentifiedModel after the excitation")
@@ -170,7 +170,8 @@ def test_the_bag_identifies_offline_to_the_nodes_parameters(run, capsys):
 
 def test_every_stage_marker_the_runner_published_is_in_the_bag(run):
     published = run["stages"]
-    expected = [(STAGE_KINDS.index(row.kind), row.name, start) for row in run["plan_stages"] for start in (True, False)]
+    expected = [(STAGE_KINDS.index(row.kind), row.label, start)
+                for row in run["plan_stages"] for start in (True, False)]
     assert [(m.kind, m.label, m.start) for m in published] == expected
     recorded = read_stage_markers(closed_bag(run))
     assert [(m.stamp, m.kind, m.cycle, m.start, m.joint_name, m.speed_fraction, m.direction, m.label,

@@ -66,7 +66,7 @@ def run(tmp_path_factory, graph):
             "experiment_runner", "-p", f"plan_file:={directory / 'plan.yaml'}", "-p", "autostart:=true",
             "-p", "start_delay:=3.0", "-p", "experiment_id:=end_to_end_mujoco", *common,
             log_path=directory / "experiment_runner.log")
-        graph.spin_until(lambda: len(stages) == 2 * len(plan_stages), timeout=plan_stages[-1].end + 30.0,
+        graph.spin_until(lambda: len(stages) == 2 * len(plan_stages), timeout=plan_stages[-1].end_time + 30.0,
                          what="every stage marker of the plan")
         graph.spin_until(lambda: models, what="an IdentifiedModel after the excitation")
         yield {"graph": graph, "robot": robot, "models": models, "directory": directory}

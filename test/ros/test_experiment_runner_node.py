@@ -24,10 +24,11 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from builtin_interfaces.msg import Duration
 
-from robot_dynid.experiment.protocol import PlanStage, ProtocolPlan, load_plan, save_plan
+from robot_dynid.experiment.protocol import ProtocolPlan, load_plan, save_plan
 from robot_dynid.experiment.trajectories import Hold, PointToPoint, Sequence
 from robot_dynid.msg import ExperimentStage
 from robot_dynid.package_files import find_package_file
+from robot_dynid.recordings.stages import StageInterval
 from ros_graph import start_node, stop_node
 
 NAMESPACE = f"experiment_runner_test_{os.getpid()}"
@@ -51,7 +52,7 @@ def write_plan(path):
             ("friction", "stroke", "j2", 0.2, 1), ("friction", "stroke", "j2", 0.2, -1),
             ("warmup", "oscillation", None, None, 0)]
     ends = np.cumsum([s.duration for s in segments])
-    stages = tuple(PlanStage(0, kind, name, joint, fraction, direction, float(end - s.duration), float(end))
+    stages = tuple(StageInterval(kind, float(end - s.duration), float(end), joint, fraction, direction, 0, name)
                    for (kind, name, joint, fraction, direction), s, end in zip(rows, segments, ends))
     save_plan(ProtocolPlan("ER3A", JOINTS, Sequence(segments), 1, stages, {}), path)
     return load_plan(path)
@@ -229,12 +230,12 @@ def test_autostart_plays_every_stage_marker_in_order_and_the_arm_follows_the_pla
     text = stop_runner(process, log)
     assert "starting in 2 s: at the plan's start pose" in text and "plan done" in text
 
-    expected = [(KINDS[row.kind], row.cycle, row.joint or "", start, row.name, row.direction)
+    expected = [(KINDS[row.kind], row.cycle, row.joint or "", start, row.label, row.direction)
                 for row in plan.stages for start in (True, False)]
     assert [(m.kind, m.cycle, m.joint_name, m.start, m.label, m.direction) for m in stages] == expected
     assert {m.experiment_id for m in stages} == {"sim_test"}
     assert [m.speed_fraction for m in stages] == [0, 0, 0, 0, 0.2, 0.2, 0.2, 0.2, 0, 0]
-    boundaries = [t for row in plan.stages for t in (row.start, row.end)]
+    boundaries = [t for row in plan.stages for t in (row.start_time, row.end_time)]
     np.testing.assert_allclose([seconds(m) - t0 for m in stages], boundaries, atol=2e-6)
 
     t = np.array([seconds(m) for m in states]) - t0
@@ -368,7 +369,7 @@ def test_a_joint_state_turning_nan_mid_plan_aborts_at_once_and_holds_the_last_co
     assert_holds_a_commanded_point(commands[:hold_index], commands[hold_index].points[0], injected - 0.011, held)
     assert (stages[-1].start, stages[-1].kind) == (False, ExperimentStage.KIND_EXCITATION)
     t0 = seconds(stages[0])
-    assert plan.stages[1].start < seconds(stages[-1]) - t0 < plan.stages[1].end
+    assert plan.stages[1].start_time < seconds(stages[-1]) - t0 < plan.stages[1].end_time
     np.testing.assert_allclose(states[-1].position, commands[hold_index].points[0].positions, atol=1e-9)
 
 
@@ -401,15 +402,15 @@ def test_nothing_moves_until_start_and_abort_ends_the_current_stage(arm):
         (ExperimentStage.KIND_FRICTION, True), (ExperimentStage.KIND_FRICTION, False)]
     assert (stages[-1].joint_name, stages[-1].direction) == ("j2", 1)
     t0 = seconds(stages[0])
-    assert plan.stages[2].start < seconds(stages[-1]) - t0 < plan.stages[2].end
+    assert plan.stages[2].start_time < seconds(stages[-1]) - t0 < plan.stages[2].end_time
 
     t = np.array([seconds(m) for m in states])
     q = np.array([m.position for m in states])
     held = q[t > abort_time + 0.5]
     assert held.shape[0] > 500
     np.testing.assert_allclose(held, np.tile(held[0], (held.shape[0], 1)), atol=1e-9)
-    assert plan.trajectory.evaluate([plan.stages[2].start])[0][0][1] - 1e-6 < held[0][1] \
-        < plan.trajectory.evaluate([plan.stages[2].end])[0][0][1] + 1e-6   # j2 stopped inside its stroke
+    assert plan.trajectory.evaluate([plan.stages[2].start_time])[0][0][1] - 1e-6 < held[0][1] \
+        < plan.trajectory.evaluate([plan.stages[2].end_time])[0][0][1] + 1e-6   # j2 stopped inside its stroke
     assert np.abs(held[-1] - B).max() > 0.01      # it never finished the plan
 
 
@@ -429,7 +430,7 @@ def test_a_tracking_error_aborts_the_run_naming_the_joint(arm):
         (ExperimentStage.KIND_REST, True), (ExperimentStage.KIND_REST, False),
         (ExperimentStage.KIND_EXCITATION, True), (ExperimentStage.KIND_EXCITATION, False)]
     t0 = seconds(stages[0])
-    assert plan.stages[1].start < seconds(stages[-1]) - t0 < plan.stages[1].end   # ended early, by the abort
+    assert plan.stages[1].start_time < seconds(stages[-1]) - t0 < plan.stages[1].end_time   # ended early, by the abort
 
 
 def test_a_far_pose_is_refused_naming_the_joint_when_the_approach_is_disabled(arm):

@@ -43,7 +43,7 @@ def test_time_fit_recovers_the_simulated_time_constants_within_10_percent(fricti
 def test_extraction_finds_every_joint_level_direction_stroke_of_the_plan():
     plan, recording, intervals, _, _ = simulate_test(ROBOT, cycles=2, speed_fractions=(0.2, 0.6), noise=0.05)
     expected = collections.Counter((row.cycle, row.joint, round(row.speed_fraction, 3), row.direction)
-                                   for row in plan.stages if row.kind == "friction" and row.name == "stroke")
+                                   for row in plan.stages if row.kind == "friction" and row.label == "stroke")
     assert len(expected) == 2 * 6 * 2 * 2
     segments, notes = friction_stages.extract_friction_segments(recording, intervals)
     assert notes == []

@@ -38,7 +38,7 @@ def plan(robot):
 
 def test_the_stage_is_the_paper_sine_of_each_cylinder_in_turn(plan, robot):
     rows = [row for row in plan.cycle_stages if row.kind == "cylinder"]
-    assert [(row.name, row.joint) for row in rows] == [
+    assert [(row.label, row.joint) for row in rows] == [
         (name, joint) for joint in ("j2", "j5") for name in ("transition", "ramp", "sine", "ramp")]
     assert plan.cycle_stages[:len(rows)] == tuple(rows)           # before the excitation stage
     period = 2.0 * math.pi / W
@@ -51,14 +51,14 @@ def test_the_stage_is_the_paper_sine_of_each_cylinder_in_turn(plan, robot):
         middle = 0.5 * (lower[j] + upper[j]) if center is None else center
         # on the pure sine: q_j = center + (A / r) sin(w tau), the other joints still
         tau = np.linspace(0.0, sine.duration, 401)
-        q, qd, qdd = plan.trajectory.evaluate(sine.start + tau)
+        q, qd, qdd = plan.trajectory.evaluate(sine.start_time + tau)
         np.testing.assert_allclose(q[:, j], middle + A / arm * np.sin(W * tau), atol=1e-9)
         np.testing.assert_allclose(qd[:, j], A / arm * W * np.cos(W * tau), atol=1e-9)
         np.testing.assert_allclose(qdd[:, j], -A / arm * W**2 * np.sin(W * tau), atol=1e-9)
         others = np.delete(np.arange(robot.n_joints), j)
         assert np.ptp(q[:, others], axis=0).max() < 1e-12
         # rest at the center at both ends of the ramps
-        q, qd, qdd = plan.trajectory.evaluate(np.array([ramp_in.start, ramp_out.end]))
+        q, qd, qdd = plan.trajectory.evaluate(np.array([ramp_in.start_time, ramp_out.end_time]))
         np.testing.assert_allclose(q[:, j], middle, atol=1e-12)
         np.testing.assert_allclose(np.hstack([qd, qdd]), 0.0, atol=1e-12)
 
@@ -92,7 +92,7 @@ def test_markers_carry_the_joint_and_the_bag_reader_segments_the_stage(plan, tmp
             writer.write_joint_state(t0 + round(t[k] * 1e9), plan.joint_names, q[k], qd[k], np.zeros(q.shape[1]))
     recording = read_bag(tmp_path / "bag")
     cylinder_rows = [row for row in plan.stages if row.kind == "cylinder"]
-    start, end = cylinder_rows[0].start, cylinder_rows[-1].end
+    start, end = cylinder_rows[0].start_time, cylinder_rows[-1].end_time
     # every sample stamped in [start, end) of the plan's cylinder rows, and no other, is labelled cylinder
     inside = (t >= start - 1e-9) & (t < end - 1e-9)
     np.testing.assert_array_equal(recording.stage == "cylinder", inside)
@@ -160,13 +160,13 @@ def test_a_two_point_cylinder_displacement_is_the_paper_sine_within_its_limits(r
     """The attachment's own geometry (pinocchio, not the fitted inverse) gives x = x_c + A sin(w tau) on the
     pure sine within 1e-6 m, the moving joint stays inside its limits and the others hold."""
     plan, geometry, cylinders, amplitude = two_point
-    rows = [row for row in plan.cycle_stages if row.kind == "cylinder" and row.name == "sine"]
+    rows = [row for row in plan.cycle_stages if row.kind == "cylinder" and row.label == "sine"]
     assert [row.joint for row in rows] == ["j2", "j4"] == [cylinder.joint for cylinder in cylinders]
     lower, upper = robot.limit_arrays()[:2]
     arms = []
     for index, row in enumerate(rows):
         tau = np.linspace(0.0, row.duration, 801)
-        q, qd, qdd = plan.trajectory.evaluate(row.start + tau)
+        q, qd, qdd = plan.trajectory.evaluate(row.start_time + tau)
         assert np.all((q >= lower) & (q <= upper))
         j = robot.joint_names.index(row.joint)
         assert np.ptp(np.delete(q, j, axis=1), axis=0).max() < 1e-12
@@ -180,7 +180,7 @@ def test_a_two_point_cylinder_displacement_is_the_paper_sine_within_its_limits(r
     assert max(np.ptp(arm) / np.abs(arm).mean() for arm in arms) > 0.1      # the constant-arm plan would be off
     save_plan(plan, tmp_path / "plan.yaml")
     loaded = load_plan(tmp_path / "plan.yaml")
-    t = np.linspace(rows[0].start, rows[-1].end, 301)
+    t = np.linspace(rows[0].start_time, rows[-1].end_time, 301)
     for expected, actual in zip(plan.trajectory.evaluate(t), loaded.trajectory.evaluate(t)):
         np.testing.assert_allclose(actual, expected, rtol=0, atol=1e-12)
 

@@ -66,10 +66,10 @@ def test_events_are_the_start_and_end_of_every_plan_row_in_order(plan, schedule)
     for index, row in enumerate(plan.stages):
         start, end = events[2 * index], events[2 * index + 1]
         assert (start.start, end.start) == (True, False)
-        assert (start.stamp, end.stamp) == (row.start, row.end)
+        assert (start.stamp, end.stamp) == (row.start_time, row.end_time)
         for event in (start, end):
             assert (event.kind, event.kind_code, event.cycle, event.label, event.direction) == \
-                   (row.kind, MSG_KINDS[row.kind], row.cycle, row.name, row.direction)
+                   (row.kind, MSG_KINDS[row.kind], row.cycle, row.label, row.direction)
             if row.kind == "friction":
                 assert event.joint_name == (row.joint or "")
                 assert event.speed_fraction == (row.speed_fraction or 0.0)
@@ -190,10 +190,10 @@ def test_a_run_hands_out_every_chunk_and_event_once_in_order(schedule, robot):
 def test_abort_ends_the_stage_playing_and_stops_the_run(plan, schedule, robot):
     run = started_run(schedule, robot)
     row = plan.stages[3]
-    t = 0.5 * (row.start + row.end)
+    t = 0.5 * (row.start_time + row.end_time)
     play_until(run, t)
     end = run.abort(t)
-    assert (end.start, end.stamp, end.label, end.kind, end.cycle) == (False, t, row.name, row.kind, row.cycle)
+    assert (end.start, end.stamp, end.label, end.kind, end.cycle) == (False, t, row.label, row.kind, row.cycle)
     assert run.state == "aborted" and run.due(plan.duration) == ([], [])
     assert started_run(schedule, robot).abort(-0.2) is None
 
@@ -416,7 +416,7 @@ def test_an_abort_holds_the_recent_finite_measured_pose_else_the_last_commanded_
         hold = run.hold_pose(-0.3, measured, age)
         assert hold.source == "the last commanded point"
         np.testing.assert_array_equal(hold.pose, start)        # the controller holds where the arm was
-    t = 0.5 * (plan.stages[2].start + plan.stages[2].end)
+    t = 0.5 * (plan.stages[2].start_time + plan.stages[2].end_time)
     play_until(run, t)
     measured = plan.trajectory.evaluate([t])[0][0] + 0.003
     hold = run.hold_pose(t, measured, 0.25)

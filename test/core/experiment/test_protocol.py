@@ -36,12 +36,12 @@ def limits(robot):
 
 def test_stages_are_contiguous_ordered_and_labelled(thesis_plan):
     stages = thesis_plan.stages
-    assert stages[0].start == 0.0
-    assert stages[-1].end == pytest.approx(thesis_plan.duration)
+    assert stages[0].start_time == 0.0
+    assert stages[-1].end_time == pytest.approx(thesis_plan.duration)
     for before, after in zip(stages, stages[1:]):
-        assert after.start == pytest.approx(before.end, abs=1e-9)
+        assert after.start_time == pytest.approx(before.end_time, abs=1e-9)
         assert after.cycle in (before.cycle, before.cycle + 1)
-    assert all(row.end > row.start and row.kind in STAGE_KINDS for row in stages)
+    assert all(row.end_time > row.start_time and row.kind in STAGE_KINDS for row in stages)
     assert [row.cycle for row in stages].count(1) == len(thesis_plan.cycle_stages)
     kinds = [row.kind for row in thesis_plan.cycle_stages]
     order = [kind for i, kind in enumerate(kinds) if i == 0 or kinds[i - 1] != kind]
@@ -53,7 +53,7 @@ def test_default_durations_follow_the_thesis(thesis_plan):
     totals = thesis_plan.stage_durations()
     assert totals["warmup"] == pytest.approx(180.0, abs=1e-6)
     assert 240.0 <= thesis_plan.cycle_duration <= 400.0
-    fourier = [row for row in thesis_plan.cycle_stages if row.name == "fourier"]
+    fourier = [row for row in thesis_plan.cycle_stages if row.label == "fourier"]
     assert len(fourier) == 1 and fourier[0].duration == pytest.approx(2 * 10.0)
 
 
@@ -63,12 +63,12 @@ def test_requested_durations_are_kept(er3a):
     totals = plan.stage_durations()
     assert totals["rest"] == pytest.approx(4.0)
     assert totals["warmup"] == pytest.approx(60.0)
-    assert [row.duration for row in plan.cycle_stages if row.name == "fourier"] == \
+    assert [row.duration for row in plan.cycle_stages if row.label == "fourier"] == \
         [pytest.approx(30.0)]
     assert plan.settings["friction_level_duration"] == 5.0
     levels = {}
     for row in plan.cycle_stages:
-        if row.kind == "friction" and row.name != "transition":
+        if row.kind == "friction" and row.label != "transition":
             key = (row.joint, row.speed_fraction)
             levels[key] = levels.get(key, 0.0) + row.duration
     # levels whose speed had to be reduced to the same value add up (j3 at 80 % and 100 %)
@@ -82,29 +82,29 @@ def test_friction_levels_take_equal_time_and_cruise_at_the_requested_speed(er3a,
     level_duration = thesis_plan.settings["friction_level_duration"]
     rows = [row for row in thesis_plan.cycle_stages if row.kind == "friction"]
     for j, name in enumerate(er3a.joint_names):
-        joint_rows = [row for row in rows if row.joint == name and row.name != "transition"]
-        begin = joint_rows[0].start
-        assert joint_rows[-1].end == pytest.approx(begin + len(FRACTIONS) * level_duration)
+        joint_rows = [row for row in rows if row.joint == name and row.label != "transition"]
+        begin = joint_rows[0].start_time
+        assert joint_rows[-1].end_time == pytest.approx(begin + len(FRACTIONS) * level_duration)
         for index, requested in enumerate(FRACTIONS):
             slot = (begin + index * level_duration, begin + (index + 1) * level_duration)
             level = [row for row in joint_rows
-                     if slot[0] - 1e-9 <= row.start and row.end <= slot[1] + 1e-9]
+                     if slot[0] - 1e-9 <= row.start_time and row.end_time <= slot[1] + 1e-9]
             assert sum(row.duration for row in level) == pytest.approx(level_duration)
             achieved = level[0].speed_fraction
             assert all(row.speed_fraction == achieved for row in level)
             assert achieved <= requested + 1e-12
-            strokes = [row for row in level if row.name == "stroke"]
+            strokes = [row for row in level if row.label == "stroke"]
             assert [row.direction for row in strokes] == [1, -1] * (len(strokes) // 2)
             for row in strokes:
                 # the middle of a stroke lies on its constant-velocity plateau
-                t = np.array([0.5 * (row.start + row.end)])
+                t = np.array([0.5 * (row.start_time + row.end_time)])
                 _, qd, _ = thesis_plan.trajectory.evaluate(t)
                 assert qd[0, j] == pytest.approx(row.direction * achieved * velocity[j], rel=1e-9)
                 np.testing.assert_allclose(np.delete(qd[0], j), 0.0, atol=1e-12)
     # j1 has range enough for every level; j3's 2.7 rad stroke cannot host a plateau at full speed
-    j1 = [row.speed_fraction for row in rows if row.joint == "j1" and row.name == "stroke"]
+    j1 = [row.speed_fraction for row in rows if row.joint == "j1" and row.label == "stroke"]
     assert max(j1) == pytest.approx(1.0)
-    j3 = [row.speed_fraction for row in rows if row.joint == "j3" and row.name == "stroke"]
+    j3 = [row.speed_fraction for row in rows if row.joint == "j3" and row.label == "stroke"]
     assert max(j3) < 1.0
     assert any("joint j3" in note for note in thesis_plan.notes)
 
@@ -149,8 +149,8 @@ def test_friction_poses_hold_the_other_joints(er3a, tmp_path):
     path.write_text(f"poses:\n  j4: {pose}\n")
     plan = build_protocol(er3a, cycles=1, friction_poses=load_friction_poses(path, er3a),
                           warmup_duration=30.0)
-    strokes = [row for row in plan.cycle_stages if row.joint == "j4" and row.name == "stroke"]
-    t = np.array([0.5 * (row.start + row.end) for row in strokes])
+    strokes = [row for row in plan.cycle_stages if row.joint == "j4" and row.label == "stroke"]
+    t = np.array([0.5 * (row.start_time + row.end_time) for row in strokes])
     q, _, _ = plan.trajectory.evaluate(t)
     np.testing.assert_allclose(np.delete(q, 3, axis=1), np.tile(np.delete(pose, 3), (len(t), 1)))
 
@@ -160,9 +160,9 @@ def test_validation_stage_plays_the_given_trajectory(er3a):
                            CycloidalMove(er3a.joint_names, np.full(6, 0.3), np.full(6, -0.3), 2.0)])
     plan = build_protocol(er3a, cycles=1, warmup_duration=30.0, validation=validation)
     rows = [row for row in plan.cycle_stages if row.kind == "validation"]
-    played = [row for row in rows if row.name == "validation"]
+    played = [row for row in rows if row.label == "validation"]
     assert len(played) == 1 and played[0].duration == pytest.approx(4.0)
-    q, _, _ = plan.trajectory.evaluate(np.array([played[0].start + 2.0]))
+    q, _, _ = plan.trajectory.evaluate(np.array([played[0].start_time + 2.0]))
     np.testing.assert_allclose(q[0], 0.3)
 
 

@@ -281,7 +281,7 @@ def test_a_payload_excitation_moves_the_wrist_holds_the_rest_and_conditions_the_
 def test_a_payload_protocol_is_a_stage_of_its_own(ur5):
     robot, _, _ = ur5
     plan = build_payload_protocol(robot, excitation(robot), cycles=2, rest_duration=1.0)
-    assert [(row.kind, row.name) for row in plan.cycle_stages] == [("rest", "hold"), ("payload", "fourier")]
+    assert [(row.kind, row.label) for row in plan.cycle_stages] == [("rest", "hold"), ("payload", "fourier")]
     _, _, _, _, labels, cycles = plan.sample(10.0)
     assert set(labels) == {"rest", "payload"} and set(cycles) == {0, 1}
     assert plan.cycle_duration == pytest.approx(61.0)
