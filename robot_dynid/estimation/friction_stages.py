@@ -23,6 +23,7 @@ import numpy as np
 from robot_dynid.errors import DataError, DynIdError, IdentificationError
 from robot_dynid.estimation.cycles import test_time_offsets
 from robot_dynid.estimation.estimators import build_estimator
+from robot_dynid.joint_names import index_in
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.friction_drift import DoubleExponentialFit, fit_double_exponential
 from robot_dynid.model.robot_description import RobotDescription, build_pinocchio_model
@@ -292,7 +293,7 @@ def extract_friction_segments(recording: Recording, intervals: Iterable[StageInt
         if interval.joint not in recording.joint_names:
             notes.append(f"friction stage of joint {interval.joint}: not in {recording.source}")
             continue
-        j = recording.joint_names.index(interval.joint)
+        j, = index_in(recording.joint_names, [interval.joint], "friction stage", recording.source)
         rows = _in_interval(recording.time, interval)
         found = plateau(recording.qd[rows, j], interval.direction, tolerance)
         cycle_label = f"{file_label}cycle {interval.cycle}" if interval.cycle != NO_CYCLE else f"{file_label}-"
@@ -343,7 +344,7 @@ def friction_analysis(recordings: Sequence[Recording], intervals: Sequence[Seque
         notes += found_notes
         strokes = friction_intervals(stages)
         for joint, label in dict.fromkeys((s.joint, s.label) for s in segments):
-            j = robot.joint_names.index(joint)
+            j, = index_in(robot.joint_names, [joint], "friction segments", f"robot {robot.name!r}")
             mine = [i for i in strokes if i.joint == joint and
                     (f"{file_label}cycle {i.cycle}" if i.cycle != NO_CYCLE else f"{file_label}-") == label]
             rows = np.concatenate([np.arange(s.start, s.stop) for s in (_in_interval(recording.time, i) for i in mine)])

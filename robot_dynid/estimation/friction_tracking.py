@@ -29,6 +29,7 @@ from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.estimation.estimators import RecursiveLeastSquares
 from robot_dynid.estimation.streaming import quality_gate
+from robot_dynid.joint_names import match_joints
 from robot_dynid.model.dynamic_model import DynamicModel
 
 #: Default forgetting factor per update: a memory of about 2000 samples (20 s at 100 Hz).
@@ -285,11 +286,7 @@ def track_recording(model: DynamicModel, recording, forgetting: float = DEFAULT_
     ``batch`` samples, as the identifier's ``track_friction`` mode does live."""
     if recording.qdd is None or recording.tau is None:
         raise DataError("friction tracking needs accelerations and torques in the recording")
-    columns = [list(recording.joint_names).index(joint) if joint in recording.joint_names else None
-               for joint in model.joint_names]
-    missing = [joint for joint, column in zip(model.joint_names, columns) if column is None]
-    if missing:
-        raise DataError(f"the recording lacks the model's joint(s) {missing}")
+    columns = match_joints(model.joint_names, recording.joint_names, recording.source, "the model")
     tracker = FrictionTracker(model, forgetting, offsets)
     arrays = [getattr(recording, field)[:, columns] for field in ("q", "qd", "qdd", "tau")]
     ends = list(range(batch, recording.n_samples + 1, batch)) or [recording.n_samples]

@@ -54,6 +54,7 @@ from robot_dynid.experiment.trajectories import (CycloidalMove, CylinderSine, Fo
                                                  VelocityLadder, cycloidal_duration, ladder_ramp,
                                                  max_ladder_speed, trajectory_from_dict)
 from robot_dynid.experiment.trajectory_checks import check_trajectory
+from robot_dynid.joint_names import index_in
 from robot_dynid.recordings.stages import STAGE_KINDS, StageInterval
 from robot_dynid.yaml_files import read_yaml
 
@@ -622,10 +623,8 @@ def _cylinder_stage(builder: _CycleBuilder, stage: CylinderStage, home: np.ndarr
     """One :class:`RampedSine` (constant moment arm) or :class:`CylinderSine` (two points) per cylinder,
     from a transition to its center pose."""
     for cylinder in stage.cylinders:
-        if cylinder.joint not in builder.names:
-            raise TrajectoryError(f"cylinder stage: cylinder {cylinder.name} drives joint {cylinder.joint!r}, "
-                                  f"which is not a joint of the robot {list(builder.names)}")
-        j = builder.names.index(cylinder.joint)
+        j, = index_in(builder.names, [cylinder.joint], f"cylinder stage: cylinder {cylinder.name}", "the robot",
+                      error=TrajectoryError)
         center = home.copy()
         center[j] = 0.5 * (builder.lower[j] + builder.upper[j]) if cylinder.center is None else cylinder.center
         if cylinder.displacement is None:
@@ -717,13 +716,8 @@ def _validated_poses(poses, robot) -> dict:
     if not isinstance(poses, dict):
         raise TrajectoryError(f"friction_poses must be a mapping {{joint name: pose}}, got "
                               f"{type(poses).__name__}")
-    result = {}
-    for name, pose in poses.items():
-        if name not in robot.joint_names:
-            raise TrajectoryError(f"friction_poses: {name!r} is not a joint of robot "
-                                  f"{robot.name!r} {list(robot.joint_names)}")
-        result[name] = _check_pose(pose, robot, f"friction_poses[{name}]")
-    return result
+    index_in(robot.joint_names, list(poses), "friction_poses", f"robot {robot.name!r}", error=TrajectoryError)
+    return {name: _check_pose(pose, robot, f"friction_poses[{name}]") for name, pose in poses.items()}
 
 
 def build_protocol(robot, cycles: int = 24, excitation: FourierTrajectory | None = None,

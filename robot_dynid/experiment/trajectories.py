@@ -48,7 +48,7 @@ import yaml
 
 from robot_dynid import validators
 from robot_dynid.errors import TrajectoryError
-from robot_dynid.joint_names import repeated_names
+from robot_dynid.joint_names import index_in, match_joints, unique_names
 from robot_dynid.yaml_files import read_yaml
 
 logger = logging.getLogger(__name__)
@@ -72,10 +72,15 @@ def _joint_names(value, field: str = "joint_names") -> tuple[str, ...]:
         raise TrajectoryError(f"{field} must be a non-empty list of joint names, got {value!r}")
     if not all(isinstance(name, str) and name for name in value):
         raise TrajectoryError(f"{field} must hold non-empty strings, got {list(value)!r}")
-    duplicates = repeated_names(value)
-    if duplicates:
-        raise TrajectoryError(f"{field} has duplicate joint names {duplicates}")
-    return tuple(value)
+    return unique_names(value, field, error=TrajectoryError)
+
+
+def _joint_column(trajectory) -> int:
+    """Column of ``trajectory.joint``, one of its ``joint_names``."""
+    if not isinstance(trajectory.joint, str):
+        raise TrajectoryError(f"joint must be a joint name, got {trajectory.joint!r}")
+    return index_in(trajectory.joint_names, [trajectory.joint], "joint", "the trajectory",
+                    error=TrajectoryError)[0]
 
 
 def _number(value, field: str, positive: bool = False, non_negative: bool = False) -> float:
@@ -536,8 +541,7 @@ class CylinderSine(Trajectory):
     def __post_init__(self) -> None:
         _check_common(self)
         _set(self, "center", _vector(self, "center", self.center, "(one per joint) [rad]"))
-        if self.joint not in self.joint_names:
-            raise TrajectoryError(f"joint {self.joint!r} is not one of the joints {list(self.joint_names)}")
+        _set(self, "_column", _joint_column(self))
         _set(self, "displacement_center", validators.number(self.displacement_center, "displacement_center",
                                                             TrajectoryError))
         _set(self, "amplitude", validators.positive(self.amplitude, "amplitude", TrajectoryError, "m"))
@@ -574,7 +578,7 @@ class CylinderSine(Trajectory):
         x, xd, xdd = self.displacement(t)
         series = np.polynomial.Chebyshev(self.coefficients, domain=self.domain)
         slope, curvature = series.deriv(1)(x), series.deriv(2)(x)
-        j = self.joint_names.index(self.joint)
+        j = self._column
         q = np.tile(self.center, (t.size, 1))
         qd, qdd = np.zeros_like(q), np.zeros_like(q)
         q[:, j] = series(x)
@@ -993,15 +997,14 @@ class Parallel(Trajectory):
             raise TrajectoryError(f"parts must be a non-empty list of trajectories, got "
                                   f"{self.parts!r}")
         _set(self, "parts", parts)
-        part_joints = [name for part in parts for name in part.joint_names]
-        if len(set(part_joints)) != len(part_joints):
-            repeated = sorted({name for name in part_joints if part_joints.count(name) > 1})
-            raise TrajectoryError(f"parts must move disjoint joints; {repeated} appear twice")
+        part_joints = unique_names([name for part in parts for name in part.joint_names], "parts",
+                                   error=TrajectoryError)
         names = part_joints if self.joint_names is None else self.joint_names
         _set(self, "joint_names", _joint_names(names))
-        if set(self.joint_names) != set(part_joints):
-            raise TrajectoryError(f"joint_names {list(self.joint_names)} must be the joints of the "
-                                  f"parts {part_joints}")
+        columns = match_joints(part_joints, self.joint_names, "joint_names", "the parts", extra=False,
+                               error=TrajectoryError)
+        ends = np.cumsum([part.n_joints for part in parts])
+        _set(self, "_columns", [list(block) for block in np.split(np.array(columns, dtype=int), ends[:-1])])
         _set(self, "tolerance", _tolerance(self.tolerance))
         duration = max(part.duration for part in parts)
         for index, part in enumerate(parts):
@@ -1021,8 +1024,7 @@ class Parallel(Trajectory):
 
     def _evaluate(self, t):
         results = tuple(np.empty((t.size, self.n_joints)) for _ in range(3))
-        for part in self.parts:
-            columns = [self.joint_names.index(name) for name in part.joint_names]
+        for part, columns in zip(self.parts, self._columns):
             q, qd, qdd = part.evaluate(np.minimum(t, part.duration))
             idle = t > part.duration
             qd[idle] = 0.0
@@ -1178,8 +1180,7 @@ class VelocityLadder(Trajectory):
     def __post_init__(self) -> None:
         _check_common(self)
         _set(self, "pose", _vector(self, "pose", self.pose, "(one per joint) [rad]"))
-        if self.joint not in self.joint_names:
-            raise TrajectoryError(f"joint {self.joint!r} is not one of {list(self.joint_names)}")
+        _set(self, "_column", _joint_column(self))
         speeds = _array(self.speeds, (None,), "speeds", "(one per level) [rad/s]")
         if speeds.size == 0 or np.any(speeds <= 0.0):
             raise TrajectoryError(f"speeds must be a non-empty list of speeds > 0 rad/s, got "
@@ -1196,7 +1197,7 @@ class VelocityLadder(Trajectory):
         self._build()
 
     def _build(self) -> None:
-        column = self.joint_names.index(self.joint)
+        column = self._column
         length, sign = abs(self.stroke), (1 if self.stroke > 0 else -1)
         segments, strokes = [], []
         start_time = 0.0

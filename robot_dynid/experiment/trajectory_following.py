@@ -41,7 +41,7 @@ import numpy as np
 from robot_dynid import validators
 from robot_dynid.errors import DataError
 from robot_dynid.experiment.simulation import SimulatedRobot
-from robot_dynid.joint_names import index_in, repeated_names
+from robot_dynid.joint_names import index_in, unique_names
 
 logger = logging.getLogger(__name__)
 
@@ -120,9 +120,7 @@ class TrajectoryFollower:
         self.joint_names = tuple(joint_names)
         if not self.joint_names:
             raise DataError("joint_names is empty")
-        repeated = repeated_names(self.joint_names)
-        if repeated:
-            raise DataError(f"joint_names lists {repeated} more than once")
+        unique_names(self.joint_names, "joint_names")
         n = len(self.joint_names)
         positions = np.zeros(n) if initial_positions is None else np.asarray(initial_positions, dtype=float)
         if positions.shape != (n,) or not np.all(np.isfinite(positions)):
@@ -167,7 +165,7 @@ class TrajectoryFollower:
             match ``joint_names``, non-finite values.
         """
         names = tuple(joint_names)
-        index_in(self.joint_names, names, "joint_names", "the arm")
+        columns = index_in(self.joint_names, names, "joint_names", "the arm")
         times = np.asarray(time_from_start, dtype=float).reshape(-1)
         if times.size == 0:
             raise DataError("no points given")
@@ -187,7 +185,6 @@ class TrajectoryFollower:
         received = start_time if received_time is None else _check_time("received_time", received_time)
 
         state = tuple(value[0] for value in self.sample([received]))
-        columns = [self.joint_names.index(name) for name in names]
 
         def full(values, rest):
             if values is None:

@@ -29,6 +29,7 @@ import re
 
 from robot_dynid.errors import DataError
 from robot_dynid.input_files import read_text
+from robot_dynid.joint_names import index_in, match_joints
 from robot_dynid.recordings.stages import STAGE_KINDS
 
 COLUMNS = ("robot_id", "recorded_at", "data", "robot", "stage")
@@ -108,15 +109,8 @@ def read_manifest(path) -> list[FleetEntry]:
     if not any(header):
         raise DataError(f"{path}: the manifest is empty; its first line names the columns "
                         f"{', '.join(REQUIRED_COLUMNS)} (optional: robot, stage)")
-    unknown = [name for name in header if name not in COLUMNS]
-    if unknown:
-        raise DataError(f"{path}: unknown column(s) {unknown}; the manifest's columns are {list(COLUMNS)}")
-    repeated = sorted({name for name in header if header.count(name) > 1})
-    if repeated:
-        raise DataError(f"{path}: column(s) {repeated} appear more than once")
-    missing = [name for name in REQUIRED_COLUMNS if name not in header]
-    if missing:
-        raise DataError(f"{path}: the manifest lacks the column(s) {missing} (it has {header})")
+    index_in(COLUMNS, header, str(path), "a fleet manifest", kind="column")
+    match_joints(REQUIRED_COLUMNS, header, str(path), "a fleet manifest", kind="column")
     base = path.resolve().parent
     entries, seen = [], {}
     for line, cells in enumerate(reader, start=2):

@@ -35,6 +35,7 @@ import pinocchio as pin
 
 from robot_dynid import validators
 from robot_dynid.errors import DataError
+from robot_dynid.joint_names import index_in
 from robot_dynid.model.robot_description import RobotDescription, build_pinocchio_model, link_frame_placements
 
 WORLD = "world"
@@ -170,30 +171,23 @@ class CylinderGeometry:
         self.attachments = tuple(attachments)
         self.names = tuple(names)
         self.n_joints = robot.n_joints
-        for name, attachment in zip(self.names, self.attachments):
-            unknown = [link for link in attachment.links() if link not in robot.joint_names]
-            if unknown:
-                raise DataError(f"cylinder {name!r}: attachment names joint {unknown[0]!r}, which robot "
-                                f"{robot.name!r} does not have (joints: {', '.join(robot.joint_names)})")
+        ids = [_joint_ids(robot, attachment, name) for name, attachment in zip(self.names, self.attachments)]
         self.model = build_pinocchio_model(robot)
         self.data = self.model.createData()
         self._link_frames = link_frame_placements(self.model)
         self._offsets = np.array([0.0 if attachment.constant else attachment.reference_length
                                   for attachment in self.attachments])
-        self._constant = [(index, robot.joint_names.index(attachment.joint), attachment.moment_arm,
-                           attachment.zero_position)
-                          for index, attachment in enumerate(self.attachments) if attachment.constant]
-        self._joints = sorted({self._joint_id(point.link) for attachment in self.attachments if not attachment.constant
-                               for point in (attachment.base, attachment.rod)} - {0})
-        self._points = [(index, self._point(attachment.base), self._point(attachment.rod))
-                        for index, attachment in enumerate(self.attachments) if not attachment.constant]
+        self._constant = [(index, joints[0] - 1, attachment.moment_arm, attachment.zero_position)
+                          for index, (attachment, joints) in enumerate(zip(self.attachments, ids))
+                          if attachment.constant]
+        self._joints = sorted({joint for attachment, joints in zip(self.attachments, ids) if not attachment.constant
+                               for joint in joints} - {0})
+        self._points = [(index, self._point(attachment.base, joints[0]), self._point(attachment.rod, joints[1]))
+                        for index, (attachment, joints) in enumerate(zip(self.attachments, ids))
+                        if not attachment.constant]
 
-    def _joint_id(self, link: str) -> int:
-        """Pinocchio joint id of ``link`` (0 for ``world``)."""
-        return 0 if link == WORLD else self.robot.joint_names.index(link) + 1
-
-    def _point(self, point: AttachmentPoint) -> _LinkPoint:
-        joint = self._joint_id(point.link)
+    def _point(self, point: AttachmentPoint, joint: int) -> _LinkPoint:
+        """``point`` on the link of pinocchio joint ``joint`` (0: ``world``)."""
         mask = np.zeros(self.n_joints)
         if joint == 0:
             return _LinkPoint(None, np.asarray(point.point, dtype=float), mask)
@@ -312,6 +306,24 @@ def _configurations(values, n_joints: int, name: str) -> np.ndarray:
     return values
 
 
+def _joint_ids(robot: RobotDescription, attachment: CylinderAttachment, name: str) -> tuple[int, ...]:
+    """Pinocchio joint id (0 for ``world``) of the constant-moment-arm joint of cylinder ``name``, or of the
+    links of its base and rod points.
+
+    Raises
+    ------
+    DataError
+        A joint or link ``robot`` does not have (:func:`~robot_dynid.joint_names.index_in`).
+    """
+    links = attachment.links()
+    rows = index_in(robot.joint_names, list(dict.fromkeys(links)), f"cylinder {name!r}: attachment",
+                    f"robot {robot.name!r}")
+    ids = dict(zip(dict.fromkeys(links), (row + 1 for row in rows)))
+    if attachment.constant:
+        return (ids[attachment.joint],)
+    return tuple(0 if point.link == WORLD else ids[point.link] for point in (attachment.base, attachment.rod))
+
+
 def driven_joint(robot: RobotDescription, attachment: CylinderAttachment, name: str) -> str:
     """The one joint whose motion changes the length of cylinder ``name``: its constant-moment-arm
     joint, or the joint between the links its two points are on (a serial chain: the links of
@@ -320,13 +332,12 @@ def driven_joint(robot: RobotDescription, attachment: CylinderAttachment, name: 
     Raises
     ------
     DataError
-        Two or more joints lie between the two links (naming them): which one a cylinder stage
-        should move is then not defined by the attachment.
+        A link (or joint) ``robot`` does not have; two or more joints lie between the two links
+        (naming them): which one a cylinder stage should move is then not defined by the attachment.
     """
+    ends = sorted(_joint_ids(robot, attachment, name))
     if attachment.constant:
         return attachment.joint
-    ends = sorted(0 if point.link == WORLD else robot.joint_names.index(point.link) + 1
-                  for point in (attachment.base, attachment.rod))
     between = robot.joint_names[ends[0]:ends[1]]
     if len(between) != 1:
         raise DataError(f"cylinder {name!r} joins links {attachment.base.link!r} and {attachment.rod.link!r}, between "

@@ -36,6 +36,7 @@ from robot_dynid.hydraulics.attachment import CylinderAttachment, attachment_fro
 from robot_dynid.hydraulics.cylinder import (CONVERGENCE_BAND, HYDRAULIC_PARAMETER_NAMES,
                                              HYDRAULIC_PARAMETER_UNITS, CylinderIdentification,
                                              CylinderParameters, HydraulicCylinder)
+from robot_dynid.joint_names import unique_names
 from robot_dynid.yaml_files import read_yaml
 
 SCHEMA = "robot_dynid/cylinder_results"
@@ -155,7 +156,7 @@ def cylinder_config_from_dict(data, source: str = "cylinder configuration") -> l
     entries = data["cylinders"]
     if not isinstance(entries, list) or not entries:
         raise DataError(f"{source}: 'cylinders' must be a non-empty list, got {entries!r}")
-    configs, names = [], set()
+    configs = []
     for index, entry in enumerate(entries):
         where = f"{source}: cylinders[{index}]"
         validators.known_keys(entry, where, ("name",) + _CYLINDER_KEYS, ("load", "attachment"), DataError)
@@ -163,9 +164,7 @@ def cylinder_config_from_dict(data, source: str = "cylinder configuration") -> l
         if not isinstance(name, str) or not name.strip() or any(char in name for char in ", \t"):
             raise DataError(f"{where}.name must be a non-empty string without spaces or commas, got {name!r}")
         where = f"{source}: cylinder {name!r}"
-        if name in names:
-            raise DataError(f"{where} is configured twice")
-        names.add(name)
+        unique_names([config.name for config in configs] + [name], f"{source}: cylinders", "cylinder")
         cylinder, load = _cylinder_from_dict(entry, where)
         attachment = None if entry.get("attachment") is None else \
             attachment_from_dict(entry["attachment"], f"{where}.attachment")

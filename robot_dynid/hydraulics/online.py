@@ -52,24 +52,19 @@ from robot_dynid.hydraulics.cylinder import (CONVERGENCE_BAND, HYDRAULIC_PARAMET
                                              CylinderParameters, HydraulicCylinder, cylinder_regressor,
                                              known_force, nominal_scales, settling_sample)
 from robot_dynid.hydraulics.cylinder_results import CylinderConfig, CylinderResult
+from robot_dynid.joint_names import index_in
+from robot_dynid.recordings.joint_states import NameSelector, duplicate_names, empty_names
 
 N_PARAMETERS = len(HYDRAULIC_PARAMETER_NAMES)
 
-EMPTY_NAMES = "empty cylinder names"
-DUPLICATE_NAMES = "duplicate cylinder names"
-LENGTH_MISMATCH = "array lengths differ from the names"
-NON_FINITE = "non-finite values"
+EMPTY_NAMES = empty_names("cylinder")
+DUPLICATE_NAMES = duplicate_names("cylinder")
 STAMP_NOT_INCREASING = "stamp not after the cylinder's previous sample"
 
 PENDING_SAMPLES = 50
 """Samples of a cylinder collected before they go to the estimator as one block (1 s at 50 Hz)."""
 MAX_BLOCKS = 10_000
 """Blocks whose estimate envelopes a cylinder keeps for the settling count (then neighbours merge)."""
-
-
-def unknown_cylinders(names: Sequence[str]) -> str:
-    """The skip reason of a message naming cylinders that are not configured."""
-    return f"unknown cylinder(s) {list(names)}"
 
 
 @dataclass(frozen=True)
@@ -351,48 +346,46 @@ class CylinderStateEntries:
     load: np.ndarray | None
 
 
-def select_samples(names: Sequence[str], known: Sequence[str], position, velocity, pressure_a, pressure_b,
-                   external_load=()) -> CylinderStateEntries | str:
+def cylinder_selector(known: Sequence[str]) -> NameSelector:
+    """The selector of HydraulicCylinderState messages naming any of the cylinders ``known``
+    (:class:`~robot_dynid.recordings.joint_states.NameSelector`)."""
+    return NameSelector(known, "cylinder", ("position", "velocity", "pressure_a", "pressure_b"), subset=True)
+
+
+def select_samples(names: Sequence[str], known: Sequence[str] | NameSelector, position, velocity, pressure_a,
+                   pressure_b, external_load=()) -> CylinderStateEntries | str:
     """The values of one message, or the reason it cannot be used.
 
-    Reasons: :data:`EMPTY_NAMES`, :data:`DUPLICATE_NAMES`, :func:`unknown_cylinders` (a name not in
-    ``known``), :data:`LENGTH_MISMATCH` (``position``, ``velocity`` and the pressures must hold
-    one value per name, ``external_load`` one per name or none), :data:`NON_FINITE`, and unit
-    mistakes naming the cylinder, by the limits of :mod:`robot_dynid.recordings.cylinder_data`:
-    both pressures below 1e4 Pa and not both zero (bar or MPa), one above 1e9 Pa, a position
-    beyond 5 m (mm), a velocity beyond 10 m/s (mm/s).
+    Reasons: those of :mod:`robot_dynid.recordings.joint_states` for cylinders (:data:`EMPTY_NAMES`,
+    :data:`DUPLICATE_NAMES`, ``"unknown cylinder(s) [...]"`` for a name not in ``known``,
+    ``"empty <field>"`` for an empty position, velocity or pressure, ``LENGTH_MISMATCH``
+    (``position``, ``velocity`` and the pressures must hold one value per name, ``external_load``
+    one per name or none), ``NON_FINITE``), and unit mistakes naming the cylinder, by the
+    limits of :mod:`robot_dynid.recordings.cylinder_data`: both pressures below 1e4 Pa and not both
+    zero (bar or MPa), one above 1e9 Pa, a position beyond 5 m (mm), a velocity beyond 10 m/s (mm/s).
 
     Parameters
     ----------
     names : sequence of str
         The message's cylinder names.
-    known : sequence of str
-        The configured cylinders.
+    known : sequence of str or NameSelector
+        The configured cylinders, or their :func:`cylinder_selector`.
     position, velocity, pressure_a, pressure_b : array_like, shape (len(names),)
         [m], [m/s], [Pa], [Pa].
     external_load : array_like, shape (len(names),) or (0,)
         [N].
     """
-    names = tuple(names)
-    if not names:
-        return EMPTY_NAMES
-    if len(set(names)) != len(names):
-        return DUPLICATE_NAMES
-    unknown = [name for name in names if name not in known]
-    if unknown:
-        return unknown_cylinders(unknown)
-    fields = [np.asarray(values, dtype=np.float64) for values in (position, velocity, pressure_a, pressure_b)]
-    load = np.asarray(external_load, dtype=np.float64)
-    if any(values.shape != (len(names),) for values in fields) or load.shape not in ((0,), (len(names),)):
-        return LENGTH_MISMATCH
-    if not all(np.isfinite(values).all() for values in (*fields, load)):
-        return NON_FINITE
-    x, xd, p_a, p_b = fields
+    selector = known if isinstance(known, NameSelector) else cylinder_selector(known)
+    selected = selector.select(names, position=position, velocity=velocity, pressure_a=pressure_a,
+                               pressure_b=pressure_b, external_load=external_load)
+    if isinstance(selected, str):
+        return selected
+    x, xd, p_a, p_b = (selected[field] for field in ("position", "velocity", "pressure_a", "pressure_b"))
     for k, name in enumerate(names):
         problem = _unit_problem(x[k], xd[k], p_a[k], p_b[k])
         if problem:
             return f"cylinder {name}: {problem}"
-    return CylinderStateEntries(names, x, xd, p_a, p_b, load if load.size else None)
+    return CylinderStateEntries(tuple(names), x, xd, p_a, p_b, selected["external_load"])
 
 
 def _unit_problem(x: float, xd: float, p_a: float, p_b: float) -> str:
@@ -429,10 +422,9 @@ class OnlineHydraulicIdentifier:
             raise DynIdError("no cylinders configured")
         self.names = tuple(cylinders)
         self.trackers = {name: OnlineCylinderIdentifier(cylinder, settings) for name, cylinder in cylinders.items()}
+        self.selector = cylinder_selector(self.names)
         loads = dict(loads or {})
-        unknown = sorted(set(loads) - set(self.names))
-        if unknown:
-            raise DynIdError(f"loads given for unknown cylinder(s) {unknown}; cylinders are {list(self.names)}")
+        index_in(self.names, list(loads), "loads", "the configuration", kind="cylinder", error=DynIdError)
         self.loads = {name: validators.number(loads.get(name, 0.0), f"cylinder {name}: load", DynIdError)
                       for name in self.names}
 
@@ -441,7 +433,7 @@ class OnlineHydraulicIdentifier:
         """Use one HydraulicCylinderState message stamped ``stamp`` [s] (fields as in
         :func:`select_samples`); return the reasons for what was not used (empty: all used). A
         message that fails :func:`select_samples` is skipped whole."""
-        samples = select_samples(names, self.names, position, velocity, pressure_a, pressure_b, external_load)
+        samples = select_samples(names, self.selector, position, velocity, pressure_a, pressure_b, external_load)
         if isinstance(samples, str):
             return [samples]
         problems = []

@@ -43,6 +43,7 @@ import yaml
 
 from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError, ModelFileError
+from robot_dynid.joint_names import index_in
 from robot_dynid.model.base_parameters import BaseParameters
 from robot_dynid.model.friction import DRIFT_MODES, FRICTION_MODEL_NAMES, FrictionModel
 from robot_dynid.model.link_inertials import link_inertials, link_names
@@ -319,7 +320,7 @@ class DynamicModel:
         friction = regressor.slices["friction"]
         if friction.stop == friction.start or self.friction.needs_temperature:
             return None
-        j = self.joint_names.index(joint)
+        j, = index_in(self.joint_names, [joint], "friction torque", "the model")
         speed = np.asarray(speed, dtype=float)
         standard = np.zeros(regressor.n_parameters)
         standard[friction] = self.torque_parameters()[friction]

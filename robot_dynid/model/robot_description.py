@@ -372,20 +372,28 @@ class RobotDescription:
         """Number of actuated joints ``n``."""
         return len(self.joint_names)
 
-    def limit_arrays(self, joint_names: Sequence[str] | None = None) -> "LimitArrays":
-        """Limits of ``joint_names`` (default all joints, in order) as arrays, each (m,).
+    def limit_arrays(self, joint_names: Sequence[str] | None = None, *,
+                     unbounded_continuous: bool = False) -> "LimitArrays":
+        """Limits of ``joint_names`` (default all joints, in order) as arrays, each (m,): the one
+        place limits become arrays.
+
+        ``unbounded_continuous``: -inf and inf as the positions of URDF continuous joints, which
+        turn without end (else the limits given to them, :data:`CONTINUOUS_POSITION_LIMITS` by default).
 
         Raises
         ------
-        JointMatchError
+        NameMatchError
             A name twice or one the robot does not have.
         """
         names = self.joint_names if joint_names is None else tuple(joint_names)
-        limits = [self.limits[index] for index in index_in(self.joint_names, names, "joint_names",
-                                                           f"robot {self.name!r}")]
-        return LimitArrays(*(np.array(values, dtype=float) for values in zip(
+        rows = index_in(self.joint_names, names, "joint_names", f"robot {self.name!r}")
+        arrays = LimitArrays(*(np.array(values, dtype=float) for values in zip(
             *((limit.position[0], limit.position[1], limit.velocity, limit.acceleration,
-               np.nan if limit.effort is None else limit.effort) for limit in limits))))
+               np.nan if limit.effort is None else limit.effort) for limit in (self.limits[row] for row in rows)))))
+        if unbounded_continuous:
+            continuous = np.array(self.continuous, dtype=bool)[rows]
+            arrays.lower[continuous], arrays.upper[continuous] = -np.inf, np.inf
+        return arrays
 
     @functools.cached_property
     def kinematics_hash(self) -> str:
@@ -634,10 +642,7 @@ def simulation_from_dict(section: Any, joint_names: Sequence[str]) -> tuple[Join
     if not isinstance(section, Mapping):
         raise RobotDescriptionError("simulation must be a mapping joint name -> {armature [kg m^2], damping "
                                     f"[N m s/rad], friction_loss [N m]}}, got {type(section).__name__}")
-    unknown = [name for name in section if name not in joint_names]
-    if unknown:
-        raise RobotDescriptionError(f"simulation: {unknown[0]!r} is not a joint of the robot; joints: "
-                                    f"{', '.join(joint_names)}")
+    index_in(joint_names, list(section), "simulation", "the robot", error=RobotDescriptionError)
     entries = []
     for name in joint_names:
         entry = section.get(name, {})

@@ -20,6 +20,7 @@ import numpy as np
 
 from robot_dynid import validators
 from robot_dynid.errors import DataError, RobotDescriptionError
+from robot_dynid.joint_names import unique_names
 
 #: Keys of the ``transmission:`` section of a robot description.
 TRANSMISSION_KEYS = ("motor_from_joint",)
@@ -143,8 +144,7 @@ def transmission_from_dict(data: Any, joint_names: Sequence[str], label: str = "
     for index, name in enumerate(names):
         if not isinstance(name, str) or not name:
             raise RobotDescriptionError(f"{label}.motors[{index}] must be a non-empty string, got {name!r}")
-        if names.index(name) != index:
-            raise RobotDescriptionError(f"{label}.motors[{index}] {name!r} is a duplicate; motor names must be unique")
+    unique_names(names, f"{label}.motors", "motor", error=RobotDescriptionError)
     constants = None
     if "torque_constants" in data:
         constants = validators.numbers(data["torque_constants"], n, f"{label}.torque_constants",

@@ -42,6 +42,7 @@ import numpy as np
 import pinocchio as pin
 
 from robot_dynid.errors import DynIdError, RobotDescriptionError
+from robot_dynid.joint_names import index_in
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.link_inertials import inertial_from_parameters
 from robot_dynid.model.regressor import N_INERTIAL, inertia_parameter_map
@@ -133,7 +134,8 @@ def identifiability_warnings(model: DynamicModel) -> list[str]:
     poor = {}
     for entry in model.metrics.get("poorly_excited", []):
         if entry.get("name") in base.names:
-            row = base.names.index(entry["name"])
+            row, = index_in(base.names, [entry["name"]], "poorly_excited", "the base parameters",
+                            kind="base parameter")
             for link in sorted({int(i) // N_INERTIAL for i in np.flatnonzero(base.projection[row, :n_inertial])}):
                 poor.setdefault(link, []).append(entry["name"])
     if poor:

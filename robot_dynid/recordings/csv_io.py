@@ -39,6 +39,7 @@ import numpy as np
 
 from robot_dynid.errors import DataError
 from robot_dynid.input_files import MAX_RECORDING_BYTES, check_input_file
+from robot_dynid.joint_names import NameMatchError, match_joints, unique_names
 from robot_dynid.recordings.motor_side import (MOTOR_FIELDS, check_joint_count, joint_values, require_torque_constants,
                                                require_transmission)
 from robot_dynid.recordings.recording import (JOINT_FIELDS, DropCounter, Recording, describe_dropped,
@@ -55,11 +56,22 @@ def _parse_header(path: Path) -> list[str]:
         header = next(csv.reader(handle), None)
     if not header:
         raise DataError(f"{path} is empty; expected a header line starting with 'time'")
-    columns = [name.strip() for name in header]
-    duplicated = sorted({name for name in columns if columns.count(name) > 1})
-    if duplicated:
-        raise DataError(f"{path}: header repeats column(s) {duplicated}")
-    return columns
+    return list(unique_names([name.strip() for name in header], f"{path}: header", "column"))
+
+
+def column_indices(path, columns: Sequence[str], needed: Sequence[str], owner: str, hint: str = "") -> list[int]:
+    """Index in ``columns`` (a header) of each of ``needed``, in their order.
+
+    Raises
+    ------
+    DataError
+        ``"<path> is missing column(s) [...]; <owner> needs [...]"`` and ``hint``
+        (:func:`~robot_dynid.joint_names.match_joints`).
+    """
+    try:
+        return match_joints(needed, columns, str(path), owner, kind="column")
+    except NameMatchError as error:
+        raise DataError(f"{error}{hint}") from None
 
 
 _QUANTITY = {"q": "positions", "qd": "velocities", "qdd": "accelerations", "tau": "torques",
@@ -74,8 +86,7 @@ def _column_layout(path: Path, columns: list[str], joint_names: Sequence[str] | 
                    transmission=None) -> tuple[tuple[str, ...], dict[str, tuple[str, list[str]] | None]]:
     """Joint order and, per field of JOINT_FIELDS, the field it is read from (itself or a motor-side one of
     MOTOR_FIELDS) and that field's column names, in joint (motor) order; None: field absent."""
-    if "time" not in columns:
-        raise DataError(f"{path}: no 'time' column; header has {columns}")
+    column_indices(path, columns, ["time"], "a recording")
     by_field: dict[str, dict[str, str]] = {field: {} for field in (*JOINT_FIELDS, *MOTOR_FIELDS)}
     unknown_columns = []
     for column in columns:
@@ -116,20 +127,16 @@ def _column_layout(path: Path, columns: list[str], joint_names: Sequence[str] | 
         if len(given) > 1:
             raise DataError(f"{path}: {_QUANTITY[field]} given twice, as {' and '.join(map(_group, given))} "
                             "columns; give each quantity from one side only (joint or motor)")
-        if not given and field == "q":
-            raise DataError(f"{path}: missing column(s) {[f'q.{joint}' for joint in joints]} (or, motor-side, "
-                            f"'qm.<motor>' for every motor of the transmission)")
-        if not given and not (field == "tau" and require_tau):
+        if not given and not (field in ("q", "tau") and (field == "q" or require_tau)):
             layout[field] = None
             continue
         source = given[0] if given else field
         names = motors if source in MOTOR_FIELDS else joints
-        missing = [f"{source}.{name}" for name in names if name not in by_field[source]]
-        if missing:
-            what = "motor" if source in MOTOR_FIELDS else "joint"
-            raise DataError(f"{path}: missing column(s) {missing}" +
-                            ("" if MOTOR_FIELDS.get(source, source) in ("q", "tau") else
-                             f" (give '{source}.<{what}>' for every {what} or for none)"))
+        what = "motor" if source in MOTOR_FIELDS else "joint"
+        hint = (" (or, motor-side, 'qm.<motor>' for every motor of the transmission)" if not given and field == "q" else
+                "" if MOTOR_FIELDS.get(source, source) in ("q", "tau") else
+                f" (give '{source}.<{what}>' for every {what} or for none)")
+        column_indices(path, columns, [f"{source}.{name}" for name in names], f"reading {_QUANTITY[field]}", hint)
         if source == "current":
             require_torque_constants(transmission, str(path), "columns 'current.<motor>'",
                                      "motor torques as taum.<motor> columns [N m]")
@@ -237,7 +244,7 @@ def _read_labelled_columns(path: Path):
     columns = _parse_header(path)
     numeric = [name for name in columns if name != "stage"]
     stage_index = columns.index("stage") if "stage" in columns else None
-    table, stages = _read_table(path, columns, [columns.index(name) for name in numeric], stage_index)
+    table, stages = _read_table(path, columns, [i for i, name in enumerate(columns) if name != "stage"], stage_index)
     cycle = None
     if "cycle" in numeric:
         cycle = _cycle_column(path, table[:, numeric.index("cycle")])
@@ -299,7 +306,7 @@ def _read_csv(path: Path, joint_names, require_tau: bool, transmission) -> Recor
     if "cycle" in columns:
         numeric_names.append("cycle")
     stage_index = columns.index("stage") if "stage" in columns else None
-    table, stages = _read_table(path, columns, [columns.index(n) for n in numeric_names],
+    table, stages = _read_table(path, columns, column_indices(path, columns, numeric_names, "reading the recording"),
                                 stage_index)
 
     position = {name: i for i, name in enumerate(numeric_names)}

@@ -35,7 +35,8 @@ import numpy as np
 from robot_dynid.errors import DataError
 from robot_dynid.recordings.bag_io import (DEFAULT_HYDRAULIC_TOPIC, DEFAULT_STAGE_TOPIC, ns_to_seconds,
                                            read_hydraulic_states, read_stage_markers)
-from robot_dynid.recordings.csv_io import read_labelled_columns
+from robot_dynid.joint_names import match_joints
+from robot_dynid.recordings.csv_io import column_indices, read_labelled_columns
 from robot_dynid.recordings.data_checks import UNIT_FRACTION, check_time_unit
 from robot_dynid.recordings.recording import first_non_increasing
 from robot_dynid.recordings.signal_processing import differentiate, median_step, window_samples_for
@@ -135,21 +136,9 @@ def _derive(name, source, time, x, xd, p_a, p_b, load, stage=None, cycle=None) -
                            stage=stage, cycle=cycle)
 
 
-def _check_names(source: str, present, names) -> None:
-    unknown = [name for name in present if name not in names]
-    if unknown:
-        raise DataError(f"{source}: unknown cylinder {unknown[0]!r}: not in the configuration "
-                        f"(configured: {', '.join(names)})")
-    missing = [name for name in names if name not in present]
-    if missing:
-        raise DataError(f"{source}: no data for cylinder {missing[0]!r} (the data has: "
-                        f"{', '.join(present) or 'none'})")
-
-
 def _read_csv(path: Path, names) -> list[CylinderSamples]:
     header, table, stage, cycle = read_labelled_columns(path)
-    if "time" not in header:
-        raise DataError(f"{path}: no 'time' column; header has {header}")
+    time, = (table[:, index] for index in column_indices(path, header, ["time"], "cylinder data"))
     by_name: dict[str, dict[str, np.ndarray]] = {}
     for index, column in enumerate(header):
         prefix, dot, name = column.partition(".")
@@ -157,14 +146,12 @@ def _read_csv(path: Path, names) -> list[CylinderSamples]:
             by_name.setdefault(name, {})[prefix] = table[:, index]
         elif column != "time":
             logger.warning("%s: ignoring unknown column %r", path, column)
-    _check_names(str(path), list(by_name), names)
-    time = table[:, header.index("time")]
+    match_joints(names, list(by_name), str(path), "the configuration", extra=False, kind="cylinder")
     samples = []
     for name in names:
         columns = by_name[name]
-        for prefix in ("x", "pa", "pb"):
-            if prefix not in columns:
-                raise DataError(f"{path}: missing column '{prefix}.{name}' [{_UNITS[prefix]}] of cylinder {name!r}")
+        column_indices(path, header, [f"{prefix}.{name}" for prefix in ("x", "pa", "pb")], f"cylinder {name!r}",
+                       f" (x [{_UNITS['x']}], pa and pb [{_UNITS['pa']}])")
         samples.append(_derive(name, str(path), time, columns["x"], columns.get("xd"), columns["pa"],
                                columns["pb"], columns.get("load"), stage, cycle))
     return samples
@@ -172,7 +159,8 @@ def _read_csv(path: Path, names) -> list[CylinderSamples]:
 
 def _read_bag(path: Path, names, topic: str) -> list[CylinderSamples]:
     states = read_hydraulic_states(path, topic)
-    _check_names(f"bag {path}, topic {topic}", list(states), names)
+    match_joints(names, list(states), f"bag {path}, topic {topic}", "the configuration", extra=False,
+                 kind="cylinder")
     samples = []
     for name in names:
         stamps, values = states[name]

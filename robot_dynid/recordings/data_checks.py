@@ -33,6 +33,7 @@ from typing import Sequence
 import numpy as np
 
 from robot_dynid.errors import DataError
+from robot_dynid.joint_names import index_in
 from robot_dynid.recordings.recording import DropCounter, Recording
 
 MAX_SAMPLE_INTERVAL = 0.25  # s: slower than 4 Hz is no identification recording
@@ -91,16 +92,12 @@ class SampleBounds:
     @classmethod
     def for_robot(cls, robot, joint_names: Sequence[str] | None = None) -> "SampleBounds":
         names = tuple(robot.joint_names if joint_names is None else joint_names)
-        limits = [robot.limits[robot.joint_names.index(name)] for name in names]
-        low = np.array([limit.position[0] for limit in limits]) - POSITION_MARGIN
-        high = np.array([limit.position[1] for limit in limits]) + POSITION_MARGIN
-        torque = np.array([MAX_TORQUE if limit.effort is None else EFFORT_FACTOR * limit.effort
-                           for limit in limits])
-        return cls(names, low, high, tuple(tuple(limit.position) for limit in limits),
-                   VELOCITY_FACTOR * np.array([limit.velocity for limit in limits]), torque,
-                   _gear_ratios(robot)[[robot.joint_names.index(name) for name in names]],
-                   np.array([getattr(robot, "prismatic", (False,) * robot.n_joints)[robot.joint_names.index(name)]
-                             for name in names], dtype=bool))
+        rows = index_in(robot.joint_names, names, "joint_names", f"robot {robot.name!r}")
+        limits = robot.limit_arrays(names)
+        torque = np.where(np.isnan(limits.effort), MAX_TORQUE, EFFORT_FACTOR * limits.effort)
+        return cls(names, limits.lower - POSITION_MARGIN, limits.upper + POSITION_MARGIN,
+                   tuple(zip(limits.lower.tolist(), limits.upper.tolist())), VELOCITY_FACTOR * limits.velocity, torque,
+                   _gear_ratios(robot)[rows], np.array(robot.prismatic, dtype=bool)[rows])
 
     def violations(self, q, qd=None, tau=None):
         """``(field, joint index, reason, mask (N,))`` for every joint with a sample beyond a bound.
@@ -233,7 +230,7 @@ def check_samples(recording: Recording, robot) -> Recording:
     if not names:
         return recording
     bounds = SampleBounds.for_robot(robot, names)
-    columns = [recording.joint_names.index(name) for name in names]
+    columns = index_in(recording.joint_names, names, "the robot's joints", recording.source)
     fields = {field: None if getattr(recording, field) is None else getattr(recording, field)[:, columns]
               for field in ("q", "qd", "tau")}
     keep = np.ones(recording.n_samples, dtype=bool)

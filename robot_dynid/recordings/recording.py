@@ -33,7 +33,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from robot_dynid.errors import DataError
-from robot_dynid.joint_names import match_joints, repeated_names
+from robot_dynid.joint_names import match_joints, unique_names
 from robot_dynid.recordings.stages import (CUSTOM_PREFIX, NO_CYCLE, NO_STAGE, StageInterval, check_stage_label,
                                            stage_kind, stage_mask)
 
@@ -191,9 +191,7 @@ class Recording:
         if not names or not all(isinstance(name, str) and name for name in names):
             raise DataError(f"joint_names must be a non-empty sequence of non-empty strings, "
                             f"got {self.joint_names!r}")
-        duplicated = repeated_names(names)
-        if duplicated:
-            raise DataError(f"joint_names holds duplicates: {duplicated}")
+        unique_names(names, f"{self.source}: joint_names")
         object.__setattr__(self, "joint_names", names)
         time = np.array(self.time, dtype=np.float64)
         if time.ndim != 1 or time.size == 0:

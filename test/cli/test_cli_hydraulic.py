@@ -144,8 +144,11 @@ def test_bag_and_json(tmp_path, data, capsys):
     (("x", "pa", "pb", "load"), {"pa": 1e-2, "pb": 1e-2}, ("boom", "stick"), r"pa.boom .* it looks like bar \("),
     (("x", "pa", "pb", "load"), {"x": 1000.0}, ("boom", "stick"),
      r"column x.boom of cylinder 'boom' exceeds 5 m .* it looks like mm"),
-    (("x", "pa", "load"), None, ("boom", "stick"), r"missing column 'pb.boom' \[Pa\] of cylinder 'boom'"),
-    (("x", "pa", "pb"), None, ("boom",), r"unknown cylinder 'stick': not in the configuration \(configured: boom\)"),
+    (("x", "pa", "load"), None, ("boom", "stick"),
+     r"bench.csv is missing column\(s\) \['pb.boom'\]; cylinder 'boom' needs \['x.boom', 'pa.boom', 'pb.boom'\] "
+     r"\(x \[m\], pa and pb \[Pa\]\)$"),
+    (("x", "pa", "pb"), None, ("boom",),
+     r"bench.csv lists unknown cylinder\(s\) \['stick'\]; the configuration has \['boom'\]$"),
 ])
 def test_bad_input_is_one_line_naming_the_cylinder(tmp_path, data, capsys, columns, scale, cylinders, message):
     csv = write_csv(tmp_path / "bench.csv", data, columns, scale)

@@ -112,10 +112,10 @@ def set_item(field, index, value):
     (set_item("accelerations", 5, -math.inf), "point 0: accelerations of joint j6 is -inf"),
     (lambda r: r.velocities.extend([0.0] * 6), "velocities has 18 values, expected 12 (2 point(s) x 6 joints, "
                                                "as positions) or none (all zero)"),
-    (set_item("joint_names", 0, "elbow"), "unknown joint(s) ['elbow']; the model has ['j1', 'j2', 'j3', 'j4', "
-                                          "'j5', 'j6']"),
-    (lambda r: r.joint_names.pop(), "joint_names is missing ['j6']; the model needs ['j1', 'j2', 'j3', 'j4', "
-                                    "'j5', 'j6']"),
+    (set_item("joint_names", 0, "elbow"), "joint_names lists unknown joint(s) ['elbow']; the model has ['j1', 'j2', "
+                                          "'j3', 'j4', 'j5', 'j6']"),
+    (lambda r: r.joint_names.pop(), "joint_names is missing joint(s) ['j6']; the model needs ['j1', 'j2', 'j3', "
+                                    "'j4', 'j5', 'j6']"),
     (lambda r: setattr(r, "positions", []), "no points given (positions is empty)"),
     (set_item("positions", 6 + 2, 1e308), "point 1: positions of joint j3 is 1e+308 rad, beyond its limits "
                                           "[-1.2217, 1.7453] rad by more than position_margin 0.1 rad"),

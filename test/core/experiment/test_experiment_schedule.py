@@ -245,7 +245,8 @@ def test_invalid_inputs_are_rejected_naming_the_field(plan, schedule, robot):
         schedule.deviation([0.0], np.zeros((1, 6)), threshold=float("nan"))
     with pytest.raises(DataError, match=r"must have shape \(2, 6\) for 2 stamps .* got \(2, 5\)"):
         schedule.deviation([0.0, 1.0], np.zeros((2, 5)), threshold=0.1)
-    with pytest.raises(DataError, match=r"joint state is missing \['j6'\]"):
+    missing = r"joint state is missing joint\(s\) \['j6'\]; the plan needs \['j1', 'j2', 'j3', 'j4', 'j5', 'j6'\]"
+    with pytest.raises(DataError, match=missing):
         positions_in_order(["j1", "j2", "j3", "j4", "j5"], [0.0] * 5, plan.joint_names)
     with pytest.raises(DataError, match="joint state has 6 names but 5 positions"):
         positions_in_order(plan.joint_names, [0.0] * 5, plan.joint_names)
@@ -257,7 +258,7 @@ def test_invalid_inputs_are_rejected_naming_the_field(plan, schedule, robot):
                                               r"start that far .* would abort at once"):
         ExperimentRun(schedule, 0.5, robot, start_tolerance=0.2, deviation_threshold=0.1)
     ExperimentRun(schedule, 0.5, robot, start_tolerance=0.1, deviation_threshold=0.1)
-    with pytest.raises(DataError, match=r"unknown joint\(s\) \['j1'.*; robot 'ur5' has"):
+    with pytest.raises(DataError, match=r"joint_names lists unknown joint\(s\) \['j1'.*; robot 'ur5' has"):
         ExperimentRun(schedule, 0.5, load_robot(find_package_file("config", "robots", "ur5.yaml")))
 
 

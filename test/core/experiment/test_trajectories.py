@@ -261,7 +261,7 @@ def test_fourier_shape_error_names_field_and_shapes():
     ({"type": "hold", "joints": ["j"], "pose": [0]}, r"missing key\(s\) \['duration'\] in a hold"),
     ({"type": "hold", "pose": [0], "duration": 1}, r"missing key 'joints' in a hold"),
     ({"type": "hold", "joints": ["j", "j"], "pose": [0, 0], "duration": 1},
-     r"joint_names has duplicate joint names \['j'\]"),
+     r"joint_names lists joint\(s\) \['j'\] more than once"),
     ({"type": "hold", "joints": ["j"], "pose": [0], "duration": -1},
      r"hold: duration must be finite and > 0, got -1"),
     ({"type": "fourier", "joints": ["j"], "period": [1, 2], "q0": [0], "a": [[1]], "b": [[1]]},

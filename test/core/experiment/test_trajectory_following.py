@@ -122,8 +122,10 @@ def test_joints_are_matched_by_name_and_unnamed_joints_hold():
 
 
 @pytest.mark.parametrize("arguments, message", [
-    (dict(joint_names=["a", "elbow"]), r"unknown joint\(s\) \['elbow'\]; the arm has \['a', 'b', 'c'\]"),
-    (dict(joint_names=["a", "a"], positions=[[0, 0]] * 2), r"joint_names lists \['a'\] more than once"),
+    (dict(joint_names=["a", "elbow"]),
+     r"joint_names lists unknown joint\(s\) \['elbow'\]; the arm has \['a', 'b', 'c'\]"),
+    (dict(joint_names=["a", "a"], positions=[[0, 0]] * 2),
+     r"joint_names lists joint\(s\) \['a'\] more than once; the arm has \['a', 'b', 'c'\]$"),
     (dict(time_from_start=[]), r"no points given"),
     (dict(time_from_start=[0.0, 1.0, 1.0]), r"point 2 at 1.0 s is not after point 1 at 1.0 s"),
     (dict(time_from_start=[-1.0, 1.0, 2.0]), r"time_from_start must be finite and >= 0 \[s\], got \[-1.0"),

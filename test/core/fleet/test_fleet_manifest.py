@@ -31,8 +31,14 @@ def test_rows_are_read_with_paths_relative_to_the_manifest_and_times_in_utc(tmp_
 
 @pytest.mark.parametrize("text, message", [
     ("", r"the manifest is empty; its first line names the columns robot_id, recorded_at, data"),
-    ("robot_id,recorded,data\n", r"unknown column\(s\) \['recorded'\]"),
-    ("robot_id,data\n", r"lacks the column\(s\) \['recorded_at'\]"),
+    ("robot_id,recorded,data\n",
+     r" lists unknown column\(s\) \['recorded'\]; a fleet manifest has \['robot_id', 'recorded_at', 'data', 'robot', "
+     r"'stage'\]$"),
+    ("robot_id,data,data\n",
+     r" lists column\(s\) \['data'\] more than once; a fleet manifest has \['robot_id', 'recorded_at', 'data', "
+     r"'robot', 'stage'\]$"),
+    ("robot_id,data\n",
+     r" is missing column\(s\) \['recorded_at'\]; a fleet manifest needs \['robot_id', 'recorded_at', 'data'\]$"),
     ("robot_id,recorded_at,data\n", r"lists no recording"),
     ("robot_id,recorded_at,data\nr1,2026-13-01,a.csv\n", r"line 2: recorded_at '2026-13-01' is not an ISO 8601"),
     ("robot_id,recorded_at,data\nr 1,2026-03-01,a.csv\n", r"line 2: robot_id 'r 1' must be 1 to 64 letters"),

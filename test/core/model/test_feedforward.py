@@ -97,11 +97,14 @@ def test_the_first_problem_is_named(fields, message):
 
 
 def test_joint_name_problems_are_named_before_values_are_read():
-    with pytest.raises(DataError, match=re.escape("unknown joint(s) ['d']; the model has ['a', 'b', 'c']")):
+    with pytest.raises(DataError, match=re.escape("joint_names lists unknown joint(s) ['d']; the model has ['a', 'b', "
+                                                  "'c']")):
         request_arrays(MODEL, ("a", "b", "c", "d"), np.zeros(5))
-    with pytest.raises(DataError, match=re.escape("joint_names is missing ['c']; the model needs ['a', 'b', 'c']")):
+    with pytest.raises(DataError, match=re.escape("joint_names is missing joint(s) ['c']; the model needs ['a', 'b', "
+                                                  "'c']")):
         request_arrays(MODEL, ("a", "b"), np.zeros(5))
-    with pytest.raises(DataError, match=re.escape("joint_names lists ['a'] more than once")):
+    with pytest.raises(DataError, match=re.escape("joint_names lists joint(s) ['a'] more than once; the model has "
+                                                  "['a', 'b', 'c']")):
         request_arrays(MODEL, ("a", "b", "c", "a"), [])
 
 

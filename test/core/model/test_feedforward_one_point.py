@@ -140,7 +140,8 @@ def test_other_refusals_of_one_point_are_the_checked_paths():
     with pytest.raises(DataError, match="the model's friction depends on joint temperature, and none has been "
                                         "received"):
         compute_feedforward(model, names, np.zeros(6), limits=limits)
-    with pytest.raises(DataError, match=re.escape("joint_names is missing ['wrist_3_joint']")):
+    missing = "joint_names is missing joint(s) ['wrist_3_joint']; the model needs"
+    with pytest.raises(DataError, match=re.escape(missing)):
         compute_feedforward(model, names[:5], np.zeros(5), limits=limits)
     with pytest.raises(DataError, match="velocities has 5 values, expected 6"):
         compute_feedforward(model, names, np.zeros(6), np.zeros(5), temperature=np.full(6, 30.0), limits=limits)

@@ -385,7 +385,8 @@ def test_robot_description_rejects_inconsistent_fields():
 
 @pytest.mark.parametrize("section, message", [
     ({"j3": {"damping": -1.0}}, r"arm.yaml: simulation.j3.damping = -1.0 N m s/rad must be >= 0"),
-    ({"j9": {"armature": 0.1}}, r"arm.yaml: simulation: 'j9' is not a joint of the robot; joints: j1, j2"),
+    ({"j9": {"armature": 0.1}},
+     r"arm.yaml: simulation lists unknown joint\(s\) \['j9'\]; the robot has \['j1', 'j2', 'j3', 'j4', 'j5', 'j6'\]$"),
     ({"j1": {"dampng": 0.1}}, r"arm.yaml: simulation.j1: unknown key 'dampng'; allowed keys: armature, damping, "
                               r"friction_loss"),
     ({"j2": {"friction_loss": "2 N m"}}, r"arm.yaml: simulation.j2.friction_loss must be a finite number \[N m\], "

@@ -98,13 +98,14 @@ def test_write_torques_csv_prints_shortest_round_trip_floats(tmp_path):
 
 
 @pytest.mark.parametrize("text, options, message", [
-    ("t,q.a,tau.a\n0,1,2\n", {}, "no 'time' column"),
+    ("t,q.a,tau.a\n0,1,2\n", {}, r"run.csv is missing column\(s\) \['time'\]; a recording needs \['time'\]$"),
     ("time,q.a,q.b,tau.a\n0,1,2,3\n", {}, r"missing column\(s\) \['tau.b'\]"),
     ("time,q.a,q.b,tau.a\n0,1,2,3\n", {"joint_names": ["a", "c"]},
      r"missing column\(s\) \['q.c'\]"),
     ("time,q.a,qd.a\n0,1,2\n", {"require_tau": True}, r"missing column\(s\) \['tau.a'\]"),
     ("time,q.a,q.b,qd.a\n0,1,2,3\n", {},
-     r"missing column\(s\) \['qd.b'\] \(give 'qd.<joint>' for every joint or for none\)"),
+     r"run.csv is missing column\(s\) \['qd.b'\]; reading velocities needs \['qd.a', 'qd.b'\] "
+     r"\(give 'qd.<joint>' for every joint or for none\)$"),
     ("time,q.a,tau.a\n0,1,2\n1,2,3\n2,abc,4\n", {},
      r"line 4: column 'q.a' holds 'abc', not a number"),
     ("time,q.a,tau.a\n0,1,2\n\n1,2,3\n0.5,3,4\n", {},
@@ -113,7 +114,7 @@ def test_write_torques_csv_prints_shortest_round_trip_floats(tmp_path):
      r"line 3: column 'stage': unknown stage label 'resting'"),
     ("time,q.a,cycle\n0,1,0\n1,2,1.5\n", {}, r"line 3: column 'cycle' holds 1.5"),
     ("time,q.a,tau.a\n0,1,2\n1,2\n", {}, r"line 3: 2 fields, expected 3"),
-    ("time,q.a,q.a\n0,1,2\n", {}, r"header repeats column\(s\) \['q.a'\]"),
+    ("time,q.a,q.a\n0,1,2\n", {}, r"run.csv: header lists column\(s\) \['q.a'\] more than once$"),
 ])
 def test_malformed_files_are_reported_with_column_and_line(tmp_path, text, options, message):
     with pytest.raises(DataError, match=message):
