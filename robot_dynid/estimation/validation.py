@@ -100,7 +100,7 @@ def validate_model(model: DynamicModel, recordings: Sequence[Recording],
         predicted, measured, speeds = _filtered(recordings, predicted, measured, speeds, lowpass)
     predicted, measured, speeds = np.vstack(predicted), np.vstack(measured), np.vstack(speeds)
     report = validation_report(predicted, measured, speeds, speed_threshold, joint_names=joints)
-    efforts = np.array([np.nan if limit.effort is None else limit.effort for limit in model.robot.limits])
+    efforts = model.robot.limit_arrays().effort
     return ModelValidation(report, report.rms / (2.0 * efforts), tuple(range_warnings(model, recordings)),
                            tuple(recording.source for recording in recordings), conditioning)
 

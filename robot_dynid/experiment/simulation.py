@@ -106,8 +106,8 @@ def plausible_parameters(robot: RobotDescription, seed: int | None = 0) -> np.nd
 
 
 def _torque_scales(robot: RobotDescription) -> np.ndarray:
-    return np.array([limit.effort if limit.effort is not None else DEFAULT_TORQUE_SCALE
-                     for limit in robot.limits])
+    effort = robot.limit_arrays().effort
+    return np.where(np.isnan(effort), DEFAULT_TORQUE_SCALE, effort)
 
 
 def default_friction(regressor: Regressor, seed: int | None = 0) -> np.ndarray:
@@ -153,7 +153,7 @@ def _row_scales(regressor: Regressor, rows) -> tuple[np.ndarray, np.ndarray]:
     limits, or a motor's (its main joint's, moved through its gear ratio)."""
     robot = regressor.robot
     torque = _torque_scales(robot)
-    velocity = np.array([limit.velocity for limit in robot.limits])
+    velocity = robot.limit_arrays().velocity
     if robot.transmission is None:
         return torque[[row.index for row in rows]], velocity[[row.index for row in rows]]
     main, ratio = robot.transmission.main_joints, robot.transmission.gear_ratios

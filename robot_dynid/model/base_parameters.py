@@ -186,12 +186,8 @@ def random_states(regressor: Regressor, n_samples: int, rng: np.random.Generator
     """States uniform over the limits: q in [lower, upper], |qd| <= velocity limit,
     |qdd| <= acceleration limit; temperature [deg C] or elapsed [s] when the friction model
     drifts. Returns keyword arguments for :meth:`Regressor.compute`."""
-    limits = regressor.robot.limits
     n = regressor.n_joints
-    lower = np.array([limit.position[0] for limit in limits])
-    upper = np.array([limit.position[1] for limit in limits])
-    velocity = np.array([limit.velocity for limit in limits])
-    acceleration = np.array([limit.acceleration for limit in limits])
+    lower, upper, velocity, acceleration, _ = regressor.robot.limit_arrays()
     states = {"q": rng.uniform(lower, upper, (n_samples, n)),
               "qd": rng.uniform(-velocity, velocity, (n_samples, n)),
               "qdd": rng.uniform(-acceleration, acceleration, (n_samples, n))}

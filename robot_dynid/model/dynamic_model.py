@@ -263,9 +263,7 @@ class DynamicModel:
     def position_limits(self) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper position limits [rad], each (n,) in joint order; -inf and inf for URDF
         continuous joints, which turn without end."""
-        limits = np.array([limit.position for limit in self.robot.limits])
-        limits[np.array(self.robot.continuous)] = (-np.inf, np.inf)
-        return limits[:, 0].copy(), limits[:, 1].copy()
+        return self.robot.limit_arrays(unbounded_continuous=True)[:2]
 
     def torque(self, q, qd, qdd, temperature=None, elapsed=None) -> np.ndarray:
         """Joint torques [N m] predicted by the model.

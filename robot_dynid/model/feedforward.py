@@ -170,10 +170,9 @@ def feedforward_limits(model: DynamicModel, margins: Margins | None = None,
     arrays = robot.limit_arrays(model.joint_names)
     peak = model.torque_at_limits_of_motion(arrays)
     derived = np.isnan(arrays.effort)
-    continuous = np.array(robot.continuous)
+    bounds = robot.limit_arrays(model.joint_names, unbounded_continuous=True)
     return FeedforwardLimits(
-        lower=np.where(continuous, -np.inf, arrays.lower), upper=np.where(continuous, np.inf, arrays.upper),
-        velocity=arrays.velocity, acceleration=arrays.acceleration,
+        lower=bounds.lower, upper=bounds.upper, velocity=arrays.velocity, acceleration=arrays.acceleration,
         effort=np.where(derived, DERIVED_EFFORT_FACTOR * peak.torque, arrays.effort), effort_derived=derived,
         peak=peak, margins=Margins() if margins is None else margins)
 
