@@ -167,4 +167,3 @@ def test_protocol_plans_a_cylinder_attached_at_two_points_and_refuses_one_across
     assert ("cylinder 'boom': attachment lists unknown joint(s) ['elbow']; robot 'curtain_wall_arm' has "
             "['j1', 'j2', 'j3', 'j4', 'j5', 'j6']") in error, error
     assert "internal error" not in error and not (tmp_path / "plan.yaml").exists()
-
