@@ -21,6 +21,7 @@ from robot_dynid import validators
 from robot_dynid.errors import TrajectoryError
 from robot_dynid.experiment.trajectories import FourierTrajectory, fourier_basis
 from robot_dynid.experiment.trajectory_checks import TrajectoryCheck, check_trajectory
+from robot_dynid.joint_names import index_in
 from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.friction import FrictionModel
 from robot_dynid.model.payload import PayloadRegressor
@@ -729,10 +730,10 @@ def optimize_payload_excitation(robot, duration: float = DEFAULT_PAYLOAD_DURATIO
     names = tuple(robot.joint_names)
     if moving_joints is None:
         moving_joints = names[-min(PAYLOAD_WRIST_JOINTS, len(names)):]
-    unknown = [name for name in moving_joints if name not in names]
-    if unknown or not moving_joints or len(set(moving_joints)) != len(moving_joints):
-        raise TrajectoryError(f"moving joints {list(moving_joints)} must be distinct joints of robot {robot.name!r} "
-                              f"{list(names)}" + (f"; unknown: {unknown}" if unknown else ""))
+    if isinstance(moving_joints, str) or not moving_joints:
+        raise TrajectoryError(f"moving joints must be a non-empty list of joints of robot {robot.name!r} "
+                              f"{list(names)}, got {moving_joints!r}")
+    index_in(names, list(moving_joints), "moving joints", f"robot {robot.name!r}", error=TrajectoryError)
     lower, upper = robot.limit_arrays()[:2]
     if pose is None:
         pose = home_pose(lower, upper)

@@ -603,9 +603,11 @@ def cylinder_stage_from_dict(data, cylinders, source: str = "<dict>") -> Cylinde
             angular = data["angular_frequency"]
         centers = data.get("centers") or {}
         names = [cylinder.name for cylinder in cylinders]
-        if not isinstance(centers, dict) or set(centers) - set(names):
+        if not isinstance(centers, dict):
             raise TrajectoryError(f"{source}: centers must map cylinder names {names} to joint positions [rad], "
                                   f"got {centers!r}")
+        index_in(names, list(centers), f"{source}: centers", "the configuration", kind="cylinder",
+                 error=TrajectoryError)
         cylinders = tuple(dataclasses.replace(cylinder, center=centers.get(cylinder.name, cylinder.center))
                           for cylinder in cylinders)
         return CylinderStage(data["amplitude"], angular, cylinders, data.get("cycles", 1), data.get("ramp_duration"))

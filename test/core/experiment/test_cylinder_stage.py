@@ -115,7 +115,8 @@ def test_stage_file_form_and_its_mistakes():
             ({"amplitude": 0.006}, "s.yaml: give exactly one of angular_frequency"),
             ({"amplitude": 0.006, "angular_frequency": 0.05, "frequency": 1.0}, "give exactly one of"),
             ({"amplitude": 0.006, "angular_frequency": 0.05, "period": 3}, "s.yaml: unknown key 'period'"),
-            ({"amplitude": 0.006, "angular_frequency": 0.05, "centers": {"arm": 0.1}}, "centers must map cylinder"),
+            ({"amplitude": 0.006, "angular_frequency": 0.05, "centers": {"arm": 0.1}},
+             re.escape("s.yaml: centers lists unknown cylinder(s) ['arm']; the configuration has ['boom', 'wrist']")),
             ({"amplitude": 0.006, "angular_frequency": -1.0}, r"angular_frequency must be finite and > 0 \[rad/s\]")):
         with pytest.raises(TrajectoryError, match=message):
             cylinder_stage_from_dict(data, CYLINDERS, "s.yaml")

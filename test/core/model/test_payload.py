@@ -6,13 +6,14 @@ frame lookup or our parameter maps. The arm is the UR5 URDF with plausible link 
 2.8 kg at ``tool0`` (the payload of the issue's real recordings), centre of mass 8 cm out.
 """
 import dataclasses
+import re
 
 import numpy as np
 import pinocchio as pin
 import pytest
 
 from rnea_reference import rnea_urdf_with_payload
-from robot_dynid.errors import DataError, ModelFileError, PayloadError, RobotDescriptionError
+from robot_dynid.errors import DataError, ModelFileError, PayloadError, RobotDescriptionError, TrajectoryError
 from robot_dynid.estimation.payload import PayloadSettings, identify_payload
 from robot_dynid.estimation.streaming import StreamingIdentifier, StreamingSettings
 from robot_dynid.experiment.excitation import optimize_payload_excitation, random_excitation
@@ -276,6 +277,18 @@ def test_a_payload_excitation_moves_the_wrist_holds_the_rest_and_conditions_the_
     assert np.all(np.abs(qd[:, 3:]).max(axis=0) > 0.1)          # the wrist moves
     assert design.condition_number < design.initial_value < np.inf
     assert design.check.ok
+
+
+def test_payload_moving_joints_are_joints_of_the_robot_named_once(ur5):
+    robot, _, _ = ur5
+    joints = ("['shoulder_pan_joint', 'shoulder_lift_joint', 'elbow_joint', 'wrist_1_joint', 'wrist_2_joint', "
+              "'wrist_3_joint']")
+    for moving, message in ((["wrist_3_joint", "gripper"], "moving joints lists unknown joint(s) ['gripper']"),
+                            (["wrist_3_joint"] * 2, "moving joints lists joint(s) ['wrist_3_joint'] more than once")):
+        with pytest.raises(TrajectoryError, match=f"^{re.escape(f'{message}; robot {robot.name!r} has {joints}')}$"):
+            optimize_payload_excitation(robot, frame="tool0", moving_joints=moving)
+    with pytest.raises(TrajectoryError, match="moving joints must be a non-empty list of joints of robot"):
+        optimize_payload_excitation(robot, frame="tool0", moving_joints=[])
 
 
 def test_a_payload_protocol_is_a_stage_of_its_own(ur5):
