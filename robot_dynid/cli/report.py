@@ -10,10 +10,10 @@ from robot_dynid.errors import DynIdError
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.recordings.data_files import stage_table
-from robot_dynid.recordings.stage_detection import REST_THRESHOLD
+from robot_dynid.recordings.stage_detection import DEFAULT_PLATEAU_TOLERANCE, default_rest_threshold
 from robot_dynid.recordings.stages import label_samples
 from robot_dynid.estimation.cycles import DEFAULT_WARM_CYCLES
-from robot_dynid.estimation.friction_stages import DEFAULT_FRICTION_SPEED, DEFAULT_PLATEAU_TOLERANCE, GRAVITY_MODES
+from robot_dynid.estimation.friction_stages import DEFAULT_FRICTION_SPEED, GRAVITY_MODES
 from robot_dynid.reports.json_text import dumps
 from robot_dynid.reports.report import ReportOptions, make_report
 from robot_dynid.reports.tables import format_stamp_quality
@@ -98,7 +98,7 @@ def main(args):
         stage=tuple(args.stage or ("excitation",)), speed_threshold=args.speed_threshold,
         warm_cycles=args.warm_cycles, friction_speed=args.friction_speed, gravity=args.gravity,
         plateau_tolerance=args.plateau_tolerance,
-        rest_threshold=args.rest_threshold or float(min(REST_THRESHOLD, 0.02 * velocity.min())),
+        rest_threshold=args.rest_threshold or float(default_rest_threshold(velocity).min()),
         holdout_cycles=() if args.no_holdout else None if args.holdout_cycles is None else tuple(args.holdout_cycles),
         pools=tuple(tuple(pool) for pool in args.pool))
     summary = make_report(args.out, robot, recordings, intervals, model=model, settings=settings,

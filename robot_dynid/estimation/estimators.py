@@ -931,7 +931,8 @@ class BatchLeastSquares:
         return self
 
 
-ESTIMATOR_SETTINGS = ("parameter_names", "rank_tolerance", "iterations", "forgetting", "initial_covariance")
+ESTIMATOR_SETTINGS = ("parameter_names", "rank_tolerance", "iterations", "forgetting", "initial_covariance",
+                      "covariance_limit", "theta0")
 """The settings :func:`build_estimator` takes; each method uses those its :attr:`Estimator.settings` names."""
 
 
@@ -997,7 +998,8 @@ ESTIMATORS = {estimator.name: estimator for estimator in (
               factory=lambda n_parameters, **settings: BatchLeastSquares(n_parameters, weighted=True, **settings),
               settings=_BATCH_SETTINGS, options=("consistent",), weighted=True, batch_method="wls"),
     Estimator("rls", "recursive least squares with a forgetting factor, updated on every sample", batch=False,
-              factory=RecursiveLeastSquares, settings=("forgetting", "initial_covariance"),
+              factory=RecursiveLeastSquares,
+              settings=("forgetting", "initial_covariance", "covariance_limit", "theta0"),
               options=("forgetting",), batch_method="ols"),
 )}
 """The estimation methods, by name (see :class:`Estimator`)."""
@@ -1005,6 +1007,9 @@ METHODS = tuple(ESTIMATORS)
 BATCH_METHODS = tuple(name for name, estimator in ESTIMATORS.items() if estimator.batch)
 METHOD_NAMES = METHODS + tuple(alias for estimator in ESTIMATORS.values() for alias in estimator.aliases)
 """Every name :func:`estimator` accepts: the methods and their aliases."""
+RECURSIVE_METHOD = "rls"
+"""The method of the estimators updated sample by sample on a live stream (friction tracking, the online
+cylinder identification)."""
 
 
 def estimator(method: str) -> Estimator:
@@ -1032,8 +1037,9 @@ def build_estimator(method: str, n_parameters: int, **settings):
         p.
     **settings
         Any of :data:`ESTIMATOR_SETTINGS`: ``parameter_names``, ``rank_tolerance``, ``iterations``
-        (batch methods), ``forgetting`` [1] in (0, 1] and ``initial_covariance`` (RLS); those the
-        method does not take are ignored (an identification's ``forgetting`` with OLS).
+        (batch methods), ``forgetting`` [1] in (0, 1], ``initial_covariance``, ``covariance_limit`` and
+        ``theta0`` (RLS); those the method does not take are ignored (an identification's ``forgetting``
+        with OLS).
 
     Returns
     -------

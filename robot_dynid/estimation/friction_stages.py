@@ -28,11 +28,9 @@ from robot_dynid.model.friction import friction_model
 from robot_dynid.model.friction_drift import DoubleExponentialFit, fit_double_exponential
 from robot_dynid.model.robot_description import RobotDescription, build_pinocchio_model
 from robot_dynid.recordings.recording import Recording
+from robot_dynid.recordings.stage_detection import DEFAULT_PLATEAU_TOLERANCE, REST_THRESHOLD
 from robot_dynid.recordings.stages import NO_CYCLE, StageInterval
 
-DEFAULT_PLATEAU_TOLERANCE = 0.05
-"""[1] a friction sample is on the constant-velocity plateau when its speed is within this fraction
-of the plateau speed."""
 MIN_PLATEAU_SAMPLES = 5
 DEFAULT_FRICTION_SPEED = 0.6
 """[1] speed level (fraction of the velocity limit) whose friction is followed over time (thesis Table 5.6)."""
@@ -315,7 +313,7 @@ def extract_friction_segments(recording: Recording, intervals: Iterable[StageInt
 
 def friction_analysis(recordings: Sequence[Recording], intervals: Sequence[Sequence[StageInterval]],
                       robot: RobotDescription, gravity: str = "auto",
-                      tolerance: float = DEFAULT_PLATEAU_TOLERANCE, rest_threshold: float = 0.02,
+                      tolerance: float = DEFAULT_PLATEAU_TOLERANCE, rest_threshold: float = REST_THRESHOLD,
                       offsets=None) -> FrictionAnalysis:
     """Friction segments of every recording, with inertia and gravity removed per joint and cycle.
 

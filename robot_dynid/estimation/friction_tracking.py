@@ -27,7 +27,7 @@ import numpy as np
 
 from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
-from robot_dynid.estimation.estimators import RecursiveLeastSquares
+from robot_dynid.estimation.estimators import RECURSIVE_METHOD, build_estimator
 from robot_dynid.estimation.streaming import quality_gate
 from robot_dynid.joint_names import match_joints
 from robot_dynid.model.dynamic_model import DynamicModel
@@ -85,8 +85,8 @@ class FrictionTracker:
         if not np.all(np.isfinite(rms) & (rms > 0)):
             rms = np.ones(model.robot.n_joints)     # unknown: then std is relative to a unit noise
         self.noise_variance = rms ** 2
-        self.rls = RecursiveLeastSquares(self.tracked.size, forgetting, initial_covariance=initial,
-                                         theta0=model.values[self.tracked])
+        self.rls = build_estimator(RECURSIVE_METHOD, self.tracked.size, forgetting=forgetting,
+                                   initial_covariance=initial, theta0=model.values[self.tracked])
 
     @property
     def values(self) -> np.ndarray:

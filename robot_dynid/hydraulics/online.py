@@ -46,7 +46,7 @@ import numpy as np
 
 from robot_dynid import validators
 from robot_dynid.errors import DynIdError
-from robot_dynid.estimation.estimators import RecursiveLeastSquares
+from robot_dynid.estimation.estimators import RECURSIVE_METHOD, build_estimator
 from robot_dynid.recordings.cylinder_data import MAX_DISPLACEMENT, MAX_PRESSURE, MAX_SPEED, MIN_PEAK_PRESSURE
 from robot_dynid.hydraulics.cylinder import (CONVERGENCE_BAND, HYDRAULIC_PARAMETER_NAMES, CylinderIdentification,
                                              CylinderParameters, HydraulicCylinder, cylinder_regressor,
@@ -196,8 +196,8 @@ class OnlineCylinderIdentifier:
         self.cylinder = cylinder
         self.settings = settings
         self.scales = settings.scales
-        self.rls = RecursiveLeastSquares(N_PARAMETERS, forgetting=settings.forgetting,
-                                         initial_covariance=settings.initial_covariance)
+        self.rls = build_estimator(RECURSIVE_METHOD, N_PARAMETERS, forgetting=settings.forgetting,
+                                   initial_covariance=settings.initial_covariance)
         self.derivative = CausalDerivative(settings.acceleration_window, settings.max_gap)
         self.reset()
 
@@ -327,7 +327,7 @@ class OnlineCylinderIdentifier:
             raise DynIdError(f"cylinder identification needs more than {N_PARAMETERS} samples, got {self.samples}")
         return CylinderIdentification(
             parameters=CylinderParameters.from_array(estimate.parameters), std=estimate.std, history=None,
-            residual_rms=estimate.residual_rms, state=self.rls.get_state(), method="rls",
+            residual_rms=estimate.residual_rms, state=self.rls.get_state(), method=RECURSIVE_METHOD,
             convergence_samples=self.settling_samples(estimate.parameters, estimate.std), scales=self.scales.copy(),
             n_samples=self.samples)
 

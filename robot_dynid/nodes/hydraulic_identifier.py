@@ -36,6 +36,7 @@ from std_msgs.msg import Header
 from std_srvs.srv import Trigger
 
 from robot_dynid.errors import DynIdError
+from robot_dynid.estimation.estimators import RECURSIVE_METHOD
 from robot_dynid.hydraulics.cylinder_results import (cylinder_config_from_dict, load_cylinder_config,
                                                      save_cylinder_results)
 from robot_dynid.hydraulics.online import N_PARAMETERS, OnlineHydraulicIdentifier, OnlineSettings
@@ -168,9 +169,10 @@ class HydraulicIdentifierNode(Node):
         warnings = ([f"no samples yet of {idle}"] if idle and used else []) + (
             [f"messages not used: {describe_dropped(self.dropped.counts)}"] if self.dropped.counts else [])
         return IdentificationStatus(
-            header=Header(stamp=self.get_clock().now().to_msg()), state=state, method="rls", samples_used=used,
-            samples_dropped=self.dropped.total, progress=len(converged) / len(estimates), condition_number=0.0,
-            max_relative_std=float(max(relative, default=0.0)), warnings=warnings, message=message)
+            header=Header(stamp=self.get_clock().now().to_msg()), state=state, method=RECURSIVE_METHOD,
+            samples_used=used, samples_dropped=self.dropped.total, progress=len(converged) / len(estimates),
+            condition_number=0.0, max_relative_std=float(max(relative, default=0.0)), warnings=warnings,
+            message=message)
 
     def save(self):
         """Write the results file; return (success, message)."""

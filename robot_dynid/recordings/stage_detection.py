@@ -51,6 +51,10 @@ REST_THRESHOLD_FRACTION = 0.02
 """Cap of the default rest threshold as a fraction of a joint's velocity limit [1], so that
 slow joints (the curtain-wall arm's 0.2 rad/s) keep their 5 % friction level above it."""
 
+DEFAULT_PLATEAU_TOLERANCE = 0.05
+"""[1] the relative speed variation allowed on a constant-speed plateau: of a detected friction stage
+(:func:`detect_stages`) and of the part of a friction stroke its friction is measured on
+(:func:`robot_dynid.estimation.friction_stages.plateau`)."""
 DETECTED_KINDS = ("rest", "friction", "excitation")
 """The stage kinds :func:`detect_stages` reports."""
 
@@ -78,7 +82,7 @@ def _odd_window(duration: float, dt: float) -> int:
 
 def detect_stages(time, qd, velocity_limits, rest_threshold=REST_THRESHOLD, *, joint_names=None,
                   smoothing_window: float = 0.1, flatness_window: float = 0.2,
-                  plateau_tolerance: float = 0.05, min_rest_duration: float = 0.5,
+                  plateau_tolerance: float = DEFAULT_PLATEAU_TOLERANCE, min_rest_duration: float = 0.5,
                   min_plateau_duration: float = 0.25,
                   min_motion_duration: float = 1.0) -> list[StageInterval]:
     """Detect rest, friction plateaus and multi-joint motion from joint velocities.

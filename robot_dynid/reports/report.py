@@ -26,12 +26,13 @@ from robot_dynid.estimation.validation import DEFAULT_SPEED_THRESHOLD
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.robot_description import RobotDescription
 from robot_dynid.recordings.recording import Recording
+from robot_dynid.recordings.stage_detection import DEFAULT_PLATEAU_TOLERANCE, REST_THRESHOLD
 from robot_dynid.recordings.stages import StageInterval
 from robot_dynid.estimation import cycles as per_cycle
 from robot_dynid.estimation import friction_stages
 from robot_dynid.estimation.comparison import DEFAULT_SIGNIFICANCE, compare_models
 from robot_dynid.estimation.cycles import DEFAULT_WARM_CYCLES, Progress, no_progress
-from robot_dynid.estimation.friction_stages import DEFAULT_FRICTION_SPEED, DEFAULT_PLATEAU_TOLERANCE
+from robot_dynid.estimation.friction_stages import DEFAULT_FRICTION_SPEED
 from robot_dynid.reports import html
 from robot_dynid.reports.tables import model_summary, stamp_quality_summary
 
@@ -70,7 +71,7 @@ class ReportOptions:
     friction_speed: float = DEFAULT_FRICTION_SPEED
     gravity: str = "auto"
     plateau_tolerance: float = DEFAULT_PLATEAU_TOLERANCE
-    rest_threshold: float = 0.02
+    rest_threshold: float = REST_THRESHOLD
     holdout_cycles: tuple[int, ...] | None = None
     pools: tuple[tuple[int, ...], ...] = ()
 

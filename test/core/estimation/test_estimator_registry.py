@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 from robot_dynid.errors import DynIdError
-from robot_dynid.estimation.estimators import (BATCH_METHODS, ESTIMATORS, METHOD_NAMES, METHODS, BatchLeastSquares,
-                                               RecursiveLeastSquares, build_estimator, estimator)
+from robot_dynid.estimation.estimators import (BATCH_METHODS, ESTIMATORS, METHOD_NAMES, METHODS, RECURSIVE_METHOD,
+                                               BatchLeastSquares, RecursiveLeastSquares, build_estimator, estimator)
 
 TRUTH = np.array([2.0, -1.0, 0.5])
 
@@ -37,8 +37,10 @@ def test_the_registry_names_its_methods_kinds_and_alias():
 
 
 def test_settings_a_method_does_not_take_are_ignored_and_those_it_takes_applied():
-    rls = build_estimator("rls", 3, forgetting=0.9, rank_tolerance=1e-3)
-    assert isinstance(rls, RecursiveLeastSquares) and rls.forgetting == 0.9
+    rls = build_estimator("rls", 3, forgetting=0.9, rank_tolerance=1e-3, covariance_limit=5.0, theta0=[1.0, 2.0, 3.0])
+    assert isinstance(rls, RecursiveLeastSquares) and rls.forgetting == 0.9 and rls.covariance_limit == 5.0
+    np.testing.assert_array_equal(rls.theta_, [1.0, 2.0, 3.0])
+    assert build_estimator(RECURSIVE_METHOD, 2).batch is False
     ols = build_estimator("ols", 3, forgetting=0.9, iterations=2)
     assert isinstance(ols, BatchLeastSquares) and ols.iterations == 2
 
@@ -61,7 +63,7 @@ def test_bad_names_and_settings_are_refused_with_the_known_ones():
         build_estimator("ridge", 3)
     with pytest.raises(DynIdError, match=r"estimator settings \['alpha'\] are unknown; expected some of "
                                          r"\['parameter_names', 'rank_tolerance', 'iterations', 'forgetting', "
-                                         r"'initial_covariance'\]"):
+                                         r"'initial_covariance', 'covariance_limit', 'theta0'\]"):
         build_estimator("ols", 3, alpha=1.0)
     with pytest.raises(DynIdError, match=r"Y has 4 columns, expected n_parameters = 3"):
         build_estimator("ols", 3).fit(np.ones((10, 1, 4)), np.ones((10, 1)))
