@@ -11,7 +11,7 @@ import weakref
 
 import rclpy
 from rcl_interfaces.msg import Parameter as ParameterMsg
-from rcl_interfaces.srv import GetParameters, SetParameters
+from rcl_interfaces.srv import DescribeParameters, GetParameters, SetParameters
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 
@@ -19,7 +19,7 @@ from robot_dynid.nodes.node_runtime import call_service, spin_until
 from robot_dynid.srv import ComputeFeedforward
 
 DISCOVERY_TIMEOUT = 20.0  # s; discovery across processes is mostly < 1 s, outliers of several seconds
-READ_ONLY_SERVICES = (ComputeFeedforward, GetParameters)  # queries: sending one twice changes nothing
+READ_ONLY_SERVICES = (ComputeFeedforward, DescribeParameters, GetParameters)  # queries: sending one twice changes nothing
 RESEND_AFTER = 2.0  # s without an answer before a query is sent again
 SETTLE = 0.3  # s of spinning between a client's first sight of a service and its first state-changing request
 
@@ -86,6 +86,14 @@ class RosTestGraph:
             values = self.call(client, GetParameters.Request(names=list(names)), timeout).values
             return [Parameter.from_parameter_msg(ParameterMsg(name=name, value=value)).value
                     for name, value in zip(names, values)]
+        finally:
+            self.node.destroy_client(client)
+
+    def describe_parameters(self, node, *names, timeout=DISCOVERY_TIMEOUT):
+        """``ros2 param describe``: the ParameterDescriptors of ``names`` on the node ``node`` (fully qualified)."""
+        client = self.node.create_client(DescribeParameters, f"{node}/describe_parameters")
+        try:
+            return list(self.call(client, DescribeParameters.Request(names=list(names)), timeout).descriptors)
         finally:
             self.node.destroy_client(client)
 

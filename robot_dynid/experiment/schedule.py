@@ -482,6 +482,15 @@ class HoldPose:
     source: str
 
 
+def check_start_tolerance(start_tolerance: float, deviation_threshold: float) -> None:
+    """TrajectoryError when ``start_tolerance`` [rad] is above ``deviation_threshold`` [rad]: a start that far
+    from the plan's start pose (no approach) would abort at once."""
+    if start_tolerance > deviation_threshold:
+        raise TrajectoryError(f"start_tolerance {start_tolerance:g} rad is above deviation_threshold "
+                              f"{deviation_threshold:g} rad: a start that far from the plan's start pose (no "
+                              "approach) would abort at once; lower start_tolerance")
+
+
 class FeedbackWatchdog:
     """Whether the measured joint states stopped while a run plays (the deviation check sees
     nothing then, and the arm moves unmonitored).
@@ -552,10 +561,8 @@ class ExperimentRun:
         self.max_pose_age = _positive("max_pose_age", max_pose_age, "s")
         if deviation_threshold is not None:
             deviation_threshold = _positive("deviation_threshold", deviation_threshold, "rad")
-        if deviation_threshold is not None and self.start_tolerance > deviation_threshold:
-            raise TrajectoryError(f"start_tolerance {self.start_tolerance:g} rad is above deviation_threshold "
-                                  f"{deviation_threshold:g} rad: a start that far from the plan's start pose (no "
-                                  "approach) would abort at once; lower start_tolerance")
+        if deviation_threshold is not None:
+            check_start_tolerance(self.start_tolerance, deviation_threshold)
         self.next_window = 0
         self.next_event = 0
         self.state = "idle"

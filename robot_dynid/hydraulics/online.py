@@ -37,6 +37,7 @@ below); nothing here raises on bad input from a live stream.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import deque
 from dataclasses import dataclass
@@ -56,6 +57,9 @@ from robot_dynid.joint_names import index_in
 from robot_dynid.recordings.joint_states import NameSelector, duplicate_names, empty_names
 
 N_PARAMETERS = len(HYDRAULIC_PARAMETER_NAMES)
+LIVE_SETTINGS = ("convergence_window", "convergence_band", "min_samples")
+"""The settings of :class:`OnlineSettings` that can change while samples come (the convergence test, made at
+every estimate); the others shape the estimator's state (its scaling, covariance, forgetting, derivative)."""
 
 EMPTY_NAMES = empty_names("cylinder")
 DUPLICATE_NAMES = duplicate_names("cylinder")
@@ -427,6 +431,15 @@ class OnlineHydraulicIdentifier:
         index_in(self.names, list(loads), "loads", "the configuration", kind="cylinder", error=DynIdError)
         self.loads = {name: validators.number(loads.get(name, 0.0), f"cylinder {name}: load", DynIdError)
                       for name in self.names}
+
+    def retune(self, **changes) -> None:
+        """Replace settings of :data:`LIVE_SETTINGS` for every cylinder (checked as :class:`OnlineSettings`
+        checks them); the estimates so far stay."""
+        fixed = sorted(set(changes) - set(LIVE_SETTINGS))
+        if fixed:
+            raise DynIdError(f"settings {fixed} cannot change while identifying; those that can: {list(LIVE_SETTINGS)}")
+        for tracker in self.trackers.values():
+            tracker.settings = dataclasses.replace(tracker.settings, **changes)
 
     def add(self, stamp: float, names: Sequence[str], position, velocity, pressure_a, pressure_b,
             external_load=()) -> list[str]:

@@ -40,6 +40,14 @@ maxima bound memory and time: the whole plan is sampled at once, at most
 :data:`~robot_dynid.experiment.schedule.MAX_REFERENCE_SAMPLES` samples): a bad value is one line
 naming it on stderr and exit code 2, before anything is published.
 
+Parameters set while the node runs (``ros2 param set``): the plan, its sampling, topics and QoS are read at
+start (read-only). Live: ``deviation_threshold`` and ``max_joint_state_age`` are safety bounds: a lower value
+takes effect at once, also while a plan plays; a higher one is refused while a plan plays (the approach too),
+with the reason, so that no change mid-run loosens the monitoring of a moving arm. ``experiment_id``,
+``autostart``, ``start_tolerance`` (at most ``deviation_threshold``), ``approach_speed_fraction``,
+``start_delay`` and ``stop_duration`` are live before the start and refused once it started. Once the run is
+over (done, aborted) every change is refused: the node plays one run.
+
 ``plan_file`` '' builds the plan with :func:`robot_dynid.experiment.protocol.build_protocol` from
 ``cycles``, ``excitation_periods``, ``speed_fractions``, ``friction_level_duration`` (0 = the
 shortest that fits) and ``warmup_duration``.
@@ -63,7 +71,7 @@ from robot_dynid.experiment.protocol import (MAX_CYCLES, MAX_EXCITATION_PERIODS,
 from robot_dynid.experiment.schedule import (DEFAULT_APPROACH_SPEED_FRACTION, DEFAULT_MAX_POSE_AGE,
                                              DEFAULT_START_TOLERANCE, MAX_REFERENCE_SAMPLES, ExperimentRun,
                                              ExperimentSchedule, FeedbackWatchdog, NotReady, ReferenceLate,
-                                             StartRefused, positions_in_order)
+                                             StartRefused, check_start_tolerance, positions_in_order)
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.msg import ExperimentStage
 from robot_dynid.nodes.node_runtime import (STAGE_MARKERS_OUT, declare, in_range, integer_in, joint_states_qos,
@@ -79,6 +87,9 @@ MAX_START_DELAY = 60.0         # [s] start_delay
 MAX_STOP_DURATION = 10.0       # [s] stop_duration
 # cycles, excitation_periods, speed_fractions, friction_level_duration and warmup_duration: the protocol's
 # maxima (the built plan also within MAX_REFERENCE_SAMPLES at rate_hz)
+AT_START = "read at start: the plan is built and sampled then"
+BEFORE_START = "live before the start, fixed once it starts"
+SAFETY_BOUND = "live: lower takes effect at once, higher only before the start (refused while a plan plays)"
 
 
 def duration_msg(seconds):
@@ -105,57 +116,70 @@ class ExperimentRunnerNode(Node):
     def __init__(self, **node_options):
         """``node_options``: rclpy Node keyword arguments, e.g. ``context`` (one process, several nodes)."""
         super().__init__("experiment_runner", **node_options)
-        robot_file = (declare(self, "robot_file", "", "robot description (YAML); '' = the ER3A")
+        self.run = None     # until built below, the live parameters' checks leave the rules of a run to it
+        robot_file = (declare(self, "robot_file", "", f"robot description (YAML); '' = the ER3A; {AT_START}")
                       or str(find_package_file("config", "robots", "er3a.yaml")))
-        plan_file = declare(self, "plan_file", "", "protocol plan (YAML, save_plan); '' = build one")
-        cycles = declare(self, "cycles", 24, f"cycles of the built plan, 1 to {MAX_CYCLES}",
+        plan_file = declare(self, "plan_file", "", f"protocol plan (YAML, save_plan); '' = build one; {AT_START}")
+        cycles = declare(self, "cycles", 24, f"cycles of the built plan, 1 to {MAX_CYCLES}; {AT_START}",
                          check=integer_in(1, MAX_CYCLES))
-        periods = declare(self, "excitation_periods", 2,
-                          f"excitation periods per cycle of the built plan, 1 to {MAX_EXCITATION_PERIODS}",
-                          check=integer_in(1, MAX_EXCITATION_PERIODS))
+        periods = declare(self, "excitation_periods", 2, f"excitation periods per cycle of the built plan, 1 to "
+                          f"{MAX_EXCITATION_PERIODS}; {AT_START}", check=integer_in(1, MAX_EXCITATION_PERIODS))
         fractions = declare(self, "speed_fractions", [0.05, 0.2, 0.4, 0.6, 0.8, 1.0],
                             f"friction speed levels of the built plan, fractions of the velocity limits in (0, 1], "
-                            f"1 to {MAX_SPEED_LEVELS} levels", check=speed_levels)
-        level = declare(self, "friction_level_duration", 0.0,
-                        f"time per friction speed level; 0 = shortest; at most {MAX_LEVEL_DURATION:g}", "s",
-                        in_range("s", 0.0, MAX_LEVEL_DURATION))
-        warmup = declare(self, "warmup_duration", 180.0,
-                         f"warmup stage of the built plan (0 = none), at most {MAX_STAGE_DURATION:g}", "s",
-                         in_range("s", 0.0, MAX_STAGE_DURATION))
-        command_topic = declare(self, "command_topic", "joint_trajectory", "JointTrajectory commands out")
-        states_topic = declare(self, "joint_states_topic", "joint_states", "measured JointState in")
-        stage_topic = declare(self, "stage_topic", "experiment_stage", "ExperimentStage markers out")
-        self.experiment_id = declare(self, "experiment_id", "", "ExperimentStage.experiment_id")
+                            f"1 to {MAX_SPEED_LEVELS} levels; {AT_START}", check=speed_levels)
+        level = declare(self, "friction_level_duration", 0.0, f"time per friction speed level; 0 = shortest; at "
+                        f"most {MAX_LEVEL_DURATION:g}; {AT_START}", "s", in_range("s", 0.0, MAX_LEVEL_DURATION))
+        warmup = declare(self, "warmup_duration", 180.0, f"warmup stage of the built plan (0 = none), at most "
+                         f"{MAX_STAGE_DURATION:g}; {AT_START}", "s", in_range("s", 0.0, MAX_STAGE_DURATION))
+        command_topic = declare(self, "command_topic", "joint_trajectory", "JointTrajectory commands out; read at "
+                                "start: the publisher")
+        states_topic = declare(self, "joint_states_topic", "joint_states", "measured JointState in; read at start: "
+                               "the subscription")
+        stage_topic = declare(self, "stage_topic", "experiment_stage", "ExperimentStage markers out; read at start: "
+                              "the publisher")
+        self.experiment_id = declare(self, "experiment_id", "", f"ExperimentStage.experiment_id; {BEFORE_START}",
+                                     check=self.run_rule(), apply=lambda value: setattr(self, "experiment_id", value))
         rate = declare(self, "rate_hz", 100.0,
                        f"reference sample rate, {MIN_RATE_HZ:g} to {MAX_RATE_HZ:g} (the plan at most "
-                       f"{MAX_REFERENCE_SAMPLES:,} samples)", "Hz", in_range("Hz", MIN_RATE_HZ, MAX_RATE_HZ))
+                       f"{MAX_REFERENCE_SAMPLES:,} samples); {AT_START}", "Hz",
+                       in_range("Hz", MIN_RATE_HZ, MAX_RATE_HZ))
         window = declare(self, "window_duration", 2.0,
-                         f"reference per trajectory message, > 0 and at most {MAX_WINDOW:g}", "s",
+                         f"reference per trajectory message, > 0 and at most {MAX_WINDOW:g}; {AT_START}", "s",
                          in_range("s", 0.0, MAX_WINDOW, allow_minimum=False))
         lookahead = declare(self, "lookahead", 1.0,
-                            f"windows are sent this long before they start, 0 to {MAX_WINDOW:g}", "s",
+                            f"windows are sent this long before they start, 0 to {MAX_WINDOW:g}; {AT_START}", "s",
                             in_range("s", 0.0, MAX_WINDOW))
-        self.threshold = declare(self, "deviation_threshold", 0.1,
-                                 f"abort beyond this tracking error, > 0 and at most {MAX_DEVIATION:g}", "rad",
-                                 in_range("rad", 0.0, MAX_DEVIATION, allow_minimum=False))
-        self.autostart = declare(self, "autostart", False,
-                                 "start once a joint state and a command subscriber are there, without ~/start")
+        self.threshold = declare(
+            self, "deviation_threshold", 0.1, f"abort beyond this tracking error, > 0 and at most {MAX_DEVIATION:g}; "
+            f"{SAFETY_BOUND}", "rad", self.run_rule(in_range("rad", 0.0, MAX_DEVIATION, allow_minimum=False),
+                                                    in_use=lambda: self.threshold, idle=self.tolerance_below),
+            apply=lambda value: setattr(self, "threshold", value))
+        self.autostart = declare(self, "autostart", False, "start once a joint state and a command subscriber are "
+                                 f"there, without ~/start; {BEFORE_START} (true again retries a refused autostart)",
+                                 check=self.run_rule(), apply=self.set_autostart)
         tolerance = declare(self, "start_tolerance", DEFAULT_START_TOLERANCE,
                             "per joint: farther than this from the plan's start pose, approach it first; 0 to "
-                            "deviation_threshold", "rad", in_range("rad", 0.0, MAX_DEVIATION))
+                            f"deviation_threshold; {BEFORE_START}", "rad",
+                            self.run_rule(in_range("rad", 0.0, MAX_DEVIATION), idle=self.tolerance_above),
+                            apply=lambda value: setattr(self.run, "start_tolerance", value))
         approach = declare(self, "approach_speed_fraction", DEFAULT_APPROACH_SPEED_FRACTION,
-                           "of the velocity and acceleration limits for the approach move, 0 to 1; 0 = no approach",
-                           check=lambda value, field: validators.fraction(value, field, DynIdError, allow_zero=True))
+                           "of the velocity and acceleration limits for the approach move, 0 to 1; 0 = no approach; "
+                           f"{BEFORE_START}", check=self.run_rule(
+                               lambda value, field: validators.fraction(value, field, DynIdError, allow_zero=True)),
+                           apply=lambda value: setattr(self.run, "approach_speed_fraction", value), bounds=(0.0, 1.0))
         max_pose_age = declare(self, "max_joint_state_age", DEFAULT_MAX_POSE_AGE,
                                "a start waits for a joint state received at most this long ago; running, none "
-                               f"for this long aborts; > 0 and at most {MAX_STATE_AGE:g}", "s",
-                               in_range("s", 0.0, MAX_STATE_AGE, allow_minimum=False))
-        self.start_delay = declare(self, "start_delay", 2.0,
-                                   f"from an accepted start to the first motion, 0 to {MAX_START_DELAY:g}", "s",
-                                   in_range("s", 0.0, MAX_START_DELAY))
-        self.stop_duration = declare(self, "stop_duration", 0.2,
-                                     f"time to reach the hold pose on abort, > 0 and at most {MAX_STOP_DURATION:g}",
-                                     "s", in_range("s", 0.0, MAX_STOP_DURATION, allow_minimum=False))
+                               f"for this long aborts; > 0 and at most {MAX_STATE_AGE:g}; {SAFETY_BOUND}", "s",
+                               self.run_rule(in_range("s", 0.0, MAX_STATE_AGE, allow_minimum=False),
+                                             in_use=lambda: self.watchdog.timeout), apply=self.set_max_joint_state_age)
+        self.start_delay = declare(self, "start_delay", 2.0, f"from an accepted start to the first motion, 0 to "
+                                   f"{MAX_START_DELAY:g}; {BEFORE_START}", "s",
+                                   self.run_rule(in_range("s", 0.0, MAX_START_DELAY)),
+                                   apply=lambda value: setattr(self, "start_delay", value))
+        self.stop_duration = declare(self, "stop_duration", 0.2, "time to reach the hold pose on abort, > 0 and at "
+                                     f"most {MAX_STOP_DURATION:g}; {BEFORE_START}", "s",
+                                     self.run_rule(in_range("s", 0.0, MAX_STOP_DURATION, allow_minimum=False)),
+                                     apply=lambda value: setattr(self, "stop_duration", value))
         robot = load_robot(robot_file)
         plan = load_plan(plan_file) if plan_file else build_protocol(
             robot, cycles=cycles, excitation_periods=periods, speed_fractions=fractions,
@@ -180,6 +204,53 @@ class ExperimentRunnerNode(Node):
             f"on {command_topic}; " + ("starting once a controller subscribes and a joint state arrives on "
                                        f"{states_topic} (autostart)" if self.autostart else
                                        f"waiting for {self.resolve_service_name('~/start')}"))
+
+    def run_rule(self, check=None, in_use=None, idle=None):
+        """The :func:`declare` check of a live parameter of the run: ``check(value, field)``, then, once the run
+        is built (the start leaves its rules to :class:`ExperimentRun`): ``idle(value, field)`` before the start;
+        while a plan plays (the approach too), with ``in_use`` (the value in use of a safety bound) a value above
+        it is refused and a lower one taken, without it every change is refused; a run over (done, aborted)
+        refuses every change: the node plays one run, nothing is left to apply it to."""
+        def checked(value, field):
+            value = value if check is None else check(value, field)
+            if self.run is None:
+                return value
+            state = self.run.state
+            if state == "idle" and idle is not None:
+                idle(value, field)
+            elif state == "running" and in_use is None:
+                raise DynIdError(f"{field} cannot change while a plan plays; it can before the start")
+            elif state == "running" and value > in_use():
+                raise DynIdError(f"{field} {value:g} would loosen the safety bound in use ({in_use():g}) while a "
+                                 "plan plays: refused; a lower value is taken at once, a higher one before the start")
+            elif state in ("done", "aborted"):
+                raise DynIdError(f"{field} cannot change: the run is over ({state}) and the node plays one run; "
+                                 "restart it for another")
+            return value
+        return checked
+
+    def tolerance_below(self, threshold, field):
+        """Before the start: a ``deviation_threshold`` under ``start_tolerance`` is refused."""
+        try:
+            check_start_tolerance(self.run.start_tolerance, threshold)
+        except DynIdError as error:
+            raise DynIdError(f"{field}: {error}") from None
+
+    def tolerance_above(self, tolerance, field):
+        """Before the start: a ``start_tolerance`` over ``deviation_threshold`` is refused."""
+        try:
+            check_start_tolerance(tolerance, self.threshold)
+        except DynIdError as error:
+            raise DynIdError(f"{field}: {error}") from None
+
+    def set_autostart(self, value):
+        """``autostart`` set: true (again) tries to start on the next tick, also after a refused autostart."""
+        self.autostart, self.autostart_refusal = value, None
+
+    def set_max_joint_state_age(self, value):
+        """``max_joint_state_age`` set: the start's pose age, the hold's, and the watchdog's silence."""
+        self.run.max_pose_age = value
+        self.watchdog.timeout = value
 
     def plan_time(self, stamp_ns):
         return (stamp_ns - self.start_ns) * 1e-9

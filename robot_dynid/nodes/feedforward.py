@@ -70,6 +70,12 @@ that is not finite is never served (compute_feedforward refuses it). ``~/reset_w
 FeedforwardStatus (published on every change of friction state) say which friction state computed the
 outputs: friction_state, friction_elapsed [s], friction_temperatures [deg C].
 
+Parameters set while the node runs (``ros2 param set``): the margins and max_points are live: the model in use is
+served again with them (its limits recomputed), and a margin with which it would not be admitted is refused
+with the reason; reference_timeout (the timeout and its check period), status_period, cooling_time_constant,
+standstill_velocity and max_temperature_age are live too. Files, topics, QoS, joints and cold_start_stamp are
+read at start (read-only; ~/set_payload and ~/reset_warmup change the payload and the running time).
+
 Service ``compute_feedforward`` (robot_dynid/srv/ComputeFeedforward): joint names and flat
 arrays of N points in, torques [N m] of the N points out, in the request's layout. All three
 paths convert the message to arrays, call :func:`robot_dynid.model.feedforward.compute_feedforward`
@@ -106,6 +112,7 @@ every message through its Python dispatch loop: the topic path's p50 was 1-72 ms
 from __future__ import annotations
 
 import array
+import dataclasses
 import gc
 import math
 import threading
@@ -129,14 +136,14 @@ from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction_state import JointTemperatures, WarmupClock, friction_state, standing_still
 from robot_dynid.model.feedforward import (
     DEFAULT_ACCELERATION_MARGIN, DEFAULT_EFFORT_MARGIN, DEFAULT_MAX_POINTS, DEFAULT_MODEL_EFFORT_MARGIN,
-    DEFAULT_POSITION_MARGIN, DEFAULT_VELOCITY_MARGIN, DERIVED_EFFORT_FACTOR, FIELDS, FeedforwardLimits, Margins,
-    ReferenceMonitor, admit_model, check_margin_factor, check_max_points, check_position_margin, compute_feedforward,
-    join_points)
+    DEFAULT_POSITION_MARGIN, DEFAULT_VELOCITY_MARGIN, DERIVED_EFFORT_FACTOR, FIELDS, MAX_MARGIN_FACTOR,
+    MAX_POINTS_LIMIT, FeedforwardLimits, Margins, ReferenceMonitor, admit_model, check_margin_factor,
+    check_max_points, check_position_margin, compute_feedforward, join_points)
 from robot_dynid.model.payload import Payload, frame_placement, load_payload, plausibility_warnings
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.msg import FeedforwardStatus, IdentifiedModel, JointTemperatures as JointTemperaturesMsg
 from robot_dynid.nodes.node_runtime import (MODEL_QOS, declare, float64_array, in_range, integer_in, joint_states_qos,
-                                            seconds, spin_node)
+                                            seconds, set_period, spin_node)
 from robot_dynid.srv import ComputeFeedforward, ResetWarmup, SetPayload
 
 STATUS_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
@@ -150,6 +157,7 @@ MAX_COLD_START_STAMP = 4.2e9        # s of ROS time (year 2103)
 MAX_COOLING_TIME_CONSTANT = 604800.0    # s (a week)
 MAX_STANDSTILL_VELOCITY = 1.0       # rad/s
 MAX_TEMPERATURE_AGE = 3600.0        # s
+LIVE_MARGIN = "live: the model in use is served again with it (refused when it would not be admitted)"
 STATE_CODES = {ReferenceMonitor.NO_MODEL: FeedforwardStatus.STATE_NO_MODEL,
                ReferenceMonitor.OK: FeedforwardStatus.STATE_OK,
                ReferenceMonitor.REFUSED: FeedforwardStatus.STATE_REFERENCE_REFUSED,
@@ -185,46 +193,62 @@ class FeedforwardNode(Node):
         trajectory_out_topic = declare(self, "trajectory_out_topic", "trajectory_with_effort",
                                        "JointTrajectory out with effort filled", "N m")
         status_topic = declare(self, "status_topic", "feedforward_status", "FeedforwardStatus output")
+        self.served = None
         self.margins = Margins(
             position=declare(self, "position_margin", DEFAULT_POSITION_MARGIN,
-                             "positions beyond a joint's limits by more than this are refused; at most 2 pi; "
-                             "negative: no check", "rad", check=check_position_margin),
+                             f"positions beyond a joint's limits by more than this are refused; at most 2 pi; "
+                             f"negative: no check; {LIVE_MARGIN}", "rad", check=self.margin_rule(
+                                 "position", check_position_margin), apply=self.margin_setter("position")),
             velocity=declare(self, "velocity_margin", DEFAULT_VELOCITY_MARGIN,
-                             "velocities above this times the velocity limit are refused; in (0, 10]", "1",
-                             check=check_margin_factor),
+                             f"velocities above this times the velocity limit are refused; in (0, 10]; {LIVE_MARGIN}",
+                             "1", check=self.margin_rule("velocity", check_margin_factor),
+                             apply=self.margin_setter("velocity"), bounds=(0.0, MAX_MARGIN_FACTOR)),
             acceleration=declare(self, "acceleration_margin", DEFAULT_ACCELERATION_MARGIN,
-                                 "accelerations above this times the acceleration limit are refused; in (0, 10]",
-                                 "1", check=check_margin_factor),
+                                 "accelerations above this times the acceleration limit are refused; in (0, 10]; "
+                                 f"{LIVE_MARGIN}", "1", check=self.margin_rule("acceleration", check_margin_factor),
+                                 apply=self.margin_setter("acceleration"), bounds=(0.0, MAX_MARGIN_FACTOR)),
             effort=declare(self, "effort_margin", DEFAULT_EFFORT_MARGIN,
-                           "torques above this times the effort limit are refused; in (0, 10]", "1",
-                           check=check_margin_factor),
+                           f"torques above this times the effort limit are refused; in (0, 10]; {LIVE_MARGIN}", "1",
+                           check=self.margin_rule("effort", check_margin_factor), apply=self.margin_setter("effort"),
+                           bounds=(0.0, MAX_MARGIN_FACTOR)),
             model_effort=declare(self, "model_effort_margin", DEFAULT_MODEL_EFFORT_MARGIN,
                                  "a model needing more than this times an effort limit at the limits of motion is "
-                                 "refused; in (0, 10]", "1", check=check_margin_factor),
+                                 f"refused; in (0, 10]; {LIVE_MARGIN}", "1",
+                                 check=self.margin_rule("model_effort", check_margin_factor),
+                                 apply=self.margin_setter("model_effort"), bounds=(0.0, MAX_MARGIN_FACTOR)),
             max_points=declare(self, "max_points", DEFAULT_MAX_POINTS,
-                               "points per request (service, trajectory); in 1..10000000", check=check_max_points))
+                               "points per request (service, trajectory); in 1..10000000; live: applies to the next "
+                               "request", check=self.margin_rule("max_points", check_max_points),
+                               apply=self.margin_setter("max_points"), bounds=(1, MAX_POINTS_LIMIT)))
         reference_timeout = declare(
             self, "reference_timeout", DEFAULT_REFERENCE_TIMEOUT,
-            "without a valid reference this long, zero feed-forward is published; in (0, 60]", "s",
-            check=in_range("s", 0.0, MAX_REFERENCE_TIMEOUT, allow_minimum=False))
+            "without a valid reference this long, zero feed-forward is published; in (0, 60]; live: the timeout "
+            "and its check every reference_timeout / 4 change at once", "s",
+            check=in_range("s", 0.0, MAX_REFERENCE_TIMEOUT, allow_minimum=False), apply=self.set_reference_timeout)
         status_period = declare(
-            self, "status_period", 1.0, "FeedforwardStatus period (and on every change); in (0, 3600]", "s",
-            check=in_range("s", 0.0, MAX_STATUS_PERIOD, allow_minimum=False))
+            self, "status_period", 1.0, "FeedforwardStatus period (and on every change); in (0, 3600]; live: the next "
+            "status comes one new period after the set", "s",
+            check=in_range("s", 0.0, MAX_STATUS_PERIOD, allow_minimum=False),
+            apply=lambda value: set_period(self.status_timer, value))
         service_queue_depth = declare(
             self, "service_queue_depth", DEFAULT_SERVICE_QUEUE_DEPTH,
-            "requests the service queues (beyond: dropped unanswered); in 1..10000",
+            "requests the service queues (beyond: dropped unanswered); in 1..10000; read at start: the service's QoS",
             check=integer_in(1, MAX_SERVICE_QUEUE_DEPTH))
         self.output_joints = declare(self, "joints", Parameter.Type.STRING_ARRAY,
                                      "joints of the Float64MultiArray commands, in the controller's order; "
-                                     "unset: the model's joints") or None
+                                     "unset: the model's joints; read at start: the layout the controller "
+                                     "expects") or None
         payload_file = declare(self, "payload_file", "", "payload file (YAML: frame, mass kg, com m, inertia kg m^2 "
-                               "about the centre of mass) attached to the models served; '' = none")
+                               "about the centre of mass) attached to the models served; '' = none; read at start "
+                               "(~/set_payload and ~/clear_payload change the payload while the node runs)")
         cold_start_stamp = declare(self, "cold_start_stamp", 0.0, "ROS time of the cold start (friction drift "
-                                   f"time); 0 = the node's start; at most its start and {MAX_COLD_START_STAMP:g}",
+                                   f"time); 0 = the node's start; at most its start and {MAX_COLD_START_STAMP:g}; "
+                                   "read at start (~/reset_warmup sets the running time while the node runs)",
                                    "s", check=in_range("s", 0.0, MAX_COLD_START_STAMP))
         cooling = declare(self, "cooling_time_constant", 0.0, "while the joints stand still the running time decays "
                           "toward 0 with this time constant; 0 = no cooling; at most "
-                          f"{MAX_COOLING_TIME_CONSTANT:g}", "s", check=in_range("s", 0.0, MAX_COOLING_TIME_CONSTANT))
+                          f"{MAX_COOLING_TIME_CONSTANT:g}; live: applies from the next reference", "s",
+                          check=in_range("s", 0.0, MAX_COOLING_TIME_CONSTANT), apply=self.set_cooling_time_constant)
         self.standstill_velocity = declare(
             self, "standstill_velocity", 0.01, "joints with every reference velocity below this stand still; in "
             f"(0, {MAX_STANDSTILL_VELOCITY:g}]; a change applies to the next reference", "rad/s",
@@ -235,8 +259,9 @@ class FeedforwardNode(Node):
         joint_temperatures_topic = declare(self, "joint_temperatures_topic", "", "robot_dynid/JointTemperatures "
                                            "[deg C]; '' = off")
         max_temperature_age = declare(
-            self, "max_temperature_age", 5.0, f"older temperatures are not used; in (0, {MAX_TEMPERATURE_AGE:g}]",
-            "s", check=in_range("s", 0.0, MAX_TEMPERATURE_AGE, allow_minimum=False))
+            self, "max_temperature_age", 5.0, f"older temperatures are not used; in (0, {MAX_TEMPERATURE_AGE:g}]; "
+            "live: applies to the next request", "s",
+            check=in_range("s", 0.0, MAX_TEMPERATURE_AGE, allow_minimum=False), apply=self.set_max_temperature_age)
         reference_qos = joint_states_qos(self, 10)
         start = self.ros_now()
         if cold_start_stamp > start:
@@ -256,7 +281,6 @@ class FeedforwardNode(Node):
                                      callback_group=self.temperature_group)
         if self.expected_robot is not None:
             self.subscribe_temperatures(self.expected_robot.joint_names)
-        self.served = None
         self.model_lock = threading.Lock()      # held by every path that replaces ``served`` or the payload
         self.payload, self.payload_source = None, ""
         if payload_file:
@@ -283,13 +307,15 @@ class FeedforwardNode(Node):
         if trajectory_topic:
             self.trajectory_publisher = self.create_publisher(JointTrajectory, trajectory_out_topic, 10)
             self.create_subscription(JointTrajectory, trajectory_topic, self.on_trajectory, 10, callback_group=bulk)
-        self.command_publisher = None
+        self.command_publisher = self.reference_timer = None
         if reference_topic:
             self.command_publisher = self.create_publisher(Float64MultiArray, command_topic, 10)
             self.create_subscription(JointState, reference_topic, self.on_reference, reference_qos,
                                      callback_group=control)
-            self.create_timer(reference_timeout / 4.0, self.check_reference, callback_group=control, clock=steady)
-        self.create_timer(status_period, self.publish_status, callback_group=control, clock=steady)
+            self.reference_timer = self.create_timer(reference_timeout / 4.0, self.check_reference,
+                                                     callback_group=control, clock=steady)
+        self.status_timer = self.create_timer(status_period, self.publish_status, callback_group=control,
+                                              clock=steady)
         service_qos = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=service_queue_depth,
                                  reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
         self.create_service(ComputeFeedforward, "compute_feedforward", self.on_compute, qos_profile=service_qos,
@@ -316,6 +342,48 @@ class FeedforwardNode(Node):
             f"margins: position {self.margins.position:g} rad, velocity x{self.margins.velocity:g}, acceleration "
             f"x{self.margins.acceleration:g}, effort x{self.margins.effort:g}, model effort "
             f"x{self.margins.model_effort:g}")
+
+    def margin_rule(self, name, check):
+        """The :func:`declare` check of the margin ``name`` of :class:`Margins`: ``check``, then, with a model
+        in use, refused with the reason when the model would not be admitted with it (it stays served)."""
+        def checked(value, field):
+            value = check(value, field)
+            served = getattr(self, "served", None)
+            if served is not None:
+                try:
+                    admit_model(served.model, dataclasses.replace(self.margins, **{name: value}),
+                                self.expected_robot, self.expected_what)
+                except DynIdError as error:
+                    raise DynIdError(f"{field} {value:g} refused: the model in use (version {served.version}) would "
+                                     f"not be served with it: {one_line(error)}") from None
+            return value
+        return checked
+
+    def margin_setter(self, name):
+        """The :func:`declare` apply of a margin: the model in use served again with the new margins (its
+        limits), under ``model_lock``, in one assignment."""
+        def apply(value):
+            with self.model_lock:
+                self.margins = dataclasses.replace(self.margins, **{name: value})
+                served = self.served
+                if served is not None:
+                    self._serve(served.arm, served.model.payload, served.payload_source, served.source,
+                                served.version)
+        return apply
+
+    def set_reference_timeout(self, value):
+        """``reference_timeout`` set: the monitor's timeout and its check period, and the check timer's."""
+        self.monitor.timeout, self.monitor.check_period = value, value / 4.0
+        if self.reference_timer is not None:
+            set_period(self.reference_timer, value / 4.0)
+
+    def set_cooling_time_constant(self, value):
+        with self.friction_lock:
+            self.warmup.cooling_time_constant = value
+
+    def set_max_temperature_age(self, value):
+        with self.friction_lock:
+            self.temperatures.max_age = value
 
     def use_model(self, model, source, version=None):
         """Serve ``model`` from now on, with its own payload or else the payload in use, once

@@ -18,7 +18,10 @@ cylinder name, NaN/inf, pressures that look like bar or MPa, positions like mm, 
 the cylinder's previous one) is skipped, counted by reason, warned about at once the first time a
 reason occurs and then at most every 5 s, and listed in the status warnings; the node never
 stops on bad input. Numeric parameters are checked at start against the intervals their descriptions
-state (one line naming the parameter, exit 2).
+state (one line naming the parameter, exit 2). Set while the node runs (``ros2 param set``), the
+convergence test (``convergence_window``, ``convergence_band``, ``min_samples``), ``publish_period`` and
+``results_file`` (the next save) are live; the other settings shape the estimator's state, and the
+cylinders, topics and QoS are read at start (read-only).
 
 ``~/save`` (std_srvs/Trigger) writes the estimates to ``results_file`` (the results file of
 ``robot-dynid hydraulic identify``, convergence included: :meth:`OnlineHydraulicIdentifier.results`); so
@@ -39,10 +42,10 @@ from robot_dynid.errors import DynIdError
 from robot_dynid.estimation.estimators import RECURSIVE_METHOD
 from robot_dynid.hydraulics.cylinder_results import (cylinder_config_from_dict, load_cylinder_config,
                                                      save_cylinder_results)
-from robot_dynid.hydraulics.online import N_PARAMETERS, OnlineHydraulicIdentifier, OnlineSettings
+from robot_dynid.hydraulics.online import LIVE_SETTINGS, N_PARAMETERS, OnlineHydraulicIdentifier, OnlineSettings
 from robot_dynid.msg import HydraulicCylinderEstimates, HydraulicCylinderState, IdentificationStatus
-from robot_dynid.nodes.node_runtime import (declare, in_range, integer_in, joint_states_qos, seconds, spin_node,
-                                            writable_file_path)
+from robot_dynid.nodes.node_runtime import (declare, in_range, integer_in, joint_states_qos, seconds, set_period,
+                                            spin_node, writable_file_path)
 from robot_dynid.recordings.recording import DropCounter, describe_dropped
 
 MAX_MIN_SAMPLES = 10_000_000
@@ -75,12 +78,16 @@ class HydraulicIdentifierNode(Node):
         """``node_options``: rclpy Node keyword arguments, e.g. ``context`` (one process, several nodes)."""
         super().__init__("hydraulic_identifier", **node_options)
         defaults = OnlineSettings()
-        settings = OnlineSettings(**{name: declare(self, name, getattr(defaults, name), description, unit, check)
-                                     for name, description, unit, check in SETTINGS})
+        settings = OnlineSettings(**{
+            name: declare(self, name, getattr(defaults, name), f"{description}; " + (
+                "live: applies to the next convergence check" if name in LIVE_SETTINGS else
+                "read at start: the estimator's state is built with it"), unit, check,
+                apply=self.settings_setter(name) if name in LIVE_SETTINGS else None)
+            for name, description, unit, check in SETTINGS})
         cylinders_file = declare(self, "cylinders_file", "", "cylinder configuration (YAML: cylinders: [{name, "
-                                 "piston_mass, damping, area_a, area_b, load}]); '' = the arrays below")
+                                 "piston_mass, damping, area_a, area_b, load}]); '' = the arrays below; read at start")
         arrays = {name: declare(self, name, Parameter.Type.STRING_ARRAY if name == "cylinder_names"
-                                else Parameter.Type.DOUBLE_ARRAY, description, unit)
+                                else Parameter.Type.DOUBLE_ARRAY, f"{description}; read at start", unit)
                   for name, description, unit in (
                       ("cylinder_names", "cylinder names, as in HydraulicCylinderState", None),
                       ("piston_masses", "moving mass m of piston and rod per cylinder", "kg"),
@@ -97,12 +104,14 @@ class HydraulicIdentifierNode(Node):
         depth = declare(self, "queue_depth", 100, f"subscription queue depth (2 s at 50 Hz), in 1..{MAX_QUEUE_DEPTH}",
                         "1", integer_in(1, MAX_QUEUE_DEPTH))
         qos = joint_states_qos(self, depth, "qos", "the HydraulicCylinderState subscription")
-        publish_period = declare(self, "publish_period", 1.0, "period of the estimates and status, in (0, 3600]", "s",
-                                 in_range("s", 0.0, 3600.0, allow_minimum=False))
-        self.results_file = declare(self, "results_file", "", "results file (YAML) written by ~/save and at "
-                                    "shutdown; '' = cylinder_results_<date>_<time>.yaml in the current directory",
-                                    check=writable_file_path) \
-            or datetime.now().strftime("cylinder_results_%Y%m%d_%H%M%S.yaml")
+        publish_period = declare(self, "publish_period", 1.0, "period of the estimates and status, in (0, 3600]; "
+                                 "live: the next comes one new period after the set", "s",
+                                 in_range("s", 0.0, 3600.0, allow_minimum=False),
+                                 apply=lambda value: set_period(self.publish_timer, value))
+        self.results_file = results_path(declare(
+            self, "results_file", "", "results file (YAML) written by ~/save and at shutdown; '' = "
+            "cylinder_results_<date>_<time>.yaml in the current directory; live: applies to the next save",
+            check=writable_file_path, apply=lambda value: setattr(self, "results_file", results_path(value))))
         self.configs = {config.name: config for config in (load_cylinder_config(cylinders_file) if cylinders_file
                                                            else configs_from_arrays(**arrays))}
         self.identifier = OnlineHydraulicIdentifier(
@@ -114,11 +123,15 @@ class HydraulicIdentifierNode(Node):
         self.status_publisher = self.create_publisher(IdentificationStatus, status_topic, 10)
         self.create_subscription(HydraulicCylinderState, topic, self.on_state, qos)
         self.create_service(Trigger, "~/save", self.on_save)
-        self.create_timer(publish_period, self.publish)
+        self.publish_timer = self.create_timer(publish_period, self.publish)
         self.get_logger().info(
             f"identifying cylinders {list(self.identifier.names)} ({cylinders_file or 'parameters'}) by RLS, "
             f"forgetting {settings.forgetting:g}; {topic} ({self.get_parameter('qos').value}) -> {estimates_topic}; "
             f"results to {self.results_file}")
+
+    def settings_setter(self, name):
+        """The :func:`declare` apply of the setting ``name`` of :data:`LIVE_SETTINGS`."""
+        return lambda value: self.identifier.retune(**{name: value})
 
     def on_state(self, msg):
         stamp = seconds(msg.header.stamp)
@@ -203,6 +216,11 @@ def log(logger, success, message):
         logger.info(message)
     else:
         logger.warning(message)
+
+
+def results_path(value):
+    """The results file of the parameter ``results_file``: itself, or for '' a new dated name."""
+    return value or datetime.now().strftime("cylinder_results_%Y%m%d_%H%M%S.yaml")
 
 
 PARAMETER_FIELDS = ("stiffness", "fc", "fv", "fs")

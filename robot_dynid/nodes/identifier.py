@@ -46,6 +46,10 @@ disk) is one error log line, the status message and a status warning; the model 
 used all the same. Numeric parameters are checked at start against the intervals their
 descriptions state (one line naming the parameter, exit 2), ``dead_band`` also against every
 joint's velocity limit, ``model_file`` against a directory in its place or a file above it.
+
+Set while the node runs (``ros2 param set``): the quality gate (``require_improvement``, ``max_holdout_rsd``,
+``max_condition``: the next identification), ``status_period``, ``stage_latency`` (what arrives next) and
+``model_file`` (the next accepted model) are live; the rest is read at start (read-only).
 """
 from __future__ import annotations
 
@@ -68,7 +72,8 @@ from robot_dynid.model.payload import MAX_MASS, frame_placement
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.msg import ExperimentStage, IdentificationStatus, IdentifiedModel
 from robot_dynid.nodes.node_runtime import (MODEL_QOS, STAGE_MARKERS_IN, declare, in_range, integer_in,
-                                            joint_states_qos, seconds, spin_node, writable_file_path)
+                                            joint_states_qos, seconds, set_period, spin_node,
+                                            writable_file_path)
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.conditioning import MAX_GIVEN_WINDOW
 from robot_dynid.recordings.joint_states import JointStateSelector
@@ -127,8 +132,9 @@ class IdentifierNode(Node):
         model_topic = declare(self, "model_topic", "identified_model", "IdentifiedModel output (transient local)")
         status_topic = declare(self, "status_topic", "identification_status", "IdentificationStatus output")
         self.model_file = declare(self, "model_file", "", "model artifact (YAML) to write on acceptance; '' = none; "
-                                  "a failed write is a status warning, the model is still published",
-                                  check=writable_file_path)
+                                  "a failed write is a status warning, the model is still published; live: applies "
+                                  "to the next accepted model", check=writable_file_path,
+                                  apply=lambda value: setattr(self, "model_file", value))
         require = declare(self, "require_improvement", True, "accept a model only if its hold-out residual is "
                           "not larger than the model in use's; changes apply to the next identification",
                           apply=self.gate_setter("require_improvement"))
@@ -140,11 +146,13 @@ class IdentifierNode(Node):
                                 "number (column-scaled base regressor) is not below this, in (1, 1e12]; changes "
                                 "apply to the next identification", "1",
                                 in_range("1", 1.0, 1e12, allow_minimum=False), apply=self.gate_setter("max_condition"))
-        status_period = declare(self, "status_period", 1.0, "period of IdentificationStatus, in (0, 3600]", "s",
-                                in_range("s", 0.0, 3600.0, allow_minimum=False))
+        status_period = declare(self, "status_period", 1.0, "period of IdentificationStatus, in (0, 3600]; live: the "
+                                "next comes one new period after the set", "s",
+                                in_range("s", 0.0, 3600.0, allow_minimum=False),
+                                apply=lambda value: set_period(self.status_timer, value))
         self.latency = declare(self, "stage_latency", 0.5, "how far joint states and stage markers may arrive out "
-                               "of stamp order, in [0, 60]; samples are used this much later", "s",
-                               in_range("s", 0.0, 60.0))
+                               "of stamp order, in [0, 60]; samples are used this much later; live: applies to what "
+                               "arrives next", "s", in_range("s", 0.0, 60.0), apply=self.set_latency)
         arm_model_file = declare(self, "arm_model_file", "", "the arm's model artifact (YAML) fixed in payload "
                                  "stages; '' = the model in use")
         payload_frame = declare(self, "payload_frame", "", "payload stages: the payload's frame, fixed to the last "
@@ -192,11 +200,16 @@ class IdentifierNode(Node):
                                  joint_states_qos(self, STATE_DEPTH))
         self.create_subscription(ExperimentStage, stage_topic, self.on_stage, STAGE_MARKERS_IN)
         self.create_service(Trigger, "~/identify", self.on_identify)
-        self.create_timer(status_period, self.publish_status)
-        self.create_timer(max(self.latency, 0.05), self.on_idle)
+        self.status_timer = self.create_timer(status_period, self.publish_status)
+        self.idle_timer = self.create_timer(idle_period(self.latency), self.on_idle)
         self.get_logger().info(f"identifying {self.robot.name} ({robot_file}) with {options['method']}, friction "
                                f"{options['friction']}, "
                                f"on stages {list(stages)}; {joint_states_topic} -> {model_topic}")
+
+    def set_latency(self, value):
+        """``stage_latency`` set: the stamp order's slack and the period of the check for stopped joint states."""
+        self.latency = self.order.latency = value
+        set_period(self.idle_timer, idle_period(value))
 
     def gate_setter(self, name):
         """``apply`` of a live quality-gate parameter: the session's settings with ``name`` replaced."""
@@ -380,6 +393,11 @@ class IdentifierNode(Node):
         return list(self.session.warnings) + (
             [f"samples not used: {describe_dropped(dropped)}"] if dropped else []) + (
             [self.file_problem] if self.file_problem else [])
+
+
+def idle_period(latency):
+    """Period [s] of the check for joint states stopped for ``latency`` [s] (at least 0.05 s)."""
+    return max(latency, 0.05)
 
 
 def main(args=None):

@@ -3,6 +3,7 @@ the QoS of the topics nodes share, and message conversions. Nodes import each ot
 from __future__ import annotations
 
 import array
+import dataclasses
 import gc
 import pathlib
 import signal
@@ -14,8 +15,9 @@ import os
 from importlib import metadata
 
 import rclpy
-from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, SetParametersResult
 from rclpy.exceptions import ParameterException
+from rclpy.parameter import Parameter
 from rclpy.executors import ExternalShutdownException, ShutdownException, SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 
@@ -42,23 +44,41 @@ MODEL_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, rel
 """QoS of IdentifiedModel: transient local, depth 1, so a node started late gets the model in use."""
 
 
-def declare(node, name, default, description, unit=None, check=None, apply=None):
+def declare(node, name, default, description, unit=None, check=None, apply=None, bounds=None):
     """Declare a parameter with a description that states its unit; return its value.
 
-    ``check(value, field)``, e.g. ``lambda value, field: validators.positive(value, field, DynIdError, "s")``,
-    returns the value as the node uses it or raises a DynIdError whose message names ``field``
-    (``parameter flush_period``): :func:`spin_node` reports it in one line, exit 2, before the node
-    does anything.
+    ``check(value, field)``, e.g. ``in_range("s", 0.0, 60.0)`` or
+    ``lambda value, field: validators.positive(value, field, DynIdError, "s")``, returns the value as the node
+    uses it or raises a DynIdError whose message names ``field`` (``parameter flush_period``):
+    :func:`spin_node` reports it in one line, exit 2, before the node does anything.
+
+    The descriptor (``ros2 param describe``) carries the description, ``read_only`` and, for a number,
+    the closed interval ``bounds`` (low, high), by default the check's own (:class:`Interval`), as a
+    FloatingPointRange or IntegerRange. It is set after the start's check, so that a value out of range
+    at the start gets the check's message.
 
     Changes while the node runs (``ros2 param set``): without ``apply`` the parameter is read-only (the
-    node reads it at its start; a set is refused: "Trying to set a read-only parameter"); with
-    ``apply(value)`` a set is checked by ``check`` (refused with its message) and, when every
-    parameter of the request passes, ``apply`` takes the checked value into use.
+    node reads it at its start, and its description says so, with the reason where it gives one; a set is
+    refused: "Trying to set a read-only parameter"); with
+    ``apply(value)`` a set is refused outside ``bounds`` by rclpy ("Parameter rate out of range ..."), then
+    checked by ``check`` (refused with its message: an open end of the interval, a rule of the node's
+    state) and, when every parameter of the request passes, ``apply`` takes the checked value into use.
     """
+    if apply is None and "read at start" not in description:
+        description = f"{description}; read at start"
     text = f"{description} [{unit}]" if unit else description
-    value = node.declare_parameter(name, default, ParameterDescriptor(description=text,
-                                                                      read_only=apply is None)).value
-    value = value if check is None else check(value, f"parameter {name}")
+    bounds = bounds if bounds is not None else getattr(check, "bounds", None)
+    parameter = node.declare_parameter(name, default, ParameterDescriptor(description=text,
+                                                                          read_only=apply is None and bounds is None))
+    value = parameter.value if check is None else check(parameter.value, f"parameter {name}")
+    if bounds is not None:
+        descriptor = ParameterDescriptor(description=text, read_only=apply is None, type=parameter.type_.value)
+        if parameter.type_ == Parameter.Type.DOUBLE:
+            descriptor.floating_point_range = [FloatingPointRange(from_value=float(bounds[0]),
+                                                                  to_value=float(bounds[1]))]
+        elif parameter.type_ == Parameter.Type.INTEGER:
+            descriptor.integer_range = [IntegerRange(from_value=int(bounds[0]), to_value=int(bounds[1]), step=1)]
+        node.set_descriptor(name, descriptor)
     if apply is not None:
         live = getattr(node, "_live_parameters", None)
         if live is None:
@@ -86,16 +106,47 @@ def _set_live(live, parameters) -> SetParametersResult:
     return SetParametersResult(successful=True)
 
 
+@dataclasses.dataclass(frozen=True)
+class Interval:
+    """A :func:`declare` check: a finite number in ``[minimum, maximum]`` (``(minimum, maximum]`` without
+    ``allow_minimum``; None: unbounded) [``unit``], or with ``integer`` an integer in ``minimum..maximum``;
+    anything else is refused in one line naming the parameter and the interval
+    (:func:`robot_dynid.validators.in_range`, :func:`robot_dynid.validators.count`). Its :attr:`bounds` go
+    into the parameter's descriptor."""
+
+    unit: str | None
+    minimum: float | None
+    maximum: float | None
+    allow_minimum: bool = True
+    integer: bool = False
+
+    def __call__(self, value, field):
+        if self.integer:
+            return validators.count(value, field, DynIdError, self.minimum, self.maximum)
+        return validators.in_range(value, field, DynIdError, self.unit, self.minimum, self.maximum, self.allow_minimum)
+
+    @property
+    def bounds(self):
+        """(low, high), the closed interval of the descriptor's range; None when a side is unbounded."""
+        return None if self.minimum is None or self.maximum is None else (self.minimum, self.maximum)
+
+
 def in_range(unit, minimum, maximum, allow_minimum=True):
     """A :func:`declare` check: a finite number in ``[minimum, maximum]`` (``(minimum, maximum]``
-    without ``allow_minimum``; None: unbounded) [``unit``]; NaN, inf and anything outside are refused
-    in one line naming the parameter and the interval (:func:`robot_dynid.validators.in_range`)."""
-    return lambda value, field: validators.in_range(value, field, DynIdError, unit, minimum, maximum, allow_minimum)
+    without ``allow_minimum``; None: unbounded) [``unit``] (:class:`Interval`)."""
+    return Interval(unit, minimum, maximum, allow_minimum)
 
 
 def integer_in(minimum, maximum=None):
-    """A :func:`declare` check: an integer in ``minimum..maximum`` (:func:`robot_dynid.validators.count`)."""
-    return lambda value, field: validators.count(value, field, DynIdError, minimum, maximum)
+    """A :func:`declare` check: an integer in ``minimum..maximum`` (:class:`Interval`)."""
+    return Interval(None, minimum, maximum, integer=True)
+
+
+def set_period(timer, period):
+    """``timer`` (rclpy Timer) calls every ``period`` [s] from now on: a period set while the node runs
+    takes effect at once (the next call ``period`` after now; a cancelled timer runs again)."""
+    timer.timer_period_ns = round(period * 1e9)
+    timer.reset()
 
 
 def joint_states_qos(node, depth, parameter="joint_states_qos", what="the joint state subscription(s)"):

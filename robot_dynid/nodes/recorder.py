@@ -39,6 +39,10 @@ Faults while recording do not end the node: a full disk (or any failed write) or
 error line, the bag closed whole with what its storage file holds, ``~/mark_stage`` answering why,
 the status log saying so, the node up until restarted. Bad start-up parameters (``bag_path`` below a
 file or read-only, ``storage``, ``queue_depth``, the periods, ``min_free_space``) are one line, exit 2.
+
+Set while the node runs (``ros2 param set``): ``flush_period`` and ``min_free_space`` are live while recording
+(refused once recording stopped), ``status_period`` (0 turns the log off) always, ``silent_topic_delay`` until
+its check ran; the bag, topics, joints and QoS are read at start (read-only).
 """
 from __future__ import annotations
 
@@ -57,7 +61,7 @@ from sensor_msgs.msg import JointState
 from robot_dynid.errors import DynIdError
 from robot_dynid.msg import ExperimentStage, HydraulicCylinderState
 from robot_dynid.nodes.node_runtime import (STAGE_MARKERS_IN, STAGE_MARKERS_OUT, declare, in_range, integer_in,
-                                            joint_states_qos, ros_distro, spin_node)
+                                            joint_states_qos, ros_distro, set_period, spin_node)
 from robot_dynid.recordings.bag_files import STORAGE_PLUGINS
 from robot_dynid.recordings.bag_io import MB, BagWriter, DiskSpaceError, RecordingStopped, free_space, offered_qos
 from robot_dynid.recordings.bag_layout import BAG_TOPICS, JointStateDecoder, default_bag_path
@@ -101,18 +105,22 @@ class RecorderNode(Node):
                         f"in 1..{MAX_QUEUE_DEPTH}", "1", integer_in(1, MAX_QUEUE_DEPTH))
         data_qos = joint_states_qos(self, depth)
         flush_period = declare(self, "flush_period", 1.0, f"period of flushing the bag to disk and checking the free "
-                               f"space, in [{MIN_PERIOD:g}, 3600]", "s", in_range("s", MIN_PERIOD, 3600.0))
+                               f"space, in [{MIN_PERIOD:g}, 3600]; live while recording: the next flush comes one "
+                               "new period after the set", "s", self.recording_rule(in_range("s", MIN_PERIOD, 3600.0)),
+                               apply=lambda value: set_period(self.flush_timer, value))
         status_period = declare(self, "status_period", 10.0, f"period of the message-count log, 0 = off, else in "
-                                f"[{MIN_PERIOD:g}, 3600]", "s", period_or_off)
+                                f"[{MIN_PERIOD:g}, 3600]; live: the next log comes one new period after the set", "s",
+                                period_or_off, apply=self.set_status_period, bounds=(0.0, 3600.0))
         min_free_space = declare(self, "min_free_space", 100.0, "free space the bag's file system must keep: less at "
                                  "the start refuses to record, less than twice it is warned about once, less while "
                                  "recording stops recording and closes the bag; 0 = no check (a full disk still "
-                                 "closes the bag)", "MB", in_range("MB", 0.0, None))
+                                 "closes the bag); live while recording: applies to the next check", "MB",
+                                 self.recording_rule(in_range("MB", 0.0, None)), apply=self.set_min_free_space)
         self.silent_topic_delay = declare(
             self, "silent_topic_delay", 5.0, "a motor states, effort, current, temperature or hydraulic topic that has "
-            "delivered nothing this long after the first joint (or motor) state is warned about (once), in (0, 3600]",
-            "s",
-            in_range("s", 0.0, 3600.0, allow_minimum=False))
+            "delivered nothing this long after the first joint (or motor) state is warned about (once), in (0, 3600]; "
+            "live until that check ran", "s", self.silent_check_rule(in_range("s", 0.0, 3600.0, allow_minimum=False)),
+            apply=lambda value: setattr(self, "silent_topic_delay", value))
 
         self.decoder = JointStateDecoder()
         self.selector = JointStateSelector(joint_names) if joint_names else None
@@ -131,8 +139,8 @@ class RecorderNode(Node):
         # on the steady clock: with use_sim_time, ROS time stands still while /clock does
         self.steady = Clock(clock_type=ClockType.STEADY_TIME)
         self.flush_timer = self.create_timer(flush_period, self.on_flush, clock=self.steady)
-        if status_period > 0:
-            self.create_timer(status_period, self.log_status, clock=self.steady)
+        self.status_timer = None
+        self.set_status_period(status_period)
         self.live_topics = live_topics
         self.arrived = set()          # roles that delivered a message
         self.first_joint_state = None   # steady time of the first joint state
@@ -145,6 +153,39 @@ class RecorderNode(Node):
             f"recording to {self.writer.path} ({storage}): {mapping}; data QoS "
             f"{self.get_parameter('joint_states_qos').value}, depth {data_qos.depth}; joints "
             f"{list(joint_names) if joint_names else 'as they come'}")
+
+    def recording_rule(self, check):
+        """The :func:`declare` check of a live parameter of the recording: ``check``, then refused once
+        recording stopped (nothing left to apply it to)."""
+        def checked(value, field):
+            value = check(value, field)
+            writer = getattr(self, "writer", None)
+            if writer is not None and writer.stop_reason is not None:
+                raise DynIdError(f"{field} cannot change: recording stopped ({writer.stop_reason}); restart the node")
+            return value
+        return checked
+
+    def silent_check_rule(self, check):
+        """The :func:`declare` check of ``silent_topic_delay``: ``check``, then refused once the check ran."""
+        def checked(value, field):
+            value = check(value, field)
+            if getattr(self, "silent_warned", False):
+                raise DynIdError(f"{field} cannot change: the check for silent topics already ran (it runs once)")
+            return value
+        return checked
+
+    def set_status_period(self, period):
+        """The message-count log every ``period`` [s] from now on; 0: off."""
+        if period == 0.0:
+            if self.status_timer is not None:
+                self.status_timer.cancel()
+        elif self.status_timer is None:
+            self.status_timer = self.create_timer(period, self.log_status, clock=self.steady)
+        else:
+            set_period(self.status_timer, period)
+
+    def set_min_free_space(self, value):
+        self.writer.min_free_space = value * MB
 
     def record(self, role, data):
         self.arrived.add(role)

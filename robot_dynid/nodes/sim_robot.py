@@ -25,12 +25,17 @@ stamps stay on the grid but messages can arrive in bursts up to ``batch_period``
 
 Every numeric parameter is checked at start (finite, within the range its description states; the
 maxima bound the publisher's history of ``(max_lag + batch_period) * rate`` messages and the timer's
-work): a bad value is one line naming it on stderr and exit code 2.
+work): a bad value is one line naming it on stderr and exit code 2. Set while the node runs (``ros2 param
+set``): ``noise_std`` is live, and so are ``batch_period`` (the timer's period) and ``max_lag`` as long as
+``(max_lag + batch_period) * rate`` stays within the publishers' history set at start (else refused with the
+numbers); the robot, engine, true parameters, friction warm-up, rate, seed, initial positions and topic are
+read at start (read-only).
 """
 from __future__ import annotations
 
 import math
 
+import numpy as np
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.duration import Duration
@@ -44,7 +49,7 @@ from robot_dynid.experiment.engines import check_engine, simulated_arm, simulate
 from robot_dynid.experiment.mujoco_engine import DEFAULT_TIMESTEP, MAX_TIMESTEP, MIN_TIMESTEP
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.robot_loader import load_robot
-from robot_dynid.nodes.node_runtime import declare, in_range, integer_in, spin_node
+from robot_dynid.nodes.node_runtime import declare, in_range, integer_in, set_period, spin_node
 from robot_dynid.package_files import find_package_file
 
 # Parameter ranges; the maxima bound the publisher's history (max_lag * rate messages) and the timer's work
@@ -54,6 +59,8 @@ MAX_LAG = 10.0                        # [s] max_lag
 MAX_NOISE_STD = 1e4                   # [N m] noise_std
 MAX_COLD_EXCESS = 10.0                # cold_excess
 MAX_WARMUP_TIME_CONSTANT = 86400.0    # [s] warmup_time_constant
+LIVE_BURST = ("live: applies to the next batch; refused when (max_lag + batch_period) * rate outgrows the "
+              "publishers' history set at start")
 
 
 class SimRobotNode(Node):
@@ -68,8 +75,8 @@ class SimRobotNode(Node):
                            f"{MIN_TIMESTEP:g} to {MAX_TIMESTEP:g}", "s", in_range("s", MIN_TIMESTEP, MAX_TIMESTEP))
         friction = declare(self, "friction", "coulomb_viscous", "friction model name")
         noise_std = declare(self, "noise_std", 0.5,
-                            f"torque measurement noise standard deviation, 0 to {MAX_NOISE_STD:g}", "N m",
-                            in_range("N m", 0.0, MAX_NOISE_STD))
+                            f"torque measurement noise standard deviation, 0 to {MAX_NOISE_STD:g}; live: applies to "
+                            "the next batch", "N m", in_range("N m", 0.0, MAX_NOISE_STD), apply=self.set_noise_std)
         seed = declare(self, "seed", 0, "seed of the true parameters and of the noise, >= 0",
                        check=integer_in(0))
         cold_excess = declare(self, "cold_excess", 0.0,
@@ -86,11 +93,15 @@ class SimRobotNode(Node):
                            in_range("s", 0.0, MAX_WARMUP_TIME_CONSTANT, allow_minimum=False))
         rate = declare(self, "rate", 500.0, f"joint state sample rate, {MIN_RATE:g} to {MAX_RATE:g}", "Hz",
                        in_range("Hz", MIN_RATE, MAX_RATE))
-        batch_period = declare(self, "batch_period", 0.02,
-                               f"period of the publishing timer (at least 1 / rate), > 0 and at most "
-                               f"{MAX_BATCH_PERIOD:g}", "s", in_range("s", 0.0, MAX_BATCH_PERIOD, allow_minimum=False))
-        max_lag = declare(self, "max_lag", 1.0, f"overdue samples older than this are skipped, > 0 and at most "
-                          f"{MAX_LAG:g}", "s", in_range("s", 0.0, MAX_LAG, allow_minimum=False))
+        self.batch_period = declare(
+            self, "batch_period", 0.02, f"period of the publishing timer (at least 1 / rate), > 0 and at most "
+            f"{MAX_BATCH_PERIOD:g}; {LIVE_BURST}", "s",
+            self.burst_rule(in_range("s", 0.0, MAX_BATCH_PERIOD, allow_minimum=False), "batch_period"),
+            apply=self.set_batch_period)
+        self.max_lag = declare(self, "max_lag", 1.0, f"overdue samples older than this are skipped, > 0 and at most "
+                               f"{MAX_LAG:g}; {LIVE_BURST}", "s",
+                               self.burst_rule(in_range("s", 0.0, MAX_LAG, allow_minimum=False), "max_lag"),
+                               apply=self.set_max_lag)
         command_topic = declare(self, "command_topic", "joint_trajectory", "JointTrajectory commands to follow")
         robot = load_robot(robot_file)
         initial = declare(self, "initial_positions", [0.0] * robot.n_joints, "positions before any command, one per "
@@ -98,16 +109,18 @@ class SimRobotNode(Node):
                                                                                   DynIdError, "rad"))
         simulator = simulated_robot(engine, robot, friction_model(friction), seed, noise_std, cold_excess, warmup,
                                     timestep, cold_excess_2, warmup_2)
-        self.arm = simulated_arm(simulator, rate, initial, seed=seed, max_lag=max_lag)
+        self.rate = rate
+        self.arm = simulated_arm(simulator, rate, initial, seed=seed, max_lag=self.max_lag)
         self.start = self.get_clock().now()
         # a late timer publishes up to max_lag of samples at once; a reliable keep-last writer overwrites
         # samples its readers have not acknowledged yet beyond its depth, so the depth covers a whole burst
-        state_qos = QoSProfile(depth=max(100, math.ceil((max_lag + batch_period) * rate)),
+        state_qos = QoSProfile(depth=max(100, burst(self.max_lag, self.batch_period, rate)),
                                reliability=ReliabilityPolicy.RELIABLE)
+        self.depth = state_qos.depth
         self.state_publisher = self.create_publisher(JointState, "joint_states", state_qos)
         self.truth_publisher = self.create_publisher(JointState, "~/true_effort", state_qos)
         self.create_subscription(JointTrajectory, command_topic, self.on_trajectory, 10)
-        self.create_timer(max(batch_period, 1.0 / rate), self.on_timer)
+        self.timer = self.create_timer(max(self.batch_period, 1.0 / rate), self.on_timer)
         self.get_logger().info(
             f"simulating {robot.name} ({robot_file}) with the {engine} engine"
             + (f" (step {self.arm.timestep:g} s, semi-implicit Euler, inertials from "
@@ -115,8 +128,34 @@ class SimRobotNode(Node):
             + f", friction {friction}, noise {noise_std} N m, "
             f"cold excess {cold_excess} (t_w {warmup} s) + {cold_excess_2} (t_2 {warmup_2} s), seed {seed}; "
             f"following {command_topic}; "
-            f"joint_states and ~/true_effort at {rate} Hz in batches every {batch_period} s "
+            f"joint_states and ~/true_effort at {rate} Hz in batches every {self.batch_period} s "
             f"(reliable, depth {state_qos.depth})")
+
+    def burst_rule(self, check, name):
+        """The :func:`declare` check of ``batch_period`` or ``max_lag`` (``name``): ``check``, then, once
+        publishing, refused when the burst a late timer publishes would outgrow the publishers' history
+        (fixed at start: a reliable writer would overwrite samples its readers have not acknowledged)."""
+        def checked(value, field):
+            value = check(value, field)
+            depth = getattr(self, "depth", None)
+            if depth is not None:
+                lag, period = (value, self.batch_period) if name == "max_lag" else (self.max_lag, value)
+                if burst(lag, period, self.rate) > depth:
+                    raise DynIdError(f"{field} {value:g} s refused: (max_lag {lag:g} s + batch_period {period:g} s) "
+                                     f"at {self.rate:g} Hz is {burst(lag, period, self.rate)} samples, more than the "
+                                     f"publishers' history of {depth} set at start")
+            return value
+        return checked
+
+    def set_noise_std(self, value):
+        self.arm.simulator.noise_std = np.full(len(self.arm.follower.joint_names), value)
+
+    def set_batch_period(self, value):
+        self.batch_period = value
+        set_period(self.timer, max(value, 1.0 / self.rate))
+
+    def set_max_lag(self, value):
+        self.max_lag = self.arm.max_lag = value
 
     def seconds(self, time):
         return (time - self.start).nanoseconds * 1e-9
@@ -154,6 +193,11 @@ class SimRobotNode(Node):
         except Exception:
             if self.context.ok():
                 raise  # otherwise Ctrl-C / SIGTERM shut the context down while a batch was being published
+
+
+def burst(max_lag, batch_period, rate):
+    """Samples [1] a timer late by ``max_lag`` [s] publishes at once: ``(max_lag + batch_period) * rate``."""
+    return math.ceil((max_lag + batch_period) * rate)
 
 
 def main(args=None):
