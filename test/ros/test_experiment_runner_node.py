@@ -486,3 +486,43 @@ def test_a_far_pose_is_approached_within_the_fraction_of_the_limits_before_the_p
     arrived = np.array([m.position for m in states if t0 - 0.01 < seconds(m) < t0 + 0.4])   # the plan's first hold
     assert arrived.shape[0] > 100
     np.testing.assert_allclose(arrived, np.tile(HOME, (arrived.shape[0], 1)), atol=1e-4)  # the arm followed it there
+
+
+def test_a_safety_bound_set_while_the_plan_plays_is_taken_lower_and_refused_higher(arm):
+    """``ros2 param set`` on the runner: before the start any value in range (deviation_threshold not under
+    start_tolerance); while the plan plays a lower deviation_threshold is taken and aborts the run on a push
+    the plan's own threshold lets pass, a higher one and a start parameter are refused with the reason; after
+    the run every change is refused."""
+    graph, plan, directory, states, stages, _, intruder, _ = arm
+    move_arm(arm, HOME)
+    process, log = start_runner(arm, "live", "-p", "deviation_threshold:=0.5")
+    path = f"/{NAMESPACE}/experiment_runner"
+    [refused] = graph.set_parameters(path, deviation_threshold=0.04)
+    assert refused.reason == ("parameter deviation_threshold: start_tolerance 0.05 rad is above deviation_threshold "
+                              "0.04 rad: a start that far from the plan's start pose (no approach) would abort at "
+                              "once; lower start_tolerance")
+    [refused] = graph.set_parameters(path, deviation_threshold=0.0)
+    assert refused.reason == "parameter deviation_threshold must be finite and in (0, 1] [rad], got 0.0"
+    assert graph.set_parameters(path, deviation_threshold=1.0)[0].successful     # before the start: higher too
+    assert start_when_ready(graph).success
+    wait_for_markers(graph, stages, 1, log, "the start of the plan")
+    same, start_delay = graph.set_parameters(path, deviation_threshold=1.0, start_delay=0.5)
+    assert same.successful      # the value in use: loosens nothing
+    assert start_delay.reason == "parameter start_delay cannot change while a plan plays; it can before the start"
+    [loosened] = graph.set_parameters(path, max_joint_state_age=5.0)
+    assert loosened.reason == ("parameter max_joint_state_age 5 would loosen the safety bound in use (1) while a "
+                               "plan plays: refused; a lower value is taken at once, a higher one before the start")
+    assert graph.set_parameters(path, deviation_threshold=0.3)[0].successful
+    [loosened] = graph.set_parameters(path, deviation_threshold=0.6)
+    assert loosened.reason == ("parameter deviation_threshold 0.6 would loosen the safety bound in use (0.3) while a "
+                               "plan plays: refused; a lower value is taken at once, a higher one before the start")
+    push = JointTrajectory(joint_names=["j3"])    # j3 pushed 0.7 rad and more off the plan, within 1 rad of it
+    push.points = [JointTrajectoryPoint(positions=[-0.7], time_from_start=Duration(nanosec=300_000_000))]
+    intruder.publish(push)
+    over = "parameter start_delay cannot change: the run is over (aborted) and the node plays one run; restart it " \
+           "for another"
+    graph.spin_until(lambda: graph.set_parameters(path, start_delay=0.5)[0].reason == over, timeout=30.0,
+                     what="the run to be over")
+    text = stop_runner(process, log)
+    assert re.search(r"aborting: joint j3 deviates [0-9.]+ rad from the reference at t = [0-9.]+ s \(threshold 0\.3 "
+                     r"rad\)", text), text

@@ -675,3 +675,34 @@ def puma(directory):
 def ur_like_file(directory):
     robot = renamed_robot(load_robot(REPO / "config" / "robots" / "ur5.yaml"), "ur5", [f"j{i}" for i in range(1, 7)])
     return write(directory / "ur_like.yaml", yaml.safe_dump(robot.to_dict(), sort_keys=False))
+
+
+def test_a_position_margin_set_while_serving_bounds_the_next_request(er3a, directory):
+    """``ros2 param set`` position_margin: a point 0.057 rad beyond j1's limit, served with the default 0.1 rad,
+    is refused with 0.05 rad and served again with 0.1 rad."""
+    model, _ = er3a
+    process = start_node("feedforward", "-r", "__ns:=/margins", "-p",
+                         f"model_file:={model.save(directory / 'margins_model.yaml')}",
+                         log_path=directory / "margins.log")
+    graph = RosTestGraph()
+    try:
+        client = graph.node.create_client(ComputeFeedforward, "/margins/compute_feedforward")
+        beyond = request(model.joint_names, np.array([[2.5, 0.0, 0.0, 0.0, 0.0, 0.0]]))   # j1 limit 2.4435 rad
+        assert graph.call(client, beyond).success
+        assert graph.set_parameters("/margins/feedforward", position_margin=0.05)[0].successful
+        refused = graph.call(client, beyond)
+        assert not refused.success and "j1" in refused.message and "position" in refused.message, refused.message
+        assert graph.set_parameters("/margins/feedforward", position_margin=0.1)[0].successful
+        assert graph.call(client, beyond).success
+    finally:
+        graph.close()
+        assert stop_node(process) == 0, (directory / "margins.log").read_text()
+
+
+def test_a_model_effort_margin_the_model_in_use_would_fail_is_refused_with_the_reason(ur_like):
+    graph = ur_like["graph"]
+    [refused] = graph.set_parameters("/ur/feedforward", model_effort_margin=0.001)
+    assert re.match(r"parameter model_effort_margin 0\.001 refused: the model in use \(version \d+\) would not be "
+                    r"served with it: at the limits of motion", refused.reason), refused.reason
+    assert graph.get_parameters("/ur/feedforward", "model_effort_margin") == [3.0]
+    assert ur_call(ur_like, request(ur_like["robot"].joint_names, np.zeros((1, 6)))).success
