@@ -232,3 +232,25 @@ def test_results_carry_the_settling_count_of_hydraulic_identify_to_a_block(monke
 def xdd_of(t):
     """The three-sine excitation's exact acceleration [m/s^2]."""
     return sinusoidal_displacement(t, **RICH)[2]
+
+
+def test_the_convergence_test_is_retuned_while_samples_come_and_nothing_else_is():
+    """A cylinder held back by min_samples converges once it is lowered, the estimate itself unchanged; settings
+    that shape the estimator's state cannot change."""
+    cylinder, truth = table_v(1)
+    t, x, xd, _, p_a, p_b = simulated(cylinder, truth, 120.0, PAPER, 200.0, seed=1)
+    identifier = OnlineHydraulicIdentifier({"boom": cylinder}, OnlineSettings(min_samples=1_000_000),
+                                           loads={"boom": LOAD})
+    for k in range(t.size):
+        assert identifier.add(t[k], ["boom"], [x[k]], [xd[k]], [p_a[k]], [p_b[k]]) == []
+    held = identifier.estimates()["boom"]
+    assert not held.converged and held.samples == t.size - 1     # the first sample primes the derivative
+    identifier.retune(min_samples=100)
+    retuned = identifier.estimates()["boom"]
+    assert retuned.converged
+    np.testing.assert_array_equal(retuned.parameters, held.parameters)
+    with pytest.raises(DynIdError, match=r"settings \['forgetting'\] cannot change while identifying; those that "
+                                         r"can: \['convergence_window', 'convergence_band', 'min_samples'\]"):
+        identifier.retune(forgetting=0.99, min_samples=200)
+    with pytest.raises(DynIdError, match=r"min_samples must be an integer >= 5, got 2"):
+        identifier.retune(min_samples=2)
