@@ -19,7 +19,8 @@ from robot_dynid.nodes.node_runtime import call_service, spin_until
 from robot_dynid.srv import ComputeFeedforward
 
 DISCOVERY_TIMEOUT = 20.0  # s; discovery across processes is mostly < 1 s, outliers of several seconds
-READ_ONLY_SERVICES = (ComputeFeedforward, DescribeParameters, GetParameters)  # queries: sending one twice changes nothing
+# queries: sending one twice changes nothing
+READ_ONLY_SERVICES = (ComputeFeedforward, DescribeParameters, GetParameters)
 RESEND_AFTER = 2.0  # s without an answer before a query is sent again
 SETTLE = 0.3  # s of spinning between a client's first sight of a service and its first state-changing request
 

@@ -124,8 +124,7 @@ def test_identifier_takes_a_status_period_at_once(graph, tmp_path):
         assert stop_node(process) == 0, log.read_text()
 
 
-def test_hydraulic_identifier_takes_a_publish_period_and_the_convergence_test_and_refuses_bad_values(graph,
-                                                                                                    tmp_path):
+def test_hydraulic_identifier_takes_a_publish_period_and_the_convergence_test(graph, tmp_path):
     estimates = []
     graph.node.create_subscription(HydraulicCylinderEstimates, "/live_hydraulic_identifier/hydraulic_estimates",
                                    estimates.append, 10)
@@ -146,8 +145,8 @@ def test_hydraulic_identifier_takes_a_publish_period_and_the_convergence_test_an
 
 def test_recorder_turns_its_status_log_on_while_it_runs_and_refuses_bad_values(graph, tmp_path):
     logs = []
-    graph.node.create_subscription(Log, "/rosout", logs.append, QoSProfile(depth=1000,
-                                                                          reliability=ReliabilityPolicy.RELIABLE))
+    graph.node.create_subscription(Log, "/rosout", logs.append,
+                                   QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
     process, path, log = started("recorder", ("-p", "status_period:=0.0"), tmp_path)
 
     def status_logs():
@@ -167,8 +166,7 @@ def test_recorder_turns_its_status_log_on_while_it_runs_and_refuses_bad_values(g
         assert stop_node(process) == 0, log.read_text()
 
 
-def test_sim_robot_takes_a_noise_std_from_the_next_batch_and_refuses_a_burst_its_history_cannot_hold(graph,
-                                                                                                   tmp_path):
+def test_sim_robot_takes_a_noise_std_and_refuses_a_burst_its_history_cannot_hold(graph, tmp_path):
     measured, true = {}, {}
 
     def keep(store):
