@@ -7,6 +7,7 @@ same message), and take effect: each node's test watches a behaviour that change
 noise of a simulated torque, a message's reason). The identifier's quality gate: test_identifier_node; the
 experiment runner's safety bounds during a run: test_experiment_runner_node.
 """
+import contextlib
 import math
 
 import pytest
@@ -36,40 +37,49 @@ def assert_taken(results):
     assert all(result.successful for result in results), [result.reason for result in results]
 
 
-def started(node, arguments, tmp_path):
+def taken_at_once(graph, path, received, what, **values):
+    """Set ``values`` on ``path`` (a period among them), then wait for three more messages in ``received``
+    (a list, or a function giving one) than there were."""
+    count = received if callable(received) else (lambda: received)
+    assert_taken(graph.set_parameters(path, **values))
+    known = len(count())
+    graph.spin_until(lambda: len(count()) >= known + 3, what=what)
+
+
+@contextlib.contextmanager
+def running(graph, node, arguments, tmp_path):
+    """The node ``node`` started in /live_<node> with ``arguments``, spinning: its fully qualified name; stopped
+    after, with exit code 0."""
     namespace = f"/live_{node}"
     if node == "recorder":
         arguments = (*arguments, "-p", f"bag_path:={tmp_path / 'bag'}")
     log = tmp_path / f"{node}.log"
-    return start_node(node, "-r", f"__ns:={namespace}", *arguments, log_path=log), f"{namespace}/{node}", log
+    process = start_node(node, "-r", f"__ns:={namespace}", *arguments, log_path=log)
+    try:
+        graph.wait_until_spinning(f"{namespace}/{node}")
+        yield f"{namespace}/{node}"
+    finally:
+        assert stop_node(process) == 0, log.read_text()
 
 
 @pytest.mark.parametrize("node", READ_ONLY)
 def test_a_parameter_read_at_the_start_is_refused_naming_it_and_keeps_its_value(graph, node, tmp_path):
     arguments, name, value = READ_ONLY[node]
-    process, path, log = started(node, arguments, tmp_path)
-    try:
-        graph.wait_until_spinning(path)
+    with running(graph, node, arguments, tmp_path) as path:
         before = graph.get_parameters(path, name)
         [result] = graph.set_parameters(path, **{name: value})
         assert not result.successful and result.reason == f"Trying to set a read-only parameter: {name}.", result
         assert graph.get_parameters(path, name) == before
-    finally:
-        assert stop_node(process) == 0, log.read_text()
 
 
 def test_descriptors_carry_the_range_read_only_and_the_reason(graph, tmp_path):
-    process, path, log = started("feedforward", (), tmp_path)
-    try:
-        graph.wait_until_spinning(path)
+    with running(graph, "feedforward", (), tmp_path) as path:
         margin, depth, topic = graph.describe_parameters(path, "velocity_margin", "service_queue_depth", "model_topic")
         assert not margin.read_only
         assert [(r.from_value, r.to_value) for r in margin.floating_point_range] == [(0.0, 10.0)]
         assert depth.read_only and [(r.from_value, r.to_value, r.step) for r in depth.integer_range] == [(1, 10000, 1)]
         assert depth.description.endswith("read at start: the service's QoS")
         assert topic.read_only and topic.description.endswith("; read at start") and not topic.floating_point_range
-    finally:
-        assert stop_node(process) == 0, log.read_text()
 
 
 def test_feedforward_takes_a_status_period_at_once_and_refuses_bad_values_naming_them(graph, tmp_path):
@@ -77,14 +87,9 @@ def test_feedforward_takes_a_status_period_at_once_and_refuses_bad_values_naming
     graph.node.create_subscription(FeedforwardStatus, "/live_feedforward/feedforward_status", statuses.append,
                                    QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
                                               durability=DurabilityPolicy.TRANSIENT_LOCAL))
-    process, path, log = started("feedforward", ("-p", f"status_period:={HOUR}"), tmp_path)
-    try:
-        graph.wait_until_spinning(path)
+    with running(graph, "feedforward", ("-p", f"status_period:={HOUR}"), tmp_path) as path:
         graph.spin_until(lambda: statuses, what="the status published at the start")
-        [taken] = graph.set_parameters(path, status_period=0.05)
-        assert taken.successful, taken.reason
-        known = len(statuses)
-        graph.spin_until(lambda: len(statuses) >= known + 3, what="FeedforwardStatus every status_period")
+        taken_at_once(graph, path, statuses, "FeedforwardStatus every status_period", status_period=0.05)
 
         [refused] = graph.set_parameters(path, standstill_velocity=5.0)     # outside the descriptor's range
         assert not refused.successful
@@ -100,70 +105,54 @@ def test_feedforward_takes_a_status_period_at_once_and_refuses_bad_values_naming
         results = graph.set_parameters(path, standstill_velocity=0.02, service_queue_depth=10)
         assert [result.successful for result in results] == [True, False], results
         assert graph.get_parameters(path, "standstill_velocity", "service_queue_depth") == [0.02, 100]
-    finally:
-        assert stop_node(process) == 0, log.read_text()
 
 
 def test_identifier_takes_a_status_period_at_once(graph, tmp_path):
     statuses = []
     graph.node.create_subscription(IdentificationStatus, "/live_identifier/identification_status", statuses.append,
                                    10)
-    process, path, log = started("identifier", ("-p", f"status_period:={HOUR}"), tmp_path)
-    try:
-        graph.wait_until_spinning(path)
+    with running(graph, "identifier", ("-p", f"status_period:={HOUR}"), tmp_path) as path:
         [refused] = graph.set_parameters(path, status_period=0.0)
         assert refused.reason == "parameter status_period must be finite and in (0, 3600] [s], got 0.0"
         assert statuses == []
-        assert_taken(graph.set_parameters(path, status_period=0.05, stage_latency=0.1,
-                                          model_file=str(tmp_path / "model.yaml")))
-        graph.spin_until(lambda: len(statuses) >= 3, what="IdentificationStatus every status_period")
+        taken_at_once(graph, path, statuses, "IdentificationStatus every status_period", status_period=0.05,
+                      stage_latency=0.1, model_file=str(tmp_path / "model.yaml"))
         [refused] = graph.set_parameters(path, model_file=str(tmp_path))
         assert refused.reason == f"parameter model_file {str(tmp_path)!r} is a directory; expected the path of a " \
                                  "file to write"
-    finally:
-        assert stop_node(process) == 0, log.read_text()
 
 
 def test_hydraulic_identifier_takes_a_publish_period_and_the_convergence_test(graph, tmp_path):
     estimates = []
     graph.node.create_subscription(HydraulicCylinderEstimates, "/live_hydraulic_identifier/hydraulic_estimates",
                                    estimates.append, 10)
-    process, path, log = started("hydraulic_identifier", (*CYLINDER, "-p", f"publish_period:={HOUR}"), tmp_path)
-    try:
-        graph.wait_until_spinning(path)
+    with running(graph, "hydraulic_identifier", (*CYLINDER, "-p", f"publish_period:={HOUR}"), tmp_path) as path:
         [refused] = graph.set_parameters(path, min_samples=3)
         assert refused.reason == "Parameter min_samples out of range. Min: 5, Max: 10000000, value: 3"
         [refused] = graph.set_parameters(path, convergence_band=0.0)
         assert refused.reason == "parameter convergence_band must be finite and in (0, 1], got 0.0"
         assert estimates == []
-        assert_taken(graph.set_parameters(path, publish_period=0.05, convergence_band=0.1, min_samples=50))
-        graph.spin_until(lambda: len(estimates) >= 3, what="HydraulicCylinderEstimates every publish_period")
+        taken_at_once(graph, path, estimates, "HydraulicCylinderEstimates every publish_period", publish_period=0.05,
+                      convergence_band=0.1, min_samples=50)
         assert graph.get_parameters(path, "convergence_band", "min_samples") == [0.1, 50]
-    finally:
-        assert stop_node(process) == 0, log.read_text()
 
 
 def test_recorder_turns_its_status_log_on_while_it_runs_and_refuses_bad_values(graph, tmp_path):
     logs = []
     graph.node.create_subscription(Log, "/rosout", logs.append,
                                    QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
-    process, path, log = started("recorder", ("-p", "status_period:=0.0"), tmp_path)
 
     def status_logs():
         return [entry for entry in logs if entry.name.endswith("recorder") and "no message recorded yet" in entry.msg]
 
-    try:
-        graph.wait_until_spinning(path)
+    with running(graph, "recorder", ("-p", "status_period:=0.0"), tmp_path) as path:
         [refused] = graph.set_parameters(path, status_period=0.001)
         assert refused.reason == "parameter status_period must be finite and in [0.01, 3600] [s], got 0.001"
         [refused] = graph.set_parameters(path, flush_period=0.0)
         assert refused.reason == "parameter flush_period must be finite and in [0.01, 3600] [s], got 0.0"
         assert status_logs() == []
-        assert_taken(graph.set_parameters(path, status_period=0.05, flush_period=0.5, min_free_space=1.0,
-                                          silent_topic_delay=1.0))
-        graph.spin_until(lambda: len(status_logs()) >= 3, what="the recorder's status log every status_period")
-    finally:
-        assert stop_node(process) == 0, log.read_text()
+        taken_at_once(graph, path, status_logs, "the recorder's status log every status_period", status_period=0.05,
+                      flush_period=0.5, min_free_space=1.0, silent_topic_delay=1.0)
 
 
 def test_sim_robot_takes_a_noise_std_and_refuses_a_burst_its_history_cannot_hold(graph, tmp_path):
@@ -172,16 +161,13 @@ def test_sim_robot_takes_a_noise_std_and_refuses_a_burst_its_history_cannot_hold
     def keep(store):
         return lambda msg: store.__setitem__((msg.header.stamp.sec, msg.header.stamp.nanosec), list(msg.effort))
 
-    qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
-    graph.node.create_subscription(JointState, "/live_sim_robot/joint_states", keep(measured), qos)
-    graph.node.create_subscription(JointState, "/live_sim_robot/sim_robot/true_effort", keep(true), qos)
-    process, path, log = started("sim_robot", ("-p", "noise_std:=0.5"), tmp_path)
-
     def noise_free():
         return [stamp for stamp in measured if stamp in true and measured[stamp] == true[stamp]]
 
-    try:
-        graph.wait_until_spinning(path)
+    qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+    graph.node.create_subscription(JointState, "/live_sim_robot/joint_states", keep(measured), qos)
+    graph.node.create_subscription(JointState, "/live_sim_robot/sim_robot/true_effort", keep(true), qos)
+    with running(graph, "sim_robot", ("-p", "noise_std:=0.5"), tmp_path) as path:
         graph.spin_until(lambda: len(set(measured) & set(true)) >= 10, what="joint states with and without noise")
         assert noise_free() == []
         [refused] = graph.set_parameters(path, max_lag=2.0)   # rate 500 Hz, batch_period 0.02 s: a history of 510
@@ -189,5 +175,3 @@ def test_sim_robot_takes_a_noise_std_and_refuses_a_burst_its_history_cannot_hold
                                   "1010 samples, more than the publishers' history of 510 set at start")
         assert_taken(graph.set_parameters(path, noise_std=0.0, batch_period=0.01))
         graph.spin_until(lambda: len(noise_free()) >= 10, what="joint states without noise after noise_std 0")
-    finally:
-        assert stop_node(process) == 0, log.read_text()
