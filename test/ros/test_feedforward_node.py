@@ -677,14 +677,13 @@ def ur_like_file(directory):
     return write(directory / "ur_like.yaml", yaml.safe_dump(robot.to_dict(), sort_keys=False))
 
 
-def test_a_position_margin_set_while_serving_bounds_the_next_request(er3a, directory):
+def test_a_position_margin_set_while_serving_bounds_the_next_request(graph, er3a, directory):
     """``ros2 param set`` position_margin: a point 0.057 rad beyond j1's limit, served with the default 0.1 rad,
     is refused with 0.05 rad and served again with 0.1 rad."""
     model, _ = er3a
     process = start_node("feedforward", "-r", "__ns:=/margins", "-p",
                          f"model_file:={model.save(directory / 'margins_model.yaml')}",
                          log_path=directory / "margins.log")
-    graph = RosTestGraph()
     try:
         client = graph.node.create_client(ComputeFeedforward, "/margins/compute_feedforward")
         beyond = request(model.joint_names, np.array([[2.5, 0.0, 0.0, 0.0, 0.0, 0.0]]))   # j1 limit 2.4435 rad
@@ -695,7 +694,6 @@ def test_a_position_margin_set_while_serving_bounds_the_next_request(er3a, direc
         assert graph.set_parameters("/margins/feedforward", position_margin=0.1)[0].successful
         assert graph.call(client, beyond).success
     finally:
-        graph.close()
         assert stop_node(process) == 0, (directory / "margins.log").read_text()
 
 
