@@ -25,7 +25,7 @@ from robot_dynid.experiment.trajectories import time_grid
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.package_files import find_package_file
-from robot_dynid.recordings.data_files import complete_derivatives
+from robot_dynid.recordings.pipeline import complete_derivatives
 from robot_dynid.recordings.recording import Recording
 
 RATE = 500.0

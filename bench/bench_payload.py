@@ -58,7 +58,7 @@ from robot_dynid.model.payload import Payload
 from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.recordings.csv_io import write_csv
-from robot_dynid.recordings.data_files import read_recording
+from robot_dynid.recordings.pipeline import read_recording
 from robot_dynid.recordings.recording import Recording
 
 NAME = "payload"

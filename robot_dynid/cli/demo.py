@@ -57,7 +57,8 @@ from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.bag_io import BagWriter
 from robot_dynid.recordings.csv_io import write_csv
-from robot_dynid.recordings.data_files import read_recording, stage_table
+from robot_dynid.recordings.data_files import stage_table
+from robot_dynid.recordings.pipeline import read_recording
 from robot_dynid.recordings.recording import Recording
 from robot_dynid.reports.json_text import dumps
 from robot_dynid.reports.report import make_report

@@ -1,5 +1,6 @@
 """robot-dynid identify: identify a model from recordings and write the model artifact."""
 import dataclasses
+import functools
 import pathlib
 
 from robot_dynid.errors import DataError
@@ -8,16 +9,16 @@ from robot_dynid.reports.json_text import dumps
 from robot_dynid.cli.options import (add_cylinders_argument, add_data_arguments, add_model_structure_arguments,
                                      add_stage_detection_arguments, add_torque_check_argument, load_cylinders,
                                      conditioning_from_args, non_negative_number, output_file, parse_cycles,
-                                     positive_number, progress, read_data, read_validation_data, settings_from_args)
+                                     positive_number, progress, read_data, read_validation_data, settings_from_args,
+                                     subtract_cylinders)
 from robot_dynid.estimation.consistency_check import held_out_comparison
 from robot_dynid.estimation.estimators import ESTIMATORS
 from robot_dynid.estimation.identification import PRIOR_MODES, identify
 from robot_dynid.estimation.validation import validate_model
-from robot_dynid.hydraulics.two_stage import cylinder_provenance, subtract_cylinder_torques
+from robot_dynid.hydraulics.two_stage import cylinder_provenance
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.recordings.bag_io import JOINT_STATE_TYPE, bag_topics
 from robot_dynid.recordings.bag_layout import BAG_TOPICS
-from robot_dynid.recordings.stage_detection import select_stages
 from robot_dynid.reports.tables import (format_model_summary, format_stamp_quality, format_validation, model_summary,
                                         stamp_quality_summary)
 
@@ -107,6 +108,14 @@ def no_torques(path, args) -> str:
                    "JointState topic the driver publishes")
 
 
+def _arm_torques(recording, args, robot, cylinders, path):
+    """The reading pipeline's ``adjust`` of identify: DataError without torques (:func:`no_torques`), the
+    cylinders' internal torques subtracted for a hydraulic arm."""
+    if recording.tau is None:
+        raise DataError(no_torques(path, args))
+    return subtract_cylinders(recording, robot, cylinders)
+
+
 def prior_weight(text):
     """argparse type of --prior-weight: ``auto`` or a finite number > 0."""
     return "auto" if text == "auto" else positive_number("a weight > 0 [1] or auto")(text)
@@ -121,20 +130,13 @@ def main(args):
     recordings, notes, stamps = [], [], []
     conditioning = conditioning_from_args(args, settings.lowpass)
     for path in progress(args.data, "reading recordings"):
-        recording = read_data(args, robot, path, conditioning)
-        stamps.append(recording.stamp_quality)
-        if recording.tau is None:
-            raise DataError(no_torques(path, args))
-        if cylinders is not None:
-            recording = subtract_cylinder_torques(recording, robot, cylinders)
-        if args.trim:
-            recording = recording.time_window(recording.time[0] + args.trim, recording.time[-1] - args.trim)
-        selection = select_stages(recording, args.stage, args.cycles,
-                                  velocity_limits=robot.limit_arrays(recording.joint_names).velocity,
-                                  rest_threshold=args.rest_threshold)
-        if selection.note:
-            notes.append(selection.note)
-        recordings.append(selection.recording)
+        reading = read_data(args, robot, path, conditioning, stage=args.stage, cycles=args.cycles, trim=args.trim,
+                            adjust=functools.partial(_arm_torques, args=args, robot=robot, cylinders=cylinders,
+                                                     path=path))
+        stamps.append(reading.recording.stamp_quality)
+        if reading.selection.note:
+            notes.append(reading.selection.note)
+        recordings.append(reading.selection.recording)
     provenance = {"data_source": list(map(str, args.data)) if len(args.data) > 1 else str(args.data[0]),
                   "segments": {"stage": args.stage or "all", "cycles": args.cycles or "all"}}
     if notes:

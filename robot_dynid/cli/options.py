@@ -161,20 +161,21 @@ def model_conditioning(args, model):
     return recorded
 
 
-def read_data(args, robot, path=None, conditioning=None):
-    """The recording at ``path`` (default ``--data``), checked against ``robot`` (unit mistakes,
-    implausible samples) and conditioned (:func:`~robot_dynid.recordings.data_files.condition`): as
-    ``conditioning`` says, by default as the reading options say (resampled if asked, derivatives derived
-    where missing or with ``--derive`` always, velocity 0 at rest)."""
-    from robot_dynid.recordings.data_files import read_recording
-    return read_recording(args.data if path is None else path, robot=robot,
-                          conditioning=conditioning or conditioning_from_args(args),
-                          **bag_topics_from_args(args, robot))
+def read_data(args, robot, path=None, conditioning=None, *, stage=None, cycles=None, trim=0.0, adjust=None):
+    """The recording at ``path`` (default ``--data``) through the reading pipeline
+    (:func:`~robot_dynid.recordings.pipeline.run`: read, checked against ``robot``, resampled, differentiated and
+    conditioned as ``conditioning`` says, by default as the reading options say, then ``adjust``, then
+    ``trim`` [s] and the samples of ``stage`` and ``cycles``, detected with ``--rest-threshold``); its
+    :class:`~robot_dynid.recordings.pipeline.Reading`."""
+    from robot_dynid.recordings.pipeline import run
+    return run(args.data if path is None else path, robot, conditioning or conditioning_from_args(args), stage=stage,
+               cycles=cycles, trim=trim, rest_threshold=getattr(args, "rest_threshold", None), adjust=adjust,
+               **bag_topics_from_args(args, robot))
 
 
 def add_cylinders_argument(parser, what="the fit"):
     """``--cylinders`` of a hydraulic arm (identify, validate): the results file of ``hydraulic identify``
-    whose cylinders' internal torques :func:`read_arm_data` subtracts before ``what``."""
+    whose cylinders' internal torques :func:`subtract_cylinders` subtracts before ``what``."""
     parser.add_argument("--cylinders", metavar="cylinders.yaml", default=None,
                         help="hydraulic arm, two-stage: the results of robot-dynid hydraulic identify (cylinders with "
                              "attachments); the recordings' tau [N m] are the cylinders' hydraulic torques, from which "
@@ -188,10 +189,9 @@ def load_cylinders(args):
     return None if args.cylinders is None else load_cylinder_results(args.cylinders)
 
 
-def read_arm_data(args, robot, cylinders, path, conditioning=None):
-    """:func:`read_data` with, for a hydraulic arm (``cylinders``, from :func:`load_cylinders`), the cylinders'
-    internal torques subtracted (:func:`~robot_dynid.hydraulics.two_stage.subtract_cylinder_torques`)."""
-    recording = read_data(args, robot, path, conditioning)
+def subtract_cylinders(recording, robot, cylinders):
+    """``recording`` with, for a hydraulic arm (``cylinders``, from :func:`load_cylinders`), the cylinders' internal
+    torques subtracted (:func:`~robot_dynid.hydraulics.two_stage.subtract_cylinder_torques`)."""
     if cylinders is None:
         return recording
     from robot_dynid.hydraulics.two_stage import subtract_cylinder_torques
@@ -258,7 +258,7 @@ def add_stage_detection_arguments(parser):
 def bag_topics_from_args(args, robot):
     """Topic options of ``read_bag`` from the arguments; motor currents are converted with
     ``robot``'s drives (with a transmission: by ``read_bag``, with the transmission that
-    :func:`~robot_dynid.recordings.data_files.read_recording` hands it)."""
+    :func:`~robot_dynid.recordings.pipeline.read_recording` hands it)."""
     return {"joint_states_topic": args.joint_states_topic, "motor_states_topic": args.motor_states_topic,
             "effort_topic": args.effort_topic, "stage_topic": args.stage_topic, "current_topic": args.current_topic,
             "torque_from_current": robot.torque_from_current
@@ -274,15 +274,18 @@ def add_torque_check_argument(parser):
                              "applied twice); for a description whose inertial data are what is wrong")
 
 
-def read_validation_data(args, robot, cylinders, path, conditioning=None):
-    """:func:`read_arm_data` of a held-out recording (conditioned as ``conditioning`` says), its torques checked
-    against ``robot``'s inertial data as identification checks them
-    (:func:`~robot_dynid.estimation.torque_scale.check_torque_scale`) unless ``--no-torque-check``."""
-    recording = read_arm_data(args, robot, cylinders, path, conditioning)
-    if args.check_torque_scale and recording.tau is not None:
-        from robot_dynid.estimation.torque_scale import check_torque_scale
-        check_torque_scale(recording.reorder(robot.joint_names), robot)
-    return recording
+def read_validation_data(args, robot, cylinders, path, conditioning=None, stage=None, cycles=None):
+    """The selected samples of a held-out recording (:func:`read_data`, conditioned as ``conditioning`` says), the
+    cylinders' torques subtracted (:func:`subtract_cylinders`) and its torques checked against ``robot``'s inertial
+    data as identification checks them (:func:`~robot_dynid.estimation.torque_scale.check_torque_scale`) unless
+    ``--no-torque-check``."""
+    def adjust(recording):
+        recording = subtract_cylinders(recording, robot, cylinders)
+        if args.check_torque_scale and recording.tau is not None:
+            from robot_dynid.estimation.torque_scale import check_torque_scale
+            check_torque_scale(recording.reorder(robot.joint_names), robot)
+        return recording
+    return read_data(args, robot, path, conditioning, stage=stage, cycles=cycles, adjust=adjust).selection.recording
 
 
 def parse_cycles(text):

@@ -11,7 +11,6 @@ from robot_dynid.estimation.payload import (FIELD_NAMES, PayloadSettings, holdou
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.payload import (DEFAULT_MAX_COM_DISTANCE, IMPLAUSIBLE_MASS_FACTOR, load_payload,
                                        plausibility_warnings)
-from robot_dynid.recordings.stage_detection import select_stages
 from robot_dynid.reports.json_text import dumps
 from robot_dynid.yaml_files import plain_data
 
@@ -85,10 +84,8 @@ def main(args):
 def _recordings(args, paths, robot, select):
     recordings = []
     for path in progress(paths, "reading recordings"):
-        recording = read_data(args, robot, path)
-        if select:
-            recording = select_stages(recording, args.stage, args.cycles,
-                                      velocity_limits=robot.limit_arrays().velocity).recording
+        recording = read_data(args, robot, path, stage=args.stage if select else None,
+                              cycles=args.cycles if select else None).selection.recording
         if recording.n_samples == 0:
             raise DataError(f"{path}: no samples left" + (" in the selected stages and cycles" if select else ""))
         recordings.append(recording)

@@ -17,7 +17,7 @@ def add_arguments(parser):
 
 def main(args):
     model = DynamicModel.load(args.model)
-    recording = read_data(args, model.robot, conditioning=model_conditioning(args, model))
+    recording = read_data(args, model.robot, conditioning=model_conditioning(args, model)).recording
     tau = model.torque(recording.q, recording.qd, recording.qdd,
                        temperature=recording.temperature, elapsed=recording.elapsed)
     write_torques_csv(args.out, recording.time, model.joint_names, tau)

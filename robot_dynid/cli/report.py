@@ -85,7 +85,7 @@ def main(args):
     recordings, intervals, notes = [], [], []
     velocity = robot.limit_arrays().velocity
     for path in progress(args.data, "reading", len(args.data)):
-        recording = read_data(args, robot, path, conditioning)
+        recording = read_data(args, robot, path, conditioning).recording
         table = stage_table(recording, path, robot.limit_arrays(recording.joint_names).velocity, args.rest_threshold,
                             **bag_topics_from_args(args, robot))
         if recording.stage is None:
@@ -125,7 +125,7 @@ def tracking_report(args, robot, model):
         raise DynIdError("--tracking needs --model (the model whose rigid body is fixed and friction tracked)")
     if len(args.data) != 1:
         raise DynIdError(f"--tracking takes one --data, got {len(args.data)}")
-    history = track_recording(model, read_data(args, robot, args.data[0], model_conditioning(args, model)),
+    history = track_recording(model, read_data(args, robot, args.data[0], model_conditioning(args, model)).recording,
                               args.tracking_forgetting)
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

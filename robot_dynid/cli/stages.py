@@ -5,7 +5,7 @@ from robot_dynid.reports.json_text import dumps
 from robot_dynid.cli.options import (add_data_arguments, add_stage_detection_arguments,
                                      bag_topics_from_args)
 from robot_dynid.model.robot_loader import load_robot
-from robot_dynid.recordings.data_files import read_stage_table
+from robot_dynid.recordings.pipeline import read_stage_table
 from robot_dynid.recordings.stages import NO_CYCLE
 from robot_dynid.reports.tables import format_table
 

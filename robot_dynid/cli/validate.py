@@ -10,7 +10,6 @@ from robot_dynid.estimation.consistency_check import held_out_comparison
 from robot_dynid.hydraulics.two_stage import cylinder_subtraction_warning
 from robot_dynid.estimation.validation import validate_model
 from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.recordings.stage_detection import select_stages
 from robot_dynid.reports.tables import format_stamp_quality, format_validation, stamp_quality_summary
 
 NAME = "validate"
@@ -39,9 +38,8 @@ def main(args):
     conditioning = model_conditioning(args, model)
     recordings = []
     for path in progress(args.data, "reading recordings"):
-        recording = read_validation_data(args, model.robot, cylinders, path, conditioning)
-        recordings.append(select_stages(recording, args.stage, args.cycles,
-                                        velocity_limits=model.robot.limit_arrays().velocity).recording)
+        recordings.append(read_validation_data(args, model.robot, cylinders, path, conditioning, args.stage,
+                                               args.cycles))
     validation = validate_model(model, recordings, args.speed_threshold, conditioning.lowpass,
                                 ("raw: " if args.raw else "as the model's training data: ") + conditioning.describe())
     mismatch = cylinder_subtraction_warning(model.provenance, str(args.model), args.cylinders, cylinders)

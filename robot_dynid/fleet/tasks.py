@@ -30,22 +30,23 @@ import time
 import numpy as np
 
 from robot_dynid import __version__
-from robot_dynid.errors import DynIdError
+from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.estimation.identification import OPTION_DEFAULTS, identify, settings_from_options
 from robot_dynid.estimation.streaming import StreamingSettings, holdout_residual, quality_gate
 from robot_dynid.input_files import check_input_file, MAX_RECORDING_BYTES
 from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.robot_description import RobotDescription
 from robot_dynid.model.robot_loader import load_robot
-from robot_dynid.recordings.data_files import BAG_SUFFIXES, read_recording, stage_table
-from robot_dynid.recordings.stage_detection import select_stages
+from robot_dynid.recordings.data_files import BAG_SUFFIXES, stage_table
+from robot_dynid.recordings.conditioning import Conditioning
+from robot_dynid.recordings.pipeline import run
 from robot_dynid.recordings.stages import label_samples
 
 logger = logging.getLogger(__name__)
 
 _GATE_DEFAULTS = StreamingSettings()
 READING_DEFAULTS = {"joint_states_topic": "/joint_states", "effort_topic": None, "resample": None, "derive": False}
-"""How recordings are read (:func:`~robot_dynid.recordings.data_files.read_recording`)."""
+"""How recordings are read (:func:`~robot_dynid.recordings.pipeline.run`)."""
 _CHUNK = 1024 * 1024
 
 
@@ -244,12 +245,16 @@ def _identify(data, robot_path, stage, options: TaskOptions, provenance) -> Reco
     settings = settings_from_options(options.identification, robot)
     reading = {**READING_DEFAULTS, **options.reading}
     topics = {"joint_states_topic": reading["joint_states_topic"], "effort_topic": reading["effort_topic"]}
-    recording = read_recording(data, robot=robot, resample=reading["resample"], derive=reading["derive"], **topics)
-    if recording.tau is None:
-        return RecordingOutcome("failed", f"{data}: no torques [N m] to identify from (a bag: the effort of "
-                                f"{reading['joint_states_topic']}; a CSV: tau columns)")
-    velocity = robot.limit_arrays(recording.joint_names).velocity
-    selected = select_stages(recording, [stage] if stage else None, None, velocity_limits=velocity).recording
+
+    def torques(recording):
+        if recording.tau is None:
+            raise DataError(f"{data}: no torques [N m] to identify from (a bag: the effort of "
+                            f"{reading['joint_states_topic']}; a CSV: tau columns)")
+        return recording
+
+    conditioning = Conditioning(resample=reading["resample"], derive=reading["derive"], zero_velocity_at_rest=False)
+    read = run(data, robot, conditioning, stage=[stage] if stage else None, adjust=torques, **topics)
+    recording, selected = read.recording, read.selection.recording
     n_holdout = int(round(options.holdout_fraction * selected.n_samples))
     if n_holdout < 1 or selected.n_samples - n_holdout < 2:
         return RecordingOutcome("failed", f"{data}: {selected.n_samples} samples"

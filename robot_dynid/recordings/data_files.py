@@ -1,8 +1,10 @@
-"""Read a recording from a file, whichever format it is in: a rosbag2 directory or a CSV file.
+"""Recording files, whichever format: a rosbag2 directory or a CSV file.
 
-:func:`read_recording` gives the samples; :func:`read_stage_table` lists the stages of a
-recording: from its stage markers (bags), its stage column (CSV files), or, without either,
-detected from the motion (:func:`robot_dynid.recordings.stage_detection.label_from_motion`).
+:func:`read_file` gives a file's samples as written (step 1 of the reading pipeline,
+:mod:`robot_dynid.recordings.pipeline`, which checks, resamples, differentiates and conditions them);
+:func:`stage_table` lists the stages of a recording: from its stage markers (bags), its stage column (CSV
+files), or, without either, detected from the motion
+(:func:`robot_dynid.recordings.stage_detection.label_from_motion`).
 """
 from __future__ import annotations
 
@@ -12,230 +14,16 @@ import pathlib
 
 import numpy as np
 
-from robot_dynid import validators
 from robot_dynid.errors import DataError
 from robot_dynid.recordings.bag_io import DEFAULT_STAGE_TOPIC, read_bag, read_stage_markers
-from robot_dynid.recordings.conditioning import (MIN_WINDOW_SAMPLES, Conditioning, derivative_plan, describe_rest,
-                                                 rest_mask)
 from robot_dynid.recordings.csv_io import read_csv
-from robot_dynid.recordings.data_checks import check_samples, check_time_unit
-from robot_dynid.recordings.recording import DropCounter, Recording
-from robot_dynid.recordings.signal_processing import (differentiate, gap_starts, median_step,
-                                                      resample_uniform, window_samples_for)
-from robot_dynid.recordings.stamp_quality import recording_stamp_quality
-from robot_dynid.recordings.stage_detection import (default_rest_threshold, describe_detection,
-                                                    label_from_motion)
-from robot_dynid.recordings.recording import intervals_from_labels
+from robot_dynid.recordings.recording import Recording, intervals_from_labels
+from robot_dynid.recordings.stage_detection import default_rest_threshold, describe_detection, label_from_motion
 from robot_dynid.recordings.stages import StageInterval, stage_intervals
 
 logger = logging.getLogger(__name__)
 
 BAG_SUFFIXES = (".mcap", ".db3")
-DERIVATIVE_WINDOW = 0.05  # s, local polynomial window for derivatives that were not recorded
-#: ... but never fewer samples than this (a cubic fit needs 5; 7 keeps the noise down): 50 Hz
-#: recordings, as of hydraulic arms, get 0.14 s.
-MIN_DERIVATIVE_WINDOW_SAMPLES = 7
-SHORT_RUN = "in a run between gaps shorter than the derivative window"
-MAX_RESAMPLE_RATE = 10_000.0
-"""[Hz] of :func:`resample_recording` (``--resample``): above the joint-state rate of arm drivers (1 kHz for
-most)."""
-MAX_RESAMPLE_FACTOR = 10
-"""Most samples :func:`resample_recording` makes per recorded sample: a rate beyond ten times the recording's
-adds memory, not information."""
-
-
-def read_recording(path, joint_names=None, derivative_window=None, robot=None, resample=None, derive=False,
-                   conditioning: Conditioning | None = None, **bag_topics) -> Recording:
-    """Read ``path``: a rosbag2 directory (or its .mcap / .db3 file) or a ``.csv`` file, conditioned.
-
-    The recording carries the timing of its stamps as read, before resampling (``stamp_quality``:
-    :func:`robot_dynid.recordings.stamp_quality.stamp_quality`).
-
-    Parameters
-    ----------
-    joint_names : sequence of str, optional
-        Joints to read; default ``robot``'s, or all in the file.
-    derivative_window : float, optional
-        [s] window of the local polynomial fits that derive velocities [rad/s] and accelerations
-        [rad/s^2] not recorded (JointState has no accelerations), in the samples' own stamps
-        (:func:`complete_derivatives`); None: chosen by rate and noise
-        (:mod:`robot_dynid.recordings.conditioning`).
-    robot : RobotDescription, optional
-        Check the samples against it (:func:`robot_dynid.recordings.data_checks.check_samples`): unit
-        mistakes are errors, implausible samples are dropped and counted.
-    resample : float, optional
-        [Hz] put the samples on a uniform grid first (:func:`resample_recording`).
-    derive : bool
-        Derive velocities and accelerations from the positions even where the file has them.
-    conditioning : Conditioning, optional
-        All of the above at once (and velocity 0 at rest, accelerations from positions); given, it
-        replaces ``derivative_window``, ``resample`` and ``derive``. Without it, velocities are kept
-        as measured at rest.
-    **bag_topics
-        joint_states_topic, motor_states_topic, effort_topic, stage_topic, ... (bags only;
-        :func:`robot_dynid.recordings.bag_io.read_bag`).
-
-    The returned recording's ``conditioning`` says what was done (:func:`condition`), its
-    ``stamp_quality`` how its stamps were as read.
-    """
-    if conditioning is None:
-        conditioning = Conditioning(resample=resample, derive=derive, derivative_window=derivative_window,
-                                    zero_velocity_at_rest=False)
-    if joint_names is None and robot is not None:
-        joint_names = robot.joint_names
-    recording = _read(path, joint_names, bag_topics, None if robot is None else robot.transmission)
-    check_time_unit(recording.time, recording.source)
-    stamps = recording_stamp_quality(recording)
-    if robot is not None:
-        recording = check_samples(recording, robot)
-    return dataclasses.replace(condition(recording, conditioning), stamp_quality=stamps)
-
-
-def condition(recording: Recording, conditioning: Conditioning) -> Recording:
-    """``recording`` resampled, differentiated and with velocity 0 at rest as ``conditioning`` says; its
-    ``conditioning`` attribute holds the settings and what they gave (the derivative plan, the fraction at
-    rest per joint)."""
-    if conditioning.derive:
-        recording = dataclasses.replace(recording, qd=None, qdd=None)
-    elif conditioning.accelerations_from_positions:
-        recording = dataclasses.replace(recording, qdd=None)
-    if conditioning.resample is not None:
-        recording = resample_recording(recording, conditioning.resample,
-                                       conditioning.derivative_window or DERIVATIVE_WINDOW)
-    recording = complete_derivatives(recording, conditioning.derivative_window,
-                                     accelerations_from_positions=conditioning.accelerations_from_positions)
-    applied = dict(recording.conditioning)
-    if conditioning.zero_velocity_at_rest and recording.qd is not None and "derivatives" in applied:
-        noise = np.array([applied["derivatives"]["velocity_noise"][name] for name in recording.joint_names])
-        at_rest = rest_mask(recording.qd, noise)
-        if at_rest.any():
-            qd = recording.qd.copy()
-            qd[at_rest] = 0.0
-            recording = dataclasses.replace(recording, qd=qd)
-        applied["at_rest"] = dict(zip(recording.joint_names, map(float, np.mean(at_rest, axis=0))))
-        note = describe_rest(at_rest, recording.joint_names)
-        if note:
-            logger.info("%s: %s", recording.source, note)
-    applied["settings"] = conditioning.to_dict()
-    return dataclasses.replace(recording, conditioning=applied)
-
-
-def derivative_window_samples(recording: Recording, window: float = DERIVATIVE_WINDOW) -> int:
-    """Odd number of samples of a ``window`` [s] at the recording's median step, at least
-    :data:`MIN_DERIVATIVE_WINDOW_SAMPLES`."""
-    samples = window_samples_for(window, median_step(recording.time))
-    if samples < MIN_DERIVATIVE_WINDOW_SAMPLES:
-        logger.info("%s: at %.3g Hz a %g s derivative window holds too few samples; using %d samples",
-                    recording.source, 1.0 / median_step(recording.time), window, MIN_DERIVATIVE_WINDOW_SAMPLES)
-    return max(samples, MIN_DERIVATIVE_WINDOW_SAMPLES)
-
-
-def _runs(recording: Recording, window_samples: int) -> list[np.ndarray]:
-    """Row indices of the runs between gaps (:func:`robot_dynid.recordings.signal_processing.gap_starts`)."""
-    breaks = gap_starts(recording.time, window_samples) + 1
-    if breaks.size:
-        logger.warning("%s: %d gap(s) in the stamps longer than half the %d-sample derivative window "
-                       "(first after %.6f s); derivatives restart after each", recording.source, breaks.size,
-                       window_samples, recording.time[breaks[0] - 1])
-    return np.split(np.arange(recording.n_samples), breaks)
-
-
-def complete_derivatives(recording: Recording, window: float | None = DERIVATIVE_WINDOW,
-                         accelerations_from_positions: bool = False) -> Recording:
-    """Fill missing qd / qdd by local polynomial fits in the samples' own stamps: accelerations from the
-    recorded velocities where there are (a quadratic fit), else velocities and accelerations from the
-    positions (a cubic fit); with ``accelerations_from_positions``, accelerations from the positions always.
-
-    ``window`` [s] (None: chosen by rate and noise, :func:`robot_dynid.recordings.conditioning.derivative_plan`).
-    The stamps may jitter and messages may be lost (:func:`robot_dynid.recordings.signal_processing.differentiate`).
-    A step longer than half the window (:func:`robot_dynid.recordings.signal_processing.gap_starts`: a paused
-    recording, a burst of lost messages) splits the recording into runs, each differentiated on
-    its own; runs shorter than the window are dropped and counted in ``dropped``. The recording's
-    ``conditioning["derivatives"]`` describes the fit (:class:`~robot_dynid.recordings.conditioning.DerivativePlan`).
-    """
-    if recording.qd is not None and recording.qdd is not None:
-        return recording
-    if recording.n_samples < 2:
-        raise DataError(f"{recording.source}: {recording.n_samples} sample(s); derivatives need a window of them")
-    missing = [name for name in ("qd", "qdd") if getattr(recording, name) is None]
-    from_velocities = recording.qd is not None and not accelerations_from_positions
-    if window is None:
-        if recording.n_samples < MIN_WINDOW_SAMPLES:
-            raise DataError(f"{recording.source}: {recording.n_samples} samples; derivatives need a window of "
-                            f"{MIN_WINDOW_SAMPLES}")
-        plan = derivative_plan(recording.time, recording.q, recording.qd if from_velocities else None)
-        samples = plan.window
-    else:
-        samples = derivative_window_samples(recording, window)
-    runs = _runs(recording, samples)
-    kept = [run for run in runs if len(run) >= samples]
-    if not kept:
-        raise DataError(f"{recording.source}: no run of samples between gaps in the stamps holds the "
-                        f"{samples}-sample derivative window ({samples * median_step(recording.time):.3g} s at "
-                        f"{median_step(recording.time):g} s per sample; longest run {max(map(len, runs))} samples)")
-    if window is not None:
-        plan = derivative_plan(recording.time, recording.q, recording.qd if from_velocities else None,
-                               window_seconds=samples * median_step(recording.time))
-    values = {name: np.zeros_like(recording.q) for name in missing}   # rows of dropped runs stay 0
-    uniform = True
-    for run in kept:
-        if from_velocities:
-            derived = differentiate(recording.qd[run], recording.time[run], window_samples=samples, polyorder=2)
-            values["qdd"][run] = derived.qd
-        else:
-            derived = differentiate(recording.q[run], recording.time[run], window_samples=samples)
-            for name in missing:
-                values[name][run] = getattr(derived, name)
-        uniform &= derived.uniform
-    logger.info("%s: %s (%s stamps)", recording.source, plan.describe(recording.joint_names),
-                "uniform" if uniform else "non-uniform")
-    completed = dataclasses.replace(recording, **values, conditioning={
-        **recording.conditioning, "derivatives": plan.to_dict(recording.joint_names)})
-    if len(kept) == len(runs):
-        return completed
-    dropped = DropCounter(recording.dropped)
-    for run in runs:
-        if len(run) < samples:
-            dropped.add(SHORT_RUN, float(recording.time[run[0]]), len(run))
-    return dataclasses.replace(completed.take(np.concatenate(kept)), dropped=dropped.counts)
-
-
-def resample_recording(recording: Recording, rate: float, window: float = DERIVATIVE_WINDOW) -> Recording:
-    """The recording on a uniform grid of ``rate`` [Hz].
-
-    Positions are interpolated by a cubic spline through the samples (not-a-knot), recorded
-    velocities, accelerations, torques and temperatures linearly; each new sample takes the stage
-    and cycle of the last recorded sample at or before it. Gaps (as :func:`complete_derivatives`
-    finds them with a ``window`` [s] derivative window) are not bridged: each run gets its own
-    grid, starting at its first stamp. Choose a rate near the recording's: resampling below it
-    without a low-pass filter aliases noise. DataError for a rate above :data:`MAX_RESAMPLE_RATE` or one
-    that would make more than :data:`MAX_RESAMPLE_FACTOR` samples per recorded sample.
-    """
-    rate = validators.in_range(rate, "resample rate", DataError, "Hz", 0.0, MAX_RESAMPLE_RATE, allow_minimum=False)
-    breaks = gap_starts(recording.time, derivative_window_samples(recording, window)) + 1
-    covered = sum(run[-1] - run[0] for run in np.split(recording.time, breaks) if run.size)
-    if covered * rate > MAX_RESAMPLE_FACTOR * recording.n_samples:
-        raise DataError(f"{recording.source}: resampling {recording.n_samples} samples at {rate:g} Hz would make "
-                        f"{covered * rate:.4g}, more than {MAX_RESAMPLE_FACTOR} times as many: a rate near the "
-                        f"recording's ({1.0 / median_step(recording.time):.4g} Hz)")
-    original = 1.0 / median_step(recording.time)
-    if rate < 0.9 * original:
-        logger.warning("%s: resampling at %g Hz, below the recording's %.4g Hz, aliases what lies between "
-                       "%g and %.4g Hz", recording.source, rate, original, rate / 2, original / 2)
-    linear = {field: getattr(recording, field) for field in ("qd", "qdd", "tau", "temperature")
-              if getattr(recording, field) is not None}
-    samples = resample_uniform(recording.time, rate, cubic={"q": recording.q}, linear=linear, breaks=breaks)
-    dropped = DropCounter(recording.dropped)
-    dropped.add("in a run of fewer than 2 samples between gaps (not resampled)", count=samples.n_lost)
-    logger.info("%s: %d samples resampled to %d at %g Hz (positions: cubic spline; %s: linear)",
-                recording.source, recording.n_samples, samples.time.size, rate, ", ".join(linear) or "nothing else")
-    labels = {name: None if getattr(recording, name) is None else getattr(recording, name)[samples.source]
-              for name in ("stage", "cycle")}
-    return Recording(joint_names=recording.joint_names, time=samples.time, **samples.values, **labels,
-                     source=recording.source, dropped=dropped.counts,
-                     conditioning={**recording.conditioning, "resampled_hz": rate})
-
-
 STAGE_ORIGINS = ("markers", "stage column", "motion")
 """Where the stages of a :class:`StageTable` come from."""
 
@@ -268,32 +56,9 @@ class StageTable:
     note: str = ""
 
 
-def read_stage_table(path, joint_names, velocity_limits, rest_threshold=None,
-                     derivative_window=DERIVATIVE_WINDOW, robot=None, resample=None,
-                     **bag_topics) -> StageTable:
-    """Stages of the recording at ``path``: from its markers, its stage column, or detected.
-
-    Parameters
-    ----------
-    path : str or Path
-        As :func:`read_recording`.
-    joint_names : sequence of str
-        Joints to read (detection uses their velocities).
-    velocity_limits : array_like, shape (n,)
-        [rad/s] of ``joint_names``, in that order (for detection; friction speeds are
-        reported as fractions of them).
-    rest_threshold : float or array_like, shape (n,), optional
-        [rad/s]; default :func:`robot_dynid.recordings.stage_detection.default_rest_threshold`.
-    derivative_window, robot, resample, **bag_topics
-        As :func:`read_recording` (``stage_topic`` names the markers' topic).
-    """
-    recording = read_recording(path, joint_names, derivative_window, robot=robot, resample=resample,
-                               **bag_topics)
-    return stage_table(recording, path, velocity_limits, rest_threshold, **bag_topics)
-
-
 def stage_table(recording, path, velocity_limits, rest_threshold=None, **bag_topics) -> StageTable:
-    """Stages of ``recording`` read from ``path`` (:func:`read_stage_table` without reading it again)."""
+    """Stages of ``recording`` read from ``path`` (its markers are read from the file; the pipeline's
+    :func:`~robot_dynid.recordings.pipeline.read_stage_table` reads the recording too)."""
     time_origin = float(recording.time[0])
     if recording.stage is None:
         threshold = default_rest_threshold(velocity_limits) if rest_threshold is None \
@@ -319,7 +84,11 @@ def _bag_directory(path: pathlib.Path) -> pathlib.Path:
     return path if path.is_dir() else path.parent
 
 
-def _read(path, joint_names, bag_topics, transmission) -> Recording:
+def read_file(path, joint_names=None, transmission=None, **bag_topics) -> Recording:
+    """The samples of the file at ``path`` as written: a rosbag2 directory (or its .mcap / .db3 file,
+    :func:`~robot_dynid.recordings.bag_io.read_bag` with ``bag_topics``) or a ``.csv`` file
+    (:func:`~robot_dynid.recordings.csv_io.read_csv`); ``joint_names`` to read (default all), ``transmission``
+    to turn motor-side columns into joint values."""
     path = pathlib.Path(path)
     if not path.exists():
         raise DataError(f"{path}: no such file or directory")

@@ -159,7 +159,7 @@ class Recording:
         Samples left out before construction, by reason (see the module docstring).
     conditioning : mapping
         What was done to the data after reading (resampling, how derivatives were formed, velocity 0 at
-        rest: :func:`robot_dynid.recordings.data_files.condition`), plain data for a model's provenance.
+        rest: :func:`robot_dynid.recordings.pipeline.condition`), plain data for a model's provenance.
     stamp_quality : StampQuality, optional
         The timing of the stamps as read, before any resampling
         (:func:`robot_dynid.recordings.stamp_quality.stamp_quality`); kept by selections.

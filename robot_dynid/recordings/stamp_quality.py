@@ -1,7 +1,7 @@
 """The timing of a recording's stamps: jitter, gaps, repeated stamps, and whether they were measured.
 
 Derivatives, filters and resampling take the stamps at their word. :func:`stamp_quality` says what
-they are, from the stamps as read (before any resampling; :func:`~robot_dynid.recordings.data_files.read_recording`
+they are, from the stamps as read (before any resampling; :func:`~robot_dynid.recordings.pipeline.read_recording`
 attaches the report to ``Recording.stamp_quality``):
 
 - ``median_step`` [s] ``h``: the median of the steps ``time[i + 1] - time[i]``; ``rate = 1 / h`` [Hz];

@@ -527,3 +527,41 @@ def test_identify_and_validate_report_the_stamps_and_warn_of_a_nominal_grid(simu
     assert main(["validate", "--model", str(tmp_path / "m.yaml"), "--data", str(data)]) == 0
     out = capsys.readouterr().out
     assert out.index(f"stamps of {data}") < out.index("validation on") and "uniform 200 Hz grid" in out
+
+
+PIPELINE_STEPS = ("read", "check_and_drop", "resample", "differentiate", "condition_at_rest", "select")
+ENTERED_ONCE = ("robot_dynid.recordings.data_files", "robot_dynid.recordings.csv_io",
+                "robot_dynid.recordings.data_checks", "robot_dynid.recordings.stamp_quality",
+                "robot_dynid.recordings.stage_detection")
+
+
+def test_identify_takes_each_file_through_the_pipeline_steps_once_in_order(simulated, capsys):
+    """Each --data file goes through recordings.pipeline's six steps once, in the order its docstring states, and
+    enters the modules of reading, checking and selecting once (identify's path used to go back and forth between
+    the CLI's options, data_files and data_checks)."""
+    import collections
+    import sys
+    robot, _, _, data, directory = simulated
+    steps, entered, stack = [], collections.Counter(), []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            module = frame.f_globals.get("__name__")
+            if module == "robot_dynid.recordings.pipeline" and frame.f_code.co_name in PIPELINE_STEPS:
+                steps.append(frame.f_code.co_name)
+            if (module in ENTERED_ONCE and module not in stack and "robot_dynid.recordings.pipeline" in stack
+                    and frame.f_code.co_name != "<module>"):       # a module's first import runs its body
+                entered[module] += 1
+            stack.append(module)
+        elif event == "return" and stack:
+            stack.pop()
+
+    sys.setprofile(profile)
+    try:
+        code = main(["identify", "--robot", str(ROBOT), "--data", str(data), "--data", str(data), "--derive",
+                     "--resample", "200", "--stage", "excitation", "--out", str(directory / "steps.yaml")])
+    finally:
+        sys.setprofile(None)
+    assert code == 0, capsys.readouterr().err
+    assert steps == list(PIPELINE_STEPS) * 2
+    assert entered == {module: 2 for module in ENTERED_ONCE}

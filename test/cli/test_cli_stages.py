@@ -45,7 +45,7 @@ from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.bag_io import BagWriter
 from robot_dynid.recordings.csv_io import write_csv
 from robot_dynid.recordings.conditioning import Conditioning
-from robot_dynid.recordings.data_files import read_recording
+from robot_dynid.recordings.pipeline import read_recording
 from robot_dynid.recordings.recording import Recording
 from robot_dynid.recordings.stage_detection import select_stages
 

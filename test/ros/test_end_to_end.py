@@ -47,7 +47,7 @@ from robot_dynid.msg import ExperimentStage, IdentifiedModel
 from robot_dynid.nodes.node_runtime import MODEL_QOS
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.bag_io import read_stage_markers
-from robot_dynid.recordings.data_files import read_recording
+from robot_dynid.recordings.pipeline import read_recording
 from robot_dynid.recordings.stages import STAGE_KINDS
 from robot_dynid.srv import ComputeFeedforward
 from ros_graph import start_node, stop_node

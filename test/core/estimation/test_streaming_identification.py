@@ -12,7 +12,7 @@ from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
 from robot_dynid.recordings.conditioning import Conditioning, conditioning_from_provenance
-from robot_dynid.recordings.data_files import condition
+from robot_dynid.recordings.pipeline import condition
 from robot_dynid.recordings.recording import Recording
 from robot_dynid.recordings.stages import (StageMarker, StampOrder, join_sub_stages, label_samples,
                                            stage_intervals)
@@ -410,7 +410,7 @@ def test_a_longer_derivative_window_removes_the_acceleration_noise_of_quantised_
     """Positions quantised to 2e-5 rad at 1 kHz: a cubic over 21 samples (0.021 s) turns the quantisation
     (std 5.8e-6 rad) into 0.077 rad/s^2 of acceleration noise, over 101 samples into 0.0015 (Savitzky-Golay
     gains); the held-out residual of noise-free torques follows. The model records the window, and the
-    conditioning it records, applied to the recording by the offline path (data_files.condition, then
+    conditioning it records, applied to the recording by the offline path (pipeline.condition, then
     validate_model), gives the stream's own held-out residual."""
     robot, _, base, _ = setup
     noise_free = SimulatedRobot(Regressor(robot, FRICTION), simulation_parameters(Regressor(robot, FRICTION), seed=4),

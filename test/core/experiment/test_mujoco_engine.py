@@ -22,7 +22,7 @@ from robot_dynid.model.robot_description import JointSimulation
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.model.urdf import robot_from_urdf
 from robot_dynid.package_files import find_package_file
-from robot_dynid.recordings.data_files import complete_derivatives
+from robot_dynid.recordings.pipeline import complete_derivatives
 from robot_dynid.recordings.recording import Recording
 from repo_paths import TEST_DATA
 

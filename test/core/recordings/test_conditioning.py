@@ -8,7 +8,7 @@ import pytest
 from robot_dynid.errors import DataError
 from robot_dynid.recordings.conditioning import (ACCELERATION_NOISE_FRACTION, Conditioning,
                                                  conditioning_from_provenance, derivative_plan, noise_std, rest_mask)
-from robot_dynid.recordings.data_files import condition
+from robot_dynid.recordings.pipeline import condition
 from robot_dynid.recordings.recording import Recording
 
 JOINTS = ("a", "b")

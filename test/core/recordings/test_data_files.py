@@ -4,7 +4,7 @@ import pytest
 
 from robot_dynid.errors import DataError
 from robot_dynid.recordings.bag_io import BagWriter
-from robot_dynid.recordings.data_files import SHORT_RUN, complete_derivatives, read_recording
+from robot_dynid.recordings.pipeline import SHORT_RUN, complete_derivatives, read_recording
 from robot_dynid.recordings.recording import Recording
 
 JOINTS = ("j1", "j2")
@@ -80,7 +80,7 @@ def test_a_50_hz_recording_gets_a_window_of_seven_samples(tmp_path):
 
 def test_resampling_has_a_maximum_rate_and_factor():
     """--resample: at most 10 kHz and 10 samples per recorded one, refused before the grid is made."""
-    from robot_dynid.recordings.data_files import resample_recording
+    from robot_dynid.recordings.pipeline import resample_recording
     t = np.arange(101) / 100.0                      # 1 s at 100 Hz
     recording = Recording.from_arrays(("a",), t, np.sin(t)[:, None], source="run.csv")
     assert resample_recording(recording, 1000.0).n_samples == 1001          # 10 times: accepted

@@ -11,7 +11,7 @@ from robot_dynid.model.robot_loader import load_robot, robot_from_dict
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.bag_io import JOINT_STATE_TYPE, BagWriter
 from robot_dynid.recordings.csv_io import write_columns
-from robot_dynid.recordings.data_files import read_recording
+from robot_dynid.recordings.pipeline import read_recording
 
 COUPLED = find_package_file("config", "robots", "er3a_coupled_wrist.yaml")
 MOTORS = ("m1", "m2", "m3", "m4", "m5", "m6")

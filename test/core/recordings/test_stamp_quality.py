@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from robot_dynid.recordings.bag_io import BagWriter
-from robot_dynid.recordings.data_files import read_recording
+from robot_dynid.recordings.pipeline import read_recording
 from robot_dynid.recordings.stamp_quality import stamp_quality
 
 START = 1_700_000_000.0   # s, a ROS time: float64 resolves it to 2.4e-7 s
