@@ -77,6 +77,22 @@ def in_range(value: Any, field: str, error: type[Exception] = DataError, unit: s
     return x
 
 
+def flag(value: Any, field: str, error: type[Exception] = DataError) -> bool:
+    """``value`` if it is a bool (true or false, not a number or a string)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise error(f"{field} must be true or false, got {_show(value)}")
+    return bool(value)
+
+
+def text(value: Any, field: str, error: type[Exception] = DataError, choices: Sequence[str] | None = None) -> str:
+    """``value`` if it is a string (one of ``choices`` when given)."""
+    if not isinstance(value, str):
+        raise error(f"{field} must be a string, got {_show(value)}")
+    if choices is not None and value not in choices:
+        raise error(f"{field} must be one of {list(choices)}, got {value!r}")
+    return value
+
+
 def _finite_or_nan(value: Any) -> float:
     """``value`` as a float if it is a finite real number (not a bool, within the float range), else NaN."""
     if isinstance(value, bool) or not isinstance(value, _REAL):
