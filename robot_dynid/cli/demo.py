@@ -42,7 +42,7 @@ import time
 import numpy as np
 import yaml
 
-from robot_dynid.cli.options import output_directory
+from robot_dynid.cli.options import add_robot_argument, output_directory
 from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.estimation.identification import IdentificationSettings, identify
@@ -81,9 +81,7 @@ def add_arguments(parser):
                         help="output directory (default: %(default)s)")
     parser.add_argument("--offline", action="store_true",
                         help="core-only demo without ROS nodes (what runs anyway when rclpy is not installed)")
-    parser.add_argument("--robot", default=None, metavar="R.yaml",
-                        help="robot description (default: the ER3A; with --engine mujoco "
-                             "config/robots/er3a_mujoco.yaml)")
+    add_robot_argument(parser, default="the ER3A; with --engine mujoco config/robots/er3a_mujoco.yaml")
     parser.add_argument("--engine", default="regressor", choices=ENGINE_NAMES,
                         help="the simulator's physics: the identifier's own regressor, or MuJoCo (an independent "
                              'engine, pip install "robot-dynid[sim]"; armature, damping and friction loss from the '

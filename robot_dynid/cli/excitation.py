@@ -2,14 +2,14 @@
 import sys
 
 from robot_dynid.reports.json_text import dumps
-from robot_dynid.cli.options import output_file
+from robot_dynid.cli.options import add_option_arguments, add_robot_argument, output_file
 from robot_dynid.errors import TrajectoryError
 from robot_dynid.experiment.excitation import (CRITERIA, DEFAULT_PAYLOAD_DURATION, MAX_HARMONICS, MAX_ITERATIONS,
                                                MAX_PAYLOAD_DURATION, MAX_PERIOD, MAX_STARTS, PAYLOAD_WRIST_JOINTS,
                                                optimize_excitation, optimize_payload_excitation)
 from robot_dynid.experiment.trajectories import MAX_GRID_POINTS, load_trajectory, save_trajectory
 from robot_dynid.experiment.trajectory_checks import check_trajectory
-from robot_dynid.model.friction import FRICTION_MODEL_NAMES, friction_model
+from robot_dynid.model.friction import friction_model
 from robot_dynid.model.robot_loader import load_robot
 
 NAME = "excitation"
@@ -23,7 +23,7 @@ def add_arguments(parser):
         description="Sample a trajectory file and compare it with the robot's position, velocity "
                     "and acceleration limits and with rest-to-rest boundary conditions "
                     "(qd = qdd = 0 at start and end). Exit status 1 when anything is violated.")
-    check.add_argument("--robot", required=True, metavar="R.yaml", help="robot description (YAML)")
+    add_robot_argument(check)
     check.add_argument("--trajectory", required=True, metavar="T.yaml",
                        help="trajectory file (see docs/excitation.md)")
     grid = check.add_mutually_exclusive_group()
@@ -44,7 +44,7 @@ def add_arguments(parser):
         description="Optimise the coefficients of a Fourier excitation (one base frequency) for "
                     "the robot's base regressor, within its limits and starting and ending at "
                     "rest; progress goes to stderr, the design to --out.")
-    optimize.add_argument("--robot", required=True, metavar="R.yaml", help="robot description (YAML)")
+    add_robot_argument(optimize)
     optimize.add_argument("--harmonics", type=int, default=5,
                           help=f"harmonics L, 2 to {MAX_HARMONICS} (default: %(default)s)")
     optimize.add_argument("--period", type=float, default=10.0,
@@ -53,8 +53,7 @@ def add_arguments(parser):
                           help="cond: condition number of the column-scaled base regressor; "
                                "logdet: -log det(W^T W) (D-optimal); frobenius: ||W||_F ||W^+||_F "
                                "(default: %(default)s)")
-    optimize.add_argument("--friction", choices=FRICTION_MODEL_NAMES, default="coulomb_viscous",
-                          help="friction columns in the regressor (default: %(default)s)")
+    add_option_arguments(optimize, ("friction",))
     optimize.add_argument("--seed", type=int, default=0, help="random seed of the starts (default: 0)")
     optimize.add_argument("--starts", type=int, default=2,
                           help=f"random starts, 1 to {MAX_STARTS} (default: %(default)s)")

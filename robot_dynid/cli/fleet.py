@@ -5,7 +5,8 @@ import os
 import pathlib
 import sys
 
-from robot_dynid.cli.options import add_model_structure_arguments, output_directory, positive_number, progress
+from robot_dynid.cli.options import (add_model_structure_arguments, add_option_arguments, option_values,
+                                     output_directory, positive_number, progress, settings_from_args)
 from robot_dynid.reports.json_text import dumps
 
 NAME = "fleet"
@@ -53,10 +54,7 @@ def add_arguments(parser):
                          help="run the tasks on this Dask scheduler's workers (dask scheduler / dask worker)")
     cluster.add_argument("--workers", type=_worker_count, metavar="N",
                          help="run the tasks on a local cluster of N worker processes (default: one per usable core)")
-    parser.add_argument("--method", default="ols", choices=BATCH_METHODS,
-                        help="estimator of each recording (default: %(default)s)")
-    parser.add_argument("--lowpass", type=positive_number("a cutoff frequency > 0 [Hz]"), default=None, metavar="HZ",
-                        help="parallel filtering of torques and regressor [Hz] (needs uniformly sampled recordings)")
+    add_option_arguments(parser, ("method", "lowpass"), choices={"method": BATCH_METHODS})
     reading = parser.add_argument_group("reading the recordings")
     reading.add_argument("--joint-states-topic", default="/joint_states", help="bag only (default: %(default)s)")
     reading.add_argument("--effort-topic", default=None,
@@ -99,9 +97,8 @@ def add_arguments(parser):
 
 
 def _task_options(args):
-    from robot_dynid.estimation.identification import OPTION_DEFAULTS
     from robot_dynid.fleet.tasks import TaskOptions
-    identification = {key: getattr(args, key) for key in OPTION_DEFAULTS if hasattr(args, key)}
+    identification = option_values(args)
     reading = {"joint_states_topic": args.joint_states_topic, "effort_topic": args.effort_topic,
                "resample": args.resample, "derive": args.derive}
     return TaskOptions(identification, reading, args.max_holdout_rsd, args.max_condition, args.holdout_fraction,
@@ -120,8 +117,7 @@ def main(args):
     pyplot()        # matplotlib missing: say so before any work
     robot = load_robot(args.robot)
     options = _task_options(args)
-    from robot_dynid.estimation.identification import settings_from_options
-    settings_from_options(options.identification, robot, label=lambda option: "--" + option.replace("_", "-"))
+    settings_from_args(args, robot)     # refused options: one line before any task starts
     baseline = "first" if args.baseline == "first" else DynamicModel.load(args.baseline)
     entries = read_manifest(args.manifest)
     out = pathlib.Path(args.out)

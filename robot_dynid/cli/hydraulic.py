@@ -6,7 +6,7 @@ import numpy as np
 
 from robot_dynid.reports.json_text import dumps
 from robot_dynid.reports.tables import format_table
-from robot_dynid.cli.options import output_file, parse_cycles, progress
+from robot_dynid.cli.options import add_cycles_argument, add_stage_argument, output_file, progress
 from robot_dynid.errors import DataError
 from robot_dynid.estimation.estimators import METHOD_NAMES, estimator
 from robot_dynid.hydraulics.cylinder import HYDRAULIC_PARAMETER_UNITS, identify_cylinder
@@ -44,12 +44,8 @@ def add_arguments(parser):
                                "load.<name> [N] optional, stage and cycle optional) or rosbag2 directory with "
                                "HydraulicCylinderState messages")
     identify.add_argument("--topic", default=DEFAULT_HYDRAULIC_TOPIC, help="bag only (default: %(default)s)")
-    identify.add_argument("--stage", action="append", metavar="NAME",
-                          help="use only samples of this stage kind (repeatable), e.g. cylinder (the stage robot-dynid "
-                               "protocol --cylinders plans), by a bag's ExperimentStage markers or a CSV stage column")
-    identify.add_argument("--cycles", type=parse_cycles, metavar="LIST",
-                          help="use only these cycles (stage markers or CSV cycle column), pooled: e.g. 3,9,16 or 0-5, "
-                               "at most 10000")
+    add_stage_argument(identify)
+    add_cycles_argument(identify)
     identify.add_argument("--stage-topic", default=DEFAULT_STAGE_TOPIC,
                           help="bag only: robot_dynid/msg/ExperimentStage markers (default: %(default)s)")
     identify.add_argument("--method", choices=METHOD_NAMES, default="rls",

@@ -6,14 +6,13 @@ import pathlib
 from robot_dynid.errors import DataError
 
 from robot_dynid.reports.json_text import dumps
-from robot_dynid.cli.options import (add_cylinders_argument, add_data_arguments, add_model_structure_arguments,
+from robot_dynid.cli.options import (add_cycles_argument, add_cylinders_argument, add_data_arguments,
+                                     add_model_structure_arguments, add_option_arguments, add_stage_argument,
                                      add_stage_detection_arguments, add_torque_check_argument, load_cylinders,
-                                     conditioning_from_args, non_negative_number, output_file, parse_cycles,
-                                     positive_number, progress, read_data, read_validation_data, settings_from_args,
-                                     subtract_cylinders)
+                                     conditioning_from_args, non_negative_number, output_file, progress, read_data,
+                                     read_validation_data, settings_from_args, subtract_cylinders)
 from robot_dynid.estimation.consistency_check import held_out_comparison
-from robot_dynid.estimation.estimators import ESTIMATORS
-from robot_dynid.estimation.identification import PRIOR_MODES, identify
+from robot_dynid.estimation.identification import identify
 from robot_dynid.estimation.validation import validate_model
 from robot_dynid.hydraulics.two_stage import cylinder_provenance
 from robot_dynid.model.robot_loader import load_robot
@@ -30,52 +29,20 @@ def add_arguments(parser):
     add_model_structure_arguments(parser)
     add_data_arguments(parser, several=True)
     add_torque_check_argument(parser)
-    parser.add_argument("--method", default="ols", choices=tuple(ESTIMATORS),
-                        help="; ".join(f"{name}: {estimator.summary}" for name, estimator in ESTIMATORS.items())
-                        + " (default: %(default)s)")
-    parser.add_argument("--forgetting", type=float, default=1.0, help="RLS forgetting factor in (0, 1]")
-    parser.add_argument("--stage", action="append", metavar="NAME",
-                        help="use only samples of this stage kind (repeatable), e.g. excitation; without "
-                             "stage markers (or a CSV stage column) the stages are detected from the motion: "
-                             "rest, friction (one joint at constant speed) and excitation (two or more "
-                             "joints moving, warm-up and validation included)")
-    parser.add_argument("--cycles", type=parse_cycles, metavar="LIST",
-                        help="use only these cycles, pooled: e.g. 3,9,16 or 0-5, at most 10000 (needs stage markers "
-                             "or a cycle column: cycles cannot be detected from the motion)")
+    add_option_arguments(parser, ("method", "forgetting"))
+    add_stage_argument(parser)
+    add_cycles_argument(parser)
     add_stage_detection_arguments(parser)
     conditioning = parser.add_argument_group("data conditioning")
     conditioning.add_argument("--trim", type=non_negative_number("a duration >= 0 [s]"), default=0.0,
                               metavar="SECONDS", help="leave out this much at the start and end of each "
                               "recording (start-up transients) [s] (default: %(default)s)")
-    conditioning.add_argument("--lowpass", type=positive_number("a cutoff frequency > 0 [Hz]"), default=None,
-                              metavar="HZ", help="filter the torques and every regressor column with the same "
-                              "zero-phase Butterworth low-pass (parallel filtering; needs uniform stamps: "
-                              "--resample) [Hz]")
-    conditioning.add_argument("--file-offsets", action="store_true",
-                              help="estimate a torque offset per recording and joint [N m] (sensors re-zeroed "
-                                   "between recordings); reported, not part of the model")
-    consistent = parser.add_argument_group("physically consistent identification (needs cvxpy)")
-    consistent.add_argument("--consistent", action="store_true",
-                            help="estimate standard parameters with every link's pseudo-inertia positive "
-                                 "semidefinite, Coulomb and viscous friction and armature >= 0; the model then "
-                                 "holds them (links: mass, centre of mass, inertia) for export-urdf")
-    consistent.add_argument("--bounds", dest="bounds_file", metavar="B.yaml", default=None,
-                            help="optional bounds: link mass ranges [kg], total mass [kg], centre-of-mass boxes "
-                                 "[m] in the link frames, the margin (see docs/estimation.md)")
-    consistent.add_argument("--prior-weight", type=prior_weight, default=None, metavar="WEIGHT",
-                            help="--prior-mode regularised: the prior's weight (a Gaussian prior of std "
-                                 "1/sqrt(WEIGHT) link scales: mass, mass x length, mass x length^2), a number > 0 "
-                                 "[1], or auto: the one of 0.1, 1, 10, ..., 1e6 with the least "
-                                 "cross-validated torque error (over the recordings, else the cycles, else 5 blocks of "
-                                 "samples) (default: 100). Every consistent fit is also compared with plain least "
-                                 "squares on held-out data (--validate, else cross-validated) and a warning names the "
-                                 "joints it predicts more than 10 %% worse")
-    consistent.add_argument("--prior-mode", choices=PRIOR_MODES + ("none",), default="two_step",
-                            help="how the robot description's inertial data (URDF <inertial>, DH inertial:) enters: "
-                                 "two_step: the fit closest to it among those within 1 %% of the best consistent "
-                                 "residual; regularised: a Gaussian prior of 10 %% of each link's scales; none: "
-                                 "ignored, a small regulariser makes the standard parameters unique "
-                                 "(default: %(default)s)")
+    add_option_arguments(conditioning, ("lowpass", "file_offsets"))
+    consistent = parser.add_argument_group(
+        "physically consistent identification (needs cvxpy)",
+        "Every consistent fit is also compared with plain least squares on held-out data (--validate, else "
+        "cross-validated) and a warning names the joints it predicts more than 10 % worse.")
+    add_option_arguments(consistent, ("consistent", "bounds_file", "prior_weight", "prior_mode"))
     parser.add_argument("--validate", action="append", metavar="FILE", default=[],
                         help="after the fit, report the model's held-out metrics on this recording (repeatable; "
                              "read like --data, all of it)")
@@ -114,11 +81,6 @@ def _arm_torques(recording, args, robot, cylinders, path):
     if recording.tau is None:
         raise DataError(no_torques(path, args))
     return subtract_cylinders(recording, robot, cylinders)
-
-
-def prior_weight(text):
-    """argparse type of --prior-weight: ``auto`` or a finite number > 0."""
-    return "auto" if text == "auto" else positive_number("a weight > 0 [1] or auto")(text)
 
 
 def main(args):

@@ -7,56 +7,109 @@ import os
 import pathlib
 import sys
 
-from robot_dynid.model.friction import FRICTION_MODEL_NAMES, MAX_REVERSAL_LEAD, FrictionModel
+from robot_dynid.errors import DynIdError
+from robot_dynid.estimation.identification_options import OPTIONS
 from robot_dynid.recordings.conditioning import (ACCELERATION_NOISE_FRACTION, MAX_DERIVATIVE_WINDOW, MAX_GIVEN_WINDOW,
                                                  MIN_WINDOW_SAMPLES)
 from robot_dynid.recordings.stage_detection import REST_THRESHOLD, REST_THRESHOLD_FRACTION
+from robot_dynid.recordings.stages import MAX_SELECTED_CYCLES
 
-_FRICTION_DEFAULTS = FrictionModel()
+
+MODEL_STRUCTURE_OPTIONS = ("friction", "friction_drift", "dead_band", "sign_sharpness", "stribeck_velocity",
+                           "reversal_lead", "armature", "friction_side", "offset")
+"""The identification options that define the regressor's columns (:func:`add_model_structure_arguments`)."""
+ROBOT_HELP = "robot description (YAML DH table or URDF reference; see README)"
+STAGE_HELP = ("use only samples of this stage kind (repeatable), e.g. excitation: by the recording's stage markers "
+              "(bag) or stage column (CSV); without them, the stages of joint states are detected from the motion: "
+              "rest, friction (one joint at constant speed) and excitation (two or more joints moving, warm-up and "
+              "validation included); robot-dynid stages lists them")
+CYCLES_HELP = (f"use only these cycles, pooled: e.g. 3,9,16 or 0-5, at most {MAX_SELECTED_CYCLES} (needs stage "
+               "markers or a cycle column: cycles cannot be detected from the motion)")
+
+
+def add_robot_argument(parser, default=None):
+    """``--robot R.yaml``, the robot description, in every subcommand that takes one; required unless
+    ``default`` says what is used without it."""
+    parser.add_argument("--robot", required=default is None, default=None, metavar="R.yaml",
+                        help=ROBOT_HELP if default is None else f"{ROBOT_HELP} (default: {default})")
+
+
+def add_stage_argument(parser, default="all"):
+    """``--stage NAME`` (repeatable): the stage kinds whose samples a subcommand uses; ``default`` says which
+    without it (the subcommand applies it)."""
+    parser.add_argument("--stage", action="append", metavar="NAME", help=f"{STAGE_HELP} (default: {default})")
+
+
+def add_cycles_argument(parser):
+    """``--cycles LIST``: the cycles whose samples a subcommand uses (a count of cycles is ``--cycle-count``)."""
+    parser.add_argument("--cycles", type=parse_cycles, metavar="LIST", help=CYCLES_HELP)
 
 
 def add_model_structure_arguments(parser):
+    """``--robot`` and the identification options of :data:`MODEL_STRUCTURE_OPTIONS`."""
     group = parser.add_argument_group("model structure")
-    group.add_argument("--robot", required=True, metavar="R.yaml",
-                       help="robot description (YAML DH table or URDF reference; see README)")
-    group.add_argument("--friction", default="coulomb_viscous", choices=FRICTION_MODEL_NAMES,
-                       help="friction model, as regressor columns per joint (default: %(default)s)")
-    group.add_argument("--friction-drift", default="none", choices=("none", "temperature", "time"),
-                       help="friction coefficients that drift with joint temperature [deg C] or "
-                            "running time [s] (default: %(default)s)")
-    group.add_argument("--dead-band", type=non_negative_number("a speed >= 0 [rad/s]"),
-                       default=_FRICTION_DEFAULTS.dead_band, metavar="RAD_S",
-                       help="speed [rad/s] below which every friction column is zero, so that velocity noise "
-                            "around rest does not flip the Coulomb sign (default: %(default)s = none)")
-    group.add_argument("--sign-sharpness", type=positive_number("a sharpness > 0 [s/rad]"),
-                       default=_FRICTION_DEFAULTS.sign_sharpness, metavar="S_PER_RAD",
-                       help="--friction arctan: k [s/rad] of its smoothed Coulomb sign (2/pi) atan(k v) "
-                            "(default: %(default)s)")
-    group.add_argument("--stribeck-velocity", type=positive_number("a speed > 0 [rad/s]"),
-                       default=_FRICTION_DEFAULTS.stribeck_velocity, metavar="RAD_S",
-                       help="--friction arctan: vs [rad/s] of its Stribeck transition (default: %(default)s)")
-    group.add_argument("--reversal-lead", type=non_negative_number("a lead >= 0 [s]"),
-                       default=_FRICTION_DEFAULTS.reversal_lead, metavar="S",
-                       help="--friction coulomb_viscous_lead: tau_r [s] of its Coulomb sign sgn(qd + tau_r qdd), "
-                            f"at most {MAX_REVERSAL_LEAD:g} s; the default is MuJoCo's lead (docs/simulation.md) "
-                            "(default: %(default)s)")
-    group.add_argument("--armature", action="store_true",
-                       help="add a rotor inertia per joint, Ia_j qdd_j [kg m^2] (or per motor with a transmission: "
-                            "Ia_m qddm, mapped to the joints by T^T)")
-    group.add_argument("--friction-side", default="auto", choices=("auto", "joint", "motor", "both"),
-                       help="where friction and armature act: on the joints' velocities, on the motors' (qdm = T qd, "
-                            "the robot's transmission; torques T^T tau_m) or both; auto: motor with a transmission, "
-                            "else joint (default: %(default)s)")
-    group.add_argument("--offset", action="store_true", help="add a constant torque offset per joint [N m]")
+    add_robot_argument(group)
+    add_option_arguments(group, MODEL_STRUCTURE_OPTIONS)
+
+
+class _CheckedOption(argparse.Action):
+    """Stores the value of an identification option checked by :meth:`Option.check
+    <robot_dynid.estimation.identification_options.Option.check>`; a refused one is the parser's one-line error
+    in its wording, naming the argument (``--forgetting must be finite and in (0, 1] [1], got 1.5``)."""
+
+    def __init__(self, option_strings, dest, option=None, **kwargs):
+        super().__init__(option_strings, dest, **kwargs)
+        self.option = option
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        try:
+            setattr(namespace, self.dest, self.option.check(values, self.option.cli_flag))
+        except DynIdError as error:
+            parser.error(str(error))
+
+
+def _number_type(option):
+    """argparse type of a number option: a float, or one of its words (``auto``)."""
+    def parse(text):
+        return text if text in option.words else float(text)
+    parse.__name__ = " or ".join(("number",) + option.words)       # argparse: "invalid number value: 'x'"
+    return parse
+
+
+def add_option_arguments(parser, names, choices=None):
+    """The arguments of the identification options ``names``
+    (:data:`~robot_dynid.estimation.identification_options.OPTIONS`) on ``parser`` (a parser or an argument
+    group): a bool one a switch (``--armature``; ``--no-torque-check`` for one on by default), one with choices
+    argparse's choices, a number checked against its interval as it is parsed, each with its help, unit and
+    default. ``choices``: {name: the choices this subcommand allows}, a subset of the option's."""
+    for name in names:
+        option = OPTIONS[name]
+        text = option.describe(choices=False).replace("%", "%%")
+        if option.kind is bool:
+            parser.add_argument(option.cli_flag, dest=name, action="store_false" if option.default else "store_true",
+                                help=f"do not {text}" if option.default else text)
+            continue
+        if option.default is not None:
+            text += " (default: %(default)s)"
+        if option.choices is not None:
+            parser.add_argument(option.cli_flag, dest=name, default=option.default,
+                                choices=(choices or {}).get(name, option.choices), help=text)
+        else:
+            parser.add_argument(option.cli_flag, dest=name, default=option.default, action=_CheckedOption,
+                                option=option, type=_number_type(option) if option.kind is float else str,
+                                metavar=name.upper(), help=text)
+
+
+def option_values(args):
+    """The identification options among the parsed arguments ``args``, by name."""
+    return {name: getattr(args, name) for name in OPTIONS if hasattr(args, name)}
 
 
 def settings_from_args(args, robot):
     """Identification settings of the parsed arguments: those that are identification options
-    (:data:`robot_dynid.estimation.identification.OPTION_DEFAULTS`) go to the same builder the identifier node
-    uses."""
-    from robot_dynid.estimation.identification import OPTION_DEFAULTS, settings_from_options
-    return settings_from_options({key: getattr(args, key) for key in OPTION_DEFAULTS if hasattr(args, key)}, robot,
-                                 label=lambda option: "--" + option.replace("_", "-"))
+    (:func:`option_values`) go to the same builder the identifier node uses."""
+    from robot_dynid.estimation.identification import settings_from_options
+    return settings_from_options(option_values(args), robot, label=lambda name: OPTIONS[name].cli_flag)
 
 
 def add_speed_threshold_argument(parser):
@@ -267,11 +320,7 @@ def bag_topics_from_args(args, robot):
 
 def add_torque_check_argument(parser):
     """``--no-torque-check`` (identify, validate, report): the identification option ``check_torque_scale``."""
-    parser.add_argument("--no-torque-check", dest="check_torque_scale", action="store_false",
-                        help="do not compare the recorded torques [N m] with the gravity torque the robot "
-                             "description's inertial data predict (the check refuses a recording whose torques are "
-                             "more than 3 times off on a joint: motor currents [A] passed as torques, a gear ratio "
-                             "applied twice); for a description whose inertial data are what is wrong")
+    add_option_arguments(parser, ("check_torque_scale",))
 
 
 def read_validation_data(args, robot, cylinders, path, conditioning=None, stage=None, cycles=None):

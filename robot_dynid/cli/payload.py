@@ -3,8 +3,8 @@ import pathlib
 
 import yaml
 
-from robot_dynid.cli.options import (add_data_arguments, output_file, parse_cycles, positive_number, progress,
-                                     read_data)
+from robot_dynid.cli.options import (add_cycles_argument, add_data_arguments, add_stage_argument, output_file,
+                                     positive_number, progress, read_data)
 from robot_dynid.errors import DataError
 from robot_dynid.estimation.payload import (FIELD_NAMES, PayloadSettings, holdout_residuals, payload_accumulator,
                                             solve_payload)
@@ -37,10 +37,8 @@ def add_arguments(parser):
                                "of the last joint) or a URDF link fixed below it such as tool0")
     identify.add_argument("--mass", type=positive_number("a mass > 0 [kg]"), default=None, metavar="KG",
                           help="known mass [kg]: estimate only the centre of mass and inertia")
-    identify.add_argument("--stage", action="append", metavar="NAME",
-                          help="use only samples of this stage kind (repeatable), e.g. payload (default: all)")
-    identify.add_argument("--cycles", type=parse_cycles, metavar="LIST",
-                          help="use only these cycles, e.g. 0-2, at most 10000 (needs stage markers or a cycle column)")
+    add_stage_argument(identify)
+    add_cycles_argument(identify)
     identify.add_argument("--holdout", action="append", metavar="FILE", default=[],
                           help="report the torque residual before and after the payload on this recording, not fitted "
                                "on (repeatable; read like --data, all of it)")

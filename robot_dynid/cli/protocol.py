@@ -1,8 +1,9 @@
 """robot-dynid protocol: plan the identification experiment (cycles of excitation, friction, warmup), or a
 payload identification (cycles of a payload stage)."""
+import argparse
 
 from robot_dynid.reports.json_text import dumps
-from robot_dynid.cli.options import output_file
+from robot_dynid.cli.options import add_robot_argument, output_file
 from robot_dynid.errors import DataError, TrajectoryError
 from robot_dynid.experiment.protocol import (DEFAULT_SPEED_FRACTIONS, MAX_CYCLES, MAX_EXCITATION_PERIODS,
                                              MAX_LEVEL_DURATION, MAX_SPEED_LEVELS, MAX_STAGE_DURATION,
@@ -17,10 +18,21 @@ NAME = "protocol"
 HELP = "plan the identification experiment: cycles of excitation, friction and warmup stages"
 
 
+class _RenamedCycles(argparse.Action):
+    """``protocol --cycles N``, renamed ``--cycle-count``: refused naming the new spelling (``--cycles`` is a list
+    of cycles in every other subcommand)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.error(f"--cycles {values}: the number of cycles per test is --cycle-count {values} (--cycles is a list "
+                     "of cycles in identify, validate, payload and hydraulic)")
+
+
 def add_arguments(parser):
-    parser.add_argument("--robot", required=True, metavar="R.yaml", help="robot description (YAML)")
-    parser.add_argument("--cycles", type=int, default=None,
-                        help=f"cycles per test, 1 to {MAX_CYCLES} (default: 24; 1 with --payload)")
+    add_robot_argument(parser)
+    parser.add_argument("--cycle-count", type=int, default=None, metavar="N",
+                        help=f"cycles per test, 1 to {MAX_CYCLES} (default: 24; 1 with --payload); the former "
+                             "--cycles N, a name that is a list of cycles in identify, validate, payload and hydraulic")
+    parser.add_argument("--cycles", action=_RenamedCycles, help=argparse.SUPPRESS)
     parser.add_argument("--excitation", metavar="T.yaml", default=None,
                         help="Fourier excitation file (default: a random safe one, seed 0)")
     parser.add_argument("--excitation-periods", type=int, default=2,
@@ -98,7 +110,8 @@ def _plan(args, robot):
         other = [option for option, value in given if value is not None]
         if other:
             raise DataError(f"--payload plans the payload stage alone: {', '.join(other)} do not apply")
-        return build_payload_protocol(robot, _fourier(args.payload), cycles=1 if args.cycles is None else args.cycles,
+        return build_payload_protocol(robot, _fourier(args.payload),
+                                      cycles=1 if args.cycle_count is None else args.cycle_count,
                                       rest_duration=args.rest_duration)
     excitation = None if args.excitation is None else _fourier(args.excitation)
     poses = None if args.friction_poses is None else load_friction_poses(args.friction_poses, robot)
@@ -110,7 +123,7 @@ def _plan(args, robot):
     if args.cylinders is not None:
         cylinder_stage = load_cylinder_stage(args.cylinder_stage, _excited_cylinders(args.cylinders, robot))
     return build_protocol(
-        robot, cycles=24 if args.cycles is None else args.cycles, excitation=excitation,
+        robot, cycles=24 if args.cycle_count is None else args.cycle_count, excitation=excitation,
         excitation_periods=args.excitation_periods, friction_poses=poses, speed_fractions=args.speed_fractions,
         friction_level_duration=args.level_duration, warmup_duration=args.warmup_duration,
         rest_duration=args.rest_duration, validation=validation, cylinder_stage=cylinder_stage)

@@ -2,7 +2,7 @@
 import pathlib
 
 from robot_dynid.cli.options import (add_data_arguments, add_model_structure_arguments, add_raw_argument,
-                                     add_speed_threshold_argument, add_stage_detection_arguments,
+                                     add_speed_threshold_argument, add_stage_argument, add_stage_detection_arguments,
                                      add_torque_check_argument, bag_topics_from_args, conditioning_from_args,
                                      model_conditioning, output_directory, parse_cycles, positive_number, progress,
                                      read_data, read_validation_data, settings_from_args)
@@ -34,9 +34,7 @@ def add_arguments(parser):
                              "options and written to DIR/model.yaml)")
     parser.add_argument("--out", required=True, type=output_directory, metavar="DIR",
                         help="report directory: index.html, summary.json, PNG figures")
-    parser.add_argument("--stage", action="append", metavar="NAME",
-                        help="stage kind of the identification data and the per-cycle fits (repeatable; default: "
-                             "excitation)")
+    add_stage_argument(parser, default="excitation; the identification data and the per-cycle fits")
     holdout = parser.add_mutually_exclusive_group()
     holdout.add_argument("--holdout-cycles", type=parse_cycles, metavar="LIST",
                          help="cycles held out of the identification and shown as held-out data (default: the last "

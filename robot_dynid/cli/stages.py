@@ -2,7 +2,7 @@
 import math
 
 from robot_dynid.reports.json_text import dumps
-from robot_dynid.cli.options import (add_data_arguments, add_stage_detection_arguments,
+from robot_dynid.cli.options import (add_data_arguments, add_robot_argument, add_stage_detection_arguments,
                                      bag_topics_from_args)
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.recordings.pipeline import read_stage_table
@@ -17,9 +17,7 @@ ORIGIN_TEXT = {"markers": "its stage markers", "stage column": "its stage column
 
 
 def add_arguments(parser):
-    parser.add_argument("--robot", required=True, metavar="R.yaml",
-                        help="robot description: joint names and velocity limits [rad/s] (friction speeds are "
-                             "reported as fractions of them)")
+    add_robot_argument(parser)
     add_data_arguments(parser)
     add_stage_detection_arguments(parser)
     parser.add_argument("--json", action="store_true",

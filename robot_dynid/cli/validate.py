@@ -3,9 +3,9 @@
 import dataclasses
 
 from robot_dynid.reports.json_text import dumps
-from robot_dynid.cli.options import (add_cylinders_argument, add_data_arguments, add_raw_argument,
-                                     add_speed_threshold_argument, add_torque_check_argument, load_cylinders,
-                                     model_conditioning, parse_cycles, progress, read_validation_data)
+from robot_dynid.cli.options import (add_cycles_argument, add_cylinders_argument, add_data_arguments, add_raw_argument,
+                                     add_speed_threshold_argument, add_stage_argument, add_torque_check_argument,
+                                     load_cylinders, model_conditioning, progress, read_validation_data)
 from robot_dynid.estimation.consistency_check import held_out_comparison
 from robot_dynid.hydraulics.two_stage import cylinder_subtraction_warning
 from robot_dynid.estimation.validation import validate_model
@@ -22,10 +22,8 @@ def add_arguments(parser):
     add_data_arguments(parser, several=True)
     add_raw_argument(parser)
     add_torque_check_argument(parser)
-    parser.add_argument("--stage", action="append", metavar="NAME",
-                        help="use only samples of this stage kind (repeatable; see identify)")
-    parser.add_argument("--cycles", type=parse_cycles, metavar="LIST",
-                        help="use only these cycles, e.g. 3,9,16 or 0-5, at most 10000")
+    add_stage_argument(parser)
+    add_cycles_argument(parser)
     add_speed_threshold_argument(parser)
     add_cylinders_argument(parser, "the comparison, as identify --cylinders does (give the same file the model "
                                    "was identified with)")

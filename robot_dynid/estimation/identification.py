@@ -42,10 +42,11 @@ import numpy as np
 
 from robot_dynid import __version__, validators
 from robot_dynid.errors import DataError, DynIdError, IdentificationError
-from robot_dynid.estimation.estimators import (BATCH_METHODS, ESTIMATORS, METHODS, LeastSquaresAccumulator,
-                                               QRAccumulator, RecursiveLeastSquares, build_estimator)
+from robot_dynid.estimation.estimators import (BATCH_METHODS, ESTIMATORS, LeastSquaresAccumulator, QRAccumulator,
+                                               RecursiveLeastSquares, build_estimator)
 from robot_dynid.estimation.consistency_check import (choose_prior_weight, compare_with_least_squares,
                                                       cross_validated_rss, fold_pieces)
+from robot_dynid.estimation.identification_options import OPTIONS, PRIOR_MODES
 from robot_dynid.estimation.metrics import torque_effects
 from robot_dynid.estimation.physical_consistency import (DEFAULT_DELTA, DEFAULT_PRIOR_WEIGHT,
                                                          GRAM_CONDITION_LIMIT, ConsistencyConstraints,
@@ -54,7 +55,7 @@ from robot_dynid.estimation.physical_consistency import (DEFAULT_DELTA, DEFAULT_
 from robot_dynid.estimation.torque_scale import check_torque_scale
 from robot_dynid.model.base_parameters import BaseParameters, compute_base_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.friction import MAX_REVERSAL_LEAD, FrictionModel, friction_model
+from robot_dynid.model.friction import FrictionModel, friction_model
 from robot_dynid.model.link_inertials import prior_parameters
 from robot_dynid.model.regressor import FRICTION_SIDES, Regressor
 from robot_dynid.model.robot_description import RobotDescription
@@ -63,7 +64,6 @@ from robot_dynid.recordings.signal_processing import gap_breaks, lowpass_filter,
 
 logger = logging.getLogger(__name__)
 
-PRIOR_MODES = ("two_step", "regularised")
 POORLY_EXCITED_TORQUE_FRACTION = 0.1
 """[1] default of :attr:`IdentificationSettings.poorly_excited_torque_fraction`: a parameter whose one-std error
 moves a joint's torque by 10 % of its RMS is poorly excited."""
@@ -105,8 +105,7 @@ class ConsistencySettings:
     def __post_init__(self):
         if self.mode not in PRIOR_MODES:
             raise DynIdError(f"prior mode must be one of {list(PRIOR_MODES)}, got {self.mode!r}")
-        if self.prior_weight != "auto":
-            validators.positive(self.prior_weight, "prior_weight", DynIdError, "1 (or auto)")
+        OPTIONS["prior_weight"].check(self.prior_weight)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -172,14 +171,12 @@ class IdentificationSettings:
                              f"{self.poorly_excited_torque_fraction!r}")
         if self.friction_side is not None and self.friction_side not in FRICTION_SIDES:
             raise DynIdError(f"friction_side must be one of {list(FRICTION_SIDES)} or None, got {self.friction_side!r}")
-        if self.method not in METHODS:
-            raise DynIdError(f"method must be one of {list(METHODS)}, got {self.method!r}")
-        if not 0.0 < self.forgetting <= 1.0:
-            raise DynIdError(f"forgetting must be in (0, 1], got {self.forgetting!r}")
+        OPTIONS["method"].check(self.method)
+        OPTIONS["forgetting"].check(self.forgetting)
         if self.chunk_size < 1:
             raise DynIdError(f"chunk_size must be a positive number of samples, got {self.chunk_size!r}")
-        if self.lowpass is not None and not (np.isfinite(self.lowpass) and self.lowpass > 0.0):
-            raise DynIdError(f"lowpass must be a cutoff frequency > 0 [Hz], got {self.lowpass!r}")
+        if self.lowpass is not None:
+            validators.positive(self.lowpass, "lowpass", DynIdError, "Hz")
         if self.consistency is not None and "consistent" not in ESTIMATORS[self.method].options:
             raise DynIdError("a physically consistent fit solves the accumulated equations "
                              f"({', '.join(BATCH_METHODS)}), not {self.method}")
@@ -192,46 +189,29 @@ class IdentificationSettings:
                          friction_side=self.friction_side)
 
 
-_FRICTION_DEFAULTS = FrictionModel()
-OPTION_DEFAULTS = {
-    "friction": "coulomb_viscous", "friction_drift": "none", "dead_band": _FRICTION_DEFAULTS.dead_band,
-    "sign_sharpness": _FRICTION_DEFAULTS.sign_sharpness, "stribeck_velocity": _FRICTION_DEFAULTS.stribeck_velocity,
-    "reversal_lead": _FRICTION_DEFAULTS.reversal_lead, "armature": False, "offset": False, "method": "ols",
-    "forgetting": 1.0, "lowpass": None, "check_torque_scale": True,
-    "file_offsets": False, "consistent": False, "bounds_file": None, "prior_mode": "two_step",
-    "prior_weight": None, "friction_side": "auto",
-}
-"""The options :func:`settings_from_options` takes, with their defaults: the friction model (name,
-``friction_drift``, ``dead_band`` [rad/s], ``sign_sharpness`` [s/rad], ``stribeck_velocity``
-[rad/s], ``reversal_lead`` [s]), the extra columns (``armature``, ``offset``), the estimator (``method``,
-``forgetting``), ``lowpass`` [Hz] (None or 0: off), ``file_offsets``, ``check_torque_scale``, and the consistent fit
-(``consistent``, ``bounds_file`` (None or '': none), ``prior_mode``: two_step, regularised or
-none, ``prior_weight``: a number > 0 or ``"auto"``, regularised mode only; None:
-:data:`~robot_dynid.estimation.physical_consistency.DEFAULT_PRIOR_WEIGHT`), and ``friction_side``
-(``auto``: on the motors with a transmission, else on the joints; ``joint``,
-``motor`` or ``both``)."""
-
-
 def settings_from_options(options: Mapping, robot: RobotDescription,
                           label: Callable[[str], str] = lambda option: option) -> IdentificationSettings:
-    """The identification settings of a mapping of options (:data:`OPTION_DEFAULTS`), as the
-    command line and the identifier node give them; options not given take their defaults.
+    """The identification settings of a mapping of options (:data:`~robot_dynid.estimation.identification_options.
+    OPTIONS`), as the command line and the identifier node give them; options not given take their defaults.
 
-    ``dead_band`` [rad/s] must be below every joint's velocity limit: at or above it, a joint's
-    friction columns are zero over its whole range of motion (its friction is not identified at all).
-    ``label(option)`` names an option in messages as the caller knows it (``--dead-band``,
-    ``parameter dead_band``).
+    Each value is checked against its option's type, choices or interval
+    (:meth:`~robot_dynid.estimation.identification_options.Option.check`); then against the robot and the other
+    options: ``dead_band`` [rad/s] must be below every joint's velocity limit (at or above it, a joint's friction
+    columns are zero over its whole range of motion: its friction is not identified at all), ``friction_side``
+    motor or both needs a transmission, ``prior_weight`` the regularised prior mode. ``label(option)`` names an
+    option in messages as the caller knows it (``--dead-band``, ``parameter dead_band``).
 
     Raises
     ------
     DynIdError
         An unknown option, or a value the settings refuse (naming it, and the joint for ``dead_band``).
     """
-    unknown = sorted(set(options) - set(OPTION_DEFAULTS))
+    unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
-        raise DynIdError(f"unknown identification option(s) {unknown}; known: {sorted(OPTION_DEFAULTS)}")
-    values = {**OPTION_DEFAULTS, **options}
-    dead_band = validators.positive(values["dead_band"], label("dead_band"), DynIdError, "rad/s", allow_zero=True)
+        raise DynIdError(f"unknown identification option(s) {unknown}; known: {sorted(OPTIONS)}")
+    values = {name: option.default for name, option in OPTIONS.items()}
+    values.update({name: OPTIONS[name].check(value, label(name)) for name, value in options.items()})
+    dead_band = values["dead_band"]
     velocity_limits = robot.limit_arrays().velocity
     above = np.flatnonzero(dead_band >= velocity_limits)
     if above.size:
@@ -241,39 +221,28 @@ def settings_from_options(options: Mapping, robot: RobotDescription,
                          "range (no friction identified); give a dead band below the slowest joint's limit")
     friction = friction_model(values["friction"], drift=values["friction_drift"], dead_band=dead_band,
                               sign_sharpness=values["sign_sharpness"], stribeck_velocity=values["stribeck_velocity"],
-                              reversal_lead=validators.in_range(values["reversal_lead"], label("reversal_lead"),
-                                                                DynIdError, "s", 0.0, MAX_REVERSAL_LEAD))
+                              reversal_lead=values["reversal_lead"])
     side = values["friction_side"]
-    if side not in ("auto",) + FRICTION_SIDES:
-        raise DynIdError(f"{label('friction_side')} is {side!r}; expected one of {['auto', *FRICTION_SIDES]}")
-    settings = IdentificationSettings(friction=friction, armature=bool(values["armature"]),
-                                      check_torque_scale=bool(values["check_torque_scale"]),
-                                      offset=bool(values["offset"]), method=values["method"],
-                                      forgetting=float(values["forgetting"]), lowpass=values["lowpass"] or None,
-                                      file_offsets=bool(values["file_offsets"]),
+    settings = IdentificationSettings(friction=friction, armature=values["armature"],
+                                      check_torque_scale=values["check_torque_scale"], offset=values["offset"],
+                                      method=values["method"], forgetting=values["forgetting"],
+                                      lowpass=values["lowpass"] or None, file_offsets=values["file_offsets"],
                                       friction_side=None if side == "auto" else side)
     if settings.friction_side not in (None, "joint") and robot.transmission is None:
         raise DynIdError(f"{label('friction_side')} {side!r} needs motors: robot {robot.name!r} has no transmission "
                          "(add transmission.motor_from_joint to its description, see docs/robot_description.md)")
     if not values["consistent"]:
         return settings
-    mode = values["prior_mode"]
-    if mode not in PRIOR_MODES + ("none",):
-        raise DynIdError(f"prior_mode must be one of {list(PRIOR_MODES) + ['none']}, got {mode!r}")
-    weight = values["prior_weight"]
+    mode, weight = values["prior_mode"], values["prior_weight"]
     if weight is not None and mode != "regularised":
         raise DynIdError(f"{label('prior_weight')} weighs the regularised mode's Gaussian prior: give "
                          f"{label('prior_mode')} regularised with it (the prior mode is {mode})")
-    if weight is None:
-        weight = DEFAULT_PRIOR_WEIGHT
-    elif weight != "auto":
-        weight = validators.positive(weight, label("prior_weight"), DynIdError, "1 (or auto)")
     constraints = None
     if values["bounds_file"]:
         constraints = load_constraints(values["bounds_file"], ParameterLayout.from_regressor(settings.regressor(robot)))
     return dataclasses.replace(settings, consistency=ConsistencySettings(
         use_prior=mode != "none", mode="two_step" if mode == "none" else mode, constraints=constraints,
-        prior_weight=weight))
+        prior_weight=DEFAULT_PRIOR_WEIGHT if weight is None else weight))
 
 
 def iter_regressor_chunks(regressor: Regressor, base: BaseParameters, recording: Recording, chunk_size: int,

@@ -31,7 +31,8 @@ import numpy as np
 
 from robot_dynid import __version__
 from robot_dynid.errors import DataError, DynIdError
-from robot_dynid.estimation.identification import OPTION_DEFAULTS, identify, settings_from_options
+from robot_dynid.estimation.identification import identify, settings_from_options
+from robot_dynid.estimation.identification_options import OPTION_DEFAULTS
 from robot_dynid.estimation.streaming import StreamingSettings, holdout_residual, quality_gate
 from robot_dynid.input_files import check_input_file, MAX_RECORDING_BYTES
 from robot_dynid.model.base_parameters import compute_base_parameters

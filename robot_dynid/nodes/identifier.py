@@ -43,7 +43,9 @@ tracked (a warning).
 
 A ``model_file`` that cannot be written when a model is accepted (a directory in its place, a full
 disk) is one error log line, the status message and a status warning; the model is published and
-used all the same. Numeric parameters are checked at start against the intervals their
+used all the same. The identification options (friction model, estimator, consistent fit) are declared from
+:data:`robot_dynid.estimation.identification_options.OPTIONS`, as the command line's arguments are: description,
+unit, range, read-only. Numeric parameters are checked at start against the intervals their
 descriptions state (one line naming the parameter, exit 2), ``dead_band`` also against every
 joint's velocity limit, ``model_file`` against a directory in its place or a file above it.
 
@@ -61,13 +63,12 @@ from std_msgs.msg import Header
 from std_srvs.srv import Trigger
 
 from robot_dynid.errors import DynIdError
-from robot_dynid.estimation.estimators import METHODS
 from robot_dynid.estimation.friction_tracking import DEFAULT_FORGETTING, OnlineFrictionTracking
-from robot_dynid.estimation.identification import OPTION_DEFAULTS, settings_from_options
+from robot_dynid.estimation.identification import settings_from_options
+from robot_dynid.estimation.identification_options import OPTIONS
 from robot_dynid.estimation.payload import PayloadSettings
 from robot_dynid.estimation.streaming import StreamingIdentifier, StreamingSettings, fit_metrics
 from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.friction import FRICTION_MODEL_NAMES, MAX_REVERSAL_LEAD
 from robot_dynid.model.payload import MAX_MASS, frame_placement
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.msg import ExperimentStage, IdentificationStatus, IdentifiedModel
@@ -84,30 +85,6 @@ STATE_DEPTH = 2000   # joint states queued [1]: 2 s at 1 kHz while a fit runs
 
 
 MAX_SAMPLES = 1_000_000   # buffered samples [1]: about 0.2 GB for 6 joints
-IDENTIFICATION_PARAMETERS = (  # (option of identification.settings_from_options, description, unit, check)
-    ("friction", f"friction model: {', '.join(FRICTION_MODEL_NAMES)}", None, None),
-    ("friction_drift", "friction coefficients drifting with temperature or time: none, temperature, time", None,
-     None),
-    ("dead_band", "speed below which every friction column is zero; 0 = none; below every joint's velocity limit",
-     "rad/s", in_range("rad/s", 0.0, None)),
-    ("sign_sharpness", "arctan friction: k of its smoothed Coulomb sign (2/pi) atan(k v), in (0, 1e6]", "s/rad",
-     in_range("s/rad", 0.0, 1e6, allow_minimum=False)),
-    ("stribeck_velocity", "arctan friction: vs of its Stribeck transition, in (0, 100]", "rad/s",
-     in_range("rad/s", 0.0, 100.0, allow_minimum=False)),
-    ("reversal_lead", f"coulomb_viscous_lead friction: tau_r of its Coulomb sign sgn(qd + tau_r qdd), in "
-                      f"[0, {MAX_REVERSAL_LEAD:g}]", "s", in_range("s", 0.0, MAX_REVERSAL_LEAD)),
-    ("armature", "add a rotor inertia column per joint, Ia_j qdd_j (per motor with a transmission)", None, None),
-    ("friction_side", "where friction and armature act: auto (motor with a transmission, else joint), joint, motor, "
-                      "both", None, None),
-    ("offset", "add a constant torque offset per joint", None, None),
-    ("method", f"estimator, one of {list(METHODS)} (rls: online, updated per sample)", None, None),
-    ("forgetting", "RLS forgetting factor in (0, 1]", None, in_range(None, 0.0, 1.0, allow_minimum=False)),
-    ("consistent", "physically consistent fit: every link's pseudo-inertia positive semidefinite, friction and "
-                   "armature >= 0 (ols or wls; needs cvxpy)", None, None),
-    ("bounds_file", "bounds of the consistent fit (YAML: link masses [kg], total mass [kg], centre-of-mass boxes "
-                    "[m]); '' = none", None, None),
-    ("prior_mode", "prior of the consistent fit (the robot's inertials): two_step, regularised or none", None, None),
-)
 
 
 class IdentifierNode(Node):
@@ -116,9 +93,10 @@ class IdentifierNode(Node):
         super().__init__("identifier", **node_options)
         robot_file = (declare(self, "robot_file", "", "robot description (YAML); '' = the ER3A")
                       or str(find_package_file("config", "robots", "er3a.yaml")))
-        options = {name: declare(self, name, "" if OPTION_DEFAULTS[name] is None else OPTION_DEFAULTS[name],
-                                 description, unit, check)
-                   for name, description, unit, check in IDENTIFICATION_PARAMETERS}
+        options = {option.name: declare(self, option.name, "" if option.default is None else option.default,
+                                        option.describe(), check=option.check,
+                                        bounds=(option.minimum, option.maximum) if option.bounded else None)
+                   for option in OPTIONS.values() if option.node}
         stages = declare(self, "stages", ["excitation"], f"stage kinds to identify on, of {list(STAGE_KINDS)}")
         pool = declare(self, "pool_stages", False, "identify over all selected stages so far, not the last")
         max_samples = declare(self, "max_samples", 20000, "buffered samples before folding into normal equations, "

@@ -239,11 +239,11 @@ def commands(files):
         ("excitation optimize", ["excitation", "optimize", "--robot", files["robot"], "--harmonics", "2",
                                  "--period", "4", "--starts", "1", "--iterations", "20", "--out", out / "x.yaml"],
          {3: "yaml", 13: "output"}),
-        ("protocol", ["protocol", "--robot", files["robot"], "--cycles", "1", "--excitation", files["trajectory"],
+        ("protocol", ["protocol", "--robot", files["robot"], "--cycle-count", "1", "--excitation", files["trajectory"],
                       "--out", out / "plan.yaml"], {2: "yaml", 6: "yaml", 8: "output"}),
-        ("protocol poses validation", ["protocol", "--robot", files["robot"], "--cycles", "1", "--friction-poses",
+        ("protocol poses validation", ["protocol", "--robot", files["robot"], "--cycle-count", "1", "--friction-poses",
                                        d / "poses.yaml", "--validation", files["trajectory"]], {6: "yaml", 8: "yaml"}),
-        ("protocol cylinders", ["protocol", "--robot", CURTAIN_WALL, "--cycles", "1", "--warmup-duration", "0",
+        ("protocol cylinders", ["protocol", "--robot", CURTAIN_WALL, "--cycle-count", "1", "--warmup-duration", "0",
                                 "--speed-fractions", "0.5", "--cylinders", d / "stage_cylinders.yaml",
                                 "--cylinder-stage", d / "cylinder_stage.yaml"], {10: "yaml", 12: "yaml"}),
         ("demo", ["demo", "--offline", "--robot", files["robot"], "--periods", "1", "--out", out / "demo"],
@@ -372,7 +372,7 @@ def test_counts_and_durations_above_their_maxima_are_refused_at_once(files):
     robot, data, out = files["robot"], files["data"], files["dir"] / "out"
     plan = ["protocol", "--robot", robot]
     cases = [
-        (plan + ["--cycles", "1000000000"], "cycles must be an integer in 1..1000"),
+        (plan + ["--cycle-count", "1000000000"], "cycles must be an integer in 1..1000"),
         (plan + ["--excitation-periods", "1000000"], "excitation_periods must be an integer in 1..100"),
         (plan + ["--level-duration", "1e308"], "friction_level_duration must be finite and in (0, 600] [s]"),
         (plan + ["--warmup-duration", "1e308"], "warmup_duration must be finite and in [0, 3600] [s]"),

@@ -77,7 +77,7 @@ def test_optimize_writes_a_design_within_the_limits(tmp_path, capsys):
 
 def test_protocol_prints_stages_and_writes_a_plan(tmp_path, capsys):
     out = tmp_path / "plan.yaml"
-    code = main(["protocol", "--robot", ER3A, "--cycles", "3", "--excitation", THESIS,
+    code = main(["protocol", "--robot", ER3A, "--cycle-count", "3", "--excitation", THESIS,
                  "--warmup-duration", "60", "--out", str(out)])
     assert code == 0
     text = capsys.readouterr().out
@@ -116,7 +116,7 @@ def test_protocol_plays_the_cylinder_stage_of_the_configured_cylinders(tmp_path,
         {"name": "spare", **entry}]}))
     stage = tmp_path / "s.yaml"
     stage.write_text(yaml.safe_dump({"amplitude": 0.006, "angular_frequency": 0.5, "cycles": 1}))
-    arguments = ["protocol", "--robot", robot, "--cycles", "1", "--warmup-duration", "0", "--speed-fractions", "0.5",
+    arguments = ["protocol", "--robot", robot, "--cycle-count", "1", "--warmup-duration", "0", "--speed-fractions", "0.5",
                  "--cylinders", cylinders, "--cylinder-stage", stage, "--out", tmp_path / "plan.yaml"]
     assert main([str(a) for a in arguments]) == 0, capsys.readouterr().err
     plan = load_plan(tmp_path / "plan.yaml")
@@ -144,7 +144,7 @@ def test_protocol_plans_a_cylinder_attached_at_two_points_and_refuses_one_across
     cylinders.write_text(yaml.safe_dump({"cylinders": [{"name": "boom", **entry, "attachment": attachment}]}))
     stage = tmp_path / "s.yaml"
     stage.write_text(yaml.safe_dump({"amplitude": 0.01, "angular_frequency": 0.5, "cycles": 1}))
-    arguments = ["protocol", "--robot", robot_path, "--cycles", "1", "--warmup-duration", "0", "--speed-fractions",
+    arguments = ["protocol", "--robot", robot_path, "--cycle-count", "1", "--warmup-duration", "0", "--speed-fractions",
                  "0.5", "--cylinders", cylinders, "--cylinder-stage", stage, "--out", tmp_path / "plan.yaml"]
     assert main([str(a) for a in arguments]) == 0, capsys.readouterr().err
     plan = load_plan(tmp_path / "plan.yaml")
