@@ -1,0 +1,75 @@
+"""Arguments shared by several subcommands mean the same in each (one helper adds each, as in ros2cli):
+``--robot`` a robot description, ``--stage`` stage kinds, ``--cycles`` a list of cycles (never a count: that is
+``protocol --cycle-count``), and every identification option its one table row."""
+import argparse
+
+import pytest
+
+from robot_dynid.cli import build_parser
+from robot_dynid.estimation.identification_options import OPTIONS
+
+
+def subcommands(parser, path=()):
+    """(command path, parser) of every subcommand and action, nested ones included."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield path + (name,), sub
+                yield from subcommands(sub, path + (name,))
+
+
+def actions_of(flag):
+    """{command path: the argparse action of ``flag``} over every subcommand that has it."""
+    return {path: action for path, sub in subcommands(build_parser()) for action in sub._actions
+            if flag in action.option_strings}
+
+
+def meaning(action):
+    return (type(action).__name__, action.dest, action.type, action.nargs, action.metavar, action.choices)
+
+
+@pytest.mark.parametrize("flag, commands", [
+    ("--robot", {("base-parameters",), ("identify",), ("stages",), ("report",), ("fleet",),
+                 ("excitation", "check"), ("excitation", "optimize"), ("protocol",), ("demo",)}),
+    ("--stage", {("identify",), ("validate",), ("report",), ("payload", "identify"), ("hydraulic", "identify")}),
+    ("--cycles", {("identify",), ("validate",), ("payload", "identify"), ("hydraulic", "identify")}),
+])
+def test_a_shared_argument_means_the_same_in_every_subcommand(flag, commands):
+    found = {path: action for path, action in actions_of(flag).items() if action.help != argparse.SUPPRESS}
+    assert set(found) == commands
+    meanings = {meaning(action) for action in found.values()}
+    assert len(meanings) == 1, meanings
+    helps = {action.help.split(" (default: ")[0] for action in found.values()}
+    assert len(helps) == 1, helps
+
+
+def test_cycles_is_a_list_of_cycles_wherever_it_is_given():
+    for path, action in actions_of("--cycles").items():
+        if action.help != argparse.SUPPRESS:
+            assert action.type("3,9,16") == [3, 9, 16] and action.type("0-2") == [0, 1, 2], path
+
+
+def test_protocols_count_of_cycles_is_cycle_count_and_the_former_spelling_names_it(capsys):
+    with pytest.raises(SystemExit) as exit_code:
+        build_parser().parse_args(["protocol", "--robot", "r.yaml", "--cycles", "24"])
+    assert exit_code.value.code == 2
+    assert capsys.readouterr().err == ("robot-dynid protocol: error: --cycles 24: the number of cycles per test is "
+                                       "--cycle-count 24 (--cycles is a list of cycles in identify, validate, "
+                                       "payload and hydraulic) (see robot-dynid protocol --help)\n")
+    assert build_parser().parse_args(["protocol", "--robot", "r.yaml", "--cycle-count", "24"]).cycle_count == 24
+
+
+# arguments that share a flag with an identification option but are another subcommand's own: hydraulic identify's
+# --method chooses the cylinders' estimator (every registered name, default rls)
+OWN = {("hydraulic", "identify"): {"--method"}}
+
+
+@pytest.mark.parametrize("name", list(OPTIONS))
+def test_an_identification_option_is_the_same_argument_in_every_subcommand(name):
+    flag = OPTIONS[name].cli_flag
+    found = {path: action for path, action in actions_of(flag).items() if flag not in OWN.get(path, ())}
+    assert found, f"{name} is an argument of no subcommand"
+    assert len({(action.dest, action.default, action.help, type(action).__name__) for action in found.values()}) == 1
+    for path, action in found.items():
+        assert action.dest == name and action.default == OPTIONS[name].default, path
+        assert set(action.choices or ()) <= set(OPTIONS[name].choices or ()), path
