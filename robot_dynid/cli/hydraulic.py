@@ -6,7 +6,8 @@ import numpy as np
 
 from robot_dynid.reports.json_text import dumps
 from robot_dynid.reports.tables import format_table
-from robot_dynid.cli.options import add_cycles_argument, add_stage_argument, output_file, progress
+from robot_dynid.cli.options import (add_cycles_argument, add_option_arguments, add_stage_argument, output_file,
+                                     progress)
 from robot_dynid.errors import DataError
 from robot_dynid.estimation.estimators import METHOD_NAMES, estimator
 from robot_dynid.hydraulics.cylinder import HYDRAULIC_PARAMETER_UNITS, identify_cylinder
@@ -19,18 +20,6 @@ from robot_dynid.recordings.cylinder_data import read_cylinder_data
 NAME = "hydraulic"
 HELP = "hydraulic cylinders: identify stiffness K [N/m] and Stribeck friction fc [N], fv [N s/m], fs [N (s/m)^(1/3)]"
 CURVE_POINTS = 201
-
-
-def forgetting_factor(text):
-    """argparse type of a forgetting factor in (0, 1]."""
-    import argparse
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a forgetting factor in (0, 1], got {text!r}") from None
-    if not 0.0 < value <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a forgetting factor in (0, 1], got {text!r}")
-    return value
 
 
 def add_arguments(parser):
@@ -51,9 +40,7 @@ def add_arguments(parser):
     identify.add_argument("--method", choices=METHOD_NAMES, default="rls",
                           help="; ".join(f"{name}: {estimator(name).summary}" for name in METHOD_NAMES)
                           + " (default: %(default)s)")
-    identify.add_argument("--forgetting", type=forgetting_factor, default=1.0, metavar="MU",
-                          help="RLS forgetting factor mu in (0, 1]; memory about 1/(1 - mu) samples "
-                               "(default: %(default)s)")
+    add_option_arguments(identify, ("forgetting",))
     identify.add_argument("--json", action="store_true", help="print JSON instead of a table")
     identify.add_argument("--out", required=True, type=output_file, metavar="cylinders.yaml",
                           help="results file (YAML, SI)")

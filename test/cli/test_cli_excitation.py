@@ -116,8 +116,8 @@ def test_protocol_plays_the_cylinder_stage_of_the_configured_cylinders(tmp_path,
         {"name": "spare", **entry}]}))
     stage = tmp_path / "s.yaml"
     stage.write_text(yaml.safe_dump({"amplitude": 0.006, "angular_frequency": 0.5, "cycles": 1}))
-    arguments = ["protocol", "--robot", robot, "--cycle-count", "1", "--warmup-duration", "0", "--speed-fractions", "0.5",
-                 "--cylinders", cylinders, "--cylinder-stage", stage, "--out", tmp_path / "plan.yaml"]
+    arguments = ["protocol", "--robot", robot, "--cycle-count", "1", "--warmup-duration", "0", "--speed-fractions",
+                 "0.5", "--cylinders", cylinders, "--cylinder-stage", stage, "--out", tmp_path / "plan.yaml"]
     assert main([str(a) for a in arguments]) == 0, capsys.readouterr().err
     plan = load_plan(tmp_path / "plan.yaml")
     sine = next(row for row in plan.stages if row.kind == "cylinder" and row.label == "sine")

@@ -174,7 +174,7 @@ def test_pressures_in_bar_and_areas_in_mm2(tmp_path, data, capsys):
     with pytest.raises(SystemExit, match="2"):
         main(["hydraulic", "identify", "--config", str(config(tmp_path)), "--data", str(csv),
               "--forgetting", "1.5", "--out", str(tmp_path / "c.yaml")])
-    assert "expected a forgetting factor in (0, 1], got '1.5'" in capsys.readouterr().err
+    assert "--forgetting must be finite and in (0, 1] [1], got 1.5" in capsys.readouterr().err
 
 
 def deviations(path):

@@ -46,7 +46,8 @@ def test_a_shared_argument_means_the_same_in_every_subcommand(flag, commands):
 def test_cycles_is_a_list_of_cycles_wherever_it_is_given():
     for path, action in actions_of("--cycles").items():
         if action.help != argparse.SUPPRESS:
-            assert action.type("3,9,16") == [3, 9, 16] and action.type("0-2") == [0, 1, 2], path
+            parse = action.type
+            assert (parse("3,9,16"), parse("0-2")) == ([3, 9, 16], [0, 1, 2]), path
 
 
 def test_protocols_count_of_cycles_is_cycle_count_and_the_former_spelling_names_it(capsys):

@@ -10,12 +10,12 @@ import math
 
 import pytest
 import rclpy
+from rclpy.parameter import Parameter
 
 from robot_dynid.cli import build_parser
 from robot_dynid.errors import DynIdError
 from robot_dynid.estimation.identification_options import OPTIONS
 from robot_dynid.nodes.identifier import IdentifierNode
-from rclpy.parameter import Parameter
 
 # name: (command line flag, unit, interval (minimum, maximum, minimum included) or None, declared by the node)
 EXPECTED = {
