@@ -5,13 +5,6 @@ import pytest
 from robot_dynid.errors import DynIdError
 from robot_dynid.estimation.identification import IdentificationSettings, settings_from_options
 from robot_dynid.estimation.identification_options import OPTION_DEFAULTS, OPTIONS
-from robot_dynid.model.robot_description import load_robot
-from robot_dynid.package_files import find_package_file
-
-
-@pytest.fixture(scope="module")
-def er3a():
-    return load_robot(find_package_file("config", "robots", "er3a.yaml"))
 
 
 @pytest.mark.parametrize("options, message", [
@@ -29,28 +22,28 @@ def er3a():
     ({"friction_side": "wrist"}, "friction_side must be one of ['auto', 'joint', 'motor', 'both'], got 'wrist'"),
     ({"prior_mode": "strong"}, "prior_mode must be one of ['two_step', 'regularised', 'none'], got 'strong'"),
 ])
-def test_a_value_outside_its_option_is_refused_naming_it(er3a, options, message):
+def test_a_value_outside_its_option_is_refused_naming_it(er3a_robot, options, message):
     with pytest.raises(DynIdError) as refused:
-        settings_from_options(options, er3a)
+        settings_from_options(options, er3a_robot)
     assert str(refused.value) == message
     with pytest.raises(DynIdError) as labelled:
-        settings_from_options(options, er3a, label=lambda name: f"parameter {name}")
+        settings_from_options(options, er3a_robot, label=lambda name: f"parameter {name}")
     assert str(labelled.value) == "parameter " + message
 
 
-def test_the_defaults_are_the_settings_defaults_and_pass_their_own_checks(er3a):
-    assert settings_from_options(dict(OPTION_DEFAULTS), er3a) == settings_from_options({}, er3a)
-    assert settings_from_options({}, er3a).forgetting == IdentificationSettings().forgetting == 1.0
+def test_the_defaults_are_the_settings_defaults_and_pass_their_own_checks(er3a_robot):
+    assert settings_from_options(dict(OPTION_DEFAULTS), er3a_robot) == settings_from_options({}, er3a_robot)
+    assert settings_from_options({}, er3a_robot).forgetting == IdentificationSettings().forgetting == 1.0
     for name, option in OPTIONS.items():
         assert option.check(option.default) == option.default, name
 
 
-def test_empty_and_zero_mean_none_where_the_table_says_so(er3a):
+def test_empty_and_zero_mean_none_where_the_table_says_so(er3a_robot):
     """The node gives '' for a file it has none of; ``lowpass`` 0 is no filter."""
-    settings = settings_from_options({"bounds_file": "", "lowpass": 0.0, "consistent": True, "method": "wls"}, er3a)
+    settings = settings_from_options({"bounds_file": "", "lowpass": 0.0, "consistent": True, "method": "wls"}, er3a_robot)
     assert settings.lowpass is None and settings.consistency.constraints is None
     assert settings_from_options({"prior_weight": "auto", "prior_mode": "regularised", "consistent": True},
-                                 er3a).consistency.prior_weight == "auto"
+                                 er3a_robot).consistency.prior_weight == "auto"
 
 
 def test_the_descriptions_state_interval_and_unit():
