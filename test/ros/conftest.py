@@ -10,3 +10,14 @@ def graph():
     graph = RosTestGraph()
     yield graph
     graph.close()
+
+
+@pytest.fixture(scope="module")
+def context():
+    """An rclpy context of the test module's own, for nodes built in the test's process
+    (``Node(context=context)``), shut down after the module's last test."""
+    import rclpy
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    yield context
+    rclpy.try_shutdown(context=context)

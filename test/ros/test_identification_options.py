@@ -9,7 +9,6 @@ is a change of this test too; an option added to the table without a row here fa
 import math
 
 import pytest
-import rclpy
 from rclpy.parameter import Parameter
 
 from robot_dynid.cli import build_parser
@@ -103,14 +102,6 @@ def test_forgetting_outside_zero_one_is_refused_before_any_file_is_read(capsys):
         "(see robot-dynid identify --help)"]
     assert "--forgetting must be finite and in (0, 1] [1], got 0.0" in refused(capsys, "--forgetting", "0")
     assert parse("--forgetting", "0.99").forgetting == 0.99
-
-
-@pytest.fixture(scope="module")
-def context():
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    yield context
-    rclpy.try_shutdown(context=context)
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ executables in their own processes, that such a refusal is exit 2 and one line o
 import math
 
 import pytest
-import rclpy
 from rclpy.parameter import Parameter
 
 from robot_dynid.errors import DynIdError
@@ -76,14 +75,6 @@ CASES = [case for node, parameters in NODES.items() for case in _cases(node, par
 def node_class(name):
     module = __import__(f"robot_dynid.nodes.{name}", fromlist=["main"])
     return next(value for key, value in vars(module).items() if key.endswith("Node") and key != "Node")
-
-
-@pytest.fixture(scope="module")
-def context():
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    yield context
-    rclpy.try_shutdown(context=context)
 
 
 def construct(name, context, tmp_path, **overrides):

@@ -40,7 +40,8 @@ def test_the_defaults_are_the_settings_defaults_and_pass_their_own_checks(er3a_r
 
 def test_empty_and_zero_mean_none_where_the_table_says_so(er3a_robot):
     """The node gives '' for a file it has none of; ``lowpass`` 0 is no filter."""
-    settings = settings_from_options({"bounds_file": "", "lowpass": 0.0, "consistent": True, "method": "wls"}, er3a_robot)
+    options = {"bounds_file": "", "lowpass": 0.0, "consistent": True, "method": "wls"}
+    settings = settings_from_options(options, er3a_robot)
     assert settings.lowpass is None and settings.consistency.constraints is None
     assert settings_from_options({"prior_weight": "auto", "prior_mode": "regularised", "consistent": True},
                                  er3a_robot).consistency.prior_weight == "auto"
