@@ -11,6 +11,7 @@ the identifier node (:mod:`robot_dynid.nodes.identifier`: description with the u
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 from robot_dynid import validators
@@ -84,6 +85,13 @@ class Option:
     def bounded(self) -> bool:
         """A number with an interval."""
         return self.kind is float and (self.minimum is not None or self.maximum is not None)
+
+    def bounds(self) -> tuple[float, float] | None:
+        """The closed interval (low, high) around a number option's interval (+-inf: unbounded on that side; an
+        open end is its bound, refused by :meth:`check`), None for other options: a node parameter's range."""
+        if not self.bounded:
+            return None
+        return (-math.inf if self.minimum is None else self.minimum, math.inf if self.maximum is None else self.maximum)
 
     def rule(self) -> str:
         """The values it takes, as the checks word them: ``in (0, 1]``, ``>= 0``, ``one of [...]``, ``''``."""

@@ -95,7 +95,7 @@ class IdentifierNode(Node):
                       or str(find_package_file("config", "robots", "er3a.yaml")))
         options = {option.name: declare(self, option.name, "" if option.default is None else option.default,
                                         option.describe(), check=option.check,
-                                        bounds=(option.minimum, option.maximum) if option.bounded else None)
+                                        bounds=option.bounds())
                    for option in OPTIONS.values() if option.node}
         stages = declare(self, "stages", ["excitation"], f"stage kinds to identify on, of {list(STAGE_KINDS)}")
         pool = declare(self, "pool_stages", False, "identify over all selected stages so far, not the last")
