@@ -7,6 +7,7 @@ import os
 import pathlib
 import sys
 
+from robot_dynid import validators
 from robot_dynid.errors import DynIdError
 from robot_dynid.estimation.identification_options import OPTIONS
 from robot_dynid.recordings.conditioning import (ACCELERATION_NOISE_FRACTION, MAX_DERIVATIVE_WINDOW, MAX_GIVEN_WINDOW,
@@ -84,7 +85,7 @@ def add_option_arguments(parser, names, choices=None):
     default. ``choices``: {name: the choices this subcommand allows}, a subset of the option's."""
     for name in names:
         option = OPTIONS[name]
-        text = option.describe(choices=False).replace("%", "%%")
+        text = option.describe(choices=False, allowed=(choices or {}).get(name)).replace("%", "%%")
         if option.kind is bool:
             parser.add_argument(option.cli_flag, dest=name, action="store_false" if option.default else "store_true",
                                 help=f"do not {text}" if option.default else text)
@@ -262,6 +263,21 @@ def positive_number(what, allow_zero=False):
         if not (math.isfinite(value) and (value > 0.0 or (allow_zero and value == 0.0))):
             raise argparse.ArgumentTypeError(f"{text!r} is not {what}")
         return value
+    return parse
+
+
+def number_in(unit, minimum, maximum, allow_minimum=True):
+    """argparse type of a finite number in ``[minimum, maximum]`` (``(minimum, maximum]`` without
+    ``allow_minimum``) [``unit``], refused in :func:`robot_dynid.validators.in_range`'s wording."""
+    def parse(text):
+        try:
+            value = float(text)
+        except ValueError:
+            value = text
+        try:
+            return validators.in_range(value, "the value", DynIdError, unit, minimum, maximum, allow_minimum)
+        except DynIdError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
     return parse
 
 

@@ -4,8 +4,8 @@ import pathlib
 from robot_dynid.cli.options import (add_data_arguments, add_model_structure_arguments, add_raw_argument,
                                      add_speed_threshold_argument, add_stage_argument, add_stage_detection_arguments,
                                      add_torque_check_argument, bag_topics_from_args, conditioning_from_args,
-                                     model_conditioning, output_directory, parse_cycles, positive_number, progress,
-                                     read_data, read_validation_data, settings_from_args)
+                                     model_conditioning, number_in, output_directory, parse_cycles, positive_number,
+                                     progress, read_data, read_validation_data, settings_from_args)
 from robot_dynid.errors import DynIdError
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.robot_loader import load_robot
@@ -14,6 +14,7 @@ from robot_dynid.recordings.stage_detection import DEFAULT_PLATEAU_TOLERANCE, de
 from robot_dynid.recordings.stages import label_samples
 from robot_dynid.estimation.cycles import DEFAULT_WARM_CYCLES
 from robot_dynid.estimation.friction_stages import DEFAULT_FRICTION_SPEED, GRAVITY_MODES
+from robot_dynid.estimation.friction_tracking import DEFAULT_FORGETTING
 from robot_dynid.reports.json_text import dumps
 from robot_dynid.reports.report import ReportOptions, make_report
 from robot_dynid.reports.tables import format_stamp_quality
@@ -65,8 +66,10 @@ def add_arguments(parser):
                         help="instead of the report: track the friction of --model over --data as the identifier's "
                              "track_friction mode does (RLS with forgetting, rigid body fixed) and plot the tracked "
                              "coefficients against time [s] in DIR/tracking.png")
-    parser.add_argument("--tracking-forgetting", type=float, default=0.9995, metavar="MU",
-                        help="--tracking: RLS forgetting factor per sample in (0, 1] (default: %(default)s)")
+    parser.add_argument("--tracking-forgetting", type=number_in("1", 0.0, 1.0, allow_minimum=False),
+                        default=DEFAULT_FORGETTING, metavar="MU",
+                        help="--tracking: RLS forgetting factor per sample in (0, 1]; memory about 1 / (1 - MU) "
+                             "samples (default: %(default)s, the identifier's tracking_forgetting)")
 
 
 def main(args):

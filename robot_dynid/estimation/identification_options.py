@@ -60,6 +60,8 @@ class Option:
         True is turned off by its flag).
     node : bool
         The identifier node declares it as a parameter (options that need recordings, not a stream, do not).
+    choice_help : dict or None
+        What each choice of a ``str`` option does, said after ``help`` for the choices a caller allows.
     """
 
     name: str
@@ -75,6 +77,7 @@ class Option:
     none: str | None = None
     flag: str | None = None
     node: bool = True
+    choice_help: dict[str, str] | None = None
 
     @property
     def cli_flag(self) -> str:
@@ -108,11 +111,15 @@ class Option:
             text = f"in {opening}{low}, {high}{']' if self.maximum is not None else ')'}"
         return text + "".join(f" or {word}" for word in self.words)
 
-    def describe(self, choices: bool = True) -> str:
-        """The help text, then the values it takes with the unit (the choices only with ``choices``), then what
-        None means: ``RLS forgetting factor ...; in (0, 1] [1]``."""
+    def describe(self, choices: bool = True, allowed: tuple[str, ...] | None = None) -> str:
+        """The help text (and what each of the ``allowed`` choices does, default all), then the values it takes
+        with the unit (the choices only with ``choices``), then what None means: ``RLS forgetting factor ...; in
+        (0, 1] [1]``."""
         rule = "" if self.choices is not None and not choices else self.rule()
-        parts = [self.help] + ([rule + (f" [{self.unit}]" if self.unit else "")] if rule else [])
+        allowed = self.choices if allowed is None else allowed
+        described = self.choice_help or {}
+        helps = [f"{choice}: {described[choice]}" for choice in allowed or () if choice in described]
+        parts = [self.help] + helps + ([rule + (f" [{self.unit}]" if self.unit else "")] if rule else [])
         return "; ".join(parts + ([self.none] if self.none else []))
 
     def check(self, value: Any, field: str | None = None, error: type[Exception] = DynIdError) -> Any:
@@ -157,8 +164,8 @@ OPTIONS = {option.name: option for option in (
            "motors' (qdm = T qd, the robot's transmission; torques T^T tau_m) or both; auto: motor with a "
            "transmission, else joint", choices=("auto",) + FRICTION_SIDES),
     Option("offset", bool, False, "add a constant torque offset per joint [N m]"),
-    Option("method", str, "ols", "; ".join(f"{name}: {estimator.summary}" for name, estimator in ESTIMATORS.items()),
-           choices=METHODS),
+    Option("method", str, "ols", "the estimator", choices=METHODS,
+           choice_help={name: estimator.summary for name, estimator in ESTIMATORS.items()}),
     Option("forgetting", float, 1.0, "RLS forgetting factor mu (method rls); memory about 1 / (1 - mu) samples, "
            "1 weighs all samples equally", unit="1", minimum=0.0, maximum=1.0, allow_minimum=False),
     Option("lowpass", float, None, "cutoff of the zero-phase Butterworth low-pass that filters the torques and "

@@ -70,7 +70,12 @@ def test_an_identification_option_is_the_same_argument_in_every_subcommand(name)
     flag = OPTIONS[name].cli_flag
     found = {path: action for path, action in actions_of(flag).items() if flag not in OWN.get(path, ())}
     assert found, f"{name} is an argument of no subcommand"
-    assert len({(action.dest, action.default, action.help, type(action).__name__) for action in found.values()}) == 1
+    assert len({(action.dest, action.default, type(action).__name__) for action in found.values()}) == 1
     for path, action in found.items():
         assert action.dest == name and action.default == OPTIONS[name].default, path
         assert set(action.choices or ()) <= set(OPTIONS[name].choices or ()), path
+        # one help, but a subcommand that allows fewer choices describes only those
+        allowed = tuple(action.choices) if action.choices else None
+        assert OPTIONS[name].describe(choices=False, allowed=allowed).replace("%", "%%") in action.help, path
+        left_out = set(OPTIONS[name].choices or ()) - set(action.choices or OPTIONS[name].choices or ())
+        assert not any(f"{choice}: " in action.help for choice in left_out), (path, action.help)

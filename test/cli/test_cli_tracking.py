@@ -2,6 +2,7 @@
 import json
 
 import numpy as np
+import pytest
 
 from robot_dynid.cli import main
 from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
@@ -53,3 +54,13 @@ def test_report_tracking_follows_a_viscous_step_recorded_in_a_bag(tmp_path, caps
     before = time < STEP_AT
     np.testing.assert_allclose(tracked[before][-1, fv], parameters[viscous], rtol=0.05)
     np.testing.assert_allclose(tracked[-1, fv], stepped[viscous], rtol=0.05)
+
+
+@pytest.mark.parametrize("value, shown", [("1.5", "1.5"), ("0", "0.0"), ("nan", "nan"), ("abc", "'abc'")])
+def test_a_tracking_forgetting_outside_0_1_is_refused_before_any_work(value, shown, capsys):
+    """The forgetting factor mu weighs a sample k updates old by mu^k: 0 forgets everything, above 1 grows without
+    bound; the parser refuses it in one line naming the argument and the interval."""
+    with pytest.raises(SystemExit, match="2"):
+        main(["report", "--robot", "any.yaml", "--data", "any.csv", "--tracking", "--tracking-forgetting", value])
+    assert (f"argument --tracking-forgetting: the value must be finite and in (0, 1] [1], got {shown}"
+            in capsys.readouterr().err)
