@@ -25,21 +25,7 @@ from robot_dynid.recordings.bag_io import BagWriter
 from robot_dynid.recordings.csv_io import write_columns, write_csv
 from robot_dynid.recordings.recording import Recording
 from robot_dynid.yaml_files import plain_data
-
-COUPLED = find_package_file("config", "robots", "er3a_coupled_wrist.yaml")
-MOTORS = ("m1", "m2", "m3", "m4", "m5", "m6")
-T0_NS = 1_700_000_000_000_000_000
-
-
-def motor_from_joint(x):
-    x1, x2, x3, x4, x5, x6 = x.T
-    return np.column_stack([121 * x1, 121 * x2, 101 * x3, 75.48 * x4, 81 * x5, 50 * (x5 + x6)])
-
-
-def motor_torques(tau):
-    """taum with tau = T^T taum, solved by hand from the last row up."""
-    tau1, tau2, tau3, tau4, tau5, tau6 = tau.T
-    return np.column_stack([tau1 / 121, tau2 / 121, tau3 / 101, tau4 / 75.48, (tau5 - tau6) / 81, tau6 / 50])
+from coupled_wrist import COUPLED, MOTORS, T0_NS, motor_from_joint, motor_torques
 
 
 @pytest.fixture(scope="module")

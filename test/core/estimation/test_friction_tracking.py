@@ -11,8 +11,6 @@ from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_loader import load_robot
-from robot_dynid.package_files import find_package_file
 
 RATE, STEP_AT, DURATION, NOISE = 100.0, 10.0, 50.0, 0.05       # Hz, s, s, N m
 #: The stated time: the tracked viscous friction is within 5 % of a 30 % step this long after it.
@@ -39,11 +37,11 @@ def operation(robot, seed):
     return t, q, qd, qdd
 
 
-def test_tracking_follows_a_30_percent_step_of_viscous_friction_within_5_percent(er3a_robot):
-    robot = er3a_robot
+def stepped_operation(robot):
+    """The model of ``robot`` before a 30 % step of every viscous coefficient at STEP_AT, the operation's t, q, qd,
+    qdd, its torques (the step included) and the stepped viscous coefficients."""
     regressor = Regressor(robot, friction_model("coulomb_viscous"))
     parameters = simulation_parameters(regressor, seed=1)
-    model = arm_model(robot, parameters, regressor)
     stepped = parameters.copy()
     viscous = np.arange(regressor.slices["friction"].start + 1, regressor.slices["friction"].stop, 2)
     stepped[viscous] *= 1.3
@@ -52,6 +50,12 @@ def test_tracking_follows_a_30_percent_step_of_viscous_friction_within_5_percent
     tau = np.empty_like(q)
     tau[before] = SimulatedRobot(regressor, parameters, NOISE).torques(q[before], qd[before], qdd[before], rng=3)
     tau[after] = SimulatedRobot(regressor, stepped, NOISE).torques(q[after], qd[after], qdd[after], rng=4)
+    return arm_model(robot, parameters, regressor), t, q, qd, qdd, tau, stepped[viscous]
+
+
+def test_tracking_follows_a_30_percent_step_of_viscous_friction_within_5_percent(er3a_robot):
+    robot = er3a_robot
+    model, t, q, qd, qdd, tau, truth = stepped_operation(robot)
     tracker = FrictionTracker(model, forgetting=0.999)
     fv_names = [f"fv{k}" for k in range(1, robot.n_joints + 1)]
     index = [tracker.names.index(name) for name in fv_names]
@@ -62,7 +66,6 @@ def test_tracking_follows_a_30_percent_step_of_viscous_friction_within_5_percent
         rows = slice(end - chunk, end)
         tracker.update(q[rows], qd[rows], qdd[rows], tau[rows])
         history[k] = tracker.values[index]
-    truth = stepped[viscous]
     times = t[ends - 1]
     follow = [time_to_follow(history[times >= STEP_AT, joint], truth[joint], 0.05, times[times >= STEP_AT]) - STEP_AT
               for joint in range(robot.n_joints)]
@@ -75,23 +78,8 @@ def test_tracking_follows_a_30_percent_step_of_viscous_friction_within_5_percent
     np.testing.assert_array_equal(tracked.values[rigid], model.values[rigid])      # the rigid body stays fixed
 
 
-def stepped_operation():
-    robot = load_robot(find_package_file("config", "robots", "er3a.yaml"))
-    regressor = Regressor(robot, friction_model("coulomb_viscous"))
-    parameters = simulation_parameters(regressor, seed=1)
-    stepped = parameters.copy()
-    viscous = np.arange(regressor.slices["friction"].start + 1, regressor.slices["friction"].stop, 2)
-    stepped[viscous] *= 1.3
-    t, q, qd, qdd = operation(robot, seed=2)
-    before, after = t < STEP_AT, t >= STEP_AT
-    tau = np.empty_like(q)
-    tau[before] = SimulatedRobot(regressor, parameters, NOISE).torques(q[before], qd[before], qdd[before], rng=3)
-    tau[after] = SimulatedRobot(regressor, stepped, NOISE).torques(q[after], qd[after], qdd[after], rng=4)
-    return arm_model(robot, parameters, regressor), t, q, qd, tau
-
-
-def test_online_tracking_offers_a_model_only_after_the_friction_changed_and_gates_it():
-    model, t, q, qd, tau = stepped_operation()
+def test_online_tracking_offers_a_model_only_after_the_friction_changed_and_gates_it(er3a_robot):
+    model, t, q, qd, _, tau, _ = stepped_operation(er3a_robot)
     online = OnlineFrictionTracking(model, forgetting=0.999, change_fraction=0.1)
     accepted = []
     for k in range(t.size):

@@ -8,27 +8,12 @@ import yaml
 
 from robot_dynid.errors import DataError
 from robot_dynid.model.robot_loader import load_robot, robot_from_dict
-from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.bag_io import JOINT_STATE_TYPE, BagWriter
 from robot_dynid.recordings.csv_io import write_columns
 from robot_dynid.recordings.pipeline import read_recording
+from coupled_wrist import COUPLED, MOTORS, T0_NS, joint_torques, motor_from_joint
 
-COUPLED = find_package_file("config", "robots", "er3a_coupled_wrist.yaml")
-MOTORS = ("m1", "m2", "m3", "m4", "m5", "m6")
 CONSTANTS = (0.2, 0.2, 0.15, -0.1, 0.08, 0.05)    # torque constants [N m/A] of the test's drives
-T0_NS = 1_700_000_000_000_000_000
-
-
-def motor_from_joint(x):
-    """Motor-side positions, velocities or accelerations of joint-side ones (N, 6), row by row of the robot file."""
-    x1, x2, x3, x4, x5, x6 = x.T
-    return np.column_stack([121 * x1, 121 * x2, 101 * x3, 75.48 * x4, 81 * x5, 50 * (x5 + x6)])
-
-
-def joint_torques(taum):
-    """tau = T^T taum written out: motor 6 loads joints 5 and 6."""
-    m1, m2, m3, m4, m5, m6 = taum.T
-    return np.column_stack([121 * m1, 121 * m2, 101 * m3, 75.48 * m4, 81 * m5 + 50 * m6, 50 * m6])
 
 
 @pytest.fixture(scope="module")
