@@ -231,3 +231,18 @@ def test_every_robot_dynid_import_in_the_repository_names_an_existing_module_and
                                 if alias.name != "*" and not hasattr(module, alias.name)
                                 and importlib.util.find_spec(f"{node.module}.{alias.name}") is None]
     assert not missing, "\n".join(missing)
+
+
+def test_no_module_takes_another_modules_private_names():
+    """A name with a leading underscore is its module's own: another module that needs it gets a public name
+    for it, in the module that is its home (the compiled kernels, private modules by name, aside)."""
+    kernels = ("robot_dynid._regressor_kernel", "robot_dynid._online_kernel")
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("robot_dynid") \
+                    and node.module not in kernels:
+                offenders += [f"{path.relative_to(PACKAGE.parent)}:{node.lineno} takes {node.module}.{alias.name}"
+                              for alias in node.names if alias.name.startswith("_") and not alias.name.startswith("__")
+                              and f"{node.module}.{alias.name}" not in kernels]
+    assert offenders == []

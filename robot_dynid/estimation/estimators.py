@@ -277,7 +277,8 @@ def _make_result(theta, decomposition, covariance_factor, noise_std, residual_ss
     return result
 
 
-def _check_overdetermined(n_samples: int, n_joints: int, n_parameters: int) -> None:
+def check_overdetermined(n_samples: int, n_joints: int, n_parameters: int) -> None:
+    """IdentificationError unless ``n_samples * n_joints`` equations outnumber ``n_parameters`` unknowns."""
     if n_samples * n_joints <= n_parameters:
         raise IdentificationError(
             f"{n_samples} samples x {n_joints} joints = {n_samples * n_joints} equations for "
@@ -330,7 +331,7 @@ def _fit_in_memory(Y, tau, method, parameter_names, rank_tolerance,
     Y, tau = _check_regression_data(Y, tau)
     n_samples, n_joints, n_parameters = Y.shape
     parameter_names = _check_names(parameter_names, n_parameters)
-    _check_overdetermined(n_samples, n_joints, n_parameters)
+    check_overdetermined(n_samples, n_joints, n_parameters)
     active_per_joint = np.count_nonzero(np.any(Y != 0.0, axis=0), axis=1)
     return _solve(lambda weights: _dense_fit(Y, tau, weights, rank_tolerance, parameter_names),
                   method, n_samples, active_per_joint, _check_count("iterations", iterations))
@@ -531,7 +532,7 @@ class LeastSquaresAccumulator:
         if method not in BATCH_METHODS:
             raise DynIdError(f"method must be one of {BATCH_METHODS}, got {method!r}")
         parameter_names = _check_names(parameter_names, self.n_parameters)
-        _check_overdetermined(self.n_samples_, self.n_joints, self.n_parameters)
+        check_overdetermined(self.n_samples_, self.n_joints, self.n_parameters)
         active_per_joint = np.count_nonzero(
             np.diagonal(self.gram_, axis1=1, axis2=2) > 0.0, axis=1)
         return _solve(

@@ -62,10 +62,10 @@ import scipy.linalg
 
 from robot_dynid.errors import DataError, DynIdError, IdentificationError
 from robot_dynid.estimation.estimators import (RANK_TOLERANCE, LeastSquaresAccumulator,
-                                               _check_overdetermined, column_scales)
+                                               check_overdetermined, column_scales)
 from robot_dynid.model.base_parameters import BaseParameters
 from robot_dynid.model.link_inertials import link_names, pseudo_inertia
-from robot_dynid.model.regressor import N_INERTIAL, Regressor, _symmetric_from_vector
+from robot_dynid.model.regressor import N_INERTIAL, Regressor, inertia_matrix
 from robot_dynid.model.robot_description import build_pinocchio_model
 from robot_dynid.yaml_files import read_yaml
 
@@ -226,7 +226,7 @@ def _link_consistency(name: str, parameters: np.ndarray) -> LinkConsistency:
     moments = np.full(3, np.nan)
     if mass > 0.0:
         com = parameters[1:4] / mass
-        central = (_symmetric_from_vector(parameters[4:])
+        central = (inertia_matrix(parameters[4:])
                    - mass * (com @ com * np.eye(3) - np.outer(com, com)))
         moments = np.linalg.eigvalsh(central)
     slack = 1e-12 * max(float(np.abs(J).max()), 1e-300)
@@ -1133,7 +1133,7 @@ def _check_solve_inputs(accumulator, base, layout, constraints, mode, delta,
         raise DynIdError(f"constraints must be ConsistencyConstraints, got "
                          f"{type(constraints).__name__}")
     constraints.check_links(layout)
-    _check_overdetermined(accumulator.n_samples, layout.n_links, base.rank)
+    check_overdetermined(accumulator.n_samples, layout.n_links, base.rank)
     if not np.any(accumulator.torque_square_sum_ > 0.0):
         raise IdentificationError("every torque is zero: nothing to identify from")
     return constraints

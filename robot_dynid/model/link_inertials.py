@@ -22,7 +22,7 @@ import numpy as np
 import pinocchio as pin
 
 from robot_dynid.errors import DynIdError
-from robot_dynid.model.regressor import N_INERTIAL, _symmetric_from_vector, inertia_parameter_map
+from robot_dynid.model.regressor import N_INERTIAL, inertia_matrix, inertia_parameter_map
 from robot_dynid.model.joint_chains import UrdfJoint, parse_urdf
 from robot_dynid.model.mjcf import mjcf_inertials
 from robot_dynid.model.robot_description import LinkBody, LinkInertial, RobotDescription
@@ -122,7 +122,7 @@ def pseudo_inertia(link_parameters) -> np.ndarray:
     values = np.asarray(link_parameters, dtype=float)
     if values.shape != (N_INERTIAL,):
         raise DynIdError(f"link parameters must have shape ({N_INERTIAL},), got {values.shape}")
-    inertia = _symmetric_from_vector(values[4:])
+    inertia = inertia_matrix(values[4:])
     J = np.empty((4, 4))
     J[:3, :3] = 0.5 * np.trace(inertia) * np.eye(3) - inertia
     J[:3, 3] = J[3, :3] = values[1:4]

@@ -83,7 +83,7 @@ def inertia_parameter_map(rotation: np.ndarray, translation: np.ndarray) -> np.n
     columns = []
     for basis in np.eye(N_INERTIAL):
         mass, first_moment = basis[0], basis[1:4]
-        inertia = _symmetric_from_vector(basis[4:])
+        inertia = inertia_matrix(basis[4:])
         moved = rotation @ first_moment
         new_inertia = (rotation @ inertia @ rotation.T
                        + mass * (translation @ translation * np.eye(3)
@@ -95,7 +95,9 @@ def inertia_parameter_map(rotation: np.ndarray, translation: np.ndarray) -> np.n
     return np.array(columns).T
 
 
-def _symmetric_from_vector(values: np.ndarray) -> np.ndarray:
+def inertia_matrix(values: np.ndarray) -> np.ndarray:
+    """The symmetric 3 x 3 inertia [kg m^2] of its six values in pinocchio's order ``Ixx, Ixy, Iyy, Ixz, Iyz,
+    Izz`` (a link's standard parameters 4 to 9)."""
     xx, xy, yy, xz, yz, zz = values
     return np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
 
