@@ -3,7 +3,8 @@
 Each takes the value, the field's name or path (``joints[2] (j3).a``, ``cutoff``) and the error
 class to raise (a :class:`~robot_dynid.errors.DynIdError` subclass: the caller's domain), and
 returns the value converted; the one-line message names the field, the rule and the unit:
-``cutoff must be finite and > 0 [Hz], got -1.0``.
+``cutoff must be finite and > 0 [Hz], got -1.0``. :func:`array` does the same for arrays (dimensions,
+shape, finiteness), in the spirit of scikit-learn's ``check_array``.
 """
 from __future__ import annotations
 
@@ -91,6 +92,95 @@ def text(value: Any, field: str, error: type[Exception] = DataError, choices: Se
     if choices is not None and value not in choices:
         raise error(f"{field} must be one of {list(choices)}, got {value!r}")
     return value
+
+
+def array(value: Any, field: str, error: type[Exception] = DataError, *, ndim: int | tuple[int, ...] | None = None,
+          shape: tuple[int | None, ...] | None = None, axes: Sequence[str] | None = None,
+          columns: Sequence[str] | None = None, min_length: int = 0, finite: bool = True,
+          minimum: float | None = None, allow_minimum: bool = True, unit: str | None = None,
+          copy: bool = False) -> np.ndarray:
+    """``value`` as a float64 ndarray checked like scikit-learn's ``check_array``; one wording per rule.
+
+    Parameters
+    ----------
+    value : array_like
+    field : str
+        The argument's name, first word of every message.
+    error : type
+        The exception raised (the caller's :class:`~robot_dynid.errors.DynIdError` subclass).
+    ndim : int or tuple of int, optional
+        Allowed numbers of dimensions (implied by ``shape`` when that is given).
+    shape : tuple of int or None, optional
+        Expected shape, None matching any size on that axis.
+    axes : sequence of str, optional
+        Plural names of the axes (``("samples", "joints")``), used in messages:
+        ``tau must have shape (samples, 6 joints), got (100, 5)``; the non-finite message names an
+        element by them (``at sample 3, joint j2``).
+    columns : sequence of str, optional
+        Names of the entries along the last axis (joint or CSV column names), named in the
+        non-finite message instead of the index.
+    min_length : int
+        Least size of the first axis.
+    finite : bool
+        Refuse NaN and inf, naming the first such element (in C order).
+    minimum : float, optional
+        Least value (exclusive without ``allow_minimum``), the first element below it named.
+    unit : str, optional
+        Unit of the values, stated in the messages about values.
+    copy : bool
+        Return a new array even when ``value`` already is a float64 ndarray.
+    """
+    try:
+        result = np.array(value, dtype=float, copy=True) if copy else np.asarray(value, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise error(f"{field} must be an array of numbers{_unit(unit)}, got {_show(value)}") from None
+    if shape is not None:
+        if result.ndim != len(shape) or any(size is not None and actual != size
+                                            for actual, size in zip(result.shape, shape)):
+            raise error(f"{field} must have shape {_shape_text(shape, axes)}, got {result.shape}")
+    elif ndim is not None:
+        allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+        if result.ndim not in allowed:
+            if len(allowed) == 1:
+                raise error(f"{field} must have shape {_shape_text((None,) * allowed[0], axes)}, got {result.shape}")
+            raise error(f"{field} must have {' or '.join(map(str, allowed))} dimensions, got shape {result.shape}")
+    if min_length and (result.ndim == 0 or result.shape[0] < min_length):
+        what = axes[0] if axes else "entries"
+        raise error(f"{field} must have at least {min_length} {what}, got shape {result.shape}")
+    if finite and not np.isfinite(result).all():
+        bad = ~np.isfinite(result)
+        raise error(f"{field} must be finite{_unit(unit)}, got {_element(result, bad, field, axes, columns)}")
+    if minimum is not None and not (result >= minimum if allow_minimum else result > minimum).all():
+        bad = ~(result >= minimum) if allow_minimum else ~(result > minimum)
+        raise error(f"{field} must be {'>=' if allow_minimum else '>'} {minimum:g}{_unit(unit)}, "
+                    f"got {_element(result, bad, field, axes, columns)}")
+    return result
+
+
+def _shape_text(shape: tuple[int | None, ...], axes: Sequence[str] | None) -> str:
+    """``(samples, 6 joints)``: each axis by its size and name (``any`` for an unnamed axis of any size)."""
+    parts = []
+    for index, size in enumerate(shape):
+        name = axes[index] if axes is not None and index < len(axes) else None
+        parts.append(" ".join(str(part) for part in (size, name) if part is not None) or "any")
+    return f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
+
+
+def _element(values: np.ndarray, bad: np.ndarray, field: str, axes: Sequence[str] | None,
+             columns: Sequence[str] | None) -> str:
+    """The first element of ``values`` where ``bad`` is true, with where it is: ``nan at sample 3, joint j2``
+    (by ``axes`` and ``columns``), ``inf at t[4]``, or the value alone for a scalar."""
+    if values.ndim == 0:
+        return repr(float(values))
+    index = tuple(int(i) for i in np.argwhere(bad)[0])
+    labels = [str(i) for i in index]
+    if columns is not None and index[-1] < len(columns):
+        labels[-1] = str(columns[index[-1]])
+    if axes is not None and len(axes) == len(index):
+        where = ", ".join(f"{name[:-1] if name.endswith('s') else name} {label}" for name, label in zip(axes, labels))
+    else:
+        where = f"{field}[{', '.join(labels)}]"
+    return f"{float(values[index])!r} at {where}"
 
 
 def _finite_or_nan(value: Any) -> float:

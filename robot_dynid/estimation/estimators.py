@@ -164,17 +164,10 @@ def scaled_condition_number(W) -> float:
     return float(singular_values[0] / singular_values[-1])
 
 
-def _check_regression_data(Y, tau) -> tuple[np.ndarray, np.ndarray]:
-    Y = np.asarray(Y, dtype=float)
-    tau = np.asarray(tau, dtype=float)
-    if Y.ndim != 3:
-        raise DataError(f"Y must have shape (N, n, p), got shape {Y.shape}")
-    if tau.shape != Y.shape[:2]:
-        raise DataError(f"tau must have shape (N, n) = {Y.shape[:2]}, got {tau.shape}")
-    if not np.all(np.isfinite(Y)):
-        raise DataError("Y contains non-finite values")
-    if not np.all(np.isfinite(tau)):
-        raise DataError("tau contains non-finite values")
+def _check_regression_data(Y, tau, n_joints: int | None = None,
+                           n_parameters: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    Y = validators.array(Y, "Y", shape=(None, n_joints, n_parameters), axes=("samples", "joints", "parameters"))
+    tau = validators.array(tau, "tau", shape=Y.shape[:2], axes=("samples", "joints"), unit="N m")
     return Y, tau
 
 
@@ -426,10 +419,7 @@ class LeastSquaresAccumulator:
         tau : array_like, shape (N, n)
             Torques [N m].
         """
-        Y, tau = _check_regression_data(Y, tau)
-        if Y.shape[1:] != (self.n_joints, self.n_parameters):
-            raise DataError(f"Y chunk must have shape (N, {self.n_joints}, {self.n_parameters}), "
-                            f"got {Y.shape}")
+        Y, tau = _check_regression_data(Y, tau, self.n_joints, self.n_parameters)
         for j in range(self.n_joints):  # one BLAS product per joint (BENCHMARKS.md: einsum is far slower)
             rows = Y[:, j, :]
             self.gram_[j] += rows.T @ rows
@@ -510,9 +500,7 @@ class LeastSquaresAccumulator:
         ``c_j - 2 theta^T b_j + theta^T G_j theta``, clipped at 0 (see the class notes on
         precision).
         """
-        theta = np.asarray(theta, dtype=float)
-        if theta.shape != (self.n_parameters,):
-            raise DataError(f"theta must have shape ({self.n_parameters},), got {theta.shape}")
+        theta = validators.array(theta, "theta", shape=(self.n_parameters,), axes=("parameters",), finite=False)
         residual_ss = (self.torque_square_sum_ - 2.0 * self.moment_ @ theta
                        + np.einsum("p,jpq,q->j", theta, self.gram_, theta))
         return np.clip(residual_ss, 0.0, None)
@@ -572,9 +560,7 @@ class QRAccumulator:
 
     def add(self, Y, tau) -> "QRAccumulator":
         """Add a chunk: ``Y`` (N, n, p) regressor rows, ``tau`` (N, n) [N m]."""
-        Y, tau = _check_regression_data(Y, tau)
-        if Y.shape[1:] != (self.n_joints, self.n_parameters):
-            raise DataError(f"Y chunk must have shape (N, {self.n_joints}, {self.n_parameters}), got {Y.shape}")
+        Y, tau = _check_regression_data(Y, tau, self.n_joints, self.n_parameters)
         for j in range(self.n_joints):
             stacked = np.vstack([self.factors_[j], np.column_stack([Y[:, j, self._order], tau[:, j]])])
             triangle = scipy.linalg.qr(stacked, mode="r", check_finite=False)[0]
@@ -632,18 +618,13 @@ class RecursiveLeastSquares:
                  initial_covariance=1e6, covariance_limit: float | None = None,
                  theta0=None) -> None:
         self.n_parameters = _check_count("n_parameters", n_parameters)
-        forgetting = float(forgetting)
-        if not 0.0 < forgetting <= 1.0:
-            raise DynIdError(f"forgetting must be in (0, 1], got {forgetting!r}")
+        forgetting = validators.fraction(forgetting, "forgetting", DynIdError)
         self.forgetting = forgetting
         self._initial_covariance = self._check_covariance(initial_covariance)
         if covariance_limit is None and forgetting < 1.0:
             covariance_limit = float(np.linalg.eigvalsh(self._initial_covariance)[-1])
         if covariance_limit is not None:
-            covariance_limit = float(covariance_limit)
-            if not covariance_limit > 0.0 or not np.isfinite(covariance_limit):
-                raise DynIdError(
-                    f"covariance_limit must be finite and > 0, got {covariance_limit!r}")
+            covariance_limit = validators.positive(covariance_limit, "covariance_limit", DynIdError)
         self.covariance_limit = covariance_limit
         self._theta0 = self._check_theta(np.zeros(self.n_parameters) if theta0 is None else theta0,
                                          "theta0")
@@ -651,26 +632,21 @@ class RecursiveLeastSquares:
 
     def _check_covariance(self, value) -> np.ndarray:
         p = self.n_parameters
-        value = np.asarray(value, dtype=float)
+        value = validators.array(value, "initial_covariance", DynIdError, ndim=(0, 1, 2))
         if value.ndim == 0:
             value = np.full(p, float(value))
-        if value.shape == (p,):
-            value = np.diag(value)
-        if value.shape != (p, p):
-            raise DynIdError(f"initial_covariance must be a scalar, ({p},) or ({p}, {p}), "
-                             f"got shape {value.shape}")
-        if not np.all(np.isfinite(value)) or not np.allclose(value, value.T):
-            raise DynIdError("initial_covariance must be finite and symmetric")
+        if value.ndim == 1:
+            value = np.diag(validators.array(value, "initial_covariance", DynIdError, shape=(p,),
+                                             axes=("parameters",)))
+        validators.array(value, "initial_covariance", DynIdError, shape=(p, p), axes=("parameters", "parameters"))
+        if not np.allclose(value, value.T):
+            raise DynIdError("initial_covariance must be symmetric")
         if np.linalg.eigvalsh(value)[0] <= 0.0:
             raise DynIdError("initial_covariance must be positive definite")
         return np.array(value, order="C")     # a C-ordered copy: the recursion updates it in place
 
     def _check_theta(self, value, name: str) -> np.ndarray:
-        value = np.asarray(value, dtype=float)
-        if value.shape != (self.n_parameters,) or not np.all(np.isfinite(value)):
-            raise DynIdError(f"{name} must be finite with shape ({self.n_parameters},), "
-                             f"got shape {value.shape}")
-        return value.copy()
+        return validators.array(value, name, DynIdError, shape=(self.n_parameters,), axes=("parameters",), copy=True)
 
     def reset(self) -> "RecursiveLeastSquares":
         """Back to ``theta0`` and ``P0`` with no updates."""
@@ -683,13 +659,9 @@ class RecursiveLeastSquares:
         """The diagonal of S, (n_outputs,), or 1.0 for ``S = I``."""
         if noise_variance is None:
             return 1.0
-        noise = np.asarray(noise_variance, dtype=float)
-        if noise.ndim > 1 or noise.size not in (1, n_outputs):
-            raise DataError(f"noise_variance must be a float or ({n_outputs},), got {noise.shape}")
-        noise = np.broadcast_to(noise, (n_outputs,))
-        if not np.all(np.isfinite(noise)) or np.any(noise <= 0.0):
-            raise DataError("noise_variance must be finite and > 0")
-        return noise
+        noise = validators.array(noise_variance, "noise_variance", ndim=(0, 1), minimum=0.0, allow_minimum=False)
+        return validators.array(np.broadcast_to(noise, (n_outputs,)) if noise.size == 1 else noise,
+                                "noise_variance", shape=(n_outputs,), axes=("outputs",), finite=False)
 
     def update(self, phi, y, noise_variance=None) -> np.ndarray:
         """One recursive update.
@@ -708,19 +680,13 @@ class RecursiveLeastSquares:
         ndarray, shape (p,)
             Updated ``theta_`` (a copy).
         """
-        Phi = np.asarray(phi, dtype=float)
-        if Phi.ndim == 1:
-            Phi = Phi[None]
-        y = np.asarray(y, dtype=float)
-        if y.ndim == 0:
-            y = y[None]
-        if Phi.ndim != 2 or Phi.shape[1] != self.n_parameters:
-            raise DataError(f"phi must have shape ({self.n_parameters},) or "
-                            f"(m, {self.n_parameters}), got {np.shape(phi)}")
-        if y.shape != (Phi.shape[0],):
-            raise DataError(f"y must have shape ({Phi.shape[0]},) to match phi, got {np.shape(y)}")
-        if not (np.isfinite(Phi).all() and np.isfinite(y).all()):
-            raise DataError("phi and y must be finite")
+        Phi = validators.array(phi, "phi", ndim=(1, 2), finite=False)
+        one = Phi.ndim == 1
+        Phi = validators.array(Phi, "phi", shape=(self.n_parameters,) if one else (None, self.n_parameters),
+                               axes=("parameters",) if one else ("rows", "parameters"))
+        Phi = Phi[None] if one else Phi
+        y = validators.array(y, "y", ndim=(0, 1), finite=False)
+        y = validators.array(y[None] if y.ndim == 0 else y, "y", shape=(Phi.shape[0],), axes=("rows of phi",))
         self._update(Phi, y, self._check_noise(noise_variance, Phi.shape[0]))
         return self.theta_.copy()
 
@@ -810,18 +776,13 @@ class RecursiveLeastSquares:
         ndarray, shape (p,) or (N, p)
             ``theta_`` after the last sample, or after each sample with ``return_history``.
         """
-        Phi = np.asarray(Phi, dtype=float)
-        y = np.asarray(y, dtype=float)
-        if Phi.ndim == 2:
-            Phi = Phi[:, None, :]
-        if y.ndim == 1:
-            y = y[:, None]
-        if Phi.ndim != 3 or Phi.shape[2] != self.n_parameters or y.shape != Phi.shape[:2]:
-            raise DataError(f"Phi must have shape (N, {self.n_parameters}) or "
-                            f"(N, m, {self.n_parameters}) and y (N,) or (N, m) to match, got "
-                            f"{np.shape(Phi)} and {np.shape(y)}")
-        if not (np.all(np.isfinite(Phi)) and np.all(np.isfinite(y))):
-            raise DataError("Phi and y must be finite")
+        Phi = validators.array(Phi, "Phi", ndim=(2, 3), finite=False)
+        single = Phi.ndim == 2
+        p = self.n_parameters
+        Phi = validators.array(Phi, "Phi", shape=(None, p) if single else (None, None, p),
+                               axes=("samples", "parameters") if single else ("samples", "rows", "parameters"))
+        y = validators.array(y, "y", shape=Phi.shape[:-1], axes=("samples",) if single else ("samples", "rows"))
+        Phi, y = (Phi[:, None, :], y[:, None]) if single else (Phi, y)
         noise = self._check_noise(noise_variance, Phi.shape[1])
         noise = None if isinstance(noise, float) else np.ascontiguousarray(noise)
         Phi, y = np.ascontiguousarray(Phi), np.ascontiguousarray(y)

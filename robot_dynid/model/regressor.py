@@ -45,7 +45,7 @@ from typing import NamedTuple
 import numpy as np
 import pinocchio as pin
 
-from robot_dynid import _online_kernel, _regressor_kernel
+from robot_dynid import _online_kernel, _regressor_kernel, validators
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.model.friction import FrictionModel
 from robot_dynid.model.joint_chains import joint_motion_subspace
@@ -55,6 +55,9 @@ FRICTION_SIDES = ("joint", "motor", "both")
 
 INERTIAL_NAMES = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 N_INERTIAL = len(INERTIAL_NAMES)
+_STATE_UNITS = ("rad or m", "rad/s or m/s", "rad/s^2 or m/s^2")
+"""Units of q, qd, qdd: revolute joints' and prismatic joints'."""
+
 #: Samples processed at once by :meth:`Regressor.compute` and :meth:`Regressor.torque`; bounds
 #: the work arrays besides the output (friction columns; torque's regressor buffer).
 DEFAULT_CHUNK_SIZE = 20000
@@ -330,25 +333,16 @@ class Regressor:
                 "armature": self._armature, "offset": self._offset}
 
     def _check_states(self, q, qd, qdd, one: bool = False):
-        n = self.n_joints
-        arrays = []
-        for name, value in zip(("q", "qd", "qdd"), (q, qd, qdd)):
-            try:
-                arrays.append(np.ascontiguousarray(value, dtype=float))
-            except (TypeError, ValueError) as error:
-                raise DataError(f"{name} must be numbers [rad, rad/s, rad/s^2 or m, m/s, m/s^2]: {error}") from None
-        for name, array in zip(("q", "qd", "qdd"), arrays):
-            if (one and array.shape != (n,)) or (not one and (array.ndim != 2
-                                                              or array.shape[1] != n)):
-                expected = f"({n},)" if one else f"(N, {n})"
-                raise DataError(f"{name} must have shape {expected} in joint order "
-                                f"{self.robot.joint_names}, got {array.shape}")
+        n, names = self.n_joints, self.robot.joint_names
+        shape, axes = ((n,), ("joints",)) if one else ((None, n), ("samples", "joints"))
+        arrays = [np.ascontiguousarray(validators.array(value, name, shape=shape, axes=axes, columns=names,
+                                                        finite=False))
+                  for name, value in zip(("q", "qd", "qdd"), (q, qd, qdd))]
         if not arrays[0].shape == arrays[1].shape == arrays[2].shape:
             raise DataError(f"q, qd and qdd must have the same shape, got {arrays[0].shape}, "
                             f"{arrays[1].shape} and {arrays[2].shape}")
-        for name, array in zip(("q", "qd", "qdd"), arrays):
-            if not np.isfinite(array).all():
-                raise DataError(f"{name} contains non-finite values")
+        for name, array, unit in zip(("q", "qd", "qdd"), arrays, _STATE_UNITS):
+            validators.array(array, name, shape=shape, axes=axes, columns=names, unit=unit)
         return arrays
 
     def compute(self, q, qd, qdd, temperature=None, elapsed=None, out=None) -> np.ndarray:
@@ -425,11 +419,8 @@ class Regressor:
             [N^2 m^2].
         """
         q, qd, qdd = self._check_states(q, qd, qdd)
-        tau = np.ascontiguousarray(tau, dtype=float)
-        if tau.shape != q.shape:
-            raise DataError(f"tau must have the shape of q {q.shape}, got {tau.shape}")
-        if not np.isfinite(tau).all():
-            raise DataError("tau contains non-finite values")
+        tau = np.ascontiguousarray(validators.array(tau, "tau", shape=q.shape, axes=("samples", "joints"),
+                                                    columns=self.robot.joint_names, unit="N m"))
         columns = np.asarray(columns, dtype=float)
         n, r = self.n_joints, columns.size
         for name, array, shape in (("gram", gram, (n, r, r)), ("moment", moment, (n, r)),
@@ -523,10 +514,8 @@ class Regressor:
         ndarray, shape (N, n)
             Joint torques [N m].
         """
-        parameters = np.asarray(parameters, dtype=float)
-        if parameters.shape != (self.n_parameters,):
-            raise DataError(f"parameters must have shape ({self.n_parameters},) in the order "
-                            f"of parameter_names, got {parameters.shape}")
+        parameters = validators.array(parameters, "parameters", shape=(self.n_parameters,), axes=("parameters",),
+                                      finite=False)
         q, qd, qdd = self._check_states(q, qd, qdd)
         torques = np.empty(q.shape)
         buffer = np.empty((min(self.chunk_size, q.shape[0]),) + q.shape[1:] + parameters.shape)
