@@ -162,8 +162,16 @@ def _shape_text(shape: tuple[int | None, ...], axes: Sequence[str] | None) -> st
     parts = []
     for index, size in enumerate(shape):
         name = axes[index] if axes is not None and index < len(axes) else None
+        name = _singular(name) if size == 1 and name is not None else name
         parts.append(" ".join(str(part) for part in (size, name) if part is not None) or "any")
     return f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
+
+
+def _singular(name: str) -> str:
+    """``samples`` -> ``sample``; ``rows of phi`` -> ``row of phi``."""
+    head, _, tail = name.partition(" ")
+    head = head[:-1] if head.endswith("s") else head
+    return f"{head} {tail}" if tail else head
 
 
 def _element(values: np.ndarray, bad: np.ndarray, field: str, axes: Sequence[str] | None,
@@ -177,7 +185,7 @@ def _element(values: np.ndarray, bad: np.ndarray, field: str, axes: Sequence[str
     if columns is not None and index[-1] < len(columns):
         labels[-1] = str(columns[index[-1]])
     if axes is not None and len(axes) == len(index):
-        where = ", ".join(f"{name[:-1] if name.endswith('s') else name} {label}" for name, label in zip(axes, labels))
+        where = ", ".join(f"{_singular(name)} {label}" for name, label in zip(axes, labels))
     else:
         where = f"{field}[{', '.join(labels)}]"
     return f"{float(values[index])!r} at {where}"

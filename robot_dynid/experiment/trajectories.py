@@ -89,18 +89,10 @@ def _number(value, field: str, positive: bool = False, non_negative: bool = Fals
     return validators.number(value, field, TrajectoryError)
 
 
-def _array(value, shape: tuple, field: str, meaning: str) -> np.ndarray:
-    """Read-only float copy of ``value`` with the given shape (``None`` entries match any size)."""
-    try:
-        array = np.array(value, dtype=float)
-    except (TypeError, ValueError):
-        raise TrajectoryError(f"{field} must be a numeric array {meaning}, got {value!r}") from None
-    if array.ndim != len(shape) or any(
-            expected is not None and size != expected for size, expected in zip(array.shape, shape)):
-        shown = tuple("any" if size is None else size for size in shape)
-        raise TrajectoryError(f"{field} must have shape {shown} {meaning}, got {array.shape}")
-    if not np.all(np.isfinite(array)):
-        raise TrajectoryError(f"{field} contains non-finite values")
+def _array(value, shape: tuple, field: str, axes: tuple[str, ...], unit: str, columns=None) -> np.ndarray:
+    """Read-only float copy of ``value`` (:func:`~robot_dynid.validators.array`: ``shape``, finite)."""
+    array = validators.array(value, field, TrajectoryError, shape=shape, axes=axes, columns=columns, unit=unit,
+                             copy=True)
     array.setflags(write=False)
     return array
 
@@ -180,11 +172,7 @@ class Trajectory:
         q, qd, qdd : ndarray, shape (M, n)
             [rad], [rad/s], [rad/s^2].
         """
-        t = np.asarray(t, dtype=float)
-        if t.ndim != 1:
-            raise TrajectoryError(f"t must have shape (M,), got {t.shape}")
-        if not np.all(np.isfinite(t)):
-            raise TrajectoryError("t contains non-finite values")
+        t = validators.array(t, "t", TrajectoryError, shape=(None,), axes=("times",), unit="s")
         if self.periodic:
             return self._evaluate(t)
         slack = 1e-9 * max(1.0, self.duration)
@@ -218,8 +206,8 @@ def _check_common(trajectory: Trajectory) -> None:
     _set(trajectory, "joint_names", _joint_names(trajectory.joint_names))
 
 
-def _vector(trajectory: Trajectory, field: str, value, meaning: str) -> np.ndarray:
-    return _array(value, (trajectory.n_joints,), field, meaning)
+def _vector(trajectory: Trajectory, field: str, value, unit: str) -> np.ndarray:
+    return _array(value, (trajectory.n_joints,), field, ("joints",), unit, trajectory.joint_names)
 
 
 def _floats(array: np.ndarray) -> list:
@@ -264,7 +252,7 @@ def fourier_basis(t, angular_frequency: float, harmonics: int) -> tuple[np.ndarr
 
 def _periods(value, n_joints: int, field: str = "period") -> np.ndarray:
     if isinstance(value, (list, tuple, np.ndarray)):
-        periods = _array(value, (n_joints,), field, "(one per joint) [s]")
+        periods = _array(value, (n_joints,), field, ("joints",), "s")
     else:
         periods = np.full(n_joints, _number(value, field))
     if np.any(periods <= 0.0):
@@ -307,9 +295,9 @@ class FourierTrajectory(Trajectory):
         _check_common(self)
         n = self.n_joints
         _set(self, "period", _periods(self.period, n))
-        _set(self, "q0", _vector(self, "q0", self.q0, "(one per joint) [rad]"))
-        _set(self, "a", _array(self.a, (n, None), "a", "(joints, harmonics) [rad/s]"))
-        _set(self, "b", _array(self.b, (n, None), "b", "(joints, harmonics) [rad/s]"))
+        _set(self, "q0", _vector(self, "q0", self.q0, "rad"))
+        _set(self, "a", _array(self.a, (n, None), "a", ("joints", "harmonics"), "rad/s"))
+        _set(self, "b", _array(self.b, (n, None), "b", ("joints", "harmonics"), "rad/s"))
         if self.a.shape[1] < 1:
             raise TrajectoryError("a must have at least one harmonic column, got shape "
                                   f"{self.a.shape}")
@@ -380,10 +368,9 @@ class SineSumTrajectory(Trajectory):
         _check_common(self)
         n = self.n_joints
         _set(self, "period", _periods(self.period, n))
-        _set(self, "amplitudes", _array(self.amplitudes, (n, None), "amplitudes",
-                                        "(joints, harmonics) [rad]"))
+        _set(self, "amplitudes", _array(self.amplitudes, (n, None), "amplitudes", ("joints", "harmonics"), "rad"))
         offset = np.zeros(n) if self.offset is None else self.offset
-        _set(self, "offset", _vector(self, "offset", offset, "(one per joint) [rad]"))
+        _set(self, "offset", _vector(self, "offset", offset, "rad"))
         duration = float(self.period.max()) if self.duration is None else self.duration
         _set(self, "duration", _number(duration, "duration", positive=True))
 
@@ -444,8 +431,8 @@ class RampedSine(Trajectory):
 
     def __post_init__(self) -> None:
         _check_common(self)
-        _set(self, "center", _vector(self, "center", self.center, "(one per joint) [rad]"))
-        _set(self, "amplitude", _vector(self, "amplitude", self.amplitude, "(one per joint) [rad]"))
+        _set(self, "center", _vector(self, "center", self.center, "rad"))
+        _set(self, "amplitude", _vector(self, "amplitude", self.amplitude, "rad"))
         _set(self, "angular_frequency", validators.positive(self.angular_frequency, "angular_frequency",
                                                             TrajectoryError, "rad/s"))
         _set(self, "cycles", validators.count(self.cycles, "cycles", TrajectoryError))
@@ -540,14 +527,13 @@ class CylinderSine(Trajectory):
 
     def __post_init__(self) -> None:
         _check_common(self)
-        _set(self, "center", _vector(self, "center", self.center, "(one per joint) [rad]"))
+        _set(self, "center", _vector(self, "center", self.center, "rad"))
         _set(self, "_column", _joint_column(self))
         _set(self, "displacement_center", validators.number(self.displacement_center, "displacement_center",
                                                             TrajectoryError))
         _set(self, "amplitude", validators.positive(self.amplitude, "amplitude", TrajectoryError, "m"))
-        coefficients = np.array(self.coefficients, dtype=float).reshape(-1)
-        if coefficients.size < 2 or not np.all(np.isfinite(coefficients)):
-            raise TrajectoryError(f"coefficients must be at least 2 finite numbers [rad], got {self.coefficients!r}")
+        coefficients = validators.array(self.coefficients, "coefficients", TrajectoryError, shape=(None,),
+                                        axes=("coefficients",), min_length=2, unit="rad")
         _set(self, "coefficients", tuple(coefficients.tolist()))
         low, high = validators.numbers(list(self.domain), 2, "domain", TrajectoryError, "m")
         reach = (self.displacement_center - self.amplitude, self.displacement_center + self.amplitude)
@@ -608,7 +594,7 @@ class Hold(Trajectory):
 
     def __post_init__(self) -> None:
         _check_common(self)
-        _set(self, "pose", _vector(self, "pose", self.pose, "(one per joint) [rad]"))
+        _set(self, "pose", _vector(self, "pose", self.pose, "rad"))
         _set(self, "duration", _number(self.duration, "duration", positive=True))
 
     def _evaluate(self, t):
@@ -648,9 +634,9 @@ class CycloidalMove(Trajectory):
 
     def __post_init__(self) -> None:
         _check_common(self)
-        _set(self, "start", _vector(self, "start", self.start, "(one per joint) [rad]"))
+        _set(self, "start", _vector(self, "start", self.start, "rad"))
         _set(self, "displacement", _vector(self, "displacement", self.displacement,
-                                           "(one per joint) [rad]"))
+                                           "rad"))
         _set(self, "duration", _number(self.duration, "duration", positive=True))
 
     def _evaluate(self, t):
@@ -704,8 +690,8 @@ class PointToPoint(Trajectory):
 
     def __post_init__(self) -> None:
         _check_common(self)
-        _set(self, "start", _vector(self, "start", self.start, "(one per joint) [rad]"))
-        _set(self, "end", _vector(self, "end", self.end, "(one per joint) [rad]"))
+        _set(self, "start", _vector(self, "start", self.start, "rad"))
+        _set(self, "end", _vector(self, "end", self.end, "rad"))
         _set(self, "duration", _number(self.duration, "duration", positive=True))
 
     @staticmethod
@@ -802,9 +788,9 @@ class ConstantVelocityMove(Trajectory):
 
     def __post_init__(self) -> None:
         _check_common(self)
-        _set(self, "start", _vector(self, "start", self.start, "(one per joint) [rad]"))
+        _set(self, "start", _vector(self, "start", self.start, "rad"))
         _set(self, "velocity", _vector(self, "velocity", self.velocity,
-                                       "(one per joint) [rad/s]"))
+                                       "rad/s"))
         _set(self, "cruise_duration", _number(self.cruise_duration, "cruise_duration",
                                               non_negative=True))
         _set(self, "ramp_duration", _number(self.ramp_duration, "ramp_duration", positive=True))
@@ -1179,9 +1165,9 @@ class VelocityLadder(Trajectory):
 
     def __post_init__(self) -> None:
         _check_common(self)
-        _set(self, "pose", _vector(self, "pose", self.pose, "(one per joint) [rad]"))
+        _set(self, "pose", _vector(self, "pose", self.pose, "rad"))
         _set(self, "_column", _joint_column(self))
-        speeds = _array(self.speeds, (None,), "speeds", "(one per level) [rad/s]")
+        speeds = _array(self.speeds, (None,), "speeds", ("levels",), "rad/s")
         if speeds.size == 0 or np.any(speeds <= 0.0):
             raise TrajectoryError(f"speeds must be a non-empty list of speeds > 0 rad/s, got "
                                   f"{_floats(speeds)}")

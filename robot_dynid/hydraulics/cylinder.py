@@ -95,10 +95,7 @@ class CylinderParameters:
     @classmethod
     def from_array(cls, theta) -> "CylinderParameters":
         """From (4,) in :data:`HYDRAULIC_PARAMETER_NAMES` order."""
-        theta = np.asarray(theta, dtype=float)
-        if theta.shape != (4,):
-            raise DataError(f"theta must have shape (4,) {HYDRAULIC_PARAMETER_NAMES}, "
-                            f"got {theta.shape}")
+        theta = validators.array(theta, "theta", shape=(4,), axes=("parameters",), finite=False)
         return cls(*(float(value) for value in theta))
 
     def friction(self, xd) -> np.ndarray:
@@ -109,14 +106,8 @@ class CylinderParameters:
 
 def _check_signals(**signals) -> int:
     """All signals must be finite 1-D arrays of one length; returns it."""
-    lengths = {}
-    for name, value in signals.items():
-        value = np.asarray(value, dtype=float)
-        if value.ndim != 1:
-            raise DataError(f"{name} must have shape (N,), got {value.shape}")
-        if not np.all(np.isfinite(value)):
-            raise DataError(f"{name} contains non-finite values")
-        lengths[name] = value.size
+    lengths = {name: validators.array(value, name, shape=(None,), axes=("samples",)).size
+               for name, value in signals.items()}
     if len(set(lengths.values())) > 1:
         raise DataError(f"signals must have the same length, got {lengths}")
     return next(iter(lengths.values()))

@@ -64,6 +64,7 @@ _BASE_COEFFICIENTS = {
     "coulomb_viscous_lead": ("fc", "fv"),
 }
 _DRIFT_SUFFIX = {"none": None, "temperature": "_dT", "time": "_cold"}
+_AXES = ("samples", "joints")
 #: Suffix of the second cold-start excess coefficients (``warmup_time_constant_2 > 0``).
 SECOND_COLD_SUFFIX = "_cold2"
 
@@ -154,9 +155,7 @@ class FrictionModel:
             raise DynIdError(f"friction constant warmup_time_constant_2 needs drift 'time', got {self.drift!r}")
         validators.in_range(self.reversal_lead, "friction constant reversal_lead", DynIdError, "s", 0.0,
                             MAX_REVERSAL_LEAD)
-        if not math.isfinite(self.reference_temperature):
-            raise DynIdError("friction constant reference_temperature must be finite, "
-                             f"got {self.reference_temperature!r}")
+        validators.number(self.reference_temperature, "friction constant reference_temperature", DynIdError)
 
     @property
     def base_coefficient_names(self) -> tuple[str, ...]:
@@ -211,15 +210,9 @@ class FrictionModel:
             Entry ``[k, j, c]`` multiplies coefficient ``c`` of joint ``j`` in joint ``j``'s
             torque [N m per coefficient unit].
         """
-        v = np.asarray(qd, dtype=float)
-        if v.ndim != 2:
-            raise DataError(f"qd must have shape (N, n), got shape {v.shape}")
-        if not np.all(np.isfinite(v)):
-            raise DataError("qd contains non-finite values")
+        v = validators.array(qd, "qd", ndim=2, axes=_AXES, unit="rad/s")
         scale = 1.0 if velocity_scale is None else np.asarray(velocity_scale, dtype=float)
-        a = np.zeros_like(v) if qdd is None else np.asarray(qdd, dtype=float)
-        if a.shape != v.shape:
-            raise DataError(f"qdd must have the shape of qd {v.shape}, got {a.shape}")
+        a = np.zeros_like(v) if qdd is None else validators.array(qdd, "qdd", shape=v.shape, axes=_AXES, finite=False)
         if self.drift == "temperature":
             self._check_temperature(temperature, v.shape)
         elif self.drift == "time":
@@ -258,21 +251,12 @@ class FrictionModel:
         if temperature is None:
             raise DataError("friction drift 'temperature' needs temperature (N, n) [deg C], "
                             "got None")
-        temperature = np.asarray(temperature, dtype=float)
-        if temperature.shape != shape:
-            raise DataError(f"temperature must have the shape of qd {shape}, "
-                            f"got {temperature.shape}")
-        if not np.all(np.isfinite(temperature)):
-            raise DataError("temperature contains non-finite values")
+        validators.array(temperature, "temperature", shape=shape, axes=_AXES, unit="deg C")
 
     def _check_elapsed(self, elapsed, n_samples: int) -> None:
         if elapsed is None:
             raise DataError("friction drift 'time' needs elapsed (N,) [s], got None")
-        elapsed = np.asarray(elapsed, dtype=float)
-        if elapsed.shape != (n_samples,):
-            raise DataError(f"elapsed must have shape ({n_samples},), got {elapsed.shape}")
-        if not np.all(np.isfinite(elapsed)) or np.any(elapsed < 0.0):
-            raise DataError("elapsed must be finite and >= 0 [s]")
+        validators.array(elapsed, "elapsed", shape=(n_samples,), axes=("samples",), minimum=0.0, unit="s")
 
     def torque(self, coefficients, qd, temperature=None, elapsed=None, qdd=None) -> np.ndarray:
         """Friction torque for given coefficients.
@@ -290,11 +274,8 @@ class FrictionModel:
             Friction torque [N m].
         """
         columns = self.columns(qd, temperature, elapsed, qdd=qdd)
-        coefficients = np.asarray(coefficients, dtype=float)
-        expected = (columns.shape[1], self.n_coefficients)
-        if coefficients.shape != expected:
-            raise DataError(f"coefficients must have shape {expected} (joints, "
-                            f"{self.coefficient_names}), got {coefficients.shape}")
+        coefficients = validators.array(coefficients, "coefficients", shape=(columns.shape[1], self.n_coefficients),
+                                        axes=("joints", "coefficients"), columns=self.coefficient_names, finite=False)
         return np.einsum("kjc,jc->kj", columns, coefficients)
 
     def to_dict(self) -> dict:

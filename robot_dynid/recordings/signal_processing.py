@@ -40,23 +40,6 @@ UNIFORM_SAMPLING_TOLERANCE = 0.01
 """Default largest allowed deviation of a sampling interval from the median, relative."""
 
 
-def _check_samples(name: str, values, axis: int = 0) -> np.ndarray:
-    values = np.asarray(values, dtype=float)
-    if values.ndim == 0:
-        raise DataError(f"{name} must be an array of samples, got a scalar")
-    if not np.all(np.isfinite(values)):
-        raise DataError(f"{name} contains non-finite values")
-    return values
-
-
-def _check_positive(name: str, value: float, unit: str) -> float:
-    return validators.positive(value, name, DataError, unit)
-
-
-def _check_order(name: str, value, minimum: int) -> int:
-    return validators.count(value, name, DataError, minimum)
-
-
 def lowpass_filter(x, cutoff: float, sample_rate: float, order: int = 4,
                    axis: int = 0) -> np.ndarray:
     """Zero-phase Butterworth low-pass filter.
@@ -79,10 +62,10 @@ def lowpass_filter(x, cutoff: float, sample_rate: float, order: int = 4,
     ndarray, shape of ``x``
         Filtered signal, same unit, no phase shift.
     """
-    x = _check_samples("x", x)
-    sample_rate = _check_positive("sample_rate", sample_rate, "Hz")
-    cutoff = _check_positive("cutoff", cutoff, "Hz")
-    order = _check_order("order", order, 1)
+    x = validators.array(x, "x", min_length=1)
+    sample_rate = validators.positive(sample_rate, "sample_rate", DataError, "Hz")
+    cutoff = validators.positive(cutoff, "cutoff", DataError, "Hz")
+    order = validators.count(order, "order", DataError, 1)
     nyquist = 0.5 * sample_rate
     if cutoff >= nyquist:
         raise DataError(f"cutoff must be below the Nyquist frequency {nyquist:g} Hz "
@@ -259,22 +242,20 @@ def differentiate(q, time, window_samples: int | None = None,
     -------
     Derivatives
     """
-    q = _check_samples("q", q)
-    if q.ndim not in (1, 2):
-        raise DataError(f"q must have shape (N, n) or (N,), got {q.shape}")
+    q = validators.array(q, "q", ndim=(1, 2))
     time = _check_time(time)
     if time.size != q.shape[0]:
         raise DataError(f"time has {time.size} samples, q has {q.shape[0]}")
-    polyorder = _check_order("polyorder", polyorder, 2)
+    polyorder = validators.count(polyorder, "polyorder", DataError, 2)
     if (window_samples is None) == (window_seconds is None):
         raise DataError("give exactly one of window_samples and window_seconds")
     step = median_step(time)
     if window_seconds is not None:
-        window_seconds = _check_positive("window_seconds", window_seconds, "s")
+        window_seconds = validators.positive(window_seconds, "window_seconds", DataError, "s")
         window = window_samples_for(window_seconds, step)
         source = f"window_seconds = {window_seconds:g} s ({window} samples at {step:g} s)"
     else:
-        window = _check_order("window_samples", window_samples, 1)
+        window = validators.count(window_samples, "window_samples", DataError, 1)
         if window % 2 == 0:
             raise DataError(f"window_samples must be odd, got {window}")
         source = f"window_samples = {window}"
@@ -319,9 +300,7 @@ def centre_derivative(q, time, polyorder: int = 3, order: int = 2, out: np.ndarr
 
 
 def _check_time(time) -> np.ndarray:
-    time = _check_samples("time", time)
-    if time.ndim != 1 or time.size < 2:
-        raise DataError(f"time must have shape (N,) with N >= 2, got {time.shape}")
+    time = validators.array(time, "time", shape=(None,), axes=("samples",), min_length=2, unit="s")
     steps = np.diff(time)
     if np.any(steps <= 0.0):
         k = int(np.flatnonzero(steps <= 0.0)[0])
@@ -377,19 +356,19 @@ def resample_streams(streams: dict, stamps) -> ResampledStreams:
     """
     if not streams:
         raise DataError("streams is empty")
-    stamps = _check_samples("stamps", stamps)
-    if stamps.ndim != 1 or np.any(np.diff(stamps) < 0.0):
-        raise DataError(f"stamps must be an increasing (K,) array, got shape {stamps.shape}")
+    stamps = validators.array(stamps, "stamps", shape=(None,), axes=("samples",), unit="s")
+    if np.any(np.diff(stamps) < 0.0):
+        raise DataError("stamps must be increasing")
     checked = {}
     for name, stream in streams.items():
         if len(stream) != 2:
             raise DataError(f"stream {name!r} must be a (time, values) pair")
-        time = _check_samples(f"stream {name!r} time", stream[0])
-        values = _check_samples(f"stream {name!r} values", stream[1])
-        if time.ndim != 1 or time.size < 2 or np.any(np.diff(time) <= 0.0):
-            raise DataError(f"stream {name!r} time must be strictly increasing with >= 2 "
-                            f"samples, got shape {time.shape}")
-        if values.shape[:1] != time.shape:
+        time = validators.array(stream[0], f"stream {name!r} time", shape=(None,), axes=("samples",), min_length=2,
+                                unit="s")
+        if np.any(np.diff(time) <= 0.0):
+            raise DataError(f"stream {name!r} time must be strictly increasing")
+        values = validators.array(stream[1], f"stream {name!r} values", min_length=1)
+        if values.shape[0] != time.size:
             raise DataError(f"stream {name!r} values must have {time.size} samples along "
                             f"axis 0, got shape {values.shape}")
         checked[name] = (time, values)
@@ -445,7 +424,7 @@ def resample_uniform(time, rate: float, cubic=None, linear=None, breaks=()) -> U
         Indices of the first sample after each gap.
     """
     time = _check_time(time)
-    rate = _check_positive("rate", rate, "Hz")
+    rate = validators.positive(rate, "rate", DataError, "Hz")
     inputs = {**{name: ("cubic", np.asarray(v, float)) for name, v in (cubic or {}).items()},
               **{name: ("linear", np.asarray(v, float)) for name, v in (linear or {}).items()}}
     for name, (_, values) in inputs.items():

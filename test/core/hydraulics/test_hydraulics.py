@@ -188,7 +188,7 @@ def test_hydraulic_validation_messages():
         HydraulicCylinder(piston_mass=-1.0, damping=2.0, area_a=1.0, area_b=1.0)
     with pytest.raises(DynIdError, match="signals must have the same length"):
         cylinder_regressor([1.0, 2.0], [1.0])
-    with pytest.raises(DynIdError, match=r"x must have shape \(N,\), got \(2, 1\)"):
+    with pytest.raises(DynIdError, match=r"^x must have shape \(samples,\), got \(2, 1\)$"):
         cylinder_regressor(np.ones((2, 1)), np.ones(2))
     with pytest.raises(DynIdError, match=r"theta must have shape \(4,\)"):
         CylinderParameters.from_array([1.0, 2.0])

@@ -81,7 +81,7 @@ def test_missing_drift_inputs_are_named():
         friction_model("stribeck_cbrt", drift="temperature").columns(SPEEDS)
     with pytest.raises(DynIdError, match="needs elapsed"):
         friction_model("stribeck_cbrt", drift="time").columns(SPEEDS)
-    with pytest.raises(DynIdError, match=r"temperature must have the shape of qd \(3, 2\)"):
+    with pytest.raises(DynIdError, match=r"^temperature must have shape \(3 samples, 2 joints\), got \(3, 1\)$"):
         friction_model("stribeck_cbrt", drift="temperature").columns(SPEEDS, np.zeros((3, 1)))
     with pytest.raises(DynIdError, match=r"elapsed must have shape \(3,\)"):
         friction_model("stribeck_cbrt", drift="time").columns(SPEEDS, elapsed=np.zeros(4))
@@ -106,7 +106,7 @@ def test_validation_messages():
         friction_model("arctan", k=3.0)
     with pytest.raises(DynIdError, match="dead_band must be a number"):
         friction_model("arctan", dead_band="0.1")
-    with pytest.raises(DynIdError, match=r"qd must have shape \(N, n\), got shape \(3,\)"):
+    with pytest.raises(DynIdError, match=r"^qd must have shape \(samples, joints\), got \(3,\)$"):
         friction_model("arctan").columns(np.zeros(3))
     with pytest.raises(DynIdError, match=r"coefficients must have shape \(2, 2\)"):
         friction_model("coulomb_viscous").torque(np.zeros(4), SPEEDS)
@@ -132,7 +132,7 @@ def test_lead_model_takes_the_sign_of_the_velocity_ahead():
     np.testing.assert_allclose(model.torque([[2.0, 0.5]] * 4, v, qdd=a)[0], [2.025, -1.99, 1.9975, 0.0])
     with pytest.raises(DynIdError, match=r"reversal_lead must be finite and in \[0, 0.1\] \[s\], got 0.5"):
         friction_model("coulomb_viscous_lead", reversal_lead=0.5)
-    with pytest.raises(DataError, match=r"qdd must have the shape of qd \(1, 4\)"):
+    with pytest.raises(DataError, match=r"^qdd must have shape \(1 sample, 4 joints\), got \(1, 2\)$"):
         model.columns(v, qdd=a[:, :2])
 
 
