@@ -190,7 +190,7 @@ def test_hydraulic_validation_messages():
         cylinder_regressor([1.0, 2.0], [1.0])
     with pytest.raises(DynIdError, match=r"^x must have shape \(samples,\), got \(2, 1\)$"):
         cylinder_regressor(np.ones((2, 1)), np.ones(2))
-    with pytest.raises(DynIdError, match=r"theta must have shape \(4,\)"):
+    with pytest.raises(DynIdError, match=r"^theta must have shape \(4 parameters,\), got \(2,\)$"):
         CylinderParameters.from_array([1.0, 2.0])
     with pytest.raises(DynIdError, match=r"velocity scale must be finite and > 0 \[m/s\]"):
         nominal_scales(0.01, 0.0)

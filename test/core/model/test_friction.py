@@ -83,7 +83,7 @@ def test_missing_drift_inputs_are_named():
         friction_model("stribeck_cbrt", drift="time").columns(SPEEDS)
     with pytest.raises(DynIdError, match=r"^temperature must have shape \(3 samples, 2 joints\), got \(3, 1\)$"):
         friction_model("stribeck_cbrt", drift="temperature").columns(SPEEDS, np.zeros((3, 1)))
-    with pytest.raises(DynIdError, match=r"elapsed must have shape \(3,\)"):
+    with pytest.raises(DynIdError, match=r"^elapsed must have shape \(3 samples,\), got \(4,\)$"):
         friction_model("stribeck_cbrt", drift="time").columns(SPEEDS, elapsed=np.zeros(4))
 
 
@@ -108,7 +108,7 @@ def test_validation_messages():
         friction_model("arctan", dead_band="0.1")
     with pytest.raises(DynIdError, match=r"^qd must have shape \(samples, joints\), got \(3,\)$"):
         friction_model("arctan").columns(np.zeros(3))
-    with pytest.raises(DynIdError, match=r"coefficients must have shape \(2, 2\)"):
+    with pytest.raises(DynIdError, match=r"^coefficients must have shape \(2 joints, 2 coefficients\), got \(4,\)$"):
         friction_model("coulomb_viscous").torque(np.zeros(4), SPEEDS)
 
 
