@@ -48,6 +48,7 @@ import dataclasses
 import logging
 import math
 import xml.etree.ElementTree as ElementTree
+from typing import ClassVar
 
 import numpy as np
 import pinocchio as pin
@@ -55,7 +56,7 @@ import pinocchio as pin
 from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.experiment.simulation import plausible_parameters
-from robot_dynid.experiment.trajectory_following import ArmSamples, TrajectoryFollower
+from robot_dynid.experiment.trajectory_following import ArmSamples, GridArm
 from robot_dynid.model.friction import FrictionModel
 from robot_dynid.model.link_inertials import prior_parameters
 from robot_dynid.model.regressor import N_INERTIAL, Regressor, inertia_parameter_map
@@ -397,7 +398,7 @@ class MujocoRobot:
         return self.regressor.torque(self.parameters, q, qd, qdd)
 
 
-class MujocoArm:
+class MujocoArm(GridArm):
     """A MuJoCo arm following trajectories (module docstring), sampled on the grid ``t_k = k / rate``.
 
     The same interface as :class:`~robot_dynid.experiment.trajectory_following.SimulatedArm`: send trajectories to
@@ -419,27 +420,18 @@ class MujocoArm:
         :meth:`advance` returns at most this much [s] of samples.
     """
 
+    simulator_type: ClassVar[type] = MujocoRobot
+
     def __init__(self, simulator: MujocoRobot, rate: float, initial_positions=None, seed=None,
                  max_lag: float = 1.0) -> None:
-        if not isinstance(simulator, MujocoRobot):
-            raise DataError(f"simulator must be a MujocoRobot, got {type(simulator).__name__}")
-        if not (math.isfinite(rate) and rate > 0.0):
-            raise DataError(f"rate must be finite and > 0 [Hz], got {rate!r}")
-        if not (math.isfinite(max_lag) and max_lag > 0.0):
-            raise DataError(f"max_lag must be finite and > 0 [s], got {max_lag!r}")
-        self.simulator = simulator
-        self.rate = float(rate)
-        self.max_lag = float(max_lag)
+        super().__init__(simulator, rate, initial_positions, seed, max_lag)
         model = simulator.model.model
-        self.substeps = max(1, math.ceil(1.0 / (rate * model.opt.timestep) - 1e-9))
+        self.substeps = max(1, math.ceil(1.0 / (self.rate * model.opt.timestep) - 1e-9))
         model.opt.timestep = 1.0 / (self.rate * self.substeps)
-        self.follower = TrajectoryFollower(simulator.regressor.robot.joint_names, initial_positions)
-        self._rng = np.random.default_rng(seed)
         self._data = simulator.mujoco.MjData(model)
         self._data.qpos[simulator.model.qpos] = self.follower.sample([0.0])[0][0]
         omega = 2.0 * math.pi * TRACKING_BANDWIDTH
         self._gains = (omega**2, 2.0 * omega)
-        self._next_index = 0
 
     @property
     def timestep(self) -> float:

@@ -35,6 +35,7 @@ import dataclasses
 import logging
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -90,12 +91,7 @@ def _point_values(field: str, values, times: np.ndarray, joint_names, required: 
         if row.size != len(joint_names):
             raise DataError(f"point {index}: {field} has {row.size} values, expected {len(joint_names)} "
                             f"(one per joint in joint_names; give {field} for every point or none)")
-    array = np.array(rows)
-    bad = np.argwhere(~np.isfinite(array))
-    if bad.size:
-        point, joint = bad[0]
-        raise DataError(f"point {point}: {field} of joint {joint_names[joint]} is {array[point, joint]}")
-    return array
+    return validators.array(rows, field, axes=("points", "joints"), columns=joint_names)
 
 
 def _check_time(name: str, value) -> float:
@@ -122,10 +118,8 @@ class TrajectoryFollower:
             raise DataError("joint_names is empty")
         unique_names(self.joint_names, "joint_names")
         n = len(self.joint_names)
-        positions = np.zeros(n) if initial_positions is None else np.asarray(initial_positions, dtype=float)
-        if positions.shape != (n,) or not np.all(np.isfinite(positions)):
-            raise DataError(f"initial_positions must be {n} finite values [rad] (one per joint of "
-                            f"{list(self.joint_names)}), got {positions.tolist()}")
+        positions = np.zeros(n) if initial_positions is None else validators.array(
+            initial_positions, "initial_positions", shape=(n,), axes=("joints",), columns=self.joint_names, unit="rad")
         if not history >= 0.0:
             raise DataError(f"history must be >= 0 [s], got {history!r}")
         self.history = float(history)
@@ -166,11 +160,9 @@ class TrajectoryFollower:
         """
         names = tuple(joint_names)
         columns = index_in(self.joint_names, names, "joint_names", "the arm")
-        times = np.asarray(time_from_start, dtype=float).reshape(-1)
+        times = validators.array(time_from_start, "time_from_start", minimum=0.0, unit="s", axes=("points",)).reshape(-1)
         if times.size == 0:
             raise DataError("no points given")
-        if not np.all(np.isfinite(times)) or times[0] < 0.0:
-            raise DataError(f"time_from_start must be finite and >= 0 [s], got {times.tolist()}")
         decreasing = np.flatnonzero(np.diff(times) <= 0.0)
         if decreasing.size:
             k = decreasing[0] + 1
@@ -233,9 +225,7 @@ class TrajectoryFollower:
         q, qd, qdd : ndarray, shape (N, n)
             [rad], [rad/s], [rad/s^2].
         """
-        t = np.asarray(times, dtype=float).reshape(-1)
-        if not np.all(np.isfinite(t)):
-            raise DataError(f"times must be finite [s], got {t.tolist()}")
+        t = validators.array(times, "times", unit="s").reshape(-1)
         t = np.maximum(t, self._starts[0])
         segment = np.searchsorted(self._starts, t, side="right") - 1
         s = (t - self._origins[segment])[:, None, None]
@@ -273,7 +263,26 @@ class ArmSamples:
     n_skipped: int = 0
 
 
-class SimulatedArm:
+class GridArm:
+    """What every arm sampled on the grid ``t_k = k / rate`` checks and holds (:class:`SimulatedArm`,
+    :class:`~robot_dynid.experiment.mujoco_engine.MujocoArm`): its simulator (of ``simulator_type``), the
+    rate [Hz] and ``max_lag`` [s] (finite, > 0), the :class:`TrajectoryFollower`, the noise generator and
+    the index of the next grid sample."""
+
+    simulator_type: ClassVar[type] = SimulatedRobot
+
+    def __init__(self, simulator, rate: float, initial_positions=None, seed=None, max_lag: float = 1.0) -> None:
+        if not isinstance(simulator, self.simulator_type):
+            raise DataError(f"simulator must be a {self.simulator_type.__name__}, got {type(simulator).__name__}")
+        self.simulator = simulator
+        self.rate = validators.positive(rate, "rate", DataError, "Hz")
+        self.max_lag = validators.positive(max_lag, "max_lag", DataError, "s")
+        self.follower = TrajectoryFollower(simulator.regressor.robot.joint_names, initial_positions)
+        self._rng = np.random.default_rng(seed)
+        self._next_index = 0
+
+
+class SimulatedArm(GridArm):
     """A simulated arm following trajectories, sampled on the grid ``t_k = k / rate``.
 
     Parameters
@@ -294,21 +303,6 @@ class SimulatedArm:
     follower : TrajectoryFollower
         Send trajectories here (``follower.command``).
     """
-
-    def __init__(self, simulator: SimulatedRobot, rate: float, initial_positions=None, seed=None,
-                 max_lag: float = 1.0) -> None:
-        if not isinstance(simulator, SimulatedRobot):
-            raise DataError(f"simulator must be a SimulatedRobot, got {type(simulator).__name__}")
-        if not (math.isfinite(rate) and rate > 0.0):
-            raise DataError(f"rate must be finite and > 0 [Hz], got {rate!r}")
-        if not (math.isfinite(max_lag) and max_lag > 0.0):
-            raise DataError(f"max_lag must be finite and > 0 [s], got {max_lag!r}")
-        self.simulator = simulator
-        self.rate = float(rate)
-        self.max_lag = float(max_lag)
-        self.follower = TrajectoryFollower(simulator.regressor.robot.joint_names, initial_positions)
-        self._rng = np.random.default_rng(seed)
-        self._next_index = 0
 
     def samples(self, times) -> ArmSamples:
         """State and torques at ``times`` (N,) [s since the cold start]."""
