@@ -32,6 +32,7 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from robot_dynid import validators
 from robot_dynid.errors import DataError
 from robot_dynid.joint_names import match_joints, unique_names
 from robot_dynid.recordings.stages import (CUSTOM_PREFIX, NO_CYCLE, NO_STAGE, StageInterval, check_stage_label,
@@ -119,14 +120,16 @@ def check_strictly_increasing(time: np.ndarray) -> None:
                         f"{float(time[offending - 1])!r} s")
 
 
-def _as_float_array(name: str, value, shape: tuple[int, ...], shape_text: str) -> np.ndarray:
-    array = np.array(value, dtype=np.float64)
-    if array.shape != shape:
-        raise DataError(f"{name} has shape {array.shape}, expected {shape} ({shape_text})")
-    bad = np.flatnonzero(~np.isfinite(array).reshape(shape[0], -1).all(axis=1))
-    if bad.size:
-        raise DataError(f"{name} holds NaN or inf at sample {bad[0]} ({bad.size} samples); "
-                        "build the recording with Recording.from_arrays to drop such samples")
+def _as_float_array(name: str, value, shape: tuple[int, ...], axes: tuple[str, ...],
+                    columns: Sequence[str] | None = None) -> np.ndarray:
+    """A read-only float copy of ``value`` checked by :func:`~robot_dynid.validators.array`; the message of a
+    NaN or inf adds that :meth:`Recording.from_arrays` drops such samples."""
+    array = validators.array(value, name, shape=shape, axes=axes, finite=False, copy=True)
+    if not np.isfinite(array).all():
+        try:
+            validators.array(array, name, axes=axes, columns=columns)
+        except DataError as error:
+            raise DataError(f"{error}; build the recording with Recording.from_arrays to drop such samples") from None
     array.setflags(write=False)
     return array
 
@@ -193,21 +196,18 @@ class Recording:
                             f"got {self.joint_names!r}")
         unique_names(names, f"{self.source}: joint_names")
         object.__setattr__(self, "joint_names", names)
-        time = np.array(self.time, dtype=np.float64)
-        if time.ndim != 1 or time.size == 0:
-            raise DataError(f"time has shape {time.shape}, expected (N,) with N >= 1")
+        time = validators.array(self.time, "time", shape=(None,), axes=("samples",), min_length=1, finite=False)
         n_samples, n_joints = time.size, len(names)
-        time = _as_float_array("time", time, (n_samples,), "N samples")
+        time = _as_float_array("time", time, (n_samples,), ("samples",))
         check_strictly_increasing(time)
         object.__setattr__(self, "time", time)
-        joint_shape_text = f"N={n_samples} samples, n={n_joints} joints {list(names)}"
         for field in JOINT_FIELDS:
             value = getattr(self, field)
             if value is None and field == "q":
                 raise DataError("q is required, got None")
             if value is not None:
                 object.__setattr__(self, field, _as_float_array(
-                    field, value, (n_samples, n_joints), joint_shape_text))
+                    field, value, (n_samples, n_joints), ("samples", "joints"), names))
         if self.stage is not None:
             object.__setattr__(self, "stage", self._checked_stage(n_samples))
         if self.cycle is not None:
@@ -260,9 +260,7 @@ class Recording:
         DataError
             Every sample holds NaN or inf, or as the constructor.
         """
-        time = np.asarray(time, dtype=np.float64)
-        if time.ndim != 1:
-            raise DataError(f"time has shape {time.shape}, expected (N,)")
+        time = validators.array(time, "time", shape=(None,), axes=("samples",), finite=False)
         for name, labels in (("stage", stage), ("cycle", cycle)):
             if labels is not None and np.shape(labels) != time.shape:
                 raise DataError(f"{name} has shape {np.shape(labels)}, expected {time.shape}")
@@ -273,9 +271,7 @@ class Recording:
         for name, value in fields.items():
             if value is None:
                 continue
-            value = np.asarray(value, dtype=np.float64)
-            if value.ndim != 2 or value.shape[0] != time.size:
-                raise DataError(f"{name} has shape {value.shape}, expected ({time.size}, n)")
+            value = validators.array(value, name, shape=(time.size, None), axes=("samples", "joints"), finite=False)
             newly_bad = keep & ~np.isfinite(value).all(axis=1)
             if newly_bad.any():
                 counter.add(f"non-finite {name}", float(time[np.argmax(newly_bad)]),

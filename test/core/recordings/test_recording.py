@@ -31,9 +31,9 @@ def test_fields_are_read_only_float_arrays_and_elapsed_starts_at_zero():
 
 
 def test_wrong_shape_names_the_field_and_both_shapes():
-    with pytest.raises(DataError, match=r"tau has shape \(12, 2\), expected \(12, 3\)"):
+    with pytest.raises(DataError, match=r"^tau must have shape \(12 samples, 3 joints\), got \(12, 2\)$"):
         make_recording(tau=np.zeros((12, 2)))
-    with pytest.raises(DataError, match=r"q has shape \(11, 3\), expected \(12, 3\)"):
+    with pytest.raises(DataError, match=r"^q must have shape \(12 samples, 3 joints\), got \(11, 3\)$"):
         make_recording(q=np.zeros((11, 3)))
     with pytest.raises(DataError, match=r"stage has shape \(3,\), expected \(12,\)"):
         make_recording(stage=["rest"] * 3)
@@ -49,7 +49,8 @@ def test_time_must_increase_strictly_naming_first_offending_sample():
 def test_non_finite_values_are_rejected_by_the_constructor():
     qd = np.zeros((12, 3))
     qd[4, 1] = np.nan
-    with pytest.raises(DataError, match=r"qd holds NaN or inf at sample 4.*from_arrays"):
+    with pytest.raises(DataError, match=r"^qd must be finite, got nan at sample 4, joint elbow; build the recording with "
+                                        r"Recording.from_arrays to drop such samples$"):
         make_recording(qd=qd)
 
 
