@@ -115,7 +115,7 @@ def array(value: Any, field: str, error: type[Exception] = DataError, *, ndim: i
     axes : sequence of str, optional
         Plural names of the axes (``("samples", "joints")``), used in messages:
         ``tau must have shape (samples, 6 joints), got (100, 5)``; the non-finite message names an
-        element by them (``at sample 3, joint j2``).
+        element by them (``at sample 3, joint j2``, indices from 0), else by its index (``at tau[3, 1]``).
     columns : sequence of str, optional
         Names of the entries along the last axis (joint or CSV column names), named in the
         non-finite message instead of the index.

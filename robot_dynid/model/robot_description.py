@@ -192,17 +192,14 @@ def current_to_torque(current, torque_constant, gear_ratio, efficiency=None) -> 
     ndarray, shape (N, n)
         Joint torque [N m].
     """
-    current = np.asarray(current, dtype=float)
-    if current.ndim != 2 or not np.all(np.isfinite(current)):
-        raise DataError(f"current must be finite with shape (N, n), got shape {current.shape}")
+    current = validators.array(current, "current", ndim=2, axes=("samples", "joints"), unit="A")
     n_joints = current.shape[1]
-    torque_constant = np.asarray(torque_constant, dtype=float)
-    if np.ndim(torque_constant) == 0:
-        torque_constant = np.full(n_joints, float(torque_constant))
-    if torque_constant.shape != (n_joints,) or np.any(~np.isfinite(torque_constant)) \
-            or np.any(torque_constant == 0.0):
-        raise DataError(f"torque_constant must be ({n_joints},) finite and non-zero [N m/A], "
-                        f"got {torque_constant!r}")
+    torque_constant = validators.array(torque_constant, "torque_constant", ndim=(0, 1), unit="N m/A")
+    torque_constant = validators.array(np.broadcast_to(torque_constant, (n_joints,)) if torque_constant.ndim == 0
+                                       else torque_constant, "torque_constant", shape=(n_joints,), axes=("joints",))
+    if np.any(torque_constant == 0.0):
+        raise DataError(f"torque_constant must be non-zero [N m/A], got 0.0 at joint "
+                        f"{int(np.flatnonzero(torque_constant == 0.0)[0])}")
     gear_ratio = validators.per_joint(gear_ratio, n_joints, "gear_ratio", DataError)
     factor = torque_constant * gear_ratio
     if efficiency is not None:

@@ -164,8 +164,10 @@ def test_signal_processing_validation_messages():
         current_to_torque(np.ones((3, 2)), 0.1, [1.0, 2.0, 3.0])
     with pytest.raises(DataError, match=r"efficiency must be finite and in \(0, 1\]; joint 2 has 1.2"):
         current_to_torque(np.ones((3, 2)), 0.1, 10.0, efficiency=[0.9, 1.2])
-    with pytest.raises(DataError, match="torque_constant must be"):
+    with pytest.raises(DataError, match=r"^torque_constant must be non-zero \[N m/A\], got 0.0 at joint 1$"):
         current_to_torque(np.ones((3, 2)), [0.1, 0.0], 10.0)
+    with pytest.raises(DataError, match=r"^current must be finite \[A\], got inf at sample 2, joint 0$"):
+        current_to_torque([[1.0, 1.0], [1.0, 1.0], [np.inf, 1.0]], 0.1, 10.0)
     with pytest.raises(DataError, match=r"streams \['a', 'b'\] do not overlap"):
         resample_streams({"a": ([0.0, 1.0], [0.0, 1.0]), "b": ([2.0, 3.0], [0.0, 1.0])}, [0.5])
     with pytest.raises(DataError, match="stream 'a' time must be strictly increasing"):
