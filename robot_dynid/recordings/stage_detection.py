@@ -26,7 +26,6 @@ recording, detecting the stages first when it has no labels; the ``robot-dynid i
 from __future__ import annotations
 
 import logging
-import math
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -70,10 +69,6 @@ def _runs(mask: np.ndarray, breaks: np.ndarray) -> list[tuple[int, int]]:
         bounds = np.concatenate(([first], cuts, [stop]))
         runs.extend((int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]))
     return runs
-
-
-def _per_joint(name: str, value, n_joints: int) -> np.ndarray:
-    return validators.per_joint(value, n_joints, name, DataError)
 
 
 def _odd_window(duration: float, dt: float) -> int:
@@ -127,25 +122,19 @@ def detect_stages(time, qd, velocity_limits, rest_threshold=REST_THRESHOLD, *, j
         Sorted by start time, with ``start_time`` / ``end_time`` the times of the first and
         last sample of each stage and ``cycle`` -1.
     """
-    time = np.asarray(time, dtype=np.float64)
-    qd = np.asarray(qd, dtype=np.float64)
-    if time.ndim != 1 or time.size < 3:
-        raise DataError(f"time must have shape (N,) with N >= 3, got {time.shape}")
-    if qd.ndim != 2 or qd.shape[0] != time.size:
-        raise DataError(f"qd has shape {qd.shape}, expected ({time.size}, n)")
-    if not (np.all(np.isfinite(time)) and np.all(np.isfinite(qd))):
-        raise DataError("time and qd must be finite")
+    time = validators.array(time, "time", shape=(None,), axes=("samples",), min_length=3, unit="s")
+    qd = validators.array(qd, "qd", shape=(time.size, None), axes=("samples", "joints"), columns=joint_names,
+                          unit="rad/s")
     check_strictly_increasing(time)
     n_joints = qd.shape[1]
-    limits = _per_joint("velocity_limits", velocity_limits, n_joints)
-    threshold = _per_joint("rest_threshold", rest_threshold, n_joints)
+    limits = validators.per_joint(velocity_limits, n_joints, "velocity_limits", DataError, "rad/s")
+    threshold = validators.per_joint(rest_threshold, n_joints, "rest_threshold", DataError, "rad/s")
     windows = {"smoothing_window": smoothing_window, "flatness_window": flatness_window,
                "plateau_tolerance": plateau_tolerance, "min_rest_duration": min_rest_duration,
                "min_plateau_duration": min_plateau_duration,
                "min_motion_duration": min_motion_duration}
     for name, value in windows.items():
-        if not (math.isfinite(value) and value > 0.0):
-            raise DataError(f"{name} must be finite and > 0, got {value!r}")
+        validators.positive(value, name, DataError, "1" if name == "plateau_tolerance" else "s")
     names = tuple(joint_names) if joint_names is not None else \
         tuple(f"joint{j + 1}" for j in range(n_joints))
     if len(names) != n_joints:

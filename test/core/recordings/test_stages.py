@@ -202,10 +202,13 @@ def test_detection_input_validation():
         detect_stages(time, qd, [1.0, 1.0, 1.0])
     with pytest.raises(DataError, match="rest_threshold must be finite and > 0"):
         detect_stages(time, qd, [1.0, 1.0], rest_threshold=0.0)
-    with pytest.raises(DataError, match=r"qd has shape \(100, 2\), expected \(99, n\)"):
+    with pytest.raises(DataError, match=r"^qd must have shape \(99 samples, joints\), got \(100, 2\)$"):
         detect_stages(time[:-1], qd, [1.0, 1.0])
-    with pytest.raises(DataError, match="min_plateau_duration must be finite and > 0"):
+    with pytest.raises(DataError, match=r"^min_plateau_duration must be finite and > 0 \[s\], got -1.0$"):
         detect_stages(time, qd, [1.0, 1.0], min_plateau_duration=-1.0)
+    with pytest.raises(DataError, match=r"^qd must be finite \[rad/s\], got nan at sample 3, joint b$"):
+        detect_stages(time, np.where((np.arange(100) == 3)[:, None] & (np.arange(2) == 1), np.nan, qd), [1.0, 1.0],
+                      joint_names=["a", "b"])
     with pytest.raises(DataError, match=r"joint_names has 1 names, expected 2"):
         detect_stages(time, qd, [1.0, 1.0], joint_names=["a"])
     backwards = time.copy()
