@@ -98,7 +98,7 @@ def array(value: Any, field: str, error: type[Exception] = DataError, *, ndim: i
           shape: tuple[int | None, ...] | None = None, axes: Sequence[str] | None = None,
           columns: Sequence[str] | None = None, min_length: int = 0, finite: bool = True,
           minimum: float | None = None, allow_minimum: bool = True, unit: str | None = None,
-          copy: bool = False) -> np.ndarray:
+          broadcast: bool = False, copy: bool = False) -> np.ndarray:
     """``value`` as a float64 ndarray checked like scikit-learn's ``check_array``; one wording per rule.
 
     Parameters
@@ -127,6 +127,8 @@ def array(value: Any, field: str, error: type[Exception] = DataError, *, ndim: i
         Least value (exclusive without ``allow_minimum``), the first element below it named.
     unit : str, optional
         Unit of the values, stated in the messages about values.
+    broadcast : bool
+        A scalar stands for every element of ``shape`` (all sizes given).
     copy : bool
         Return a new array even when ``value`` already is a float64 ndarray.
     """
@@ -134,10 +136,14 @@ def array(value: Any, field: str, error: type[Exception] = DataError, *, ndim: i
         result = np.array(value, dtype=float, copy=True) if copy else np.asarray(value, dtype=float)
     except (TypeError, ValueError, OverflowError):
         raise error(f"{field} must be an array of numbers{_unit(unit)}, got {_show(value)}") from None
+    values = result     # what the value checks read: a broadcast scalar is named as given
     if shape is not None:
+        if broadcast and result.ndim == 0:
+            result = np.full(shape, float(result))
         if result.ndim != len(shape) or any(size is not None and actual != size
                                             for actual, size in zip(result.shape, shape)):
-            raise error(f"{field} must have shape {_shape_text(shape, axes)}, got {result.shape}")
+            scalar = "be a scalar or " if broadcast else ""
+            raise error(f"{field} must {scalar}have shape {_shape_text(shape, axes)}, got {result.shape}")
     elif ndim is not None:
         allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
         if result.ndim not in allowed:
@@ -147,13 +153,13 @@ def array(value: Any, field: str, error: type[Exception] = DataError, *, ndim: i
     if min_length and (result.ndim == 0 or result.shape[0] < min_length):
         what = axes[0] if axes else "entries"
         raise error(f"{field} must have at least {min_length} {what}, got shape {result.shape}")
-    if finite and not np.isfinite(result).all():
-        bad = ~np.isfinite(result)
-        raise error(f"{field} must be finite{_unit(unit)}, got {_element(result, bad, field, axes, columns)}")
-    if minimum is not None and not (result >= minimum if allow_minimum else result > minimum).all():
-        bad = ~(result >= minimum) if allow_minimum else ~(result > minimum)
+    if finite and not np.isfinite(values).all():
+        bad = ~np.isfinite(values)
+        raise error(f"{field} must be finite{_unit(unit)}, got {_element(values, bad, field, axes, columns)}")
+    if minimum is not None and not (values >= minimum if allow_minimum else values > minimum).all():
+        bad = ~(values >= minimum) if allow_minimum else ~(values > minimum)
         raise error(f"{field} must be {'>=' if allow_minimum else '>'} {minimum:g}{_unit(unit)}, "
-                    f"got {_element(result, bad, field, axes, columns)}")
+                    f"got {_element(values, bad, field, axes, columns)}")
     return result
 
 

@@ -659,9 +659,8 @@ class RecursiveLeastSquares:
         """The diagonal of S, (n_outputs,), or 1.0 for ``S = I``."""
         if noise_variance is None:
             return 1.0
-        noise = validators.array(noise_variance, "noise_variance", ndim=(0, 1), minimum=0.0, allow_minimum=False)
-        return validators.array(np.broadcast_to(noise, (n_outputs,)) if noise.size == 1 else noise,
-                                "noise_variance", shape=(n_outputs,), axes=("outputs",), finite=False)
+        return validators.array(noise_variance, "noise_variance", shape=(n_outputs,), axes=("outputs",),
+                                minimum=0.0, allow_minimum=False, broadcast=True)
 
     def update(self, phi, y, noise_variance=None) -> np.ndarray:
         """One recursive update.

@@ -55,7 +55,7 @@ import pinocchio as pin
 
 from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
-from robot_dynid.experiment.simulation import plausible_parameters
+from robot_dynid.experiment.simulation import noise_std_per_joint, plausible_parameters
 from robot_dynid.experiment.trajectory_following import ArmSamples, GridArm
 from robot_dynid.model.friction import FrictionModel
 from robot_dynid.model.link_inertials import prior_parameters
@@ -336,9 +336,7 @@ class MujocoRobot:
     def __init__(self, robot: RobotDescription, friction: FrictionModel = FrictionModel("coulomb_viscous"),
                  seed: int | None = 0, noise_std=0.0, timestep: float = DEFAULT_TIMESTEP) -> None:
         self.mujoco = import_mujoco()
-        noise_std = np.broadcast_to(np.asarray(noise_std, dtype=float), (robot.n_joints,))
-        if not np.all(np.isfinite(noise_std)) or np.any(noise_std < 0.0):
-            raise DynIdError(f"noise_std must be finite and >= 0 [N m], got {noise_std}")
+        noise_std = noise_std_per_joint(noise_std, robot.joint_names)
         if friction.name not in _FAMILY and friction.name != "none":
             raise DynIdError(f"friction model {friction.name!r} has no MuJoCo counterpart; use one of "
                              f"{sorted(_FAMILY)} or none")

@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.model.regressor import N_INERTIAL, Regressor, inertia_parameter_map
 from robot_dynid.model.joint_chains import joint_motion_subspace
@@ -181,6 +182,13 @@ def simulation_parameters(regressor: Regressor, seed: int | None = 0) -> np.ndar
     return np.concatenate(parts)
 
 
+def noise_std_per_joint(value, joint_names) -> np.ndarray:
+    """Measurement noise standard deviation per joint [N m], (n,): one for all joints or one per joint of
+    ``joint_names``, each finite and >= 0."""
+    return validators.array(value, "noise_std", DynIdError, shape=(len(joint_names),), axes=("joints",),
+                            columns=joint_names, minimum=0.0, unit="N m", broadcast=True, copy=True)
+
+
 class SimulatedRobot:
     """Joint torques of a known model, with noise and friction warm-up.
 
@@ -207,20 +215,14 @@ class SimulatedRobot:
                  warmup_time_constant_2: float = 300.0) -> None:
         if not isinstance(regressor, Regressor):
             raise DynIdError(f"regressor must be a Regressor, got {type(regressor).__name__}")
-        parameters = np.asarray(parameters, dtype=float)
-        if parameters.shape != (regressor.n_parameters,):
-            raise DynIdError(f"parameters must have shape ({regressor.n_parameters},) in the "
-                             f"order of regressor.parameter_names, got {parameters.shape}")
-        noise_std = np.broadcast_to(np.asarray(noise_std, dtype=float), (regressor.n_joints,))
-        if not np.all(np.isfinite(noise_std)) or np.any(noise_std < 0.0):
-            raise DynIdError(f"noise_std must be finite and >= 0 [N m], got {noise_std}")
+        parameters = validators.array(parameters, "parameters", DynIdError, shape=(regressor.n_parameters,),
+                                      axes=("parameters",), columns=regressor.parameter_names, finite=False)
+        noise_std = noise_std_per_joint(noise_std, regressor.robot.joint_names)
         for name, value in (("cold_excess", cold_excess), ("cold_excess_2", cold_excess_2)):
-            if not math.isfinite(value) or value < 0.0:
-                raise DynIdError(f"{name} must be finite and >= 0, got {value!r}")
+            validators.positive(value, name, DynIdError, "1", allow_zero=True)
         for name, value in (("warmup_time_constant", warmup_time_constant),
                             ("warmup_time_constant_2", warmup_time_constant_2)):
-            if not (math.isfinite(value) and value > 0.0):
-                raise DynIdError(f"{name} must be finite and > 0 [s], got {value!r}")
+            validators.positive(value, name, DynIdError, "s")
         if cold_excess + cold_excess_2 > 0.0 and regressor.friction.n_coefficients == 0:
             raise DynIdError("cold_excess > 0 needs a friction model; the regressor has none")
         self.regressor = regressor

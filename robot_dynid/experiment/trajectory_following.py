@@ -160,7 +160,8 @@ class TrajectoryFollower:
         """
         names = tuple(joint_names)
         columns = index_in(self.joint_names, names, "joint_names", "the arm")
-        times = validators.array(time_from_start, "time_from_start", minimum=0.0, unit="s", axes=("points",)).reshape(-1)
+        times = validators.array(time_from_start, "time_from_start", axes=("points",), minimum=0.0,
+                                 unit="s").reshape(-1)
         if times.size == 0:
             raise DataError("no points given")
         decreasing = np.flatnonzero(np.diff(times) <= 0.0)

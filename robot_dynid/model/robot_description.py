@@ -194,9 +194,8 @@ def current_to_torque(current, torque_constant, gear_ratio, efficiency=None) -> 
     """
     current = validators.array(current, "current", ndim=2, axes=("samples", "joints"), unit="A")
     n_joints = current.shape[1]
-    torque_constant = validators.array(torque_constant, "torque_constant", ndim=(0, 1), unit="N m/A")
-    torque_constant = validators.array(np.broadcast_to(torque_constant, (n_joints,)) if torque_constant.ndim == 0
-                                       else torque_constant, "torque_constant", shape=(n_joints,), axes=("joints",))
+    torque_constant = validators.array(torque_constant, "torque_constant", shape=(n_joints,), axes=("joints",),
+                                       unit="N m/A", broadcast=True)
     if np.any(torque_constant == 0.0):
         raise DataError(f"torque_constant must be non-zero [N m/A], got 0.0 at joint "
                         f"{int(np.flatnonzero(torque_constant == 0.0)[0])}")

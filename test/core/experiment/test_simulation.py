@@ -133,10 +133,16 @@ def test_invalid_simulation_settings_are_rejected():
     robot = load_robot(os.path.join(ROOT, "config", "robots", "puma560.yaml"))
     regressor = Regressor(robot)
     parameters = plausible_parameters(robot)
-    with pytest.raises(DynIdError, match=r"parameters must have shape \(60,\)"):
+    with pytest.raises(DynIdError, match=r"^parameters must have shape \(60 parameters,\), got \(59,\)$"):
         SimulatedRobot(regressor, parameters[:-1])
-    with pytest.raises(DynIdError, match=r"noise_std must be finite and >= 0 \[N m\]"):
+    with pytest.raises(DynIdError, match=r"^noise_std must be >= 0 \[N m\], got -1.0$"):
         SimulatedRobot(regressor, parameters, noise_std=-1.0)
+    with pytest.raises(DynIdError, match=r"^noise_std must be finite \[N m\], got nan at joint j3$"):
+        SimulatedRobot(regressor, parameters, noise_std=[0.1, 0.1, np.nan, 0.1, 0.1, 0.1])
+    with pytest.raises(DynIdError, match=r"^noise_std must be a scalar or have shape \(6 joints,\), got \(2,\)$"):
+        SimulatedRobot(regressor, parameters, noise_std=[0.1, 0.1])
+    with pytest.raises(DynIdError, match=r"^warmup_time_constant must be finite and > 0 \[s\], got 0.0$"):
+        SimulatedRobot(regressor, parameters, warmup_time_constant=0.0)
     with pytest.raises(DynIdError, match=r"cold_excess > 0 needs a friction model"):
         SimulatedRobot(regressor, parameters, cold_excess=0.2)
     with_friction = Regressor(robot, friction=friction_model("coulomb_viscous"))
