@@ -173,8 +173,7 @@ class IdentificationSettings:
             raise DynIdError(f"friction_side must be one of {list(FRICTION_SIDES)} or None, got {self.friction_side!r}")
         OPTIONS["method"].check(self.method)
         OPTIONS["forgetting"].check(self.forgetting)
-        if self.chunk_size < 1:
-            raise DynIdError(f"chunk_size must be a positive number of samples, got {self.chunk_size!r}")
+        validators.count(self.chunk_size, "chunk_size", DynIdError)
         if self.lowpass is not None:
             validators.positive(self.lowpass, "lowpass", DynIdError, "Hz")
         if self.consistency is not None and "consistent" not in ESTIMATORS[self.method].options:
