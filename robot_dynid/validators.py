@@ -25,7 +25,7 @@ def _unit(unit: str | None) -> str:
 def number(value: Any, field: str, error: type[Exception] = DataError) -> float:
     """``value`` as a finite float: an int or float, not a bool, not NaN or inf."""
     if isinstance(value, bool) or not isinstance(value, _REAL):
-        raise error(f"{field} must be a number, got {type(value).__name__} {_show(value)}")
+        raise error(f"{field} must be a number, got {type(value).__name__} {show(value)}")
     value = _float(value, field, error)
     if not math.isfinite(value):
         raise error(f"{field} must be finite, got {value!r}")
@@ -38,7 +38,7 @@ def positive(value: Any, field: str, error: type[Exception] = DataError, unit: s
     bound = ">= 0" if allow_zero else "> 0"
     x = _finite_or_nan(value)
     if not (x > 0.0 or (x == 0.0 and allow_zero)):
-        raise error(f"{field} must be finite and {bound}{_unit(unit)}, got {_show(value)}")
+        raise error(f"{field} must be finite and {bound}{_unit(unit)}, got {show(value)}")
     return x
 
 
@@ -47,7 +47,7 @@ def fraction(value: Any, field: str, error: type[Exception] = DataError, allow_z
     interval = "[0, 1]" if allow_zero else "(0, 1]"
     x = _finite_or_nan(value)
     if not ((0.0 < x <= 1.0) or (x == 0.0 and allow_zero)):
-        raise error(f"{field} must be in {interval}, got {_show(value)}")
+        raise error(f"{field} must be in {interval}, got {show(value)}")
     return x
 
 
@@ -58,7 +58,7 @@ def count(value: Any, field: str, error: type[Exception] = DataError, minimum: i
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum \
             or (maximum is not None and value > maximum):
         rule = f">= {minimum}" if maximum is None else f"in {minimum}..{maximum}"
-        raise error(f"{field} must be an integer {rule}, got {_show(value)}")
+        raise error(f"{field} must be an integer {rule}, got {show(value)}")
     return int(value)
 
 
@@ -74,21 +74,21 @@ def in_range(value: Any, field: str, error: type[Exception] = DataError, unit: s
         high = "inf" if maximum is None else f"{maximum:g}"
         opening = "[" if allow_minimum and minimum is not None else "("
         closing = "]" if maximum is not None else ")"
-        raise error(f"{field} must be finite and in {opening}{low}, {high}{closing}{_unit(unit)}, got {_show(value)}")
+        raise error(f"{field} must be finite and in {opening}{low}, {high}{closing}{_unit(unit)}, got {show(value)}")
     return x
 
 
 def flag(value: Any, field: str, error: type[Exception] = DataError) -> bool:
     """``value`` if it is a bool (true or false, not a number or a string)."""
     if not isinstance(value, (bool, np.bool_)):
-        raise error(f"{field} must be true or false, got {_show(value)}")
+        raise error(f"{field} must be true or false, got {show(value)}")
     return bool(value)
 
 
 def text(value: Any, field: str, error: type[Exception] = DataError, choices: Sequence[str] | None = None) -> str:
     """``value`` if it is a string (one of ``choices`` when given)."""
     if not isinstance(value, str):
-        raise error(f"{field} must be a string, got {_show(value)}")
+        raise error(f"{field} must be a string, got {show(value)}")
     if choices is not None and value not in choices:
         raise error(f"{field} must be one of {list(choices)}, got {value!r}")
     return value
@@ -135,7 +135,7 @@ def array(value: Any, field: str, error: type[Exception] = DataError, *, ndim: i
     try:
         result = np.array(value, dtype=float, copy=True) if copy else np.asarray(value, dtype=float)
     except (TypeError, ValueError, OverflowError):
-        raise error(f"{field} must be an array of numbers{_unit(unit)}, got {_show(value)}") from None
+        raise error(f"{field} must be an array of numbers{_unit(unit)}, got {show(value)}") from None
     values = result     # what the value checks read: a broadcast scalar is named as given
     if shape is not None:
         if broadcast and result.ndim == 0:
@@ -174,10 +174,11 @@ def _shape_text(shape: tuple[int | None, ...], axes: Sequence[str] | None) -> st
 
 
 def _singular(name: str) -> str:
-    """``samples`` -> ``sample``; ``rows of phi`` -> ``row of phi``."""
-    head, _, tail = name.partition(" ")
-    head = head[:-1] if head.endswith("s") else head
-    return f"{head} {tail}" if tail else head
+    """``samples`` -> ``sample``, ``base parameters`` -> ``base parameter``, ``rows of phi`` -> ``row of phi``."""
+    head, of, tail = name.partition(" of ")
+    words = head.split(" ")
+    words[-1] = words[-1][:-1] if words[-1].endswith("s") else words[-1]
+    return " ".join(words) + of + tail
 
 
 def _element(values: np.ndarray, bad: np.ndarray, field: str, axes: Sequence[str] | None,
@@ -213,16 +214,16 @@ def _float(value: Any, field: str, error: type[Exception]) -> float:
     try:
         return float(value)
     except OverflowError:
-        raise error(f"{field} must be a number within the float range (|x| < 1.8e308), got {_show(value)}") from None
+        raise error(f"{field} must be a number within the float range (|x| < 1.8e308), got {show(value)}") from None
 
 
-def _show(value: Any) -> str:
-    """``repr(value)``, shortened: a huge integer by its size (``str`` of one beyond 4300 digits
-    raises ValueError), anything else to 80 characters."""
+def show(value: Any) -> str:
+    """``repr(value)`` on one line for a message, shortened: a huge integer by its size (``str`` of one
+    beyond 4300 digits raises ValueError), anything else to 80 characters."""
     if isinstance(value, int) and abs(value) >= 10 ** 30:
         return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
     try:
-        text = repr(value)
+        text = " ".join(repr(value).split())
     except (RecursionError, ValueError):
         return f"a {type(value).__name__} too deep or large to show"
     return text if len(text) <= 80 else text[:77] + "..."
@@ -235,7 +236,7 @@ def per_joint(value: Any, n_joints: int, field: str, error: type[Exception] = Da
         array = np.asarray(value, dtype=float)
     except (TypeError, ValueError, OverflowError):
         raise error(f"{field} must be a number or a list of {n_joints} numbers{_unit(unit)}, "
-                    f"got {_show(value)}") from None
+                    f"got {show(value)}") from None
     array = np.broadcast_to(array, (n_joints,)) if array.ndim == 0 else array
     if array.shape != (n_joints,):
         raise error(f"{field} must be a scalar or have shape ({n_joints},), one per joint, got {array.shape}")
@@ -250,16 +251,31 @@ def numbers(value: Any, length: int, field: str, error: type[Exception] = DataEr
             unit: str | None = None) -> tuple[float, ...]:
     """A list of ``length`` finite numbers."""
     if not isinstance(value, (list, tuple)) or len(value) != length:
-        raise error(f"{field} must be a list of {length} numbers{_unit(unit)}, got {_show(value)}")
+        raise error(f"{field} must be a list of {length} numbers{_unit(unit)}, got {show(value)}")
     return tuple(number(item, f"{field}[{index}]", error) for index, item in enumerate(value))
+
+
+def mapping_of(value: Any, field: str, error: type[Exception] = DataError) -> Mapping:
+    """``value`` if it is a mapping."""
+    if not isinstance(value, Mapping):
+        raise error(f"{field} must be a mapping, got {type(value).__name__}")
+    return value
+
+
+def entries(value: Any, field: str, error: type[Exception] = DataError, length: int | None = None) -> list:
+    """``value`` if it is a list (of ``length`` entries when given)."""
+    if not isinstance(value, list):
+        raise error(f"{field} must be a list, got {show(value)}")
+    if length is not None and len(value) != length:
+        raise error(f"{field} has {len(value)} entries, expected {length}")
+    return value
 
 
 def known_keys(mapping: Any, field: str, required: Sequence[str], optional: Sequence[str] = (),
                error: type[Exception] = DataError) -> Mapping:
     """``mapping`` if it is a mapping with every required key and no key outside
     ``required + optional``; the message names every unknown key and the first missing one."""
-    if not isinstance(mapping, Mapping):
-        raise error(f"{field or 'the data'} must be a mapping, got {type(mapping).__name__}")
+    mapping_of(mapping, field or "the data", error)
     where = f"{field}: " if field else ""
     allowed = tuple(required) + tuple(optional)
     unknown = [key for key in mapping if key not in allowed]

@@ -42,7 +42,7 @@ import numpy as np
 import yaml
 
 from robot_dynid import validators
-from robot_dynid.errors import DataError, DynIdError, ModelFileError
+from robot_dynid.errors import DynIdError, ModelFileError
 from robot_dynid.joint_names import index_in
 from robot_dynid.model.base_parameters import BaseParameters
 from robot_dynid.model.friction import DRIFT_MODES, FRICTION_MODEL_NAMES, FrictionModel
@@ -167,20 +167,9 @@ class DynamicModel:
             object.__setattr__(self, "friction_side", self.regressor.friction_side)
         except DynIdError as error:
             raise ModelFileError(f"model.friction_side: {error}") from None
-        values = np.asarray(self.values, dtype=float)
-        std = np.asarray(self.std, dtype=float)
-        if values.shape != (self.base.rank,):
-            raise ModelFileError(
-                f"base parameter values have shape {values.shape}, expected ({self.base.rank},)"
-            )
-        if std.shape != values.shape:
-            raise ModelFileError(f"base parameter std has shape {std.shape}, expected {values.shape}")
-        for field, array, valid, rule in (("value", values, np.isfinite(values), "finite"),
-                                          ("std", std, np.isfinite(std) & (std >= 0.0), "finite and >= 0")):
-            if not valid.all():
-                row = int(np.argmin(valid))
-                raise ModelFileError(f"base_parameters.table[{row}].{field} is {float(array[row])!r} (base parameter "
-                                     f"{self.base.names[row]}); it must be {rule}")
+        shape, axes, names = (self.base.rank,), ("base parameters",), self.base.names
+        values = validators.array(self.values, "values", ModelFileError, shape=shape, axes=axes, columns=names)
+        std = validators.array(self.std, "std", ModelFileError, shape=shape, axes=axes, columns=names, minimum=0.0)
         if self.method not in METHODS:
             raise ModelFileError(f"model.method is {self.method!r}, expected one of {list(METHODS)}")
         expected = self.regressor.parameter_names
@@ -203,11 +192,8 @@ class DynamicModel:
 
     def _checked_standard(self, standard: np.ndarray) -> np.ndarray:
         names = self.base.standard_names
-        if standard.shape != (len(names),):
-            raise ModelFileError(f"standard parameters have shape {standard.shape}, expected ({len(names)},)")
-        if not np.isfinite(standard).all():
-            index = int(np.argmin(np.isfinite(standard)))
-            raise ModelFileError(f"standard_parameters.{names[index]} is {float(standard[index])!r}; it must be finite")
+        standard = validators.array(standard, "standard_parameters", ModelFileError, shape=(len(names),),
+                                    axes=("standard parameters",), columns=names)
         try:
             link_inertials(self.robot, standard)
         except DynIdError as error:
@@ -282,15 +268,14 @@ class DynamicModel:
         -------
         ndarray, shape (N, n) or (n,) matching the input.
         """
-        q = np.asarray(q, dtype=float)
-        single = q.ndim == 1
-        arrays = [np.atleast_2d(np.asarray(a, dtype=float)) for a in (q, qd, qdd)]
+        arrays = [validators.array(array, name, ndim=(1, 2), finite=False)
+                  for name, array in zip(("q", "qd", "qdd"), (q, qd, qdd))]
+        single = arrays[0].ndim == 1
         n = len(self.joint_names)
-        for name, array in zip(("q", "qd", "qdd"), arrays):
-            if array.ndim != 2 or array.shape[1] != n or array.shape[0] != arrays[0].shape[0]:
-                raise DataError(
-                    f"{name} has shape {np.shape(array)}, expected (N, {n}) for joints {list(self.joint_names)}"
-                )
+        shape = (n,) if single else (arrays[0].shape[0], n)
+        axes = ("joints",) if single else ("samples", "joints")
+        arrays = [np.atleast_2d(validators.array(array, name, shape=shape, axes=axes, finite=False))
+                  for name, array in zip(("q", "qd", "qdd"), arrays)]
         if temperature is not None:
             temperature = np.atleast_2d(np.asarray(temperature, dtype=float))
         if elapsed is not None:
@@ -463,7 +448,7 @@ class DynamicModel:
         validators.known_keys(model, "model", _MODEL_KEYS, ("friction_side",), ModelFileError)
         friction = _friction(model["friction"], "model.friction")
         armature, offset = (_flag(model[key], f"model.{key}") for key in ("armature", "offset"))
-        method = _text(model["method"], "model.method", METHODS)
+        method = _text(model["method"], "model.method", choices=METHODS)
         joint_names = _list(model["joint_names"], "model.joint_names", robot.n_joints, _text)
         for index, (name, robot_name) in enumerate(zip(joint_names, robot.joint_names)):
             if name != robot_name:
@@ -480,7 +465,7 @@ class DynamicModel:
             links = _list(data["links"], "links", robot.n_joints, _link)
         # constructing checks the structure against the robot's regressor, before the table is
         # compared with the structure (a wrong standard name would show in the expressions first)
-        friction_side = _text(model["friction_side"], "model.friction_side", FRICTION_SIDES) \
+        friction_side = _text(model["friction_side"], "model.friction_side", choices=FRICTION_SIDES) \
             if "friction_side" in model else None
         payload = None
         if "payload" in data:
@@ -520,19 +505,17 @@ def _field(path: str, key) -> str:
     return f"{path}.{key}" if path else str(key)
 
 
-def _show(value) -> str:
-    """``repr`` of a value for a message, shortened to one reasonable line."""
-    text = " ".join(repr(value).split())
-    return text if len(text) <= 80 else text[:77] + "..."
+_number = functools.partial(validators.number, error=ModelFileError)
+_integer = functools.partial(validators.count, error=ModelFileError, minimum=0)
+_flag = functools.partial(validators.flag, error=ModelFileError)
+_text = functools.partial(validators.text, error=ModelFileError)
 
 
 def _mapping(value, path: str, keys=None, optional=()) -> dict:
     """``value`` if it is a mapping (with exactly ``keys``, and any of ``optional``, when given)."""
-    if not isinstance(value, dict):
-        raise ModelFileError(f"{path or 'a model file'} must be a mapping, got {_show(value)}")
-    if keys is not None:
-        validators.known_keys(value, path, keys, optional, error=ModelFileError)
-    return value
+    if keys is None:
+        return validators.mapping_of(value, path or "a model file", ModelFileError)
+    return validators.known_keys(value, path, keys, optional, ModelFileError)
 
 
 def _with_payload_key(keys: tuple) -> tuple:
@@ -544,40 +527,8 @@ def _with_payload_key(keys: tuple) -> tuple:
 def _list(value, path: str, length=None, item=None) -> list:
     """``value`` if it is a list (of ``length`` entries when given), each entry passed through
     ``item(entry, path[i])`` when given."""
-    if not isinstance(value, list):
-        raise ModelFileError(f"{path} must be a list, got {_show(value)}")
-    if length is not None and len(value) != length:
-        raise ModelFileError(f"{path} has {len(value)} entries, expected {length}")
+    validators.entries(value, path, ModelFileError, length)
     return value if item is None else [item(entry, _field(path, index)) for index, entry in enumerate(value)]
-
-
-def _number(value, path: str) -> float:
-    """``value`` as a finite float (an int or float, not a bool)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ModelFileError(f"{path}: {_show(value)} is not a number")
-    if not math.isfinite(value):
-        raise ModelFileError(f"{path} is {value!r}")
-    return float(value)
-
-
-def _integer(value, path: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ModelFileError(f"{path}: {_show(value)} is not an integer")
-    return value
-
-
-def _flag(value, path: str) -> bool:
-    if not isinstance(value, bool):
-        raise ModelFileError(f"{path}: {_show(value)} is not true or false")
-    return value
-
-
-def _text(value, path: str, choices=None) -> str:
-    if not isinstance(value, str):
-        raise ModelFileError(f"{path}: {_show(value)} is not a string")
-    if choices is not None and value not in choices:
-        raise ModelFileError(f"{path} is {value!r}, expected one of {list(choices)}")
-    return value
 
 
 def _expect(value, expected, path: str) -> None:
@@ -600,7 +551,7 @@ def _friction(data, path: str) -> FrictionModel:
     validators.known_keys(data, path, tuple(fields), ("reversal_lead", "warmup_time_constant_2"), ModelFileError)
     for key, value in data.items():
         if key in choices:
-            _text(value, _field(path, key), choices[key])
+            _text(value, _field(path, key), choices=choices[key])
         else:
             _number(value, _field(path, key))
     try:
@@ -633,7 +584,7 @@ def _table(rows, path: str, rank: int) -> tuple[np.ndarray, np.ndarray]:
         _text(row["name"], f"{where}.name")
         _text(row["expression"], f"{where}.expression")
         values[index] = _number(row["value"], f"{where}.value")
-        std[index] = _number(row["std"], f"{where}.std")
+        std[index] = validators.positive(row["std"], f"{where}.std", ModelFileError, allow_zero=True)
         if not (row["relative_std"] is None and values[index] == 0.0):
             if _number(row["relative_std"], f"{where}.relative_std") < 0.0:
                 raise ModelFileError(f"{where}.relative_std is {row['relative_std']!r}; it must be >= 0")

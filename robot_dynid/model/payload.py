@@ -131,7 +131,7 @@ class Payload:
 
     def __post_init__(self):
         if not isinstance(self.frame, str) or not self.frame:
-            raise PayloadError(f"payload frame must be a non-empty string, got {_show(self.frame)}")
+            raise PayloadError(f"payload frame must be a non-empty string, got {validators.show(self.frame)}")
         mass = validators.number(self.mass, "payload mass [kg]", PayloadError)
         com = _numbers(self.com, 3, "payload com", "m")
         inertia = _numbers(self.inertia, 6, "payload inertia", "kg m^2")
@@ -239,19 +239,19 @@ def payload_from_file_data(data, source: str, robot: RobotDescription | None = N
     try:
         validators.known_keys(data, "", PAYLOAD_KEYS, PAYLOAD_FILE_KEYS[:4] + PAYLOAD_FILE_KEYS[8:], PayloadError)
         if "schema" in data and data["schema"] != SCHEMA:
-            raise PayloadError(f"schema is {_show(data['schema'])}, expected {SCHEMA!r}")
+            raise PayloadError(f"schema is {validators.show(data['schema'])}, expected {SCHEMA!r}")
         if "schema_version" in data and data["schema_version"] != SCHEMA_VERSION:
-            raise PayloadError(f"schema_version {_show(data['schema_version'])} is not supported (this "
+            raise PayloadError(f"schema_version {validators.show(data['schema_version'])} is not supported (this "
                                f"robot_dynid reads {SCHEMA_VERSION})")
         if "units" in data and data["units"] != UNITS:
-            raise PayloadError(f"units must be {UNITS} (payload files are SI), got {_show(data['units'])}")
+            raise PayloadError(f"units must be {UNITS} (payload files are SI), got {validators.show(data['units'])}")
         undetermined = [key for key in PAYLOAD_KEYS[1:] if _holds_null(data[key])]
         if undetermined:
             raise PayloadError(f"{', '.join(undetermined)} not determined (null): the identification could not "
                                "determine them from its data; identify again with more motion of the wrist "
                                "(robot-dynid excitation optimize --payload), or write known values")
         if robot is not None and "robot" in data and data["robot"] != robot.name:
-            raise PayloadError(f"identified on robot {_show(data['robot'])}, not {robot.name!r}")
+            raise PayloadError(f"identified on robot {validators.show(data['robot'])}, not {robot.name!r}")
         payload = Payload(**{key: data[key] for key in PAYLOAD_KEYS})
         if robot is not None:
             frame_placement(robot, payload.frame)
@@ -266,12 +266,6 @@ def load_payload(path, robot: RobotDescription | None = None) -> Payload:
     path = pathlib.Path(path)
     text = read_text(path, "payload file", PayloadError)
     return payload_from_file_data(load_yaml(text, str(path), PayloadError, "payload file"), str(path), robot)
-
-
-def _show(value) -> str:
-    """``repr`` of a value for a message, at most 80 characters."""
-    text = " ".join(repr(value).split())
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _holds_null(value) -> bool:

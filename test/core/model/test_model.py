@@ -82,7 +82,7 @@ def test_artifact_round_trips_byte_for_byte(er3a_model, tmp_path):
     (lambda d: d["base_parameters"]["table"][3].update(extra=1),
      r"^<dict>: base_parameters.table\[3\]: unknown key 'extra'"),
     (lambda d: d["base_parameters"]["table"][3].update(std=-0.1),
-     r"^<dict>: base_parameters.table\[3\].std is -0.1 \(base parameter \w+\); it must be finite and >= 0$"),
+     r"^<dict>: base_parameters.table\[3\].std must be finite and >= 0, got -0.1$"),
     (lambda d: d["base_parameters"]["table"][2].update(value=d["base_parameters"]["table"][3]["value"]) or
      d["base_parameters"]["table"].insert(2, d["base_parameters"]["table"].pop(3)),
      r"^<dict>: base_parameters.table\[2\].name is '\w+' but base_parameters.structure.names\[2\] is '\w+'$"),
@@ -104,15 +104,15 @@ def test_yaml_and_file_errors_are_one_line(tmp_path):
         DynamicModel.from_yaml("a: [1, 2\nb: 3\n", source="m.yaml")
     with pytest.raises(ModelFileError, match=r"cannot read the model file"):
         DynamicModel.load(tmp_path)                 # a directory
-    with pytest.raises(ModelFileError, match=r"^m.yaml: a model file must be a mapping, got 'text'$"):
+    with pytest.raises(ModelFileError, match=r"^m.yaml: a model file must be a mapping, got str$"):
         DynamicModel.from_yaml("text", source="m.yaml")
 
 
 @pytest.mark.parametrize("field, value, message", [
-    ("values", math.nan, r"base_parameters.table\[5\].value is nan \(base parameter \w+\); it must be finite$"),
-    ("values", -math.inf, r"base_parameters.table\[5\].value is -inf"),
-    ("std", math.nan, r"base_parameters.table\[5\].std is nan \(base parameter \w+\); it must be finite and >= 0"),
-    ("std", -1.0, r"base_parameters.table\[5\].std is -1.0"),
+    ("values", math.nan, r"^values must be finite, got nan at base parameter Ixz2R$"),
+    ("values", -math.inf, r"^values must be finite, got -inf at base parameter Ixz2R$"),
+    ("std", math.nan, r"^std must be finite, got nan at base parameter Ixz2R$"),
+    ("std", -1.0, r"^std must be >= 0, got -1.0 at base parameter Ixz2R$"),
 ])
 def test_only_finite_models_exist(er3a_model, field, value, message):
     model, _, _ = er3a_model
@@ -227,7 +227,7 @@ def test_every_leaf_of_a_model_file_is_checked(identified_artifact):
 
 def test_wrong_input_shape_names_the_field(er3a_model):
     model, _, _ = er3a_model
-    with pytest.raises(ValueError, match=r"qd has shape \(1, 5\), expected \(N, 6\)"):
+    with pytest.raises(ValueError, match=r"^qd must have shape \(6 joints,\), got \(5,\)$"):
         model.torque(np.zeros(6), np.zeros(5), np.zeros(6))
 
 
@@ -286,7 +286,7 @@ def test_links_are_mass_centre_of_mass_and_inertia_about_it_in_the_link_frame(st
     (lambda s, m: s.__setitem__(9, s[9] + 0.01),
      r"^standard_parameters do not project onto the base parameters: they give \w+ = .*, base_parameters.table\[\d+\]"
      r".value is .* \(std 0.01\); they must agree within 0.001 std$"),
-    (lambda s, m: s.__setitem__(61, math.nan), r"^standard_parameters.fv1 is nan; it must be finite$"),
+    (lambda s, m: s.__setitem__(61, math.nan), r"^standard_parameters must be finite, got nan at standard parameter fv1$"),
     (lambda s, m: s.__setitem__(20, -1.0), r"^standard_parameters: link 3 \(j3_link\) has mass -1.0 kg"),
 ])
 def test_standard_parameters_must_be_finite_bodies_that_project_onto_the_values(standard_model, change, message):
@@ -296,7 +296,7 @@ def test_standard_parameters_must_be_finite_bodies_that_project_onto_the_values(
     with pytest.raises(ModelFileError, match=message):
         DynamicModel(standard_model.robot, standard_model.friction, False, False, standard_model.base,
                      np.nan_to_num(values), standard_model.std, standard=standard)
-    with pytest.raises(ModelFileError, match=r"^standard parameters have shape \(5,\), expected \(72,\)$"):
+    with pytest.raises(ModelFileError, match=r"^standard_parameters must have shape \(72 standard parameters,\), got \(5,\)$"):
         DynamicModel(standard_model.robot, standard_model.friction, False, False, standard_model.base,
                      standard_model.values, standard_model.std, standard=standard[:5])
 
