@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
+from robot_dynid import validators
 from robot_dynid.errors import DynIdError, IdentificationError, ModelFileError
 from robot_dynid.model.regressor import N_INERTIAL, Regressor
 
@@ -176,9 +177,7 @@ class BaseParameters:
             base = cls(**data)
         except (DynIdError, ValueError, TypeError) as error:
             raise ModelFileError(f"{where}invalid base parameters: {error}") from None
-        if not np.isfinite(base.beta).all():
-            row, column = np.argwhere(~np.isfinite(base.beta))[0]
-            raise ModelFileError(f"{where}beta[{row}][{column}] is {float(base.beta[row, column])!r}")
+        validators.array(base.beta, f"{label}.beta" if label else "beta", ModelFileError)
         return base
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import curve_fit
 
+from robot_dynid import validators
 from robot_dynid.errors import DataError, IdentificationError
 
 logger = logging.getLogger(__name__)
@@ -119,12 +120,8 @@ def fit_double_exponential(t_min, tau) -> DoubleExponentialFit:
     IdentificationError
         The optimiser does not converge.
     """
-    t = np.asarray(t_min, dtype=float)
-    tau = np.asarray(tau, dtype=float)
-    if t.ndim != 1 or tau.shape != t.shape:
-        raise DataError(f"t_min and tau must both have shape (M,), got {t.shape} and {tau.shape}")
-    if not (np.all(np.isfinite(t)) and np.all(np.isfinite(tau))):
-        raise DataError("t_min and tau must be finite")
+    t = validators.array(t_min, "t_min", shape=(None,), axes=("samples",), unit="min")
+    tau = validators.array(tau, "tau", shape=t.shape, axes=("samples",))
     if np.unique(t).size < 6:
         raise DataError(f"fitting 5 parameters needs at least 6 distinct times, "
                         f"got {np.unique(t).size}")

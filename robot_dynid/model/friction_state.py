@@ -56,8 +56,7 @@ class WarmupClock:
 
     def reset(self, now: float, elapsed: float = 0.0) -> None:
         """Running time ``elapsed`` [s] (>= 0, finite) at ``now`` [s]; DataError otherwise."""
-        if not (isinstance(elapsed, (int, float)) and math.isfinite(elapsed) and elapsed >= 0.0):
-            raise DataError(f"elapsed must be finite and >= 0 [s], got {elapsed!r}")
+        validators.positive(elapsed, "elapsed", DataError, "s", allow_zero=True)
         self._stamp, self._elapsed = float(now), float(elapsed)
 
     def elapsed(self, now: float) -> float:

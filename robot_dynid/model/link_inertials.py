@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
+from robot_dynid import validators
 from robot_dynid.errors import DynIdError
 from robot_dynid.model.regressor import N_INERTIAL, inertia_matrix, inertia_parameter_map
 from robot_dynid.model.joint_chains import UrdfJoint, parse_urdf
@@ -119,9 +120,8 @@ def pseudo_inertia(link_parameters) -> np.ndarray:
     ndarray, shape (4, 4)
         [kg m^2] in the 3x3 block, [kg m] in the last column and row, [kg] in the corner.
     """
-    values = np.asarray(link_parameters, dtype=float)
-    if values.shape != (N_INERTIAL,):
-        raise DynIdError(f"link parameters must have shape ({N_INERTIAL},), got {values.shape}")
+    values = validators.array(link_parameters, "link parameters", DynIdError, shape=(N_INERTIAL,),
+                              axes=("inertial parameters",), finite=False)
     inertia = inertia_matrix(values[4:])
     J = np.empty((4, 4))
     J[:3, :3] = 0.5 * np.trace(inertia) * np.eye(3) - inertia

@@ -46,9 +46,9 @@ def test_time_constants_are_ordered_whatever_the_data_order():
 
 
 def test_validation_messages():
-    with pytest.raises(DataError, match=r"t_min and tau must both have shape \(M,\)"):
+    with pytest.raises(DataError, match=r"^tau must have shape \(10 samples,\), got \(9,\)$"):
         fit_double_exponential(np.arange(10.0), np.arange(9.0))
     with pytest.raises(DataError, match="needs at least 6 distinct times, got 5"):
         fit_double_exponential([0.0, 1.0, 2.0, 3.0, 4.0, 4.0], np.ones(6))
-    with pytest.raises(DataError, match="t_min and tau must be finite"):
+    with pytest.raises(DataError, match=r"^tau must be finite, got nan at sample 0$"):
         fit_double_exponential(np.arange(10.0), np.full(10, np.nan))
