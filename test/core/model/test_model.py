@@ -127,7 +127,7 @@ def test_base_parameters_from_dict_refuses_a_non_finite_beta(er3a_model):
     structure = model.base.to_dict()
     structure["beta"][2][1] = -math.inf
     with pytest.raises(ModelFileError, match=r"^base_parameters.structure.beta must be finite, got -inf at "
-                                           r"base_parameters.structure.beta\[2, 1\]$"):
+                                              r"base_parameters.structure.beta\[2, 1\]$"):
         BaseParameters.from_dict(structure, label="base_parameters.structure")
 
 
@@ -287,7 +287,8 @@ def test_links_are_mass_centre_of_mass_and_inertia_about_it_in_the_link_frame(st
     (lambda s, m: s.__setitem__(9, s[9] + 0.01),
      r"^standard_parameters do not project onto the base parameters: they give \w+ = .*, base_parameters.table\[\d+\]"
      r".value is .* \(std 0.01\); they must agree within 0.001 std$"),
-    (lambda s, m: s.__setitem__(61, math.nan), r"^standard_parameters must be finite, got nan at standard parameter fv1$"),
+    (lambda s, m: s.__setitem__(61, math.nan),
+     r"^standard_parameters must be finite, got nan at standard parameter fv1$"),
     (lambda s, m: s.__setitem__(20, -1.0), r"^standard_parameters: link 3 \(j3_link\) has mass -1.0 kg"),
 ])
 def test_standard_parameters_must_be_finite_bodies_that_project_onto_the_values(standard_model, change, message):
@@ -297,7 +298,8 @@ def test_standard_parameters_must_be_finite_bodies_that_project_onto_the_values(
     with pytest.raises(ModelFileError, match=message):
         DynamicModel(standard_model.robot, standard_model.friction, False, False, standard_model.base,
                      np.nan_to_num(values), standard_model.std, standard=standard)
-    with pytest.raises(ModelFileError, match=r"^standard_parameters must have shape \(72 standard parameters,\), got \(5,\)$"):
+    with pytest.raises(ModelFileError,
+                       match=r"^standard_parameters must have shape \(72 standard parameters,\), got \(5,\)$"):
         DynamicModel(standard_model.robot, standard_model.friction, False, False, standard_model.base,
                      standard_model.values, standard_model.std, standard=standard[:5])
 
