@@ -213,8 +213,10 @@ def test_compute_one_reads_arrays_lists_tuples_and_integers_like_the_batch_path(
 
 @pytest.mark.parametrize("states_of, message", [
     (lambda q: (q[:-1], q, q), r"^q must have shape \(7 joints,\), got \(6,\)$"),
-    (lambda q: (q, np.where(np.arange(7) == 2, np.nan, q), q), r"^qd must be finite \[rad/s or m/s\], got nan at joint shoulder_lift_joint$"),
-    (lambda q: (q, q, [*q[:-1], float("inf")]), r"^qdd must be finite \[rad/s\^2 or m/s\^2\], got inf at joint wrist_3_joint$"),
+    (lambda q: (q, np.where(np.arange(7) == 2, np.nan, q), q),
+     r"^qd must be finite \[rad/s or m/s\], got nan at joint shoulder_lift_joint$"),
+    (lambda q: (q, q, [*q[:-1], float("inf")]),
+     r"^qdd must be finite \[rad/s\^2 or m/s\^2\], got inf at joint wrist_3_joint$"),
     (lambda q: (q, q, ["a"] * 7), r"^qdd must be an array of numbers, got \['a', 'a', 'a', 'a', 'a', 'a', 'a'\]$"),
 ])
 def test_compute_one_refuses_bad_states_naming_them(states_of, message):

@@ -132,7 +132,8 @@ def test_joints_are_matched_by_name_and_unnamed_joints_hold():
     (dict(positions=[[0, 0, 0]] * 2), r"positions has 2 points, time_from_start has 3"),
     (dict(positions=[[0, 0, 0], [0, 0], [0, 0, 0]]), r"point 1: positions has 2 values, expected 3"),
     (dict(velocities=[[0, 0, 0], [], [0, 0, 0]]), r"point 1: velocities has 0 values, expected 3"),
-    (dict(velocities=[[0, 0, 0], [0, np.nan, 0], [0, 0, 0]]), r"^velocities must be finite, got nan at point 1, joint b$"),
+    (dict(velocities=[[0, 0, 0], [0, np.nan, 0], [0, 0, 0]]),
+     r"^velocities must be finite, got nan at point 1, joint b$"),
     (dict(accelerations=[[0, 0, 0]] * 3), r"accelerations are given without velocities"),
     (dict(start_time=np.inf), r"start_time \[s\] must be finite, got inf"),
 ])

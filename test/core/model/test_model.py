@@ -127,7 +127,7 @@ def test_base_parameters_from_dict_refuses_a_non_finite_beta(er3a_model):
     structure = model.base.to_dict()
     structure["beta"][2][1] = -math.inf
     with pytest.raises(ModelFileError, match=r"^base_parameters.structure.beta must be finite, got -inf at "
-                                              r"base_parameters.structure.beta\[2, 1\]$"):
+                                             r"base_parameters.structure.beta\[2, 1\]$"):
         BaseParameters.from_dict(structure, label="base_parameters.structure")
 
 

@@ -49,8 +49,8 @@ def test_time_must_increase_strictly_naming_first_offending_sample():
 def test_non_finite_values_are_rejected_by_the_constructor():
     qd = np.zeros((12, 3))
     qd[4, 1] = np.nan
-    with pytest.raises(DataError, match=r"^qd must be finite, got nan at sample 4, joint elbow; build the recording with "
-                                        r"Recording.from_arrays to drop such samples$"):
+    with pytest.raises(DataError, match=r"^qd must be finite, got nan at sample 4, joint elbow; build the recording "
+                                        r"with Recording.from_arrays to drop such samples$"):
         make_recording(qd=qd)
 
 
