@@ -102,12 +102,8 @@ class FrictionTracker:
         """Track from samples q [rad], qd [rad/s], qdd [rad/s^2], tau [N m], each (N, n) in the model's joint
         order (``temperature`` [deg C] (N, n), ``elapsed`` [s] (N,) for drift models); returns the samples used
         (those with a moving joint). DataError for non-finite or misshapen data."""
-        tau = np.asarray(tau, dtype=float)
-        n = self.model.robot.n_joints
-        if tau.ndim != 2 or tau.shape[1] != n:
-            raise DataError(f"tau must have shape (N, {n}), got {tau.shape}")
-        if not np.all(np.isfinite(tau)):
-            raise DataError("tau contains non-finite values")
+        tau = validators.array(tau, "tau", shape=(None, self.model.robot.n_joints), axes=("samples", "joints"),
+                               columns=self.model.joint_names, unit="N m")
         return self.update_base(self.base_regressor(q, qd, qdd, temperature, elapsed), qd, tau)
 
     def base_regressor(self, q, qd, qdd, temperature=None, elapsed=None) -> np.ndarray:

@@ -17,23 +17,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robot_dynid import validators
 from robot_dynid.errors import DataError
 from robot_dynid.estimation.estimators import scaled_condition_number
 from robot_dynid.model.base_parameters import random_states
 
 
 _EXCLUDE_MODES = ("joint", "any")
+_AXES = ("samples", "joints")
 
 
 def _check_prediction(tau_hat, tau) -> tuple[np.ndarray, np.ndarray]:
-    tau_hat = np.asarray(tau_hat, dtype=float)
-    tau = np.asarray(tau, dtype=float)
-    if tau.ndim != 2:
-        raise DataError(f"tau must have shape (N, n), got shape {tau.shape}")
-    if tau_hat.shape != tau.shape:
-        raise DataError(f"tau_hat must have the shape of tau {tau.shape}, got {tau_hat.shape}")
-    if tau.shape[0] == 0:
-        raise DataError("tau has no samples")
+    tau = validators.array(tau, "tau", ndim=2, axes=_AXES, min_length=1, finite=False, unit="N m")
+    tau_hat = validators.array(tau_hat, "tau_hat", shape=tau.shape, axes=_AXES, finite=False, unit="N m")
     return tau_hat, tau
 
 
@@ -123,12 +119,8 @@ def moving_mask(qd, speed_threshold: float, exclude: str = "joint") -> np.ndarra
     ndarray of bool, shape (N, n)
         True where the sample counts for that joint.
     """
-    qd = np.asarray(qd, dtype=float)
-    if qd.ndim != 2:
-        raise DataError(f"qd must have shape (N, n), got shape {qd.shape}")
-    if not np.isfinite(speed_threshold) or speed_threshold < 0.0:
-        raise DataError(
-            f"speed_threshold must be finite and >= 0 [rad/s], got {speed_threshold!r}")
+    qd = validators.array(qd, "qd", ndim=2, axes=_AXES, finite=False)
+    validators.positive(speed_threshold, "speed_threshold", DataError, "rad/s", allow_zero=True)
     if exclude not in _EXCLUDE_MODES:
         raise DataError(f"exclude must be one of {_EXCLUDE_MODES}, got {exclude!r}")
     moving = np.abs(qd) >= speed_threshold
@@ -155,9 +147,7 @@ def relative_rmsd(tau_hat, tau, qd, speed_threshold: float, exclude: str = "join
         Dimensionless; ``nan`` for a joint with no moving sample.
     """
     tau_hat, tau = _check_prediction(tau_hat, tau)
-    qd = np.asarray(qd, dtype=float)
-    if qd.shape != tau.shape:
-        raise DataError(f"qd must have the shape of tau {tau.shape}, got {qd.shape}")
+    qd = validators.array(qd, "qd", shape=tau.shape, axes=_AXES, finite=False)
     moving = moving_mask(qd, speed_threshold, exclude)
     value = _ratio(np.sum(np.where(moving, tau_hat - tau, 0.0) ** 2, axis=0),
                    np.sum(np.where(moving, tau, 0.0) ** 2, axis=0))
@@ -217,9 +207,7 @@ def condition_number(Y) -> float:
     float
         ``s_max / s_min`` of ``W D^-1``; ``inf`` when rank deficient.
     """
-    Y = np.asarray(Y, dtype=float)
-    if Y.ndim not in (2, 3):
-        raise DataError(f"Y must have shape (N, n, p) or (M, p), got shape {Y.shape}")
+    Y = validators.array(Y, "Y", ndim=(2, 3), finite=False)
     return scaled_condition_number(Y.reshape(-1, Y.shape[-1]))
 
 
@@ -265,11 +253,8 @@ def parameter_statistics(estimates, names=None) -> ParameterStatistics:
     names : sequence of str, length p, optional
         Parameter names carried into the result.
     """
-    estimates = np.asarray(estimates, dtype=float)
-    if estimates.ndim != 2 or estimates.shape[0] == 0:
-        raise DataError(f"estimates must have shape (C, p) with C >= 1, got {estimates.shape}")
-    if not np.all(np.isfinite(estimates)):
-        raise DataError("estimates contain non-finite values")
+    estimates = validators.array(estimates, "estimates", ndim=2, axes=("cycles", "parameters"), min_length=1,
+                                 columns=names)
     if names is not None:
         names = tuple(names)
         if len(names) != estimates.shape[1]:

@@ -37,6 +37,7 @@ from typing import Sequence
 
 import numpy as np
 
+from robot_dynid import validators
 from robot_dynid.errors import DataError
 from robot_dynid.input_files import MAX_RECORDING_BYTES, check_input_file
 from robot_dynid.joint_names import NameMatchError, match_joints, unique_names
@@ -256,9 +257,7 @@ def _read_labelled_columns(path: Path):
 def write_columns(path, header: Sequence[str], values) -> None:
     """Write numeric columns ``values`` (N, k) under ``header`` (k names), which
     :func:`read_labelled_columns` reads."""
-    values = np.asarray(values, dtype=np.float64)
-    if values.ndim != 2 or values.shape[1] != len(header):
-        raise DataError(f"values have shape {values.shape}, expected (N, {len(header)}) for columns {list(header)}")
+    values = validators.array(values, "values", shape=(None, len(header)), axes=("rows", "columns"), finite=False)
     _write_table(path, list(header), values)
 
 
@@ -395,14 +394,8 @@ def write_torques_csv(path, time, joint_names: Sequence[str], tau) -> None:
     tau : array_like, shape (N, n)
         Joint torques [N m].
     """
-    time = np.asarray(time, dtype=np.float64)
-    tau = np.asarray(tau, dtype=np.float64)
     joint_names = [str(name) for name in joint_names]
-    if time.ndim != 1:
-        raise DataError(f"time has shape {time.shape}, expected (N,)")
-    expected = (time.size, len(joint_names))
-    if tau.shape != expected:
-        raise DataError(f"tau has shape {tau.shape}, expected {expected} (N samples, "
-                        f"joints {joint_names})")
+    time = validators.array(time, "time", shape=(None,), axes=("samples",), finite=False)
+    tau = validators.array(tau, "tau", shape=(time.size, len(joint_names)), axes=("samples", "joints"), finite=False)
     _write_table(path, ["time"] + [f"tau.{name}" for name in joint_names],
                  np.column_stack([time, tau]))

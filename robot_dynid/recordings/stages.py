@@ -45,6 +45,7 @@ from typing import Sequence
 
 import numpy as np
 
+from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
 
 
@@ -138,14 +139,12 @@ class StageMarker:
         if self.kind not in STAGE_KINDS:
             raise DataError(f"stage marker kind {self.kind!r} is unknown; expected one of "
                             f"{STAGE_KINDS}")
-        if not math.isfinite(self.stamp):
-            raise DataError(f"stage marker stamp must be finite, got {self.stamp!r}")
+        validators.number(self.stamp, "stage marker stamp", DataError)
         if self.cycle < 0:
             raise DataError(f"stage marker cycle must be >= 0, got {self.cycle}")
         if self.direction not in (-1, 0, 1):
             raise DataError(f"stage marker direction must be -1, 0 or 1, got {self.direction}")
-        if not (math.isfinite(self.speed_fraction) and 0.0 <= self.speed_fraction <= 1.0):
-            raise DataError(f"stage marker speed_fraction must lie in [0, 1], got {self.speed_fraction!r}")
+        validators.fraction(self.speed_fraction, "stage marker speed_fraction", DataError, allow_zero=True)
 
     @property
     def kind_code(self) -> int:
@@ -441,9 +440,7 @@ class StampOrder:
     _END, _START, _SAMPLE, _UNSTAMPED = 0, 1, 2, 3
 
     def __init__(self, latency: float):
-        if isinstance(latency, bool) or not isinstance(latency, (int, float)) or not math.isfinite(latency) \
-                or latency < 0.0:
-            raise DynIdError(f"latency must be a finite number >= 0 [s], got {latency!r}")
+        validators.positive(latency, "latency", DynIdError, "s", allow_zero=True)
         self.latency = float(latency)
         self._held = []
         self._sequence = 0

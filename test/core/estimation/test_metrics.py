@@ -88,20 +88,19 @@ def test_self_and_cross_validation_with_a_prediction_function():
 
 
 def test_metric_validation_messages():
-    with pytest.raises(DataError,
-                       match=r"tau_hat must have the shape of tau \(2, 2\), got \(2,\)"):
+    with pytest.raises(DataError, match=r"^tau_hat must have shape \(2 samples, 2 joints\), got \(2,\)$"):
         rms_residual(TAU_HAT[:, 0], TAU)
-    with pytest.raises(DataError, match=r"tau must have shape \(N, n\), got shape \(2,\)"):
+    with pytest.raises(DataError, match=r"^tau must have shape \(samples, joints\), got \(2,\)$"):
         rsd(TAU_HAT[:, 0], TAU[:, 0])
     with pytest.raises(DataError, match="residual_std needs at least 2 samples, got 1"):
         residual_std(TAU_HAT[:1], TAU[:1])
-    with pytest.raises(DataError, match="speed_threshold must be finite and >= 0"):
+    with pytest.raises(DataError, match=r"^speed_threshold must be finite and >= 0 \[rad/s\], got -1.0$"):
         relative_rmsd(TAU_HAT, TAU, QD, -1.0)
     with pytest.raises(DataError, match="exclude must be one of"):
         relative_rmsd(TAU_HAT, TAU, QD, 0.1, exclude="all")
-    with pytest.raises(DataError, match=r"qd must have the shape of tau"):
+    with pytest.raises(DataError, match=r"^qd must have shape \(2 samples, 2 joints\), got \(1, 2\)$"):
         relative_rmsd(TAU_HAT, TAU, QD[:1], 0.1)
-    with pytest.raises(DataError, match=r"estimates must have shape \(C, p\)"):
+    with pytest.raises(DataError, match=r"^estimates must have shape \(cycles, parameters\), got \(3,\)$"):
         parameter_statistics(np.zeros(3))
     with pytest.raises(DataError, match="names has 1 entries, expected p = 2"):
         parameter_statistics(np.zeros((2, 2)), names=("a",))
@@ -109,5 +108,5 @@ def test_metric_validation_messages():
         validation_report(TAU_HAT, TAU, QD, joint_names=("a", "b", "c"))
     with pytest.raises(DataError, match="segments is empty"):
         cross_validation(fit_gain, [])
-    with pytest.raises(DataError, match=r"Y must have shape \(N, n, p\) or \(M, p\)"):
+    with pytest.raises(DataError, match=r"^Y must have 2 or 3 dimensions, got shape \(3,\)$"):
         condition_number(np.zeros(3))

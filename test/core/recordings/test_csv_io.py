@@ -93,7 +93,7 @@ def test_write_torques_csv_prints_shortest_round_trip_floats(tmp_path):
     path = tmp_path / "tau.csv"
     write_torques_csv(path, [0.0, 0.1], ["a", "b"], [[1.5, -2.0], [0.3, 1e-20]])
     assert path.read_text() == "time,tau.a,tau.b\n0.0,1.5,-2.0\n0.1,0.3,1e-20\n"
-    with pytest.raises(DataError, match=r"tau has shape \(2, 3\), expected \(2, 2\)"):
+    with pytest.raises(DataError, match=r"^tau must have shape \(2 samples, 2 joints\), got \(2, 3\)$"):
         write_torques_csv(path, [0.0, 0.1], ["a", "b"], np.zeros((2, 3)))
 
 

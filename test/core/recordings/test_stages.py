@@ -342,7 +342,7 @@ def test_stage_marker_converts_kind_and_back_to_message_fields():
 @pytest.mark.parametrize("fields, message", [
     ({"kind": 8}, r"stage kind 8 is not a KIND_\* value 0..7"),
     ({"kind": 5}, r"label must be set for kind KIND_CUSTOM"),
-    ({"speed_fraction": 1.5}, r"speed_fraction must lie in \[0, 1\], got 1.5"),
+    ({"speed_fraction": 1.5}, r"^stage marker speed_fraction must be in \[0, 1\], got 1.5$"),
     ({"direction": 2}, r"direction must be -1, 0 or 1, got 2"),
 ])
 def test_stage_marker_rejects_bad_fields(fields, message):
@@ -380,7 +380,7 @@ def test_stamp_order_releases_by_stamp_and_a_boundary_sample_goes_to_the_next_st
     assert order.pending == 4 and order.released_until == 1.05
     assert order.flush() == [("sample", "s1.10"), ("sample", "s1.16"), ("marker", unstamped),
                              ("sample", "s1.16+")]
-    with pytest.raises(DynIdError, match=r"latency must be a finite number >= 0 \[s\], got -1"):
+    with pytest.raises(DynIdError, match=r"^latency must be finite and >= 0 \[s\], got -1$"):
         StampOrder(-1)
 
 
