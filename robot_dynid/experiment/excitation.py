@@ -591,10 +591,8 @@ def optimize_excitation(robot, harmonics: int = 5, period: float = 10.0,
                     friction.drift)
         friction = dataclasses.replace(friction, drift="none")
     if start_pose is not None:
-        start_pose = np.asarray(start_pose, dtype=float)
-        if start_pose.shape != (robot.n_joints,):
-            raise TrajectoryError(f"start_pose must have shape ({robot.n_joints},) [rad], got "
-                                  f"{start_pose.shape}")
+        start_pose = validators.array(start_pose, "start_pose", TrajectoryError, shape=(robot.n_joints,),
+                                      axes=("joints",), columns=robot.joint_names, unit="rad")
     regressor = Regressor(robot, friction, armature=armature)
     base = compute_base_parameters(regressor, seed=seed)
     logger.info("excitation design for %s: %d base parameters", robot.name, base.rank)
@@ -737,9 +735,8 @@ def optimize_payload_excitation(robot, duration: float = DEFAULT_PAYLOAD_DURATIO
     lower, upper = robot.limit_arrays()[:2]
     if pose is None:
         pose = home_pose(lower, upper)
-    pose = np.asarray(pose, dtype=float)
-    if pose.shape != (robot.n_joints,):
-        raise TrajectoryError(f"pose must have one value per joint ({robot.n_joints}) [rad], got shape {pose.shape}")
+    pose = validators.array(pose, "pose", TrajectoryError, shape=(robot.n_joints,), axes=("joints",),
+                            columns=robot.joint_names, unit="rad")
     held = {j: float(pose[j]) for j, name in enumerate(names) if name not in moving_joints}
     outside = [j for j, value in held.items() if not lower[j] <= value <= upper[j]]
     if outside:

@@ -317,11 +317,9 @@ class _CycleBuilder:
 
 def _check_pose(pose, robot, what: str) -> np.ndarray:
     lower, upper = robot.limit_arrays()[:2]
-    pose = np.asarray(pose, dtype=float)
-    if pose.shape != (robot.n_joints,):
-        raise TrajectoryError(f"{what} must have one value per joint ({robot.n_joints}) [rad], "
-                              f"got shape {pose.shape}")
-    outside = np.nonzero((pose < lower) | (pose > upper) | ~np.isfinite(pose))[0]
+    pose = validators.array(pose, what, TrajectoryError, shape=(robot.n_joints,), axes=("joints",),
+                            columns=robot.joint_names, unit="rad")
+    outside = np.nonzero((pose < lower) | (pose > upper))[0]
     if outside.size:
         j = outside[0]
         raise TrajectoryError(f"{what}: joint {robot.joint_names[j]} at {pose[j]:.6g} rad is "

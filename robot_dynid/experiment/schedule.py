@@ -357,12 +357,9 @@ class ExperimentSchedule:
             [rad].
         """
         threshold = _positive("deviation threshold", threshold, "rad")
-        t = np.asarray(t, dtype=float).reshape(-1)
-        q = np.asarray(q, dtype=float)
-        n = len(self.joint_names)
-        if t.size == 0 or q.shape != (t.size, n):
-            raise DataError(f"measured positions must have shape ({t.size}, {n}) for {t.size} "
-                            f"stamps and joints {list(self.joint_names)}, got {q.shape}")
+        t = validators.array(t, "stamps", finite=False).reshape(-1)
+        q = validators.array(q, "measured positions", shape=(t.size, len(self.joint_names)), axes=("stamps", "joints"),
+                             min_length=1, finite=False)
         error = np.abs(q - self.reference(t))
         unknown = np.argwhere(~np.isfinite(q))
         k, j = unknown[0] if unknown.size else np.unravel_index(int(np.argmax(error)), error.shape)

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from robot_dynid import validators
 from robot_dynid.errors import TrajectoryError
 from robot_dynid.experiment.trajectories import Trajectory
 
@@ -177,8 +177,7 @@ def check_trajectory(robot, trajectory: Trajectory, n_points: int | None = None,
     """
     if not isinstance(trajectory, Trajectory):
         raise TrajectoryError(f"trajectory must be a Trajectory, got {type(trajectory).__name__}")
-    if not (isinstance(tolerance, (int, float)) and math.isfinite(tolerance) and tolerance >= 0):
-        raise TrajectoryError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
+    validators.positive(tolerance, "tolerance", TrajectoryError, allow_zero=True)
     if n_points is None and dt is None:
         n_points = DEFAULT_CHECK_POINTS
     lower, upper, velocity, acceleration, _ = robot.limit_arrays(trajectory.joint_names)

@@ -239,7 +239,7 @@ def test_optimisation_is_deterministic_and_honours_the_start_pose():
     ({"max_iterations": 10 ** 9}, r"max_iterations must be an integer in 1\.\.100000, got 1000000000"),
     ({"n_grid": 10 ** 9}, r"n_grid must be an integer in 4\.\.100000, got 1000000000"),
     ({"limit_fraction": 1.5}, r"limit_fraction must be in \(0, 1\], got 1.5"),
-    ({"start_pose": [0.0]}, r"start_pose must have shape \(2,\) \[rad\], got \(1,\)"),
+    ({"start_pose": [0.0]}, r"^start_pose must have shape \(2 joints,\), got \(1,\)$"),
 ])
 def test_optimisation_argument_checks(kwargs, message):
     with pytest.raises(TrajectoryError, match=message):

@@ -243,7 +243,7 @@ def test_invalid_inputs_are_rejected_naming_the_field(plan, schedule, robot):
         schedule.chunk(99, 0.5)
     with pytest.raises(TrajectoryError, match=r"deviation threshold must be finite and > 0 \[rad\]"):
         schedule.deviation([0.0], np.zeros((1, 6)), threshold=float("nan"))
-    with pytest.raises(DataError, match=r"must have shape \(2, 6\) for 2 stamps .* got \(2, 5\)"):
+    with pytest.raises(DataError, match=r"^measured positions must have shape \(2 stamps, 6 joints\), got \(2, 5\)$"):
         schedule.deviation([0.0, 1.0], np.zeros((2, 5)), threshold=0.1)
     missing = r"joint state is missing joint\(s\) \['j6'\]; the plan needs \['j1', 'j2', 'j3', 'j4', 'j5', 'j6'\]"
     with pytest.raises(DataError, match=missing):
