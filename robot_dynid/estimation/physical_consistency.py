@@ -60,6 +60,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg
 
+from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError, IdentificationError
 from robot_dynid.estimation.estimators import (RANK_TOLERANCE, LeastSquaresAccumulator,
                                                check_overdetermined, column_scales)
@@ -611,10 +612,8 @@ def compress_factors(factors, joint_weights=None,
 def _joint_weights(joint_weights, n: int) -> np.ndarray:
     if joint_weights is None:
         return np.ones(n)
-    weights = np.asarray(joint_weights, dtype=float)
-    if weights.shape != (n,) or not np.all(np.isfinite(weights)) or np.any(weights <= 0.0):
-        raise DynIdError(f"joint_weights must be {n} finite numbers > 0, got {joint_weights!r}")
-    return weights
+    return validators.array(joint_weights, "joint_weights", DynIdError, shape=(n,), axes=("joints",), minimum=0.0,
+                            allow_minimum=False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1271,12 +1270,10 @@ def check_plausibility(base_values, base_std, base: BaseParameters, layout: Para
         Only used for the link mass scales (as in :func:`solve_consistent`).
     """
     _check_inputs(base, layout)
-    values = np.asarray(base_values, dtype=float)
-    std = np.asarray(base_std, dtype=float)
-    if values.shape != (base.rank,) or std.shape != (base.rank,) \
-            or not np.all(np.isfinite(values)) or np.any(np.isnan(std)) or np.any(std < 0.0):
-        raise DynIdError(f"base_values and base_std must be {base.rank} finite values and "
-                         "standard deviations >= 0")
+    values = validators.array(base_values, "base_values", DynIdError, shape=(base.rank,), axes=("base parameters",),
+                              columns=base.names)
+    std = validators.array(base_std, "base_std", DynIdError, shape=(base.rank,), axes=("base parameters",),
+                           columns=base.names, finite=False, minimum=0.0)
     negative, messages = _negative_signs(values, std, base, layout)
     constraints = ConsistencyConstraints(margin=0.0) if constraints is None else constraints
     prior_values, mask = _prior_vector(prior, layout)

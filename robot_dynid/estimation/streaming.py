@@ -147,10 +147,8 @@ class StreamingSettings:
                              f"got {self.max_samples}")
         if not 0.0 <= self.holdout_fraction < 1.0:
             raise DynIdError(f"holdout_fraction must be in [0, 1), got {self.holdout_fraction!r}")
-        for name in ("max_holdout_rsd", "max_condition"):
-            value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0.0):
-                raise DynIdError(f"{name} must be a finite number > 0, got {value!r}")
+        validators.positive(self.max_holdout_rsd, "max_holdout_rsd", DynIdError, "1")
+        validators.positive(self.max_condition, "max_condition", DynIdError, "1")
 
 
 @dataclasses.dataclass(frozen=True)

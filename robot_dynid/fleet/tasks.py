@@ -30,6 +30,7 @@ import time
 import numpy as np
 
 from robot_dynid import __version__
+from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.estimation.identification import identify, settings_from_options
 from robot_dynid.estimation.identification_options import OPTION_DEFAULTS
@@ -82,10 +83,8 @@ class TaskOptions:
             raise DynIdError(f"unknown reading option(s) {unknown}; known: {sorted(READING_DEFAULTS)}")
         if not 0.0 < self.holdout_fraction < 1.0:
             raise DynIdError(f"holdout fraction must be in (0, 1), got {self.holdout_fraction!r}")
-        for name in ("max_holdout_rsd", "max_condition"):
-            value = getattr(self, name)
-            if not (np.isfinite(value) and value > 0.0):
-                raise DynIdError(f"{name} must be a finite number > 0, got {value!r}")
+        validators.positive(self.max_holdout_rsd, "max_holdout_rsd", DynIdError, "1")
+        validators.positive(self.max_condition, "max_condition", DynIdError, "1")
 
     def settings_key(self, robot: RobotDescription, stage: str | None) -> str:
         """SHA-256 (hex) of what, besides the data, decides the result: the robot description (its

@@ -275,9 +275,8 @@ class CylinderGeometry:
     def length_and_arms(self, q) -> tuple[np.ndarray, np.ndarray]:
         """Lengths ``L`` (c,) [m] (or ``x`` for constant arms) and moment arms (c, n) [m] at one
         configuration ``q`` (n,) [rad]."""
-        if np.ndim(q) != 1:
-            raise DataError(f"q must be one configuration ({self.n_joints},), got shape {np.shape(q)}")
-        q = _configurations(q, self.n_joints, "q")
+        q = _configurations(validators.array(q, "q", shape=(self.n_joints,), axes=("joints",), finite=False),
+                            self.n_joints, "q")
         lengths, arms, _ = self._geometry(q, np.zeros_like(q))
         return lengths[0], arms[0]
 
@@ -300,10 +299,9 @@ class CylinderGeometry:
 
 def _configurations(values, n_joints: int, name: str) -> np.ndarray:
     """``values`` as a C-ordered float array (N, n_joints); one configuration (n,) becomes (1, n)."""
-    values = np.ascontiguousarray(np.atleast_2d(np.asarray(values, dtype=float)))
-    if values.ndim != 2 or values.shape[1] != n_joints:
-        raise DataError(f"{name} must have shape (N, {n_joints}) or ({n_joints},), got {np.shape(values)}")
-    return values
+    values = validators.array(values, name, ndim=(1, 2), finite=False)
+    shape, axes = ((n_joints,), ("joints",)) if values.ndim == 1 else ((None, n_joints), ("samples", "joints"))
+    return np.ascontiguousarray(np.atleast_2d(validators.array(values, name, shape=shape, axes=axes, finite=False)))
 
 
 def _joint_ids(robot: RobotDescription, attachment: CylinderAttachment, name: str) -> tuple[int, ...]:

@@ -572,10 +572,8 @@ def _check_description(robot: RobotDescription) -> None:
     if robot.transmission is not None:
         if not isinstance(robot.transmission, Transmission):
             raise RobotDescriptionError(f"transmission must be a Transmission, got {robot.transmission!r}")
-        if robot.transmission.motor_from_joint.shape != (n, n):
-            raise RobotDescriptionError(f"transmission.motor_from_joint has shape "
-                                        f"{robot.transmission.motor_from_joint.shape}, expected ({n}, {n}): "
-                                        "one row per motor, one column per joint")
+        validators.array(robot.transmission.motor_from_joint, "transmission.motor_from_joint", RobotDescriptionError,
+                         shape=(n, n), axes=("motors", "joints"), finite=False)
     if robot.rated_payload is not None:
         object.__setattr__(robot, "rated_payload", validators.in_range(
             robot.rated_payload, "rated_payload", RobotDescriptionError, "kg", 0.0, MAX_RATED_PAYLOAD,
@@ -593,11 +591,10 @@ def _check_description(robot: RobotDescription) -> None:
                         f"{label}.{key}: the robot has a transmission, which gives the motors' {key}s: write "
                         f"them in transmission.{where}, not per joint")
                 if key == "torque_constant":
-                    if not (math.isfinite(value) and value != 0.0):
-                        raise RobotDescriptionError(
-                            f"{label}.{key} = {value!r} must be finite and non-zero [N m/A]")
-                elif not value > 0.0:
-                    raise RobotDescriptionError(f"{label}.{key} = {value!r} must be > 0")
+                    if validators.number(value, f"{label}.{key}", RobotDescriptionError) == 0.0:
+                        raise RobotDescriptionError(f"{label}.{key} must be non-zero [N m/A], got {value!r}")
+                else:
+                    validators.positive(value, f"{label}.{key}", RobotDescriptionError)
 
 
 def check_inertial(inertial: LinkInertial, label: str) -> None:
@@ -609,11 +606,8 @@ def check_inertial(inertial: LinkInertial, label: str) -> None:
             raise RobotDescriptionError(f"{label}.{key} must have {count} values, got "
                                         f"{list(getattr(inertial, key))}")
     for key in _INERTIAL_KEYS:
-        values = np.atleast_1d(getattr(inertial, key))
-        if not np.isfinite(values).all():
-            raise RobotDescriptionError(f"{label}.{key} must be finite, got {getattr(inertial, key)!r}")
-    if not inertial.mass >= 0.0:
-        raise RobotDescriptionError(f"{label}.mass = {inertial.mass!r} kg must be >= 0")
+        validators.array(getattr(inertial, key), f"{label}.{key}", RobotDescriptionError)
+    validators.positive(inertial.mass, f"{label}.mass", RobotDescriptionError, "kg", allow_zero=True)
     if max(abs(value) for value in inertial.com) > MAX_LENGTH:
         raise RobotDescriptionError(f"{label}.com = {list(inertial.com)} m looks like millimetres "
                                     f"(expected |com| <= {MAX_LENGTH} m)")
@@ -626,10 +620,7 @@ def _check_simulation(entry: JointSimulation, joint: str, prismatic: bool) -> No
         if value is None:
             continue
         unit = units[1] if prismatic else units[0]
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not math.isfinite(value):
-            raise RobotDescriptionError(f"simulation.{joint}.{key} must be a finite number [{unit}], got {value!r}")
-        if value < 0.0:
-            raise RobotDescriptionError(f"simulation.{joint}.{key} = {value!r} {unit} must be >= 0")
+        validators.positive(value, f"simulation.{joint}.{key}", RobotDescriptionError, unit, allow_zero=True)
 
 
 def simulation_from_dict(section: Any, joint_names: Sequence[str]) -> tuple[JointSimulation, ...]:

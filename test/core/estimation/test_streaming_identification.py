@@ -347,8 +347,8 @@ def test_markers_overtaking_samples_still_cut_the_stage_at_their_stamps(setup):
     ({"max_samples": 50}, r"max_samples must be at least 4 \* window = 84, got 50"),
     ({"window_seconds": 2.5}, r"window_seconds must be finite and in \(0, 2\] \[s\], got 2.5"),
     ({"holdout_fraction": 1.0}, r"holdout_fraction must be in \[0, 1\), got 1.0"),
-    ({"max_condition": float("nan")}, r"max_condition must be a finite number > 0, got nan"),
-    ({"max_holdout_rsd": 0.0}, r"max_holdout_rsd must be a finite number > 0, got 0.0"),
+    ({"max_condition": float("nan")}, r"max_condition must be finite and > 0 \[1\], got nan$"),
+    ({"max_holdout_rsd": 0.0}, r"max_holdout_rsd must be finite and > 0 \[1\], got 0.0$"),
 ])
 def test_settings_are_validated(changes, message):
     with pytest.raises(DynIdError, match=message):

@@ -132,8 +132,8 @@ def test_motor_currents_become_joint_torques_with_each_joints_drive(er3a_robot):
                        match=r"joint 'j1' has no torque_constant \[N m/A\] in robot 'er3a'"):
         er3a_robot.torque_from_current(current)
     data["joints"][2]["torque_constant"] = 0.0
-    with pytest.raises(RobotDescriptionError, match=r"joints\[2\] \(j3\)\.torque_constant = 0\.0 "
-                                                    r"must be finite and non-zero \[N m/A\]"):
+    with pytest.raises(RobotDescriptionError, match=r"joints\[2\] \(j3\)\.torque_constant must be non-zero "
+                                                    r"\[N m/A\], got 0\.0$"):
         robot_from_dict(data)
 
 
@@ -274,7 +274,7 @@ def _set_joint(index, key, value):
      r"joints\[4\] \(j5\)\.acceleration_limit = 0.0 rad/s\^2 must be > 0"),
     (_set_joint(5, "effort_limit", -1.0), r"joints\[5\] \(j6\)\.effort_limit = -1.0 N m must be"),
     (_set_joint(5, "name", "j5"), r"joints\[5\]\.name 'j5' is a duplicate"),
-    (_set_joint(5, "gear_ratio", 0.0), r"joints\[5\] \(j6\)\.gear_ratio = 0.0 must be > 0"),
+    (_set_joint(5, "gear_ratio", 0.0), r"joints\[5\] \(j6\)\.gear_ratio must be finite and > 0, got 0.0$"),
     (lambda d: d.__setitem__("gravity", [0.0, -9.81]),
      r"gravity must be a list of 3 numbers \[m/s\^2\]"),
     (lambda d: d.__setitem__("base", {"a": 0.0, "alpha": 1.0, "d": 0.0}),
@@ -384,14 +384,14 @@ def test_robot_description_rejects_inconsistent_fields():
 
 
 @pytest.mark.parametrize("section, message", [
-    ({"j3": {"damping": -1.0}}, r"arm.yaml: simulation.j3.damping = -1.0 N m s/rad must be >= 0"),
+    ({"j3": {"damping": -1.0}}, r"^arm.yaml: simulation.j3.damping must be finite and >= 0 \[N m s/rad\], got -1.0$"),
     ({"j9": {"armature": 0.1}},
      r"arm.yaml: simulation lists unknown joint\(s\) \['j9'\]; the robot has \['j1', 'j2', 'j3', 'j4', 'j5', 'j6'\]$"),
     ({"j1": {"dampng": 0.1}}, r"arm.yaml: simulation.j1: unknown key 'dampng'; allowed keys: armature, damping, "
                               r"friction_loss"),
-    ({"j2": {"friction_loss": "2 N m"}}, r"arm.yaml: simulation.j2.friction_loss must be a finite number \[N m\], "
-                                         r"got '2 N m'"),
-    ({"j2": {"armature": float("nan")}}, r"simulation.j2.armature must be a finite number \[kg m\^2\]"),
+    ({"j2": {"friction_loss": "2 N m"}}, r"^arm.yaml: simulation.j2.friction_loss must be finite and >= 0 "
+                                         r"\[N m\], got '2 N m'$"),
+    ({"j2": {"armature": float("nan")}}, r"simulation.j2.armature must be finite and >= 0 \[kg m\^2\], got nan$"),
     ({"j1": None}, r"simulation.j1 is null"),
     ([0.1], r"simulation must be a mapping joint name -> \{armature \[kg m\^2\]"),
 ])
@@ -413,5 +413,6 @@ def test_simulation_section_round_trips_in_both_forms_and_in_prismatic_units():
     assert robot.simulation[3].friction_loss == 2.0 and robot.simulation[1].damping is None
     assert robot_from_dict(robot.to_dict()) == robot
     track["simulation"] = {"track": {"damping": -2.0}}
-    with pytest.raises(RobotDescriptionError, match=r"simulation.track.damping = -2.0 N s/m must be >= 0"):
+    with pytest.raises(RobotDescriptionError,
+                       match=r"simulation.track.damping must be finite and >= 0 \[N s/m\], got -2.0$"):
         robot_from_dict(track)
