@@ -137,14 +137,14 @@ def array(value: Any, field: str, error: type[Exception] = DataError, *, ndim: i
     except (TypeError, ValueError, OverflowError):
         raise error(f"{field} must be an array of numbers{_unit(unit)}, got {show(value)}") from None
     values = result     # what the value checks read: a broadcast scalar is named as given
-    if shape is not None:
+    if shape is not None and result.shape != shape:       # equal tuples: the common case, checked first
         if broadcast and result.ndim == 0:
             result = np.full(shape, float(result))
         if result.ndim != len(shape) or any(size is not None and actual != size
                                             for actual, size in zip(result.shape, shape)):
             scalar = "be a scalar or " if broadcast else ""
             raise error(f"{field} must {scalar}have shape {_shape_text(shape, axes)}, got {result.shape}")
-    elif ndim is not None:
+    elif shape is None and ndim is not None:
         allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
         if result.ndim not in allowed:
             if len(allowed) == 1:
