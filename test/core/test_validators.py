@@ -1,12 +1,13 @@
 """validators: every check refuses what it must with one line naming the field, including values
-that break Python's own conversions (integers beyond the float range or beyond str's digit limit)."""
+that break Python's own conversions (integers beyond the float range or beyond str's digit limit);
+every message is compared with a hand-written literal."""
 import math
 
 import numpy as np
 import pytest
 
 from robot_dynid import validators
-from robot_dynid.errors import DataError
+from robot_dynid.errors import DataError, ModelFileError
 
 HUGE = 10 ** 5000     # float() overflows; str() and repr() raise ValueError beyond 4300 digits
 
@@ -54,3 +55,106 @@ def test_a_value_too_deep_to_show_is_still_one_line():
         deep = [deep]
     with pytest.raises(DataError, match="too deep or large to show"):
         validators.numbers(deep, 3, "x")
+
+
+def raises(check, message: str, error=DataError):
+    """``check()`` raises ``error`` with exactly ``message`` (a hand-written literal, not a pattern)."""
+    with pytest.raises(error) as caught:
+        check()
+    assert str(caught.value) == message
+
+
+def test_every_scalar_rule_has_one_literal_message():
+    raises(lambda: validators.number("1", "x"), "x must be a number, got str '1'")
+    raises(lambda: validators.number(True, "x"), "x must be a number, got bool True")
+    raises(lambda: validators.number(math.inf, "x"), "x must be finite, got inf")
+    raises(lambda: validators.positive(-1.0, "cutoff", unit="Hz"), "cutoff must be finite and > 0 [Hz], got -1.0")
+    raises(lambda: validators.positive(-1, "t", allow_zero=True), "t must be finite and >= 0, got -1")
+    raises(lambda: validators.fraction(0.0, "mu"), "mu must be in (0, 1], got 0.0")
+    raises(lambda: validators.fraction(2, "mu", allow_zero=True), "mu must be in [0, 1], got 2")
+    raises(lambda: validators.count(0, "n"), "n must be an integer >= 1, got 0")
+    raises(lambda: validators.count(2.0, "n"), "n must be an integer >= 1, got 2.0")
+    raises(lambda: validators.in_range(5.0, "r", unit="m", minimum=-1.0, maximum=1.0),
+           "r must be finite and in [-1, 1] [m], got 5.0")
+    raises(lambda: validators.flag(1, "armature"), "armature must be true or false, got 1")
+    raises(lambda: validators.text(3, "method"), "method must be a string, got 3")
+    raises(lambda: validators.text("qr", "method", choices=("ols", "wls")),
+           "method must be one of ['ols', 'wls'], got 'qr'")
+    raises(lambda: validators.numbers([1.0], 3, "xyz", unit="m"), "xyz must be a list of 3 numbers [m], got [1.0]")
+    raises(lambda: validators.numbers([1.0, "a"], 2, "xy"), "xy[1] must be a number, got str 'a'")
+    assert validators.flag(np.bool_(True), "f") is True
+    assert validators.text("ols", "m", choices=("ols",)) == "ols"
+    assert validators.number(np.float32(0.5), "x") == 0.5 and validators.count(np.int64(3), "n") == 3
+
+
+def test_per_joint_and_the_containers_have_one_literal_message():
+    raises(lambda: validators.per_joint([1.0, 2.0, 3.0], 2, "gear_ratio"),
+           "gear_ratio must be a scalar or have shape (2,), one per joint, got (3,)")
+    raises(lambda: validators.per_joint([1.0, -2.0], 2, "gear_ratio", upper=10.0),
+           "gear_ratio must be finite and in (0, 10]; joint 2 has -2.0")
+    raises(lambda: validators.per_joint("a", 2, "r", unit="m"),
+           "r must be a number or a list of 2 numbers [m], got 'a'")
+    np.testing.assert_array_equal(validators.per_joint(2.0, 3, "r"), [2.0, 2.0, 2.0])
+    raises(lambda: validators.mapping_of([1], "links[2]"), "links[2] must be a mapping, got list")
+    raises(lambda: validators.entries({}, "links"), "links must be a list, got {}")
+    raises(lambda: validators.entries([1, 2], "com", length=3), "com has 2 entries, expected 3")
+    raises(lambda: validators.known_keys({"a": 1, "b": 2, "c": 3}, "model", ("a",)),
+           "model: unknown keys 'b', 'c'; allowed keys: a")
+    raises(lambda: validators.known_keys({"b": 1}, "", ("a",), ("b",)), "missing key 'a'")
+    raises(lambda: validators.known_keys(None, "", ("a",)), "the data must be a mapping, got NoneType")
+
+
+def test_show_keeps_a_message_on_one_short_line():
+    assert validators.show(["x" * 100]) == "['" + "x" * 75 + "..."
+    assert validators.show(np.array([[1.0, 2.0], [3.0, 4.0]])) == "array([[1., 2.], [3., 4.]])"
+
+
+@pytest.mark.parametrize("check, message", [
+    (lambda: validators.array("ab", "x"), "x must be an array of numbers, got 'ab'"),
+    (lambda: validators.array([[1.0], [1.0, 2.0]], "q", unit="rad"),
+     "q must be an array of numbers [rad], got [[1.0], [1.0, 2.0]]"),
+    (lambda: validators.array(np.ones((100, 5)), "tau", shape=(None, 6), axes=("samples", "joints")),
+     "tau must have shape (samples, 6 joints), got (100, 5)"),
+    (lambda: validators.array(np.ones((2, 3)), "a", shape=(1, None)), "a must have shape (1, any), got (2, 3)"),
+    (lambda: validators.array(np.ones(2), "pose", shape=(1,), axes=("joints",)),
+     "pose must have shape (1 joint,), got (2,)"),
+    (lambda: validators.array(np.ones(3), "q", ndim=2, axes=("samples", "joints")),
+     "q must have shape (samples, joints), got (3,)"),
+    (lambda: validators.array(1.0, "Y", ndim=(2, 3)), "Y must have 2 or 3 dimensions, got shape ()"),
+    (lambda: validators.array(np.ones(2), "time", min_length=3, axes=("samples",)),
+     "time must have at least 3 samples, got shape (2,)"),
+    (lambda: validators.array(5.0, "x", min_length=1), "x must have at least 1 entries, got shape ()"),
+    (lambda: validators.array(math.nan, "x", unit="s"), "x must be finite [s], got nan"),
+    (lambda: validators.array([0.0, 1.0, -math.inf], "t"), "t must be finite, got -inf at t[2]"),
+    (lambda: validators.array([[1.0, 2.0], [3.0, math.nan]], "tau", columns=("j1", "j2")),
+     "tau must be finite, got nan at tau[1, j2]"),
+    (lambda: validators.array([[1.0, 2.0], [3.0, math.nan]], "tau", axes=("samples", "joints"), columns=("j1", "j2"),
+                              unit="N m"),
+     "tau must be finite [N m], got nan at sample 1, joint j2"),
+    (lambda: validators.array([[1.0, math.inf]], "y", axes=("rows of phi", "base parameters")),
+     "y must be finite, got inf at row of phi 0, base parameter 1"),
+    (lambda: validators.array([1.0, 0.0, -1.0], "std", axes=("parameters",), minimum=0.0),
+     "std must be >= 0, got -1.0 at parameter 2"),
+    (lambda: validators.array([1.0, 0.0], "noise", minimum=0.0, allow_minimum=False, unit="N^2 m^2"),
+     "noise must be > 0 [N^2 m^2], got 0.0 at noise[1]"),
+    (lambda: validators.array([1.0, 2.0], "noise_std", shape=(3,), axes=("joints",), broadcast=True),
+     "noise_std must be a scalar or have shape (3 joints,), got (2,)"),
+    (lambda: validators.array(-1.0, "noise_std", shape=(3,), minimum=0.0, broadcast=True),
+     "noise_std must be >= 0, got -1.0"),
+])
+def test_array_names_each_rule_in_one_wording(check, message):
+    raises(check, message)
+
+
+def test_array_converts_and_returns_what_it_checked():
+    checked = validators.array([[1, 2], [3, 4]], "x", shape=(2, 2))
+    assert checked.dtype == np.float64 and checked.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    given = np.zeros(3)
+    assert validators.array(given, "x") is given
+    copied = validators.array(given, "x", copy=True)
+    assert copied is not given and np.array_equal(copied, given)
+    np.testing.assert_array_equal(validators.array(0.5, "x", shape=(2, 2), broadcast=True), np.full((2, 2), 0.5))
+    assert validators.array([math.nan], "x", finite=False).shape == (1,)
+    assert validators.array(np.ones((4, 2, 3)), "Y", shape=(None, 2, None)).shape == (4, 2, 3)
+    with pytest.raises(ModelFileError, match=r"^beta must be finite, got nan at beta\[0\]$"):
+        validators.array([math.nan], "beta", ModelFileError)
