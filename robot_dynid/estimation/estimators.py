@@ -884,8 +884,7 @@ class BatchLeastSquares:
         Y, tau = np.asarray(Y, dtype=float), np.asarray(tau, dtype=float)
         if Y.ndim == 2 and tau.ndim == 1:
             Y, tau = Y[:, None, :], tau[:, None]
-        if Y.ndim == 3 and Y.shape[2] != self.n_parameters:
-            raise DataError(f"Y has {Y.shape[2]} columns, expected n_parameters = {self.n_parameters}")
+        Y, tau = _check_regression_data(Y, tau, n_parameters=self.n_parameters)
         self.result_ = _fit_in_memory(Y, tau, self.method, self.parameter_names, self.rank_tolerance,
                                       self.iterations)
         self.theta_, self.covariance_ = self.result_.theta, self.result_.covariance

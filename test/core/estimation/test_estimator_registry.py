@@ -65,5 +65,5 @@ def test_bad_names_and_settings_are_refused_with_the_known_ones():
                                          r"\['parameter_names', 'rank_tolerance', 'iterations', 'forgetting', "
                                          r"'initial_covariance', 'covariance_limit', 'theta0'\]"):
         build_estimator("ols", 3, alpha=1.0)
-    with pytest.raises(DynIdError, match=r"Y has 4 columns, expected n_parameters = 3"):
+    with pytest.raises(DynIdError, match=r"^Y must have shape \(samples, joints, 3 parameters\), got \(10, 1, 4\)$"):
         build_estimator("ols", 3).fit(np.ones((10, 1, 4)), np.ones((10, 1)))
