@@ -131,12 +131,11 @@ def sinusoidal_displacement(time, amplitude=0.006, angular_frequency=0.05):
     x, xd, xdd : ndarray, shape (N,)
         [m], [m/s], [m/s^2].
     """
-    time = np.asarray(time, dtype=float)
-    amplitude = np.atleast_1d(np.asarray(amplitude, dtype=float))
-    angular_frequency = np.atleast_1d(np.asarray(angular_frequency, dtype=float))
-    if amplitude.shape != angular_frequency.shape or amplitude.ndim != 1:
-        raise DynIdError(f"amplitude and angular_frequency must be scalars or (k,) of one length, "
-                         f"got {amplitude.shape} and {angular_frequency.shape}")
+    time = validators.array(time, "time", DynIdError, unit="s")
+    amplitude = np.atleast_1d(validators.array(amplitude, "amplitude", DynIdError, ndim=(0, 1), unit="m"))
+    angular_frequency = np.atleast_1d(validators.array(angular_frequency, "angular_frequency", DynIdError,
+                                                       ndim=(0, 1), unit="rad/s"))
+    validators.array(angular_frequency, "angular_frequency", DynIdError, shape=amplitude.shape, axes=("sines",))
     phase = np.multiply.outer(time, angular_frequency)
     sine, cosine = np.sin(phase), np.cos(phase)
     return (sine @ amplitude, cosine @ (amplitude * angular_frequency),
