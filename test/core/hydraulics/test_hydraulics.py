@@ -182,6 +182,10 @@ def test_settling_sample_hand_values():
 
 
 def test_hydraulic_validation_messages():
+    with pytest.raises(DynIdError, match=r"^angular_frequency must have shape \(2 sines,\), got \(1,\)$"):
+        sinusoidal_displacement(np.arange(3.0), [0.1, 0.2], 1.0)
+    with pytest.raises(DynIdError, match=r"^time must be finite \[s\], got nan at time\[1\]$"):
+        sinusoidal_displacement([0.0, np.nan])
     with pytest.raises(DynIdError, match=r"cylinder area_a must be finite and > 0 \[m\^2\]"):
         HydraulicCylinder(piston_mass=1.0, damping=2.0, area_a=0.0, area_b=1.0)
     with pytest.raises(DynIdError, match=r"cylinder piston_mass must be finite and >= 0 \[kg\]"):
