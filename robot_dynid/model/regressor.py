@@ -335,14 +335,11 @@ class Regressor:
     def _check_states(self, q, qd, qdd, one: bool = False):
         n, names = self.n_joints, self.robot.joint_names
         shape, axes = ((n,), ("joints",)) if one else ((None, n), ("samples", "joints"))
-        arrays = [np.ascontiguousarray(validators.array(value, name, shape=shape, axes=axes, columns=names,
-                                                        finite=False))
-                  for name, value in zip(("q", "qd", "qdd"), (q, qd, qdd))]
+        arrays = [np.ascontiguousarray(validators.array(value, name, shape=shape, axes=axes, columns=names, unit=unit))
+                  for name, value, unit in zip(("q", "qd", "qdd"), (q, qd, qdd), _STATE_UNITS)]
         if not arrays[0].shape == arrays[1].shape == arrays[2].shape:
             raise DataError(f"q, qd and qdd must have the same shape, got {arrays[0].shape}, "
                             f"{arrays[1].shape} and {arrays[2].shape}")
-        for name, array, unit in zip(("q", "qd", "qdd"), arrays, _STATE_UNITS):
-            validators.array(array, name, shape=shape, axes=axes, columns=names, unit=unit)
         return arrays
 
     def compute(self, q, qd, qdd, temperature=None, elapsed=None, out=None) -> np.ndarray:

@@ -217,7 +217,8 @@ def test_compute_one_reads_arrays_lists_tuples_and_integers_like_the_batch_path(
      r"^qd must be finite \[rad/s or m/s\], got nan at joint shoulder_lift_joint$"),
     (lambda q: (q, q, [*q[:-1], float("inf")]),
      r"^qdd must be finite \[rad/s\^2 or m/s\^2\], got inf at joint wrist_3_joint$"),
-    (lambda q: (q, q, ["a"] * 7), r"^qdd must be an array of numbers, got \['a', 'a', 'a', 'a', 'a', 'a', 'a'\]$"),
+    (lambda q: (q, q, ["a"] * 7),
+     r"^qdd must be an array of numbers \[rad/s\^2 or m/s\^2\], got \['a', 'a', 'a', 'a', 'a', 'a', 'a'\]$"),
 ])
 def test_compute_one_refuses_bad_states_naming_them(states_of, message):
     regressor = Regressor(robot("ur5_on_linear_track.yaml"), FrictionModel("coulomb_viscous"))
