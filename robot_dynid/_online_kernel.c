@@ -9,7 +9,7 @@
  * - sign_friction: the columns of the friction models whose columns are a sign and the velocity
  *   (robot_dynid.model.friction, coulomb_viscous and coulomb_viscous_lead), as numpy computes them.
  *
- * Both take and write float64 buffers; the Python callers check shapes (these functions check them
+ * All three take and write float64 buffers; the Python callers check shapes (these functions check them
  * again, cheaply, and raise ValueError rather than read out of bounds). Every result is a
  * deterministic function of the inputs (fixed summation order), so the checked and the trusted
  * Python calls, which both end here, agree bit for bit.

@@ -1,7 +1,7 @@
 /*
  * robot_dynid._regressor_kernel: the joint-torque regressor Y (tau = Y theta) of a serial arm of
  * revolute and prismatic joints, compiled, four samples at a time (GCC/Clang vector extensions: one vector lane
- * per sample, so the arithmetic is the scalar recursion below). robot_dynid/regressor.py builds
+ * per sample, so the arithmetic is the scalar recursion below). robot_dynid/model/regressor.py builds
  * the inputs and documents the parameter order.
  *
  * The chain (regressor._chain_from_model) is, per joint i, two constant frame changes: previous

@@ -487,7 +487,7 @@ class CylinderSine(Trajectory):
     moment arm varies with the pose (attached at two points).
 
     ``P`` is a Chebyshev series on ``domain`` fitted to the inverse of the attachment geometry
-    (:func:`robot_dynid.experiment.protocol` builds it); ``qd_j = P'(x) x'``,
+    (:mod:`robot_dynid.experiment.protocol` builds it); ``qd_j = P'(x) x'``,
     ``qdd_j = P''(x) x'^2 + P'(x) x''``.
 
     Parameters

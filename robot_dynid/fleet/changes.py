@@ -128,7 +128,7 @@ def drive_parameters(model: DynamicModel) -> dict[str, str]:
 
 @dataclasses.dataclass
 class RobotChanges:
-    """The change detection of one robot (:func:`detect_changes`); arrays over its compared recordings
+    """The change detection of one robot (:func:`analyse_fleet`); arrays over its compared recordings
     (c) and base parameters (r)."""
 
     robot_id: str

@@ -196,8 +196,8 @@ def simulate_cylinder(cylinder: HydraulicCylinder, parameters: CylinderParameter
     """Chamber pressures that drive the cylinder along a prescribed motion.
 
     The rod side is held at ``back_pressure`` [Pa]; the cap side supplies the rest of
-    ``m x'' + c x' + K x + F_d(x') + F_L``. Noise-free: see
-    :func:`robot_dynid.hydraulics.simulation.measured_pressures` for sensor noise.
+    ``m x'' + c x' + K x + F_d(x') + F_L``. Noise-free: the simulations of
+    :mod:`robot_dynid.hydraulics.simulation` add sensor noise.
 
     Parameters
     ----------

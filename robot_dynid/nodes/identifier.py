@@ -8,7 +8,7 @@ stage's end, or on the ``~/identify`` service (std_srvs/Trigger), a model is ide
 ``status_period`` s and after every event.
 
 Stages are cut at their markers' header stamps, not at their arrival: samples and markers are
-put back in stamp order (:class:`robot_dynid.estimation.streaming.StampOrder`) with
+put back in stamp order (:class:`robot_dynid.recordings.stages.StampOrder`) with
 ``stage_latency`` s of slack, and released early when the joint states stop for that long.
 
 JointState messages that cannot be used (:mod:`robot_dynid.recordings.joint_states`: empty or duplicate

@@ -2,7 +2,7 @@
 inertials, and identification of the armature, damping and friction loss set in MuJoCo.
 
 Without the mujoco package this module is not collected (test/conftest.py says so in the header);
-test/core/test_simulation.py checks what the engine says then.
+test/core/experiment/test_simulation.py checks what the engine says then.
 """
 import dataclasses
 
