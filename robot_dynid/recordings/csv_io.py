@@ -43,8 +43,8 @@ from robot_dynid.input_files import MAX_RECORDING_BYTES, check_input_file
 from robot_dynid.joint_names import NameMatchError, match_joints, unique_names
 from robot_dynid.recordings.motor_side import (MOTOR_FIELDS, check_joint_count, joint_values, require_torque_constants,
                                                require_transmission)
-from robot_dynid.recordings.recording import (JOINT_FIELDS, DropCounter, Recording, describe_dropped,
-                                              first_non_increasing)
+from robot_dynid.recordings.recording import JOINT_FIELDS, DropCounter, Recording, describe_dropped
+from robot_dynid.recordings.signal_processing import first_non_increasing
 from robot_dynid.recordings.stages import NO_CYCLE, check_stage_label
 
 logger = logging.getLogger(__name__)

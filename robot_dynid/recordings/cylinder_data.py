@@ -38,8 +38,8 @@ from robot_dynid.recordings.bag_io import (DEFAULT_HYDRAULIC_TOPIC, DEFAULT_STAG
 from robot_dynid.joint_names import match_joints
 from robot_dynid.recordings.csv_io import column_indices, read_labelled_columns
 from robot_dynid.recordings.data_checks import UNIT_FRACTION, check_time_unit
-from robot_dynid.recordings.recording import first_non_increasing
-from robot_dynid.recordings.signal_processing import differentiate, median_step, window_samples_for
+from robot_dynid.recordings.signal_processing import (differentiate, first_non_increasing, median_step,
+                                                      window_samples_for)
 from robot_dynid.recordings.stages import label_samples, stage_intervals, stage_mask
 
 logger = logging.getLogger(__name__)

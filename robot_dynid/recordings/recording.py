@@ -35,6 +35,7 @@ import numpy as np
 from robot_dynid import validators
 from robot_dynid.errors import DataError
 from robot_dynid.joint_names import match_joints, unique_names
+from robot_dynid.recordings.signal_processing import check_strictly_increasing
 from robot_dynid.recordings.stages import (CUSTOM_PREFIX, NO_CYCLE, NO_STAGE, StageInterval, check_stage_label,
                                            stage_kind, stage_mask)
 
@@ -102,22 +103,6 @@ def dropped_from_dict(data: Mapping) -> dict[str, Dropped]:
     """Inverse of :func:`dropped_to_dict`."""
     return {str(reason): Dropped(int(entry["count"]), math.nan if entry.get("first_time") is None
                                  else float(entry["first_time"])) for reason, entry in data.items()}
-
-
-def first_non_increasing(time: np.ndarray) -> int | None:
-    """Index ``i`` of the first sample with ``time[i] <= time[i - 1]``, None if there is none."""
-    bad = np.flatnonzero(np.diff(time) <= 0.0)
-    return int(bad[0]) + 1 if bad.size else None
-
-
-def check_strictly_increasing(time: np.ndarray) -> None:
-    """Raise :class:`DataError` naming the first sample of ``time`` (N,) [s] not after its
-    predecessor."""
-    offending = first_non_increasing(time)
-    if offending is not None:
-        raise DataError(f"time must be strictly increasing: time[{offending}] = "
-                        f"{float(time[offending])!r} s <= time[{offending - 1}] = "
-                        f"{float(time[offending - 1])!r} s")
 
 
 def _as_float_array(name: str, value, shape: tuple[int, ...], axes: tuple[str, ...],

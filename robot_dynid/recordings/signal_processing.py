@@ -299,13 +299,25 @@ def centre_derivative(q, time, polyorder: int = 3, order: int = 2, out: np.ndarr
     return result
 
 
+def first_non_increasing(time: np.ndarray) -> int | None:
+    """Index ``i`` of the first sample with ``time[i] <= time[i - 1]``, None if there is none."""
+    bad = np.flatnonzero(np.diff(time) <= 0.0)
+    return int(bad[0]) + 1 if bad.size else None
+
+
+def check_strictly_increasing(time: np.ndarray) -> None:
+    """Raise :class:`DataError` naming the first sample of ``time`` (N,) [s] not after its
+    predecessor."""
+    offending = first_non_increasing(time)
+    if offending is not None:
+        raise DataError(f"time must be strictly increasing: time[{offending}] = "
+                        f"{float(time[offending])!r} s <= time[{offending - 1}] = "
+                        f"{float(time[offending - 1])!r} s")
+
+
 def _check_time(time) -> np.ndarray:
     time = validators.array(time, "time", shape=(None,), axes=("samples",), min_length=2, unit="s")
-    steps = np.diff(time)
-    if np.any(steps <= 0.0):
-        k = int(np.flatnonzero(steps <= 0.0)[0])
-        raise DataError(f"time must be strictly increasing; time[{k + 1}] = {time[k + 1]!r} "
-                        f"<= time[{k}] = {time[k]!r}")
+    check_strictly_increasing(time)
     return time
 
 

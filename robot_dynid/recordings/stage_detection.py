@@ -34,8 +34,8 @@ from scipy.ndimage import maximum_filter1d, minimum_filter1d, uniform_filter1d
 
 from robot_dynid import validators
 from robot_dynid.errors import DataError
-from robot_dynid.recordings.recording import Recording, check_strictly_increasing
-from robot_dynid.recordings.signal_processing import STAGE_GAP_STEPS, gap_steps
+from robot_dynid.recordings.recording import Recording
+from robot_dynid.recordings.signal_processing import STAGE_GAP_STEPS, check_strictly_increasing, gap_steps
 from robot_dynid.recordings.stages import (STAGE_KINDS, StageInterval, check_stage_label,
                                            label_samples)
 

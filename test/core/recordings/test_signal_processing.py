@@ -1,5 +1,6 @@
 """Filtering, differentiation, torque conversion and resampling against closed forms."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -145,9 +146,11 @@ def test_signal_processing_validation_messages():
     jittered[10] += 0.002
     with pytest.raises(DataError, match="time is not uniformly sampled"):
         sample_interval(jittered)
-    with pytest.raises(DataError, match=r"time must be strictly increasing; time\[11\]"):
+    repeated = re.escape(f"{float(TIME[11])!r} s")
+    with pytest.raises(DataError, match=rf"^time must be strictly increasing: time\[11\] = {repeated} <= time\[10\] = "
+                                        rf"{repeated}$"):
         differentiate(x, np.where(np.arange(TIME.size) == 10, TIME[11], TIME), window_samples=11)
-    with pytest.raises(DataError, match=r"time must be strictly increasing; time\[2\]"):
+    with pytest.raises(DataError, match=r"^time must be strictly increasing: time\[2\] = 1.0 s <= time\[1\] = 1.0 s$"):
         sample_interval([0.0, 1.0, 1.0])
     with pytest.raises(DataError, match="give exactly one of window_samples and window_seconds"):
         differentiate(x, TIME)
