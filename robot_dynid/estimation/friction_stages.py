@@ -20,6 +20,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError, IdentificationError
 from robot_dynid.estimation.cycles import test_time_offsets
 from robot_dynid.estimation.estimators import build_estimator
@@ -330,8 +331,7 @@ def friction_analysis(recordings: Sequence[Recording], intervals: Sequence[Seque
     intervals : sequence of sequences of StageInterval
         The stages of each recording (e.g. ``read_stage_table(...).stages``).
     """
-    if gravity not in GRAVITY_MODES:
-        raise DynIdError(f"gravity must be one of {list(GRAVITY_MODES)}, got {gravity!r}")
+    validators.text(gravity, "gravity", DynIdError, list(GRAVITY_MODES))
     offsets = test_time_offsets(recordings) if offsets is None else offsets
     several = len(recordings) > 1
     all_segments, fits, notes = [], [], []

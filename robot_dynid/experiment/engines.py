@@ -16,6 +16,7 @@ has ``follower`` (a :class:`~robot_dynid.experiment.trajectory_following.Traject
 """
 from __future__ import annotations
 
+from robot_dynid import validators
 from robot_dynid.errors import DynIdError
 from robot_dynid.experiment.mujoco_engine import DEFAULT_TIMESTEP, MujocoArm, MujocoRobot
 from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
@@ -29,9 +30,7 @@ ENGINE_NAMES = ("regressor", "mujoco")
 
 def check_engine(engine: str, field: str = "engine") -> str:
     """``engine`` if it is one of :data:`ENGINE_NAMES`, else one DynIdError line naming ``field``."""
-    if engine not in ENGINE_NAMES:
-        raise DynIdError(f"{field} is {engine!r}; expected one of {list(ENGINE_NAMES)}")
-    return engine
+    return validators.text(engine, field, DynIdError, list(ENGINE_NAMES))
 
 
 def simulated_robot(engine: str, robot: RobotDescription, friction: FrictionModel, seed: int | None = 0,

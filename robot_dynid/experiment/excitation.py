@@ -603,8 +603,7 @@ def optimize_excitation(robot, harmonics: int = 5, period: float = 10.0,
 
 def _check_design_arguments(criterion, harmonics, period, n_starts, max_iterations, limit_fraction,
                             time_limit) -> None:
-    if criterion not in CRITERIA:
-        raise TrajectoryError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
+    validators.text(criterion, "criterion", TrajectoryError, CRITERIA)
     _check_fourier_arguments(harmonics, period)
     for name, value, maximum in (("n_starts", n_starts, MAX_STARTS), ("max_iterations", max_iterations,
                                                                       MAX_ITERATIONS)):

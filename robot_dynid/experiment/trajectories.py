@@ -1284,9 +1284,7 @@ def trajectory_from_dict(data: dict, source: str = "<dict>", joint_names=None) -
         raise TrajectoryError(f"{source}: a trajectory must be a mapping, got "
                               f"{type(data).__name__}")
     kind = data.get("type")
-    if kind not in TRAJECTORY_TYPES:
-        raise TrajectoryError(f"{source}: unknown trajectory type {kind!r}; expected one of "
-                              f"{sorted(TRAJECTORY_TYPES)}")
+    validators.text(kind, f"{source}: trajectory type", TrajectoryError, sorted(TRAJECTORY_TYPES))
     cls = TRAJECTORY_TYPES[kind]
     fields = {field.name: field for field in dataclasses.fields(cls)}
     allowed = {"type", "joints"} | (set(fields) - {"joint_names"})

@@ -170,8 +170,7 @@ class DynamicModel:
         shape, axes, names = (self.base.rank,), ("base parameters",), self.base.names
         values = validators.array(self.values, "values", ModelFileError, shape=shape, axes=axes, columns=names)
         std = validators.array(self.std, "std", ModelFileError, shape=shape, axes=axes, columns=names, minimum=0.0)
-        if self.method not in METHODS:
-            raise ModelFileError(f"model.method is {self.method!r}, expected one of {list(METHODS)}")
+        validators.text(self.method, "model.method", ModelFileError, METHODS)
         expected = self.regressor.parameter_names
         for index, (name, wanted) in enumerate(itertools.zip_longest(self.base.standard_names, expected)):
             if name != wanted:

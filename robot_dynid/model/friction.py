@@ -131,12 +131,8 @@ class FrictionModel:
     warmup_time_constant_2: float = 0.0
 
     def __post_init__(self) -> None:
-        if self.name not in FRICTION_MODEL_NAMES:
-            raise DynIdError(
-                f"unknown friction model {self.name!r}; expected one of {FRICTION_MODEL_NAMES}")
-        if self.drift not in DRIFT_MODES:
-            raise DynIdError(
-                f"unknown friction drift {self.drift!r}; expected one of {DRIFT_MODES}")
+        validators.text(self.name, "friction model", DynIdError, FRICTION_MODEL_NAMES)
+        validators.text(self.drift, "friction drift", DynIdError, DRIFT_MODES)
         if self.drift != "none" and self.name == "none":
             raise DynIdError(
                 f"friction drift {self.drift!r} needs a friction model, got name 'none'")

@@ -249,8 +249,7 @@ class Regressor:
         transmission = robot.transmission
         if friction_side is None:
             friction_side = "joint" if transmission is None else "motor"
-        if friction_side not in FRICTION_SIDES:
-            raise DynIdError(f"friction_side must be one of {FRICTION_SIDES}, got {friction_side!r}")
+        validators.text(friction_side, "friction_side", DynIdError, FRICTION_SIDES)
         if friction_side != "joint" and transmission is None:
             raise DynIdError(f"friction_side {friction_side!r} needs motors: robot {robot.name!r} has no "
                              "transmission (add transmission.motor_from_joint to its description)")

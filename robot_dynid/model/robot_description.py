@@ -536,9 +536,7 @@ def _check_description(robot: RobotDescription) -> None:
     if sum(value is not None for value in (robot.dh, robot.urdf, robot.mjcf)) != 1:
         raise RobotDescriptionError("a robot needs exactly one of a DH table (dh), urdf text and mjcf text")
     if robot.dh is not None:
-        if robot.dh_convention not in DH_CONVENTIONS:
-            raise RobotDescriptionError(
-                f"dh_convention = {robot.dh_convention!r}, expected one of {DH_CONVENTIONS}")
+        validators.text(robot.dh_convention, "dh_convention", RobotDescriptionError, DH_CONVENTIONS)
         if len(robot.dh) != n:
             raise RobotDescriptionError(
                 f"dh has {len(robot.dh)} rows, expected one per joint ({n})")
@@ -735,9 +733,7 @@ def robot_from_dh_dict(data: Mapping) -> RobotDescription:
     check_keys(data, "robot description", _DH_REQUIRED, _DH_OPTIONAL)
     name, gravity = _name_and_gravity(data)
     convention = data["dh_convention"]
-    if convention not in DH_CONVENTIONS:
-        raise RobotDescriptionError(
-            f"dh_convention = {convention!r}, expected one of {DH_CONVENTIONS}")
+    validators.text(convention, "dh_convention", RobotDescriptionError, DH_CONVENTIONS)
     base = None
     if "base" in data:
         check_keys(data["base"], "base", _BASE_KEYS)
@@ -753,8 +749,7 @@ def robot_from_dh_dict(data: Mapping) -> RobotDescription:
         check_keys(joint, label, _JOINT_REQUIRED, _JOINT_OPTIONAL)
         names.append(joint["name"])
         types.append(joint.get("type", "revolute"))
-        if types[-1] not in JOINT_TYPES:
-            raise RobotDescriptionError(f"{label}.type = {types[-1]!r}, expected one of {JOINT_TYPES}")
+        validators.text(types[-1], f"{label}.type", RobotDescriptionError, JOINT_TYPES)
         rows.append(DHRow(a=number(joint["a"], f"{label}.a"),
                           alpha=number(joint["alpha"], f"{label}.alpha"),
                           d=number(joint["d"], f"{label}.d"),

@@ -158,8 +158,7 @@ def joint_states_qos(node, depth, parameter="joint_states_qos", what="the joint 
     ``sensor_data``: rclpy's sensor data profile (best effort, keep last 5).
     """
     choice = declare(node, parameter, "reliable", f"QoS of {what}: {', '.join(JOINT_STATES_QOS)}")
-    if choice not in JOINT_STATES_QOS:
-        raise DynIdError(f"parameter {parameter} is {choice!r}; expected one of {list(JOINT_STATES_QOS)}")
+    validators.text(choice, f"parameter {parameter}", DynIdError, list(JOINT_STATES_QOS))
     if choice == "sensor_data":
         return qos_profile_sensor_data
     return QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=depth,

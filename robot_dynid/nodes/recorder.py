@@ -58,6 +58,7 @@ from rclpy.parameter import Parameter
 from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import JointState
 
+from robot_dynid import validators
 from robot_dynid.errors import DynIdError
 from robot_dynid.msg import ExperimentStage, HydraulicCylinderState
 from robot_dynid.nodes.node_runtime import (STAGE_MARKERS_IN, STAGE_MARKERS_OUT, declare, in_range, integer_in,
@@ -351,9 +352,7 @@ def open_bag(bag_path, output_directory, storage, min_free_space):
 
 
 def storage_choice(value, field):
-    if value not in STORAGE_PLUGINS:
-        raise DynIdError(f"{field} is {value!r}; expected one of {list(STORAGE_PLUGINS)}")
-    return value
+    return validators.text(value, field, DynIdError, list(STORAGE_PLUGINS))
 
 
 def period_or_off(value, field):

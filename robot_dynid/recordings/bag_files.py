@@ -9,6 +9,7 @@ from pathlib import Path
 from rosbags.rosbag2 import StoragePlugin
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
+from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.input_files import check_directory_files
 from robot_dynid.package_files import package_file_candidates
@@ -61,8 +62,7 @@ def _distro_store(distro: str | None) -> Stores:
     if distro is None:
         environment = os.environ.get("ROS_DISTRO", "")
         distro = environment if environment in ROS_DISTROS else DEFAULT_DISTRO
-    if distro not in ROS_DISTROS:
-        raise DynIdError(f"unknown ROS distro {distro!r}; expected one of {list(ROS_DISTROS)}")
+    validators.text(distro, "ROS distro", DynIdError, list(ROS_DISTROS))
     return ROS_DISTROS[distro]
 
 

@@ -57,6 +57,7 @@ from rosbags.rosbag2.storage_mcap import McapWriter
 from rosbags.rosbag2.storage_sqlite3 import Sqlite3Writer
 from rosbags.typesys import TypesysError
 
+from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.recordings.bag_files import (BAG_METADATA_VERSION, CLOSING_RESERVE, RESERVE_FILE, STORAGE_PLUGINS,
                                               check_bag_files, ensure_type, lock_bag_directory, make_typestore)
@@ -599,9 +600,7 @@ class BagWriter:
                  joint_states_topic: str = DEFAULT_JOINT_STATES_TOPIC,
                  stage_topic: str = DEFAULT_STAGE_TOPIC, ros_distro: str | None = None,
                  min_free_space: float = 0.0):
-        if storage not in STORAGE_PLUGINS:
-            raise DynIdError(f"unknown bag storage {storage!r}; expected one of "
-                             f"{list(STORAGE_PLUGINS)}")
+        validators.text(storage, "bag storage", DynIdError, list(STORAGE_PLUGINS))
         self.path = Path(path)
         self.storage = storage
         self.joint_states_topic = joint_states_topic

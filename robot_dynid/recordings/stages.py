@@ -62,8 +62,7 @@ NO_CYCLE = -1
 
 def kind_code(kind: str) -> int:
     """The ``KIND_*`` value of a stage kind name."""
-    if kind not in STAGE_KINDS:
-        raise DataError(f"stage kind {kind!r} is unknown; expected one of {STAGE_KINDS}")
+    validators.text(kind, "stage kind", DataError, STAGE_KINDS)
     return STAGE_KINDS.index(kind)
 
 
@@ -136,9 +135,7 @@ class StageMarker:
     experiment_id: str = ""
 
     def __post_init__(self) -> None:
-        if self.kind not in STAGE_KINDS:
-            raise DataError(f"stage marker kind {self.kind!r} is unknown; expected one of "
-                            f"{STAGE_KINDS}")
+        validators.text(self.kind, "stage marker kind", DataError, STAGE_KINDS)
         validators.number(self.stamp, "stage marker stamp", DataError)
         if self.cycle < 0:
             raise DataError(f"stage marker cycle must be >= 0, got {self.cycle}")

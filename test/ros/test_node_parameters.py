@@ -18,7 +18,7 @@ def test_an_unknown_qos_choice_is_refused_naming_the_parameter_and_the_choices(t
     process = start_node(node, "-p", f"{parameter}:=fast", *bag, log_path=tmp_path / "node.log")
     assert process.wait(timeout=60) == 2, (tmp_path / "node.log").read_text()
     log = (tmp_path / "node.log").read_text()
-    assert f"parameter {parameter} is 'fast'; expected one of ['reliable', 'best_effort', 'sensor_data']" in log, log
+    assert f"parameter {parameter} must be one of ['reliable', 'best_effort', 'sensor_data'], got 'fast'" in log, log
     assert "Traceback" not in log, log
 
 

@@ -230,7 +230,7 @@ def test_optimisation_is_deterministic_and_honours_the_start_pose():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"criterion": "aoptimal"}, r"criterion must be one of \('cond', 'logdet', 'frobenius'\)"),
+    ({"criterion": "aoptimal"}, r"criterion must be one of \['cond', 'logdet', 'frobenius'\], got 'aoptimal'"),
     ({"harmonics": 1}, r"harmonics \(rest to rest needs two\) must be an integer in 2\.\.20, got 1"),
     ({"harmonics": 100_000}, r"harmonics \(rest to rest needs two\) must be an integer in 2\.\.20, got 100000"),
     ({"period": -1.0}, r"period must be finite and in \(0, 3600\] \[s\], got -1.0"),

@@ -168,7 +168,7 @@ def test_the_arm_tracks_its_trajectory_and_measures_the_applied_torque():
 
 def test_bad_engine_settings_are_one_line_each(er3a_robot):
     robot = er3a_robot
-    with pytest.raises(DynIdError, match=r"engine is 'bullet'; expected one of \['regressor', 'mujoco'\]"):
+    with pytest.raises(DynIdError, match=r"engine must be one of \['regressor', 'mujoco'\], got 'bullet'"):
         simulated_robot("bullet", robot, friction_model("coulomb_viscous"))
     with pytest.raises(DynIdError, match="cold_excess = 0.3: the friction warm-up is simulated by the regressor "):
         simulated_robot("mujoco", robot, friction_model("coulomb_viscous"), cold_excess=0.3)

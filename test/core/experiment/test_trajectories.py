@@ -257,7 +257,7 @@ def test_fourier_shape_error_names_field_and_shapes():
 @pytest.mark.parametrize("data, message", [
     ({"type": "fourier", "joints": ["j"], "period": 1, "q0": [0], "a": [[1]], "b": [[1]],
       "omega": 2}, r"unknown key\(s\) \['omega'\] in a fourier trajectory"),
-    ({"type": "spline", "joints": ["j"]}, r"unknown trajectory type 'spline'"),
+    ({"type": "spline", "joints": ["j"]}, r"trajectory type must be one of \[.*\], got 'spline'"),
     ({"type": "hold", "joints": ["j"], "pose": [0]}, r"missing key\(s\) \['duration'\] in a hold"),
     ({"type": "hold", "pose": [0], "duration": 1}, r"missing key 'joints' in a hold"),
     ({"type": "hold", "joints": ["j", "j"], "pose": [0, 0], "duration": 1},

@@ -114,7 +114,9 @@ def test_prismatic_limits_in_millimetres_are_refused_as_such():
     with pytest.raises(RobotDescriptionError, match=r"velocity_limit = 500\.0 m/s looks like millimetres"):
         robot_from_dict({"name": "lift", "dh_convention": "standard",
                          "joints": [dict(joint, position_limits=[0.0, 1.5], velocity_limit=500.0)]})
-    with pytest.raises(RobotDescriptionError, match=r"joints\[0\] \(lift\)\.type = 'linear', expected one of"):
+    with pytest.raises(RobotDescriptionError,
+                       match=r"^<dict>: joints\[0\] \(lift\)\.type must be one of \['revolute', 'prismatic'\], "
+                             r"got 'linear'$"):
         robot_from_dict({"name": "lift", "dh_convention": "standard",
                          "joints": [dict(joint, type="linear", position_limits=[0.0, 1.5])]})
 

@@ -88,7 +88,7 @@ def test_missing_drift_inputs_are_named():
 
 
 def test_validation_messages():
-    with pytest.raises(DynIdError, match="unknown friction model 'lugre'.*coulomb_viscous"):
+    with pytest.raises(DynIdError, match=r"^friction model must be one of \[.*'coulomb_viscous'.*\], got 'lugre'$"):
         friction_model("lugre")
     with pytest.raises(DynIdError, match="dead_band must be finite and >= 0, got -0.1"):
         friction_model("coulomb_viscous", dead_band=-0.1)
@@ -98,7 +98,7 @@ def test_validation_messages():
         friction_model("arctan", stribeck_velocity=float("nan"))
     with pytest.raises(DynIdError, match="warmup_time_constant must be finite and > 0"):
         friction_model("polynomial", warmup_time_constant=-5.0)
-    with pytest.raises(DynIdError, match="unknown friction drift 'humidity'"):
+    with pytest.raises(DynIdError, match=r"^friction drift must be one of \[.*\], got 'humidity'$"):
         friction_model("polynomial", drift="humidity")
     with pytest.raises(DynIdError, match="needs a friction model, got name 'none'"):
         friction_model("none", drift="time")

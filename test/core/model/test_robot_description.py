@@ -254,7 +254,7 @@ def _set_joint(index, key, value):
      r"joints, gravity, base"),
     (lambda d: d.pop("dh_convention"), r"robot description: missing key 'dh_convention'"),
     (lambda d: d.__setitem__("dh_convention", "craig"),
-     r"dh_convention = 'craig', expected one of \('standard', 'modified'\)"),
+     r"dh_convention must be one of \['standard', 'modified'\], got 'craig'"),
     (_set_joint(1, "velocity", 2.0), r"joints\[1\] \(j2\): unknown key 'velocity'; allowed keys"),
     (lambda d: d["joints"][0].pop("a"), r"joints\[0\] \(j1\): missing key 'a'"),
     (_set_joint(0, "a", "0.1"), r"joints\[0\] \(j1\)\.a must be a number, got str '0.1'"),

@@ -93,7 +93,7 @@ def test_label_samples_agrees_with_direct_search():
 
 
 @pytest.mark.parametrize("fields, message", [
-    (dict(kind="cooldown"), "kind 'cooldown' is unknown"),
+    (dict(kind="cooldown"), r"stage marker kind must be one of \[.*\], got 'cooldown'"),
     (dict(cycle=-1), "cycle must be >= 0"),
     (dict(direction=2), "direction must be -1, 0 or 1, got 2"),
     (dict(stamp=math.nan), "stamp must be finite"),
