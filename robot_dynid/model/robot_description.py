@@ -470,33 +470,27 @@ class RobotDescription:
                           if getattr(drive, key) is not None}
                 if values:
                     data[mapping] = values
-            if self.transmission is not None:
-                data["transmission"] = self.transmission.to_dict()
-            if self.rated_payload is not None:
-                data["rated_payload"] = self.rated_payload
-            if self.simulation is not None:
-                data["simulation"] = self._simulation_dict()
-            return data
-        data["dh_convention"] = self.dh_convention
-        if self.base is not None:
-            data["base"] = dataclasses.asdict(self.base)
-        joints = []
-        for index, (name, row, limits) in enumerate(zip(self.joint_names, self.dh, self.limits)):
-            joint = {"name": name, **({"type": "prismatic"} if self.prismatic[index] else {}),
-                     "a": row.a, "alpha": row.alpha, "d": row.d,
-                     "theta_offset": row.theta, "position_limits": list(limits.position),
-                     "velocity_limit": limits.velocity,
-                     "acceleration_limit": limits.acceleration}
-            if limits.effort is not None:
-                joint["effort_limit"] = limits.effort
-            if self.drives is not None:
-                for key, value in dataclasses.asdict(self.drives[index]).items():
-                    if value is not None:
-                        joint[key] = value
-            if self.inertials is not None:
-                joint["inertial"] = self.inertials[index].to_dict()
-            joints.append(joint)
-        data["joints"] = joints
+        else:
+            data["dh_convention"] = self.dh_convention
+            if self.base is not None:
+                data["base"] = dataclasses.asdict(self.base)
+            joints = []
+            for index, (name, row, limits) in enumerate(zip(self.joint_names, self.dh, self.limits)):
+                joint = {"name": name, **({"type": "prismatic"} if self.prismatic[index] else {}),
+                         "a": row.a, "alpha": row.alpha, "d": row.d,
+                         "theta_offset": row.theta, "position_limits": list(limits.position),
+                         "velocity_limit": limits.velocity,
+                         "acceleration_limit": limits.acceleration}
+                if limits.effort is not None:
+                    joint["effort_limit"] = limits.effort
+                if self.drives is not None:
+                    for key, value in dataclasses.asdict(self.drives[index]).items():
+                        if value is not None:
+                            joint[key] = value
+                if self.inertials is not None:
+                    joint["inertial"] = self.inertials[index].to_dict()
+                joints.append(joint)
+            data["joints"] = joints
         if self.transmission is not None:
             data["transmission"] = self.transmission.to_dict()
         if self.rated_payload is not None:
