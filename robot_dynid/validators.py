@@ -97,8 +97,8 @@ def text(value: Any, field: str, error: type[Exception] = DataError, choices: Se
 def array(value: Any, field: str, error: type[Exception] = DataError, *, ndim: int | tuple[int, ...] | None = None,
           shape: tuple[int | None, ...] | None = None, axes: Sequence[str] | None = None,
           columns: Sequence[str] | None = None, min_length: int = 0, finite: bool = True,
-          minimum: float | None = None, allow_minimum: bool = True, unit: str | None = None,
-          broadcast: bool = False, copy: bool = False) -> np.ndarray:
+          minimum: float | None = None, allow_minimum: bool = True, maximum: float | None = None,
+          unit: str | None = None, broadcast: bool = False, copy: bool = False) -> np.ndarray:
     """``value`` as a float64 ndarray checked like scikit-learn's ``check_array``; one wording per rule.
 
     Parameters
@@ -125,6 +125,8 @@ def array(value: Any, field: str, error: type[Exception] = DataError, *, ndim: i
         Refuse NaN and inf, naming the first such element (in C order).
     minimum : float, optional
         Least value (exclusive without ``allow_minimum``), the first element below it named.
+    maximum : float, optional
+        Largest value (inclusive), the first element above it named.
     unit : str, optional
         Unit of the values, stated in the messages about values.
     broadcast : bool
@@ -160,6 +162,9 @@ def array(value: Any, field: str, error: type[Exception] = DataError, *, ndim: i
         bad = ~(values >= minimum) if allow_minimum else ~(values > minimum)
         raise error(f"{field} must be {'>=' if allow_minimum else '>'} {minimum:g}{_unit(unit)}, "
                     f"got {_element(values, bad, field, axes, columns)}")
+    if maximum is not None and not (values <= maximum).all():
+        raise error(f"{field} must be <= {maximum:g}{_unit(unit)}, "
+                    f"got {_element(values, ~(values <= maximum), field, axes, columns)}")
     return result
 
 
@@ -230,21 +235,11 @@ def show(value: Any) -> str:
 
 
 def per_joint(value: Any, n_joints: int, field: str, error: type[Exception] = DataError, unit: str | None = None,
-              upper: float | None = None) -> np.ndarray:
-    """A scalar (broadcast) or one value per joint, (n,), each finite and > 0 (and <= ``upper``)."""
-    try:
-        array = np.asarray(value, dtype=float)
-    except (TypeError, ValueError, OverflowError):
-        raise error(f"{field} must be a number or a list of {n_joints} numbers{_unit(unit)}, "
-                    f"got {show(value)}") from None
-    array = np.broadcast_to(array, (n_joints,)) if array.ndim == 0 else array
-    if array.shape != (n_joints,):
-        raise error(f"{field} must be a scalar or have shape ({n_joints},), one per joint, got {array.shape}")
-    bad = np.flatnonzero(~np.isfinite(array) | (array <= 0.0) | (array > (np.inf if upper is None else upper)))
-    if bad.size:
-        bound = "> 0" if upper is None else f"in (0, {upper:g}]"
-        raise error(f"{field} must be finite and {bound}{_unit(unit)}; joint {bad[0] + 1} has {float(array[bad[0]])!r}")
-    return array
+              upper: float | None = None, joint_names: Sequence[str] | None = None) -> np.ndarray:
+    """A scalar (broadcast) or one value per joint, (n,), each finite and > 0 (and <= ``upper``): :func:`array`'s
+    rules and words, the joint named by ``joint_names`` (else its index from 0)."""
+    return array(value, field, error, shape=(n_joints,), axes=("joints",), columns=joint_names, broadcast=True,
+                 minimum=0.0, allow_minimum=False, maximum=upper, unit=unit)
 
 
 def numbers(value: Any, length: int, field: str, error: type[Exception] = DataError,

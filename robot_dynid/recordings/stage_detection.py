@@ -127,8 +127,10 @@ def detect_stages(time, qd, velocity_limits, rest_threshold=REST_THRESHOLD, *, j
                           unit="rad/s")
     check_strictly_increasing(time)
     n_joints = qd.shape[1]
-    limits = validators.per_joint(velocity_limits, n_joints, "velocity_limits", DataError, "rad/s")
-    threshold = validators.per_joint(rest_threshold, n_joints, "rest_threshold", DataError, "rad/s")
+    limits = validators.per_joint(velocity_limits, n_joints, "velocity_limits", DataError, "rad/s",
+                                  joint_names=joint_names)
+    threshold = validators.per_joint(rest_threshold, n_joints, "rest_threshold", DataError, "rad/s",
+                                     joint_names=joint_names)
     windows = {"smoothing_window": smoothing_window, "flatness_window": flatness_window,
                "plateau_tolerance": plateau_tolerance, "min_rest_duration": min_rest_duration,
                "min_plateau_duration": min_plateau_duration,

@@ -89,11 +89,14 @@ def test_every_scalar_rule_has_one_literal_message():
 
 def test_per_joint_and_the_containers_have_one_literal_message():
     raises(lambda: validators.per_joint([1.0, 2.0, 3.0], 2, "gear_ratio"),
-           "gear_ratio must be a scalar or have shape (2,), one per joint, got (3,)")
+           "gear_ratio must be a scalar or have shape (2 joints,), got (3,)")
     raises(lambda: validators.per_joint([1.0, -2.0], 2, "gear_ratio", upper=10.0),
-           "gear_ratio must be finite and in (0, 10]; joint 2 has -2.0")
-    raises(lambda: validators.per_joint("a", 2, "r", unit="m"),
-           "r must be a number or a list of 2 numbers [m], got 'a'")
+           "gear_ratio must be > 0, got -2.0 at joint 1")
+    raises(lambda: validators.per_joint([1.0, 12.0], 2, "gear_ratio", upper=10.0, joint_names=("j1", "j2")),
+           "gear_ratio must be <= 10, got 12.0 at joint j2")
+    raises(lambda: validators.per_joint([1.0, np.nan], 2, "r", unit="m", joint_names=("j1", "j2")),
+           "r must be finite [m], got nan at joint j2")
+    raises(lambda: validators.per_joint("a", 2, "r", unit="m"), "r must be an array of numbers [m], got 'a'")
     np.testing.assert_array_equal(validators.per_joint(2.0, 3, "r"), [2.0, 2.0, 2.0])
     raises(lambda: validators.mapping_of([1], "links[2]"), "links[2] must be a mapping, got list")
     raises(lambda: validators.entries({}, "links"), "links must be a list, got {}")
