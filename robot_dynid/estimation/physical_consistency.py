@@ -407,8 +407,7 @@ class ConsistencyConstraints:
             int(link): _check_box(value, f"com_box[{link}]")
             for link, value in dict(self.com_box).items()})
         for name in ("friction_nonnegative", "armature_nonnegative"):
-            if not isinstance(getattr(self, name), bool):
-                raise DynIdError(f"{name} must be true or false, got {getattr(self, name)!r}")
+            validators.flag(getattr(self, name), name, DynIdError)
 
     def check_links(self, layout: ParameterLayout) -> None:
         """DynIdError naming a link index beyond the robot's."""

@@ -37,6 +37,7 @@ from typing import Sequence
 import numpy as np
 from scipy.stats import norm
 
+from robot_dynid import validators
 from robot_dynid.errors import DynIdError
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.estimation.comparison import compare_models
@@ -73,8 +74,7 @@ def benjamini_hochberg(p, level: float = DEFAULT_LEVEL) -> tuple[np.ndarray, np.
 
 def correct(p, level: float = DEFAULT_LEVEL, method: str = "holm") -> tuple[np.ndarray, np.ndarray]:
     """:func:`holm` or :func:`benjamini_hochberg` by name (:data:`CORRECTIONS`)."""
-    if method not in CORRECTIONS:
-        raise DynIdError(f"correction must be one of {list(CORRECTIONS)}, got {method!r}")
+    validators.text(method, "correction", DynIdError, list(CORRECTIONS))
     return (holm if method == "holm" else benjamini_hochberg)(p, level)
 
 
@@ -250,8 +250,7 @@ def analyse_fleet(histories: dict[str, Sequence[FleetRecord]], baseline: Dynamic
         A level outside (0, 1), an unknown correction, a wear indicator that no robot's model has
         (naming it and the known names).
     """
-    if correction not in CORRECTIONS:
-        raise DynIdError(f"correction must be one of {list(CORRECTIONS)}, got {correction!r}")
+    validators.text(correction, "correction", DynIdError, list(CORRECTIONS))
     if not 0.0 < level < 1.0:
         raise DynIdError(f"significance level must be in (0, 1), got {level!r}")
     robots = {robot_id: _compare_robot(robot_id, list(records), baseline, level)
