@@ -284,10 +284,10 @@ def test_a_published_model_that_is_not_finite_is_ignored(feedforward_node, er3a,
                                       artifact_yaml=with_nan_value(model)))
     log = directory / "node.log"
     ignored = (f"ignoring IdentifiedModel version {before.model_version + 10}: IdentifiedModel.artifact_yaml: "
-               f"base_parameters.table[3].value is nan")
+               f"base_parameters.table[3].value must be finite, got nan")
     graph.spin_until(lambda: ignored in log.read_text(), what="the feedforward node logging the ignored model")
     [line] = [line for line in log.read_text().splitlines() if ignored in line]
-    assert line.endswith("base_parameters.table[3].value is nan")
+    assert line.endswith("base_parameters.table[3].value must be finite, got nan")
     after = graph.call(client, request(model.joint_names, q))
     assert after.success, after.message
     assert after.model_version == before.model_version
@@ -298,7 +298,7 @@ def test_a_published_model_that_is_not_finite_is_ignored(feedforward_node, er3a,
 @pytest.mark.parametrize("arguments, named", [
     (lambda directory, model: ["-p", f"model_file:={directory / 'absent.yaml'}"], "absent.yaml"),
     (lambda directory, model: ["-p", f"model_file:={write(directory / 'nan.yaml', with_nan_value(model))}"],
-     "nan.yaml: base_parameters.table[3].value is nan"),
+     "nan.yaml: base_parameters.table[3].value must be finite, got nan"),
     (lambda directory, model: ["-p", "position_margin:=.nan"], "parameter position_margin must be finite"),
     (lambda directory, model: ["-p", f"model_file:={model.save(directory / 'model.yaml')}",
                                "-p", "joints:=[j2, gripper]"], "unknown joint(s) ['gripper']"),
