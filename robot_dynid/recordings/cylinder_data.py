@@ -36,6 +36,7 @@ from robot_dynid.errors import DataError
 from robot_dynid.recordings.bag_io import (DEFAULT_HYDRAULIC_TOPIC, DEFAULT_STAGE_TOPIC, ns_to_seconds,
                                            read_hydraulic_states, read_stage_markers)
 from robot_dynid.joint_names import match_joints
+from robot_dynid.recordings.conditioning import MIN_WINDOW_SAMPLES
 from robot_dynid.recordings.csv_io import column_indices, read_labelled_columns
 from robot_dynid.recordings.data_checks import UNIT_FRACTION, check_time_unit
 from robot_dynid.recordings.signal_processing import (differentiate, first_non_increasing, median_step,
@@ -49,7 +50,6 @@ MAX_SPEED = 10.0           # m/s
 MIN_PEAK_PRESSURE = 1e4    # Pa
 MAX_PRESSURE = 1e9         # Pa
 DERIVATIVE_WINDOW = 0.1    # s, local cubic fit for xd (when not recorded) and xdd
-MIN_DERIVATIVE_SAMPLES = 7
 CSV_FIELDS = ("x", "xd", "pa", "pb", "load")
 """Column prefixes, in the order of :class:`CylinderSamples`' arrays."""
 _UNITS = {"x": "m", "xd": "m/s", "pa": "Pa", "pb": "Pa", "load": "N"}
@@ -120,16 +120,16 @@ def _derive(name, source, time, x, xd, p_a, p_b, load, stage=None, cycle=None) -
     load = None if load is None else load[good]
     stage = None if stage is None else stage[good]
     cycle = None if cycle is None else cycle[good]
-    if time.size < MIN_DERIVATIVE_SAMPLES:
+    if time.size < MIN_WINDOW_SAMPLES:
         raise DataError(f"{source}: cylinder {name!r} has {time.size} usable samples; need at least "
-                        f"{MIN_DERIVATIVE_SAMPLES}")
+                        f"{MIN_WINDOW_SAMPLES}")
     later = first_non_increasing(time)
     if later is not None:
         raise DataError(f"{source}: cylinder {name!r}: time {float(time[later])!r} s of usable sample {later} is not "
                         f"after {float(time[later - 1])!r} s; time must be strictly increasing")
     check_time_unit(time, f"{source}: cylinder {name!r}")
     check_cylinder_units(source, name, {"x": x, "xd": xd, "pa": p_a, "pb": p_b})
-    window = max(window_samples_for(DERIVATIVE_WINDOW, median_step(time)), MIN_DERIVATIVE_SAMPLES)
+    window = max(window_samples_for(DERIVATIVE_WINDOW, median_step(time)), MIN_WINDOW_SAMPLES)
     derivatives = differentiate(x, time, window_samples=window)
     return CylinderSamples(name=name, time=time, x=x, xd=xd if recorded else derivatives.qd,
                            xdd=derivatives.qdd, p_a=p_a, p_b=p_b, load=load, velocity_recorded=recorded,

@@ -40,9 +40,7 @@ from robot_dynid.recordings.stamp_quality import recording_stamp_quality
 logger = logging.getLogger(__name__)
 
 DERIVATIVE_WINDOW = 0.05  # s, local polynomial window for derivatives that were not recorded
-#: ... but never fewer samples than this (a cubic fit needs 5; 7 keeps the noise down): 50 Hz
-#: recordings, as of hydraulic arms, get 0.14 s.
-MIN_DERIVATIVE_WINDOW_SAMPLES = 7
+# ... but never fewer than conditioning.MIN_WINDOW_SAMPLES samples: 50 Hz recordings, as of hydraulic arms, get 0.14 s.
 SHORT_RUN = "in a run between gaps shorter than the derivative window"
 MAX_RESAMPLE_RATE = 10_000.0
 """[Hz] of :func:`resample_recording` (``--resample``): above the joint-state rate of arm drivers (1 kHz for
@@ -250,12 +248,12 @@ def read_stage_table(path, joint_names, velocity_limits, rest_threshold=None,
 
 def derivative_window_samples(recording: Recording, window: float = DERIVATIVE_WINDOW) -> int:
     """Odd number of samples of a ``window`` [s] at the recording's median step, at least
-    :data:`MIN_DERIVATIVE_WINDOW_SAMPLES`."""
+    :data:`MIN_WINDOW_SAMPLES`."""
     samples = window_samples_for(window, median_step(recording.time))
-    if samples < MIN_DERIVATIVE_WINDOW_SAMPLES:
+    if samples < MIN_WINDOW_SAMPLES:
         logger.info("%s: at %.3g Hz a %g s derivative window holds too few samples; using %d samples",
-                    recording.source, 1.0 / median_step(recording.time), window, MIN_DERIVATIVE_WINDOW_SAMPLES)
-    return max(samples, MIN_DERIVATIVE_WINDOW_SAMPLES)
+                    recording.source, 1.0 / median_step(recording.time), window, MIN_WINDOW_SAMPLES)
+    return max(samples, MIN_WINDOW_SAMPLES)
 
 
 def _runs(recording: Recording, window_samples: int) -> list[np.ndarray]:
