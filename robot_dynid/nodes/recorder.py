@@ -31,6 +31,9 @@ silent_topic_delay (float, s): a set motor states, effort, current, temperature 
     delivered nothing this long after the first joint (or motor) state is warned about once; at close the bag gets its
     bag topic with no message, so that ``robot-dynid identify`` can say that it recorded nothing.
 
+With use_sim_time, recording starts with the first /clock message: the topics are subscribed then (a
+message before it would have no receive time; ``~/mark_stage`` refuses until then).
+
 Service ``~/mark_stage`` (robot_dynid/srv/MarkStage) writes a stage marker stamped now. The bag is
 closed on Ctrl-C (SIGINT), SIGTERM and shutdown; nothing is published but those markers.
 
@@ -128,12 +131,6 @@ class RecorderNode(Node):
         self.selectors = {}   # joint names as they come -> their selector
         self.reported = set()
         self.own_markers = deque(maxlen=64)
-        callbacks = {"joint_states": self.on_joint_state, "motor_states": self.on_motor_state, "stage": self.on_stage}
-        for role, topic in live_topics.items():
-            if topic:
-                callback = callbacks.get(role, lambda data, role=role: self.record(role, data))
-                self.create_subscription(MESSAGE_CLASSES[role], topic, callback,
-                                         STAGE_MARKERS_IN if role == "stage" else data_qos, raw=True)
         self.stage_publisher = (self.create_publisher(ExperimentStage, live_topics["stage"], STAGE_MARKERS_OUT)
                                 if live_topics["stage"] else None)
         self.create_service(MarkStage, "~/mark_stage", self.on_mark_stage)
@@ -149,11 +146,41 @@ class RecorderNode(Node):
         self.not_recorded = 0         # messages that arrived after recording stopped
         # opened last: spin_node closes only a fully constructed node
         self.writer = open_bag(bag_path, output_directory, storage, min_free_space)
+        self.clock_wait = None
+        if self.sim_time_not_started():
+            self.get_logger().info("use_sim_time is true and no /clock message has arrived: recording starts with "
+                                   "the first one (a message before it has no receive time)")
+            self.clock_wait = self.create_timer(MIN_PERIOD, lambda: self.subscribe_when_clock_runs(data_qos),
+                                                clock=self.steady)
+        else:
+            self.subscribe(data_qos)
         mapping = ", ".join(f"{topic} -> {BAG_TOPICS[role][0]}" for role, topic in live_topics.items() if topic)
         self.get_logger().info(
             f"recording to {self.writer.path} ({storage}): {mapping}; data QoS "
             f"{self.get_parameter('joint_states_qos').value}, depth {data_qos.depth}; joints "
             f"{list(joint_names) if joint_names else 'as they come'}")
+
+    def sim_time_not_started(self):
+        """True while the node's clock follows /clock (use_sim_time) and none has arrived: ROS time reads 0."""
+        clock = self.get_clock()
+        return clock.ros_time_is_active and clock.now().nanoseconds == 0
+
+    def subscribe_when_clock_runs(self, data_qos):
+        if not self.sim_time_not_started():
+            self.destroy_timer(self.clock_wait)
+            self.clock_wait = None
+            self.get_logger().info(f"first /clock message: {self.get_clock().now().nanoseconds * 1e-9:.3f} s; "
+                                   "recording")
+            self.subscribe(data_qos)
+
+    def subscribe(self, data_qos):
+        """Subscribe the live topics: from here on every message is written with its receive time."""
+        callbacks = {"joint_states": self.on_joint_state, "motor_states": self.on_motor_state, "stage": self.on_stage}
+        for role, topic in self.live_topics.items():
+            if topic:
+                callback = callbacks.get(role, lambda data, role=role: self.record(role, data))
+                self.create_subscription(MESSAGE_CLASSES[role], topic, callback,
+                                         STAGE_MARKERS_IN if role == "stage" else data_qos, raw=True)
 
     def recording_rule(self, check):
         """The :func:`declare` check of a live parameter of the recording: ``check``, then refused once
@@ -287,6 +314,10 @@ class RecorderNode(Node):
         self.record("stage", data)
 
     def on_mark_stage(self, request, response):
+        if self.clock_wait is not None:
+            response.success, response.message = False, ("use_sim_time is true and no /clock message has arrived: "
+                                                         "a marker now would have no time")
+            return response
         now = self.get_clock().now()
         try:
             fields = StageMarker.from_fields(

@@ -6,6 +6,7 @@ read over their services) and what the recorder wrote (bag times from the test's
 test's publishers offered, the distribution named in $ROS_DISTRO), not the nodes' own logs.
 """
 import os
+import time
 
 import pytest
 import yaml
@@ -16,6 +17,7 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 
 from robot_dynid.msg import ExperimentStage
+from robot_dynid.srv import MarkStage
 from robot_dynid.nodes.node_runtime import RCLPY_DISTROS, ros_distro
 from ros_graph import kill_started_nodes, start_node, stop_node
 
@@ -23,6 +25,8 @@ NAMESPACE = f"/robot_ns_test_{os.getpid()}"
 DRIVER_TOPIC = f"/driver_{os.getpid()}/joint_states"       # the driver's, outside the namespace
 SUBSCRIBERS = ("recorder", "identifier", "experiment_runner")
 CLOCK_S = 1234.5                                             # [s] the simulated time the test publishes
+PRE_CLOCK_S = 0.5                                            # [s] of joint states published before any /clock
+PRE_CLOCK_POSITION = 0.1                                     # [rad] their position
 
 
 @pytest.fixture(scope="module")
@@ -41,18 +45,34 @@ def nodes(tmp_path_factory, graph):
         del os.environ["ROS_DISTRO"]
     else:
         os.environ["ROS_DISTRO"] = previous
+    states = graph.node.create_publisher(JointState, DRIVER_TOPIC, QoSProfile(
+        depth=10, reliability=ReliabilityPolicy.BEST_EFFORT))
+    clock = graph.node.create_publisher(Clock, "/clock", 10)
     try:
         graph.spin_until(
             lambda: endpoints(graph.node.get_subscriptions_info_by_topic(DRIVER_TOPIC))
-            >= {(NAMESPACE, name) for name in SUBSCRIBERS}
+            >= {(NAMESPACE, name) for name in SUBSCRIBERS if name != "recorder"}
             and graph.node.count_subscribers(f"{NAMESPACE}/identified_model"),
             timeout=60.0, what="the nodes subscribing (their names known) in the namespace")   # names come later
-    except TimeoutError as error:
+        # before any /clock: joint states at PRE_CLOCK_POSITION; the recorder must not write them (they have no time)
+        mark = graph.node.create_client(MarkStage, f"{NAMESPACE}/recorder/mark_stage")
+        refused = graph.call(mark, MarkStage.Request(kind=ExperimentStage.KIND_REST, start=True))
+        assert not refused.success and "/clock" in refused.message
+        until = time.monotonic() + PRE_CLOCK_S
+        graph.spin_until(lambda: states.publish(JointState(name=["j1"], position=[PRE_CLOCK_POSITION]))
+                         or time.monotonic() > until, what="joint states published before any /clock")
+        tick = Clock()
+        tick.clock.sec, tick.clock.nanosec = int(CLOCK_S), int(CLOCK_S % 1 * 1e9)
+        graph.spin_until(
+            lambda: clock.publish(tick) or (NAMESPACE, "recorder") in endpoints(
+                graph.node.get_subscriptions_info_by_topic(DRIVER_TOPIC)),
+            timeout=60.0, what="the recorder subscribing once /clock runs")
+    except (TimeoutError, AssertionError) as error:
         seen = endpoints(graph.node.get_subscriptions_info_by_topic(DRIVER_TOPIC))
         logs = "\n".join(f"--- {name} (exit {process.poll()}):\n{(directory / f'{name}.log').read_text()}"
                          for name, process in started.items())
         raise AssertionError(f"{error}; subscribers of {DRIVER_TOPIC}: {seen}\n{logs}") from None
-    yield graph, started, directory
+    yield graph, started, directory, clock, states, tick
     for process in started.values():
         stop_node(process)
     kill_started_nodes()
@@ -94,16 +114,11 @@ def test_use_sim_time_reaches_every_node(nodes):
 
 
 def test_the_bag_has_sim_time_the_offered_qos_and_the_distribution(nodes):
-    graph, started, directory = nodes
-    clock = graph.node.create_publisher(Clock, "/clock", 10)
-    states = graph.node.create_publisher(JointState, DRIVER_TOPIC, QoSProfile(
-        depth=10, reliability=ReliabilityPolicy.BEST_EFFORT))
+    graph, started, directory, clock, states, tick = nodes
     markers = graph.node.create_publisher(ExperimentStage, f"{NAMESPACE}/experiment_stage", QoSProfile(
         depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL))
     graph.spin_until(lambda: clock.get_subscription_count() >= 4 and markers.get_subscription_count() >= 2,
                      what="the nodes subscribing /clock and the markers")
-    tick = Clock()
-    tick.clock.sec, tick.clock.nanosec = int(CLOCK_S), int(CLOCK_S % 1 * 1e9)
     log = directory / "recorder.log"
 
     def recorded():     # best effort: publish until the recorder reports a message on each topic
@@ -123,7 +138,10 @@ def test_the_bag_has_sim_time_the_offered_qos_and_the_distribution(nodes):
     assert 1 in [profile["durability"] for profile in offered["/experiment_stage"]]      # transient local (rmw 1)
     with AnyReader([directory / "bag"]) as reader:
         times = [t for _, t, _ in reader.messages()]
+        positions = {reader.deserialize(raw, connection.msgtype).position[0]
+                     for connection, _, raw in reader.messages() if connection.topic == "/joint_states"}
     assert min(times) == pytest.approx(CLOCK_S * 1e9, abs=1e6)        # receive times from /clock, not the wall
+    assert positions == {0.5}       # none of those published before the first /clock (they had no time)
 
 
 def test_the_distribution_is_known_without_ros_distro(monkeypatch):
