@@ -5,15 +5,16 @@ the node is ready. The response says what happens (``starting in 2 s: approachin
 start pose in 4.0 s (largest move j2 0.8 rad), then playing the 158 s plan``) or why it refuses:
 no joint state has arrived within the last ``max_joint_state_age`` s (the pose must be the arm's
 now), nothing subscribes to ``command_topic`` (no controller), the run already started, finished
-or was aborted, or a joint is farther than ``start_tolerance`` [rad]
+or was aborted, use_sim_time is true and no /clock message has arrived (the plan's time would jump
+when it does), or a joint is farther than ``start_tolerance`` [rad]
 from the plan's start pose while ``approach_speed_fraction`` is 0 (naming the joint, its distance
 and the tolerance). Farther than ``start_tolerance`` with ``approach_speed_fraction`` > 0, the run
 begins with a rest-to-rest cycloidal move from the measured pose to the plan's start pose, the
 shortest within that fraction of every joint's velocity and acceleration limits (``robot_file``);
 it belongs to no stage (no markers; plan time 0 and the first marker come after it) and the
 deviation check covers it. Motion (the approach, else the plan) begins ``start_delay`` s after an
-accepted start. ``autostart`` starts as soon as a joint state and a subscriber are there,
-retrying while either is missing; any other refusal is logged once as an error and the node
+accepted start. ``autostart`` starts as soon as /clock (with use_sim_time), a joint state and a subscriber
+are there, retrying while one is missing; any other refusal is logged once as an error and the node
 stays idle until ``~/start``.
 
 The reference is sent as trajectory_msgs/JointTrajectory windows of ``window_duration`` s, each
@@ -273,7 +274,11 @@ class ExperimentRunnerNode(Node):
 
     def start(self):
         """Start the run (:meth:`ExperimentRun.start`); return what happens. StartRefused says why not."""
-        now_ns = self.get_clock().now().nanoseconds
+        clock = self.get_clock()
+        now_ns = clock.now().nanoseconds
+        if clock.ros_time_is_active and now_ns == 0:
+            raise NotReady("use_sim_time is true and no /clock message has arrived: the plan's time would jump "
+                           "when the first one does")
         age = 0.0 if self.last_pose_ns is None else (now_ns - self.last_pose_ns) * 1e-9
         started = self.run.start(self.last_pose, self.command_publisher.get_subscription_count(), age)
         motion_ns = now_ns + round(self.start_delay * 1e9)

@@ -19,6 +19,7 @@ import pytest
 import yaml
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.time import Time
+from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -189,6 +190,34 @@ def test_start_is_refused_without_a_joint_state(arm):
     assert not response.success
     assert response.message == "not starting: no joint state has arrived yet: the arm's pose is unknown"
     assert graph.call(runner_service(graph, "abort"), Trigger.Request()).message == "not started"
+    stop_runner(process, log)
+    assert commands == [] and stages == []
+
+
+def test_start_with_use_sim_time_is_refused_until_the_first_clock_message(arm):
+    """Simulated time reads 0 until /clock runs: a plan started then would jump ahead when it does."""
+    graph, _, directory, _, stages, _, _, commands = arm
+    log = directory / "sim_time.log"
+    process = start_node("experiment_runner", "-p", f"plan_file:={directory / 'plan.yaml'}", "-p",
+                         "joint_states_topic:=nobody_publishes", "-p", "use_sim_time:=true", "-r",
+                         f"__ns:=/{NAMESPACE}", log_path=log)
+    start = runner_service(graph, "start")
+    response = graph.call(start, Trigger.Request())
+    assert not response.success
+    assert response.message == ("not starting: use_sim_time is true and no /clock message has arrived: the plan's "
+                                "time would jump when the first one does")
+    clock = graph.node.create_publisher(Clock, "/clock", 10)
+    tick = Clock()
+    tick.clock.sec = 100
+    responses = []
+
+    def clock_taken():
+        clock.publish(tick)
+        responses.append(graph.call(start, Trigger.Request()))
+        return "/clock" not in responses[-1].message
+    graph.spin_until(clock_taken, what="the runner taking /clock")
+    assert responses[-1].message == "not starting: no joint state has arrived yet: the arm's pose is unknown"
+    graph.node.destroy_publisher(clock)
     stop_runner(process, log)
     assert commands == [] and stages == []
 
