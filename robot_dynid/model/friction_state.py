@@ -183,4 +183,8 @@ def friction_state(friction: FrictionModel, joints, now: float, clock: WarmupClo
             return FrictionState(NOMINAL, temperature=np.full(len(joints), friction.reference_temperature),
                                  message=reason)
         return FrictionState(TEMPERATURE, temperature=values)
-    return FrictionState(STATIC)
+    return NO_DRIFT
+
+
+NO_DRIFT = FrictionState(STATIC)
+"""The state of a friction model that drifts neither with time nor with temperature."""

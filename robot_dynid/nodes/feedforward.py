@@ -133,7 +133,8 @@ from trajectory_msgs.msg import JointTrajectory
 from robot_dynid.errors import DynIdError
 from robot_dynid.joint_names import index_in, match_joints
 from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.friction_state import JointTemperatures, WarmupClock, friction_state, standing_still
+from robot_dynid.model.friction_state import (NO_DRIFT, JointTemperatures, WarmupClock, friction_state,
+                                              standing_still)
 from robot_dynid.model.feedforward import (
     DEFAULT_ACCELERATION_MARGIN, DEFAULT_EFFORT_MARGIN, DEFAULT_MAX_POINTS, DEFAULT_MODEL_EFFORT_MARGIN,
     DEFAULT_POSITION_MARGIN, DEFAULT_VELOCITY_MARGIN, DERIVED_EFFORT_FACTOR, FIELDS, MAX_MARGIN_FACTOR,
@@ -570,6 +571,8 @@ class FeedforwardNode(Node):
     def friction(self, served):
         """The friction state (:class:`~robot_dynid.model.friction_state.FrictionState`) of ``served`` now."""
         model = served.model
+        if not (model.friction.needs_elapsed or model.friction.needs_temperature):
+            return NO_DRIFT     # neither the clock nor the lock: a one-point request's path is short
         with self.friction_lock:
             return friction_state(model.friction, model.joint_names, self.ros_now(), self.warmup,
                                   self.temperatures if self.temperatures_enabled else None)
