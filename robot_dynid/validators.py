@@ -63,17 +63,19 @@ def count(value: Any, field: str, error: type[Exception] = DataError, minimum: i
 
 
 def in_range(value: Any, field: str, error: type[Exception] = DataError, unit: str | None = None,
-             minimum: float | None = None, maximum: float | None = None, allow_minimum: bool = True) -> float:
-    """A finite number in ``[minimum, maximum]`` (``(minimum, maximum]`` without ``allow_minimum``);
-    either bound may be None (unbounded on that side). The message states the interval and unit:
-    ``rate_hz must be finite and in (0, 10000] [Hz], got 1e9``."""
+             minimum: float | None = None, maximum: float | None = None, allow_minimum: bool = True,
+             allow_maximum: bool = True) -> float:
+    """A finite number in ``[minimum, maximum]`` (the end excluded without ``allow_minimum`` /
+    ``allow_maximum``); either bound may be None (unbounded on that side). The message states the
+    interval and unit: ``rate_hz must be finite and in (0, 10000] [Hz], got 1e9``."""
     x = _finite_or_nan(value)
     above_minimum = minimum is None or x > minimum or (x == minimum and allow_minimum)
-    if not (above_minimum and (maximum is None or x <= maximum)):
+    below_maximum = maximum is None or x < maximum or (x == maximum and allow_maximum)
+    if not (above_minimum and below_maximum):
         low = "-inf" if minimum is None else f"{minimum:g}"
         high = "inf" if maximum is None else f"{maximum:g}"
         opening = "[" if allow_minimum and minimum is not None else "("
-        closing = "]" if maximum is not None else ")"
+        closing = "]" if allow_maximum and maximum is not None else ")"
         raise error(f"{field} must be finite and in {opening}{low}, {high}{closing}{_unit(unit)}, got {show(value)}")
     return x
 
@@ -281,3 +283,8 @@ def known_keys(mapping: Any, field: str, required: Sequence[str], optional: Sequ
     if missing:
         raise error(f"{where}missing key {missing[0]!r}")
     return mapping
+
+
+def significance_level(level: Any, error: type[Exception] = DataError) -> float:
+    """A statistical test's significance level, in (0, 1)."""
+    return in_range(level, "significance level", error, None, 0.0, 1.0, allow_minimum=False, allow_maximum=False)

@@ -1,7 +1,7 @@
 """robot-dynid compare: several models (robots or tests) side by side, differences in standard deviations."""
 import pathlib
 
-from robot_dynid.cli.options import output_directory, positive_number
+from robot_dynid.cli.options import open_unit_interval, output_directory
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.estimation.comparison import DEFAULT_SIGNIFICANCE
 from robot_dynid.reports.html import number
@@ -17,7 +17,7 @@ HELP = ("compare models of one structure (two robots, two tests): each base para
 def add_arguments(parser):
     parser.add_argument("models", nargs="+", metavar="MODEL.yaml", help="model files from identify; the first is "
                         "the reference (two or more)")
-    parser.add_argument("--level", type=positive_number("a significance level in (0, 1)"), default=DEFAULT_SIGNIFICANCE,
+    parser.add_argument("--level", type=open_unit_interval, default=DEFAULT_SIGNIFICANCE,
                         help="two-sided significance level per parameter (default: %(default)s)")
     parser.add_argument("--out", type=output_directory, default=None, metavar="DIR",
                         help="also write index.html, summary.json and figures (parameter differences, friction "

@@ -6,7 +6,8 @@ import pathlib
 import sys
 
 from robot_dynid.cli.options import (add_model_structure_arguments, add_option_arguments, option_values,
-                                     output_directory, positive_number, progress, settings_from_args)
+                                     open_unit_interval, output_directory, positive_number, progress,
+                                     settings_from_args)
 from robot_dynid.reports.json_text import dumps
 
 NAME = "fleet"
@@ -22,20 +23,6 @@ def _worker_count(text):
         value = 0
     if not 1 <= value <= 1024:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of worker processes from 1 to 1024")
-    return value
-
-
-def _level(text):
-    value = positive_number("a significance level in (0, 1)")(text)
-    if value >= 1.0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a significance level in (0, 1)")
-    return value
-
-
-def _fraction(text):
-    value = positive_number("a fraction in (0, 1)")(text)
-    if value >= 1.0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a fraction in (0, 1)")
     return value
 
 
@@ -64,7 +51,8 @@ def add_arguments(parser):
     reading.add_argument("--derive", action="store_true",
                          help="derive velocities and accelerations from the positions even where recorded")
     checks = parser.add_argument_group("quality gate (as the identifier node's)")
-    checks.add_argument("--holdout-fraction", type=_fraction, default=gate.holdout_fraction, metavar="FRACTION",
+    checks.add_argument("--holdout-fraction", type=open_unit_interval, default=gate.holdout_fraction,
+                        metavar="FRACTION",
                         help="last part of each recording's samples held out of its fit to judge it [1] "
                              "(default: %(default)s)")
     checks.add_argument("--max-holdout-rsd", type=positive_number("a number > 0 [1]"), default=gate.max_holdout_rsd,
@@ -77,7 +65,7 @@ def add_arguments(parser):
     changes.add_argument("--baseline", default="first", metavar="first|MODEL",
                          help="what each robot is compared with: its first identified recording, or a model file "
                               "from identify for every robot (default: %(default)s)")
-    changes.add_argument("--level", type=_level, default=DEFAULT_LEVEL,
+    changes.add_argument("--level", type=open_unit_interval, default=DEFAULT_LEVEL,
                          help="significance level over the whole fleet (default: %(default)s)")
     changes.add_argument("--correction", choices=CORRECTIONS, default="holm",
                          help="holm: family-wise error rate (an unchanged fleet raises any flag with probability at "

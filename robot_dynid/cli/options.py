@@ -266,19 +266,25 @@ def positive_number(what, allow_zero=False):
     return parse
 
 
-def number_in(unit, minimum, maximum, allow_minimum=True):
-    """argparse type of a finite number in ``[minimum, maximum]`` (``(minimum, maximum]`` without
-    ``allow_minimum``) [``unit``], refused in :func:`robot_dynid.validators.in_range`'s wording."""
+def number_in(unit, minimum, maximum, allow_minimum=True, allow_maximum=True):
+    """argparse type of a finite number in ``[minimum, maximum]`` (the end excluded without
+    ``allow_minimum`` / ``allow_maximum``) [``unit``], refused in :func:`robot_dynid.validators.in_range`'s
+    wording."""
     def parse(text):
         try:
             value = float(text)
         except ValueError:
             value = text
         try:
-            return validators.in_range(value, "the value", DynIdError, unit, minimum, maximum, allow_minimum)
+            return validators.in_range(value, "the value", DynIdError, unit, minimum, maximum, allow_minimum,
+                                       allow_maximum)
         except DynIdError as error:
             raise argparse.ArgumentTypeError(str(error)) from None
     return parse
+
+
+#: argparse type of a number in the open interval (0, 1): a significance level, a fraction.
+open_unit_interval = number_in(None, 0.0, 1.0, allow_minimum=False, allow_maximum=False)
 
 
 def non_negative_number(what):

@@ -13,6 +13,7 @@ from typing import Sequence
 import numpy as np
 from scipy.stats import norm
 
+from robot_dynid import validators
 from robot_dynid.errors import DynIdError
 from robot_dynid.model.dynamic_model import DynamicModel
 
@@ -80,8 +81,7 @@ def compare_models(models: Sequence[DynamicModel], labels: Sequence[str],
     """
     if len(models) < 2:
         raise DynIdError(f"compare needs at least two models, got {len(models)}")
-    if not 0.0 < level < 1.0:
-        raise DynIdError(f"significance level must be in (0, 1), got {level!r}")
+    level = validators.significance_level(level, DynIdError)
     reference = models[0]
     for label, model in zip(labels[1:], models[1:]):
         if tuple(model.joint_names) != tuple(reference.joint_names):

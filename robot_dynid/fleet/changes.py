@@ -79,8 +79,7 @@ def correct(p, level: float = DEFAULT_LEVEL, method: str = "holm") -> tuple[np.n
 
 
 def _p_values(p, level) -> np.ndarray:
-    if not 0.0 < level < 1.0:
-        raise DynIdError(f"significance level must be in (0, 1), got {level!r}")
+    level = validators.significance_level(level, DynIdError)
     p = np.asarray(p, dtype=float).ravel()
     if np.any(~np.isfinite(p)) or np.any((p < 0.0) | (p > 1.0)):
         raise DynIdError("p-values must lie in [0, 1]")
@@ -251,8 +250,7 @@ def analyse_fleet(histories: dict[str, Sequence[FleetRecord]], baseline: Dynamic
         (naming it and the known names).
     """
     validators.text(correction, "correction", DynIdError, list(CORRECTIONS))
-    if not 0.0 < level < 1.0:
-        raise DynIdError(f"significance level must be in (0, 1), got {level!r}")
+    level = validators.significance_level(level, DynIdError)
     robots = {robot_id: _compare_robot(robot_id, list(records), baseline, level)
               for robot_id, records in histories.items()}
     known = {name for changes in robots.values() for name in changes.names}

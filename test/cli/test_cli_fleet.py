@@ -165,3 +165,16 @@ def test_an_unreachable_scheduler_is_one_line(tmp_path, capsys, monkeypatch):
                           "--out", str(tmp_path / "out")], capsys)
     assert code == 2
     assert err.count("\n") == 1 and f"cannot reach the Dask scheduler at {address}" in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["fleet", "--manifest", "m.yaml", "--output", "out", "--level", "1"],
+    ["fleet", "--manifest", "m.yaml", "--output", "out", "--holdout-fraction", "1"],
+    ["compare", "a.yaml", "b.yaml", "--level", "1"],
+])
+def test_a_level_or_fraction_of_one_is_refused_by_the_parser(argv, capsys):
+    """A significance level or a held-out fraction lies in the open interval (0, 1): 1 would flag every change or
+    hold out every sample. `compare --level` took any positive number and failed later."""
+    with pytest.raises(SystemExit, match="2"):
+        main(argv)
+    assert f"argument {argv[-2]}: the value must be finite and in (0, 1), got 1.0" in capsys.readouterr().err

@@ -38,6 +38,16 @@ def test_count_and_in_range_state_their_bounds():
         validators.in_range(1.0, "offset", maximum=0.0)
 
 
+def test_an_open_upper_end_and_the_significance_level():
+    assert validators.in_range(0.999, "level", minimum=0.0, maximum=1.0, allow_maximum=False) == 0.999
+    with pytest.raises(DataError, match=r"^level must be finite and in \[0, 1\), got 1\.0$"):
+        validators.in_range(1.0, "level", minimum=0.0, maximum=1.0, allow_maximum=False)
+    assert validators.significance_level(0.05) == 0.05
+    for bad in (0.0, 1.0, 1.5, -0.1, math.nan):
+        with pytest.raises(DataError, match=r"^significance level must be finite and in \(0, 1\), got "):
+            validators.significance_level(bad)
+
+
 def test_positive_and_fraction_keep_their_rules():
     assert validators.positive(0.0, "x", allow_zero=True) == 0.0
     assert validators.fraction(1, "x") == 1.0 and isinstance(validators.fraction(1, "x"), float)

@@ -41,7 +41,7 @@ def test_an_unchanged_fleet_raises_a_flag_at_most_at_the_stated_rate(method):
 
 
 def test_bad_levels_and_p_values_are_refused():
-    with pytest.raises(DynIdError, match=r"significance level must be in \(0, 1\), got 1.5"):
+    with pytest.raises(DynIdError, match=r"significance level must be finite and in \(0, 1\), got 1.5"):
         holm([0.1], 1.5)
     with pytest.raises(DynIdError, match=r"p-values must lie in \[0, 1\]"):
         benjamini_hochberg([0.1, np.nan])
