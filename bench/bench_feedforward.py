@@ -174,7 +174,7 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
 
     domain_id = ros_bench.setup_ros_environment()
     machine_description = machine.describe_machine()
-    rounds = {1: 30 if quick else 2000, MANY_POINTS: 5 if quick else 200}
+    rounds = {1: 30 if quick else 10_000, MANY_POINTS: 5 if quick else 200}
     warm_up = 3 if quick else 20
     directory = Path(tempfile.mkdtemp(prefix="robot_dynid_bench_feedforward_"))
     model, model_file = make_model(directory)
@@ -205,8 +205,7 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
         for n, n_rounds in rounds.items():
             response = _check_node(graph, clients["node"], requests[n], expected[n])
             _check_echo(graph, clients["echo"], requests[n], states[n][0][:, order])
-            arrays = [np.frombuffer(getattr(requests[n], field), dtype=np.float64)  # as the node does
-                      for field in FIELDS]
+            arrays = [getattr(requests[n], field) for field in FIELDS]    # array.array('d'), as the node passes them
             q, qd, qdd = states[n]
             response_bytes = serialize_message(response)
 

@@ -7,10 +7,12 @@
  * - centre_derivative: a derivative at the centre of one window of uniformly stamped samples by
  *   Savitzky-Golay weights (robot_dynid.recordings.signal_processing.centre_derivative);
  * - sign_friction: the columns of the friction models whose columns are a sign and the velocity
- *   (robot_dynid.model.friction, coulomb_viscous and coulomb_viscous_lead), as numpy computes them.
+ *   (robot_dynid.model.friction, coulomb_viscous and coulomb_viscous_lead), as numpy computes them;
+ * - gather_within: values checked against their bounds and put in another joint order (the one-point
+ *   feed-forward of robot_dynid.model.feedforward: a request's point in, its torques out).
  *
- * All three take and write float64 buffers; the Python callers check shapes (these functions check them
- * again, cheaply, and raise ValueError rather than read out of bounds). Every result is a
+ * All four take and write float64 buffers (gather_within also an intp index); the Python callers check
+ * shapes (these functions check them again, cheaply, and raise ValueError rather than read out of bounds). Every result is a
  * deterministic function of the inputs (fixed summation order), so the checked and the trusted
  * Python calls, which both end here, agree bit for bit.
  */
@@ -318,10 +320,117 @@ done:
     return result;
 }
 
+/* An index buffer (numpy's intp: Py_ssize_t-sized signed integers), 1-dimensional and C-contiguous, or a
+ * ValueError naming it. */
+static int get_index_buffer(PyObject *object, Py_buffer *view, const char *name)
+{
+    if (PyObject_GetBuffer(object, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        return -1;
+    const char *format = view->format;
+    if (format[0] == '<' || format[0] == '=' || format[0] == '@')
+        format++;
+    if (view->itemsize != sizeof(Py_ssize_t) || view->ndim != 1 || format[0] == '\0' || format[1] != '\0'
+        || strchr("lqn", format[0]) == NULL) {
+        PyErr_Format(PyExc_ValueError, "%s must be a C-contiguous 1-dimensional intp array", name);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(gather_within_doc,
+"gather_within(fields, order, bounds, out)\n--\n\n"
+"Values checked against their bounds and reordered, for the one-point feed-forward: fields, a tuple\n"
+"of k float64 arrays of m values (or none: an empty field) in one joint order; order (n,) intp, the\n"
+"index in that order of each joint of the other; bounds (k, 2, m): the lower and upper bound of each\n"
+"field's values, in the fields' order; out (k, 1, n), writable. Returns True, with out[f, 0, j] =\n"
+"fields[f][order[j]] (0 for an empty field), when every value lies within its bounds (lower <= value\n"
+"<= upper: NaN nowhere); False, out partly written, when one does not or a field's length is neither\n"
+"m nor 0 (the first field's must be m). Float arrays C-contiguous.");
+
+#define MAX_FIELDS 4
+
+static PyObject *gather_within(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    static const argument field = {"fields[f]", 1, 0, 0, 0};
+    static const argument tables[2] = {{"bounds", 3, 0, 0, 0}, {"out", 3, 0, 1, 0}};
+    Py_buffer views[MAX_FIELDS], table_views[2], order;
+    int present[MAX_FIELDS], table_present[2];
+    PyObject *result = NULL;
+    (void)module;
+
+    if (nargs != 4) {
+        PyErr_Format(PyExc_TypeError, "gather_within takes 4 arguments, got %zd", nargs);
+        return NULL;
+    }
+    if (!PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) < 1 || PyTuple_GET_SIZE(args[0]) > MAX_FIELDS) {
+        PyErr_Format(PyExc_TypeError, "fields must be a tuple of 1 to %d arrays", MAX_FIELDS);
+        return NULL;
+    }
+    const int k = (int)PyTuple_GET_SIZE(args[0]);
+    for (int f = 0; f < k; f++) {
+        PyObject *const item = PyTuple_GET_ITEM(args[0], f);
+        if (get_buffers(&item, &field, 1, &views[f], &present[f]) < 0) {
+            release_buffers(views, present, f);
+            return NULL;
+        }
+    }
+    if (get_buffers(args + 2, tables, 2, table_views, table_present) < 0) {
+        release_buffers(views, present, k);
+        return NULL;
+    }
+    if (get_index_buffer(args[1], &order, "order") < 0) {
+        release_buffers(table_views, table_present, 2);
+        release_buffers(views, present, k);
+        return NULL;
+    }
+    const Py_ssize_t m = table_views[0].shape[2], n = order.shape[0];
+    const Py_ssize_t *index = order.buf;
+    if (table_views[0].shape[0] != k || table_views[0].shape[1] != 2 || table_views[1].shape[0] != k
+        || table_views[1].shape[1] != 1 || table_views[1].shape[2] != n) {
+        PyErr_Format(PyExc_ValueError, "gather_within needs bounds (%d, 2, m) and out (%d, 1, %zd)", k, k, n);
+        goto done;
+    }
+    for (Py_ssize_t j = 0; j < n; j++)
+        if (index[j] < 0 || index[j] >= m) {
+            PyErr_Format(PyExc_ValueError, "order[%zd] = %zd is not an index of the %zd values", j, index[j], m);
+            goto done;
+        }
+    int within = views[0].shape[0] == m;
+    const double *bounds = table_views[0].buf;
+    double *out = table_views[1].buf;
+    for (int f = 0; f < k && within; f++) {
+        const Py_ssize_t length = views[f].shape[0];
+        const double *value = views[f].buf, *lower = bounds + 2 * f * m, *upper = lower + m;
+        if (length == 0) {
+            memset(out + f * n, 0, (size_t)n * sizeof(double));
+            continue;
+        }
+        if (length != m) {
+            within = 0;
+            break;
+        }
+        for (Py_ssize_t i = 0; i < m; i++)
+            if (!(lower[i] <= value[i] && value[i] <= upper[i])) {
+                within = 0;
+                break;
+            }
+        for (Py_ssize_t j = 0; j < n && within; j++)
+            out[f * n + j] = value[index[j]];
+    }
+    result = PyBool_FromLong(within);
+done:
+    PyBuffer_Release(&order);
+    release_buffers(table_views, table_present, 2);
+    release_buffers(views, present, k);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"rls_update", (PyCFunction)(void (*)(void))rls_update, METH_FASTCALL, rls_update_doc},
     {"centre_derivative", (PyCFunction)(void (*)(void))centre_derivative, METH_FASTCALL, centre_derivative_doc},
     {"sign_friction", (PyCFunction)(void (*)(void))sign_friction, METH_FASTCALL, sign_friction_doc},
+    {"gather_within", (PyCFunction)(void (*)(void))gather_within, METH_FASTCALL, gather_within_doc},
     {NULL, NULL, 0, NULL},
 };
 

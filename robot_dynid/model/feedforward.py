@@ -36,7 +36,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from robot_dynid import validators
+from robot_dynid import _online_kernel, validators
 from robot_dynid.errors import DataError
 from robot_dynid.joint_names import match_joints
 from robot_dynid.model.dynamic_model import DynamicModel, PeakTorques
@@ -409,21 +409,21 @@ class _OnePointPlan:
     """What a one-point request in one joint order is checked against and evaluated with, derived once.
 
     ``order`` (n,): index in the request of each model joint; ``back`` (m,): model index of each request
-    joint. The bounds are lists of floats in request order (``lower <= value <= upper`` passes exactly
-    where :func:`_check_motion` and the effort check let a value pass, and no non-finite value passes):
-    positions ``limits -+ position_margin`` (no bound for continuous joints or a negative margin),
-    velocities and accelerations ``+-`` margin times limit, efforts ``+-`` effort_margin times the effort
-    limit. ``parameters`` (p,): :meth:`DynamicModel.torque_parameters`; ``local``: each thread's
+    joint. The bounds are in request order (``lower <= value <= upper`` passes exactly where
+    :func:`_check_motion` and the effort check let a value pass, and no non-finite value passes):
+    ``motion`` (3, 2, m), the lower and upper bounds of positions ``limits -+ position_margin`` (no bound
+    for continuous joints or a negative margin), velocities and accelerations ``+-`` margin times limit;
+    ``effort`` (1, 2, n), those of the torques, ``+-`` effort_margin times the effort limit, in model order.
+    ``parameters`` (p,):
+    :meth:`DynamicModel.torque_parameters`; ``local``: each thread's
     :class:`~robot_dynid.model.regressor.OnlineRegressor`.
     """
 
     model: DynamicModel
     order: np.ndarray
     back: np.ndarray
-    position: tuple[list, list]
-    velocity: list
-    acceleration: list
-    effort: list
+    motion: np.ndarray
+    effort: np.ndarray
     parameters: np.ndarray
     local: threading.local
 
@@ -433,21 +433,16 @@ def _plan(model: DynamicModel, limits: FeedforwardLimits, joint_names: tuple) ->
     back = np.argsort(order)
     margins = limits.margins
 
-    def bounds(low, high):
-        low = np.where(np.isfinite(low), low, -_NO_BOUND)[back]
-        high = np.where(np.isfinite(high), high, _NO_BOUND)[back]
-        return low.tolist(), high.tolist()
+    def bounds(low, high):      # (2, n) in model order; an infinite bound is the largest float
+        return np.where(np.isfinite(low), low, -_NO_BOUND), np.where(np.isfinite(high), high, _NO_BOUND)
 
     position = ((limits.lower - margins.position, limits.upper + margins.position) if margins.position >= 0.0 else
                 (np.full(len(order), -np.inf), np.full(len(order), np.inf)))
-    symmetric = [margins.velocity * limits.velocity, margins.acceleration * limits.acceleration,
-                 margins.effort * limits.effort]
-    return _OnePointPlan(model, order, back, bounds(*position), *(bounds(-bound, bound) for bound in symmetric),
-                         model.torque_parameters(), threading.local())
-
-
-def _within(values: list, bounds: tuple[list, list]) -> bool:
-    return all(low <= value <= high for value, low, high in zip(values, *bounds))
+    velocity, acceleration = margins.velocity * limits.velocity, margins.acceleration * limits.acceleration
+    motion = np.array([bounds(*position), bounds(-velocity, velocity), bounds(-acceleration, acceleration)])
+    effort = margins.effort * limits.effort
+    return _OnePointPlan(model, order, back, np.ascontiguousarray(motion[:, :, back]),
+                         np.array([bounds(-effort, effort)]), model.torque_parameters(), threading.local())
 
 
 def _one_point(model, limits, joint_names, positions, velocities, accelerations, temperature, elapsed):
@@ -466,10 +461,6 @@ def _one_point(model, limits, joint_names, positions, velocities, accelerations,
         if len(plans) >= MAX_PLANS:
             plans.clear()
         plans[names] = plan
-    m = len(plan.back)
-    values = [np.asarray(field, dtype=np.float64) for field in (positions, velocities, accelerations)]
-    if values[0].shape != (m,) or any(field.shape not in ((m,), (0,)) for field in values[1:]):
-        return None
     friction = model.friction
     if friction.needs_temperature:
         if temperature is None or np.shape(temperature) != (len(plan.order),) \
@@ -483,20 +474,25 @@ def _one_point(model, limits, joint_names, positions, velocities, accelerations,
         elapsed = float(elapsed)
     else:
         elapsed = None
-    checked = [field.tolist() for field in values]
-    if not (_within(checked[0], plan.position) and (not checked[1] or _within(checked[1], plan.velocity))
-            and (not checked[2] or _within(checked[2], plan.acceleration))):
-        return None
     online = getattr(plan.local, "regressor", None)
     if online is None:
         online = plan.local.regressor = model.regressor.online()
-    zero = np.zeros(m)
-    q, qd, qdd = (field[plan.order] if field.size else zero for field in values)
-    Y = online.compute(q, qd, qdd, temperature, elapsed)
-    tau = (Y[None] @ plan.parameters)[:, plan.back]
-    if not _within(tau[0].tolist(), plan.effort):
+    fields = (positions, velocities, accelerations)
+    try:        # float64 buffers (the node's array.array fields) as they are; anything else converted once
+        within = _online_kernel.gather_within(fields, plan.order, plan.motion, online.states)
+    except (TypeError, ValueError, BufferError):
+        fields = tuple(np.ascontiguousarray(field, dtype=np.float64) for field in fields)
+        try:
+            within = _online_kernel.gather_within(fields, plan.order, plan.motion, online.states)
+        except ValueError:      # not one-dimensional: the checked path says what
+            return None
+    if not within:
         return None
-    return tau
+    tau = np.empty((1, 1, len(plan.back)))
+    if not _online_kernel.gather_within((online.compute_states(temperature, elapsed) @ plan.parameters,),
+                                        plan.back, plan.effort, tau):
+        return None
+    return tau[0]
 
 
 def _check_motion(q, qd, qdd, back, joint_names, limits: FeedforwardLimits) -> None:

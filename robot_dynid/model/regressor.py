@@ -540,13 +540,16 @@ class OnlineRegressor:
     regressor : Regressor
     Y : ndarray, shape (n, p)
         The last result; :meth:`compute` overwrites it.
+    states : ndarray, shape (3, 1, n)
+        The sample's q, qd, qdd [rad, rad/s, rad/s^2]: :meth:`compute` writes it, a caller that gathers a
+        sample in place writes it and calls :meth:`compute_states`.
     """
 
     def __init__(self, regressor: Regressor) -> None:
         self.regressor = regressor
         n, p = regressor.n_joints, regressor.n_parameters
-        self._states = np.zeros((3, 1, n))
-        self._q, self._qd, self._qdd = self._states            # (1, n) each, C-contiguous
+        self.states = np.zeros((3, 1, n))
+        self._q, self._qd, self._qdd = self.states            # (1, n) each, C-contiguous
         self._out = np.zeros((1, n, p))
         self.Y = self._out[0]
         rows = len(regressor.friction_rows)
@@ -582,6 +585,11 @@ class OnlineRegressor:
         self._q[0] = q
         self._qd[0] = qd
         self._qdd[0] = qdd
+        return self.compute_states(temperature, elapsed)
+
+    def compute_states(self, temperature=None, elapsed=None) -> np.ndarray:
+        """The regressor of the sample in :attr:`states` (finite, not checked), as :meth:`compute` gives it;
+        ``temperature``, ``elapsed`` as there. Returns :attr:`Y`."""
         regressor = self.regressor
         if temperature is not None:
             temperature = np.asarray(temperature, dtype=float)[None]

@@ -481,9 +481,9 @@ class FeedforwardNode(Node):
         state = self.friction(served)
         response.friction_state, response.friction_elapsed = state.code, _or_nan(state.elapsed)
         try:
-            tau = compute_feedforward(served.model, request.joint_names, *(
-                np.frombuffer(getattr(request, field), dtype=np.float64) for field in FIELDS),
-                temperature=state.temperature, elapsed=state.elapsed, limits=served.limits)
+            tau = compute_feedforward(served.model, request.joint_names, request.positions, request.velocities,
+                                      request.accelerations, temperature=state.temperature, elapsed=state.elapsed,
+                                      limits=served.limits)     # array.array('d'): float64 buffers, not copied
         except DynIdError as error:
             response.success, response.message = False, str(error)
             return response

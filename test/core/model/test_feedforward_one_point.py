@@ -2,6 +2,7 @@
 against the checked path: the same torques bit for bit, and every refusal still the checked path's message."""
 import array
 import dataclasses
+import math
 import re
 
 import numpy as np
@@ -149,3 +150,30 @@ def test_other_refusals_of_one_point_are_the_checked_paths():
     with pytest.raises(DataError, match=r"point 0: the effort of joint shoulder_lift_joint is .* N m, beyond its "
                                         r"effort limit 150.0 N m times effort_margin 0.01"):
         compute_feedforward(model, names, np.full(6, 0.3), temperature=np.full(6, 30.0), limits=effort)
+
+
+def test_the_gathering_kernel_checks_each_bound_inclusively_and_puts_the_joints_in_model_order():
+    """_online_kernel.gather_within, the one-point path's check and reordering, against hand-made bounds."""
+    from robot_dynid._online_kernel import gather_within
+    order = np.array([2, 0, 1], dtype=np.intp)       # joint j of the output is value order[j] of the input
+    bounds = np.array([[[-1.0] * 3, [1.0] * 3], [[-2.0] * 3, [2.0] * 3], [[-3.0] * 3, [3.0] * 3]])
+    out = np.full((3, 1, 3), 9.0)
+    q, qd, empty = np.array([1.0, -1.0, 0.5]), np.array([0.1, -2.0, 2.0]), np.empty(0)    # on the bounds: within
+    assert gather_within((q, qd, empty), order, bounds, out) is True
+    np.testing.assert_array_equal(out[:, 0], [[0.5, 1.0, -1.0], [2.0, 0.1, -2.0], [0.0, 0.0, 0.0]])
+    for value in (np.nextafter(1.0, 2.0), math.nan, math.inf, -math.inf):
+        beyond = q.copy()
+        beyond[2] = value
+        assert gather_within((beyond, qd, empty), order, bounds, out) is False
+    assert gather_within((q, qd, np.array([0.0, 0.0, np.nextafter(-3.0, -4.0)])), order, bounds, out) is False
+    assert gather_within((q, qd[:2], empty), order, bounds, out) is False      # neither m nor 0 values
+    assert gather_within((q[:2], empty, empty), order, bounds, out) is False
+    one = np.zeros((1, 1, 3))       # one field: the torques of the one-point path, in request order
+    assert gather_within((np.array([4.0, 5.0, 6.0]),), order, np.array([[[-6.0] * 3, [6.0] * 3]]), one) is True
+    np.testing.assert_array_equal(one, [[[6.0, 4.0, 5.0]]])
+    with pytest.raises(ValueError, match=r"order\[0\] = 3 is not an index of the 3 values"):
+        gather_within((q, qd, qd), np.array([3, 0, 1], dtype=np.intp), bounds, out)
+    with pytest.raises(ValueError, match=r"needs bounds \(1, 2, m\) and out \(1, 1, 3\)"):
+        gather_within((q,), order, bounds, out)
+    with pytest.raises(TypeError):
+        gather_within((list(q), qd, qd), order, bounds, out)
