@@ -51,6 +51,7 @@ ONE_POINT_GOAL = 2.0           # [ms] p99 of one point
 TRIGGER_GOAL = 1.5             # one point's p99 at most this times the empty Trigger's p99 (same run)
 TORQUE_GOAL = 2.0              # one point's compute_feedforward p50 under this times DynamicModel.torque's
 TOPIC_ROUNDS = 2000
+BLOCKS = 5                     # the one-point rounds' p99 ratio is also shown per block: its spread within a run
 MANY_POINTS = 1000
 MANY_POINTS_GOAL = 20.0        # [ms] p99 of MANY_POINTS points
 AGREEMENT = 1e-9
@@ -262,6 +263,8 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
     stats = {key: ros_bench.percentiles(np.array(values) * 1e3) for key, values in latency.items()}
 
     one, many = stats[("node", 1)], stats[("node", MANY_POINTS)]
+    blocks = [np.percentile(node_block, 99) / np.percentile(trigger_block, 99) for node_block, trigger_block in
+              zip(np.array_split(latency[("node", 1)], BLOCKS), np.array_split(latency[("trigger", 1)], BLOCKS))]
     trigger = stats[("trigger", 1)]
     in_process = stats[("compute_feedforward", 1)]["p50"] / stats[("torque", 1)]["p50"]
     checked_ratio = stats[("checked", 1)]["p50"] / stats[("torque", 1)]["p50"]
@@ -274,7 +277,8 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
                      f"vs {1e3 * stats[('torque', 1)]['p50']:.0f} us; the checked path alone {checked_ratio:.2f}x)",
                      in_process < TORQUE_GOAL),
         machine.Goal("one point, round trip p99 / empty Trigger round trip p99 (same run)", f"<= {TRIGGER_GOAL:g}x",
-                     f"{one['p99'] / trigger['p99']:.2f}x ({one['p99']:.2f} vs {trigger['p99']:.2f} ms)",
+                     f"{one['p99'] / trigger['p99']:.2f}x ({one['p99']:.2f} vs {trigger['p99']:.2f} ms; in {BLOCKS} "
+                     f"consecutive blocks of the rounds {min(blocks):.2f}x to {max(blocks):.2f}x)",
                      one["p99"] <= TRIGGER_GOAL * trigger["p99"]),
         machine.Goal("one point, round trip p99", f"< {ONE_POINT_GOAL:g} ms",
                      f"{one['p99']:.2f} ms (p50 {one['p50']:.2f}, max {one['max']:.1f})",
@@ -365,6 +369,14 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
         "1.5 s between runs (the relay under 1 ms in the same rounds): a 30-line rclpy relay node on a "
         "MultiThreadedExecutor, pinged every 2 ms, had p99 105-540 ms and a 12-52 % CPU share, against p99 2 ms "
         "and 2 % on a SingleThreadedExecutor, in the same minute (2026-11-27, Kilted).",
+        "The one-point p99 ratio to the empty Trigger moves between runs more than within one: 14 runs of the "
+        "code of source 67b2aff on this machine with nothing else running (2026-11-27, 21:13-21:40 UTC; 2,000 or "
+        "10,000 rounds each) gave 1.35, 1.39, 1.45, 1.48, 1.48, 1.49, 1.52, 1.53, 1.58, 1.59, 1.69, 1.73, 1.75 and "
+        "1.82x: median 1.53x, 6 of 14 within the 1.5x goal; the slowest three came when the empty Trigger itself was "
+        "slowest (p99 0.6-0.8 ms against 0.4-0.5). What the node adds to the echo is its "
+        "per-request Python: timed inside the node, `on_compute` for one point took 49-67 us p50 and 94-169 us p99 "
+        "before the compiled gathering, against 7 us for `compute_feedforward` in a hot loop; the caches are cold "
+        "between requests.",
         "The p99 and max of every path rise with the load of the machine (other processes "
         "preempting the client, the node or the DDS threads) and with CPU steal (on this virtual "
         "machine, about 1 % when idle and 10-30 % in some runs); compare them with the empty "
