@@ -1,6 +1,7 @@
 /*
- * What both compiled kernels (_regressor_kernel.c, _online_kernel.c) share: taking a float64 buffer,
- * and the columns of the friction models that are a sign and the velocity, as numpy computes them.
+ * What both compiled kernels (_regressor_kernel.c, _online_kernel.c) share: taking a float64 or an index
+ * buffer, checking values against bounds while reordering them (the one-point feed-forward), and the columns
+ * of the friction models that are a sign and the velocity, as numpy computes them.
  * Included once by each; setup.py and CMakeLists.txt list it as their dependency.
  */
 #ifndef ROBOT_DYNID_KERNEL_COMMON_H
@@ -25,6 +26,44 @@ static int get_buffer(PyObject *object, Py_buffer *view, int writable, int ndim,
         return -1;
     }
     return 0;
+}
+
+/* An index buffer (numpy's intp: Py_ssize_t-sized signed integers), 1-dimensional and C-contiguous, or a
+ * ValueError naming it. */
+static int get_index_buffer(PyObject *object, Py_buffer *view, const char *name)
+{
+    if (PyObject_GetBuffer(object, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        return -1;
+    const char *format = view->format;
+    if (format[0] == '<' || format[0] == '=' || format[0] == '@')
+        format++;
+    if (view->itemsize != sizeof(Py_ssize_t) || view->ndim != 1 || format[0] == '\0' || format[1] != '\0'
+        || strchr("lqn", format[0]) == NULL) {
+        PyErr_Format(PyExc_ValueError, "%s must be a C-contiguous 1-dimensional intp array", name);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+/* 1 when each of the length values lies in [lower[i], upper[i]] (NaN nowhere), having written
+ * out[j] = value[index[j]] for the n indices (each in 0..m-1); 1 and out all 0 for no values; 0 when one does
+ * not, or length is neither m nor 0 (out then partly written). */
+static int gather_checked(Py_ssize_t length, const double *value, Py_ssize_t m, const double *lower,
+                          const double *upper, const Py_ssize_t *index, Py_ssize_t n, double *out)
+{
+    if (length == 0) {
+        memset(out, 0, (size_t)n * sizeof(double));
+        return 1;
+    }
+    if (length != m)
+        return 0;
+    for (Py_ssize_t i = 0; i < m; i++)
+        if (!(lower[i] <= value[i] && value[i] <= upper[i]))
+            return 0;
+    for (Py_ssize_t j = 0; j < n; j++)
+        out[j] = value[index[j]];
+    return 1;
 }
 
 /* numpy's sign: 1, -1, +0 for +-0, NaN as it is. */

@@ -320,24 +320,6 @@ done:
     return result;
 }
 
-/* An index buffer (numpy's intp: Py_ssize_t-sized signed integers), 1-dimensional and C-contiguous, or a
- * ValueError naming it. */
-static int get_index_buffer(PyObject *object, Py_buffer *view, const char *name)
-{
-    if (PyObject_GetBuffer(object, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
-        return -1;
-    const char *format = view->format;
-    if (format[0] == '<' || format[0] == '=' || format[0] == '@')
-        format++;
-    if (view->itemsize != sizeof(Py_ssize_t) || view->ndim != 1 || format[0] == '\0' || format[1] != '\0'
-        || strchr("lqn", format[0]) == NULL) {
-        PyErr_Format(PyExc_ValueError, "%s must be a C-contiguous 1-dimensional intp array", name);
-        PyBuffer_Release(view);
-        return -1;
-    }
-    return 0;
-}
-
 PyDoc_STRVAR(gather_within_doc,
 "gather_within(fields, order, bounds, out)\n--\n\n"
 "Values checked against their bounds and reordered, for the one-point feed-forward: fields, a tuple\n"
@@ -398,26 +380,9 @@ static PyObject *gather_within(PyObject *module, PyObject *const *args, Py_ssize
         }
     int within = views[0].shape[0] == m;
     const double *bounds = table_views[0].buf;
-    double *out = table_views[1].buf;
-    for (int f = 0; f < k && within; f++) {
-        const Py_ssize_t length = views[f].shape[0];
-        const double *value = views[f].buf, *lower = bounds + 2 * f * m, *upper = lower + m;
-        if (length == 0) {
-            memset(out + f * n, 0, (size_t)n * sizeof(double));
-            continue;
-        }
-        if (length != m) {
-            within = 0;
-            break;
-        }
-        for (Py_ssize_t i = 0; i < m; i++)
-            if (!(lower[i] <= value[i] && value[i] <= upper[i])) {
-                within = 0;
-                break;
-            }
-        for (Py_ssize_t j = 0; j < n && within; j++)
-            out[f * n + j] = value[index[j]];
-    }
+    for (int f = 0; f < k && within; f++)
+        within = gather_checked(views[f].shape[0], views[f].buf, m, bounds + 2 * f * m, bounds + (2 * f + 1) * m,
+                                index, n, (double *)table_views[1].buf + f * n);
     result = PyBool_FromLong(within);
 done:
     PyBuffer_Release(&order);

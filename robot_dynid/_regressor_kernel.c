@@ -728,18 +728,22 @@ typedef struct {
     double reversal_lead;    /* [s] */
     double dead_band;        /* [rad/s] */
     double *tile;            /* (LANES, n, p), as regressor() allocates it */
+    double *y;               /* (n, p): torque()'s regressor */
     PyObject *empty;         /* numpy.empty */
     PyObject *ndarray;       /* numpy.ndarray: the only buffer type read (no Python code runs to read it) */
     PyObject *shape;         /* (n, p) */
+    PyObject *row_shape;     /* (1, n) */
 } one_sample;
 
 static void one_sample_dealloc(one_sample *self)
 {
     release_inputs(&self->in);
     PyMem_RawFree(self->tile);
+    PyMem_RawFree(self->y);
     Py_XDECREF(self->empty);
     Py_XDECREF(self->ndarray);
     Py_XDECREF(self->shape);
+    Py_XDECREF(self->row_shape);
     PyObject_Free(self);
 }
 
@@ -828,8 +832,142 @@ static PyObject *one_sample_compute(one_sample *self, PyObject *const *args, Py_
     return result;
 }
 
+/* sum_j row[j] theta[j], j = 0..p-1, left to right, each product rounded (no fused multiply-add): what a
+ * Python loop over floats gives, bit for bit. */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("fp-contract=off")))
+#endif
+static double ordered_dot(Py_ssize_t p, const double *row, const double *theta)
+{
+    double sum = 0.0;
+    for (Py_ssize_t j = 0; j < p; j++)
+        sum += row[j] * theta[j];
+    return sum;
+}
+
+PyDoc_STRVAR(one_sample_torque_doc,
+"torque(fields, order, motion, parameters, back, effort)\n--\n\n"
+"One point's torques [N m] (1, n), a new array, in the request's joint order, the whole one-point\n"
+"feed-forward in one call: fields (q, qd, qdd), float64 arrays of n values or none (zero) [rad, rad/s,\n"
+"rad/s^2] in the request's joint order; order (n,) intp, the request index of each model joint; motion\n"
+"(3, 2, n), each field's lower and upper bounds in request order; parameters (p,); back (n,) intp, the\n"
+"model index of each request joint; effort (1, 2, n), the torques' bounds in model order. The torque of\n"
+"model joint i is the sum over j of Y[i, j] parameters[j], left to right, each product rounded (a\n"
+"Python loop's result). None when a value or a\n"
+"torque is beyond its bounds (NaN is beyond every bound) or a field's length is neither n nor 0: the\n"
+"caller's checked path then says which.");
+
+static PyObject *one_sample_torque(one_sample *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer fields[3], order, motion, parameters, back, effort, out;
+    int present[3] = {0, 0, 0}, have[6] = {0, 0, 0, 0, 0, 0};
+    PyObject *result = NULL;
+
+    if (nargs != 6) {
+        PyErr_Format(PyExc_TypeError, "torque takes 6 arguments, got %zd", nargs);
+        return NULL;
+    }
+    if (!PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) != 3) {
+        PyErr_SetString(PyExc_TypeError, "fields must be a tuple (q, qd, qdd)");
+        return NULL;
+    }
+    /* the result first: numpy.empty may run Python code (a garbage collection), and with it another thread's
+     * call on this object's buffers; from reading the states on, nothing here lets go of the GIL */
+    result = PyObject_CallOneArg(self->empty, self->row_shape);
+    if (result == NULL)
+        return NULL;
+    for (int f = 0; f < 3; f++) {
+        if (get_buffer(PyTuple_GET_ITEM(args[0], f), &fields[f], 0, 1, 0, "fields[f]") < 0)
+            goto fail;
+        present[f] = 1;
+    }
+    if (get_index_buffer(args[1], &order, "order") < 0)
+        goto fail;
+    have[0] = 1;
+    if (get_buffer(args[2], &motion, 0, 3, 0, "motion") < 0)
+        goto fail;
+    have[1] = 1;
+    if (get_buffer(args[3], &parameters, 0, 1, 0, "parameters") < 0)
+        goto fail;
+    have[2] = 1;
+    if (get_index_buffer(args[4], &back, "back") < 0)
+        goto fail;
+    have[3] = 1;
+    if (get_buffer(args[5], &effort, 0, 3, 0, "effort") < 0)
+        goto fail;
+    have[4] = 1;
+    if (get_buffer(result, &out, 1, 2, 0, "numpy.empty's result") < 0)
+        goto fail;
+    have[5] = 1;
+    const Py_ssize_t n = self->in.robot.n, p = self->in.data.p;
+    const Py_ssize_t *model_to_request = order.buf, *request_to_model = back.buf;
+    if (order.shape[0] != n || back.shape[0] != n || parameters.shape[0] != p || motion.shape[0] != 3
+        || motion.shape[1] != 2 || motion.shape[2] != n || effort.shape[0] != 1 || effort.shape[1] != 2
+        || effort.shape[2] != n) {
+        PyErr_Format(PyExc_ValueError, "torque needs order and back (%zd,), motion (3, 2, %zd), parameters (%zd,) "
+                     "and effort (1, 2, %zd)", n, n, p, n);
+        goto fail;
+    }
+    for (Py_ssize_t j = 0; j < n; j++)
+        if (model_to_request[j] < 0 || model_to_request[j] >= n || request_to_model[j] < 0
+            || request_to_model[j] >= n) {
+            PyErr_Format(PyExc_ValueError, "order and back must hold indices of the %zd joints", n);
+            goto fail;
+        }
+    const double *bounds = motion.buf;
+    int within = fields[0].shape[0] == n;
+    for (int f = 0; f < 3 && within; f++)
+        within = gather_checked(fields[f].shape[0], fields[f].buf, n, bounds + 2 * f * n, bounds + (2 * f + 1) * n,
+                                model_to_request, n, self->in.views[3 + f].buf);
+    if (within) {
+        const double *qd = self->in.views[4].buf, *qdd = self->in.views[5].buf;
+        sign_columns(n, qd, self->lead ? qdd : NULL, self->reversal_lead, self->dead_band, NULL, n,
+                     self->in.views[6].buf);
+        arrays data = self->in.data;
+        data.out = self->y;
+        data.tile = self->tile;
+        data.stream = 0;
+        evaluate(&self->in.robot, &data);
+        const double *theta = parameters.buf, *lower = effort.buf, *upper = lower + n;
+        double *tau = self->tile;       /* n torques in model order; the tile is free again */
+        for (Py_ssize_t i = 0; i < n && within; i++) {
+            tau[i] = ordered_dot(p, self->y + i * p, theta);
+            within = lower[i] <= tau[i] && tau[i] <= upper[i];
+        }
+        double *torques = out.buf;
+        for (Py_ssize_t k = 0; k < n && within; k++)
+            torques[k] = tau[request_to_model[k]];
+    }
+    if (!within) {
+        Py_DECREF(result);
+        result = Py_None;
+        Py_INCREF(result);
+    }
+    goto done;
+fail:
+    Py_CLEAR(result);
+done:
+    if (have[5])
+        PyBuffer_Release(&out);
+    if (have[4])
+        PyBuffer_Release(&effort);
+    if (have[3])
+        PyBuffer_Release(&back);
+    if (have[2])
+        PyBuffer_Release(&parameters);
+    if (have[1])
+        PyBuffer_Release(&motion);
+    if (have[0])
+        PyBuffer_Release(&order);
+    for (int f = 0; f < 3; f++)
+        if (present[f])
+            PyBuffer_Release(&fields[f]);
+    return result;
+}
+
 static PyMethodDef one_sample_methods[] = {
     {"compute", (PyCFunction)(void (*)(void))one_sample_compute, METH_FASTCALL, one_sample_compute_doc},
+    {"torque", (PyCFunction)(void (*)(void))one_sample_torque, METH_FASTCALL, one_sample_torque_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -868,9 +1006,11 @@ static PyObject *one_sample_new(PyObject *module, PyObject *args)
         return NULL;
     self->in = (inputs){.acquired = 0, .entries = NULL};
     self->tile = NULL;
+    self->y = NULL;
     self->empty = NULL;
     self->ndarray = NULL;
     self->shape = NULL;
+    self->row_shape = NULL;
     if (read_inputs(objects, offset, &self->in) < 0)
         goto fail;
     const Py_ssize_t n = self->in.robot.n, p = self->in.data.p;
@@ -884,9 +1024,11 @@ static PyObject *one_sample_new(PyObject *module, PyObject *args)
         goto fail;
     }
     self->tile = PyMem_RawCalloc((size_t)(LANES * n * p), sizeof(double));
+    self->y = PyMem_RawCalloc((size_t)(n * p), sizeof(double));
     self->shape = Py_BuildValue("(nn)", n, p);
-    if (self->tile == NULL || self->shape == NULL) {
-        if (self->tile == NULL)
+    self->row_shape = Py_BuildValue("(in)", 1, n);
+    if (self->tile == NULL || self->y == NULL || self->shape == NULL || self->row_shape == NULL) {
+        if (self->tile == NULL || self->y == NULL)
             PyErr_NoMemory();
         goto fail;
     }

@@ -352,7 +352,10 @@ def compute_feedforward(model: DynamicModel, joint_names, positions, velocities=
     model's robot with ``margins`` (default :class:`Margins`). The result is C-contiguous:
     ``.reshape(-1)`` is the flat layout of the inputs. A one-point request within every limit (the
     reference topic's, a controller's one-point service call) takes a shorter path, with the bounds and
-    joint order derived once per request joint order (``limits.plans``), to the same torques bit for bit.
+    joint order derived once per request joint order (``limits.plans``), to the same torques: bit for bit,
+    or, where the regressor has a compiled one-point call (:attr:`Regressor.one_point_torque`:
+    coulomb_viscous friction without drift), to rounding (its ``Y @ parameters`` adds left to right, the
+    batch's matrix product in its own order; about 1e-16 relative).
 
     Raises DataError, naming the point and joint of the first problem in point order, where
     :func:`request_arrays` does; for a position, velocity or acceleration beyond the limits and
@@ -414,9 +417,9 @@ class _OnePointPlan:
     ``motion`` (3, 2, m), the lower and upper bounds of positions ``limits -+ position_margin`` (no bound
     for continuous joints or a negative margin), velocities and accelerations ``+-`` margin times limit;
     ``effort`` (1, 2, n), those of the torques, ``+-`` effort_margin times the effort limit, in model order.
-    ``parameters`` (p,):
-    :meth:`DynamicModel.torque_parameters`; ``local``: each thread's
-    :class:`~robot_dynid.model.regressor.OnlineRegressor`.
+    ``parameters`` (p,): :meth:`DynamicModel.torque_parameters`; ``local``: each thread's
+    :class:`~robot_dynid.model.regressor.OnlineRegressor`; ``compiled``: the regressor's
+    :attr:`~robot_dynid.model.regressor.Regressor.one_point_torque` (None: the online regressor's path).
     """
 
     model: DynamicModel
@@ -426,6 +429,7 @@ class _OnePointPlan:
     effort: np.ndarray
     parameters: np.ndarray
     local: threading.local
+    compiled: object
 
 
 def _plan(model: DynamicModel, limits: FeedforwardLimits, joint_names: tuple) -> _OnePointPlan:
@@ -442,14 +446,15 @@ def _plan(model: DynamicModel, limits: FeedforwardLimits, joint_names: tuple) ->
     motion = np.array([bounds(*position), bounds(-velocity, velocity), bounds(-acceleration, acceleration)])
     effort = margins.effort * limits.effort
     return _OnePointPlan(model, order, back, np.ascontiguousarray(motion[:, :, back]),
-                         np.array([bounds(-effort, effort)]), model.torque_parameters(), threading.local())
+                         np.array([bounds(-effort, effort)]), np.ascontiguousarray(model.torque_parameters(), float),
+                         threading.local(), model.regressor.one_point_torque)
 
 
 def _one_point(model, limits, joint_names, positions, velocities, accelerations, temperature, elapsed):
     """:func:`compute_feedforward` of a one-point request that passes every check, by a plan made once per
-    joint order (:class:`_OnePointPlan`): the same torques, bit for bit. None for anything else (more
-    points, a malformed or refused request, a missing or non-finite temperature or elapsed time, where the
-    friction needs them): the checked path then answers, or refuses with its message."""
+    joint order (:class:`_OnePointPlan`): the same torques (see :func:`compute_feedforward`). None for anything
+    else (more points, a malformed or refused request, a missing or non-finite temperature or elapsed time,
+    where the friction needs them): the checked path then answers, or refuses with its message."""
     names = tuple(joint_names)
     plans = limits.plans
     plan = plans.get(names)
@@ -474,19 +479,27 @@ def _one_point(model, limits, joint_names, positions, velocities, accelerations,
         elapsed = float(elapsed)
     else:
         elapsed = None
-    online = getattr(plan.local, "regressor", None)
-    if online is None:
-        online = plan.local.regressor = model.regressor.online()
     fields = (positions, velocities, accelerations)
     try:        # float64 buffers (the node's array.array fields) as they are; anything else converted once
-        within = _online_kernel.gather_within(fields, plan.order, plan.motion, online.states)
+        return _point_torques(plan, fields, temperature, elapsed)
     except (TypeError, ValueError, BufferError):
         fields = tuple(np.ascontiguousarray(field, dtype=np.float64) for field in fields)
         try:
-            within = _online_kernel.gather_within(fields, plan.order, plan.motion, online.states)
+            return _point_torques(plan, fields, temperature, elapsed)
         except ValueError:      # not one-dimensional: the checked path says what
             return None
-    if not within:
+
+
+def _point_torques(plan: _OnePointPlan, fields, temperature, elapsed):
+    """The torques (1, m) of one point (``fields`` (q, qd, qdd) float64 buffers in request order), or None
+    where a value or torque is beyond its bounds: one compiled call where the regressor has one
+    (:attr:`Regressor.one_point_torque`), else two around the online regressor."""
+    if plan.compiled is not None:
+        return plan.compiled(fields, plan.order, plan.motion, plan.parameters, plan.back, plan.effort)
+    online = getattr(plan.local, "regressor", None)
+    if online is None:
+        online = plan.local.regressor = plan.model.regressor.online()
+    if not _online_kernel.gather_within(fields, plan.order, plan.motion, online.states):
         return None
     tau = np.empty((1, 1, len(plan.back)))
     if not _online_kernel.gather_within((online.compute_states(temperature, elapsed) @ plan.parameters,),

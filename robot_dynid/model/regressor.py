@@ -223,6 +223,12 @@ class Regressor:
     model : pinocchio.Model
         The kinematic model (:func:`build_pinocchio_model`), zero inertias; :meth:`compute`
         reads only its joint placements, axes, link frames and gravity.
+    one_point_torque : callable or None
+        For joint-side coulomb_viscous(_lead) friction without drift, the one-point feed-forward in one
+        compiled call (``OneSample.torque`` of ``robot_dynid._regressor_kernel``: the point checked against its
+        bounds and put in model order, the regressor, ``Y @ parameters`` summed left to right, the torques
+        checked and put back in request order), which :mod:`robot_dynid.model.feedforward` calls; None for
+        other models.
     """
 
     def __init__(self, robot: RobotDescription, friction: FrictionModel = FrictionModel(),
@@ -281,12 +287,15 @@ class Regressor:
         start = self._armature.stop
         self._offset = slice(start, start + (n if self.offset else 0))
         self._online_by_thread: dict[int, OnlineRegressor] = {}     # compute_one's buffers, one set per thread
-        self._one_sample = self._compiled_one_sample()
+        kernel = self._compiled_one_sample()
+        self._one_sample = None if kernel is None else kernel.compute
+        self.one_point_torque = None if kernel is None else kernel.torque
 
     def _compiled_one_sample(self):
-        """compute_one's call into the kernel for joint-side coulomb_viscous(_lead) friction without drift:
-        it reads and checks the states in C and returns the regressor, or None where it cannot (the checked
-        path then runs); None for other friction models."""
+        """The kernel's OneSample for joint-side coulomb_viscous(_lead) friction without drift: ``compute`` is
+        compute_one's call (it reads and checks the states in C and returns the regressor, or None where it
+        cannot: the checked path then runs), ``torque`` the one-point feed-forward's; None for other friction
+        models."""
         friction = self.friction
         if not (self.friction_side == "joint" and friction.drift == "none"
                 and friction.name in ("coulomb_viscous", "coulomb_viscous_lead")):
@@ -297,7 +306,7 @@ class Regressor:
         return _regressor_kernel.one_sample(self._chain, self._prismatic, self._gravity, states[0], states[1],
                                             states[2], columns, self._friction_map, self._armature_map,
                                             self.offset, lead, float(friction.reversal_lead) if lead else 0.0,
-                                            float(friction.dead_band), np.empty, np.ndarray).compute
+                                            float(friction.dead_band), np.empty, np.ndarray)
 
     @property
     def n_joints(self) -> int:

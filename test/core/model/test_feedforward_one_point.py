@@ -52,6 +52,8 @@ def checked(model, names, q, qd, qdd, temperature=None, elapsed=None):
 
 CASES = {
     "ur5 coulomb_viscous": lambda: model_of("ur5.yaml", FrictionModel("coulomb_viscous")),
+    "ur5 coulomb_viscous_lead, dead band": lambda: model_of(
+        "ur5.yaml", FrictionModel("coulomb_viscous_lead", reversal_lead=0.02, dead_band=0.05)),
     "ur5 temperature drift": lambda: model_of("ur5.yaml", FrictionModel("coulomb_viscous", drift="temperature")),
     "ur5 time drift": lambda: model_of("ur5.yaml", FrictionModel("arctan", drift="time")),
     "coupled wrist, motor side, armature": lambda: model_of("er3a_coupled_wrist.yaml",
@@ -60,8 +62,26 @@ CASES = {
 }
 
 
+def left_to_right(model, names, q, qd, qdd):
+    """The torques of one point as the compiled one-point call sums them: each model joint's row of the
+    regressor times the torque parameters, added left to right in Python floats, in request order."""
+    order = [list(names).index(joint) for joint in model.joint_names]
+    Y = model.regressor.compute_one(*(np.asarray(v, dtype=float)[order] for v in (q, qd, qdd)))
+    theta = model.torque_parameters()
+    torques = []
+    for row in Y.tolist():
+        total = 0.0
+        for y, t in zip(row, theta.tolist()):
+            total += y * t
+        torques.append(total)
+    return np.array([[torques[order.index(k)] for k in range(len(names))]])
+
+
 @pytest.mark.parametrize("case", CASES)
 def test_one_point_equals_the_checked_path_bit_for_bit(case):
+    """Bit for bit, except where the regressor has the compiled one-point call: it sums Y @ parameters left
+    to right, where the checked path's matrix product (BLAS) sums in an order of its own; there it equals a
+    Python left-to-right sum bit for bit and the checked path to rounding."""
     model = CASES[case]()
     limits = admit_model(model, Margins(effort=10.0, model_effort=10.0))
     rng = np.random.default_rng(4)
@@ -78,7 +98,12 @@ def test_one_point_equals_the_checked_path_bit_for_bit(case):
         for kind in (np.asarray, list, lambda v: array.array("d", v)):
             tau = compute_feedforward(model, names, kind(q), kind(qd), kind(qdd), temperature=temperature,
                                       elapsed=elapsed, limits=limits)
-            np.testing.assert_array_equal(tau, checked(model, names, q, qd, qdd, temperature, elapsed))
+            reference = checked(model, names, q, qd, qdd, temperature, elapsed)
+            if model.regressor.one_point_torque is None:
+                np.testing.assert_array_equal(tau, reference)
+            else:
+                np.testing.assert_array_equal(tau, left_to_right(model, names, q, qd, qdd))
+                np.testing.assert_allclose(tau, reference, rtol=0.0, atol=1e-13 * np.abs(reference).max())
             assert tau.shape == (1, n) and tau.flags.c_contiguous
     assert tuple(names) in limits.plans
 
@@ -121,9 +146,11 @@ UR5_MESSAGES = [
 ]
 
 
+@pytest.mark.parametrize("friction", [FrictionModel(), FrictionModel("coulomb_viscous")], ids=["none", "compiled"])
 @pytest.mark.parametrize("change, message", UR5_MESSAGES)
-def test_a_refused_one_point_request_gets_the_checked_paths_message(change, message):
-    model = model_of("ur5.yaml")
+def test_a_refused_one_point_request_gets_the_checked_paths_message(change, message, friction):
+    model = model_of("ur5.yaml", friction)
+    assert (model.regressor.one_point_torque is not None) == (friction.name == "coulomb_viscous")
     limits = admit_model(model)
     names = list(reversed(model.joint_names))
     values = {"q": np.full(6, 0.1), "qd": np.zeros(6), "qdd": np.zeros(6)}
@@ -150,6 +177,10 @@ def test_other_refusals_of_one_point_are_the_checked_paths():
     with pytest.raises(DataError, match=r"point 0: the effort of joint shoulder_lift_joint is .* N m, beyond its "
                                         r"effort limit 150.0 N m times effort_margin 0.01"):
         compute_feedforward(model, names, np.full(6, 0.3), temperature=np.full(6, 30.0), limits=effort)
+    compiled = model_of("ur5.yaml", FrictionModel("coulomb_viscous"))      # the torque check in the compiled call
+    with pytest.raises(DataError, match=r"point 0: the effort of joint shoulder_lift_joint is .* N m, beyond its "
+                                        r"effort limit 150.0 N m times effort_margin 0.01"):
+        compute_feedforward(compiled, names, np.full(6, 0.3), limits=admit_model(compiled, Margins(effort=0.01)))
 
 
 def test_the_gathering_kernel_checks_each_bound_inclusively_and_puts_the_joints_in_model_order():
@@ -177,3 +208,23 @@ def test_the_gathering_kernel_checks_each_bound_inclusively_and_puts_the_joints_
         gather_within((q,), order, bounds, out)
     with pytest.raises(TypeError):
         gather_within((list(q), qd, qd), order, bounds, out)
+
+
+def test_the_compiled_one_point_call_answers_itself_and_refuses_inconsistent_plans():
+    """OneSample.torque is what answers a valid point of a coulomb_viscous model (not the fallback), and a
+    plan whose arrays do not fit the robot is a ValueError, which compute_feedforward turns into its checked path."""
+    model = model_of("ur5.yaml", FrictionModel("coulomb_viscous"))
+    limits = admit_model(model)
+    names = list(reversed(model.joint_names))
+    q, qd = np.linspace(-0.5, 0.5, 6), np.linspace(0.2, -0.2, 6)
+    tau = compute_feedforward(model, names, q, qd, limits=limits)
+    plan = limits.plans[tuple(names)]
+    torque = model.regressor.one_point_torque
+    arguments = [plan.order, plan.motion, plan.parameters, plan.back, plan.effort]
+    np.testing.assert_array_equal(torque((q, qd, np.empty(0)), *arguments), tau)
+    np.testing.assert_array_equal(tau, left_to_right(model, names, q, qd, np.zeros(6)))
+    assert torque((q, qd, np.full(6, np.nan)), *arguments) is None
+    with pytest.raises(ValueError, match="order and back must hold indices of the 6 joints"):
+        torque((q, qd, np.empty(0)), np.array([6, 0, 1, 2, 3, 4], dtype=np.intp), *arguments[1:])
+    with pytest.raises(ValueError, match=rf"parameters \({model.regressor.n_parameters},\)"):
+        torque((q, qd, np.empty(0)), plan.order, plan.motion, plan.parameters[:-1], plan.back, plan.effort)
