@@ -376,7 +376,11 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
         "slowest (p99 0.6-0.8 ms against 0.4-0.5). What the node adds to the echo is its "
         "per-request Python: timed inside the node, `on_compute` for one point took 49-67 us p50 and 94-169 us p99 "
         "before the compiled gathering, against 7 us for `compute_feedforward` in a hot loop; the caches are cold "
-        "between requests.",
+        "between requests. With the whole point in one compiled call (source 68a9574: `compute_feedforward` 2.4 us "
+        "hot, 13-19 us p50 in these rounds) 5 runs at 22:00-22:06 UTC, the machine slower than before (empty "
+        "Trigger p99 0.53-0.76 ms), gave 1.44, 1.47, 1.51, 1.55 and 1.64x; `on_compute` timed inside the node was "
+        "still 52 us p50, 129 us p99: what is left is the node's Python around the torque (the response's field "
+        "setters, the friction state, the array conversion) and rclpy's dispatch, cold.",
         "The p99 and max of every path rise with the load of the machine (other processes "
         "preempting the client, the node or the DDS threads) and with CPU steal (on this virtual "
         "machine, about 1 % when idle and 10-30 % in some runs); compare them with the empty "
