@@ -341,8 +341,9 @@ class RecorderNode(Node):
 
     def log_status(self):
         counts = self.writer.message_counts
+        waiting = " (use_sim_time: waiting for the first /clock message)" if self.clock_wait is not None else ""
         recorded = (f"recorded {', '.join(f'{count} on {topic}' for topic, count in counts.items())}" if counts
-                    else "no message recorded yet") + f" to {self.writer.path}"
+                    else f"no message recorded yet{waiting}") + f" to {self.writer.path}"
         if self.writer.stop_reason is None:
             self.get_logger().info(f"{recorded}; {free_space(self.writer.path) / MB:.1f} MB free")
         else:

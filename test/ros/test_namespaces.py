@@ -58,6 +58,8 @@ def nodes(tmp_path_factory, graph):
         mark = graph.node.create_client(MarkStage, f"{NAMESPACE}/recorder/mark_stage")
         refused = graph.call(mark, MarkStage.Request(kind=ExperimentStage.KIND_REST, start=True))
         assert not refused.success and "/clock" in refused.message
+        graph.spin_until(lambda: "no message recorded yet (use_sim_time: waiting for the first /clock message)" in
+                         (directory / "recorder.log").read_text(), what="the recorder's status saying why it waits")
         until = time.monotonic() + PRE_CLOCK_S
         graph.spin_until(lambda: states.publish(JointState(name=["j1"], position=[PRE_CLOCK_POSITION]))
                          or time.monotonic() > until, what="joint states published before any /clock")
