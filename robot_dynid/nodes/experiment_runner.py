@@ -76,7 +76,7 @@ from robot_dynid.experiment.schedule import (DEFAULT_APPROACH_SPEED_FRACTION, DE
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.msg import ExperimentStage
 from robot_dynid.nodes.node_runtime import (STAGE_MARKERS_OUT, declare, in_range, integer_in, joint_states_qos,
-                                            spin_node)
+                                            spin_node, waiting_for_clock)
 from robot_dynid.package_files import find_package_file
 
 # Parameter ranges; the maxima bound the plan's memory and build time and what a typo can do to an arm
@@ -274,11 +274,10 @@ class ExperimentRunnerNode(Node):
 
     def start(self):
         """Start the run (:meth:`ExperimentRun.start`); return what happens. StartRefused says why not."""
-        clock = self.get_clock()
-        now_ns = clock.now().nanoseconds
-        if clock.ros_time_is_active and now_ns == 0:
+        if waiting_for_clock(self):
             raise NotReady("use_sim_time is true and no /clock message has arrived: the plan's time would jump "
                            "when the first one does")
+        now_ns = self.get_clock().now().nanoseconds
         age = 0.0 if self.last_pose_ns is None else (now_ns - self.last_pose_ns) * 1e-9
         started = self.run.start(self.last_pose, self.command_publisher.get_subscription_count(), age)
         motion_ns = now_ns + round(self.start_delay * 1e9)

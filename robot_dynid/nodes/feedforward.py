@@ -571,7 +571,7 @@ class FeedforwardNode(Node):
     def friction(self, served):
         """The friction state (:class:`~robot_dynid.model.friction_state.FrictionState`) of ``served`` now."""
         model = served.model
-        if not (model.friction.needs_elapsed or model.friction.needs_temperature):
+        if model.friction.drift == "none":
             return NO_DRIFT     # neither the clock nor the lock: a one-point request's path is short
         with self.friction_lock:
             return friction_state(model.friction, model.joint_names, self.ros_now(), self.warmup,

@@ -359,6 +359,13 @@ def writable_file_path(value, field):
     return value
 
 
+def waiting_for_clock(node) -> bool:
+    """True while ``node``'s clock follows /clock (use_sim_time) and no /clock message has come: ROS time
+    reads 0 then, so nothing can be stamped or scheduled on it."""
+    clock = node.get_clock()
+    return clock.ros_time_is_active and clock.now().nanoseconds == 0
+
+
 def seconds(stamp):
     """builtin_interfaces/Time -> [s]."""
     return stamp.sec + 1e-9 * stamp.nanosec

@@ -65,7 +65,8 @@ from robot_dynid import validators
 from robot_dynid.errors import DynIdError
 from robot_dynid.msg import ExperimentStage, HydraulicCylinderState
 from robot_dynid.nodes.node_runtime import (STAGE_MARKERS_IN, STAGE_MARKERS_OUT, declare, in_range, integer_in,
-                                            joint_states_qos, ros_distro, set_period, spin_node)
+                                            joint_states_qos, ros_distro, set_period, spin_node,
+                                            waiting_for_clock)
 from robot_dynid.recordings.bag_files import STORAGE_PLUGINS
 from robot_dynid.recordings.bag_io import MB, BagWriter, DiskSpaceError, RecordingStopped, free_space, offered_qos
 from robot_dynid.recordings.bag_layout import BAG_TOPICS, JointStateDecoder, default_bag_path
@@ -147,7 +148,7 @@ class RecorderNode(Node):
         # opened last: spin_node closes only a fully constructed node
         self.writer = open_bag(bag_path, output_directory, storage, min_free_space)
         self.clock_wait = None
-        if self.sim_time_not_started():
+        if waiting_for_clock(self):
             self.get_logger().info("use_sim_time is true and no /clock message has arrived: recording starts with "
                                    "the first one (a message before it has no receive time)")
             self.clock_wait = self.create_timer(MIN_PERIOD, lambda: self.subscribe_when_clock_runs(data_qos),
@@ -160,13 +161,8 @@ class RecorderNode(Node):
             f"{self.get_parameter('joint_states_qos').value}, depth {data_qos.depth}; joints "
             f"{list(joint_names) if joint_names else 'as they come'}")
 
-    def sim_time_not_started(self):
-        """True while the node's clock follows /clock (use_sim_time) and none has arrived: ROS time reads 0."""
-        clock = self.get_clock()
-        return clock.ros_time_is_active and clock.now().nanoseconds == 0
-
     def subscribe_when_clock_runs(self, data_qos):
-        if not self.sim_time_not_started():
+        if not waiting_for_clock(self):
             self.destroy_timer(self.clock_wait)
             self.clock_wait = None
             self.get_logger().info(f"first /clock message: {self.get_clock().now().nanoseconds * 1e-9:.3f} s; "
