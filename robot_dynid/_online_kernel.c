@@ -12,9 +12,9 @@
  *   feed-forward of robot_dynid.model.feedforward: a request's point in, its torques out).
  *
  * All four take and write float64 buffers (gather_within also an intp index); the Python callers check
- * shapes (these functions check them again, cheaply, and raise ValueError rather than read out of bounds). Every result is a
- * deterministic function of the inputs (fixed summation order), so the checked and the trusted
- * Python calls, which both end here, agree bit for bit.
+ * shapes (these functions check them again, cheaply, and raise ValueError rather than read out of bounds).
+ * Every result is a deterministic function of the inputs (fixed summation order), so the checked and the
+ * trusted Python calls, which both end here, agree bit for bit.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

@@ -853,15 +853,20 @@ PyDoc_STRVAR(one_sample_torque_doc,
 "(3, 2, n), each field's lower and upper bounds in request order; parameters (p,); back (n,) intp, the\n"
 "model index of each request joint; effort (1, 2, n), the torques' bounds in model order. The torque of\n"
 "model joint i is the sum over j of Y[i, j] parameters[j], left to right, each product rounded (a\n"
-"Python loop's result). None when a value or a\n"
-"torque is beyond its bounds (NaN is beyond every bound) or a field's length is neither n nor 0: the\n"
-"caller's checked path then says which.");
+"Python loop's result). None when a value or a torque is beyond its bounds (NaN is beyond every\n"
+"bound) or a field's length is neither n nor 0: the caller's checked path then says which.");
 
 static PyObject *one_sample_torque(one_sample *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    Py_buffer fields[3], order, motion, parameters, back, effort, out;
-    int present[3] = {0, 0, 0}, have[6] = {0, 0, 0, 0, 0, 0};
-    PyObject *result = NULL;
+    enum { Q, QD, QDD, ORDER, MOTION, PARAMETERS, BACK, EFFORT, OUT, N_VIEWS };
+    static const struct {
+        const char *name;
+        int index, ndim, writable;      /* index: an intp buffer, else float64 */
+    } specs[N_VIEWS] = {{"fields[0]", 0, 1, 0}, {"fields[1]", 0, 1, 0}, {"fields[2]", 0, 1, 0}, {"order", 1, 1, 0},
+                        {"motion", 0, 3, 0}, {"parameters", 0, 1, 0}, {"back", 1, 1, 0}, {"effort", 0, 3, 0},
+                        {"numpy.empty's result", 0, 2, 1}};
+    Py_buffer views[N_VIEWS];
+    int acquired = 0;
 
     if (nargs != 6) {
         PyErr_Format(PyExc_TypeError, "torque takes 6 arguments, got %zd", nargs);
@@ -873,37 +878,22 @@ static PyObject *one_sample_torque(one_sample *self, PyObject *const *args, Py_s
     }
     /* the result first: numpy.empty may run Python code (a garbage collection), and with it another thread's
      * call on this object's buffers; from reading the states on, nothing here lets go of the GIL */
-    result = PyObject_CallOneArg(self->empty, self->row_shape);
+    PyObject *result = PyObject_CallOneArg(self->empty, self->row_shape);
     if (result == NULL)
         return NULL;
-    for (int f = 0; f < 3; f++) {
-        if (get_buffer(PyTuple_GET_ITEM(args[0], f), &fields[f], 0, 1, 0, "fields[f]") < 0)
+    PyObject *const objects[N_VIEWS] = {PyTuple_GET_ITEM(args[0], 0), PyTuple_GET_ITEM(args[0], 1),
+                                        PyTuple_GET_ITEM(args[0], 2), args[1], args[2], args[3], args[4], args[5],
+                                        result};
+    for (; acquired < N_VIEWS; acquired++)
+        if ((specs[acquired].index ? get_index_buffer(objects[acquired], &views[acquired], specs[acquired].name)
+             : get_buffer(objects[acquired], &views[acquired], specs[acquired].writable, specs[acquired].ndim, 0,
+                          specs[acquired].name)) < 0)
             goto fail;
-        present[f] = 1;
-    }
-    if (get_index_buffer(args[1], &order, "order") < 0)
-        goto fail;
-    have[0] = 1;
-    if (get_buffer(args[2], &motion, 0, 3, 0, "motion") < 0)
-        goto fail;
-    have[1] = 1;
-    if (get_buffer(args[3], &parameters, 0, 1, 0, "parameters") < 0)
-        goto fail;
-    have[2] = 1;
-    if (get_index_buffer(args[4], &back, "back") < 0)
-        goto fail;
-    have[3] = 1;
-    if (get_buffer(args[5], &effort, 0, 3, 0, "effort") < 0)
-        goto fail;
-    have[4] = 1;
-    if (get_buffer(result, &out, 1, 2, 0, "numpy.empty's result") < 0)
-        goto fail;
-    have[5] = 1;
     const Py_ssize_t n = self->in.robot.n, p = self->in.data.p;
-    const Py_ssize_t *model_to_request = order.buf, *request_to_model = back.buf;
-    if (order.shape[0] != n || back.shape[0] != n || parameters.shape[0] != p || motion.shape[0] != 3
-        || motion.shape[1] != 2 || motion.shape[2] != n || effort.shape[0] != 1 || effort.shape[1] != 2
-        || effort.shape[2] != n) {
+    const Py_ssize_t *model_to_request = views[ORDER].buf, *request_to_model = views[BACK].buf;
+    const Py_ssize_t *motion = views[MOTION].shape, *effort = views[EFFORT].shape;
+    if (views[ORDER].shape[0] != n || views[BACK].shape[0] != n || views[PARAMETERS].shape[0] != p
+        || motion[0] != 3 || motion[1] != 2 || motion[2] != n || effort[0] != 1 || effort[1] != 2 || effort[2] != n) {
         PyErr_Format(PyExc_ValueError, "torque needs order and back (%zd,), motion (3, 2, %zd), parameters (%zd,) "
                      "and effort (1, 2, %zd)", n, n, p, n);
         goto fail;
@@ -914,11 +904,11 @@ static PyObject *one_sample_torque(one_sample *self, PyObject *const *args, Py_s
             PyErr_Format(PyExc_ValueError, "order and back must hold indices of the %zd joints", n);
             goto fail;
         }
-    const double *bounds = motion.buf;
-    int within = fields[0].shape[0] == n;
+    const double *bounds = views[MOTION].buf;
+    int within = views[Q].shape[0] == n;
     for (int f = 0; f < 3 && within; f++)
-        within = gather_checked(fields[f].shape[0], fields[f].buf, n, bounds + 2 * f * n, bounds + (2 * f + 1) * n,
-                                model_to_request, n, self->in.views[3 + f].buf);
+        within = gather_checked(views[Q + f].shape[0], views[Q + f].buf, n, bounds + 2 * f * n,
+                                bounds + (2 * f + 1) * n, model_to_request, n, self->in.views[3 + f].buf);
     if (within) {
         const double *qd = self->in.views[4].buf, *qdd = self->in.views[5].buf;
         sign_columns(n, qd, self->lead ? qdd : NULL, self->reversal_lead, self->dead_band, NULL, n,
@@ -928,13 +918,13 @@ static PyObject *one_sample_torque(one_sample *self, PyObject *const *args, Py_s
         data.tile = self->tile;
         data.stream = 0;
         evaluate(&self->in.robot, &data);
-        const double *theta = parameters.buf, *lower = effort.buf, *upper = lower + n;
+        const double *theta = views[PARAMETERS].buf, *lower = views[EFFORT].buf, *upper = lower + n;
         double *tau = self->tile;       /* n torques in model order; the tile is free again */
         for (Py_ssize_t i = 0; i < n && within; i++) {
             tau[i] = ordered_dot(p, self->y + i * p, theta);
             within = lower[i] <= tau[i] && tau[i] <= upper[i];
         }
-        double *torques = out.buf;
+        double *torques = views[OUT].buf;
         for (Py_ssize_t k = 0; k < n && within; k++)
             torques[k] = tau[request_to_model[k]];
     }
@@ -947,21 +937,8 @@ static PyObject *one_sample_torque(one_sample *self, PyObject *const *args, Py_s
 fail:
     Py_CLEAR(result);
 done:
-    if (have[5])
-        PyBuffer_Release(&out);
-    if (have[4])
-        PyBuffer_Release(&effort);
-    if (have[3])
-        PyBuffer_Release(&back);
-    if (have[2])
-        PyBuffer_Release(&parameters);
-    if (have[1])
-        PyBuffer_Release(&motion);
-    if (have[0])
-        PyBuffer_Release(&order);
-    for (int f = 0; f < 3; f++)
-        if (present[f])
-            PyBuffer_Release(&fields[f]);
+    while (acquired > 0)
+        PyBuffer_Release(&views[--acquired]);
     return result;
 }
 
