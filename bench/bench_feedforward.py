@@ -22,8 +22,10 @@ Setup (real processes over DDS on loopback, ROS_DOMAIN_ID 150..199):
   positions out as Float64MultiArray, no model) timed in the same rounds.
 
 The client is this process, with rclpy's EventsExecutor (the least client-side overhead; the node
-spins rclpy's default single-threaded executor). Each round calls the node, the echo and the
-trigger and runs the in-process baselines in turn, so that all see the same load. Times are wall
+and the services process spin it too, ``spin_node(low_latency=True)``). Each round calls the node,
+the echo and the trigger, in an order rotated every round (:func:`rotated`: the first call of a
+round meets this client's caches cold), then runs the in-process baselines, so that all see the
+same load; the topic rounds alternate the same way. Times are wall
 times from ``call_async`` to the response [ms]. The client, like the node and the echo service,
 moves the objects alive before timing out of the garbage collector's reach (``gc.freeze()``).
 
@@ -137,6 +139,16 @@ class TopicPingPong:
         return seconds, self.future.result()
 
 
+def rotated(calls: dict, round_index: int) -> list:
+    """The (name, call) pairs of ``calls`` starting at the ``round_index``-th (modulo their number): over
+    the rounds each call comes first, second, ... equally often. The first round trip of a round meets this
+    client's caches cold after the in-process timings, so in a fixed order it is slower than the others
+    for reasons of the client's alone (see the notes)."""
+    items = list(calls.items())
+    shift = round_index % len(items)
+    return items[shift:] + items[:shift]
+
+
 def _timed(function, *arguments) -> float:
     """Wall time [s] of ``function(*arguments)``."""
     clock = time.perf_counter()
@@ -202,6 +214,7 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
         gc.collect()        # keep this client's full collections short, as the node does
         gc.freeze()
         latency = {}                     # (path, points) -> list of seconds
+        first = {}                       # (path, points) -> list of bool: the first call of its round
         ticks_before = ros_bench.machine_cpu_ticks()
         for n, n_rounds in rounds.items():
             response = _check_node(graph, clients["node"], requests[n], expected[n])
@@ -214,10 +227,12 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
                 serialize_message(request)
                 deserialize_message(data, ComputeFeedforward.Response)
 
-            paths = {  # each round times every path in turn, so all see the same load
+            round_trips = {
                 "node": lambda request=requests[n]: _round_trip(graph, clients["node"], request),
                 "echo": lambda request=requests[n]: _round_trip(graph, clients["echo"], request),
                 "trigger": lambda: _round_trip(graph, clients["trigger"], trigger_request),
+            }
+            in_process = {
                 "compute_feedforward": lambda arrays=arrays: _timed(
                     lambda: compute_feedforward(model, names, *arrays, limits=limits)),
                 "checked": lambda arrays=arrays: _timed(
@@ -226,10 +241,11 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
                 "client": lambda: _timed(client_conversion),
             }
             for round_index in range(warm_up + n_rounds):
-                for path, call in paths.items():
+                for place, (path, call) in enumerate(rotated(round_trips, round_index) + list(in_process.items())):
                     seconds = call()
                     if round_index >= warm_up:
                         latency.setdefault((path, n), []).append(seconds)
+                        first.setdefault((path, n), []).append(place == 0)
         steal = ros_bench.steal_percent(ticks_before, ros_bench.machine_cpu_ticks())
         node_exit = ros_bench.stop_node(node)
         topic_node = ros_bench.start_node(
@@ -249,7 +265,7 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
         machine.require(error < AGREEMENT, f"topic efforts differ from DynamicModel.torque by {error:.1e}")
         topic_rounds = 30 if quick else TOPIC_ROUNDS
         for round_index in range(warm_up + topic_rounds):
-            for path, ping in pings.items():
+            for path, ping in rotated(pings, round_index):
                 seconds, _ = ping()
                 if round_index >= warm_up:
                     latency.setdefault((path, 1), []).append(seconds)
@@ -266,6 +282,10 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
     blocks = [np.percentile(node_block, 99) / np.percentile(trigger_block, 99) for node_block, trigger_block in
               zip(np.array_split(latency[("node", 1)], BLOCKS), np.array_split(latency[("trigger", 1)], BLOCKS))]
     trigger = stats[("trigger", 1)]
+    trigger_first = np.array(first[("trigger", 1)])
+    trigger_seconds = np.array(latency[("trigger", 1)]) * 1e3
+    trigger_places = {place: ros_bench.percentiles(trigger_seconds[mask])
+                      for place, mask in (("first", trigger_first), ("later", ~trigger_first))}
     in_process = stats[("compute_feedforward", 1)]["p50"] / stats[("torque", 1)]["p50"]
     checked_ratio = stats[("checked", 1)]["p50"] / stats[("torque", 1)]["p50"]
     topic, relay = stats[("topic_node", 1)], stats[("topic_relay", 1)]
@@ -293,6 +313,9 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
                      "conversion in the same round (what a client with free conversion would see)",
                      "info", f"p50 {without_client['p50']:.1f} ms, p99 {without_client['p99']:.1f} ms",
                      None),
+        machine.Goal("empty Trigger round trip, first call of its round / later calls (why the order rotates)",
+                     "info", f"p50 {trigger_places['first']['p50']:.3f} / {trigger_places['later']['p50']:.3f} ms, "
+                     f"p99 {trigger_places['first']['p99']:.3f} / {trigger_places['later']['p99']:.3f} ms", None),
         machine.Goal("node / empty Trigger round trip (p50), one point", "info",
                      f"{one['p50'] / stats[('trigger', 1)]['p50']:.2f}x", None),
         machine.Goal("one point, node minus empty Trigger round trip (the node's share; the "
@@ -369,18 +392,22 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
         "1.5 s between runs (the relay under 1 ms in the same rounds): a 30-line rclpy relay node on a "
         "MultiThreadedExecutor, pinged every 2 ms, had p99 105-540 ms and a 12-52 % CPU share, against p99 2 ms "
         "and 2 % on a SingleThreadedExecutor, in the same minute (2026-11-27, Kilted).",
-        "The one-point p99 ratio to the empty Trigger moves between runs more than within one: 14 runs of the "
-        "code of source 67b2aff on this machine with nothing else running (2026-11-27, 21:13-21:40 UTC; 2,000 or "
-        "10,000 rounds each) gave 1.35, 1.39, 1.45, 1.48, 1.48, 1.49, 1.52, 1.53, 1.58, 1.59, 1.69, 1.73, 1.75 and "
-        "1.82x: median 1.53x, 6 of 14 within the 1.5x goal; the slowest three came when the empty Trigger itself was "
-        "slowest (p99 0.6-0.8 ms against 0.4-0.5). What the node adds to the echo is its "
-        "per-request Python: timed inside the node, `on_compute` for one point took 49-67 us p50 and 94-169 us p99 "
-        "before the compiled gathering, against 7 us for `compute_feedforward` in a hot loop; the caches are cold "
-        "between requests. With the whole point in one compiled call (source 68a9574: `compute_feedforward` 2.4 us "
-        "hot, 13-19 us p50 in these rounds) 5 runs at 22:00-22:06 UTC, the machine slower than before (empty "
-        "Trigger p99 0.53-0.76 ms), gave 1.44, 1.47, 1.51, 1.55 and 1.64x; `on_compute` timed inside the node was "
-        "still 52 us p50, 129 us p99: what is left is the node's Python around the torque (the response's field "
-        "setters, the friction state, the array conversion) and rclpy's dispatch, cold.",
+        "The order of the round trips within a round matters: the first one meets this client's caches cold "
+        "after the in-process timings (the empty Trigger's p50 and p99 when first and when later are in the table "
+        "above). Until source d601dd4 every round called the node first, the echo and the Trigger after it, which "
+        "weighed on the node alone: 14 runs of source 67b2aff and 5 of 68a9574 (2026-11-27, 21:13-22:06 UTC) gave a "
+        "one-point p99 ratio of 1.35-1.82x (median 1.53x); in two runs with the order reversed (Trigger first, "
+        "node last; the node timed inside as below) the ratio was 1.25 and 1.18x and the echo's p99 1.02-1.04x the "
+        "Trigger's, against 1.15-1.21x in the fixed order. The order now rotates every round: 8 runs of the same "
+        "code (2026-11-27, 23:40-23:45 UTC, nothing else running; the run above aside) gave 1.27, 1.28, 1.28, "
+        "1.33, 1.37, 1.38, 1.40 and 1.43x (5 blocks of each: 1.19-1.48x).",
+        "What the node adds to the echo is its Python per request, run with cold caches (the node sleeps between "
+        "requests): `on_compute` timed inside the node (perf_counter_ns around its parts; one run, 23:39 UTC) "
+        "took 23 us p50 and 72 us p99, of which "
+        "`compute_feedforward` 13 / 42 us (2.4 us in a hot loop: one compiled call for this friction model), the "
+        "response's float64 array 4 / 22 us and the rest (the served model, the friction state, the field setters) "
+        "6 / 19 us; before the compiled call (source 67b2aff) it was 49-67 us p50, 94-169 us p99. The rest of the "
+        "node's share is rclpy's dispatch and the conversion of a larger response than the echo's.",
         "The p99 and max of every path rise with the load of the machine (other processes "
         "preempting the client, the node or the DDS threads) and with CPU steal (on this virtual "
         "machine, about 1 % when idle and 10-30 % in some runs); compare them with the empty "
