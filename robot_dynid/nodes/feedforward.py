@@ -48,6 +48,11 @@ payload_file (str): payload file (YAML: frame, mass [kg], com [m], inertia [kg m
 Friction that drifts (:mod:`robot_dynid.model.friction_state`): a model whose friction drifts with time is
 served at the running time since the cold start, one with temperature at the joints' latest temperatures.
 cold_start_stamp (float): [s] ROS time of the cold start, default 0 = the node's start; at most the node's start.
+    With use_sim_time the running time starts at the first /clock message (ROS time reads 0 before it, and the
+    first /clock would otherwise count as that long a run): until then a model whose friction drifts is not
+    served (requests refused, FRICTION_UNKNOWN in FeedforwardStatus), temperatures are ignored and
+    ~/reset_warmup is refused; a cold_start_stamp after the first /clock time leaves the running time unknown
+    (the same) until ~/reset_warmup sets it, where without use_sim_time the node does not start.
 cooling_time_constant (float): [s], default 0 = no cooling (the running time follows the clock whatever the
     joints do), at most 604800: while the joints stand still (every reference velocity below
     standstill_velocity, or no valid reference for reference_timeout) the running time decays toward 0 (cold)
@@ -130,11 +135,11 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
-from robot_dynid.errors import DynIdError
+from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.joint_names import index_in, match_joints
 from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.friction_state import (NO_DRIFT, JointTemperatures, WarmupClock, friction_state,
-                                              standing_still)
+from robot_dynid.model.friction_state import (NO_DRIFT, FrictionState, JointTemperatures, WarmupClock,
+                                              friction_state, standing_still)
 from robot_dynid.model.feedforward import (
     DEFAULT_ACCELERATION_MARGIN, DEFAULT_EFFORT_MARGIN, DEFAULT_MAX_POINTS, DEFAULT_MODEL_EFFORT_MARGIN,
     DEFAULT_POSITION_MARGIN, DEFAULT_VELOCITY_MARGIN, DERIVED_EFFORT_FACTOR, FIELDS, MAX_MARGIN_FACTOR,
@@ -144,7 +149,7 @@ from robot_dynid.model.payload import Payload, frame_placement, load_payload, pl
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.msg import FeedforwardStatus, IdentifiedModel, JointTemperatures as JointTemperaturesMsg
 from robot_dynid.nodes.node_runtime import (MODEL_QOS, declare, float64_array, in_range, integer_in, joint_states_qos,
-                                            seconds, set_period, spin_node)
+                                            seconds, set_period, spin_node, waiting_for_clock)
 from robot_dynid.srv import ComputeFeedforward, ResetWarmup, SetPayload
 
 STATUS_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
@@ -264,12 +269,15 @@ class FeedforwardNode(Node):
             "live: applies to the next request", "s",
             check=in_range("s", 0.0, MAX_TEMPERATURE_AGE, allow_minimum=False), apply=self.set_max_temperature_age)
         reference_qos = joint_states_qos(self, 10)
-        start = self.ros_now()
-        if cold_start_stamp > start:
-            raise DynIdError(f"parameter cold_start_stamp ({cold_start_stamp!r} s) is after the node's start "
-                             f"({start:.9g} s of ROS time)")
         self.friction_lock = threading.Lock()       # the warm-up clock and the temperatures
-        self.warmup = WarmupClock(start, start - cold_start_stamp if cold_start_stamp > 0.0 else 0.0, cooling)
+        self.cold_start_stamp, self.cooling_time_constant = cold_start_stamp, cooling
+        self.warmup = None      # WarmupClock from the first ROS time (use_sim_time: the first /clock message)
+        if not waiting_for_clock(self):
+            start = self.ros_now()
+            if cold_start_stamp > start:
+                raise DynIdError(f"parameter cold_start_stamp ({cold_start_stamp!r} s) is after the node's start "
+                                 f"({start:.9g} s of ROS time)")
+            self.warmup_clock(start)
         self.temperatures = JointTemperatures(max_temperature_age)
         self.temperature_subscriptions = {}
         self.temperatures_enabled = bool(self.temperature_prefix or joint_temperatures_topic)
@@ -380,7 +388,36 @@ class FeedforwardNode(Node):
 
     def set_cooling_time_constant(self, value):
         with self.friction_lock:
-            self.warmup.cooling_time_constant = value
+            self.cooling_time_constant = value
+            if self.warmup is not None:
+                self.warmup.cooling_time_constant = value
+
+    def warmup_clock(self, now):
+        """The warm-up clock at ROS time ``now`` [s] (the friction lock held). It starts at the first ROS time the
+        node reads, running since cold_start_stamp (with use_sim_time: at the first /clock message, as ROS time
+        reads 0 before it and the first /clock would count as that long a run); DataError before, or when
+        cold_start_stamp is after that first time (until ``~/reset_warmup`` sets the running time)."""
+        if self.warmup is None:
+            if waiting_for_clock(self):
+                raise DataError("use_sim_time is true and no /clock message has arrived: the running time since "
+                                "the cold start starts with the first one")
+            if self.cold_start_stamp > now:
+                raise DataError(f"parameter cold_start_stamp ({self.cold_start_stamp!r} s) is after the first "
+                                f"/clock time ({now:.9g} s): the running time is unknown until ~/reset_warmup sets it")
+            elapsed = now - self.cold_start_stamp if self.cold_start_stamp > 0.0 else 0.0
+            self.warmup = WarmupClock(now, elapsed, self.cooling_time_constant)
+        return self.warmup
+
+    def joints_move(self, moving: bool):
+        """The joints move (True) or stand still from now on: the warm-up clock's cooling (nothing before it
+        starts)."""
+        with self.friction_lock:
+            now = self.ros_now()
+            try:
+                clock = self.warmup_clock(now)
+            except DataError:
+                return
+            clock.motion(now, moving)
 
     def set_max_temperature_age(self, value):
         with self.friction_lock:
@@ -478,9 +515,9 @@ class FeedforwardNode(Node):
         if served is None:
             response.success, response.message = False, "no model loaded yet"
             return response
-        state = self.friction(served)
-        response.friction_state, response.friction_elapsed = state.code, _or_nan(state.elapsed)
         try:
+            state = self.friction(served)
+            response.friction_state, response.friction_elapsed = state.code, _or_nan(state.elapsed)
             tau = compute_feedforward(served.model, request.joint_names, request.positions, request.velocities,
                                       request.accelerations, temperature=state.temperature, elapsed=state.elapsed,
                                       limits=served.limits)     # array.array('d'): float64 buffers, not copied
@@ -528,8 +565,7 @@ class FeedforwardNode(Node):
         try:
             joints = served.model.joint_names
             positions, velocities = _by_name(msg, joints)
-            with self.friction_lock:
-                self.warmup.motion(self.ros_now(), not standing_still(velocities, self.standstill_velocity))
+            self.joints_move(not standing_still(velocities, self.standstill_velocity))
             state = self.friction(served)
             tau = compute_feedforward(served.model, joints, positions, velocities, temperature=state.temperature,
                                       elapsed=state.elapsed, limits=served.limits)
@@ -550,8 +586,7 @@ class FeedforwardNode(Node):
         served = self.served
         timed_out = self.monitor.check(time.monotonic(), served is not None)
         if self.monitor.state(time.monotonic(), served is not None)[0] == ReferenceMonitor.TIMEOUT:
-            with self.friction_lock:
-                self.warmup.motion(self.ros_now(), False)      # no valid reference: the joints count as still
+            self.joints_move(False)      # no valid reference: the joints count as still
         if timed_out:
             size = len(served.output_index) if served.output_index is not None else len(served.model.joint_names)
             self.command_publisher.publish(Float64MultiArray(data=array.array("d", bytes(8 * size))))
@@ -559,7 +594,8 @@ class FeedforwardNode(Node):
 
     def publish_status_on_change(self):
         served = self.served
-        friction = self.friction(served).state if served is not None else None
+        friction = self.friction_or_reason(served)
+        friction = friction.state if isinstance(friction, FrictionState) else friction
         if (self.monitor.state(time.monotonic(), served is not None)[0] != self.published_state
                 or friction != self.published_friction):
             self.publish_status()
@@ -569,13 +605,29 @@ class FeedforwardNode(Node):
         return self.get_clock().now().nanoseconds * 1e-9
 
     def friction(self, served):
-        """The friction state (:class:`~robot_dynid.model.friction_state.FrictionState`) of ``served`` now."""
+        """The friction state (:class:`~robot_dynid.model.friction_state.FrictionState`) of ``served`` now;
+        DataError while it cannot be known (use_sim_time before the first /clock message, see
+        :meth:`warmup_clock`)."""
         model = served.model
         if model.friction.drift == "none":
             return NO_DRIFT     # neither the clock nor the lock: a one-point request's path is short
         with self.friction_lock:
-            return friction_state(model.friction, model.joint_names, self.ros_now(), self.warmup,
+            if waiting_for_clock(self):     # ROS time 0: no running time, every temperature stale or ahead
+                raise DataError("use_sim_time is true and no /clock message has arrived: the friction of this "
+                                f"model drifts with {model.friction.drift}, known only on ROS time")
+            now = self.ros_now()
+            return friction_state(model.friction, model.joint_names, now,
+                                  self.warmup_clock(now) if model.friction.needs_elapsed else None,
                                   self.temperatures if self.temperatures_enabled else None)
+
+    def friction_or_reason(self, served):
+        """:meth:`friction` of ``served``, or why it is not known (str); None without a model."""
+        if served is None:
+            return None
+        try:
+            return self.friction(served)
+        except DataError as error:
+            return str(error)
 
     def subscribe_temperatures(self, joints):
         """A sensor_msgs/Temperature subscription on ``<temperature_topic_prefix>/<joint>`` per joint not yet
@@ -598,6 +650,10 @@ class FeedforwardNode(Node):
 
     def on_temperatures(self, joints, values, stamp):
         """Keep each joint's temperature [deg C] stamped ``stamp`` (0: now); a refused one is a warning."""
+        if waiting_for_clock(self):
+            self.get_logger().warning("temperatures ignored: use_sim_time is true and no /clock message has "
+                                      "arrived (their age is not known)", throttle_duration_sec=5.0)
+            return
         now = self.ros_now()
         stamp = seconds(stamp) if (stamp.sec or stamp.nanosec) else now
         robot = self.expected_robot
@@ -616,12 +672,18 @@ class FeedforwardNode(Node):
     def on_reset_warmup(self, request, response):
         """Set the running time since the cold start [s]."""
         with self.friction_lock:
+            now = self.ros_now()
             try:
-                self.warmup.reset(self.ros_now(), request.elapsed)
+                if waiting_for_clock(self):
+                    raise DataError("use_sim_time is true and no /clock message has arrived")
+                if self.warmup is None:
+                    self.warmup = WarmupClock(now, request.elapsed, self.cooling_time_constant)
+                else:
+                    self.warmup.reset(now, request.elapsed)
                 response.success, response.message = True, f"running time set to {request.elapsed:g} s"
             except DynIdError as error:
                 response.success, response.message = False, f"reset_warmup refused: {error}"
-            response.elapsed = self.warmup.elapsed(self.ros_now())
+            response.elapsed = self.warmup.elapsed(now) if self.warmup is not None else math.nan
         self.get_logger().info(response.message)
         self.publish_status()
         return response
@@ -632,7 +694,9 @@ class FeedforwardNode(Node):
         state, message = self.monitor.state(now, served is not None)
         payload, payload_source = (served.model.payload, served.payload_source) if served else \
             (self.payload, self.payload_source)
-        friction = self.friction(served) if served is not None else None
+        friction = self.friction_or_reason(served)
+        unknown = friction if isinstance(friction, str) else ""
+        friction = None if unknown else friction
         status = FeedforwardStatus(
             state=STATE_CODES[state], message=message,
             model_version=served.version if served else 0, model_source=served.source if served else "",
@@ -644,10 +708,11 @@ class FeedforwardNode(Node):
             payload_frame=payload.frame if payload else "", payload_mass=payload.mass if payload else 0.0,
             payload_com=list(payload.com) if payload else [0.0] * 3,
             payload_inertia=list(payload.inertia) if payload else [0.0] * 6, payload_source=payload_source,
-            friction_state=friction.code if friction else 0, friction_elapsed=_or_nan(friction and friction.elapsed),
+            friction_state=FeedforwardStatus.FRICTION_UNKNOWN if unknown else friction.code if friction else 0,
+            friction_elapsed=_or_nan(friction and friction.elapsed),
             friction_temperatures=[] if friction is None or friction.temperature is None else
             friction.temperature.tolist(),
-            friction_message="" if friction is None or friction.state == "static" else friction.describe(),
+            friction_message=unknown if friction is None or friction.state == "static" else friction.describe(),
             **self.counts)
         status.header.stamp = self.get_clock().now().to_msg()
         with self.status_lock:
@@ -658,7 +723,9 @@ class FeedforwardNode(Node):
             self.published_state = state
             if friction is not None and friction.state != self.published_friction and friction.state == "nominal":
                 self.get_logger().warning(friction.describe())
-            self.published_friction = friction.state if friction is not None else None
+            elif unknown and unknown != self.published_friction:
+                self.get_logger().warning(f"requests refused: {unknown}")
+            self.published_friction = friction.state if friction is not None else unknown or None
             self.status_publisher.publish(status)
 
 

@@ -1,6 +1,6 @@
 """The feedforward node serving friction that drifts (installed executable, own process, real DDS): a
 temperature model is nominal until fresh temperatures come and says so, stale temperatures are not used, a time
-model runs from cold_start_stamp and ~/reset_warmup sets it.
+model runs from cold_start_stamp and ~/reset_warmup sets it, with use_sim_time from the first /clock message.
 
 Expected torques: pinocchio's RNEA of the link parameters plus the friction written out by hand
 (``(fc + fc_dT (T - T_ref)) sgn(v) + (fv + fv_dT (T - T_ref)) v``, ``(fc + fc_cold exp(-t / t_w)) sgn(v) + ...``).
@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 from builtin_interfaces.msg import Time
+from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Temperature
 
 from rnea_reference import rnea_torques
@@ -178,3 +179,84 @@ def test_a_time_model_runs_from_cold_start_stamp_and_reset_warmup_sets_it(time_n
     assert served(node).friction_elapsed < 60.0
     refused = node["graph"].call(reset, ResetWarmup.Request(elapsed=-1.0))
     assert not refused.success and "elapsed must be finite and >= 0" in refused.message
+
+
+def test_with_use_sim_time_a_time_model_runs_from_the_first_clock_message(tmp_path_factory):
+    """ROS time reads 0 until /clock runs: a warm-up clock started then would count the first /clock time as
+    running time (a node started at 0 s, /clock at 1000 s: warm for 1000 s), and a cold_start_stamp of simulated
+    time would be after the node's start. Before /clock: refused, FRICTION_UNKNOWN saying why; after it, the running
+    time since cold_start_stamp at the /clock time (which stands still here): exactly 10 s."""
+    friction = friction_model("coulomb_viscous", drift="time", warmup_time_constant=T_W)
+    node = start(tmp_path_factory, friction, "simulated", "-p", "use_sim_time:=true", "-p", "cold_start_stamp:=990.0")
+    graph = node["graph"]
+    try:
+        q, qd, qdd = STATE
+        request = ComputeFeedforward.Request(joint_names=list(node["robot"].joint_names), positions=float64_array(q),
+                                             velocities=float64_array(qd), accelerations=float64_array(qdd))
+        refused = graph.call(node["client"], request)
+        assert not refused.success
+        assert refused.message == ("use_sim_time is true and no /clock message has arrived: the friction of this "
+                                   "model drifts with time, known only on ROS time")
+        status = latest_status(node, lambda s: s.friction_state == FeedforwardStatus.FRICTION_UNKNOWN, "unknown")
+        assert status.friction_message == refused.message and math.isnan(status.friction_elapsed)
+        reset = graph.node.create_client(ResetWarmup, "/simulated/feedforward/reset_warmup")
+        answer = graph.call(reset, ResetWarmup.Request(elapsed=0.0))
+        assert not answer.success and "/clock" in answer.message and math.isnan(answer.elapsed)
+        clock = graph.node.create_publisher(Clock, "/clock", 10)
+        responses = []
+
+        def served_on_clock():
+            clock.publish(Clock(clock=stamp(1000.0)))
+            responses.append(graph.call(node["client"], request))
+            return responses[-1].success
+        graph.spin_until(served_on_clock, what="the node serving once /clock runs")
+        response = responses[-1]
+        assert response.friction_state == ComputeFeedforward.Response.FRICTION_WARMUP
+        assert response.friction_elapsed == pytest.approx(10.0, abs=1e-9)
+        fc, fv, fc_cold, fv_cold = node["coefficients"].T
+        factor = math.exp(-10.0 / T_W)
+        np.testing.assert_allclose(response.efforts, expected(node, fc + fc_cold * factor, fv + fv_cold * factor),
+                                   rtol=1e-9, atol=1e-9)
+        latest_status(node, lambda s: s.friction_state == FeedforwardStatus.FRICTION_WARMUP, "warm-up status")
+        answer = graph.call(reset, ResetWarmup.Request(elapsed=2.5))
+        assert answer.success and answer.elapsed == pytest.approx(2.5, abs=1e-9), answer.message
+        graph.node.destroy_publisher(clock)
+    finally:
+        stop(node)
+
+
+def test_with_use_sim_time_a_cold_start_after_the_first_clock_message_waits_for_reset_warmup(tmp_path_factory):
+    """cold_start_stamp 2000 s, first /clock 1000 s: the running time is unknown (refused, saying so) until
+    ~/reset_warmup sets it; then served from the running time set (the clock stands still: exactly it)."""
+    friction = friction_model("coulomb_viscous", drift="time", warmup_time_constant=T_W)
+    node = start(tmp_path_factory, friction, "ahead", "-p", "use_sim_time:=true", "-p", "cold_start_stamp:=2000.0")
+    graph = node["graph"]
+    try:
+        q, qd, qdd = STATE
+        request = ComputeFeedforward.Request(joint_names=list(node["robot"].joint_names), positions=float64_array(q),
+                                             velocities=float64_array(qd), accelerations=float64_array(qdd))
+        clock = graph.node.create_publisher(Clock, "/clock", 10)
+        responses = []
+
+        def clock_taken():
+            clock.publish(Clock(clock=stamp(1000.0)))
+            responses.append(graph.call(node["client"], request))
+            return "no /clock message" not in responses[-1].message
+        graph.spin_until(clock_taken, what="the node taking /clock")
+        assert not responses[-1].success
+        assert responses[-1].message == ("parameter cold_start_stamp (2000.0 s) is after the first /clock time "
+                                         "(1000 s): the running time is unknown until ~/reset_warmup sets it")
+        status = latest_status(node, lambda s: s.friction_message == responses[-1].message, "the reason in the status")
+        assert status.friction_state == FeedforwardStatus.FRICTION_UNKNOWN
+        reset = graph.node.create_client(ResetWarmup, "/ahead/feedforward/reset_warmup")
+        answer = graph.call(reset, ResetWarmup.Request(elapsed=30.0))
+        assert answer.success and answer.elapsed == pytest.approx(30.0, abs=1e-9), answer.message
+        response = graph.call(node["client"], request)
+        assert response.success and response.friction_elapsed == pytest.approx(30.0, abs=1e-9), response.message
+        fc, fv, fc_cold, fv_cold = node["coefficients"].T
+        factor = math.exp(-30.0 / T_W)
+        np.testing.assert_allclose(response.efforts, expected(node, fc + fc_cold * factor, fv + fv_cold * factor),
+                                   rtol=1e-9, atol=1e-9)
+        graph.node.destroy_publisher(clock)
+    finally:
+        stop(node)
