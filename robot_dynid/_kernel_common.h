@@ -1,6 +1,6 @@
 /*
  * What both compiled kernels (_regressor_kernel.c, _online_kernel.c) share: taking a float64 or an index
- * buffer, checking values against bounds while reordering them (the one-point feed-forward), and the columns
+ * buffer, checking indices, checking values against bounds while reordering them (the one-point feed-forward), and the columns
  * of the friction models that are a sign and the velocity, as numpy computes them.
  * Included once by each; setup.py and CMakeLists.txt list it as their dependency.
  */
@@ -43,6 +43,18 @@ static int get_index_buffer(PyObject *object, Py_buffer *view, const char *name)
         PyBuffer_Release(view);
         return -1;
     }
+    return 0;
+}
+
+/* 0 when each of the n indices lies in 0..m-1; else -1 with a ValueError naming the first that does not
+ * ("order[1] = 6 is not an index of the 6 joints"). */
+static int check_indices(const Py_ssize_t *index, Py_ssize_t n, Py_ssize_t m, const char *name, const char *what)
+{
+    for (Py_ssize_t j = 0; j < n; j++)
+        if (index[j] < 0 || index[j] >= m) {
+            PyErr_Format(PyExc_ValueError, "%s[%zd] = %zd is not an index of the %zd %s", name, j, index[j], m, what);
+            return -1;
+        }
     return 0;
 }
 

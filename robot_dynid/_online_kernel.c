@@ -373,11 +373,8 @@ static PyObject *gather_within(PyObject *module, PyObject *const *args, Py_ssize
         PyErr_Format(PyExc_ValueError, "gather_within needs bounds (%d, 2, m) and out (%d, 1, %zd)", k, k, n);
         goto done;
     }
-    for (Py_ssize_t j = 0; j < n; j++)
-        if (index[j] < 0 || index[j] >= m) {
-            PyErr_Format(PyExc_ValueError, "order[%zd] = %zd is not an index of the %zd values", j, index[j], m);
-            goto done;
-        }
+    if (check_indices(index, n, m, "order", "values") < 0)
+        goto done;
     int within = views[0].shape[0] == m;
     const double *bounds = table_views[0].buf;
     for (int f = 0; f < k && within; f++)

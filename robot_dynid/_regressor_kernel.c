@@ -898,12 +898,9 @@ static PyObject *one_sample_torque(one_sample *self, PyObject *const *args, Py_s
                      "and effort (1, 2, %zd)", n, n, p, n);
         goto fail;
     }
-    for (Py_ssize_t j = 0; j < n; j++)
-        if (model_to_request[j] < 0 || model_to_request[j] >= n || request_to_model[j] < 0
-            || request_to_model[j] >= n) {
-            PyErr_Format(PyExc_ValueError, "order and back must hold indices of the %zd joints", n);
-            goto fail;
-        }
+    if (check_indices(model_to_request, n, n, "order", "joints") < 0
+        || check_indices(request_to_model, n, n, "back", "joints") < 0)
+        goto fail;
     const double *bounds = views[MOTION].buf;
     int within = views[Q].shape[0] == n;
     for (int f = 0; f < 3 && within; f++)

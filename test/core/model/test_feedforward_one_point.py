@@ -224,7 +224,9 @@ def test_the_compiled_one_point_call_answers_itself_and_refuses_inconsistent_pla
     np.testing.assert_array_equal(torque((q, qd, np.empty(0)), *arguments), tau)
     np.testing.assert_array_equal(tau, left_to_right(model, names, q, qd, np.zeros(6)))
     assert torque((q, qd, np.full(6, np.nan)), *arguments) is None
-    with pytest.raises(ValueError, match="order and back must hold indices of the 6 joints"):
+    with pytest.raises(ValueError, match=r"order\[0\] = 6 is not an index of the 6 joints"):
         torque((q, qd, np.empty(0)), np.array([6, 0, 1, 2, 3, 4], dtype=np.intp), *arguments[1:])
+    with pytest.raises(ValueError, match=r"back\[5\] = -1 is not an index of the 6 joints"):
+        torque((q, qd, np.empty(0)), *arguments[:3], np.array([0, 1, 2, 3, 4, -1], dtype=np.intp), plan.effort)
     with pytest.raises(ValueError, match=rf"parameters \({model.regressor.n_parameters},\)"):
         torque((q, qd, np.empty(0)), plan.order, plan.motion, plan.parameters[:-1], plan.back, plan.effort)
