@@ -145,8 +145,9 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
     speedup = one["wall"] / two["wall"]
     goals = (
         machine.Goal("2 workers against 1 (wall time)", ">= 1.6x on 2 cores", f"{speedup:.2f}x", speedup >= 1.6),
-        machine.Goal("per-task overhead of Dask and the client", "< 0.1 s (a task is about 1 s)",
-                     f"{two['overhead']:.3f} s (2 workers)", two["overhead"] < 0.1),
+        machine.Goal("per-task overhead of Dask and the client", "< 0.1 s",
+                     f"{two['overhead']:.3f} s (2 workers; {two['overhead'] / two['task']:.0%} of a task's "
+                     f"{two['task']:.2f} s)", two["overhead"] < 0.1),
         machine.Goal("peak memory per worker", "< 1 GB", machine.megabytes(max(one["peak"], two["peak"])),
                      max(one["peak"], two["peak"]) < 1e9),
         machine.Goal("a second run with nothing new", "< 10 % of the first", f"{rerun_wall:.1f} s",
@@ -175,7 +176,9 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
         "database writes, workers idle while the last tasks finish).",
         "Peak memory is each worker process's resident high-water mark (ru_maxrss), imports included.",
         "The 2-core machine is shared: the load average at the start is in the machine line; the speed-up "
-        "depends on it.",
+        "depends on it. The run of 2026-11-25 (source 089ad19, load average 7.71 at the start: other jobs on the "
+        "machine) measured 1.57x, 216.6 s with 1 worker and a mean task of 1.02 s; on the same machine quiet "
+        "(2026-11-27, source 102ca52, load 1.80) 1.65x, 62.5 s and 0.29 s (the fused normal equations since).",
     )
     values = {"n": n, "serial": serial, "runs": {w: {k: v for k, v in r.items() if k not in ("out", "results")}
                                                  for w, r in runs.items()},
