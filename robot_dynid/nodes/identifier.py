@@ -9,7 +9,8 @@ stage's end, or on the ``~/identify`` service (std_srvs/Trigger), a model is ide
 
 Stages are cut at their markers' header stamps, not at their arrival: samples and markers are
 put back in stamp order (:class:`robot_dynid.recordings.stages.StampOrder`) with
-``stage_latency`` s of slack, and released early when the joint states stop for that long.
+``stage_latency`` s of slack, and released early when the joint states stop for that long (on ROS
+time: with use_sim_time, joint states that arrive before the first /clock message count as arrived at it).
 
 JointState messages that cannot be used (:mod:`robot_dynid.recordings.joint_states`: empty or duplicate
 names, a joint missing, array lengths, NaN/inf) are skipped and counted, as are implausible
@@ -224,8 +225,12 @@ class IdentifierNode(Node):
 
     def on_idle(self):
         """Joint states stopped for ``stage_latency``: nothing more can come before what is held."""
+        now = self.get_clock().now()
+        if self.last_sample_arrival is not None and self.last_sample_arrival.nanoseconds == 0:
+            # they arrived before the first /clock message (use_sim_time: ROS time 0), not that long ago
+            self.last_sample_arrival = now
         if self.order.pending and (self.last_sample_arrival is None or (
-                self.get_clock().now() - self.last_sample_arrival).nanoseconds * 1e-9 > self.latency):
+                now - self.last_sample_arrival).nanoseconds * 1e-9 > self.latency):
             self.dispatch(self.order.flush())
 
     def dispatch(self, items):

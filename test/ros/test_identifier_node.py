@@ -12,7 +12,9 @@ import time
 
 import numpy as np
 import pytest
+from builtin_interfaces.msg import Time
 from rclpy.qos import QoSProfile
+from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
@@ -286,3 +288,55 @@ def test_a_quality_gate_set_while_the_node_runs_applies_to_the_next_identificati
     response = graph.call(graph.node.create_client(Trigger, "/identifier_fresh/identify"), Trigger.Request())
     assert response.success, response.message
     graph.spin_until(lambda: topics["models"], timeout=30.0, what="the model the restored gate accepts")
+
+
+def test_with_use_sim_time_joint_states_before_the_first_clock_message_wait_for_their_stage_marker(
+        tmp_path, simulator, graph):
+    """ROS time reads 0 until /clock runs (use_sim_time). Joint states held then (stage_latency 0.5 s) must not
+    count as arrived at 0, or the first /clock (1000 s) reads as joint states stopped for 1000 s and releases them
+    before their stage's start marker, still on its way though stamped before them: every sample of the stage is
+    in the model (before the fix, the first 40 were not)."""
+    log = tmp_path / "node.log"
+    process = start_node("identifier", "-r", "__node:=identifier_sim_time", "-p", "use_sim_time:=true",
+                         "-p", "joint_states_topic:=sim_time/joint_states", "-p", "stage_topic:=sim_time/stage",
+                         "-p", "model_topic:=sim_time/model", "-p", "status_topic:=sim_time/status", log_path=log)
+    try:
+        models, statuses = [], []
+        graph.node.create_subscription(IdentifiedModel, "sim_time/model", models.append, MODEL_QOS)
+        graph.node.create_subscription(IdentificationStatus, "sim_time/status", statuses.append, 10)
+        states = graph.node.create_publisher(JointState, "sim_time/joint_states", QoSProfile(depth=5000))
+        stages = graph.node.create_publisher(ExperimentStage, "sim_time/stage", QoSProfile(depth=10))
+        clock = graph.node.create_publisher(Clock, "/clock", 10)
+        graph.spin_until(lambda: states.get_subscription_count() > 0 and stages.get_subscription_count() > 0,
+                         what="identifier subscribing")
+        graph.wait_until_spinning("/identifier_sim_time")
+
+        def tick(seconds):
+            clock.publish(Clock(clock=Time(sec=math.floor(seconds), nanosec=round(seconds % 1.0 * 1e9))))
+
+        robot, sim = simulator
+        t, q, qd, qdd = motion(robot, seed=1, duration=12.0)
+        tau = sim.torques(q, qd, qdd, rng=1)
+        stamps, names, early = 100.0 + t, list(robot.joint_names), 40
+        for k in range(early):      # 0.2 s of the stage, before any /clock
+            states.publish(joint_state(names, stamps[k], q[k], qd[k], tau[k]))
+        deadline = time.monotonic() + 0.5       # for the node to take them before the first /clock
+        graph.spin_until(lambda: time.monotonic() > deadline, what="half a second")
+        deadline = time.monotonic() + 1.0       # /clock at 1000 s for a second, then the marker
+        graph.spin_until(lambda: (tick(1000.0), statuses and time.monotonic() > deadline)[1],
+                         what="the identifier taking /clock")
+        stages.publish(stage_marker(start=True, seconds=stamps[0] - 0.001))
+        t0 = time.monotonic()
+        for k in range(early, len(t)):
+            states.publish(joint_state(names, stamps[k], q[k], qd[k], tau[k]))
+            if k % 50 == 0:
+                tick(1000.0 + time.monotonic() - t0)
+            pace(graph, t0, k - early)
+        stages.publish(stage_marker(start=False, seconds=stamps[-1] + 0.001))
+        graph.spin_until(lambda: (tick(1000.0 + time.monotonic() - t0), models)[1], timeout=30.0,
+                         what="the model of the stage")
+        assert models[0].n_samples == len(t) - round(0.2 * len(t))     # 20 % held out
+        graph.node.destroy_publisher(clock)
+    finally:
+        stopped = stop_node(process)
+    assert stopped == 0, log.read_text()
