@@ -83,11 +83,15 @@ def time_node(tmp_path_factory):
 STATE = np.array([[0.3, -0.4, 0.5, 0.2, -0.1, 0.4], [0.4, 0.5, -0.3, -0.6, 0.5, -0.2], [0.0] * 6])
 
 
-def served(node):
+def request_of(node):
+    """The ComputeFeedforward request of STATE."""
     q, qd, qdd = STATE
-    response = node["graph"].call(node["client"], ComputeFeedforward.Request(
-        joint_names=list(node["robot"].joint_names), positions=float64_array(q), velocities=float64_array(qd),
-        accelerations=float64_array(qdd)))
+    return ComputeFeedforward.Request(joint_names=list(node["robot"].joint_names), positions=float64_array(q),
+                                      velocities=float64_array(qd), accelerations=float64_array(qdd))
+
+
+def served(node):
+    response = node["graph"].call(node["client"], request_of(node))
     assert response.success, response.message
     return response
 
@@ -95,6 +99,13 @@ def served(node):
 def expected(node, fc, fv):
     q, qd, qdd = STATE
     return rnea_torques(node["robot"], node["inertial"], q, qd, qdd) + fc * np.sign(qd) + fv * qd
+
+
+def after_warmup(node, elapsed):
+    """The torques of STATE at ``elapsed`` [s] since the cold start."""
+    fc, fv, fc_cold, fv_cold = node["coefficients"].T
+    factor = math.exp(-elapsed / T_W)
+    return expected(node, fc + fc_cold * factor, fv + fv_cold * factor)
 
 
 def at_temperature(node, temperature):
@@ -165,14 +176,10 @@ def test_fresh_temperatures_per_joint_are_served_then_age_out(temperature_node):
 
 def test_a_time_model_runs_from_cold_start_stamp_and_reset_warmup_sets_it(time_node):
     node = time_node
-    fc, fv, fc_cold, fv_cold = node["coefficients"].T
     response = served(node)
     assert response.friction_state == ComputeFeedforward.Response.FRICTION_WARMUP
-    elapsed = response.friction_elapsed
-    assert 300.0 <= elapsed < 360.0
-    factor = math.exp(-elapsed / T_W)
-    np.testing.assert_allclose(response.efforts, expected(node, fc + fc_cold * factor, fv + fv_cold * factor),
-                               rtol=1e-9, atol=1e-9)
+    assert 300.0 <= response.friction_elapsed < 360.0
+    np.testing.assert_allclose(response.efforts, after_warmup(node, response.friction_elapsed), rtol=1e-9, atol=1e-9)
     reset = node["graph"].node.create_client(ResetWarmup, "/cold/feedforward/reset_warmup")
     answer = node["graph"].call(reset, ResetWarmup.Request(elapsed=0.0))
     assert answer.success and answer.elapsed < 5.0, answer.message
@@ -190,9 +197,7 @@ def test_with_use_sim_time_a_time_model_runs_from_the_first_clock_message(tmp_pa
     node = start(tmp_path_factory, friction, "simulated", "-p", "use_sim_time:=true", "-p", "cold_start_stamp:=990.0")
     graph = node["graph"]
     try:
-        q, qd, qdd = STATE
-        request = ComputeFeedforward.Request(joint_names=list(node["robot"].joint_names), positions=float64_array(q),
-                                             velocities=float64_array(qd), accelerations=float64_array(qdd))
+        request = request_of(node)
         refused = graph.call(node["client"], request)
         assert not refused.success
         assert refused.message == ("use_sim_time is true and no /clock message has arrived: the friction of this "
@@ -213,10 +218,7 @@ def test_with_use_sim_time_a_time_model_runs_from_the_first_clock_message(tmp_pa
         response = responses[-1]
         assert response.friction_state == ComputeFeedforward.Response.FRICTION_WARMUP
         assert response.friction_elapsed == pytest.approx(10.0, abs=1e-9)
-        fc, fv, fc_cold, fv_cold = node["coefficients"].T
-        factor = math.exp(-10.0 / T_W)
-        np.testing.assert_allclose(response.efforts, expected(node, fc + fc_cold * factor, fv + fv_cold * factor),
-                                   rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(response.efforts, after_warmup(node, 10.0), rtol=1e-9, atol=1e-9)
         latest_status(node, lambda s: s.friction_state == FeedforwardStatus.FRICTION_WARMUP, "warm-up status")
         answer = graph.call(reset, ResetWarmup.Request(elapsed=2.5))
         assert answer.success and answer.elapsed == pytest.approx(2.5, abs=1e-9), answer.message
@@ -232,9 +234,7 @@ def test_with_use_sim_time_a_cold_start_after_the_first_clock_message_waits_for_
     node = start(tmp_path_factory, friction, "ahead", "-p", "use_sim_time:=true", "-p", "cold_start_stamp:=2000.0")
     graph = node["graph"]
     try:
-        q, qd, qdd = STATE
-        request = ComputeFeedforward.Request(joint_names=list(node["robot"].joint_names), positions=float64_array(q),
-                                             velocities=float64_array(qd), accelerations=float64_array(qdd))
+        request = request_of(node)
         clock = graph.node.create_publisher(Clock, "/clock", 10)
         responses = []
 
@@ -253,10 +253,7 @@ def test_with_use_sim_time_a_cold_start_after_the_first_clock_message_waits_for_
         assert answer.success and answer.elapsed == pytest.approx(30.0, abs=1e-9), answer.message
         response = graph.call(node["client"], request)
         assert response.success and response.friction_elapsed == pytest.approx(30.0, abs=1e-9), response.message
-        fc, fv, fc_cold, fv_cold = node["coefficients"].T
-        factor = math.exp(-30.0 / T_W)
-        np.testing.assert_allclose(response.efforts, expected(node, fc + fc_cold * factor, fv + fv_cold * factor),
-                                   rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(response.efforts, after_warmup(node, 30.0), rtol=1e-9, atol=1e-9)
         graph.node.destroy_publisher(clock)
     finally:
         stop(node)

@@ -142,24 +142,35 @@ def test_stage_end_publishes_a_model_that_predicts_held_out_motion(identifier, s
     assert models[1].version == 2 and process.poll() is None
 
 
+def start_identifier(name, prefix, log_path, *parameters):
+    """An identifier node ``name`` on the topics ``<prefix>/joint_states``, ``<prefix>/experiment_stage``,
+    ``<prefix>/identified_model`` and ``<prefix>/identification_status``."""
+    return start_node("identifier", "-r", f"__node:={name}", "-p", f"joint_states_topic:={prefix}/joint_states",
+                      "-p", f"stage_topic:={prefix}/experiment_stage", "-p", f"model_topic:={prefix}/identified_model",
+                      "-p", f"status_topic:={prefix}/identification_status", *parameters, log_path=log_path)
+
+
+def identifier_topics(graph, prefix, status=True):
+    """(joint state and stage publishers, lists of the models and statuses received) on the topics of
+    :func:`start_identifier`, once the identifier subscribes (and, with ``status``, has published one)."""
+    models, statuses = [], []
+    graph.node.create_subscription(IdentifiedModel, f"{prefix}/identified_model", models.append, MODEL_QOS)
+    graph.node.create_subscription(IdentificationStatus, f"{prefix}/identification_status", statuses.append, 10)
+    states = graph.node.create_publisher(JointState, f"{prefix}/joint_states", QoSProfile(depth=5000))
+    stages = graph.node.create_publisher(ExperimentStage, f"{prefix}/experiment_stage", QoSProfile(depth=10))
+    graph.spin_until(lambda: states.get_subscription_count() > 0 and stages.get_subscription_count() > 0
+                     and (statuses or not status), what=f"the identifier on {prefix}/ subscribing")
+    return states, stages, models, statuses
+
+
 @pytest.fixture()
 def fresh_identifier(tmp_path, graph):
     """A second identifier on its own topics, with no model yet, making physically consistent fits with
     armature columns, accelerations over 0.065 s."""
-    process = start_node("identifier", "-r", "__node:=identifier_fresh",
-                         "-p", "consistent:=true", "-p", "armature:=true", "-p", "derivative_window:=0.065",
-                         "-p", "joint_states_topic:=fresh/joint_states",
-                         "-p", "stage_topic:=fresh/experiment_stage", "-p", "model_topic:=fresh/identified_model",
-                         "-p", "status_topic:=fresh/identification_status", log_path=tmp_path / "node.log")
-    node = graph.node
-    topics = {"models": [], "statuses": []}
-    node.create_subscription(IdentifiedModel, "fresh/identified_model", topics["models"].append, MODEL_QOS)
-    node.create_subscription(IdentificationStatus, "fresh/identification_status", topics["statuses"].append, 10)
-    states = node.create_publisher(JointState, "fresh/joint_states", QoSProfile(depth=5000))
-    stages = node.create_publisher(ExperimentStage, "fresh/experiment_stage", QoSProfile(depth=10))
-    graph.spin_until(lambda: states.get_subscription_count() > 0 and stages.get_subscription_count() > 0
-                     and topics["statuses"], what="identifier subscribing and publishing status")
-    yield graph, states, stages, topics
+    process = start_identifier("identifier_fresh", "fresh", tmp_path / "node.log", "-p", "consistent:=true",
+                               "-p", "armature:=true", "-p", "derivative_window:=0.065")
+    states, stages, models, statuses = identifier_topics(graph, "fresh")
+    yield graph, states, stages, {"models": models, "statuses": statuses}
     assert stop_node(process) == 0, (tmp_path / "node.log").read_text()
 
 
@@ -239,18 +250,10 @@ def test_a_model_file_that_cannot_be_written_is_a_status_warning_and_the_model_i
     """A directory takes model_file's place after the start: the accepted model cannot be written there. The
     node says so in one log line and in IdentificationStatus, publishes the model and goes on."""
     model_file = tmp_path / "model.yaml"
-    process = start_node("identifier", "-r", "__node:=identifier_unwritable", "-p", f"model_file:={model_file}",
-                         "-p", "joint_states_topic:=unwritable/joint_states",
-                         "-p", "stage_topic:=unwritable/experiment_stage", "-p", "model_topic:=unwritable/model",
-                         "-p", "status_topic:=unwritable/status", log_path=tmp_path / "node.log")
+    process = start_identifier("identifier_unwritable", "unwritable", tmp_path / "node.log",
+                               "-p", f"model_file:={model_file}")
     try:
-        models, statuses = [], []
-        graph.node.create_subscription(IdentifiedModel, "unwritable/model", models.append, MODEL_QOS)
-        graph.node.create_subscription(IdentificationStatus, "unwritable/status", statuses.append, 10)
-        states = graph.node.create_publisher(JointState, "unwritable/joint_states", QoSProfile(depth=5000))
-        stages = graph.node.create_publisher(ExperimentStage, "unwritable/experiment_stage", QoSProfile(depth=10))
-        graph.spin_until(lambda: states.get_subscription_count() > 0 and stages.get_subscription_count() > 0
-                         and statuses, what="identifier subscribing and publishing status")
+        states, stages, models, statuses = identifier_topics(graph, "unwritable")
         model_file.mkdir()
         robot, sim = simulator
         t, q, qd, qdd = motion(robot, seed=1, duration=12.0)
@@ -297,18 +300,10 @@ def test_with_use_sim_time_joint_states_before_the_first_clock_message_wait_for_
     before their stage's start marker, still on its way though stamped before them: every sample of the stage is
     in the model (before the fix, the first 40 were not)."""
     log = tmp_path / "node.log"
-    process = start_node("identifier", "-r", "__node:=identifier_sim_time", "-p", "use_sim_time:=true",
-                         "-p", "joint_states_topic:=sim_time/joint_states", "-p", "stage_topic:=sim_time/stage",
-                         "-p", "model_topic:=sim_time/model", "-p", "status_topic:=sim_time/status", log_path=log)
+    process = start_identifier("identifier_sim_time", "sim_time", log, "-p", "use_sim_time:=true")
     try:
-        models, statuses = [], []
-        graph.node.create_subscription(IdentifiedModel, "sim_time/model", models.append, MODEL_QOS)
-        graph.node.create_subscription(IdentificationStatus, "sim_time/status", statuses.append, 10)
-        states = graph.node.create_publisher(JointState, "sim_time/joint_states", QoSProfile(depth=5000))
-        stages = graph.node.create_publisher(ExperimentStage, "sim_time/stage", QoSProfile(depth=10))
+        states, stages, models, statuses = identifier_topics(graph, "sim_time", status=False)    # none before /clock
         clock = graph.node.create_publisher(Clock, "/clock", 10)
-        graph.spin_until(lambda: states.get_subscription_count() > 0 and stages.get_subscription_count() > 0,
-                         what="identifier subscribing")
         graph.wait_until_spinning("/identifier_sim_time")
 
         def tick(seconds):
