@@ -832,6 +832,39 @@ static PyObject *one_sample_compute(one_sample *self, PyObject *const *args, Py_
     return result;
 }
 
+PyDoc_STRVAR(one_sample_fill_doc,
+"fill(out)\n--\n\n"
+"The regressor of the sample in this object's q, qd, qdd buffers (written by its creator; finite, not\n"
+"checked) into out, a C-contiguous float64 (n, p) array: compute's arithmetic, bit for bit, without\n"
+"reading, checking or allocating (Regressor.online()'s call).");
+
+static PyObject *one_sample_fill(one_sample *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 1) {
+        PyErr_Format(PyExc_TypeError, "fill takes out, got %zd arguments", nargs);
+        return NULL;
+    }
+    Py_buffer out;
+    if (get_buffer(args[0], &out, 1, 2, 0, "out") < 0)
+        return NULL;
+    const Py_ssize_t n = self->in.robot.n, p = self->in.data.p;
+    if (out.shape[0] != n || out.shape[1] != p) {
+        PyErr_Format(PyExc_ValueError, "fill needs out (%zd, %zd), got (%zd, %zd)", n, p, out.shape[0], out.shape[1]);
+        PyBuffer_Release(&out);
+        return NULL;
+    }
+    const double *qd = self->in.views[4].buf, *qdd = self->in.views[5].buf;
+    sign_columns(n, qd, self->lead ? qdd : NULL, self->reversal_lead, self->dead_band, NULL, n,
+                 self->in.views[6].buf);
+    arrays data = self->in.data;
+    data.out = out.buf;
+    data.tile = self->tile;
+    data.stream = 0;
+    evaluate(&self->in.robot, &data);
+    PyBuffer_Release(&out);
+    Py_RETURN_NONE;
+}
+
 /* sum_j row[j] theta[j], j = 0..p-1, left to right, each product rounded (no fused multiply-add): what a
  * Python loop over floats gives, bit for bit. */
 #if defined(__GNUC__) && !defined(__clang__)
@@ -941,6 +974,7 @@ done:
 
 static PyMethodDef one_sample_methods[] = {
     {"compute", (PyCFunction)(void (*)(void))one_sample_compute, METH_FASTCALL, one_sample_compute_doc},
+    {"fill", (PyCFunction)(void (*)(void))one_sample_fill, METH_FASTCALL, one_sample_fill_doc},
     {"torque", (PyCFunction)(void (*)(void))one_sample_torque, METH_FASTCALL, one_sample_torque_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -291,17 +291,19 @@ class Regressor:
         self._one_sample = None if kernel is None else kernel.compute
         self.one_point_torque = None if kernel is None else kernel.torque
 
-    def _compiled_one_sample(self):
+    def _compiled_one_sample(self, states=None, columns=None):
         """The kernel's OneSample for joint-side coulomb_viscous(_lead) friction without drift: ``compute`` is
         compute_one's call (it reads and checks the states in C and returns the regressor, or None where it
-        cannot: the checked path then runs), ``torque`` the one-point feed-forward's; None for other friction
-        models."""
+        cannot: the checked path then runs), ``torque`` the one-point feed-forward's, ``fill(out)`` the regressor
+        of the sample in ``states`` (3, 1, n) into ``out`` (OnlineRegressor's); ``states`` and the friction
+        ``columns`` (1, n, 2) are its buffers (new ones by default). None for other friction models."""
         friction = self.friction
         if not (self.friction_side == "joint" and friction.drift == "none"
                 and friction.name in ("coulomb_viscous", "coulomb_viscous_lead")):
             return None
         n = self.n_joints
-        states, columns = np.zeros((3, 1, n)), np.zeros((1, n, 2))
+        states = np.zeros((3, 1, n)) if states is None else states
+        columns = np.zeros((1, n, 2)) if columns is None else columns
         lead = friction.name == "coulomb_viscous_lead"
         return _regressor_kernel.one_sample(self._chain, self._prismatic, self._gravity, states[0], states[1],
                                             states[2], columns, self._friction_map, self._armature_map,
@@ -540,8 +542,9 @@ class OnlineRegressor:
     Made by :meth:`Regressor.online`. :meth:`compute` runs what :meth:`Regressor.compute_one` runs
     (friction columns, then the compiled kernel on one sample), bit for bit, without checking or
     converting its inputs and without allocating the result: for callers that produced the states
-    themselves (the online estimators). The columns of the coulomb_viscous and coulomb_viscous_lead
-    models without drift are compiled too (``_online_kernel.sign_friction``, numpy's arithmetic).
+    themselves (the online estimators). For joint-side coulomb_viscous and coulomb_viscous_lead friction
+    without drift the columns and the regressor are one compiled call (``OneSample.fill``); for drive-side
+    ones the columns are compiled (``_online_kernel.sign_friction``, numpy's arithmetic).
     Not for concurrent use: one instance per thread.
 
     Attributes
@@ -573,6 +576,8 @@ class OnlineRegressor:
         self._kernel_arguments = (regressor._chain, regressor._prismatic, regressor._gravity, self._q, self._qd,
                                   self._qdd, self._friction, regressor._friction_map, regressor._armature_map,
                                   regressor.offset, self._out)
+        kernel = regressor._compiled_one_sample(self.states, self._friction)
+        self._fill = None if kernel is None else kernel.fill    # sign-type joint friction: one compiled call
 
     def compute(self, q, qd, qdd, temperature=None, elapsed=None) -> np.ndarray:
         """The regressor of one sample, as :meth:`Regressor.compute_one` gives it.
@@ -599,6 +604,9 @@ class OnlineRegressor:
     def compute_states(self, temperature=None, elapsed=None) -> np.ndarray:
         """The regressor of the sample in :attr:`states` (finite, not checked), as :meth:`compute` gives it;
         ``temperature``, ``elapsed`` as there. Returns :attr:`Y`."""
+        if self._fill is not None:      # friction that does not drift: no temperature, no elapsed time
+            self._fill(self.Y)
+            return self.Y
         regressor = self.regressor
         if temperature is not None:
             temperature = np.asarray(temperature, dtype=float)[None]

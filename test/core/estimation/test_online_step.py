@@ -91,6 +91,18 @@ def test_online_regressor_result_is_the_batch_regressor():
         np.testing.assert_allclose(online.compute(q[k], qd[k], qdd[k]), batch[k], rtol=1e-13, atol=1e-12)
 
 
+def test_the_compiled_fill_of_the_online_regressor_refuses_an_output_it_cannot_write():
+    """OneSample.fill (the online regressor's call for sign-type joint friction) writes only a float64 (n, p)."""
+    regressor = Regressor(robot("ur5.yaml"), FrictionModel("coulomb_viscous"))
+    fill = regressor._compiled_one_sample(regressor.online().states, np.zeros((1, 6, 2))).fill
+    with pytest.raises(ValueError, match=rf"fill needs out \(6, {regressor.n_parameters}\), got \(6, 3\)"):
+        fill(np.zeros((6, 3)))
+    with pytest.raises(ValueError, match="out must be a C-contiguous 2-dimensional float64 array"):
+        fill(np.zeros((6, regressor.n_parameters), dtype=np.float32))
+    with pytest.raises(TypeError, match="fill takes out, got 0 arguments"):
+        fill()
+
+
 def rls_rows(rng, n_updates=60, m=6, p=12):
     Phi = rng.normal(size=(n_updates, m, p))
     Phi[:, :, -1] = 0.0                       # a column never excited: zeros the kernel skips
