@@ -720,6 +720,8 @@ done:
  * takes q, qd, qdd (float64 arrays or lists/tuples of numbers, length n), checks them and computes the
  * sign friction columns (joint side, coulomb_viscous or coulomb_viscous_lead without drift: the
  * arithmetic of sign_columns) and the regressor, under the GIL (so one object serves every thread).
+ * fill(out) does the same for the sample its creator wrote into the state arrays (Regressor.online(), one
+ * object per thread); torque() is the one-point feed-forward.
  */
 typedef struct {
     PyObject_HEAD
@@ -992,7 +994,8 @@ static PyTypeObject one_sample_type = {
 PyDoc_STRVAR(one_sample_doc,
 "one_sample(chain, prismatic, gravity, q, qd, qdd, friction, friction_map, armature_map, offset,\n"
 "           lead, reversal_lead, dead_band, empty, ndarray)\n--\n\n"
-"A OneSample whose compute(q, qd, qdd) returns one sample's regressor. The arguments are those of\n"
+"A OneSample whose compute(q, qd, qdd) returns one sample's regressor (fill(out) writes that of the\n"
+"sample in its buffers, torque(...) gives one point's feed-forward). The arguments are those of\n"
 "regressor() for N = 1 (q, qd, qdd (1, n) and friction (1, n, 2) are its buffers from then on, written\n"
 "by every call; friction_map the identity: joint-side friction), the friction columns being\n"
 "[sgn(qd + reversal_lead qdd) if lead else sgn(qd), qd], zero below dead_band [rad/s]; empty: numpy.empty;\n"
