@@ -12,6 +12,9 @@ put back in stamp order (:class:`robot_dynid.recordings.stages.StampOrder`) with
 ``stage_latency`` s of slack, and released early when the joint states stop for that long (on ROS
 time: with use_sim_time, joint states that arrive before the first /clock message count as arrived at it).
 
+The node spins rclpy's EventsExecutor where the distro has one (Jazzy and later; Humble: the default
+executor): at 1 kHz it takes about half the CPU of the default executor's Python dispatch (BENCHMARKS.md).
+
 JointState messages that cannot be used (:mod:`robot_dynid.recordings.joint_states`: empty or duplicate
 names, a joint missing, array lengths, NaN/inf) are skipped and counted, as are implausible
 samples; each reason is logged once and listed in the status warnings. A model is published only
@@ -384,4 +387,4 @@ def idle_period(latency):
 
 
 def main(args=None):
-    return spin_node(IdentifierNode, args)
+    return spin_node(IdentifierNode, args, low_latency=True)
