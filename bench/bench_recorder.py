@@ -381,9 +381,13 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
         "the CPU ratio is measured under the same load; the publisher and both subscribers share "
         "the machine's cores with whatever else runs (see the load average and the other "
         "processes' CPU above). When other processes take a core of a 2-core machine, the three "
-        "processes together need more than what is left and the recorder, the busiest, falls "
+        "processes together need more than what is left and the busiest falls "
         "behind; more than 1 s behind, the keep-last queues (depth 1000) drop the oldest "
         "messages.",
+        "The recorder spins rclpy's EventsExecutor where the distro has one (Jazzy, Kilted; "
+        "`spin_node(low_latency=True)`), the counter the default single-threaded executor. On the default "
+        "executor (source 44474d4, 2026-11-23) the recorder took 69.8 % of one core, 1.5x the counter: "
+        "most of it was rclpy's executor dispatching each message in Python, not the bag writing.",
         "A late publisher catches up in a burst (nothing is skipped), so lateness shows stalls of "
         "the publishing process; the reliable queues (depth 1000 = 1 s) absorb them.",
         "`status_period` is set to 1 s (10 s in config/recorder.yaml) so the benchmark sees "

@@ -35,7 +35,9 @@ With use_sim_time, recording starts with the first /clock message: the topics ar
 message before it would have no receive time; ``~/mark_stage`` refuses until then).
 
 Service ``~/mark_stage`` (robot_dynid/srv/MarkStage) writes a stage marker stamped now. The bag is
-closed on Ctrl-C (SIGINT), SIGTERM and shutdown; nothing is published but those markers.
+closed on Ctrl-C (SIGINT), SIGTERM and shutdown; nothing is published but those markers. The node
+spins rclpy's EventsExecutor where the distro has one (Jazzy and later): at 1 kHz under a third of the
+CPU of the default executor's Python dispatch (BENCHMARKS.md, recorder).
 
 Faults while recording do not end the node: a full disk (or any failed write) or free space below
 ``min_free_space`` stops recording (:class:`robot_dynid.recordings.bag_io.RecordingStopped`): one
@@ -389,4 +391,4 @@ def period_or_off(value, field):
 
 
 def main(args=None):
-    return spin_node(RecorderNode, args)
+    return spin_node(RecorderNode, args, low_latency=True)
