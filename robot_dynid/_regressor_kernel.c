@@ -794,6 +794,20 @@ static int read_state(PyObject *object, PyObject *ndarray, Py_ssize_t n, double 
     return 1;
 }
 
+/* The sign friction columns and the regressor (n, p) of the sample in this object's state buffers, into out. */
+static void regressor_of_states(one_sample *self, double *out)
+{
+    const Py_ssize_t n = self->in.robot.n;
+    const double *qd = self->in.views[4].buf, *qdd = self->in.views[5].buf;
+    sign_columns(n, qd, self->lead ? qdd : NULL, self->reversal_lead, self->dead_band, NULL, n,
+                 self->in.views[6].buf);
+    arrays data = self->in.data;
+    data.out = out;
+    data.tile = self->tile;
+    data.stream = 0;
+    evaluate(&self->in.robot, &data);
+}
+
 PyDoc_STRVAR(one_sample_compute_doc,
 "compute(q, qd, qdd)\n--\n\n"
 "The regressor (n, p) of one sample, a new array; None when q, qd or qdd is not a float64 array\n"
@@ -823,13 +837,7 @@ static PyObject *one_sample_compute(one_sample *self, PyObject *const *args, Py_
         Py_DECREF(result);
         Py_RETURN_NONE;
     }
-    sign_columns(n, qd, self->lead ? qdd : NULL, self->reversal_lead, self->dead_band, NULL, n,
-                 self->in.views[6].buf);
-    arrays data = self->in.data;
-    data.out = out.buf;
-    data.tile = self->tile;
-    data.stream = 0;
-    evaluate(&self->in.robot, &data);
+    regressor_of_states(self, out.buf);
     PyBuffer_Release(&out);
     return result;
 }
@@ -855,14 +863,7 @@ static PyObject *one_sample_fill(one_sample *self, PyObject *const *args, Py_ssi
         PyBuffer_Release(&out);
         return NULL;
     }
-    const double *qd = self->in.views[4].buf, *qdd = self->in.views[5].buf;
-    sign_columns(n, qd, self->lead ? qdd : NULL, self->reversal_lead, self->dead_band, NULL, n,
-                 self->in.views[6].buf);
-    arrays data = self->in.data;
-    data.out = out.buf;
-    data.tile = self->tile;
-    data.stream = 0;
-    evaluate(&self->in.robot, &data);
+    regressor_of_states(self, out.buf);
     PyBuffer_Release(&out);
     Py_RETURN_NONE;
 }
@@ -942,14 +943,7 @@ static PyObject *one_sample_torque(one_sample *self, PyObject *const *args, Py_s
         within = gather_checked(views[Q + f].shape[0], views[Q + f].buf, n, bounds + 2 * f * n,
                                 bounds + (2 * f + 1) * n, model_to_request, n, self->in.views[3 + f].buf);
     if (within) {
-        const double *qd = self->in.views[4].buf, *qdd = self->in.views[5].buf;
-        sign_columns(n, qd, self->lead ? qdd : NULL, self->reversal_lead, self->dead_band, NULL, n,
-                     self->in.views[6].buf);
-        arrays data = self->in.data;
-        data.out = self->y;
-        data.tile = self->tile;
-        data.stream = 0;
-        evaluate(&self->in.robot, &data);
+        regressor_of_states(self, self->y);
         const double *theta = views[PARAMETERS].buf, *lower = views[EFFORT].buf, *upper = lower + n;
         double *tau = self->tile;       /* n torques in model order; the tile is free again */
         for (Py_ssize_t i = 0; i < n && within; i++) {
