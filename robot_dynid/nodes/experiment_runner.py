@@ -371,3 +371,7 @@ class ExperimentRunnerNode(Node):
 
 def main(args=None):
     return spin_node(ExperimentRunnerNode, args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

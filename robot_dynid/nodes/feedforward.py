@@ -768,3 +768,7 @@ def _or_nan(value) -> float:
 
 def main(args=None):
     return spin_node(FeedforwardNode, args, low_latency=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

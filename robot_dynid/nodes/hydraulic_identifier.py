@@ -246,3 +246,7 @@ def configs_from_arrays(cylinder_names, piston_masses, damping, areas_a, areas_b
 
 def main(args=None):
     return spin_node(HydraulicIdentifierNode, args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

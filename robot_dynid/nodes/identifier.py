@@ -388,3 +388,7 @@ def idle_period(latency):
 
 def main(args=None):
     return spin_node(IdentifierNode, args, low_latency=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -68,6 +68,7 @@ def declare(node, name, default, description, unit=None, check=None, apply=None,
         description = f"{description}; read at start"
     text = f"{description} [{unit}]" if unit else description
     bounds = bounds if bounds is not None else getattr(check, "bounds", None)
+    _take_integers_as_doubles(node, name, default)
     parameter = node.declare_parameter(name, default, ParameterDescriptor(description=text,
                                                                           read_only=apply is None and bounds is None))
     value = parameter.value if check is None else check(parameter.value, f"parameter {name}")
@@ -86,6 +87,42 @@ def declare(node, name, default, description, unit=None, check=None, apply=None,
             node.add_on_set_parameters_callback(lambda parameters: _set_live(live, parameters))
         live[name] = (check, apply)
     return value
+
+
+_DOUBLES = {Parameter.Type.INTEGER: Parameter.Type.DOUBLE, Parameter.Type.INTEGER_ARRAY: Parameter.Type.DOUBLE_ARRAY}
+
+
+def _as_double(parameter: Parameter) -> Parameter:
+    """An integer (array) ``parameter`` as the double (array) it means; other parameters as they are."""
+    kind = _DOUBLES.get(parameter.type_)
+    if kind is None:
+        return parameter
+    value = parameter.value
+    return Parameter(parameter.name, kind, float(value) if kind == Parameter.Type.DOUBLE else [float(x) for x in value])
+
+
+def _take_integers_as_doubles(node, name, default) -> None:
+    """Let the double (array) parameter ``name`` of ``node`` be given as integers, as ``-p rate:=500`` and
+    ``ros2 param set NODE rate 500`` send them (rclpy refuses them: "Wrong parameter type"); the value is then
+    the double it means, and is checked like any other.
+
+    At the start, an integer override is turned into a double before the parameter is declared (rclpy keeps the
+    command line's overrides in ``Node._parameter_overrides`` in every distribution); while the node runs, a
+    pre-set callback does the same (rclpy >= 4: Iron and later; on Humble a live set needs ``500.0``)."""
+    is_double = isinstance(default, float) or (isinstance(default, (list, tuple)) and len(default) > 0
+                                               and all(isinstance(x, float) for x in default))
+    if not is_double:
+        return
+    overrides = getattr(node, "_parameter_overrides", None)
+    if isinstance(overrides, dict) and name in overrides:
+        overrides[name] = _as_double(overrides[name])
+    doubles = getattr(node, "_double_parameters", None)
+    if doubles is None:
+        doubles = node._double_parameters = set()
+        if hasattr(node, "add_pre_set_parameters_callback"):
+            node.add_pre_set_parameters_callback(
+                lambda parameters: [_as_double(p) if p.name in doubles else p for p in parameters])
+    doubles.add(name)
 
 
 def _set_live(live, parameters) -> SetParametersResult:

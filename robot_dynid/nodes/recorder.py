@@ -392,3 +392,7 @@ def period_or_off(value, field):
 
 def main(args=None):
     return spin_node(RecorderNode, args, low_latency=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

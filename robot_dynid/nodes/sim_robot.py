@@ -202,3 +202,7 @@ def burst(max_lag, batch_period, rate):
 
 def main(args=None):
     return spin_node(SimRobotNode, args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -4,11 +4,15 @@ Every node reads most parameters once, at its start: those are read-only, and a 
 the parameter (before, the set succeeded and changed nothing). Parameters a node can take while it runs
 are refused outside their descriptor's range by rclpy, then checked like at the start (refused with the
 same message), and take effect: each node's test watches a behaviour that changes (a timer's period, the
-noise of a simulated torque, a message's reason). The identifier's quality gate: test_identifier_node; the
+noise of a simulated torque, a message's reason). Integers are taken for double parameters, at the start and
+live, as ``ros2 param set`` sends them. Every node also starts as ``python -m robot_dynid.nodes.<node>
+--ros-args ...`` (a pip venv has no ``ros2 run``). The identifier's quality gate: test_identifier_node; the
 experiment runner's safety bounds during a run: test_experiment_runner_node.
 """
 import contextlib
 import math
+import subprocess
+import sys
 
 import pytest
 from rcl_interfaces.msg import Log
@@ -16,7 +20,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
 from robot_dynid.msg import FeedforwardStatus, HydraulicCylinderEstimates, IdentificationStatus
-from ros_graph import start_node, stop_node
+from ros_graph import STARTED, start_node, stop_node
 
 CYLINDER = ("-p", "cylinder_names:=[boom]", "-p", "piston_masses:=[10.0]", "-p", "damping:=[100.0]",
             "-p", "areas_a:=[0.001]", "-p", "areas_b:=[0.0005]")
@@ -175,3 +179,39 @@ def test_sim_robot_takes_a_noise_std_and_refuses_a_burst_its_history_cannot_hold
                                   "1010 samples, more than the publishers' history of 510 set at start")
         assert_taken(graph.set_parameters(path, noise_std=0.0, batch_period=0.01))
         graph.spin_until(lambda: len(noise_free()) >= 10, what="joint states without noise after noise_std 0")
+
+
+def test_integers_are_taken_for_double_parameters_at_the_start_and_live_and_still_range_checked(graph, tmp_path):
+    """``-p status_period:=3600`` and ``ros2 param set ... velocity_margin 2`` send integers; rclpy alone
+    refuses them ("Wrong parameter type, expected 'Type.DOUBLE' got 'Type.INTEGER'")."""
+    with running(graph, "feedforward", ("-p", "status_period:=3600"), tmp_path) as path:
+        assert graph.get_parameters(path, "status_period") == [3600.0]
+        assert_taken(graph.set_parameters(path, velocity_margin=2))
+        [margin] = graph.get_parameters(path, "velocity_margin")
+        assert margin == 2.0 and isinstance(margin, float)
+        [refused] = graph.set_parameters(path, velocity_margin=11)
+        assert refused.reason == "Parameter velocity_margin out of range Min: 0.0, Max: 10.0, value: 11.0"
+        [refused] = graph.set_parameters(path, standstill_velocity=0)       # the open end: the start's check
+        assert refused.reason == "parameter standstill_velocity must be finite and in (0, 1] [rad/s], got 0.0"
+        [refused] = graph.set_parameters(path, service_queue_depth=10)      # an integer parameter stays one
+        assert refused.reason == "Trying to set a read-only parameter: service_queue_depth."
+
+
+@pytest.mark.parametrize("node", READ_ONLY)
+def test_each_node_runs_as_a_python_module_with_ros_arguments(graph, node, tmp_path):
+    arguments, name, _ = READ_ONLY[node]
+    namespace = f"/module_{node}"
+    if node == "recorder":
+        arguments = (*arguments, "-p", f"bag_path:={tmp_path / 'bag'}")
+    log = tmp_path / f"{node}.log"
+    with open(log, "wb") as output:
+        process = subprocess.Popen([sys.executable, "-m", f"robot_dynid.nodes.{node}", "--ros-args",
+                                    "-r", f"__ns:={namespace}", *arguments],
+                                   stdout=output, stderr=subprocess.STDOUT)
+    STARTED.append(process)
+    try:
+        graph.wait_until_spinning(f"{namespace}/{node}")
+        [described] = graph.describe_parameters(f"{namespace}/{node}", name)
+        assert described.read_only and described.description
+    finally:
+        assert stop_node(process) == 0, log.read_text()
