@@ -122,8 +122,7 @@ def test_identifier_takes_a_status_period_at_once(graph, tmp_path):
         taken_at_once(graph, path, statuses, "IdentificationStatus every status_period", status_period=0.05,
                       stage_latency=0.1, model_file=str(tmp_path / "model.yaml"))
         [refused] = graph.set_parameters(path, model_file=str(tmp_path))
-        assert refused.reason == f"parameter model_file {str(tmp_path)!r} is a directory; expected the path of a " \
-                                 "file to write"
+        assert refused.reason == f"parameter model_file: {tmp_path}: is a directory; give a file name for the file"
 
 
 def test_hydraulic_identifier_takes_a_publish_period_and_the_convergence_test(graph, tmp_path):
@@ -215,3 +214,24 @@ def test_each_node_runs_as_a_python_module_with_ros_arguments(graph, node, tmp_p
         assert described.read_only and described.description
     finally:
         assert stop_node(process) == 0, log.read_text()
+
+
+@pytest.mark.parametrize("node, parameter, arguments", [
+    ("identifier", "model_file", ()), ("hydraulic_identifier", "results_file", CYLINDER)])
+def test_a_live_path_parameter_given_a_hostile_path_is_refused_naming_it_and_the_node_lives_on(
+        graph, tmp_path, node, parameter, arguments):
+    """A name over 255 bytes killed the node (the live check raised OSError), losing what it had collected;
+    /dev/zero and a read-only file system were taken, and the file then written nowhere."""
+    from small_disk import small_disk
+    kept = str(tmp_path / "kept.yaml")
+    with small_disk(tmp_path / "read_only", "1m") as disk, \
+            running(graph, node, (*arguments, "-p", f"{parameter}:={kept}"), tmp_path) as path:
+        subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+        hostile = {str(tmp_path / ("n" * 300 + ".yaml")): "File name too long",
+                   "/dev/zero": "is a special file (a device, FIFO or socket), not a regular file",
+                   str(disk / "f.yaml"): "read-only file system", str(tmp_path): "is a directory"}
+        for value, reason in hostile.items():
+            [refused] = graph.set_parameters(path, **{parameter: value})
+            assert not refused.successful and refused.reason.startswith(f"parameter {parameter}: "), refused.reason
+            assert reason in refused.reason, refused.reason
+        assert graph.get_parameters(path, parameter) == [kept]
