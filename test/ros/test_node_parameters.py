@@ -82,4 +82,3 @@ def test_a_zero_flush_period_is_refused_not_spun(tmp_path):
     line = refused(tmp_path, "recorder", f"bag_path:={tmp_path / 'bag'}", "flush_period:=0.0")
     assert "parameter flush_period must be finite and in [0.01, 3600] [s], got 0.0" in line, line
     assert not (tmp_path / "bag").exists()
-
