@@ -6,17 +6,18 @@ did not change (a parameter the trajectory hardly excites moves by many of its s
 robot's change is judged on quantities that matter for wear and that every fit determines well. Each is a
 torque [N m] (a force [N] for a prismatic joint) of one joint under fixed reference conditions
 (:class:`ReferenceConditions`), from the arm's base parameters ``theta`` (r,) alone (a payload the model
-carries, torque offsets and armature are left out where named):
+carries and torque offsets, a sensor's zero rather than the robot, are left out):
 
-- ``friction``: the friction torque opposing the motion of joint j moving alone at ``+v`` and ``-v``,
-  ``v = s * v_max_j`` for each ``s`` in :data:`REFERENCE_SPEED_FRACTIONS`, from the friction terms only:
-  ``sgn(v) (Y_f(0, v e_j, 0) theta)_j`` (positive for friction that opposes the motion; warm, for a time
-  drift; none for a temperature drift, which needs a temperature);
+- ``friction``: the friction torque opposing the motion of joint j moving alone at ``v = s * v_max_j`` for
+  each ``s`` in :data:`REFERENCE_SPEED_FRACTIONS`, from the friction terms only, the mean of both directions:
+  ``((Y_f(0, v e_j, 0) - Y_f(0, -v e_j, 0)) theta)_j / 2`` (positive for friction that opposes the motion;
+  every friction model of the package is odd in the speed, so both directions give this same torque; warm,
+  for a time drift; none for a temperature drift, which needs a temperature);
 - ``gravity``: ``(Y_g(q_p, 0, 0) theta)_j``, the inertial terms at rest at each reference pose ``q_p``
   (joints whose gravity torque is structurally zero, a vertical first axis, have none);
-- ``motion``: the RMS over the reference motion of the torque the arm's model predicts (without torque
-  offsets: a sensor's zero, not the robot), ``sqrt(mean_t (Y(q_t, qd_t, qdd_t) theta)_j^2)``: the protocol's validation trajectory where it was
-  recorded, else :func:`builtin_reference_motion`.
+- ``motion``: the RMS over the reference motion of the torque the arm's model predicts,
+  ``sqrt(mean_t (Y(q_t, qd_t, qdd_t) theta)_j^2)``: along the protocol's validation trajectory where it was
+  recorded (:func:`validation_motion`), else :func:`builtin_reference_motion`.
 
 The first two are linear, ``x = c^T theta``; the RMS is linearised, ``c`` its gradient. The estimation std is
 ``sqrt(c^T V c)``, V the parameters' covariance as the model gives it (``diag(std^2)``: the model file keeps
@@ -53,6 +54,7 @@ from robot_dynid import validators
 from robot_dynid.errors import DynIdError
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.robot_description import RobotDescription
+from robot_dynid.recordings.recording import Recording
 
 REFERENCE_SPEED_FRACTIONS = (0.1, 0.5)
 """[1] of each joint's velocity limit: a slow speed (mostly Coulomb friction) and a fast one (viscous)."""
@@ -159,6 +161,21 @@ def builtin_reference_motion(robot: RobotDescription, samples: int = MOTION_SAMP
             -amplitude * omega**2 * np.sin(phase))
 
 
+def validation_motion(recording: Recording, joint_names: Sequence[str]) -> tuple | None:
+    """The motion of ``recording``'s first run of samples labelled ``validation`` (the protocol's validation
+    trajectory), in ``joint_names``' order and thinned to at most :data:`MOTION_SAMPLES` samples: ``(q, qd,
+    qdd)`` each (N, n) [rad, rad/s, rad/s^2]; None without such samples or without velocities and
+    accelerations."""
+    if recording.stage is None or recording.qd is None or recording.qdd is None:
+        return None
+    for stage, _, start, stop in recording.segments():
+        if stage == "validation" and stop - start >= 2:
+            run = recording.take(slice(start, stop)).reorder(joint_names)
+            stride = max(1, int(np.ceil(run.n_samples / MOTION_SAMPLES)))
+            return tuple(np.ascontiguousarray(part[::stride]) for part in (run.q, run.qd, run.qdd))
+    return None
+
+
 def reference_conditions(robot: RobotDescription, motion: tuple | None = None,
                          motion_source: str = "") -> ReferenceConditions:
     """The reference conditions of ``robot``: speeds at :data:`REFERENCE_SPEED_FRACTIONS` of its velocity
@@ -198,7 +215,7 @@ class Indicator:
     unit : str
         ``N m`` (``N`` for a prismatic joint).
     speed : float or None
-        [rad/s] (m/s), signed: the friction indicator's speed.
+        [rad/s] (m/s) the friction indicator's speed (both directions).
     pose : int or None
         0-based index of the gravity indicator's reference pose.
     """
@@ -211,9 +228,9 @@ class Indicator:
 
     @property
     def condition(self) -> str:
-        """``at +1.58 rad/s``, ``at pose 2`` (1-based), ``along the reference motion``."""
+        """``at 1.58 rad/s``, ``at pose 2`` (1-based), ``along the reference motion``."""
         if self.kind == "friction":
-            return f"at {self.speed:+.3g} {'m/s' if self.unit == 'N' else 'rad/s'}"
+            return f"at {self.speed:.3g} {'m/s' if self.unit == 'N' else 'rad/s'}"
         if self.kind == "gravity":
             return f"at pose {self.pose + 1}"
         return "along the reference motion"
@@ -225,7 +242,7 @@ class Indicator:
 
     @property
     def name(self) -> str:
-        """``elbow_joint friction at +1.58 rad/s``: unique within a robot's indicators."""
+        """``elbow_joint friction at 1.58 rad/s``: unique within a robot's indicators."""
         return f"{self.joint} {self.quantity} {self.condition}"
 
     def to_dict(self) -> dict:
@@ -258,7 +275,7 @@ def _masked(base, regressor, Y: np.ndarray, groups: Sequence[str]) -> np.ndarray
 
 def wear_indicators(model: DynamicModel, reference: ReferenceConditions) -> WearIndicators:
     """The indicators of ``model`` under ``reference`` (module docstring), in the order friction (joint by
-    joint, speeds ascending, ``+`` then ``-``), gravity (pose by pose, joint by joint), motion (joint by joint).
+    joint, speeds ascending), gravity (pose by pose, joint by joint), motion (joint by joint).
 
     Raises
     ------
@@ -274,16 +291,17 @@ def wear_indicators(model: DynamicModel, reference: ReferenceConditions) -> Wear
     indicators, gradients = [], []
     friction = regressor.slices["friction"]
     if friction.stop > friction.start and not model.friction.needs_temperature:
-        speeds = np.array([sign * row for j in range(n) for row in reference.speeds[:, j] for sign in (1.0, -1.0)])
+        speeds = np.repeat(reference.speeds.T.ravel(), 2) * np.tile([1.0, -1.0], reference.speeds.size)
         joints = np.repeat(np.arange(n), 2 * reference.speeds.shape[0])
         qd = np.zeros((speeds.size, n))
         qd[np.arange(speeds.size), joints] = speeds
         zeros = np.zeros_like(qd)
         elapsed = np.full(speeds.size, 1e9) if model.friction.needs_elapsed else None
         Y = _masked(base, regressor, regressor.compute(zeros, qd, zeros, elapsed=elapsed), ("friction",))
-        for k, (j, speed) in enumerate(zip(joints, speeds)):
-            indicators.append(Indicator("friction", reference.joint_names[j], units[j], speed=float(speed)))
-            gradients.append(np.sign(speed) * Y[k, j])
+        for k in range(0, speeds.size, 2):
+            j = joints[k]
+            indicators.append(Indicator("friction", reference.joint_names[j], units[j], speed=float(speeds[k])))
+            gradients.append(0.5 * (Y[k, j] - Y[k + 1, j]))
     elapsed = None if not model.friction.needs_elapsed else np.full(len(reference.poses), 1e9)
     zeros = np.zeros_like(reference.poses)
     if model.friction.needs_temperature:
@@ -317,19 +335,18 @@ def wear_indicators(model: DynamicModel, reference: ReferenceConditions) -> Wear
 
 
 def practical_thresholds(indicators: Sequence[Indicator], values, fraction: float = PRACTICAL_FRACTION) -> np.ndarray:
-    """[N m] (N) per indicator (K,): ``fraction`` times its joint's friction at the fastest reference speed (the
-    mean of both directions' ``values``, as magnitudes) in a model (the baseline's); for a joint without friction
-    indicators, ``fraction`` times its torque RMS along the reference motion."""
+    """[N m] (N) per indicator (K,): ``fraction`` times its joint's friction at the fastest reference speed in
+    ``values`` (K,) of a model (the baseline's), as a magnitude; for a joint without friction indicators,
+    ``fraction`` times its torque RMS along the reference motion."""
     values = np.asarray(values, dtype=float)
-    fastest = max((abs(i.speed) for i in indicators if i.kind == "friction"), default=None)
-    scale: dict = {}
+    fastest: dict = {}
     for indicator, value in zip(indicators, values):
-        if indicator.kind == "friction" and abs(indicator.speed) == fastest:
-            scale.setdefault(indicator.joint, []).append(abs(value))
+        if indicator.kind == "friction" and indicator.speed >= fastest.get(indicator.joint, (-1.0, 0.0))[0]:
+            fastest[indicator.joint] = (indicator.speed, abs(value))
     for indicator, value in zip(indicators, values):
-        if indicator.kind == "motion" and indicator.joint not in scale:
-            scale[indicator.joint] = [abs(value)]
-    return np.array([fraction * float(np.mean(scale[indicator.joint])) for indicator in indicators])
+        if indicator.kind == "motion" and indicator.joint not in fastest:
+            fastest[indicator.joint] = (0.0, abs(value))
+    return np.array([fraction * fastest[indicator.joint][1] for indicator in indicators])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -410,6 +427,11 @@ class ChangeStatistics:
     t: np.ndarray
     dof: np.ndarray
     p: np.ndarray
+
+    def band(self, coverage: float = 0.95) -> np.ndarray:
+        """(c, K) [N m] (N): half-width of the interval around the baseline in which an unchanged robot's
+        recording falls with probability ``coverage``, ``t_{(1 + coverage) / 2, dof} combined_std``."""
+        return student_t.ppf(0.5 * (1.0 + coverage), self.dof) * self.combined_std
 
 
 def change_statistics(baseline_values, baseline_std, values, std, spread: BetweenRecordingSpread) -> ChangeStatistics:

@@ -512,20 +512,17 @@ def _day(record: FleetRecord, records: Sequence[FleetRecord]) -> str:
     return day if sum(other.recorded_at[:10] == day for other in records) == 1 else record.recorded_at
 
 
-def _change_text(finding: dict, both_directions: bool) -> str:
-    """``elbow_joint friction +31 % at 1.58 rad/s (+1.35 N m)`` and the like."""
+def change_text(finding: dict) -> str:
+    """``elbow_joint friction +31 % at 1.58 rad/s (+1.35 N m)`` and the like, of a :meth:`RobotWear.finding`."""
     unit, change, percent = finding["unit"], finding["change"], finding["change_percent"]
-    relative = "" if percent is None else f"{percent:+.0f} %"
+    relative = "" if percent is None else f"{percent:+.0f} % "
     if finding["kind"] == "friction":
-        speed = abs(finding["speed"]) if both_directions else finding["speed"]
-        speed_unit = "m/s" if unit == "N" else "rad/s"
-        where = f"at {speed:.3g} {speed_unit}" if both_directions else f"at {speed:+.3g} {speed_unit}"
-        return f"{finding['joint']} friction {relative} {where} ({change:+.3g} {unit})"
-    where = f"at pose {finding['pose'] + 1}" if finding["kind"] == "gravity" else "along the reference motion"
+        return f"{finding['joint']} friction {relative}{finding['condition']} ({change:+.3g} {unit})"
     quantity = {"gravity": "gravity torque", "motion": "torque RMS"}[finding["kind"]]
     if unit == "N":
         quantity = quantity.replace("torque", "force")
-    return f"{finding['joint']} {quantity} {change:+.3g} {unit} ({relative or 'from 0'}) {where}"
+    relative = "" if percent is None else f" ({percent:+.0f} %)"
+    return f"{finding['joint']} {quantity} {change:+.3g} {unit}{relative} {finding['condition']}"
 
 
 def _verdict(changes: RobotChanges, practical_fraction: float) -> str:
@@ -549,19 +546,16 @@ def _verdict(changes: RobotChanges, practical_fraction: float) -> str:
             if group in seen:
                 continue
             seen.add(group)
-            both = finding["kind"] == "friction" and any(
-                other["joint"] == finding["joint"] and other["kind"] == "friction"
-                and other["speed"] == -finding["speed"] for other in findings)
             since = next(record for record in records if record.recorded_at == finding["since"])
-            parts.append(f"{_change_text(finding, both)} since {_day(since, records)}")
+            parts.append(f"{change_text(finding)} since {_day(since, records)}")
         return f"{robot_id}: " + "; ".join(parts)
     text = f"{robot_id}: no change beyond the fleet's spread ({count})"
     latest = wear.significant[-1]
     if latest.any():
         k = int(np.argmax(np.where(latest, np.abs(wear.statistics.t[-1]), -np.inf)))
-        small = _change_text({**wear.finding(len(wear.compared) - 1, k)}, False)
-        text = (f"{robot_id}: no change beyond {practical_fraction:.0%} of a joint's friction ({count}; the largest "
-                f"smaller one: {small})")
+        small = change_text(wear.finding(len(wear.compared) - 1, k))
+        text = (f"{robot_id}: no change beyond {100 * practical_fraction:g} % of a joint's friction ({count}; the "
+                f"largest smaller one: {small})")
     earlier = [record for i, record in enumerate(wear.compared[:-1]) if wear.flagged[i].any()]
     if earlier:
         text += f"; flagged on {', '.join(_day(record, records) for record in earlier)}, not in the latest"
