@@ -1,5 +1,7 @@
 """A simulated fleet for the fleet tests and benchmark: UR5 arms whose torques come from pinocchio's RNEA
-(not the package's regressor) plus Coulomb and viscous friction written out by hand and white noise.
+(not the package's regressor) plus Coulomb and viscous friction written out by hand and white noise; and a
+real-world one (:func:`real_world_arm_recording`): a different excitation per recording and what hardware does
+to recordings (test/real_world.py).
 
 Arm ``k`` has every link ``1 + MASS_OFFSETS[k]`` times as heavy as the reference arm's (mass, first
 moments and inertia scaled together: the same shape, a denser link). Every arm runs the same
@@ -10,8 +12,8 @@ import dataclasses
 import datetime
 
 import numpy as np
-
 from real_world import Effects, excitation as real_world_excitation, simulate
+
 from rnea_reference import rnea_torques
 from robot_dynid.experiment.simulation import plausible_parameters
 from robot_dynid.experiment.trajectories import FourierTrajectory, time_grid

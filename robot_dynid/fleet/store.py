@@ -200,8 +200,7 @@ class FleetStore:
                 "INSERT INTO wear_indicators (model_id, reference, position, name, kind, joint, unit, value, std) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(model_id, reference, k, item.name, item.kind, item.joint, item.unit, float(value), float(std))
-                 for k, (item, value, std) in enumerate(zip(indicators.indicators, indicators.values,
-                                                             indicators.std))])
+                 for k, (item, value, std) in enumerate(zip(indicators.indicators, indicators.values, indicators.std))])
 
     def set_recording(self, entry, robot: str, settings_hash: str, content_hash: str | None, status: str,
                       reason: str = "", model_id: int | None = None) -> None:
