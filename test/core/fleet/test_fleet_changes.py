@@ -126,8 +126,8 @@ def test_a_30_percent_friction_rise_is_flagged_on_its_joint_with_its_sign_and_si
     for _, worn in real_world_fleets:
         analysis = analyse_fleet(worn)
         findings = analysis.robots["arm1"].findings
-        assert findings and {(finding["joint"], finding["kind"]) for finding in findings} == {("elbow_joint",
-                                                                                                "friction")}
+        assert findings
+        assert {(finding["joint"], finding["kind"]) for finding in findings} == {("elbow_joint", "friction")}
         for finding in findings:
             expected = WORN.rise * (COULOMB[WORN.joint] + VISCOUS[WORN.joint] * finding["speed"])
             assert abs(finding["change"] - expected) <= 3 * finding["combined_std"]
