@@ -283,17 +283,26 @@ def trend_figure(series, path, title: str) -> pathlib.Path:
         values, std, flagged = np.asarray(values, float), np.asarray(std, float), np.asarray(flagged, bool)
         ax.axhline(baseline, color="0.5", ls="--", lw=0.8)
         ax.axhspan(baseline - 2 * baseline_std, baseline + 2 * baseline_std, color="0.85", lw=0)
-        ax.errorbar(times, values, yerr=2 * std, fmt="o-", ms=3, lw=0.8, color="C0", capsize=2)
-        if flagged.any():
-            ax.plot([t for t, f in zip(times, flagged) if f], values[flagged], "o", color="C3", ms=6,
-                    label="flagged")
-            ax.legend(fontsize=7)
-        ax.set_title(name, fontsize=9, color="C3" if flagged.any() else "black")
-        ax.set_ylabel(f"[{unit}]" if unit else "[1]", fontsize=8)
-        ax.tick_params(labelsize=7)
-        for label in ax.get_xticklabels():
-            label.set_rotation(30)
-    for ax in list(axes.flat)[len(series):]:
+        _time_panel(ax, name, f"[{unit}]" if unit else "[1]", times, values, std, flagged, "flagged")
+    return _finish_panels(figure, axes, len(series), title, path)
+
+
+def _time_panel(ax, name, ylabel, times, values, std, flagged, flag_label) -> None:
+    """Values over time with +-2 std bars, ``flagged`` points red (labelled ``flag_label``), titled ``name``."""
+    ax.errorbar(times, values, yerr=2 * std, fmt="o-", ms=3, lw=0.8, color="C0", capsize=2)
+    if flagged.any():
+        ax.plot([t for t, f in zip(times, flagged) if f], values[flagged], "o", color="C3", ms=6, label=flag_label)
+        ax.legend(fontsize=7)
+    ax.set_title(name, fontsize=9, color="C3" if flagged.any() else "black")
+    ax.set_ylabel(ylabel, fontsize=8)
+    ax.tick_params(labelsize=7)
+    for label in ax.get_xticklabels():
+        label.set_rotation(30)
+
+
+def _finish_panels(figure, axes, count: int, title: str, path) -> pathlib.Path:
+    """Hide the grid's unused panels, title the figure and save it."""
+    for ax in list(axes.flat)[count:]:
         ax.set_visible(False)
     figure.suptitle(title, fontsize=10)
     return _save(figure, path)
@@ -322,19 +331,8 @@ def wear_trend_figure(series, path, title: str) -> pathlib.Path:
         if shown.any():
             ax.errorbar([t for t, keep in zip(times, shown) if keep], np.full(shown.sum(), baseline),
                         yerr=band[shown], fmt="none", ecolor="0.82", elinewidth=8)
-        ax.errorbar(times, values, yerr=2 * std, fmt="o-", ms=3, lw=0.8, color="C0", capsize=2)
-        if flagged.any():
-            ax.plot([t for t, f in zip(times, flagged) if f], values[flagged], "o", color="C3", ms=6, label="wear")
-            ax.legend(fontsize=7)
-        ax.set_title(name, fontsize=9, color="C3" if flagged.any() else "black")
-        ax.set_ylabel(f"{quantity} [{unit}]", fontsize=8)
-        ax.tick_params(labelsize=7)
-        for label in ax.get_xticklabels():
-            label.set_rotation(30)
-    for ax in list(axes.flat)[len(series):]:
-        ax.set_visible(False)
-    figure.suptitle(title, fontsize=10)
-    return _save(figure, path)
+        _time_panel(ax, name, f"{quantity} [{unit}]", times, values, std, flagged, "wear")
+    return _finish_panels(figure, axes, len(series), title, path)
 
 
 def spread_figure(names, robots, deviation, far, path, spreads: float) -> pathlib.Path:
