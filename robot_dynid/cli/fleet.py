@@ -5,15 +5,15 @@ import os
 import pathlib
 import sys
 
-from robot_dynid.cli.options import (add_model_structure_arguments, add_option_arguments, option_values,
-                                     open_unit_interval, output_directory, positive_number, progress,
+from robot_dynid.cli.options import (add_model_structure_arguments, add_option_arguments, number_in,
+                                     open_unit_interval, option_values, output_directory, positive_number, progress,
                                      settings_from_args)
 from robot_dynid.reports.json_text import dumps
 
 NAME = "fleet"
 HELP = ("identify every recording of a fleet manifest as a task on Dask distributed, keep the results in a "
-        "database, flag parameters that changed since each robot's baseline (multiple comparisons corrected) "
-        "and write a fleet page")
+        "database, give one wear verdict per robot (friction, gravity and torque indicators against the spread "
+        "between recordings the fleet shows, multiple comparisons corrected) and write a fleet page")
 
 
 def _worker_count(text):
@@ -28,6 +28,7 @@ def _worker_count(text):
 
 def add_arguments(parser):
     from robot_dynid.estimation.estimators import BATCH_METHODS
+    from robot_dynid.estimation.wear import PRACTICAL_FRACTION
     from robot_dynid.fleet.changes import CORRECTIONS, DEFAULT_LEVEL, DEFAULT_OUTLIER_SPREADS
     from robot_dynid.fleet.tasks import TaskOptions
     gate = TaskOptions()
@@ -70,16 +71,23 @@ def add_arguments(parser):
     changes.add_argument("--correction", choices=CORRECTIONS, default="holm",
                          help="holm: family-wise error rate (an unchanged fleet raises any flag with probability at "
                               "most --level); bh: Benjamini-Hochberg false discovery rate (default: %(default)s)")
+    changes.add_argument("--practical-fraction", type=number_in("1", 0.0, 1.0), default=PRACTICAL_FRACTION,
+                         metavar="FRACTION",
+                         help="a change smaller than this fraction of the joint's friction torque (at the fastest "
+                              "reference speed) is not reported as wear [1] (default: %(default)s: about what "
+                              "friction moves between a cold and a warm robot; docs/fleets.md)")
     changes.add_argument("--wear-parameter", action="append", default=[], metavar="NAME",
-                         help="a base parameter to summarise per joint besides friction (repeatable), e.g. Ia3")
+                         help="a base parameter to summarise per joint besides friction in the parameter evidence "
+                              "(repeatable), e.g. Ia3")
     changes.add_argument("--outlier-spreads", type=positive_number("a number > 0 [1]"),
                          default=DEFAULT_OUTLIER_SPREADS, metavar="K",
-                         help="a robot is far from the fleet median where its latest value lies more than K robust "
-                              "spreads (1.4826 MAD) from it, significantly (default: %(default)s)")
+                         help="a robot's parameter is far from the fleet median where its latest value lies more "
+                              "than K robust spreads (1.4826 MAD) from it, significantly (default: %(default)s)")
     parser.add_argument("--no-reports", action="store_true",
                         help="make no report per recording (faster; the fleet page then links models only)")
     parser.add_argument("--json", action="store_true",
-                        help='print {"robots": {ID: {"flagged": [...], ...}}, ...} instead of the summary')
+                        help='print {"verdicts": {ID: "..."}, "wear": {...}, "robots": {ID: {"verdict": ..., "wear": '
+                             '{"findings": [...], ...}, "parameters": {...}}}, ...} instead of the summary')
     parser.add_argument("--out", required=True, type=output_directory, metavar="DIR",
                         help="fleet.sqlite (results database), models/, reports/, index.html")
 
@@ -94,14 +102,15 @@ def _task_options(args):
 
 
 def main(args):
-    from robot_dynid.fleet.changes import analyse_fleet, FleetRecord
+    from robot_dynid.fleet.changes import analyse_fleet, FleetRecord, PARAMETER_NOTE
     from robot_dynid.fleet.manifest import read_manifest
-    from robot_dynid.fleet.page import write_fleet_page
-    from robot_dynid.fleet.run import open_client, run_fleet
+    from robot_dynid.fleet.page import FINDING_COLUMNS, finding_rows, wear_method_text, write_fleet_page
+    from robot_dynid.fleet.run import open_client, reference_motions, run_fleet, store_wear_indicators
     from robot_dynid.fleet.store import FleetStore
     from robot_dynid.model.dynamic_model import DynamicModel
     from robot_dynid.model.robot_loader import load_robot
     from robot_dynid.reports.figures import pyplot
+    from robot_dynid.reports.tables import format_table
     pyplot()        # matplotlib missing: say so before any work
     robot = load_robot(args.robot)
     options = _task_options(args)
@@ -111,24 +120,27 @@ def main(args):
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     results = []
-    with FleetStore(out / "fleet.sqlite") as store, open_client(args.scheduler, args.workers) as client:
-        for result in progress(run_fleet(client, entries, os.path.abspath(args.robot), options, store, out),
-                               "recordings", len(entries)):
-            results.append(result)
-            if not sys.stderr.isatty() and not args.json:
-                print(f"[{len(results)}/{len(entries)}] {result.entry.robot_id} {result.entry.key[1]}: "
-                      f"{'reused' if result.reused else result.status}"
-                      + (f" ({result.reason})" if result.status == "failed" else ""), file=sys.stderr)
-    order = {entry.key: index for index, entry in enumerate(sorted(entries, key=lambda e: e.key))}
-    results.sort(key=lambda result: order[result.entry.key])
-    histories = {}
-    for result in results:
-        model = DynamicModel.load(out / result.model_file) if result.status == "identified" else None
-        histories.setdefault(result.entry.robot_id, []).append(FleetRecord(
-            result.entry.robot_id, result.entry.key[1], result.entry.data, result.status, result.reason, model,
-            result.model_file, result.report))
-    analysis = analyse_fleet(histories, baseline, args.level, args.correction, args.wear_parameter,
-                             args.outlier_spreads)
+    with FleetStore(out / "fleet.sqlite") as store:
+        with open_client(args.scheduler, args.workers) as client:
+            for result in progress(run_fleet(client, entries, os.path.abspath(args.robot), options, store, out),
+                                   "recordings", len(entries)):
+                results.append(result)
+                if not sys.stderr.isatty() and not args.json:
+                    print(f"[{len(results)}/{len(entries)}] {result.entry.robot_id} {result.entry.key[1]}: "
+                          f"{'reused' if result.reused else result.status}"
+                          + (f" ({result.reason})" if result.status == "failed" else ""), file=sys.stderr)
+        order = {entry.key: index for index, entry in enumerate(sorted(entries, key=lambda e: e.key))}
+        results.sort(key=lambda result: order[result.entry.key])
+        histories = {}
+        for result in results:
+            model = DynamicModel.load(out / result.model_file) if result.status == "identified" else None
+            histories.setdefault(result.entry.robot_id, []).append(FleetRecord(
+                result.entry.robot_id, result.entry.key[1], result.entry.data, result.status, result.reason, model,
+                result.model_file, result.report))
+        analysis = analyse_fleet(histories, baseline, args.level, args.correction, args.wear_parameter,
+                                 args.outlier_spreads, reference_motions(store, results),
+                                 practical_fraction=args.practical_fraction)
+        store_wear_indicators(store, analysis)
     counts = {"identified": sum(r.status == "identified" and not r.reused for r in results),
               "reused": sum(r.reused for r in results), "failed": sum(r.status == "failed" for r in results),
               "database": "fleet.sqlite"}
@@ -147,10 +159,19 @@ def main(args):
           f"{counts['failed']} failed")
     for failure in summary["failed"]:
         print(f"failed: {failure['robot_id']} {failure['recorded_at']} {failure['data']}: {failure['reason']}")
-    print(f"change detection: {analysis.n_tests} tests, {analysis.correction_name} at level {args.level:g}")
+    print("wear:")
+    for verdict in analysis.verdicts.values():
+        print(f"  {verdict}")
+    rows = finding_rows(analysis)
+    if rows:
+        print("wear found (latest recordings):")
+        print(format_table(FINDING_COLUMNS, rows))
+    print(wear_method_text(analysis))
+    print(f"parameters (evidence: {PARAMETER_NOTE}): {analysis.n_tests} tests, {analysis.correction_name} at level "
+          f"{args.level:g}")
     for robot_id, entry in summary["robots"].items():
-        flagged = ", ".join(entry["flagged"]) or "nothing flagged"
-        far = f"; far from the fleet median: {', '.join(entry['far_from_median'])}" if entry["far_from_median"] else ""
-        print(f"  {robot_id}: {flagged}{far}")
+        flagged = ", ".join(entry["parameters"]["flagged"]) or "nothing flagged"
+        far = entry["parameters"]["far_from_median"]
+        print(f"  {robot_id}: {flagged}" + (f"; far from the fleet median: {', '.join(far)}" if far else ""))
     print(f"fleet page written to {index} (database {out / 'fleet.sqlite'})")
     return 0

@@ -1,36 +1,44 @@
-"""Change detection over a fleet, with the multiple comparisons controlled.
+"""Change detection over a fleet: a verdict on wear per robot, with the evidence under it.
 
-For every robot, each recording's base parameters are compared with the robot's baseline (its
-first identified recording, or a given model) in combined standard deviations,
-``z = (b - a) / sqrt(s_a^2 + s_b^2)`` (:func:`~robot_dynid.estimation.comparison.compare_models`), and
-turned into two-sided p-values ``p = 2 (1 - Phi(|z|))``. With m such tests over the whole fleet
-(every parameter of every compared recording of every robot), about ``level * m`` would exceed
-the per-test critical value by chance, so the p-values are corrected together:
+Wear (:mod:`robot_dynid.estimation.wear`): each identified model's wear indicators (friction at reference
+speeds, gravity torque at reference poses, torque RMS along a reference motion, in N m) are compared with the
+robot's baseline (its first identified recording, or a given model) against the spread between recordings
+of unchanged robots, pooled over the fleet's robots whose indicators share their reference conditions. With
+m such tests over the whole fleet (every indicator of every compared recording of every robot) the p-values
+are corrected together (below); an indicator is flagged as wear where its adjusted p-value is at most
+``level`` and its change is at least the practical threshold
+(:func:`~robot_dynid.estimation.wear.practical_thresholds`: a fraction of the joint's friction). Each robot
+gets one verdict in words and units (:attr:`RobotChanges.verdict`), the same text in the CLI's table, its
+``--json`` and the fleet page.
 
-- Holm (default; controls the family-wise error rate: an unchanged fleet raises any flag with
-  probability at most ``level``): sort ``p_(1) <= ... <= p_(m)``; reject while
-  ``p_(k) <= level / (m - k + 1)``. Adjusted: ``max_{j <= k} min(1, (m - j + 1) p_(j))``.
-- Benjamini-Hochberg (``bh``; controls the false discovery rate, the expected share of false
-  flags among the flags; under no change at all the same as the family-wise rate): reject the k
-  smallest for the largest k with ``p_(k) <= k level / m``. Adjusted:
-  ``min_{j >= k} min(1, m p_(j) / j)``.
+Parameters (evidence under the verdict; they depend on the trajectory): each recording's base parameters are
+compared with the robot's baseline in combined standard deviations,
+``z = (b - a) / sqrt(s_a^2 + s_b^2)`` (:func:`~robot_dynid.estimation.comparison.compare_models`), and turned
+into two-sided p-values ``p = 2 (1 - Phi(|z|))``, corrected over the fleet as below. Fits on different
+trajectories differ through model error by many standard deviations even on an unchanged robot, so a flagged
+parameter is not wear by itself.
 
-A parameter is flagged where its adjusted p-value is at most ``level``. The friction coefficients
-and the parameters marked as wear indicators are summarised per joint (or motor): baseline,
-latest, change and whether flagged.
+Corrections of m p-values:
 
-Robots far from the fleet median: for robots whose models share their base parameters, each
-parameter's latest values x_i (std s_i) against their median, in two ways that must both hold:
-the difference is significant against the estimation noise, ``z_i = (x_i - median) /
-sqrt(s_i^2 + s_median^2)`` with ``s_median = sqrt(pi / (2 R)) median(s)`` (the standard error of a
-median of R), corrected as above over every robot and parameter; and it exceeds
-``spreads`` robust spreads of the fleet, ``1.4826 MAD`` (the median absolute deviation scaled to a
-normal standard deviation: real differences between arms, a heavier link, are not outliers
-unless one arm stands apart). It needs three robots or more.
+- Holm (default; controls the family-wise error rate: an unchanged fleet raises any flag with probability at
+  most ``level``): sort ``p_(1) <= ... <= p_(m)``; reject while ``p_(k) <= level / (m - k + 1)``. Adjusted:
+  ``max_{j <= k} min(1, (m - j + 1) p_(j))``.
+- Benjamini-Hochberg (``bh``; controls the false discovery rate, the expected share of false flags among the
+  flags; under no change at all the same as the family-wise rate): reject the k smallest for the largest k
+  with ``p_(k) <= k level / m``. Adjusted: ``min_{j >= k} min(1, m p_(j) / j)``.
+
+Robots far from the fleet median (parameters): for robots whose models share their base parameters, each
+parameter's latest values x_i (std s_i) against their median, in two ways that must both hold: the
+difference is significant against the estimation noise, ``z_i = (x_i - median) / sqrt(s_i^2 + s_median^2)``
+with ``s_median = sqrt(pi / (2 R)) median(s)`` (the standard error of a median of R), corrected as above over
+every robot and parameter; and it exceeds ``spreads`` robust spreads of the fleet, ``1.4826 MAD`` (the median
+absolute deviation scaled to a normal standard deviation: real differences between arms, a heavier link, are
+not outliers unless one arm stands apart). It needs three robots or more.
 """
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from typing import Sequence
 
@@ -41,6 +49,9 @@ from robot_dynid import validators
 from robot_dynid.errors import DynIdError
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.estimation.comparison import compare_models
+from robot_dynid.estimation.wear import (between_recording_spread, change_statistics, ChangeStatistics,
+                                         PRACTICAL_FRACTION, practical_thresholds, reference_conditions,
+                                         ReferenceConditions, wear_indicators, WearIndicators)
 
 CORRECTIONS = ("holm", "bh")
 CORRECTION_NAMES = {"holm": "Holm (family-wise error rate)", "bh": "Benjamini-Hochberg (false discovery rate)"}
@@ -126,9 +137,79 @@ def drive_parameters(model: DynamicModel) -> dict[str, str]:
 
 
 @dataclasses.dataclass
+class RobotWear:
+    """The wear tests of one robot (:func:`analyse_fleet`); arrays over its compared recordings (c) and its
+    indicators (K).
+
+    Attributes
+    ----------
+    reference : ReferenceConditions or None
+    baseline : WearIndicators or None
+        The baseline's indicators.
+    history : list of (FleetRecord, WearIndicators)
+        Every identified recording of the robot under ``reference``, in time order.
+    compared : list of FleetRecord
+        Those compared with the baseline (c).
+    statistics : ChangeStatistics or None
+    thresholds : ndarray (K,)
+        [N m] (N) practical thresholds (:func:`~robot_dynid.estimation.wear.practical_thresholds`).
+    adjusted, significant, flagged : ndarray (c, K)
+        Adjusted p-values, ``adjusted <= level``, and significant with ``|change| >= threshold``.
+    """
+
+    reference: ReferenceConditions | None = None
+    baseline: WearIndicators | None = None
+    history: list = dataclasses.field(default_factory=list)
+    compared: list = dataclasses.field(default_factory=list)
+    statistics: ChangeStatistics | None = None
+    thresholds: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+    adjusted: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 0)))
+    significant: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 0), dtype=bool))
+    flagged: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 0), dtype=bool))
+
+    @property
+    def indicators(self) -> tuple:
+        return self.baseline.indicators if self.baseline is not None else ()
+
+    @property
+    def n_tests(self) -> int:
+        return 0 if self.statistics is None else int(self.statistics.p.size)
+
+    def since(self, k: int) -> FleetRecord | None:
+        """The first recording of the run of flagged recordings (same sign) that ends with the latest one, for
+        indicator ``k``; None when the latest does not flag it."""
+        if not self.flagged.shape[0] or not self.flagged[-1, k]:
+            return None
+        sign = np.sign(self.statistics.difference[-1, k])
+        first = len(self.compared) - 1
+        while first > 0 and self.flagged[first - 1, k] and np.sign(self.statistics.difference[first - 1, k]) == sign:
+            first -= 1
+        return self.compared[first]
+
+    def finding(self, i: int, k: int) -> dict:
+        """Indicator ``k`` in compared recording ``i``: the change and its test."""
+        indicator = self.indicators[k]
+        record = self.compared[i]
+        a, change = float(self.baseline.values[k]), float(self.statistics.difference[i, k])
+        return {**indicator.to_dict(), "recorded_at": record.recorded_at, "baseline": a,
+                "baseline_std": float(self.baseline.std[k]), "value": float(self.indicators_of(record).values[k]),
+                "std": float(self.indicators_of(self.compared[i]).std[k]), "change": change,
+                "change_percent": 100.0 * change / abs(a) if a else None,
+                "combined_std": float(self.statistics.combined_std[i, k]), "t": float(self.statistics.t[i, k]),
+                "dof": float(self.statistics.dof[i, k]), "p_adjusted": float(self.adjusted[i, k]),
+                "threshold": float(self.thresholds[k]), "significant": bool(self.significant[i, k]),
+                "flagged": bool(self.flagged[i, k])}
+
+    def indicators_of(self, record: FleetRecord) -> WearIndicators:
+        """The indicators of ``record``, one of :attr:`history`."""
+        return next(indicators for item, indicators in self.history if item is record)
+
+
+@dataclasses.dataclass
 class RobotChanges:
-    """The change detection of one robot (:func:`analyse_fleet`); arrays over its compared recordings
-    (c) and base parameters (r)."""
+    """The change detection of one robot (:func:`analyse_fleet`): its wear (``wear``, ``verdict``) and, as
+    evidence, its parameters' comparison; parameter arrays over its compared recordings (c) and base parameters
+    (r)."""
 
     robot_id: str
     records: list
@@ -142,11 +223,28 @@ class RobotChanges:
     reference: DynamicModel | None = None
     notes: list = dataclasses.field(default_factory=list)
     far: list = dataclasses.field(default_factory=list)
+    wear: RobotWear = dataclasses.field(default_factory=RobotWear)
+    verdict: str = ""
+    wear_notes: list = dataclasses.field(default_factory=list)
 
     @property
     def flagged_names(self) -> list[str]:
         """Parameters flagged in any compared recording, in the models' order."""
         return [name for k, name in enumerate(self.names) if self.flagged[:, k].any()] if self.flagged.size else []
+
+    @property
+    def findings(self) -> list[dict]:
+        """The indicators flagged as wear in the latest compared recording (:meth:`RobotWear.finding`, with
+        ``since``), strongest first."""
+        wear = self.wear
+        if not wear.flagged.shape[0]:
+            return []
+        found = []
+        for k in np.flatnonzero(wear.flagged[-1]):
+            entry = wear.finding(wear.flagged.shape[0] - 1, k)
+            entry["since"] = wear.since(k).recorded_at
+            found.append(entry)
+        return sorted(found, key=lambda entry: -abs(entry["t"]))
 
     def summary(self, parameters: dict[str, str]) -> dict:
         """Baseline, latest, change [%], z, adjusted p and flag of ``parameters`` (name -> joint), grouped by
@@ -172,10 +270,39 @@ class RobotChanges:
             grouped.setdefault(joint, []).append(entry)
         return grouped
 
+    def wear_dict(self) -> dict:
+        """The wear tests: the baseline, every indicator's history (values, changes, tests), the findings."""
+        wear = self.wear
+        if wear.baseline is None:
+            return {"indicators": [], "findings": [], "notes": list(self.wear_notes)}
+        compared = {id(record): i for i, record in enumerate(wear.compared)}
+        indicators = []
+        for k, indicator in enumerate(wear.indicators):
+            history = []
+            for record, values in wear.history:
+                point = {"recorded_at": record.recorded_at, "value": float(values.values[k]),
+                         "std": float(values.std[k])}
+                i = compared.get(id(record))
+                if i is not None:
+                    point.update({key: wear.finding(i, k)[key] for key in
+                                  ("change", "change_percent", "combined_std", "t", "dof", "p_adjusted", "significant",
+                                   "flagged")})
+                history.append(point)
+            indicators.append({**indicator.to_dict(), "baseline": float(wear.baseline.values[k]),
+                               "baseline_std": float(wear.baseline.std[k]), "threshold": float(wear.thresholds[k]),
+                               "history": history})
+        return {"reference": wear.reference.key, "findings": self.findings, "indicators": indicators,
+                "notes": list(self.wear_notes)}
+
 
 @dataclasses.dataclass
 class FleetAnalysis:
-    """Change detection and fleet spread of a fleet (:func:`analyse_fleet`)."""
+    """Wear verdicts, the parameters' change detection and the fleet's spread (:func:`analyse_fleet`).
+
+    ``n_tests``: parameter tests; ``n_wear_tests``: indicator tests; ``references``: reference key ->
+    (:class:`~robot_dynid.estimation.wear.ReferenceConditions`, the spread pooled over its robots or None, the
+    robots).
+    """
 
     robots: dict
     level: float
@@ -185,10 +312,17 @@ class FleetAnalysis:
     spread: dict
     n_spread_tests: int
     outlier_spreads: float
+    n_wear_tests: int = 0
+    practical_fraction: float = PRACTICAL_FRACTION
+    references: dict = dataclasses.field(default_factory=dict)
 
     @property
     def correction_name(self) -> str:
         return CORRECTION_NAMES[self.correction]
+
+    @property
+    def verdicts(self) -> dict:
+        return {robot_id: changes.verdict for robot_id, changes in self.robots.items()}
 
     def to_dict(self) -> dict:
         robots = {}
@@ -196,17 +330,30 @@ class FleetAnalysis:
             friction = drive_parameters(changes.reference) if changes.reference is not None else {}
             wear = {name: _owner(name, friction) for name in self.wear_parameters}
             robots[robot_id] = {
-                "flagged": changes.flagged_names,
-                "far_from_median": list(changes.far),
+                "verdict": changes.verdict,
+                "wear": changes.wear_dict(),
                 "baseline": changes.baseline,
-                "friction": changes.summary(friction),
-                "wear_indicators": changes.summary(wear),
+                "parameters": {"flagged": changes.flagged_names, "far_from_median": list(changes.far),
+                               "friction": changes.summary(friction), "wear_parameters": changes.summary(wear)},
                 "recordings": [_record_dict(record, changes) for record in changes.records],
                 "notes": list(changes.notes),
             }
-        return {"level": self.level, "correction": CORRECTION_NAMES[self.correction], "tests": self.n_tests,
-                "far_from_median_tests": self.n_spread_tests, "outlier_spreads": self.outlier_spreads,
-                "wear_indicators": list(self.wear_parameters), "robots": robots, "spread": self.spread}
+        references = {key: {"robots": list(robots_of), "conditions": reference.to_dict(),
+                            "spread": None if spread is None else spread.to_dict(names)}
+                      for key, (reference, spread, robots_of, names) in self.references.items()}
+        return {"verdicts": self.verdicts,
+                "wear": {"level": self.level, "correction": CORRECTION_NAMES[self.correction],
+                         "tests": self.n_wear_tests, "practical_fraction": self.practical_fraction,
+                         "references": references},
+                "robots": robots,
+                "parameters": {"note": PARAMETER_NOTE, "level": self.level,
+                               "correction": CORRECTION_NAMES[self.correction], "tests": self.n_tests,
+                               "far_from_median_tests": self.n_spread_tests, "outlier_spreads": self.outlier_spreads,
+                               "wear_parameters": list(self.wear_parameters), "spread": self.spread}}
+
+
+PARAMETER_NOTE = ("base parameters fitted on different trajectories differ through model error even when the robot "
+                  "did not change: a flagged parameter is evidence to read with the wear verdict, not wear")
 
 
 def _owner(name: str, friction: dict) -> str:
@@ -224,15 +371,21 @@ def _record_dict(record: FleetRecord, changes: RobotChanges) -> dict:
         entry["reason"] = record.reason
     i = next((i for i, compared in enumerate(changes.compared) if compared is record), None)
     if i is not None:
-        entry["flagged"] = [name for k, name in enumerate(changes.names) if changes.flagged[i, k]]
+        entry["flagged_parameters"] = [name for k, name in enumerate(changes.names) if changes.flagged[i, k]]
         entry["max_abs_z"] = float(np.max(np.abs(changes.z[i]))) if changes.z.shape[1] else 0.0
+    wear = changes.wear
+    i = next((i for i, compared in enumerate(wear.compared) if compared is record), None)
+    if i is not None:
+        entry["wear_flagged"] = [wear.indicators[k].name for k in np.flatnonzero(wear.flagged[i])]
     return entry
 
 
 def analyse_fleet(histories: dict[str, Sequence[FleetRecord]], baseline: DynamicModel | str = "first",
                   level: float = DEFAULT_LEVEL, correction: str = "holm", wear_parameters: Sequence[str] = (),
-                  outlier_spreads: float = DEFAULT_OUTLIER_SPREADS) -> FleetAnalysis:
-    """Change detection of every robot and the fleet's spread (module docstring).
+                  outlier_spreads: float = DEFAULT_OUTLIER_SPREADS, reference_motions: dict | None = None,
+                  practical_fraction: float = PRACTICAL_FRACTION) -> FleetAnalysis:
+    """Wear verdicts of every robot, with the parameters' change detection and the fleet's spread as evidence
+    (module docstring).
 
     Parameters
     ----------
@@ -241,22 +394,28 @@ def analyse_fleet(histories: dict[str, Sequence[FleetRecord]], baseline: Dynamic
     baseline : "first" or DynamicModel
         Each robot's first identified recording, or one model every robot is compared with.
     wear_parameters : sequence of str
-        Base parameter names summarised per joint besides friction.
+        Base parameter names summarised per joint besides friction (parameter evidence).
+    reference_motions : dict, optional
+        Joint names (tuple) -> ``(q, qd, qdd, source)``: the reference motion of the robots with those joints
+        (e.g. the protocol's validation trajectory as recorded), else the built-in one.
+    practical_fraction : float
+        [1] of a joint's friction below which a change is not wear.
 
     Raises
     ------
     DynIdError
-        A level outside (0, 1), an unknown correction, a wear indicator that no robot's model has
-        (naming it and the known names).
+        A level outside (0, 1), an unknown correction, a practical fraction outside [0, 1], a wear parameter that
+        no robot's model has (naming it and the known names).
     """
     validators.text(correction, "correction", DynIdError, list(CORRECTIONS))
     level = validators.significance_level(level, DynIdError)
+    practical_fraction = validators.fraction(practical_fraction, "practical fraction", DynIdError, allow_zero=True)
     robots = {robot_id: _compare_robot(robot_id, list(records), baseline, level)
               for robot_id, records in histories.items()}
     known = {name for changes in robots.values() for name in changes.names}
     unknown = [name for name in wear_parameters if name not in known]
     if unknown and known:
-        raise DynIdError(f"wear indicator(s) {unknown} are not base parameters of the fleet's models (known: "
+        raise DynIdError(f"wear parameter(s) {unknown} are not base parameters of the fleet's models (known: "
                          f"{', '.join(sorted(known)[:60])})")
     tests = [changes for changes in robots.values() if changes.p.size]
     n_tests = int(sum(changes.p.size for changes in tests))
@@ -269,8 +428,138 @@ def analyse_fleet(histories: dict[str, Sequence[FleetRecord]], baseline: Dynamic
             changes.flagged = rejected[start:start + size].reshape(changes.p.shape)
             start += size
     spread, n_spread_tests = _fleet_spread(robots, level, correction, outlier_spreads)
+    references = _wear(robots, histories, baseline, level, correction, reference_motions or {}, practical_fraction)
+    for changes in robots.values():
+        changes.verdict = _verdict(changes, practical_fraction)
     return FleetAnalysis(robots, level, correction, n_tests, tuple(wear_parameters), spread, n_spread_tests,
-                         outlier_spreads)
+                         outlier_spreads, sum(changes.wear.n_tests for changes in robots.values()),
+                         practical_fraction, references)
+
+
+def _wear(robots: dict, histories: dict, baseline, level: float, correction: str, motions: dict,
+          practical_fraction: float) -> dict:
+    """Indicators, pooled spreads and corrected tests of every robot (sets each ``wear``); the references."""
+    conditions: dict = {}
+
+    def reference_of(robot) -> ReferenceConditions:
+        names = tuple(robot.joint_names)
+        key = (names, json.dumps(robot.to_dict(), sort_keys=True, default=str))
+        if key not in conditions:
+            q, qd, qdd, source = motions.get(names, (None, None, None, ""))
+            conditions[key] = reference_conditions(robot, None if q is None else (q, qd, qdd), source)
+        return conditions[key]
+
+    for robot_id, changes in robots.items():
+        identified = [record for record in histories[robot_id] if record.model is not None]
+        given = isinstance(baseline, DynamicModel)
+        anchor = baseline if given else (identified[0].model if identified else None)
+        if anchor is None:
+            continue
+        wear = changes.wear
+        wear.reference = reference_of(anchor.robot)
+        for record in identified:
+            if tuple(record.model.joint_names) != wear.reference.joint_names:
+                changes.wear_notes.append(f"{record.recorded_at}: its model's joints differ from the baseline's; "
+                                          "not compared")
+                continue
+            wear.history.append((record, wear_indicators(record.model, wear.reference)))
+        if given:
+            wear.baseline, wear.compared = wear_indicators(baseline, wear.reference), [r for r, _ in wear.history]
+        elif wear.history:
+            wear.baseline, wear.compared = wear.history[0][1], [r for r, _ in wear.history[1:]]
+        if wear.baseline is not None:
+            wear.thresholds = practical_thresholds(wear.baseline.indicators, wear.baseline.values, practical_fraction)
+    references: dict = {}
+    for changes in robots.values():
+        if changes.wear.baseline is not None:
+            references.setdefault(changes.wear.reference.key, []).append(changes)
+    result = {}
+    for key, members in references.items():
+        spread = between_recording_spread([(np.array([values.values for _, values in changes.wear.history]),
+                                            np.array([values.std for _, values in changes.wear.history]))
+                                           for changes in members if changes.wear.history])
+        usable = not np.isnan(spread.inflation).any()
+        for changes in members:
+            wear = changes.wear
+            if not wear.compared:
+                continue
+            if not usable:
+                changes.wear_notes.append("not tested: no recording-to-recording spread in the fleet yet (it needs a "
+                                          "robot with two recordings or more)")
+                continue
+            values = np.array([wear.indicators_of(record).values for record in wear.compared])
+            std = np.array([wear.indicators_of(record).std for record in wear.compared])
+            wear.statistics = change_statistics(wear.baseline.values, wear.baseline.std, values, std, spread)
+        result[key] = (members[0].wear.reference, spread if usable else None, [c.robot_id for c in members],
+                       members[0].wear.baseline.names)
+    tested = [changes.wear for changes in robots.values() if changes.wear.statistics is not None]
+    if tested:
+        adjusted, rejected = correct(np.concatenate([wear.statistics.p.ravel() for wear in tested]), level,
+                                     correction)
+        start = 0
+        for wear in tested:
+            shape = wear.statistics.p.shape
+            wear.adjusted = adjusted[start:start + wear.statistics.p.size].reshape(shape)
+            wear.significant = rejected[start:start + wear.statistics.p.size].reshape(shape)
+            wear.flagged = wear.significant & (np.abs(wear.statistics.difference) >= wear.thresholds)
+            start += wear.statistics.p.size
+    return result
+
+
+def _day(record: FleetRecord, records: Sequence[FleetRecord]) -> str:
+    """The recording's date, or its full stamp when the robot has another recording that day."""
+    day = record.recorded_at[:10]
+    return day if sum(other.recorded_at[:10] == day for other in records) == 1 else record.recorded_at
+
+
+def change_text(finding: dict) -> str:
+    """``elbow_joint friction +31 % at 1.58 rad/s (+1.35 N m)`` and the like, of a :meth:`RobotWear.finding`."""
+    unit, change, percent = finding["unit"], finding["change"], finding["change_percent"]
+    relative = "" if percent is None else f"{percent:+.0f} % "
+    if finding["kind"] == "friction":
+        return f"{finding['joint']} friction {relative}{finding['condition']} ({change:+.3g} {unit})"
+    quantity = {"gravity": "gravity torque", "motion": "torque RMS"}[finding["kind"]]
+    if unit == "N":
+        quantity = quantity.replace("torque", "force")
+    relative = "" if percent is None else f" ({percent:+.0f} %)"
+    return f"{finding['joint']} {quantity} {change:+.3g} {unit}{relative} {finding['condition']}"
+
+
+def _verdict(changes: RobotChanges, practical_fraction: float) -> str:
+    """One line on the robot's wear, in words and units (module docstring)."""
+    robot_id, records, wear = changes.robot_id, changes.records, changes.wear
+    identified = [record for record in records if record.model is not None]
+    if not identified:
+        failed = sum(record.status != "identified" for record in records)
+        return f"{robot_id}: no recording identified ({failed} failed)"
+    if not wear.compared:
+        return f"{robot_id}: one recording ({_day(identified[0], records)}): nothing to compare with yet"
+    if wear.statistics is None:
+        return (f"{robot_id}: not tested ({len(identified)} recordings): no recording-to-recording spread in the fleet "
+                "yet")
+    findings = changes.findings
+    count = f"{len(wear.history)} recording{'s' if len(wear.history) != 1 else ''}"
+    if findings:
+        parts, seen = [], set()
+        for finding in findings:
+            group = (finding["joint"], finding["kind"])
+            if group in seen:
+                continue
+            seen.add(group)
+            since = next(record for record in records if record.recorded_at == finding["since"])
+            parts.append(f"{change_text(finding)} since {_day(since, records)}")
+        return f"{robot_id}: " + "; ".join(parts)
+    text = f"{robot_id}: no change beyond the fleet's spread ({count})"
+    latest = wear.significant[-1]
+    if latest.any():
+        k = int(np.argmax(np.where(latest, np.abs(wear.statistics.t[-1]), -np.inf)))
+        small = change_text(wear.finding(len(wear.compared) - 1, k))
+        text = (f"{robot_id}: no change beyond {100 * practical_fraction:g} % of a joint's friction ({count}; the "
+                f"largest smaller one: {small})")
+    earlier = [record for i, record in enumerate(wear.compared[:-1]) if wear.flagged[i].any()]
+    if earlier:
+        text += f"; flagged on {', '.join(_day(record, records) for record in earlier)}, not in the latest"
+    return text
 
 
 def _compare_robot(robot_id, records, baseline, level) -> RobotChanges:

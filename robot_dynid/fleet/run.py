@@ -212,6 +212,31 @@ def _store_outcome(store, out, entry, path, content_hash, settings_hash, outcome
     if outcome.cacheable:
         model_id = store.add_model(content_hash, settings_hash, outcome.status, outcome.reason, model, model_file,
                                    report, outcome.seconds, outcome.worker, outcome.peak_memory,
-                                   outcome.holdout_rsd if model is not None else None)
+                                   outcome.holdout_rsd if model is not None else None, outcome.validation_motion)
     store.set_recording(entry, path, settings_hash, content_hash, outcome.status, outcome.reason, model_id)
     return EntryResult(entry, outcome.status, outcome.reason, False, model_file, report, outcome)
+
+
+def reference_motions(store: FleetStore, results: Sequence[EntryResult]) -> dict:
+    """The wear indicators' reference motion per set of joints: joint names (tuple) -> ``(q, qd, qdd, source)``,
+    the validation stage of the earliest identified recording (by time, then robot) that has one, as kept in
+    ``store`` (:meth:`~robot_dynid.fleet.store.FleetStore.validation_motion`); joints without one are absent
+    (the indicators then use the built-in motion)."""
+    keys = {result.entry.key for result in results if result.status == "identified"}
+    motions: dict = {}
+    for row in sorted(store.recordings(keys), key=lambda row: (row["recorded_at"], row["robot_id"])):
+        motion = store.validation_motion(row["model_id"]) if row["model_id"] is not None else None
+        if motion is not None and motion[0] not in motions:
+            motions[motion[0]] = (*motion[1:], f"validation stage of {row['robot_id']} {row['recorded_at']}")
+    return motions
+
+
+def store_wear_indicators(store: FleetStore, analysis) -> None:
+    """Keep every compared model's wear indicators of ``analysis``
+    (:class:`~robot_dynid.fleet.changes.FleetAnalysis`) in ``store``."""
+    model_ids = {(row["robot_id"], row["recorded_at"]): row["model_id"] for row in store.recordings()}
+    for robot_id, changes in analysis.robots.items():
+        for record, indicators in changes.wear.history:
+            model_id = model_ids.get((robot_id, record.recorded_at))
+            if model_id is not None:
+                store.set_wear_indicators(model_id, indicators.reference_key, indicators)

@@ -12,7 +12,14 @@ Tables:
   ``noise_std`` [N m];
 - ``recordings``: one row per manifest entry ``(robot_id, recorded_at)``: its data path, robot
   description, stage, content hash, settings hash, status and reason, and the model it was
-  identified into (``model_id``, NULL when it failed before one was made).
+  identified into (``model_id``, NULL when it failed before one was made);
+- ``validation_motions`` (schema 2): the motion of a recording's validation stage, where it has one (joint
+  names, q [rad], qd [rad/s], qdd [rad/s^2] as JSON arrays), the wear indicators' reference motion;
+- ``wear_indicators`` (schema 2): each identified model's wear indicators under the last analysis's reference
+  conditions (:mod:`robot_dynid.estimation.wear`): name, kind, joint, unit, value and estimation std.
+
+A database of schema version 1 (before wear indicators) is upgraded in place by adding the two tables: its
+results stay reusable.
 
 A result is reused when a recording's content hash and settings hash are already in ``models``
 (and its status was not a failure marked for retrying), so a second run identifies only new or
@@ -21,13 +28,18 @@ changed recordings.
 from __future__ import annotations
 
 import datetime
+import json
 import pathlib
 import sqlite3
 from typing import Iterable
 
+import numpy as np
+
 from robot_dynid.errors import DataError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+UPGRADABLE_VERSIONS = (1,)
+"""Versions this one reads by adding its tables."""
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS models (
     model_id INTEGER PRIMARY KEY,
@@ -72,6 +84,25 @@ CREATE TABLE IF NOT EXISTS recordings (
     updated_at TEXT NOT NULL,
     PRIMARY KEY (robot_id, recorded_at)
 );
+CREATE TABLE IF NOT EXISTS validation_motions (
+    model_id INTEGER PRIMARY KEY REFERENCES models (model_id) ON DELETE CASCADE,
+    joint_names TEXT NOT NULL,
+    q TEXT NOT NULL,
+    qd TEXT NOT NULL,
+    qdd TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS wear_indicators (
+    model_id INTEGER NOT NULL REFERENCES models (model_id) ON DELETE CASCADE,
+    reference TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    joint TEXT NOT NULL,
+    unit TEXT NOT NULL,
+    value REAL NOT NULL,
+    std REAL NOT NULL,
+    PRIMARY KEY (model_id, name)
+);
 """
 PER_JOINT_METRICS = ("rsd", "residual_rms", "noise_std")
 
@@ -89,9 +120,10 @@ class FleetStore:
         try:
             self.connection.execute("PRAGMA foreign_keys = ON")
             version = self.connection.execute("PRAGMA user_version").fetchone()[0]
-            if version not in (0, SCHEMA_VERSION):
+            if version not in (0, SCHEMA_VERSION, *UPGRADABLE_VERSIONS):
                 raise DataError(f"{self.path}: a fleet database of schema version {version}; this robot-dynid "
-                                f"writes version {SCHEMA_VERSION} (give another --out folder)")
+                                f"reads versions {', '.join(map(str, UPGRADABLE_VERSIONS))} and {SCHEMA_VERSION} "
+                                "(give another --out folder)")
             with self.connection:
                 self.connection.executescript(SCHEMA)
                 self.connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -124,8 +156,9 @@ class FleetStore:
 
     def add_model(self, content_hash: str, settings_hash: str, status: str, reason: str = "",
                   model=None, model_file: str | None = None, report_dir: str | None = None, seconds=None,
-                  worker=None, peak_memory=None, holdout_rsd=None) -> int:
-        """Insert (or replace) one identification's result and, for a model, its parameters and metrics;
+                  worker=None, peak_memory=None, holdout_rsd=None, validation_motion=None) -> int:
+        """Insert (or replace) one identification's result and, for a model, its parameters and metrics (and
+        its recording's ``validation_motion`` ``(q, qd, qdd)``, in the model's joint order, where it has one);
         its ``model_id``."""
         with self.connection:
             self.connection.execute("DELETE FROM models WHERE content_hash = ? AND settings_hash = ?",
@@ -143,7 +176,31 @@ class FleetStore:
                      for k, (name, value, std) in enumerate(zip(model.base.names, model.values, model.std))])
                 self.connection.executemany("INSERT INTO metrics (model_id, name, joint, value) VALUES (?, ?, ?, ?)",
                                             list(_metric_rows(model_id, model, holdout_rsd)))
+                if validation_motion is not None:
+                    self.connection.execute(
+                        "INSERT INTO validation_motions (model_id, joint_names, q, qd, qdd) VALUES (?, ?, ?, ?, ?)",
+                        (model_id, json.dumps(list(model.joint_names)),
+                         *(json.dumps(np.asarray(part, float).tolist()) for part in validation_motion)))
         return model_id
+
+    def validation_motion(self, model_id: int) -> tuple | None:
+        """``(joint_names, q, qd, qdd)`` (arrays (N, n)) of a model's recording's validation stage, or None."""
+        row = self.connection.execute("SELECT joint_names, q, qd, qdd FROM validation_motions WHERE model_id = ?",
+                                      (model_id,)).fetchone()
+        if row is None:
+            return None
+        return (tuple(json.loads(row[0])), *(np.array(json.loads(part), dtype=float) for part in row[1:]))
+
+    def set_wear_indicators(self, model_id: int, reference: str, indicators) -> None:
+        """Replace a model's wear indicators with ``indicators``
+        (:class:`~robot_dynid.estimation.wear.WearIndicators`) under reference conditions ``reference`` (key)."""
+        with self.connection:
+            self.connection.execute("DELETE FROM wear_indicators WHERE model_id = ?", (model_id,))
+            self.connection.executemany(
+                "INSERT INTO wear_indicators (model_id, reference, position, name, kind, joint, unit, value, std) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(model_id, reference, k, item.name, item.kind, item.joint, item.unit, float(value), float(std))
+                 for k, (item, value, std) in enumerate(zip(indicators.indicators, indicators.values, indicators.std))])
 
     def set_recording(self, entry, robot: str, settings_hash: str, content_hash: str | None, status: str,
                       reason: str = "", model_id: int | None = None) -> None:

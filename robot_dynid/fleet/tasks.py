@@ -35,6 +35,7 @@ from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.estimation.identification import identify, settings_from_options
 from robot_dynid.estimation.identification_options import OPTION_DEFAULTS
 from robot_dynid.estimation.streaming import StreamingSettings, holdout_residual, quality_gate
+from robot_dynid.estimation.wear import validation_motion
 from robot_dynid.input_files import check_input_file, MAX_RECORDING_BYTES
 from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.robot_description import RobotDescription
@@ -134,6 +135,9 @@ class RecordingOutcome:
         The result follows from the data and settings alone (a DynIdError or a model), so the same
         content and settings need not be identified again; False for anything else (a bug, a
         library missing on the worker).
+    validation_motion : tuple or None
+        ``(q, qd, qdd)`` of the recording's validation stage, where it has one
+        (:func:`~robot_dynid.estimation.wear.validation_motion`): the wear indicators' reference motion.
     """
 
     status: str
@@ -147,6 +151,7 @@ class RecordingOutcome:
     worker: str = ""
     peak_memory: int = 0
     cacheable: bool = True
+    validation_motion: tuple | None = None
 
 
 def _worker_name() -> str:
@@ -276,7 +281,8 @@ def _identify(data, robot_path, stage, options: TaskOptions, provenance) -> Reco
     if options.report:
         files, note = _report(data, robot, recording, stage, model, holdout, topics)
     return RecordingOutcome("identified", model_yaml=model.to_yaml(), report_files=files, report_note=note,
-                            holdout_rsd=rsd, condition=condition)
+                            holdout_rsd=rsd, condition=condition,
+                            validation_motion=validation_motion(recording, robot.joint_names))
 
 
 def _report(data, robot, recording, stage, model, holdout, topics) -> tuple[dict, str]:

@@ -283,20 +283,56 @@ def trend_figure(series, path, title: str) -> pathlib.Path:
         values, std, flagged = np.asarray(values, float), np.asarray(std, float), np.asarray(flagged, bool)
         ax.axhline(baseline, color="0.5", ls="--", lw=0.8)
         ax.axhspan(baseline - 2 * baseline_std, baseline + 2 * baseline_std, color="0.85", lw=0)
-        ax.errorbar(times, values, yerr=2 * std, fmt="o-", ms=3, lw=0.8, color="C0", capsize=2)
-        if flagged.any():
-            ax.plot([t for t, f in zip(times, flagged) if f], values[flagged], "o", color="C3", ms=6,
-                    label="flagged")
-            ax.legend(fontsize=7)
-        ax.set_title(name, fontsize=9, color="C3" if flagged.any() else "black")
-        ax.set_ylabel(f"[{unit}]" if unit else "[1]", fontsize=8)
-        ax.tick_params(labelsize=7)
-        for label in ax.get_xticklabels():
-            label.set_rotation(30)
-    for ax in list(axes.flat)[len(series):]:
+        _time_panel(ax, name, f"[{unit}]" if unit else "[1]", times, values, std, flagged, "flagged")
+    return _finish_panels(figure, axes, len(series), title, path)
+
+
+def _time_panel(ax, name, ylabel, times, values, std, flagged, flag_label) -> None:
+    """Values over time with +-2 std bars, ``flagged`` points red (labelled ``flag_label``), titled ``name``."""
+    ax.errorbar(times, values, yerr=2 * std, fmt="o-", ms=3, lw=0.8, color="C0", capsize=2)
+    if flagged.any():
+        ax.plot([t for t, f in zip(times, flagged) if f], values[flagged], "o", color="C3", ms=6, label=flag_label)
+        ax.legend(fontsize=7)
+    ax.set_title(name, fontsize=9, color="C3" if flagged.any() else "black")
+    ax.set_ylabel(ylabel, fontsize=8)
+    ax.tick_params(labelsize=7)
+    for label in ax.get_xticklabels():
+        label.set_rotation(30)
+
+
+def _finish_panels(figure, axes, count: int, title: str, path) -> pathlib.Path:
+    """Hide the grid's unused panels, title the figure and save it."""
+    for ax in list(axes.flat)[count:]:
         ax.set_visible(False)
     figure.suptitle(title, fontsize=10)
     return _save(figure, path)
+
+
+def wear_trend_figure(series, path, title: str) -> pathlib.Path:
+    """Wear indicators of one robot over time, one panel each (the fleet page).
+
+    ``series``: a sequence of ``(name, quantity, unit, times (k,) datetime, values (k,), std (k,), baseline,
+    band (k,), threshold, flagged (k,) bool)``: ``band`` the half-width of the null's 95 % band around the
+    baseline at each recording (NaN at the baseline's own), ``threshold`` the practical one. The baseline is a
+    dashed line, the null band a grey bar at each compared recording, the practical threshold dotted, values
+    with +-2 estimation std bars, flagged points red; the y axis is ``quantity [unit]``.
+    """
+    plt = pyplot()
+    rows, columns = _grid(len(series), 3)
+    figure, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 2.6 * rows + 0.8), squeeze=False)
+    _margins(figure, rows, wspace=0.35)
+    for ax, (name, quantity, unit, times, values, std, baseline, band, threshold, flagged) in zip(axes.flat, series):
+        values, std, flagged = np.asarray(values, float), np.asarray(std, float), np.asarray(flagged, bool)
+        band = np.asarray(band, float)
+        ax.axhline(baseline, color="0.4", ls="--", lw=0.8)
+        for bound in (baseline - threshold, baseline + threshold):
+            ax.axhline(bound, color="C1", ls=":", lw=0.9)
+        shown = np.isfinite(band)
+        if shown.any():
+            ax.errorbar([t for t, keep in zip(times, shown) if keep], np.full(shown.sum(), baseline),
+                        yerr=band[shown], fmt="none", ecolor="0.82", elinewidth=8)
+        _time_panel(ax, name, f"{quantity} [{unit}]", times, values, std, flagged, "wear")
+    return _finish_panels(figure, axes, len(series), title, path)
 
 
 def spread_figure(names, robots, deviation, far, path, spreads: float) -> pathlib.Path:

@@ -4,8 +4,11 @@ with hand-written friction (test/simulated_fleet.py).
 
 Arm 1's elbow (joint 3) friction rises by 40 % in week 3. The first run sees weeks 1 and 2 (no change
 yet) and a truncated recording; the second a longer manifest with week 3. Expected values come from
-the simulation: which arm and joint wear, by how much, and which recordings are new.
+the simulation: which arm and joint wear, by how much, and which recordings are new. Every arm runs the same
+excitation each week here, so the parameters' comparison (the evidence under the verdicts) flags the same
+change; test/core/fleet/test_fleet_changes.py has fleets whose trajectories differ.
 """
+import html
 import json
 import sqlite3
 
@@ -17,7 +20,7 @@ import robot_dynid.fleet.run as fleet_run
 from dask_cluster import DaskTestCluster, free_port
 from robot_dynid.cli import main
 from robot_dynid.reports.html import referenced_files
-from simulated_fleet import ROBOT, Wear, write_fleet, write_manifest
+from simulated_fleet import COULOMB, ROBOT, VISCOUS, Wear, write_fleet, write_manifest
 
 WORN = Wear(arm=1, joint=2, rise=0.4, week=2)
 WORN_FRICTION = {"fc3", "fv3"}          # elbow_joint: Coulomb and viscous
@@ -64,28 +67,39 @@ def test_unchanged_weeks_flag_nothing_and_the_truncated_recording_fails_alone(wo
     assert first["run"]["identified"] == 8 and first["run"]["failed"] == 1
     assert [failure["data"].rsplit("/", 1)[-1] for failure in first["failed"]] == ["truncated.csv"]
     assert "truncated.csv, line" in first["failed"][0]["reason"]
-    assert {robot: entry["flagged"] for robot, entry in first["robots"].items()} == \
+    assert first["verdicts"] == {f"arm{k}": f"arm{k}: no change beyond the fleet's spread (2 recordings)"
+                                 for k in range(4)}
+    assert first["verdicts"]["arm3"] == first["robots"]["arm3"]["verdict"]
+    assert first["wear"]["tests"] == 4 * 1 * 32                 # 4 arms x 1 compared week x 32 indicators
+    assert {robot: entry["parameters"]["flagged"] for robot, entry in first["robots"].items()} == \
         {f"arm{k}": [] for k in range(4)}
-    assert first["tests"] == 4 * 1 * 48                         # 4 arms x 1 compared week x 48 base parameters
-    assert all(not entry["far_from_median"] for entry in first["robots"].values())
+    assert first["parameters"]["tests"] == 4 * 1 * 48           # 4 arms x 1 compared week x 48 base parameters
+    assert all(not entry["parameters"]["far_from_median"] for entry in first["robots"].values())
 
 
 def test_second_run_identifies_only_the_new_week_and_flags_the_worn_arm_and_joint(worn_runs):
     _, second, _, tasks = worn_runs
     assert tasks[1] == 4                                        # week 3's four recordings; the rest from the database
     assert second["run"]["reused"] == 9 and second["run"]["identified"] == 4
-    flagged = {robot: set(entry["flagged"]) for robot, entry in second["robots"].items()}
+    findings = second["robots"]["arm1"]["wear"]["findings"]
+    assert {(finding["joint"], finding["kind"]) for finding in findings} == {("elbow_joint", "friction")}
+    for finding in findings:         # 40 % of the simulated Coulomb and viscous friction at the reference speed
+        expected = WORN.rise * (COULOMB[WORN.joint] + VISCOUS[WORN.joint] * finding["speed"])
+        assert abs(finding["change"] - expected) <= 3 * finding["combined_std"] and finding["unit"] == "N m"
+        assert finding["since"].startswith("2026-03-16")
+    strongest = findings[0]
+    assert second["verdicts"]["arm1"] == (f"arm1: elbow_joint friction {strongest['change_percent']:+.0f} % at "
+                                          f"{strongest['speed']:.3g} rad/s ({strongest['change']:+.3g} N m) since "
+                                          "2026-03-16")
+    assert all(second["verdicts"][f"arm{k}"].startswith(f"arm{k}: no change beyond") for k in (0, 2, 3))
+    flagged = {robot: set(entry["parameters"]["flagged"]) for robot, entry in second["robots"].items()}
     assert flagged == {"arm0": set(), "arm1": WORN_FRICTION, "arm2": set(), "arm3": set()}
-    elbow = {entry["parameter"]: entry for entry in second["robots"]["arm1"]["friction"]["elbow_joint"]}
+    elbow = {entry["parameter"]: entry for entry in second["robots"]["arm1"]["parameters"]["friction"]["elbow_joint"]}
     for name in WORN_FRICTION:
         assert elbow[name]["flagged"] and elbow[name]["latest_at"].startswith("2026-03-16")
         assert elbow[name]["change_percent"] == pytest.approx(100 * WORN.rise, abs=5.0)
-    others = [entry for joint, entries in second["robots"]["arm1"]["friction"].items() if joint != "elbow_joint"
-              for entry in entries]
-    assert others and not any(entry["flagged"] for entry in others)
-    assert set(second["robots"]["arm1"]["far_from_median"]) == WORN_FRICTION
-    assert not any(second["robots"][f"arm{k}"]["far_from_median"] for k in (0, 2, 3))
-    assert second["correction"].startswith("Holm")
+    assert set(second["robots"]["arm1"]["parameters"]["far_from_median"]) == WORN_FRICTION
+    assert second["wear"]["correction"].startswith("Holm") and second["parameters"]["correction"].startswith("Holm")
 
 
 def test_a_given_baseline_model_is_every_robots_reference(worn_runs, cluster, capsys):
@@ -101,9 +115,14 @@ def test_a_given_baseline_model_is_every_robots_reference(worn_runs, cluster, ca
                               "--baseline", str(out / first_week), "--out", str(out)], capsys)
     assert code == 0 and cluster.tasks_run("identify_entry") == before
     arm1 = summary["robots"]["arm1"]
-    assert arm1["baseline"] == "model given" and set(arm1["flagged"]) == WORN_FRICTION
-    flags = {entry["recorded_at"][:10]: set(entry["flagged"]) for entry in arm1["recordings"] if "flagged" in entry}
+    assert arm1["baseline"] == "model given" and set(arm1["parameters"]["flagged"]) == WORN_FRICTION
+    flags = {entry["recorded_at"][:10]: set(entry["flagged_parameters"]) for entry in arm1["recordings"]
+             if "flagged_parameters" in entry}
     assert flags == {"2026-03-02": set(), "2026-03-09": set(), "2026-03-16": WORN_FRICTION}
+    wear = {entry["recorded_at"][:10]: {name.split(" at ")[0] for name in entry["wear_flagged"]}
+            for entry in arm1["recordings"]}
+    assert wear == {"2026-03-02": set(), "2026-03-09": set(), "2026-03-16": {"elbow_joint friction"}}
+    assert arm1["verdict"].startswith("arm1: elbow_joint friction +") and arm1["verdict"].endswith("since 2026-03-16")
 
 
 def test_database_holds_every_recording_and_each_models_parameters(worn_runs):
@@ -122,11 +141,20 @@ def test_database_holds_every_recording_and_each_models_parameters(worn_runs):
     assert [row[0] for row in rows] == [entry["name"] for entry in table]
     np.testing.assert_allclose([row[1:] for row in rows], [[entry["value"], entry["std"]] for entry in table])
     assert {("condition_number", None), ("holdout_rsd", None), ("rsd", "elbow_joint")} <= metrics
+    with sqlite3.connect(out / "fleet.sqlite") as database:
+        assert database.execute("PRAGMA user_version").fetchone()[0] == 2
+        friction = database.execute(
+            "SELECT value, unit FROM wear_indicators WHERE model_id = ? AND name = 'elbow_joint friction at 0.315 "
+            "rad/s'", (model_id,)).fetchone()
+    assert friction[1] == "N m" and friction[0] == pytest.approx((1 + WORN.rise) * (COULOMB[2] + VISCOUS[2] * 0.315),
+                                                                 rel=0.05)
 
 
-def test_fleet_page_shows_every_robot_and_its_figures(worn_runs):
-    _, _, out, _ = worn_runs
+def test_fleet_page_leads_with_the_verdicts_and_shows_every_robot_and_its_figures(worn_runs):
+    _, second, out, _ = worn_runs
     page = (out / "index.html").read_text()
+    assert page.index("Wear verdicts") < page.index("Evidence per robot") < page.index("Parameters (evidence)")
+    assert html.escape(second["verdicts"]["arm1"]) in page and "figures/wear_arm1.png" in page
     assert all(f"arm{k}" in page for k in range(4)) and "truncated.csv" in page
     for target in referenced_files(page):
         assert (out / target).is_file(), target
@@ -137,9 +165,11 @@ def test_an_unchanged_fleet_flags_nothing(cluster, tmp_path, capsys):
     code, summary, _ = fleet(["--manifest", str(write_manifest(tmp_path / "fleet.csv", rows)), "--scheduler",
                               cluster.address, "--no-reports", "--out", str(tmp_path / "out")], capsys)
     assert code == 0
-    assert summary["tests"] == 4 * 2 * 48
-    assert {robot: (entry["flagged"], entry["far_from_median"]) for robot, entry in summary["robots"].items()} == \
-        {f"arm{k}": ([], []) for k in range(4)}
+    assert summary["wear"]["tests"] == 4 * 2 * 32 and summary["parameters"]["tests"] == 4 * 2 * 48
+    assert summary["verdicts"] == {f"arm{k}": f"arm{k}: no change beyond the fleet's spread (3 recordings)"
+                                   for k in range(4)}
+    assert {robot: (entry["parameters"]["flagged"], entry["parameters"]["far_from_median"])
+            for robot, entry in summary["robots"].items()} == {f"arm{k}": ([], []) for k in range(4)}
 
 
 def test_a_local_cluster_writes_each_recordings_report_linked_from_the_page(tmp_path, capsys):

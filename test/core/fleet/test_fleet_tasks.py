@@ -48,3 +48,18 @@ def test_a_joint_that_never_moves_leaves_its_parameters_unidentifiable(recording
     assert outcome.status == "failed" and outcome.model_yaml is None
     assert outcome.reason.startswith("regressor is rank deficient")
     assert "(fc6, fv6) are not identifiable" in outcome.reason
+
+
+def test_a_recordings_validation_stage_comes_back_as_its_motion(recording, tmp_path):
+    """The rows labelled validation (the CSV's stage column), in the robot's joint order: the wear indicators'
+    reference motion (estimation.wear.validation_motion); a recording without them gives none."""
+    stage = np.where(np.arange(recording.n_samples) < 1200, "excitation", "validation")
+    write_csv(tmp_path / "a.csv", recording.with_labels(stage))
+    outcome = identify_entry(str(tmp_path / "a.csv"), str(ROBOT), "excitation", TaskOptions(report=False))
+    assert outcome.status == "identified"
+    q, qd, qdd = outcome.validation_motion
+    np.testing.assert_allclose(q, recording.q[1200::2], atol=1e-9)          # 401 samples thinned to 201
+    assert qd.shape == qdd.shape == (201, 6)
+    write_csv(tmp_path / "b.csv", recording)
+    assert identify_entry(str(tmp_path / "b.csv"), str(ROBOT), None, TaskOptions(report=False)).validation_motion \
+        is None
