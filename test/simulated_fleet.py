@@ -12,8 +12,8 @@ import dataclasses
 import datetime
 
 import numpy as np
-from real_world import Effects, excitation as real_world_excitation, simulate
 
+from real_world import Effects, excitation as real_world_excitation, simulate
 from rnea_reference import rnea_torques
 from robot_dynid.experiment.simulation import plausible_parameters
 from robot_dynid.experiment.trajectories import FourierTrajectory, time_grid
