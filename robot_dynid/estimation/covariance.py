@@ -287,6 +287,20 @@ class BlockEquations:
             self._coarsen()
         return self
 
+    def with_fixed(self, free, values) -> "BlockEquations":
+        """The block equations of the parameters ``free`` (indices) with the others held at ``values`` (p,):
+        ``G[free, free]``, ``b[free] - G[free, fixed] x``, ``c - 2 b[fixed] . x + x . G[fixed, fixed] x``."""
+        free = np.asarray(free)
+        fixed = np.setdiff1d(np.arange(self.n_parameters), free)
+        x = np.asarray(values, dtype=float)[fixed]
+        reduced = BlockEquations(self.n_joints, free.size, self.max_blocks)
+        reduced.block_duration = self.block_duration
+        for key, (gram, moment, square, count) in self._blocks.items():
+            reduced._blocks[key] = [gram[:, free][:, :, free].copy(), moment[:, free] - gram[:, free][:, :, fixed] @ x,
+                                    square - 2.0 * moment[:, fixed] @ x
+                                    + np.einsum("p,jpq,q->j", x, gram[:, fixed][:, :, fixed], x), count]
+        return reduced
+
     def copy(self) -> "BlockEquations":
         duplicate = BlockEquations(self.n_joints, self.n_parameters, self.max_blocks)
         return duplicate.merge(self)
@@ -327,15 +341,16 @@ class BlockCovariance:
 
 
 def block_covariance(weighted_gram: np.ndarray, inverse: np.ndarray, blocks: BlockEquations, theta,
-                     joint_weights, rank_tolerance: float = 1e-7) -> BlockCovariance:
+                     joint_weights, rank_tolerance: float = 1e-7, resolved=None) -> BlockCovariance:
     """The delete-a-block jackknife covariance of ``theta`` (module docstring).
 
     Parameters
     ----------
     weighted_gram : ndarray, shape (p, p)
-        ``A = sum_j w_j G_j`` over all samples (equal to the sum over the blocks).
+        ``A = sum_j w_j G_j`` over all samples (the sum over the blocks), plus any prior information (the
+        bread of the estimate; a prior is in no block).
     inverse : ndarray, shape (p, p)
-        ``A^-1``.
+        ``A^-1`` (a pseudo-inverse over ``resolved``).
     blocks : BlockEquations
     theta : array_like, shape (p,)
         The estimate.
@@ -344,6 +359,9 @@ def block_covariance(weighted_gram: np.ndarray, inverse: np.ndarray, blocks: Blo
     rank_tolerance : float
         A leave-one-out system whose scaled smallest eigenvalue is below ``rank_tolerance^2`` times its largest is
         singular: the plain cluster sandwich is used instead.
+    resolved : tuple (scales (p,), vectors (p, k)), optional
+        Only the directions ``vectors`` of the parameters scaled by ``scales`` (``x = scales * theta``) are estimated
+        (the others are left to no data, as a pseudo-inverse leaves them): the jackknife works in their span.
     """
     grams, moments, _ = blocks.arrays()
     n_blocks = grams.shape[0]
@@ -351,25 +369,30 @@ def block_covariance(weighted_gram: np.ndarray, inverse: np.ndarray, blocks: Blo
     theta = np.asarray(theta, dtype=float)
     block_grams = np.einsum("j,bjpq->bpq", weights, grams)
     scores = np.einsum("j,bjp->bp", weights, moments) - block_grams @ theta
-    scales = np.sqrt(np.clip(np.diag(weighted_gram), 0.0, None))
-    scales[scales == 0.0] = 1.0
+    if resolved is None:
+        scales = np.sqrt(np.clip(np.diag(weighted_gram), 0.0, None))
+        scales[scales == 0.0] = 1.0
+        basis = np.eye(theta.size)
+    else:
+        scales, basis = resolved
     outer = np.outer(scales, scales)
     shifts = np.empty_like(scores)
     singular = None
-    for b in range(n_blocks):
-        left_out = (weighted_gram - block_grams[b]) / outer
-        left_out = 0.5 * (left_out + left_out.T)
-        eigenvalues, vectors = np.linalg.eigh(left_out)
-        if not eigenvalues[0] > rank_tolerance**2 * eigenvalues[-1]:
-            singular = b
-            break
-        # d_b = -(A - A_b)^-1 s_b, solved in the column-scaled parameters
-        shifts[b] = -(vectors @ ((vectors.T @ (scores[b] / scales)) / eigenvalues)) / scales
-    duration = blocks.block_duration
-    if singular is None:
-        covariance = (n_blocks - 1) / n_blocks * shifts.T @ shifts
-        return BlockCovariance(0.5 * (covariance + covariance.T), n_blocks, duration, True)
-    covariance = n_blocks / (n_blocks - 1) * inverse @ (scores.T @ scores) @ inverse
+    with np.errstate(over="ignore", invalid="ignore"):
+        for b in range(n_blocks):
+            left_out = basis.T @ ((weighted_gram - block_grams[b]) / outer) @ basis
+            eigenvalues, vectors = np.linalg.eigh(0.5 * (left_out + left_out.T))
+            if not eigenvalues[0] > rank_tolerance**2 * eigenvalues[-1]:
+                singular = b
+                break
+            # d_b = -(A - A_b)^-1 s_b, solved in the column-scaled parameters' resolved span
+            projected = basis.T @ (scores[b] / scales)
+            shifts[b] = -(basis @ (vectors @ ((vectors.T @ projected) / eigenvalues))) / scales
+        duration = blocks.block_duration
+        if singular is None:
+            covariance = (n_blocks - 1) / n_blocks * shifts.T @ shifts
+            return BlockCovariance(0.5 * (covariance + covariance.T), n_blocks, duration, True)
+        covariance = n_blocks / (n_blocks - 1) * inverse @ (scores.T @ scores) @ inverse
     note = (f"without block {singular + 1} of {n_blocks} the parameters are not identifiable: the block covariance "
             "is the cluster sandwich, not the jackknife")
     return BlockCovariance(0.5 * (covariance + covariance.T), n_blocks, duration, False, note)
@@ -419,7 +442,7 @@ def _std(covariance: np.ndarray) -> np.ndarray:
 
 def fit_uncertainty(white: np.ndarray, inverse: np.ndarray, weighted_gram: np.ndarray, theta, joint_weights,
                     joint_variances, grams, blocks: BlockEquations | None, n_samples: int,
-                    rank_tolerance: float = 1e-7) -> Uncertainty:
+                    rank_tolerance: float = 1e-7, resolved=None) -> Uncertainty:
     """All three covariances of one fit, the ``block`` one reported when its blocks cover every sample and number at
     least :data:`MIN_BLOCKS`, else ``per_joint`` (the note says why).
 
@@ -437,6 +460,8 @@ def fit_uncertainty(white: np.ndarray, inverse: np.ndarray, weighted_gram: np.nd
     blocks : BlockEquations or None
     n_samples : int
         Samples of the fit (to check the blocks hold all of them).
+    rank_tolerance, resolved
+        As in :func:`block_covariance`.
     """
     per_joint = per_joint_covariance(inverse, joint_weights, joint_variances, grams)
     white_std, per_joint_std = _std(white), _std(per_joint)
@@ -453,6 +478,6 @@ def fit_uncertainty(white: np.ndarray, inverse: np.ndarray, weighted_gram: np.nd
                            note=f"only {blocks.n_blocks} time blocks of {blocks.block_duration:g} s (the robust std "
                                 f"needs {MIN_BLOCKS}: at least {MIN_BLOCKS * MIN_BLOCK_DURATION:g} s of motion): "
                                 "per-joint noise, white in time, which understates correlated residuals")
-    robust = block_covariance(weighted_gram, inverse, blocks, theta, joint_weights, rank_tolerance)
+    robust = block_covariance(weighted_gram, inverse, blocks, theta, joint_weights, rank_tolerance, resolved)
     return Uncertainty("block", robust.covariance, white_std, per_joint_std, robust.n_blocks, robust.block_duration,
                        robust.note)

@@ -526,6 +526,21 @@ class LeastSquaresAccumulator:
             self.blocks_.merge(other.blocks_)
         return self
 
+    def with_fixed(self, free, values) -> "LeastSquaresAccumulator":
+        """The normal equations of the parameters ``free`` (indices) with the others held at ``values`` (p,)
+        (their torque moved to the measured side), time blocks included."""
+        free = np.asarray(free)
+        fixed = np.setdiff1d(np.arange(self.n_parameters), free)
+        x = np.asarray(values, dtype=float)[fixed]
+        reduced = LeastSquaresAccumulator(self.n_joints, free.size, blocks=False)
+        reduced.gram_ = self.gram_[:, free][:, :, free].copy()
+        reduced.moment_ = self.moment_[:, free] - self.gram_[:, free][:, :, fixed] @ x
+        reduced.torque_square_sum_ = (self.torque_square_sum_ - 2.0 * self.moment_[:, fixed] @ x
+                                      + np.einsum("p,jpq,q->j", x, self.gram_[:, fixed][:, :, fixed], x))
+        reduced.n_samples_ = self.n_samples_
+        reduced.blocks_ = None if self.blocks_ is None else self.blocks_.with_fixed(free, values)
+        return reduced
+
     def _gram_fit(self, joint_weights, rank_tolerance, parameter_names):
         gram = np.einsum("j,jpq->pq", joint_weights, self.gram_)
         moment = joint_weights @ self.moment_

@@ -203,6 +203,9 @@ class DynamicModel:
         if self.white_std is not None:
             object.__setattr__(self, "white_std", validators.array(
                 self.white_std, "white_std", ModelFileError, shape=shape, axes=axes, columns=names, minimum=0.0))
+        if self.interval_dof is None and self.std_method == "block":
+            raise ModelFileError("base_parameters.uncertainty.interval_dof is None, but a block std has one (the "
+                                 "number of blocks - 1): give an integer >= 1")
         if self.interval_dof is not None:
             if self.std_method != "block":
                 raise ModelFileError(f"base_parameters.uncertainty.interval_dof is {self.interval_dof!r}, but only a "
