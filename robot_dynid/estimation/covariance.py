@@ -70,7 +70,8 @@ def describe(method: str, n_blocks: int = 0, block_duration: float | None = None
         raise DynIdError(f"std method must be one of {list(STD_METHODS)}, got {method!r}")
     text = STD_METHOD_TEXT[method]
     if method == "block" and n_blocks:
-        text += f"; {n_blocks} blocks of {block_duration:.3g} s, t with {n_blocks - 1} dof"
+        size = "" if block_duration is None else f" of {block_duration:.3g} s"
+        text += f"; {n_blocks} blocks{size}, t with {n_blocks - 1} dof"
     return text
 
 
