@@ -40,6 +40,7 @@ import dataclasses
 import math
 
 import numpy as np
+from scipy.linalg import lapack
 from scipy.optimize import minimize_scalar
 from scipy.stats import norm, t as student_t
 
@@ -97,7 +98,7 @@ def combined_dof(std_a, dof_a, std_b, dof_b):
 
 PERIOD_TOLERANCE = 0.02
 """A motion repeats with period T when ``rms(q(t + T) - q(t))`` is below this fraction of ``rms(q - mean q)`` [1]."""
-PERIOD_GRID_RATE = 200.0
+PERIOD_GRID_RATE = 50.0
 """[Hz] the grid positions are interpolated onto to look for a period."""
 
 
@@ -134,7 +135,7 @@ def detect_period(time, q, min_cycles: float = 2.0, tolerance: float = PERIOD_TO
     head = squares[n_grid - 1 - lags]
     tail = squares[-1] - np.r_[0.0, squares[:-1]]
     difference = (head + tail - 2.0 * products) / np.maximum(n_grid - lags, 1) / spread**2
-    longest = int(n_grid / min_cycles)
+    longest = int((n_grid - 1) / min_cycles) + 2       # lags below it fit min_cycles whole periods, one grid step spare
     apart = np.flatnonzero(difference > 1.0)
     if not apart.size or apart[0] >= longest:
         return None
@@ -358,8 +359,8 @@ def block_covariance(weighted_gram: np.ndarray, inverse: np.ndarray, blocks: Blo
     joint_weights : array_like, shape (n,)
         ``w_j``.
     rank_tolerance : float
-        A leave-one-out system whose scaled smallest eigenvalue is below ``rank_tolerance^2`` times its largest is
-        singular: the plain cluster sandwich is used instead.
+        A leave-one-out system (column-scaled) whose Cholesky factor has a pivot below ``rank_tolerance`` times its
+        largest, or none, is singular: the plain cluster sandwich is used instead.
     resolved : tuple (scales (p,), vectors (p, k)), optional
         Only the directions ``vectors`` of the parameters scaled by ``scales`` (``x = scales * theta``) are estimated
         (the others are left to no data, as a pseudo-inverse leaves them): the jackknife works in their span.
@@ -382,13 +383,16 @@ def block_covariance(weighted_gram: np.ndarray, inverse: np.ndarray, blocks: Blo
     with np.errstate(over="ignore", invalid="ignore"):
         for b in range(n_blocks):
             left_out = basis.T @ ((weighted_gram - block_grams[b]) / outer) @ basis
-            eigenvalues, vectors = np.linalg.eigh(0.5 * (left_out + left_out.T))
-            if not eigenvalues[0] > rank_tolerance**2 * eigenvalues[-1]:
+            # d_b = -(A - A_b)^-1 s_b by Cholesky in the column-scaled parameters' resolved span; singular when
+            # the factor's smallest pivot is below rank_tolerance of its largest (about the root of the
+            # eigenvalue ratio)
+            factor, info = lapack.dpotrf(0.5 * (left_out + left_out.T), lower=1)
+            pivots = np.abs(np.diag(factor))
+            if info != 0 or not pivots.min() > rank_tolerance * pivots.max():
                 singular = b
                 break
-            # d_b = -(A - A_b)^-1 s_b, solved in the column-scaled parameters' resolved span
-            projected = basis.T @ (scores[b] / scales)
-            shifts[b] = -(basis @ (vectors @ ((vectors.T @ projected) / eigenvalues))) / scales
+            projected, _ = lapack.dpotrs(factor, basis.T @ (scores[b] / scales), lower=1)
+            shifts[b] = -(basis @ projected) / scales
         duration = blocks.block_duration
         if singular is None:
             covariance = (n_blocks - 1) / n_blocks * shifts.T @ shifts

@@ -614,6 +614,10 @@ def model_from_accumulator(
                         f"range of motion, by more than {settings.poorly_excited_torque_fraction:g} of its RMS "
                         f"measured torque): {listing}")
         logger.warning(warnings[-1])
+    if uncertainty.std_method != "block":
+        warnings.append(f"standard deviations are not robust to correlated residuals ({uncertainty.describe()}): "
+                        f"{uncertainty.note}")
+        logger.warning(warnings[-1])
     check = (consistency or {}).get("least_squares_check") or {}
     if check.get("warning"):
         warnings.append(check["warning"])

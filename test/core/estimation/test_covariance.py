@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from real_world import Effects, excitation, simulate
+from real_world import Effects, excitation, simulate, with_true_accelerations
 from repo_paths import ROBOTS
 from robot_dynid.estimation.covariance import (MAX_BLOCKS, MIN_BLOCK_DURATION, BlockEquations, detect_period,
                                                interval_quantile, phase_times)
@@ -121,8 +121,8 @@ def study():
         for seed in range(50):
             motion = excitation(robot, seed=100 + seed, period=10.0)
             clean = simulate(robot, motion, 20.0, 100.0, Effects(noise=0.0), seed=seed)
-            rms = np.sqrt(np.mean(clean.truth.tau**2, axis=0))
-            sim = simulate(robot, motion, 20.0, 100.0, Effects(noise=fraction * rms, rho=0.9, ripple=0.02 * rms),
+            ripple = 0.02 * np.sqrt(np.mean(clean.truth.tau**2, axis=0))
+            sim = simulate(robot, motion, 20.0, 100.0, Effects(noise_fraction=fraction, rho=0.9, ripple=ripple),
                            seed=seed)
             truth = sim.truth
             standard = np.concatenate([truth.links, np.ravel(np.column_stack([truth.coulomb, truth.viscous]))])
@@ -132,9 +132,7 @@ def study():
                 exact = identify(noise_free, robot, settings, base=base)
                 np.testing.assert_allclose(exact.values, base.projection @ standard, rtol=1e-6,
                                            atol=1e-6 * np.abs(exact.values).max())
-            recording = Recording.from_arrays(robot.joint_names, sim.recording.time, sim.recording.q,
-                                              sim.recording.qd, truth.qdd, sim.recording.tau)
-            model = identify(recording, robot, settings, base=base)
+            model = identify(with_true_accelerations(sim), robot, settings, base=base)
             results.append((model, base.projection @ standard))
     finally:
         logging.disable(logging.NOTSET)

@@ -12,20 +12,16 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from real_world import Effects, excitation, simulate
+from real_world import Effects, excitation, model_off, simulate, with_true_accelerations
 from robot_dynid.errors import DataError
 from robot_dynid.estimation.covariance import combined_dof, interval_quantile
 from robot_dynid.estimation.payload import (PayloadSettings, differential_recording, holdout_residuals,
                                             identify_payload, payload_accumulator, solve_payload)
 from robot_dynid.experiment.simulation import plausible_parameters
-from robot_dynid.model.base_parameters import compute_base_parameters
-from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.payload import Payload
-from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.package_files import find_package_file
-from robot_dynid.recordings.recording import Recording
 
 INERTIA = np.array([[0.01, 0.001, -0.002], [0.001, 0.012, 0.0005], [-0.002, 0.0005, 0.008]])   # kg m^2, about com
 TOOL = (2.8, np.array([0.01, -0.02, 0.08]), INERTIA)                       # in the last link's frame
@@ -37,28 +33,15 @@ def arm():
     """The UR5, its true links and the arm's model with each link's parameters 5 % off (seeded signs)."""
     robot = load_robot(find_package_file("config", "robots", "ur5_urdf.yaml"))
     links = plausible_parameters(robot, seed=1)
-    friction = friction_model("coulomb_viscous")
-    base = compute_base_parameters(Regressor(robot, friction))
-    signs = np.random.default_rng(7).choice([-1.0, 1.0], robot.n_joints)
-    wrong = (links.reshape(-1, 10) * (1.0 + 0.05 * signs)[:, None]).ravel()
-    limits = robot.limit_arrays()
-    effort = np.where(np.isfinite(limits.effort), limits.effort, 100.0)
-    standard = np.concatenate([wrong, np.ravel(np.column_stack([0.02 * effort, 0.01 * effort]))])  # real_world's
-    model = DynamicModel(robot, friction, False, False, base, base.projection @ standard, np.full(base.rank, 1e-3),
-                         standard=standard)
-    return robot, links, model
+    return robot, links, model_off(robot, links, friction_model("coulomb_viscous"), 0.05)
 
 
-def run(robot, links, trajectory_seed, noise_seed, load, shift=0.0, duration=60.0):
+def run(robot, links, trajectory_seed, noise_seed, load, shift=0.0):
     """A minute at 200 Hz of one excitation (20 s period), stamps shifted by ``shift`` [s]."""
     motion = excitation(robot, seed=trajectory_seed, period=20.0, amplitude=0.3)
-    clean = simulate(robot, motion, duration, 200.0, Effects(noise=0.0), links=links, payload=load)
-    rms = np.sqrt(np.mean(clean.truth.tau**2, axis=0))
-    sim = simulate(robot, motion, duration, 200.0, Effects(noise=NOISE * rms, rho=0.9), links=links, payload=load,
-                   seed=noise_seed)
-    recording, truth = sim.recording, sim.truth
-    return Recording.from_arrays(robot.joint_names, recording.time + shift, recording.q, recording.qd, truth.qdd,
-                                 recording.tau, source=f"run {trajectory_seed} {'loaded' if load else 'unloaded'}")
+    simulated = simulate(robot, motion, 60.0, 200.0, Effects(noise_fraction=NOISE, rho=0.9), links=links,
+                         payload=load, seed=noise_seed)
+    return with_true_accelerations(simulated, shift, f"run {trajectory_seed} {'loaded' if load else 'unloaded'}")
 
 
 @pytest.fixture(scope="module")
