@@ -2,7 +2,8 @@
 
 1. Cost: ``identify()`` of ten minutes at 1 kHz (the data of bench_identification.py: UR5, 5-harmonic Fourier
    trajectory of period 10 s, regressor torques with 0.5 N m white noise), wall time and peak memory, and its
-   parts with and without the time blocks of the ``block`` covariance, in the same run: the fused accumulation
+   parts (best of three) with and without the time blocks of the ``block`` covariance, in the same run: the fused
+   accumulation
    into a ``LeastSquaresAccumulator`` with blocks (one kernel call per block) and without, finding the motion's
    period (``phase_times``), and the solve with the jackknife and with the per-joint sandwich only.
 2. Coverage (test/core/estimation/test_covariance.py's study, more repetitions): the ER3A identified by OLS and
@@ -45,6 +46,7 @@ QUICK_DURATION = 60.0
 REPETITIONS = 100
 QUICK_REPETITIONS = 20
 PAYLOAD_RUNS = 10
+REPEAT = 3                    # the parts of the cost: best of this many
 QUICK_PAYLOAD_RUNS = 3
 NOISE_FRACTION = np.array([0.01, 0.02, 0.03, 0.05, 0.1, 0.03])
 TOOL = (2.8, np.array([0.01, -0.02, 0.08]),                     # kg, m and kg m^2 in the UR5's last link frame
@@ -70,20 +72,19 @@ def cost(quick: bool) -> tuple[list, dict]:
     identify_seconds = time.perf_counter() - clock
     identify_peak = memory.peak()
     machine.require(model.std_method == "block", f"identify reported {model.std_method} std, not block")
-    timings = {}
-    clock = time.perf_counter()
+    timings = {"phase": machine.best_time(lambda: phase_times(recording.time, recording.cycle, recording.q), REPEAT)}
     phase = phase_times(recording.time, recording.cycle, recording.q)
-    timings["phase"] = time.perf_counter() - clock
     accumulators = {}
     for blocks in (True, False):
-        accumulator = LeastSquaresAccumulator(robot.n_joints, base.rank, blocks=blocks)
-        clock = time.perf_counter()
-        accumulate_recording(accumulator, settings.regressor(robot), base, recording, phase=phase)
-        timings[f"accumulate {blocks}"] = time.perf_counter() - clock
-        clock = time.perf_counter()
-        result = accumulator.solve("ols", parameter_names=base.names)
-        timings[f"solve {blocks}"] = time.perf_counter() - clock
-        accumulators[blocks] = (accumulator, result)
+        def accumulate():
+            accumulator = LeastSquaresAccumulator(robot.n_joints, base.rank, blocks=blocks)
+            accumulate_recording(accumulator, settings.regressor(robot), base, recording, phase=phase)
+            accumulators[blocks] = accumulator
+
+        timings[f"accumulate {blocks}"] = machine.best_time(accumulate, REPEAT)
+        timings[f"solve {blocks}"] = machine.best_time(
+            lambda: accumulators[blocks].solve("ols", parameter_names=base.names), REPEAT)
+        accumulators[blocks] = (accumulators[blocks], None)
     blocks = accumulators[True][0].blocks_
     added = timings["phase"] + timings["accumulate True"] - timings["accumulate False"] \
         + timings["solve True"] - timings["solve False"]

@@ -188,10 +188,11 @@ def phase_times(time, cycle=None, q=None) -> np.ndarray:
         in_cycle = cycle >= 0
         phase[in_cycle] = (time - time[np.flatnonzero(new_run)][run])[in_cycle]
     if q is not None and not in_cycle.all():
-        rest = ~in_cycle
-        period = detect_period(time[rest], np.asarray(q)[rest])
+        rest = slice(None) if not in_cycle.any() else ~in_cycle      # no copy of the positions without cycles
+        times = time[rest]
+        period = detect_period(times, np.asarray(q)[rest])
         if period is not None:
-            phase[rest] = np.mod(time[rest] - time[rest][0], period)
+            phase[rest] = np.mod(times - times[0], period)
     return phase
 
 

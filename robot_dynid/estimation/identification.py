@@ -476,14 +476,19 @@ def accumulate_recording(accumulator: LeastSquaresAccumulator, regressor: Regres
         runs = accumulator.blocks_.runs(phase_times(recording.time, recording.cycle, recording.q) if phase is None else phase)
     n, r = accumulator.n_joints, accumulator.n_parameters
     temperature, elapsed = recording.temperature, recording.elapsed
+    sums = {}           # per block: the kernel adds each of its runs in place, then the block is added once
     for key, start, stop in runs:
         rows = slice(start, stop)
-        gram, moment, square = np.zeros((n, r, r)), np.zeros((n, r)), np.zeros(n)
+        if key not in sums:
+            sums[key] = [np.zeros((n, r, r)), np.zeros((n, r)), np.zeros(n), 0]
+        gram, moment, square, _ = sums[key]
         regressor.normal_equations(base.independent, recording.q[rows], recording.qd[rows], recording.qdd[rows],
                                    recording.tau[rows], gram, moment, square,
                                    temperature=None if temperature is None else temperature[rows],
                                    elapsed=elapsed[rows])
-        accumulator.add_sums(gram, moment, square, stop - start, key)
+        sums[key][3] += stop - start
+    for key, (gram, moment, square, count) in sums.items():
+        accumulator.add_sums(gram, moment, square, count, key)
     return accumulator
 
 
