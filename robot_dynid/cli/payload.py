@@ -151,8 +151,8 @@ def _identify(args):
     print(f"std: {uncertainty['description']}; 95 % interval = value +- {uncertainty['interval_quantile']:.3g} std")
     for alignment in alignments:
         print(f"unloaded {alignment['unloaded']}: aligned with stamps {alignment['shift']:+.4g} s, positions "
-              f"{alignment['position_mismatch']:.2g} rad RMS apart ({alignment['relative_mismatch']:.2%} of the motion); "
-              f"{alignment['samples']} samples used, {alignment['left_out']} outside the unloaded run")
+              f"{alignment['position_mismatch']:.2g} rad RMS apart ({alignment['relative_mismatch']:.2%} of the "
+              f"motion); {alignment['samples']} samples used, {alignment['left_out']} outside the unloaded run")
     units = ["kg"] + ["m"] * 3 + ["kg m^2"] * 6
     white = list(estimate.white_field_std)
     share = {} if estimate.inertia_prior is None else dict(zip(FIELD_NAMES[4:], _field_shares(estimate)))

@@ -473,7 +473,9 @@ def accumulate_recording(accumulator: LeastSquaresAccumulator, regressor: Regres
     if accumulator.blocks_ is None:
         runs = [(None, 0, recording.n_samples)]
     else:
-        runs = accumulator.blocks_.runs(phase_times(recording.time, recording.cycle, recording.q) if phase is None else phase)
+        if phase is None:
+            phase = phase_times(recording.time, recording.cycle, recording.q)
+        runs = accumulator.blocks_.runs(phase)
     n, r = accumulator.n_joints, accumulator.n_parameters
     temperature, elapsed = recording.temperature, recording.elapsed
     sums = {}           # per block: the kernel adds each of its runs in place, then the block is added once

@@ -221,8 +221,8 @@ class PayloadEstimate:
                   "interval_quantile": self.interval_quantile}
         white = list(self.white_field_std)
         record["white_std"] = {"mass": white[0], "com": white[1:4], "inertia": white[4:]}
-        intervals = [None if value is None or std is None else [value - self.interval_quantile * std,
-                                                                  value + self.interval_quantile * std]
+        q = self.interval_quantile
+        intervals = [None if value is None or std is None else [value - q * std, value + q * std]
                      for value, std in zip(self.fields, self.field_std)]
         record["intervals"] = {"mass": intervals[0], "com": intervals[1:4], "inertia": intervals[4:]}
         return record
@@ -527,7 +527,8 @@ def solve_payload(accumulator: LeastSquaresAccumulator, robot, settings: Payload
         posterior = np.clip(np.diag(variance * bread_inverse)[np.searchsorted(free, np.arange(4, 10))], 0.0, None)
         share = np.clip(posterior / (variance * prior["std"] ** 2 / noise_variance), 0.0, 1.0)
         prior_record = {"body": prior["body"], "from_mass": float(first_fields[0]),
-                        "from_com": [float(v) for v in first_fields[1:4]], "values": [float(v) for v in prior["values"]],
+                        "from_com": [float(v) for v in first_fields[1:4]],
+                        "values": [float(v) for v in prior["values"]],
                         "std_fraction": PRIOR_STD_FRACTION, "std": float(prior["std"]),
                         "prior_share": dict(zip(PARAMETER_NAMES[4:], map(float, share)))}
     warnings = []
@@ -624,7 +625,8 @@ def motion_alignment(loaded: Recording, unloaded: Recording, tolerance: float = 
     rate = 200.0
     grids = [recording.time[0] + np.arange(int((recording.time[-1] - recording.time[0]) * rate) + 1) / rate
              for recording in (loaded, unloaded)]
-    a, b = (interpolate(grid, recording.time, recording.q, "hold") for grid, recording in zip(grids, (loaded, unloaded)))
+    a, b = (interpolate(grid, recording.time, recording.q, "hold")
+            for grid, recording in zip(grids, (loaded, unloaded)))
     centre = a.mean(axis=0)
     spread = float(np.sqrt(np.mean((a - centre) ** 2)))
     if not spread > 0.0:

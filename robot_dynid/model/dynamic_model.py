@@ -210,8 +210,8 @@ class DynamicModel:
             if self.std_method != "block":
                 raise ModelFileError(f"base_parameters.uncertainty.interval_dof is {self.interval_dof!r}, but only a "
                                      f"block std has one (std_method is {self.std_method!r}): give null")
-            object.__setattr__(self, "interval_dof", _integer(self.interval_dof, "base_parameters.uncertainty."
-                                                                                "interval_dof", minimum=1))
+            dof = _integer(self.interval_dof, "base_parameters.uncertainty.interval_dof", minimum=1)
+            object.__setattr__(self, "interval_dof", dof)
         if self.standard is not None:
             object.__setattr__(self, "standard", self._checked_standard(np.asarray(self.standard, dtype=float)))
         if self.payload is not None:

@@ -234,8 +234,8 @@ def test_the_std_method_is_kept_and_a_file_without_it_loads_as_white_and_keeps_i
     model = DynamicModel.from_dict(identified_artifact)
     assert model.std_method == "block" and model.interval_dof == model.metrics["uncertainty"]["n_blocks"] - 1
     assert model.white_std.shape == model.std.shape and np.all(model.white_std > 0.0)
-    assert identified_artifact["base_parameters"]["uncertainty"] == {"std_method": "block",
-                                                                    "interval_dof": model.interval_dof}
+    expected = {"std_method": "block", "interval_dof": model.interval_dof}
+    assert identified_artifact["base_parameters"]["uncertainty"] == expected
     old = copy.deepcopy(identified_artifact)
     del old["base_parameters"]["uncertainty"]
     for row in old["base_parameters"]["table"]:
