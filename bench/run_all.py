@@ -21,7 +21,7 @@ from pathlib import Path
 import machine
 
 BENCHMARKS = ("regressor", "identification", "fused", "consistent", "rls", "excitation", "recorder",
-              "identifier", "feedforward", "hydraulic", "payload", "fleet", "profile")
+              "identifier", "feedforward", "hydraulic", "payload", "covariance", "fleet", "profile")
 SLOW = ("consistent", "excitation", "recorder", "identifier", "fleet", "profile")
 BENCH_DIRECTORY = Path(__file__).resolve().parent
 

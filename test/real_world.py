@@ -44,8 +44,8 @@ class Effects:
     ----------
     noise : float or array_like (n,)
         [N m] torque noise std per joint; None: ``noise_fraction`` of each joint's RMS torque.
-    noise_fraction : float
-        Noise std as a fraction of each joint's own RMS torque (when ``noise`` is None).
+    noise_fraction : float or array_like (n,)
+        Noise std as a fraction of each joint's own RMS torque (when ``noise`` is None), one for all or per joint.
     rho : float
         AR(1) coefficient of the torque noise in time (0: white).
     ripple : float or array_like (n,)
@@ -206,6 +206,37 @@ def payload_links(links, payload):
     return links
 
 
+def default_friction(robot):
+    """``(coulomb [N m], viscous [N m s/rad])`` (n,) of :func:`simulate` by default: 2 % and 1 % of each joint's effort
+    limit (100 N m where it has none)."""
+    limits = robot.limit_arrays()
+    effort = np.where(np.isfinite(limits.effort), limits.effort, 100.0)
+    return 0.02 * effort, 0.01 * effort
+
+
+def with_true_accelerations(simulated: Simulated, shift: float = 0.0, source: str | None = None) -> Recording:
+    """The recording of ``simulated`` with the true accelerations at its samples (for a test not about
+    differentiation), its stamps shifted by ``shift`` [s] and named ``source`` (default its own)."""
+    recording, truth = simulated.recording, simulated.truth
+    return Recording.from_arrays(recording.joint_names, recording.time + shift, recording.q, recording.qd, truth.qdd,
+                                 recording.tau, source=recording.source if source is None else source)
+
+
+def model_off(robot, links, friction, fraction: float = 0.05, seed: int = 7):
+    """An arm's model (DynamicModel, friction ``friction``) whose every link's ten parameters are those of ``links``
+    (10 n,) off by ``+-fraction`` (signs drawn from ``seed``), with :func:`default_friction`'s Coulomb and viscous
+    coefficients exact (``friction`` must be coulomb_viscous on the joints) and std 1e-3."""
+    from robot_dynid.model.base_parameters import compute_base_parameters
+    from robot_dynid.model.dynamic_model import DynamicModel
+    from robot_dynid.model.regressor import Regressor
+    base = compute_base_parameters(Regressor(robot, friction))
+    signs = np.random.default_rng(seed).choice([-1.0, 1.0], robot.n_joints)
+    wrong = (np.asarray(links, dtype=float).reshape(-1, 10) * (1.0 + fraction * signs)[:, None]).ravel()
+    standard = np.concatenate([wrong, np.ravel(np.column_stack(default_friction(robot)))])
+    return DynamicModel(robot, friction, False, False, base, base.projection @ standard, np.full(base.rank, 1e-3),
+                        standard=standard)
+
+
 def simulate(robot, motion, duration, rate, effects: Effects = Effects(), links=None, coulomb=None, viscous=None,
              payload=None, seed=0, source="real-world") -> Simulated:
     """A recording of ``robot`` following ``motion`` (``evaluate(t) -> (q, qd, qdd)``) for ``duration`` [s] at
@@ -218,11 +249,9 @@ def simulate(robot, motion, duration, rate, effects: Effects = Effects(), links=
     """
     rng = np.random.default_rng(seed)
     n = robot.n_joints
-    limits = robot.limit_arrays()
-    effort = np.where(np.isfinite(limits.effort), limits.effort, 100.0)
     links = plausible_parameters(robot, seed=1) if links is None else np.asarray(links, dtype=float)
-    coulomb = 0.02 * effort if coulomb is None else _per_joint(coulomb, n, "coulomb")
-    viscous = 0.01 * effort if viscous is None else _per_joint(viscous, n, "viscous")
+    coulomb = default_friction(robot)[0] if coulomb is None else _per_joint(coulomb, n, "coulomb")
+    viscous = default_friction(robot)[1] if viscous is None else _per_joint(viscous, n, "viscous")
     step = 1.0 / rate
     grid = np.arange(int(round(duration * rate)) + 1) * step
     instants = grid.copy()

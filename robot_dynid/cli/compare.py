@@ -44,8 +44,11 @@ def main(args):
             cells.append(f"{number(z, 3) if not isinstance(z, str) else z}{' *' if difference['significant'] else ''}")
         rows.append(cells)
     print(format_table(("parameter", *labels, *(f"z {label}" for label in labels[1:])), rows))
+    for label, method in zip(labels, summary["std_methods"]):
+        print(f"std of {label}: {method}")
     significant = [entry["name"] for entry in summary["parameters"] if entry["significant"]]
-    print(f"z = (value - {labels[0]}) / combined std; * significant at level {args.level:g} (|z| > "
+    print(f"z = (value - {labels[0]}) / combined std (where a std has degrees of freedom, the normal deviate of "
+          f"Student's t p-value); * significant at level {args.level:g} (|z| > "
           f"{summary['critical_z']:.3g}; about {summary['expected_false_positives']:.1f} of {len(rows)} parameters "
           f"exceed it by chance): {len(significant)} significant" + (f": {', '.join(significant)}" if significant
                                                                      else ""))

@@ -6,12 +6,13 @@ import yaml
 from robot_dynid.cli.options import (add_cycles_argument, add_data_arguments, add_stage_argument, output_file,
                                      positive_number, progress, read_data)
 from robot_dynid.errors import DataError
-from robot_dynid.estimation.payload import (FIELD_NAMES, PayloadSettings, holdout_residuals, payload_accumulator,
-                                            solve_payload)
+from robot_dynid.estimation.payload import (FIELD_NAMES, PRIOR_STD_FRACTION, PayloadSettings, differential_recording,
+                                            holdout_residuals, payload_accumulator, solve_payload)
 from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.payload import (DEFAULT_MAX_COM_DISTANCE, IMPLAUSIBLE_MASS_FACTOR, load_payload,
-                                       plausibility_warnings)
+from robot_dynid.model.payload import (DEFAULT_DENSITY, DEFAULT_MAX_COM_DISTANCE, IMPLAUSIBLE_MASS_FACTOR,
+                                       load_payload, plausibility_warnings)
 from robot_dynid.reports.json_text import dumps
+from robot_dynid.reports.tables import format_table
 from robot_dynid.yaml_files import plain_data
 
 NAME = "payload"
@@ -26,8 +27,11 @@ def add_arguments(parser):
         description="With the arm's model fixed, fit the payload's mass, centre of mass and inertia (ten "
                     "parameters, or nine with --mass) to the torques the arm's model does not explain, physically "
                     "consistent (mass > 0, inertia about the centre of mass positive semidefinite, triangle "
-                    "inequalities; needs cvxpy), with standard deviations. Values the data do not determine are "
-                    "written as null and named, never filled in. About a minute of wrist motion "
+                    "inequalities; needs cvxpy), with standard deviations robust to correlated residuals and 95 % "
+                    "intervals (docs/payloads.md). The inertia has a prior (the solid body the mass and centre of mass "
+                    "imply, or --inertia), whose share is stated; values the data do not determine otherwise are "
+                    "written as null and named, never filled in. With --unloaded (the same motion recorded without "
+                    "the load) the fit is differential: the arm model's error cancels. About a minute of wrist motion "
                     "(robot-dynid excitation optimize --payload) is enough.")
     identify.add_argument("--model", required=True, metavar="arm.yaml",
                           help="the arm's model artifact (a payload it carries is left out)")
@@ -39,9 +43,25 @@ def add_arguments(parser):
                           help="known mass [kg]: estimate only the centre of mass and inertia")
     add_stage_argument(identify)
     add_cycles_argument(identify)
+    identify.add_argument("--unloaded", action="append", metavar="FILE", default=[],
+                          help="the same motion recorded without the load, one per --data file in their order: the "
+                               "arm model's residual on it, aligned in time by the motion, is subtracted (differential "
+                               "identification); motions that differ are refused (read like --data, stages as --stage)")
+    identify.add_argument("--inertia", type=float, nargs=6, default=None,
+                          metavar=("IXX", "IXY", "IXZ", "IYY", "IYZ", "IZZ"),
+                          help="prior of the inertia about the centre of mass [kg m^2] (CAD values) instead of the "
+                               "solid body's; its std is "
+                               f"{PRIOR_STD_FRACTION:g} of its largest principal moment")
+    identify.add_argument("--density", type=positive_number("a density > 0 [kg/m^3]"), default=DEFAULT_DENSITY,
+                          metavar="KG_PER_M3",
+                          help="density of the solid body (a cylinder from the frame through the centre of mass, or a "
+                               "sphere) whose inertia is the prior [kg/m^3] (default: %(default)s)")
+    identify.add_argument("--no-inertia-prior", action="store_true",
+                          help="no prior on the inertia: what the data do not determine is written as null")
     identify.add_argument("--holdout", action="append", metavar="FILE", default=[],
-                          help="report the torque residual before and after the payload on this recording, not fitted "
-                               "on (repeatable; read like --data, all of it)")
+                          help="report each joint's RMS torque error without and with the payload on this recording, "
+                               "not fitted on, and warn naming the joints the payload makes worse (repeatable; read "
+                               "like --data, all of it)")
     identify.add_argument("--max-com-distance", type=positive_number("a distance > 0 [m]"),
                           default=DEFAULT_MAX_COM_DISTANCE, metavar="M",
                           help="a centre of mass farther than this from the frame [m] is reported as implausible, as "
@@ -92,15 +112,28 @@ def _recordings(args, paths, robot, select):
 
 def _identify(args):
     arm = DynamicModel.load(args.model)
-    settings = PayloadSettings(frame=args.frame, mass=args.mass, max_com_distance=args.max_com_distance)
-    accumulator = None
-    for recording in _recordings(args, args.data, arm.robot, select=True):
+    if args.unloaded and len(args.unloaded) != len(args.data):
+        raise DataError(f"--unloaded: give one unloaded recording per --data file ({len(args.data)}), in their order; "
+                        f"got {len(args.unloaded)}")
+    prior = None if args.no_inertia_prior else (tuple(args.inertia) if args.inertia is not None else "solid")
+    settings = PayloadSettings(frame=args.frame, mass=args.mass, max_com_distance=args.max_com_distance,
+                               inertia_prior=prior, density=args.density)
+    loaded = _recordings(args, args.data, arm.robot, select=True)
+    unloaded = _recordings(args, args.unloaded, arm.robot, select=True) if args.unloaded else [None] * len(loaded)
+    accumulator, alignments = None, []
+    for recording, without in zip(loaded, unloaded):
+        if without is not None:
+            recording, alignment = differential_recording(arm, recording, without)
+            alignments.append(alignment)
         accumulator = payload_accumulator(arm, recording, settings.frame, settings.chunk_size, accumulator)
-    estimate = solve_payload(accumulator, arm.robot, settings)
+    differential = None if not alignments else (alignments[0] if len(alignments) == 1 else {"runs": alignments})
+    estimate = solve_payload(accumulator, arm.robot, settings, differential=differential)
     holdout = None
     if args.holdout:
         holdout = holdout_residuals(arm, estimate.payload, _recordings(args, args.holdout, arm.robot, select=False))
     provenance = {"model": str(args.model), "data": [str(path) for path in args.data]}
+    if args.unloaded:
+        provenance["unloaded"] = [str(path) for path in args.unloaded]
     data = plain_data(estimate.to_file_dict(arm.robot.name, holdout, provenance))
     out = pathlib.Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -109,14 +142,32 @@ def _identify(args):
     if args.json:
         print(dumps(data))
         return 0
-    print(f"payload at {estimate.frame} of robot {arm.robot.name!r} from {estimate.n_samples} samples "
+    how = "differential (minus the unloaded run)" if alignments else "the arm's residual"
+    print(f"payload at {estimate.frame} of robot {arm.robot.name!r} from {estimate.n_samples} samples of {how} "
           f"({'mass given' if estimate.known_mass else 'ten parameters'}, "
           f"{'physically consistent' if estimate.consistent else 'least squares'}; condition number "
           f"{estimate.condition_number:.4g}):")
+    uncertainty = data["uncertainty"]
+    print(f"std: {uncertainty['description']}; 95 % interval = value +- {uncertainty['interval_quantile']:.3g} std")
+    for alignment in alignments:
+        print(f"unloaded {alignment['unloaded']}: aligned with stamps {alignment['shift']:+.4g} s, positions "
+              f"{alignment['position_mismatch']:.2g} rad RMS apart ({alignment['relative_mismatch']:.2%} of the "
+              f"motion); {alignment['samples']} samples used, {alignment['left_out']} outside the unloaded run")
     units = ["kg"] + ["m"] * 3 + ["kg m^2"] * 6
-    for name, value, std, unit in zip(FIELD_NAMES, estimate.fields, estimate.field_std, units):
-        shown = "undetermined" if value is None else f"{value:12.6g} +- {std:.3g}"
-        print(f"  {name:<11} {shown} {unit if value is not None else ''}".rstrip())
+    white = list(estimate.white_field_std)
+    share = {} if estimate.inertia_prior is None else dict(zip(FIELD_NAMES[4:], _field_shares(estimate)))
+    rows = []
+    for name, value, std, white_std, unit in zip(FIELD_NAMES, estimate.fields, estimate.field_std, white, units):
+        if value is None:
+            rows.append((name, "undetermined", "", "", "", "", ""))
+            continue
+        half = uncertainty["interval_quantile"] * std
+        rows.append((name, f"{value:.6g}", f"{std:.3g}", f"[{value - half:.6g}, {value + half:.6g}]",
+                     f"{white_std:.3g}", f"{share[name]:.2f}" if name in share else "", unit))
+    print(format_table(("field", "value", "std", "95 % interval", "white std", "prior share", "unit"), rows))
+    if estimate.inertia_prior is not None:
+        print(f"inertia prior: {estimate.inertia_prior['body']}, std {estimate.inertia_prior['std']:.3g} kg m^2 per "
+              "inertia parameter (prior share: 0 data only, 1 prior only)")
     print(f"{'joint':<24} {'RMS before [N m]':>17} {'after [N m]':>12}")
     for joint in arm.joint_names:
         print(f"{joint:<24} {estimate.residual_before[joint]:17.4g} {estimate.residual_after[joint]:12.4g}")
@@ -125,10 +176,17 @@ def _identify(args):
         for joint in arm.joint_names:
             shown = "-" if after is None else f"{after[joint]:.4g}"
             print(f"{joint + ' (holdout)':<24} {holdout['before'][joint]:17.4g} {shown:>12}")
-    for warning in estimate.warnings:
+    for warning in estimate.warnings + ((holdout["warning"],) if holdout and holdout["warning"] else ()):
         print(f"warning: {warning}")
     print(f"written to {args.out}")
     return 0
+
+
+def _field_shares(estimate):
+    """The prior's share of each inertia field (about the centre of mass): that of the parameter about the frame's
+    origin on the same axes (the parallel-axis terms come from mass and centre of mass, which the data give)."""
+    shares = estimate.inertia_prior["prior_share"]
+    return [shares[name] for name in ("Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz")]
 
 
 def _attach(args):

@@ -11,10 +11,11 @@ import math
 from typing import Sequence
 
 import numpy as np
-from scipy.stats import norm
+from scipy.stats import norm, t as student_t
 
 from robot_dynid import validators
 from robot_dynid.errors import DynIdError
+from robot_dynid.estimation.covariance import combined_dof, describe
 from robot_dynid.model.dynamic_model import DynamicModel
 
 DEFAULT_SIGNIFICANCE = 0.05
@@ -33,8 +34,14 @@ class ModelComparison:
         Base parameter names (r,).
     values, std : ndarray, shape (m, r)
     z : ndarray, shape (m - 1, r)
-        ``(value_i - value_0) / sqrt(std_i^2 + std_0^2)``; +-inf where both std are 0 and the
-        values differ, 0 where they agree.
+        The normal deviate of the difference's two-sided p-value: ``t`` itself where no model has degrees of
+        freedom (module docstring); +-inf where both std are 0 and the values differ, 0 where they agree.
+    t : ndarray, shape (m - 1, r)
+        ``(value_i - value_0) / sqrt(std_i^2 + std_0^2)``.
+    dof : ndarray, shape (m - 1, r)
+        Welch-Satterthwaite degrees of freedom of each difference (inf: normal).
+    std_methods : tuple of str
+        Each model's std method, with its blocks (:func:`~robot_dynid.estimation.covariance.describe`).
     significant : ndarray of bool, shape (m - 1, r)
         ``|z| > critical``.
     level : float
@@ -51,17 +58,22 @@ class ModelComparison:
     significant: np.ndarray
     level: float
     critical: float
+    t: np.ndarray | None = None
+    dof: np.ndarray | None = None
+    std_methods: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
         return {
             "models": list(self.labels), "reference": self.labels[0], "level": self.level,
-            "critical_z": self.critical,
+            "critical_z": self.critical, "std_methods": list(self.std_methods),
             "expected_false_positives": self.level * len(self.names),
             "parameters": [
                 {"name": name, "values": self.values[:, k].tolist(), "std": self.std[:, k].tolist(),
                  "differences": [{"model": self.labels[i + 1],
                                   "difference": float(self.values[i + 1, k] - self.values[0, k]),
                                   "combined_std": float(math.hypot(self.std[i + 1, k], self.std[0, k])),
+                                  "t": float(self.t[i, k]),
+                                  "dof": float(self.dof[i, k]) if math.isfinite(self.dof[i, k]) else None,
                                   "z": float(self.z[i, k]), "significant": bool(self.significant[i, k])}
                                  for i in range(len(self.labels) - 1)],
                  "significant": bool(self.significant[:, k].any())}
@@ -98,8 +110,23 @@ def compare_models(models: Sequence[DynamicModel], labels: Sequence[str],
     difference = values[1:] - values[0]
     combined = np.hypot(std[1:], std[0])
     with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.where(combined > 0.0, difference / np.where(combined > 0.0, combined, 1.0),
+        t = np.where(combined > 0.0, difference / np.where(combined > 0.0, combined, 1.0),
                      np.where(difference == 0.0, 0.0, np.sign(difference) * np.inf))
+    dof = np.full(t.shape, np.inf)
+    for i, model in enumerate(models[1:]):
+        welch = combined_dof(std[0], reference.interval_dof, std[i + 1], model.interval_dof)
+        if welch is not None:
+            dof[i] = welch
+    z = t.copy()
+    finite = np.isfinite(dof) & np.isfinite(t)
+    # the normal deviate of Student's two-sided p-value, from the survival functions (no 1 - p round-off)
+    z[finite] = np.sign(t[finite]) * norm.isf(student_t.sf(np.abs(t[finite]), dof[finite]))
     critical = float(norm.ppf(1.0 - level / 2.0))
+    methods = tuple(describe(m.std_method, (m.interval_dof or -1) + 1, _block_duration(m)) for m in models)
     return ModelComparison(tuple(labels), tuple(reference.base.names), values, std, z, np.abs(z) > critical,
-                           float(level), critical)
+                           float(level), critical, t, dof, methods)
+
+
+def _block_duration(model: DynamicModel) -> float | None:
+    uncertainty = model.metrics.get("uncertainty")
+    return uncertainty.get("block_duration") if isinstance(uncertainty, dict) else None

@@ -23,9 +23,13 @@ rank deficient when a singular value of ``W_s`` is below ``rank_tolerance`` time
 
 Noise model (Gautier): the residual of joint j has standard deviation
 ``sigma_j^2 = ||r_j||^2 / (N - p_j)``, ``p_j`` the number of parameters whose column is not
-identically zero in joint j's rows. OLS covariance: ``sigma^2 (W^T W)^-1`` with
-``sigma^2 = ||r||^2 / (N n - p)``; WLS covariance: ``(W^T S^-1 W)^-1`` with ``S`` the
-diagonal of the first-pass ``sigma_j^2``.
+identically zero in joint j's rows. Every fit reports three covariances
+(:mod:`~robot_dynid.estimation.covariance`): ``white`` (OLS ``sigma^2 (W^T W)^-1`` with
+``sigma^2 = ||r||^2 / (N n - p)``; WLS ``(W^T S^-1 W)^-1`` with ``S`` the diagonal of the first-pass
+``sigma_j^2``), ``per_joint`` (a sandwich with each joint's own residual variance) and ``block``
+(a jackknife over time blocks, robust to correlated residuals and model error). The result's
+``covariance`` and ``std`` are the ``block`` one where the samples came with stamps (``phase``) and
+make enough blocks, else the ``per_joint`` one; ``uncertainty`` holds all three.
 """
 from __future__ import annotations
 
@@ -39,6 +43,7 @@ from scipy.linalg import lapack
 
 from robot_dynid import _online_kernel, validators
 from robot_dynid.errors import DataError, DynIdError, IdentificationError
+from robot_dynid.estimation.covariance import BlockEquations, Uncertainty, fit_uncertainty
 
 logger = logging.getLogger(__name__)
 
@@ -65,7 +70,7 @@ class LeastSquaresResult:
     theta : ndarray, shape (p,)
         Estimated parameters (units of the regressor columns).
     covariance : ndarray, shape (p, p)
-        Parameter covariance.
+        Parameter covariance: ``uncertainty.covariance`` (``block``, else ``per_joint``).
     std : ndarray, shape (p,)
         Standard deviation of each parameter, ``sqrt(diag(covariance))``.
     relative_std : ndarray, shape (p,)
@@ -83,6 +88,9 @@ class LeastSquaresResult:
         Degrees of freedom ``N n - p``.
     method : str
         ``"ols"`` or ``"wls"``.
+    uncertainty : Uncertainty
+        The three covariances (:mod:`~robot_dynid.estimation.covariance`): which one ``covariance`` is
+        (``std_method``), the ``white`` and ``per_joint`` std beside it, the blocks.
     """
 
     theta: np.ndarray
@@ -95,6 +103,12 @@ class LeastSquaresResult:
     n_samples: int
     dof: int
     method: str
+    uncertainty: Uncertainty
+
+    @property
+    def std_method(self) -> str:
+        """Which covariance ``covariance`` is (:data:`~robot_dynid.estimation.covariance.STD_METHODS`)."""
+        return self.uncertainty.std_method
 
     def to_dict(self) -> dict:
         """Plain lists and numbers (YAML/JSON friendly)."""
@@ -102,6 +116,9 @@ class LeastSquaresResult:
             "method": self.method,
             "theta": self.theta.tolist(),
             "std": self.std.tolist(),
+            "std_method": self.std_method,
+            "white_std": self.uncertainty.white_std.tolist(),
+            "per_joint_std": self.uncertainty.per_joint_std.tolist(),
             "relative_std": self.relative_std.tolist(),
             "covariance": self.covariance.tolist(),
             "noise_std": self.noise_std.tolist(),
@@ -242,13 +259,32 @@ class _ScaledDecomposition:
         scaled = (self.right_vectors / self.singular_values**2) @ self.right_vectors.T
         return scaled / np.outer(self.scales, self.scales)
 
+    def gram(self) -> np.ndarray:
+        """``W_w^T W_w`` in the unscaled parameters."""
+        scaled = (self.right_vectors * self.singular_values**2) @ self.right_vectors.T
+        return scaled * np.outer(self.scales, self.scales)
+
+
+@dataclass(frozen=True)
+class _CovarianceData:
+    """What the covariances beyond ``white`` need: per-joint Gram matrices ``grams`` (n, p, p) and the block
+    equations (or None)."""
+
+    grams: np.ndarray
+    blocks: BlockEquations | None
+    rank_tolerance: float
+
 
 def _make_result(theta, decomposition, covariance_factor, noise_std, residual_ss, n_samples,
-                 method) -> LeastSquaresResult:
+                 method, joint_weights, joint_variances, data: _CovarianceData) -> LeastSquaresResult:
     n_parameters = theta.size
-    covariance = covariance_factor * decomposition.inverse_gram()
-    covariance = 0.5 * (covariance + covariance.T)
-    std = np.sqrt(np.clip(np.diag(covariance), 0.0, None))
+    inverse = decomposition.inverse_gram()
+    white = covariance_factor * inverse
+    white = 0.5 * (white + white.T)
+    uncertainty = fit_uncertainty(white, inverse, decomposition.gram(), theta, joint_weights, joint_variances,
+                                  data.grams, data.blocks, n_samples, data.rank_tolerance)
+    covariance = uncertainty.covariance
+    std = uncertainty.std
     with np.errstate(divide="ignore"):
         relative_std = np.where(theta == 0.0, np.inf, std / np.abs(theta))
     singular_values = decomposition.singular_values
@@ -263,6 +299,7 @@ def _make_result(theta, decomposition, covariance_factor, noise_std, residual_ss
         n_samples=int(n_samples),
         dof=int(n_samples * noise_std.size - n_parameters),
         method=method,
+        uncertainty=uncertainty,
     )
     logger.debug("%s: %d samples, %d parameters, condition number %.3g, residual rms %s",
                  method, n_samples, n_parameters, result.condition_number,
@@ -294,11 +331,12 @@ def _dense_fit(Y, tau, joint_weights, rank_tolerance, parameter_names):
     return theta, decomposition, np.sum(residual**2, axis=0)
 
 
-def _solve(fit, method, n_samples, active_per_joint, iterations=1) -> LeastSquaresResult:
+def _solve(fit, method, n_samples, active_per_joint, data: _CovarianceData, iterations=1) -> LeastSquaresResult:
     """OLS or WLS through ``fit(joint_weights) -> (theta, decomposition, residual_ss)``.
 
     WLS re-estimates ``sigma_j`` from the previous pass's residuals ``iterations`` times (the
-    first pass is OLS).
+    first pass is OLS). The ``per_joint`` and ``block`` covariances use the final residuals' per-joint
+    variances ``s_j^2 = ||r_j||^2 / (N - p_j)`` and the final weights.
     """
     n_joints = active_per_joint.size
     noise_dof = _noise_dof(n_samples, active_per_joint)
@@ -306,13 +344,14 @@ def _solve(fit, method, n_samples, active_per_joint, iterations=1) -> LeastSquar
     noise_std = np.sqrt(residual_ss / noise_dof)
     if method == "ols":
         sigma2 = float(np.sum(residual_ss)) / (n_samples * n_joints - theta.size)
-        return _make_result(theta, decomposition, sigma2, noise_std, residual_ss, n_samples, "ols")
+        return _make_result(theta, decomposition, sigma2, noise_std, residual_ss, n_samples, "ols",
+                            np.ones(n_joints), noise_std**2, data)
     for _ in range(iterations):
         weights = _weights_from_noise(noise_std)
         theta, decomposition, residual_ss = fit(weights)
         noise_std = np.sqrt(residual_ss / noise_dof)
     return _make_result(theta, decomposition, 1.0, 1.0 / np.sqrt(weights), residual_ss,
-                        n_samples, "wls")
+                        n_samples, "wls", weights, noise_std**2, data)
 
 
 def _check_count(name: str, value) -> int:
@@ -320,18 +359,24 @@ def _check_count(name: str, value) -> int:
 
 
 def _fit_in_memory(Y, tau, method, parameter_names, rank_tolerance,
-                   iterations=1) -> LeastSquaresResult:
+                   iterations=1, phase=None) -> LeastSquaresResult:
     Y, tau = _check_regression_data(Y, tau)
     n_samples, n_joints, n_parameters = Y.shape
     parameter_names = _check_names(parameter_names, n_parameters)
     check_overdetermined(n_samples, n_joints, n_parameters)
     active_per_joint = np.count_nonzero(np.any(Y != 0.0, axis=0), axis=1)
+    grams = np.array([Y[:, j, :].T @ Y[:, j, :] for j in range(n_joints)])
+    blocks = None
+    if phase is not None:
+        phase = validators.array(phase, "phase", shape=(n_samples,), axes=("samples",), unit="s")
+        blocks = LeastSquaresAccumulator(n_joints, n_parameters).add(Y, tau, phase).blocks_
     return _solve(lambda weights: _dense_fit(Y, tau, weights, rank_tolerance, parameter_names),
-                  method, n_samples, active_per_joint, _check_count("iterations", iterations))
+                  method, n_samples, active_per_joint, _CovarianceData(grams, blocks, rank_tolerance),
+                  _check_count("iterations", iterations))
 
 
 def ols(Y, tau, parameter_names=None,
-        rank_tolerance: float = RANK_TOLERANCE) -> LeastSquaresResult:
+        rank_tolerance: float = RANK_TOLERANCE, phase=None) -> LeastSquaresResult:
     """Ordinary least squares, in memory, by SVD of the column-scaled regressor.
 
     Parameters
@@ -344,26 +389,33 @@ def ols(Y, tau, parameter_names=None,
         Used in error messages only.
     rank_tolerance : float
         Relative singular-value threshold of the scaled regressor for rank deficiency.
+    phase : array_like, shape (N,), optional
+        [s] each sample's time since the start of its run
+        (:func:`~robot_dynid.estimation.covariance.phase_times`): the time blocks of the robust
+        covariance; without it the ``per_joint`` covariance is reported.
 
     Returns
     -------
     LeastSquaresResult
-        ``covariance = sigma^2 (W^T W)^-1``, ``sigma^2 = ||r||^2 / (N n - p)``.
+        ``covariance``: the ``block`` covariance (with ``phase``) or the ``per_joint`` one
+        ``A^-1 (sum_j s_j^2 G_j) A^-1``; ``uncertainty.white_std`` from ``sigma^2 (W^T W)^-1``,
+        ``sigma^2 = ||r||^2 / (N n - p)``.
 
     Raises
     ------
     IdentificationError
         Rank deficiency (naming the parameters involved) or too few samples.
     """
-    return _fit_in_memory(Y, tau, "ols", parameter_names, rank_tolerance)
+    return _fit_in_memory(Y, tau, "ols", parameter_names, rank_tolerance, phase=phase)
 
 
 def wls(Y, tau, parameter_names=None, rank_tolerance: float = RANK_TOLERANCE,
-        iterations: int = 1) -> LeastSquaresResult:
+        iterations: int = 1, phase=None) -> LeastSquaresResult:
     """Weighted least squares with per-joint noise levels from a first OLS pass.
 
     ``theta = (W^T S^-1 W)^-1 W^T S^-1 tau``, ``S = diag(sigma_j^2)`` repeated per sample,
-    ``sigma_j^2 = ||r_j^OLS||^2 / (N - p_j)``; covariance ``(W^T S^-1 W)^-1``.
+    ``sigma_j^2 = ||r_j^OLS||^2 / (N - p_j)``; ``white`` covariance ``(W^T S^-1 W)^-1``, the
+    ``per_joint`` and ``block`` ones (reported, as in :func:`ols`) with the same weights.
 
     With ``iterations == 1`` this is the 3-DOF paper's method. The OLS residual of a quiet
     joint also carries the parameter error caused by noisy joints, so its ``sigma_j`` is
@@ -372,7 +424,7 @@ def wls(Y, tau, parameter_names=None, rank_tolerance: float = RANK_TOLERANCE,
     which removes most of that bias. The result's ``noise_std`` holds the sigma_j used as
     weights in the final pass. Other arguments and errors as in :func:`ols`.
     """
-    return _fit_in_memory(Y, tau, "wls", parameter_names, rank_tolerance, iterations)
+    return _fit_in_memory(Y, tau, "wls", parameter_names, rank_tolerance, iterations, phase)
 
 
 class LeastSquaresAccumulator:
@@ -384,7 +436,13 @@ class LeastSquaresAccumulator:
     the Gram matrix to unit diagonal and uses its symmetric eigendecomposition; the condition
     number reported is ``sqrt(cond(scaled Gram))`` = that of the scaled regressor.
 
-    Memory is O(n p^2), independent of the number of samples. Residual sums of squares come
+    Samples added with their ``phase`` [s] (time since the start of their run,
+    :func:`~robot_dynid.estimation.covariance.phase_times`) are also summed per time block
+    (``blocks_``, :class:`~robot_dynid.estimation.covariance.BlockEquations`): the robust ``block``
+    covariance of :meth:`solve` comes from them.
+
+    Memory is O(n p^2) (times at most :data:`~robot_dynid.estimation.covariance.MAX_BLOCKS` with
+    blocks), independent of the number of samples. Residual sums of squares come
     from ``c_j - 2 theta^T b_j + theta^T G_j theta`` and lose relative precision when the fit
     is nearly exact (the residual below about 1e-6 of the torque).
 
@@ -394,22 +452,26 @@ class LeastSquaresAccumulator:
         n.
     n_parameters : int
         p.
+    blocks : bool
+        Keep the time blocks of samples added with a phase (False: only the totals, e.g. for
+        cross-validation folds).
     """
 
-    def __init__(self, n_joints: int, n_parameters: int) -> None:
+    def __init__(self, n_joints: int, n_parameters: int, blocks: bool = True) -> None:
         self.n_joints = _check_count("n_joints", n_joints)
         self.n_parameters = _check_count("n_parameters", n_parameters)
         self.gram_ = np.zeros((self.n_joints, self.n_parameters, self.n_parameters))
         self.moment_ = np.zeros((self.n_joints, self.n_parameters))
         self.torque_square_sum_ = np.zeros(self.n_joints)
         self.n_samples_ = 0
+        self.blocks_ = BlockEquations(self.n_joints, self.n_parameters) if blocks else None
 
     @property
     def n_samples(self) -> int:
         """Samples added so far (each with n joint equations)."""
         return self.n_samples_
 
-    def add(self, Y, tau) -> "LeastSquaresAccumulator":
+    def add(self, Y, tau, phase=None) -> "LeastSquaresAccumulator":
         """Add a chunk.
 
         Parameters
@@ -418,15 +480,37 @@ class LeastSquaresAccumulator:
             Regressor chunk.
         tau : array_like, shape (N, n)
             Torques [N m].
+        phase : array_like, shape (N,), optional
+            [s] each sample's time since the start of its run: its time block (class docstring).
         """
         Y, tau = _check_regression_data(Y, tau, self.n_joints, self.n_parameters)
-        for j in range(self.n_joints):  # one BLAS product per joint (BENCHMARKS.md: einsum is far slower)
-            rows = Y[:, j, :]
-            self.gram_[j] += rows.T @ rows
-            self.moment_[j] += tau[:, j] @ rows
-        self.torque_square_sum_ += np.sum(tau**2, axis=0)
-        self.n_samples_ += Y.shape[0]
+        if phase is None or self.blocks_ is None:
+            self._add_rows(Y, tau, None)
+            return self
+        phase = validators.array(phase, "phase", shape=(Y.shape[0],), axes=("samples",), unit="s")
+        for key, start, stop in self.blocks_.runs(phase):
+            self._add_rows(Y[start:stop], tau[start:stop], key)
         return self
+
+    def _add_rows(self, Y, tau, key):
+        n, p = self.n_joints, self.n_parameters
+        gram, moment = np.empty((n, p, p)), np.empty((n, p))
+        for j in range(n):  # one BLAS product per joint (BENCHMARKS.md: einsum is far slower)
+            rows = Y[:, j, :]
+            gram[j] = rows.T @ rows
+            moment[j] = tau[:, j] @ rows
+        self.add_sums(gram, moment, np.sum(tau**2, axis=0), Y.shape[0], key)
+
+    def add_sums(self, gram, moment, torque_square_sum, count: int, block: int | None = None) -> None:
+        """Add sums computed elsewhere (the fused kernel's): ``gram`` (n, p, p), ``moment`` (n, p),
+        ``torque_square_sum`` (n,) [N^2 m^2] of ``count`` samples, all in time block ``block``
+        (an index of ``blocks_``; None: in none)."""
+        self.gram_ += gram
+        self.moment_ += moment
+        self.torque_square_sum_ += torque_square_sum
+        self.n_samples_ += int(count)
+        if block is not None and self.blocks_ is not None:
+            self.blocks_.add(block, gram, moment, torque_square_sum, count)
 
     def merge(self, other: "LeastSquaresAccumulator") -> "LeastSquaresAccumulator":
         """Add the statistics of another accumulator of the same shape (e.g. another cycle)."""
@@ -438,7 +522,24 @@ class LeastSquaresAccumulator:
         self.moment_ += other.moment_
         self.torque_square_sum_ += other.torque_square_sum_
         self.n_samples_ += other.n_samples_
+        if self.blocks_ is not None and other.blocks_ is not None:
+            self.blocks_.merge(other.blocks_)
         return self
+
+    def with_fixed(self, free, values) -> "LeastSquaresAccumulator":
+        """The normal equations of the parameters ``free`` (indices) with the others held at ``values`` (p,)
+        (their torque moved to the measured side), time blocks included."""
+        free = np.asarray(free)
+        fixed = np.setdiff1d(np.arange(self.n_parameters), free)
+        x = np.asarray(values, dtype=float)[fixed]
+        reduced = LeastSquaresAccumulator(self.n_joints, free.size, blocks=False)
+        reduced.gram_ = self.gram_[:, free][:, :, free].copy()
+        reduced.moment_ = self.moment_[:, free] - self.gram_[:, free][:, :, fixed] @ x
+        reduced.torque_square_sum_ = (self.torque_square_sum_ - 2.0 * self.moment_[:, fixed] @ x
+                                      + np.einsum("p,jpq,q->j", x, self.gram_[:, fixed][:, :, fixed], x))
+        reduced.n_samples_ = self.n_samples_
+        reduced.blocks_ = None if self.blocks_ is None else self.blocks_.with_fixed(free, values)
+        return reduced
 
     def _gram_fit(self, joint_weights, rank_tolerance, parameter_names):
         gram = np.einsum("j,jpq->pq", joint_weights, self.gram_)
@@ -475,7 +576,7 @@ class LeastSquaresAccumulator:
         if np.any(owners > 1):
             raise DynIdError(f"nuisance parameters {np.flatnonzero(owners > 1) + n_keep} appear in several "
                              "joints' equations; they cannot be eliminated joint by joint")
-        reduced = LeastSquaresAccumulator(self.n_joints, n_keep)
+        reduced = LeastSquaresAccumulator(self.n_joints, n_keep, blocks=False)
         inverses = []
         for j in range(self.n_joints):
             A, B, C = self.gram_[j][keep, keep], self.gram_[j][keep, rest], self.gram_[j][rest, rest]
@@ -507,7 +608,8 @@ class LeastSquaresAccumulator:
 
     def solve(self, method: str = "ols", parameter_names=None,
               rank_tolerance: float = RANK_TOLERANCE, iterations: int = 1) -> LeastSquaresResult:
-        """Solve the accumulated problem; agrees with :func:`ols` / :func:`wls` on the same data.
+        """Solve the accumulated problem; agrees with :func:`ols` / :func:`wls` on the same data (given
+        the same phases), covariances included.
 
         Parameters
         ----------
@@ -525,7 +627,8 @@ class LeastSquaresAccumulator:
             np.diagonal(self.gram_, axis1=1, axis2=2) > 0.0, axis=1)
         return _solve(
             lambda weights: self._gram_fit(weights, rank_tolerance, parameter_names),
-            method, self.n_samples_, active_per_joint, _check_count("iterations", iterations))
+            method, self.n_samples_, active_per_joint, _CovarianceData(self.gram_, self.blocks_, rank_tolerance),
+            _check_count("iterations", iterations))
 
 
 class QRAccumulator:

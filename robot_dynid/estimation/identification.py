@@ -44,6 +44,7 @@ from robot_dynid import __version__, validators
 from robot_dynid.errors import DataError, DynIdError, IdentificationError
 from robot_dynid.estimation.estimators import (BATCH_METHODS, ESTIMATORS, LeastSquaresAccumulator, QRAccumulator,
                                                RecursiveLeastSquares, build_estimator)
+from robot_dynid.estimation.covariance import phase_times
 from robot_dynid.estimation.consistency_check import (choose_prior_weight, compare_with_least_squares,
                                                       cross_validated_rss, fold_pieces)
 from robot_dynid.estimation.identification_options import OPTIONS, PRIOR_MODES
@@ -257,6 +258,12 @@ def iter_regressor_chunks(regressor: Regressor, base: BaseParameters, recording:
     regressor of each chunk is written into one reused buffer); with ``lowpass`` [Hz] both
     filtered alike (module docstring), runs too short for the filter dropped and counted in
     ``dropped``."""
+    for Y_base, tau, _ in _regressor_chunks(regressor, base, recording, chunk_size, lowpass, dropped):
+        yield Y_base, tau
+
+
+def _regressor_chunks(regressor, base, recording, chunk_size, lowpass=None, dropped=None):
+    """:func:`iter_regressor_chunks` with each chunk's rows of the recording (a slice) as a third item."""
     if lowpass is not None:
         yield from _filtered_chunks(regressor, base, recording, chunk_size, lowpass, dropped)
         return
@@ -264,7 +271,8 @@ def iter_regressor_chunks(regressor: Regressor, base: BaseParameters, recording:
     buffer = np.empty((min(chunk_size, recording.n_samples), recording.n_joints, regressor.n_parameters))
     for start in range(0, recording.n_samples, chunk_size):
         stop = min(start + chunk_size, recording.n_samples)
-        yield _base_regressor(regressor, base, recording, elapsed, start, stop, buffer), recording.tau[start:stop]
+        yield (_base_regressor(regressor, base, recording, elapsed, start, stop, buffer), recording.tau[start:stop],
+               slice(start, stop))
 
 
 def _base_regressor(regressor, base, recording, elapsed, start, stop, buffer=None):
@@ -310,7 +318,7 @@ def _filtered_chunks(regressor, base, recording, chunk_size, cutoff, dropped):
             stop = min(start + chunk_size, last)
             low, high = max(first, start - overlap), min(last, stop + overlap)
             Y = lowpass_filter(_base_regressor(regressor, base, recording, elapsed, low, high), cutoff, rate)
-            yield Y[start - low:stop - low], tau[start - first:stop - first]
+            yield Y[start - low:stop - low], tau[start - first:stop - first], slice(start, stop)
 
 
 def prepare_recording(recording: Recording, robot: RobotDescription, check_torques: bool = True) -> Recording:
@@ -446,7 +454,7 @@ def _folds(recordings, regressor, base, settings, offsets: bool):
     kind, pieces = fold_pieces(recordings)
     folds = []
     for piece in pieces:
-        accumulator = LeastSquaresAccumulator(regressor.robot.n_joints, base.rank)
+        accumulator = LeastSquaresAccumulator(regressor.robot.n_joints, base.rank, blocks=False)
         _accumulate(accumulator, piece, regressor, base, settings, False)
         folds.append(accumulator)
     return kind, folds
@@ -460,17 +468,36 @@ def fused_applies(settings: IdentificationSettings, offsets: bool = False) -> bo
 
 
 def accumulate_recording(accumulator: LeastSquaresAccumulator, regressor: Regressor, base: BaseParameters,
-                         recording: Recording) -> LeastSquaresAccumulator:
+                         recording: Recording, phase=None) -> LeastSquaresAccumulator:
     """Add a recording's base normal equations to ``accumulator`` (n joints, ``base.rank`` parameters)
     by the fused kernel (:meth:`~robot_dynid.model.regressor.Regressor.normal_equations`): the same sums
-    as ``accumulator.add`` of every :func:`iter_regressor_chunks` chunk, without writing ``Y``."""
+    as ``accumulator.add`` of every :func:`iter_regressor_chunks` chunk, without writing ``Y``; one kernel
+    call per time block of the robust covariance (``accumulator.blocks_``) of the samples' ``phase`` (N,) [s]
+    (default :func:`~robot_dynid.estimation.covariance.phase_times` of the recording's stamps and cycles)."""
     if (accumulator.n_joints, accumulator.n_parameters) != (regressor.n_joints, base.rank):
         raise DataError(f"accumulator of (n, p) = ({accumulator.n_joints}, {accumulator.n_parameters}) for a "
                         f"regressor of {regressor.n_joints} joints and {base.rank} base parameters")
-    regressor.normal_equations(base.independent, recording.q, recording.qd, recording.qdd, recording.tau,
-                               accumulator.gram_, accumulator.moment_, accumulator.torque_square_sum_,
-                               temperature=recording.temperature, elapsed=recording.elapsed)
-    accumulator.n_samples_ += recording.n_samples
+    if accumulator.blocks_ is None:
+        runs = [(None, 0, recording.n_samples)]
+    else:
+        if phase is None:
+            phase = phase_times(recording.time, recording.cycle, recording.q)
+        runs = accumulator.blocks_.runs(phase)
+    n, r = accumulator.n_joints, accumulator.n_parameters
+    temperature, elapsed = recording.temperature, recording.elapsed
+    sums = {}           # per block: the kernel adds each of its runs in place, then the block is added once
+    for key, start, stop in runs:
+        rows = slice(start, stop)
+        if key not in sums:
+            sums[key] = [np.zeros((n, r, r)), np.zeros((n, r)), np.zeros(n), 0]
+        gram, moment, square, _ = sums[key]
+        regressor.normal_equations(base.independent, recording.q[rows], recording.qd[rows], recording.qdd[rows],
+                                   recording.tau[rows], gram, moment, square,
+                                   temperature=None if temperature is None else temperature[rows],
+                                   elapsed=elapsed[rows])
+        sums[key][3] += stop - start
+    for key, (gram, moment, square, count) in sums.items():
+        accumulator.add_sums(gram, moment, square, count, key)
     return accumulator
 
 
@@ -482,19 +509,23 @@ def _accumulate(accumulator, recordings, regressor, base, settings, offsets: boo
         for recording in recordings:
             accumulate_recording(accumulator, regressor, base, recording)
         return
-    for Y_base, tau in _equations(recordings, regressor, base, settings, offsets, dropped):
-        accumulator.add(Y_base, tau)
+    for Y_base, tau, phase in _equations(recordings, regressor, base, settings, offsets, dropped, phases=True):
+        accumulator.add(Y_base, tau, phase)
         if rls is not None:
             rls.update_batch(Y_base, tau)
 
 
-def _equations(recordings, regressor, base, settings, offsets: bool, dropped: DropCounter | None = None):
+def _equations(recordings, regressor, base, settings, offsets: bool, dropped: DropCounter | None = None,
+               phases: bool = False):
     """``(Y_base (M, n, r'), tau (M, n))`` chunks of every recording in turn (:func:`iter_regressor_chunks`),
-    with the per-recording offset columns when ``offsets``."""
+    with the per-recording offset columns when ``offsets``; with ``phases``, each chunk's phase (M,) [s] too
+    (:func:`~robot_dynid.estimation.covariance.phase_times`)."""
     for index, recording in enumerate(recordings):
-        for Y_base, tau in iter_regressor_chunks(regressor, base, recording, settings.chunk_size,
-                                                 settings.lowpass, dropped):
-            yield (_with_offset_columns(Y_base, index, len(recordings)) if offsets else Y_base), tau
+        phase = phase_times(recording.time, recording.cycle, recording.q) if phases else None
+        for Y_base, tau, rows in _regressor_chunks(regressor, base, recording, settings.chunk_size,
+                                                   settings.lowpass, dropped):
+            Y_base = _with_offset_columns(Y_base, index, len(recordings)) if offsets else Y_base
+            yield (Y_base, tau, phase[rows]) if phases else (Y_base, tau)
 
 
 def identified_range(recordings: Sequence[Recording]) -> dict:
@@ -533,9 +564,14 @@ def model_from_accumulator(
 ) -> DynamicModel:
     """Solve accumulated normal equations (or take an RLS estimate) into a :class:`DynamicModel`.
 
-    The batch solve always runs: it gives the noise level, condition number and, for OLS/WLS,
-    the estimate. With ``rls`` the estimate is the RLS state, its std ``sqrt(diag(P) sigma^2)``
-    (with mu = 1, P approximates (W^T W)^-1). Metrics: per-joint RMS residual [N m] and RSD,
+    The batch solve always runs: it gives the noise level, condition number, the covariances
+    (:mod:`~robot_dynid.estimation.covariance`: the model's std is the robust ``block`` one where the
+    recordings make enough time blocks, else ``per_joint``; ``white_std`` beside it; ``metrics["uncertainty"]``
+    says which and why) and, for OLS/WLS, the estimate. With ``rls`` the estimate is the RLS state, its
+    white std ``sqrt(diag(P) sigma^2)`` (with mu = 1, P approximates (W^T W)^-1) widened per parameter by the
+    batch fit's ratio of reported to white std. A consistent fit's std is the least-squares fit's, widened by
+    the ratio of the consistent fit's white std to least squares' where the constraints or the prior cost
+    residual (they are otherwise ignored: they can only shrink it). Metrics: per-joint RMS residual [N m] and RSD,
     noise std [N m], condition number, and the poorly excited base parameters
     (:func:`poorly_excited_parameters` with ``settings.poorly_excited_torque_fraction``, also logged as a
     warning); the samples left out
@@ -558,20 +594,26 @@ def model_from_accumulator(
     names = list(base.names) + list(nuisance_names)
     # the batch solve gives the noise level and condition number for every method, the estimate for batch ones
     batch = accumulator.solve(ESTIMATORS[settings.method].batch_method, parameter_names=names)
+    uncertainty = batch.uncertainty
     standard, consistency = None, None
     if rls is not None and rls.n_updates_:
         values = rls.theta_.copy()
         sigma2 = float(np.mean(batch.noise_std**2))
-        std = np.sqrt(np.clip(np.diag(rls.covariance_), 0.0, None) * sigma2)
+        white = np.sqrt(np.clip(np.diag(rls.covariance_), 0.0, None) * sigma2)
+        std = white * _design_effect(batch)
     elif settings.consistency is not None:
-        values, std, standard, consistency = _consistent_fit(accumulator, robot, settings, base, batch, folds,
-                                                             qr_factors)
+        values, white, standard, consistency = _consistent_fit(accumulator, robot, settings, base, batch, folds,
+                                                               qr_factors)
+        # the least-squares fit's std (constraints ignored: they can only shrink it), scaled up where the
+        # consistent fit's residual (prior, constraints) is larger than least squares'
+        std = batch.std * np.maximum(1.0, white / np.where(batch.uncertainty.white_std > 0.0,
+                                                           batch.uncertainty.white_std, 1.0))
     else:
-        values, std = batch.theta, batch.std
+        values, white, std = batch.theta, batch.uncertainty.white_std, batch.std
     check_finite_estimate(accumulator, names, values, std)
     residual_rms, rsd = residual_statistics(accumulator, values)
     nuisance = {name: float(value) for name, value in zip(nuisance_names, values[base.rank:])}
-    values, std = values[:base.rank], std[:base.rank]
+    values, std, white = values[:base.rank], std[:base.rank], white[:base.rank]
     with np.errstate(divide="ignore", invalid="ignore"):
         relative_std = np.abs(std / values)
     joints = robot.joint_names
@@ -586,6 +628,10 @@ def model_from_accumulator(
                         f"range of motion, by more than {settings.poorly_excited_torque_fraction:g} of its RMS "
                         f"measured torque): {listing}")
         logger.warning(warnings[-1])
+    if uncertainty.std_method != "block":
+        warnings.append(f"standard deviations are not robust to correlated residuals ({uncertainty.describe()}): "
+                        f"{uncertainty.note}")
+        logger.warning(warnings[-1])
     check = (consistency or {}).get("least_squares_check") or {}
     if check.get("warning"):
         warnings.append(check["warning"])
@@ -599,6 +645,7 @@ def model_from_accumulator(
         "rsd": {j: float(v) for j, v in zip(joints, rsd)},
         "noise_std": {j: float(v) for j, v in zip(joints, batch.noise_std)},
         "max_relative_std": float(np.max(relative_std)) if relative_std.size else 0.0,
+        "uncertainty": uncertainty.to_dict(),
         "poorly_excited": poorly_excited,
         "warnings": warnings,
     }
@@ -613,8 +660,16 @@ def model_from_accumulator(
     return DynamicModel(
         robot, settings.friction, settings.armature, settings.offset, base, values, std,
         method=settings.method, metrics=metrics, provenance=provenance, standard=standard,
-        friction_side=settings.friction_side,
+        friction_side=settings.friction_side, std_method=uncertainty.std_method, white_std=white,
+        interval_dof=uncertainty.interval_dof,
     )
+
+
+def _design_effect(batch) -> np.ndarray:
+    """Per parameter, the batch fit's reported std over its white-noise std (1 where that is 0): how much
+    per-joint noise and correlated residuals widen a white-noise std, applied to the RLS recursion's."""
+    white = batch.uncertainty.white_std
+    return np.where(white > 0.0, batch.std / np.where(white > 0.0, white, 1.0), 1.0)
 
 
 def poorly_excited_parameters(regressor: Regressor, base: BaseParameters, std, relative_std, torque_rms,
@@ -638,7 +693,7 @@ def _layout_and_prior(robot: RobotDescription, settings: IdentificationSettings)
 
 
 def _consistent_fit(accumulator, robot, settings, base, batch, folds=None, qr_factors=None):
-    """(values, std, standard, summary) of the consistent fit; values and std cover the nuisance
+    """(values, white std, standard, summary) of the consistent fit; values and std cover the nuisance
     parameters too (they are solved for given the consistent base parameters). With ``folds``, the
     prior weight ``"auto"`` is chosen and the fit compared with least squares by cross-validation.
     The final fit is compressed from ``qr_factors()`` when the scaled Gram matrix is beyond
@@ -679,7 +734,7 @@ def _consistent_fit(accumulator, robot, settings, base, batch, folds=None, qr_fa
     result = solve(reduced, prior_weight, batch.noise_std, factors)
     nuisance = back_substitute(result.base_values)
     values = np.concatenate([result.base_values, nuisance])
-    std = np.concatenate([result.base_std, batch.std[base.rank:]])
+    white = np.concatenate([result.base_std, batch.uncertainty.white_std[base.rank:]])
     summary = {"prior": "robot description" if prior is not None else "none", "mode": result.mode,
                "status": result.status, "solve_time": result.solve_time,
                "residual_increase": result.residual_increase, "constraint_increase": result.constraint_increase,
@@ -693,7 +748,7 @@ def _consistent_fit(accumulator, robot, settings, base, batch, folds=None, qr_fa
         summary["prior_weight_scores"] = {f"{weight:g}": score for weight, score in scores.items()}
     if folds is not None and options.check:
         summary["least_squares_check"] = _cross_validated_check(folds, robot, settings, result, solve, prior_weight)
-    return values, std, result.standard, summary
+    return values, white, result.standard, summary
 
 
 def _cross_validated_check(folds, robot, settings, result, solve, prior_weight) -> dict:

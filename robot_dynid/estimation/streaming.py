@@ -372,6 +372,7 @@ class StreamingIdentifier:
             self._stage_arm = arm
         self._buffer = []
         self._stage_count = 0
+        self._stage_start = None        # [s] the stage's first stamp: the origin of the covariance's time blocks
         self._steps = collections.deque(maxlen=64)
         self._folded = False
         self._stage_accumulator = self._new_accumulator()
@@ -453,6 +454,8 @@ class StreamingIdentifier:
             return False
         if self._buffer:
             self._check_gap(stamp - self._buffer[-1][0])
+        if self._stage_start is None:
+            self._stage_start = float(stamp)
         self._buffer.append(row)
         self._stage_count += 1
         if self._online is not None and not self.payload_stage:
@@ -470,11 +473,16 @@ class StreamingIdentifier:
                                      source="stream")
 
     def _accumulate(self, accumulator, recording: Recording):
+        """Fold ``recording`` (rows of the open stage) into ``accumulator``; the time blocks of the robust
+        covariance count from the stage's start, so pooled stages (the same excitation each cycle) pool the
+        same stretch of each."""
         chunk_size = self.settings.identification.chunk_size
+        phase = recording.time - self._stage_start
         if self.payload_stage:
-            payload_accumulator(self._stage_arm, recording, self.settings.payload.frame, chunk_size, accumulator)
+            payload_accumulator(self._stage_arm, recording, self.settings.payload.frame, chunk_size, accumulator,
+                                phase=phase)
             return
-        accumulate_recording(accumulator, self.regressor, self.base, recording)
+        accumulate_recording(accumulator, self.regressor, self.base, recording, phase=phase)
 
     @property
     def _first_row(self) -> int:

@@ -23,6 +23,12 @@ mass in the frame's axes, ``[ixx, ixy, ixz, iyy, iyz, izz]``) after the paramete
 version; a model without one is written as before, byte for byte. Readers older than payloads refuse
 a file with one (an unknown key) rather than serve torques without it.
 
+Standard deviations: the table's ``std`` is the one a fit reports (``base_parameters.uncertainty.std_method``,
+one of :data:`STD_METHODS`: ``white``, ``per_joint`` or ``block``, see docs/estimation.md), with the white-noise
+std beside it in each row (``white_std``) and ``interval_dof``, the degrees of freedom of the t quantile of its
+intervals (null: normal). A file without ``uncertainty`` (written before it existed) has white-noise std; such a
+model is written back as it was.
+
 Writing is deterministic: the same model gives the same bytes. Only finite models exist: values
 and standard deviations must be finite (std >= 0), and loading checks every field of the file
 (types, shapes, finiteness, consistency of the table with the structure and of the structure
@@ -61,6 +67,9 @@ SCHEMA_VERSIONS = (1, 2)
 METHODS = ("ols", "wls", "rls")
 """What ``model.method`` may say: the names of the estimation methods
 (:data:`robot_dynid.estimation.estimators.ESTIMATORS`, a layer above, which registers each of these)."""
+STD_METHODS = ("white", "per_joint", "block")
+"""What a model's std may be (:mod:`robot_dynid.estimation.covariance`, a layer above, which computes each):
+white noise of one size, per-joint noise white in time, or robust (a jackknife over time blocks)."""
 #: Standard parameters must project onto the base values within this fraction of each value's
 #: std (plus rounding: 1e-9 of the projection's terms).
 STANDARD_STD_FRACTION = 1e-3
@@ -82,6 +91,7 @@ _LINK_KEYS = ("name", "joint", "mass", "com", "inertia")
 _MODEL_KEYS = ("friction", "armature", "offset", "method", "joint_names")
 _STRUCTURE_KEYS = ("standard_names", "independent", "dependent", "beta", "names")
 _TABLE_KEYS = ("name", "expression", "value", "std", "relative_std")
+_UNCERTAINTY_KEYS = ("std_method", "interval_dof")
 
 
 #: Positions sampled by :meth:`DynamicModel.torque_at_limits_of_motion` (uniform within the position
@@ -142,6 +152,13 @@ class DynamicModel:
     payload : Payload or None
         A body fixed to a frame of the last link, included in :meth:`torque`; the frame must be one
         of the robot's (:func:`~robot_dynid.model.payload.payload_frames`).
+    std_method : str
+        Which std ``std`` is, one of :data:`STD_METHODS` (``"white"`` for files without it).
+    white_std : ndarray, shape (r,) or None
+        The white-noise std beside it (None: unknown, or ``std`` itself is white).
+    interval_dof : int or None
+        Degrees of freedom of the t quantile of intervals ``value +- q std`` (a ``block`` std: blocks - 1);
+        None: the normal quantile.
     """
 
     robot: RobotDescription
@@ -157,6 +174,9 @@ class DynamicModel:
     standard: np.ndarray | None = None
     friction_side: str | None = None
     payload: Payload | None = None
+    std_method: str = "white"
+    white_std: np.ndarray | None = None
+    interval_dof: int | None = None
 
     def __post_init__(self):
         """Raises ModelFileError, naming the field as the artifact does, for values or std of the
@@ -179,6 +199,19 @@ class DynamicModel:
                     f"robot, friction model, armature and offset has {wanted!r} there ({len(expected)} parameters)")
         object.__setattr__(self, "values", values)
         object.__setattr__(self, "std", std)
+        validators.text(self.std_method, "base_parameters.uncertainty.std_method", ModelFileError, STD_METHODS)
+        if self.white_std is not None:
+            object.__setattr__(self, "white_std", validators.array(
+                self.white_std, "white_std", ModelFileError, shape=shape, axes=axes, columns=names, minimum=0.0))
+        if self.interval_dof is None and self.std_method == "block":
+            raise ModelFileError("base_parameters.uncertainty.interval_dof is None, but a block std has one (the "
+                                 "number of blocks - 1): give an integer >= 1")
+        if self.interval_dof is not None:
+            if self.std_method != "block":
+                raise ModelFileError(f"base_parameters.uncertainty.interval_dof is {self.interval_dof!r}, but only a "
+                                     f"block std has one (std_method is {self.std_method!r}): give null")
+            dof = _integer(self.interval_dof, "base_parameters.uncertainty.interval_dof", minimum=1)
+            object.__setattr__(self, "interval_dof", dof)
         if self.standard is not None:
             object.__setattr__(self, "standard", self._checked_standard(np.asarray(self.standard, dtype=float)))
         if self.payload is not None:
@@ -358,17 +391,26 @@ class DynamicModel:
         return PeakTorques(torque=peaks[best, joints], q=q[best], qd=qd[best], qdd=signs * limits.acceleration)
 
     def parameter_table(self) -> list[dict]:
-        """One row per base parameter: name, expression, value, std, relative std [1] (inf or nan
-        where the value is 0)."""
+        """One row per base parameter: name, expression, value, std (of :attr:`std_method`), relative std [1]
+        (inf or nan where the value is 0), and the white-noise std when the model keeps it (``white_std``)."""
         with np.errstate(divide="ignore", invalid="ignore"):
             relative = np.abs(self.std / self.values)
+        white = [None] * self.base.rank if self.white_std is None else self.white_std
         return [
             {"name": name, "expression": expression, "value": float(value), "std": float(std),
-             "relative_std": float(rel)}
-            for name, expression, value, std, rel in zip(
-                self.base.names, self.base.expressions(), self.values, self.std, relative
+             "relative_std": float(rel), **({} if white_std is None else {"white_std": float(white_std)})}
+            for name, expression, value, std, rel, white_std in zip(
+                self.base.names, self.base.expressions(), self.values, self.std, relative, white
             )
         ]
+
+    @property
+    def uncertainty_record(self) -> dict | None:
+        """``base_parameters.uncertainty`` of the file: ``std_method`` and ``interval_dof``; None for a white std
+        without a white std beside it (as files were before)."""
+        if self.std_method == "white" and self.white_std is None:
+            return None
+        return {"std_method": self.std_method, "interval_dof": self.interval_dof}
 
     def to_dict(self) -> dict:
         """The artifact as plain data: version 2 with ``standard_parameters`` and ``links`` when
@@ -392,6 +434,7 @@ class DynamicModel:
                 # relative std is undefined where a value is 0: null, not .inf / .nan
                 "table": [{**row, "relative_std": row["relative_std"] if math.isfinite(row["relative_std"])
                            else None} for row in self.parameter_table()],
+                **({} if self.uncertainty_record is None else {"uncertainty": self.uncertainty_record}),
             },
             "metrics": plain_data(self.metrics),
             "provenance": plain_data(self.provenance),
@@ -453,9 +496,16 @@ class DynamicModel:
             if name != robot_name:
                 raise ModelFileError(f"model.joint_names[{index}] is {name!r} but robot.joints[{index}]"
                                      f"{'.name' if robot.urdf is None else ''} is {robot_name!r}")
-        parameters = _mapping(data["base_parameters"], "base_parameters", ("structure", "table"))
+        parameters = _mapping(data["base_parameters"], "base_parameters", ("structure", "table"),
+                              optional=("uncertainty",))
         base = _structure(parameters["structure"], "base_parameters.structure")
-        values, std = _table(parameters["table"], "base_parameters.table", base.rank)
+        values, std, white_std = _table(parameters["table"], "base_parameters.table", base.rank)
+        std_method, interval_dof = "white", None
+        if "uncertainty" in parameters:
+            uncertainty = _mapping(parameters["uncertainty"], "base_parameters.uncertainty", _UNCERTAINTY_KEYS)
+            std_method = _text(uncertainty["std_method"], "base_parameters.uncertainty.std_method",
+                               choices=STD_METHODS)
+            interval_dof = uncertainty["interval_dof"]
         standard = None
         if version >= 2:
             named = _mapping(data["standard_parameters"], "standard_parameters", base.standard_names)
@@ -475,7 +525,8 @@ class DynamicModel:
         loaded = cls(robot, friction, armature, offset, base, values, std, method=method,
                      metrics=_mapping(data["metrics"], "metrics"),
                      provenance=_mapping(data["provenance"], "provenance"), standard=standard,
-                     friction_side=friction_side, payload=payload)
+                     friction_side=friction_side, payload=payload, std_method=std_method, white_std=white_std,
+                     interval_dof=interval_dof)
         _check_table_names(parameters["table"], "base_parameters.table", base)
         if standard is not None:
             _check_links(links, loaded)
@@ -573,21 +624,27 @@ def _structure(data, path: str) -> BaseParameters:
     return BaseParameters.from_dict(data, label=path)
 
 
-def _table(rows, path: str, rank: int) -> tuple[np.ndarray, np.ndarray]:
-    """Values and std of the base parameter table ``rows`` (``rank`` rows), every field's type
-    checked; relative_std a number >= 0, or null where the value is 0."""
-    values, std = np.zeros(rank), np.zeros(rank)
-    for index, row in enumerate(_list(rows, path, rank)):
+def _table(rows, path: str, rank: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Values, std and white std (None when no row has one) of the base parameter table ``rows`` (``rank``
+    rows), every field's type checked; relative_std a number >= 0, or null where the value is 0; white_std
+    in every row or in none."""
+    values, std, white_std = np.zeros(rank), np.zeros(rank), np.zeros(rank)
+    rows = _list(rows, path, rank)
+    with_white = bool(rows) and isinstance(rows[0], dict) and "white_std" in rows[0]
+    for index, row in enumerate(rows):
         where = _field(path, index)
-        row = _mapping(row, where, _TABLE_KEYS)
+        row = _mapping(row, where, _TABLE_KEYS + (("white_std",) if with_white else ()))
         _text(row["name"], f"{where}.name")
         _text(row["expression"], f"{where}.expression")
         values[index] = _number(row["value"], f"{where}.value")
         std[index] = validators.positive(row["std"], f"{where}.std", ModelFileError, allow_zero=True)
+        if with_white:
+            white_std[index] = validators.positive(row["white_std"], f"{where}.white_std", ModelFileError,
+                                                   allow_zero=True)
         if not (row["relative_std"] is None and values[index] == 0.0):
             if _number(row["relative_std"], f"{where}.relative_std") < 0.0:
                 raise ModelFileError(f"{where}.relative_std is {row['relative_std']!r}; it must be >= 0")
-    return values, std
+    return values, std, white_std if with_white else None
 
 
 def _link(data, path: str) -> dict:

@@ -46,9 +46,13 @@ UNITS = {"mass": "kg", "length": "m", "inertia": "kg m^2", "torque": "N m",
          "inertia_order": ["ixx", "ixy", "ixz", "iyy", "iyz", "izz"],
          "inertia_about": "centre of mass, in the axes of frame"}
 PAYLOAD_KEYS = ("frame", "mass", "com", "inertia")
-#: What else an identified payload file holds (written by :mod:`robot_dynid.estimation.payload`).
+#: What else an identified payload file holds (written by :mod:`robot_dynid.estimation.payload`); the last three
+#: (how its std were made, the inertia's prior, the unloaded recording it was differenced with) may be absent.
 PAYLOAD_FILE_KEYS = ("schema", "schema_version", "units", "robot") + PAYLOAD_KEYS + (
-    "std", "undetermined", "residual", "fit", "warnings", "provenance")
+    "std", "undetermined", "residual", "fit", "warnings", "provenance", "uncertainty", "inertia_prior", "differential")
+#: [kg/m^3] default density of the solid body a payload's mass and centre of mass imply (a tool or gripper of
+#: aluminium housings, motors and air: about that of water).
+DEFAULT_DENSITY = 1000.0
 #: Default bound [m] on the centre of mass's distance from the payload frame, beyond which a payload
 #: is reported as implausible (a unit mistake, or an identification that found nothing real).
 DEFAULT_MAX_COM_DISTANCE = 1.0
@@ -213,6 +217,34 @@ def payload_from_parameters(frame: str, parameters) -> Payload:
     com = parameters[1:4] / mass
     about_com = inertia_parameter_map(np.eye(3), -com) @ parameters
     return Payload(frame, mass, tuple(com), tuple(about_com[4:][list(URDF_INERTIA_ORDER)]))
+
+
+def solid_body_inertia(mass: float, com, density: float = DEFAULT_DENSITY) -> tuple[np.ndarray, str]:
+    """The inertia about the centre of mass [kg m^2] (URDF order ``ixx, ixy, ixz, iyy, iyz, izz``) of the uniform solid
+    body that a payload's ``mass`` [kg] and centre of mass ``com`` (3,) [m] in its frame imply, and its description.
+
+    A tool hangs from its frame's origin: the body is a solid cylinder of ``density`` [kg/m^3] whose axis runs from
+    the frame's origin through the centre of mass, centred on it (length ``l = 2 |com|``, radius ``r`` from
+    ``mass = density pi r^2 l``): ``m r^2 / 2`` about its axis, ``m (3 r^2 + l^2) / 12`` across it. When that
+    cylinder would be shorter than its diameter (a centre of mass near the frame), a solid sphere of that density
+    around the centre of mass: ``2 m r^2 / 5``, ``r = (3 m / (4 pi density))^(1/3)``.
+    """
+    mass = validators.positive(mass, "payload mass", PayloadError, "kg")
+    density = validators.positive(density, "density", PayloadError, "kg/m^3")
+    com = np.asarray(_numbers(com, 3, "payload com", "m"))
+    length = 2.0 * float(np.linalg.norm(com))
+    radius = math.sqrt(mass / (density * math.pi * length)) if length > 0.0 else math.inf
+    if length >= 2.0 * radius:
+        axis = com / np.linalg.norm(com)
+        axial, across = 0.5 * mass * radius**2, mass * (3.0 * radius**2 + length**2) / 12.0
+        inertia = across * (np.eye(3) - np.outer(axis, axis)) + axial * np.outer(axis, axis)
+        body = (f"solid cylinder of {density:g} kg/m^3 from the frame's origin through the centre of mass (length "
+                f"{length:.3g} m, radius {radius:.3g} m)")
+    else:
+        radius = (3.0 * mass / (4.0 * math.pi * density)) ** (1.0 / 3.0)
+        inertia = 0.4 * mass * radius**2 * np.eye(3)
+        body = f"solid sphere of {density:g} kg/m^3 around the centre of mass (radius {radius:.3g} m)"
+    return inertia[[0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]], body
 
 
 def plausibility_warnings(payload: Payload, rated_payload: float | None = None,

@@ -84,6 +84,7 @@ from robot_dynid.recordings.conditioning import MAX_GIVEN_WINDOW
 from robot_dynid.recordings.joint_states import JointStateSelector
 from robot_dynid.recordings.recording import describe_dropped
 from robot_dynid.recordings.stages import STAGE_KINDS, StageMarker, StampOrder, join_sub_stages
+from robot_dynid.reports.tables import std_description
 
 STATE_DEPTH = 2000   # joint states queued [1]: 2 s at 1 kHz while a fit runs
 
@@ -348,6 +349,7 @@ class IdentifierNode(Node):
             friction_model=model.friction.name, base_parameter_names=list(model.base.names),
             base_parameter_expressions=list(model.base.expressions()),
             base_parameter_values=model.values.tolist(), base_parameter_std=model.std.tolist(),
+            std_method=model.std_method, interval_dof=model.interval_dof or 0,
             residual_rms=[float(metrics["residual_rms"][j]) for j in model.joint_names],
             condition_number=float(metrics["condition_number"]), n_samples=int(metrics["n_samples"]),
             version=self.session.version, method=model.method, artifact_yaml=model.to_yaml()))
@@ -364,6 +366,7 @@ class IdentifierNode(Node):
             progress=min(1.0, self.session.stage_samples / self.session.settings.max_samples),
             condition_number=float(metrics.get("condition_number", 0.0)),
             max_relative_std=float(metrics.get("max_relative_std", 0.0)),
+            std_description="" if model is None else std_description(model),
             warnings=self.status_warnings(),
             message=self.message, **self.tracking_fields()))
 

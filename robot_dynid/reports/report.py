@@ -34,7 +34,7 @@ from robot_dynid.estimation.comparison import DEFAULT_SIGNIFICANCE, compare_mode
 from robot_dynid.estimation.cycles import DEFAULT_WARM_CYCLES, Progress, no_progress
 from robot_dynid.estimation.friction_stages import DEFAULT_FRICTION_SPEED
 from robot_dynid.reports import html
-from robot_dynid.reports.tables import model_summary, stamp_quality_summary
+from robot_dynid.reports.tables import model_summary, stamp_quality_summary, std_description
 
 logger = logging.getLogger(__name__)
 
@@ -126,6 +126,7 @@ def _parameter_rows(model: DynamicModel):
         if not poor and not relative <= 1.0:
             poor.add(row["name"])
         rows.append((row["name"], html.number(row["value"], 6), html.number(row["std"], 3),
+                     *((html.number(row["white_std"], 3),) if "white_std" in row else ()),
                      "-" if not np.isfinite(relative) else f"{100 * relative:.1f}%", row["expression"]))
         classes.append("poor" if row["name"] in poor else "")
     return rows, classes, poor
@@ -239,8 +240,11 @@ def make_report(out, robot: RobotDescription, recordings: Sequence[Recording],
                              "robot's range of motion, by more than the identification's threshold, 10 % of its "
                              "RMS measured torque by default); values in the SI unit of their leading standard "
                              "parameter"),
-              html.table(("parameter", "value", "std", "rel. std", "expression (standard parameters)"), rows, classes)]
+              html.paragraph(std_description(model)),
+              html.table(("parameter", "value", "std", *(("white std",) if model.white_std is not None else ()),
+                          "rel. std", "expression (standard parameters)"), rows, classes)]
     summary["poorly_excited"] = sorted(poor)
+    summary["std_description"] = std_description(model)
 
     # ---- per cycle
     segments = []
@@ -353,8 +357,10 @@ def make_comparison(models: Sequence[DynamicModel], labels: Sequence[str], level
         for i in range(len(labels) - 1):
             if comparison.significant[i, k]:
                 cells[(k, 1 + 2 * len(labels) + i)] = "sig"
-    parts = [html.paragraph(f"reference: {labels[0]}; z = (value - reference) / sqrt(std^2 + std_ref^2); "
-                            f"significant (bold) where |z| > {comparison.critical:.3g}, a two-sided level of "
+    parts = [html.paragraph(f"reference: {labels[0]}; z = (value - reference) / sqrt(std^2 + std_ref^2) (where a "
+                            "std has degrees of freedom, the normal deviate of Student's t p-value); std: "
+                            + "; ".join(f"{label}: {method}" for label, method in zip(labels, comparison.std_methods))
+                            + f"; significant (bold) where |z| > {comparison.critical:.3g}, a two-sided level of "
                             f"{level:g} per parameter (about {level * len(comparison.names):.1f} of "
                             f"{len(comparison.names)} parameters exceed it by chance)"),
              html.table(header, rows, cell_classes=cells),

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from robot_dynid.estimation.covariance import describe
 from robot_dynid.recordings.conditioning import conditioning_from_provenance
 from robot_dynid.recordings.recording import describe_dropped, dropped_from_dict
 
@@ -16,12 +17,28 @@ def format_table(header, rows):
     return "\n".join(lines)
 
 
+def std_description(model) -> str:
+    """What a model's std are, one line (the same in the CLI, ``--json`` and the HTML pages): ``std: <method>``
+    (:func:`~robot_dynid.estimation.covariance.describe`), and why it is not the robust one where it is not."""
+    uncertainty = model.metrics.get("uncertainty")
+    uncertainty = uncertainty if isinstance(uncertainty, dict) else {}
+    text = describe(model.std_method, (model.interval_dof or -1) + 1, uncertainty.get("block_duration"))
+    note = uncertainty.get("note")
+    return f"std: {text}" + (f" ({note})" if note else "")
+
+
 def format_parameters(model):
+    """The base parameter table: value, std (the model's :attr:`std_method`), its white-noise std beside it when the
+    model keeps it, relative std, expression; then :func:`std_description`."""
+    white = model.white_std is not None
     rows = [(row["name"], f"{row['value']:.6g}", f"{row['std']:.3g}",
+             *((f"{row['white_std']:.3g}",) if white else ()),
              "-" if not np.isfinite(row["relative_std"]) else f"{row['relative_std']:.1%}",
              row["expression"])
             for row in model.parameter_table()]
-    return format_table(("parameter", "value", "std", "rel. std", "expression (standard parameters)"), rows)
+    header = ("parameter", "value", "std", *(("white std",) if white else ()), "rel. std",
+              "expression (standard parameters)")
+    return format_table(header, rows) + "\n" + std_description(model)
 
 
 def format_joint_metrics(joint_names, columns):
@@ -124,7 +141,9 @@ def model_summary(model) -> dict:
     """What :func:`format_model_summary` prints, as plain data for JSON: the structure, the base
     parameter table and the model's metrics."""
     return {"robot": model.robot.name, "joint_names": list(model.joint_names), "friction": model.friction.name,
-            "method": model.method, "n_base": model.base.rank, "base_parameters": model.parameter_table(),
+            "method": model.method, "n_base": model.base.rank, "std_method": model.std_method,
+            "std_description": std_description(model), "interval_dof": model.interval_dof,
+            "base_parameters": model.parameter_table(),
             "links": None if model.links is None else [{"name": name, **link.to_dict()} for name, link in model.links],
             "metrics": model.metrics}
 

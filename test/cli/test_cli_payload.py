@@ -201,3 +201,55 @@ def test_payload_excitation_and_protocol(files, tmp_path):
                               tmp_path / "x.yaml"), "excitation", "--duration only apply with --payload")
     assert_one_line_error(run("protocol", "--robot", ROBOT, "--payload", trajectory_file, "--validation",
                               trajectory_file), "protocol", "--payload plans the payload stage alone: --validation")
+
+
+@pytest.fixture(scope="module")
+def differential_files(files):
+    """An arm model 5 % off on every link and the training motion recorded without the tool (stamps 2.5 s later,
+    another noise draw)."""
+    directory, robot, parameters = files["dir"], files["robot"], files["parameters"]
+    signs = np.random.default_rng(7).choice([-1.0, 1.0], robot.n_joints)
+    wrong = (parameters.reshape(-1, 10) * (1.0 + 0.05 * signs)[:, None]).ravel()
+    base = compute_base_parameters(Regressor(robot))
+    DynamicModel(robot, FrictionModel(), False, False, base, base.projection @ wrong, np.full(base.rank, 1e-3),
+                 standard=wrong).save(directory / "arm_wrong.yaml")
+    t = np.arange(0.0, 60.0, 1.0 / 500.0)
+    trajectory = dataclasses.replace(random_excitation(robot, 5, 10.0, 0.5, seed=3), duration=60.0)
+    q, qd, qdd = trajectory.evaluate(t)
+    tau = rnea_urdf_with_payload(robot.urdf, parameters, None, q, qd, qdd)
+    tau += np.random.default_rng(9).normal(size=tau.shape) * 0.01 * np.sqrt(np.mean(tau**2, axis=0))
+    write_csv(directory / "unloaded.csv", Recording.from_arrays(robot.joint_names, t + 2.5, q, qd, qdd, tau))
+    return {"arm": directory / "arm_wrong.yaml", "unloaded": directory / "unloaded.csv"}
+
+
+def test_unloaded_makes_the_fit_differential_and_cancels_the_arm_models_error(files, differential_files, tmp_path):
+    common = ["payload", "identify", "--model", differential_files["arm"], "--data", files["data"], "--frame", "tool0"]
+    plain = run(*common, "--json", "--out", tmp_path / "plain.yaml")
+    assert plain.returncode == 0, plain.stderr
+    assert abs(json.loads(plain.stdout)["mass"] - 2.8) > 0.05 * 2.8          # the arm's 5 % error taken as payload
+    result = run(*common, "--unloaded", differential_files["unloaded"], "--out", tmp_path / "payload.yaml")
+    assert result.returncode == 0, result.stderr
+    data = yaml.safe_load((tmp_path / "payload.yaml").read_text())
+    assert abs(data["mass"] - 2.8) < 0.03 * 2.8
+    low, high = data["uncertainty"]["intervals"]["mass"]
+    assert low <= 2.8 <= high and data["uncertainty"]["std_method"] == "block"
+    assert data["differential"]["shift"] == pytest.approx(2.5, abs=1e-3)
+    assert data["inertia_prior"]["body"].startswith("solid cylinder") and data["undetermined"] == []
+    lines = result.stdout.splitlines()
+    assert "differential (minus the unloaded run)" in lines[0]
+    assert lines[1].startswith("std: robust: jackknife over time blocks") and "95 % interval = value +-" in lines[1]
+    assert any(line.startswith("unloaded ") and "aligned with stamps +2.5 s" in line for line in lines)
+    assert any(line.split()[:1] == ["mass"] and f"[{low:.6g}, {high:.6g}]" in line for line in lines), lines
+    attached = run("payload", "attach", "--model", differential_files["arm"], "--payload", tmp_path / "payload.yaml",
+                   "--out", tmp_path / "arm_tool.yaml")
+    assert attached.returncode == 0, attached.stderr
+
+
+def test_unloaded_of_another_motion_or_count_is_one_line(files, differential_files, tmp_path):
+    common = ["payload", "identify", "--model", differential_files["arm"], "--data", files["data"], "--frame", "tool0"]
+    assert_one_line_error(run(*common, "--unloaded", files["holdout"], "--out", tmp_path / "p.yaml"), "payload",
+                          f"{files['holdout']} does not follow the motion of {files['data']}",
+                          "record the unloaded run with the same trajectory")
+    assert_one_line_error(run(*common, "--data", files["holdout"], "--unloaded", differential_files["unloaded"],
+                              "--out", tmp_path / "p.yaml"), "payload", "--unloaded: give one unloaded recording per "
+                                                                        "--data file (2)")

@@ -125,6 +125,10 @@ def test_stage_end_publishes_a_model_that_predicts_held_out_motion(identifier, s
     assert msg.n_samples == len(t) - round(0.2 * len(t)) and len(msg.residual_rms) == 6
     model = DynamicModel.from_yaml(msg.artifact_yaml)
     np.testing.assert_allclose(model.values, msg.base_parameter_values)
+    # the robust std over the stage's time blocks, as the artifact says, and the status says which in words
+    assert msg.std_method == model.std_method == "block" and msg.interval_dof == model.interval_dof >= 4
+    graph.spin_until(lambda: statuses[-1].std_description.startswith("std: robust: jackknife over time blocks"),
+                     what="the status saying what its std are")
     assert DynamicModel.load(directory / "model.yaml").values.tolist() == model.values.tolist()
     _, q2, qd2, qdd2 = motion(robot, seed=9, duration=6.0)
     error = model.torque(q2, qd2, qdd2) - sim.torques(q2, qd2, qdd2, noise=False)

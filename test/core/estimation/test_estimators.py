@@ -28,10 +28,18 @@ def test_ols_matches_normal_equation_closed_form():
     np.testing.assert_allclose(result.theta, theta, rtol=1e-10)
     residual = y - W @ theta
     sigma2 = residual @ residual / (W.shape[0] - 4)
-    np.testing.assert_allclose(result.covariance, sigma2 * np.linalg.inv(W.T @ W), rtol=1e-9)
-    np.testing.assert_allclose(result.std, np.sqrt(np.diag(result.covariance)))
-    np.testing.assert_allclose(result.relative_std, result.std / np.abs(theta))
+    white = sigma2 * np.linalg.inv(W.T @ W)
+    np.testing.assert_allclose(result.uncertainty.white_std, np.sqrt(np.diag(white)), rtol=1e-9)
+    # without stamps the reported covariance is the sandwich with each joint's own residual variance
     r = residual.reshape(-1, 2)
+    joint_variance = np.tile(np.sum(r**2, axis=0) / (60 - np.array([4, 3])), 60)
+    inverse = np.linalg.inv(W.T @ W)
+    sandwich = inverse @ (W.T @ (joint_variance[:, None] * W)) @ inverse
+    assert result.std_method == "per_joint"
+    np.testing.assert_allclose(result.covariance, sandwich, rtol=1e-9)
+    np.testing.assert_allclose(result.std, np.sqrt(np.diag(result.covariance)))
+    np.testing.assert_allclose(result.uncertainty.per_joint_std, result.std)
+    np.testing.assert_allclose(result.relative_std, result.std / np.abs(theta))
     np.testing.assert_allclose(result.residual_rms, np.sqrt(np.mean(r**2, axis=0)))
     # Gautier: joint 1 has 4 active parameters, joint 2 only 3
     np.testing.assert_allclose(result.noise_std,
@@ -52,24 +60,36 @@ def test_wls_matches_weighted_closed_form():
     result = wls(Y, tau)
     np.testing.assert_allclose(result.theta, np.linalg.solve(information, W.T @ (s_inv * y)),
                                rtol=1e-10)
-    np.testing.assert_allclose(result.covariance, np.linalg.inv(information), rtol=1e-9)
+    np.testing.assert_allclose(result.uncertainty.white_std, np.sqrt(np.diag(np.linalg.inv(information))), rtol=1e-9)
     np.testing.assert_allclose(result.noise_std, np.sqrt(sigma2), rtol=1e-12)
+    # sandwich with the WLS residuals' own per-joint variances around the weights' information
+    r_wls = (y - W @ result.theta).reshape(-1, 2)
+    final = np.tile(np.sum(r_wls**2, axis=0) / (60 - np.array([4, 3])), 60)
+    inverse = np.linalg.inv(information)
+    meat = W.T @ ((s_inv**2 * final)[:, None] * W)
+    np.testing.assert_allclose(result.covariance, inverse @ meat @ inverse, rtol=1e-9)
     assert result.method == "wls"
 
 
 @pytest.mark.parametrize("method, iterations", [("ols", 1), ("wls", 1), ("wls", 3)])
 def test_accumulator_agrees_with_in_memory_fit(method, iterations):
     Y, tau = make_problem(np.random.default_rng(2), n_samples=300)
-    expected = ols(Y, tau) if method == "ols" else wls(Y, tau, iterations=iterations)
+    phase = np.arange(300) * 0.05          # 15 s at 20 Hz: 15 blocks of 1 s
+    expected = ols(Y, tau, phase=phase) if method == "ols" else wls(Y, tau, iterations=iterations, phase=phase)
     first = LeastSquaresAccumulator(2, 4)
     for start in range(0, 200, 37):
-        first.add(Y[start:min(start + 37, 200)], tau[start:min(start + 37, 200)])
-    second = LeastSquaresAccumulator(2, 4).add(Y[200:], tau[200:])
+        rows = slice(start, min(start + 37, 200))
+        first.add(Y[rows], tau[rows], phase[rows])
+    second = LeastSquaresAccumulator(2, 4).add(Y[200:], tau[200:], phase[200:])
     result = first.merge(second).solve(method, iterations=iterations)
     assert first.n_samples == 300
+    assert (result.std_method, result.uncertainty.n_blocks) == ("block", 15)
     for field in ("theta", "covariance", "std", "noise_std", "residual_rms"):
         np.testing.assert_allclose(getattr(result, field), getattr(expected, field), rtol=1e-8,
                                    err_msg=field)
+    for field in ("white_std", "per_joint_std"):
+        np.testing.assert_allclose(getattr(result.uncertainty, field), getattr(expected.uncertainty, field),
+                                   rtol=1e-8, err_msg=field)
     assert result.condition_number == pytest.approx(expected.condition_number, rel=1e-8)
     assert (result.dof, result.method) == (expected.dof, method)
     residual = tau - np.einsum("kjp,p->kj", Y, result.theta)
@@ -125,13 +145,16 @@ def monte_carlo(noise, runs=200, seed=5, wls_iterations=1):
     Y, _ = make_problem(rng, n_samples=40)
     clean = np.einsum("kjp,p->kj", Y, TRUTH)
     draws = {"ols": ([], []), "wls": ([], [])}
+    results = []
     for _ in range(runs):
         tau = clean + rng.normal(size=clean.shape) * noise
         for method, result in (("ols", ols(Y, tau)),
                                ("wls", wls(Y, tau, iterations=wls_iterations))):
             draws[method][0].append(result.theta)
             draws[method][1].append(result.std)
-    return {method: (np.array(theta), np.array(std)) for method, (theta, std) in draws.items()}
+        results.append(result)
+    return {**{method: (np.array(theta), np.array(std)) for method, (theta, std) in draws.items()},
+            "wls_results": results}
 
 
 def test_monte_carlo_ols_is_unbiased_and_reports_its_spread():
@@ -151,8 +174,11 @@ def test_monte_carlo_wls_beats_ols_when_joint_noise_differs():
     wls_variance = wls_estimates.var(axis=0, ddof=1)
     assert np.all(wls_variance <= ols_variance)
     assert np.sum(wls_variance) < 0.5 * np.sum(ols_variance)
-    # one pass: the quiet joint's sigma is overestimated from OLS residuals -> conservative std
-    assert np.all(wls_reported_std.mean(axis=0) > np.sqrt(wls_variance))
+    # one pass: the quiet joint's sigma is overestimated from OLS residuals, so the white std (A^-1) is
+    # conservative; the sandwich with the final residuals' own variances reports the spread
+    white = np.array([result.uncertainty.white_std for result in draws["wls_results"]])
+    assert np.all(white.mean(axis=0) > np.sqrt(wls_variance))
+    np.testing.assert_allclose(wls_reported_std.mean(axis=0), np.sqrt(wls_variance), rtol=0.2)
 
 
 def test_monte_carlo_iterated_wls_reports_its_spread():

@@ -190,7 +190,7 @@ def test_when_ols_is_consistent_the_consistent_fit_is_ols(arm):
     result = solve_consistent(accumulator, arm["base"], arm["layout"])
     np.testing.assert_array_less(np.abs(result.base_values - ols.theta), 0.05 * ols.std)
     assert abs(result.residual_increase) < 1e-2
-    np.testing.assert_allclose(result.base_std, ols.std, rtol=1e-6)
+    np.testing.assert_allclose(result.base_std, ols.uncertainty.white_std, rtol=1e-6)    # both white-noise std
 
 
 def test_plausibility_names_a_hand_made_infeasible_inertia_and_negative_friction(arm):

@@ -3,6 +3,7 @@ simulated test with known friction drift."""
 import collections
 
 import numpy as np
+from scipy import stats
 import pytest
 
 from robot_dynid.errors import DynIdError
@@ -100,7 +101,11 @@ def test_compare_flags_a_5_sigma_change_and_not_a_half_sigma_one():
     values[7] += 0.5 * np.sqrt(2.0) * model.std[7]
     changed = type(model)(model.robot, model.friction, model.armature, model.offset, model.base, values, model.std)
     comparison = compare_models([model, changed], ["a", "b"], level=0.05)
-    assert comparison.z[0, 3] == pytest.approx(5.0) and comparison.z[0, 7] == pytest.approx(0.5)
+    assert comparison.t[0, 3] == pytest.approx(5.0) and comparison.t[0, 7] == pytest.approx(0.5)
+    # a's block std has nu = blocks - 1 degrees of freedom, b's (white) none: Welch gives (2 s^2)^2 / (s^4 / nu)
+    nu = 4.0 * model.interval_dof
+    assert comparison.dof[0, 3] == pytest.approx(nu)
+    assert comparison.z[0, 3] == pytest.approx(stats.norm.isf(stats.t.sf(5.0, nu)))
     assert comparison.significant[0].tolist() == [k == 3 for k in range(model.base.rank)]
     assert comparison.critical == pytest.approx(1.959964, rel=1e-6)
     with pytest.raises(DynIdError, match="at least two models"):

@@ -77,6 +77,18 @@ def test_stage_end_identifies_base_parameters_within_a_few_std_of_the_truth(setu
     assert 0.8 * NOISE < outcome.holdout_rms < 1.3 * NOISE
 
 
+def test_pooled_stages_of_one_motion_pool_the_same_stretch_of_each_in_one_time_block(setup):
+    """Each stage's time blocks count from its start: two stages of the same 12 s motion (its first 9.6 s fitted, the
+    rest held out) pooled make the 10 blocks of one stage, not 20, each holding both stages' samples of it."""
+    robot, simulator, base, _ = setup
+    session = StreamingIdentifier(robot, settings(pool_stages=True, max_samples=1000), base=base)
+    first, _ = run_stage(session, stage_samples(robot, simulator, seed=1))
+    second, _ = run_stage(session, stage_samples(robot, simulator, seed=1, t0=100.0))
+    assert first.model.std_method == second.model.std_method == "block"
+    assert first.model.metrics["uncertainty"]["n_blocks"] == second.model.metrics["uncertainty"]["n_blocks"] == 10
+    assert second.model.metrics["n_samples"] == 2 * first.model.metrics["n_samples"]
+
+
 def test_buffer_stays_bounded_and_folding_gives_the_unbounded_estimate(setup):
     robot, simulator, base, _ = setup
     samples = stage_samples(robot, simulator, seed=2)

@@ -1,4 +1,5 @@
 """The model artifact: deterministic YAML that round-trips, strict loading, torques equal to RNEA."""
+import copy
 import dataclasses
 import itertools
 import math
@@ -224,6 +225,30 @@ def test_every_leaf_of_a_model_file_is_checked(identified_artifact):
             assert free, f"{path_text(path)} = {replacement!r} was accepted"
             assert essentials(loaded) == reference
     assert essentials(DynamicModel.from_dict(data)) == reference           # the data was restored
+
+
+def test_the_std_method_is_kept_and_a_file_without_it_loads_as_white_and_keeps_its_bytes(identified_artifact):
+    """An identified model says which std it holds (block, with its degrees of freedom) and keeps the white-noise
+    std beside it; a file written before that (no uncertainty, no white_std) is read as white std, written back as
+    it was."""
+    model = DynamicModel.from_dict(identified_artifact)
+    assert model.std_method == "block" and model.interval_dof == model.metrics["uncertainty"]["n_blocks"] - 1
+    assert model.white_std.shape == model.std.shape and np.all(model.white_std > 0.0)
+    expected = {"std_method": "block", "interval_dof": model.interval_dof}
+    assert identified_artifact["base_parameters"]["uncertainty"] == expected
+    old = copy.deepcopy(identified_artifact)
+    del old["base_parameters"]["uncertainty"]
+    for row in old["base_parameters"]["table"]:
+        del row["white_std"]
+    loaded = DynamicModel.from_dict(old)
+    assert (loaded.std_method, loaded.white_std, loaded.interval_dof) == ("white", None, None)
+    np.testing.assert_array_equal(loaded.std, model.std)
+    assert yaml.safe_load(loaded.to_yaml()) == old
+    block_without_dof = copy.deepcopy(identified_artifact)
+    block_without_dof["base_parameters"]["uncertainty"]["interval_dof"] = None
+    with pytest.raises(ModelFileError, match=r"base_parameters.uncertainty.interval_dof is None, but a block std "
+                                             r"has one"):
+        DynamicModel.from_dict(block_without_dof)
 
 
 def test_wrong_input_shape_names_the_field(er3a_model):

@@ -248,18 +248,48 @@ def test_a_known_mass_leaves_nine_parameters(ur5):
     assert np.linalg.norm(np.subtract(estimate.payload.com, TOOL[2])) < 0.005
 
 
-def test_a_slow_motion_that_barely_moves_the_wrist_names_what_it_cannot_determine(ur5):
-    """Joints 1 to 3 creeping (a 60 s period), the wrist still: gravity gives the mass and centre of mass, but
-    nothing accelerates the tool enough to see its inertia, which is reported undetermined, not invented."""
-    robot, parameters, arm = ur5
+def slow_wrist(robot):
+    """Joints 1 to 3 creeping (a 60 s period), the wrist still."""
     fast = excitation(robot)
     scale = np.array([0.05, 0.05, 0.05, 0.0, 0.0, 0.0])[:, None]
-    slow = FourierTrajectory(robot.joint_names, 60.0, fast.q0, fast.a * scale, fast.b * scale, duration=DURATION)
-    estimate = identify_payload(arm, recording(robot, parameters, TOOL, slow), PayloadSettings(frame="tool0"))
+    return FourierTrajectory(robot.joint_names, 60.0, fast.q0, fast.a * scale, fast.b * scale, duration=DURATION)
+
+
+def test_a_slow_motion_that_barely_moves_the_wrist_names_what_it_cannot_determine(ur5):
+    """Without a prior, gravity gives the mass and centre of mass, but nothing accelerates the tool enough to see
+    its inertia, which is reported undetermined, not invented."""
+    robot, parameters, arm = ur5
+    estimate = identify_payload(arm, recording(robot, parameters, TOOL, slow_wrist(robot)),
+                                PayloadSettings(frame="tool0", inertia_prior=None))
     assert {"Ixx", "Iyy", "Izz"} <= set(estimate.undetermined)
     assert estimate.fields[4:] == (None,) * 6 and estimate.payload is None
     assert abs(estimate.fields[0] - TOOL[1]) < 0.01 * TOOL[1]          # what gravity shows is still there
     assert any("inertia[0]" in warning and "Ixx" in warning for warning in estimate.warnings), estimate.warnings
+
+
+def test_the_solid_body_prior_gives_the_inertia_the_data_do_not_see_and_says_so(ur5):
+    """With the default prior the same data give a payload: its inertia is that of the solid cylinder of 1000 kg/m^3
+    the mass and centre of mass imply (axis from the frame through the centre of mass, length 2 |c|: m r^2 / 2 about
+    its axis, m (3 r^2 + l^2) / 12 across), and the prior's share of each inertia parameter is stated, near 1."""
+    robot, parameters, arm = ur5
+    estimate = identify_payload(arm, recording(robot, parameters, TOOL, slow_wrist(robot)),
+                                PayloadSettings(frame="tool0"))
+    assert estimate.payload is not None and estimate.undetermined == ()
+    prior = estimate.inertia_prior
+    mass, com = prior["from_mass"], np.array(prior["from_com"])      # the first fit's, without the prior
+    assert abs(mass - estimate.fields[0]) < 1e-3 * mass
+    length = 2.0 * np.linalg.norm(com)
+    radius = np.sqrt(mass / (1000.0 * np.pi * length))
+    axis = com / np.linalg.norm(com)
+    cylinder = (mass * (3 * radius**2 + length**2) / 12.0 * (np.eye(3) - np.outer(axis, axis))
+                + 0.5 * mass * radius**2 * np.outer(axis, axis))
+    expected = np.array([cylinder[i, j] for i, j in URDF_ORDER])
+    assert prior["body"].startswith("solid cylinder of 1000 kg/m^3")
+    np.testing.assert_allclose(prior["values"], expected, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(estimate.payload.inertia, expected, atol=0.1 * prior["std"])
+    assert min(prior["prior_share"].values()) > 0.9
+    assert any("rest mostly on the prior" in warning for warning in estimate.warnings)
+    assert prior["std"] == pytest.approx(0.5 * np.linalg.eigvalsh(cylinder)[-1])
 
 
 # --------------------------------------------------------------------------- excitation and protocol
