@@ -97,11 +97,11 @@ def real_world_fleets(tmp_path_factory):
     return fleets
 
 
-def test_unchanged_fleets_on_different_trajectories_raise_no_wear_flag_where_parameters_flag_everywhere(
-        real_world_fleets):
+def test_unchanged_fleets_on_different_trajectories_raise_no_wear_flag(real_world_fleets):
     """The null: at most the nominal share of unchanged fleets has any significant indicator (Holm over the fleet:
-    any false flag with probability at most 5 %), and the practical threshold leaves none as wear; the parameter
-    comparison flags nearly every fleet, because the trajectories differ."""
+    any false flag with probability at most 5 %), and the practical threshold leaves none as wear. (The parameter
+    comparison, printed for contrast, flagged nearly every fleet with the white-noise std; with the block std it
+    flags fewer, but it still measures the trajectory as well as the robot.)"""
     old, significant, flagged = 0, 0, 0
     for unchanged, _ in real_world_fleets:
         analysis = analyse_fleet(unchanged)
@@ -115,7 +115,6 @@ def test_unchanged_fleets_on_different_trajectories_raise_no_wear_flag_where_par
           f"{old}, with any significant indicator {significant}, with any wear flag {flagged}")
     assert flagged == 0
     assert significant <= max(1, round(0.05 * REPETITIONS + 3 * np.sqrt(0.05 * 0.95 * REPETITIONS)))
-    assert old >= REPETITIONS - 1
 
 
 def test_a_30_percent_friction_rise_is_flagged_on_its_joint_with_its_sign_and_size(real_world_fleets):
