@@ -40,8 +40,9 @@ import numpy as np
 from robot_dynid import __version__, validators
 from robot_dynid.errors import DataError, DynIdError, IdentificationError
 from robot_dynid.estimation.estimators import RANK_TOLERANCE, LeastSquaresAccumulator, column_scales
-from robot_dynid.estimation.identification import prepare_recording
+from robot_dynid.estimation.identification import RETURNED, prepare_recording
 from robot_dynid.estimation.physical_consistency import solve_consistent_body
+from robot_dynid.estimation.torque_scale import UnknownPayload
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.link_inertials import URDF_INERTIA_ORDER
 from robot_dynid.model.payload import (DEFAULT_MAX_COM_DISTANCE, SCHEMA, SCHEMA_VERSION, UNITS, Payload,
@@ -201,8 +202,8 @@ def arm_torques(arm: DynamicModel, recording: Recording, start: int = 0, stop: i
 
 
 def payload_accumulator(arm: DynamicModel, recordings: Recording | Sequence[Recording], frame: str | None = None,
-                        chunk_size: int = DEFAULT_CHUNK_SIZE,
-                        accumulator: LeastSquaresAccumulator | None = None) -> LeastSquaresAccumulator:
+                        chunk_size: int = DEFAULT_CHUNK_SIZE, accumulator: LeastSquaresAccumulator | None = None,
+                        check_torques: bool = True) -> LeastSquaresAccumulator:
     """Per-joint normal equations of ``Y_p phi = tau - tau_arm`` over the recordings.
 
     Parameters
@@ -216,6 +217,9 @@ def payload_accumulator(arm: DynamicModel, recordings: Recording | Sequence[Reco
     chunk_size : int
     accumulator : LeastSquaresAccumulator, optional
         Added to (n joints, 10 parameters); a new one by default.
+    check_torques : bool
+        Check each recording's torques against the description's inertial data with a payload being identified
+        at ``frame`` (:class:`~robot_dynid.estimation.torque_scale.UnknownPayload`).
 
     Returns
     -------
@@ -229,7 +233,7 @@ def payload_accumulator(arm: DynamicModel, recordings: Recording | Sequence[Reco
     regressor = PayloadRegressor(arm.robot, frame)
     accumulator = LeastSquaresAccumulator(arm.robot.n_joints, 10) if accumulator is None else accumulator
     for recording in recordings:
-        recording = prepare_recording(recording, arm.robot)
+        recording = prepare_recording(recording, arm.robot, check_torques, UnknownPayload.for_robot(arm.robot, frame))
         for start in range(0, recording.n_samples, chunk_size):
             stop = min(start + chunk_size, recording.n_samples)
             rows = slice(start, stop)
@@ -350,8 +354,8 @@ def solve_payload(accumulator: LeastSquaresAccumulator, robot, settings: Payload
         parameters_named = f" (parameters {', '.join(names)} about the frame origin)" if names else ""
         warnings.append(f"the data do not determine the payload's {fields_named}{parameters_named}: standard "
                         f"deviations above their scales (M = {mass_scale:.3g} kg, L = {L:g} m); reported as "
-                        "undetermined (null): excite the wrist more (robot-dynid excitation optimize --payload) "
-                        "or give --mass")
+                        "undetermined (null): excite the wrist more (robot-dynid excitation optimize --payload)"
+                        + ("" if settings.mass is not None else " or give --mass"))
     else:
         try:
             payload = Payload(frame, *(fields[0], tuple(fields[1:4]), tuple(fields[4:])))
@@ -360,7 +364,7 @@ def solve_payload(accumulator: LeastSquaresAccumulator, robot, settings: Payload
         else:
             warnings += plausibility_warnings(payload, robot.rated_payload, settings.max_com_distance)
     for message in warnings:
-        logger.warning(message)
+        logger.warning(message, extra=RETURNED)
     count = max(accumulator.n_samples, 1)
     return PayloadEstimate(
         frame=frame, parameters=parameters, parameter_std=std, fields=field_values, field_std=field_stds,
@@ -379,12 +383,15 @@ def identify_payload(arm: DynamicModel, recordings: Recording | Sequence[Recordi
     return solve_payload(accumulator, arm.robot, settings)
 
 
-def holdout_residuals(arm: DynamicModel, payload: Payload | None, recordings: Sequence[Recording]) -> dict:
+def holdout_residuals(arm: DynamicModel, payload: Payload | None, recordings: Sequence[Recording],
+                      check_torques: bool = True) -> dict:
     """``{"before": {joint: RMS}, "after": {joint: RMS}}`` [N m]: the arm alone and the arm with
-    ``payload`` (None: "after" is None) on recordings not fitted on."""
+    ``payload`` (None: "after" is None) on recordings not fitted on (their torques checked as
+    :func:`payload_accumulator` checks them, with ``check_torques``)."""
     arm = arm.without_payload()
     loaded = None if payload is None else arm.with_payload(payload)
-    recordings = [prepare_recording(recording, arm.robot) for recording in recordings]
+    unknown = UnknownPayload.for_robot(arm.robot, None if payload is None else payload.frame)
+    recordings = [prepare_recording(recording, arm.robot, check_torques, unknown) for recording in recordings]
     tau = np.vstack([recording.tau for recording in recordings])
     before = np.vstack([arm_torques(arm, recording) for recording in recordings]) - tau
     result = {"before": dict(zip(arm.joint_names, map(float, np.sqrt(np.mean(before**2, axis=0))))), "after": None}
