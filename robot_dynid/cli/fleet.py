@@ -34,8 +34,8 @@ def add_arguments(parser):
     add_model_structure_arguments(parser)
     parser.add_argument("--manifest", required=True, metavar="fleet.csv",
                         help="CSV with columns robot_id, recorded_at (ISO 8601), data (bag directory or CSV file) and "
-                             "optionally robot (a description per row), stage and torque_check (true/false: check the row's "
-                             "torques, see --no-torque-check); relative paths are relative to the "
+                             "optionally robot (a description per row), stage and torque_check (true/false: check "
+                             "the row's torques, see --no-torque-check); relative paths are relative to the "
                              "manifest; on a cluster every worker must read them at those paths (docs/fleets.md)")
     cluster = parser.add_mutually_exclusive_group()
     cluster.add_argument("--scheduler", metavar="tcp://HOST:PORT",

@@ -24,8 +24,9 @@ Stamps may jitter and samples may be lost: accelerations are local polynomial fi
 samples' own stamps (:func:`robot_dynid.recordings.signal_processing.differentiate`), and only a step longer
 than half the derivative window (against the median of the recent steps) is a gap that restarts
 them. Samples with non-finite values, a stamp not after the previous one, a stale read (the previous
-sample's values again while the arm moves), or values beyond the robot's plausible bounds (:class:`robot_dynid.recordings.data_checks.SampleBounds`) are dropped and
-counted by reason, never fed to the estimator.
+sample's values again while the arm moves), or values beyond the robot's plausible bounds
+(:class:`robot_dynid.recordings.data_checks.SampleBounds`) are dropped and counted by reason, never fed to
+the estimator.
 
 Online mode (``method="rls"``): every sample also updates a recursive least-squares estimate
 with forgetting (:class:`OnlineEstimator`). Its acceleration comes from a local cubic fit to a

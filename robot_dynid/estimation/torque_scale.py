@@ -271,4 +271,3 @@ def check_torque_scale(recording: Recording, robot: RobotDescription,
         cause += " Or does the arm carry another load than the model's payload?"
     raise DataError(f"{where}, {cause} If the description's inertial data is what is wrong, fix or remove it, "
                     f"or {TURN_OFF}.")
-

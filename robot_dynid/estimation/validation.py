@@ -141,8 +141,10 @@ def validate_model(model: DynamicModel, recordings: Sequence[Recording],
     predicted, measured, speeds = np.vstack(predicted), np.vstack(measured), np.vstack(speeds)
     report = validation_report(predicted, measured, speeds, speed_threshold, joint_names=joints)
     efforts = model.robot.limit_arrays().effort
-    raw_report = None if raw is None else validation_report(np.vstack(raw[0]), np.vstack(raw[1]), speeds,
-                                                             speed_threshold, joint_names=joints)
+    raw_report = None
+    if raw is not None:
+        raw_report = validation_report(np.vstack(raw[0]), np.vstack(raw[1]), speeds, speed_threshold,
+                                       joint_names=joints)
     return ModelValidation(report, report.rms / (2.0 * efforts), tuple(range_warnings(model, recordings)),
                            tuple(recording.source for recording in recordings), conditioning, lowpass, raw_report,
                            None if raw_report is None else raw_report.rms / (2.0 * efforts))

@@ -136,9 +136,8 @@ def format_stamp_quality(reports) -> str:
     lines = []
     for report in reports:
         if report is not None:
-            lines += [line for line in [f"stamps of {report.describe()}"] + [f"warning: {text}" for text in
-                                                                              report.warnings()]
-                      if line not in lines]      # a file read twice (as data and as held-out data): once
+            said = [f"stamps of {report.describe()}"] + [f"warning: {text}" for text in report.warnings()]
+            lines += [line for line in said if line not in lines]    # a file read as data and as held-out data
     return "\n".join(lines)
 
 
