@@ -548,7 +548,8 @@ def model_from_accumulator(
     base columns each, and those they are scored on: :func:`_folds`) serve a consistent fit's
     ``prior_weight="auto"`` and its comparison with plain least squares
     (:mod:`~robot_dynid.estimation.consistency_check`). ``qr_factors`` (a second pass over the data:
-    :meth:`~robot_dynid.estimation.estimators.QRAccumulator.factors` of the same equations) is called when a consistent fit's scaled Gram matrix is beyond
+    :meth:`~robot_dynid.estimation.estimators.QRAccumulator.factors` of the same equations) is called when a
+    consistent fit's scaled Gram matrix is beyond
     :data:`~robot_dynid.estimation.physical_consistency.GRAM_CONDITION_LIMIT`; without it such a fit is
     compressed from the Gram matrices all the same, with a warning.
 
