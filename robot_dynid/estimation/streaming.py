@@ -502,11 +502,15 @@ class StreamingIdentifier:
         one is let go when full)."""
         if not self.settings.identification.check_torque_scale:
             return
-        slow = recording.take(slow_samples(recording, self.robot))
-        if slow.n_samples:
-            self._slow.append(np.column_stack([slow.time, slow.q, slow.qd, slow.qdd, slow.tau]))
+        self._slow.append(self._slow_rows(recording))
         if sum(len(rows) for rows in self._slow) > self.settings.max_samples:
             self._slow = [np.vstack(self._slow)[::2]]
+
+    def _slow_rows(self, recording: Recording) -> np.ndarray:
+        """(M, 1 + 4 n) rows ``[time, q, qd, qdd, tau]`` of ``recording``'s slow samples."""
+        slow = slow_samples(recording, self.robot)
+        return np.column_stack([recording.time[slow], recording.q[slow], recording.qd[slow], recording.qdd[slow],
+                                recording.tau[slow]])
 
     def _check_torques(self, holdout: Recording | None) -> None:
         """The stage's torques checked (module docstring): its folded slow samples, those of the rows just
@@ -514,10 +518,8 @@ class StreamingIdentifier:
         pending, self._pending = self._pending, []
         if not self.settings.identification.check_torque_scale:
             return
-        kept = list(self._slow)
-        for recording in pending + ([] if holdout is None else [holdout]):
-            slow = recording.take(slow_samples(recording, self.robot))
-            kept.append(np.column_stack([slow.time, slow.q, slow.qd, slow.qdd, slow.tau]))
+        kept = self._slow + [self._slow_rows(recording) for recording in pending + ([] if holdout is None
+                                                                                     else [holdout])]
         rows = np.vstack(kept) if kept else np.empty((0, 0))
         if not rows.shape[0]:
             return

@@ -236,7 +236,8 @@ def stale_rows(q, qd, tau) -> np.ndarray:
     A row repeats when its positions ``q``, recorded velocities ``qd`` (None: not recorded) and torques ``tau``
     (None: nothing is judged), each (N, n) [rad, rad/s, N m], all equal the previous row's exactly. A run of
     repeating rows is stale when the arm moves through it: a recorded velocity in it is not 0, or, without
-    recorded velocities, the positions change into the run and out of it.
+    recorded velocities, the positions change into the run and out of it (at the recording's first or last
+    rows: on the side there is).
     """
     q = np.asarray(q, dtype=float)
     stale = np.zeros(q.shape[0], dtype=bool)
@@ -252,9 +253,10 @@ def stale_rows(q, qd, tau) -> np.ndarray:
         stop = start + int(np.argmin(np.concatenate([repeats[start:], [False]])))    # first row after the run
         if qd is not None:
             moving = bool(np.any(qd[start] != 0.0))
-        else:
-            moving = (start >= 2 and bool(np.any(q[start - 1] != q[start - 2]))
-                      and stop < q.shape[0] and bool(np.any(q[stop] != q[start])))
+        else:       # at the recording's first or last rows, the side that is there
+            into = None if start < 2 else bool(np.any(q[start - 1] != q[start - 2]))
+            out = None if stop >= q.shape[0] else bool(np.any(q[stop] != q[start]))
+            moving = (into, out) != (None, None) and into is not False and out is not False
         stale[start:stop] = moving
     return stale
 
