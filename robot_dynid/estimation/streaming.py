@@ -518,8 +518,8 @@ class StreamingIdentifier:
         pending, self._pending = self._pending, []
         if not self.settings.identification.check_torque_scale:
             return
-        kept = self._slow + [self._slow_rows(recording) for recording in pending + ([] if holdout is None
-                                                                                     else [holdout])]
+        recordings = pending + ([] if holdout is None else [holdout])
+        kept = self._slow + [self._slow_rows(recording) for recording in recordings]
         rows = np.vstack(kept) if kept else np.empty((0, 0))
         if not rows.shape[0]:
             return
