@@ -5,33 +5,20 @@ noise, quantised encoders; the same motion unloaded and with a 3 kg payload; the
 A recording identify accepts is accepted everywhere, loaded or not; currents are refused everywhere, in the same
 words; ``--no-torque-check`` (a manifest's ``torque_check`` column for fleet) lets them through wherever the check
 runs."""
-import contextlib
-import io
 import json
 import re
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import yaml
 
-from robot_dynid.cli import main
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.recordings.csv_io import write_csv
+from cli_output import run
 import torque_cases
 from torque_cases import write_description
 
 CURRENTS = r"joint (shoulder_lift|elbow)_joint: the recorded torques are 0\.0\d+ times .* motor currents \[A\]"
-
-
-def run(*arguments):
-    stdout, stderr = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-        try:
-            code = main([str(argument) for argument in arguments])
-        except SystemExit as exit_:
-            code = exit_.code
-    return SimpleNamespace(returncode=code, stdout=stdout.getvalue(), stderr=stderr.getvalue())
 
 
 def refused(result, command):

@@ -4,28 +4,18 @@ labelled in the text, the JSON and the report page; the conditioning of the data
 
 Data: torque_cases' UR5 with white torque noise of a known std per joint, so the raw residual cannot fall below
 that noise (it is in the measured torques), while the filtered one can."""
-import contextlib
 import dataclasses
-import io
 import json
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from robot_dynid.cli import main
 from robot_dynid.recordings.csv_io import write_csv
+from cli_output import run
 import torque_cases
 from torque_cases import write_description
 
 CUTOFF = 5.0    # Hz: keeps a tenth of the band of 100 Hz samples
-
-
-def run(*arguments):
-    stdout, stderr = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-        code = main([str(argument) for argument in arguments])
-    return SimpleNamespace(returncode=code, stdout=stdout.getvalue(), stderr=stderr.getvalue())
 
 
 @pytest.fixture(scope="module")
