@@ -11,8 +11,8 @@ import dataclasses
 import numpy as np
 import scipy.optimize
 import yaml
-from real_world import Effects, excitation, simulate, with_rests
 
+from real_world import Effects, excitation, simulate, with_rests
 from rnea_reference import rnea_torques
 from robot_dynid.experiment.simulation import plausible_parameters
 from robot_dynid.experiment.trajectories import FourierTrajectory

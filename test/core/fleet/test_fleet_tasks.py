@@ -6,8 +6,8 @@ import re
 
 import numpy as np
 import pytest
-from real_world import excitation, with_rests
 
+from real_world import excitation, with_rests
 from robot_dynid.errors import DataError
 from robot_dynid.estimation.identification import identify
 from robot_dynid.estimation.torque_scale import slow_samples
