@@ -41,7 +41,7 @@ def test_receive_stamps_jitter_around_the_sensor_clock_and_stale_rows_repeat_the
     offset = recording.time - truth.time
     assert 0.0015 < np.max(np.abs(offset)) <= 0.002 + 1e-12
     assert recording.n_samples == pytest.approx(0.98 * 1001, abs=1)
-    same_q = np.all(recording.q[1:] == recording.q[:-1], axis=1)
-    stale = same_q & np.all(recording.tau[1:] == recording.tau[:-1], axis=1)
+    same = [np.all(values[1:] == values[:-1], axis=1) for values in (recording.q, recording.tau)]
+    stale = same[0] & same[1]
     assert np.count_nonzero(stale) == pytest.approx(0.05 * recording.n_samples, abs=3)
     np.testing.assert_allclose(recording.q / 1e-4, np.round(recording.q / 1e-4), atol=1e-6)

@@ -1,4 +1,5 @@
 """robot-dynid bag: tools for rosbag2 bags (repair an incomplete one)."""
+from robot_dynid.cli.options import output_directory
 from robot_dynid.recordings.bag_io import ns_to_seconds
 from robot_dynid.recordings.bag_recovery import DAMAGED_SUFFIX, repair_bag
 
@@ -16,7 +17,7 @@ def add_arguments(parser):
                     f"the damaged files are kept beside the new ones with the suffix {DAMAGED_SUFFIX}; "
                     "nothing is deleted. A whole bag is left as it is.")
     repair.add_argument("bag", metavar="DIR", help="bag directory")
-    repair.add_argument("--out", metavar="OUT", default=None,
+    repair.add_argument("--out", metavar="OUT", default=None, type=output_directory,
                         help="write the repaired bag to this new directory instead, leaving DIR untouched")
     repair.add_argument("--distro", default=None,
                         help="ROS 2 distro of standard types the bag does not define (default $ROS_DISTRO, "

@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
-import pathlib
 import sys
 
 from robot_dynid import validators
@@ -292,32 +290,17 @@ def non_negative_number(what):
     return positive_number(what, allow_zero=True)
 
 
-def _check_writable_location(text, directory):
-    """ArgumentTypeError unless ``text`` can be created or written (its nearest existing ancestor
-    is a writable directory)."""
-    path = pathlib.Path(text)
-    existing = next(p for p in (path, *path.parents) if p.exists() or p == pathlib.Path("."))
-    if existing != path and not existing.is_dir():
-        raise argparse.ArgumentTypeError(f"cannot create {text}: {existing} is not a directory")
-    writable = existing if existing != path or directory else existing.parent
-    if not os.access(writable, os.W_OK) or (existing == path and not os.access(path, os.W_OK)):
-        raise argparse.ArgumentTypeError(f"cannot write {text}: permission denied")
-    return text
-
-
 def output_file(text):
-    """argparse type of a file to write, checked before any work is done: not a directory, in a
-    directory that exists (or can be made) and is writable."""
-    if pathlib.Path(text).is_dir():
-        raise argparse.ArgumentTypeError(f"{text} is a directory; give a file name")
-    return _check_writable_location(text, directory=False)
+    """argparse type of a file to write, checked before any work is done
+    (:func:`robot_dynid.output_files.check_output_path`)."""
+    from robot_dynid.output_files import check_output_path
+    return check_output_path(text, "file", argparse.ArgumentTypeError)
 
 
 def output_directory(text):
     """argparse type of a directory to write into (made if absent), checked before any work is done."""
-    if pathlib.Path(text).exists() and not pathlib.Path(text).is_dir():
-        raise argparse.ArgumentTypeError(f"{text} is a file, not a directory")
-    return _check_writable_location(text, directory=True)
+    from robot_dynid.output_files import check_output_path
+    return check_output_path(text, "directory", argparse.ArgumentTypeError, directory=True)
 
 
 def add_stage_detection_arguments(parser):

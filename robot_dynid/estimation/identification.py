@@ -235,6 +235,9 @@ def settings_from_options(options: Mapping, robot: RobotDescription,
         raise DynIdError(f"{label('friction_side')} {side!r} needs motors: robot {robot.name!r} has no transmission "
                          "(add transmission.motor_from_joint to its description, see docs/robot_description.md)")
     if not values["consistent"]:
+        if values["bounds_file"]:
+            raise DynIdError(f"{label('bounds_file')} bounds the consistent fit: give {label('consistent')} with it "
+                             "(without it the bounds would be ignored)")
         return settings
     mode, weight = values["prior_mode"], values["prior_weight"]
     if weight is not None and mode != "regularised":
@@ -242,7 +245,11 @@ def settings_from_options(options: Mapping, robot: RobotDescription,
                          f"{label('prior_mode')} regularised with it (the prior mode is {mode})")
     constraints = None
     if values["bounds_file"]:
-        constraints = load_constraints(values["bounds_file"], ParameterLayout.from_regressor(settings.regressor(robot)))
+        try:
+            constraints = load_constraints(values["bounds_file"],
+                                           ParameterLayout.from_regressor(settings.regressor(robot)))
+        except DynIdError as error:
+            raise type(error)(f"{label('bounds_file')}: {error}") from None
     return dataclasses.replace(settings, consistency=ConsistencySettings(
         use_prior=mode != "none", mode="two_step" if mode == "none" else mode, constraints=constraints,
         prior_weight=DEFAULT_PRIOR_WEIGHT if weight is None else weight))

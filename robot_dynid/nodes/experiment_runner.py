@@ -76,7 +76,7 @@ from robot_dynid.experiment.schedule import (DEFAULT_APPROACH_SPEED_FRACTION, DE
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.msg import ExperimentStage
 from robot_dynid.nodes.node_runtime import (STAGE_MARKERS_OUT, declare, in_range, integer_in, joint_states_qos,
-                                            spin_node, waiting_for_clock)
+                                            readable_file_path, spin_node, waiting_for_clock)
 from robot_dynid.package_files import find_package_file
 
 # Parameter ranges; the maxima bound the plan's memory and build time and what a typo can do to an arm
@@ -118,9 +118,11 @@ class ExperimentRunnerNode(Node):
         """``node_options``: rclpy Node keyword arguments, e.g. ``context`` (one process, several nodes)."""
         super().__init__("experiment_runner", **node_options)
         self.run = None     # until built below, the live parameters' checks leave the rules of a run to it
-        robot_file = (declare(self, "robot_file", "", f"robot description (YAML); '' = the ER3A; {AT_START}")
+        robot_file = (declare(self, "robot_file", "", f"robot description (YAML); '' = the ER3A; {AT_START}",
+                              check=readable_file_path)
                       or str(find_package_file("config", "robots", "er3a.yaml")))
-        plan_file = declare(self, "plan_file", "", f"protocol plan (YAML, save_plan); '' = build one; {AT_START}")
+        plan_file = declare(self, "plan_file", "", f"protocol plan (YAML, save_plan); '' = build one; {AT_START}",
+                            check=readable_file_path)
         cycles = declare(self, "cycles", 24, f"cycles of the built plan, 1 to {MAX_CYCLES}; {AT_START}",
                          check=integer_in(1, MAX_CYCLES))
         periods = declare(self, "excitation_periods", 2, f"excitation periods per cycle of the built plan, 1 to "
@@ -371,3 +373,7 @@ class ExperimentRunnerNode(Node):
 
 def main(args=None):
     return spin_node(ExperimentRunnerNode, args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -149,7 +149,7 @@ from robot_dynid.model.payload import Payload, frame_placement, load_payload, pl
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.msg import FeedforwardStatus, IdentifiedModel, JointTemperatures as JointTemperaturesMsg
 from robot_dynid.nodes.node_runtime import (MODEL_QOS, declare, float64_array, in_range, integer_in, joint_states_qos,
-                                            seconds, set_period, spin_node, waiting_for_clock)
+                                            readable_file_path, seconds, set_period, spin_node, waiting_for_clock)
 from robot_dynid.srv import ComputeFeedforward, ResetWarmup, SetPayload
 
 STATUS_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
@@ -187,9 +187,10 @@ class FeedforwardNode(Node):
     def __init__(self, **node_options):
         """``node_options``: rclpy Node keyword arguments, e.g. ``context`` (one process, several nodes)."""
         super().__init__("feedforward", **node_options)
-        model_file = declare(self, "model_file", "", "model artifact (YAML) to load at start; '' waits for model_topic")
+        model_file = declare(self, "model_file", "", "model artifact (YAML) to load at start; '' waits for model_topic",
+                             check=readable_file_path)
         robot_file = declare(self, "robot_file", "", "robot description (YAML) every model must be of, whose limits "
-                             "apply; '' = the robot of the first model served")
+                             "apply; '' = the robot of the first model served", check=readable_file_path)
         model_topic = declare(self, "model_topic", "identified_model", "IdentifiedModel topic to follow; '' = off")
         reference_topic = declare(self, "reference_topic", "",
                                   "JointState reference (positions rad, velocities rad/s); '' = off")
@@ -246,7 +247,8 @@ class FeedforwardNode(Node):
                                      "expects") or None
         payload_file = declare(self, "payload_file", "", "payload file (YAML: frame, mass kg, com m, inertia kg m^2 "
                                "about the centre of mass) attached to the models served; '' = none; read at start "
-                               "(~/set_payload and ~/clear_payload change the payload while the node runs)")
+                               "(~/set_payload and ~/clear_payload change the payload while the node runs)",
+                               check=readable_file_path)
         cold_start_stamp = declare(self, "cold_start_stamp", 0.0, "ROS time of the cold start (friction drift "
                                    f"time); 0 = the node's start; at most its start and {MAX_COLD_START_STAMP:g}; "
                                    "read at start (~/reset_warmup sets the running time while the node runs)",
@@ -768,3 +770,7 @@ def _or_nan(value) -> float:
 
 def main(args=None):
     return spin_node(FeedforwardNode, args, low_latency=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -44,8 +44,8 @@ from robot_dynid.hydraulics.cylinder_results import (cylinder_config_from_dict, 
                                                      save_cylinder_results)
 from robot_dynid.hydraulics.online import LIVE_SETTINGS, N_PARAMETERS, OnlineHydraulicIdentifier, OnlineSettings
 from robot_dynid.msg import HydraulicCylinderEstimates, HydraulicCylinderState, IdentificationStatus
-from robot_dynid.nodes.node_runtime import (declare, in_range, integer_in, joint_states_qos, seconds, set_period,
-                                            spin_node, writable_file_path)
+from robot_dynid.nodes.node_runtime import (declare, in_range, integer_in, joint_states_qos, readable_file_path,
+                                            seconds, set_period, spin_node, writable_file_path)
 from robot_dynid.recordings.recording import DropCounter, describe_dropped
 
 MAX_MIN_SAMPLES = 10_000_000
@@ -85,7 +85,8 @@ class HydraulicIdentifierNode(Node):
                 apply=self.settings_setter(name) if name in LIVE_SETTINGS else None)
             for name, description, unit, check in SETTINGS})
         cylinders_file = declare(self, "cylinders_file", "", "cylinder configuration (YAML: cylinders: [{name, "
-                                 "piston_mass, damping, area_a, area_b, load}]); '' = the arrays below; read at start")
+                                 "piston_mass, damping, area_a, area_b, load}]); '' = the arrays below; read at start",
+                                 check=readable_file_path)
         arrays = {name: declare(self, name, Parameter.Type.STRING_ARRAY if name == "cylinder_names"
                                 else Parameter.Type.DOUBLE_ARRAY, f"{description}; read at start", unit)
                   for name, description, unit in (
@@ -246,3 +247,7 @@ def configs_from_arrays(cylinder_names, piston_masses, damping, areas_a, areas_b
 
 def main(args=None):
     return spin_node(HydraulicIdentifierNode, args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

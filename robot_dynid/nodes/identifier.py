@@ -77,7 +77,7 @@ from robot_dynid.model.payload import MAX_MASS, frame_placement
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.msg import ExperimentStage, IdentificationStatus, IdentifiedModel
 from robot_dynid.nodes.node_runtime import (MODEL_QOS, STAGE_MARKERS_IN, declare, in_range, integer_in,
-                                            joint_states_qos, seconds, set_period, spin_node,
+                                            joint_states_qos, readable_file_path, seconds, set_period, spin_node,
                                             writable_file_path)
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.conditioning import MAX_GIVEN_WINDOW
@@ -95,7 +95,8 @@ class IdentifierNode(Node):
     def __init__(self, **node_options):
         """``node_options``: rclpy Node keyword arguments, e.g. ``context`` (one process, several nodes)."""
         super().__init__("identifier", **node_options)
-        robot_file = (declare(self, "robot_file", "", "robot description (YAML); '' = the ER3A")
+        robot_file = (declare(self, "robot_file", "", "robot description (YAML); '' = the ER3A",
+                              check=readable_file_path)
                       or str(find_package_file("config", "robots", "er3a.yaml")))
         options = {option.name: declare(self, option.name, "" if option.default is None else option.default,
                                         option.describe(), check=option.check,
@@ -136,7 +137,7 @@ class IdentifierNode(Node):
                                "of stamp order, in [0, 60]; samples are used this much later; live: applies to what "
                                "arrives next", "s", in_range("s", 0.0, 60.0), apply=self.set_latency)
         arm_model_file = declare(self, "arm_model_file", "", "the arm's model artifact (YAML) fixed in payload "
-                                 "stages; '' = the model in use")
+                                 "stages; '' = the model in use", check=readable_file_path)
         payload_frame = declare(self, "payload_frame", "", "payload stages: the payload's frame, fixed to the last "
                                 "link ('' = the child link of the last joint; e.g. tool0)")
         payload_mass = declare(self, "payload_mass", 0.0, f"payload stages: the payload's known mass, in [0, "
@@ -388,3 +389,7 @@ def idle_period(latency):
 
 def main(args=None):
     return spin_node(IdentifierNode, args, low_latency=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -5,7 +5,6 @@ from __future__ import annotations
 import array
 import dataclasses
 import gc
-import pathlib
 import signal
 import sys
 import threading
@@ -25,6 +24,8 @@ import numpy as np
 
 from robot_dynid import validators
 from robot_dynid.errors import DynIdError
+from robot_dynid.input_files import check_input_file
+from robot_dynid.output_files import check_output_path
 
 JOINT_STATES_QOS = ("reliable", "best_effort", "sensor_data")
 # rclpy's major version in each distribution, for bags recorded where ROS_DISTRO is not set (pip wheels)
@@ -68,6 +69,7 @@ def declare(node, name, default, description, unit=None, check=None, apply=None,
         description = f"{description}; read at start"
     text = f"{description} [{unit}]" if unit else description
     bounds = bounds if bounds is not None else getattr(check, "bounds", None)
+    _take_integers_as_doubles(node, name, default)
     parameter = node.declare_parameter(name, default, ParameterDescriptor(description=text,
                                                                           read_only=apply is None and bounds is None))
     value = parameter.value if check is None else check(parameter.value, f"parameter {name}")
@@ -88,6 +90,42 @@ def declare(node, name, default, description, unit=None, check=None, apply=None,
     return value
 
 
+_DOUBLES = {Parameter.Type.INTEGER: Parameter.Type.DOUBLE, Parameter.Type.INTEGER_ARRAY: Parameter.Type.DOUBLE_ARRAY}
+
+
+def _as_double(parameter: Parameter) -> Parameter:
+    """An integer (array) ``parameter`` as the double (array) it means; other parameters as they are."""
+    kind = _DOUBLES.get(parameter.type_)
+    if kind is None:
+        return parameter
+    value = parameter.value
+    return Parameter(parameter.name, kind, float(value) if kind == Parameter.Type.DOUBLE else [float(x) for x in value])
+
+
+def _take_integers_as_doubles(node, name, default) -> None:
+    """Let the double (array) parameter ``name`` of ``node`` be given as integers, as ``-p rate:=500`` and
+    ``ros2 param set NODE rate 500`` send them (rclpy refuses them: "Wrong parameter type"); the value is then
+    the double it means, and is checked like any other.
+
+    At the start, an integer override is turned into a double before the parameter is declared (rclpy keeps the
+    command line's overrides in ``Node._parameter_overrides`` in every distribution); while the node runs, a
+    pre-set callback does the same (rclpy >= 4: Iron and later; on Humble a live set needs ``500.0``)."""
+    is_double = isinstance(default, float) or (isinstance(default, (list, tuple)) and len(default) > 0
+                                               and all(isinstance(x, float) for x in default))
+    if not is_double:
+        return
+    overrides = getattr(node, "_parameter_overrides", None)
+    if isinstance(overrides, dict) and name in overrides:
+        overrides[name] = _as_double(overrides[name])
+    doubles = getattr(node, "_double_parameters", None)
+    if doubles is None:
+        doubles = node._double_parameters = set()
+        if hasattr(node, "add_pre_set_parameters_callback"):
+            node.add_pre_set_parameters_callback(
+                lambda parameters: [_as_double(p) if p.name in doubles else p for p in parameters])
+    doubles.add(name)
+
+
 def _set_live(live, parameters) -> SetParametersResult:
     """The nodes' on-set-parameters callback: check every live parameter of the request, then apply them
     all, or refuse the request with the first check's message (nothing applied)."""
@@ -100,6 +138,9 @@ def _set_live(live, parameters) -> SetParametersResult:
             value = parameter.value if check is None else check(parameter.value, f"parameter {parameter.name}")
         except DynIdError as error:
             return SetParametersResult(successful=False, reason=str(error))
+        except Exception as error:      # a check's own failure refuses the set; it never ends the node
+            return SetParametersResult(successful=False, reason=f"parameter {parameter.name} {parameter.value!r} "
+                                       f"refused: {type(error).__name__}: {error}")
         checked.append((apply, value))
     for apply, value in checked:
         apply(value)
@@ -346,16 +387,36 @@ def call_service(executor, client, request, timeout, resend_after=None):
     return next(future for future in futures if future.done()).result()
 
 
-def writable_file_path(value, field):
-    """A ``declare(check=)`` for a file the node writes ('' = none): refused when it names a directory or lies
-    below something that is not a directory (missing directories are created when it is written)."""
+def readable_file_path(value, field):
+    """A ``declare(check=)`` for a file the node reads at start ('' = none): refused, naming ``field``, unless it
+    is a regular file it can read within the size limit (:func:`robot_dynid.input_files.check_input_file`: a name
+    too long, a directory, a device such as ``/dev/zero``, a FIFO, a missing file)."""
     if value:
-        path = pathlib.Path(value)
-        if path.is_dir():
-            raise DynIdError(f"{field} {value!r} is a directory; expected the path of a file to write")
-        ancestor = next(parent for parent in path.parents if parent.exists())
-        if not ancestor.is_dir():
-            raise DynIdError(f"{field} {value!r} cannot be written: {ancestor} is not a directory")
+        try:
+            check_input_file(value, "file", DynIdError)
+        except DynIdError as error:
+            raise DynIdError(f"{field}: {error}") from None
+    return value
+
+
+def writable_file_path(value, field):
+    """A ``declare(check=)`` for a file the node writes ('' = none): refused, naming ``field``, where it cannot be
+    written (:func:`robot_dynid.output_files.check_output_path`: a name too long, a directory or a special file
+    in its place, no permission, a read-only file system; missing directories are made when it is written)."""
+    return _writable(value, field, directory=False)
+
+
+def writable_directory_path(value, field):
+    """:func:`writable_file_path` for a directory the node writes into or creates ('' = none)."""
+    return _writable(value, field, directory=True)
+
+
+def _writable(value, field, directory):
+    if value:
+        try:
+            check_output_path(value, "directory" if directory else "file", DynIdError, directory=directory)
+        except DynIdError as error:
+            raise DynIdError(f"{field}: {error}") from None
     return value
 
 

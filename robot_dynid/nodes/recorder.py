@@ -68,7 +68,7 @@ from robot_dynid.errors import DynIdError
 from robot_dynid.msg import ExperimentStage, HydraulicCylinderState
 from robot_dynid.nodes.node_runtime import (STAGE_MARKERS_IN, STAGE_MARKERS_OUT, declare, in_range, integer_in,
                                             joint_states_qos, ros_distro, set_period, spin_node,
-                                            waiting_for_clock)
+                                            waiting_for_clock, writable_directory_path)
 from robot_dynid.recordings.bag_files import STORAGE_PLUGINS
 from robot_dynid.recordings.bag_io import MB, BagWriter, DiskSpaceError, RecordingStopped, free_space, offered_qos
 from robot_dynid.recordings.bag_layout import BAG_TOPICS, JointStateDecoder, default_bag_path
@@ -87,8 +87,10 @@ class RecorderNode(Node):
     def __init__(self, **node_options):
         """``node_options``: rclpy Node keyword arguments, e.g. ``context`` (one process, several nodes)."""
         super().__init__("recorder", **node_options)
-        bag_path = declare(self, "bag_path", "", "bag directory to create; '' = timestamped under output_directory")
-        output_directory = declare(self, "output_directory", "", "directory of timestamped bags; '' = current")
+        bag_path = declare(self, "bag_path", "", "bag directory to create; '' = timestamped under output_directory",
+                           check=writable_directory_path)
+        output_directory = declare(self, "output_directory", "", "directory of timestamped bags; '' = current",
+                                   check=writable_directory_path)
         storage = declare(self, "storage", "mcap", f"bag storage plugin: {' or '.join(STORAGE_PLUGINS)}",
                           check=storage_choice)
         live_topics = {
@@ -392,3 +394,7 @@ def period_or_off(value, field):
 
 def main(args=None):
     return spin_node(RecorderNode, args, low_latency=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

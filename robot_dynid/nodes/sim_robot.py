@@ -49,7 +49,7 @@ from robot_dynid.experiment.engines import check_engine, simulated_arm, simulate
 from robot_dynid.experiment.mujoco_engine import DEFAULT_TIMESTEP, MAX_TIMESTEP, MIN_TIMESTEP
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.robot_loader import load_robot
-from robot_dynid.nodes.node_runtime import declare, in_range, integer_in, set_period, spin_node
+from robot_dynid.nodes.node_runtime import declare, in_range, integer_in, readable_file_path, set_period, spin_node
 from robot_dynid.package_files import find_package_file
 
 # Parameter ranges; the maxima bound the publisher's history (max_lag * rate messages) and the timer's work
@@ -67,7 +67,8 @@ class SimRobotNode(Node):
     def __init__(self, **node_options):
         """``node_options``: rclpy Node keyword arguments, e.g. ``context`` (one process, several nodes)."""
         super().__init__("sim_robot", **node_options)
-        self.robot_file = robot_file = (declare(self, "robot_file", "", "robot description (YAML); '' = the ER3A")
+        self.robot_file = robot_file = (declare(self, "robot_file", "", "robot description (YAML); '' = the ER3A",
+                                                check=readable_file_path)
                                         or str(find_package_file("config", "robots", "er3a.yaml")))
         engine = declare(self, "engine", "regressor", "physics: regressor (the identifier's own model) or mujoco "
                          '(pip install "robot-dynid[sim]")', check=lambda value, field: check_engine(value, field))
@@ -202,3 +203,7 @@ def burst(max_lag, batch_period, rate):
 
 def main(args=None):
     return spin_node(SimRobotNode, args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

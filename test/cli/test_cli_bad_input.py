@@ -6,7 +6,8 @@ binary garbage, the wrong YAML/CSV shape, cut short after 20 bytes, or holding a
 inputs that would hang or exhaust the process: YAML nested 1000 deep, an integer of 5000 digits, an alias
 bomb ("billion laughs"), a file above the size limit (sparse), /dev/zero, a FIFO (and a bag whose storage
 file is a FIFO or /dev/zero, or whose metadata nests 1000 deep); outputs get a directory, or a path below a
-regular file. Counts and durations above their documented maxima are refused the same way. The matrix runs
+regular file, a name over 255 bytes, /dev/zero, a read-only file system. Counts and durations above their documented
+maxima are refused the same way. The matrix runs
 in-process through ``cli.main`` (whatever escaped it would fail the test with its traceback), every bad run
 in a thread that must return within a minute (a FIFO opened for reading blocks); a few cases also run the
 installed ``robot-dynid`` script as a user does.
@@ -114,10 +115,19 @@ def files(tmp_path_factory):
     shutil.copyfile(directory / "data.csv", directory / "holdout.csv")     # a second name: its own bad variants
     DynamicModel.load(directory / "model.yaml").with_payload(
         load_payload(directory / "payload.yaml")).save(directory / "model_payload.yaml")
-    return {"robot": ROBOT, "data": directory / "data.csv", "bag": directory / "bag", "model": directory / "model.yaml",
-            "consistent": directory / "consistent.yaml", "trajectory": TRAJECTORY, "dir": directory,
-            "hydraulic": hydraulic, "urdf_model": write_model(directory / "ur5_model.yaml", UR5_URDF_ROBOT),
-            "payload_model": directory / "model_payload.yaml"}
+    read_only = directory / "read_only"     # a read-only tmpfs, where this test may mount one (root)
+    read_only.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,ro", "tmpfs", str(read_only)],
+                             capture_output=True).returncode == 0
+    try:
+        yield {"robot": ROBOT, "data": directory / "data.csv", "bag": directory / "bag",
+               "model": directory / "model.yaml", "consistent": directory / "consistent.yaml", "trajectory": TRAJECTORY,
+               "dir": directory, "hydraulic": hydraulic,
+               "urdf_model": write_model(directory / "ur5_model.yaml", UR5_URDF_ROBOT),
+               "payload_model": directory / "model_payload.yaml", "read_only": read_only if mounted else None}
+    finally:
+        if mounted:
+            subprocess.run(["umount", "--lazy", str(read_only)], check=True)
 
 
 def write_model(path, robot_file):
@@ -250,7 +260,7 @@ def commands(files):
          {3: "yaml", 7: "output_directory"}),
         ("demo excitation", ["demo", "--offline", "--excitation", files["trajectory"], "--periods", "1",
                              "--out", out / "demo2"], {3: "yaml"}),
-        ("bag repair", ["bag", "repair", files["bag"], "--out", out / "repaired"], {2: "bag"}),
+        ("bag repair", ["bag", "repair", files["bag"], "--out", out / "repaired"], {2: "bag", 4: "output_directory"}),
         ("validate", ["validate", "--model", files["model"], "--data", files["data"]], {2: "yaml", 4: "csv"}),
         ("validate cylinders", ["validate", "--model", out / "m4.yaml", "--data", hydraulic / "arm_held_out.csv",
                                 "--cylinders", hydraulic / "cylinders.yaml"], {6: "yaml"}),
@@ -292,6 +302,15 @@ def bad_cases():
                                                 "dir", "hydraulic", "urdf_model", "payload_model")})]
 
 
+def hostile_outputs(files, name):
+    """Outputs no file system takes: a name over 255 bytes, /dev/zero, a read-only file system (where the test may
+    mount one)."""
+    cases = {"a name too long": files["dir"] / ("n" * 300 + name), "/dev/zero": pathlib.Path("/dev/zero")}
+    if files["read_only"] is not None:
+        cases["on a read-only file system"] = files["read_only"] / name
+    return cases
+
+
 def assert_one_line_error(result, what):
     assert result.returncode == 2, (what, result.returncode, result.stdout, result.stderr)
     assert "Traceback" not in result.stderr + result.stdout, (what, result.stderr)
@@ -313,9 +332,11 @@ def test_bad_inputs_give_one_line_and_exit_2(files, label, tmp_path):
     assert good.returncode == 0, (label, good.stderr)
     for index, kind in file_arguments.items():
         if kind == "output":
-            bad = {"a directory": files["dir"] / "out", "below a file": files["dir"] / "a_file" / "x.yaml"}
+            bad = {"a directory": files["dir"] / "out", "below a file": files["dir"] / "a_file" / "x.yaml",
+                   **hostile_outputs(files, "x.yaml")}
         elif kind == "output_directory":
-            bad = {"a file": files["dir"] / "a_file", "below a file": files["dir"] / "a_file" / "demo"}
+            bad = {"a file": files["dir"] / "a_file", "below a file": files["dir"] / "a_file" / "demo",
+                   **hostile_outputs(files, "demo")}
         else:
             bad = variants(kind, pathlib.Path(arguments[index]), tmp_path)
         for name, path in bad.items():

@@ -4,11 +4,15 @@ Every node reads most parameters once, at its start: those are read-only, and a 
 the parameter (before, the set succeeded and changed nothing). Parameters a node can take while it runs
 are refused outside their descriptor's range by rclpy, then checked like at the start (refused with the
 same message), and take effect: each node's test watches a behaviour that changes (a timer's period, the
-noise of a simulated torque, a message's reason). The identifier's quality gate: test_identifier_node; the
+noise of a simulated torque, a message's reason). Integers are taken for double parameters, at the start and
+live, as ``ros2 param set`` sends them. Every node also starts as ``python -m robot_dynid.nodes.<node>
+--ros-args ...`` (a pip venv has no ``ros2 run``). The identifier's quality gate: test_identifier_node; the
 experiment runner's safety bounds during a run: test_experiment_runner_node.
 """
 import contextlib
 import math
+import subprocess
+import sys
 
 import pytest
 from rcl_interfaces.msg import Log
@@ -16,7 +20,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
 from robot_dynid.msg import FeedforwardStatus, HydraulicCylinderEstimates, IdentificationStatus
-from ros_graph import start_node, stop_node
+from ros_graph import STARTED, start_node, stop_node
 
 CYLINDER = ("-p", "cylinder_names:=[boom]", "-p", "piston_masses:=[10.0]", "-p", "damping:=[100.0]",
             "-p", "areas_a:=[0.001]", "-p", "areas_b:=[0.0005]")
@@ -118,8 +122,7 @@ def test_identifier_takes_a_status_period_at_once(graph, tmp_path):
         taken_at_once(graph, path, statuses, "IdentificationStatus every status_period", status_period=0.05,
                       stage_latency=0.1, model_file=str(tmp_path / "model.yaml"))
         [refused] = graph.set_parameters(path, model_file=str(tmp_path))
-        assert refused.reason == f"parameter model_file {str(tmp_path)!r} is a directory; expected the path of a " \
-                                 "file to write"
+        assert refused.reason == f"parameter model_file: {tmp_path}: is a directory; give a file name for the file"
 
 
 def test_hydraulic_identifier_takes_a_publish_period_and_the_convergence_test(graph, tmp_path):
@@ -175,3 +178,60 @@ def test_sim_robot_takes_a_noise_std_and_refuses_a_burst_its_history_cannot_hold
                                   "1010 samples, more than the publishers' history of 510 set at start")
         assert_taken(graph.set_parameters(path, noise_std=0.0, batch_period=0.01))
         graph.spin_until(lambda: len(noise_free()) >= 10, what="joint states without noise after noise_std 0")
+
+
+def test_integers_are_taken_for_double_parameters_at_the_start_and_live_and_still_range_checked(graph, tmp_path):
+    """``-p status_period:=3600`` and ``ros2 param set ... velocity_margin 2`` send integers; rclpy alone
+    refuses them ("Wrong parameter type, expected 'Type.DOUBLE' got 'Type.INTEGER'")."""
+    with running(graph, "feedforward", ("-p", "status_period:=3600"), tmp_path) as path:
+        assert graph.get_parameters(path, "status_period") == [3600.0]
+        assert_taken(graph.set_parameters(path, velocity_margin=2))
+        [margin] = graph.get_parameters(path, "velocity_margin")
+        assert margin == 2.0 and isinstance(margin, float)
+        [refused] = graph.set_parameters(path, velocity_margin=11)
+        assert refused.reason == "Parameter velocity_margin out of range Min: 0.0, Max: 10.0, value: 11.0"
+        [refused] = graph.set_parameters(path, standstill_velocity=0)       # the open end: the start's check
+        assert refused.reason == "parameter standstill_velocity must be finite and in (0, 1] [rad/s], got 0.0"
+        [refused] = graph.set_parameters(path, service_queue_depth=10)      # an integer parameter stays one
+        assert refused.reason == "Trying to set a read-only parameter: service_queue_depth."
+
+
+@pytest.mark.parametrize("node", READ_ONLY)
+def test_each_node_runs_as_a_python_module_with_ros_arguments(graph, node, tmp_path):
+    arguments, name, _ = READ_ONLY[node]
+    namespace = f"/module_{node}"
+    if node == "recorder":
+        arguments = (*arguments, "-p", f"bag_path:={tmp_path / 'bag'}")
+    log = tmp_path / f"{node}.log"
+    with open(log, "wb") as output:
+        process = subprocess.Popen([sys.executable, "-m", f"robot_dynid.nodes.{node}", "--ros-args",
+                                    "-r", f"__ns:={namespace}", *arguments],
+                                   stdout=output, stderr=subprocess.STDOUT)
+    STARTED.append(process)
+    try:
+        graph.wait_until_spinning(f"{namespace}/{node}")
+        [described] = graph.describe_parameters(f"{namespace}/{node}", name)
+        assert described.read_only and described.description
+    finally:
+        assert stop_node(process) == 0, log.read_text()
+
+
+@pytest.mark.parametrize("node, parameter, arguments", [
+    ("identifier", "model_file", ()), ("hydraulic_identifier", "results_file", CYLINDER)])
+def test_a_live_path_parameter_given_a_hostile_path_is_refused_naming_it_and_the_node_lives_on(
+        graph, tmp_path, node, parameter, arguments):
+    """A name over 255 bytes killed the node (the live check raised OSError), losing what it had collected;
+    /dev/zero and a read-only file system were taken, and the file then written nowhere."""
+    from small_disk import small_disk
+    kept = str(tmp_path / "kept.yaml")
+    with small_disk(tmp_path / "read_only", "1m") as disk, \
+            running(graph, node, (*arguments, "-p", f"{parameter}:={kept}"), tmp_path) as path:
+        subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+        hostile = {str(tmp_path / ("n" * 300 + ".yaml")): "File name too long",
+                   "/dev/zero": "is a special file (a device, FIFO or socket), not a regular file",
+                   str(disk / "f.yaml"): "read-only file system", str(tmp_path): "is a directory"}
+        for value, reason in hostile.items():
+            [refused] = graph.set_parameters(path, **{parameter: value})
+            assert not refused.successful and refused.reason.startswith(f"parameter {parameter}: "), refused.reason
+            assert reason in refused.reason, refused.reason
+        assert graph.get_parameters(path, parameter) == [kept]

@@ -5,6 +5,7 @@ import pytest
 from robot_dynid.errors import DynIdError, IdentificationError
 from robot_dynid.estimation.identification import (IdentificationSettings, identify,
                                                    iter_regressor_chunks, settings_from_options)
+from robot_dynid.estimation.identification_options import OPTIONS
 from robot_dynid.estimation.validation import validate_model
 from robot_dynid.experiment.simulation import SimulatedRobot, plausible_parameters
 from robot_dynid.experiment.trajectories import FourierTrajectory, time_grid
@@ -150,6 +151,8 @@ def test_one_builder_of_settings_for_the_command_line_and_the_node(robot):
         settings_from_options({"armatures": True}, robot)
     with pytest.raises(DynIdError, match="not rls"):
         settings_from_options({"method": "rls", "consistent": True}, robot)
+    with pytest.raises(DynIdError, match="^--bounds bounds the consistent fit: give --consistent with it"):
+        settings_from_options({"bounds_file": "bounds.yaml"}, robot, label=lambda name: OPTIONS[name].cli_flag)
 
 
 def test_a_dead_band_at_or_above_a_joint_velocity_limit_is_refused_naming_the_joint(er3a_robot):
