@@ -295,7 +295,8 @@ def _identify(data, robot_path, stage, options: TaskOptions, provenance) -> Reco
 
 def _report(data, robot, recording, stage, model, holdout, topics) -> tuple[dict, str]:
     """The files of the recording's report (:func:`~robot_dynid.reports.report.make_report`) and '' , or
-    no files and why."""
+    no files and why. Its torques are not checked again: :func:`_identify` checked the selection, or was told not
+    to."""
     from robot_dynid.reports.report import ReportOptions, make_report
     velocity = robot.limit_arrays(recording.joint_names).velocity
     try:
@@ -305,6 +306,7 @@ def _report(data, robot, recording, stage, model, holdout, topics) -> tuple[dict
         stages = (stage,) if stage else tuple(sorted(set(recording.stage.tolist())))
         with tempfile.TemporaryDirectory(prefix="robot_dynid_fleet_") as directory:
             make_report(directory, robot, [recording], [table.stages], model=model, validation=[holdout],
+                        check_torques=False,
                         options=ReportOptions(stage=stages), sources=[str(data)])
             return {item.name: item.read_bytes() for item in sorted(pathlib.Path(directory).iterdir())
                     if item.is_file()}, ""
