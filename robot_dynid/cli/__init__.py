@@ -3,8 +3,10 @@
 Each subcommand module defines ``NAME``, ``HELP``, ``add_arguments(parser)`` and
 ``main(args) -> int``. Only these ``main`` functions decide exit codes: the core raises
 :class:`robot_dynid.errors.DynIdError`, which is reported here as one line on stderr, as are
-bad arguments, files that cannot be read or written (exit 2) and Ctrl-C (exit 130). Anything
-else is a bug: one line saying so (exit 3), the traceback with ``--verbose``.
+bad arguments (pointing to the subcommand's help), files that cannot be read or written (exit 2)
+and Ctrl-C (exit 130). Anything else is a bug: one line saying so (exit 3), the traceback with
+``--verbose``. Each log message (warnings of the ``warnings`` module included) is printed once
+(:class:`OncePerMessage`).
 """
 import argparse
 import importlib
@@ -35,10 +37,40 @@ SUBCOMMAND_MODULES = (
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
-    """Bad arguments as one line on stderr (no usage block), exit 2."""
+    """Bad arguments as one line on stderr (no usage block), exit 2, pointing to the help of the (sub)command
+    whose arguments they are."""
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+class OncePerMessage(logging.Filter):
+    """Each log message emitted once: a repeat (the same level and text, e.g. from a loop over recordings or
+    cycles) is dropped, and so is a record the core marks ``returned`` (``extra={"returned": True}``: the warning
+    is also in the result the command prints, such as a model's ``metrics["warnings"]``)."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = set()
+
+    def filter(self, record):
+        if getattr(record, "returned", False):
+            return False
+        key = (record.levelno, record.getMessage())
+        if key in self.seen:
+            return False
+        self.seen.add(key)
+        return True
+
+
+def _point_to_subcommands(parser):
+    """Give every subcommand's parser (nested ones too) as the ``_parser`` default, so that arguments it does not
+    know are its error, not the top-level parser's."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                sub.set_defaults(_parser=sub)
+                _point_to_subcommands(sub)
 
 
 def build_parser():
@@ -55,16 +87,34 @@ def build_parser():
         sub = subparsers.add_parser(module.NAME, help=module.HELP, description=module.HELP)
         module.add_arguments(sub)
         sub.set_defaults(_main=module.main)
+    _point_to_subcommands(parser)
     return parser
 
 
 def main(argv=None):
     parser = build_parser()
-    args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(unknown)}")
+    root = logging.getLogger()
+    level = root.level
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(OncePerMessage())
+    handler.setLevel(logging.INFO if args.verbose else logging.WARNING)
+    root.setLevel(min(level or logging.WARNING, handler.level))
+    root.addHandler(handler)
+    logging.captureWarnings(True)
+    try:
+        return _run(args)
+    finally:
+        logging.captureWarnings(False)
+        root.removeHandler(handler)
+        root.setLevel(level)
+
+
+def _run(args):
+    """The subcommand's ``main``, its exceptions turned into one line on stderr and an exit code."""
     prefix = f"robot-dynid {args.command}: error:"
     try:
         return int(args._main(args) or 0)

@@ -35,14 +35,15 @@ def add_arguments(parser):
     add_model_structure_arguments(parser)
     parser.add_argument("--manifest", required=True, metavar="fleet.csv",
                         help="CSV with columns robot_id, recorded_at (ISO 8601), data (bag directory or CSV file) and "
-                             "optionally robot (a description per row) and stage; relative paths are relative to the "
+                             "optionally robot (a description per row), stage and torque_check (true/false: check "
+                             "the row's torques, see --no-torque-check); relative paths are relative to the "
                              "manifest; on a cluster every worker must read them at those paths (docs/fleets.md)")
     cluster = parser.add_mutually_exclusive_group()
     cluster.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                          help="run the tasks on this Dask scheduler's workers (dask scheduler / dask worker)")
     cluster.add_argument("--workers", type=_worker_count, metavar="N",
                          help="run the tasks on a local cluster of N worker processes (default: one per usable core)")
-    add_option_arguments(parser, ("method", "lowpass"), choices={"method": BATCH_METHODS})
+    add_option_arguments(parser, ("method", "lowpass", "check_torque_scale"), choices={"method": BATCH_METHODS})
     reading = parser.add_argument_group("reading the recordings")
     reading.add_argument("--joint-states-topic", default="/joint_states", help="bag only (default: %(default)s)")
     reading.add_argument("--effort-topic", default=None,

@@ -324,22 +324,22 @@ def bag_topics_from_args(args, robot):
 
 
 def add_torque_check_argument(parser):
-    """``--no-torque-check`` (identify, validate, report): the identification option ``check_torque_scale``."""
+    """``--no-torque-check`` (identify, validate, report, payload identify, fleet): the identification option
+    ``check_torque_scale``."""
     add_option_arguments(parser, ("check_torque_scale",))
 
 
-def read_validation_data(args, robot, cylinders, path, conditioning=None, stage=None, cycles=None):
+def read_validation_data(args, robot, cylinders, path, conditioning=None, stage=None, cycles=None, payload=None):
     """The selected samples of a held-out recording (:func:`read_data`, conditioned as ``conditioning`` says), the
-    cylinders' torques subtracted (:func:`subtract_cylinders`) and its torques checked against ``robot``'s inertial
-    data as identification checks them (:func:`~robot_dynid.estimation.torque_scale.check_torque_scale`) unless
-    ``--no-torque-check``."""
-    def adjust(recording):
-        recording = subtract_cylinders(recording, robot, cylinders)
-        if args.check_torque_scale and recording.tau is not None:
-            from robot_dynid.estimation.torque_scale import check_torque_scale
-            check_torque_scale(recording.reorder(robot.joint_names), robot)
-        return recording
-    return read_data(args, robot, path, conditioning, stage=stage, cycles=cycles, adjust=adjust).selection.recording
+    cylinders' torques subtracted (:func:`subtract_cylinders`) and, unless ``--no-torque-check``, the selected
+    samples' torques checked against ``robot``'s inertial data and the model's ``payload`` as identification checks
+    them (:func:`~robot_dynid.estimation.torque_scale.check_torque_scale`)."""
+    from robot_dynid.estimation.torque_scale import check_torque_scale
+    recording = read_data(args, robot, path, conditioning, stage=stage, cycles=cycles,
+                          adjust=lambda recording: subtract_cylinders(recording, robot, cylinders)).selection.recording
+    if args.check_torque_scale and recording.tau is not None:
+        check_torque_scale(recording, robot, payload)
+    return recording
 
 
 def parse_cycles(text):

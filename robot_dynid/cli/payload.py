@@ -3,8 +3,8 @@ import pathlib
 
 import yaml
 
-from robot_dynid.cli.options import (add_cycles_argument, add_data_arguments, add_stage_argument, output_file,
-                                     positive_number, progress, read_data)
+from robot_dynid.cli.options import (add_cycles_argument, add_data_arguments, add_stage_argument,
+                                     add_torque_check_argument, output_file, positive_number, progress, read_data)
 from robot_dynid.errors import DataError
 from robot_dynid.estimation.payload import (FIELD_NAMES, PRIOR_STD_FRACTION, PayloadSettings, differential_recording,
                                             holdout_residuals, payload_accumulator, solve_payload)
@@ -36,6 +36,7 @@ def add_arguments(parser):
     identify.add_argument("--model", required=True, metavar="arm.yaml",
                           help="the arm's model artifact (a payload it carries is left out)")
     add_data_arguments(identify, several=True)
+    add_torque_check_argument(identify)
     identify.add_argument("--frame", default=None, metavar="FRAME",
                           help="frame of the payload, fixed to the last link: its link frame (default: the child link "
                                "of the last joint) or a URDF link fixed below it such as tool0")
@@ -125,12 +126,14 @@ def _identify(args):
         if without is not None:
             recording, alignment = differential_recording(arm, recording, without)
             alignments.append(alignment)
-        accumulator = payload_accumulator(arm, recording, settings.frame, settings.chunk_size, accumulator)
+        accumulator = payload_accumulator(arm, recording, settings.frame, settings.chunk_size, accumulator,
+                                          check_torques=args.check_torque_scale)
     differential = None if not alignments else (alignments[0] if len(alignments) == 1 else {"runs": alignments})
     estimate = solve_payload(accumulator, arm.robot, settings, differential=differential)
     holdout = None
     if args.holdout:
-        holdout = holdout_residuals(arm, estimate.payload, _recordings(args, args.holdout, arm.robot, select=False))
+        holdout = holdout_residuals(arm, estimate.payload, _recordings(args, args.holdout, arm.robot, select=False),
+                                    check_torques=args.check_torque_scale)
     provenance = {"model": str(args.model), "data": [str(path) for path in args.data]}
     if args.unloaded:
         provenance["unloaded"] = [str(path) for path in args.unloaded]

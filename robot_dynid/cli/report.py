@@ -1,12 +1,14 @@
 """robot-dynid report: the analyses of a test as an HTML page with figures and a JSON summary."""
 import pathlib
 
-from robot_dynid.cli.options import (add_data_arguments, add_model_structure_arguments, add_raw_argument,
+from robot_dynid.cli.options import (MODEL_STRUCTURE_OPTIONS, add_data_arguments, add_model_structure_arguments,
+                                     add_option_arguments, add_raw_argument,
                                      add_speed_threshold_argument, add_stage_argument, add_stage_detection_arguments,
                                      add_torque_check_argument, bag_topics_from_args, conditioning_from_args,
                                      model_conditioning, number_in, output_directory, parse_cycles, positive_number,
                                      progress, read_data, read_validation_data, settings_from_args)
 from robot_dynid.errors import DynIdError
+from robot_dynid.estimation.identification_options import OPTIONS
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.recordings.data_files import stage_table
@@ -29,6 +31,9 @@ def add_arguments(parser):
     add_data_arguments(parser, several=True)
     add_raw_argument(parser)
     add_torque_check_argument(parser)
+    identification = parser.add_argument_group("identification (as identify's; without --model)")
+    add_option_arguments(identification, [name for name in OPTIONS
+                                          if name not in MODEL_STRUCTURE_OPTIONS + ("check_torque_scale",)])
     add_stage_detection_arguments(parser)
     parser.add_argument("--model", metavar="model.yaml", default=None,
                         help="model to report on (default: identified from the data with the model structure "
@@ -94,7 +99,8 @@ def main(args):
             notes.append(table.note)
         recordings.append(recording)
         intervals.append(table.stages)
-    validation = [read_validation_data(args, robot, None, path, conditioning) for path in args.validate]
+    validation = [read_validation_data(args, robot, None, path, conditioning, payload=model and model.payload)
+                  for path in args.validate]
     options = ReportOptions(
         stage=tuple(args.stage or ("excitation",)), speed_threshold=args.speed_threshold,
         warm_cycles=args.warm_cycles, friction_speed=args.friction_speed, gravity=args.gravity,
@@ -104,13 +110,15 @@ def main(args):
         pools=tuple(tuple(pool) for pool in args.pool))
     summary = make_report(args.out, robot, recordings, intervals, model=model, settings=settings,
                           validation=validation, options=options, progress=progress,
-                          sources=[str(path) for path in args.data])
+                          sources=[str(path) for path in args.data], check_torques=args.check_torque_scale)
     index = pathlib.Path(args.out) / "index.html"
     if args.json:
         print(dumps({**summary, "index": str(index)}))
         return 0
     for note in notes + summary["notes"]:
         print(f"note: {note}")
+    for warning in summary["model"]["metrics"].get("warnings", []):
+        print(f"warning: {warning}")
     stamps = [recording.stamp_quality for recording in recordings + validation]
     if any(stamps):
         print(format_stamp_quality(stamps))

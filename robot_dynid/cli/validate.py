@@ -37,7 +37,7 @@ def main(args):
     recordings = []
     for path in progress(args.data, "reading recordings"):
         recordings.append(read_validation_data(args, model.robot, cylinders, path, conditioning, args.stage,
-                                               args.cycles))
+                                               args.cycles, payload=model.payload))
     validation = validate_model(model, recordings, args.speed_threshold, conditioning.lowpass,
                                 ("raw: " if args.raw else "as the model's training data: ") + conditioning.describe())
     mismatch = cylinder_subtraction_warning(model.provenance, str(args.model), args.cylinders, cylinders)

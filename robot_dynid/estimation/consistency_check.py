@@ -10,6 +10,8 @@ a biased one (a CAD mass 25 % off) makes the consistent model predict worse. Thi
   samples; at most :data:`MAX_FOLDS` folds (recordings or cycles dealt round-robin);
 - :func:`cross_validated_rss`: per fold k, a fit on the other folds' normal equations and its
   residual sum of squares per joint on fold k (no data pass: the folds' accumulators hold everything);
+  where the fit filters torques and regressor alike (``lowpass``), scored on fold k's unfiltered equations, so
+  that no option is chosen by a filtered residual alone (it flatters every candidate, unevenly);
 - :func:`compare_with_least_squares`: per joint, the RMS error [N m] of the consistent fit and of plain
   least squares on held-out (or cross-validated) data; joints where the consistent fit's is more than
   :data:`LEAST_SQUARES_MARGIN` above are named in a warning;
@@ -55,15 +57,17 @@ def fold_pieces(recordings: Sequence[Recording]) -> tuple[str, list[list[Recordi
 
 
 def cross_validated_rss(folds: Sequence[LeastSquaresAccumulator],
-                        fit: Callable[[LeastSquaresAccumulator], np.ndarray]) -> np.ndarray:
+                        fit: Callable[[LeastSquaresAccumulator], np.ndarray],
+                        scoring: Sequence[LeastSquaresAccumulator] | None = None) -> np.ndarray:
     """``(K, n)`` residual sums of squares [N^2 m^2]: row k of ``fit`` (training accumulator -> base values
-    (r,)) fitted on every fold but k, evaluated on fold k."""
+    (r,)) fitted on every fold but k, evaluated on fold k; with ``scoring``, on ``scoring[k]`` instead (the same
+    samples' equations unfiltered, when the fit filters them: a choice is never made on filtered residuals)."""
     rss = []
     for k, held_out in enumerate(folds):
         training = LeastSquaresAccumulator(held_out.n_joints, held_out.n_parameters)
         for other in folds[:k] + folds[k + 1:]:
             training.merge(other)
-        rss.append(held_out.residual_sum_of_squares(fit(training)))
+        rss.append((held_out if scoring is None else scoring[k]).residual_sum_of_squares(fit(training)))
     return np.array(rss)
 
 
@@ -75,10 +79,14 @@ def relative_error(rss: np.ndarray, folds: Sequence[LeastSquaresAccumulator]) ->
 
 def choose_prior_weight(folds: Sequence[LeastSquaresAccumulator],
                         fit: Callable[[LeastSquaresAccumulator, float], np.ndarray],
-                        candidates: Sequence[float] = PRIOR_WEIGHT_CANDIDATES) -> tuple[float, dict]:
+                        candidates: Sequence[float] = PRIOR_WEIGHT_CANDIDATES,
+                        scoring: Sequence[LeastSquaresAccumulator] | None = None) -> tuple[float, dict]:
     """``(weight, {weight: relative error})``: the candidate whose consistent fit ``fit(training, weight)``
-    has the least :func:`relative_error` over the folds (the larger weight on a tie: the stronger prior)."""
-    scores = {float(weight): relative_error(cross_validated_rss(folds, lambda train: fit(train, weight)), folds)
+    has the least :func:`relative_error` over the folds (the larger weight on a tie: the stronger prior), scored
+    on ``scoring`` when given (:func:`cross_validated_rss`)."""
+    scored = folds if scoring is None else scoring
+    scores = {float(weight): relative_error(cross_validated_rss(folds, lambda train: fit(train, weight), scoring),
+                                            scored)
               for weight in candidates}
     best = min(scores.values())
     return max(weight for weight, score in scores.items() if score <= best * (1.0 + 1e-9)), scores

@@ -53,17 +53,21 @@ from robot_dynid.estimation.physical_consistency import (DEFAULT_DELTA, DEFAULT_
                                                          GRAM_CONDITION_LIMIT, ConsistencyConstraints,
                                                          ParameterLayout, check_plausibility, load_constraints,
                                                          scaled_gram_condition, solve_consistent)
-from robot_dynid.estimation.torque_scale import check_torque_scale
+from robot_dynid.estimation.torque_scale import UnknownPayload, check_torque_scale
 from robot_dynid.model.base_parameters import BaseParameters, compute_base_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import FrictionModel, friction_model
 from robot_dynid.model.link_inertials import prior_parameters
+from robot_dynid.model.payload import Payload
 from robot_dynid.model.regressor import FRICTION_SIDES, Regressor
 from robot_dynid.model.robot_description import RobotDescription
 from robot_dynid.recordings.recording import DropCounter, Dropped, Recording, dropped_to_dict
 from robot_dynid.recordings.signal_processing import gap_breaks, lowpass_filter, sample_interval
 
 logger = logging.getLogger(__name__)
+RETURNED = {"returned": True}
+"""``extra`` of a warning that is logged and also returned in the result (a model's ``metrics["warnings"]``, a
+payload estimate's ``warnings``): the command line prints it with the result, not a second time from the log."""
 
 POORLY_EXCITED_TORQUE_FRACTION = 0.1
 """[1] default of :attr:`IdentificationSettings.poorly_excited_torque_fraction`: a parameter whose one-std error
@@ -321,12 +325,14 @@ def _filtered_chunks(regressor, base, recording, chunk_size, cutoff, dropped):
             yield Y[start - low:stop - low], tau[start - first:stop - first], slice(start, stop)
 
 
-def prepare_recording(recording: Recording, robot: RobotDescription, check_torques: bool = True) -> Recording:
+def prepare_recording(recording: Recording, robot: RobotDescription, check_torques: bool = True,
+                      payload: Payload | UnknownPayload | None = None) -> Recording:
     """Match joints to the robot by name and check the fields identification needs.
 
     With ``check_torques``, the torques are compared with the gravity torque of the robot description's
-    inertial data, where it has them (:func:`~robot_dynid.estimation.torque_scale.check_torque_scale`: a
-    DataError naming the joint for motor currents passed as torques, a gear ratio applied twice).
+    inertial data (and of ``payload``: known, or being identified), where it has them
+    (:func:`~robot_dynid.estimation.torque_scale.check_torque_scale`: a DataError naming the joint for motor
+    currents passed as torques, a gear ratio applied twice).
     """
     recording = recording.reorder(robot.joint_names)
     if recording.tau is None:
@@ -342,7 +348,7 @@ def prepare_recording(recording: Recording, robot: RobotDescription, check_torqu
     if recording.n_samples == 0:
         raise DataError(f"{recording.source}: no samples left to identify from")
     if check_torques:
-        check_torque_scale(recording, robot)
+        check_torque_scale(recording, robot, payload)
     return recording
 
 
@@ -440,9 +446,10 @@ def conditioning_record(recordings: Sequence[Recording], settings: Identificatio
 
 
 def _folds(recordings, regressor, base, settings, offsets: bool):
-    """``(what the folds are, their accumulators)`` for the consistent fit's checks
-    (:func:`~robot_dynid.estimation.consistency_check.fold_pieces`), None when no check is asked or per-recording
-    offsets make a held-out recording unpredictable."""
+    """``(what the folds are, their accumulators, the accumulators they are scored on)`` for the consistent fit's
+    checks (:func:`~robot_dynid.estimation.consistency_check.fold_pieces`): scored on the folds' unfiltered
+    equations where ``settings.lowpass`` filters the fit's (else the same accumulators); None when no check is
+    asked or per-recording offsets make a held-out recording unpredictable."""
     options = settings.consistency
     if options is None or not (options.check or options.prior_weight == "auto"):
         return None
@@ -452,12 +459,15 @@ def _folds(recordings, regressor, base, settings, offsets: bool):
                              "(file_offsets) cannot be predicted on a recording left out: give a prior weight")
         return None
     kind, pieces = fold_pieces(recordings)
-    folds = []
+    folds, scoring = [], []
     for piece in pieces:
-        accumulator = LeastSquaresAccumulator(regressor.robot.n_joints, base.rank, blocks=False)
-        _accumulate(accumulator, piece, regressor, base, settings, False)
-        folds.append(accumulator)
-    return kind, folds
+        for target, fold_settings in ((folds, settings), (scoring, dataclasses.replace(settings, lowpass=None))):
+            if target is scoring and settings.lowpass is None:
+                continue
+            accumulator = LeastSquaresAccumulator(regressor.robot.n_joints, base.rank, blocks=False)
+            _accumulate(accumulator, piece, regressor, base, fold_settings, False)
+            target.append(accumulator)
+    return kind, folds, scoring or folds
 
 
 def fused_applies(settings: IdentificationSettings, offsets: bool = False) -> bool:
@@ -559,7 +569,7 @@ def model_from_accumulator(
     dropped: dict[str, Dropped] | None = None,
     provenance: dict | None = None,
     nuisance_names: Sequence[str] = (),
-    folds: tuple[str, Sequence[LeastSquaresAccumulator]] | None = None,
+    folds: tuple[str, Sequence[LeastSquaresAccumulator], Sequence[LeastSquaresAccumulator]] | None = None,
     qr_factors: Callable[[], np.ndarray] | None = None,
 ) -> DynamicModel:
     """Solve accumulated normal equations (or take an RLS estimate) into a :class:`DynamicModel`.
@@ -577,11 +587,12 @@ def model_from_accumulator(
     warning); the samples left out
     before, by reason (``dropped``). The accumulator's parameters are the base parameters followed
     by ``nuisance_names`` (e.g. per-recording torque offsets), whose estimates go to
-    ``metrics["nuisance"]`` (name -> value), not into the model. ``folds`` (what they are, and an
-    accumulator of base columns each) serve a consistent fit's ``prior_weight="auto"`` and its
-    comparison with plain least squares (:mod:`~robot_dynid.estimation.consistency_check`). ``qr_factors``
-    (a second pass over the data: :meth:`~robot_dynid.estimation.estimators.QRAccumulator.factors` of the
-    same equations) is called when a consistent fit's scaled Gram matrix is beyond
+    ``metrics["nuisance"]`` (name -> value), not into the model. ``folds`` (what they are, an accumulator of
+    base columns each, and those they are scored on: :func:`_folds`) serve a consistent fit's
+    ``prior_weight="auto"`` and its comparison with plain least squares
+    (:mod:`~robot_dynid.estimation.consistency_check`). ``qr_factors`` (a second pass over the data:
+    :meth:`~robot_dynid.estimation.estimators.QRAccumulator.factors` of the same equations) is called when a
+    consistent fit's scaled Gram matrix is beyond
     :data:`~robot_dynid.estimation.physical_consistency.GRAM_CONDITION_LIMIT`; without it such a fit is
     compressed from the Gram matrices all the same, with a warning.
 
@@ -627,15 +638,15 @@ def model_from_accumulator(
         warnings.append(f"poorly excited base parameters (a one-std error moves a joint's torque, RMS over the robot's "
                         f"range of motion, by more than {settings.poorly_excited_torque_fraction:g} of its RMS "
                         f"measured torque): {listing}")
-        logger.warning(warnings[-1])
+        logger.warning(warnings[-1], extra=RETURNED)
     if uncertainty.std_method != "block":
         warnings.append(f"standard deviations are not robust to correlated residuals ({uncertainty.describe()}): "
                         f"{uncertainty.note}")
-        logger.warning(warnings[-1])
+        logger.warning(warnings[-1], extra=RETURNED)
     check = (consistency or {}).get("least_squares_check") or {}
     if check.get("warning"):
         warnings.append(check["warning"])
-        logger.warning(warnings[-1])
+        logger.warning(warnings[-1], extra=RETURNED)
     metrics = {
         "n_samples": int(accumulator.n_samples),
         "n_dropped": sum(entry.count for entry in (dropped or {}).values()),
@@ -717,7 +728,8 @@ def _consistent_fit(accumulator, robot, settings, base, batch, folds=None, qr_fa
             raise IdentificationError("prior_weight auto chooses the weight by cross-validation over the recordings: "
                                       "identify from recordings (not accumulated equations alone), or give a weight")
         prior_weight, scores = choose_prior_weight(folds[1],
-                                                   lambda training, weight: solve(training, weight).base_values)
+                                                   lambda training, weight: solve(training, weight).base_values,
+                                                   scoring=folds[2])
         logger.info("prior weight %g chosen by cross-validation over %d %s", prior_weight, len(folds[1]), folds[0])
     weights = method.joint_weights(batch.noise_std)
     condition = scaled_gram_condition(reduced.gram_, weights)
@@ -746,6 +758,8 @@ def _consistent_fit(accumulator, robot, settings, base, batch, folds=None, qr_fa
                "gram_condition": condition if math.isfinite(condition) else None}
     if scores is not None:
         summary["prior_weight_scores"] = {f"{weight:g}": score for weight, score in scores.items()}
+        summary["prior_weight_scored_on"] = ("held-out folds' raw (unfiltered) torques" if settings.lowpass
+                                             else "held-out folds' torques")
     if folds is not None and options.check:
         summary["least_squares_check"] = _cross_validated_check(folds, robot, settings, result, solve, prior_weight)
     return values, white, result.standard, summary
@@ -753,11 +767,13 @@ def _consistent_fit(accumulator, robot, settings, base, batch, folds=None, qr_fa
 
 def _cross_validated_check(folds, robot, settings, result, solve, prior_weight) -> dict:
     """:func:`~robot_dynid.estimation.consistency_check.compare_with_least_squares` over the folds."""
-    kind, accumulators = folds
+    kind, accumulators, scoring = folds
     batch_method = ESTIMATORS[settings.method].batch_method
     try:
-        least_squares = cross_validated_rss(accumulators, lambda training: training.solve(batch_method).theta)
-        consistent = cross_validated_rss(accumulators, lambda training: solve(training, prior_weight).base_values)
+        least_squares = cross_validated_rss(accumulators, lambda training: training.solve(batch_method).theta,
+                                            scoring)
+        consistent = cross_validated_rss(accumulators, lambda training: solve(training, prior_weight).base_values,
+                                         scoring)
     except DynIdError as error:
         text = f"consistent fit not compared with plain least squares by cross-validation: {error}"
         logger.info(text)

@@ -172,9 +172,10 @@ OPTIONS = {option.name: option for option in (
            "every regressor column alike (parallel filtering; needs uniform stamps: --resample); 0: no filter",
            unit="Hz", minimum=0.0, none="not given: no filter", node=False),
     Option("check_torque_scale", bool, True, "check the recorded torques [N m] against the gravity torque the "
-           "robot description's inertial data predict: a recording more than 3 times off on a joint is refused "
+           "robot description's inertial data predict (with a model's payload, or what a payload being identified "
+           "could add) at slow samples where it is large: a recording more than 3 times off on a joint is refused "
            "(motor currents [A] passed as torques, a gear ratio applied twice); turn it off for a description whose "
-           "inertial data are what is wrong", flag="--no-torque-check", node=False),
+           "inertial data are what is wrong", flag="--no-torque-check"),
     Option("file_offsets", bool, False, "estimate a torque offset per recording and joint [N m] (sensors re-zeroed "
            "between recordings); reported, not part of the model", node=False),
     Option("consistent", bool, False, "physically consistent fit (ols or wls; needs cvxpy): every link's "

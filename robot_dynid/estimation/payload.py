@@ -57,8 +57,9 @@ from robot_dynid.errors import DataError, DynIdError, IdentificationError
 from robot_dynid.estimation.covariance import (DEFAULT_LEVEL, Uncertainty, fit_uncertainty, interval_quantile,
                                                phase_times)
 from robot_dynid.estimation.estimators import RANK_TOLERANCE, LeastSquaresAccumulator, column_scales
-from robot_dynid.estimation.identification import prepare_recording
+from robot_dynid.estimation.identification import RETURNED, prepare_recording
 from robot_dynid.estimation.physical_consistency import solve_consistent_body
+from robot_dynid.estimation.torque_scale import UnknownPayload
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.link_inertials import URDF_INERTIA_ORDER, parameters_from_inertial
 from robot_dynid.model.payload import (DEFAULT_DENSITY, DEFAULT_MAX_COM_DISTANCE, SCHEMA, SCHEMA_VERSION, UNITS,
@@ -286,7 +287,7 @@ def arm_torques(arm: DynamicModel, recording: Recording, start: int = 0, stop: i
 
 def payload_accumulator(arm: DynamicModel, recordings: Recording | Sequence[Recording], frame: str | None = None,
                         chunk_size: int = DEFAULT_CHUNK_SIZE, accumulator: LeastSquaresAccumulator | None = None,
-                        phase=None) -> LeastSquaresAccumulator:
+                        phase=None, check_torques: bool = True) -> LeastSquaresAccumulator:
     """Per-joint normal equations of ``Y_p phi = tau - tau_arm`` over the recordings, in time blocks.
 
     Parameters
@@ -303,6 +304,9 @@ def payload_accumulator(arm: DynamicModel, recordings: Recording | Sequence[Reco
     phase : array_like, shape (N,), optional
         [s] the samples' phase (one recording only): their time blocks for the robust covariance; default
         :func:`~robot_dynid.estimation.covariance.phase_times` of each recording (its cycles, or its period).
+    check_torques : bool
+        Check each recording's torques against the description's inertial data with a payload being identified
+        at ``frame`` (:class:`~robot_dynid.estimation.torque_scale.UnknownPayload`).
 
     Returns
     -------
@@ -318,7 +322,7 @@ def payload_accumulator(arm: DynamicModel, recordings: Recording | Sequence[Reco
     if phase is not None and len(recordings) != 1:
         raise DataError("give the phase of one recording at a time")
     for recording in recordings:
-        recording = prepare_recording(recording, arm.robot)
+        recording = prepare_recording(recording, arm.robot, check_torques, UnknownPayload.for_robot(arm.robot, frame))
         phases = phase_times(recording.time, recording.cycle, recording.q) if phase is None else np.asarray(phase)
         for start in range(0, recording.n_samples, chunk_size):
             stop = min(start + chunk_size, recording.n_samples)
@@ -539,8 +543,8 @@ def solve_payload(accumulator: LeastSquaresAccumulator, robot, settings: Payload
         parameters_named = f" (parameters {', '.join(names)} about the frame origin)" if names else ""
         warnings.append(f"the data do not determine the payload's {fields_named}{parameters_named}: standard "
                         f"deviations above their scales (M = {mass_scale:.3g} kg, L = {L:g} m); reported as "
-                        "undetermined (null): excite the wrist more (robot-dynid excitation optimize --payload) "
-                        "or give --mass")
+                        "undetermined (null): excite the wrist more (robot-dynid excitation optimize --payload)"
+                        + ("" if settings.mass is not None else " or give --mass"))
     else:
         try:
             payload = Payload(frame, *(fields[0], tuple(fields[1:4]), tuple(fields[4:])))
@@ -553,7 +557,7 @@ def solve_payload(accumulator: LeastSquaresAccumulator, robot, settings: Payload
         warnings.append(f"inertia parameters {', '.join(mostly)} rest mostly on the prior (a {prior['body']}; prior "
                         "share above 0.5): the data barely see them")
     for message in warnings:
-        logger.warning(message)
+        logger.warning(message, extra=RETURNED)
     count = max(accumulator.n_samples, 1)
     return PayloadEstimate(
         frame=frame, parameters=parameters, parameter_std=std, fields=field_values, field_std=field_stds,
@@ -573,13 +577,16 @@ def identify_payload(arm: DynamicModel, recordings: Recording | Sequence[Recordi
     return solve_payload(accumulator, arm.robot, settings)
 
 
-def holdout_residuals(arm: DynamicModel, payload: Payload | None, recordings: Sequence[Recording]) -> dict:
+def holdout_residuals(arm: DynamicModel, payload: Payload | None, recordings: Sequence[Recording],
+                      check_torques: bool = True) -> dict:
     """Each joint's RMS error [N m] on recordings not fitted on, without and with ``payload``:
     ``{"before": {joint: RMS}, "after": {joint: RMS} or None, "worse": [joints], "warning": text or None}``;
-    ``worse``: the joints whose error the payload raises by more than :data:`WORSE_MARGIN` (named in ``warning``)."""
+    ``worse``: the joints whose error the payload raises by more than :data:`WORSE_MARGIN` (named in ``warning``).
+    Their torques are checked as :func:`payload_accumulator` checks them, with ``check_torques``."""
     arm = arm.without_payload()
     loaded = None if payload is None else arm.with_payload(payload)
-    recordings = [prepare_recording(recording, arm.robot) for recording in recordings]
+    unknown = UnknownPayload.for_robot(arm.robot, None if payload is None else payload.frame)
+    recordings = [prepare_recording(recording, arm.robot, check_torques, unknown) for recording in recordings]
     tau = np.vstack([recording.tau for recording in recordings])
     before = np.vstack([arm_torques(arm, recording) for recording in recordings]) - tau
     result = {"before": dict(zip(arm.joint_names, map(float, np.sqrt(np.mean(before**2, axis=0))))), "after": None,
@@ -596,7 +603,7 @@ def holdout_residuals(arm: DynamicModel, payload: Payload | None, recordings: Se
             result["warning"] = (f"on the held-out recordings the payload makes joint(s) {', '.join(worse)} worse "
                                  f"(RMS error without -> with it: {changes}): the payload, or the arm's model under "
                                  "it, is wrong there")
-            logger.warning(result["warning"])
+            logger.warning(result["warning"], extra=RETURNED)
     return result
 
 

@@ -56,6 +56,7 @@ import math
 import time
 import warnings
 from dataclasses import dataclass, field
+from typing import Sequence
 
 import numpy as np
 import scipy.linalg
@@ -697,12 +698,14 @@ def _constraint_list(cp, x, layout: ParameterLayout, scales: np.ndarray,
 
 
 def _solve(cp, problem, what: str, layout: ParameterLayout | None,
-           constraints: ConsistencyConstraints | None) -> float:
-    """Solve with CLARABEL; returns the wall time [s]. IdentificationError on failure (naming the
-    likely cause of an infeasible program from ``layout`` and ``constraints`` when given)."""
+           constraints: ConsistencyConstraints | None, statuses: list | None = None) -> float:
+    """Solve with CLARABEL; returns the wall time [s] and appends the status to ``statuses``. IdentificationError
+    on failure (naming the likely cause of an infeasible program from ``layout`` and ``constraints`` when
+    given). An ``optimal_inaccurate`` status is accepted here and said once by the caller, with whether its result
+    passes the check (:func:`_say_inaccurate`)."""
     start = time.perf_counter()
     try:
-        with warnings.catch_warnings():  # cvxpy warns of optimal_inaccurate; logged below
+        with warnings.catch_warnings():  # cvxpy warns of optimal_inaccurate; said by the caller (_say_inaccurate)
             warnings.simplefilter("ignore", UserWarning)
             problem.solve(solver="CLARABEL", tol_gap_abs=SOLVER_TOLERANCE,
                           tol_gap_rel=SOLVER_TOLERANCE, tol_feas=SOLVER_TOLERANCE)
@@ -718,9 +721,19 @@ def _solve(cp, problem, what: str, layout: ParameterLayout | None,
     if status not in ("optimal", "optimal_inaccurate"):
         raise IdentificationError(f"{what}: CLARABEL ended with status {status!r} (numerical "
                                   "trouble: very poorly excited data or badly scaled bounds)")
-    if status == "optimal_inaccurate":
-        logger.warning("%s: CLARABEL reports optimal_inaccurate", what)
+    if statuses is not None:
+        statuses.append(status)
     return elapsed
+
+
+def _say_inaccurate(what: str, statuses, failing: Sequence[str], check: str) -> None:
+    """One warning when a program of ``what`` ended ``optimal_inaccurate``: whether the result passes ``check``
+    (``failing`` names what does not)."""
+    if "optimal_inaccurate" not in statuses:
+        return
+    verdict = (f"the result passes the check ({check})" if not failing
+               else f"the result fails the check ({check}): {', '.join(failing)}")
+    logger.warning("%s: the solver (CLARABEL) ended optimal_inaccurate, short of its tolerances; %s", what, verdict)
 
 
 def _infeasibility_cause(layout: ParameterLayout, constraints: ConsistencyConstraints) -> str:
@@ -976,14 +989,15 @@ def solve_consistent(accumulator: LeastSquaresAccumulator, base: BaseParameters,
     feasible = _constraint_list(cp, x, layout, scales, constraints)
     what = "consistent identification"
     problem = cp.Problem(cp.Minimize(_objective(cp, x, [fit])), feasible)
-    solve_time = _solve(cp, problem, f"{what} (best residual)", layout, constraints)
+    statuses = []
+    solve_time = _solve(cp, problem, f"{what} (best residual)", layout, constraints, statuses)
     best_x, status = x.value.copy(), problem.status
     best = float(np.sum((fit[0] @ best_x - fit[1]) ** 2))
     if given.size and mode == "regularised":
         used, weight = mode, math.sqrt(prior_weight * noise)
         terms = [fit, (weight * closeness[0], weight * closeness[1]), unseen]
         problem = cp.Problem(cp.Minimize(_objective(cp, x, terms)), feasible)
-        solve_time += _solve(cp, problem, what, layout, constraints)
+        solve_time += _solve(cp, problem, what, layout, constraints, statuses)
         status = problem.status
     else:
         used = mode if given.size else "no_prior"
@@ -1001,7 +1015,7 @@ def solve_consistent(accumulator: LeastSquaresAccumulator, base: BaseParameters,
                 cp, x, [fit, (weight * unseen[0], unseen[1])])), feasible)
             step = "unique standard set"
         try:
-            solve_time += _solve(cp, problem, f"{what} ({step})", layout, constraints)
+            solve_time += _solve(cp, problem, f"{what} ({step})", layout, constraints, statuses)
             status = problem.status
         except IdentificationError as error:
             logger.warning("%s; keeping the best-residual solution", error)
@@ -1025,6 +1039,9 @@ def solve_consistent(accumulator: LeastSquaresAccumulator, base: BaseParameters,
         residual_increase=(weighted - compressed.constant) / noise_variance,
         constraint_increase=min(best / factor**2 / noise_variance, (weighted - compressed.constant) / noise_variance),
         mode=used, status=status, solve_time=solve_time)
+    _say_inaccurate(what, statuses, [f"pseudo-inertia of {link.link} not positive semidefinite"
+                                     for link in result.links if not link.consistent],
+                    "every link's pseudo-inertia positive semidefinite")
     logger.info("consistent identification (%s): weighted RSS %.6g, %.3g noise variances above "
                 "least squares; at a bound: %s; %.3f s", used, weighted, result.residual_increase,
                 ", ".join(result.active) or "nothing", solve_time)
@@ -1094,19 +1111,22 @@ def solve_consistent_body(accumulator: LeastSquaresAccumulator, mass_scale: floa
         feasible.append(x[0] == mass / mass_scale)
     what = "consistent body"
     problem = cp.Problem(cp.Minimize(_objective(cp, x, [fit])), feasible)
-    solve_time = _solve(cp, problem, f"{what} (best residual)", None, None)
+    statuses = []
+    solve_time = _solve(cp, problem, f"{what} (best residual)", None, None, statuses)
     unseen = _unseen(fit[0], np.array([0]) if mass is not None else np.array([], dtype=int))
     if unseen[0].shape[0]:
         best_x = x.value.copy()
         weight = math.sqrt(NULL_SPACE_WEIGHT) * np.linalg.svd(fit[0], compute_uv=False)[fit[0].shape[0] - 1]
         problem = cp.Problem(cp.Minimize(_objective(cp, x, [fit, (weight * unseen[0], unseen[1])])), feasible)
         try:
-            solve_time += _solve(cp, problem, f"{what} (unique parameters)", None, None)
+            solve_time += _solve(cp, problem, f"{what} (unique parameters)", None, None, statuses)
         except IdentificationError as error:
             logger.warning("%s; keeping the best-residual solution", error)
             x.value = best_x
     solution = np.asarray(x.value, dtype=float)
     eigenvalues = np.linalg.eigvalsh(pseudo_inertia(solution))
+    _say_inaccurate(what, statuses, [] if _link_consistency(what, solution * scales).consistent
+                    else ["its pseudo-inertia is not positive semidefinite"], "pseudo-inertia positive semidefinite")
     return BodyFit(parameters=solution * scales, residual_ss=accumulator.residual_sum_of_squares(solution * scales),
                    boundary=bool(eigenvalues[0] - margin < ACTIVE_SLACK * max(eigenvalues[-1], 1.0)),
                    status=problem.status, solve_time=solve_time)
@@ -1299,8 +1319,13 @@ def check_plausibility(base_values, base_std, base: BaseParameters, layout: Para
     x = cp.Variable(layout.n_parameters)
     problem = cp.Problem(cp.Minimize(_objective(cp, x, [fit])),
                          _constraint_list(cp, x, layout, scales, constraints))
-    _solve(cp, problem, "plausibility check", layout, constraints)
+    statuses = []
+    _solve(cp, problem, "plausibility check", layout, constraints, statuses)
     nearest = np.asarray(x.value) * scales
+    _say_inaccurate("plausibility check", statuses,
+                    [f"pseudo-inertia of {link.link} not positive semidefinite"
+                     for link in link_consistency(nearest, layout) if not link.consistent],
+                    "the nearest set's pseudo-inertias positive semidefinite")
     normalised = (values - base.projection @ nearest) * inverse_std
     distance = float(np.linalg.norm(normalised))
     if distance <= CONSISTENT_DISTANCE:

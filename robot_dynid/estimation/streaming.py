@@ -23,9 +23,10 @@ larger than the model in use's (``require_improvement``).
 Stamps may jitter and samples may be lost: accelerations are local polynomial fits in the
 samples' own stamps (:func:`robot_dynid.recordings.signal_processing.differentiate`), and only a step longer
 than half the derivative window (against the median of the recent steps) is a gap that restarts
-them. Samples with non-finite values, a stamp not after the previous one, or values beyond the
-robot's plausible bounds (:class:`robot_dynid.recordings.data_checks.SampleBounds`) are dropped and
-counted by reason, never fed to the estimator.
+them. Samples with non-finite values, a stamp not after the previous one, a stale read (the previous
+sample's values again while the arm moves), or values beyond the robot's plausible bounds
+(:class:`robot_dynid.recordings.data_checks.SampleBounds`) are dropped and counted by reason, never fed to
+the estimator.
 
 Online mode (``method="rls"``): every sample also updates a recursive least-squares estimate
 with forgetting (:class:`OnlineEstimator`). Its acceleration comes from a local cubic fit to a
@@ -43,6 +44,12 @@ attached; it passes the same quality gate (hold-out RSD, the payload columns' co
 improvement test as any model. Payload stages are never pooled (each may carry another tool) and
 always solved in batch; a stage that determines no payload (undetermined fields, see
 :func:`~robot_dynid.estimation.payload.solve_payload`) is a DataError naming them.
+
+Torques are checked as every command checks them (``settings.identification.check_torque_scale``,
+:func:`~robot_dynid.estimation.torque_scale.check_torque_scale`): at the end of a stage (or on
+:meth:`StreamingIdentifier.identify_now`), before its fit, on the stage's slow samples (kept as they are folded,
+at most ``max_samples``, thinned by half when full), against the description's inertial data, in a payload stage
+with what the payload being identified could add; a recording that fails is a DataError and no model.
 
 Samples reach it in header-stamp order and whole stages (the node puts them back in order with
 :class:`robot_dynid.recordings.stages.StampOrder` and joins sub-stages with
@@ -65,12 +72,13 @@ from robot_dynid.estimation.estimators import LeastSquaresAccumulator, Recursive
 from robot_dynid.estimation.identification import (IdentificationSettings, accumulate_recording,
                                                    model_from_accumulator)
 from robot_dynid.estimation.payload import PayloadSettings, payload_accumulator, solve_payload
+from robot_dynid.estimation.torque_scale import UnknownPayload, check_torque_scale, slow_samples
 from robot_dynid.model.base_parameters import BaseParameters, compute_base_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.feedforward import structure_difference
 from robot_dynid.model.robot_description import RobotDescription
 from robot_dynid.recordings.conditioning import MAX_GIVEN_WINDOW, MIN_WINDOW_SAMPLES, Conditioning
-from robot_dynid.recordings.data_checks import SampleBounds
+from robot_dynid.recordings.data_checks import STALE_ROW, SampleBounds
 from robot_dynid.recordings.recording import DropCounter, Recording
 from robot_dynid.recordings.signal_processing import (centre_derivative, derivative_gap_steps, differentiate,
                                                       gap_threshold, window_samples_for)
@@ -377,6 +385,8 @@ class StreamingIdentifier:
         self._folded = False
         self._stage_accumulator = self._new_accumulator()
         self._segment_tail = None
+        self._slow = []         # the stage's folded slow samples (time, q, qd, qdd, tau rows) for the torque check
+        self._pending = []      # recordings accumulated into a fit beyond the stage's own accumulator
         if self._rls is not None:
             self._online.clear()
             if kind is not None and not self.settings.pool_stages and not self.payload_stage:
@@ -407,6 +417,7 @@ class StreamingIdentifier:
             return None
         try:
             fit, holdout, n_samples = self._stage_data()
+            self._check_torques(holdout)
             if self.payload_stage:
                 return self._identify(fit, holdout, n_samples)
             self._pooled.merge(fit)
@@ -421,6 +432,7 @@ class StreamingIdentifier:
             raise DataError(self._stage_problem)
         if self.collecting and self._stage_count:
             fit, holdout, n_samples = self._stage_data()
+            self._check_torques(holdout)
             if self.payload_stage:
                 return self._identify(fit, holdout, n_samples)
             if self.settings.pool_stages or not n_samples:
@@ -435,7 +447,9 @@ class StreamingIdentifier:
         """Add one sample (q [rad], qd [rad/s], tau [N m], shape (n,)); False if it was dropped.
 
         Samples outside a selected stage are ignored (True). Non-finite values, stamps not after
-        the previous one and implausible values are dropped and counted in ``dropped``.
+        the previous one, a stale read (the previous sample's values again while moving:
+        :func:`~robot_dynid.recordings.data_checks.stale_rows`) and implausible values are dropped and
+        counted in ``dropped``.
         """
         if not self.collecting:
             return True
@@ -448,6 +462,8 @@ class StreamingIdentifier:
         row = np.concatenate([[float(stamp)], *fields.values()])
         reason = ("non-finite values" if not np.isfinite(row).all() else
                   "stamp not after the previous sample" if self._buffer and stamp <= self._buffer[-1][0] else
+                  STALE_ROW if self._buffer and np.any(fields["qd"] != 0.0)
+                  and np.array_equal(row[1:], self._buffer[-1][1:]) else
                   self.bounds.reason(fields["q"], fields["qd"], fields["tau"]))
         if reason is not None:
             self.dropped.add(reason, float(stamp))
@@ -478,11 +494,47 @@ class StreamingIdentifier:
         same stretch of each."""
         chunk_size = self.settings.identification.chunk_size
         phase = recording.time - self._stage_start
+        if accumulator is self._stage_accumulator:
+            self._keep_slow(recording)
+        else:
+            self._pending.append(recording)
         if self.payload_stage:
             payload_accumulator(self._stage_arm, recording, self.settings.payload.frame, chunk_size, accumulator,
-                                phase=phase)
+                                phase=phase, check_torques=False)
             return
         accumulate_recording(accumulator, self.regressor, self.base, recording, phase=phase)
+
+    def _keep_slow(self, recording: Recording) -> None:
+        """Keep ``recording``'s slow samples for the stage's torque check (at most ``max_samples``: every other
+        one is let go when full)."""
+        if not self.settings.identification.check_torque_scale:
+            return
+        self._slow.append(self._slow_rows(recording))
+        if sum(len(rows) for rows in self._slow) > self.settings.max_samples:
+            self._slow = [np.vstack(self._slow)[::2]]
+
+    def _slow_rows(self, recording: Recording) -> np.ndarray:
+        """(M, 1 + 4 n) rows ``[time, q, qd, qdd, tau]`` of ``recording``'s slow samples."""
+        slow = slow_samples(recording, self.robot)
+        return np.column_stack([recording.time[slow], recording.q[slow], recording.qd[slow], recording.qdd[slow],
+                                recording.tau[slow]])
+
+    def _check_torques(self, holdout: Recording | None) -> None:
+        """The stage's torques checked (module docstring): its folded slow samples, those of the rows just
+        accumulated into the fit (``_pending``) and of the hold-out."""
+        pending, self._pending = self._pending, []
+        if not self.settings.identification.check_torque_scale:
+            return
+        recordings = pending + ([] if holdout is None else [holdout])
+        kept = self._slow + [self._slow_rows(recording) for recording in recordings]
+        rows = np.vstack(kept) if kept else np.empty((0, 0))
+        if not rows.shape[0]:
+            return
+        rows = rows[np.argsort(rows[:, 0], kind="stable")]
+        recording = Recording.from_arrays(self.robot.joint_names, rows[:, 0], *np.split(rows[:, 1:], 4, axis=1),
+                                          source=f"stage {self.stage} of the stream")
+        check_torque_scale(recording, self.robot, UnknownPayload.for_robot(self.robot, self.settings.payload.frame)
+                           if self.payload_stage else None)
 
     @property
     def _first_row(self) -> int:
@@ -587,6 +639,7 @@ class StreamingIdentifier:
 
     def _stage_data(self):
         """Fit accumulator (stage so far minus hold-out), hold-out Recording or None, fit samples."""
+        self._pending = []
         buffer = np.array(self._buffer)
         first = self._first_row
         available = len(buffer) - first

@@ -14,7 +14,11 @@ Held-out data are conditioned as the model's training data were (``provenance.co
 resampling, derivatives, velocity 0 at rest; :mod:`robot_dynid.recordings.conditioning`), and where
 the model was identified with a low-pass filter, measured and predicted torques are filtered alike
 (``lowpass``), so that a held-out RSD and the training RSD printed beside it are computed the same
-way; ``conditioning`` says on what the numbers were computed.
+way; ``conditioning`` says on what the numbers were computed. The filter removes the noise from both
+sides, so such numbers flatter the model (on a 7-axis arm, 0.0015 mean NRMS against filtered torques,
+0.0031 against raw ones): with ``lowpass`` the same samples are also scored against the raw measured
+torques (``raw_report``, ``raw_nrms``), and both are labelled wherever they are shown
+(:attr:`ModelValidation.scored_against`).
 
 A model is trusted only on the range it was identified on: where the validation data move faster
 or accelerate harder than the identification data (``metrics.identified_range`` of the model), a
@@ -38,6 +42,9 @@ from robot_dynid.recordings.signal_processing import lowpass_filter, sample_inte
 DEFAULT_SPEED_THRESHOLD = 0.05
 """[rad/s] speed below which a sample does not count for the relative RMSD."""
 
+RAW_LABEL = "raw measured torques (unfiltered)"
+"""What :attr:`ModelValidation.raw_report` compares the model with."""
+
 _RANGE_FIELDS = (("max_speed", "qd", "move faster", "rad/s"),
                  ("max_acceleration", "qdd", "accelerate harder", "rad/s^2"))
 
@@ -48,7 +55,9 @@ class ModelValidation:
 
     ``report`` holds the per-joint RMS, RSD, residual std and relative RMSD; ``nrms`` (n,) with
     NaN where a joint has no effort limit; ``warnings`` the range warnings; ``sources`` the files;
-    ``conditioning`` what the data were conditioned with (one line; '' when not said).
+    ``conditioning`` what the data were conditioned with (one line; '' when not said); ``lowpass``
+    [Hz] the filter applied alike to measured and predicted torques (None: none), and then
+    ``raw_report`` / ``raw_nrms`` the same samples scored against the raw measured torques.
     """
 
     report: ValidationReport
@@ -56,27 +65,56 @@ class ModelValidation:
     warnings: tuple[str, ...]
     sources: tuple[str, ...]
     conditioning: str = ""
+    lowpass: float | None = None
+    raw_report: ValidationReport | None = None
+    raw_nrms: np.ndarray | None = None
 
     @property
     def mean_nrms(self) -> float | None:
-        known = self.nrms[np.isfinite(self.nrms)]
-        return float(np.mean(known)) if known.size else None
+        return _mean_known(self.nrms)
+
+    @property
+    def raw_mean_nrms(self) -> float | None:
+        return None if self.raw_nrms is None else _mean_known(self.raw_nrms)
+
+    @property
+    def scored_against(self) -> str:
+        """What ``report`` compares the model with (a label)."""
+        if self.lowpass is None:
+            return "measured torques"
+        return f"measured torques low-pass filtered at {self.lowpass:g} Hz, as the model's training torques were"
 
     def to_dict(self) -> dict:
-        """Per joint ``{rms, rsd, relative_rmsd, nrms}`` and the totals, JSON/YAML friendly."""
-        joints = self.report.joint_names
+        """Per joint ``{rms, rsd, relative_rmsd, nrms}`` and the totals, JSON/YAML friendly; with a low-pass,
+        ``raw`` holds the same against the raw measured torques."""
+        raw = None
+        if self.raw_report is not None:
+            raw = {"scored_against": RAW_LABEL, "joints": _joint_metrics(self.raw_report, self.raw_nrms),
+                   "mean_nrms": self.raw_mean_nrms}
         return {
             "sources": list(self.sources),
             "n_samples": self.report.n_samples,
             "speed_threshold": self.report.speed_threshold,
-            "joints": {joint: {"rms": float(self.report.rms[j]), "rsd": float(self.report.rsd[j]),
-                               "relative_rmsd": float(self.report.relative_rmsd[j]),
-                               "nrms": None if not np.isfinite(self.nrms[j]) else float(self.nrms[j])}
-                       for j, joint in enumerate(joints)},
+            "scored_against": self.scored_against,
+            "lowpass": self.lowpass,
+            "joints": _joint_metrics(self.report, self.nrms),
             "mean_nrms": self.mean_nrms,
+            "raw": raw,
             "warnings": list(self.warnings),
             "conditioning": self.conditioning,
         }
+
+
+def _mean_known(nrms: np.ndarray) -> float | None:
+    known = nrms[np.isfinite(nrms)]
+    return float(np.mean(known)) if known.size else None
+
+
+def _joint_metrics(report: ValidationReport, nrms: np.ndarray) -> dict:
+    return {joint: {"rms": float(report.rms[j]), "rsd": float(report.rsd[j]),
+                    "relative_rmsd": float(report.relative_rmsd[j]),
+                    "nrms": None if not np.isfinite(nrms[j]) else float(nrms[j])}
+            for j, joint in enumerate(report.joint_names)}
 
 
 def validate_model(model: DynamicModel, recordings: Sequence[Recording],
@@ -84,7 +122,8 @@ def validate_model(model: DynamicModel, recordings: Sequence[Recording],
                    conditioning: str = "") -> ModelValidation:
     """The model's metrics on ``recordings`` (joints matched by name; q, qd, qdd, tau needed); with
     ``lowpass`` [Hz], measured and predicted torques filtered alike (zero-phase, per contiguous run;
-    uniform stamps needed), runs too short for the filter left out; ``conditioning`` is recorded."""
+    uniform stamps needed), runs too short for the filter left out, and the same samples also scored against
+    the raw measured torques; ``conditioning`` is recorded."""
     if not recordings:
         raise DataError("no recording to validate the model on")
     joints = model.joint_names
@@ -96,19 +135,27 @@ def validate_model(model: DynamicModel, recordings: Sequence[Recording],
     predicted = [model.torque(r.q, r.qd, r.qdd, temperature=r.temperature, elapsed=r.elapsed) for r in recordings]
     measured = [recording.tau for recording in recordings]
     speeds = [recording.qd for recording in recordings]
+    raw = None
     if lowpass is not None:
-        predicted, measured, speeds = _filtered(recordings, predicted, measured, speeds, lowpass)
+        predicted, measured, speeds, raw = _filtered(recordings, predicted, measured, speeds, lowpass)
     predicted, measured, speeds = np.vstack(predicted), np.vstack(measured), np.vstack(speeds)
     report = validation_report(predicted, measured, speeds, speed_threshold, joint_names=joints)
     efforts = model.robot.limit_arrays().effort
+    raw_report = None
+    if raw is not None:
+        raw_report = validation_report(np.vstack(raw[0]), np.vstack(raw[1]), speeds, speed_threshold,
+                                       joint_names=joints)
     return ModelValidation(report, report.rms / (2.0 * efforts), tuple(range_warnings(model, recordings)),
-                           tuple(recording.source for recording in recordings), conditioning)
+                           tuple(recording.source for recording in recordings), conditioning, lowpass, raw_report,
+                           None if raw_report is None else raw_report.rms / (2.0 * efforts))
 
 
 def _filtered(recordings, predicted, measured, speeds, cutoff):
     """Predicted and measured torques low-pass filtered alike per contiguous run (as identification filters
-    torques and regressor columns); the samples of runs too short for the filter are left out."""
+    torques and regressor columns), the speeds, and the same runs' raw predicted and measured torques; the samples
+    of runs too short for the filter are left out."""
     kept = ([], [], [])
+    raw = ([], [])
     for recording, model_torque, torque, speed in zip(recordings, predicted, measured, speeds):
         for run in contiguous_runs(recording.time):
             try:
@@ -119,11 +166,11 @@ def _filtered(recordings, predicted, measured, speeds, cutoff):
                     raise DataError(f"{recording.source}: the model was identified with a {cutoff:g} Hz low-pass, "
                                     f"which needs uniformly sampled held-out data; {error}") from None
                 continue
-            for target, values in zip(kept, (*filtered, speed[run])):
+            for target, values in zip(kept + raw, (*filtered, speed[run], model_torque[run], torque[run])):
                 target.append(values)
     if not kept[0]:
         raise DataError(f"no run of the held-out data is long enough for the model's {cutoff:g} Hz low-pass filter")
-    return kept
+    return (*kept, raw)
 
 
 def range_warnings(model: DynamicModel, recordings: Sequence[Recording]) -> list[str]:

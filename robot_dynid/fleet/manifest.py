@@ -14,6 +14,10 @@ A CSV file with a header row and one recording per row:
     A robot description for this row (default: the command's ``--robot``).
 ``stage`` (optional)
     Identify from the samples of this stage kind only (e.g. ``excitation``); empty: all samples.
+``torque_check`` (optional)
+    ``true`` (or empty) checks the recording's torques against the description's inertial data, ``false``
+    does not (a row whose description's inertial data are what is wrong; ``--no-torque-check`` turns it off
+    for every row).
 
 Relative paths are relative to the manifest's folder. They are made absolute here: on a cluster
 every worker must read them at the same paths (shared storage mounted alike).
@@ -32,13 +36,14 @@ from robot_dynid.input_files import read_text
 from robot_dynid.joint_names import index_in, match_joints
 from robot_dynid.recordings.stages import STAGE_KINDS
 
-COLUMNS = ("robot_id", "recorded_at", "data", "robot", "stage")
+COLUMNS = ("robot_id", "recorded_at", "data", "robot", "stage", "torque_check")
 REQUIRED_COLUMNS = ("robot_id", "recorded_at", "data")
 MAX_ROBOT_ID = 64
 MAX_MANIFEST_ROWS = 100_000
 """Most recordings one manifest may list."""
 MAX_MANIFEST_BYTES = 64 * 1024 ** 2
 _ROBOT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_BOOLEANS = {"": True, "true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,6 +61,8 @@ class FleetEntry:
         Absolute path of this row's robot description; None: the fleet's.
     stage : str or None
         Stage kind identified from; None: all samples.
+    torque_check : bool
+        Check the recording's torques against the description's inertial data.
     row : int
         Line of the manifest (1 = header), for messages.
     """
@@ -66,6 +73,7 @@ class FleetEntry:
     robot: str | None = None
     stage: str | None = None
     row: int = 0
+    torque_check: bool = True
 
     @property
     def key(self) -> tuple[str, str]:
@@ -108,7 +116,7 @@ def read_manifest(path) -> list[FleetEntry]:
     header = [cell.strip() for cell in next(reader, [])]
     if not any(header):
         raise DataError(f"{path}: the manifest is empty; its first line names the columns "
-                        f"{', '.join(REQUIRED_COLUMNS)} (optional: robot, stage)")
+                        f"{', '.join(REQUIRED_COLUMNS)} (optional: robot, stage, torque_check)")
     index_in(COLUMNS, header, str(path), "a fleet manifest", kind="column")
     match_joints(REQUIRED_COLUMNS, header, str(path), "a fleet manifest", kind="column")
     base = path.resolve().parent
@@ -145,5 +153,8 @@ def _entry(row: dict, where: str, base: pathlib.Path, line: int) -> FleetEntry:
     if stage is not None and stage not in STAGE_KINDS:
         raise DataError(f"{where}: stage {stage!r} is not a stage kind {list(STAGE_KINDS)}")
     robot = row.get("robot") or None
+    torque_check = _BOOLEANS.get(row.get("torque_check", "").lower())
+    if torque_check is None:
+        raise DataError(f"{where}: torque_check {row['torque_check']!r} is not true or false")
     return FleetEntry(robot_id, parse_time(row["recorded_at"], where), str(base / row["data"]),
-                      None if robot is None else str(base / robot), stage, line)
+                      None if robot is None else str(base / robot), stage, line, torque_check)

@@ -120,10 +120,12 @@ def run_fleet(client, entries: Sequence[FleetEntry], robot_path, options: tasks.
     pending = []
     for entry in entries:
         path = entry.robot or os.fspath(robot_path)
+        row_options = options.for_entry(entry.torque_check)
         try:
-            if path not in keys:
-                keys[path] = _settings_key(path, options, None)
-            settings_hash = _settings_key(path, options, entry.stage) if entry.stage else keys[path]
+            if (path, entry.torque_check) not in keys:
+                keys[path, entry.torque_check] = _settings_key(path, row_options, None)
+            settings_hash = (_settings_key(path, row_options, entry.stage) if entry.stage
+                             else keys[path, entry.torque_check])
         except DynIdError as error:
             store.set_recording(entry, path, "-", None, "failed", _one_line(error))
             yield EntryResult(entry, "failed", _one_line(error))
@@ -155,7 +157,7 @@ def run_fleet(client, entries: Sequence[FleetEntry], robot_path, options: tasks.
             if len(waiting[(content_hash, settings_hash)]) > 1:
                 continue
             identification = client.submit(
-                tasks.identify_entry, entry.data, path, entry.stage, options,
+                tasks.identify_entry, entry.data, path, entry.stage, options.for_entry(entry.torque_check),
                 {"fleet": {"robot_id": entry.robot_id, "recorded_at": entry.key[1]}}, pure=False)
             futures[identification] = ("identify", entry, path, (content_hash, settings_hash))
             completed.add(identification)

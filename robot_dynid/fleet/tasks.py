@@ -7,8 +7,12 @@ and the client stores them.
 
 - :func:`fingerprint`: the SHA-256 of a recording's bytes (a bag directory: of its files' names
   and bytes), the content half of the key under which results are kept.
-- :func:`identify_entry`: read, select the row's stage, hold the last ``holdout_fraction`` of the
-  samples out, identify from the rest (:func:`~robot_dynid.estimation.identification.identify`),
+- :func:`identify_entry`: read, select the row's stage, check the selected samples' torques against the
+  description's inertial data as ``identify`` checks the samples it is given
+  (:func:`~robot_dynid.estimation.torque_scale.check_torque_scale`, unless the identification option
+  ``check_torque_scale`` is off: ``--no-torque-check``, a row's ``torque_check`` false), hold the last
+  ``holdout_fraction`` of the samples out, identify from the rest
+  (:func:`~robot_dynid.estimation.identification.identify`),
   pass the identifier node's quality gate on the held-out samples
   (:func:`~robot_dynid.estimation.streaming.quality_gate`) and, if asked, write the recording's
   report (:func:`~robot_dynid.reports.report.make_report`). Bad data, a rank-deficient or rejected
@@ -35,6 +39,7 @@ from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.estimation.identification import identify, settings_from_options
 from robot_dynid.estimation.identification_options import OPTION_DEFAULTS
 from robot_dynid.estimation.streaming import StreamingSettings, holdout_residual, quality_gate
+from robot_dynid.estimation.torque_scale import check_torque_scale
 from robot_dynid.estimation.wear import validation_motion
 from robot_dynid.input_files import check_input_file, MAX_RECORDING_BYTES
 from robot_dynid.model.base_parameters import compute_base_parameters
@@ -86,6 +91,13 @@ class TaskOptions:
             raise DynIdError(f"holdout fraction must be in (0, 1), got {self.holdout_fraction!r}")
         validators.positive(self.max_holdout_rsd, "max_holdout_rsd", DynIdError, "1")
         validators.positive(self.max_condition, "max_condition", DynIdError, "1")
+
+    def for_entry(self, torque_check: bool) -> "TaskOptions":
+        """These options for a manifest row whose ``torque_check`` column says whether its torques are checked
+        (false turns the check off whatever the options say)."""
+        if torque_check:
+            return self
+        return dataclasses.replace(self, identification={**self.identification, "check_torque_scale": False})
 
     def settings_key(self, robot: RobotDescription, stage: str | None) -> str:
         """SHA-256 (hex) of what, besides the data, decides the result: the robot description (its
@@ -260,6 +272,8 @@ def _identify(data, robot_path, stage, options: TaskOptions, provenance) -> Reco
     conditioning = Conditioning(resample=reading["resample"], derive=reading["derive"], zero_velocity_at_rest=False)
     read = run(data, robot, conditioning, stage=[stage] if stage else None, adjust=torques, **topics)
     recording, selected = read.recording, read.selection.recording
+    if settings.check_torque_scale:      # the samples identify would be given, before the hold-out is split off
+        check_torque_scale(selected, robot)
     n_holdout = int(round(options.holdout_fraction * selected.n_samples))
     if n_holdout < 1 or selected.n_samples - n_holdout < 2:
         return RecordingOutcome("failed", f"{data}: {selected.n_samples} samples"
@@ -268,7 +282,7 @@ def _identify(data, robot_path, stage, options: TaskOptions, provenance) -> Reco
     order = np.argsort(selected.time, kind="stable")
     fit, holdout = selected.take(np.sort(order[:-n_holdout])), selected.take(np.sort(order[-n_holdout:]))
     segments = {"stage": stage or "all", "held_out_fraction": options.holdout_fraction}
-    model = identify(fit, robot, settings, base=_base(robot, settings),
+    model = identify(fit, robot, dataclasses.replace(settings, check_torque_scale=False), base=_base(robot, settings),
                      provenance={"data_source": str(data), "segments": segments, **provenance})
     rms, rsd = holdout_residual(model, holdout.reorder(robot.joint_names))
     condition = float(model.metrics["condition_number"])
@@ -287,7 +301,8 @@ def _identify(data, robot_path, stage, options: TaskOptions, provenance) -> Reco
 
 def _report(data, robot, recording, stage, model, holdout, topics) -> tuple[dict, str]:
     """The files of the recording's report (:func:`~robot_dynid.reports.report.make_report`) and '' , or
-    no files and why."""
+    no files and why. Its torques are not checked again: :func:`_identify` checked the selection, or was told not
+    to."""
     from robot_dynid.reports.report import ReportOptions, make_report
     velocity = robot.limit_arrays(recording.joint_names).velocity
     try:
@@ -297,6 +312,7 @@ def _report(data, robot, recording, stage, model, holdout, topics) -> tuple[dict
         stages = (stage,) if stage else tuple(sorted(set(recording.stage.tolist())))
         with tempfile.TemporaryDirectory(prefix="robot_dynid_fleet_") as directory:
             make_report(directory, robot, [recording], [table.stages], model=model, validation=[holdout],
+                        check_torques=False,
                         options=ReportOptions(stage=stages), sources=[str(data)])
             return {item.name: item.read_bytes() for item in sorted(pathlib.Path(directory).iterdir())
                     if item.is_file()}, ""

@@ -27,6 +27,10 @@ STATE_CONVERGED while a model is in use (published) and STATE_IDLE while none is
 stage, or the only candidates so far were rejected): CONVERGED never stands beside "no model in
 use". The message says what the last event did (accepted, or rejected keeping version N).
 
+Torques are checked at each stage's end as every command checks them (``check_torque_scale``, on by default:
+:func:`robot_dynid.estimation.torque_scale.check_torque_scale` on the stage's slow samples; motor currents
+passed as torques are an identification error in the status, naming the joint).
+
 Payloads: with ``payload`` among ``stages``, a payload stage (a tool or load mounted, the wrist
 moving) identifies the payload with the arm's model fixed (``arm_model_file``, else the model in
 use), at ``payload_frame`` and, when ``payload_mass`` [kg] > 0, with that mass known; the arm's model

@@ -22,10 +22,19 @@ The bounds, per joint:
 - velocity: :data:`VELOCITY_FACTOR` times the velocity limit [rad/s];
 - torque: :data:`EFFORT_FACTOR` times the effort limit [N m] where the robot gives one, else
   :data:`MAX_TORQUE` [N m] (beyond any arm's joint).
+
+Stale rows (:func:`stale_rows`): a logger that reads the driver's state faster than the driver updates it
+writes the same positions, velocities and torques twice, under a new stamp (1,131 of 20,544 rows in one
+recording). Such a row is not a measurement at its stamp: it makes a moving joint stand still for a step and
+jump the next, which derivatives turn into spikes. Rows that repeat every position, recorded velocity and
+torque of the previous row exactly while the arm moves are dropped here, before derivatives, counted in
+``Recording.dropped`` under :data:`STALE_ROW` (count and first stamp) and said in one warning with their
+share. A true rest (velocities exactly 0, positions unchanged before and after) is not stale.
 """
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 from dataclasses import dataclass
 from typing import Sequence
@@ -35,6 +44,8 @@ import numpy as np
 from robot_dynid.errors import DataError
 from robot_dynid.joint_names import index_in
 from robot_dynid.recordings.recording import DropCounter, Recording
+
+logger = logging.getLogger(__name__)
 
 MAX_SAMPLE_INTERVAL = 0.25  # s: slower than 4 Hz is no identification recording
 MIN_SAMPLE_INTERVAL = 1e-5  # s: faster than 100 kHz neither
@@ -46,6 +57,8 @@ UNIT_FRACTION = 0.05        # more samples than this beyond a bound: a unit mist
 UNIT_FIT = 0.99             # a rescaled column fitting the bounds in more samples than this: that is its unit
 MIN_MOTOR_RATIO = 5.0       # gear ratios [1] from which positions divided by them are tried as motor-side angles
 MOTOR_ANGLE_FACTOR = 5.0    # without a known ratio: beyond this many times the limits in most samples
+STALE_ROW = "repeats the previous row's positions, velocities and torques under a new stamp (a stale read)"
+"""The ``dropped`` reason of stale rows (module docstring)."""
 
 
 def check_time_unit(time, source: str) -> None:
@@ -217,8 +230,40 @@ def _prismatic_unit_message(head: str, values, bounds: SampleBounds, field: str,
     return f"{text}: check its unit ({unit}) and the robot's limits"
 
 
+def stale_rows(q, qd, tau) -> np.ndarray:
+    """(N,) True for the rows of a stale read (module docstring).
+
+    A row repeats when its positions ``q``, recorded velocities ``qd`` (None: not recorded) and torques ``tau``
+    (None: nothing is judged), each (N, n) [rad, rad/s, N m], all equal the previous row's exactly. A run of
+    repeating rows is stale when the arm moves through it: a recorded velocity in it is not 0, or, without
+    recorded velocities, the positions change into the run and out of it (at the recording's first or last
+    rows: on the side there is).
+    """
+    q = np.asarray(q, dtype=float)
+    stale = np.zeros(q.shape[0], dtype=bool)
+    if tau is None or q.shape[0] < 2:
+        return stale
+    repeats = np.all(q[1:] == q[:-1], axis=1) & np.all(np.asarray(tau)[1:] == np.asarray(tau)[:-1], axis=1)
+    if qd is not None:
+        qd = np.asarray(qd, dtype=float)
+        repeats &= np.all(qd[1:] == qd[:-1], axis=1)
+    repeats = np.concatenate([[False], repeats])
+    starts = np.flatnonzero(repeats & ~np.concatenate([[False], repeats[:-1]]))
+    for start in starts:
+        stop = start + int(np.argmin(np.concatenate([repeats[start:], [False]])))    # first row after the run
+        if qd is not None:
+            moving = bool(np.any(qd[start] != 0.0))
+        else:       # at the recording's first or last rows, the side that is there
+            into = None if start < 2 else bool(np.any(q[start - 1] != q[start - 2]))
+            out = None if stop >= q.shape[0] else bool(np.any(q[stop] != q[start]))
+            moving = (into, out) != (None, None) and into is not False and out is not False
+        stale[start:stop] = moving
+    return stale
+
+
 def check_samples(recording: Recording, robot) -> Recording:
-    """``recording`` (joints matched to ``robot`` by name) without its implausible samples.
+    """``recording`` (joints matched to ``robot`` by name) without its implausible samples and its stale rows
+    (module docstring).
 
     Raises
     ------
@@ -243,6 +288,17 @@ def check_samples(recording: Recording, robot) -> Recording:
         if newly.any():
             dropped.add(reason, float(recording.time[np.argmax(newly)]), int(np.count_nonzero(newly)))
             keep &= ~newly
+    rows = np.flatnonzero(keep)
+    stale = np.zeros_like(keep)
+    stale[rows] = stale_rows(*(None if fields[name] is None else fields[name][rows] for name in ("q", "qd", "tau")))
+    if stale.any():
+        count, first = int(np.count_nonzero(stale)), float(recording.time[np.argmax(stale)])
+        dropped.add(STALE_ROW, first, count)
+        keep &= ~stale
+        logger.warning("%s: %d of %d rows (%.2g %%) repeat the previous row's positions, velocities and torques "
+                       "under a new stamp (a logger reading the same state twice), first at %.6f s: dropped before "
+                       "derivatives", recording.source, count, recording.n_samples, 100.0 * count / recording.n_samples,
+                       first)
     if keep.all():
         return recording
     if not keep.any():

@@ -9,7 +9,11 @@
   cycles;
 - held-out: the ``validation`` stage, recordings given for validation, and the held-out cycles'
   samples of the chosen stages; without a model and without other held-out data, the last cycle
-  when there are two or more.
+  when there are two or more. Each file's held-out data get their own table and figure
+  (:func:`held_out_groups`): one file's poor fit is not averaged away by another's.
+
+With a low-pass model, every table is given twice, labelled: against the filtered measured torques (as the
+model's training torques) and against the raw ones.
 """
 from __future__ import annotations
 
@@ -22,7 +26,8 @@ import numpy as np
 
 from robot_dynid.errors import DataError
 from robot_dynid.estimation.identification import IdentificationSettings, identify, plausibility
-from robot_dynid.estimation.validation import DEFAULT_SPEED_THRESHOLD
+from robot_dynid.estimation.torque_scale import check_torque_scale
+from robot_dynid.estimation.validation import DEFAULT_SPEED_THRESHOLD, RAW_LABEL
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.robot_description import RobotDescription
 from robot_dynid.recordings.recording import Recording
@@ -132,14 +137,31 @@ def _parameter_rows(model: DynamicModel):
     return rows, classes, poor
 
 
-def _metrics_table(fit):
-    report = fit.validation.report
-    return html.table(
-        ("joint", "RMS [N m]", "RSD [1]", f"rel. RMSD (|qd| >= {report.speed_threshold:g} rad/s) [1]",
-         "residual std [N m]", "NRMS [1]", "samples counted"),
-        [(joint, html.number(report.rms[j]), html.number(report.rsd[j]), html.number(report.relative_rmsd[j]),
-          html.number(report.residual_std[j]), html.number(fit.validation.nrms[j]), str(report.n_moving[j]))
-         for j, joint in enumerate(report.joint_names)])
+def _metrics_tables(fit) -> list[str]:
+    """The fit's metrics table, labelled with the torques it scores against; with a low-pass, a second one
+    against the raw measured torques."""
+    validation = fit.validation
+    tables = [(validation.scored_against, validation.report, validation.nrms)]
+    if validation.raw_report is not None:
+        tables.append((RAW_LABEL, validation.raw_report, validation.raw_nrms))
+    parts = []
+    for label, report, nrms in tables:
+        parts += [html.paragraph(f"against {label}:"), html.table(
+            ("joint", "RMS [N m]", "RSD [1]", f"rel. RMSD (|qd| >= {report.speed_threshold:g} rad/s) [1]",
+             "residual std [N m]", "NRMS [1]", "samples counted"),
+            [(joint, html.number(report.rms[j]), html.number(report.rsd[j]), html.number(report.relative_rmsd[j]),
+              html.number(report.residual_std[j]), html.number(nrms[j]), str(report.n_moving[j]))
+             for j, joint in enumerate(report.joint_names)])]
+    return parts
+
+
+def held_out_groups(held_out: Sequence[Recording]) -> list[list[Recording]]:
+    """The held-out recordings grouped by file (``source``), in the order the files first occur: each file is
+    judged on its own, never merged into one number with the others."""
+    groups: dict[str, list[Recording]] = {}
+    for recording in held_out:
+        groups.setdefault(recording.source, []).append(recording)
+    return list(groups.values())
 
 
 def _statistics_table(cycles, statistics):
@@ -154,7 +176,7 @@ def make_report(out, robot: RobotDescription, recordings: Sequence[Recording],
                 intervals: Sequence[Sequence[StageInterval]], model: DynamicModel | None = None,
                 settings: IdentificationSettings | None = None, validation: Sequence[Recording] = (),
                 options: ReportOptions = ReportOptions(), progress: Progress = no_progress,
-                sources: Sequence[str] = ()) -> dict:
+                sources: Sequence[str] = (), check_torques: bool = True) -> dict:
     """Analyse a test and write the report into directory ``out``; return the summary.
 
     Parameters
@@ -176,6 +198,10 @@ def make_report(out, robot: RobotDescription, recordings: Sequence[Recording],
         Wraps the long loops (:data:`~robot_dynid.estimation.cycles.Progress`).
     sources : sequence of str
         The data files, for the page.
+    check_torques : bool
+        With a given ``model``, check the identification data's torques against the description's inertial data
+        and the model's payload (:func:`~robot_dynid.estimation.torque_scale.check_torque_scale`, as
+        identification does with ``settings.check_torque_scale``).
     """
     from robot_dynid.reports import figures
     out = pathlib.Path(out)
@@ -192,6 +218,9 @@ def make_report(out, robot: RobotDescription, recordings: Sequence[Recording],
         model.save(out / "model.yaml")
     elif tuple(model.joint_names) != tuple(robot.joint_names):
         raise DataError(f"the model's joints {list(model.joint_names)} are not the robot's {list(robot.joint_names)}")
+    elif check_torques:
+        for recording in identification:
+            check_torque_scale(recording, robot, model.payload)
     summary = {"robot": robot.name, "data": list(sources), "identified_here": identified_here,
                "model": model_summary(model), "speed_threshold": options.speed_threshold,
                "stage": list(options.stage), "held_out_cycles": list(holdout)}
@@ -220,18 +249,22 @@ def make_report(out, robot: RobotDescription, recordings: Sequence[Recording],
     parts += [html.paragraph(f"warning: {text}", note=True) for report in stamps for text in report.warnings()]
     summary["condition_number"] = condition
     summary["plausibility"] = plausible
-    fits = [per_cycle.torque_fit(model, identification, "identification", options.speed_threshold)]
-    if held_out:
-        fits.append(per_cycle.torque_fit(model, held_out, "held-out", options.speed_threshold))
-    else:
+    fits = [(per_cycle.torque_fit(model, identification, "identification", options.speed_threshold),
+             "torque_identification.png")]
+    groups = held_out_groups(held_out)
+    for index, group in enumerate(groups, start=1):
+        name = pathlib.Path(group[0].source).name
+        fits.append((per_cycle.torque_fit(model, group, f"held-out {name}", options.speed_threshold),
+                     "torque_held_out.png" if len(groups) == 1 else f"torque_held_out_{index}.png"))
+    if not groups:
         notes.append("no held-out data (no validation stage, no held-out cycle, no --validate file)")
-    summary["torque_fits"] = [fit.to_dict() for fit in fits]
+    summary["torque_fits"] = [fit.to_dict() for fit, _ in fits]
     parts.append(html.heading("Measured against model torque"))
-    for fit in fits:
-        parts.append(html.heading(f"{fit.segment} data ({', '.join(fit.validation.sources)})", 3))
-        parts.append(_metrics_table(fit))
+    for fit, file_name in fits:
+        parts.append(html.heading(f"{fit.segment} data ({', '.join(dict.fromkeys(fit.validation.sources))})", 3))
+        parts += _metrics_tables(fit)
         parts += [html.paragraph(f"warning: {text}", note=True) for text in fit.validation.warnings]
-        figure(figures.torque_fit_figure, f"torque_{fit.segment.replace('-', '_')}.png", fit,
+        figure(figures.torque_fit_figure, file_name, fit,
                caption=f"measured and model torque per joint on the {fit.segment} data, residuals on the right")
 
     rows, classes, poor = _parameter_rows(model)

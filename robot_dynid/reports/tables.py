@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from robot_dynid.estimation.covariance import describe
+from robot_dynid.estimation.validation import RAW_LABEL
 from robot_dynid.recordings.conditioning import conditioning_from_provenance
 from robot_dynid.recordings.recording import describe_dropped, dropped_from_dict
 
@@ -150,11 +151,12 @@ def model_summary(model) -> dict:
 
 def format_stamp_quality(reports) -> str:
     """The timing of each recording's stamps (:class:`~robot_dynid.recordings.stamp_quality.StampQuality`, None
-    skipped): a ``stamps:`` line each, then its ``warning:`` lines."""
+    skipped): a ``stamps:`` line each, then its ``warning:`` lines; a line said before is not repeated."""
     lines = []
     for report in reports:
         if report is not None:
-            lines += [f"stamps of {report.describe()}"] + [f"warning: {text}" for text in report.warnings()]
+            said = [f"stamps of {report.describe()}"] + [f"warning: {text}" for text in report.warnings()]
+            lines += [line for line in said if line not in lines]    # a file read as data and as held-out data
     return "\n".join(lines)
 
 
@@ -164,14 +166,21 @@ def stamp_quality_summary(reports) -> list[dict]:
 
 
 def format_validation(validation, effort_unit: str = "N m") -> str:
-    """Text table of a :class:`~robot_dynid.estimation.validation.ModelValidation`, with its
-    warnings; ``effort_unit`` heads the RMS column (:attr:`RobotDescription.effort_unit`)."""
+    """Text table of a :class:`~robot_dynid.estimation.validation.ModelValidation`: what it was computed on (the
+    conditioning, the torques scored against), with a low-pass a second table against the raw measured torques,
+    and its warnings; ``effort_unit`` heads the RMS column (:attr:`RobotDescription.effort_unit`)."""
     report = validation.report
-    lines = [f"validation on {', '.join(validation.sources)} ({report.n_samples} samples):",
-             format_joint_metrics(report.joint_names, {
-                 f"RMS [{effort_unit}]": report.rms, "RSD [1]": report.rsd,
-                 f"rel. RMSD (|qd| >= {report.speed_threshold:g} rad/s)": report.relative_rmsd,
-                 "NRMS (RMS / 2 effort limit)": validation.nrms})]
+    lines = [f"validation on {', '.join(validation.sources)} ({report.n_samples} samples)"
+             + (f", conditioned {validation.conditioning}" if validation.conditioning else "") + ":",
+             f"against {validation.scored_against}:",
+             _validation_table(report, validation.nrms, effort_unit)]
+    if validation.mean_nrms is not None:
+        lines.append(f"mean NRMS over joints with an effort limit: {validation.mean_nrms:.4g}")
+    if validation.raw_report is not None:
+        lines += [f"against the {RAW_LABEL}:", _validation_table(validation.raw_report, validation.raw_nrms,
+                                                                 effort_unit)]
+        if validation.raw_mean_nrms is not None:
+            lines.append(f"mean NRMS over joints with an effort limit: {validation.raw_mean_nrms:.4g}")
     undefined = []
     if np.isnan(report.relative_rmsd).any():
         undefined.append(f"rel. RMSD, no sample of the joint at |qd| >= {report.speed_threshold:g} rad/s")
@@ -179,7 +188,12 @@ def format_validation(validation, effort_unit: str = "N m") -> str:
         undefined.append("NRMS, no effort limit for the joint in the robot file")
     if undefined:
         lines.append(f"-: undefined ({'; '.join(undefined)})")
-    if validation.mean_nrms is not None:
-        lines.append(f"mean NRMS over joints with an effort limit: {validation.mean_nrms:.4g}")
     lines += [f"warning: {text}" for text in validation.warnings]
     return "\n".join(lines)
+
+
+def _validation_table(report, nrms, effort_unit: str) -> str:
+    return format_joint_metrics(report.joint_names, {
+        f"RMS [{effort_unit}]": report.rms, "RSD [1]": report.rsd,
+        f"rel. RMSD (|qd| >= {report.speed_threshold:g} rad/s)": report.relative_rmsd,
+        "NRMS (RMS / 2 effort limit)": nrms})

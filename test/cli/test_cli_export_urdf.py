@@ -1,15 +1,11 @@
 """robot-dynid export-urdf: model files with standard parameters become URDFs pinocchio loads; bad
 input (a model of base parameters only, unreadable or foreign URDFs, a directory as output) is one
 error line and exit status 2."""
-import contextlib
-import io
-from types import SimpleNamespace
-
 import numpy as np
 import pinocchio as pin
 import pytest
 
-from robot_dynid.cli import main
+from cli_output import run
 from robot_dynid.experiment.simulation import plausible_parameters
 from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
@@ -18,16 +14,6 @@ from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.package_files import find_package_file
 from urdf_samples import UR5_URDF
-
-
-def run(*arguments):
-    stdout, stderr = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-        try:
-            code = main([str(argument) for argument in arguments])
-        except SystemExit as exit_:
-            code = exit_.code
-    return SimpleNamespace(returncode=code, stdout=stdout.getvalue(), stderr=stderr.getvalue())
 
 
 def write_model(path, robot_name, standard=True):

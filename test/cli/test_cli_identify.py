@@ -3,6 +3,9 @@
 Data come from the simulator with known standard parameters, so the identified base parameters
 have an independent expected value: the base projection of the true parameters.
 """
+import contextlib
+import dataclasses
+import io
 import json
 
 import numpy as np
@@ -21,6 +24,8 @@ from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.bag_io import JOINT_STATE_TYPE, BagWriter
 from robot_dynid.recordings.csv_io import read_csv, write_csv
 from robot_dynid.recordings.recording import Recording
+import torque_cases
+from torque_cases import write_description
 
 ROBOT = find_package_file("config", "robots", "ur5.yaml")
 NOISE = 0.3  # N m
@@ -570,3 +575,20 @@ def test_identify_takes_each_file_through_the_pipeline_steps_once_in_order(simul
     assert code == 0, capsys.readouterr().err
     assert steps == list(PIPELINE_STEPS) * 2
     assert entered == {module: 2 for module in ENTERED_ONCE}
+
+
+def test_each_warning_is_printed_once(tmp_path):
+    """The same file read twice (as data and as held-out data) logs its stale rows twice, and the poorly excited
+    parameters are logged and also printed with the model: each is printed once."""
+    robot = write_description(torque_cases.described(), tmp_path / "ur5_prior.yaml")
+    effects = dataclasses.replace(torque_cases.EFFECTS, repeat=0.05)
+    write_csv(tmp_path / "stale.csv", torque_cases.run(effects=effects, source="stale.csv").recording)
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        assert main(["identify", "--robot", str(robot), "--data", str(tmp_path / "stale.csv"), "--validate",
+                     str(tmp_path / "stale.csv"), "--out", str(tmp_path / "m.yaml")]) == 0
+    printed = stdout.getvalue() + stderr.getvalue()
+    assert printed.count("repeat the previous row's positions, velocities and torques") == 1, printed
+    assert printed.count("poorly excited base parameters") == 1, printed
+    lines = [line for line in printed.splitlines() if "warning" in line.lower()]
+    assert len(lines) == len(set(lines)), lines

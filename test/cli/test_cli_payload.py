@@ -4,20 +4,17 @@ excitation optimize --payload and protocol --payload.
 Recordings are a minute at 500 Hz of the UR5 URDF arm with a 2.8 kg tool at tool0, torques from pinocchio's
 RNEA on pinocchio's own URDF model (``rnea_reference.rnea_urdf_with_payload``) with 1 % noise, written as CSV.
 """
-import contextlib
 import csv
 import dataclasses
-import io
 import json
-from types import SimpleNamespace
 
 import numpy as np
 import pinocchio as pin
 import pytest
 import yaml
 
+from cli_output import run
 from rnea_reference import rnea_urdf_with_payload
-from robot_dynid.cli import main
 from robot_dynid.experiment.excitation import random_excitation
 from robot_dynid.experiment.protocol import load_plan
 from robot_dynid.experiment.simulation import plausible_parameters
@@ -34,16 +31,6 @@ from robot_dynid.recordings.recording import Recording
 ROBOT = find_package_file("config", "robots", "ur5_urdf.yaml")
 INERTIA = np.array([[0.01, 0.001, -0.002], [0.001, 0.012, 0.0005], [-0.002, 0.0005, 0.008]])   # kg m^2
 TOOL = ("tool0", 2.8, np.array([0.01, -0.02, 0.08]), INERTIA)
-
-
-def run(*arguments):
-    stdout, stderr = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-        try:
-            code = main([str(argument) for argument in arguments])
-        except SystemExit as exit_:
-            code = exit_.code
-    return SimpleNamespace(returncode=code, stdout=stdout.getvalue(), stderr=stderr.getvalue())
 
 
 def assert_one_line_error(result, command, *fragments):

@@ -8,8 +8,11 @@ from robot_dynid.cli import main
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.package_files import find_package_file
+from robot_dynid.recordings.csv_io import write_csv
 from robot_dynid.reports.html import referenced_files
 from simulated_test import simulate_test, write_test_bag
+import torque_cases
+from torque_cases import write_description
 
 ROBOT_FILE = find_package_file("config", "robots", "er3a.yaml")
 pytest.importorskip("matplotlib")
@@ -47,7 +50,7 @@ def test_report_writes_a_page_whose_references_exist_and_whose_figures_are_not_b
 
     summary = json.loads((out / "summary.json").read_text())
     assert summary["held_out_cycles"] == [2]          # the last cycle, held out automatically
-    assert [fit["segment"] for fit in summary["torque_fits"]] == ["identification", "held-out"]
+    assert [fit["segment"] for fit in summary["torque_fits"]] == ["identification", f"held-out {bag.name}"]
     model = DynamicModel.load(out / "model.yaml")
     assert summary["condition_number"] == pytest.approx(model.metrics["condition_number"])
     cycles = summary["cycles"]
@@ -90,3 +93,49 @@ def test_report_json_on_a_given_model_and_compare(bag, tmp_path, capsys):
     assert f"1 significant: {model.base.names[0]}" in printed
     page = (tmp_path / "c" / "index.html").read_text()
     assert all((tmp_path / "c" / target).is_file() for target in referenced_files(page))
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """torque_cases' UR5: its description, an unloaded run to identify from, another unloaded run and the loaded
+    run of the first one's motion to hold out."""
+    directory = tmp_path_factory.mktemp("report_runs")
+    files = {"robot": write_description(torque_cases.described(), directory / "ur5_prior.yaml")}
+    for name, loaded, seed in (("train", False, 2), ("other", False, 7), ("loaded", True, 2)):
+        files[name] = directory / f"{name}.csv"
+        write_csv(files[name], torque_cases.run(loaded, seed=seed, source=files[name].name).recording)
+    return files
+
+
+def test_each_held_out_file_has_its_own_table_and_figure(runs, tmp_path, capsys):
+    """A model of the unloaded arm held out on another unloaded run and on the loaded run: the loaded one's
+    poor fit is its own table and figure, with the numbers validate gives on that file alone, not averaged
+    into one held-out number with the good file."""
+    out = tmp_path / "report"
+    model = tmp_path / "model.yaml"
+    assert main(["identify", "--robot", str(runs["robot"]), "--data", str(runs["train"]), "--out", str(model)]) == 0
+    assert main(["report", "--robot", str(runs["robot"]), "--data", str(runs["train"]), "--model", str(model),
+                 "--validate", str(runs["other"]), "--validate", str(runs["loaded"]), "--out", str(out)]) == 0
+    capsys.readouterr()
+    summary = json.loads((out / "summary.json").read_text())
+    fits = summary["torque_fits"]
+    assert [fit["segment"] for fit in fits] == ["identification", "held-out other.csv", "held-out loaded.csv"]
+    for fit, name in zip(fits[1:], ("other", "loaded")):
+        assert main(["validate", "--model", str(model), "--data", str(runs[name]), "--json"]) == 0
+        alone = json.loads(capsys.readouterr().out)
+        for joint, metrics in alone["joints"].items():
+            assert fit["joints"][joint]["rsd"] == pytest.approx(metrics["rsd"], rel=1e-9), (name, joint)
+    # the payload's torque is what the unloaded model misses on the loaded run
+    shoulder = "shoulder_lift_joint"
+    assert fits[2]["joints"][shoulder]["rsd"] > 3.0 * fits[1]["joints"][shoulder]["rsd"]
+    page = (out / "index.html").read_text()
+    assert {"torque_held_out_1.png", "torque_held_out_2.png"} <= set(referenced_files(page))
+    assert "held-out other.csv data (" in page and "held-out loaded.csv data (" in page
+
+
+def test_report_takes_the_identification_options_identify_takes(runs, tmp_path):
+    out = tmp_path / "report"
+    assert main(["report", "--robot", str(runs["robot"]), "--data", str(runs["train"]), "--method", "wls",
+                 "--friction", "coulomb_viscous", "--no-holdout", "--out", str(out)]) == 0
+    model = DynamicModel.load(out / "model.yaml")
+    assert model.method == "wls" and model.friction.name == "coulomb_viscous"

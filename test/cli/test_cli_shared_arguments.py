@@ -5,7 +5,7 @@ import argparse
 
 import pytest
 
-from robot_dynid.cli import build_parser
+from robot_dynid.cli import build_parser, main
 from robot_dynid.estimation.identification_options import OPTIONS
 
 
@@ -79,3 +79,32 @@ def test_an_identification_option_is_the_same_argument_in_every_subcommand(name)
         assert OPTIONS[name].describe(choices=False, allowed=allowed).replace("%", "%%") in action.help, path
         left_out = set(OPTIONS[name].choices or ()) - set(action.choices or OPTIONS[name].choices or ())
         assert not any(f"{choice}: " in action.help for choice in left_out), (path, action.help)
+
+
+def test_report_takes_every_identification_option_identify_takes():
+    flags = {path: {action.option_strings[0] for action in sub._actions if action.option_strings}
+             for path, sub in subcommands(build_parser())}
+    options = {option.cli_flag for option in OPTIONS.values()}
+    assert options <= flags[("identify",)] and options <= flags[("report",)]
+
+
+def test_the_torque_check_can_be_turned_off_wherever_it_runs():
+    """Every command that checks recorded torques takes --no-torque-check (predict reads none: it has nothing
+    to check)."""
+    commands = {("identify",), ("validate",), ("report",), ("payload", "identify"), ("fleet",)}
+    assert set(actions_of("--no-torque-check")) == commands
+
+
+@pytest.mark.parametrize("arguments, command", [
+    (["identify", "--robot", "r.yaml", "--data", "d.csv", "--out", "m.yaml", "--no-such-option"], "identify"),
+    (["payload", "identify", "--model", "m.yaml", "--data", "d.csv", "--out", "p.yaml", "--bogus", "1"],
+     "payload identify"),
+    (["validate", "--model", "m.yaml", "--data", "d.csv", "--method", "ols"], "validate"),
+])
+def test_an_argument_a_subcommand_does_not_know_is_its_error_pointing_to_its_help(arguments, command, capsys):
+    with pytest.raises(SystemExit) as exit_code:
+        main(arguments)
+    assert exit_code.value.code == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"robot-dynid {command}: error: unrecognized arguments: ")
+    assert error.endswith(f" (see robot-dynid {command} --help)\n") and error.count("\n") == 1

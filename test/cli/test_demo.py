@@ -82,8 +82,8 @@ def test_ros_demo_runs_the_graph_in_process_and_reports_the_services_torques(tmp
     ("sim_robot:\n  ros__parameters: {noise: 1.0}\n", r"sim_robot has no parameter 'noise'"),
     ("sim_robot:\n  ros__parameters: {noise_std: abc}\n",
      r"sim_robot: .*'noise_std' to 'abc' of type 'STRING', expecting type 'DOUBLE'"),
-    ("sim_robot:\n  ros__parameters: {noise_std: 1}\n",
-     r"sim_robot: .*'noise_std'.*'INTEGER', expecting type 'DOUBLE'"),
+    ("sim_robot:\n  ros__parameters: {noise_std: [1.0]}\n",     # (an integer is taken for a double, as 1.0)
+     r"sim_robot: .*'noise_std'.*'DOUBLE_ARRAY', expecting type 'DOUBLE'"),
 ])
 def test_ros_demo_names_what_is_wrong_in_a_parameter_file(tmp_path, capsys, content, message):
     pytest.importorskip("rclpy")

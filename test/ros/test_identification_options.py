@@ -30,7 +30,7 @@ EXPECTED = {
     "method": ("--method", None, None, True),
     "forgetting": ("--forgetting", "1", (0.0, 1.0, False), True),
     "lowpass": ("--lowpass", "Hz", (0.0, None, True), False),
-    "check_torque_scale": ("--no-torque-check", None, None, False),
+    "check_torque_scale": ("--no-torque-check", None, None, True),
     "file_offsets": ("--file-offsets", None, None, False),
     "consistent": ("--consistent", None, None, True),
     "bounds_file": ("--bounds", None, None, True),

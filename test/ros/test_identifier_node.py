@@ -8,6 +8,7 @@ torques on a different trajectory. Expected prediction error: the parameter erro
 leaves room for the Savitzky-Golay accelerations.
 """
 import math
+import re
 import time
 
 import numpy as np
@@ -26,6 +27,8 @@ from robot_dynid.model.regressor import Regressor
 from robot_dynid.msg import ExperimentStage, IdentificationStatus, IdentifiedModel
 from robot_dynid.nodes.node_runtime import MODEL_QOS
 from ros_graph import start_node, stop_node
+import torque_cases
+from torque_cases import write_description
 
 RATE = 200.0  # Hz
 TOLERANCE = 0.1  # N m, RMS per joint on held-out motion
@@ -339,3 +342,39 @@ def test_with_use_sim_time_joint_states_before_the_first_clock_message_wait_for_
     finally:
         stopped = stop_node(process)
     assert stopped == 0, log.read_text()
+
+
+def test_the_torque_check_parameter_refuses_currents_or_lets_them_through(tmp_path, graph):
+    """Two identifiers of a UR5 whose description carries inertial data (torque_cases): one with the check (the
+    default), one with ``check_torque_scale:=false``. A stage of motor currents [A] recorded as efforts: the first
+    says why in IdentificationStatus (STATE_ERROR, the check's wording), the second identifies a model from it."""
+    robot_file = write_description(torque_cases.described(), tmp_path / "ur5_prior.yaml")
+    checked = start_identifier("identifier_checked", "checked", tmp_path / "checked.log", "-p",
+                               f"robot_file:={robot_file}")
+    unchecked = start_identifier("identifier_unchecked", "unchecked", tmp_path / "unchecked.log", "-p",
+                                 f"robot_file:={robot_file}", "-p", "check_torque_scale:=false")
+    try:
+        topics = {prefix: identifier_topics(graph, prefix) for prefix in ("checked", "unchecked")}
+        currents = torque_cases.run(currents=True).recording
+        names, stamps = list(currents.joint_names), 5000.0 + currents.time
+        for states, stages, _, _ in topics.values():
+            stages.publish(stage_marker(start=True, seconds=stamps[0] - 0.001))
+        t0 = time.monotonic()
+        for k in range(currents.n_samples):
+            message = joint_state(names, stamps[k], currents.q[k], currents.qd[k], currents.tau[k])
+            for states, _, _, _ in topics.values():
+                states.publish(message)
+            pace(graph, t0, k)
+        for states, stages, _, _ in topics.values():
+            stages.publish(stage_marker(start=False, seconds=stamps[-1] + 0.001))
+        statuses = topics["checked"][3]
+        graph.spin_until(lambda: statuses[-1].state == IdentificationStatus.STATE_ERROR, timeout=30.0,
+                         what="the checked identifier refusing the currents")
+        assert re.search(r"identification failed: stage excitation of the stream: joint (shoulder_lift|elbow)_joint: "
+                         r"the recorded torques are 0\.0\d+ times .* motor currents \[A\] passed as torques",
+                         statuses[-1].message), statuses[-1].message
+        graph.spin_until(lambda: topics["unchecked"][2], timeout=30.0, what="the unchecked identifier's model")
+        assert topics["checked"][2] == []
+    finally:
+        stopped = [stop_node(process) for process in (checked, unchecked)]
+    assert stopped == [0, 0], (tmp_path / "checked.log").read_text() + (tmp_path / "unchecked.log").read_text()

@@ -1,9 +1,10 @@
-"""Streaming identification: accuracy against the simulator's truth, bounded buffer, acceptance rule."""
+"""Streaming identification: accuracy against the simulator's truth, bounded buffer, acceptance rule, the torque
+check at each stage's end (currents refused, a loaded payload stage accepted), stale samples dropped."""
 import numpy as np
 import pytest
 
 from robot_dynid.errors import DataError, DynIdError
-from robot_dynid.estimation.identification import IdentificationSettings
+from robot_dynid.estimation.identification import IdentificationSettings, identify
 from robot_dynid.estimation.streaming import StreamingIdentifier, StreamingSettings
 from robot_dynid.estimation.validation import validate_model
 from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
@@ -12,10 +13,12 @@ from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
 from robot_dynid.recordings.conditioning import Conditioning, conditioning_from_provenance
+from robot_dynid.recordings.data_checks import STALE_ROW
 from robot_dynid.recordings.pipeline import condition
 from robot_dynid.recordings.recording import Recording
 from robot_dynid.recordings.stages import (StageMarker, StampOrder, join_sub_stages, label_samples,
                                            stage_intervals)
+import torque_cases
 
 FRICTION = friction_model("coulomb_viscous")
 RATE = 200.0  # Hz
@@ -445,3 +448,62 @@ def test_a_longer_derivative_window_removes_the_acceleration_noise_of_quantised_
     held_out = recording.take(np.arange(len(t) - round(0.2 * len(t)), len(t)))
     validation = validate_model(model, [held_out])
     assert np.sqrt(np.mean(validation.report.rms**2)) == pytest.approx(outcomes[0.1].holdout_rms, rel=1e-6)
+
+
+# ------------------------------------------------------------------------------------------------ torque check
+def stream_run(session, recording, kind="excitation"):
+    """``recording``'s samples through ``session`` as one stage of ``kind``; the stage's outcome."""
+    session.start_stage(kind)
+    for k in range(recording.n_samples):
+        session.add_sample(recording.time[k], recording.q[k], recording.qd[k], recording.tau[k])
+    return session.end_stage(kind)
+
+
+@pytest.mark.parametrize("check", [True, False])
+def test_a_stage_of_currents_is_refused_by_the_torque_check_unless_it_is_off(check):
+    """The same check and wording as identify's, on the stage's slow samples (folded chunks included: a
+    2000-sample buffer for 6001 samples)."""
+    robot = torque_cases.described()
+    settings = StreamingSettings(IdentificationSettings(friction=FRICTION, check_torque_scale=check),
+                                 max_samples=2000)
+    assert stream_run(StreamingIdentifier(robot, settings), torque_cases.run().recording).accepted
+    currents = torque_cases.run(currents=True).recording
+    if not check:
+        assert stream_run(StreamingIdentifier(robot, settings), currents).accepted
+        return
+    with pytest.raises(DataError, match=r"^stage excitation of the stream: joint (shoulder_lift|elbow)_joint: the "
+                                        r"recorded torques are 0\.0\d+ times .* motor currents \[A\] passed as "
+                                        r"torques .*check_torque_scale"):
+        stream_run(StreamingIdentifier(robot, settings), currents)
+
+
+def test_a_payload_stage_of_a_loaded_run_is_not_refused_but_one_of_currents_is():
+    """The arm identified unloaded; the loaded run of the same motion in a payload stage is checked against
+    what a payload being identified could add (a 5 kg rated UR5: up to 10 kg), so it passes and gives the
+    payload; the same run as currents is refused."""
+    robot = torque_cases.described()
+    arm = identify(condition(torque_cases.run().recording, Conditioning(zero_velocity_at_rest=False)), robot,
+                   IdentificationSettings(friction=FRICTION))
+    settings = StreamingSettings(IdentificationSettings(friction=FRICTION), stages=("payload",), max_samples=2000,
+                                 max_holdout_rsd=1.0)
+    outcome = stream_run(StreamingIdentifier(robot, settings, arm_model=arm), torque_cases.run(loaded=True).recording,
+                         "payload")
+    assert outcome.model.payload is not None
+    assert outcome.model.payload.mass == pytest.approx(torque_cases.PAYLOAD[0], rel=0.1)
+    with pytest.raises(DataError, match=r"for the arm alone, with a payload being identified \(up to 10 kg.* "
+                                        r"motor currents"):
+        stream_run(StreamingIdentifier(robot, settings, arm_model=arm), torque_cases.run(loaded=True, currents=True)
+                   .recording, "payload")
+
+
+def test_a_stale_sample_is_dropped_and_counted(setup):
+    robot, simulator, _, _ = setup
+    session = StreamingIdentifier(robot, StreamingSettings(IdentificationSettings(friction=FRICTION)))
+    t, q, qd, _, tau = stage_samples(robot, simulator, seed=1)
+    session.start_stage("excitation")
+    for k in range(len(t)):
+        session.add_sample(t[k], q[k], qd[k], tau[k])
+        if k == 500:        # the logger reads the state again before the driver updated it
+            assert not session.add_sample(t[k] + 0.5 / RATE, q[k], qd[k], tau[k])
+    assert session.dropped.counts[STALE_ROW].count == 1
+    assert session.end_stage("excitation").accepted

@@ -27,16 +27,25 @@ def test_rows_are_read_with_paths_relative_to_the_manifest_and_times_in_utc(tmp_
     assert second.data == "/abs/b.csv" and second.robot == str(tmp_path / "robots" / "r.yaml")
     assert second.key[1] == "2026-03-09T00:00:00Z" and second.stage is None
     assert third.key == ("cell_2", "2026-03-09T06:00:00Z")
+    assert first.torque_check and second.torque_check and third.torque_check       # no column: checked
+
+
+def test_the_torque_check_column_turns_the_check_off_for_its_row(tmp_path):
+    manifest = write(tmp_path / "fleet.csv", "robot_id,recorded_at,data,torque_check\n"
+                                             "a,2026-03-02,a.csv,false\n"
+                                             "a,2026-03-09,b.csv,\n"
+                                             "a,2026-03-16,c.csv,True\n")
+    assert [entry.torque_check for entry in read_manifest(manifest)] == [False, True, True]
 
 
 @pytest.mark.parametrize("text, message", [
     ("", r"the manifest is empty; its first line names the columns robot_id, recorded_at, data"),
     ("robot_id,recorded,data\n",
      r" lists unknown column\(s\) \['recorded'\]; a fleet manifest has \['robot_id', 'recorded_at', 'data', 'robot', "
-     r"'stage'\]$"),
+     r"'stage', 'torque_check'\]$"),
     ("robot_id,data,data\n",
      r" lists column\(s\) \['data'\] more than once; a fleet manifest has \['robot_id', 'recorded_at', 'data', "
-     r"'robot', 'stage'\]$"),
+     r"'robot', 'stage', 'torque_check'\]$"),
     ("robot_id,data\n",
      r" is missing column\(s\) \['recorded_at'\]; a fleet manifest needs \['robot_id', 'recorded_at', 'data'\]$"),
     ("robot_id,recorded_at,data\n", r"lists no recording"),
@@ -44,6 +53,8 @@ def test_rows_are_read_with_paths_relative_to_the_manifest_and_times_in_utc(tmp_
     ("robot_id,recorded_at,data\nr 1,2026-03-01,a.csv\n", r"line 2: robot_id 'r 1' must be 1 to 64 letters"),
     ("robot_id,recorded_at,data\nr1,2026-03-01,\n", r"line 2: the data field is empty"),
     ("robot_id,recorded_at,data,stage\nr1,2026-03-01,a.csv,warm\n", r"line 2: stage 'warm' is not a stage kind"),
+    ("robot_id,recorded_at,data,torque_check\nr1,2026-03-01,a.csv,off\n",
+     r"line 2: torque_check 'off' is not true or false$"),
     ("robot_id,recorded_at,data\nr1,2026-03-01,a.csv,x\n", r"line 2: 4 fields, the header has 3"),
     ("robot_id,recorded_at,data\nr1,2026-03-01T01:00:00+01:00,a.csv\nr1,2026-03-01,b.csv\n",
      r"line 3: robot r1 recorded at 2026-03-01T00:00:00Z is listed on line 2 too"),

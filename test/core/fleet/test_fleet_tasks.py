@@ -1,16 +1,25 @@
 """A worker's identification of one recording: a model when the data are good, otherwise a failed outcome
 whose reason names the cause (never an exception): the quality gate, data that leave parameters
-unidentifiable."""
+unidentifiable, torques refused by the torque check on the samples identify would be given."""
 import dataclasses
+import re
 
 import numpy as np
 import pytest
 
+from real_world import excitation, with_rests
+from robot_dynid.errors import DataError
+from robot_dynid.estimation.identification import identify
+from robot_dynid.estimation.torque_scale import slow_samples
 from robot_dynid.fleet.tasks import identify_entry, TaskOptions
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.robot_loader import load_robot
+from robot_dynid.recordings.conditioning import Conditioning
 from robot_dynid.recordings.csv_io import write_csv
+from robot_dynid.recordings.pipeline import run
 from simulated_fleet import arm_recording, COULOMB, ROBOT
+import torque_cases
+from torque_cases import write_description
 
 
 @pytest.fixture(scope="module")
@@ -63,3 +72,40 @@ def test_a_recordings_validation_stage_comes_back_as_its_motion(recording, tmp_p
     write_csv(tmp_path / "b.csv", recording)
     assert identify_entry(str(tmp_path / "b.csv"), str(ROBOT), None, TaskOptions(report=False)).validation_motion \
         is None
+
+
+# ------------------------------------------------------------------------------------------------ torque check
+@pytest.fixture(scope="module")
+def described(tmp_path_factory):
+    """The UR5 with inertial data 5 % heavy (torque_cases), as a file."""
+    return write_description(torque_cases.described(), tmp_path_factory.mktemp("robot") / "ur5_prior.yaml")
+
+
+def test_a_good_unloaded_run_resting_where_gravity_vanishes_is_identified(tmp_path):
+    """The false "motor currents passed as torques" fleet raised on a run identify accepts: its only slow samples
+    are a rest where the shoulder's gravity torque nearly vanishes (torque_cases.zero_gravity_rest)."""
+    robot, _, motion = torque_cases.zero_gravity_rest()
+    description = write_description(robot, tmp_path / "ur5_cad.yaml")
+    write_csv(tmp_path / "run.csv", torque_cases.run(motion=motion).recording)
+    outcome = identify_entry(str(tmp_path / "run.csv"), str(description), None, TaskOptions(report=False))
+    assert outcome.status == "identified", outcome.reason
+
+
+def test_torques_are_checked_on_the_selection_identify_gets_before_the_hold_out_is_split_off(described, tmp_path):
+    """Currents whose only slow samples lie in the last 20 % of the run (the fleet's hold-out): identify refuses
+    them on the selection, and so does the fleet, whose check once saw only the part left for the fit."""
+    motion = with_rests(excitation(torque_cases.ROBOT, seed=3), [(52.0, 1.0, 3.0)])
+    write_csv(tmp_path / "currents.csv", torque_cases.run(currents=True, motion=motion).recording)
+    robot = load_robot(described)
+    selection = run(tmp_path / "currents.csv", robot, Conditioning(zero_velocity_at_rest=False)).selection.recording
+    assert np.all(selection.time[slow_samples(selection, robot)] > 0.8 * selection.time[-1])
+    with pytest.raises(DataError, match="motor currents"):
+        identify(selection, robot)
+    outcome = identify_entry(str(tmp_path / "currents.csv"), str(described), None, TaskOptions(report=False))
+    assert outcome.status == "failed" and outcome.cacheable
+    assert re.search(r"currents\.csv: joint (shoulder_lift|elbow)_joint: the recorded torques are 0\.0\d+ times .* "
+                     r"motor currents \[A\] passed as torques", outcome.reason), outcome.reason
+    # a row whose torque_check is false: identified (its model is off by the torque constants, as asked)
+    unchecked = TaskOptions(report=False).for_entry(torque_check=False)
+    assert identify_entry(str(tmp_path / "currents.csv"), str(described), None, unchecked).status == "identified"
+    assert unchecked.settings_key(robot, None) != TaskOptions(report=False).settings_key(robot, None)
