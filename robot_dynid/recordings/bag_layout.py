@@ -3,7 +3,9 @@
 The hand-written CDR decoding of JointState (:class:`JointStateDecoder`) stays because it is the
 cheapest way the recorder can check each message at 1 kHz: with the names remembered between
 messages it costs a fraction of rclpy's ``deserialize_message`` and rosbags' ``deserialize_cdr``
-(BENCHMARKS.md, recorder).
+(BENCHMARKS.md, recorder). Reading a bag, the JointStates of a driver with a fixed joint set all have
+one layout (:class:`JointStateLayout`: the same frame_id, names and field lengths at the same bytes), so
+thousands of them are decoded by a few array operations on their bytes (BENCHMARKS.md, files).
 
 Bag layout
 ----------
@@ -35,6 +37,7 @@ transmission, the currents of ``/motor_currents`` are named by motor too.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import struct
 from datetime import datetime
@@ -43,11 +46,16 @@ from pathlib import Path
 import numpy as np
 
 from robot_dynid.errors import DataError
-from robot_dynid.recordings.bag_io import (DEFAULT_HYDRAULIC_TOPIC, DEFAULT_JOINT_STATES_TOPIC,
-                                           DEFAULT_MOTOR_STATES_TOPIC, DEFAULT_STAGE_TOPIC, EXPERIMENT_STAGE_TYPE,
-                                           HYDRAULIC_STATE_TYPE, JOINT_STATE_TYPE)
 
 logger = logging.getLogger(__name__)
+
+JOINT_STATE_TYPE = "sensor_msgs/msg/JointState"
+EXPERIMENT_STAGE_TYPE = "robot_dynid/msg/ExperimentStage"
+HYDRAULIC_STATE_TYPE = "robot_dynid/msg/HydraulicCylinderState"
+DEFAULT_HYDRAULIC_TOPIC = "/hydraulic_cylinder_states"
+DEFAULT_JOINT_STATES_TOPIC = "/joint_states"
+DEFAULT_STAGE_TOPIC = "/experiment_stage"
+DEFAULT_MOTOR_STATES_TOPIC = "/motor_states"
 
 BAG_TOPICS = {
     "joint_states": (DEFAULT_JOINT_STATES_TOPIC, JOINT_STATE_TYPE),
@@ -84,6 +92,10 @@ def default_bag_path(output_directory, now: datetime) -> Path:
         suffix += 1
         path = base.with_name(f"{base.name}_{suffix}")
     return path
+
+
+JOINT_STATE_FIELDS = ("position", "velocity", "effort")
+"""The float64 sequences of a JointState, in the order of their bytes."""
 
 
 def _cdr_string(data: bytes, offset: int, order: str) -> tuple[str, int]:
@@ -156,6 +168,116 @@ class JointStateDecoder:
             name, offset = _cdr_string(data, offset, order)
             names.append(name)
         return tuple(names), offset
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class JointStateLayout:
+    """Where the values lie in CDR JointStates that share one message's byte order, frame_id, names and field
+    lengths (a driver with a fixed joint set sends such messages); made by :func:`joint_state_layout`.
+
+    Attributes
+    ----------
+    size : int
+        Bytes of such a message.
+    order : str
+        ``"<"`` or ``">"``.
+    names : tuple of str
+        The joint names.
+    counts : tuple of int
+        Values of position, velocity and effort (:data:`JOINT_STATE_FIELDS`): len(names) or 0.
+    offsets : tuple of int
+        Byte offset of each field's first value (8-byte aligned relative to the CDR payload).
+    spans : tuple of (int, int)
+        Byte ranges ``[start, end)`` that identify the layout: the encapsulation's byte order, frame_id, the
+        name sequence, the three lengths (the alignment padding between them, which writers need not zero, left
+        out).
+    reference : ndarray of uint8, shape (size,)
+        The message the layout was taken from.
+    """
+
+    size: int
+    order: str
+    names: tuple[str, ...]
+    counts: tuple[int, int, int]
+    offsets: tuple[int, int, int]
+    spans: tuple[tuple[int, int], ...]
+    reference: np.ndarray
+
+    def matches(self, rows: np.ndarray) -> np.ndarray:
+        """Which messages ``rows`` (m, size) [bytes; views with strides (step, 1) too] have this layout, (m,) bool."""
+        match = np.ones(rows.shape[0], dtype=bool)
+        for start, end in self.spans:
+            words = (end - start) // 8
+            if words:
+                middle = start + 8 * words
+                match &= (rows[:, start:middle].view("<u8") == self.reference[start:middle].view("<u8")).all(axis=1)
+                start = middle
+            if end > start:
+                match &= (rows[:, start:end] == self.reference[start:end]).all(axis=1)
+        return match
+
+    def stamps(self, rows: np.ndarray) -> np.ndarray:
+        """Header stamps (m,) [ns] of messages ``rows`` (m, size) of this layout."""
+        seconds = rows[:, _CDR_ENCAPSULATION_SIZE:_CDR_ENCAPSULATION_SIZE + 4].view(self.order + "i4")
+        nanoseconds = rows[:, _CDR_ENCAPSULATION_SIZE + 4:_CDR_ENCAPSULATION_SIZE + 8].view(self.order + "u4")
+        return (seconds.astype(np.int64) * _NS_PER_S + nanoseconds.astype(np.int64)).reshape(-1)
+
+    def values(self, rows: np.ndarray, field: str) -> np.ndarray:
+        """``field``'s values (m, count) of messages ``rows`` (m, size) of this layout, as float64 (a copy)."""
+        index = JOINT_STATE_FIELDS.index(field)
+        start, count = self.offsets[index], self.counts[index]
+        if not count:
+            return np.empty((rows.shape[0], 0))
+        return rows[:, start:start + 8 * count].view(self.order + "f8").astype(np.float64)
+
+
+def joint_state_layout(data: bytes) -> JointStateLayout:
+    """The :class:`JointStateLayout` of CDR JointState ``data`` (as :class:`JointStateDecoder` reads it).
+
+    Raises
+    ------
+    DataError
+        ``data`` is not a complete CDR JointState.
+    """
+    if len(data) < _CDR_ENCAPSULATION_SIZE + 16 or data[0] != 0 or data[1] not in _CDR_BYTE_ORDER:
+        raise DataError(f"joint state of {len(data)} bytes does not start with a CDR encapsulation header")
+    order = _CDR_BYTE_ORDER[data[1]]
+    spans = [(0, 2)]
+    try:
+        offset = 8
+        _, end = _cdr_string(data, offset, order)
+        spans.append((_CDR_ENCAPSULATION_SIZE + offset, _CDR_ENCAPSULATION_SIZE + end))
+        count, offset = _cdr_count(data, end, order)
+        spans.append((_CDR_ENCAPSULATION_SIZE + offset - 4, _CDR_ENCAPSULATION_SIZE + offset))
+        names = []
+        for _ in range(count):
+            name, end = _cdr_string(data, offset, order)
+            spans.append((_CDR_ENCAPSULATION_SIZE + offset + -offset % 4, _CDR_ENCAPSULATION_SIZE + end))
+            names.append(name)
+            offset = end
+        counts, offsets = [], []
+        for _ in JOINT_STATE_FIELDS:
+            count, offset = _cdr_count(data, offset, order)
+            spans.append((_CDR_ENCAPSULATION_SIZE + offset - 4, _CDR_ENCAPSULATION_SIZE + offset))
+            if count:
+                offset += -offset % 8
+            start = _CDR_ENCAPSULATION_SIZE + offset
+            if start + 8 * count > len(data):
+                raise DataError(f"joint state float64 sequence of {count} values at byte {start} runs past the "
+                                f"{len(data)}-byte message")
+            counts.append(count)
+            offsets.append(start)
+            offset += 8 * count
+    except (struct.error, UnicodeDecodeError) as error:
+        raise DataError(f"joint state of {len(data)} bytes is not valid CDR: {error}") from error
+    merged = [spans[0]]
+    for start, end in spans[1:]:
+        if start == merged[-1][1]:
+            merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((start, end))
+    return JointStateLayout(len(data), order, tuple(names), tuple(counts), tuple(offsets), tuple(merged),
+                            np.frombuffer(bytes(data), np.uint8))
 
 
 def joint_state_fields(data: bytes):

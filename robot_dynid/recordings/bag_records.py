@@ -203,14 +203,13 @@ class RecordBlock:
 
     def rows(self, index: np.ndarray, size: int) -> list[tuple[np.ndarray, np.ndarray]]:
         """The bytes of messages ``index`` (all ``size`` bytes long) as rows: ``(positions, rows (m, size))``
-        pieces covering ``index`` in order; each piece is a view of the buffer where the messages lie at equal
-        steps (one message per record of a topic at a fixed rate), else a copy."""
+        pieces covering ``index``; each piece a view of the buffer where the messages lie at equal steps (a
+        topic's messages between which other records repeat alike), else a copy."""
+        index = index[np.argsort(self.start[index], kind="stable")]
         starts = self.start[index]
         if starts.size == 0:
             return []
         steps = np.diff(starts)
-        if steps.size and (steps < size).any():     # overlapping rows: not messages of one length apart
-            raise DataError("message records overlap")
         breaks = np.flatnonzero(steps != (np.median(steps) if steps.size else size)) + 1
         pieces, scattered = [], []
         for run in np.split(np.arange(starts.size), breaks):
@@ -372,7 +371,7 @@ def _indexed_messages(region: bytes, chunk: McapChunk, channel_ids: set[int], re
         if opcode != MESSAGE_INDEX or fields.number(U16) != channel_id or fields.end > len(region):
             return None
         size = fields.number(U32)
-        pairs = np.frombuffer(region, "<u8", count=size // 16, offset=fields.take(size)).reshape(-1, 2)
+        pairs = np.frombuffer(region, "<u8", count=2 * (size // 16), offset=fields.take(size)).reshape(-1, 2)
         found.append(pairs[:, 1].astype(np.int64))
     if not chunk.index_offsets:
         return None
