@@ -204,16 +204,20 @@ class JointStateLayout:
     reference: np.ndarray
 
     def matches(self, rows: np.ndarray) -> np.ndarray:
-        """Which messages ``rows`` (m, size) [bytes; views with strides (step, 1) too] have this layout, (m,) bool."""
-        match = np.ones(rows.shape[0], dtype=bool)
-        for start, end in self.spans:
-            words = (end - start) // 8
-            if words:
-                middle = start + 8 * words
-                match &= (rows[:, start:middle].view("<u8") == self.reference[start:middle].view("<u8")).all(axis=1)
-                start = middle
-            if end > start:
-                match &= (rows[:, start:end] == self.reference[start:end]).all(axis=1)
+        """Which messages ``rows`` (m, size) [bytes; views with strides (step, 1) too] have this layout, (m,) bool.
+
+        The bytes from frame_id to the position length are compared at once, padding included (writers zero
+        it); the messages that differ there are compared span by span (:attr:`spans`)."""
+        head = (self.spans[1][0], max(end for _, end in self.spans if end <= self.offsets[0]))
+        tail = [span for span in self.spans[1:] if span[0] >= head[1]]
+        match = _equal(rows, self.reference, *self.spans[0])
+        for start, end in tail:
+            match &= _equal(rows, self.reference, start, end)
+        loose = match & ~_equal(rows, self.reference, *head)
+        if loose.any():
+            inner = [span for span in self.spans[1:] if span[1] <= head[1]]
+            subset = rows[loose]
+            match[loose] = np.logical_and.reduce([_equal(subset, self.reference, *span) for span in inner])
         return match
 
     def stamps(self, rows: np.ndarray) -> np.ndarray:
@@ -229,6 +233,17 @@ class JointStateLayout:
         if not count:
             return np.empty((rows.shape[0], 0))
         return rows[:, start:start + 8 * count].view(self.order + "f8").astype(np.float64)
+
+
+def _equal(rows: np.ndarray, reference: np.ndarray, start: int, end: int) -> np.ndarray:
+    """Which rows (m, size) hold ``reference[start:end]`` at ``[start, end)``: 8 bytes at a time, then the rest."""
+    middle = start + 8 * ((end - start) // 8)
+    equal = np.ones(rows.shape[0], dtype=bool)
+    if middle > start:
+        equal &= (rows[:, start:middle].view("<u8") == reference[start:middle].view("<u8")).all(axis=1)
+    if end > middle:
+        equal &= (rows[:, middle:end] == reference[middle:end]).all(axis=1)
+    return equal
 
 
 def joint_state_layout(data: bytes) -> JointStateLayout:

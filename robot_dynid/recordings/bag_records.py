@@ -328,15 +328,17 @@ def _chunk_index(buffer, body: int, body_end: int) -> McapChunk:
     return McapChunk(offset, length, index_offsets, fields.number(U64), start_ns, end_ns)
 
 
-def mcap_blocks(handle, summary: McapSummary, channel_ids: set[int]) -> Iterator[RecordBlock]:
-    """:class:`RecordBlock` of each chunk of the whole MCAP file open as ``handle`` holding messages of
-    ``channel_ids``, in file order, each chunk's messages in file order (:meth:`McapSummary` gives the chunks).
+def mcap_blocks(handle, summary: McapSummary, channel_ids: set[int], size: int) -> Iterator[RecordBlock]:
+    """:class:`RecordBlock` of the messages of ``channel_ids`` in the whole MCAP file open as ``handle``
+    (:func:`read_mcap_summary` gives its chunks), in file order: whole chunks, as many together as make about
+    ``size`` messages.
 
     Raises
     ------
     DataError
-        A chunk is malformed, fails its CRC, or its message index points at no message of its channel.
+        A chunk is malformed, fails its CRC, or its message index points at no message.
     """
+    pending: list[RecordBlock] = []
     for chunk in summary.chunks:
         if chunk.index_offsets and not channel_ids & chunk.index_offsets.keys():
             continue
@@ -353,8 +355,24 @@ def mcap_blocks(handle, summary: McapSummary, channel_ids: set[int]) -> Iterator
         except (ValueError, struct.error, RecordStop) as error:
             raise DataError(f"MCAP chunk at byte {chunk.offset} of {getattr(handle, 'name', 'the file')}: "
                             f"{error}") from None
-        if len(block):
-            yield block
+        pending.append(block)
+        if sum(map(len, pending)) >= size:
+            yield joined(pending)
+            pending = []
+    if pending:
+        yield joined(pending)
+
+
+def joined(blocks: list[RecordBlock]) -> RecordBlock:
+    """One :class:`RecordBlock` of the messages of ``blocks``, in order (their buffers copied into one)."""
+    if len(blocks) == 1:
+        return blocks[0]
+    shifts = np.cumsum([0] + [block.buffer.size for block in blocks[:-1]])
+    return RecordBlock(*(np.concatenate([getattr(block, name) for block in blocks]) for name in ("channel",
+                                                                                                 "receive_ns")),
+                       np.concatenate([block.buffer for block in blocks]),
+                       np.concatenate([block.start + shift for block, shift in zip(blocks, shifts)]),
+                       np.concatenate([block.length for block in blocks]))
 
 
 def _indexed_messages(region: bytes, chunk: McapChunk, channel_ids: set[int], records: np.ndarray):
