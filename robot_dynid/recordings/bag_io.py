@@ -147,7 +147,7 @@ class _BagContents:
     def count(self, topic: str) -> int:
         return self.topics[topic].msgcount
 
-    def record_blocks(self, topics: Sequence[str], bulk: bool):
+    def record_blocks(self, topics: Sequence[str], bulk: bool, size: int):
         """``(blocks, sort)``: the messages of ``topics`` as
         :class:`~robot_dynid.recordings.bag_records.RecordBlock` (``channel``: the index of the message's topic in
         ``topics``) in the order rosbags' reader gives them, each block in that order once sorted by receive time
@@ -164,7 +164,7 @@ class _BagContents:
                 plugin, files = storage
                 opened = (self._mcap_files if plugin == "mcap" else self._sqlite_files)(files, index)
                 if not isinstance(opened, str):
-                    return self._file_blocks(plugin, opened), plugin == "mcap"
+                    return self._file_blocks(plugin, opened, size), plugin == "mcap"
                 storage = opened
             logger.info("bag %s: read message by message through rosbags' reader: %s", self.path, storage)
         connections = [connection for topic in topics for connection in self.topics[topic].connections]
@@ -172,7 +172,7 @@ class _BagContents:
         raw = ((connection.id, receive_ns, data)
                for connection, receive_ns, data in self.reader.messages(connections=connections))
         return (_relabel(block, channels) for block in
-                bag_records.blocks_from_messages(raw, _BLOCK_MESSAGES)), False
+                bag_records.blocks_from_messages(raw, size)), False
 
     def _mcap_files(self, files, index: dict[str, int]):
         """[((open file, its summary), channel id -> topic index)] of the MCAP ``files``, or why they cannot be
@@ -212,13 +212,13 @@ class _BagContents:
                 if topic in index and msgtype == self.topics[topic].msgtype and encoding == "cdr"}
 
     @staticmethod
-    def _file_blocks(plugin: str, opened) -> Iterator[bag_records.RecordBlock]:
+    def _file_blocks(plugin: str, opened, size: int) -> Iterator[bag_records.RecordBlock]:
         for source, channels in opened:
             if plugin == "mcap":
                 handle, summary = source
-                blocks = bag_records.mcap_blocks(handle, summary, set(channels), _BLOCK_MESSAGES)
+                blocks = bag_records.mcap_blocks(handle, summary, set(channels), size)
             else:
-                blocks = bag_records.sqlite_blocks(source, set(channels), _BLOCK_MESSAGES)
+                blocks = bag_records.sqlite_blocks(source, set(channels), size)
             for block in blocks:
                 yield _relabel(block, channels)
 
@@ -484,6 +484,9 @@ class BagChunks:
     bulk : bool
         Decode JointStates in bulk where their layout repeats; False: every message through rosbags'
         deserializer (the reference the bulk decoding is tested against).
+    messages : int
+        About this many messages per chunk (whole MCAP chunks are joined up to it, sqlite3 rows fetched so many
+        at a time).
 
     Attributes
     ----------
@@ -508,8 +511,9 @@ class BagChunks:
                  joint_states_topic: str = DEFAULT_JOINT_STATES_TOPIC, effort_topic: str | None = None,
                  stage_topic: str | None = DEFAULT_STAGE_TOPIC, temperature_topic: str | None = None,
                  current_topic: str | None = None, distro: str | None = None, motor_states_topic: str | None = None,
-                 transmission=None, *, bulk: bool = True):
+                 transmission=None, *, bulk: bool = True, messages: int = _BLOCK_MESSAGES):
         self.path = Path(path)
+        self.messages = messages
         self._context = _open_bag(path, distro)
         bag = self._bag = self._context.__enter__()
         try:
@@ -594,7 +598,7 @@ class BagChunks:
     def __iter__(self) -> Iterator[BagChunk]:
         topics = list(dict.fromkeys([reading.topic for reading in self._roles.values()]
                                     + ([self.markers_topic] if self.markers_topic else [])))
-        blocks, sort = self._bag.record_blocks(topics, self._bulk)
+        blocks, sort = self._bag.record_blocks(topics, self._bulk, self.messages)
         waiting: list[dict] = []       # other topics' messages decoded while the joints read are not known yet
         for block in blocks:
             if sort and np.any(np.diff(block.receive_ns) < 0):
