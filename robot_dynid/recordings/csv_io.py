@@ -201,7 +201,7 @@ faster than numpy's loadtxt, BENCHMARKS.md, files); smaller ones by loadtxt, qui
 
 def _table_blocks(path: Path, columns: list[str], numeric: list[int], stage_index: int | None,
                   rows: int = CHUNK_ROWS) -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
-    """Numeric columns (m, len(numeric)) and the stage column (m,) of about ``rows`` data rows at a time, parsed
+    """Numeric columns (m, len(numeric)) and the stage column (m,) of at most ``rows`` data rows at a time, parsed
     by a C parser (pyarrow's or numpy's); a file either refuses is read by the exact Python parser from the
     first row not yet given, which names the line and column of a bad cell."""
     given = 0
@@ -234,12 +234,18 @@ def _arrow_blocks(path: Path, columns: list[str], numeric: list[int], stage_inde
         path, read_options=arrow_csv.ReadOptions(skip_rows=1, column_names=names, block_size=max(1 << 20, 64 * rows)),
         convert_options=arrow_csv.ConvertOptions(column_types=types, include_columns=list(types), null_values=[""],
                                                  strings_can_be_null=False, quoted_strings_can_be_null=False))
-    for batch in reader:
-        table = np.column_stack([batch.column(names[index]).to_numpy(zero_copy_only=False) for index in numeric]) \
-            if numeric else np.empty((batch.num_rows, 0))
-        stages = None if stage_index is None else np.char.strip(np.array(
-            batch.column(names[stage_index]).to_pylist(), dtype=str).reshape(-1))
-        yield table.astype(np.float64, copy=False).reshape(batch.num_rows, len(numeric)), stages
+    for whole in reader:
+        for start in range(0, whole.num_rows, rows):
+            yield _arrow_arrays(whole.slice(start, rows), names, numeric, stage_index)
+
+
+def _arrow_arrays(batch, names: list[str], numeric: list[int], stage_index: int | None):
+    """The numeric columns (m, len(numeric)) and stage labels (m,) of a pyarrow record batch."""
+    table = np.column_stack([batch.column(names[index]).to_numpy(zero_copy_only=False) for index in numeric]) \
+        if numeric else np.empty((batch.num_rows, 0))
+    stages = None if stage_index is None else np.char.strip(np.array(
+        batch.column(names[stage_index]).to_pylist(), dtype=str).reshape(-1))
+    return table.astype(np.float64, copy=False).reshape(batch.num_rows, len(numeric)), stages
 
 
 def _numpy_blocks(path: Path, columns: list[str], numeric: list[int], stage_index: int | None, rows: int):
@@ -355,15 +361,15 @@ class CsvChunk:
 
 
 class CsvChunks:
-    """The samples of a recording CSV file (format in the module docstring) :data:`CHUNK_ROWS` rows at a time, in
-    bounded memory, checked as :func:`read_csv` checks them: the iterator it is built on.
+    """The samples of a recording CSV file (format in the module docstring), at most :data:`CHUNK_ROWS` rows at a
+    time, in bounded memory, checked as :func:`read_csv` checks them: the iterator it is built on.
 
     Parameters
     ----------
     path, joint_names, require_tau, transmission
         As :func:`read_csv`.
     rows : int
-        Data rows per chunk.
+        Data rows per chunk, at most.
 
     Attributes
     ----------
