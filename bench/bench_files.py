@@ -280,6 +280,11 @@ def startup_rows(directory: Path) -> list[list[str]]:
     return rows
 
 
+def duration_label(duration: float) -> str:
+    return f"{duration:g} s" if duration < 60 else f"{duration / 60:g} min" if duration < HOUR else \
+        f"{duration / HOUR:g} h"
+
+
 def run(quick: bool = False, hour: bool = False, directory: Path | None = None) -> machine.BenchmarkResult:
     """Write the files (not timed), then time every row (module docstring)."""
     machine_description = machine.describe_machine()
@@ -290,7 +295,7 @@ def run(quick: bool = False, hour: bool = False, directory: Path | None = None) 
     rows, values, goals = [], {}, []
     try:
         for duration in durations:
-            label = f"{duration / 60:g} min"
+            label = duration_label(duration)
             files = {"MCAP": directory / f"{duration:g}_mcap", "sqlite3": directory / f"{duration:g}_sqlite3",
                      "CSV": directory / f"{duration:g}.csv"}
             for name, path in files.items():
@@ -323,7 +328,7 @@ def run(quick: bool = False, hour: bool = False, directory: Path | None = None) 
                                   np.max(np.abs(reference))) for name in ("sqlite3", "CSV"))
             values[(label, "agreement")] = agreement
             machine.require(agreement <= AGREEMENT, f"{label}: the models of the three files differ by {agreement:.1e}")
-        label = f"{durations[-1] / 60:g} min"
+        label = duration_label(durations[-1])
         mcap = values[(label, "MCAP")]
         final = durations[-1] == HOUR
         goals.append(machine.Goal(f"{label} MCAP: `identify` wall time", f"< {GOAL_SECONDS:g} s" if final else "info",
@@ -355,8 +360,8 @@ def run(quick: bool = False, hour: bool = False, directory: Path | None = None) 
         "recording, then `robot_dynid.cli.main` runs with the file reading replaced): the reading pipeline's "
         "checks, derivatives and conditioning, the identification, the model file; its imports are not timed. "
         "(b) reads the file's bytes from the page cache into one 8 MiB buffer.",
-        "Peak memory: the child's maximum resident set (wait4). The reading itself holds one block of about "
-        "16,384 messages at a time (BagChunks, CsvChunks); the rest is the recording and the pipeline, which "
+        "Peak memory: the child's maximum resident set size (`/usr/bin/time`). The reading itself holds one block "
+        "of about 16,384 messages at a time (BagChunks, CsvChunks); the rest is the recording and the pipeline, which "
         "holds whole recordings until the streamed pipeline lands.",
         "Bags: MCAP chunks are decoded by their message indexes, JointStates of one byte layout in bulk "
         "(bag_layout.JointStateLayout), the rest by rosbags' deserializer; sqlite3 rows fetched 16,384 at a time. "

@@ -828,9 +828,11 @@ def read_bag(path, joint_names: Sequence[str] | None = None,
         temperature_stamps, temperature_state = other["temperature"]
         temperature = _interpolate(stamps, temperature_stamps, temperature_state["effort"], hold_edges=True)
 
-    order = np.argsort(stamps, kind="stable")
-    first = np.concatenate(([True], np.diff(stamps[order]) > 0))
-    keep, repeated = order[first], order[~first]
+    keep, repeated = slice(None), stamps[:0]        # stamps increasing (the rule): no copy of the samples
+    if np.any(stamps[1:] <= stamps[:-1]):
+        order = np.argsort(stamps, kind="stable")
+        first = np.concatenate(([True], np.diff(stamps[order]) > 0))
+        keep, repeated = order[first], order[~first]
     if repeated.size:
         dropped.add(f"{positions_topic}: {REPEATED_STAMP}", float(ns_to_seconds(stamps[repeated].min())),
                     repeated.size)
@@ -849,7 +851,7 @@ def read_bag(path, joint_names: Sequence[str] | None = None,
     stage = cycle = None
     if markers is not None:
         stage, cycle = label_samples(time, stage_intervals(markers))
-    rows = np.flatnonzero(usable)
+    rows = slice(None) if usable.all() else np.flatnonzero(usable)
     return Recording.from_arrays(
         joint_names=names, time=time[rows], q=q[rows],
         qd=None if np.isnan(qd).all() else qd[rows], tau=None if np.isnan(tau).all() else tau[rows],
