@@ -221,13 +221,13 @@ class JointStateLayout:
         return match
 
     def stamps(self, rows: np.ndarray) -> np.ndarray:
-        """Header stamps (m,) [ns] of messages ``rows`` (m, size) of this layout."""
+        """The header stamps [ns], shape (m,), of messages ``rows`` (m, size) of this layout."""
         seconds = rows[:, _CDR_ENCAPSULATION_SIZE:_CDR_ENCAPSULATION_SIZE + 4].view(self.order + "i4")
         nanoseconds = rows[:, _CDR_ENCAPSULATION_SIZE + 4:_CDR_ENCAPSULATION_SIZE + 8].view(self.order + "u4")
         return (seconds.astype(np.int64) * _NS_PER_S + nanoseconds.astype(np.int64)).reshape(-1)
 
     def values(self, rows: np.ndarray, field: str) -> np.ndarray:
-        """``field``'s values (m, count) of messages ``rows`` (m, size) of this layout, as float64 (a copy)."""
+        """The values of ``field``, shape (m, count), of messages ``rows`` (m, size) of this layout: float64, copied."""
         index = JOINT_STATE_FIELDS.index(field)
         start, count = self.offsets[index], self.counts[index]
         if not count:

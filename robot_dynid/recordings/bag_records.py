@@ -202,8 +202,8 @@ class RecordBlock:
         return self.buffer[start:start + int(self.length[position])].tobytes()
 
     def rows(self, index: np.ndarray, size: int) -> list[tuple[np.ndarray, np.ndarray]]:
-        """The bytes of messages ``index`` (all ``size`` bytes long) as rows: ``(positions, rows (m, size))``
-        pieces covering ``index``; each piece a view of the buffer where the messages lie at equal steps (a
+        """The bytes of messages ``index`` (all ``size`` bytes long), one message a row: pieces ``(positions,
+        bytes (m, size))`` covering ``index``; each piece a view of the buffer where the messages lie at equal steps (a
         topic's messages between which other records repeat alike), else a copy."""
         index = index[np.argsort(self.start[index], kind="stable")]
         starts = self.start[index]
