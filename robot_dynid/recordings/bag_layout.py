@@ -146,15 +146,8 @@ class JointStateDecoder:
                 self._section = (order, bytes(data[first:_CDR_ENCAPSULATION_SIZE + offset]), names, offset)
             arrays = []
             for _ in range(3):
-                count, offset = _cdr_count(data, offset, order)
-                if count:
-                    offset += -offset % 8
-                start = _CDR_ENCAPSULATION_SIZE + offset
-                if start + 8 * count > len(data):
-                    raise DataError(f"joint state float64 sequence of {count} values at byte {start} runs past "
-                                    f"the {len(data)}-byte message")
+                count, start, offset = _cdr_float_sequence(data, offset, order)
                 arrays.append(np.frombuffer(data, dtype=np.dtype(order + "f8"), count=count, offset=start))
-                offset += 8 * count
         except (struct.error, UnicodeDecodeError) as error:
             raise DataError(f"joint state of {len(data)} bytes is not valid CDR: {error}") from error
         return sec * _NS_PER_S + nanosec, names, *arrays
@@ -272,17 +265,11 @@ def joint_state_layout(data: bytes) -> JointStateLayout:
             offset = end
         counts, offsets = [], []
         for _ in JOINT_STATE_FIELDS:
-            count, offset = _cdr_count(data, offset, order)
-            spans.append((_CDR_ENCAPSULATION_SIZE + offset - 4, _CDR_ENCAPSULATION_SIZE + offset))
-            if count:
-                offset += -offset % 8
-            start = _CDR_ENCAPSULATION_SIZE + offset
-            if start + 8 * count > len(data):
-                raise DataError(f"joint state float64 sequence of {count} values at byte {start} runs past the "
-                                f"{len(data)}-byte message")
+            aligned = offset + -offset % 4
+            spans.append((_CDR_ENCAPSULATION_SIZE + aligned, _CDR_ENCAPSULATION_SIZE + aligned + 4))
+            count, start, offset = _cdr_float_sequence(data, offset, order)
             counts.append(count)
             offsets.append(start)
-            offset += 8 * count
     except (struct.error, UnicodeDecodeError) as error:
         raise DataError(f"joint state of {len(data)} bytes is not valid CDR: {error}") from error
     merged = [spans[0]]
@@ -298,6 +285,19 @@ def joint_state_layout(data: bytes) -> JointStateLayout:
 def joint_state_fields(data: bytes):
     """One message decoded by a fresh :class:`JointStateDecoder` (no names remembered)."""
     return JointStateDecoder()(data)
+
+
+def _cdr_float_sequence(data: bytes, offset: int, order: str) -> tuple[int, int, int]:
+    """The float64 sequence at ``offset`` (relative to the encapsulation header) -> (count, byte of its first
+    value in ``data``, offset after it); its values 8-byte aligned relative to the payload."""
+    count, offset = _cdr_count(data, offset, order)
+    if count:
+        offset += -offset % 8
+    start = _CDR_ENCAPSULATION_SIZE + offset
+    if start + 8 * count > len(data):
+        raise DataError(f"joint state float64 sequence of {count} values at byte {start} runs past the "
+                        f"{len(data)}-byte message")
+    return count, start, offset + 8 * count
 
 
 def _cdr_count(data: bytes, offset: int, order: str) -> tuple[int, int]:
