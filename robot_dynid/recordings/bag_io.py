@@ -27,9 +27,13 @@ Topics read by :func:`read_bag` (all stamps are header stamps, not receive times
 - ``stage_topic`` (``robot_dynid/msg/ExperimentStage``): stage markers labelling every sample
   with a stage and a cycle (see :mod:`robot_dynid.recordings.stages`); absent topic: no labels.
 
-Both storage plugins (MCAP and sqlite3) are read through ``rosbags.highlevel.AnyReader``; a bag
+Both storage plugins (MCAP and sqlite3) are opened through ``rosbags.highlevel.AnyReader``; a bag
 that was never closed (no metadata.yaml) or whose storage file was cut short is read up to its
-last complete message by :mod:`robot_dynid.recordings.bag_recovery`, with a warning.
+last complete message by :mod:`robot_dynid.recordings.bag_recovery`, with a warning. The messages are
+read from the storage files in blocks (:mod:`robot_dynid.recordings.bag_records`: whole MCAP chunks,
+batches of sqlite3 rows) by :class:`BagChunks`, on which :func:`read_bag` is built: JointStates of one
+byte layout are decoded together (:class:`~robot_dynid.recordings.bag_layout.JointStateLayout`), the
+others by rosbags' deserializer, in the order rosbags' reader gives them (identical recordings).
 :class:`BagWriter` writes rosbag2 directories (metadata version 8) incrementally.
 """
 from __future__ import annotations
