@@ -38,7 +38,7 @@ ROSDEP_KEYS = {
     "ament_index_python": "ament_index_python",
     "pytest": "python3-pytest",
 }
-WITHOUT_ROSDEP_KEY = {"mcap", "dask", "distributed", "mujoco"}
+WITHOUT_ROSDEP_KEY = {"mcap", "dask", "distributed", "mujoco", "pyarrow"}
 """Modules no rosdep key provides: package.xml must say so in a comment (the tests that use them skip
 without them; robot-dynid fleet says how to install Dask)."""
 LATER_STANDARD_LIBRARY = {"compression"}

@@ -73,7 +73,10 @@ def _point_to_subcommands(parser):
                 _point_to_subcommands(sub)
 
 
-def build_parser():
+def build_parser(command=None):
+    """The command line's parser; ``command`` given: only that subcommand's arguments are added (the others are
+    listed by name and help: their modules import what they need when they run, so a command starts without
+    the others' dependencies)."""
     parser = OneLineErrorParser(
         prog="robot-dynid",
         description="Identify the dynamic model of a robot arm from recorded data "
@@ -85,14 +88,16 @@ def build_parser():
     for module_name in SUBCOMMAND_MODULES:
         module = importlib.import_module(module_name)
         sub = subparsers.add_parser(module.NAME, help=module.HELP, description=module.HELP)
-        module.add_arguments(sub)
-        sub.set_defaults(_main=module.main)
+        if command is None or command == module.NAME:
+            module.add_arguments(sub)
+            sub.set_defaults(_main=module.main)
     _point_to_subcommands(parser)
     return parser
 
 
 def main(argv=None):
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(next((word for word in argv if not word.startswith("-")), ""))
     args, unknown = parser.parse_known_args(argv)
     if unknown:
         getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(unknown)}")

@@ -1,13 +1,12 @@
 """robot-dynid bag: tools for rosbag2 bags (repair an incomplete one)."""
-from robot_dynid.cli.options import output_directory
-from robot_dynid.recordings.bag_io import ns_to_seconds
-from robot_dynid.recordings.bag_recovery import DAMAGED_SUFFIX, repair_bag
 
 NAME = "bag"
 HELP = "rosbag2 bag tools: repair a bag that was never closed or was cut short"
 
 
 def add_arguments(parser):
+    from robot_dynid.cli.options import output_directory
+    from robot_dynid.recordings.bag_recovery import DAMAGED_SUFFIX
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     repair = actions.add_parser(
         "repair", help="make an incomplete bag whole (metadata.yaml, a storage file with a valid end)",
@@ -30,6 +29,8 @@ def main(args):
 
 
 def _repair(args):
+    from robot_dynid.recordings.bag_io import ns_to_seconds
+    from robot_dynid.recordings.bag_recovery import repair_bag
     result = repair_bag(args.bag, out=args.out, distro=args.distro)
     if result.out is None:
         print(f"bag {args.bag} is whole: nothing changed")

@@ -1,20 +1,14 @@
 """robot-dynid compare: several models (robots or tests) side by side, differences in standard deviations."""
 import pathlib
 
-from robot_dynid.cli.options import open_unit_interval, output_directory
-from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.estimation.comparison import DEFAULT_SIGNIFICANCE
-from robot_dynid.reports.html import number
-from robot_dynid.reports.json_text import dumps
-from robot_dynid.reports.report import make_comparison
-from robot_dynid.reports.tables import format_table
-
 NAME = "compare"
 HELP = ("compare models of one structure (two robots, two tests): each base parameter's difference to the "
         "first model in units of the combined standard deviation, and whether it is significant")
 
 
 def add_arguments(parser):
+    from robot_dynid.cli.options import open_unit_interval, output_directory
+    from robot_dynid.estimation.comparison import DEFAULT_SIGNIFICANCE
     parser.add_argument("models", nargs="+", metavar="MODEL.yaml", help="model files from identify; the first is "
                         "the reference (two or more)")
     parser.add_argument("--level", type=open_unit_interval, default=DEFAULT_SIGNIFICANCE,
@@ -27,6 +21,11 @@ def add_arguments(parser):
 
 
 def main(args):
+    from robot_dynid.model.dynamic_model import DynamicModel
+    from robot_dynid.reports.html import number
+    from robot_dynid.reports.json_text import dumps
+    from robot_dynid.reports.report import make_comparison
+    from robot_dynid.reports.tables import format_table
     if args.out is not None:
         from robot_dynid.reports.figures import pyplot
         pyplot()

@@ -39,31 +39,7 @@ import shutil
 import sys
 import time
 
-import numpy as np
-import yaml
-
-from robot_dynid.cli.options import add_robot_argument, output_directory
-from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
-from robot_dynid.estimation.identification import IdentificationSettings, identify
-from robot_dynid.estimation.metrics import rms_residual, rsd
-from robot_dynid.experiment.excitation import random_excitation
-from robot_dynid.experiment.engines import ENGINE_NAMES, simulated_arm, simulated_robot
-from robot_dynid.experiment.mujoco_engine import MUJOCO_REVERSAL_LEAD
-from robot_dynid.experiment.trajectories import load_trajectory, time_grid
-from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.friction import friction_model
-from robot_dynid.model.robot_loader import load_robot
-from robot_dynid.package_files import find_package_file
-from robot_dynid.recordings.bag_io import BagWriter
-from robot_dynid.recordings.csv_io import write_csv
-from robot_dynid.recordings.data_files import stage_table
-from robot_dynid.recordings.pipeline import read_recording
-from robot_dynid.recordings.recording import Recording
-from robot_dynid.reports.json_text import dumps
-from robot_dynid.reports.report import make_report
-from robot_dynid.reports.tables import format_joint_metrics, format_model_summary, format_table
-from robot_dynid.yaml_files import parameter_file_node, read_yaml
 
 NAME = "demo"
 HELP = "simulate an arm, record a bag, identify it and validate the model on a held-out trajectory"
@@ -77,6 +53,8 @@ MUJOCO_FRICTION = "coulomb_viscous_lead"
 
 
 def add_arguments(parser):
+    from robot_dynid.cli.options import add_robot_argument, output_directory
+    from robot_dynid.experiment.engines import ENGINE_NAMES
     parser.add_argument("--out", default="demo_output", type=output_directory,
                         help="output directory (default: %(default)s)")
     parser.add_argument("--offline", action="store_true",
@@ -132,6 +110,8 @@ def ros_namespace(text):
 
 def node_parameters(node):
     """The parameters ``node`` gets in the demo from config/<node>.yaml and config/demo.yaml (no --params-file)."""
+    from robot_dynid.package_files import find_package_file
+    from robot_dynid.yaml_files import parameter_file_node, read_yaml
     parameters = {}
     for name in (f"{node}.yaml", "demo.yaml"):
         sections = read_yaml(find_package_file("config", name), what="parameter file") or {}
@@ -144,11 +124,14 @@ def node_parameters(node):
 def held_out_trajectory(robot):
     """A motion the identification never saw: a random rest-to-rest excitation (seed 7, 4 harmonics, 8 s)
     through 40 % of the joint ranges, unlike any plan or excitation file."""
+    from robot_dynid.experiment.excitation import random_excitation
     return random_excitation(robot, harmonics=4, period=8.0, amplitude_fraction=0.4, seed=7)
 
 
 def held_out_motion(robot):
     """(t (N,) [s], q, qd, qdd (N, n) [rad, rad/s, rad/s^2]) of :func:`held_out_trajectory` at HELD_OUT_RATE."""
+    import numpy as np
+    from robot_dynid.experiment.trajectories import time_grid
     trajectory = held_out_trajectory(robot)
     t = time_grid(float(np.max(trajectory.period)), dt=1.0 / HELD_OUT_RATE)
     return (t, *trajectory.evaluate(t))
@@ -156,6 +139,7 @@ def held_out_motion(robot):
 
 def print_model(model, true_parameters):
     """The identified model (parameters with std, per-joint RMS/RSD) and its parameters against the truth."""
+    from robot_dynid.reports.tables import format_model_summary, format_table
     print(format_model_summary(model))
     true_base = model.base.projection @ true_parameters
     print("\nidentified versus true base parameters:")
@@ -168,6 +152,9 @@ def print_feedforward_error(joint_names, predicted, expected, noise_std, true_pa
     """Per joint: RMS error and RSD of ``predicted`` (N, n) [N m] against ``expected`` (N, n) [N m], and the RMS
     error of ``true_parameters`` (N, n) [N m] (the true parameters' torques in the model's family) when given.
     Returns the RMS errors (n,) [N m] of ``predicted`` and of ``true_parameters`` (or None)."""
+    import numpy as np
+    from robot_dynid.estimation.metrics import rms_residual, rsd
+    from robot_dynid.reports.tables import format_joint_metrics
     rms = rms_residual(predicted, expected)
     columns = {"RMS error [N m]": rms, "RSD [1]": rsd(predicted, expected), "RMS error / noise std": rms / noise_std}
     true_rms = None if true_parameters is None else rms_residual(true_parameters, expected)
@@ -193,6 +180,7 @@ def fresh(path):
 
 
 def main(args):
+    from robot_dynid.reports.json_text import dumps
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.hydraulic:
@@ -217,6 +205,8 @@ def main(args):
 
 def run_drift_demo(args):
     """``--drift``: the table on stdout (stderr with --json, the summary on stdout)."""
+    from robot_dynid import validators
+    from robot_dynid.reports.json_text import dumps
     from robot_dynid.cli.drift_demo import run_drift
     if args.engine != "regressor" or args.offline:
         raise DynIdError("--drift takes neither --engine mujoco nor --offline (it runs in-process anyway)")
@@ -256,6 +246,7 @@ def run(args, out, summary=None):
 
 def robot_file_of(args):
     """--robot, or the engine's default robot (None: the nodes' own default, the ER3A)."""
+    from robot_dynid.package_files import find_package_file
     if args.robot:
         return str(args.robot)
     return str(find_package_file(*MUJOCO_ROBOT)) if args.engine == "mujoco" else None
@@ -263,6 +254,7 @@ def robot_file_of(args):
 
 def engine_parameters(engine):
     """What the demo sets for ``engine`` beyond the parameter files: {node: {parameter: value}}."""
+    from robot_dynid.experiment.mujoco_engine import MUJOCO_REVERSAL_LEAD
     if engine != "mujoco":
         return {}
     return {"sim_robot": {"engine": "mujoco", "friction": MUJOCO_FRICTION},
@@ -275,6 +267,10 @@ def identify_options(engine):
 
 
 def run_graph(args, out, graph_class, summary):
+    import numpy as np
+    import yaml
+    from robot_dynid.model.dynamic_model import DynamicModel
+    from robot_dynid.package_files import find_package_file
     bag_path, model_path = fresh(out / "recording"), out / "model.yaml"
     sim = {key: value for key, value in (("seed", args.seed), ("noise_std", args.noise)) if value is not None}
     robot_file = robot_file_of(args)
@@ -319,6 +315,8 @@ def run_graph(args, out, graph_class, summary):
 
 
 def record_bag(path, robot, t, q, qd, tau, period):
+    import numpy as np
+    from robot_dynid.recordings.bag_io import BagWriter
     with BagWriter(fresh(path)) as bag:
         for cycle in range(int(round(t[-1] / period + 0.5))):
             start = cycle * period
@@ -333,6 +331,8 @@ def record_bag(path, robot, t, q, qd, tau, period):
 def follow_excitation(arm, excitation, duration, rate):
     """The arm's samples along ``excitation`` for ``duration`` [s] at ``rate`` [Hz] (t, q, qd, qdd, measured
     tau): its positions, velocities and accelerations every 10 ms as quintic points from t = 0."""
+    import numpy as np
+    from robot_dynid.experiment.trajectories import time_grid
     points = time_grid(duration, dt=0.01)
     q, qd, qdd = excitation.evaluate(points % float(np.max(excitation.period)))
     arm.follower.command(arm.follower.joint_names, points, q, qd, qdd, start_time=0.0)
@@ -341,6 +341,18 @@ def follow_excitation(arm, excitation, duration, rate):
 
 
 def run_offline(args, out, summary):
+    import numpy as np
+    from robot_dynid import validators
+    from robot_dynid.estimation.identification import IdentificationSettings, identify
+    from robot_dynid.experiment.engines import simulated_arm, simulated_robot
+    from robot_dynid.experiment.mujoco_engine import MUJOCO_REVERSAL_LEAD
+    from robot_dynid.experiment.trajectories import load_trajectory, time_grid
+    from robot_dynid.model.friction import friction_model
+    from robot_dynid.model.robot_loader import load_robot
+    from robot_dynid.package_files import find_package_file
+    from robot_dynid.recordings.csv_io import write_csv
+    from robot_dynid.recordings.pipeline import read_recording
+    from robot_dynid.recordings.recording import Recording
     settings = node_parameters("sim_robot")
     seed = settings["seed"] if args.seed is None else args.seed
     noise = settings["noise_std"] if args.noise is None else args.noise
@@ -402,6 +414,11 @@ def run_offline(args, out, summary):
 def write_report(out, model, bag_path, held_out, step):
     """``robot-dynid report`` of the recorded bag with ``model`` into out/report, the held-out motion
     ``(q, qd, qdd, noise-free tau)`` as validation data; prints the page's path (a note without matplotlib)."""
+    import numpy as np
+    from robot_dynid.recordings.data_files import stage_table
+    from robot_dynid.recordings.pipeline import read_recording
+    from robot_dynid.recordings.recording import Recording
+    from robot_dynid.reports.report import make_report
     started = time.monotonic()
     robot = model.robot
     recording = read_recording(bag_path, joint_names=robot.joint_names, robot=robot)

@@ -19,21 +19,6 @@ the last third of the run.
 """
 from __future__ import annotations
 
-import numpy as np
-
-from robot_dynid.estimation.friction_tracking import OnlineFrictionTracking
-from robot_dynid.estimation.identification import IdentificationSettings, identify
-from robot_dynid.experiment.excitation import random_excitation
-from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
-from robot_dynid.model.feedforward import compute_feedforward, feedforward_limits
-from robot_dynid.model.friction import friction_model
-from robot_dynid.model.friction_state import WarmupClock, friction_state
-from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_loader import load_robot
-from robot_dynid.package_files import find_package_file
-from robot_dynid.recordings.recording import Recording
-from robot_dynid.reports.tables import format_table
-
 #: The drift: amplitudes [1] of the warm friction and time constants [s] (compressed).
 COLD_EXCESS, WARMUP_TIME_CONSTANT, COLD_EXCESS_2, WARMUP_TIME_CONSTANT_2 = 0.4, 240.0, 0.3, 40.0
 DURATION, RATE, CHUNK = 600.0, 50.0, 10         # s, Hz, samples per feed-forward request
@@ -42,6 +27,8 @@ REPORT_EVERY = 60.0                             # s, rows of the printed table
 
 def motion(robot, seed, duration=DURATION):
     """(t, q, qd, qdd) of a random excitation (8 s period, repeated) for ``duration`` [s] at RATE."""
+    import numpy as np
+    from robot_dynid.experiment.excitation import random_excitation
     trajectory = random_excitation(robot, harmonics=4, period=8.0, amplitude_fraction=0.4, seed=seed)
     t = np.arange(0.0, duration, 1.0 / RATE)
     return (t, *trajectory.evaluate(t % float(np.max(trajectory.period))))
@@ -49,6 +36,18 @@ def motion(robot, seed, duration=DURATION):
 
 def run_drift(seed: int = 0, noise: float = 0.05, duration: float = DURATION) -> dict:
     """Run the demo, print its table; return the --json document."""
+    import numpy as np
+    from robot_dynid.estimation.friction_tracking import OnlineFrictionTracking
+    from robot_dynid.estimation.identification import IdentificationSettings, identify
+    from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
+    from robot_dynid.model.feedforward import compute_feedforward, feedforward_limits
+    from robot_dynid.model.friction import friction_model
+    from robot_dynid.model.friction_state import WarmupClock, friction_state
+    from robot_dynid.model.regressor import Regressor
+    from robot_dynid.model.robot_loader import load_robot
+    from robot_dynid.package_files import find_package_file
+    from robot_dynid.recordings.recording import Recording
+    from robot_dynid.reports.tables import format_table
     robot = load_robot(find_package_file("config", "robots", "er3a.yaml"))
     friction = friction_model("coulomb_viscous")
     regressor = Regressor(robot, friction)

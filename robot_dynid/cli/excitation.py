@@ -1,22 +1,17 @@
 """robot-dynid excitation: check a trajectory against a robot's limits, or design one."""
 import sys
 
-from robot_dynid.reports.json_text import dumps
-from robot_dynid.cli.options import add_option_arguments, add_robot_argument, output_file
 from robot_dynid.errors import TrajectoryError
-from robot_dynid.experiment.excitation import (CRITERIA, DEFAULT_PAYLOAD_DURATION, MAX_HARMONICS, MAX_ITERATIONS,
-                                               MAX_PAYLOAD_DURATION, MAX_PERIOD, MAX_STARTS, PAYLOAD_WRIST_JOINTS,
-                                               optimize_excitation, optimize_payload_excitation)
-from robot_dynid.experiment.trajectories import MAX_GRID_POINTS, load_trajectory, save_trajectory
-from robot_dynid.experiment.trajectory_checks import check_trajectory
-from robot_dynid.model.friction import friction_model
-from robot_dynid.model.robot_loader import load_robot
 
 NAME = "excitation"
 HELP = "check an excitation trajectory against a robot's limits, or optimise a Fourier excitation"
 
 
 def add_arguments(parser):
+    from robot_dynid.cli.options import add_option_arguments, add_robot_argument, output_file
+    from robot_dynid.experiment.excitation import (CRITERIA, DEFAULT_PAYLOAD_DURATION, MAX_HARMONICS, MAX_ITERATIONS,
+                                                   MAX_PAYLOAD_DURATION, MAX_PERIOD, MAX_STARTS, PAYLOAD_WRIST_JOINTS)
+    from robot_dynid.experiment.trajectories import MAX_GRID_POINTS
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     check = actions.add_parser(
         "check", help="position, speed and acceleration use per joint; exit 1 on any violation",
@@ -100,6 +95,10 @@ def main(args):
 
 
 def _check(args):
+    from robot_dynid.experiment.trajectories import load_trajectory
+    from robot_dynid.experiment.trajectory_checks import check_trajectory
+    from robot_dynid.model.robot_loader import load_robot
+    from robot_dynid.reports.json_text import dumps
     robot = load_robot(args.robot)
     trajectory = load_trajectory(args.trajectory)
     check = check_trajectory(robot, trajectory, n_points=args.points, dt=args.dt,
@@ -116,6 +115,12 @@ def _print_progress(update):
 
 
 def _optimize(args):
+    from robot_dynid.experiment.excitation import (DEFAULT_PAYLOAD_DURATION, optimize_excitation,
+                                                   optimize_payload_excitation)
+    from robot_dynid.experiment.trajectories import save_trajectory
+    from robot_dynid.model.friction import friction_model
+    from robot_dynid.model.robot_loader import load_robot
+    from robot_dynid.reports.json_text import dumps
     robot = load_robot(args.robot)
     common = dict(harmonics=args.harmonics, period=args.period, criterion=args.criterion, seed=args.seed,
                   n_starts=args.starts, limit_fraction=args.limit_fraction, max_iterations=args.iterations,

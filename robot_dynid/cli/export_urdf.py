@@ -1,11 +1,7 @@
 """robot-dynid export-urdf: a URDF holding a model's identified link inertials."""
 import pathlib
 
-from robot_dynid.cli.options import output_file
 from robot_dynid.errors import DynIdError, RobotDescriptionError
-from robot_dynid.input_files import read_text
-from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.urdf_export import export_urdf, identifiability_warnings
 
 NAME = "export-urdf"
 HELP = ("write a URDF with a model's identified link inertials (mass, centre of mass, inertia); needs standard "
@@ -13,6 +9,7 @@ HELP = ("write a URDF with a model's identified link inertials (mass, centre of 
 
 
 def add_arguments(parser):
+    from robot_dynid.cli.options import output_file
     parser.add_argument("--model", required=True, metavar="model.yaml", help="model artifact with standard parameters")
     parser.add_argument("--urdf", default=None, metavar="IN.urdf",
                         help="URDF robots: the URDF whose link inertials to replace, with the model's joints and "
@@ -21,6 +18,9 @@ def add_arguments(parser):
 
 
 def main(args):
+    from robot_dynid.input_files import read_text
+    from robot_dynid.model.dynamic_model import DynamicModel
+    from robot_dynid.model.urdf_export import export_urdf, identifiability_warnings
     model = DynamicModel.load(args.model)
     urdf_text = None if args.urdf is None else read_text(args.urdf, "URDF", RobotDescriptionError)
     try:

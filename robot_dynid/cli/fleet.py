@@ -5,11 +5,6 @@ import os
 import pathlib
 import sys
 
-from robot_dynid.cli.options import (add_model_structure_arguments, add_option_arguments, number_in,
-                                     open_unit_interval, option_values, output_directory, positive_number, progress,
-                                     settings_from_args)
-from robot_dynid.reports.json_text import dumps
-
 NAME = "fleet"
 HELP = ("identify every recording of a fleet manifest as a task on Dask distributed, keep the results in a "
         "database, give one wear verdict per robot (friction, gravity and torque indicators against the spread "
@@ -27,6 +22,8 @@ def _worker_count(text):
 
 
 def add_arguments(parser):
+    from robot_dynid.cli.options import (add_model_structure_arguments, add_option_arguments, number_in,
+                                         open_unit_interval, output_directory, positive_number)
     from robot_dynid.estimation.estimators import BATCH_METHODS
     from robot_dynid.estimation.wear import PRACTICAL_FRACTION
     from robot_dynid.fleet.changes import CORRECTIONS, DEFAULT_LEVEL, DEFAULT_OUTLIER_SPREADS
@@ -94,6 +91,7 @@ def add_arguments(parser):
 
 
 def _task_options(args):
+    from robot_dynid.cli.options import option_values
     from robot_dynid.fleet.tasks import TaskOptions
     identification = option_values(args)
     reading = {"joint_states_topic": args.joint_states_topic, "effort_topic": args.effort_topic,
@@ -103,6 +101,8 @@ def _task_options(args):
 
 
 def main(args):
+    from robot_dynid.cli.options import progress, settings_from_args
+    from robot_dynid.reports.json_text import dumps
     from robot_dynid.fleet.changes import analyse_fleet, FleetRecord, PARAMETER_NOTE
     from robot_dynid.fleet.manifest import read_manifest
     from robot_dynid.fleet.page import FINDING_COLUMNS, finding_rows, wear_method_text, write_fleet_page

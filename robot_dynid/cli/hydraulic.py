@@ -1,21 +1,14 @@
 """robot-dynid hydraulic identify: each cylinder's stiffness and Stribeck friction from recorded
 displacements and chamber pressures (SI), written as a results file and a Stribeck-curve CSV."""
+from __future__ import annotations
+
 import pathlib
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from robot_dynid.reports.json_text import dumps
-from robot_dynid.reports.tables import format_table
-from robot_dynid.cli.options import (add_cycles_argument, add_option_arguments, add_stage_argument, output_file,
-                                     progress)
 from robot_dynid.errors import DataError
-from robot_dynid.estimation.estimators import METHOD_NAMES, estimator
-from robot_dynid.hydraulics.cylinder import HYDRAULIC_PARAMETER_UNITS, identify_cylinder
-from robot_dynid.hydraulics.cylinder_results import (CylinderResult, load_cylinder_config, results_to_dict,
-                                                     save_cylinder_results)
-from robot_dynid.recordings.bag_io import DEFAULT_HYDRAULIC_TOPIC, DEFAULT_STAGE_TOPIC
-from robot_dynid.recordings.csv_io import write_columns
-from robot_dynid.recordings.cylinder_data import read_cylinder_data
+
+if TYPE_CHECKING:
+    import numpy as np
 
 NAME = "hydraulic"
 HELP = "hydraulic cylinders: identify stiffness K [N/m] and Stribeck friction fc [N], fv [N s/m], fs [N (s/m)^(1/3)]"
@@ -23,6 +16,9 @@ CURVE_POINTS = 201
 
 
 def add_arguments(parser):
+    from robot_dynid.cli.options import add_cycles_argument, add_option_arguments, add_stage_argument, output_file
+    from robot_dynid.estimation.estimators import METHOD_NAMES, estimator
+    from robot_dynid.recordings.bag_io import DEFAULT_HYDRAULIC_TOPIC, DEFAULT_STAGE_TOPIC
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     identify = actions.add_parser("identify", help=HELP, description=HELP)
     identify.add_argument("--config", required=True, metavar="C.yaml",
@@ -51,6 +47,7 @@ def add_arguments(parser):
 
 def stribeck_curves(results, samples) -> tuple[list[str], np.ndarray]:
     """Friction force [N] against velocity [m/s] of every cylinder, over +- the largest recorded speed."""
+    import numpy as np
     top = max(float(np.max(np.abs(sample.xd))) for sample in samples)
     velocity = np.linspace(-top, top, CURVE_POINTS)
     header = ["velocity"] + [f"friction.{result.name}" for result in results]
@@ -58,6 +55,13 @@ def stribeck_curves(results, samples) -> tuple[list[str], np.ndarray]:
 
 
 def identify_main(args) -> int:
+    from robot_dynid.cli.options import progress
+    from robot_dynid.hydraulics.cylinder import identify_cylinder
+    from robot_dynid.hydraulics.cylinder_results import (CylinderResult, load_cylinder_config, results_to_dict,
+                                                         save_cylinder_results)
+    from robot_dynid.recordings.csv_io import write_columns
+    from robot_dynid.recordings.cylinder_data import read_cylinder_data
+    from robot_dynid.reports.json_text import dumps
     configs = load_cylinder_config(args.config)
     samples = read_cylinder_data(args.data, [config.name for config in configs], topic=args.topic, stage=args.stage,
                                  cycles=args.cycles, stage_topic=args.stage_topic)
@@ -88,6 +92,8 @@ def identify_main(args) -> int:
 
 def format_cylinder_table(results) -> str:
     """The identified cylinders as a text table: estimate +- std per parameter, residual, convergence."""
+    from robot_dynid.hydraulics.cylinder import HYDRAULIC_PARAMETER_UNITS
+    from robot_dynid.reports.tables import format_table
     header = ("cylinder", "method", *(f"{name} [{unit}]" for name, unit in
                                       zip(("K", "fc", "fv", "fs"), HYDRAULIC_PARAMETER_UNITS)),
               "residual RMS [N]", "converged after")
@@ -108,6 +114,8 @@ def run_demo(out, seed: int = 0) -> int:
     """``robot-dynid demo --hydraulic``: simulate the curtain-wall arm's six cylinders on a bench and the arm
     along an excitation, then run ``hydraulic identify`` and ``identify --cylinders`` on the files written
     into ``out``, and compare with the truth."""
+    import numpy as np
+    from robot_dynid.recordings.csv_io import write_columns
     import yaml
 
     from robot_dynid.cli import main as cli_main

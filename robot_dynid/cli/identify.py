@@ -5,27 +5,15 @@ import pathlib
 
 from robot_dynid.errors import DataError
 
-from robot_dynid.reports.json_text import dumps
-from robot_dynid.cli.options import (add_cycles_argument, add_cylinders_argument, add_data_arguments,
-                                     add_model_structure_arguments, add_option_arguments, add_stage_argument,
-                                     add_stage_detection_arguments, add_torque_check_argument, load_cylinders,
-                                     conditioning_from_args, non_negative_number, output_file, progress, read_data,
-                                     read_validation_data, settings_from_args, subtract_cylinders)
-from robot_dynid.estimation.consistency_check import held_out_comparison
-from robot_dynid.estimation.identification import identify
-from robot_dynid.estimation.validation import validate_model
-from robot_dynid.hydraulics.two_stage import cylinder_provenance
-from robot_dynid.model.robot_loader import load_robot
-from robot_dynid.recordings.bag_io import JOINT_STATE_TYPE, bag_topics
-from robot_dynid.recordings.bag_layout import BAG_TOPICS
-from robot_dynid.reports.tables import (format_model_summary, format_stamp_quality, format_validation, model_summary,
-                                        stamp_quality_summary)
-
 NAME = "identify"
 HELP = "identify base parameters from rosbag2 or CSV recordings and write a model file"
 
 
 def add_arguments(parser):
+    from robot_dynid.cli.options import (add_cycles_argument, add_cylinders_argument, add_data_arguments,
+                                         add_model_structure_arguments, add_option_arguments, add_stage_argument,
+                                         add_stage_detection_arguments, add_torque_check_argument, non_negative_number,
+                                         output_file)
     add_model_structure_arguments(parser)
     add_data_arguments(parser, several=True)
     add_torque_check_argument(parser)
@@ -55,6 +43,8 @@ def add_arguments(parser):
 
 def no_torques(path, args) -> str:
     """Why the recording at ``path`` has no torques [N m], and which option or topic gives them."""
+    from robot_dynid.recordings.bag_io import JOINT_STATE_TYPE, bag_topics
+    from robot_dynid.recordings.bag_layout import BAG_TOPICS
     if not (pathlib.Path(path).is_dir() or pathlib.Path(path).suffix in (".mcap", ".db3")):
         return f"{path}: no torques [N m] to identify from: the file has no tau columns (see README: CSV columns)"
     topics = bag_topics(pathlib.Path(path).parent if pathlib.Path(path).is_file() else path)
@@ -78,12 +68,23 @@ def no_torques(path, args) -> str:
 def _arm_torques(recording, args, robot, cylinders, path):
     """The reading pipeline's ``adjust`` of identify: DataError without torques (:func:`no_torques`), the
     cylinders' internal torques subtracted for a hydraulic arm."""
+    from robot_dynid.cli.options import subtract_cylinders
     if recording.tau is None:
         raise DataError(no_torques(path, args))
     return subtract_cylinders(recording, robot, cylinders)
 
 
 def main(args):
+    from robot_dynid.cli.options import (conditioning_from_args, load_cylinders, progress, read_data,
+                                         read_validation_data, settings_from_args)
+    from robot_dynid.estimation.consistency_check import held_out_comparison
+    from robot_dynid.estimation.identification import identify
+    from robot_dynid.estimation.validation import validate_model
+    from robot_dynid.hydraulics.two_stage import cylinder_provenance
+    from robot_dynid.model.robot_loader import load_robot
+    from robot_dynid.reports.json_text import dumps
+    from robot_dynid.reports.tables import (format_model_summary, format_stamp_quality, format_validation,
+                                            model_summary, stamp_quality_summary)
     robot = load_robot(args.robot)
     settings = settings_from_args(args, robot)
     if args.validate and settings.consistency is not None:     # compared on the held-out data instead

@@ -5,12 +5,7 @@ import argparse
 import math
 import sys
 
-from robot_dynid import validators
 from robot_dynid.errors import DynIdError
-from robot_dynid.estimation.identification_options import OPTIONS
-from robot_dynid.recordings.conditioning import (ACCELERATION_NOISE_FRACTION, MAX_DERIVATIVE_WINDOW, MAX_GIVEN_WINDOW,
-                                                 MIN_WINDOW_SAMPLES)
-from robot_dynid.recordings.stage_detection import REST_THRESHOLD, REST_THRESHOLD_FRACTION
 from robot_dynid.recordings.stages import MAX_SELECTED_CYCLES
 
 
@@ -81,6 +76,7 @@ def add_option_arguments(parser, names, choices=None):
     group): a bool one a switch (``--armature``; ``--no-torque-check`` for one on by default), one with choices
     argparse's choices, a number checked against its interval as it is parsed, each with its help, unit and
     default. ``choices``: {name: the choices this subcommand allows}, a subset of the option's."""
+    from robot_dynid.estimation.identification_options import OPTIONS
     for name in names:
         option = OPTIONS[name]
         text = option.describe(choices=False, allowed=(choices or {}).get(name)).replace("%", "%%")
@@ -101,12 +97,14 @@ def add_option_arguments(parser, names, choices=None):
 
 def option_values(args):
     """The identification options among the parsed arguments ``args``, by name."""
+    from robot_dynid.estimation.identification_options import OPTIONS
     return {name: getattr(args, name) for name in OPTIONS if hasattr(args, name)}
 
 
 def settings_from_args(args, robot):
     """Identification settings of the parsed arguments: those that are identification options
     (:func:`option_values`) go to the same builder the identifier node uses."""
+    from robot_dynid.estimation.identification_options import OPTIONS
     from robot_dynid.estimation.identification import settings_from_options
     return settings_from_options(option_values(args), robot, label=lambda name: OPTIONS[name].cli_flag)
 
@@ -123,6 +121,8 @@ def add_speed_threshold_argument(parser):
 def add_data_arguments(parser, several=False):
     """``--data`` (repeatable with ``several``: files read, differentiated and checked one by one) and
     the reading options."""
+    from robot_dynid.recordings.conditioning import (ACCELERATION_NOISE_FRACTION, MAX_DERIVATIVE_WINDOW,
+                                                     MAX_GIVEN_WINDOW, MIN_WINDOW_SAMPLES)
     group = parser.add_argument_group("recorded data")
     group.add_argument("--data", required=True, metavar="FILE", action="append" if several else "store",
                        help="rosbag2 directory (MCAP or sqlite3) or CSV file (see README for the columns)"
@@ -269,6 +269,7 @@ def number_in(unit, minimum, maximum, allow_minimum=True, allow_maximum=True):
     ``allow_minimum`` / ``allow_maximum``) [``unit``], refused in :func:`robot_dynid.validators.in_range`'s
     wording."""
     def parse(text):
+        from robot_dynid import validators
         try:
             value = float(text)
         except ValueError:
@@ -304,6 +305,7 @@ def output_directory(text):
 
 
 def add_stage_detection_arguments(parser):
+    from robot_dynid.recordings.stage_detection import REST_THRESHOLD, REST_THRESHOLD_FRACTION
     group = parser.add_argument_group("stage detection (recordings without stage markers or stage column)")
     group.add_argument("--rest-threshold", type=positive_number("a speed > 0 [rad/s]"), default=None,
                        metavar="RAD_S",

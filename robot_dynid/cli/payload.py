@@ -1,19 +1,7 @@
 """robot-dynid payload: identify a tool or load with the arm's model fixed; attach it to a model or detach it."""
 import pathlib
 
-import yaml
-
-from robot_dynid.cli.options import (add_cycles_argument, add_data_arguments, add_stage_argument,
-                                     add_torque_check_argument, output_file, positive_number, progress, read_data)
 from robot_dynid.errors import DataError
-from robot_dynid.estimation.payload import (FIELD_NAMES, PRIOR_STD_FRACTION, PayloadSettings, differential_recording,
-                                            holdout_residuals, payload_accumulator, solve_payload)
-from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.payload import (DEFAULT_DENSITY, DEFAULT_MAX_COM_DISTANCE, IMPLAUSIBLE_MASS_FACTOR,
-                                       load_payload, plausibility_warnings)
-from robot_dynid.reports.json_text import dumps
-from robot_dynid.reports.tables import format_table
-from robot_dynid.yaml_files import plain_data
 
 NAME = "payload"
 HELP = ("identify a payload (tool, gripper, part: mass [kg], centre of mass [m], inertia [kg m^2]) with the arm's "
@@ -21,6 +9,10 @@ HELP = ("identify a payload (tool, gripper, part: mass [kg], centre of mass [m],
 
 
 def add_arguments(parser):
+    from robot_dynid.cli.options import (add_cycles_argument, add_data_arguments, add_stage_argument,
+                                         add_torque_check_argument, output_file, positive_number)
+    from robot_dynid.estimation.payload import PRIOR_STD_FRACTION
+    from robot_dynid.model.payload import DEFAULT_DENSITY, DEFAULT_MAX_COM_DISTANCE, IMPLAUSIBLE_MASS_FACTOR
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     identify = actions.add_parser(
         "identify", help="estimate a payload's ten inertial parameters from the residual of the arm's model",
@@ -101,6 +93,7 @@ def main(args):
 
 
 def _recordings(args, paths, robot, select):
+    from robot_dynid.cli.options import progress, read_data
     recordings = []
     for path in progress(paths, "reading recordings"):
         recording = read_data(args, robot, path, stage=args.stage if select else None,
@@ -112,6 +105,13 @@ def _recordings(args, paths, robot, select):
 
 
 def _identify(args):
+    import yaml
+    from robot_dynid.estimation.payload import (FIELD_NAMES, PayloadSettings, differential_recording,
+                                                holdout_residuals, payload_accumulator, solve_payload)
+    from robot_dynid.model.dynamic_model import DynamicModel
+    from robot_dynid.reports.json_text import dumps
+    from robot_dynid.reports.tables import format_table
+    from robot_dynid.yaml_files import plain_data
     arm = DynamicModel.load(args.model)
     if args.unloaded and len(args.unloaded) != len(args.data):
         raise DataError(f"--unloaded: give one unloaded recording per --data file ({len(args.data)}), in their order; "
@@ -193,6 +193,8 @@ def _field_shares(estimate):
 
 
 def _attach(args):
+    from robot_dynid.model.dynamic_model import DynamicModel
+    from robot_dynid.model.payload import load_payload, plausibility_warnings
     model = DynamicModel.load(args.model)
     payload = load_payload(args.payload, model.robot)
     loaded = model.with_payload(payload, {"source": f"payload file {args.payload}"})
@@ -206,6 +208,7 @@ def _attach(args):
 
 
 def _detach(args):
+    from robot_dynid.model.dynamic_model import DynamicModel
     model = DynamicModel.load(args.model)
     model.without_payload().save(args.out)
     what = "no payload: written unchanged" if model.payload is None else f"payload at {model.payload.frame} detached"

@@ -2,17 +2,7 @@
 payload identification (cycles of a payload stage)."""
 import argparse
 
-from robot_dynid.reports.json_text import dumps
-from robot_dynid.cli.options import add_robot_argument, output_file
 from robot_dynid.errors import DataError, TrajectoryError
-from robot_dynid.experiment.protocol import (DEFAULT_SPEED_FRACTIONS, MAX_CYCLES, MAX_EXCITATION_PERIODS,
-                                             MAX_LEVEL_DURATION, MAX_SPEED_LEVELS, MAX_STAGE_DURATION,
-                                             CylinderExcitation, build_payload_protocol, build_protocol,
-                                             load_cylinder_stage, load_friction_poses, save_plan)
-from robot_dynid.experiment.trajectories import FourierTrajectory, load_trajectory
-from robot_dynid.hydraulics.attachment import displacement_function, driven_joint
-from robot_dynid.hydraulics.cylinder_results import load_cylinder_config
-from robot_dynid.model.robot_loader import load_robot
 
 NAME = "protocol"
 HELP = "plan the identification experiment: cycles of excitation, friction and warmup stages"
@@ -28,6 +18,9 @@ class _RenamedCycles(argparse.Action):
 
 
 def add_arguments(parser):
+    from robot_dynid.cli.options import add_robot_argument, output_file
+    from robot_dynid.experiment.protocol import (DEFAULT_SPEED_FRACTIONS, MAX_CYCLES, MAX_EXCITATION_PERIODS,
+                                                 MAX_LEVEL_DURATION, MAX_SPEED_LEVELS, MAX_STAGE_DURATION)
     add_robot_argument(parser)
     parser.add_argument("--cycle-count", type=int, default=None, metavar="N",
                         help=f"cycles per test, 1 to {MAX_CYCLES} (default: 24; 1 with --payload); the former "
@@ -79,6 +72,9 @@ def _fractions(text):
 def _excited_cylinders(path, robot):
     """CylinderExcitation of every cylinder of the configuration ``path`` with an attachment: a constant
     moment arm, or two points (the joint between their links moved so that x follows the sine)."""
+    from robot_dynid.experiment.protocol import CylinderExcitation
+    from robot_dynid.hydraulics.attachment import displacement_function, driven_joint
+    from robot_dynid.hydraulics.cylinder_results import load_cylinder_config
     cylinders = []
     for config in load_cylinder_config(path):
         attachment = config.attachment
@@ -96,6 +92,7 @@ def _excited_cylinders(path, robot):
 
 
 def _fourier(path):
+    from robot_dynid.experiment.trajectories import FourierTrajectory, load_trajectory
     trajectory = load_trajectory(path)
     if not isinstance(trajectory, FourierTrajectory):
         raise TrajectoryError(f"{path}: the excitation must be a fourier trajectory, got {trajectory.kind}")
@@ -103,6 +100,9 @@ def _fourier(path):
 
 
 def _plan(args, robot):
+    from robot_dynid.experiment.protocol import (build_payload_protocol, build_protocol, load_cylinder_stage,
+                                                 load_friction_poses)
+    from robot_dynid.experiment.trajectories import load_trajectory
     if args.payload is not None:
         given = (("--excitation", args.excitation), ("--friction-poses", args.friction_poses),
                  ("--level-duration", args.level_duration), ("--validation", args.validation),
@@ -130,6 +130,9 @@ def _plan(args, robot):
 
 
 def main(args):
+    from robot_dynid.experiment.protocol import save_plan
+    from robot_dynid.model.robot_loader import load_robot
+    from robot_dynid.reports.json_text import dumps
     robot = load_robot(args.robot)
     plan = _plan(args, robot)
     if args.out is not None:

@@ -1,25 +1,7 @@
 """robot-dynid report: the analyses of a test as an HTML page with figures and a JSON summary."""
 import pathlib
 
-from robot_dynid.cli.options import (MODEL_STRUCTURE_OPTIONS, add_data_arguments, add_model_structure_arguments,
-                                     add_option_arguments, add_raw_argument,
-                                     add_speed_threshold_argument, add_stage_argument, add_stage_detection_arguments,
-                                     add_torque_check_argument, bag_topics_from_args, conditioning_from_args,
-                                     model_conditioning, number_in, output_directory, parse_cycles, positive_number,
-                                     progress, read_data, read_validation_data, settings_from_args)
 from robot_dynid.errors import DynIdError
-from robot_dynid.estimation.identification_options import OPTIONS
-from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.robot_loader import load_robot
-from robot_dynid.recordings.data_files import stage_table
-from robot_dynid.recordings.stage_detection import DEFAULT_PLATEAU_TOLERANCE, default_rest_threshold
-from robot_dynid.recordings.stages import label_samples
-from robot_dynid.estimation.cycles import DEFAULT_WARM_CYCLES
-from robot_dynid.estimation.friction_stages import DEFAULT_FRICTION_SPEED, GRAVITY_MODES
-from robot_dynid.estimation.friction_tracking import DEFAULT_FORGETTING
-from robot_dynid.reports.json_text import dumps
-from robot_dynid.reports.report import ReportOptions, make_report
-from robot_dynid.reports.tables import format_stamp_quality
 
 NAME = "report"
 HELP = ("analyse a test (torque fits, base parameters, per-cycle identification, friction stages and drift, "
@@ -27,6 +9,15 @@ HELP = ("analyse a test (torque fits, base parameters, per-cycle identification,
 
 
 def add_arguments(parser):
+    from robot_dynid.cli.options import (MODEL_STRUCTURE_OPTIONS, add_data_arguments, add_model_structure_arguments,
+                                         add_option_arguments, add_raw_argument, add_speed_threshold_argument,
+                                         add_stage_argument, add_stage_detection_arguments, add_torque_check_argument,
+                                         number_in, output_directory, parse_cycles, positive_number)
+    from robot_dynid.estimation.identification_options import OPTIONS
+    from robot_dynid.estimation.cycles import DEFAULT_WARM_CYCLES
+    from robot_dynid.estimation.friction_stages import DEFAULT_FRICTION_SPEED, GRAVITY_MODES
+    from robot_dynid.estimation.friction_tracking import DEFAULT_FORGETTING
+    from robot_dynid.recordings.stage_detection import DEFAULT_PLATEAU_TOLERANCE
     add_model_structure_arguments(parser)
     add_data_arguments(parser, several=True)
     add_raw_argument(parser)
@@ -78,6 +69,16 @@ def add_arguments(parser):
 
 
 def main(args):
+    from robot_dynid.cli.options import (bag_topics_from_args, conditioning_from_args, model_conditioning, progress,
+                                         read_data, read_validation_data, settings_from_args)
+    from robot_dynid.model.dynamic_model import DynamicModel
+    from robot_dynid.model.robot_loader import load_robot
+    from robot_dynid.recordings.data_files import stage_table
+    from robot_dynid.recordings.stage_detection import default_rest_threshold
+    from robot_dynid.recordings.stages import label_samples
+    from robot_dynid.reports.json_text import dumps
+    from robot_dynid.reports.report import ReportOptions, make_report
+    from robot_dynid.reports.tables import format_stamp_quality
     from robot_dynid.reports.figures import pyplot
     pyplot()        # matplotlib missing: say so before any work
     robot = load_robot(args.robot)
@@ -128,6 +129,8 @@ def main(args):
 
 def tracking_report(args, robot, model):
     """``--tracking``: the friction of ``model`` tracked over each --data, one figure of the tracked coefficients."""
+    from robot_dynid.cli.options import model_conditioning, read_data
+    from robot_dynid.reports.json_text import dumps
     from robot_dynid.estimation.friction_tracking import track_recording
     from robot_dynid.reports.figures import tracking_figure
     if model is None:

@@ -1,14 +1,6 @@
 """robot-dynid stages: list the stages of a recording, from its markers or detected from the motion."""
 import math
 
-from robot_dynid.reports.json_text import dumps
-from robot_dynid.cli.options import (add_data_arguments, add_robot_argument, add_stage_detection_arguments,
-                                     bag_topics_from_args)
-from robot_dynid.model.robot_loader import load_robot
-from robot_dynid.recordings.pipeline import read_stage_table
-from robot_dynid.recordings.stages import NO_CYCLE
-from robot_dynid.reports.tables import format_table
-
 NAME = "stages"
 HELP = ("list the stages of a rosbag2 or CSV recording (kind, start, end and duration [s], friction joint, "
         "speed and direction): from its stage markers, else detected from the motion")
@@ -17,6 +9,7 @@ ORIGIN_TEXT = {"markers": "its stage markers", "stage column": "its stage column
 
 
 def add_arguments(parser):
+    from robot_dynid.cli.options import add_data_arguments, add_robot_argument, add_stage_detection_arguments
     add_robot_argument(parser)
     add_data_arguments(parser)
     add_stage_detection_arguments(parser)
@@ -27,6 +20,7 @@ def add_arguments(parser):
 
 def stage_rows(table):
     """Plain dicts of the stages of a StageTable, times [s] since its time origin (None for an open end)."""
+    from robot_dynid.recordings.stages import NO_CYCLE
     rows = []
     for stage in table.stages:
         end = None if math.isinf(stage.end_time) else stage.end_time - table.time_origin
@@ -43,6 +37,11 @@ def stage_rows(table):
 
 
 def main(args):
+    from robot_dynid.cli.options import bag_topics_from_args
+    from robot_dynid.model.robot_loader import load_robot
+    from robot_dynid.recordings.pipeline import read_stage_table
+    from robot_dynid.reports.json_text import dumps
+    from robot_dynid.reports.tables import format_table
     robot = load_robot(args.robot)
     table = read_stage_table(args.data, robot.joint_names, robot.limit_arrays().velocity,
                              rest_threshold=args.rest_threshold, robot=robot, resample=args.resample,

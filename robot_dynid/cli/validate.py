@@ -2,22 +2,15 @@
 
 import dataclasses
 
-from robot_dynid.reports.json_text import dumps
-from robot_dynid.cli.options import (add_cycles_argument, add_cylinders_argument, add_data_arguments, add_raw_argument,
-                                     add_speed_threshold_argument, add_stage_argument, add_torque_check_argument,
-                                     load_cylinders, model_conditioning, progress, read_validation_data)
-from robot_dynid.estimation.consistency_check import held_out_comparison
-from robot_dynid.hydraulics.two_stage import cylinder_subtraction_warning
-from robot_dynid.estimation.validation import validate_model
-from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.reports.tables import format_stamp_quality, format_validation, stamp_quality_summary
-
 NAME = "validate"
 HELP = ("a model's per-joint RMS [N m], RSD, relative RMSD and NRMS on held-out recordings, with a warning "
         "where they leave the speeds and accelerations the model was identified on")
 
 
 def add_arguments(parser):
+    from robot_dynid.cli.options import (add_cycles_argument, add_cylinders_argument, add_data_arguments,
+                                         add_raw_argument, add_speed_threshold_argument, add_stage_argument,
+                                         add_torque_check_argument)
     parser.add_argument("--model", required=True, metavar="model.yaml", help="model artifact from identify")
     add_data_arguments(parser, several=True)
     add_raw_argument(parser)
@@ -31,6 +24,13 @@ def add_arguments(parser):
 
 
 def main(args):
+    from robot_dynid.cli.options import load_cylinders, model_conditioning, progress, read_validation_data
+    from robot_dynid.estimation.consistency_check import held_out_comparison
+    from robot_dynid.estimation.validation import validate_model
+    from robot_dynid.hydraulics.two_stage import cylinder_subtraction_warning
+    from robot_dynid.model.dynamic_model import DynamicModel
+    from robot_dynid.reports.json_text import dumps
+    from robot_dynid.reports.tables import format_stamp_quality, format_validation, stamp_quality_summary
     model = DynamicModel.load(args.model)
     cylinders = load_cylinders(args)
     conditioning = model_conditioning(args, model)

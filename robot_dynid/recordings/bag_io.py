@@ -27,13 +27,18 @@ Topics read by :func:`read_bag` (all stamps are header stamps, not receive times
 - ``stage_topic`` (``robot_dynid/msg/ExperimentStage``): stage markers labelling every sample
   with a stage and a cycle (see :mod:`robot_dynid.recordings.stages`); absent topic: no labels.
 
-Both storage plugins (MCAP and sqlite3) are read through ``rosbags.highlevel.AnyReader``; a bag
+Both storage plugins (MCAP and sqlite3) are opened through ``rosbags.highlevel.AnyReader``; a bag
 that was never closed (no metadata.yaml) or whose storage file was cut short is read up to its
-last complete message by :mod:`robot_dynid.recordings.bag_recovery`, with a warning.
+last complete message by :mod:`robot_dynid.recordings.bag_recovery`, with a warning. The messages are
+read from the storage files in blocks (:mod:`robot_dynid.recordings.bag_records`: whole MCAP chunks,
+batches of sqlite3 rows) by :class:`BagChunks`, on which :func:`read_bag` is built: JointStates of one
+byte layout are decoded together (:class:`~robot_dynid.recordings.bag_layout.JointStateLayout`), the
+others by rosbags' deserializer, in the order rosbags' reader gives them (identical recordings).
 :class:`BagWriter` writes rosbag2 directories (metadata version 8) incrementally.
 """
 from __future__ import annotations
 
+import dataclasses
 import errno
 import functools
 import logging
@@ -41,9 +46,10 @@ import math
 import os
 import shutil
 import sqlite3
+import struct
 import threading
 from collections import defaultdict
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from io import BytesIO
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
@@ -59,27 +65,29 @@ from rosbags.typesys import TypesysError
 
 from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
+from robot_dynid.recordings import bag_records
 from robot_dynid.recordings.bag_files import (BAG_METADATA_VERSION, CLOSING_RESERVE, RESERVE_FILE, STORAGE_PLUGINS,
                                               check_bag_files, ensure_type, lock_bag_directory, make_typestore)
-from robot_dynid.recordings.joint_states import JointStateSelector
+from robot_dynid.recordings.bag_layout import (DEFAULT_HYDRAULIC_TOPIC, DEFAULT_JOINT_STATES_TOPIC,
+                                               DEFAULT_MOTOR_STATES_TOPIC, DEFAULT_STAGE_TOPIC, EXPERIMENT_STAGE_TYPE,
+                                               HYDRAULIC_STATE_TYPE, JOINT_STATE_FIELDS, JOINT_STATE_TYPE,
+                                               joint_state_layout)
+from robot_dynid.recordings.joint_states import LENGTH_MISMATCH, NON_FINITE, JointStateSelector
 from robot_dynid.recordings.motor_side import (check_joint_count, joint_values, require_torque_constants,
                                                require_transmission)
 from robot_dynid.recordings.recording import REPEATED_STAMP, DropCounter, Recording, describe_dropped
-from robot_dynid.recordings.signal_processing import interpolate
 from robot_dynid.recordings.stages import StageMarker, kind_name, label_samples, stage_intervals
 from robot_dynid.yaml_files import read_yaml
 
 logger = logging.getLogger(__name__)
 
-JOINT_STATE_TYPE = "sensor_msgs/msg/JointState"
-EXPERIMENT_STAGE_TYPE = "robot_dynid/msg/ExperimentStage"
-HYDRAULIC_STATE_TYPE = "robot_dynid/msg/HydraulicCylinderState"
-DEFAULT_HYDRAULIC_TOPIC = "/hydraulic_cylinder_states"
-DEFAULT_JOINT_STATES_TOPIC = "/joint_states"
-DEFAULT_STAGE_TOPIC = "/experiment_stage"
-DEFAULT_MOTOR_STATES_TOPIC = "/motor_states"
-
 _NS_PER_S = 1_000_000_000
+_BLOCK_MESSAGES = 16384
+"""Messages decoded together: sqlite3 rows per batch, MCAP chunks joined up to about this many (a chunk of
+rosbags and the recorder holds 1 MiB, about 3,000 JointStates of 6 joints)."""
+_MAX_LAYOUTS = 16
+"""Byte layouts (:class:`~robot_dynid.recordings.bag_layout.JointStateLayout`) one topic may show before the rest
+of its messages is decoded one by one: names reordered, a joint added, another frame_id are a few each."""
 
 
 def ns_to_seconds(stamps_ns) -> np.ndarray:
@@ -96,13 +104,15 @@ def _stamp_ns(header) -> int:
 class _BagContents:
     """An open AnyReader (or, for an incomplete bag, a
     :class:`robot_dynid.recordings.bag_recovery.RecoveredBag`) with topic look-up and deserialisation that
-    fall back to robot_dynid's own typestore for types the bag does not define."""
+    fall back to robot_dynid's own typestore for types the bag does not define, and the bag's message records
+    in blocks (:meth:`record_blocks`)."""
 
     def __init__(self, reader, fallback_typestore, path: Path):
         self.reader = reader
         self.fallback = fallback_typestore
         self.path = path
         self.topics = reader.topics
+        self.files = ExitStack()
 
     def describe_topics(self) -> str:
         return ", ".join(f"{name} ({info.msgtype}, {info.msgcount} messages)"
@@ -111,8 +121,8 @@ class _BagContents:
     def has_messages(self, topic: str) -> bool:
         return topic in self.topics and self.topics[topic].msgcount > 0
 
-    def messages(self, topic: str, msgtype: str):
-        """(receive time [ns], message) of every message of ``topic``, in receive order."""
+    def check_topic(self, topic: str, msgtype: str) -> None:
+        """DataError unless ``topic`` has messages of ``msgtype``."""
         if topic in self.topics and not self.has_messages(topic):
             raise DataError(f"topic {topic!r} recorded no message in bag {self.path} (it was subscribed to while "
                             f"recording, but nothing arrived on it); its topics: {self.describe_topics()}")
@@ -123,16 +133,126 @@ class _BagContents:
         if info.msgtype != msgtype:
             raise DataError(f"topic {topic!r} in bag {self.path} has type {info.msgtype!r}, "
                             f"expected {msgtype!r}")
+
+    def deserializer(self, msgtype: str) -> Callable:
+        """``deserialize(data, msgtype)``: the bag's definition of ``msgtype``, else robot_dynid's typestore."""
         if msgtype in self.reader.typestore.types:
-            deserialize = self.reader.deserialize
-        else:
-            ensure_type(self.fallback, msgtype)
-            deserialize = self.fallback.deserialize_cdr
-        for connection, receive_ns, raw in self.reader.messages(connections=info.connections):
+            return self.reader.deserialize
+        ensure_type(self.fallback, msgtype)
+        return self.fallback.deserialize_cdr
+
+    def messages(self, topic: str, msgtype: str):
+        """(receive time [ns], message) of every message of ``topic``, in receive order."""
+        self.check_topic(topic, msgtype)
+        deserialize = self.deserializer(msgtype)
+        for connection, receive_ns, raw in self.reader.messages(connections=self.topics[topic].connections):
             yield receive_ns, deserialize(raw, connection.msgtype)
 
     def count(self, topic: str) -> int:
         return self.topics[topic].msgcount
+
+    def record_blocks(self, topics: Sequence[str], bulk: bool, size: int):
+        """``(blocks, sort)``: the messages of ``topics`` as
+        :class:`~robot_dynid.recordings.bag_records.RecordBlock` (``channel``: the index of the message's topic in
+        ``topics``) in the order rosbags' reader gives them, each block in that order once sorted by receive time
+        (stable) where ``sort``.
+
+        Read from the storage files themselves (whole MCAP files by their chunk and message indexes, sqlite3
+        files in batches of rows) where that gives rosbags' order; through the reader otherwise (rosbags'
+        reader, always without ``bulk``; an incomplete bag's recovery), saying why at INFO.
+        """
+        index = {topic: position for position, topic in enumerate(topics)}
+        if bulk and isinstance(self.reader, AnyReader):
+            storage = _storage_files(self.path)
+            if not isinstance(storage, str):
+                plugin, files = storage
+                opened = (self._mcap_files if plugin == "mcap" else self._sqlite_files)(files, index)
+                if not isinstance(opened, str):
+                    return self._file_blocks(plugin, opened, size), plugin == "mcap"
+                storage = opened
+            logger.info("bag %s: read message by message through rosbags' reader: %s", self.path, storage)
+        connections = [connection for topic in topics for connection in self.topics[topic].connections]
+        channels = {connection.id: index[connection.topic] for connection in connections}
+        raw = ((connection.id, receive_ns, data)
+               for connection, receive_ns, data in self.reader.messages(connections=connections))
+        return (_relabel(block, channels) for block in
+                bag_records.blocks_from_messages(raw, size)), False
+
+    def _mcap_files(self, files, index: dict[str, int]):
+        """[((open file, its summary), channel id -> topic index)] of the MCAP ``files``, or why they cannot be
+        read by their indexes."""
+        opened = []
+        for path in files:
+            handle = self.files.enter_context(open(path, "rb"))
+            try:
+                summary = bag_records.read_mcap_summary(handle, path.stat().st_size)
+            except (ValueError, struct.error, bag_records.RecordStop) as error:
+                return f"{path.name}: {error}"
+            if summary is None:
+                return f"{path.name} has no chunk index"
+            if not summary.in_receive_order():
+                return f"{path.name}: chunks overlap in receive time"
+            opened.append(((handle, summary), self._channel_topics(
+                {channel_id: (channel.topic, channel.msgtype, channel.encoding)
+                 for channel_id, channel in summary.channels.items()}, index)))
+        return opened
+
+    def _sqlite_files(self, files, index: dict[str, int]):
+        """[(open database, topic id -> topic index)] of the sqlite3 ``files``, or why they cannot be read."""
+        opened = []
+        for path in files:
+            try:
+                connection = bag_records.open_sqlite(path)
+                self.files.callback(connection.close)
+                opened.append((connection, self._channel_topics(bag_records.sqlite_topics(connection), index)))
+            except sqlite3.Error as error:
+                return f"{path.name}: {error}"
+        return opened
+
+    def _channel_topics(self, channels: dict, index: dict[str, int]) -> dict[int, int]:
+        """Channel id -> index of its topic, of the ``channels`` (id -> topic, type, encoding) of one storage file
+        that carry a topic of ``index`` as the bag's metadata types it, in CDR."""
+        return {channel_id: index[topic] for channel_id, (topic, msgtype, encoding) in channels.items()
+                if topic in index and msgtype == self.topics[topic].msgtype and encoding == "cdr"}
+
+    @staticmethod
+    def _file_blocks(plugin: str, opened, size: int) -> Iterator[bag_records.RecordBlock]:
+        for source, channels in opened:
+            if plugin == "mcap":
+                handle, summary = source
+                blocks = bag_records.mcap_blocks(handle, summary, set(channels), size)
+            else:
+                blocks = bag_records.sqlite_blocks(source, set(channels), size)
+            for block in blocks:
+                yield _relabel(block, channels)
+
+    def close(self) -> None:
+        self.files.close()
+        self.reader.close()
+
+
+def _relabel(block: bag_records.RecordBlock, channels: dict[int, int]) -> bag_records.RecordBlock:
+    """``block`` with each message's channel replaced by ``channels[channel]`` (-1 for any other)."""
+    table = np.full(max(channels, default=0) + 1, -1, dtype=np.int64)
+    table[list(channels)] = list(channels.values())
+    known = block.channel < table.size
+    return dataclasses.replace(block, channel=np.where(known, table[np.where(known, block.channel, 0)], -1))
+
+
+def _storage_files(path: Path):
+    """(storage plugin, storage files in the order rosbags reads them) of a whole bag, or why its files are not
+    read directly (compressed files or messages)."""
+    metadata = read_yaml(path / "metadata.yaml", DataError, "bag metadata").get("rosbag2_bagfile_information", {})
+    try:
+        plugin, names = metadata["storage_identifier"], metadata["relative_file_paths"]
+    except (KeyError, TypeError):
+        return "its metadata lists no storage files"
+    mode = str(metadata.get("compression_mode", "") or "").lower()
+    if mode not in ("", "none"):
+        return f"its {mode}s are compressed"
+    if plugin not in STORAGE_PLUGINS:
+        return f"storage {plugin!r}"
+    return plugin, [path / Path(name).name for name in names]
 
 
 @contextmanager
@@ -151,56 +271,385 @@ def _open_bag(path, distro: str | None) -> Iterator[_BagContents]:
         # storage cut short (AnyReaderError; TypeError for an MCAP file cut just after its magic)
         from robot_dynid.recordings.bag_recovery import open_incomplete_bag
         reader = open_incomplete_bag(path, error)   # warns what it recovered; DataError if whole
+    bag = _BagContents(reader, typestore, path)
     try:
-        yield _BagContents(reader, typestore, path)
+        yield bag
     finally:
-        reader.close()
+        bag.close()
 
 
-def _read_joint_states(bag: _BagContents, topic: str, joint_names: tuple[str, ...] | None,
-                       dropped: DropCounter, fields=("position", "velocity", "effort")):
-    """Stamps (M,) [ns] of the usable messages in receive order, the joint names, and ``fields``
-    (M, n) in that joint order, NaN where a message leaves a field empty; the first field is
-    required.
+@dataclasses.dataclass
+class _Decoded:
+    """JointState messages of one topic decoded, in the order read: receive times (k,) and header stamps (k,)
+    [ns], and per group of messages with the same names and field lengths ``(names, positions (g,) in that
+    order, {field: values (g, count)})``."""
 
-    Messages :class:`~robot_dynid.recordings.joint_states.JointStateSelector` cannot use are skipped and
-    counted in ``dropped`` under ``"<topic>: <reason>"``; DataError when none is usable.
+    receive_ns: np.ndarray
+    stamp_ns: np.ndarray
+    groups: list
+
+
+class _JointStateTopic:
+    """One JointState topic read for ``fields`` (the first required) of ``joint_names``: its messages decoded in
+    bulk where their byte layout repeats, each by ``deserialize`` (rosbags) where it does not (said once, at
+    INFO), and selected as :class:`~robot_dynid.recordings.joint_states.JointStateSelector` selects them."""
+
+    def __init__(self, topic: str, joint_names, fields: tuple[str, ...], deserialize, bulk: bool):
+        self.topic = topic
+        self.fields = fields
+        self.selector = JointStateSelector(joint_names, required=fields[0])
+        self.deserialize = deserialize
+        self.bulk = bulk
+        self.layouts: dict[int, list] = defaultdict(list)
+        self.n_layouts = 0
+        self.skipped = DropCounter()
+        self.general_reason = None
+
+    def decode(self, block: bag_records.RecordBlock) -> _Decoded:
+        """The messages of ``block`` decoded (see the class docstring)."""
+        stamps = np.zeros(len(block), dtype=np.int64)
+        groups: dict[tuple, list] = defaultdict(list)
+        general = [np.arange(len(block))] if not self.bulk else []
+        if self.bulk:
+            for size in np.unique(block.length):
+                for positions, rows in block.rows(np.flatnonzero(block.length == size), int(size)):
+                    general.append(self._decode_rows(positions, rows, int(size), stamps, groups))
+        for position in np.concatenate(general).tolist() if general else ():
+            message = self.deserialize(block.data(position), JOINT_STATE_TYPE)
+            stamps[position] = _stamp_ns(message.header)
+            values = {field: np.asarray(getattr(message, field), dtype=np.float64).reshape(1, -1)
+                      for field in self.fields}
+            key = (tuple(message.name), tuple(values[field].shape[1] for field in self.fields))
+            groups[key].append((np.array([position]), values))
+        return _Decoded(block.receive_ns, stamps, [
+            (names, np.concatenate([positions for positions, _ in parts]),
+             {field: np.concatenate([values[field] for _, values in parts]) for field in self.fields})
+            for (names, _), parts in groups.items()])
+
+    def _decode_rows(self, positions, rows, size: int, stamps, groups) -> np.ndarray:
+        """Decode the messages ``rows`` (m, size) at ``positions`` by their layouts; the positions left to the
+        general deserializer."""
+        remaining = np.arange(positions.size)
+        candidates = self.layouts[size]
+        tried = 0
+        while remaining.size:
+            if tried < len(candidates):
+                layout = candidates[tried]
+            elif self.n_layouts < _MAX_LAYOUTS:
+                try:
+                    layout = joint_state_layout(rows[remaining[0]].tobytes())
+                except DataError as error:
+                    self._say_general(f"a message is not CDR the bulk decoder reads ({error})")
+                    return positions[remaining]
+                candidates.append(layout)
+                self.n_layouts += 1
+            else:
+                self._say_general(f"its messages change their byte layout (names, their order, frame_id or field "
+                                  f"lengths) more than {_MAX_LAYOUTS} times")
+                return positions[remaining]
+            tried += 1
+            subset = rows if remaining.size == positions.size else rows[remaining]
+            match = layout.matches(subset)
+            if match.any():
+                matched = subset[match] if not match.all() else subset
+                at = positions[remaining[match]]
+                stamps[at] = layout.stamps(matched)
+                values = {field: layout.values(matched, field) for field in self.fields}
+                groups[(layout.names, tuple(values[field].shape[1] for field in self.fields))].append((at, values))
+                remaining = remaining[~match]
+        return positions[:0]
+
+    def _say_general(self, reason: str) -> None:
+        if self.general_reason is None:
+            self.general_reason = reason
+            logger.info("%s: %s; those messages are decoded one by one by rosbags' deserializer", self.topic,
+                        reason)
+
+    def select(self, decoded: _Decoded):
+        """``(stamps (m,) [ns], receive times (m,) [ns], {field: values (m, n)})`` of the usable messages of
+        ``decoded`` in its order, NaN where a message leaves a field empty; the others counted in
+        :attr:`skipped` under ``"<topic>: <reason>"`` (with the first one's stamp)."""
+        reason = np.full(decoded.receive_ns.size, -1, dtype=np.int64)
+        texts: list[str] = []
+
+        def code(text: str) -> int:
+            if text not in texts:
+                texts.append(text)
+            return texts.index(text)
+
+        selected = []
+        for names, positions, values in sorted(decoded.groups, key=lambda group: group[1].min()):
+            columns = self.selector.columns(names)
+            if isinstance(columns, str):
+                reason[positions] = code(columns)
+                continue
+            row_reason = np.full(positions.size, -1, dtype=np.int64)
+            picked = {}
+            for field in self.fields:
+                pending = row_reason < 0
+                array = values[field]
+                if array.shape[1] == 0:
+                    if field in self.selector.required:
+                        row_reason[pending] = code(f"empty {field}")
+                elif array.shape[1] != len(names):
+                    row_reason[pending] = code(LENGTH_MISMATCH)
+                else:
+                    array = array[:, columns]
+                    row_reason[pending & ~np.isfinite(array).all(axis=1)] = code(NON_FINITE)
+                    picked[field] = array
+            reason[positions] = row_reason
+            usable = row_reason < 0
+            selected.append((positions[usable], {field: array[usable] for field, array in picked.items()}))
+        self._count_skipped(decoded, reason, texts)
+        usable = np.flatnonzero(reason < 0)
+        n = 0 if self.selector.joint_names is None else len(self.selector.joint_names)
+        arrays = {field: np.full((usable.size, n), np.nan) for field in self.fields}
+        row_of = np.full(reason.size, -1, dtype=np.int64)
+        row_of[usable] = np.arange(usable.size)
+        for positions, picked in selected:
+            for field, array in picked.items():
+                arrays[field][row_of[positions]] = array
+        return decoded.stamp_ns[usable], decoded.receive_ns[usable], arrays
+
+    def _count_skipped(self, decoded: _Decoded, reason: np.ndarray, texts: list[str]) -> None:
+        skipped = np.flatnonzero(reason >= 0)
+        if not skipped.size:
+            return
+        stamps = decoded.stamp_ns[skipped]
+        seconds = ns_to_seconds(np.where(stamps != 0, stamps, decoded.receive_ns[skipped]))
+        codes = reason[skipped]
+        _, first = np.unique(codes, return_index=True)
+        for index in np.sort(first):
+            mine = codes == codes[index]
+            self.skipped.add(f"{self.topic}: {texts[codes[index]]}", float(seconds[mine].min()),
+                             int(np.count_nonzero(mine)))
+
+
+@dataclasses.dataclass(frozen=True)
+class TopicSamples:
+    """The usable messages of one JointState topic in a stretch of a bag, in receive order.
+
+    Attributes
+    ----------
+    topic : str
+    stamp_ns, receive_ns : ndarray of int64, shape (m,)
+        Header stamps (0 where a driver sets none) and bag (receive) times [ns].
+    values : dict
+        Field -> (m, n) in the order of the names read (joints, or the transmission's motors), NaN where a
+        message leaves the field empty: ``position`` [rad], ``velocity`` [rad/s], ``effort`` [N m, A for currents,
+        deg C for temperatures].
     """
-    count = bag.count(topic) if topic in bag.topics else 0
-    selector = JointStateSelector(joint_names, required=fields[0])
-    stamps = np.empty(count, dtype=np.int64)
-    receive = np.empty(count, dtype=np.int64)
-    skipped = DropCounter()
-    arrays: dict[str, np.ndarray] = {}
-    row = 0
-    for receive_ns, message in bag.messages(topic, JOINT_STATE_TYPE):
-        stamp_ns = _stamp_ns(message.header)
-        values = selector.select(message.name, **{field: getattr(message, field) for field in fields})
-        if isinstance(values, str):
-            skipped.add(f"{topic}: {values}", float(ns_to_seconds([stamp_ns or receive_ns])[0]))
-            continue
-        if not arrays:
-            arrays = {field: np.full((count, len(selector.joint_names)), np.nan) for field in fields}
-        stamps[row], receive[row] = stamp_ns, receive_ns
-        for field, array in arrays.items():
-            value = getattr(values, field)
-            if value is not None:
-                array[row] = value
-        row += 1
-    if skipped.counts:
-        logger.warning("%s: skipped %d of %d messages: %s", topic, count - row, count,
-                       describe_dropped(skipped.counts))
-    if row == 0:
-        raise DataError(f"topic {topic!r} in bag {bag.path}: none of its {count} messages is usable: "
-                        f"{describe_dropped(skipped.counts)}")
-    dropped.merge(skipped.counts)
-    stamps, receive = stamps[:row], receive[:row]
-    arrays = {field: array[:row] for field, array in arrays.items()}
-    if not np.any(stamps):
-        logger.warning("topic %s: every header stamp is zero; using the bag's receive times",
-                       topic)
-        stamps = receive
-    return stamps, selector.joint_names, arrays
+
+    topic: str
+    stamp_ns: np.ndarray
+    receive_ns: np.ndarray
+    values: dict
+
+
+@dataclasses.dataclass(frozen=True)
+class BagChunk:
+    """One stretch of a bag (an MCAP chunk, a batch of sqlite3 rows) as :class:`BagChunks` reads it.
+
+    Attributes
+    ----------
+    samples : TopicSamples
+        The joint states, joint side (motor states converted through the transmission): ``position`` q [rad],
+        ``velocity`` qd [rad/s], ``effort`` tau [N m].
+    effort, current, temperature : TopicSamples or None
+        The messages of ``effort_topic`` (``effort`` [N m], joint order), ``current_topic`` (``effort``: currents
+        [A], in joint order, or motor order with a transmission) and ``temperature_topic`` (``effort``: [deg C]),
+        at their own stamps; None when the topic is not read.
+    markers : tuple of StageMarker
+        The stage markers in this stretch, in receive order.
+    """
+
+    samples: TopicSamples
+    effort: TopicSamples | None
+    current: TopicSamples | None
+    temperature: TopicSamples | None
+    markers: tuple
+
+
+class BagChunks:
+    """The samples of a rosbag2 bag (MCAP or sqlite3) stretch by stretch, in bounded memory: the iterator
+    :func:`read_bag` is built on.
+
+    Opening checks the topics (present, of the right type) and decides which are read (motor states or joint
+    states, module docstring); iterating yields a :class:`BagChunk` per MCAP chunk (the writer's size: rosbags
+    and the recorder write 1 MiB, about 3,000 JointStates) or per 4,096 sqlite3 rows. JointStates are decoded in
+    bulk where their byte layout repeats (a fixed joint set; :mod:`robot_dynid.recordings.bag_layout`), by
+    rosbags' deserializer where it does not, with identical results.
+
+    Parameters
+    ----------
+    path, joint_names, joint_states_topic, effort_topic, stage_topic, temperature_topic, current_topic, distro,
+    motor_states_topic, transmission
+        As :func:`read_bag`.
+    bulk : bool
+        Decode JointStates in bulk where their layout repeats; False: every message through rosbags'
+        deserializer (the reference the bulk decoding is tested against).
+    messages : int
+        About this many messages per chunk (whole MCAP chunks are joined up to it, sqlite3 rows fetched so many
+        at a time).
+
+    Attributes
+    ----------
+    positions_topic : str
+        The topic the samples come from (joint states, or motor states with ``motor_side``).
+    motor_side : bool
+    joint_names : tuple of str or None
+        The joints of the samples' columns (None until the first usable message when not given).
+    current_names : tuple of str or None
+        The names of the currents' columns (the motors with a transmission).
+    dropped : DropCounter
+        Messages skipped, by ``"<topic>: <reason>"``, counted as the stretches are read.
+
+    Raises
+    ------
+    DataError
+        As :func:`read_bag` for a topic that is missing, empty, of the wrong type, or motor-side data without a
+        transmission.
+    """
+
+    def __init__(self, path, joint_names: Sequence[str] | None = None,
+                 joint_states_topic: str = DEFAULT_JOINT_STATES_TOPIC, effort_topic: str | None = None,
+                 stage_topic: str | None = DEFAULT_STAGE_TOPIC, temperature_topic: str | None = None,
+                 current_topic: str | None = None, distro: str | None = None, motor_states_topic: str | None = None,
+                 transmission=None, *, bulk: bool = True, messages: int = _BLOCK_MESSAGES):
+        self.path = Path(path)
+        self.messages = messages
+        self._context = _open_bag(path, distro)
+        bag = self._bag = self._context.__enter__()
+        try:
+            self._plan(bag, joint_names, joint_states_topic, effort_topic, stage_topic, temperature_topic,
+                       current_topic, motor_states_topic, transmission, bulk)
+        except BaseException:
+            self.close()
+            raise
+
+    def _plan(self, bag, joint_names, joint_states_topic, effort_topic, stage_topic, temperature_topic,
+              current_topic, motor_states_topic, transmission, bulk) -> None:
+        path = self.path
+        motor_topic = _motor_states_topic(bag, motor_states_topic, joint_states_topic, transmission)
+        self.motor_side = motor_topic is not None
+        self.transmission = transmission
+        self._given_names = None if joint_names is None else tuple(joint_names)
+        if self.motor_side:
+            self.transmission = require_transmission(
+                transmission, f"bag {path}, topic {motor_topic!r}", "its JointStates (motor states)",
+                f"joint-side joint states (--motor-states-topic '' reads {joint_states_topic})")
+            check_joint_count(self.transmission, joint_names, f"bag {path}")
+            self.positions_topic = motor_topic
+            logger.info("bag %s: motor states of %s converted to the joint side through the transmission", path,
+                        motor_topic)
+        else:
+            self.positions_topic = joint_states_topic
+        bag.check_topic(self.positions_topic, JOINT_STATE_TYPE)
+        joint_state = bag.deserializer(JOINT_STATE_TYPE)
+        self._roles = {"samples": _JointStateTopic(
+            self.positions_topic, self.transmission.motor_names if self.motor_side else self._given_names,
+            JOINT_STATE_FIELDS, joint_state, bulk)}
+        for role, topic in (("effort", effort_topic), ("current", current_topic), ("temperature", temperature_topic)):
+            if topic is not None:
+                bag.check_topic(topic, JOINT_STATE_TYPE)
+                self._roles[role] = _JointStateTopic(topic, None, ("effort",), joint_state, bulk)
+        if current_topic is not None and self.transmission is not None:
+            require_torque_constants(self.transmission, f"bag {path}, topic {current_topic!r}", "its efforts",
+                                     "torques on an effort topic")
+        self.markers_topic = None
+        if stage_topic is not None and bag.has_messages(stage_topic):
+            bag.check_topic(stage_topic, EXPERIMENT_STAGE_TYPE)
+            self.markers_topic = stage_topic
+            self._deserialize_marker = bag.deserializer(EXPERIMENT_STAGE_TYPE)
+        elif stage_topic is not None:
+            logger.info("bag %s has no messages on %s: samples carry no stage labels", path, stage_topic)
+        self._bulk = bulk
+        self.current_names = None
+
+    @property
+    def joint_names(self) -> tuple[str, ...] | None:
+        if self.motor_side or self._given_names is not None:
+            return self._given_names
+        return self._roles["samples"].selector.joint_names
+
+    def topic(self, role: str) -> str | None:
+        """The topic read for ``role`` (``samples``, ``effort``, ``current``, ``temperature``), None if none."""
+        return self._roles[role].topic if role in self._roles else None
+
+    def message_count(self, role: str) -> int:
+        """Messages of the topic read for ``role``."""
+        return self._bag.count(self._roles[role].topic) if role in self._roles else 0
+
+    def skipped(self, role: str) -> DropCounter:
+        """Messages of ``role``'s topic skipped so far, by ``"<topic>: <reason>"`` (with the first one's stamp)."""
+        return self._roles[role].skipped
+
+    def _name_other_topics(self) -> None:
+        """The effort and temperature topics read for the joints read, the currents for them or, with a
+        transmission, its motors."""
+        names = self.joint_names
+        for role in ("effort", "current", "temperature"):
+            if role not in self._roles or self._roles[role].selector.names is not None:
+                continue
+            role_names = names
+            if role == "current" and self.transmission is not None:
+                check_joint_count(self.transmission, names, f"bag {self.path}, topic {self._roles[role].topic!r}")
+                role_names = self.transmission.motor_names
+            if role == "current":
+                self.current_names = tuple(role_names)
+            self._roles[role].selector = JointStateSelector(role_names, required="effort")
+
+    def __iter__(self) -> Iterator[BagChunk]:
+        topics = list(dict.fromkeys([reading.topic for reading in self._roles.values()]
+                                    + ([self.markers_topic] if self.markers_topic else [])))
+        blocks, sort = self._bag.record_blocks(topics, self._bulk, self.messages)
+        waiting: list[dict] = []       # other topics' messages decoded while the joints read are not known yet
+        for block in blocks:
+            if sort and np.any(np.diff(block.receive_ns) < 0):
+                block = block.take(np.argsort(block.receive_ns, kind="stable"))
+            decoded = {role: reading.decode(block.take(block.channel == topics.index(reading.topic)))
+                       for role, reading in self._roles.items()}
+            samples = self._roles["samples"]
+            stamps, receive, values = samples.select(decoded.pop("samples"))
+            if self.motor_side:
+                values = {field: joint_values(motor_field, values[field], self.transmission)
+                          for field, motor_field in (("position", "qm"), ("velocity", "qdm"), ("effort", "taum"))}
+            others = dict.fromkeys(decoded)
+            waiting.append(decoded)
+            if self.joint_names is not None:
+                self._name_other_topics()
+                for role in others:
+                    parts = [self._roles[role].select(pending[role]) for pending in waiting]
+                    others[role] = TopicSamples(self._roles[role].topic, *(
+                        np.concatenate([part[index] for part in parts]) for index in (0, 1)),
+                        {"effort": np.concatenate([part[2]["effort"] for part in parts])})
+                waiting = []
+            markers = ()
+            if self.markers_topic:
+                mine = block.take(block.channel == topics.index(self.markers_topic))
+                markers = tuple(_marker(self._deserialize_marker(mine.data(index), EXPERIMENT_STAGE_TYPE),
+                                        int(mine.receive_ns[index]), self.markers_topic) for index in range(len(mine)))
+            yield BagChunk(TopicSamples(self.positions_topic, stamps, receive, values), others.get("effort"),
+                           others.get("current"), others.get("temperature"), markers)
+
+    def close(self) -> None:
+        self._context.__exit__(None, None, None)
+
+    def __enter__(self) -> "BagChunks":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+
+def _marker(message, receive_ns: int, topic: str) -> StageMarker:
+    stamp_ns = _stamp_ns(message.header) or receive_ns
+    try:
+        return StageMarker.from_fields(
+            float(ns_to_seconds([stamp_ns])[0]), message.kind, message.cycle, message.start, message.label,
+            message.joint_name, message.speed_fraction, message.direction, message.experiment_id)
+    except DataError as error:
+        raise DataError(f"topic {topic!r}: stage marker stamped {stamp_ns} ns: {error}") from None
 
 
 def _interpolate(stamps_ns: np.ndarray, source_ns: np.ndarray, values: np.ndarray,
@@ -208,23 +657,11 @@ def _interpolate(stamps_ns: np.ndarray, source_ns: np.ndarray, values: np.ndarra
     """``values`` (M, n) stamped ``source_ns`` (M,) linearly interpolated at ``stamps_ns``
     (N,) -> (N, n); beyond the source span the edge values are held or NaN. Stamps are made
     relative first: absolute nanoseconds as floats would lose the sub-microsecond digits."""
+    from robot_dynid.recordings.signal_processing import interpolate
     order = np.argsort(source_ns, kind="stable")
     origin = int(min(source_ns[order[0]], stamps_ns[0]))
     return interpolate((stamps_ns - origin).astype(np.float64), (source_ns[order] - origin).astype(np.float64),
                        values[order], "hold" if hold_edges else "nan")
-
-
-def _read_markers(bag: _BagContents, topic: str) -> list[StageMarker]:
-    markers = []
-    for receive_ns, message in bag.messages(topic, EXPERIMENT_STAGE_TYPE):
-        stamp_ns = _stamp_ns(message.header) or receive_ns
-        try:
-            markers.append(StageMarker.from_fields(
-                float(ns_to_seconds([stamp_ns])[0]), message.kind, message.cycle, message.start, message.label,
-                message.joint_name, message.speed_fraction, message.direction, message.experiment_id))
-        except DataError as error:
-            raise DataError(f"topic {topic!r}: stage marker stamped {stamp_ns} ns: {error}") from None
-    return markers
 
 
 def bag_topics(path, distro: str | None = None) -> dict[str, tuple[str, int]]:
@@ -243,7 +680,62 @@ def read_stage_markers(path, stage_topic: str = DEFAULT_STAGE_TOPIC,
         The bag cannot be opened, or ``stage_topic`` is absent, empty or of another type.
     """
     with _open_bag(path, distro) as bag:
-        return _read_markers(bag, stage_topic)
+        return [_marker(message, receive_ns, stage_topic)
+                for receive_ns, message in bag.messages(stage_topic, EXPERIMENT_STAGE_TYPE)]
+
+
+class _Gathered:
+    """The usable messages of one topic gathered chunk by chunk into arrays made for all its ``capacity``
+    messages at once (no copy of the whole when the last chunk is in)."""
+
+    def __init__(self, capacity: int):
+        self.capacity = capacity
+        self.rows = 0
+        self.stamps = self.receive = None
+        self.values: dict[str, np.ndarray] = {}
+
+    def add(self, samples: TopicSamples | None) -> None:
+        if samples is None or not samples.stamp_ns.size:
+            return
+        size = samples.stamp_ns.size
+        if self.stamps is None or self.rows + size > self.stamps.size:
+            capacity = max(self.capacity, self.rows + size)
+            self.stamps = _grown(self.stamps, (capacity,), np.int64)
+            self.receive = _grown(self.receive, (capacity,), np.int64)
+            self.values = {field: _grown(self.values.get(field), (capacity, array.shape[1]), np.float64)
+                           for field, array in samples.values.items()}
+        rows = slice(self.rows, self.rows + size)
+        self.stamps[rows], self.receive[rows] = samples.stamp_ns, samples.receive_ns
+        for field, array in samples.values.items():
+            self.values[field][rows] = array
+        self.rows += size
+
+
+def _grown(array: np.ndarray | None, shape: tuple, dtype) -> np.ndarray:
+    grown = np.empty(shape, dtype=dtype)
+    if array is not None:
+        grown[:array.shape[0]] = array
+    return grown
+
+
+def _topic_samples(chunks: BagChunks, role: str, gathered: _Gathered, dropped: DropCounter):
+    """Stamps (M,) [ns] of the usable messages of ``role``'s topic in receive order and its fields (M, n), NaN
+    where a message leaves a field empty: the skipped messages warned about and counted in ``dropped``, receive
+    times in place of header stamps that are all zero; DataError when none is usable."""
+    topic, count, skipped = chunks.topic(role), chunks.message_count(role), chunks.skipped(role)
+    if skipped.counts:
+        logger.warning("%s: skipped %d of %d messages: %s", topic, count - gathered.rows, count,
+                       describe_dropped(skipped.counts))
+    if gathered.rows == 0:
+        raise DataError(f"topic {topic!r} in bag {chunks.path}: none of its {count} messages is usable: "
+                        f"{describe_dropped(skipped.counts)}")
+    dropped.merge(skipped.counts)
+    stamps, receive = gathered.stamps[:gathered.rows], gathered.receive[:gathered.rows]
+    values = {field: array[:gathered.rows] for field, array in gathered.values.items()}
+    if not np.any(stamps):
+        logger.warning("topic %s: every header stamp is zero; using the bag's receive times", topic)
+        stamps = receive
+    return stamps, values
 
 
 def read_bag(path, joint_names: Sequence[str] | None = None,
@@ -251,7 +743,8 @@ def read_bag(path, joint_names: Sequence[str] | None = None,
              stage_topic: str | None = DEFAULT_STAGE_TOPIC, temperature_topic: str | None = None,
              current_topic: str | None = None,
              torque_from_current: Callable[[np.ndarray], np.ndarray] | None = None,
-             distro: str | None = None, motor_states_topic: str | None = None, transmission=None) -> Recording:
+             distro: str | None = None, motor_states_topic: str | None = None, transmission=None, *,
+             bulk: bool = True) -> Recording:
     """Recording from a rosbag2 directory (MCAP or sqlite3); topics as in the module docstring.
 
     Parameters
@@ -278,6 +771,9 @@ def read_bag(path, joint_names: Sequence[str] | None = None,
         The robot's (:class:`robot_dynid.model.transmission.Transmission`): turns motor states into
         joint values, and ``current_topic``'s currents, named by motor, into joint torques with its
         torque constants (:mod:`robot_dynid.recordings.motor_side`).
+    bulk : bool
+        Decode JointStates in bulk where their byte layout repeats (:class:`BagChunks`); False: each message by
+        rosbags' deserializer. Both give identical recordings.
 
     Returns
     -------
@@ -303,61 +799,44 @@ def read_bag(path, joint_names: Sequence[str] | None = None,
                         if effort_topic is None else
                         "give either effort_topic (torques) or current_topic (motor currents), not both")
     dropped = DropCounter()
-    with _open_bag(path, distro) as bag:
-        motor_topic = _motor_states_topic(bag, motor_states_topic, joint_states_topic, transmission)
-        if motor_topic is not None:
-            transmission = require_transmission(
-                transmission, f"bag {path}, topic {motor_topic!r}", "its JointStates (motor states)",
-                f"joint-side joint states (--motor-states-topic '' reads {joint_states_topic})")
-            check_joint_count(transmission, joint_names, f"bag {path}")
-            stamps, _, motor_state = _read_joint_states(bag, motor_topic, transmission.motor_names, dropped)
-            names = tuple(joint_names)
-            joint_state = {field: joint_values(motor_field, motor_state[field], transmission)
-                           for field, motor_field in (("position", "qm"), ("velocity", "qdm"), ("effort", "taum"))}
-            positions_topic = motor_topic
-            logger.info("bag %s: motor states of %s converted to the joint side through the transmission", path,
-                        motor_topic)
-        else:
-            stamps, names, joint_state = _read_joint_states(
-                bag, joint_states_topic, None if joint_names is None else tuple(joint_names), dropped)
-            positions_topic = joint_states_topic
-        tau = joint_state["effort"]
-        tau_source = f"{positions_topic}: effort"
-        if effort_topic is not None:
-            effort_stamps, _, effort = _read_joint_states(bag, effort_topic, names, dropped, ("effort",))
-            tau = _interpolate(stamps, effort_stamps, effort["effort"], hold_edges=False)
-            tau_source = f"outside the span of {effort_topic}"
-        if current_topic is not None:
-            current_names, convert = names, torque_from_current
-            if transmission is not None:
-                source = f"bag {path}, topic {current_topic!r}"
-                require_torque_constants(transmission, source, "its efforts", "torques on an effort topic")
-                check_joint_count(transmission, names, source)
-                current_names = transmission.motor_names
-                convert = functools.partial(joint_values, "current", transmission=transmission)
-            current_stamps, _, current_state = _read_joint_states(bag, current_topic, current_names, dropped,
-                                                                  ("effort",))
-            current = _interpolate(stamps, current_stamps, current_state["effort"], hold_edges=False)
-            tau = np.full_like(current, np.nan)    # NaN rows (outside the topic's span) are dropped
-            finite = np.isfinite(current).all(axis=1)
-            tau[finite] = convert(current[finite])
-            tau_source = f"outside the span of {current_topic}"
-        temperature = None
-        if temperature_topic is not None:
-            temperature_stamps, _, temperature_state = _read_joint_states(
-                bag, temperature_topic, names, dropped, ("effort",))
-            temperature = _interpolate(stamps, temperature_stamps, temperature_state["effort"],
-                                       hold_edges=True)
-        markers = None
-        if stage_topic is not None and bag.has_messages(stage_topic):
-            markers = _read_markers(bag, stage_topic)
-        elif stage_topic is not None:
-            logger.info("bag %s has no messages on %s: samples carry no stage labels", path,
-                        stage_topic)
+    with BagChunks(path, joint_names, joint_states_topic, effort_topic, stage_topic, temperature_topic,
+                   current_topic, distro, motor_states_topic, transmission, bulk=bulk) as chunks:
+        gathered = {role: _Gathered(chunks.message_count(role))
+                    for role in ("samples", "effort", "current", "temperature") if chunks.topic(role)}
+        markers = [] if chunks.markers_topic else None
+        for chunk in chunks:
+            for role, into in gathered.items():
+                into.add(getattr(chunk, role))
+            if markers is not None:
+                markers.extend(chunk.markers)
+        stamps, joint_state = _topic_samples(chunks, "samples", gathered.pop("samples"), dropped)
+        names, positions_topic = chunks.joint_names, chunks.positions_topic
+        other = {role: _topic_samples(chunks, role, into, dropped) for role, into in gathered.items()}
+    tau = joint_state["effort"]
+    tau_source = f"{positions_topic}: effort"
+    if effort_topic is not None:
+        effort_stamps, effort = other["effort"]
+        tau = _interpolate(stamps, effort_stamps, effort["effort"], hold_edges=False)
+        tau_source = f"outside the span of {effort_topic}"
+    if current_topic is not None:
+        convert = torque_from_current if transmission is None else \
+            functools.partial(joint_values, "current", transmission=transmission)
+        current_stamps, current_state = other["current"]
+        current = _interpolate(stamps, current_stamps, current_state["effort"], hold_edges=False)
+        tau = np.full_like(current, np.nan)    # NaN rows (outside the topic's span) are dropped
+        finite = np.isfinite(current).all(axis=1)
+        tau[finite] = convert(current[finite])
+        tau_source = f"outside the span of {current_topic}"
+    temperature = None
+    if temperature_topic is not None:
+        temperature_stamps, temperature_state = other["temperature"]
+        temperature = _interpolate(stamps, temperature_stamps, temperature_state["effort"], hold_edges=True)
 
-    order = np.argsort(stamps, kind="stable")
-    keep = order[np.concatenate(([True], np.diff(stamps[order]) > 0))]
-    repeated = np.setdiff1d(order, keep)
+    keep, repeated = slice(None), stamps[:0]        # stamps increasing (the rule): no copy of the samples
+    if np.any(stamps[1:] <= stamps[:-1]):
+        order = np.argsort(stamps, kind="stable")
+        first = np.concatenate(([True], np.diff(stamps[order]) > 0))
+        keep, repeated = order[first], order[~first]
     if repeated.size:
         dropped.add(f"{positions_topic}: {REPEATED_STAMP}", float(ns_to_seconds(stamps[repeated].min())),
                     repeated.size)
@@ -376,7 +855,7 @@ def read_bag(path, joint_names: Sequence[str] | None = None,
     stage = cycle = None
     if markers is not None:
         stage, cycle = label_samples(time, stage_intervals(markers))
-    rows = np.flatnonzero(usable)
+    rows = slice(None) if usable.all() else np.flatnonzero(usable)
     return Recording.from_arrays(
         joint_names=names, time=time[rows], q=q[rows],
         qd=None if np.isnan(qd).all() else qd[rows], tau=None if np.isnan(tau).all() else tau[rows],

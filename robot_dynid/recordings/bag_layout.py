@@ -3,7 +3,9 @@
 The hand-written CDR decoding of JointState (:class:`JointStateDecoder`) stays because it is the
 cheapest way the recorder can check each message at 1 kHz: with the names remembered between
 messages it costs a fraction of rclpy's ``deserialize_message`` and rosbags' ``deserialize_cdr``
-(BENCHMARKS.md, recorder).
+(BENCHMARKS.md, recorder). Reading a bag, the JointStates of a driver with a fixed joint set all have
+one layout (:class:`JointStateLayout`: the same frame_id, names and field lengths at the same bytes), so
+thousands of them are decoded by a few array operations on their bytes (BENCHMARKS.md, files).
 
 Bag layout
 ----------
@@ -35,6 +37,7 @@ transmission, the currents of ``/motor_currents`` are named by motor too.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import struct
 from datetime import datetime
@@ -43,11 +46,16 @@ from pathlib import Path
 import numpy as np
 
 from robot_dynid.errors import DataError
-from robot_dynid.recordings.bag_io import (DEFAULT_HYDRAULIC_TOPIC, DEFAULT_JOINT_STATES_TOPIC,
-                                           DEFAULT_MOTOR_STATES_TOPIC, DEFAULT_STAGE_TOPIC, EXPERIMENT_STAGE_TYPE,
-                                           HYDRAULIC_STATE_TYPE, JOINT_STATE_TYPE)
 
 logger = logging.getLogger(__name__)
+
+JOINT_STATE_TYPE = "sensor_msgs/msg/JointState"
+EXPERIMENT_STAGE_TYPE = "robot_dynid/msg/ExperimentStage"
+HYDRAULIC_STATE_TYPE = "robot_dynid/msg/HydraulicCylinderState"
+DEFAULT_HYDRAULIC_TOPIC = "/hydraulic_cylinder_states"
+DEFAULT_JOINT_STATES_TOPIC = "/joint_states"
+DEFAULT_STAGE_TOPIC = "/experiment_stage"
+DEFAULT_MOTOR_STATES_TOPIC = "/motor_states"
 
 BAG_TOPICS = {
     "joint_states": (DEFAULT_JOINT_STATES_TOPIC, JOINT_STATE_TYPE),
@@ -84,6 +92,10 @@ def default_bag_path(output_directory, now: datetime) -> Path:
         suffix += 1
         path = base.with_name(f"{base.name}_{suffix}")
     return path
+
+
+JOINT_STATE_FIELDS = ("position", "velocity", "effort")
+"""The float64 sequences of a JointState, in the order of their bytes."""
 
 
 def _cdr_string(data: bytes, offset: int, order: str) -> tuple[str, int]:
@@ -134,15 +146,8 @@ class JointStateDecoder:
                 self._section = (order, bytes(data[first:_CDR_ENCAPSULATION_SIZE + offset]), names, offset)
             arrays = []
             for _ in range(3):
-                count, offset = _cdr_count(data, offset, order)
-                if count:
-                    offset += -offset % 8
-                start = _CDR_ENCAPSULATION_SIZE + offset
-                if start + 8 * count > len(data):
-                    raise DataError(f"joint state float64 sequence of {count} values at byte {start} runs past "
-                                    f"the {len(data)}-byte message")
+                count, start, offset = _cdr_float_sequence(data, offset, order)
                 arrays.append(np.frombuffer(data, dtype=np.dtype(order + "f8"), count=count, offset=start))
-                offset += 8 * count
         except (struct.error, UnicodeDecodeError) as error:
             raise DataError(f"joint state of {len(data)} bytes is not valid CDR: {error}") from error
         return sec * _NS_PER_S + nanosec, names, *arrays
@@ -158,9 +163,141 @@ class JointStateDecoder:
         return tuple(names), offset
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
+class JointStateLayout:
+    """Where the values lie in CDR JointStates that share one message's byte order, frame_id, names and field
+    lengths (a driver with a fixed joint set sends such messages); made by :func:`joint_state_layout`.
+
+    Attributes
+    ----------
+    size : int
+        Bytes of such a message.
+    order : str
+        ``"<"`` or ``">"``.
+    names : tuple of str
+        The joint names.
+    counts : tuple of int
+        Values of position, velocity and effort (:data:`JOINT_STATE_FIELDS`): len(names) or 0.
+    offsets : tuple of int
+        Byte offset of each field's first value (8-byte aligned relative to the CDR payload).
+    spans : tuple of (int, int)
+        Byte ranges ``[start, end)`` that identify the layout: the encapsulation's byte order, frame_id, the
+        name sequence, the three lengths (the alignment padding between them, which writers need not zero, left
+        out).
+    reference : ndarray of uint8, shape (size,)
+        The message the layout was taken from.
+    """
+
+    size: int
+    order: str
+    names: tuple[str, ...]
+    counts: tuple[int, int, int]
+    offsets: tuple[int, int, int]
+    spans: tuple[tuple[int, int], ...]
+    reference: np.ndarray
+
+    def matches(self, rows: np.ndarray) -> np.ndarray:
+        """Which messages ``rows`` (m, size) [bytes; views with strides (step, 1) too] have this layout, (m,) bool.
+
+        The bytes from frame_id to the position length are compared at once, padding included (writers zero
+        it); the messages that differ there are compared span by span (:attr:`spans`)."""
+        head = (self.spans[1][0], max(end for _, end in self.spans if end <= self.offsets[0]))
+        tail = [span for span in self.spans[1:] if span[0] >= head[1]]
+        match = _equal(rows, self.reference, *self.spans[0])
+        for start, end in tail:
+            match &= _equal(rows, self.reference, start, end)
+        loose = match & ~_equal(rows, self.reference, *head)
+        if loose.any():
+            inner = [span for span in self.spans[1:] if span[1] <= head[1]]
+            subset = rows[loose]
+            match[loose] = np.logical_and.reduce([_equal(subset, self.reference, *span) for span in inner])
+        return match
+
+    def stamps(self, rows: np.ndarray) -> np.ndarray:
+        """The header stamps [ns], shape (m,), of messages ``rows`` (m, size) of this layout."""
+        seconds = rows[:, _CDR_ENCAPSULATION_SIZE:_CDR_ENCAPSULATION_SIZE + 4].view(self.order + "i4")
+        nanoseconds = rows[:, _CDR_ENCAPSULATION_SIZE + 4:_CDR_ENCAPSULATION_SIZE + 8].view(self.order + "u4")
+        return (seconds.astype(np.int64) * _NS_PER_S + nanoseconds.astype(np.int64)).reshape(-1)
+
+    def values(self, rows: np.ndarray, field: str) -> np.ndarray:
+        """The values of ``field``, shape (m, count), of messages ``rows`` (m, size) of this layout: float64, copied."""
+        index = JOINT_STATE_FIELDS.index(field)
+        start, count = self.offsets[index], self.counts[index]
+        if not count:
+            return np.empty((rows.shape[0], 0))
+        return rows[:, start:start + 8 * count].view(self.order + "f8").astype(np.float64)
+
+
+def _equal(rows: np.ndarray, reference: np.ndarray, start: int, end: int) -> np.ndarray:
+    """Which rows (m, size) hold ``reference[start:end]`` at ``[start, end)``: 8 bytes at a time, then the rest."""
+    middle = start + 8 * ((end - start) // 8)
+    equal = np.ones(rows.shape[0], dtype=bool)
+    if middle > start:
+        equal &= (rows[:, start:middle].view("<u8") == reference[start:middle].view("<u8")).all(axis=1)
+    if end > middle:
+        equal &= (rows[:, middle:end] == reference[middle:end]).all(axis=1)
+    return equal
+
+
+def joint_state_layout(data: bytes) -> JointStateLayout:
+    """The :class:`JointStateLayout` of CDR JointState ``data`` (as :class:`JointStateDecoder` reads it).
+
+    Raises
+    ------
+    DataError
+        ``data`` is not a complete CDR JointState.
+    """
+    if len(data) < _CDR_ENCAPSULATION_SIZE + 16 or data[0] != 0 or data[1] not in _CDR_BYTE_ORDER:
+        raise DataError(f"joint state of {len(data)} bytes does not start with a CDR encapsulation header")
+    order = _CDR_BYTE_ORDER[data[1]]
+    spans = [(0, 2)]
+    try:
+        offset = 8
+        _, end = _cdr_string(data, offset, order)
+        spans.append((_CDR_ENCAPSULATION_SIZE + offset, _CDR_ENCAPSULATION_SIZE + end))
+        count, offset = _cdr_count(data, end, order)
+        spans.append((_CDR_ENCAPSULATION_SIZE + offset - 4, _CDR_ENCAPSULATION_SIZE + offset))
+        names = []
+        for _ in range(count):
+            name, end = _cdr_string(data, offset, order)
+            spans.append((_CDR_ENCAPSULATION_SIZE + offset + -offset % 4, _CDR_ENCAPSULATION_SIZE + end))
+            names.append(name)
+            offset = end
+        counts, offsets = [], []
+        for _ in JOINT_STATE_FIELDS:
+            aligned = offset + -offset % 4
+            spans.append((_CDR_ENCAPSULATION_SIZE + aligned, _CDR_ENCAPSULATION_SIZE + aligned + 4))
+            count, start, offset = _cdr_float_sequence(data, offset, order)
+            counts.append(count)
+            offsets.append(start)
+    except (struct.error, UnicodeDecodeError) as error:
+        raise DataError(f"joint state of {len(data)} bytes is not valid CDR: {error}") from error
+    merged = [spans[0]]
+    for start, end in spans[1:]:
+        if start == merged[-1][1]:
+            merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((start, end))
+    return JointStateLayout(len(data), order, tuple(names), tuple(counts), tuple(offsets), tuple(merged),
+                            np.frombuffer(bytes(data), np.uint8))
+
+
 def joint_state_fields(data: bytes):
     """One message decoded by a fresh :class:`JointStateDecoder` (no names remembered)."""
     return JointStateDecoder()(data)
+
+
+def _cdr_float_sequence(data: bytes, offset: int, order: str) -> tuple[int, int, int]:
+    """The float64 sequence at ``offset`` (relative to the encapsulation header) -> (count, byte of its first
+    value in ``data``, offset after it); its values 8-byte aligned relative to the payload."""
+    count, offset = _cdr_count(data, offset, order)
+    if count:
+        offset += -offset % 8
+    start = _CDR_ENCAPSULATION_SIZE + offset
+    if start + 8 * count > len(data):
+        raise DataError(f"joint state float64 sequence of {count} values at byte {start} runs past the "
+                        f"{len(data)}-byte message")
+    return count, start, offset + 8 * count
 
 
 def _cdr_count(data: bytes, offset: int, order: str) -> tuple[int, int]:

@@ -28,14 +28,11 @@ import mmap
 import shutil
 import sqlite3
 import struct
-import sys
 import tempfile
-import zlib
 from collections import defaultdict
 from pathlib import Path
-from typing import Iterator, NamedTuple
+from typing import Iterator
 
-import lz4.frame
 from rosbags.highlevel import AnyReader
 from rosbags.interfaces import (Connection, ConnectionExtRosbag2, MessageDefinition,
                                 MessageDefinitionFormat)
@@ -45,11 +42,9 @@ from rosbags.typesys import Stores, TypesysError, get_types_from_idl, get_types_
 
 from robot_dynid.errors import DataError
 from robot_dynid.recordings import bag_files
-
-if sys.version_info >= (3, 14):
-    from compression import zstd
-else:  # pragma: no cover
-    from backports import zstd
+from robot_dynid.recordings.bag_records import (CHUNK, DATA_END, FOOTER, HEADER, MCAP_MAGIC, MESSAGE, MESSAGE_HEAD,
+                                                RecordStop, StorageChannel, chunk_records, mcap_definition,
+                                                mcap_records, message_head)
 
 logger = logging.getLogger(__name__)
 
@@ -64,131 +59,18 @@ _SQLITE_REPLAYED = ("-journal", "-wal")       # files SQLite replays into the da
 _SQLITE_SIDECARS = (*_SQLITE_REPLAYED, "-shm")
 _FORMATS = {"ros2msg": MessageDefinitionFormat.MSG, "ros2idl": MessageDefinitionFormat.IDL}
 
-# MCAP (https://mcap.dev/spec): magic, then records of opcode u8, length u64, body
-MCAP_MAGIC = b"\x89MCAP0\r\n"
-_HEADER, _FOOTER, _SCHEMA, _CHANNEL, _MESSAGE, _CHUNK = 0x01, 0x02, 0x03, 0x04, 0x05, 0x06
-_DATA_END = 0x0F
-_RECORD_HEAD = struct.Struct("<BQ")
-_MESSAGE_HEAD = struct.Struct("<HIQQ")       # channel id, sequence, log time [ns], publish time [ns]
-_CHUNK_HEAD = struct.Struct("<QQQI")         # start, end time [ns], uncompressed size, CRC32
-_U16, _U32, _U64 = struct.Struct("<H"), struct.Struct("<I"), struct.Struct("<Q")
-_DECOMPRESS = {"": bytes, "zstd": zstd.decompress, "lz4": lz4.frame.decompress}
-
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
-class _Stop(Exception):
-    """Reading stops at byte ``offset`` of a file (or of a chunk's records): the record there is
-    cut short (``truncated``) or corrupt, as ``reason`` says."""
-
-    def __init__(self, offset: int, reason: str, truncated: bool):
-        super().__init__(reason)
-        self.offset, self.reason, self.truncated = offset, reason, truncated
-
-
-class _Channel(NamedTuple):
-    """A connection as one storage file declares it."""
-
-    topic: str
-    msgtype: str
-    encoding: str
-    msgdef_format: str      # "ros2msg", "ros2idl" or "" (no definition)
-    msgdef: str
-    qos: str                # offered_qos_profiles as stored (YAML text), "" when absent
-    digest: str             # RIHS01 type hash, "" when absent
-
-
-# ---------------------------------------------------------------- MCAP
-
-
-def _mcap_records(buffer, start: int, end: int) -> Iterator[tuple[int, int, int, int]]:
-    """(offset, opcode, body start, body end) of the records in ``buffer[start:end]``; raises
-    :class:`_Stop` at a record that does not fit."""
-    position = start
-    while position < end:
-        if end - position < _RECORD_HEAD.size:
-            raise _Stop(position, "record header cut short", truncated=True)
-        opcode, length = _RECORD_HEAD.unpack_from(buffer, position)
-        body = position + _RECORD_HEAD.size
-        if length > end - body:
-            raise _Stop(position, f"record (opcode 0x{opcode:02x}) of {length} bytes cut short",
-                        truncated=True)
-        yield position, opcode, body, body + length
-        position = body + length
-
-
-class _Fields:
-    """Little-endian MCAP fields read one after another from ``buffer[position:end]``."""
-
-    def __init__(self, buffer, position: int, end: int):
-        self.buffer, self.position, self.end = buffer, position, end
-
-    def take(self, size: int) -> int:
-        """Start of the next ``size`` bytes, which are skipped."""
-        start = self.position
-        if size > self.end - start:
-            raise ValueError(f"field of {size} bytes overruns its record")
-        self.position += size
-        return start
-
-    def number(self, form: struct.Struct) -> int:
-        return form.unpack_from(self.buffer, self.take(form.size))[0]
-
-    def raw(self) -> bytes:
-        size = self.number(_U32)
-        start = self.take(size)
-        return bytes(self.buffer[start:start + size])
-
-    def string(self) -> str:
-        return self.raw().decode()
-
-    def string_map(self) -> dict[str, str]:
-        size = self.number(_U32)
-        inner = _Fields(self.buffer, self.take(size), self.position)
-        result = {}
-        while inner.position < inner.end:
-            key = inner.string()
-            result[key] = inner.string()
-        return result
-
-
-def _chunk_records(buffer, body: int, body_end: int) -> bytes:
-    """The decompressed records of the chunk whose body is ``buffer[body:body_end]``; ValueError
-    when it is malformed or fails its size or CRC check."""
-    fields = _Fields(buffer, body, body_end)
-    fields.take(_CHUNK_HEAD.size)
-    _, _, size, crc = _CHUNK_HEAD.unpack_from(buffer, body)
-    compression = fields.string()
-    if compression not in _DECOMPRESS:
-        raise ValueError(f"unsupported chunk compression {compression!r}")
-    start = fields.take(fields.number(_U64))
-    try:
-        records = _DECOMPRESS[compression](buffer[start:fields.position])
-    except Exception as error:   # zstd and lz4 raise their own error types
-        raise ValueError(f"{compression} decompression failed: {error}") from None
-    if len(records) != size:
-        raise ValueError(f"decompressed to {len(records)} bytes, not {size}")
-    if crc and zlib.crc32(records) != crc:
-        raise ValueError("CRC mismatch")
-    return records
-
-
-def _message_head(buffer, body: int, body_end: int) -> tuple[int, int]:
-    if body_end - body < _MESSAGE_HEAD.size:
-        raise ValueError("message record shorter than its header")
-    channel_id, _, log_ns, _ = _MESSAGE_HEAD.unpack_from(buffer, body)
-    return channel_id, log_ns
-
-
 class _StorageFile:
-    """What reading one storage file found: ``channels`` (id -> :class:`_Channel`), ``counts``
+    """What reading one storage file found: ``channels`` (id -> :class:`StorageChannel`), ``counts``
     (id -> messages), ``first_ns`` / ``last_ns`` (receive time range [ns]), ``damage`` (what is
     incomplete; "" for a whole file)."""
 
     def __init__(self, path: Path):
         self.path = path
         self.size = path.stat().st_size
-        self.channels: dict[int, _Channel] = {}
+        self.channels: dict[int, StorageChannel] = {}
         self.counts: dict[int, int] = defaultdict(int)
         self.first_ns, self.last_ns = None, None
         self.damage = ""
@@ -233,20 +115,20 @@ class _McapFile(_StorageFile):
             raise DataError(f"{self.path} is not an MCAP file (no MCAP magic at byte 0)")
         valid_end = len(MCAP_MAGIC)
         try:
-            for offset, opcode, body, body_end in _mcap_records(buffer, valid_end, size):
-                if offset == len(MCAP_MAGIC) and opcode != _HEADER:
-                    raise _Stop(offset, f"opcode 0x{opcode:02x} where the header belongs", truncated=False)
-                if opcode in (_DATA_END, _FOOTER):
+            for offset, opcode, body, body_end in mcap_records(buffer, valid_end, size):
+                if offset == len(MCAP_MAGIC) and opcode != HEADER:
+                    raise RecordStop(offset, f"opcode 0x{opcode:02x} where the header belongs", truncated=False)
+                if opcode in (DATA_END, FOOTER):
                     if buffer[size - len(MCAP_MAGIC):] != MCAP_MAGIC:
                         self.damage = f"{self.path.name} cut short at byte {size}, in its summary"
                     return
                 try:
                     self._read_record(opcode, body, body_end)
                 except (ValueError, UnicodeDecodeError, struct.error) as error:
-                    raise _Stop(offset, f"record (opcode 0x{opcode:02x}): {error}", truncated=False) from None
+                    raise RecordStop(offset, f"record (opcode 0x{opcode:02x}): {error}", truncated=False) from None
                 valid_end = body_end
             self.damage = f"{self.path.name} cut short at byte {size}, after a complete record"
-        except _Stop as stop:
+        except RecordStop as stop:
             self.damage = (f"{self.path.name} cut short at byte {size}, complete records up to byte "
                            f"{valid_end}" if stop.truncated else
                            f"{self.path.name} corrupt at byte {stop.offset}, read up to it: {stop.reason}")
@@ -255,58 +137,45 @@ class _McapFile(_StorageFile):
         """Take one top-level record in: schemas and channels as found, a chunk all or nothing."""
         if opcode == 0:
             raise ValueError("opcode 0x00 is invalid (zeroed bytes?)")
-        if opcode == _CHUNK:
-            records = _chunk_records(self._map, body, body_end)
+        if opcode == CHUNK:
+            records = chunk_records(self._map, body, body_end)
             schemas, channels = dict(self._schemas), dict(self.channels)
             messages = []
             try:
-                for _, inner, start, end in _mcap_records(records, 0, len(records)):
-                    if inner == _MESSAGE:
-                        messages.append(_message_head(records, start, end))
+                for _, inner, start, end in mcap_records(records, 0, len(records)):
+                    if inner == MESSAGE:
+                        messages.append(message_head(records, start, end))
                     else:
-                        self._definition(inner, records, start, end, schemas, channels)
-            except _Stop as stop:
+                        self._take_definition(inner, records, start, end, schemas, channels)
+            except RecordStop as stop:
                 raise ValueError(f"{stop.reason} at chunk byte {stop.offset}") from None
             self._schemas, self.channels = schemas, channels
-        elif opcode == _MESSAGE:
-            messages = [_message_head(self._map, body, body_end)]
+        elif opcode == MESSAGE:
+            messages = [message_head(self._map, body, body_end)]
         else:
-            self._definition(opcode, self._map, body, body_end, self._schemas, self.channels)
+            self._take_definition(opcode, self._map, body, body_end, self._schemas, self.channels)
             return
         if sum(self._count(channel_id, log_ns) for channel_id, log_ns in messages):
             self._segments.append((opcode, body, body_end))
 
-    @staticmethod
-    def _definition(opcode, buffer, start, end, schemas, channels) -> None:
-        fields = _Fields(buffer, start, end)
-        if opcode == _SCHEMA:
-            schema_id = fields.number(_U16)
-            schemas[schema_id] = (fields.string(), fields.string(), fields.raw().decode())
-        elif opcode == _CHANNEL:
-            channel_id, schema_id = fields.number(_U16), fields.number(_U16)
-            topic, encoding, metadata = fields.string(), fields.string(), fields.string_map()
-            if schema_id not in schemas:
-                logger.warning("MCAP channel %d (%s) has no schema: its messages are skipped",
-                               channel_id, topic)
-                return
-            name, schema_encoding, text = schemas[schema_id]
-            channels[channel_id] = _Channel(
-                topic, name, encoding, schema_encoding if schema_encoding in _FORMATS else "", text,
-                metadata.get("offered_qos_profiles", ""), metadata.get("topic_type_hash", ""))
+    def _take_definition(self, opcode, buffer, start, end, schemas, channels) -> None:
+        problem = mcap_definition(opcode, buffer, start, end, schemas, channels)
+        if problem:
+            logger.warning("%s: its messages are skipped", problem)
 
     def messages(self, channel_ids) -> Iterator[tuple[int, int, bytes]]:
         """(channel id, receive time [ns], CDR bytes) of the channels' messages, in file order."""
         for opcode, body, body_end in self._segments:
-            if opcode == _MESSAGE:
-                buffer, records = self._map, [(0, _MESSAGE, body, body_end)]
+            if opcode == MESSAGE:
+                buffer, records = self._map, [(0, MESSAGE, body, body_end)]
             else:
-                buffer = _chunk_records(self._map, body, body_end)
-                records = _mcap_records(buffer, 0, len(buffer))
+                buffer = chunk_records(self._map, body, body_end)
+                records = mcap_records(buffer, 0, len(buffer))
             for _, inner, start, end in records:
-                if inner == _MESSAGE:
-                    channel_id, log_ns = _message_head(buffer, start, end)
+                if inner == MESSAGE:
+                    channel_id, log_ns = message_head(buffer, start, end)
                     if channel_id in channel_ids:
-                        yield channel_id, log_ns, bytes(buffer[start + _MESSAGE_HEAD.size:end])
+                        yield channel_id, log_ns, bytes(buffer[start + MESSAGE_HEAD.size:end])
 
 
 # ---------------------------------------------------------------- SQLite
@@ -500,7 +369,7 @@ class _SqliteFile(_StorageFile):
             self.first_ns = self.last_ns = None
             self._scan_pages(database)
 
-    def _topics(self) -> dict[int, _Channel]:
+    def _topics(self) -> dict[int, StorageChannel]:
         connection = self._connection
         tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         definitions = {}
@@ -514,7 +383,7 @@ class _SqliteFile(_StorageFile):
         for row in connection.execute(f"SELECT {', '.join(columns)} FROM topics"):
             topic = dict(zip(columns, row))
             msgdef_format, text, digest = definitions.get(topic["type"], ("", "", ""))
-            channels[topic["id"]] = _Channel(
+            channels[topic["id"]] = StorageChannel(
                 topic["name"], topic["type"], topic["serialization_format"], msgdef_format, text,
                 topic.get("offered_qos_profiles") or "", topic.get("type_description_hash") or digest)
         return channels

@@ -30,10 +30,12 @@ back identical values, and the same data always gives the same bytes.
 from __future__ import annotations
 
 import csv
+import dataclasses
+import itertools
 import logging
 import warnings
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -44,12 +46,13 @@ from robot_dynid.joint_names import NameMatchError, match_joints, unique_names
 from robot_dynid.recordings.motor_side import (MOTOR_FIELDS, check_joint_count, joint_values, require_torque_constants,
                                                require_transmission)
 from robot_dynid.recordings.recording import JOINT_FIELDS, DropCounter, Recording, describe_dropped
-from robot_dynid.recordings.signal_processing import first_non_increasing
 from robot_dynid.recordings.stages import NO_CYCLE, check_stage_label
 
 logger = logging.getLogger(__name__)
 
 _WRITE_CHUNK_ROWS = 65536
+CHUNK_ROWS = 65536
+"""Data rows parsed (and given by :class:`CsvChunks`) at a time."""
 
 
 def _parse_header(path: Path) -> list[str]:
@@ -163,10 +166,11 @@ def _parse_cell(path: Path, line: int, column: str, cell: str) -> float:
                         "number") from None
 
 
-def _read_python(path: Path, columns: list[str], numeric: list[int],
-                 stage_index: int | None) -> tuple[np.ndarray, list[str] | None]:
-    """Slow, exact parser: empty cells are NaN; errors name the line and column."""
-    values, stages = [], []
+def _python_blocks(path: Path, columns: list[str], numeric: list[int], stage_index: int | None, rows: int,
+                   skip: int = 0) -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
+    """Slow, exact parser, ``rows`` data rows at a time after the first ``skip``: empty cells are NaN; errors name
+    the line and column."""
+    values, stages, seen = [], [], 0
     with path.open(newline="", encoding="utf-8-sig") as handle:
         reader = csv.reader(handle)
         next(reader)
@@ -176,51 +180,122 @@ def _read_python(path: Path, columns: list[str], numeric: list[int],
             if len(row) != len(columns):
                 raise DataError(f"{path}, line {reader.line_num}: {len(row)} fields, expected "
                                 f"{len(columns)} (header {columns})")
-            values.append([_parse_cell(path, reader.line_num, columns[i], row[i])
-                           for i in numeric])
+            seen += 1
+            if seen <= skip:
+                continue
+            values.append([_parse_cell(path, reader.line_num, columns[i], row[i]) for i in numeric])
             if stage_index is not None:
                 stages.append(row[stage_index].strip())
-    return np.array(values, dtype=np.float64).reshape(-1, len(numeric)), \
-        (stages if stage_index is not None else None)
+            if len(values) == rows:
+                yield np.array(values, dtype=np.float64), np.array(stages, dtype=str) if stage_index is not None \
+                    else None
+                values, stages = [], []
+    if values:
+        yield np.array(values, dtype=np.float64), np.array(stages, dtype=str) if stage_index is not None else None
+
+
+_ARROW_MIN_BYTES = 16 * 1024 * 1024
+"""Files from this size [bytes] on are parsed by pyarrow's CSV reader when it is installed (several times
+faster than numpy's loadtxt, BENCHMARKS.md, files); smaller ones by loadtxt, quicker than importing pyarrow."""
+
+
+def _table_blocks(path: Path, columns: list[str], numeric: list[int], stage_index: int | None,
+                  rows: int = CHUNK_ROWS) -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
+    """Numeric columns (m, len(numeric)) and the stage column (m,) of at most ``rows`` data rows at a time, parsed
+    by a C parser (pyarrow's or numpy's); a file either refuses is read by the exact Python parser from the
+    first row not yet given, which names the line and column of a bad cell."""
+    given = 0
+    try:
+        parse = _arrow_blocks if path.stat().st_size >= _ARROW_MIN_BYTES and _arrow() is not None else _numpy_blocks
+        for table, stages in parse(path, columns, numeric, stage_index, rows):
+            given += table.shape[0]
+            yield table, stages
+    except ValueError:      # loadtxt's, pyarrow's ArrowInvalid, a UnicodeDecodeError: the exact parser says what
+        yield from _python_blocks(path, columns, numeric, stage_index, rows, skip=given)
+
+
+def _arrow():
+    """pyarrow's csv module, or None when pyarrow is not installed."""
+    try:
+        import pyarrow.csv
+    except ImportError:
+        return None
+    return pyarrow.csv
+
+
+def _arrow_blocks(path: Path, columns: list[str], numeric: list[int], stage_index: int | None, rows: int):
+    import pyarrow
+    arrow_csv = _arrow()
+    names = [f"c{index}" for index in range(len(columns))]
+    types = {names[index]: pyarrow.float64() for index in numeric}
+    if stage_index is not None:
+        types[names[stage_index]] = pyarrow.string()
+    reader = arrow_csv.open_csv(
+        path, read_options=arrow_csv.ReadOptions(skip_rows=1, column_names=names, block_size=max(1 << 20, 64 * rows)),
+        convert_options=arrow_csv.ConvertOptions(column_types=types, include_columns=list(types), null_values=[""],
+                                                 strings_can_be_null=False, quoted_strings_can_be_null=False))
+    for whole in reader:
+        for start in range(0, whole.num_rows, rows):
+            yield _arrow_arrays(whole.slice(start, rows), names, numeric, stage_index)
+
+
+def _arrow_arrays(batch, names: list[str], numeric: list[int], stage_index: int | None):
+    """The numeric columns (m, len(numeric)) and stage labels (m,) of a pyarrow record batch."""
+    table = np.column_stack([batch.column(names[index]).to_numpy(zero_copy_only=False) for index in numeric]) \
+        if numeric else np.empty((batch.num_rows, 0))
+    stages = None if stage_index is None else np.char.strip(np.array(
+        batch.column(names[stage_index]).to_pylist(), dtype=str).reshape(-1))
+    return table.astype(np.float64, copy=False).reshape(batch.num_rows, len(numeric)), stages
+
+
+def _numpy_blocks(path: Path, columns: list[str], numeric: list[int], stage_index: int | None, rows: int):
+    options = dict(delimiter=",", comments=None, quotechar='"')
+    with path.open(newline="", encoding="utf-8-sig") as handle, warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        next(handle)
+        while True:
+            lines = list(itertools.islice(handle, rows))
+            if not lines:
+                return
+            table = np.loadtxt(lines, usecols=numeric, dtype=np.float64, ndmin=2, **options)
+            stages = None if stage_index is None else np.char.strip(np.loadtxt(
+                lines, usecols=[stage_index], dtype=str, ndmin=1, **options))
+            yield table.reshape(-1, len(numeric)), stages
 
 
 def _read_table(path: Path, columns: list[str], numeric: list[int],
-                stage_index: int | None) -> tuple[np.ndarray, list[str] | np.ndarray | None]:
+                stage_index: int | None) -> tuple[np.ndarray, np.ndarray | None]:
     """Numeric columns (N, len(numeric)) and the stage column (N,) of the data rows."""
-    options = dict(delimiter=",", skiprows=1, comments=None, quotechar='"', encoding="utf-8-sig")
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            table = np.loadtxt(path, usecols=numeric, dtype=np.float64, ndmin=2, **options)
-            stages = None if stage_index is None else np.char.strip(np.loadtxt(
-                path, usecols=[stage_index], dtype=str, ndmin=1, **options))
-    except ValueError:
-        table, stages = _read_python(path, columns, numeric, stage_index)
-    if table.shape[0] == 0:
+    blocks = list(_table_blocks(path, columns, numeric, stage_index))
+    if not blocks or not sum(table.shape[0] for table, _ in blocks):
         raise DataError(f"{path} has a header but no data rows")
-    return table, stages
+    return (np.concatenate([table for table, _ in blocks]),
+            None if stage_index is None else np.concatenate([stages for _, stages in blocks]))
 
 
-def _cycle_column(path: Path, raw_cycle: np.ndarray) -> np.ndarray:
-    """The ``cycle`` column as integers, NaN (empty) as NO_CYCLE; DataError naming the line of a bad cell."""
+def _cycle_column(path: Path, raw_cycle: np.ndarray, first_row: int = 0) -> np.ndarray:
+    """The ``cycle`` column as integers, NaN (empty) as NO_CYCLE; DataError naming the line of a bad cell (the
+    cells from data row ``first_row`` on)."""
     raw_cycle = np.where(np.isnan(raw_cycle), NO_CYCLE, raw_cycle)
     bad = np.flatnonzero(~np.isfinite(raw_cycle) | (raw_cycle != np.round(raw_cycle)) | (raw_cycle < NO_CYCLE))
     if bad.size:
-        raise DataError(f"{path}, line {_data_line_numbers(path)[bad[0]]}: column 'cycle' "
+        raise DataError(f"{path}, line {_data_line_numbers(path)[first_row + bad[0]]}: column 'cycle' "
                         f"holds {float(raw_cycle[bad[0]])!r}; expected an integer >= 0, "
                         "or -1 or empty for no cycle")
     return raw_cycle.astype(np.int64)
 
 
-def _stage_column(path: Path, stages) -> np.ndarray:
-    """The ``stage`` column as str labels; DataError naming the line of the first bad label."""
+def _stage_column(path: Path, stages, first_row: int = 0) -> np.ndarray:
+    """The ``stage`` column as str labels; DataError naming the line of the first bad label (the labels from data
+    row ``first_row`` on)."""
     stages = np.asarray(stages, dtype=str)
     for label in np.unique(stages):
         try:
             check_stage_label(str(label))
         except DataError as error:
             row = int(np.flatnonzero(stages == label)[0])
-            raise DataError(f"{path}, line {_data_line_numbers(path)[row]}: column 'stage': {error}") from None
+            raise DataError(f"{path}, line {_data_line_numbers(path)[first_row + row]}: column 'stage': {error}") \
+                from None
     return stages
 
 
@@ -261,9 +336,134 @@ def write_columns(path, header: Sequence[str], values) -> None:
     _write_table(path, list(header), values)
 
 
+@dataclasses.dataclass(frozen=True)
+class CsvChunk:
+    """Rows of a recording CSV file, joint side (motor-side columns converted, their non-finite rows left out).
+
+    Attributes
+    ----------
+    time : ndarray, shape (m,)
+        [s], strictly increasing over the file where finite.
+    q, qd, qdd, tau, temperature : ndarray, shape (m, n), or None
+        As :class:`~robot_dynid.recordings.recording.Recording`'s (None: not in the file); NaN for an empty cell.
+    stage : ndarray of str, shape (m,), or None
+    cycle : ndarray of int, shape (m,), or None
+    """
+
+    time: np.ndarray
+    q: np.ndarray | None
+    qd: np.ndarray | None
+    qdd: np.ndarray | None
+    tau: np.ndarray | None
+    temperature: np.ndarray | None
+    stage: np.ndarray | None
+    cycle: np.ndarray | None
+
+
+class CsvChunks:
+    """The samples of a recording CSV file (format in the module docstring), at most :data:`CHUNK_ROWS` rows at a
+    time, in bounded memory, checked as :func:`read_csv` checks them: the iterator it is built on.
+
+    Parameters
+    ----------
+    path, joint_names, require_tau, transmission
+        As :func:`read_csv`.
+    rows : int
+        Data rows per chunk, at most.
+
+    Attributes
+    ----------
+    joint_names : tuple of str
+        The joints of the columns, in order.
+    motor_side : dict
+        Joint field -> the motor-side field it is read from (``q``: ``qm``, ...).
+    dropped : DropCounter
+        Rows left out so far (non-finite motor-side values), by reason.
+    n_rows : int
+        Data rows read so far.
+
+    Raises
+    ------
+    DataError
+        As :func:`read_csv`; the column layout when made, the cells as they are read.
+    """
+
+    def __init__(self, path, joint_names: Sequence[str] | None = None, require_tau: bool = False, transmission=None,
+                 rows: int = CHUNK_ROWS):
+        path = self.path = Path(path)
+        if not path.exists():
+            raise DataError(f"CSV file {path} does not exist")
+        check_input_file(path, "CSV file", DataError, MAX_RECORDING_BYTES)
+        self.rows = rows
+        self.transmission = transmission
+        try:
+            self.columns = _parse_header(path)
+        except UnicodeDecodeError as error:
+            raise _not_utf8(path, error) from None
+        self.joint_names, self._layout = _column_layout(path, self.columns, joint_names, require_tau, transmission)
+        self._numeric = ["time"] + [name for entry in self._layout.values() if entry is not None for name in entry[1]]
+        if "cycle" in self.columns:
+            self._numeric.append("cycle")
+        self._stage_index = self.columns.index("stage") if "stage" in self.columns else None
+        self.motor_side = {field: self._layout[field][0] for field in JOINT_FIELDS
+                           if self._layout[field] is not None and self._layout[field][0] in MOTOR_FIELDS}
+        self.dropped = DropCounter()
+        self.n_rows = 0
+
+    def __iter__(self) -> Iterator[CsvChunk]:
+        try:
+            yield from self._chunks()
+        except UnicodeDecodeError as error:
+            raise _not_utf8(self.path, error) from None
+
+    def _chunks(self) -> Iterator[CsvChunk]:
+        from robot_dynid.recordings.signal_processing import first_non_increasing
+        path = self.path
+        position = {name: i for i, name in enumerate(self._numeric)}
+        last = None         # (time [s], row) of the last finite stamp before this chunk
+        for table, stages in _table_blocks(path, self.columns, column_indices(
+                path, self.columns, self._numeric, "reading the recording"), self._stage_index, self.rows):
+            first_row, self.n_rows = self.n_rows, self.n_rows + table.shape[0]
+            time = table[:, 0]
+            finite = np.flatnonzero(np.isfinite(time))
+            finite_rows = first_row + finite
+            rows = finite_rows if last is None else np.concatenate(([last[1]], finite_rows))
+            stamps = time[finite] if last is None else np.concatenate(([last[0]], time[finite]))
+            offending = first_non_increasing(stamps)
+            if offending is not None:
+                lines = _data_line_numbers(path)
+                row, previous = rows[offending], rows[offending - 1]
+                raise DataError(f"{path}, line {lines[row]}: time {float(stamps[offending])!r} s is not "
+                                f"after {float(stamps[offending - 1])!r} s on line {lines[previous]}; time "
+                                "must be strictly increasing")
+            if finite.size:
+                last = (float(time[finite[-1]]), int(finite_rows[-1]))
+            fields = {field: None if self._layout[field] is None else
+                      table[:, [position[name] for name in self._layout[field][1]]] for field in JOINT_FIELDS}
+            cycle = None if "cycle" not in position else _cycle_column(path, table[:, position["cycle"]], first_row)
+            stages = None if stages is None else _stage_column(path, stages, first_row)
+            keep = np.ones(time.size, dtype=bool)
+            for field, source in self.motor_side.items():   # rows with NaN / inf in a motor column: named by it
+                bad = keep & np.isfinite(time) & ~np.isfinite(fields[field]).all(axis=1)
+                if bad.any():
+                    self.dropped.add(f"non-finite {source}", float(time[np.argmax(bad)]), int(np.count_nonzero(bad)))
+                    keep &= ~bad
+            if not keep.all():
+                time, cycle = time[keep], None if cycle is None else cycle[keep]
+                stages = None if stages is None else stages[keep]
+                fields = {field: None if values is None else values[keep] for field, values in fields.items()}
+            for field, source in self.motor_side.items():
+                fields[field] = joint_values(source, fields[field], self.transmission)
+            yield CsvChunk(time=time, stage=stages, cycle=cycle, **fields)
+
+
+def _not_utf8(path: Path, error: UnicodeDecodeError) -> DataError:
+    return DataError(f"{path} is not UTF-8 text (byte {error.start}): is it a CSV file?")
+
+
 def read_csv(path, joint_names: Sequence[str] | None = None,
              require_tau: bool = False, transmission=None) -> Recording:
-    """Recording from a CSV file (format in the module docstring).
+    """Recording from a CSV file (format in the module docstring), read by :class:`CsvChunks`.
 
     Parameters
     ----------
@@ -288,62 +488,23 @@ def read_csv(path, joint_names: Sequence[str] | None = None,
         bad stage label or a non-integer cycle (line and column named); time not strictly
         increasing (line named); rows of unequal length.
     """
-    path = Path(path)
-    if not path.exists():
-        raise DataError(f"CSV file {path} does not exist")
-    check_input_file(path, "CSV file", DataError, MAX_RECORDING_BYTES)
-    try:
-        return _read_csv(path, joint_names, require_tau, transmission)
-    except UnicodeDecodeError as error:
-        raise DataError(f"{path} is not UTF-8 text (byte {error.start}): is it a CSV file?") from None
-
-
-def _read_csv(path: Path, joint_names, require_tau: bool, transmission) -> Recording:
-    columns = _parse_header(path)
-    joints, layout = _column_layout(path, columns, joint_names, require_tau, transmission)
-    numeric_names = ["time"] + [name for entry in layout.values() if entry is not None for name in entry[1]]
-    if "cycle" in columns:
-        numeric_names.append("cycle")
-    stage_index = columns.index("stage") if "stage" in columns else None
-    table, stages = _read_table(path, columns, column_indices(path, columns, numeric_names, "reading the recording"),
-                                stage_index)
-
-    position = {name: i for i, name in enumerate(numeric_names)}
-    time = table[:, 0]
-    finite_rows = np.flatnonzero(np.isfinite(time))
-    offending = first_non_increasing(time[finite_rows])
-    if offending is not None:
-        lines = _data_line_numbers(path)
-        row, previous = finite_rows[offending], finite_rows[offending - 1]
-        raise DataError(f"{path}, line {lines[row]}: time {float(time[row])!r} s is not "
-                        f"after {float(time[previous])!r} s on line {lines[previous]}; time "
-                        "must be strictly increasing")
-    fields = {field: None if layout[field] is None else
-              table[:, [position[name] for name in layout[field][1]]] for field in JOINT_FIELDS}
-    cycle = None if "cycle" not in position else _cycle_column(path, table[:, position["cycle"]])
-    stages = None if stages is None else _stage_column(path, stages)
-    motor_side = {field: layout[field][0] for field in JOINT_FIELDS
-                  if layout[field] is not None and layout[field][0] in MOTOR_FIELDS}
-    dropped = DropCounter()
-    keep = np.ones(time.size, dtype=bool)
-    for field, source in motor_side.items():       # rows with NaN / inf in a motor column: named by that column
-        bad = keep & np.isfinite(time) & ~np.isfinite(fields[field]).all(axis=1)
-        if bad.any():
-            dropped.add(f"non-finite {source}", float(time[np.argmax(bad)]), int(np.count_nonzero(bad)))
-            keep &= ~bad
-    if not keep.any():
-        raise DataError(f"all {time.size} samples of {path} hold NaN or inf ({describe_dropped(dropped.counts)})")
-    if not keep.all():
-        time, cycle = time[keep], None if cycle is None else cycle[keep]
-        stages = None if stages is None else stages[keep]
-        fields = {field: None if values is None else values[keep] for field, values in fields.items()}
-    for field, source in motor_side.items():
-        fields[field] = joint_values(source, fields[field], transmission)
-    recording = Recording.from_arrays(joint_names=joints, time=time, stage=stages, cycle=cycle,
-                                      source=str(path), dropped=dropped.counts, **fields)
-    converted = f"; {', '.join(motor_side.values())} converted to the joint side through the transmission"
+    chunks = CsvChunks(path, joint_names, require_tau, transmission)
+    parts = list(chunks)
+    path = chunks.path
+    if not chunks.n_rows:
+        raise DataError(f"{path} has a header but no data rows")
+    if not sum(part.time.size for part in parts):
+        raise DataError(f"all {chunks.n_rows} samples of {path} hold NaN or inf "
+                        f"({describe_dropped(chunks.dropped.counts)})")
+    columns = {name: None if getattr(parts[0], name) is None else np.concatenate([getattr(part, name)
+                                                                                  for part in parts])
+               for name in ("time", *JOINT_FIELDS, "stage", "cycle")}
+    del parts
+    recording = Recording.from_arrays(joint_names=chunks.joint_names, source=str(path),
+                                      dropped=chunks.dropped.counts, **columns)
+    converted = f"; {', '.join(chunks.motor_side.values())} converted to the joint side through the transmission"
     logger.info("read %d samples of %d joints from %s (%d dropped)%s", recording.n_samples,
-                len(joints), path, recording.n_dropped, converted if motor_side else "")
+                len(chunks.joint_names), path, recording.n_dropped, converted if chunks.motor_side else "")
     return recording
 
 

@@ -1,5 +1,6 @@
 """rosbag2 writing and reading (MCAP and sqlite3) with rosbags: joints by name, stage labels,
 extra topics, metadata, and the error messages."""
+import logging
 import re
 import sqlite3
 
@@ -10,6 +11,7 @@ import yaml
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.recordings.bag_files import interface_definition_text
 from robot_dynid.recordings.bag_io import BagWriter, read_bag, read_stage_markers
+from robot_dynid.recordings.stages import STAGE_KINDS
 
 JOINTS = ("shoulder", "elbow", "wrist")
 T0_NS = 1_700_000_000_123_456_789
@@ -445,3 +447,207 @@ def test_free_space_below_the_minimum_refuses_a_bag_and_stops_one_being_recorded
                          r"bag closed with \d+ messages", str(stopped.value)), str(stopped.value)
         metadata = yaml.safe_load((disk / "bag" / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
         assert read_bag(disk / "bag", stage_topic=None).n_samples == metadata["message_count"] > 1000
+
+
+# ---------------------------------------------------------------- bulk decoding (bags written by rosbags' Writer)
+
+ARM = ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint", "wrist_3_joint")
+BULK_N = 7000              # MCAP: about three 1 MiB chunks of rosbags' writer
+BULK_T0_NS = 1_700_000_000_000_000_000
+BULK_PERIOD_NS = 1_000_000
+
+
+def arm_values(n, seed=7):
+    rng = np.random.default_rng(seed)
+    return {field: rng.uniform(-3.0, 3.0, (n, len(ARM))) for field in ("q", "qd", "tau")}
+
+
+def write_rosbags_bag(path, storage, entries, compressed=False):
+    """A bag written by rosbags' own Writer (not robot_dynid's BagWriter): ``entries`` of (topic, msgtype, receive
+    time [ns], message object or CDR bytes)."""
+    from rosbags.rosbag2 import CompressionFormat, CompressionMode, StoragePlugin, Writer
+    from rosbags.typesys import Stores, get_typestore
+    typestore = get_typestore(Stores.ROS2_JAZZY)
+    plugin = {"mcap": StoragePlugin.MCAP, "sqlite3": StoragePlugin.SQLITE3}[storage]
+    writer = Writer(path, version=8, storage_plugin=plugin)
+    if compressed:
+        if not hasattr(CompressionMode, "STORAGE"):
+            pytest.skip("this rosbags cannot compress MCAP chunks")
+        writer.set_compression(CompressionMode.STORAGE, CompressionFormat.ZSTD)
+    with writer:        # opens it
+        connections = {}
+        for topic, msgtype, receive_ns, message in entries:
+            if topic not in connections:
+                if msgtype == "robot_dynid/msg/ExperimentStage":
+                    from robot_dynid.recordings.bag_files import ensure_type
+                    ensure_type(typestore, msgtype)
+                connections[topic] = writer.add_connection(topic, msgtype, typestore=typestore)
+            data = message if isinstance(message, bytes) else typestore.serialize_cdr(message, msgtype)
+            writer.write(connections[topic], receive_ns, bytes(data))
+    return typestore
+
+
+def joint_state(typestore, stamp_ns, names, frame_id="base_link", little_endian=True, **fields):
+    types = typestore.types
+    header = types["std_msgs/msg/Header"](stamp=types["builtin_interfaces/msg/Time"](
+        sec=int(stamp_ns // 10**9), nanosec=int(stamp_ns % 10**9)), frame_id=frame_id)
+    message = types["sensor_msgs/msg/JointState"](
+        header=header, name=list(names), **{field: np.asarray(fields.get(field, ()), dtype=float)
+                                            for field in ("position", "velocity", "effort")})
+    return bytes(typestore.serialize_cdr(message, "sensor_msgs/msg/JointState", little_endian=little_endian))
+
+
+@pytest.fixture(scope="module")
+def typestore():
+    from rosbags.typesys import Stores, get_typestore
+    return get_typestore(Stores.ROS2_JAZZY)
+
+
+def arm_entries(typestore, values, names_at=lambda k: ARM):
+    """JointStates of ``values`` at 1 kHz, joints named (and ordered) by ``names_at(k)``; a joint not in ARM gets
+    the value 7.0."""
+    entries = []
+    for k in range(values["q"].shape[0]):
+        stamp = BULK_T0_NS + k * BULK_PERIOD_NS
+        names = names_at(k)
+        columns = [ARM.index(name) if name in ARM else None for name in names]
+        fields = {field: [7.0 if column is None else values[key][k, column] for column in columns]
+                  for field, key in (("position", "q"), ("velocity", "qd"), ("effort", "tau"))}
+        entries.append(("/joint_states", "sensor_msgs/msg/JointState", stamp + 150_000,
+                        joint_state(typestore, stamp, names, **fields)))
+    return entries
+
+
+def assert_same_recordings(first, second):
+    assert first.joint_names == second.joint_names
+    for field in ("time", "q", "qd", "qdd", "tau", "temperature", "stage", "cycle"):
+        a, b = getattr(first, field), getattr(second, field)
+        assert (a is None) == (b is None), field
+        if a is not None:
+            np.testing.assert_array_equal(a, b, err_msg=field)
+    assert first.dropped == second.dropped
+
+
+def general_reads(caplog):
+    return [record for record in caplog.records if "decoded one by one" in record.getMessage()]
+
+
+@pytest.mark.parametrize("storage, compressed", [("mcap", False), ("mcap", True), ("sqlite3", False)])
+def test_bulk_decoding_of_a_fixed_joint_set_with_other_topics_equals_the_values_written_and_rosbags(
+        tmp_path, typestore, storage, compressed, caplog):
+    """Mixed topics: JointStates, a second JointState topic of efforts, stage markers and a topic read by nobody,
+    interleaved in the chunks; the bulk path reads them without falling back to rosbags' deserializer."""
+    values = arm_values(BULK_N)
+    entries = arm_entries(typestore, values)
+    types = typestore.types
+    from robot_dynid.recordings.bag_files import ensure_type
+    ensure_type(typestore, "robot_dynid/msg/ExperimentStage")
+    mixed = []
+    for k, entry in enumerate(entries):
+        mixed.append(entry)
+        stamp = BULK_T0_NS + k * BULK_PERIOD_NS
+        mixed.append(("/joint_efforts", "sensor_msgs/msg/JointState", entry[2] + 10,
+                      joint_state(typestore, stamp, ARM[::-1], frame_id="", effort=values["tau"][k, ::-1] * 2)))
+        if k % 500 == 0:
+            mixed.append(("/chatter", "std_msgs/msg/String", entry[2] + 20,
+                          types["std_msgs/msg/String"](data="x" * k)))
+        if k in (1000, 5000):
+            header = types["std_msgs/msg/Header"](stamp=types["builtin_interfaces/msg/Time"](
+                sec=int(stamp // 10**9), nanosec=int(stamp % 10**9)), frame_id="")
+            mixed.append(("/experiment_stage", "robot_dynid/msg/ExperimentStage", entry[2] + 30,
+                          types["robot_dynid/msg/ExperimentStage"](
+                              header=header, kind=STAGE_KINDS.index("excitation"), cycle=0, start=k == 1000,
+                              label="", experiment_id="t", joint_name="", speed_fraction=0.0, direction=0)))
+    path = tmp_path / "bag"
+    write_rosbags_bag(path, storage, mixed, compressed)
+    with caplog.at_level(logging.INFO, logger="robot_dynid.recordings.bag_io"):
+        bulk = read_bag(path, joint_names=ARM, effort_topic="/joint_efforts")
+    assert general_reads(caplog) == [] and "message by message" not in caplog.text
+    general = read_bag(path, joint_names=ARM, effort_topic="/joint_efforts", bulk=False)
+    assert_same_recordings(bulk, general)
+    np.testing.assert_array_equal(bulk.q, values["q"])
+    np.testing.assert_array_equal(bulk.qd, values["qd"])
+    np.testing.assert_array_equal(bulk.tau, 2 * values["tau"])          # the effort topic's, at the same stamps
+    np.testing.assert_array_equal(bulk.time, seconds(BULK_T0_NS + BULK_PERIOD_NS * np.arange(BULK_N)))
+    np.testing.assert_array_equal(np.flatnonzero(bulk.stage == "excitation")[[0, -1]], [1000, 5000])
+
+
+@pytest.mark.parametrize("storage", ["mcap", "sqlite3"])
+def test_names_reordered_mid_bag_an_extra_joint_and_big_endian_messages_are_decoded_in_bulk(
+        tmp_path, typestore, storage, caplog):
+    values = arm_values(BULK_N, seed=8)
+
+    def names_at(k):
+        return ARM if k < 2000 else ARM[::-1] if k < 4000 else ARM[3:] + ("gripper",) + ARM[:3]
+
+    entries = arm_entries(typestore, values, names_at)
+    for k in range(4500, 4600):                     # a big-endian writer for a while
+        stamp = BULK_T0_NS + k * BULK_PERIOD_NS
+        entries[k] = entries[k][:3] + (joint_state(typestore, stamp, ARM, little_endian=False,
+                                                   position=values["q"][k], velocity=values["qd"][k],
+                                                   effort=values["tau"][k]),)
+    path = tmp_path / "bag"
+    write_rosbags_bag(path, storage, entries)
+    with caplog.at_level(logging.INFO, logger="robot_dynid.recordings.bag_io"):
+        bulk = read_bag(path, joint_names=ARM)
+    assert general_reads(caplog) == []
+    assert_same_recordings(bulk, read_bag(path, joint_names=ARM, bulk=False))
+    for field in ("q", "qd", "tau"):
+        np.testing.assert_array_equal(getattr(bulk, field), values[field], err_msg=field)
+    default_order = read_bag(path)              # the first message's joints, in its order
+    assert default_order.joint_names == ARM and default_order.n_samples == BULK_N
+
+
+@pytest.mark.parametrize("storage", ["mcap", "sqlite3"])
+def test_messages_whose_layout_keeps_changing_fall_back_to_rosbags_and_say_so_once(
+        tmp_path, typestore, storage, caplog):
+    values = arm_values(600, seed=9)
+    rng = np.random.default_rng(4)
+    orders = [tuple(ARM[j] for j in rng.permutation(len(ARM))) for _ in range(600)]
+    entries = arm_entries(typestore, values, lambda k: orders[k])
+    entries[300] = entries[300][:3] + (entries[300][3][:-8],)     # a message cut short: not CDR of a JointState
+    path = tmp_path / "bag"
+    write_rosbags_bag(path, storage, entries[:300] + entries[301:])
+    with caplog.at_level(logging.INFO, logger="robot_dynid.recordings.bag_io"):
+        bulk = read_bag(path, joint_names=ARM)
+    said = general_reads(caplog)
+    assert len(said) == 1
+    assert said[0].getMessage().startswith("/joint_states: its messages change their byte layout")
+    assert_same_recordings(bulk, read_bag(path, joint_names=ARM, bulk=False))
+    kept = np.r_[0:300, 301:600]
+    np.testing.assert_array_equal(bulk.q, values["q"][kept])
+
+
+@pytest.mark.parametrize("storage", ["mcap", "sqlite3"])
+def test_a_bag_cut_short_is_read_alike_by_bulk_decoding_and_rosbags(tmp_path, typestore, storage, caplog):
+    """bag_recovery's path: no metadata.yaml, the storage file cut in its last part; both decoders read the same
+    complete messages."""
+    values = arm_values(BULK_N, seed=10)
+    path = tmp_path / "bag"
+    write_rosbags_bag(path, storage, arm_entries(typestore, values))
+    (path / "metadata.yaml").unlink()
+    [storage_file] = [*path.glob("*.mcap"), *path.glob("*.db3")]
+    with open(storage_file, "r+b") as handle:
+        handle.truncate(int(storage_file.stat().st_size * 0.8))
+    bulk = read_bag(path, joint_names=ARM)
+    assert "is incomplete" in caplog.text
+    assert_same_recordings(bulk, read_bag(path, joint_names=ARM, bulk=False))
+    assert 1000 < bulk.n_samples < BULK_N
+    written = np.rint((bulk.time - seconds([BULK_T0_NS])[0]) * 1000).astype(int)      # sqlite3: not a prefix
+    np.testing.assert_array_equal(bulk.q, values["q"][written])
+
+
+@pytest.mark.parametrize("storage", ["mcap", "sqlite3"])
+def test_chunks_of_a_bag_join_into_the_whole_file_reading(tmp_path, typestore, storage):
+    from robot_dynid.recordings.bag_io import BagChunks
+    values = arm_values(BULK_N, seed=12)
+    path = tmp_path / "bag"
+    write_rosbags_bag(path, storage, arm_entries(typestore, values))
+    whole = read_bag(path, joint_names=ARM)
+    with BagChunks(path, joint_names=ARM, messages=1000) as chunks:
+        parts = list(chunks)
+    assert len(parts) > 2 and max(part.samples.stamp_ns.size for part in parts) < 4000    # MCAP: whole chunks
+    np.testing.assert_array_equal(seconds(np.concatenate([part.samples.stamp_ns for part in parts])), whole.time)
+    for field, key in (("position", "q"), ("velocity", "qd"), ("effort", "tau")):
+        np.testing.assert_array_equal(np.concatenate([part.samples.values[field] for part in parts]),
+                                      getattr(whole, key))

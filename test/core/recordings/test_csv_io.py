@@ -164,3 +164,63 @@ def test_special_and_oversized_files_are_refused_before_they_are_opened(tmp_path
         stream.truncate(MAX_RECORDING_BYTES + 2 ** 30)
     with pytest.raises(DataError, match=r"big.csv: the CSV file is 9 GiB, above the limit of 8 GiB$"):
         reader(big)
+
+
+def awkward_recording_text(n_rows=300):
+    """A recording CSV with what real files hold: empty and nan cells, inf, quoted stage labels holding commas,
+    empty stages and cycles, numbers in every float notation Python prints."""
+    rng = np.random.default_rng(6)
+    lines = ["time,q.a,q.b,qd.a,qd.b,tau.a,tau.b,stage,cycle"]
+    for k in range(n_rows):
+        values = rng.standard_normal(6) * 10.0 ** rng.integers(-30, 30, 6)
+        cells = [repr(float(v)) for v in values]
+        if k % 37 == 5:
+            cells[2] = ""
+        if k % 41 == 7:
+            cells[4] = "nan"
+        if k % 43 == 9:
+            cells[5] = "-inf"
+        stage = '"custom:lift, then hold"' if k % 3 else ""
+        lines.append(",".join([repr(1.7e9 + 0.002 * k)] + cells + [stage, str(k // 50) if k % 5 else ""]))
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture(params=["numpy", "pyarrow"])
+def parser(request, monkeypatch):
+    """Each C parser: numpy's loadtxt (small files), pyarrow's (from 16 MB, when installed)."""
+    from robot_dynid.recordings import csv_io
+    if request.param == "pyarrow":
+        pytest.importorskip("pyarrow.csv")
+        monkeypatch.setattr(csv_io, "_ARROW_MIN_BYTES", 0)
+    return request.param
+
+
+def test_chunks_of_a_file_join_into_the_whole_file_reading_on_each_parser(tmp_path, parser):
+    from robot_dynid.recordings import csv_io
+    path = write_text(tmp_path, awkward_recording_text())
+    [(table, stages)] = csv_io._python_blocks(path, csv_io._parse_header(path), [0, 1, 2, 3, 4, 5, 6, 8], 7, 10 ** 6)
+    chunks = list(csv_io.CsvChunks(path, rows=64))
+    assert len(chunks) >= 5 and max(chunk.time.size for chunk in chunks) == 64
+    joined = {field: np.concatenate([getattr(chunk, field) for chunk in chunks])
+              for field in ("time", "q", "qd", "tau", "stage", "cycle")}
+    for field, columns in (("time", 0), ("q", [1, 2]), ("qd", [3, 4]), ("tau", [5, 6])):      # the exact parser's
+        np.testing.assert_array_equal(joined[field], table[:, columns], err_msg=field)
+    np.testing.assert_array_equal(joined["stage"], stages)
+    whole = read_csv(path)
+    finite = np.isfinite(np.hstack([joined["q"], joined["qd"], joined["tau"]])).all(axis=1)
+    assert whole.n_dropped == np.count_nonzero(~finite) > 0
+    for field in joined:
+        np.testing.assert_array_equal(joined[field][finite], getattr(whole, field), err_msg=field)
+
+
+def test_errors_in_a_later_chunk_name_their_line(tmp_path, parser):
+    from robot_dynid.recordings import csv_io
+    text = awkward_recording_text(200).splitlines()
+    late = text[:150] + [text[150].replace(text[150].split(",")[0], "1.0", 1)] + text[151:]
+    path = write_text(tmp_path, "\n".join(late) + "\n")
+    with pytest.raises(DataError, match=r"line 151: time 1.0 s is not after 1700000000.296 s on line 150"):
+        list(csv_io.CsvChunks(path, rows=64))
+    bad = text[:130] + [text[130].replace(",", ",abc,", 1).replace(text[130].split(",")[1] + ",", "", 1)] + text[131:]
+    path = write_text(tmp_path, "\n".join(bad) + "\n", "bad.csv")
+    with pytest.raises(DataError, match=r"bad.csv, line 131: column 'q.a' holds 'abc', not a number"):
+        list(csv_io.CsvChunks(path, rows=64))
