@@ -51,6 +51,7 @@ from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.experiment.mujoco_engine import MujocoArm, MujocoRobot
 from robot_dynid.experiment.trajectory_following import ArmSamples
 from robot_dynid.joint_names import index_in
+from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.payload import Payload
 
 logger = logging.getLogger(__name__)
@@ -300,8 +301,12 @@ class ControlledArm(MujocoArm):
         The gains [N m/rad], [N m s/rad].
     cycles : int
         Controller cycles integrated so far.
+    skipped : int
+        Samples not returned because :meth:`advance` came more than ``max_lag`` late (their cycles integrated).
     history : list of ControlledSamples or None
         With ``keep_history``: one per :meth:`advance`, every cycle of it (:func:`join_samples` joins them).
+    payload_times : list of float
+        When each payload attached so far takes effect [s].
     """
 
     def __init__(self, simulator: MujocoRobot, rate: float, initial_positions=None, seed=None, max_lag: float = 1.0,
@@ -321,8 +326,9 @@ class ControlledArm(MujocoArm):
                                            keep_history)
         self.efforts = EffortSchedule(joints)
         self._payloads = []     # (time [s], Payload), time increasing
-        self.cycles = 0
+        self.cycles = self.skipped = 0
         self.history = [] if keep_history else None
+        self.payload_times = []
 
     def command(self, joint_names, time_from_start, positions, velocities=None, accelerations=None, efforts=(),
                 start_time: float = 0.0, received_time: float | None = None) -> None:
@@ -342,8 +348,10 @@ class ControlledArm(MujocoArm):
         if not isinstance(payload, Payload):
             raise DynIdError(f"payload must be a Payload, got {type(payload).__name__}")
         payload.link_parameters(self.simulator.regressor.robot)
-        self._payloads.append((validators.number(time, "payload time [s]", DataError), payload))
+        time = validators.number(time, "payload time [s]", DataError)
+        self._payloads.append((time, payload))
         self._payloads.sort(key=lambda event: event[0])
+        self.payload_times.append(time)
 
     def advance(self, now: float) -> ControlledSamples | None:
         """Integrate the cycles up to the last grid time not after ``now`` [s] and return the samples not returned
@@ -376,6 +384,7 @@ class ControlledArm(MujocoArm):
                 if step == cycle * self.steps_per_cycle:
                     qdd[cycle] = data.qacc[dofs]
         self.cycles += n_cycles
+        self.skipped += first
         measured = tau + self._rng.normal(0.0, 1.0, tau.shape) * simulator.noise_std
         every = ControlledSamples(cycles, q, qd, qdd, tau, measured, q_desired=q_d, qd_desired=qd_d,
                                   feedforward=feedforward, feedforward_age=age)
@@ -442,35 +451,131 @@ def tracking_metrics(samples: ControlledSamples, start: float = -np.inf, end: fl
                            rms(torque - samples.feedforward[window]), int(window.sum()))
 
 
-def windowed_rms(time: np.ndarray, error: np.ndarray, window: float) -> np.ndarray:
-    """The RMS of ``error`` (N, n) over the trailing ``window`` [s] at each sample of ``time`` (N,) [s], (N, n)."""
-    squares = np.concatenate([np.zeros((1, error.shape[1])), np.cumsum(error**2, axis=0)])
-    begin = np.searchsorted(time, time - window, side="right")
-    end = np.arange(1, time.size + 1)
+def windowed_rms(time: np.ndarray, error: np.ndarray, window: float, centred: bool = False) -> np.ndarray:
+    """The RMS of ``error`` (N, n) over a window of ``window`` [s] at each sample of ``time`` (N,) [s], increasing:
+    trailing (``(t - window, t]``) or ``centred`` (``[t - window / 2, t + window / 2]``); (N, n)."""
+    time = np.asarray(time, dtype=float)
+    squares = np.concatenate([np.zeros((1, error.shape[1])), np.cumsum(np.asarray(error, dtype=float)**2, axis=0)])
+    if centred:
+        begin = np.searchsorted(time, time - window / 2.0, side="left")
+        end = np.searchsorted(time, time + window / 2.0, side="right")
+    else:
+        begin = np.searchsorted(time, time - window, side="right")
+        end = np.arange(1, time.size + 1)
     return np.sqrt((squares[end] - squares[begin]) / (end - begin)[:, None])
 
 
 def recovery_time(samples: ControlledSamples, reference: ControlledSamples, event: float, joints,
-                  factor: float = 1.5, window: float = 0.05, end: float = np.inf) -> float:
-    """How long after ``event`` [s] the tracking error of ``samples`` comes back, for good, within ``factor`` times
-    that of ``reference`` (a run of the same reference without the event) [s].
+                  factor: float = 1.5, window: float = 0.05, hold: float = 0.5, end: float = np.inf) -> float:
+    """How long after ``event`` [s] the tracking error of ``samples`` takes to settle within ``factor`` times that
+    of ``reference`` (a run of the same reference without the event) [s]: the first time from which it stays there
+    for ``hold`` s (or up to ``end``, if sooner); inf if it never does.
 
-    Both errors are RMS over a trailing ``window`` [s] (:func:`windowed_rms`) on ``reference``'s grid, on the joints
-    ``joints`` (indices); the result is the first time after ``event`` from which, up to ``end``, every one of
-    them stays within ``factor`` times ``reference``'s (0 if it never left; inf if it never comes back).
+    The error compared is the RMS over the joints ``joints`` (indices) and a centred window of ``window`` [s]
+    (:func:`windowed_rms`), on ``reference``'s grid.
     """
     times = reference.time
     inside = (times >= event) & (times < end)
     if not inside.any():
-        raise DataError(f"no samples after the event at {event:g} s")
+        raise DataError(f"no samples between the event at {event:g} s and the end at {end:g} s")
 
-    def errors(run):
-        error = run.q_desired - run.q
-        at = np.array([np.interp(times, run.time, error[:, j]) for j in joints]).T
-        return windowed_rms(times, at, window)[inside]
+    def error(run):
+        values = run.q_desired - run.q
+        at = np.array([np.interp(times, run.time, values[:, j]) for j in joints]).T
+        return np.sqrt(np.mean(windowed_rms(times, at, window, centred=True) ** 2, axis=1))[inside]
 
-    outside = np.any(errors(samples) > factor * errors(reference), axis=1)
-    if not outside.any():
-        return 0.0
-    last = np.flatnonzero(outside)[-1]
-    return math.inf if last == outside.size - 1 else float(times[inside][last + 1] - event)
+    within = error(samples) <= factor * error(reference)
+    after = times[inside]
+    outside, candidates = np.flatnonzero(~within), np.flatnonzero(within)
+    following = np.searchsorted(outside, candidates, side="right")     # the next sample outside, if any
+    settled = following == outside.size
+    settled[~settled] = after[outside[following[~settled]]] - after[candidates[~settled]] >= hold
+    return float(after[candidates[settled][0]] - event) if settled.any() else math.inf
+
+
+def gravity_joints(simulator: MujocoRobot, q, fraction: float = 0.01) -> np.ndarray:
+    """Which joints carry gravity along the poses ``q`` (N, n) [rad]: those whose RMS gravity torque (MuJoCo's
+    inverse dynamics at rest) exceeds ``fraction`` of the largest joint's; bool (n,)."""
+    q = np.atleast_2d(np.asarray(q, dtype=float))
+    gravity = simulator.torques(q, np.zeros_like(q), np.zeros_like(q), noise=False)
+    rms = np.sqrt(np.mean(gravity**2, axis=0))
+    return rms > fraction * rms.max()
+
+
+def true_parameter_model(structure: DynamicModel, parameters) -> DynamicModel:
+    """A model of ``structure``'s robot, regressor and base parameters whose values are the true ``parameters``
+    (p,) (in ``structure.regressor``'s order) projected onto them, standard deviations 0: the feed-forward of the
+    best model of that family (no payload, no metrics)."""
+    names = structure.regressor.parameter_names
+    parameters = validators.array(parameters, "parameters", DynIdError, shape=(len(names),), axes=("parameters",),
+                                  columns=names)
+    values = structure.base.projection @ parameters
+    return dataclasses.replace(structure, values=values, std=np.zeros_like(values), metrics={}, standard=None,
+                               payload=None, provenance={"data_source": "the simulator's true parameters"})
+
+
+@dataclass(frozen=True)
+class PathLatency:
+    """The forward command path's timing, each command matched to the reference it was computed for.
+
+    Attributes
+    ----------
+    delivered : ndarray, shape (M,)
+        Arrival at the controller minus the reference's stamp [s].
+    applied : ndarray, shape (M,)
+        The first controller cycle that applies it minus the reference's stamp [s].
+    unmatched : int
+        Commands matched to no reference (or to more than one, identical ones): left out.
+    """
+
+    delivered: np.ndarray
+    applied: np.ndarray
+    unmatched: int
+
+    def summary(self) -> dict:
+        """``{delivered, applied: {p50, p99, max} [s], matched, unmatched}``."""
+        def spread(values):
+            if values.size == 0:
+                return {"p50": math.nan, "p99": math.nan, "max": math.nan}
+            return {"p50": float(np.percentile(values, 50)), "p99": float(np.percentile(values, 99)),
+                    "max": float(values.max())}
+
+        return {"delivered": spread(self.delivered), "applied": spread(self.applied), "matched": int(self.applied.size),
+                "unmatched": self.unmatched}
+
+
+def feedforward_latency(stamps, expected, arrivals, received, control_rate: float, rtol: float = 1e-9,
+                        atol: float = 1e-9) -> PathLatency:
+    """Match each command received to the reference it was computed for and time the path.
+
+    Parameters
+    ----------
+    stamps : array_like, shape (R,)
+        The references' stamps [s], increasing.
+    expected : array_like, shape (R, n)
+        The feed-forward each reference gives [N m] (computed apart, e.g. with the model served).
+    arrivals : array_like, shape (M,)
+        When each command arrived at the controller [s], on the clock of ``stamps``, increasing.
+    received : array_like, shape (M, n)
+        The commands [N m].
+    control_rate : float
+        [Hz]: cycles at ``k / control_rate`` on that clock.
+
+    A command matches reference ``k`` when their values agree within ``rtol`` and ``atol`` and ``stamps[k]`` is
+    not after its arrival; commands come in the order of their references, so the search goes on from the last
+    match. A command with several such references (the same values, e.g. a held pose) is ambiguous: unmatched.
+    """
+    stamps, arrivals = np.asarray(stamps, dtype=float), np.asarray(arrivals, dtype=float)
+    expected, received = np.asarray(expected, dtype=float), np.asarray(received, dtype=float)
+    delivered, applied, unmatched, start = [], [], 0, 0
+    for arrival, values in zip(arrivals, received):
+        stop = int(np.searchsorted(stamps, arrival, side="right"))
+        close = np.flatnonzero(np.all(np.isclose(expected[start:stop], values, rtol=rtol, atol=atol), axis=1))
+        if close.size != 1:
+            unmatched += 1
+            continue
+        k = start + int(close[0])
+        delivered.append(arrival - stamps[k])
+        applied.append(math.ceil(arrival * control_rate - 1e-9) / control_rate - stamps[k])
+        start = k + 1
+    return PathLatency(np.array(delivered), np.array(applied), unmatched)

@@ -352,8 +352,8 @@ class MujocoRobot:
         self.regressor = Regressor(robot, friction, armature=True, friction_side="joint")
         self.noise_std = np.array(noise_std)
         self.parameters = self._true_parameters()
-        dofs = self.model.dofs
-        self._warm_friction = (self.model.model.dof_damping[dofs].copy(), self.model.model.dof_frictionloss[dofs].copy())
+        model, dofs = self.model.model, self.model.dofs
+        self._warm_friction = (model.dof_damping[dofs].copy(), model.dof_frictionloss[dofs].copy())
         self._data = self.mujoco.MjData(self.model.model)
 
     @property
@@ -443,7 +443,7 @@ class MujocoArm(GridArm):
 
     The same interface as :class:`~robot_dynid.experiment.trajectory_following.SimulatedArm`: send trajectories to
     :attr:`follower`, call :meth:`advance`. The physics is integrated from the start (the arm at rest at
-    ``initial_positions``, ``t = 0`` its cold start for the friction warm-up) in steps
+    ``initial_positions``, ``t = 0`` its cold start for the friction warm-up until :meth:`reset_warmup`) in steps
     ``h = 1 / (rate ceil(1 / (rate timestep)))``; every step is integrated, even of samples :meth:`advance` skips
     because the caller fell behind. A trajectory command takes effect from the next sample.
 
@@ -470,6 +470,23 @@ class MujocoArm(GridArm):
         self._data.qpos[simulator.model.qpos] = self.follower.sample([0.0])[0][0]
         omega = 2.0 * math.pi * TRACKING_BANDWIDTH
         self._gains = (omega**2, 2.0 * omega)
+        self._warmup_resets = (np.zeros(1), np.zeros(1))     # arm times [s], running times there [s]
+
+    def reset_warmup(self, time: float, elapsed: float = 0.0) -> None:
+        """From arm time ``time`` [s] on, the friction warm-up runs from ``elapsed`` [s] (0: cold at ``time``)."""
+        time = validators.number(time, "time [s]", DataError)
+        elapsed = validators.positive(elapsed, "elapsed", DataError, "s", allow_zero=True)
+        times, running = self._warmup_resets
+        keep = times < time
+        self._warmup_resets = (np.append(times[keep], time), np.append(running[keep], elapsed))
+
+    def running_time(self, times) -> np.ndarray:
+        """The running time since the cold start [s] at arm times ``times`` [s] (their shape): ``t`` until a
+        :meth:`reset_warmup`."""
+        times = np.asarray(times, dtype=float)
+        starts, running = self._warmup_resets
+        index = np.maximum(np.searchsorted(starts, times, side="right") - 1, 0)
+        return running[index] + times - starts[index]
 
     def _set_substeps(self, step_rate: float) -> None:
         """Integration steps ``h = 1 / (step_rate m)``, ``m = ceil(1 / (step_rate timestep))``: :attr:`substeps`
@@ -503,7 +520,7 @@ class MujocoArm(GridArm):
 
     def _friction_factors(self, times: np.ndarray):
         """The friction warm-up factor at each of ``times`` (None without warm-up)."""
-        return self.simulator.friction_factor(times) if self.simulator.warms_up else None
+        return self.simulator.friction_factor(self.running_time(times)) if self.simulator.warms_up else None
 
     def advance(self, now: float) -> ArmSamples | None:
         """Integrate up to the last grid time not after ``now`` [s] and return the samples not returned before

@@ -29,7 +29,9 @@ torque applied (PD plus feed-forward) plus noise, ``~/true_effort`` the torque a
 the reference (position [rad], velocity [rad/s]) and the feed-forward applied (effort [N m]) at the same stamps.
 ``~/attach_payload`` (robot_dynid/srv/SetPayload; ``model_version`` is 0) fixes a body to the simulated arm's last
 link from the next cycle: the physics changes, not any model (serve it with the feedforward node's
-``~/set_payload``). The friction warm-up (``cold_excess``...) scales the joints' damping and friction loss.
+``~/set_payload``). The friction warm-up (``cold_excess``...) scales the joints' damping and friction loss; with
+engine mujoco ``~/reset_warmup`` (robot_dynid/srv/ResetWarmup) sets the arm's running time since its cold start
+[s] from now (0: cold now).
 
 The true parameters are :func:`robot_dynid.experiment.simulation.simulation_parameters` of the robot and
 friction model with ``seed`` (the regressor engine), or the MuJoCo model's, in the friction model's family.
@@ -72,7 +74,7 @@ from robot_dynid.model.payload import Payload
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.nodes.node_runtime import declare, in_range, integer_in, set_period, spin_node
 from robot_dynid.package_files import find_package_file
-from robot_dynid.srv import SetPayload
+from robot_dynid.srv import ResetWarmup, SetPayload
 
 # Parameter ranges; the maxima bound the publisher's history (max_lag * rate messages) and the timer's work
 MIN_RATE, MAX_RATE = 1.0, 2000.0      # [Hz] rate
@@ -153,6 +155,8 @@ class SimRobotNode(Node):
             if self.feedforward_topic:
                 self.create_subscription(Float64MultiArray, self.feedforward_topic, self.on_feedforward, 10)
             self.create_service(SetPayload, "~/attach_payload", self.on_attach_payload)
+        if engine == "mujoco":
+            self.create_service(ResetWarmup, "~/reset_warmup", self.on_reset_warmup)
         self.timer = self.create_timer(max(self.batch_period, 1.0 / rate), self.on_timer)
         self.get_logger().info(
             f"simulating {robot.name} ({robot_file}) with the {engine} engine"
@@ -246,6 +250,17 @@ class SimRobotNode(Node):
         except DynIdError as error:
             self.get_logger().warning(f"ignoring feed-forward on {self.feedforward_topic}: {error}",
                                       throttle_duration_sec=5.0)
+
+    def on_reset_warmup(self, request, response):
+        now = self.seconds(self.get_clock().now())
+        try:
+            self.arm.reset_warmup(now, request.elapsed)
+        except DynIdError as error:
+            response.success, response.message = False, f"reset_warmup refused: {error}"
+        else:
+            response.success, response.message = True, f"running time set to {request.elapsed:g} s"
+        response.elapsed = float(self.arm.running_time(now))
+        return response
 
     def on_attach_payload(self, request, response):
         try:
