@@ -305,6 +305,7 @@ class ClosedLoopGraph:
             self.close()
             raise
         self.node = rclpy.create_node("demo", namespace=self.namespace, context=self.context)
+        self.epoch = self.node.get_clock().now().nanoseconds     # ROS time [ns] of the graph's start
         self.clients = {}
         self.executor = events_executor(self.context) or SingleThreadedExecutor(context=self.context)
         for node in (self.feedforward, *self.arms.values(), self.node):
@@ -320,8 +321,9 @@ class ClosedLoopGraph:
         self.close()
 
     def now(self) -> float:
-        """ROS time [s]."""
-        return self.node.get_clock().now().nanoseconds * 1e-9
+        """ROS time [s] since :attr:`epoch` (whole seconds of the epoch would cost float64 its sub-microsecond
+        digits)."""
+        return (self.node.get_clock().now().nanoseconds - self.epoch) * 1e-9
 
     def client(self, node, service_type, name):
         """A client of ``node``'s service ``~/<name>`` (made once)."""
@@ -386,7 +388,7 @@ class ClosedLoopGraph:
                                        accelerations=accelerations[k].tolist(),
                                        time_from_start=Duration(nanoseconds=round(times[k] * 1e9)).to_msg())
                   for k in range(times.size)]
-        stamp = Time(nanoseconds=round(start * 1e9)).to_msg()
+        stamp = Time(nanoseconds=self.epoch + round(start * 1e9)).to_msg()
         message = JointTrajectory(joint_names=joint_names, points=points)
         message.header.stamp = stamp
         self.trajectory_publisher.publish(message)
@@ -394,11 +396,12 @@ class ClosedLoopGraph:
 
         def reference():
             now = self.node.get_clock().now()
-            q, qd, _ = follower.sample([now.nanoseconds * 1e-9])
+            t = (now.nanoseconds - self.epoch) * 1e-9
+            q, qd, _ = follower.sample([t])
             state = JointState(name=joint_names, position=q[0].tolist(), velocity=qd[0].tolist())
             state.header.stamp = now.to_msg()
             self.reference_publisher.publish(state)
-            log["stamp"].append(now.nanoseconds * 1e-9)
+            log["stamp"].append(t)
             log["q"].append(q[0])
             log["qd"].append(qd[0])
 
@@ -430,7 +433,7 @@ class ClosedLoopGraph:
         wall, cpu = time.monotonic() - wall, time.process_time() - cpu
         arms, arrivals, skipped = {}, {}, 0
         for name, node in self.arms.items():
-            offset = node.start.nanoseconds * 1e-9 - start
+            offset = (node.start.nanoseconds - self.epoch) * 1e-9 - start
             samples = join_samples(node.arm.history)
             arms[name] = dataclasses.replace(samples, time=samples.time + offset)
             history = node.arm.feedforward.history
