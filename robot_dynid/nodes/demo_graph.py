@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import array
 import dataclasses
+import io
 import pathlib
 import signal
+import sys
 import time
 
 import numpy as np
@@ -229,6 +231,21 @@ CHUNK_PERIOD = 0.02         # s between the trajectory chunks the demo's node se
 CHUNK_HORIZON = 0.2         # s of trajectory each chunk covers ahead
 
 
+def low_latency_executor(context):
+    """rclpy's EventsExecutor of ``context`` where the distro has one, else a SingleThreadedExecutor. The
+    EventsExecutor enables faulthandler on ``sys.stderr``, which fails where that stream has no file descriptor
+    (a redirected stream, pytest's capture): the process's own stderr is lent to it meanwhile."""
+    lent = sys.stderr
+    try:
+        sys.stderr = sys.__stderr__ or lent
+        executor = events_executor(context)
+    except (io.UnsupportedOperation, ValueError):      # no file descriptor at all
+        executor = None
+    finally:
+        sys.stderr = lent
+    return executor or SingleThreadedExecutor(context=context)
+
+
 @dataclasses.dataclass
 class ClosedLoopRun:
     """What a :meth:`ClosedLoopGraph.run` measured; times [s] from the trajectory's start.
@@ -307,7 +324,7 @@ class ClosedLoopGraph:
         self.node = rclpy.create_node("demo", namespace=self.namespace, context=self.context)
         self.epoch = self.node.get_clock().now().nanoseconds     # ROS time [ns] of the graph's start
         self.clients = {}
-        self.executor = events_executor(self.context) or SingleThreadedExecutor(context=self.context)
+        self.executor = low_latency_executor(self.context)
         for node in (self.feedforward, *self.arms.values(), self.node):
             self.executor.add_node(node)
         self.trajectory_publisher = self.node.create_publisher(JointTrajectory, "joint_trajectory", 10)

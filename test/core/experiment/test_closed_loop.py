@@ -87,8 +87,8 @@ def test_pd_alone_holds_a_static_pose_below_it_by_gravity_over_kp():
     pose = np.array([0.3, -0.6, 0.5, 0.4, 0.8, 0.0])
     kp = np.array([3000.0, 2500.0, 900.0, 120.0, 60.0, 20.0])
     kd = 2.0 * np.sqrt(kp * np.array([4.0, 3.5, 1.0, 0.11, 0.063, 0.018]))
-    arm = ControlledArm(simulator, 1000.0, initial_positions=pose, settings=ControlSettings(kp=tuple(kp),
-                                                                                           kd=tuple(kd)))
+    settings = ControlSettings(kp=tuple(kp), kd=tuple(kd))
+    arm = ControlledArm(simulator, 1000.0, initial_positions=pose, settings=settings)
     samples = arm.advance(3.0)
     q = samples.q[-1]
     assert np.max(np.abs(samples.qd[-1])) < 1e-6                # at rest
