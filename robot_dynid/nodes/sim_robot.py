@@ -130,9 +130,9 @@ class SimRobotNode(Node):
         mode = declare(self, "mode", "tracking", "tracking: follow the commands (engine mujoco: under computed "
                        "torque), for identification; control: engine mujoco under a PD plus the feed-forward "
                        "received", check=lambda value, field: validators.text(value, field, DynIdError, MODE_NAMES))
-        control = self.declare_control()
-        control = control if mode == "control" else None
         robot = load_robot(robot_file)
+        control = self.declare_control(robot)
+        control = control if mode == "control" else None
         initial = declare(self, "initial_positions", [0.0] * robot.n_joints, "positions before any command, one per "
                           "joint", "rad", lambda value, field: validators.numbers(list(value), robot.n_joints, field,
                                                                                   DynIdError, "rad"))
@@ -172,13 +172,16 @@ class SimRobotNode(Node):
             f"joint_states and ~/true_effort at {rate} Hz in batches every {self.batch_period} s "
             f"(reliable, depth {state_qos.depth})")
 
-    def declare_control(self) -> ControlSettings:
+    def declare_control(self, robot) -> ControlSettings:
         """The control mode's parameters (declared in either mode) as :class:`ControlSettings` (and
         ``feedforward_topic``)."""
         def gains(name, unit, what):
             value = declare(self, name, Parameter.Type.DOUBLE_ARRAY, f"{what} per joint, >= 0; unset: from "
                             "control_bandwidth and damping_ratio on each joint's largest inertia", unit)
-            return None if value is None else tuple(value)
+            if value is None:
+                return None
+            return tuple(validators.array(list(value), f"parameter {name}", DynIdError, shape=(robot.n_joints,),
+                                          axes=("joints",), columns=robot.joint_names, minimum=0.0, unit=unit))
 
         self.feedforward_topic = declare(self, "feedforward_topic", "feedforward_effort", "std_msgs/Float64MultiArray "
                                          "feed-forward in the robot's joint order (a forward command controller's "
