@@ -21,8 +21,8 @@ from pathlib import Path
 import machine
 
 BENCHMARKS = ("regressor", "identification", "fused", "consistent", "rls", "excitation", "recorder",
-              "identifier", "feedforward", "hydraulic", "payload", "fleet", "profile")
-SLOW = ("consistent", "excitation", "recorder", "identifier", "fleet", "profile")
+              "identifier", "feedforward", "hydraulic", "payload", "fleet", "profile", "closed_loop")
+SLOW = ("consistent", "excitation", "recorder", "identifier", "fleet", "profile", "closed_loop")
 BENCH_DIRECTORY = Path(__file__).resolve().parent
 
 

@@ -36,6 +36,11 @@ mrad/s of ``qd + qdd / b = 0``: it flips *before* the velocity crosses zero by `
 (:data:`MUJOCO_REVERSAL_LEAD`), as stick-slip does, which the friction model ``coulomb_viscous_lead``
 captures (docs/simulation.md measures every model on it).
 
+**Friction warm-up and payloads** (:class:`MujocoRobot`): ``t`` after the arm's cold start its joints' damping and
+friction loss are the warm ones times ``1 + cold_excess exp(-t / t_w) + cold_excess_2 exp(-t / t_2)`` (the arms set
+them before every step; :meth:`MujocoArm.reset_warmup` restarts the count); :meth:`MujocoRobot.attach_payload` adds
+a payload's ten parameters to the last link's bodies.
+
 **True parameters** (:class:`MujocoRobot`): the inertials are read back from the compiled model (every body
 moving with a joint, moved into its link frame and summed), the armature, damping and friction loss from
 its joints, so the regressor of the friction model family (armature included, joint side) with them
