@@ -24,6 +24,12 @@ mismatch (zero with the regressor engine), the difference the identification err
 ``{"engine", "robot", "joint_names", "feedforward_error": {"identified": [...], "true_parameters": [...]}}``
 (RMS per joint [N m]) on stdout, the rest of the output on stderr.
 
+``--closed-loop`` (:mod:`robot_dynid.cli.closed_loop_demo`, MuJoCo): the ROS demo's identification, then a
+held-out motion through the feedforward node into sim_robot arms under a 1 kHz PD (``mode: control``): PD alone,
+identified and true-parameter feed-forward on both feed-forward paths, a payload served mid-run, friction warming
+up with a static and a drift model; tracking error per joint, the path's latency, the goals of issue 34,
+``report/closed_loop.html``; ``--json`` adds ``closed_loop``.
+
 ``--drift`` (:mod:`robot_dynid.cli.drift_demo`): a cold start whose friction drifts as a double exponential in
 running time (compressed time constants), with the feed-forward error over time of a static model, the drift
 model served and online friction tracking; it runs those cores in-process, not the ROS graph (which would take
