@@ -156,6 +156,7 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
     latency_rows = [[document["robot"], *(f"{1e3 * document['latency'][what][key]:.2f}" for what in
                                           ("delivered", "applied") for key in ("p50", "p99", "max")),
                      f"{document['cycles']['references_per_second']:.0f}",
+                     f"{1e3 * document['cycles']['longest_reference_gap']:.0f}",
                      f"{1e3 * document['cycles']['feedforward_age']['max']:.1f}",
                      str(document["cycles"]["without_feedforward"]),
                      f"{100 * document['cycles']['cpu_fraction']:.0f} %"] for document in documents.values()]
@@ -166,10 +167,10 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
         machine.markdown_table(["robot", "run/arm", "RMS error [mrad]", "peak error [mrad]", "RMS PD torque [N m]"],
                                rows),
         "The forward path's latency in the nominal run, reference stamp to the controller [ms] (delivered: "
-        "arrival; applied: the first 1 kHz cycle after it), the reference stream's rate, the oldest feed-forward a "
-        "cycle applied, the cycles left without one (hold timeout 50 ms) and the demo process's CPU share:",
+        "arrival; applied: the first 1 kHz cycle after it), the reference stream's rate and its longest gap (the "
+        "process held up), the oldest feed-forward a cycle applied, the cycles left without one (hold timeout 50 ms) and the demo process's CPU share:",
         machine.markdown_table(["robot", "delivered p50", "p99", "max", "applied p50", "p99", "max", "references/s",
-                                "oldest [ms]", "cycles without", "CPU"], latency_rows),
+                                "longest gap [ms]", "oldest [ms]", "cycles without", "CPU"], latency_rows),
         "A late feed-forward (core, ER3A, true parameters with accelerations, one command per cycle): RMS error "
         "per joint [mrad], over all joints against the timely one, and the smallest PD-alone/this ratio on j2..j6:",
         machine.markdown_table(["feed-forward", "RMS error [mrad]", "vs timely", "PD alone / this"], late_rows)])

@@ -8,7 +8,7 @@ with the default gains, :mod:`robot_dynid.experiment.closed_loop`). Each run sta
 
 - nominal, the identified model served: arms with PD alone, PD + the forward command (the feedforward node's
   ``command_topic``: positions and velocities of a 1 kHz JointState reference, no accelerations), the same
-  command applied :data:`LATE_DELAY` late, and PD + the efforts of streamed trajectory chunks (the node's
+  command applied :data:`LATE_DELAY` late, and PD + the efforts of streamed trajectory chunks (0.5 s ahead, every 20 ms; the node's
   ``trajectory_out_topic``, accelerations included);
 - true parameters: the same two feed-forward paths, the model of the simulator's true parameters in the
   identified model's family (the best that family does);
@@ -185,6 +185,7 @@ def closed_loop_summary(simulator, model, runs: dict, duration: float, payload: 
                                   "max": float(np.nanmax(ages))},
               "references_per_second": float(np.sum((nominal.reference_stamps >= 0.0)
                                                     & (nominal.reference_stamps < duration)) / duration),
+              "longest_reference_gap": float(np.max(np.diff(nominal.reference_stamps), initial=0.0)),
               "cpu_fraction": float(nominal.cpu / nominal.wall)}
     paths, goals = {}, []
     for path in ("forward", "trajectory"):
@@ -262,7 +263,8 @@ def print_closed_loop(result: dict) -> None:
           f"{1e3 * latency['delivered']['p50']:.2f} p99 {1e3 * latency['delivered']['p99']:.2f} max "
           f"{1e3 * latency['delivered']['max']:.2f}; applied p50 {1e3 * latency['applied']['p50']:.2f} p99 "
           f"{1e3 * latency['applied']['p99']:.2f} max {1e3 * latency['applied']['max']:.2f} ({latency['matched']} "
-          f"commands matched, {latency['unmatched']} not); references {cycles['references_per_second']:.0f}/s; "
+          f"commands matched, {latency['unmatched']} not); references {cycles['references_per_second']:.0f}/s, "
+          f"longest gap {1e3 * cycles['longest_reference_gap']:.0f} ms; "
           f"feed-forward age at the cycles p50 {1e3 * cycles['feedforward_age']['p50']:.2f} ms, max "
           f"{1e3 * cycles['feedforward_age']['max']:.2f} ms; {cycles['integrated']} cycles, {cycles['skipped']} "
           f"samples skipped, {cycles['without_feedforward']} cycles without feed-forward; the process used "
