@@ -8,8 +8,8 @@ with the default gains, :mod:`robot_dynid.experiment.closed_loop`). Each run sta
 
 - nominal, the identified model served: arms with PD alone, PD + the forward command (the feedforward node's
   ``command_topic``: positions and velocities of a 1 kHz JointState reference, no accelerations), the same
-  command applied :data:`LATE_DELAY` late, and PD + the efforts of streamed trajectory chunks (0.5 s ahead, every 20 ms; the node's
-  ``trajectory_out_topic``, accelerations included);
+  command applied :data:`LATE_DELAY` late, and PD + the efforts of streamed trajectory chunks (0.5 s ahead,
+  every 20 ms; the node's ``trajectory_out_topic``, accelerations included);
 - true parameters: the same two feed-forward paths, the model of the simulator's true parameters in the
   identified model's family (the best that family does);
 - payload: the nominal model; halfway through, a :data:`PAYLOAD_MASS` kg body is fixed to both arms
