@@ -168,7 +168,8 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
                                rows),
         "The forward path's latency in the nominal run, reference stamp to the controller [ms] (delivered: "
         "arrival; applied: the first 1 kHz cycle after it), the reference stream's rate and its longest gap (the "
-        "process held up), the oldest feed-forward a cycle applied, the cycles left without one (hold timeout 50 ms) and the demo process's CPU share:",
+        "process held up), the oldest feed-forward a cycle applied, the cycles left without one (hold timeout "
+        "50 ms) and the demo process's CPU share:",
         machine.markdown_table(["robot", "delivered p50", "p99", "max", "applied p50", "p99", "max", "references/s",
                                 "longest gap [ms]", "oldest [ms]", "cycles without", "CPU"], latency_rows),
         "A late feed-forward (core, ER3A, true parameters with accelerations, one command per cycle): RMS error "

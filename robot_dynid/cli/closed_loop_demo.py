@@ -271,8 +271,8 @@ def print_closed_loop(result: dict) -> None:
           f"{100 * cycles['cpu_fraction']:.0f} % of a core")
     payload, paths = result["payload"], result["paths"]
     print(f"   payload of {payload['mass']:g} kg: requests sent {payload['attached']:.3f} s into the motion, all "
-          f"answered (served) at {payload['served']:.3f} s; back within {RECOVERY_FACTOR:g}x of the unloaded error after "
-          f"{paths['forward']['recovery_time']:.3g} s (forward), {paths['trajectory']['recovery_time']:.3g} s "
+          f"answered (served) at {payload['served']:.3f} s; back within {RECOVERY_FACTOR:g}x of the unloaded error "
+          f"after {paths['forward']['recovery_time']:.3g} s (forward), {paths['trajectory']['recovery_time']:.3g} s "
           "(trajectory)")
     print(f"   a feed-forward {1e3 * result['late_delay']:g} ms late: RMS error x"
           f"{' '.join(f'{v:.2f}' for v in result['paths']['forward']['late_over_timely'])} of the timely one")

@@ -228,8 +228,9 @@ class DemoGraph:
 
 CLOSED_LOOP_FILES = ("sim_robot", "feedforward")     # config/<node>.yaml read by the closed-loop graph
 CHUNK_PERIOD = 0.02         # s between the trajectory chunks the demo's node sends
-CHUNK_HORIZON = 0.5         # s of trajectory each chunk covers ahead: a stall of the process shorter than this does
-                            # not leave the trajectory arms at a chunk's last point (seen: 250 ms at load 4-8)
+# s of trajectory each chunk covers ahead: a stall of the process shorter than this does not leave the trajectory
+# arms at a chunk's last point (seen: 250 ms at load 4-8)
+CHUNK_HORIZON = 0.5
 
 
 def low_latency_executor(context):
