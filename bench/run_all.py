@@ -21,8 +21,9 @@ from pathlib import Path
 import machine
 
 BENCHMARKS = ("regressor", "identification", "fused", "consistent", "rls", "excitation", "recorder",
-              "identifier", "feedforward", "hydraulic", "payload", "covariance", "fleet", "profile", "files")
-SLOW = ("consistent", "excitation", "recorder", "identifier", "fleet", "profile", "files")
+              "identifier", "feedforward", "hydraulic", "payload", "covariance", "fleet", "profile", "files",
+              "closed_loop")
+SLOW = ("consistent", "excitation", "recorder", "identifier", "fleet", "profile", "files", "closed_loop")
 BENCH_DIRECTORY = Path(__file__).resolve().parent
 
 

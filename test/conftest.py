@@ -28,7 +28,8 @@ DASK_AVAILABLE = importlib.util.find_spec("distributed") is not None
 FLEET_CLUSTER_TESTS = ["cli/test_cli_fleet.py"]
 # The MuJoCo engine's tests need mujoco (pip install "robot-dynid[sim]"); without it they are not collected.
 MUJOCO_AVAILABLE = importlib.util.find_spec("mujoco") is not None
-MUJOCO_TESTS = ["core/experiment/test_mujoco_engine.py", "cli/test_demo_mujoco.py", "ros/test_end_to_end_mujoco.py"]
+MUJOCO_TESTS = ["core/experiment/test_mujoco_engine.py", "cli/test_demo_mujoco.py", "ros/test_end_to_end_mujoco.py",
+                "core/experiment/test_closed_loop.py", "cli/test_demo_closed_loop.py", "ros/test_sim_robot_control.py"]
 collect_ignore = (([] if ROS_AVAILABLE else list(ROS_TESTS)) + ([] if DASK_AVAILABLE else FLEET_CLUSTER_TESTS)
                   + ([] if MUJOCO_AVAILABLE else MUJOCO_TESTS))
 

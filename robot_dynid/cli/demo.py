@@ -24,6 +24,12 @@ mismatch (zero with the regressor engine), the difference the identification err
 ``{"engine", "robot", "joint_names", "feedforward_error": {"identified": [...], "true_parameters": [...]}}``
 (RMS per joint [N m]) on stdout, the rest of the output on stderr.
 
+``--closed-loop`` (:mod:`robot_dynid.cli.closed_loop_demo`, MuJoCo): the ROS demo's identification, then a
+held-out motion through the feedforward node into sim_robot arms under a 1 kHz PD (``mode: control``): PD alone,
+identified and true-parameter feed-forward on both feed-forward paths, a payload served mid-run, friction warming
+up with a static and a drift model; tracking error per joint, the path's latency, the goals of issue 34,
+``report/closed_loop.html``; ``--json`` adds ``closed_loop``.
+
 ``--drift`` (:mod:`robot_dynid.cli.drift_demo`): a cold start whose friction drifts as a double exponential in
 running time (compressed time constants), with the feed-forward error over time of a static model, the drift
 model served and online friction tracking; it runs those cores in-process, not the ROS graph (which would take
@@ -31,15 +37,22 @@ the run's minutes in real time; the ROS tests cover the nodes' paths). ``--json`
 ``{"feedforward_error": {"static", "drift_model", "tracked"}, ...}`` (RMS over joints and samples of the last
 third of the run [N m]).
 """
+from __future__ import annotations
+
 import contextlib
 import argparse
+import dataclasses
 import pathlib
 import re
 import shutil
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from robot_dynid.errors import DataError, DynIdError
+
+if TYPE_CHECKING:
+    from robot_dynid.model.dynamic_model import DynamicModel
 
 NAME = "demo"
 HELP = "simulate an arm, record a bag, identify it and validate the model on a held-out trajectory"
@@ -77,6 +90,14 @@ def add_arguments(parser):
                              "model served and online tracking; runs the cores in-process, not the ROS graph; with "
                              "--json: feedforward_error {static, drift_model, tracked} [N m], RMS over joints of "
                              "the last third of the run")
+    parser.add_argument("--closed-loop", action="store_true",
+                        help="on MuJoCo: identify as the ROS demo does, then play a held-out motion through the "
+                             "feedforward node into arms under a 1 kHz PD (PD alone, identified and true-parameter "
+                             "feed-forward, a 2 kg payload served mid-run, friction warming up with a static and a "
+                             "drift model); prints RMS and peak tracking error [rad] and torque [N m] per joint, the "
+                             "path's latency, writes report/closed_loop.html; with --json under closed_loop")
+    parser.add_argument("--closed-loop-duration", type=float, default=8.0, metavar="S",
+                        help="--closed-loop: duration of the held-out motion [s], 1 to 60 (default: %(default)s)")
     parser.add_argument("--drift-duration", type=float, default=600.0, metavar="S",
                         help="--drift: running time simulated [s], 60 to 7200 (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=None,
@@ -190,6 +211,10 @@ def main(args):
         return run_demo(out, seed=0 if args.seed is None else args.seed)
     if args.drift:
         return run_drift_demo(args)
+    if args.closed_loop:
+        if args.offline or args.hydraulic:
+            raise DynIdError("--closed-loop runs the ROS graph on MuJoCo; it takes neither --offline nor --hydraulic")
+        args.engine = "mujoco"
     if args.engine == "mujoco":
         from robot_dynid.experiment.mujoco_engine import import_mujoco
         import_mujoco()      # before any work: one line saying how to install it
@@ -231,12 +256,17 @@ def run(args, out, summary=None):
         try:
             from robot_dynid.nodes import demo_graph
         except ImportError as error:
+            if args.closed_loop:
+                raise DynIdError(f"--closed-loop runs the ROS graph, and ROS 2 is not available here ({error})") \
+                    from None
             if args.params_file or args.namespace:
                 raise DynIdError(f"--params-file and --namespace configure the ROS demo's nodes, and ROS 2 is not "
                                  f"available here ({error}); leave them out to run the core-only demo") from None
             print(f"note: ROS 2 is not available here ({error}); running the core-only demo (--offline)\n")
         else:
             try:
+                if args.closed_loop:
+                    return run_closed_loop_graph(args, out, demo_graph.DemoGraph, summary)
                 return run_graph(args, out, demo_graph.DemoGraph, summary)
             except demo_graph.INTERRUPTIONS:
                 print(f"\ninterrupted; what was recorded is in {out / 'recording'}", file=sys.stderr)
@@ -266,7 +296,39 @@ def identify_options(engine):
     return f" --friction {MUJOCO_FRICTION} --armature" if engine == "mujoco" else ""
 
 
+@dataclasses.dataclass(frozen=True)
+class GraphIdentification:
+    """What the ROS demo identified: the model and its file, the bag, the simulator (true parameters), the robot
+    file and the sim_robot parameters it ran with, and the held-out motion with the engine's torques."""
+
+    model: DynamicModel
+    model_path: pathlib.Path
+    bag_path: pathlib.Path
+    simulator: object
+    robot_file: str
+    sim_parameters: dict
+    held_out: tuple
+
+
 def run_graph(args, out, graph_class, summary):
+    identified = identify_in_graph(args, out, graph_class, summary)
+    write_report(out, identified.model, identified.bag_path, identified.held_out, "4.")
+    return 0
+
+
+def run_closed_loop_graph(args, out, graph_class, summary):
+    """``--closed-loop``: the ROS demo's identification, the closed-loop runs, the report."""
+    from robot_dynid.cli.closed_loop_demo import check_duration, run_closed_loop
+    duration = check_duration(args.closed_loop_duration)
+    identified = identify_in_graph(args, out, graph_class, summary)
+    summary["closed_loop"] = run_closed_loop(identified, out, duration, args.namespace)
+    write_report(out, identified.model, identified.bag_path, identified.held_out, "6.")
+    return 0
+
+
+def identify_in_graph(args, out, graph_class, summary) -> GraphIdentification:
+    """The ROS demo up to its feed-forward errors (steps 1 to 3): play the plan, identify, check the served model on
+    the held-out trajectory; ``summary`` receives the --json document."""
     import numpy as np
     import yaml
     from robot_dynid.model.dynamic_model import DynamicModel
@@ -286,6 +348,8 @@ def run_graph(args, out, graph_class, summary):
     files = [find_package_file("config", "demo.yaml"), *args.params_file, run_file]
     with graph_class(files, namespace=args.namespace) as graph:
         simulator, robot_file = graph.simulator, graph.robot_file
+        sim_parameters = {name: graph.nodes["sim_robot"].get_parameter(name).value
+                          for name in ("engine", "friction", "seed", "noise_std", "timestep")}
         runner = graph.nodes["experiment_runner"]
         print(f"1. started sim_robot, experiment_runner, recorder, identifier and feedforward in one process "
               f"(parameters: config/<node>.yaml, {', '.join(map(str, files))}); playing a "
@@ -310,8 +374,8 @@ def run_graph(args, out, graph_class, summary):
     print(f"\nbag {bag_path} (stage markers on /experiment_stage) and model {model_path} stay on disk; offline:\n"
           f"  robot-dynid identify --robot {robot_file} --data {bag_path} --stage excitation"
           f"{identify_options(args.engine)} --out {out / 'model_offline.yaml'}")
-    write_report(out, model, bag_path, (q, qd, qdd, expected), "4.")
-    return 0
+    return GraphIdentification(model, model_path, bag_path, simulator, robot_file, sim_parameters,
+                               (q, qd, qdd, expected))
 
 
 def record_bag(path, robot, t, q, qd, tau, period):

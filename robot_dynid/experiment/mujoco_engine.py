@@ -36,6 +36,11 @@ mrad/s of ``qd + qdd / b = 0``: it flips *before* the velocity crosses zero by `
 (:data:`MUJOCO_REVERSAL_LEAD`), as stick-slip does, which the friction model ``coulomb_viscous_lead``
 captures (docs/simulation.md measures every model on it).
 
+**Friction warm-up and payloads** (:class:`MujocoRobot`): ``t`` after the arm's cold start its joints' damping and
+friction loss are the warm ones times ``1 + cold_excess exp(-t / t_w) + cold_excess_2 exp(-t / t_2)`` (the arms set
+them before every step; :meth:`MujocoArm.reset_warmup` restarts the count); :meth:`MujocoRobot.attach_payload` adds
+a payload's ten parameters to the last link's bodies.
+
 **True parameters** (:class:`MujocoRobot`): the inertials are read back from the compiled model (every body
 moving with a joint, moved into its link frame and summed), the armature, damping and friction loss from
 its joints, so the regressor of the friction model family (armature included, joint side) with them
@@ -55,10 +60,11 @@ import pinocchio as pin
 
 from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
-from robot_dynid.experiment.simulation import noise_std_per_joint, plausible_parameters
+from robot_dynid.experiment.simulation import checked_warmup, noise_std_per_joint, plausible_parameters, warmup_factor
 from robot_dynid.experiment.trajectory_following import ArmSamples, GridArm
 from robot_dynid.model.friction import FrictionModel
 from robot_dynid.model.link_inertials import prior_parameters
+from robot_dynid.model.payload import Payload
 from robot_dynid.model.regressor import N_INERTIAL, Regressor, inertia_parameter_map
 from robot_dynid.model.joint_chains import joint_motion_subspace
 from robot_dynid.model.robot_description import RobotDescription, build_pinocchio_model, link_frame_placements
@@ -323,28 +329,63 @@ class MujocoRobot:
         Torque measurement noise [N m] (>= 0).
     timestep : float
         Largest integration step [s].
+    cold_excess, warmup_time_constant, cold_excess_2, warmup_time_constant_2 : float
+        Friction warm-up (:func:`~robot_dynid.experiment.simulation.warmup_factor`): ``t`` [s] after the cold start
+        the joints' damping and friction loss are their warm values times ``1 + cold_excess exp(-t / t_w) +
+        cold_excess_2 exp(-t / t_2)``; amplitudes >= 0 (0: no warm-up), time constants [s] > 0.
 
     Attributes
     ----------
     regressor : Regressor
         ``friction`` on the joint side, armature per joint, no offsets.
     parameters : ndarray, shape (p,)
-        The true parameters in ``regressor``'s order.
+        The true parameters of the warm arm without payload in ``regressor``'s order.
     model : MujocoModel
     """
 
     def __init__(self, robot: RobotDescription, friction: FrictionModel = FrictionModel("coulomb_viscous"),
-                 seed: int | None = 0, noise_std=0.0, timestep: float = DEFAULT_TIMESTEP) -> None:
+                 seed: int | None = 0, noise_std=0.0, timestep: float = DEFAULT_TIMESTEP, cold_excess: float = 0.0,
+                 warmup_time_constant: float = 1200.0, cold_excess_2: float = 0.0,
+                 warmup_time_constant_2: float = 300.0) -> None:
         self.mujoco = import_mujoco()
         noise_std = noise_std_per_joint(noise_std, robot.joint_names)
         if friction.name not in _FAMILY and friction.name != "none":
             raise DynIdError(f"friction model {friction.name!r} has no MuJoCo counterpart; use one of "
                              f"{sorted(_FAMILY)} or none")
+        self.warmup = checked_warmup(cold_excess, warmup_time_constant, cold_excess_2, warmup_time_constant_2)
         self.model = build_mujoco_model(robot, seed, timestep)
         self.regressor = Regressor(robot, friction, armature=True, friction_side="joint")
         self.noise_std = np.array(noise_std)
         self.parameters = self._true_parameters()
+        model, dofs = self.model.model, self.model.dofs
+        self._warm_friction = (model.dof_damping[dofs].copy(), model.dof_frictionloss[dofs].copy())
         self._data = self.mujoco.MjData(self.model.model)
+
+    @property
+    def warms_up(self) -> bool:
+        """Whether the friction warms up (a cold excess > 0)."""
+        return self.warmup[0] + self.warmup[2] > 0.0
+
+    def friction_factor(self, elapsed) -> np.ndarray:
+        """The joints' damping and friction loss over their warm values at running times ``elapsed`` [s] (its
+        shape)."""
+        return warmup_factor(elapsed, *self.warmup)
+
+    def set_friction(self, factor: float) -> None:
+        """Set the joints' damping and friction loss to their warm values times ``factor`` [1]."""
+        model, dofs = self.model.model, self.model.dofs
+        damping, loss = self._warm_friction
+        model.dof_damping[dofs] = damping * factor
+        model.dof_frictionloss[dofs] = loss * factor
+
+    def attach_payload(self, payload: Payload) -> None:
+        """Fix ``payload`` to the last link of the simulated arm (its bodies' inertials; :attr:`parameters` stay
+        the arm's without it)."""
+        robot = self.regressor.robot
+        inertials = read_inertials(self.mujoco, self.model, robot)
+        inertials[-N_INERTIAL:] += payload.link_parameters(robot)
+        _write_inertials(self.mujoco, self.model.model, robot, self.model.dofs, inertials)
+        self.mujoco.mj_setConst(self.model.model, self.mujoco.MjData(self.model.model))
 
     def _true_parameters(self) -> np.ndarray:
         model, dofs, friction = self.model.model, self.model.dofs, self.regressor.friction
@@ -360,7 +401,7 @@ class MujocoRobot:
         return np.concatenate([read_inertials(self.mujoco, self.model, self.regressor.robot),
                                coefficients.reshape(-1), model.dof_armature[dofs]])
 
-    def torques(self, q, qd, qdd, rng=None, noise: bool = True, **_ignored) -> np.ndarray:
+    def torques(self, q, qd, qdd, rng=None, noise: bool = True, elapsed=None, **_ignored) -> np.ndarray:
         """MuJoCo's inverse dynamics (rigid body, armature, damping, friction loss) at each sample.
 
         Parameters
@@ -371,6 +412,8 @@ class MujocoRobot:
             Noise generator or seed.
         noise : bool
             Add the measurement noise.
+        elapsed : array_like, shape (N,), optional
+            Running time since the cold start [s] of each sample, for the friction warm-up; None: warm.
 
         Returns
         -------
@@ -379,8 +422,12 @@ class MujocoRobot:
         """
         q, qd, qdd = self.regressor._check_states(q, qd, qdd)
         data, dofs, qpos = self._data, self.model.dofs, self.model.qpos
+        factors = None if not self.warms_up else \
+            np.broadcast_to(1.0 if elapsed is None else self.friction_factor(elapsed), q.shape[:1])
         tau = np.empty(q.shape)
         for k in range(q.shape[0]):
+            if factors is not None:
+                self.set_friction(factors[k])
             data.qpos[qpos] = q[k]
             data.qvel[dofs] = qd[k]
             data.qacc[dofs] = qdd[k]
@@ -401,9 +448,9 @@ class MujocoArm(GridArm):
 
     The same interface as :class:`~robot_dynid.experiment.trajectory_following.SimulatedArm`: send trajectories to
     :attr:`follower`, call :meth:`advance`. The physics is integrated from the start (the arm at rest at
-    ``initial_positions``) in steps ``h = 1 / (rate ceil(1 / (rate timestep)))``; every step is integrated, even
-    of samples :meth:`advance` skips because the caller fell behind. A trajectory command takes effect from the
-    next sample.
+    ``initial_positions``, ``t = 0`` its cold start for the friction warm-up until :meth:`reset_warmup`) in steps
+    ``h = 1 / (rate ceil(1 / (rate timestep)))``; every step is integrated, even of samples :meth:`advance` skips
+    because the caller fell behind. A trajectory command takes effect from the next sample.
 
     Parameters
     ----------
@@ -423,22 +470,45 @@ class MujocoArm(GridArm):
     def __init__(self, simulator: MujocoRobot, rate: float, initial_positions=None, seed=None,
                  max_lag: float = 1.0) -> None:
         super().__init__(simulator, rate, initial_positions, seed, max_lag)
-        model = simulator.model.model
-        self.substeps = max(1, math.ceil(1.0 / (self.rate * model.opt.timestep) - 1e-9))
-        model.opt.timestep = 1.0 / (self.rate * self.substeps)
-        self._data = simulator.mujoco.MjData(model)
+        self._set_substeps(self.rate)
+        self._data = simulator.mujoco.MjData(simulator.model.model)
         self._data.qpos[simulator.model.qpos] = self.follower.sample([0.0])[0][0]
         omega = 2.0 * math.pi * TRACKING_BANDWIDTH
         self._gains = (omega**2, 2.0 * omega)
+        self._warmup_resets = (np.zeros(1), np.zeros(1))     # arm times [s], running times there [s]
+
+    def reset_warmup(self, time: float, elapsed: float = 0.0) -> None:
+        """From arm time ``time`` [s] on, the friction warm-up runs from ``elapsed`` [s] (0: cold at ``time``)."""
+        time = validators.number(time, "time [s]", DataError)
+        elapsed = validators.positive(elapsed, "elapsed", DataError, "s", allow_zero=True)
+        times, running = self._warmup_resets
+        keep = times < time
+        self._warmup_resets = (np.append(times[keep], time), np.append(running[keep], elapsed))
+
+    def running_time(self, times) -> np.ndarray:
+        """The running time since the cold start [s] at arm times ``times`` [s] (their shape): ``t`` until a
+        :meth:`reset_warmup`."""
+        times = np.asarray(times, dtype=float)
+        starts, running = self._warmup_resets
+        index = np.maximum(np.searchsorted(starts, times, side="right") - 1, 0)
+        return running[index] + times - starts[index]
+
+    def _set_substeps(self, step_rate: float) -> None:
+        """Integration steps ``h = 1 / (step_rate m)``, ``m = ceil(1 / (step_rate timestep))``: :attr:`substeps`
+        per sample."""
+        model = self.simulator.model.model
+        per_period = max(1, math.ceil(1.0 / (step_rate * model.opt.timestep) - 1e-9))
+        self.substeps = round(per_period * step_rate / self.rate)
+        model.opt.timestep = 1.0 / (self.rate * self.substeps)
 
     @property
     def timestep(self) -> float:
         """The integration step [s]."""
         return float(self.simulator.model.model.opt.timestep)
 
-    def advance(self, now: float) -> ArmSamples | None:
-        """Integrate up to the last grid time not after ``now`` [s] and return the samples not returned before
-        (at most ``max_lag * rate``; older ones are counted in ``n_skipped``); None when none is due."""
+    def _due(self, now: float):
+        """``(count, first)`` of the grid samples due up to ``now`` [s] (``first`` of them skipped: older than
+        ``max_lag``), or None when none is."""
         now = validators.number(now, "now [s]", DataError)
         last = math.floor(now * self.rate + 1e-9)
         if last < self._next_index:
@@ -447,14 +517,34 @@ class MujocoArm(GridArm):
         first = max(0, count - max(1, round(self.max_lag * self.rate)))
         if first:
             logger.warning("fell %d samples (%.3f s) behind; skipped them", first, first / self.rate)
-        steps = (self._next_index * self.substeps + np.arange(count * self.substeps)) * self.timestep
+        return count, first
+
+    def _step_times(self, count: int) -> np.ndarray:
+        """The times [s] of the integration steps of the next ``count`` samples."""
+        return (self._next_index * self.substeps + np.arange(count * self.substeps)) * self.timestep
+
+    def _friction_factors(self, times: np.ndarray):
+        """The friction warm-up factor at each of ``times`` (None without warm-up)."""
+        return self.simulator.friction_factor(self.running_time(times)) if self.simulator.warms_up else None
+
+    def advance(self, now: float) -> ArmSamples | None:
+        """Integrate up to the last grid time not after ``now`` [s] and return the samples not returned before
+        (at most ``max_lag * rate``; older ones are counted in ``n_skipped``); None when none is due."""
+        due = self._due(now)
+        if due is None:
+            return None
+        count, first = due
+        steps = self._step_times(count)
         q_d, qd_d, qdd_d = self.follower.sample(steps)
+        factors = self._friction_factors(steps)
         mujoco, model, data = self.simulator.mujoco, self.simulator.model.model, self._data
         dofs, qpos = self.simulator.model.dofs, self.simulator.model.qpos
         kp, kd = self._gains
         n = len(dofs)
         q, qd, qdd, tau = (np.empty((count, n)) for _ in range(4))
         for step in range(count * self.substeps):
+            if factors is not None:
+                self.simulator.set_friction(factors[step])
             position, velocity = data.qpos[qpos], data.qvel[dofs]
             data.qacc[dofs] = qdd_d[step] + kp * (q_d[step] - position) + kd * (qd_d[step] - velocity)
             mujoco.mj_inverse(model, data)
@@ -464,7 +554,7 @@ class MujocoArm(GridArm):
                 q[k], qd[k], qdd[k], tau[k] = position, velocity, data.qacc[dofs], data.qfrc_applied[dofs]
             mujoco.mj_step(model, data)
         times = (self._next_index + np.arange(count)) / self.rate
-        self._next_index = last + 1
+        self._next_index += count
         keep = slice(first, None)
         measured = tau[keep] + self._rng.normal(0.0, 1.0, tau[keep].shape) * self.simulator.noise_std
         return ArmSamples(times[keep], q[keep], qd[keep], qdd[keep], tau[keep], measured, n_skipped=first)

@@ -189,6 +189,25 @@ def noise_std_per_joint(value, joint_names) -> np.ndarray:
                             columns=joint_names, minimum=0.0, unit="N m", broadcast=True, copy=True)
 
 
+def checked_warmup(cold_excess, warmup_time_constant, cold_excess_2, warmup_time_constant_2) -> tuple:
+    """The friction warm-up ``(cold_excess, t_w [s], cold_excess_2, t_2 [s])`` as floats, amplitudes >= 0 and time
+    constants > 0; DynIdError naming the first that is not."""
+    for name, value in (("cold_excess", cold_excess), ("cold_excess_2", cold_excess_2)):
+        validators.positive(value, name, DynIdError, "1", allow_zero=True)
+    for name, value in (("warmup_time_constant", warmup_time_constant),
+                        ("warmup_time_constant_2", warmup_time_constant_2)):
+        validators.positive(value, name, DynIdError, "s")
+    return float(cold_excess), float(warmup_time_constant), float(cold_excess_2), float(warmup_time_constant_2)
+
+
+def warmup_factor(elapsed, cold_excess, warmup_time_constant, cold_excess_2, warmup_time_constant_2) -> np.ndarray:
+    """``1 + cold_excess exp(-t / t_w) + cold_excess_2 exp(-t / t_2)``, the shape of ``elapsed`` ``t`` [s]: the
+    friction of an arm ``t`` after its cold start over its warm friction."""
+    t = np.asarray(elapsed, dtype=float)
+    return (1.0 + cold_excess * np.exp(-t / warmup_time_constant)
+            + cold_excess_2 * np.exp(-t / warmup_time_constant_2))
+
+
 class SimulatedRobot:
     """Joint torques of a known model, with noise and friction warm-up.
 
@@ -218,27 +237,18 @@ class SimulatedRobot:
         parameters = validators.array(parameters, "parameters", DynIdError, shape=(regressor.n_parameters,),
                                       axes=("parameters",), columns=regressor.parameter_names, finite=False)
         noise_std = noise_std_per_joint(noise_std, regressor.robot.joint_names)
-        for name, value in (("cold_excess", cold_excess), ("cold_excess_2", cold_excess_2)):
-            validators.positive(value, name, DynIdError, "1", allow_zero=True)
-        for name, value in (("warmup_time_constant", warmup_time_constant),
-                            ("warmup_time_constant_2", warmup_time_constant_2)):
-            validators.positive(value, name, DynIdError, "s")
+        warmup = checked_warmup(cold_excess, warmup_time_constant, cold_excess_2, warmup_time_constant_2)
         if cold_excess + cold_excess_2 > 0.0 and regressor.friction.n_coefficients == 0:
             raise DynIdError("cold_excess > 0 needs a friction model; the regressor has none")
         self.regressor = regressor
         self.parameters = parameters
         self.noise_std = np.array(noise_std)
-        self.cold_excess = float(cold_excess)
-        self.warmup_time_constant = float(warmup_time_constant)
-        self.cold_excess_2 = float(cold_excess_2)
-        self.warmup_time_constant_2 = float(warmup_time_constant_2)
+        self.cold_excess, self.warmup_time_constant, self.cold_excess_2, self.warmup_time_constant_2 = warmup
 
     def friction_factor(self, elapsed) -> np.ndarray:
-        """``1 + cold_excess exp(-t / t_w) + cold_excess_2 exp(-t / t_2)`` (N,) for running times ``elapsed``
-        (N,) [s]: the true friction over the warm friction."""
-        t = np.asarray(elapsed, dtype=float)
-        return (1.0 + self.cold_excess * np.exp(-t / self.warmup_time_constant)
-                + self.cold_excess_2 * np.exp(-t / self.warmup_time_constant_2))
+        """:func:`warmup_factor` (N,) of running times ``elapsed`` (N,) [s]: the true friction over the warm one."""
+        return warmup_factor(elapsed, self.cold_excess, self.warmup_time_constant, self.cold_excess_2,
+                             self.warmup_time_constant_2)
 
     def torques(self, q, qd, qdd, elapsed=None, temperature=None, rng=None,
                 noise: bool = True) -> np.ndarray:

@@ -16,6 +16,23 @@ in MuJoCo with steps of at most ``timestep`` under a computed-torque tracking la
 and friction loss of the robot description's ``simulation:`` section (docs/simulation.md), and needs the
 ``mujoco`` package (without it: one line saying how to install it, exit 2).
 
+``mode: control`` (engine mujoco; default ``tracking``, the above, for identification runs) drives the arm as
+ros2_control drives an effort-controlled arm (:mod:`robot_dynid.experiment.closed_loop`): at ``control_rate``
+(default 1 kHz) a joint-space PD, gains ``kp`` [N m/rad] and ``kd`` [N m s/rad] per joint (unset: from
+``control_bandwidth`` [Hz] and ``damping_ratio`` on each joint's largest inertia), tracks the JointTrajectory
+reference and adds the feed-forward: the ``effort`` of the trajectory's points (the joint_trajectory_controller
+path, e.g. the feedforward node's ``trajectory_out_topic``) and the std_msgs/Float64MultiArray [N m] on
+``feedforward_topic`` in the robot's joint order (the forward command controller path: the feedforward node's
+``command_topic``), the last one received held for at most ``feedforward_timeout`` s, then zero, each applied
+``feedforward_delay`` s after it arrives (0: at once; more rehearses a late path). ``joint_states`` carries the
+torque applied (PD plus feed-forward) plus noise, ``~/true_effort`` the torque applied, ``~/controller_state``
+the reference (position [rad], velocity [rad/s]) and the feed-forward applied (effort [N m]) at the same stamps.
+``~/attach_payload`` (robot_dynid/srv/SetPayload; ``model_version`` is 0) fixes a body to the simulated arm's last
+link from the next cycle: the physics changes, not any model (serve it with the feedforward node's
+``~/set_payload``). The friction warm-up (``cold_excess``...) scales the joints' damping and friction loss; with
+engine mujoco ``~/reset_warmup`` (robot_dynid/srv/ResetWarmup) sets the arm's running time since its cold start
+[s] from now (0: cold now).
+
 The true parameters are :func:`robot_dynid.experiment.simulation.simulation_parameters` of the robot and
 friction model with ``seed`` (the regressor engine), or the MuJoCo model's, in the friction model's family.
 Samples are computed in batches (the regressor costs about the same for one sample as for a hundred) every
@@ -28,8 +45,8 @@ maxima bound the publisher's history of ``(max_lag + batch_period) * rate`` mess
 work): a bad value is one line naming it on stderr and exit code 2. Set while the node runs (``ros2 param
 set``): ``noise_std`` is live, and so are ``batch_period`` (the timer's period) and ``max_lag`` as long as
 ``(max_lag + batch_period) * rate`` stays within the publishers' history set at start (else refused with the
-numbers); the robot, engine, true parameters, friction warm-up, rate, seed, initial positions and topic are
-read at start (read-only).
+numbers); the robot, engine, mode, true parameters, friction warm-up, rate, seed, initial positions, topics and the
+controller's settings are read at start (read-only).
 """
 from __future__ import annotations
 
@@ -37,20 +54,27 @@ import math
 
 import numpy as np
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.duration import Duration
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
 from robot_dynid import validators
 from robot_dynid.errors import DynIdError
-from robot_dynid.experiment.engines import check_engine, simulated_arm, simulated_robot
+from robot_dynid.experiment.closed_loop import (
+    DEFAULT_BANDWIDTH, DEFAULT_CONTROL_RATE, DEFAULT_DAMPING_RATIO, DEFAULT_FEEDFORWARD_TIMEOUT, MAX_BANDWIDTH,
+    MAX_CONTROL_RATE, MAX_FEEDFORWARD_DELAY, MAX_FEEDFORWARD_TIMEOUT, ControlSettings)
+from robot_dynid.experiment.engines import MODE_NAMES, check_engine, simulated_arm, simulated_robot
 from robot_dynid.experiment.mujoco_engine import DEFAULT_TIMESTEP, MAX_TIMESTEP, MIN_TIMESTEP
 from robot_dynid.model.friction import friction_model
+from robot_dynid.model.payload import Payload
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.nodes.node_runtime import declare, in_range, integer_in, readable_file_path, set_period, spin_node
 from robot_dynid.package_files import find_package_file
+from robot_dynid.srv import ResetWarmup, SetPayload
 
 # Parameter ranges; the maxima bound the publisher's history (max_lag * rate messages) and the timer's work
 MIN_RATE, MAX_RATE = 1.0, 2000.0      # [Hz] rate
@@ -104,14 +128,20 @@ class SimRobotNode(Node):
                                self.burst_rule(in_range("s", 0.0, MAX_LAG, allow_minimum=False), "max_lag"),
                                apply=self.set_max_lag)
         command_topic = declare(self, "command_topic", "joint_trajectory", "JointTrajectory commands to follow")
+        mode = declare(self, "mode", "tracking", "tracking: follow the commands (engine mujoco: under computed "
+                       "torque), for identification; control: engine mujoco under a PD plus the feed-forward "
+                       "received", check=lambda value, field: validators.text(value, field, DynIdError, MODE_NAMES))
         robot = load_robot(robot_file)
+        control = self.declare_control(robot)
+        control = control if mode == "control" else None
         initial = declare(self, "initial_positions", [0.0] * robot.n_joints, "positions before any command, one per "
                           "joint", "rad", lambda value, field: validators.numbers(list(value), robot.n_joints, field,
                                                                                   DynIdError, "rad"))
         simulator = simulated_robot(engine, robot, friction_model(friction), seed, noise_std, cold_excess, warmup,
                                     timestep, cold_excess_2, warmup_2)
         self.rate = rate
-        self.arm = simulated_arm(simulator, rate, initial, seed=seed, max_lag=self.max_lag)
+        self.arm = simulated_arm(simulator, rate, initial, seed=seed, max_lag=self.max_lag, control=control)
+        self.control = control is not None
         self.start = self.get_clock().now()
         # a late timer publishes up to max_lag of samples at once; a reliable keep-last writer overwrites
         # samples its readers have not acknowledged yet beyond its depth, so the depth covers a whole burst
@@ -121,16 +151,58 @@ class SimRobotNode(Node):
         self.state_publisher = self.create_publisher(JointState, "joint_states", state_qos)
         self.truth_publisher = self.create_publisher(JointState, "~/true_effort", state_qos)
         self.create_subscription(JointTrajectory, command_topic, self.on_trajectory, 10)
+        if self.control:
+            self.controller_publisher = self.create_publisher(JointState, "~/controller_state", state_qos)
+            if self.feedforward_topic:
+                self.create_subscription(Float64MultiArray, self.feedforward_topic, self.on_feedforward, 10)
+            self.create_service(SetPayload, "~/attach_payload", self.on_attach_payload)
+        if engine == "mujoco":
+            self.create_service(ResetWarmup, "~/reset_warmup", self.on_reset_warmup)
         self.timer = self.create_timer(max(self.batch_period, 1.0 / rate), self.on_timer)
         self.get_logger().info(
             f"simulating {robot.name} ({robot_file}) with the {engine} engine"
             + (f" (step {self.arm.timestep:g} s, semi-implicit Euler, inertials from "
                f"{simulator.model.inertials_from})" if engine == "mujoco" else "")
+            + (f" in control mode at {control.control_rate:g} Hz: kp {np.round(self.arm.kp, 4).tolist()} N m/rad, "
+               f"kd {np.round(self.arm.kd, 4).tolist()} N m s/rad, feed-forward from the trajectories' efforts and "
+               f"{self.feedforward_topic or '(no topic)'} (held {control.feedforward_timeout:g} s, delayed "
+               f"{control.feedforward_delay:g} s)" if self.control else "")
             + f", friction {friction}, noise {noise_std} N m, "
             f"cold excess {cold_excess} (t_w {warmup} s) + {cold_excess_2} (t_2 {warmup_2} s), seed {seed}; "
             f"following {command_topic}; "
             f"joint_states and ~/true_effort at {rate} Hz in batches every {self.batch_period} s "
             f"(reliable, depth {state_qos.depth})")
+
+    def declare_control(self, robot) -> ControlSettings:
+        """The control mode's parameters (declared in either mode) as :class:`ControlSettings` (and
+        ``feedforward_topic``)."""
+        def gains(name, unit, what):
+            value = declare(self, name, Parameter.Type.DOUBLE_ARRAY, f"{what} per joint, >= 0; unset: from "
+                            "control_bandwidth and damping_ratio on each joint's largest inertia", unit)
+            if value is None:
+                return None
+            return tuple(validators.array(list(value), f"parameter {name}", DynIdError, shape=(robot.n_joints,),
+                                          axes=("joints",), columns=robot.joint_names, minimum=0.0, unit=unit))
+
+        self.feedforward_topic = declare(self, "feedforward_topic", "feedforward_effort", "std_msgs/Float64MultiArray "
+                                         "feed-forward in the robot's joint order (a forward command controller's "
+                                         "input); '' = off", "N m")
+        return ControlSettings(
+            control_rate=declare(self, "control_rate", DEFAULT_CONTROL_RATE, "controller rate, a whole multiple of "
+                                 f"rate, at most {MAX_CONTROL_RATE:g}", "Hz",
+                                 in_range("Hz", 0.0, MAX_CONTROL_RATE, allow_minimum=False)),
+            kp=gains("kp", "N m/rad", "proportional gain"), kd=gains("kd", "N m s/rad", "derivative gain"),
+            bandwidth=declare(self, "control_bandwidth", DEFAULT_BANDWIDTH, "bandwidth of the default gains, at most "
+                              f"{MAX_BANDWIDTH:g}", "Hz", in_range("Hz", 0.0, MAX_BANDWIDTH, allow_minimum=False)),
+            damping_ratio=declare(self, "damping_ratio", DEFAULT_DAMPING_RATIO, "damping ratio of the default gains, "
+                                  "(0, 10]", "1", in_range("1", 0.0, 10.0, allow_minimum=False)),
+            feedforward_timeout=declare(self, "feedforward_timeout", DEFAULT_FEEDFORWARD_TIMEOUT, "the last "
+                                        "feed-forward received is held at most this long, then zero; at most "
+                                        f"{MAX_FEEDFORWARD_TIMEOUT:g}", "s",
+                                        in_range("s", 0.0, MAX_FEEDFORWARD_TIMEOUT, allow_minimum=False)),
+            feedforward_delay=declare(self, "feedforward_delay", 0.0, "each feed-forward is applied this long after "
+                                      f"it arrives (a late path), 0 to {MAX_FEEDFORWARD_DELAY:g}", "s",
+                                      in_range("s", 0.0, MAX_FEEDFORWARD_DELAY)))
 
     def burst_rule(self, check, name):
         """The :func:`declare` check of ``batch_period`` or ``max_lag`` (``name``): ``check``, then, once
@@ -166,13 +238,45 @@ class SimRobotNode(Node):
         stamp = Time.from_msg(msg.header.stamp, clock_type=self.get_clock().clock_type)
         start = now if stamp.nanoseconds == 0 else self.seconds(stamp)
         points = msg.points
+        fields = (msg.joint_names, [Duration.from_msg(p.time_from_start).nanoseconds * 1e-9 for p in points],
+                  [p.positions for p in points], [p.velocities for p in points], [p.accelerations for p in points])
         try:
-            self.arm.follower.command(
-                msg.joint_names, [Duration.from_msg(p.time_from_start).nanoseconds * 1e-9 for p in points],
-                [p.positions for p in points], [p.velocities for p in points],
-                [p.accelerations for p in points], start_time=start, received_time=now)
+            if self.control:
+                self.arm.command(*fields, [p.effort for p in points], start_time=start, received_time=now)
+            else:
+                self.arm.follower.command(*fields, start_time=start, received_time=now)
         except DynIdError as error:
             self.get_logger().warning(f"ignoring JointTrajectory for {list(msg.joint_names)}: {error}")
+
+    def on_feedforward(self, msg):
+        try:
+            self.arm.feedforward.receive(self.seconds(self.get_clock().now()), msg.data)
+        except DynIdError as error:
+            self.get_logger().warning(f"ignoring feed-forward on {self.feedforward_topic}: {error}",
+                                      throttle_duration_sec=5.0)
+
+    def on_reset_warmup(self, request, response):
+        now = self.seconds(self.get_clock().now())
+        try:
+            self.arm.reset_warmup(now, request.elapsed)
+        except DynIdError as error:
+            response.success, response.message = False, f"reset_warmup refused: {error}"
+        else:
+            response.success, response.message = True, f"running time set to {request.elapsed:g} s"
+        response.elapsed = float(self.arm.running_time(now))
+        return response
+
+    def on_attach_payload(self, request, response):
+        try:
+            self.arm.attach_payload(Payload(request.frame, request.mass, tuple(request.com), tuple(request.inertia)),
+                                    self.seconds(self.get_clock().now()))
+        except DynIdError as error:
+            response.success, response.message = False, f"payload refused: {error}"
+            self.get_logger().warning(response.message)
+            return response
+        response.success = True
+        self.get_logger().info(f"payload of {request.mass:g} kg attached at {request.frame}")
+        return response
 
     def on_timer(self):
         samples = self.arm.advance(self.seconds(self.get_clock().now()))
@@ -191,6 +295,10 @@ class SimRobotNode(Node):
                 state.effort = samples.measured_torque[k].tolist()
                 self.state_publisher.publish(state)
                 self.truth_publisher.publish(truth)
+                if self.control:
+                    self.controller_publisher.publish(JointState(
+                        header=state.header, name=names, position=samples.q_desired[k].tolist(),
+                        velocity=samples.qd_desired[k].tolist(), effort=samples.feedforward[k].tolist()))
         except Exception:
             if self.context.ok():
                 raise  # otherwise Ctrl-C / SIGTERM shut the context down while a batch was being published

@@ -379,3 +379,34 @@ def tracking_figure(history, path) -> pathlib.Path:
         ax.set_visible(False)
     figure.suptitle("friction tracked online (RLS with forgetting, rigid body fixed), +-2 std", fontsize=10)
     return _save(figure, path)
+
+
+def tracking_error_figure(time, curves, joint_names, path, events=None) -> pathlib.Path:
+    """Tracking error against time, one panel per joint, one line per run (log scale).
+
+    ``time`` (N,) [s]; ``curves``: label -> (N, n) error magnitude [rad] (e.g. a trailing RMS); ``events``: label ->
+    time [s] of a vertical line (NaN: none).
+    """
+    plt = pyplot()
+    count = len(joint_names)
+    rows, columns = _grid(count, 3)
+    figure, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 2.6 * rows + 1.0), squeeze=False)
+    _margins(figure, rows, wspace=0.3)
+    stride = _stride(len(time))
+    for index, (ax, name) in enumerate(zip(axes.flat, joint_names)):
+        for label, values in curves.items():
+            ax.plot(time[::stride], np.maximum(values[::stride, index], 1e-7), lw=0.9, label=label)
+        for label, moment in (events or {}).items():
+            if np.isfinite(moment):
+                ax.axvline(moment, color="k", lw=0.8, ls="--")
+        ax.set_yscale("log")
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("time [s]", fontsize=8)
+        ax.set_ylabel("error [rad]", fontsize=8)
+        ax.tick_params(labelsize=7)
+    for ax in list(axes.flat)[count:]:
+        ax.set_visible(False)
+    axes.flat[0].legend(fontsize=7)
+    figure.suptitle("tracking error |q_d - q|, trailing RMS" + "".join(
+        f"; dashed: {label}" for label, moment in (events or {}).items() if np.isfinite(moment)), fontsize=10)
+    return _save(figure, path)

@@ -43,7 +43,9 @@ EXPERIMENT_RUNNER = {"cycles": (int, ()), "excitation_periods": (int, ()),
 SIM_ROBOT = {"noise_std": (float, ("zero",)), "seed": (int, ("zero", "huge")), "cold_excess": (float, ("zero",)),
              "warmup_time_constant": (float, ()), "cold_excess_2": (float, ("zero",)),
              "warmup_time_constant_2": (float, ()), "rate": (float, ()), "batch_period": (float, ()),
-             "max_lag": (float, ()), "timestep": (float, ())}
+             "max_lag": (float, ()), "timestep": (float, ()), "control_rate": (float, ()),
+             "control_bandwidth": (float, ()), "damping_ratio": (float, ()), "feedforward_timeout": (float, ()),
+             "feedforward_delay": (float, ("zero",))}
 # feedforward
 FEEDFORWARD = {"position_margin": (float, ("negative", "zero")), "velocity_margin": (float, ()),
                "acceleration_margin": (float, ()), "effort_margin": (float, ()), "model_effort_margin": (float, ()),

@@ -130,8 +130,9 @@ def test_a_malformed_trajectory_is_ignored_and_the_node_keeps_publishing(sim_rob
 
 
 def test_a_parameter_of_the_wrong_type_is_a_clean_error(tmp_path):
-    """rclpy refuses an integer for a float parameter; the node says so in one line and exits 2."""
-    process = start_node("sim_robot", "-p", "noise_std:=1", log_path=tmp_path / "node.log")
+    """rclpy refuses a list for a float parameter (an integer is taken as the double it means); the node says so
+    in one line and exits 2."""
+    process = start_node("sim_robot", "-p", "noise_std:=[1.0]", log_path=tmp_path / "node.log")
     assert process.wait(timeout=30) == 2
     log = (tmp_path / "node.log").read_text()
     assert "noise_std" in log and "DOUBLE" in log and "Traceback" not in log

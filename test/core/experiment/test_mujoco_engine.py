@@ -11,14 +11,16 @@ from scipy import stats
 import pinocchio as pin
 import pytest
 
-from robot_dynid.errors import DynIdError
+from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.estimation.identification import IdentificationSettings, identify
+from robot_dynid.experiment.closed_loop import ControlSettings
 from robot_dynid.experiment.engines import simulated_arm, simulated_robot
 from robot_dynid.experiment.excitation import random_excitation
 from robot_dynid.experiment.mujoco_engine import MUJOCO_REVERSAL_LEAD, MujocoArm, MujocoRobot
 from robot_dynid.experiment.trajectories import time_grid
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.link_inertials import prior_parameters
+from robot_dynid.model.payload import Payload
 from robot_dynid.model.robot_description import JointSimulation
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.model.urdf import robot_from_urdf
@@ -173,8 +175,11 @@ def test_bad_engine_settings_are_one_line_each(er3a_robot):
     robot = er3a_robot
     with pytest.raises(DynIdError, match=r"engine must be one of \['regressor', 'mujoco'\], got 'bullet'"):
         simulated_robot("bullet", robot, friction_model("coulomb_viscous"))
-    with pytest.raises(DynIdError, match="cold_excess = 0.3: the friction warm-up is simulated by the regressor "):
-        simulated_robot("mujoco", robot, friction_model("coulomb_viscous"), cold_excess=0.3)
+    with pytest.raises(DynIdError, match=r"cold_excess must be finite and >= 0 \[1\], got -0.3"):
+        simulated_robot("mujoco", robot, friction_model("coulomb_viscous"), cold_excess=-0.3)
+    with pytest.raises(DynIdError, match="the control mode needs the mujoco engine"):
+        simulated_arm(simulated_robot("regressor", robot, friction_model("coulomb_viscous")), 500.0,
+                      control=ControlSettings())
     with pytest.raises(DynIdError, match=r"timestep .*0.01"):
         MujocoRobot(robot, timestep=0.01)
 
@@ -190,3 +195,46 @@ def test_an_mjcf_robot_runs_in_mujoco_with_its_own_inertials_and_the_simulation_
     qd = np.sign(qd) * (0.5 + np.abs(qd))
     torques = simulator.torques(q, qd, 0.01 * qdd, noise=False)
     assert np.max(np.abs(torques - simulator.model_torques(q, qd, 0.01 * qdd))) < 1e-9 * np.max(np.abs(torques))
+
+
+def test_a_payload_fixed_to_the_arm_is_pinocchios_body_appended_to_the_urdf():
+    """MuJoCo's inverse dynamics of the UR5 (random URDF inertials) with a 2 kg body fixed at tool0 equal pinocchio's
+    RNEA of the URDF (its own parser) with that body appended at tool0's placement."""
+    urdf = ur5_with_inertials(seed=2)
+    robot = robot_from_urdf(urdf)
+    simulator = MujocoRobot(robot, friction_model("none"))
+    inertia = np.array([[0.01, 0.002, 0.0], [0.002, 0.012, 0.001], [0.0, 0.001, 0.008]])
+    payload = Payload("tool0", 2.0, (0.03, -0.02, 0.06), tuple(inertia[[0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]]))
+    simulator.attach_payload(payload)
+    reference = pin.buildModelFromXML(urdf)
+    frame = reference.frames[reference.getFrameId("tool0")]
+    joint = frame.parentJoint if hasattr(frame, "parentJoint") else frame.parent
+    reference.appendBodyToJoint(joint, pin.Inertia(2.0, np.array(payload.com), inertia), frame.placement)
+    data = reference.createData()
+    q, qd, qdd = random_states(robot.n_joints, seed=3)
+    expected = np.array([pin.rnea(reference, data, *state) for state in zip(q, qd, qdd)])
+    torques = simulator.torques(q, qd, qdd, noise=False)
+    assert np.max(np.abs(torques - expected)) < 1e-9 * np.max(np.abs(expected))
+
+
+def test_the_friction_warms_up_as_the_double_exponential_and_restarts_cold_on_reset():
+    """Away from velocity reversals MuJoCo's friction is ``fc sgn(qd) + fv qd`` of the true parameters; a running
+    time ``t`` multiplies it by ``1 + 0.5 exp(-t / 4) + 0.2 exp(-t / 1)``, written out here."""
+    robot = er3a_in_mujoco()
+    simulator = MujocoRobot(robot, friction_model("coulomb_viscous"), seed=1, cold_excess=0.5, warmup_time_constant=4.0,
+                            cold_excess_2=0.2, warmup_time_constant_2=1.0)
+    q, qd, qdd = random_states(6, count=5, seed=9)
+    qd = np.sign(qd) * (0.5 + np.abs(qd))
+    qdd = 0.01 * qdd
+    elapsed = np.array([0.0, 0.5, 2.0, 6.0, 40.0])
+    coefficients = simulator.parameters[60:72].reshape(6, 2)
+    friction = coefficients[:, 0] * np.sign(qd) + coefficients[:, 1] * qd
+    expected_excess = (0.5 * np.exp(-elapsed / 4.0) + 0.2 * np.exp(-elapsed))[:, None] * friction
+    excess = simulator.torques(q, qd, qdd, noise=False, elapsed=elapsed) - simulator.torques(q, qd, qdd, noise=False)
+    np.testing.assert_allclose(excess, expected_excess, rtol=1e-6, atol=1e-9)
+    arm = MujocoArm(simulator, 500.0)
+    np.testing.assert_allclose(arm.running_time([0.0, 3.0]), [0.0, 3.0])
+    arm.reset_warmup(2.0, 0.5)
+    np.testing.assert_allclose(arm.running_time([1.0, 2.0, 3.5]), [1.0, 0.5, 2.0])
+    with pytest.raises(DataError, match=r"elapsed must be finite and >= 0 \[s\], got -1"):
+        arm.reset_warmup(3.0, -1.0)
