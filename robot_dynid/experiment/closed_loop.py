@@ -113,14 +113,18 @@ def joint_inertia(simulator: MujocoRobot, poses: int = INERTIA_POSES, seed: int 
     data = mujoco.MjData(model)
     lower, upper = simulator.regressor.robot.limit_arrays()[:2]
     lower, upper = np.maximum(lower, -math.pi), np.minimum(upper, math.pi)
-    full = np.zeros((model.nv, model.nv))
     dofs = simulator.model.dofs
+    unit, column = np.zeros(model.nv), np.zeros(model.nv)
     largest = np.zeros(len(dofs))
     for q in np.random.default_rng(seed).uniform(lower, upper, (poses, len(dofs))):
         data.qpos[simulator.model.qpos] = q
         mujoco.mj_forward(model, data)
-        mujoco.mj_fullM(model, data, full)
-        largest = np.maximum(largest, np.diag(full)[dofs])
+        for joint, dof in enumerate(dofs):
+            # M e_dof (mj_mulM keeps one signature across MuJoCo 3 and 4; mj_fullM's changed)
+            unit[:] = 0.0
+            unit[dof] = 1.0
+            mujoco.mj_mulM(model, data, column, unit)
+            largest[joint] = max(largest[joint], column[dof])
     return largest
 
 
