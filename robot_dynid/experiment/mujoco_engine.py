@@ -291,6 +291,9 @@ def _write_inertials(mujoco, model, robot: RobotDescription, dofs: np.ndarray, p
         model.body_ipos[body] = com
         model.body_iquat[body] = quaternion
         model.body_inertia[body] = moments
+        # the compiler marks a body whose inertial frame is its own frame (`body_sameframe`); MuJoCo 3 then
+        # copies the body's pose into its inertial one and would ignore the new centre
+        model.body_sameframe[body] = 0
 
 
 def read_inertials(mujoco, mujoco_model: MujocoModel, robot: RobotDescription) -> np.ndarray:
