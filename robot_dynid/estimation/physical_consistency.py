@@ -45,7 +45,7 @@ Bounds file (:func:`load_constraints`, YAML; every key optional)::
         mass: [2.0, 4.0]            # kg
         com_box: [[-0.1, -0.1, -0.2], [0.1, 0.1, 0.0]]   # m, min and max corner of the
                                                         # centre of mass, in the link frame
-    friction_nonnegative: true      # Coulomb/viscous coefficients >= 0 (NONNEGATIVE_FRICTION)
+    friction_nonnegative: true      # Coulomb/viscous coefficients >= 0 (nonnegative_friction)
     armature_nonnegative: true
 """
 from __future__ import annotations
@@ -65,6 +65,7 @@ from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError, IdentificationError
 from robot_dynid.estimation.estimators import (RANK_TOLERANCE, LeastSquaresAccumulator,
                                                check_overdetermined, column_scales)
+from robot_dynid.model import friction_models
 from robot_dynid.model.base_parameters import BaseParameters
 from robot_dynid.model.link_inertials import link_names, pseudo_inertia
 from robot_dynid.model.regressor import N_INERTIAL, Regressor, inertia_matrix
@@ -131,18 +132,15 @@ MODES = ("two_step", "regularised")
 #: directions 1e-3 of their scale off on noise-free data; 1e-10 often ended optimal_inaccurate).
 SOLVER_TOLERANCE = 1e-9
 
-#: Friction coefficients that must be >= 0, per model, with their units. Coulomb and viscous
-#: levels always; arctan's ``fs`` too (it is the friction level just above zero speed).
-#: Free: stribeck_cbrt's ``fs`` (a correction of either sign), polynomial ``f3, f4`` (shape
-#: terms, often negative) and every drift coefficient (friction falls as a joint warms).
-NONNEGATIVE_FRICTION = {
-    "none": {},
-    "coulomb_viscous": {"fc": "N m", "fv": "N m s/rad"},
-    "stribeck_cbrt": {"fc": "N m", "fv": "N m s/rad"},
-    "arctan": {"fc": "N m", "fv": "N m s/rad", "fs": "N m"},
-    "polynomial": {"f1": "N m", "f2": "N m s/rad"},
-    "coulomb_viscous_lead": {"fc": "N m", "fv": "N m s/rad"},
-}
+# Friction coefficients that must be >= 0, per model, with their units (the registry's ``nonnegative``
+# coefficients, :mod:`robot_dynid.model.friction_models`): Coulomb and viscous levels always, arctan's ``fs`` too
+# (the friction level just above zero speed). Free: stribeck_cbrt's ``fs`` (a correction of either sign),
+# polynomial ``f3, f4`` (shape terms, often negative) and every drift coefficient (friction falls as a joint warms).
+def nonnegative_friction(name: str) -> dict[str, str]:
+    """``{coefficient: unit}`` of the coefficients of friction model ``name`` that must be ``>= 0``."""
+    return {entry.name: entry.unit for entry in friction_models.shape(name).coefficients if entry.nonnegative}
+
+
 INSTALL_HINT = ("needs cvxpy with the CLARABEL solver: pip install cvxpy, or pip install "
                 '"robot-dynid[consistent]"')
 
@@ -267,7 +265,7 @@ class ParameterLayout:
         for DH robots).
     nonnegative : tuple of int
         Standard indices that must be ``>= 0``: friction coefficients (see
-        :data:`NONNEGATIVE_FRICTION`) and armatures.
+        :func:`nonnegative_friction`) and armatures.
     nonnegative_units : tuple of str
         Their units, for messages.
     armature : tuple of int
@@ -299,7 +297,7 @@ class ParameterLayout:
             raise DynIdError(f"regressor must be a Regressor, got {type(regressor).__name__}")
         robot, n, p = regressor.robot, regressor.n_joints, regressor.n_parameters
         names = regressor.parameter_names
-        required = NONNEGATIVE_FRICTION[regressor.friction.name]
+        required = nonnegative_friction(regressor.friction.name)
         coefficients = regressor.friction.coefficient_names  # row by row (joints, motors) in theta
         start = regressor.slices["friction"].start
         nonnegative = [(start + row_index * len(coefficients) + c, _row_unit(required[name], row, robot))
@@ -384,7 +382,7 @@ class ConsistencyConstraints:
         Per link index, box [m] in the link frame that holds the centre of mass
         (``x0 m <= mx <= x1 m``, ... : linear because ``m > 0``).
     friction_nonnegative, armature_nonnegative : bool
-        Sign constraints (see :data:`NONNEGATIVE_FRICTION`).
+        Sign constraints (see :func:`nonnegative_friction`).
     """
 
     margin: float = DEFAULT_MARGIN
@@ -1269,7 +1267,7 @@ def check_plausibility(base_values, base_std, base: BaseParameters, layout: Para
     """Are identified base parameters physically plausible?
 
     (a) Base parameters that are a friction coefficient that must be ``>= 0``
-    (:data:`NONNEGATIVE_FRICTION`) or an armature, alone, and negative. (b) A consistent standard
+    (:func:`nonnegative_friction`) or an armature, alone, and negative. (b) A consistent standard
     set that maps onto the values found without a solver (:func:`_consistent_preimage`): they are
     consistent. Otherwise (c) with cvxpy: the nearest consistent standard set,
     ``min_pi sum_i ((K pi - b)_i / std_i)^2`` subject to

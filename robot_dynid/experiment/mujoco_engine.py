@@ -62,6 +62,7 @@ from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.experiment.simulation import checked_warmup, noise_std_per_joint, plausible_parameters, warmup_factor
 from robot_dynid.experiment.trajectory_following import ArmSamples, GridArm
+from robot_dynid.model import friction_models
 from robot_dynid.model.friction import FrictionModel
 from robot_dynid.model.link_inertials import prior_parameters
 from robot_dynid.model.payload import Payload
@@ -80,10 +81,10 @@ MIN_TIMESTEP = 1e-5
 TRACKING_BANDWIDTH = 10.0
 #: Lead [s] of MuJoCo's friction loss over the velocity with its default solver settings, ``dmax timeconst / 2``.
 MUJOCO_REVERSAL_LEAD = 0.95 * 0.02 / 2.0
-#: Friction model coefficients MuJoCo's damping d and friction loss f map to (others 0): name -> (coefficient of f,
-#: coefficient of d, coefficients equal to f).
-_FAMILY = {"coulomb_viscous": ("fc", "fv", ()), "coulomb_viscous_lead": ("fc", "fv", ()),
-           "stribeck_cbrt": ("fc", "fv", ()), "arctan": ("fc", "fv", ("fs",)), "polynomial": ("f1", "f2", ())}
+def mujoco_friction_models() -> list[str]:
+    """The friction models whose true values MuJoCo's damping and friction loss give (their registry entry's
+    ``mujoco`` mapping), sorted."""
+    return sorted(name for name in friction_models.names() if friction_models.shape(name).mujoco is not None)
 
 
 class EngineUnavailableError(DynIdError):
@@ -324,7 +325,7 @@ class MujocoRobot:
     ----------
     robot : RobotDescription
     friction : FrictionModel
-        The family the true parameters are given in (:data:`_FAMILY`: MuJoCo's friction loss as the Coulomb level,
+        The family the true parameters are given in (:attr:`FrictionShape.mujoco`: MuJoCo's friction loss as the Coulomb level,
         its damping as the viscous coefficient; drift coefficients 0; ``none`` leaves them out).
     seed : int or None
         Seed of the inertials where the description has none.
@@ -352,9 +353,9 @@ class MujocoRobot:
                  warmup_time_constant_2: float = 300.0) -> None:
         self.mujoco = import_mujoco()
         noise_std = noise_std_per_joint(noise_std, robot.joint_names)
-        if friction.name not in _FAMILY and friction.name != "none":
+        if friction.shape.mujoco is None and friction.name != "none":
             raise DynIdError(f"friction model {friction.name!r} has no MuJoCo counterpart; use one of "
-                             f"{sorted(_FAMILY)} or none")
+                             f"{mujoco_friction_models()} or none")
         self.warmup = checked_warmup(cold_excess, warmup_time_constant, cold_excess_2, warmup_time_constant_2)
         self.model = build_mujoco_model(robot, seed, timestep)
         self.regressor = Regressor(robot, friction, armature=True, friction_side="joint")
@@ -396,7 +397,7 @@ class MujocoRobot:
         coefficients = np.zeros((self.regressor.n_joints, friction.n_coefficients))
         if friction.name != "none":
             names = friction.coefficient_names
-            coulomb, viscous, equal = _FAMILY[friction.name]
+            coulomb, viscous, equal = friction.shape.mujoco
             for name, values in [(coulomb, loss), (viscous, damping), *((name, loss) for name in equal)]:
                 coefficients[:, names.index(name)] = values
         elif np.any(loss > 0.0) or np.any(damping > 0.0):

@@ -115,9 +115,10 @@ def default_friction(regressor: Regressor, seed: int | None = 0) -> np.ndarray:
     """Plausible friction coefficients for ``regressor.friction``, joint by joint.
 
     With ``T`` the joint's effort limit (``DEFAULT_TORQUE_SCALE`` when unknown) and ``v`` its
-    velocity limit, the warm friction at full speed is about 6 % of ``T``: Coulomb 3 % of ``T``,
-    viscous 3 % of ``T`` at ``v``, a static (arctan ``fs``) level 1.3 times Coulomb, the cube-root
-    term -1 % of ``T`` at ``v``, polynomial ``f3 = -0.5 %``, ``f4 = 0.2 %`` of ``T`` at ``v``.
+    velocity limit, each coefficient is its model's ``typical(T, v)`` (:mod:`robot_dynid.model.friction_models`):
+    the warm friction at full speed is about 6 % of ``T`` (Coulomb 3 % of ``T``, viscous 3 % of ``T`` at ``v``, a
+    static (arctan ``fs``) level 1.3 times Coulomb, the cube-root term -1 % of ``T`` at ``v``, polynomial
+    ``f3 = -0.5 %``, ``f4 = 0.2 %`` of ``T`` at ``v``).
     Temperature drift coefficients are -0.5 % of the base coefficient per kelvin, cold-start
     coefficients 30 % of it (the second exponential's 20 %). Each joint is scaled by a random factor in [0.8, 1.2].
 
@@ -132,11 +133,7 @@ def default_friction(regressor: Regressor, seed: int | None = 0) -> np.ndarray:
     rng = np.random.default_rng(seed)
     friction = regressor.friction
     torque, velocity = _row_scales(regressor, regressor.friction_rows)
-    base = {"fc": 0.03 * torque, "fv": 0.03 * torque / velocity,
-            "fs": (1.3 * 0.03 * torque if friction.name == "arctan"
-                   else -0.01 * torque / np.cbrt(velocity)),
-            "f1": 0.03 * torque, "f2": 0.03 * torque / velocity,
-            "f3": -0.005 * torque / velocity**2, "f4": 0.002 * torque / velocity**3}
+    base = {entry.name: entry.typical(torque, velocity) for entry in friction.shape.coefficients}
     drift = {"_dT": -0.005, "_cold": 0.3, "_cold2": 0.2}
     columns = []
     for name in friction.coefficient_names:

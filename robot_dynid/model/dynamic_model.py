@@ -51,7 +51,8 @@ from robot_dynid import validators
 from robot_dynid.errors import DynIdError, ModelFileError
 from robot_dynid.joint_names import index_in
 from robot_dynid.model.base_parameters import BaseParameters
-from robot_dynid.model.friction import DRIFT_MODES, FRICTION_MODEL_NAMES, FrictionModel
+from robot_dynid.model import friction_models
+from robot_dynid.model.friction import DRIFT_MODES, FrictionModel
 from robot_dynid.model.link_inertials import link_inertials, link_names
 from robot_dynid.model.payload import Payload, frame_placement
 from robot_dynid.model.regressor import FRICTION_SIDES, N_INERTIAL, Regressor
@@ -596,7 +597,7 @@ def _expect(value, expected, path: str) -> None:
 def _friction(data, path: str) -> FrictionModel:
     """The friction model of ``data``: every field of :class:`FrictionModel`, nothing else."""
     fields = FrictionModel().to_dict()
-    choices = {"name": FRICTION_MODEL_NAMES, "drift": DRIFT_MODES}
+    choices = {"name": friction_models.names(), "drift": DRIFT_MODES}
     _mapping(data, path)
     validators.known_keys(data, path, tuple(fields), ("reversal_lead", "warmup_time_constant_2"), ModelFileError)
     for key, value in data.items():

@@ -1,27 +1,12 @@
 """Joint friction models as regressor columns (linear in their coefficients).
 
 Every model is ``tau_f = sum_c f_c * column_c(v)`` per joint, with ``v = qd`` [rad/s] and the
-shape constants (dead band, arctan sharpness, Stribeck velocity) fixed in advance, so the
+shape constants (dead band, arctan sharpness, Stribeck velocity, reversal lead) fixed in advance, so the
 coefficients ``f_c`` join the inertial parameters in one linear least-squares problem.
 
-Models (``sgn`` is the sign function, ``sgn(0) = 0``):
-
-- ``"none"``: no columns.
-- ``"coulomb_viscous"``: ``fc sgn(v) + fv v``.
-- ``"stribeck_cbrt"`` (linearised Stribeck): ``fc sgn(v) + fv v + fs cbrt(v)``.
-- ``"arctan"`` (smooth static model): with ``s_k(v) = (2/pi) atan(k v)`` and
-  ``s_s(v) = (2/pi) atan(v / vs)``,
-  ``fs s_k(v) + (fc - fs) s_s(v) + fv v = fc s_s(v) + fv v + fs (s_k(v) - s_s(v))``.
-  The columns are therefore ``(s_s, v, s_k - s_s)`` for ``(fc, fv, fs)``: ``fs`` is the
-  breakaway (static) level reached just above zero speed, ``fc`` the Coulomb level reached
-  for ``|v| >> vs``. ``k = sign_sharpness`` [s/rad], ``vs = stribeck_velocity`` [rad/s].
-- ``"polynomial"``: ``f1 sgn(v) + f2 v + f3 v|v| + f4 v^3``.
-- ``"coulomb_viscous_lead"`` (friction that reverses ahead of the velocity):
-  ``fc sgn(v + tau_r a) + fv v``, ``a = qdd`` [rad/s^2], ``tau_r = reversal_lead`` [s]: the Coulomb sign is
-  that of the velocity ``tau_r`` ahead. When a joint decelerates towards a reversal its friction flips
-  before the velocity crosses zero, as stick-slip does and as MuJoCo's friction loss does (its constraint
-  flips at ``v + a / b = 0``, ``1 / b = 9.5 ms`` with its default solver settings); with ``tau_r = 0`` it is
-  ``coulomb_viscous``. docs/simulation.md measures the models on MuJoCo.
+The models themselves (``none``, ``coulomb_viscous``, ``coulomb_viscous_lead``, ``stribeck_cbrt``, ``arctan``,
+``polynomial``: their columns, coefficient names and units) are the registry
+:mod:`robot_dynid.model.friction_models`, one module per model; ``sgn`` is the sign function, ``sgn(0) = 0``.
 
 For every model all columns are zero where ``|v| < dead_band`` (0 disables the band).
 
@@ -40,52 +25,27 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
+from robot_dynid.model import friction_models
 
 logger = logging.getLogger(__name__)
 
-FRICTION_MODEL_NAMES = ("none", "coulomb_viscous", "stribeck_cbrt", "arctan", "polynomial", "coulomb_viscous_lead")
+#: The package's own friction models (:mod:`robot_dynid.model.friction_models`; models added with its ``register``
+#: are valid too).
+FRICTION_MODEL_NAMES = friction_models.names()
 DRIFT_MODES = ("none", "temperature", "time")
 #: Largest ``reversal_lead`` [s]: a friction that flips a tenth of a second ahead of the velocity is not friction.
 MAX_REVERSAL_LEAD = 0.1
 
-_BASE_COEFFICIENTS = {
-    "none": (),
-    "coulomb_viscous": ("fc", "fv"),
-    "stribeck_cbrt": ("fc", "fv", "fs"),
-    "arctan": ("fc", "fv", "fs"),
-    "polynomial": ("f1", "f2", "f3", "f4"),
-    "coulomb_viscous_lead": ("fc", "fv"),
-}
 _DRIFT_SUFFIX = {"none": None, "temperature": "_dT", "time": "_cold"}
 _AXES = ("samples", "joints")
 #: Suffix of the second cold-start excess coefficients (``warmup_time_constant_2 > 0``).
 SECOND_COLD_SUFFIX = "_cold2"
-
-
-def _base_columns(model: "FrictionModel", v: np.ndarray, scale, a: np.ndarray) -> list[np.ndarray]:
-    """Columns of the model without drift, each of the shape of ``v``; the speed constants
-    are multiplied by ``scale`` (1, or (n,) per column of ``v``); ``a`` the accelerations."""
-    if model.name == "none":
-        return []
-    if model.name == "coulomb_viscous_lead":
-        return [np.sign(v + model.reversal_lead * a), v]
-    sign = np.sign(v)
-    if model.name == "coulomb_viscous":
-        return [sign, v]
-    if model.name == "stribeck_cbrt":
-        return [sign, v, np.cbrt(v)]
-    if model.name == "arctan":
-        sharp = (2.0 / math.pi) * np.arctan(model.sign_sharpness / scale * v)
-        stribeck = (2.0 / math.pi) * np.arctan(v / (model.stribeck_velocity * scale))
-        return [stribeck, v, sharp - stribeck]
-    return [sign, v, v * np.abs(v), v**3]
 
 
 def _check_positive(name: str, value: float, allow_zero: bool = False) -> None:
@@ -99,7 +59,7 @@ class FrictionModel:
     Parameters
     ----------
     name : str
-        One of :data:`FRICTION_MODEL_NAMES`.
+        A registered model (:func:`robot_dynid.model.friction_models.names`).
     dead_band : float
         Speed [rad/s] below which all friction columns are zero (>= 0).
     sign_sharpness : float
@@ -131,7 +91,7 @@ class FrictionModel:
     warmup_time_constant_2: float = 0.0
 
     def __post_init__(self) -> None:
-        validators.text(self.name, "friction model", DynIdError, FRICTION_MODEL_NAMES)
+        validators.text(self.name, "friction model", DynIdError, friction_models.names())
         validators.text(self.drift, "friction drift", DynIdError, DRIFT_MODES)
         if self.drift != "none" and self.name == "none":
             raise DynIdError(
@@ -154,9 +114,14 @@ class FrictionModel:
         validators.number(self.reference_temperature, "friction constant reference_temperature", DynIdError)
 
     @property
+    def shape(self) -> friction_models.FrictionShape:
+        """The model's registry entry (columns, coefficient units and bounds, fast paths)."""
+        return friction_models.shape(self.name)
+
+    @property
     def base_coefficient_names(self) -> tuple[str, ...]:
         """Coefficient names per joint without the drift coefficients."""
-        return _BASE_COEFFICIENTS[self.name]
+        return self.shape.coefficient_names
 
     @property
     def coefficient_names(self) -> tuple[str, ...]:
@@ -169,6 +134,14 @@ class FrictionModel:
         if self.warmup_time_constant_2 > 0.0:
             names += tuple(name + SECOND_COLD_SUFFIX for name in base)
         return names
+
+    def coefficient_unit(self, coefficient: str) -> str:
+        """The SI unit of one of :attr:`coefficient_names` (no joint index): its base coefficient's, per kelvin
+        for a temperature drift coefficient (``_dT``), the same for a cold-start excess (``_cold``, ``_cold2``)."""
+        for suffix, per in ((SECOND_COLD_SUFFIX, ""), ("_dT", "/K"), ("_cold", "")):
+            if coefficient.endswith(suffix) and coefficient in self.coefficient_names:
+                return self.shape.unit(coefficient[:-len(suffix)]) + per
+        return self.shape.unit(coefficient)
 
     @property
     def n_coefficients(self) -> int:
@@ -223,7 +196,7 @@ class FrictionModel:
         ``velocity_scale``); ``temperature`` (N, n) [deg C] and ``elapsed`` (N,) [s] where the drift needs
         them, checked; ``out`` (N, n, n_coefficients) float64 to write into (every entry) or None.
         """
-        base = _base_columns(self, v, scale, a)
+        base = self.shape.columns(self, v, scale, a)
         if self.drift == "temperature":
             factor = np.asarray(temperature, dtype=float) - self.reference_temperature
         elif self.drift == "time":
@@ -276,10 +249,10 @@ class FrictionModel:
 
     def to_dict(self) -> dict:
         """Plain dict of the fields (YAML/JSON friendly); inverse of :meth:`from_dict`. ``reversal_lead``
-        only for the model that uses it, ``warmup_time_constant_2`` only when not 0 (files of the other
-        models read as before they existed)."""
+        only for the models that use it (:attr:`FrictionShape.constants`), ``warmup_time_constant_2`` only when
+        not 0 (files of the other models read as before they existed)."""
         data = dataclasses.asdict(self)
-        if self.name != "coulomb_viscous_lead":
+        if "reversal_lead" not in self.shape.constants:
             del data["reversal_lead"]
         if self.warmup_time_constant_2 == 0.0:
             del data["warmup_time_constant_2"]
@@ -301,7 +274,7 @@ def friction_model(name: str, **constants) -> FrictionModel:
     Parameters
     ----------
     name : str
-        One of :data:`FRICTION_MODEL_NAMES`.
+        A registered model (:func:`robot_dynid.model.friction_models.names`).
     **constants
         Any other field of :class:`FrictionModel` (``dead_band``, ``drift``, ...).
 

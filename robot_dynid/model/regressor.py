@@ -292,19 +292,19 @@ class Regressor:
         self.one_point_torque = None if kernel is None else kernel.torque
 
     def _compiled_one_sample(self, states=None, columns=None):
-        """The kernel's OneSample for joint-side coulomb_viscous(_lead) friction without drift: ``compute`` is
+        """The kernel's OneSample for joint-side friction without drift whose model declares a compiled path
+        (:attr:`FrictionShape.compiled`: coulomb_viscous and its lead variant): ``compute`` is
         compute_one's call (it reads and checks the states in C and returns the regressor, or None where it
         cannot: the checked path then runs), ``torque`` the one-point feed-forward's, ``fill(out)`` the regressor
         of the sample in ``states`` (3, 1, n) into ``out`` (OnlineRegressor's); ``states`` and the friction
         ``columns`` (1, n, 2) are its buffers (new ones by default). None for other friction models."""
         friction = self.friction
-        if not (self.friction_side == "joint" and friction.drift == "none"
-                and friction.name in ("coulomb_viscous", "coulomb_viscous_lead")):
+        if not (self.friction_side == "joint" and friction.drift == "none" and friction.shape.compiled):
             return None
         n = self.n_joints
         states = np.zeros((3, 1, n)) if states is None else states
         columns = np.zeros((1, n, 2)) if columns is None else columns
-        lead = friction.name == "coulomb_viscous_lead"
+        lead = friction.shape.compiled == "sign_viscous_lead"
         return _regressor_kernel.one_sample(self._chain, self._prismatic, self._gravity, states[0], states[1],
                                             states[2], columns, self._friction_map, self._armature_map,
                                             self.offset, lead, float(friction.reversal_lead) if lead else 0.0,
@@ -570,8 +570,8 @@ class OnlineRegressor:
         self._drive_map = regressor._friction_map.T
         self._velocity_scale = 1.0 if self._joint_side else regressor._velocity_scale
         friction = regressor.friction
-        self._sign_friction = friction.drift == "none" and friction.name in ("coulomb_viscous", "coulomb_viscous_lead")
-        self._lead = friction.name == "coulomb_viscous_lead"
+        self._sign_friction = friction.drift == "none" and friction.shape.compiled is not None
+        self._lead = friction.shape.compiled == "sign_viscous_lead"
         self._scale = None if self._joint_side else np.ascontiguousarray(regressor._velocity_scale, dtype=float)
         self._kernel_arguments = (regressor._chain, regressor._prismatic, regressor._gravity, self._q, self._qd,
                                   self._qdd, self._friction, regressor._friction_map, regressor._armature_map,
