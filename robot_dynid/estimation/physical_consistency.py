@@ -132,12 +132,13 @@ MODES = ("two_step", "regularised")
 #: directions 1e-3 of their scale off on noise-free data; 1e-10 often ended optimal_inaccurate).
 SOLVER_TOLERANCE = 1e-9
 
-# Friction coefficients that must be >= 0, per model, with their units (the registry's ``nonnegative``
-# coefficients, :mod:`robot_dynid.model.friction_models`): Coulomb and viscous levels always, arctan's ``fs`` too
-# (the friction level just above zero speed). Free: stribeck_cbrt's ``fs`` (a correction of either sign),
-# polynomial ``f3, f4`` (shape terms, often negative) and every drift coefficient (friction falls as a joint warms).
+
 def nonnegative_friction(name: str) -> dict[str, str]:
-    """``{coefficient: unit}`` of the coefficients of friction model ``name`` that must be ``>= 0``."""
+    """``{coefficient: unit}`` of the coefficients of friction model ``name`` that must be ``>= 0`` (the registry's
+    ``nonnegative`` coefficients, :mod:`robot_dynid.model.friction_models`): Coulomb and viscous levels always,
+    arctan's ``fs`` too (the friction level just above zero speed). Free: stribeck_cbrt's ``fs`` (a correction of
+    either sign), polynomial ``f3, f4`` (shape terms, often negative) and every drift coefficient (friction falls
+    as a joint warms)."""
     return {entry.name: entry.unit for entry in friction_models.shape(name).coefficients if entry.nonnegative}
 
 

@@ -81,6 +81,8 @@ MIN_TIMESTEP = 1e-5
 TRACKING_BANDWIDTH = 10.0
 #: Lead [s] of MuJoCo's friction loss over the velocity with its default solver settings, ``dmax timeconst / 2``.
 MUJOCO_REVERSAL_LEAD = 0.95 * 0.02 / 2.0
+
+
 def mujoco_friction_models() -> list[str]:
     """The friction models whose true values MuJoCo's damping and friction loss give (their registry entry's
     ``mujoco`` mapping), sorted."""
@@ -325,8 +327,8 @@ class MujocoRobot:
     ----------
     robot : RobotDescription
     friction : FrictionModel
-        The family the true parameters are given in (:attr:`FrictionShape.mujoco`: MuJoCo's friction loss as the Coulomb level,
-        its damping as the viscous coefficient; drift coefficients 0; ``none`` leaves them out).
+        The family the true parameters are given in (:attr:`FrictionShape.mujoco`: MuJoCo's friction loss as the
+        Coulomb level, its damping as the viscous coefficient; drift coefficients 0; ``none`` leaves them out).
     seed : int or None
         Seed of the inertials where the description has none.
     noise_std : float or array_like, shape (n,)

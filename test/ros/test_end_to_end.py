@@ -154,6 +154,7 @@ def test_the_bag_identifies_offline_to_the_nodes_parameters(run, capsys):
     # nested fits: the node's first 80 % against all of it; under white noise the difference of two nested least
     # squares fits has variance var(subset) - var(whole), so the white-noise std is the one to compare (the
     # robust std the offline fit reports by default has no such nesting identity)
+
     def white(fit):
         return fit.std if fit.white_std is None else fit.white_std
 
