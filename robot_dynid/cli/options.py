@@ -122,7 +122,8 @@ def add_data_arguments(parser, several=False):
     """``--data`` (repeatable with ``several``: files read, differentiated and checked one by one) and
     the reading options."""
     from robot_dynid.recordings.conditioning import (ACCELERATION_NOISE_FRACTION, MAX_DERIVATIVE_WINDOW,
-                                                     MAX_GIVEN_WINDOW, MIN_WINDOW_SAMPLES)
+                                                     MAX_GIVEN_WINDOW, MIN_WINDOW_SAMPLES, REST_DWELL,
+                                                     VELOCITY_AT_REST)
     group = parser.add_argument_group("recorded data")
     group.add_argument("--data", required=True, metavar="FILE", action="append" if several else "store",
                        help="rosbag2 directory (MCAP or sqlite3) or CSV file (see README for the columns)"
@@ -154,11 +155,12 @@ def add_data_arguments(parser, several=False):
     group.add_argument("--derive", action="store_true",
                        help="derive velocities and accelerations from the positions even where the data carry "
                             "them (a driver's velocity may be a coarse difference or filtered with a lag; at rest "
-                            "a derived velocity is noise, set to 0 as for recorded ones, see README)")
-    group.add_argument("--velocity-at-rest", choices=("zero", "measured"), default="zero",
-                       help="zero: a joint whose speed stays within the noise of its velocity (estimated from the "
-                            "data, with hysteresis) is at rest, its velocity 0, so noise does not flip the sign of "
-                            "Coulomb friction; measured: velocities as recorded or derived (default: %(default)s)")
+                            "a derived velocity is noise, set to 0, see --velocity-at-rest)")
+    group.add_argument("--velocity-at-rest", choices=VELOCITY_AT_REST, default="auto",
+                       help=f"a joint is at rest where its position stays within its noise for {REST_DWELL:g} s or "
+                            "more (never at a reversal or a slow creep); there auto sets derived velocities to 0 "
+                            "(noise would flip the sign of Coulomb friction) and uses recorded ones as measured, "
+                            "zero sets both to 0, measured neither (default: %(default)s)")
     group.add_argument("--accelerations-from", choices=("velocities", "positions"), default="velocities",
                        help="where the data carry velocities, derive the accelerations from them (a first "
                             "derivative: less noise than a second one of positions sampled at 100 Hz) or from the "
@@ -180,11 +182,11 @@ def add_raw_argument(parser):
 
 
 def conditioning_from_args(args, lowpass=None):
-    """The :class:`~robot_dynid.recordings.conditioning.Conditioning` of the reading options (velocity 0 at
-    rest), with ``lowpass`` [Hz]."""
+    """The :class:`~robot_dynid.recordings.conditioning.Conditioning` of the reading options, with ``lowpass``
+    [Hz]."""
     from robot_dynid.recordings.conditioning import Conditioning
     return Conditioning(resample=args.resample, derive=args.derive, derivative_window=args.derivative_window,
-                        zero_velocity_at_rest=args.velocity_at_rest == "zero", lowpass=lowpass,
+                        velocity_at_rest=args.velocity_at_rest, lowpass=lowpass,
                         accelerations_from_positions=args.accelerations_from == "positions")
 
 
@@ -198,14 +200,14 @@ def model_conditioning(args, model):
     from robot_dynid.recordings.conditioning import Conditioning, conditioning_from_provenance
     if getattr(args, "raw", False):
         return Conditioning(resample=args.resample, derive=args.derive, derivative_window=args.derivative_window,
-                            zero_velocity_at_rest=args.velocity_at_rest == "zero",
+                            velocity_at_rest=args.velocity_at_rest,
                             accelerations_from_positions=args.accelerations_from == "positions")
     recorded = conditioning_from_provenance(model.provenance)
     if recorded is None:
         return conditioning_from_args(args)
     given = [option for option, value in (("--resample", args.resample), ("--derive", args.derive),
                                           ("--derivative-window", args.derivative_window),
-                                          ("--velocity-at-rest", args.velocity_at_rest != "zero"),
+                                          ("--velocity-at-rest", args.velocity_at_rest != "auto"),
                                           ("--accelerations-from", args.accelerations_from != "velocities")) if value]
     if given:
         raise DataError(f"{', '.join(given)}: the data are conditioned as the model's training data were "

@@ -580,7 +580,7 @@ class StreamingIdentifier:
         if self._step is None:
             return None
         window_s = self.window * self._step
-        settings = Conditioning(derivative_window=min(window_s, MAX_GIVEN_WINDOW), zero_velocity_at_rest=False,
+        settings = Conditioning(derivative_window=min(window_s, MAX_GIVEN_WINDOW), velocity_at_rest="measured",
                                 accelerations_from_positions=True).to_dict()
         return {"settings": settings,
                 "recordings": {"stream": {"derivatives": {"qd": "recorded", "qdd": "positions",

@@ -269,7 +269,7 @@ def _identify(data, robot_path, stage, options: TaskOptions, provenance) -> Reco
                             f"{reading['joint_states_topic']}; a CSV: tau columns)")
         return recording
 
-    conditioning = Conditioning(resample=reading["resample"], derive=reading["derive"], zero_velocity_at_rest=False)
+    conditioning = Conditioning(resample=reading["resample"], derive=reading["derive"], velocity_at_rest="measured")
     read = run(data, robot, conditioning, stage=[stage] if stage else None, adjust=torques, **topics)
     recording, selected = read.recording, read.selection.recording
     if settings.check_torque_scale:      # the samples identify would be given, before the hold-out is split off

@@ -17,12 +17,15 @@ Derivatives (:func:`derivative_plan`)
     acceleration's RMS on every joint that moves; where no window reaches it, the longest, and the
     fraction reached is reported.
 
-Velocity at rest (:func:`rest_mask`)
-    Quantised or noisy positions make velocities derived at rest flip sign at random, and with
-    them every Coulomb friction column. A joint whose speed falls below :data:`REST_NOISE_FACTOR`
-    times the noise of its velocity (estimated from the data) is at rest, and stays at rest while
-    the noise keeps it below twice that (hysteresis); at rest its velocity is set to 0 (friction
-    columns are then 0: static friction is not modelled), whether velocities were recorded or derived.
+Velocity at rest (:func:`stationary_mask`)
+    A joint is at rest where the spread of its positions stays within what their noise alone spreads them
+    (:data:`REST_BAND_MARGIN`; the noise estimated from the data, :func:`noise_std`; at least one encoder count)
+    for at least :data:`REST_DWELL` seconds: standing still, never a moving joint passing through zero velocity (a reversal)
+    or creeping slowly. Velocities derived from quantised or noisy positions flip sign at random there, and with
+    them every Coulomb friction column; ``velocity_at_rest``: ``"auto"`` (default) sets derived velocities to 0
+    at rest and uses recorded ones as measured (a driver's velocity at standstill is what the drive saw; on real
+    arms zeroing it lost held-out accuracy, docs/real_robots.md), ``"zero"`` sets both to 0 at rest,
+    ``"measured"`` neither.
 
 Low-pass filtering (``lowpass`` [Hz]) is done by identification (parallel filtering of torques and
 regressor columns) and, in validation, on measured and predicted torques alike.
@@ -49,8 +52,16 @@ MAX_DERIVATIVE_WINDOW = 0.2
 motions up to a few Hz)."""
 MAX_GIVEN_WINDOW = 2.0
 """[s] longest ``derivative_window`` a user may give."""
-REST_NOISE_FACTOR = 4.0
-"""A joint is at rest below this many velocity noise standard deviations, until twice that."""
+REST_DWELL = 0.2
+"""[s] shortest stationary stretch that is a rest (:func:`stationary_mask`): a reversal's turn takes less with any
+real acceleration, a motion through zero velocity spends no time there."""
+REST_BAND_MARGIN = 1.5
+"""A joint stands still while the spread of its positions over the dwell stays within ``2 sigma (sqrt(2 ln N) +
+REST_BAND_MARGIN)`` (``sigma`` the position noise, ``N`` the samples of the dwell: the range N samples of white
+noise reach, with margin), at least one encoder count."""
+VELOCITY_AT_REST = ("auto", "zero", "measured")
+"""What a joint at rest gets: ``auto`` derived velocities 0, recorded as measured; ``zero`` both 0; ``measured``
+neither."""
 MOVING_FRACTION = 0.05
 """Joints whose acceleration RMS is below this fraction of the largest joint's do not choose the window
 (a joint held still has no acceleration signal to keep above its noise)."""
@@ -70,8 +81,9 @@ class Conditioning:
         Derive velocities from the positions even where they are recorded.
     derivative_window : float or None
         [s] window of the derivative fits; None: chosen by rate and noise (module docstring).
-    zero_velocity_at_rest : bool
-        Set the velocity of a joint at rest to 0 (module docstring).
+    velocity_at_rest : {"auto", "zero", "measured"}
+        Which velocities of a joint at rest (standing still for :data:`REST_DWELL`) are set to 0: derived ones
+        (auto), all (zero), none (measured); module docstring.
     lowpass : float or None
         [Hz] zero-phase low-pass of torques (and regressor columns) in identification; None: none.
     accelerations_from_positions : bool
@@ -82,7 +94,7 @@ class Conditioning:
     resample: float | None = None
     derive: bool = False
     derivative_window: float | None = None
-    zero_velocity_at_rest: bool = True
+    velocity_at_rest: str = "auto"
     lowpass: float | None = None
     accelerations_from_positions: bool = False
 
@@ -93,25 +105,35 @@ class Conditioning:
             if value is not None:
                 object.__setattr__(self, name, validators.in_range(value, name, DataError, unit, 0.0, maximum,
                                                                    allow_minimum=False))
-        for name in ("derive", "zero_velocity_at_rest", "accelerations_from_positions"):
+        for name in ("derive", "accelerations_from_positions"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise DataError(f"{name} must be true or false, got {getattr(self, name)!r}")
+        validators.text(self.velocity_at_rest, "velocity_at_rest", DataError, VELOCITY_AT_REST)
+
+    def zeroes(self, recorded: bool) -> bool:
+        """Whether velocities of a joint at rest are set to 0, for ``recorded`` (else derived) velocities."""
+        return self.velocity_at_rest == "zero" or (self.velocity_at_rest == "auto" and not recorded)
 
     def to_dict(self) -> dict:
         return {"resample_hz": self.resample, "derive": bool(self.derive),
                 "derivative_window_s": self.derivative_window,
-                "zero_velocity_at_rest": bool(self.zero_velocity_at_rest),
+                "velocity_at_rest": self.velocity_at_rest,
                 "lowpass_hz": self.lowpass, "accelerations_from_positions": bool(self.accelerations_from_positions)}
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "conditioning") -> "Conditioning":
-        """The inverse of :meth:`to_dict`; DataError naming the key for anything else."""
-        keys = ("resample_hz", "derive", "derivative_window_s", "zero_velocity_at_rest", "lowpass_hz",
+        """The inverse of :meth:`to_dict`; DataError naming the key for anything else. Models written before
+        ``velocity_at_rest`` carry ``zero_velocity_at_rest`` (true: ``zero``, false: ``measured``)."""
+        data = dict(data) if isinstance(data, Mapping) else data
+        if isinstance(data, dict) and "zero_velocity_at_rest" in data and "velocity_at_rest" not in data:
+            old = data.pop("zero_velocity_at_rest")
+            data["velocity_at_rest"] = {True: "zero", False: "measured"}.get(old, old)
+        keys = ("resample_hz", "derive", "derivative_window_s", "velocity_at_rest", "lowpass_hz",
                 "accelerations_from_positions")
         validators.known_keys(data, where, keys, (), DataError)
         try:
             return cls(data["resample_hz"], data["derive"], data["derivative_window_s"],
-                       data["zero_velocity_at_rest"], data["lowpass_hz"], data["accelerations_from_positions"])
+                       data["velocity_at_rest"], data["lowpass_hz"], data["accelerations_from_positions"])
         except DataError as error:
             raise DataError(f"{where}: {error}") from None
 
@@ -122,10 +144,15 @@ class Conditioning:
                  *(["accelerations from positions"] if self.accelerations_from_positions and not self.derive else []),
                  f"derivatives over {self.derivative_window:g} s" if self.derivative_window
                  else "derivative window by rate and noise",
-                 "velocity 0 at rest" if self.zero_velocity_at_rest else "velocity as measured at rest"]
+                 REST_TEXT[self.velocity_at_rest]]
         if self.lowpass:
             parts.append(f"low-pass {self.lowpass:g} Hz")
         return ", ".join(parts)
+
+
+REST_TEXT = {"auto": f"derived velocities 0 where a joint stands still for {REST_DWELL:g} s (recorded as measured)",
+             "zero": f"velocity 0 where a joint stands still for {REST_DWELL:g} s",
+             "measured": "velocity as measured at rest"}
 
 
 def noise_std(values, axis: int = 0) -> np.ndarray:
@@ -248,44 +275,56 @@ def derivative_plan(time, q, qd=None, window_seconds: float | None = None) -> De
                           noise * gain, rms, velocity_noise)
 
 
-def rest_mask(qd, velocity_noise, factor: float = REST_NOISE_FACTOR) -> np.ndarray:
-    """Per sample and joint, whether the joint is at rest (module docstring).
-
-    With ``e = factor * velocity_noise``: a run of samples whose speed stays at most ``2 e`` is a rest
-    when it holds a sample at most ``e``, from its first such sample to its last (hysteresis: noise
-    between ``e`` and ``2 e`` inside a rest does not end it; the rising and falling speed at the ends
-    of a motion is not counted as rest beyond ``e``).
+def stationary_mask(time, q, dwell: float = REST_DWELL) -> np.ndarray:
+    """Per sample and joint, whether the joint stands still (module docstring): the sample lies in a stretch of at
+    least ``dwell`` [s] whose positions stay within ``band`` of each other, ``band = 2 sigma (sqrt(2 ln N) +``
+    :data:`REST_BAND_MARGIN` ``)`` with ``sigma`` the joint's position noise (:func:`noise_std`) and ``N`` the
+    samples of the dwell, at least its smallest position step (one encoder count).
 
     Parameters
     ----------
-    qd : array_like, shape (N, n)
-        [rad/s].
-    velocity_noise : array_like, shape (n,)
-        [rad/s] noise standard deviation of ``qd`` per joint.
+    time : array_like, shape (N,)
+        [s], increasing.
+    q : array_like, shape (N, n)
+        [rad] (or [m]).
 
     Returns
     -------
     ndarray of bool, shape (N, n)
     """
-    speed = np.abs(np.asarray(qd, dtype=float))
-    enter = factor * np.asarray(velocity_noise, dtype=float)
-    at_rest = np.zeros(speed.shape, dtype=bool)
-    for joint in range(speed.shape[1]):
-        near = speed[:, joint] <= 2.0 * enter[joint]
-        edges = np.flatnonzero(np.diff(np.concatenate([[False], near, [False]]).astype(np.int8)))
-        below = np.flatnonzero(speed[:, joint] <= enter[joint])
-        for start, stop in zip(edges[0::2], edges[1::2]):       # runs [start, stop) of "near"
-            inside = below[np.searchsorted(below, start):np.searchsorted(below, stop)]
-            if inside.size:
-                at_rest[inside[0]:inside[-1] + 1, joint] = True
-    return at_rest
+    time = np.asarray(time, dtype=float)
+    q = np.asarray(q, dtype=float)
+    still = np.zeros(q.shape, dtype=bool)
+    if q.shape[0] < 2:
+        return still
+    step = float(np.median(np.diff(time)))
+    width = max(2, int(math.ceil(dwell / step)) + 1)           # samples spanning the dwell
+    if width > q.shape[0]:
+        return still
+    steps = np.abs(np.diff(q, axis=0))
+    for joint in range(q.shape[1]):
+        column = q[:, joint]
+        moved = steps[:, joint][steps[:, joint] > 0.0]
+        count = float(moved.min()) if moved.size else 0.0
+        spread = 2.0 * (math.sqrt(2.0 * math.log(width)) + REST_BAND_MARGIN)
+        band = max(spread * float(noise_std(column[:, None])[0]), count) * (1.0 + 1e-9)
+        windows = np.lib.stride_tricks.sliding_window_view(column, width)
+        starts = np.flatnonzero(windows.max(axis=1) - windows.min(axis=1) <= band)
+        # a window counts only where its stamps span the dwell (not across a gap of lost samples)
+        starts = starts[time[starts + width - 1] - time[starts] >= dwell * (1.0 - 1e-9)]
+        if starts.size:
+            cover = np.zeros(q.shape[0] + 1, dtype=np.int64)
+            np.add.at(cover, starts, 1)
+            np.add.at(cover, starts + width, -1)
+            still[:, joint] = np.cumsum(cover[:-1]) > 0
+    return still
 
 
 def describe_rest(mask, joint_names) -> str:
-    """``at rest (velocity 0): j1 12 %, j2 30 %`` for joints with any rest sample; '' otherwise."""
+    """``standing still (velocity 0): j1 12 %, j2 30 %`` for joints with any rest sample; '' otherwise."""
     fractions = np.mean(np.asarray(mask, dtype=bool), axis=0)
     parts = [f"{name} {100 * fraction:.2g} %" for name, fraction in zip(joint_names, fractions) if fraction > 0.0]
-    return f"at rest (velocity 0): {', '.join(parts)}" if parts else ""
+    return (f"standing still for {REST_DWELL:g} s or more (velocity 0): {', '.join(parts)}") if parts else ""
 
 
 def conditioning_from_provenance(provenance: Mapping) -> Conditioning | None:

@@ -8,7 +8,7 @@
 3. :func:`resample`: onto a uniform grid when asked (derivatives the conditioning re-derives are dropped first);
 4. :func:`differentiate`: velocities and accelerations the data lack, by local polynomial fits in the stamps,
    runs between gaps on their own;
-5. :func:`condition_at_rest`: velocity 0 where a joint is at rest; the recording's ``conditioning`` records
+5. :func:`condition_at_rest`: velocity 0 where a joint stands still (derived velocities by default); the recording's ``conditioning`` records
    the settings and what they gave;
 6. :func:`select`: the trimmed recording's stages and cycles (its labels, else detected from the motion).
 
@@ -27,8 +27,8 @@ import numpy as np
 
 from robot_dynid import validators
 from robot_dynid.errors import DataError
-from robot_dynid.recordings.conditioning import (MIN_WINDOW_SAMPLES, Conditioning, derivative_plan, describe_rest,
-                                                 rest_mask)
+from robot_dynid.recordings.conditioning import (MIN_WINDOW_SAMPLES, REST_DWELL, REST_TEXT,
+                                                 Conditioning, derivative_plan, describe_rest, stationary_mask)
 from robot_dynid.recordings.data_checks import check_samples, check_time_unit
 from robot_dynid.recordings.data_files import StageTable, read_file, stage_table
 from robot_dynid.recordings.recording import DropCounter, Recording
@@ -89,7 +89,7 @@ def run(path, robot=None, conditioning: Conditioning | None = None, *, joint_nam
         :func:`robot_dynid.recordings.bag_io.read_bag`).
     """
     if conditioning is None:
-        conditioning = Conditioning(zero_velocity_at_rest=False)
+        conditioning = Conditioning(velocity_at_rest="measured")
     recording = read(path, robot, joint_names, **bag_topics)
     recording = check_and_drop(recording, robot)
     stamps = recording.stamp_quality
@@ -146,13 +146,14 @@ def differentiate(recording: Recording, conditioning: Conditioning) -> Recording
 
 
 def condition_at_rest(recording: Recording, conditioning: Conditioning) -> Recording:
-    """Step 5: with ``conditioning.zero_velocity_at_rest``, velocity 0 where a joint is at rest
-    (:func:`robot_dynid.recordings.conditioning.rest_mask`); ``recording.conditioning`` gets the settings, the
-    fraction at rest per joint and what steps 3 and 4 recorded there."""
+    """Step 5: velocity 0 where a joint stands still (:func:`robot_dynid.recordings.conditioning.stationary_mask`)
+    for the velocities ``conditioning.velocity_at_rest`` zeroes (derived ones by default, recorded ones kept as
+    measured); ``recording.conditioning`` gets the settings, the rule, the fraction at rest per joint and what
+    steps 3 and 4 recorded there."""
     applied = dict(recording.conditioning)
-    if conditioning.zero_velocity_at_rest and recording.qd is not None and "derivatives" in applied:
-        noise = np.array([applied["derivatives"]["velocity_noise"][name] for name in recording.joint_names])
-        at_rest = rest_mask(recording.qd, noise)
+    derived = applied.get("derivatives", {}).get("qd") == "positions"
+    if recording.qd is not None and conditioning.zeroes(recorded=not derived):
+        at_rest = stationary_mask(recording.time, recording.q)
         if at_rest.any():
             qd = recording.qd.copy()
             qd[at_rest] = 0.0
@@ -161,6 +162,8 @@ def condition_at_rest(recording: Recording, conditioning: Conditioning) -> Recor
         note = describe_rest(at_rest, recording.joint_names)
         if note:
             logger.info("%s: %s", recording.source, note)
+    applied["rest_rule"] = (f"at rest: position within its noise for {REST_DWELL:g} s or more; "
+                            f"{REST_TEXT[conditioning.velocity_at_rest]}")
     applied["settings"] = conditioning.to_dict()
     return dataclasses.replace(recording, conditioning=applied)
 
@@ -211,7 +214,7 @@ def read_recording(path, joint_names=None, derivative_window=None, robot=None, r
     """
     if conditioning is None:
         conditioning = Conditioning(resample=resample, derive=derive, derivative_window=derivative_window,
-                                    zero_velocity_at_rest=False)
+                                    velocity_at_rest="measured")
     return run(path, robot, conditioning, joint_names=joint_names, **bag_topics).recording
 
 

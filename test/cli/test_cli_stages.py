@@ -210,7 +210,7 @@ def test_identify_excitation_of_an_unmarked_bag_matches_the_plan_boundaries(prot
     assert detected.provenance["stage_detection"] == out.splitlines()[0]
 
     recording = read_recording(bag, joint_names=robot.joint_names,
-                               conditioning=Conditioning(zero_velocity_at_rest=False,
+                               conditioning=Conditioning(velocity_at_rest="measured",
                                                          accelerations_from_positions=True))   # as the CLI reads
     elapsed = recording.time - T0_NS * 1e-9
     motion = np.array([(start, end) for kind, start, end, *_ in expected if kind == "excitation"])

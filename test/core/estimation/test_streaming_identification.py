@@ -440,7 +440,7 @@ def test_a_longer_derivative_window_removes_the_acceleration_noise_of_quantised_
     assert outcomes[0.1].holdout_rms < 0.1 * outcomes[None].holdout_rms
     model = outcomes[0.1].model
     conditioning = conditioning_from_provenance(model.provenance)
-    assert conditioning == Conditioning(derivative_window=0.101, zero_velocity_at_rest=False,
+    assert conditioning == Conditioning(derivative_window=0.101, velocity_at_rest="measured",
                                         accelerations_from_positions=True)
     assert model.provenance["conditioning"]["recordings"]["stream"]["derivatives"]["window_samples"] == 101
     recording = condition(Recording.from_arrays(robot.joint_names, t, quantised, qd, None, tau, source="run"),
@@ -482,7 +482,7 @@ def test_a_payload_stage_of_a_loaded_run_is_not_refused_but_one_of_currents_is()
     what a payload being identified could add (a 5 kg rated UR5: up to 10 kg), so it passes and gives the
     payload; the same run as currents is refused."""
     robot = torque_cases.described()
-    arm = identify(condition(torque_cases.run().recording, Conditioning(zero_velocity_at_rest=False)), robot,
+    arm = identify(condition(torque_cases.run().recording, Conditioning(velocity_at_rest="measured")), robot,
                    IdentificationSettings(friction=FRICTION))
     settings = StreamingSettings(IdentificationSettings(friction=FRICTION), stages=("payload",), max_samples=2000,
                                  max_holdout_rsd=1.0)

@@ -82,7 +82,7 @@ def test_no_prior_or_no_slow_samples_means_no_judgement(ur5_with_a_prior):
 # ---------------------------------------------------------------------------------------------- real-world tier
 def conditioned(simulated):
     """The recording as the commands read it: accelerations derived from the recorded velocities."""
-    return condition(simulated.recording, Conditioning(zero_velocity_at_rest=False))
+    return condition(simulated.recording, Conditioning(velocity_at_rest="measured"))
 
 
 @pytest.fixture(scope="module")

@@ -97,7 +97,7 @@ def test_torques_are_checked_on_the_selection_identify_gets_before_the_hold_out_
     motion = with_rests(excitation(torque_cases.ROBOT, seed=3), [(52.0, 1.0, 3.0)])
     write_csv(tmp_path / "currents.csv", torque_cases.run(currents=True, motion=motion).recording)
     robot = load_robot(described)
-    selection = run(tmp_path / "currents.csv", robot, Conditioning(zero_velocity_at_rest=False)).selection.recording
+    selection = run(tmp_path / "currents.csv", robot, Conditioning(velocity_at_rest="measured")).selection.recording
     assert np.all(selection.time[slow_samples(selection, robot)] > 0.8 * selection.time[-1])
     with pytest.raises(DataError, match="motor currents"):
         identify(selection, robot)

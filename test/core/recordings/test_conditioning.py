@@ -1,5 +1,6 @@
 """Conditioning of recordings: noise estimates against known noise, the derivative window chosen by rate and
-noise against the bound it promises, velocity 0 at rest with hysteresis, the record a model keeps."""
+noise against the bound it promises, rest as standing still (never a reversal or a creep), the record a model
+keeps."""
 import math
 
 import numpy as np
@@ -7,7 +8,8 @@ import pytest
 
 from robot_dynid.errors import DataError
 from robot_dynid.recordings.conditioning import (ACCELERATION_NOISE_FRACTION, Conditioning,
-                                                 conditioning_from_provenance, derivative_plan, noise_std, rest_mask)
+                                                 conditioning_from_provenance, derivative_plan, noise_std,
+                                                 stationary_mask)
 from robot_dynid.recordings.pipeline import condition
 from robot_dynid.recordings.recording import Recording
 
@@ -41,7 +43,7 @@ def test_the_chosen_window_keeps_the_acceleration_noise_below_its_bound_at_100_h
     t = np.arange(3000) / 100.0
     q, qd, qdd = smooth_motion(t)
     noisy = qd + np.random.default_rng(2).normal(0.0, 0.01, qd.shape)
-    recording = condition(Recording.from_arrays(JOINTS, t, q, noisy), Conditioning(zero_velocity_at_rest=False))
+    recording = condition(Recording.from_arrays(JOINTS, t, q, noisy), Conditioning(velocity_at_rest="measured"))
     plan = recording.conditioning["derivatives"]
     assert plan["qdd"] == "velocities" and plan["chosen"]
     inside = slice(plan["window_samples"], -plan["window_samples"])
@@ -50,7 +52,7 @@ def test_the_chosen_window_keeps_the_acceleration_noise_below_its_bound_at_100_h
     assert np.all(error <= 1.2 * ACCELERATION_NOISE_FRACTION * signal), error / signal
     # the shortest window does not keep it: the choice did something
     short = condition(Recording.from_arrays(JOINTS, t, q, noisy),
-                      Conditioning(derivative_window=0.07, zero_velocity_at_rest=False))
+                      Conditioning(derivative_window=0.07, velocity_at_rest="measured"))
     short_error = np.sqrt(np.mean((short.qdd[inside] - qdd[inside]) ** 2, axis=0))
     assert np.any(short_error > 2 * ACCELERATION_NOISE_FRACTION * signal), short_error / signal
 
@@ -61,17 +63,24 @@ def test_accelerations_come_from_recorded_velocities_unless_asked():
     plan = derivative_plan(t, q, qd)
     assert (plan.qd_source, plan.qdd_source) == ("recorded", "velocities")
     recording = condition(Recording.from_arrays(JOINTS, t, q, qd),
-                          Conditioning(accelerations_from_positions=True, zero_velocity_at_rest=False))
+                          Conditioning(accelerations_from_positions=True, velocity_at_rest="measured"))
     assert recording.conditioning["derivatives"]["qdd"] == "positions"
     np.testing.assert_array_equal(recording.qd, qd)          # the recorded velocities stay
 
 
-def test_rest_is_below_four_noise_sigmas_and_noise_up_to_eight_inside_it_does_not_end_it():
-    """Noise sigma 0.25 rad/s: rest below 1, kept through 1.5 between rest samples; the run of 1.5, 1.8 rising
-    into a motion and 1.2 after it are not rest (no sample below 1 on that side)."""
-    qd = np.array([[0.0], [0.5], [1.5], [0.7], [1.5], [1.8], [3.0], [1.2], [0.5], [0.4], [2.5]])
-    expected = [True, True, True, True, False, False, False, False, True, True, False]
-    assert rest_mask(qd, [0.25]).ravel().tolist() == expected
+def test_rest_is_standing_still_for_the_dwell_never_a_reversal_or_a_creep():
+    """Positions with 5 urad noise at 100 Hz: a 0.5 s hold is at rest (all of it); a 0.1 s hold is not (shorter than
+    the 0.2 s dwell); a reversal (a sine through zero velocity, 0.5 rad at 1 rad/s) and a creep at 2 mrad/s
+    (0.4 mrad over the dwell, 80 noise std) never are."""
+    t = np.arange(0.0, 6.0, 0.01)
+    hold = np.where(t < 1.0, 0.3, np.where(t < 1.5, 0.3, 0.3 + 0.5 * (t - 1.5)))      # still until 1.5 s
+    short = np.where((t >= 2.0) & (t < 2.1), 0.0, 0.2 * np.sin(3.0 * t))             # 0.1 s pause only
+    reversal = 0.5 * np.sin(2.0 * t)
+    creep = 0.002 * t
+    q = np.stack([hold, short, reversal, creep], axis=1) + np.random.default_rng(1).normal(0.0, 5e-6, (t.size, 4))
+    still = stationary_mask(t, q)
+    assert np.all(still[t < 1.49, 0]) and not np.any(still[t > 1.55, 0])
+    assert not np.any(still[:, 1:])
 
 
 def test_quantised_positions_at_rest_give_no_velocity_and_moving_ones_keep_theirs():
@@ -83,14 +92,42 @@ def test_quantised_positions_at_rest_give_no_velocity_and_moving_ones_keep_their
     still = (t > 2.0) & (t < 4.0)
     q[still], qd[still] = q[np.argmax(still) - 1], 0.0
     q = np.round((q + np.random.default_rng(3).normal(0.0, 2e-6, q.shape)) / 1e-6) * 1e-6
-    raw = condition(Recording.from_arrays(JOINTS, t, q), Conditioning(zero_velocity_at_rest=False))
+    raw = condition(Recording.from_arrays(JOINTS, t, q), Conditioning(velocity_at_rest="measured"))
     inside = still & (t > 2.2) & (t < 3.8)
     assert np.mean(raw.qd[inside, 0] > 0.0) > 0.05 and np.mean(raw.qd[inside, 0] < 0.0) > 0.05   # flips
     conditioned = condition(Recording.from_arrays(JOINTS, t, q), Conditioning())
     assert np.all(conditioned.qd[inside] == 0.0)
     moving = np.abs(qd) > 0.05
+    moving[np.argmax(still) - 1] = False           # the hold starts at this sample's position
     np.testing.assert_array_equal(conditioned.qd[moving], raw.qd[moving])
     assert conditioned.conditioning["at_rest"]["a"] > 0.25
+    assert "for 0.2 s or more" in conditioned.conditioning["rest_rule"]
+
+
+def test_recorded_velocities_are_used_as_measured_by_default_and_zeroed_at_rest_only_when_asked():
+    """The same hold with velocities recorded (noise 1 mrad/s): auto keeps them, zero sets them to 0 where the joint
+    stands still and nowhere else."""
+    t = np.arange(6000) / 1000.0
+    q, qd, _ = smooth_motion(t)
+    still = (t > 2.0) & (t < 4.0)
+    q[still], qd[still] = q[np.argmax(still) - 1], 0.0
+    recorded = qd + np.random.default_rng(4).normal(0.0, 1e-3, qd.shape)
+    auto = condition(Recording.from_arrays(JOINTS, t, q, recorded), Conditioning())
+    np.testing.assert_array_equal(auto.qd, recorded)
+    zeroed = condition(Recording.from_arrays(JOINTS, t, q, recorded), Conditioning(velocity_at_rest="zero"))
+    assert np.all(zeroed.qd[still & (t > 2.01) & (t < 3.99)] == 0.0)
+    moving = ~still
+    moving[np.argmax(still) - 1] = False           # the hold starts at this sample's position
+    np.testing.assert_array_equal(zeroed.qd[moving], recorded[moving])
+
+
+def test_models_written_before_velocity_at_rest_read_with_its_meaning():
+    old = {**Conditioning().to_dict(), "zero_velocity_at_rest": True}
+    del old["velocity_at_rest"]
+    assert Conditioning.from_dict(old).velocity_at_rest == "zero"
+    assert Conditioning.from_dict({**old, "zero_velocity_at_rest": False}).velocity_at_rest == "measured"
+    with pytest.raises(DataError, match="velocity_at_rest must be one of"):
+        Conditioning(velocity_at_rest="sometimes")
 
 
 def test_a_models_record_of_its_conditioning_is_checked():

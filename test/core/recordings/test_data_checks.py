@@ -189,7 +189,7 @@ def test_a_model_from_a_recording_with_stale_rows_is_no_worse_than_from_the_same
     jump: several times the error."""
     stale, _, clean, truth = stale_run
     settings = IdentificationSettings(friction=friction_model("coulomb_viscous"), check_torque_scale=False)
-    conditioning = Conditioning(zero_velocity_at_rest=False)
+    conditioning = Conditioning(velocity_at_rest="measured")
 
     def error(recording):
         model = identify(condition(recording, conditioning), torque_cases.ROBOT, settings)
