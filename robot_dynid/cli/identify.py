@@ -78,6 +78,7 @@ def main(args):
     from robot_dynid.cli.options import (conditioning_from_args, load_cylinders, progress, read_data,
                                          read_validation_data, settings_from_args)
     from robot_dynid.estimation.consistency_check import held_out_comparison
+    from robot_dynid.estimation.derivative_window import window_chooser
     from robot_dynid.estimation.identification import identify
     from robot_dynid.estimation.validation import validate_model
     from robot_dynid.hydraulics.two_stage import cylinder_provenance
@@ -92,10 +93,16 @@ def main(args):
     cylinders = load_cylinders(args)
     recordings, notes, stamps = [], [], []
     conditioning = conditioning_from_args(args, settings.lowpass)
+    # no --derivative-window: chosen on the first file by cross-validating this fit, then used for every file
+    choose = window_chooser(robot, settings) if conditioning.derivative_window is None else None
     for path in progress(args.data, "reading recordings"):
         reading = read_data(args, robot, path, conditioning, stage=args.stage, cycles=args.cycles, trim=args.trim,
                             adjust=functools.partial(_arm_torques, args=args, robot=robot, cylinders=cylinders,
-                                                     path=path))
+                                                     path=path), choose_window=choose)
+        if choose is not None:
+            conditioning = dataclasses.replace(conditioning, derivative_window=reading.recording.conditioning[
+                "settings"]["derivative_window_s"])
+            choose = None
         stamps.append(reading.recording.stamp_quality)
         if reading.selection.note:
             notes.append(reading.selection.note)

@@ -215,16 +215,17 @@ def model_conditioning(args, model):
     return recorded
 
 
-def read_data(args, robot, path=None, conditioning=None, *, stage=None, cycles=None, trim=0.0, adjust=None):
+def read_data(args, robot, path=None, conditioning=None, *, stage=None, cycles=None, trim=0.0, adjust=None,
+              choose_window=None):
     """The recording at ``path`` (default ``--data``) through the reading pipeline
     (:func:`~robot_dynid.recordings.pipeline.run`: read, checked against ``robot``, resampled, differentiated and
     conditioned as ``conditioning`` says, by default as the reading options say, then ``adjust``, then
-    ``trim`` [s] and the samples of ``stage`` and ``cycles``, detected with ``--rest-threshold``); its
-    :class:`~robot_dynid.recordings.pipeline.Reading`."""
+    ``trim`` [s] and the samples of ``stage`` and ``cycles``, detected with ``--rest-threshold``; the derivative
+    window by ``choose_window`` where none is given); its :class:`~robot_dynid.recordings.pipeline.Reading`."""
     from robot_dynid.recordings.pipeline import run
     return run(args.data if path is None else path, robot, conditioning or conditioning_from_args(args), stage=stage,
                cycles=cycles, trim=trim, rest_threshold=getattr(args, "rest_threshold", None), adjust=adjust,
-               **bag_topics_from_args(args, robot))
+               choose_window=choose_window, **bag_topics_from_args(args, robot))
 
 
 def add_cylinders_argument(parser, what="the fit"):

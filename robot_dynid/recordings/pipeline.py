@@ -4,7 +4,9 @@
    rosbag2), the robot's joints, motor-side columns turned into joint values;
 2. :func:`check_and_drop`: the timing of the stamps as read is kept (``stamp_quality``), the time unit is checked
    and, against the robot, unit mistakes are errors and implausible samples are dropped and counted
-   (:mod:`~robot_dynid.recordings.data_checks`);
+   (:mod:`~robot_dynid.recordings.data_checks`); then :func:`retime`: stamps that are receive times jittering
+   about the sensor's uniform clock are replaced by that clock (:mod:`~robot_dynid.recordings.time_base`), said in
+   the stamp report;
 3. :func:`resample`: onto a uniform grid when asked (derivatives the conditioning re-derives are dropped first);
 4. :func:`differentiate`: velocities and accelerations the data lack, by local polynomial fits in the stamps,
    runs between gaps on their own;
@@ -36,6 +38,7 @@ from robot_dynid.recordings.signal_processing import (differentiate as different
                                                       median_step, resample_uniform, window_samples_for)
 from robot_dynid.recordings.stage_detection import StageSelection, select_stages
 from robot_dynid.recordings.stamp_quality import recording_stamp_quality
+from robot_dynid.recordings.time_base import choose_time_base
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +70,7 @@ class Reading:
 
 
 def run(path, robot=None, conditioning: Conditioning | None = None, *, joint_names=None, stage=None, cycles=None,
-        trim: float = 0.0, rest_threshold=None, adjust=None, **bag_topics) -> Reading:
+        trim: float = 0.0, rest_threshold=None, adjust=None, choose_window=None, **bag_topics) -> Reading:
     """The recording at ``path`` through the six steps (module docstring), in order.
 
     Parameters
@@ -84,6 +87,11 @@ def run(path, robot=None, conditioning: Conditioning | None = None, *, joint_nam
         Step 6 (:func:`select`).
     adjust : callable, optional
         ``adjust(recording) -> Recording`` between steps 5 and 6.
+    choose_window : callable, optional
+        ``choose_window(recording, conditioning) -> (window [s], record)`` between steps 3 and 4 where
+        ``conditioning`` gives no derivative window (a layer above: cross-validation of the identification,
+        :func:`robot_dynid.estimation.derivative_window.window_chooser`); the window is then the conditioning's,
+        the record kept in ``conditioning["derivative_window_choice"]``.
     **bag_topics
         joint_states_topic, motor_states_topic, effort_topic, stage_topic, ... (bags only;
         :func:`robot_dynid.recordings.bag_io.read_bag`).
@@ -91,9 +99,14 @@ def run(path, robot=None, conditioning: Conditioning | None = None, *, joint_nam
     if conditioning is None:
         conditioning = Conditioning(velocity_at_rest="measured")
     recording = read(path, robot, joint_names, **bag_topics)
-    recording = check_and_drop(recording, robot)
+    recording = retime(check_and_drop(recording, robot))
     stamps = recording.stamp_quality
     recording = resample(recording, conditioning)
+    if choose_window is not None and conditioning.derivative_window is None:
+        window, record = choose_window(recording, conditioning)
+        conditioning = dataclasses.replace(conditioning, derivative_window=window)
+        recording = dataclasses.replace(recording, conditioning={**recording.conditioning,
+                                                                 "derivative_window_choice": record})
     recording = differentiate(recording, conditioning)
     recording = condition_at_rest(recording, conditioning)
     recording = dataclasses.replace(recording, stamp_quality=stamps)
@@ -123,6 +136,20 @@ def check_and_drop(recording: Recording, robot=None) -> Recording:
     else:
         recording = check_samples(recording, robot)
     return dataclasses.replace(recording, stamp_quality=stamps)
+
+
+def retime(recording: Recording) -> Recording:
+    """Step 2, end: ``recording`` on the nominal grid its stamps jitter about where its positions fit that grid
+    better (:func:`robot_dynid.recordings.time_base.choose_time_base`: receive-time stamps), else as stamped; the
+    choice in ``conditioning["time_base"]`` and in the stamp report (``stamp_quality.time_base``)."""
+    base = choose_time_base(recording.time, recording.q)
+    if base.kind == "grid":
+        logger.info("%s: %s", recording.source, base.describe())
+    stamps = recording.stamp_quality
+    if stamps is not None:
+        stamps = dataclasses.replace(stamps, time_base=base.describe())
+    return dataclasses.replace(recording, time=base.time, stamp_quality=stamps,
+                               conditioning={**recording.conditioning, "time_base": base.to_dict()})
 
 
 def resample(recording: Recording, conditioning: Conditioning) -> Recording:

@@ -64,6 +64,9 @@ class StampQuality:
         nan with fewer than :data:`MIN_STEPS_TO_JUDGE` steps.
     grid_deviation : float
         [s] the largest distance of a stamp from that grid; nan as ``grid_step``.
+    time_base : str
+        Which clock derivatives were fitted in and why (:mod:`robot_dynid.recordings.time_base`); '' before the
+        choice.
     """
 
     source: str
@@ -78,6 +81,7 @@ class StampQuality:
     first_gap: float
     grid_step: float
     grid_deviation: float
+    time_base: str = ""
 
     @property
     def rate(self) -> float:
@@ -100,7 +104,8 @@ class StampQuality:
                      f"{self.longest_gap:.4g} s, the first {self.first_gap:.4g} s after the start)")
         else:
             text += f"no gap longer than {GAP_STEPS:g} steps"
-        return text + (f"; {self.repeated} repeated stamp(s) dropped" if self.repeated else "; no repeated stamp")
+        text += f"; {self.repeated} repeated stamp(s) dropped" if self.repeated else "; no repeated stamp"
+        return text + (f"; {self.time_base}" if self.time_base else "")
 
     def warnings(self) -> list[str]:
         """The nominal-grid warning (module docstring), or none."""

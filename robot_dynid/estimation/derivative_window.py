@@ -1,0 +1,164 @@
+"""The derivative window chosen for identification: by cross-validation of the torque residual.
+
+Accelerations (and, without recorded velocities, velocities) come from local polynomial fits over a window. A
+window that is too short lets noise through (and noise in a regressor biases least squares: errors in variables);
+one too long smooths the motion away. How much noise a real recording carries, and of what colour (quantised
+velocities, a driver's filter, correlated vibration), is not what a white-noise estimate from the data says:
+on a 1 kHz arm with torque sensors the rule "shortest window whose acceleration noise is 10 % of its RMS" chose
+23 samples where 0.2 s identified a model twice as good on held-out motion (docs/real_robots.md).
+
+So the window is chosen for what identification needs: for each candidate (:data:`CANDIDATE_WINDOWS` [s] with at
+least :data:`~robot_dynid.recordings.conditioning.MIN_WINDOW_SAMPLES` samples, and the noise rule's own choice),
+the recording's :data:`FOLDS` contiguous time blocks are differentiated with it (of a recording longer than
+:data:`MAX_SAMPLES` samples, as many evenly spaced excerpts of ``MAX_SAMPLES / FOLDS`` samples: the choice does not
+need every sample of a shift's recording), their equations formed (rows thinned evenly to at most :data:`MAX_ROWS`),
+each block is predicted by the least-squares fit of the others, and the window with the smallest held-out torque
+residual wins (each joint's residual over its torque variance, summed); among windows within
+:data:`TIE_TOLERANCE` of the smallest residual, the shortest (the one that smooths the motion least). The measured torques do not depend on the
+window, so the residuals of all candidates are comparable; a window that smooths the motion or lets noise in both
+raise them.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+import numpy as np
+
+from robot_dynid.errors import DataError
+from robot_dynid.estimation.identification import IdentificationSettings, iter_regressor_chunks
+from robot_dynid.model.base_parameters import compute_base_parameters
+from robot_dynid.model.robot_description import RobotDescription
+from robot_dynid.recordings.conditioning import (MAX_DERIVATIVE_WINDOW, MIN_WINDOW_SAMPLES, Conditioning,
+                                                 derivative_plan)
+from robot_dynid.recordings.pipeline import condition
+from robot_dynid.recordings.recording import Recording
+from robot_dynid.recordings.signal_processing import median_step
+
+logger = logging.getLogger(__name__)
+
+CANDIDATE_WINDOWS = (0.02, 0.035, 0.05, 0.07, 0.1, 0.14, 0.2)
+"""[s] windows tried (those of at least MIN_WINDOW_SAMPLES samples), up to MAX_DERIVATIVE_WINDOW."""
+FOLDS = 5
+"""Contiguous time blocks of the cross-validation."""
+MAX_ROWS = 20_000
+"""Samples (evenly thinned) whose equations score a candidate."""
+MAX_SAMPLES = 100_000
+"""Samples differentiated per candidate at most (module docstring)."""
+TIE_TOLERANCE = 0.01
+"""Residuals within this fraction of the smallest are a tie, won by the shortest window."""
+
+
+@dataclasses.dataclass(frozen=True)
+class WindowChoice:
+    """The chosen window and the evidence.
+
+    Attributes
+    ----------
+    window : float
+        [s] the chosen window.
+    scores : dict
+        Candidate window [s] -> held-out residual (sum over joints of residual / torque variance, per sample).
+    noise_rule : float
+        [s] what the noise rule alone would have chosen.
+    """
+
+    window: float
+    scores: dict
+    noise_rule: float
+
+    def describe(self) -> str:
+        best = self.scores[self.window]
+        noise = self.scores.get(self.noise_rule)
+        comparison = (f"; the noise rule's {self.noise_rule:.3g} s scores {noise / best:.3g}x" if noise is not None
+                      and self.noise_rule != self.window else "")
+        return (f"derivative window {self.window:.3g} s chosen by {FOLDS}-fold cross-validation of the torque "
+                f"residual over {len(self.scores)} candidates{comparison}")
+
+    def to_dict(self) -> dict:
+        return {"window_s": float(self.window), "noise_rule_s": float(self.noise_rule), "folds": FOLDS,
+                "scores": {f"{window:.4g}": float(score) for window, score in sorted(self.scores.items())}}
+
+
+def candidate_windows(recording: Recording, conditioning: Conditioning) -> tuple[list[float], float]:
+    """``(candidates [s], the noise rule's choice [s])`` for ``recording`` (module docstring)."""
+    step = median_step(recording.time)
+    velocities = recording.qd if recording.qd is not None and not (conditioning.derive or
+                                                                   conditioning.accelerations_from_positions) else None
+    noise_rule = derivative_plan(recording.time, recording.q, velocities).window_seconds
+    shortest = MIN_WINDOW_SAMPLES * step
+    candidates = sorted({round(window, 6) for window in CANDIDATE_WINDOWS
+                         if shortest * (1.0 - 1e-9) <= window <= MAX_DERIVATIVE_WINDOW} | {round(noise_rule, 6)})
+    return candidates, round(noise_rule, 6)
+
+
+def choose_derivative_window(recording: Recording, robot: RobotDescription, settings: IdentificationSettings,
+                             conditioning: Conditioning) -> WindowChoice:
+    """The window [s] with the smallest cross-validated torque residual (module docstring) for ``recording``
+    (read, checked and resampled, not yet differentiated; with torques) identified with ``settings``."""
+    if recording.tau is None:
+        raise DataError(f"{recording.source}: choosing the derivative window needs torques")
+    candidates, noise_rule = candidate_windows(recording, conditioning)
+    regressor = settings.regressor(robot)
+    base = compute_base_parameters(regressor)
+    blocks = _blocks(recording)
+    scores = {}
+    for window in candidates:
+        windowed = dataclasses.replace(conditioning, derivative_window=window)
+        scores[window] = _cross_validated_residual([condition(block, windowed) for block in blocks], regressor,
+                                                   base, settings)
+    finite = {window: score for window, score in scores.items() if np.isfinite(score)}
+    if finite:
+        best = min(finite.values())
+        chosen = min(window for window, score in finite.items() if score <= best * (1.0 + TIE_TOLERANCE))
+    else:
+        chosen = noise_rule
+    choice = WindowChoice(chosen, scores, noise_rule)
+    logger.info("%s: %s", recording.source, choice.describe())
+    return choice
+
+
+def _blocks(recording: Recording) -> list[Recording]:
+    """The :data:`FOLDS` contiguous blocks of ``recording``, or evenly spaced excerpts of a long one."""
+    n = recording.n_samples
+    if n <= MAX_SAMPLES:
+        edges = np.linspace(0, n, FOLDS + 1).astype(np.int64)
+        return [recording.take(np.arange(edges[k], edges[k + 1])) for k in range(FOLDS)]
+    length = MAX_SAMPLES // FOLDS
+    starts = np.linspace(0, n - length, FOLDS).astype(np.int64)
+    return [recording.take(np.arange(start, start + length)) for start in starts]
+
+
+def _cross_validated_residual(blocks, regressor, base, settings: IdentificationSettings) -> float:
+    """Held-out residual per sample of ``blocks`` (conditioned recordings), each predicted by the fit of the
+    others; each joint's torque weighted by its inverse variance (over all blocks)."""
+    per_block = max(1, MAX_ROWS // len(blocks))
+    thinned = [block.take(np.unique(np.linspace(0, block.n_samples - 1, min(per_block, block.n_samples))
+                                    .astype(np.int64))) for block in blocks]
+    weights = 1.0 / np.maximum(np.var(np.concatenate([block.tau for block in thinned]), axis=0),
+                               np.finfo(float).tiny)
+    r = base.rank
+    gram, moment, square = np.zeros((len(blocks), r, r)), np.zeros((len(blocks), r)), np.zeros(len(blocks))
+    for fold, block in enumerate(thinned):
+        for Y_base, tau in iter_regressor_chunks(regressor, base, block, settings.chunk_size):
+            A = (Y_base * np.sqrt(weights)[None, :, None]).reshape(-1, r)
+            b = (tau * np.sqrt(weights)).reshape(-1)
+            gram[fold] += A.T @ A
+            moment[fold] += A.T @ b
+            square[fold] += b @ b
+    total_gram, total_moment = gram.sum(axis=0), moment.sum(axis=0)
+    residual = 0.0
+    for fold in range(len(blocks)):
+        theta = np.linalg.lstsq(total_gram - gram[fold], total_moment - moment[fold], rcond=None)[0]
+        residual += square[fold] - 2.0 * theta @ moment[fold] + theta @ gram[fold] @ theta
+    return float(residual / sum(block.n_samples for block in thinned))
+
+
+def window_chooser(robot: RobotDescription, settings: IdentificationSettings):
+    """``choose(recording) -> (window [s], record)`` for the reading pipeline
+    (:func:`robot_dynid.recordings.pipeline.run`'s ``choose_window``): :func:`choose_derivative_window` with the
+    identification's own model family and its record (:meth:`WindowChoice.to_dict`)."""
+    def choose(recording: Recording, conditioning: Conditioning):
+        choice = choose_derivative_window(recording, robot, settings, conditioning)
+        return choice.window, choice.to_dict()
+    return choose

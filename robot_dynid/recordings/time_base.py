@@ -1,0 +1,119 @@
+"""Which clock a recording is differentiated in: its stamps, or the nominal grid they jitter about.
+
+Stamps are often receive times: a driver samples its encoders on a uniform clock and the logging PC stamps each
+message when it arrives, late by a varying delay. Fitting derivatives in such stamps puts the delay's jitter into
+every velocity and acceleration (a joint at speed ``v`` looks ``v e`` off its true position at a stamp ``e`` off its
+instant). Where the stamps are a uniform grid plus jitter and missing samples (every stamp within
+:data:`MAX_GRID_DEVIATION` steps of a grid ``t0 + k h``, ``k`` counting the periods of each step, so lost samples
+keep their place), both clocks are tried: a local cubic through the positions fits better in the clock the samples
+were taken on (measured instants stamped exactly fit their stamps; receive times fit the grid). The grid is used
+when its fit residual is below :data:`GRID_PREFERENCE` of the stamps' on the joints that move; otherwise the stamps
+are. Real gaps stay gaps (the grid counts their periods; derivatives restart after them as before).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from robot_dynid.recordings.signal_processing import local_polynomial_fit, median_step
+
+MIN_JITTER = 1e-3
+"""[steps] stamps within this of their grid are a grid already: nothing to choose."""
+MAX_GRID_DEVIATION = 0.4
+"""[steps] farther than this from the grid, a stamp is not a jittered grid point (an irregular clock)."""
+GRID_PREFERENCE = 0.8
+"""The grid is used where the positions fit it at most this fraction as badly as the stamps (RMS residual)."""
+FIT_WINDOW = 9
+"""[samples] the local cubic of the comparison."""
+MAX_COMPARED = 20_000
+"""Rows compared at most (evenly spread): the choice does not need every sample of a long recording."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TimeBase:
+    """The clock chosen for a recording (module docstring).
+
+    Attributes
+    ----------
+    kind : {"stamps", "grid"}
+    time : ndarray, shape (N,)
+        [s] the stamps, or the grid times of the samples.
+    deviation_rms, deviation_max : float
+        [s] RMS and largest distance of the stamps from the grid (nan when the stamps are no jittered grid).
+    residual_ratio : float
+        Fit residual in the grid over that in the stamps (median over moving joints; nan when not compared).
+    """
+
+    kind: str
+    time: np.ndarray
+    deviation_rms: float = float("nan")
+    deviation_max: float = float("nan")
+    residual_ratio: float = float("nan")
+
+    def describe(self) -> str:
+        if self.kind == "grid":
+            return (f"derivatives on the nominal grid: the stamps jitter about it by {self.deviation_rms * 1e3:.3g} ms "
+                    f"RMS (at most {self.deviation_max * 1e3:.3g} ms) and the positions fit the grid better "
+                    f"(residual {self.residual_ratio:.2g} of the stamps'): receive times")
+        if np.isfinite(self.residual_ratio):
+            return (f"derivatives on the recorded stamps: the positions fit them as well as a grid "
+                    f"(grid residual {self.residual_ratio:.2g} of the stamps'): measured instants")
+        return "derivatives on the recorded stamps"
+
+    def to_dict(self) -> dict:
+        def number(value):
+            return None if not np.isfinite(value) else float(value)
+        return {"kind": self.kind, "deviation_rms_s": number(self.deviation_rms),
+                "deviation_max_s": number(self.deviation_max), "residual_ratio": number(self.residual_ratio),
+                "note": self.describe()}
+
+
+def nominal_grid(time) -> tuple[np.ndarray, float] | None:
+    """``(grid times (N,) [s], step h [s])`` of the uniform grid that stamps ``time`` (N,) [s] jitter about, with
+    each sample at ``t0 + k h`` (``k`` the periods counted by rounding each step to the median), fitted by least
+    squares; None with fewer than :data:`FIT_WINDOW` stamps or a stamp farther than :data:`MAX_GRID_DEVIATION`
+    steps from it."""
+    time = np.asarray(time, dtype=float)
+    if time.size < FIT_WINDOW:
+        return None
+    step = median_step(time)
+    periods = np.maximum(np.rint(np.diff(time) / step), 1.0)
+    k = np.concatenate(([0.0], np.cumsum(periods)))
+    slope, intercept = np.polyfit(k, time - time[0], 1)
+    grid = time[0] + intercept + slope * k
+    if np.max(np.abs(time - grid)) > MAX_GRID_DEVIATION * slope:
+        return None
+    return grid, float(slope)
+
+
+def _fit_residual(q, time, rows) -> np.ndarray:
+    """RMS per joint of positions ``q`` at ``rows`` minus the local cubic through their :data:`FIT_WINDOW`
+    neighbours in clock ``time``."""
+    fitted = local_polynomial_fit(q, time, FIT_WINDOW, 3, rows=rows)[0]
+    return np.sqrt(np.mean((q[rows] - fitted) ** 2, axis=0))
+
+
+def choose_time_base(time, q) -> TimeBase:
+    """The clock to differentiate positions ``q`` (N, n) [rad] stamped ``time`` (N,) [s] in (module docstring)."""
+    time = np.asarray(time, dtype=float)
+    q = np.asarray(q, dtype=float)
+    fitted = nominal_grid(time)
+    if fitted is None:
+        return TimeBase("stamps", time)
+    grid, step = fitted
+    deviation = time - grid
+    rms, largest = float(np.sqrt(np.mean(deviation**2))), float(np.max(np.abs(deviation)))
+    if largest <= MIN_JITTER * step:
+        return TimeBase("stamps", time, rms, largest)
+    rows = np.unique(np.linspace(FIT_WINDOW, time.size - FIT_WINDOW - 1, min(MAX_COMPARED, time.size)).astype(int))
+    if rows.size == 0:
+        return TimeBase("stamps", time, rms, largest)
+    in_stamps, in_grid = _fit_residual(q, time, rows), _fit_residual(q, grid, rows)
+    spread = np.ptp(q, axis=0)
+    moving = spread >= 0.05 * spread.max() if spread.max() > 0.0 else np.zeros(spread.shape, bool)
+    if not moving.any() or not np.all(in_stamps[moving] > 0.0):
+        return TimeBase("stamps", time, rms, largest)
+    ratio = float(np.median(in_grid[moving] / in_stamps[moving]))
+    return TimeBase("grid" if ratio <= GRID_PREFERENCE else "stamps", grid if ratio <= GRID_PREFERENCE else time,
+                    rms, largest, ratio)
