@@ -14,9 +14,9 @@ the recording's :data:`FOLDS` contiguous time blocks are differentiated with it 
 need every sample of a shift's recording), their equations formed (rows thinned evenly to at most :data:`MAX_ROWS`),
 each block is predicted by the least-squares fit of the others, and the window with the smallest held-out torque
 residual wins (each joint's residual over its torque variance, summed); among windows within
-:data:`TIE_TOLERANCE` of the smallest residual, the shortest (the one that smooths the motion least). The measured torques do not depend on the
-window, so the residuals of all candidates are comparable; a window that smooths the motion or lets noise in both
-raise them.
+:data:`TIE_TOLERANCE` of the smallest residual, the shortest (the one that smooths the motion least). The
+measured torques do not depend on the window, so the residuals of all candidates are comparable; a window that
+smooths the motion or lets noise in both raise them.
 """
 from __future__ import annotations
 

@@ -20,12 +20,12 @@ Derivatives (:func:`derivative_plan`)
 Velocity at rest (:func:`stationary_mask`)
     A joint is at rest where the spread of its positions stays within what their noise alone spreads them
     (:data:`REST_BAND_MARGIN`; the noise estimated from the data, :func:`noise_std`; at least one encoder count)
-    for at least :data:`REST_DWELL` seconds: standing still, never a moving joint passing through zero velocity (a reversal)
-    or creeping slowly. Velocities derived from quantised or noisy positions flip sign at random there, and with
-    them every Coulomb friction column; ``velocity_at_rest``: ``"auto"`` (default) sets derived velocities to 0
-    at rest and uses recorded ones as measured (a driver's velocity at standstill is what the drive saw; on real
-    arms zeroing it lost held-out accuracy, docs/real_robots.md), ``"zero"`` sets both to 0 at rest,
-    ``"measured"`` neither.
+    for at least :data:`REST_DWELL` seconds: standing still, never a moving joint passing through zero velocity
+    (a reversal) or creeping slowly. Velocities derived from quantised or noisy positions flip sign at random
+    there, and with them every Coulomb friction column; ``velocity_at_rest``: ``"auto"`` (default) sets derived
+    velocities to 0 at rest and uses recorded ones as measured (a driver's velocity at standstill is what the
+    drive saw; on real arms zeroing it lost held-out accuracy, docs/real_robots.md), ``"zero"`` sets both to 0
+    at rest, ``"measured"`` neither.
 
 Low-pass filtering (``lowpass`` [Hz]) is done by identification (parallel filtering of torques and
 regressor columns) and, in validation, on measured and predicted torques alike.

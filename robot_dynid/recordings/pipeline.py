@@ -10,8 +10,8 @@
 3. :func:`resample`: onto a uniform grid when asked (derivatives the conditioning re-derives are dropped first);
 4. :func:`differentiate`: velocities and accelerations the data lack, by local polynomial fits in the stamps,
    runs between gaps on their own;
-5. :func:`condition_at_rest`: velocity 0 where a joint stands still (derived velocities by default); the recording's ``conditioning`` records
-   the settings and what they gave;
+5. :func:`condition_at_rest`: velocity 0 where a joint stands still (derived velocities by default); the
+   recording's ``conditioning`` records the settings and what they gave;
 6. :func:`select`: the trimmed recording's stages and cycles (its labels, else detected from the motion).
 
 :func:`run` calls them in this order, with, between steps 5 and 6, an ``adjust`` of the caller's (a layer
