@@ -31,7 +31,7 @@ from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.robot_description import RobotDescription
 from robot_dynid.recordings.conditioning import (MAX_DERIVATIVE_WINDOW, MIN_WINDOW_SAMPLES, Conditioning,
                                                  derivative_plan)
-from robot_dynid.recordings.pipeline import condition
+from robot_dynid.recordings.pipeline import complete_derivatives, zero_at_rest
 from robot_dynid.recordings.recording import Recording
 from robot_dynid.recordings.signal_processing import median_step
 
@@ -105,17 +105,23 @@ def choose_derivative_window(recording: Recording, robot: RobotDescription, sett
     scores = {}
     for window in candidates:
         windowed = dataclasses.replace(conditioning, derivative_window=window)
-        scores[window] = _cross_validated_residual([condition(block, windowed) for block in blocks], regressor,
-                                                   base, settings)
+        scores[window] = _cross_validated_residual([_differentiated(block, windowed) for block in blocks],
+                                                   regressor, base, settings)
     finite = {window: score for window, score in scores.items() if np.isfinite(score)}
     if finite:
         best = min(finite.values())
-        chosen = min(window for window, score in finite.items() if score <= best * (1.0 + TIE_TOLERANCE))
+        chosen = min(window for window, score in finite.items() if score <= best + TIE_TOLERANCE * abs(best))
     else:
         chosen = noise_rule
     choice = WindowChoice(chosen, scores, noise_rule)
     logger.info("%s: %s", recording.source, choice.describe())
     return choice
+
+
+def _differentiated(block: Recording, conditioning: Conditioning) -> Recording:
+    """``block`` differentiated and zeroed at rest as the pipeline's steps 4 and 5 would (without their records)."""
+    return zero_at_rest(complete_derivatives(block, conditioning.derivative_window,
+                                             conditioning.accelerations_from_positions), conditioning)[0]
 
 
 def _blocks(recording: Recording) -> list[Recording]:
@@ -150,15 +156,17 @@ def _cross_validated_residual(blocks, regressor, base, settings: IdentificationS
     residual = 0.0
     for fold in range(len(blocks)):
         theta = np.linalg.lstsq(total_gram - gram[fold], total_moment - moment[fold], rcond=None)[0]
-        residual += square[fold] - 2.0 * theta @ moment[fold] + theta @ gram[fold] @ theta
+        residual += max(0.0, square[fold] - 2.0 * theta @ moment[fold] + theta @ gram[fold] @ theta)
     return float(residual / sum(block.n_samples for block in thinned))
 
 
 def window_chooser(robot: RobotDescription, settings: IdentificationSettings):
-    """``choose(recording) -> (window [s], record)`` for the reading pipeline
+    """``choose(recording, conditioning) -> (window [s], record)`` (None without torques) for the reading pipeline
     (:func:`robot_dynid.recordings.pipeline.run`'s ``choose_window``): :func:`choose_derivative_window` with the
     identification's own model family and its record (:meth:`WindowChoice.to_dict`)."""
     def choose(recording: Recording, conditioning: Conditioning):
+        if recording.tau is None:       # nothing to identify: the command says so, naming the torques
+            return None
         choice = choose_derivative_window(recording, robot, settings, conditioning)
         return choice.window, choice.to_dict()
     return choose

@@ -188,6 +188,8 @@ class DerivativePlan:
         [s] median sampling interval.
     chosen : bool
         Whether the window was chosen by rate and noise (else given).
+    how : str
+        How a given window was chosen, where a layer above chose it ('' : given by the user).
     acceleration_noise : ndarray, shape (n,)
         [rad/s^2] expected acceleration noise per joint with this window.
     acceleration_rms : ndarray, shape (n,)
@@ -204,6 +206,7 @@ class DerivativePlan:
     acceleration_noise: np.ndarray
     acceleration_rms: np.ndarray
     velocity_noise: np.ndarray
+    how: str = ""
 
     @property
     def window_seconds(self) -> float:
@@ -218,7 +221,7 @@ class DerivativePlan:
     def describe(self, joint_names) -> str:
         source = ("accelerations from the recorded velocities (local quadratic fit)" if self.qdd_source == "velocities"
                   else "velocities and accelerations from the positions (local cubic fit)")
-        how = "chosen by rate and noise" if self.chosen else "given"
+        how = "chosen by rate and noise" if self.chosen else self.how or "given"
         fractions = self.noise_fraction
         moving = np.isfinite(fractions)
         worst = (f"; acceleration noise at most {100 * float(np.max(fractions[moving])):.2g} % of its RMS "

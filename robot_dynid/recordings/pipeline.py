@@ -4,8 +4,8 @@
    rosbag2), the robot's joints, motor-side columns turned into joint values;
 2. :func:`check_and_drop`: the timing of the stamps as read is kept (``stamp_quality``), the time unit is checked
    and, against the robot, unit mistakes are errors and implausible samples are dropped and counted
-   (:mod:`~robot_dynid.recordings.data_checks`); then :func:`retime`: stamps that are receive times jittering
-   about the sensor's uniform clock are replaced by that clock (:mod:`~robot_dynid.recordings.time_base`), said in
+   (:mod:`~robot_dynid.recordings.data_checks`); stamps that are receive times jittering about the sensor's
+   uniform clock are replaced by that clock (:func:`retime`, :mod:`~robot_dynid.recordings.time_base`), said in
    the stamp report;
 3. :func:`resample`: onto a uniform grid when asked (derivatives the conditioning re-derives are dropped first);
 4. :func:`differentiate`: velocities and accelerations the data lack, by local polynomial fits in the stamps,
@@ -88,7 +88,7 @@ def run(path, robot=None, conditioning: Conditioning | None = None, *, joint_nam
     adjust : callable, optional
         ``adjust(recording) -> Recording`` between steps 5 and 6.
     choose_window : callable, optional
-        ``choose_window(recording, conditioning) -> (window [s], record)`` between steps 3 and 4 where
+        ``choose_window(recording, conditioning) -> (window [s], record) or None`` between steps 3 and 4 where
         ``conditioning`` gives no derivative window (a layer above: cross-validation of the identification,
         :func:`robot_dynid.estimation.derivative_window.window_chooser`); the window is then the conditioning's,
         the record kept in ``conditioning["derivative_window_choice"]``.
@@ -99,11 +99,13 @@ def run(path, robot=None, conditioning: Conditioning | None = None, *, joint_nam
     if conditioning is None:
         conditioning = Conditioning(velocity_at_rest="measured")
     recording = read(path, robot, joint_names, **bag_topics)
-    recording = retime(check_and_drop(recording, robot))
+    recording = check_and_drop(recording, robot)
     stamps = recording.stamp_quality
     recording = resample(recording, conditioning)
-    if choose_window is not None and conditioning.derivative_window is None:
-        window, record = choose_window(recording, conditioning)
+    choice = None if choose_window is None or conditioning.derivative_window is not None else \
+        choose_window(recording, conditioning)
+    if choice is not None:
+        window, record = choice
         conditioning = dataclasses.replace(conditioning, derivative_window=window)
         recording = dataclasses.replace(recording, conditioning={**recording.conditioning,
                                                                  "derivative_window_choice": record})
@@ -125,30 +127,29 @@ def read(path, robot=None, joint_names=None, **bag_topics) -> Recording:
     return read_file(path, joint_names, None if robot is None else robot.transmission, **bag_topics)
 
 
-def check_and_drop(recording: Recording, robot=None) -> Recording:
+def check_and_drop(recording: Recording, robot=None, time_base: bool = True) -> Recording:
     """Step 2: ``recording`` with the timing of its stamps as read (``stamp_quality``:
     :func:`robot_dynid.recordings.stamp_quality.recording_stamp_quality`), its time unit checked and, with a
     ``robot``, its implausible samples dropped and counted (unit mistakes are errors:
-    :func:`robot_dynid.recordings.data_checks.check_samples`)."""
-    stamps = recording_stamp_quality(recording)
+    :func:`robot_dynid.recordings.data_checks.check_samples`); then, with ``time_base``, on the clock its samples
+    were taken on (:func:`retime`), said in the stamp report."""
+    as_read = recording
     if robot is None:
         check_time_unit(recording.time, recording.source)
     else:
         recording = check_samples(recording, robot)
-    return dataclasses.replace(recording, stamp_quality=stamps)
+    base = choose_time_base(recording.time, recording.q) if time_base else None
+    stamps = recording_stamp_quality(as_read, "" if base is None else base.describe())
+    recording = dataclasses.replace(recording, stamp_quality=stamps)
+    return recording if base is None else retime(recording, base)
 
 
-def retime(recording: Recording) -> Recording:
-    """Step 2, end: ``recording`` on the nominal grid its stamps jitter about where its positions fit that grid
-    better (:func:`robot_dynid.recordings.time_base.choose_time_base`: receive-time stamps), else as stamped; the
-    choice in ``conditioning["time_base"]`` and in the stamp report (``stamp_quality.time_base``)."""
-    base = choose_time_base(recording.time, recording.q)
+def retime(recording: Recording, base) -> Recording:
+    """``recording`` on the clock ``base`` chose (:func:`robot_dynid.recordings.time_base.choose_time_base`: the
+    nominal grid its receive-time stamps jitter about, or its stamps), the choice in ``conditioning["time_base"]``."""
     if base.kind == "grid":
         logger.info("%s: %s", recording.source, base.describe())
-    stamps = recording.stamp_quality
-    if stamps is not None:
-        stamps = dataclasses.replace(stamps, time_base=base.describe())
-    return dataclasses.replace(recording, time=base.time, stamp_quality=stamps,
+    return dataclasses.replace(recording, time=base.time,
                                conditioning={**recording.conditioning, "time_base": base.to_dict()})
 
 
@@ -173,18 +174,12 @@ def differentiate(recording: Recording, conditioning: Conditioning) -> Recording
 
 
 def condition_at_rest(recording: Recording, conditioning: Conditioning) -> Recording:
-    """Step 5: velocity 0 where a joint stands still (:func:`robot_dynid.recordings.conditioning.stationary_mask`)
-    for the velocities ``conditioning.velocity_at_rest`` zeroes (derived ones by default, recorded ones kept as
-    measured); ``recording.conditioning`` gets the settings, the rule, the fraction at rest per joint and what
-    steps 3 and 4 recorded there."""
+    """Step 5: velocity 0 where a joint stands still for the velocities ``conditioning.velocity_at_rest`` zeroes
+    (:func:`zero_at_rest`); ``recording.conditioning`` gets the settings, the rule, the fraction at rest per joint
+    and what steps 3 and 4 recorded there."""
+    recording, at_rest = zero_at_rest(recording, conditioning)
     applied = dict(recording.conditioning)
-    derived = applied.get("derivatives", {}).get("qd") == "positions"
-    if recording.qd is not None and conditioning.zeroes(recorded=not derived):
-        at_rest = stationary_mask(recording.time, recording.q)
-        if at_rest.any():
-            qd = recording.qd.copy()
-            qd[at_rest] = 0.0
-            recording = dataclasses.replace(recording, qd=qd)
+    if at_rest is not None:
         applied["at_rest"] = dict(zip(recording.joint_names, map(float, np.mean(at_rest, axis=0))))
         note = describe_rest(at_rest, recording.joint_names)
         if note:
@@ -193,6 +188,22 @@ def condition_at_rest(recording: Recording, conditioning: Conditioning) -> Recor
                             f"{REST_TEXT[conditioning.velocity_at_rest]}")
     applied["settings"] = conditioning.to_dict()
     return dataclasses.replace(recording, conditioning=applied)
+
+
+def zero_at_rest(recording: Recording, conditioning: Conditioning) -> tuple[Recording, np.ndarray | None]:
+    """``(recording with velocity 0 where a joint stands still, the rest mask (N, n))`` for the velocities
+    ``conditioning.velocity_at_rest`` zeroes (derived ones by default, recorded ones kept as measured:
+    :meth:`~robot_dynid.recordings.conditioning.Conditioning.zeroes`;
+    :func:`~robot_dynid.recordings.conditioning.stationary_mask`); the mask is None where nothing is zeroed."""
+    derived = recording.conditioning.get("derivatives", {}).get("qd") == "positions"
+    if recording.qd is None or not conditioning.zeroes(recorded=not derived):
+        return recording, None
+    at_rest = stationary_mask(recording.time, recording.q)
+    if at_rest.any():
+        qd = recording.qd.copy()
+        qd[at_rest] = 0.0
+        recording = dataclasses.replace(recording, qd=qd)
+    return recording, at_rest
 
 
 def select(recording: Recording, stage=None, cycles=None, *, trim: float = 0.0, velocity_limits=None,
@@ -343,6 +354,8 @@ def complete_derivatives(recording: Recording, window: float | None = DERIVATIVE
             for name in missing:
                 values[name][run] = getattr(derived, name)
         uniform &= derived.uniform
+    if "derivative_window_choice" in recording.conditioning:
+        plan = dataclasses.replace(plan, how="chosen by cross-validation of the fit")
     logger.info("%s: %s (%s stamps)", recording.source, plan.describe(recording.joint_names),
                 "uniform" if uniform else "non-uniform")
     completed = dataclasses.replace(recording, **values, conditioning={

@@ -130,7 +130,7 @@ def _ms(seconds: float) -> str:
     return "-" if math.isnan(seconds) else f"{seconds * 1e3:.3g} ms"
 
 
-def stamp_quality(time, repeated: int = 0, source: str = "<stamps>") -> StampQuality:
+def stamp_quality(time, repeated: int = 0, source: str = "<stamps>", time_base: str = "") -> StampQuality:
     """The timing of stamps ``time`` (N,) [s], strictly increasing (module docstring).
 
     Parameters
@@ -141,11 +141,13 @@ def stamp_quality(time, repeated: int = 0, source: str = "<stamps>") -> StampQua
         Samples dropped before for a repeated stamp.
     source : str
         Named in the report's lines.
+    time_base : str
+        The clock derivatives use, said in the report (:attr:`StampQuality.time_base`).
     """
     time = np.asarray(time, dtype=float)
     nan = math.nan
     if time.size < 2:
-        return StampQuality(source, int(time.size), int(repeated), nan, nan, nan, 0, 0, 0.0, nan, nan, nan)
+        return StampQuality(source, int(time.size), int(repeated), nan, nan, nan, 0, 0, 0.0, nan, nan, nan, time_base)
     relative = time - time[0]
     steps = np.diff(relative)
     step = float(np.median(steps))
@@ -165,11 +167,12 @@ def stamp_quality(time, repeated: int = 0, source: str = "<stamps>") -> StampQua
         n_gaps=int(np.count_nonzero(gaps)), missing=missing,
         longest_gap=float(steps[gaps].max()) if gaps.any() else 0.0,
         first_gap=float(relative[np.argmax(gaps)]) if gaps.any() else nan,
-        grid_step=float(grid_step), grid_deviation=grid_deviation)
+        grid_step=float(grid_step), grid_deviation=grid_deviation, time_base=time_base)
 
 
-def recording_stamp_quality(recording: Recording) -> StampQuality:
+def recording_stamp_quality(recording: Recording, time_base: str = "") -> StampQuality:
     """:func:`stamp_quality` of a recording as read: its stamps, the samples it dropped for a repeated
-    stamp (reasons ending in :data:`~robot_dynid.recordings.recording.REPEATED_STAMP`), its source."""
+    stamp (reasons ending in :data:`~robot_dynid.recordings.recording.REPEATED_STAMP`), its source, the clock its
+    derivatives use (``time_base``)."""
     repeated = sum(entry.count for reason, entry in recording.dropped.items() if reason.endswith(REPEATED_STAMP))
-    return stamp_quality(recording.time, repeated, recording.source)
+    return stamp_quality(recording.time, repeated, recording.source, time_base)

@@ -71,16 +71,17 @@ class TimeBase:
 
 def nominal_grid(time) -> tuple[np.ndarray, float] | None:
     """``(grid times (N,) [s], step h [s])`` of the uniform grid that stamps ``time`` (N,) [s] jitter about, with
-    each sample at ``t0 + k h`` (``k`` the periods counted by rounding each step to the median), fitted by least
-    squares; None with fewer than :data:`FIT_WINDOW` stamps or a stamp farther than :data:`MAX_GRID_DEVIATION`
+    each sample at ``t0 + k h`` (``k`` the periods counted by rounding each step to the median, then to the fitted
+    step), fitted by least squares; None with fewer than :data:`FIT_WINDOW` stamps or a stamp farther than :data:`MAX_GRID_DEVIATION`
     steps from it."""
     time = np.asarray(time, dtype=float)
     if time.size < FIT_WINDOW:
         return None
-    step = median_step(time)
-    periods = np.maximum(np.rint(np.diff(time) / step), 1.0)
-    k = np.concatenate(([0.0], np.cumsum(periods)))
-    slope, intercept = np.polyfit(k, time - time[0], 1)
+    slope = median_step(time)
+    for _ in range(3):      # the median of jittered steps is a few 0.1 % off: count a long gap's periods again
+        periods = np.maximum(np.rint(np.diff(time) / slope), 1.0)
+        k = np.concatenate(([0.0], np.cumsum(periods)))
+        slope, intercept = np.polyfit(k, time - time[0], 1)
     grid = time[0] + intercept + slope * k
     if np.max(np.abs(time - grid)) > MAX_GRID_DEVIATION * slope:
         return None

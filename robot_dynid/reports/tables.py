@@ -105,14 +105,15 @@ def format_training_conditioning(provenance) -> list[str]:
         derivatives = applied.get("derivatives")
         parts = []
         if derivatives:
-            how = "chosen by rate and noise" if derivatives.get("chosen") else "given"
+            how = ("chosen by cross-validation of the fit" if applied.get("derivative_window_choice")
+                   else "chosen by rate and noise" if derivatives.get("chosen") else "given")
             velocities = "as recorded" if derivatives["qd"] == "recorded" else f"from {derivatives['qd']}"
             parts.append(f"velocities {velocities}, accelerations from {derivatives['qdd']} over "
                          f"{derivatives['window_samples']} samples = {derivatives['window_s']:.3g} s ({how})")
         at_rest = {joint: share for joint, share in (applied.get("at_rest") or {}).items() if share > 0.0}
         if at_rest:
             shares = (f"{joint} {100 * share:.2g} %" for joint, share in at_rest.items())
-            parts.append("velocity 0 at rest: " + ", ".join(shares))
+            parts.append("velocity 0 where standing still: " + ", ".join(shares))
         if parts:
             lines.append(f"  {source}: {'; '.join(parts)}")
     return lines

@@ -106,7 +106,7 @@ def test_training_and_held_out_rsd_of_the_same_data_agree_when_conditioned_alike
     printed = capsys.readouterr().out     # the summary says what its residuals were computed on
     assert re.search(r"residuals on the training data conditioned as: resampled at 400 Hz, .*low-pass 20 Hz", printed)
     window = re.search(r"data\.csv: velocities as recorded, accelerations from velocities over (\d+) samples = "
-                       r"([\d.]+) s \(chosen by rate and noise\)", printed)
+                       r"([\d.]+) s \(chosen by cross-validation of the fit\)", printed)
     assert window and abs(int(window[1]) / 400.0 - float(window[2])) < 1e-3 * float(window[2]), printed
     assert main(["validate", "--model", str(model_path), "--data", str(data), "--json"]) == 0
     import json
