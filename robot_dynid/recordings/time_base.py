@@ -72,8 +72,8 @@ class TimeBase:
 def nominal_grid(time) -> tuple[np.ndarray, float] | None:
     """``(grid times (N,) [s], step h [s])`` of the uniform grid that stamps ``time`` (N,) [s] jitter about, with
     each sample at ``t0 + k h`` (``k`` the periods counted by rounding each step to the median, then to the fitted
-    step), fitted by least squares; None with fewer than :data:`FIT_WINDOW` stamps or a stamp farther than :data:`MAX_GRID_DEVIATION`
-    steps from it."""
+    step), fitted by least squares; None with fewer than :data:`FIT_WINDOW` stamps or a stamp farther than
+    :data:`MAX_GRID_DEVIATION` steps from it."""
     time = np.asarray(time, dtype=float)
     if time.size < FIT_WINDOW:
         return None

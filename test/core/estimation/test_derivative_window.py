@@ -97,8 +97,8 @@ def test_rests_zero_derived_velocities_and_keep_recorded_ones(ur5):
     default, measured = (held_out_error(ur5, derived, Conditioning(velocity_at_rest=mode))
                          for mode in ("auto", "measured"))
     assert pooled(default) < 0.5 * pooled(measured)
-    recorded = simulate(robot, motion, DURATION, 100.0, Effects(velocity="recorded", velocity_noise=0.002,
-                                                                 quantum=1e-5), seed=3).recording
+    effects = Effects(velocity="recorded", velocity_noise=0.002, quantum=1e-5)
+    recorded = simulate(robot, motion, DURATION, 100.0, effects, seed=3).recording
     default, measured = (held_out_error(ur5, recorded, Conditioning(velocity_at_rest=mode))
                          for mode in ("auto", "measured"))
     np.testing.assert_array_equal(default, measured)
