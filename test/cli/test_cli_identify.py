@@ -138,6 +138,25 @@ def test_predict_writes_model_torques_for_every_row(simulated, tmp_path):
     assert np.sqrt(np.mean((predicted[:, 1:] - noise_free) ** 2)) < 0.2 * NOISE
 
 
+def test_predict_of_a_resampled_low_pass_model_writes_its_grid_unfiltered(simulated, tmp_path, capsys):
+    """A model identified with --resample 100 --lowpass 2 predicts on the 100 Hz grid, and its torques are the
+    model's along the true motion there (a 2 Hz filter would cut the 0.5-3 Hz excitation's torques visibly)."""
+    robot, simulator, truth, data, directory = simulated
+    model_path = tmp_path / "filtered.yaml"
+    assert main(["identify", "--robot", str(ROBOT), "--data", str(data), "--resample", "100", "--lowpass", "2",
+                 "--out", str(model_path)]) == 0
+    out = tmp_path / "torques.csv"
+    capsys.readouterr()
+    assert main(["predict", "--model", str(model_path), "--data", str(data), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "times: the uniform 100 Hz grid" in printed and "not low-pass filtered" in printed
+    predicted = np.loadtxt(out, delimiter=",", skiprows=1)
+    np.testing.assert_allclose(np.diff(predicted[:, 0]), 0.01, atol=1e-9)
+    q, qd, qdd = excitation(robot, seed=11).evaluate(predicted[:, 0])
+    model = DynamicModel.load(model_path)
+    np.testing.assert_allclose(predicted[:, 1:], model.torque(q, qd, qdd), atol=0.05 * NOISE + 1e-3)
+
+
 def test_identify_names_a_missing_joint_column(simulated, tmp_path, capsys):
     robot, _, _, data, _ = simulated
     lines = data.read_text().splitlines()
