@@ -391,6 +391,20 @@ class DynamicModel:
             np.where(inertia[best, :, joints] < 0.0, -1.0, 1.0)
         return PeakTorques(torque=peaks[best, joints], q=q[best], qd=qd[best], qdd=signs * limits.acceleration)
 
+    def holding_torque(self, limits: LimitArrays | None = None, samples: int = LIMITS_OF_MOTION_SAMPLES) -> np.ndarray:
+        """The largest ``|tau_j|`` [N m] per joint (n,) the model gives holding still (``qd = qdd = 0``) at
+        ``samples`` positions uniform within the position limits (the sample of
+        :meth:`torque_at_limits_of_motion`): gravity, offsets and friction at rest."""
+        limits = self.robot.limit_arrays() if limits is None else limits
+        n = len(self.joint_names)
+        q = np.random.default_rng(LIMITS_OF_MOTION_SEED).uniform(limits.lower, limits.upper, (samples, n))
+        drift = {}
+        if self.friction.needs_temperature:
+            drift["temperature"] = np.full((samples, n), self.friction.reference_temperature)
+        if self.friction.needs_elapsed:
+            drift["elapsed"] = np.zeros(samples)
+        return np.abs(self.torque(q, np.zeros((samples, n)), np.zeros((samples, n)), **drift)).max(axis=0)
+
     def parameter_table(self) -> list[dict]:
         """One row per base parameter: name, expression, value, std (of :attr:`std_method`), relative std [1]
         (inf or nan where the value is 0), and the white-noise std when the model keeps it (``white_std``)."""

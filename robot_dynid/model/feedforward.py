@@ -209,8 +209,10 @@ def admit_model(model: DynamicModel, margins: Margins | None = None, expected: R
     Raises
     ------
     ModelRefusedError
-        Naming the difference from ``expected``, or the joint whose torque at the limits of
-        motion exceeds ``margins.model_effort`` times its effort limit, with that torque.
+        Naming the difference from ``expected``, the joint whose torque at the limits of
+        motion exceeds ``margins.model_effort`` times its effort limit, with that torque, or the joint whose
+        torque holding the arm still somewhere within its position limits exceeds ``margins.effort`` times its
+        effort limit (every request near that pose would be refused: the margin is too small for the model).
     """
     if expected is not None:
         difference = structure_difference(model.robot, expected)
@@ -225,6 +227,16 @@ def admit_model(model: DynamicModel, margins: Margins | None = None, expected: R
             f"at the limits of motion (velocities and accelerations at their limits) the model needs "
             f"{limits.peak.torque[joint]:.6g} N m at joint {model.joint_names[joint]}, more than model_effort_margin "
             f"{limits.margins.model_effort!r} times its effort limit {float(limits.effort[joint])!r} N m")
+    holding = model.holding_torque(model.robot.limit_arrays() if expected is None
+                                   else expected.limit_arrays(model.joint_names))
+    bound = np.where(limits.effort_derived, np.inf, limits.margins.effort * limits.effort)
+    over = holding > bound
+    if over.any():
+        joint = int(np.argmax(holding / bound))
+        raise ModelRefusedError(
+            f"holding the arm still within its position limits the model needs up to {holding[joint]:.6g} N m at "
+            f"joint {model.joint_names[joint]}, more than effort_margin {limits.margins.effort!r} times its effort "
+            f"limit {float(limits.effort[joint])!r} N m: every request near that pose would be refused")
     return limits
 
 

@@ -26,7 +26,9 @@ velocity_margin, acceleration_margin (float): [1] factors, default 1.1 and 1.5, 
     velocities and accelerations above the factor times the joint's limit are refused.
 effort_margin (float): [1] factor, default 1.5, in (0, 10]: a torque above the factor times the
     joint's effort limit is refused. Where the robot gives no effort limit, the limit is twice the
-    model's largest torque at the limits of motion.
+    model's largest torque at the limits of motion. A model that needs more than the factor times an
+    effort limit to hold the arm still somewhere within its position limits is refused (and a margin
+    that the model in use would fail so is refused live, as every request near that pose would be).
 model_effort_margin (float): [1] factor, default 3.0, in (0, 10]: a model that needs more than the
     factor times an effort limit at the limits of motion (every joint at its velocity and
     acceleration limits, the worst signs, positions sampled within the limits) is refused.

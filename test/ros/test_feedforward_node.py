@@ -704,3 +704,15 @@ def test_a_model_effort_margin_the_model_in_use_would_fail_is_refused_with_the_r
                     r"served with it: at the limits of motion", refused.reason), refused.reason
     assert graph.get_parameters("/ur/feedforward", "model_effort_margin") == [3.0]
     assert ur_call(ur_like, request(ur_like["robot"].joint_names, np.zeros((1, 6)))).success
+
+
+def test_an_effort_margin_too_small_to_hold_the_arm_is_refused_with_the_reason(ur_like):
+    """effort_margin 0.05 would refuse every request near poses where holding the arm needs more than 5 % of an
+    effort limit: refused live, naming the joint; the model keeps serving with the old margin."""
+    graph = ur_like["graph"]
+    [refused] = graph.set_parameters("/ur/feedforward", effort_margin=0.05)
+    assert re.match(r"parameter effort_margin 0\.05 refused: the model in use \(version \d+\) would not be served "
+                    r"with it: holding the arm still within its position limits the model needs up to [0-9.]+ N m at "
+                    r"joint \w+", refused.reason), refused.reason
+    assert graph.get_parameters("/ur/feedforward", "effort_margin") == [1.0]     # as the fixture started it
+    assert ur_call(ur_like, request(ur_like["robot"].joint_names, np.zeros((1, 6)))).success

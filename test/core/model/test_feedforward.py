@@ -443,3 +443,21 @@ def test_time_the_caller_was_held_up_does_not_count_towards_the_reference_timeou
     stopped = ReferenceMonitor(0.5, start=0.0)
     stopped.answered(0.1)
     assert [stopped.check(0.125 * tick, has_model=True) for tick in range(1, 7)] == [False] * 4 + [True] * 2
+
+
+def test_an_effort_margin_the_model_cannot_hold_the_arm_with_is_refused_naming_it():
+    """UR5 with plausible links: holding the arm still needs tens of N m at shoulder_lift_joint (effort limit
+    150 N m), so an effort margin of 0.01 (1.5 N m) would refuse every request there; the default 1.5 admits it."""
+    robot = load_robot(find_package_file("config", "robots", "ur5.yaml"))
+    regressor = Regressor(robot, FrictionModel())
+    base = compute_base_parameters(regressor)
+    links = plausible_parameters(robot, seed=1)
+    model = DynamicModel(robot, regressor.friction, False, False, base, base.projection @ links, np.zeros(base.rank))
+    holding = model.holding_torque()
+    # shoulder_lift carries the links after it at a lever of at most the arm's reach (UR5: under 1 m)
+    assert 1.0 < holding[1] < 9.81 * links[10::10].sum() * 1.0
+    admit_model(model, Margins())
+    with pytest.raises(ModelRefusedError, match=r"holding the arm still within its position limits the model needs "
+                                                r"up to [0-9.]+ N m at joint shoulder_lift_joint, more than "
+                                                r"effort_margin 0\.01 times its effort limit 150\.0 N m"):
+        admit_model(model, Margins(effort=0.01))

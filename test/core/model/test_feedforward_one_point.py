@@ -12,7 +12,8 @@ from robot_dynid.errors import DataError
 from robot_dynid.experiment.simulation import plausible_parameters
 from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.feedforward import MAX_PLANS, Margins, admit_model, compute_feedforward, request_arrays
+from robot_dynid.model.feedforward import (MAX_PLANS, Margins, admit_model, compute_feedforward, feedforward_limits,
+                                          request_arrays)
 from robot_dynid.model.friction import FrictionModel
 from robot_dynid.model.payload import Payload, payload_frames
 from robot_dynid.model.regressor import Regressor
@@ -173,14 +174,15 @@ def test_other_refusals_of_one_point_are_the_checked_paths():
         compute_feedforward(model, names[:5], np.zeros(5), limits=limits)
     with pytest.raises(DataError, match="velocities has 5 values, expected 6"):
         compute_feedforward(model, names, np.zeros(6), np.zeros(5), temperature=np.full(6, 30.0), limits=limits)
-    effort = admit_model(model, Margins(effort=0.01))
+    # limits with an effort margin admit_model refuses (the model cannot hold the arm with it): the request check
+    effort = feedforward_limits(model, Margins(effort=0.01))
     with pytest.raises(DataError, match=r"point 0: the effort of joint shoulder_lift_joint is .* N m, beyond its "
                                         r"effort limit 150.0 N m times effort_margin 0.01"):
         compute_feedforward(model, names, np.full(6, 0.3), temperature=np.full(6, 30.0), limits=effort)
     compiled = model_of("ur5.yaml", FrictionModel("coulomb_viscous"))      # the torque check in the compiled call
     with pytest.raises(DataError, match=r"point 0: the effort of joint shoulder_lift_joint is .* N m, beyond its "
                                         r"effort limit 150.0 N m times effort_margin 0.01"):
-        compute_feedforward(compiled, names, np.full(6, 0.3), limits=admit_model(compiled, Margins(effort=0.01)))
+        compute_feedforward(compiled, names, np.full(6, 0.3), limits=feedforward_limits(compiled, Margins(effort=0.01)))
 
 
 def test_the_gathering_kernel_checks_each_bound_inclusively_and_puts_the_joints_in_model_order():
