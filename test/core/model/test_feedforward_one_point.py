@@ -12,8 +12,8 @@ from robot_dynid.errors import DataError
 from robot_dynid.experiment.simulation import plausible_parameters
 from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.feedforward import (MAX_PLANS, Margins, admit_model, compute_feedforward, feedforward_limits,
-                                          request_arrays)
+from robot_dynid.model.feedforward import (MAX_PLANS, Margins, admit_model, compute_feedforward,
+                                           feedforward_limits, request_arrays)
 from robot_dynid.model.friction import FrictionModel
 from robot_dynid.model.payload import Payload, payload_frames
 from robot_dynid.model.regressor import Regressor
