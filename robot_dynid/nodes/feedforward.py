@@ -38,7 +38,7 @@ reference_timeout (float): [s], default 0.5, in (0, 60]: after this long without
     feed-forward is published on command_topic, every reference_timeout / 4 s until a valid
     reference comes, so that an effort controller does not hold the last torque. Time the node
     itself was held up (its check more than reference_timeout / 4 late) does not count.
-status_period (float): [s], default 1.0, in (0, 3600]: FeedforwardStatus period (also sent on
+status_period (float): [s], default 1.0, in [0.01, 3600]: FeedforwardStatus period (also sent on
     every change of state).
 service_queue_depth (int): requests the service queues, default 100 (20 clients with 5 requests
     each in flight), in 1..10000; requests beyond it are dropped by the middleware, unanswered.
@@ -150,15 +150,15 @@ from robot_dynid.model.feedforward import (
 from robot_dynid.model.payload import Payload, frame_placement, load_payload, plausibility_warnings
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.msg import FeedforwardStatus, IdentifiedModel, JointTemperatures as JointTemperaturesMsg
-from robot_dynid.nodes.node_runtime import (MODEL_QOS, declare, float64_array, in_range, integer_in, joint_states_qos,
-                                            readable_file_path, seconds, set_period, spin_node, waiting_for_clock)
+from robot_dynid.nodes.node_runtime import (MAX_TIMER_PERIOD, MIN_TIMER_PERIOD, MODEL_QOS, declare, float64_array,
+                                            in_range, integer_in, joint_states_qos, readable_file_path, seconds,
+                                            set_period, spin_node, timer_period, waiting_for_clock)
 from robot_dynid.srv import ComputeFeedforward, ResetWarmup, SetPayload
 
 STATUS_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                         reliability=ReliabilityPolicy.RELIABLE)
 DEFAULT_REFERENCE_TIMEOUT = 0.5     # s
 MAX_REFERENCE_TIMEOUT = 60.0        # s
-MAX_STATUS_PERIOD = 3600.0          # s
 DEFAULT_SERVICE_QUEUE_DEPTH = 100
 MAX_SERVICE_QUEUE_DEPTH = 10_000
 MAX_COLD_START_STAMP = 4.2e9        # s of ROS time (year 2103)
@@ -235,9 +235,8 @@ class FeedforwardNode(Node):
             "and its check every reference_timeout / 4 change at once", "s",
             check=in_range("s", 0.0, MAX_REFERENCE_TIMEOUT, allow_minimum=False), apply=self.set_reference_timeout)
         status_period = declare(
-            self, "status_period", 1.0, "FeedforwardStatus period (and on every change); in (0, 3600]; live: the next "
-            "status comes one new period after the set", "s",
-            check=in_range("s", 0.0, MAX_STATUS_PERIOD, allow_minimum=False),
+            self, "status_period", 1.0, f"FeedforwardStatus period (and on every change); in [{MIN_TIMER_PERIOD:g}, "
+            f"{MAX_TIMER_PERIOD:g}]; live: the next status comes one new period after the set", "s", check=timer_period,
             apply=lambda value: set_period(self.status_timer, value))
         service_queue_depth = declare(
             self, "service_queue_depth", DEFAULT_SERVICE_QUEUE_DEPTH,

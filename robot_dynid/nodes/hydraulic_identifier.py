@@ -44,8 +44,9 @@ from robot_dynid.hydraulics.cylinder_results import (cylinder_config_from_dict, 
                                                      save_cylinder_results)
 from robot_dynid.hydraulics.online import LIVE_SETTINGS, N_PARAMETERS, OnlineHydraulicIdentifier, OnlineSettings
 from robot_dynid.msg import HydraulicCylinderEstimates, HydraulicCylinderState, IdentificationStatus
-from robot_dynid.nodes.node_runtime import (declare, in_range, integer_in, joint_states_qos, readable_file_path,
-                                            seconds, set_period, spin_node, writable_file_path)
+from robot_dynid.nodes.node_runtime import (MAX_TIMER_PERIOD, MIN_TIMER_PERIOD, declare, in_range, integer_in,
+                                            joint_states_qos, readable_file_path, seconds, set_period, spin_node,
+                                            timer_period, writable_file_path)
 from robot_dynid.recordings.recording import DropCounter, describe_dropped
 
 MAX_MIN_SAMPLES = 10_000_000
@@ -105,9 +106,9 @@ class HydraulicIdentifierNode(Node):
         depth = declare(self, "queue_depth", 100, f"subscription queue depth (2 s at 50 Hz), in 1..{MAX_QUEUE_DEPTH}",
                         "1", integer_in(1, MAX_QUEUE_DEPTH))
         qos = joint_states_qos(self, depth, "qos", "the HydraulicCylinderState subscription")
-        publish_period = declare(self, "publish_period", 1.0, "period of the estimates and status, in (0, 3600]; "
-                                 "live: the next comes one new period after the set", "s",
-                                 in_range("s", 0.0, 3600.0, allow_minimum=False),
+        publish_period = declare(self, "publish_period", 1.0, f"period of the estimates and status, in "
+                                 f"[{MIN_TIMER_PERIOD:g}, {MAX_TIMER_PERIOD:g}]; live: the next comes one new period "
+                                 "after the set", "s", timer_period,
                                  apply=lambda value: set_period(self.publish_timer, value))
         self.results_file = results_path(declare(
             self, "results_file", "", "results file (YAML) written by ~/save and at shutdown; '' = "

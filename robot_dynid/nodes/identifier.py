@@ -80,9 +80,9 @@ from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.payload import MAX_MASS, frame_placement
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.msg import ExperimentStage, IdentificationStatus, IdentifiedModel
-from robot_dynid.nodes.node_runtime import (MODEL_QOS, STAGE_MARKERS_IN, declare, in_range, integer_in,
-                                            joint_states_qos, readable_file_path, seconds, set_period, spin_node,
-                                            writable_file_path)
+from robot_dynid.nodes.node_runtime import (MAX_TIMER_PERIOD, MIN_TIMER_PERIOD, MODEL_QOS, STAGE_MARKERS_IN, declare,
+                                            in_range, integer_in, joint_states_qos, readable_file_path, seconds,
+                                            set_period, spin_node, timer_period, writable_file_path)
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.conditioning import MAX_GIVEN_WINDOW
 from robot_dynid.recordings.joint_states import JointStateSelector
@@ -134,9 +134,9 @@ class IdentifierNode(Node):
                                 "number (column-scaled base regressor) is not below this, in (1, 1e12]; changes "
                                 "apply to the next identification", "1",
                                 in_range("1", 1.0, 1e12, allow_minimum=False), apply=self.gate_setter("max_condition"))
-        status_period = declare(self, "status_period", 1.0, "period of IdentificationStatus, in (0, 3600]; live: the "
-                                "next comes one new period after the set", "s",
-                                in_range("s", 0.0, 3600.0, allow_minimum=False),
+        status_period = declare(self, "status_period", 1.0, f"period of IdentificationStatus, in "
+                                f"[{MIN_TIMER_PERIOD:g}, {MAX_TIMER_PERIOD:g}]; live: the next comes one new period "
+                                "after the set", "s", timer_period,
                                 apply=lambda value: set_period(self.status_timer, value))
         self.latency = declare(self, "stage_latency", 0.5, "how far joint states and stage markers may arrive out "
                                "of stamp order, in [0, 60]; samples are used this much later; live: applies to what "

@@ -66,8 +66,8 @@ from sensor_msgs.msg import JointState
 from robot_dynid import validators
 from robot_dynid.errors import DynIdError
 from robot_dynid.msg import ExperimentStage, HydraulicCylinderState
-from robot_dynid.nodes.node_runtime import (STAGE_MARKERS_IN, STAGE_MARKERS_OUT, declare, in_range, integer_in,
-                                            joint_states_qos, ros_distro, set_period, spin_node,
+from robot_dynid.nodes.node_runtime import (MIN_TIMER_PERIOD, STAGE_MARKERS_IN, STAGE_MARKERS_OUT, declare, in_range,
+                                            integer_in, joint_states_qos, ros_distro, set_period, spin_node,
                                             waiting_for_clock, writable_directory_path)
 from robot_dynid.recordings.bag_files import STORAGE_PLUGINS
 from robot_dynid.recordings.bag_io import MB, BagWriter, DiskSpaceError, RecordingStopped, free_space, offered_qos
@@ -76,7 +76,7 @@ from robot_dynid.recordings.joint_states import JointStateSelector
 from robot_dynid.recordings.stages import StageMarker
 from robot_dynid.srv import MarkStage
 
-MIN_PERIOD = 0.01        # s: the shortest timer period (a zero period spins a core at 100 %)
+MIN_PERIOD = MIN_TIMER_PERIOD
 MAX_QUEUE_DEPTH = 100_000  # messages [1] a subscription may hold (memory)
 SILENT_WARNED_ROLES = ("motor_states", "effort", "current", "temperature", "hydraulic")
 MESSAGE_CLASSES = {"joint_states": JointState, "motor_states": JointState, "effort": JointState, "current": JointState,

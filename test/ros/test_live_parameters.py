@@ -94,6 +94,8 @@ def test_feedforward_takes_a_status_period_at_once_and_refuses_bad_values_naming
     with running(graph, "feedforward", ("-p", f"status_period:={HOUR}"), tmp_path) as path:
         graph.spin_until(lambda: statuses, what="the status published at the start")
         taken_at_once(graph, path, statuses, "FeedforwardStatus every status_period", status_period=0.05)
+        [refused] = graph.set_parameters(path, status_period=1e-9)     # 86 % of a core on statuses, it was
+        assert refused.reason == "parameter status_period must be finite and in [0.01, 3600] [s], got 1e-09"
 
         [refused] = graph.set_parameters(path, standstill_velocity=5.0)     # outside the descriptor's range
         assert not refused.successful
@@ -117,7 +119,7 @@ def test_identifier_takes_a_status_period_at_once(graph, tmp_path):
                                    10)
     with running(graph, "identifier", ("-p", f"status_period:={HOUR}"), tmp_path) as path:
         [refused] = graph.set_parameters(path, status_period=0.0)
-        assert refused.reason == "parameter status_period must be finite and in (0, 3600] [s], got 0.0"
+        assert refused.reason == "parameter status_period must be finite and in [0.01, 3600] [s], got 0.0"
         assert statuses == []
         taken_at_once(graph, path, statuses, "IdentificationStatus every status_period", status_period=0.05,
                       stage_latency=0.1, model_file=str(tmp_path / "model.yaml"))
@@ -134,6 +136,8 @@ def test_hydraulic_identifier_takes_a_publish_period_and_the_convergence_test(gr
         assert refused.reason == "Parameter min_samples out of range. Min: 5, Max: 10000000, value: 3"
         [refused] = graph.set_parameters(path, convergence_band=0.0)
         assert refused.reason == "parameter convergence_band must be finite and in (0, 1], got 0.0"
+        [refused] = graph.set_parameters(path, publish_period=1e-9)
+        assert refused.reason == "parameter publish_period must be finite and in [0.01, 3600] [s], got 1e-09"
         assert estimates == []
         taken_at_once(graph, path, estimates, "HydraulicCylinderEstimates every publish_period", publish_period=0.05,
                       convergence_band=0.1, min_samples=50)
