@@ -96,8 +96,10 @@ class JointTemperatures:
         self.max_age = validators.positive(max_age, "max_temperature_age", DynIdError)
         self._latest: dict[str, tuple[float, float]] = {}
 
-    def update(self, joint: str, value: float, stamp: float, now: float) -> None:
-        """Keep ``value`` [deg C] of ``joint`` stamped ``stamp`` [s] (received at ``now`` [s]).
+    def update(self, joint: str, value: float, stamp: float, now: float) -> bool:
+        """Keep ``value`` [deg C] of ``joint`` stamped ``stamp`` [s] (received at ``now`` [s]) unless the joint's
+        temperature in use is stamped later (the newest stamp wins: two sources, or a late message, never turn the
+        clock back); whether it was kept.
 
         Raises DataError naming the joint for a value that is not finite or outside :data:`TEMPERATURE_RANGE`,
         or a stamp more than ``max_age`` ahead of ``now``; the previous value stays.
@@ -109,7 +111,10 @@ class JointTemperatures:
         if not math.isfinite(stamp) or stamp > now + self.max_age:
             raise DataError(f"temperature of joint {joint} is stamped {stamp!r} s, more than max_temperature_age "
                             f"{self.max_age:g} s after now ({now:.9g} s); not used")
+        if joint in self._latest and stamp < self._latest[joint][1]:
+            return False
         self._latest[joint] = (float(value), float(stamp))
+        return True
 
     def fresh(self, joints, now: float) -> tuple[np.ndarray | None, str]:
         """The temperatures of ``joints`` [deg C] (n,) when each is at most ``max_age`` old at ``now`` [s],

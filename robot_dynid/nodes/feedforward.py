@@ -68,7 +68,8 @@ joint_temperatures_topic (str): '' = off; else robot_dynid/JointTemperatures (na
     of several joints at one stamp). Both topics may be used.
 max_temperature_age (float): [s], default 5.0, in (0, 3600]: a temperature older than this (by its stamp) is
     not used. A temperature that is not finite, outside [-60, 250] deg C, or stamped more than
-    max_temperature_age ahead is refused with a warning naming the joint; the previous one stays. Temperatures
+    max_temperature_age ahead is refused with a warning naming the joint; the previous one stays. Of two
+    temperatures of a joint the later stamped one is used, whatever order they arrive in. Temperatures
     of joints the robot (robot_file's, else the first model's) lacks are ignored, all of them before it is known.
 Until every joint of a temperature model has a fresh temperature the node serves the nominal friction (the
 model's reference temperature) and says so (FRICTION_NOMINAL, friction_message naming the joint); a torque
@@ -667,7 +668,10 @@ class FeedforwardNode(Node):
                 continue
             try:
                 with self.friction_lock:
-                    self.temperatures.update(joint, float(value), stamp, now)
+                    kept = self.temperatures.update(joint, float(value), stamp, now)
+                if not kept:
+                    self.get_logger().info(f"temperature of joint {joint!r} stamped {stamp:.9g} s ignored: the one in "
+                                           "use is stamped later", throttle_duration_sec=5.0)
             except DynIdError as error:
                 self.get_logger().warning(str(error), throttle_duration_sec=5.0)
         self.publish_status_on_change()

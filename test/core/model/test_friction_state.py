@@ -91,3 +91,15 @@ def test_temperature_model_is_nominal_until_every_joint_has_a_fresh_temperature(
     with pytest.raises(DataError, match="temperature of joint j2 is stamped 20.0 s"):
         temperatures.update("j2", 30.0, stamp=20.0, now=11.0)
     assert friction_state(friction_model("coulomb_viscous"), joints, 0.0).state == STATIC
+
+
+def test_the_newest_stamp_wins_whatever_order_temperatures_arrive_in():
+    """Two sources of one joint's temperature (a per-joint topic and the joint temperatures topic), or a message
+    delayed in transport: an older stamp never replaces a newer one, an equal or later one does."""
+    temperatures = JointTemperatures(max_age=10.0)
+    assert temperatures.update("j1", 40.0, stamp=100.0, now=100.1)
+    assert not temperatures.update("j1", 25.0, stamp=99.0, now=100.2)        # late: stamped before
+    assert temperatures.fresh(["j1"], now=100.3)[0].tolist() == [40.0]
+    assert temperatures.update("j1", 41.0, stamp=100.0, now=100.4)            # the same stamp: the newer arrival
+    assert temperatures.update("j1", 42.0, stamp=101.0, now=101.1)
+    assert temperatures.fresh(["j1"], now=101.2)[0].tolist() == [42.0]
