@@ -4,7 +4,8 @@ A :class:`Payload` is one more body with ten inertial parameters (METHODS.md sec
 URDF gives a body: ``frame`` (a frame fixed to the last link: its link frame, or a URDF link fixed
 below it such as ``tool0``), ``mass`` [kg] > 0, centre of mass ``com`` [m] in ``frame``, and
 ``inertia`` [kg m^2] about the centre of mass in ``frame``'s axes, ``[ixx, ixy, ixz, iyy, iyz,
-izz]``. Only physically consistent payloads exist: finite values, a positive mass and central
+izz]``. Only plausible, physically consistent payloads exist: mass in [:data:`MIN_MASS`, :data:`MAX_MASS`], centre
+of mass within :data:`MAX_COM_DISTANCE` of the frame, inertia at most ``mass MAX_EXTENT^2``; finite values and central
 principal moments that obey the triangle inequalities (``a + b >= c``, which makes them >= 0): the
 pseudo-inertia :func:`~robot_dynid.model.link_inertials.pseudo_inertia` is then positive
 semidefinite.
@@ -63,6 +64,14 @@ IMPLAUSIBLE_MASS_FACTOR = 2.0
 CONSISTENCY_RTOL = 1e-9
 #: Largest mass accepted [kg]: anything heavier is a unit mistake (grams).
 MAX_MASS = 1e5
+#: [kg] the lightest payload: below a gram a payload's torques are below any arm's torque resolution.
+MIN_MASS = 1e-3
+#: [m] the farthest a payload's centre of mass may be from its frame: beyond any arm's reach (the warning at
+#: DEFAULT_MAX_COM_DISTANCE comes first).
+MAX_COM_DISTANCE = 10.0
+#: [m] the largest extent of a payload body: its central moments of inertia are at most ``mass * MAX_EXTENT**2``
+#: (a body of mass m has no moment above m r^2, r its farthest point from the centre).
+MAX_EXTENT = 10.0
 
 
 def payload_frames(robot: RobotDescription) -> dict[str, pin.SE3]:
@@ -141,9 +150,24 @@ class Payload:
         inertia = _numbers(self.inertia, 6, "payload inertia", "kg m^2")
         if mass > MAX_MASS:
             raise PayloadError(f"payload mass {mass!r} kg is above {MAX_MASS:g} kg (grams given as kilograms?)")
+        distance = math.dist(com, (0.0, 0.0, 0.0))
+        if distance > MAX_COM_DISTANCE:
+            raise PayloadError(f"payload com {list(com)} m is {distance:.4g} m from frame {self.frame!r}, more than "
+                               f"{MAX_COM_DISTANCE:g} m (millimetres given as metres?)")
+        largest = max(abs(value) for value in inertia)
+        if largest > MAX_MASS * MAX_EXTENT**2:
+            raise PayloadError(f"payload inertia {list(inertia)} kg m^2 has an entry above "
+                               f"{MAX_MASS * MAX_EXTENT**2:g} kg m^2 (inertia in kg mm^2?)")
         problem = consistency_problem(mass, com, inertia)
         if problem is not None:
             raise PayloadError(f"payload at {self.frame!r} is not physically consistent: {problem}")
+        if mass < MIN_MASS:
+            raise PayloadError(f"payload mass {mass!r} kg is below {MIN_MASS:g} kg (1 g): not a payload an arm's "
+                               "torques can show")
+        if largest > mass * MAX_EXTENT**2:
+            raise PayloadError(f"payload inertia {list(inertia)} kg m^2: an entry of {largest:.4g} kg m^2 needs a body "
+                               f"over {MAX_EXTENT:g} m across for its {mass:g} kg (inertia in kg mm^2, or a mass "
+                               "in tonnes?)")
         object.__setattr__(self, "mass", mass)
         object.__setattr__(self, "com", com)
         object.__setattr__(self, "inertia", inertia)

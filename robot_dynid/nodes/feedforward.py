@@ -102,7 +102,10 @@ farther than 1 m from its frame, is served with a warning. The payload stays acr
 that carries its own payload brings it, one without gets the payload in use. The model with the
 payload replaces the served one in one assignment, under a lock shared by every path that changes
 it, so each request is answered wholly with or without it. FeedforwardStatus reports the payload in
-use.
+use. A payload given before the robot is known (no model_file or robot_file: payload_file, ~/set_payload) is
+checked against the first model when it comes; refused then (frame, consistency, torques), the model is served
+without it and FeedforwardStatus.last_refused_payload says why. Payloads are bounded (model/payload.py): mass in
+[1 g, 100 t], centre of mass within 10 m of its frame, inertia that a body under 10 m across can have.
 
 Models: an ``IdentifiedModel`` (or model_file) is admitted by
 :func:`robot_dynid.model.feedforward.admit_model`: it must be of the expected robot (name, joints,
@@ -302,7 +305,7 @@ class FeedforwardNode(Node):
         self.monitor = ReferenceMonitor(reference_timeout, time.monotonic(), enabled=bool(reference_topic),
                                         check_period=reference_timeout / 4.0)
         self.counts = {"trajectories_answered": 0, "trajectories_refused": 0, "models_refused": 0}
-        self.last_refused = {"trajectory": "", "model": ""}
+        self.last_refused = {"trajectory": "", "model": "", "payload": ""}
         self.status_lock = threading.Lock()
         self.published_state = None
         self.published_friction = None
@@ -430,7 +433,8 @@ class FeedforwardNode(Node):
     def use_model(self, model, source, version=None):
         """Serve ``model`` from now on, with its own payload or else the payload in use, once
         :func:`admit_model` finds it fit; DynIdError (the model in use stays) when it is refused or lacks one
-        of ``joints``."""
+        of ``joints``. The first model is served without a payload given before it that it refuses (the reason
+        in ``last_refused_payload``): a payload never blocks models."""
         with self.model_lock:
             if model.payload is not None:
                 payload, payload_source = model.payload, f"the model ({source})"
@@ -438,6 +442,18 @@ class FeedforwardNode(Node):
                 payload, payload_source = self.payload, self.payload_source
             previous = self.served
             version = version if version is not None else (previous.version + 1 if previous else 1)
+            if previous is None and model.payload is None and payload is not None:
+                # a payload given before the robot was known: checked against this first model now; refused, it
+                # goes and the model is served without it
+                try:
+                    self._serve(model.without_payload(), payload, payload_source, source, version)
+                    return
+                except DynIdError as error:
+                    reason = f"{payload.mass:g} kg at {payload.frame!r} from {payload_source}: {one_line(error)}"
+                    self.last_refused["payload"] = reason
+                    self.get_logger().error(f"payload refused with the first model, which is served without it: "
+                                            f"{reason}")
+                    payload, payload_source = None, ""
             self._serve(model.without_payload(), payload, payload_source, source, version)
 
     def _serve(self, arm, payload, payload_source, source, version):
@@ -476,7 +492,8 @@ class FeedforwardNode(Node):
                     if self.expected_robot is not None:
                         frame_placement(self.expected_robot, payload.frame)
                     self.payload, self.payload_source = payload, "set_payload"
-                    response.message = "no model yet: the payload will be attached to the first model"
+                    response.message = ("no model yet: the payload will be checked against the first model and "
+                                        "attached to it, or refused then (FeedforwardStatus.last_refused_payload)")
                 else:
                     self._serve(served.arm, payload, "set_payload", served.source, served.version)
         except Exception as error:      # DynIdError: refused; anything else: refused too, never fatal
@@ -712,6 +729,7 @@ class FeedforwardNode(Node):
             reference_timeout=self.monitor.timeout, references_answered=self.monitor.answered_count,
             references_refused=self.monitor.refused_count, last_refused_reference=self.monitor.last_refusal,
             last_refused_trajectory=self.last_refused["trajectory"], last_refused_model=self.last_refused["model"],
+            last_refused_payload=self.last_refused["payload"],
             payload_frame=payload.frame if payload else "", payload_mass=payload.mass if payload else 0.0,
             payload_com=list(payload.com) if payload else [0.0] * 3,
             payload_inertia=list(payload.inertia) if payload else [0.0] * 6, payload_source=payload_source,

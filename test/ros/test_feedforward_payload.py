@@ -169,3 +169,42 @@ def test_a_node_given_a_bad_payload_file_stops_at_start_with_one_line(tmp_path):
     assert "Traceback" not in log
     [line] = [line for line in log.splitlines() if "error" in line]
     assert f"{bad}: payload at 'tool0' is not physically consistent: mass -3.0 kg must be > 0" in line, log
+
+
+def test_a_payload_before_the_first_model_that_does_not_fit_it_is_refused_then_and_the_model_served(graph, tmp_path):
+    """No model_file, no robot_file: ~/set_payload with a frame the robot lacks is kept for the first model; when
+    it comes, the payload is refused with the reason in FeedforwardStatus and the model is served alone (torques:
+    RNEA of the arm without payload), never blocked."""
+    from robot_dynid.msg import IdentifiedModel
+    from robot_dynid.nodes.node_runtime import MODEL_QOS
+    robot = load_robot(find_package_file("config", "robots", "ur5_urdf.yaml"))
+    parameters = plausible_parameters(robot, seed=1)
+    base = compute_base_parameters(Regressor(robot))
+    arm = DynamicModel(robot, FrictionModel(), False, False, base, base.projection @ parameters,
+                       np.zeros(base.rank), standard=parameters)
+    log = tmp_path / "node.log"
+    process = start_node("feedforward", "-r", "__ns:=/early", log_path=log)
+    try:
+        statuses = []
+        graph.node.create_subscription(FeedforwardStatus, "/early/feedforward_status", statuses.append, STATUS_QOS)
+        setter = graph.node.create_client(SetPayload, "/early/feedforward/set_payload")
+        response = graph.call(setter, set_request(("no_such_frame", 2.0, [0.0, 0.0, 0.05],
+                                                   [[0.01, 0.0, 0.0], [0.0, 0.01, 0.0], [0.0, 0.0, 0.01]])))
+        assert response.success and "checked against the first model" in response.message, response.message
+        publisher = graph.node.create_publisher(IdentifiedModel, "/early/identified_model", MODEL_QOS)
+        publisher.publish(IdentifiedModel(robot_name=robot.name, version=3, artifact_yaml=arm.to_yaml()))
+        graph.spin_until(lambda: statuses and statuses[-1].model_version == 3, what="the first model served")
+        status = statuses[-1]
+        assert "2 kg at 'no_such_frame' from set_payload" in status.last_refused_payload, status
+        assert "no_such_frame" in status.last_refused_payload and status.payload_frame == ""
+        client = graph.node.create_client(ComputeFeedforward, "/early/compute_feedforward")
+        q, qd, qdd = states(5)
+        request = ComputeFeedforward.Request(joint_names=list(robot.joint_names), positions=float64_array(q),
+                                             velocities=float64_array(qd), accelerations=float64_array(qdd))
+        answer = graph.call(client, request)
+        assert answer.success, answer.message
+        expected = rnea_urdf_with_payload(robot.urdf, parameters, None, q, qd, qdd)
+        np.testing.assert_allclose(np.reshape(answer.efforts, q.shape), expected, rtol=1e-9,
+                                   atol=1e-9 * np.abs(expected).max())
+    finally:
+        assert stop_node(process) == 0, log.read_text()

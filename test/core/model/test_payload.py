@@ -115,6 +115,12 @@ def test_a_payload_on_a_standard_dh_robot_is_taken_about_the_last_dh_link_frame(
     ({"inertia": (1.0, 0.0, 0.0)}, r"payload inertia must be a list of 6 numbers \[kg m\^2\]"),
     ({"mass": 2e5}, r"payload mass 200000.0 kg is above 100000 kg \(grams given as kilograms\?\)"),
     ({"frame": ""}, r"payload frame must be a non-empty string"),
+    ({"mass": 5e-324}, r"payload mass 5e-324 kg is below 0.001 kg \(1 g\)"),
+    ({"com": (1e308, 0.0, 0.0)},
+     r"payload com \[1e\+308, 0.0, 0.0\] m is 1e\+308 m from frame 'tool0', more than 10 m"),
+    ({"inertia": (1e308, 0.0, 0.0, 1e308, 0.0, 1e308)}, r"has an entry above 1e\+07 kg m\^2"),
+    ({"mass": 0.01, "inertia": (2.0, 0.0, 0.0, 2.0, 0.0, 2.0)},
+     r"an entry of 2 kg m\^2 needs a body over 10 m across for its 0.01 kg"),
 ])
 def test_a_payload_no_body_can_have_is_refused_naming_why(fields, message):
     good = {"frame": "tool0", "mass": 2.0, "com": (0.0, 0.0, 0.1), "inertia": (0.01, 0.0, 0.0, 0.01, 0.0, 0.01)}
