@@ -10,9 +10,10 @@ HELP = ("identify a payload (tool, gripper, part: mass [kg], centre of mass [m],
 
 def add_arguments(parser):
     from robot_dynid.cli.options import (add_cycles_argument, add_data_arguments, add_stage_argument,
-                                         add_torque_check_argument, output_file, positive_number)
+                                         add_torque_check_argument, number_in, output_file, positive_number)
     from robot_dynid.estimation.payload import PRIOR_STD_FRACTION
-    from robot_dynid.model.payload import DEFAULT_DENSITY, DEFAULT_MAX_COM_DISTANCE, IMPLAUSIBLE_MASS_FACTOR
+    from robot_dynid.model.payload import (DEFAULT_DENSITY, DEFAULT_MAX_COM_DISTANCE, IMPLAUSIBLE_MASS_FACTOR, MAX_DENSITY,
+                                           MAX_EXTENT, MAX_MASS, MIN_DENSITY, MIN_MASS)
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     identify = actions.add_parser(
         "identify", help="estimate a payload's ten inertial parameters from the residual of the arm's model",
@@ -32,20 +33,22 @@ def add_arguments(parser):
     identify.add_argument("--frame", default=None, metavar="FRAME",
                           help="frame of the payload, fixed to the last link: its link frame (default: the child link "
                                "of the last joint) or a URDF link fixed below it such as tool0")
-    identify.add_argument("--mass", type=positive_number("a mass > 0 [kg]"), default=None, metavar="KG",
-                          help="known mass [kg]: estimate only the centre of mass and inertia")
+    identify.add_argument("--mass", type=number_in("kg", MIN_MASS, MAX_MASS), default=None, metavar="KG",
+                          help=f"known mass [kg], in [{MIN_MASS:g}, {MAX_MASS:g}]: estimate only the centre of mass "
+                               "and inertia")
     add_stage_argument(identify)
     add_cycles_argument(identify)
     identify.add_argument("--unloaded", action="append", metavar="FILE", default=[],
                           help="the same motion recorded without the load, one per --data file in their order: the "
                                "arm model's residual on it, aligned in time by the motion, is subtracted (differential "
                                "identification); motions that differ are refused (read like --data, stages as --stage)")
-    identify.add_argument("--inertia", type=float, nargs=6, default=None,
+    identify.add_argument("--inertia", type=number_in("kg m^2", -MAX_MASS * MAX_EXTENT**2, MAX_MASS * MAX_EXTENT**2),
+                          nargs=6, default=None,
                           metavar=("IXX", "IXY", "IXZ", "IYY", "IYZ", "IZZ"),
                           help="prior of the inertia about the centre of mass [kg m^2] (CAD values) instead of the "
                                "solid body's; its std is "
                                f"{PRIOR_STD_FRACTION:g} of its largest principal moment")
-    identify.add_argument("--density", type=positive_number("a density > 0 [kg/m^3]"), default=DEFAULT_DENSITY,
+    identify.add_argument("--density", type=number_in("kg/m^3", MIN_DENSITY, MAX_DENSITY), default=DEFAULT_DENSITY,
                           metavar="KG_PER_M3",
                           help="density of the solid body (a cylinder from the frame through the centre of mass, or a "
                                "sphere) whose inertia is the prior [kg/m^3] (default: %(default)s)")

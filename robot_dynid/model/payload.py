@@ -54,6 +54,8 @@ PAYLOAD_FILE_KEYS = ("schema", "schema_version", "units", "robot") + PAYLOAD_KEY
 #: [kg/m^3] default density of the solid body a payload's mass and centre of mass imply (a tool or gripper of
 #: aluminium housings, motors and air: about that of water).
 DEFAULT_DENSITY = 1000.0
+#: [kg/m^3] densities a payload's solid body may have (``--density``): from foam to tungsten, with margin.
+MIN_DENSITY, MAX_DENSITY = 1.0, 25_000.0
 #: Default bound [m] on the centre of mass's distance from the payload frame, beyond which a payload
 #: is reported as implausible (a unit mistake, or an identification that found nothing real).
 DEFAULT_MAX_COM_DISTANCE = 1.0

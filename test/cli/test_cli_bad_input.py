@@ -433,6 +433,13 @@ def test_counts_and_durations_above_their_maxima_are_refused_at_once(files):
         (["hydraulic", "identify", "--config", files["hydraulic"] / "cylinder_config.yaml", "--data",
           files["hydraulic"] / "cylinder_bench.csv", "--cycles", "0-1000000000", "--out", out / "c.yaml"],
          "selects more than 10000 cycles"),
+        # payload solver inputs checked before solving (--mass 1e308 was a solver's "Problem data contains NaN")
+        (["payload", "identify", "--robot", robot, "--data", data, "--mass", "1e308", "--out", out / "p.yaml"],
+         "argument --mass: the value must be finite and in [0.001, 100000] [kg], got 1e+308"),
+        (["payload", "identify", "--robot", robot, "--data", data, "--density", "1e-300", "--out", out / "p.yaml"],
+         "argument --density: the value must be finite and in [1, 25000] [kg/m^3]"),
+        (["payload", "identify", "--robot", robot, "--data", data, "--inertia", "0.1", "0", "0", "nan", "0", "0.1",
+          "--out", out / "p.yaml"], "argument --inertia: the value must be finite"),
     ]
     for arguments, fragment in cases:
         started = time.monotonic()
