@@ -42,6 +42,9 @@ MAX_ROBOT_ID = 64
 MAX_MANIFEST_ROWS = 100_000
 """Most recordings one manifest may list."""
 MAX_MANIFEST_BYTES = 64 * 1024 ** 2
+#: Characters of one manifest field at most: a path (Linux's PATH_MAX), a robot id, a time. Longer is refused
+#: naming the line and column before any work (the csv module's own limit, 128 KiB, was an internal error).
+MAX_FIELD_CHARS = 4096
 _ROBOT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _BOOLEANS = {"": True, "true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
 
@@ -107,13 +110,14 @@ def read_manifest(path) -> list[FleetEntry]:
     ------
     DataError
         One line naming the file, the line and the column: a missing or unknown column, an empty
-        or malformed field, a robot id or a (robot_id, recorded_at) pair given twice, more than
-        :data:`MAX_MANIFEST_ROWS` rows, or no row at all.
+        or malformed field, a field longer than :data:`MAX_FIELD_CHARS`, a robot id or a (robot_id, recorded_at)
+        pair given twice, more than :data:`MAX_MANIFEST_ROWS` rows, or no row at all.
     """
     path = pathlib.Path(path)
     text = read_text(path, "fleet manifest", DataError, MAX_MANIFEST_BYTES)
     reader = csv.reader(io.StringIO(text))
-    header = [cell.strip() for cell in next(reader, [])]
+    rows = _rows(reader, path)
+    header = [cell.strip() for cell in next(rows, (1, []))[1]]
     if not any(header):
         raise DataError(f"{path}: the manifest is empty; its first line names the columns "
                         f"{', '.join(REQUIRED_COLUMNS)} (optional: robot, stage, torque_check)")
@@ -121,7 +125,7 @@ def read_manifest(path) -> list[FleetEntry]:
     match_joints(REQUIRED_COLUMNS, header, str(path), "a fleet manifest", kind="column")
     base = path.resolve().parent
     entries, seen = [], {}
-    for line, cells in enumerate(reader, start=2):
+    for line, cells in rows:
         if not any(cell.strip() for cell in cells):
             continue
         if len(entries) == MAX_MANIFEST_ROWS:
@@ -139,6 +143,24 @@ def read_manifest(path) -> list[FleetEntry]:
     if not entries:
         raise DataError(f"{path}: the manifest lists no recording")
     return entries
+
+
+def _rows(reader, path):
+    """``(line, cells)`` of a csv reader, a field longer than :data:`MAX_FIELD_CHARS` or a csv error refused in one
+    line naming the line (and column)."""
+    csv.field_size_limit(max(csv.field_size_limit(), MAX_MANIFEST_BYTES))    # the file's own bound: ours names it
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            raise DataError(f"{path}, line {reader.line_num}: {error}") from None
+        for column, cell in enumerate(cells, start=1):
+            if len(cell) > MAX_FIELD_CHARS:
+                raise DataError(f"{path}, line {reader.line_num}, column {column}: a field of {len(cell)} characters; "
+                                f"at most {MAX_FIELD_CHARS}")
+        yield reader.line_num, cells
 
 
 def _entry(row: dict, where: str, base: pathlib.Path, line: int) -> FleetEntry:
