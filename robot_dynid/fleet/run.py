@@ -40,7 +40,19 @@ def _dask():
         from dask.distributed import Client, LocalCluster, as_completed
     except ImportError as error:
         raise DynIdError(f"{INSTALL_HINT} ({error})") from None
+    quiet_dask()
     return Client, LocalCluster, as_completed
+
+
+def quiet_dask() -> int:
+    """Dask's own logging at WARNING unless this package's log is at INFO (``--verbose``): its INFO lines (about 30
+    per run: the scheduler, workers, nannies) would bury the command's output. The level set, for the cluster's
+    worker processes too."""
+    level = logging.INFO if logger.isEnabledFor(logging.INFO) else logging.WARNING
+    for name in ("distributed", "distributed.scheduler", "distributed.nanny", "distributed.worker",
+                 "distributed.core", "distributed.http.proxy"):
+        logging.getLogger(name).setLevel(level)
+    return level
 
 
 @contextlib.contextmanager
@@ -69,11 +81,16 @@ def open_client(scheduler: str | None = None, workers: int | None = None):
     if workers is None:
         workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     # one BLAS thread per worker: the small products of an identification slow down when threads compete
+    # workers log at most errors: the nannies' connection warnings while the cluster closes are not the run's
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
+                           silence_logs=logging.ERROR if quiet_dask() > logging.INFO else logging.INFO,
                            env={"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
     try:
-        with Client(cluster) as client:
+        client = Client(cluster)
+        try:
             yield client
+        finally:
+            client.close()          # the client first, then the workers and the scheduler it talks to
     finally:
         cluster.close()
 

@@ -208,3 +208,21 @@ def test_a_level_or_fraction_of_one_is_refused_by_the_parser(argv, capsys):
     with pytest.raises(SystemExit, match="2"):
         main(argv)
     assert f"argument {argv[-2]}: the value must be finite and in (0, 1), got 1.0" in capsys.readouterr().err
+
+
+def test_a_local_cluster_run_prints_no_dask_log_and_no_traceback(tmp_path):
+    """In its own process, as a user runs it: stderr holds no Dask INFO line (about 30 before) and no worker
+    traceback at shutdown; with --verbose Dask's INFO lines are back."""
+    import subprocess
+    import sys
+    rows = write_fleet(tmp_path, arms=1, weeks=2, wear=None, rate=RATE)
+    manifest = write_manifest(tmp_path / "fleet.csv", rows)
+    script = ("import sys; from robot_dynid.cli import main; sys.exit(main(sys.argv[1:]))")
+    command = [sys.executable, "-c", script, "fleet", "--robot", str(ROBOT), "--manifest", str(manifest),
+               "--workers", "1", "--out", str(tmp_path / "out")]
+    quiet = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert quiet.returncode == 0, quiet.stderr
+    assert "distributed" not in quiet.stderr and "Traceback" not in quiet.stderr, quiet.stderr
+    verbose = subprocess.run(command[:3] + ["--verbose"] + command[3:-1] + [str(tmp_path / "out2")],
+                             capture_output=True, text=True, timeout=600)
+    assert verbose.returncode == 0 and "distributed" in verbose.stderr, verbose.stderr
