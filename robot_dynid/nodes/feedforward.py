@@ -8,7 +8,13 @@ robot_file (str): robot description (YAML) every model must be of, whose limits 
     robot of the first model served (from model_file or the topic), whose limits then apply.
 model_topic (str): IdentifiedModel topic to follow; an admitted model replaces the one in use ('' = off).
 reference_topic (str): sensor_msgs/JointState with desired positions [rad] and velocities [rad/s]
-    (accelerations taken as zero); '' = off.
+    (accelerations zero, or estimated: reference_acceleration_window); '' = off.
+reference_acceleration_window (float): [s], default 0 = accelerations taken as zero, else in (0, 1]: the
+    reference's accelerations estimated from its velocities over this window by their header stamps (a quadratic
+    fit at the newest stamp, :class:`robot_dynid.model.reference_acceleration.ReferenceAcceleration`), so that the
+    feed-forward holds the inertial torque M(q) qdd too. For a planned reference (smooth, noise-free: a trajectory
+    generator's), e.g. 0.01 s at 1 kHz; not for a measured one (its noise would be differentiated). Live: applies
+    from the next reference.
 command_topic (str): std_msgs/Float64MultiArray of torques [N m], in the order of ``joints``, as a
     ros2_control forward_command_controller (effort interface) takes them.
 joints (str[]): the joints of the Float64MultiArray commands, in the order of the controller's own
@@ -152,6 +158,7 @@ from robot_dynid.model.feedforward import (
     MAX_POINTS_LIMIT, FeedforwardLimits, Margins, ReferenceMonitor, admit_model, check_margin_factor,
     check_max_points, check_position_margin, compute_feedforward, join_points)
 from robot_dynid.model.payload import Payload, frame_placement, load_payload, plausibility_warnings
+from robot_dynid.model.reference_acceleration import MAX_WINDOW, ReferenceAcceleration
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.msg import FeedforwardStatus, IdentifiedModel, JointTemperatures as JointTemperaturesMsg
 from robot_dynid.nodes.node_runtime import (MAX_TIMER_PERIOD, MIN_TIMER_PERIOD, MODEL_QOS, declare, float64_array,
@@ -262,6 +269,12 @@ class FeedforwardNode(Node):
                           "toward 0 with this time constant; 0 = no cooling; at most "
                           f"{MAX_COOLING_TIME_CONSTANT:g}; live: applies from the next reference", "s",
                           check=in_range("s", 0.0, MAX_COOLING_TIME_CONSTANT), apply=self.set_cooling_time_constant)
+        self.reference_acceleration_window = declare(
+            self, "reference_acceleration_window", 0.0, "window of the reference's accelerations estimated from its "
+            "velocities by their stamps; 0 = accelerations zero, else in (0, 1]; for a planned (noise-free) "
+            "reference; live: applies from the next reference", "s", check=in_range("s", 0.0, MAX_WINDOW),
+            apply=self.set_reference_acceleration_window)
+        self.reference_acceleration = None      # (joint order, its estimator), made on first use
         self.standstill_velocity = declare(
             self, "standstill_velocity", 0.01, "joints with every reference velocity below this stand still; in "
             f"(0, {MAX_STANDSTILL_VELOCITY:g}]; a change applies to the next reference", "rad/s",
@@ -392,6 +405,22 @@ class FeedforwardNode(Node):
         self.monitor.timeout, self.monitor.check_period = value, value / 4.0
         if self.reference_timer is not None:
             set_period(self.reference_timer, value / 4.0)
+
+    def set_reference_acceleration_window(self, value):
+        self.reference_acceleration_window, self.reference_acceleration = value, None
+
+    def reference_accelerations(self, msg, joints, velocities):
+        """The reference's accelerations [rad/s^2] in ``joints`` order: zeros without a window, else the estimate
+        at its header stamp (the node's clock where it has none); a new estimator for another joint order."""
+        window = self.reference_acceleration_window
+        if not window:
+            return ()
+        current = self.reference_acceleration        # (joint order, its estimator), or None
+        if current is None or current[0] != joints:
+            current = self.reference_acceleration = (joints, ReferenceAcceleration(len(joints), window))
+        estimator = current[1]
+        stamp = msg.header.stamp
+        return estimator.update(seconds(stamp) if (stamp.sec or stamp.nanosec) else self.ros_now(), velocities)
 
     def set_cooling_time_constant(self, value):
         with self.friction_lock:
@@ -587,9 +616,10 @@ class FeedforwardNode(Node):
             joints = served.model.joint_names
             positions, velocities = _by_name(msg, joints)
             self.joints_move(not standing_still(velocities, self.standstill_velocity))
+            accelerations = self.reference_accelerations(msg, joints, velocities)
             state = self.friction(served)
-            tau = compute_feedforward(served.model, joints, positions, velocities, temperature=state.temperature,
-                                      elapsed=state.elapsed, limits=served.limits)
+            tau = compute_feedforward(served.model, joints, positions, velocities, accelerations,
+                                      temperature=state.temperature, elapsed=state.elapsed, limits=served.limits)
         except Exception as error:      # DynIdError: refused; anything else: refused too, never fatal
             reason = one_line(error)
             self.monitor.refused(time.monotonic(), reason)

@@ -173,6 +173,39 @@ def test_reference_joint_state_gives_effort_commands(feedforward_node, er3a):
     np.testing.assert_allclose(next(msg.data for msg in received if np.any(msg.data)), expected, rtol=1e-9, atol=1e-9)
 
 
+def test_a_reference_acceleration_window_adds_the_inertial_torque_of_the_planned_motion(feedforward_node, er3a):
+    """reference_acceleration_window set live to 0.01 s: a 500 Hz reference q = q0 + A sin(w t) (positions and
+    velocities, header stamps on its plan's clock) gets the torque RNEA(q, qd, qdd) of its analytic acceleration,
+    to within what 5 % of qdd changes (the estimate's end-point error is far below that); set back to 0, qdd = 0."""
+    graph, _ = feedforward_node
+    model, parameters = er3a
+    [result] = graph.set_parameters("/feedforward", reference_acceleration_window=0.01)
+    assert result.successful, result.reason
+    received = []
+    graph.node.create_subscription(Float64MultiArray, "effort_commands", received.append, 100)
+    publisher = graph.node.create_publisher(JointState, "desired_joint_states", 100)
+    graph.spin_until(lambda: publisher.get_subscription_count() > 0, what="feedforward subscribing to the reference")
+    q0, amplitude, omega = np.full(6, 0.2), np.array([0.3, 0.2, 0.25, 0.4, 0.5, 0.3]), 3.0
+    try:
+        for k in range(40):
+            t = 100.0 + 0.002 * k
+            q, qd = q0 + amplitude * np.sin(omega * t), amplitude * omega * np.cos(omega * t)
+            message = JointState(name=list(model.joint_names), position=q.tolist(), velocity=qd.tolist())
+            message.header.stamp.sec, message.header.stamp.nanosec = int(t), int(round((t % 1.0) * 1e9))
+            count = len(received)
+            publisher.publish(message)
+            graph.spin_until(lambda: len(received) > count, what=f"the command of reference {k}")
+        qdd = -amplitude * omega**2 * np.sin(omega * t)
+        exact = rnea_torques(model.robot, parameters, q, qd, qdd)
+        without = rnea_torques(model.robot, parameters, q, qd, np.zeros(6))
+        slack = np.abs(rnea_torques(model.robot, parameters, q, qd, 1.05 * qdd) - exact) + 1e-9
+        assert np.all(np.abs(np.array(received[-1].data) - exact) <= slack), (received[-1].data, exact)
+        assert np.max(np.abs(exact - without)) > 10.0 * np.max(slack)
+    finally:
+        [result] = graph.set_parameters("/feedforward", reference_acceleration_window=0.0)
+        assert result.successful, result.reason
+
+
 def test_joints_parameter_orders_the_effort_commands_as_the_controller_does(er3a, directory, graph):
     """A forward_command_controller with joints [j4, j2, j6] gets those torques in that order."""
     model, parameters = er3a
