@@ -45,6 +45,8 @@ def main(args):
     print(format_table(("parameter", *labels, *(f"z {label}" for label in labels[1:])), rows))
     for label, method in zip(labels, summary["std_methods"]):
         print(f"std of {label}: {method}")
+    if summary["payload_note"]:
+        print(summary["payload_note"])
     significant = [entry["name"] for entry in summary["parameters"] if entry["significant"]]
     print(f"z = (value - {labels[0]}) / combined std (where a std has degrees of freedom, the normal deviate of "
           f"Student's t p-value); * significant at level {args.level:g} (|z| > "

@@ -42,6 +42,9 @@ class ModelComparison:
         Welch-Satterthwaite degrees of freedom of each difference (inf: normal).
     std_methods : tuple of str
         Each model's std method, with its blocks (:func:`~robot_dynid.estimation.covariance.describe`).
+    payloads : tuple of str
+        Each model's payload in words (``"none"``, ``"2.8 kg at 'tool0', centre of mass [0, 0, 0.08] m"``): where they
+        differ, the last link's parameter differences include the payloads' (:attr:`payload_note`).
     significant : ndarray of bool, shape (m - 1, r)
         ``|z| > critical``.
     level : float
@@ -61,11 +64,22 @@ class ModelComparison:
     t: np.ndarray | None = None
     dof: np.ndarray | None = None
     std_methods: tuple[str, ...] = ()
+    payloads: tuple[str, ...] = ()
+
+    @property
+    def payload_note(self) -> str:
+        """'' where every model carries the same payload, else one line naming each model's."""
+        if len(set(self.payloads)) <= 1:
+            return ""
+        return ("the models carry different payloads (" + "; ".join(f"{label}: {payload}" for label, payload in
+                                                                    zip(self.labels, self.payloads))
+                + "): the differences of the last link's parameters include the payloads' (payload detach gives an arm alone)")
 
     def to_dict(self) -> dict:
         return {
             "models": list(self.labels), "reference": self.labels[0], "level": self.level,
-            "critical_z": self.critical, "std_methods": list(self.std_methods),
+            "critical_z": self.critical, "std_methods": list(self.std_methods), "payloads": list(self.payloads),
+            "payload_note": self.payload_note,
             "expected_false_positives": self.level * len(self.names),
             "parameters": [
                 {"name": name, "values": self.values[:, k].tolist(), "std": self.std[:, k].tolist(),
@@ -124,7 +138,15 @@ def compare_models(models: Sequence[DynamicModel], labels: Sequence[str],
     critical = float(norm.ppf(1.0 - level / 2.0))
     methods = tuple(describe(m.std_method, (m.interval_dof or -1) + 1, _block_duration(m)) for m in models)
     return ModelComparison(tuple(labels), tuple(reference.base.names), values, std, z, np.abs(z) > critical,
-                           float(level), critical, t, dof, methods)
+                           float(level), critical, t, dof, methods, tuple(_payload_words(m) for m in models))
+
+
+def _payload_words(model: DynamicModel) -> str:
+    payload = model.payload
+    if payload is None:
+        return "none"
+    com = ", ".join(f"{value:.4g}" for value in payload.com)
+    return f"{payload.mass:.4g} kg at {payload.frame!r}, centre of mass [{com}] m"
 
 
 def _block_duration(model: DynamicModel) -> float | None:

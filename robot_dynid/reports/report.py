@@ -396,6 +396,7 @@ def make_comparison(models: Sequence[DynamicModel], labels: Sequence[str], level
                             + f"; significant (bold) where |z| > {comparison.critical:.3g}, a two-sided level of "
                             f"{level:g} per parameter (about {level * len(comparison.names):.1f} of "
                             f"{len(comparison.names)} parameters exceed it by chance)"),
+             *([html.paragraph(comparison.payload_note)] if comparison.payload_note else []),
              html.table(header, rows, cell_classes=cells),
              html.image(parameters, "parameter differences in combined standard deviations"),
              html.image(friction, "friction models overlaid")]

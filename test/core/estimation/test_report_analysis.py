@@ -110,6 +110,22 @@ def test_compare_flags_a_5_sigma_change_and_not_a_half_sigma_one():
     assert comparison.critical == pytest.approx(1.959964, rel=1e-6)
     with pytest.raises(DynIdError, match="at least two models"):
         compare_models([model], ["a"])
+    assert comparison.payloads == ("none", "none") and comparison.payload_note == ""
+
+
+def test_compare_names_the_payloads_two_models_carry():
+    """The same arm with and without a 2 kg tool: the comparison says which model carries which payload, since the
+    last link's differences are the tool's."""
+    from robot_dynid.model.payload import Payload, default_frame
+    _, recording, _, _, _ = simulate_test(ROBOT, cycles=1, speed_fractions=(0.6,), noise=0.2)
+    arm = identify(recording.select(stage="excitation"), ROBOT,
+                   IdentificationSettings(friction=friction_model("coulomb_viscous")))
+    tool = Payload(default_frame(ROBOT), 2.0, (0.0, 0.0, 0.08), (0.004, 0.0, 0.0, 0.004, 0.0, 0.002))
+    comparison = compare_models([arm, arm.with_payload(tool)], ["arm", "tool"])
+    assert comparison.payloads[0] == "none"
+    assert comparison.payloads[1] == f"2 kg at {tool.frame!r}, centre of mass [0, 0, 0.08] m"
+    assert comparison.payload_note.startswith(f"the models carry different payloads (arm: none; tool: 2 kg at "
+                                              f"{tool.frame!r}")
 
 
 def test_plateau_is_the_longest_constant_velocity_run():
