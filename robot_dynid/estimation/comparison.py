@@ -73,7 +73,8 @@ class ModelComparison:
             return ""
         return ("the models carry different payloads (" + "; ".join(f"{label}: {payload}" for label, payload in
                                                                     zip(self.labels, self.payloads))
-                + "): the differences of the last link's parameters include the payloads' (payload detach gives an arm alone)")
+                + "): the differences of the last link's parameters include the payloads' (payload detach gives an arm "
+                  "alone)")
 
     def to_dict(self) -> dict:
         return {
