@@ -57,6 +57,11 @@ def robot_from_dict(data: Mapping, base_dir: str | os.PathLike | None = None,
             return robot_from_urdf_dict(data, base_dir)
         if "mjcf" in data:
             return robot_from_mjcf_dict(data, base_dir)
+        if not {"dh_convention", "joints"} & set(data):
+            raise RobotDescriptionError(
+                f"robot description: none of its three forms (keys {sorted(map(str, data))[:8]}): give 'urdf' (a URDF "
+                "file), 'mjcf' (a MuJoCo XML file) or 'dh_convention' with 'joints' (DH parameters); each with "
+                "joint limits and effort limits (docs/robot_description.md)")
         return robot_from_dh_dict(data)
     except RobotDescriptionError as error:
         raise RobotDescriptionError(f"{source}: {error}") from None

@@ -416,3 +416,10 @@ def test_simulation_section_round_trips_in_both_forms_and_in_prismatic_units():
     with pytest.raises(RobotDescriptionError,
                        match=r"simulation.track.damping must be finite and >= 0 \[N s/m\], got -2.0$"):
         robot_from_dict(track)
+
+
+def test_a_description_of_no_form_names_the_three_it_could_be():
+    with pytest.raises(RobotDescriptionError, match=r"x\.yaml: robot description: none of its three forms \(keys "
+                                                    r"\['name'\]\): give 'urdf' .* 'mjcf' .* 'dh_convention' with "
+                                                    r"'joints'"):
+        robot_from_dict({"name": "x"}, source="x.yaml")
