@@ -7,14 +7,18 @@ URDF (:func:`~robot_dynid.model.urdf.robot_from_urdf_dict`) or an MJCF file
 """
 from __future__ import annotations
 
+import logging
 import os
 from typing import Mapping
 
 from robot_dynid.errors import RobotDescriptionError
 from robot_dynid.model.mjcf import robot_from_mjcf_dict
 from robot_dynid.model.robot_description import RobotDescription, robot_from_dh_dict
+from robot_dynid.model.transmission import ratio_warnings
 from robot_dynid.model.urdf import robot_from_urdf_dict
 from robot_dynid.yaml_files import read_yaml
+
+logger = logging.getLogger(__name__)
 
 
 def load_robot(path: str | os.PathLike) -> RobotDescription:
@@ -54,14 +58,23 @@ def robot_from_dict(data: Mapping, base_dir: str | os.PathLike | None = None,
             raise RobotDescriptionError(
                 f"a robot description must be a mapping, got {type(data).__name__}")
         if "urdf" in data:
-            return robot_from_urdf_dict(data, base_dir)
+            return _warned(robot_from_urdf_dict(data, base_dir), source)
         if "mjcf" in data:
-            return robot_from_mjcf_dict(data, base_dir)
+            return _warned(robot_from_mjcf_dict(data, base_dir), source)
         if not {"dh_convention", "joints"} & set(data):
             raise RobotDescriptionError(
                 f"robot description: none of its three forms (keys {sorted(map(str, data))[:8]}): give 'urdf' (a URDF "
                 "file), 'mjcf' (a MuJoCo XML file) or 'dh_convention' with 'joints' (DH parameters); each with "
                 "joint limits and effort limits (docs/robot_description.md)")
-        return robot_from_dh_dict(data)
+        return _warned(robot_from_dh_dict(data), source)
     except RobotDescriptionError as error:
         raise RobotDescriptionError(f"{source}: {error}") from None
+
+
+def _warned(robot: RobotDescription, source: str) -> RobotDescription:
+    """``robot``, its implausible gear ratios logged as warnings
+    (:func:`~robot_dynid.model.transmission.ratio_warnings`)."""
+    if robot.transmission is not None:
+        for warning in ratio_warnings(robot.transmission, robot.joint_names, robot.prismatic):
+            logger.warning("%s: %s", source, warning)
+    return robot

@@ -28,6 +28,12 @@ TRANSMISSION_OPTIONAL = ("motors", "torque_constants")
 #: A transmission whose condition number exceeds this cannot be inverted reliably (motor-side
 #: positions would map to joint positions with errors beyond 1e-6 of their size).
 MAX_CONDITION = 1e8
+#: Plausible gear ratios, revolute joints [rad/rad]: direct drive (1) to the largest strain-wave and multi-stage
+#: planetary gears of arms (about 300), with margin. Outside it a ratio is warned about (a ratio of 0.01 or 10000
+#: is a unit mistake, or the inverse given).
+REVOLUTE_RATIO_RANGE = (1.0, 1000.0)
+#: Prismatic joints [rad/m]: a ball screw or belt of lead 1 mm (6283 rad/m) to 1 m per turn (6.3 rad/m), with margin.
+PRISMATIC_RATIO_RANGE = (1.0, 1e5)
 
 
 @dataclass(frozen=True, eq=False)
@@ -154,6 +160,19 @@ def transmission_from_dict(data: Any, joint_names: Sequence[str], label: str = "
             raise RobotDescriptionError(f"{label}.torque_constants[{zero[0]}] (motor {names[zero[0]]}) is 0; "
                                         "a torque constant is non-zero [N m/A]")
     return Transmission(tuple(names), matrix, constants)
+
+
+def ratio_warnings(transmission: Transmission, joint_names: Sequence[str], prismatic: Sequence[bool]) -> list[str]:
+    """Why gear ratios look implausible: each motor whose ratio to its main joint lies outside
+    :data:`REVOLUTE_RATIO_RANGE` (or :data:`PRISMATIC_RATIO_RANGE` for a prismatic joint); empty when none does."""
+    warnings = []
+    for motor, ratio, joint in zip(transmission.motor_names, transmission.gear_ratios, transmission.main_joints):
+        low, high = PRISMATIC_RATIO_RANGE if prismatic[joint] else REVOLUTE_RATIO_RANGE
+        unit = "rad/m" if prismatic[joint] else "rad/rad"
+        if not low <= ratio <= high:
+            warnings.append(f"transmission: motor {motor} turns {ratio:g} {unit} of joint {joint_names[joint]}, "
+                            f"outside the plausible [{low:g}, {high:g}] {unit} (the inverse ratio, or another unit?)")
+    return warnings
 
 
 def _count(value: Any) -> str:

@@ -336,3 +336,18 @@ def test_a_linear_axis_recorded_in_millimetres_is_refused_as_such():
     with pytest.raises(DataError, match=r"column qd\.track exceeds 10 m/s .*: it looks like mm/s "
                                         r"\(900 mm/s = 0\.9 m/s\); give m/s$"):
         check_samples(Recording.from_arrays(robot.joint_names, t, q / 1000.0, qd, qd * 0, np.zeros((200, 7))), robot)
+
+
+def test_an_implausible_gear_ratio_is_warned_naming_the_motor_and_joint(tmp_path, caplog):
+    """The coupled wrist's ratios load quietly; a ratio of 1/50 (the inverse given) is warned about, naming the motor's
+    joint and the plausible range; the description still loads."""
+    text = find_package_file("config", "robots", "er3a_coupled_wrist.yaml").read_text()
+    path = tmp_path / "robot.yaml"
+    path.write_text(text)
+    with caplog.at_level("WARNING"):
+        load_robot(path)
+    assert "transmission" not in caplog.text
+    path.write_text(text.replace("[0, 0, 0, 0, 50, 50]", "[0, 0, 0, 0, 0.02, 0.02]", 1))
+    with caplog.at_level("WARNING"):
+        load_robot(path)
+    assert "turns 0.02 rad/rad of joint j5, outside the plausible [1, 1000] rad/rad" in caplog.text
