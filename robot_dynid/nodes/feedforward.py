@@ -499,6 +499,19 @@ class FeedforwardNode(Node):
         self.payload, self.payload_source = payload, payload_source if payload else ""
         if self.expected_robot is None:
             self.expected_robot, self.expected_what = model.robot, f"the robot of the first model ({source})"
+        if limits.effort_derived.any():
+            # effort limits derived from the first model (none in the description) stay the robot's: later models
+            # are admitted or refused against them (model_effort_margin), not against their own
+            robot = self.expected_robot
+            index = [robot.joint_names.index(name) for name in model.joint_names]
+            efforts = {joint: float(effort) for joint, effort, derived in
+                       zip(index, limits.effort, limits.effort_derived) if derived}
+            self.expected_robot = dataclasses.replace(robot, limits=tuple(
+                dataclasses.replace(limit, effort=efforts[joint]) if joint in efforts else limit
+                for joint, limit in enumerate(robot.limits)))
+            derived = {robot.joint_names[joint]: round(effort, 3) for joint, effort in efforts.items()}
+            self.get_logger().info(f"effort limits derived from model version {version} (none in the description), "
+                                   f"later models are held to them [N m]: {derived}")
         derived = [name for name, flag in zip(model.joint_names, limits.effort_derived) if flag]
         carried = "" if payload is None else f"; payload {payload.mass:g} kg at {payload.frame} from {payload_source}"
         self.get_logger().info(

@@ -749,3 +749,33 @@ def test_an_effort_margin_too_small_to_hold_the_arm_is_refused_with_the_reason(u
                     r"joint \w+", refused.reason), refused.reason
     assert graph.get_parameters("/ur/feedforward", "effort_margin") == [1.0]     # as the fixture started it
     assert ur_call(ur_like, request(ur_like["robot"].joint_names, np.zeros((1, 6)))).success
+
+
+def test_effort_limits_derived_from_the_first_model_hold_later_models_to_them(graph, tmp_path):
+    """A UR-like robot without effort limits: the first model's derived limits (2 x its torques at the limits of
+    motion) stay; a model needing 10 times those torques exceeds model_effort_margin 3 x the derived limits (6 x)
+    and is refused, the first kept; one needing 2 times them is admitted."""
+    data = renamed_robot(load_robot(REPO / "config" / "robots" / "ur5.yaml"), "ur5",
+                         [f"j{i}" for i in range(1, 7)]).to_dict()
+    data.pop("effort_limits", None)
+    data["joints"] = [{key: value for key, value in joint.items() if key != "effort_limit"} for joint in data["joints"]]
+    robot = robot_from_dict(data)
+    assert all(limit.effort is None for limit in robot.limits)
+    first, _ = plausible_model(robot)
+    log = tmp_path / "node.log"
+    process = start_node("feedforward", "-r", "__ns:=/derived", "-p", f"model_file:={first.save(tmp_path / 'm.yaml')}",
+                         log_path=log)
+    try:
+        statuses = []
+        graph.node.create_subscription(FeedforwardStatus, "/derived/feedforward_status", statuses.append, STATUS_QOS)
+        publisher = graph.node.create_publisher(IdentifiedModel, "/derived/identified_model", MODEL_QOS)
+        heavy, _ = plausible_model(robot, factor=10.0)
+        publisher.publish(IdentifiedModel(robot_name=robot.name, version=20, artifact_yaml=heavy.to_yaml()))
+        graph.spin_until(lambda: statuses and statuses[-1].models_refused >= 1, what="the heavy model refused")
+        assert "model_effort_margin 3.0 times its effort limit" in statuses[-1].last_refused_model
+        assert statuses[-1].model_version == 1
+        heavier, _ = plausible_model(robot, factor=2.0)
+        publisher.publish(IdentifiedModel(robot_name=robot.name, version=21, artifact_yaml=heavier.to_yaml()))
+        graph.spin_until(lambda: statuses and statuses[-1].model_version == 21, what="the 2x model served")
+    finally:
+        assert stop_node(process) == 0, log.read_text()
