@@ -123,6 +123,7 @@ def main(args):
     stamps = [recording.stamp_quality for recording in recordings + validation]
     if any(stamps):
         print(format_stamp_quality(stamps))
+    print(f"verdict: {summary['verdict']['text']}")
     print(f"report written to {index} ({len(summary['figures'])} figures; summary.json beside it)")
     return 0
 

@@ -190,3 +190,62 @@ def range_warnings(model: DynamicModel, recordings: Sequence[Recording]) -> list
                                 f"identified on ({float(limits[joint]):.3g} {unit}; up to {values.max():.3g}): "
                                 "friction polynomials and stiffness-like terms extrapolate badly")
     return warnings
+
+
+#: Held-out RSD per joint above which the model is not good enough on that joint [1]: more than a fifth of the
+#: torque's RMS unexplained. Identified models of industrial arms reach 0.05-0.15 on well-excited joints.
+GOOD_HELD_OUT_RSD = 0.2
+#: Held-out RSD above this many times the training RSD: the model fits its data better than it predicts (over-fit,
+#: or a motion the training did not cover).
+OVERFIT_RATIO = 2.0
+
+
+@dataclasses.dataclass(frozen=True)
+class FitVerdict:
+    """Whether a model is good enough, joint by joint, from held-out data (:func:`judge_fit`).
+
+    Attributes
+    ----------
+    good : bool or None
+        True when every joint is good, False when one is not, None without held-out data.
+    joints : dict
+        Joint name -> why it is not good (only the joints that are not).
+    text : str
+        One line for the top of a page or a command's output.
+    """
+
+    good: bool | None
+    joints: dict
+    text: str
+
+    def to_dict(self) -> dict:
+        return {"good": self.good, "joints": dict(self.joints), "text": self.text,
+                "good_held_out_rsd": GOOD_HELD_OUT_RSD, "overfit_ratio": OVERFIT_RATIO}
+
+
+def judge_fit(training: ModelValidation, held_out: Sequence[ModelValidation]) -> FitVerdict:
+    """The verdict on a model from its training fit and its held-out fits: a joint is good when on every held-out
+    file its RSD is at most :data:`GOOD_HELD_OUT_RSD` and at most :data:`OVERFIT_RATIO` times its training RSD.
+    Where it is not, the reason tells the two cases apart: a held-out RSD far above the training one (the model
+    does not carry over to new motion), or one as high on the training data (noise, or an effect the model lacks:
+    more data or another friction model, not another fit)."""
+    names = training.report.joint_names or tuple(f"joint {j + 1}" for j in range(len(training.report.rsd)))
+    if not held_out:
+        worst = int(np.nanargmax(training.report.rsd)) if np.isfinite(training.report.rsd).any() else 0
+        return FitVerdict(None, {}, f"not judged: no held-out data (training RSD at most "
+                                    f"{float(np.nanmax(training.report.rsd)):.2g}, {names[worst]}); hold out a "
+                                    f"cycle or give a held-out file")
+    rsd = np.nanmax(np.array([fit.report.rsd for fit in held_out]), axis=0)
+    reasons = {}
+    for joint, (name, value, trained) in enumerate(zip(names, rsd, training.report.rsd)):
+        if trained > 0.0 and value > OVERFIT_RATIO * trained:
+            reasons[name] = (f"held-out RSD {value:.2g} is {value / trained:.2g} x its training RSD {trained:.2g} "
+                             "(does not carry over to new motion)")
+        elif not value <= GOOD_HELD_OUT_RSD:
+            reasons[name] = (f"held-out RSD {value:.2g} > {GOOD_HELD_OUT_RSD:g}, training {trained:.2g} alike "
+                             "(noise, or an effect the model lacks)")
+    if not reasons:
+        return FitVerdict(True, {}, f"good on all {len(names)} joints: held-out RSD at most {float(rsd.max()):.2g} "
+                                    f"(limit {GOOD_HELD_OUT_RSD:g})")
+    return FitVerdict(False, reasons, f"not good enough on {len(reasons)} of {len(names)} joints: "
+                      + "; ".join(f"{name}: {reason}" for name, reason in reasons.items()))

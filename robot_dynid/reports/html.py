@@ -15,7 +15,9 @@ th,td{border:1px solid #bbb;padding:2px 6px;text-align:right}
 th{background:#eee}td.text{text-align:left;font-family:monospace}
 tr.poor td{background:#fdd}td.sig{background:#fdd;font-weight:bold}
 img{max-width:100%;border:1px solid #ddd;margin:0.5em 0}
-p.note{color:#a40}"""
+p.note{color:#a40}
+p.verdict{font-size:1.15em;padding:.5em .8em;border-left:.4em solid #888;background:#f4f4f4}
+p.verdict.good{border-color:#2a2}p.verdict.bad{border-color:#c22}"""
 
 
 def number(value, digits: int = 4) -> str:
@@ -60,6 +62,12 @@ def heading(text: str, level: int = 2) -> str:
 
 def paragraph(text: str, note: bool = False) -> str:
     return f'<p{" class=note" if note else ""}>{html.escape(text)}</p>'
+
+
+def verdict(text: str, good: bool | None) -> str:
+    """The page's verdict line (``id="verdict"``): first on the page, green, red or grey by ``good``."""
+    kind = {True: "good", False: "bad", None: "unknown"}[good]
+    return f'<p id="verdict" class="verdict {kind}"><strong>Verdict:</strong> {html.escape(text)}</p>'
 
 
 def image(path, caption: str) -> str:

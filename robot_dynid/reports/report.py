@@ -27,7 +27,7 @@ import numpy as np
 from robot_dynid.errors import DataError
 from robot_dynid.estimation.identification import IdentificationSettings, identify, plausibility
 from robot_dynid.estimation.torque_scale import check_torque_scale
-from robot_dynid.estimation.validation import DEFAULT_SPEED_THRESHOLD, RAW_LABEL
+from robot_dynid.estimation.validation import DEFAULT_SPEED_THRESHOLD, RAW_LABEL, judge_fit
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.robot_description import RobotDescription
 from robot_dynid.recordings.recording import Recording
@@ -259,6 +259,9 @@ def make_report(out, robot: RobotDescription, recordings: Sequence[Recording],
     if not groups:
         notes.append("no held-out data (no validation stage, no held-out cycle, no --validate file)")
     summary["torque_fits"] = [fit.to_dict() for fit, _ in fits]
+    verdict = judge_fit(fits[0][0].validation, [fit.validation for fit, _ in fits[1:]])
+    summary["verdict"] = verdict.to_dict()
+    parts.insert(0, html.verdict(verdict.text, verdict.good))
     parts.append(html.heading("Measured against model torque"))
     for fit, file_name in fits:
         parts.append(html.heading(f"{fit.segment} data ({', '.join(dict.fromkeys(fit.validation.sources))})", 3))

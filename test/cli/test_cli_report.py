@@ -35,6 +35,11 @@ def test_report_writes_a_page_whose_references_exist_and_whose_figures_are_not_b
     assert "stamps of " in printed and "uniform 100 Hz grid" in printed      # the simulator's stamps are k / f
     page = (out / "index.html").read_text()
     assert "stamps of " in page
+    # the verdict first, after the title: the simulator's wrists (noise 0.2 N m on torques of about 1 N m) have a
+    # held-out RSD above 0.2, and as high in training: noise, not a poor fit
+    assert page.index('<p id="verdict"') < page.index("<p>robot ")
+    assert "verdict: not good enough on 3 of 6 joints: j4: held-out RSD" in printed, printed
+    assert "(noise, or an effect the model lacks)" in printed and "does not carry over" not in printed
     targets = referenced_files(page)
     assert {"torque_identification.png", "torque_held_out.png", "parameters_per_cycle.png", "cross_verification.png",
             "friction_speed.png", "friction_time.png", "model.yaml"} <= set(targets)
