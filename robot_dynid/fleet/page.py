@@ -128,6 +128,20 @@ def _trend_series(changes, names):
     return series
 
 
+def fleet_verdict(analysis: FleetAnalysis) -> tuple[str, bool | None]:
+    """The page's first line: which robots changed and how, in words (their verdicts), and how many did not;
+    ``(text, good)`` with good False when one wears, None when none could be tested."""
+    worn = [changes for changes in analysis.robots.values() if changes.findings]
+    tested = [changes for changes in analysis.robots.values() if changes.wear.statistics is not None]
+    if worn:
+        return (f"{len(worn)} of {len(analysis.robots)} robots changed: "
+                + "; ".join(changes.verdict for changes in worn)
+                + f"; {len(tested) - len(worn)} tested unchanged", False)
+    if tested:
+        return f"no robot changed: {len(tested)} of {len(analysis.robots)} tested, none beyond the fleet's spread", True
+    return f"no robot tested yet ({len(analysis.robots)} robots): each needs two identified recordings", None
+
+
 def write_fleet_page(out, analysis: FleetAnalysis, results, run_summary: dict) -> pathlib.Path:
     """Write ``out/index.html`` (figures beside it in ``out/figures``); returns its path.
 
@@ -137,7 +151,8 @@ def write_fleet_page(out, analysis: FleetAnalysis, results, run_summary: dict) -
     from robot_dynid.reports import figures
     out = pathlib.Path(out)
     (out / "figures").mkdir(parents=True, exist_ok=True)
-    parts = [html.heading("Wear verdicts"),
+    parts = [html.verdict(*fleet_verdict(analysis)),
+             html.heading("Wear verdicts"),
              html.table(("verdict",), [(changes.verdict,) for changes in analysis.robots.values()],
                         ["poor" if changes.findings else "" for changes in analysis.robots.values()]),
              html.paragraph(wear_method_text(analysis)),

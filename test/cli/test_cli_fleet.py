@@ -153,7 +153,11 @@ def test_database_holds_every_recording_and_each_models_parameters(worn_runs):
 def test_fleet_page_leads_with_the_verdicts_and_shows_every_robot_and_its_figures(worn_runs):
     _, second, out, _ = worn_runs
     page = (out / "index.html").read_text()
-    assert page.index("Wear verdicts") < page.index("Evidence per robot") < page.index("Parameters (evidence)")
+    assert page.index('<p id="verdict"') < page.index("Wear verdicts") < page.index("Evidence per robot") \
+        < page.index("Parameters (evidence)")
+    # the first line names the worn arm (the fixture wears arm1 only) and counts the others
+    verdict = page[page.index('<p id="verdict"'):page.index("</p>", page.index('<p id="verdict"'))]
+    assert "1 of 4 robots changed: arm1: " in verdict and "3 tested unchanged" in verdict, verdict
     assert html.escape(second["verdicts"]["arm1"]) in page and "figures/wear_arm1.png" in page
     assert all(f"arm{k}" in page for k in range(4)) and "truncated.csv" in page
     for target in referenced_files(page):
