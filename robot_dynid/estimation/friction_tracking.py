@@ -268,12 +268,14 @@ class OnlineFrictionTracking:
 @dataclasses.dataclass(frozen=True)
 class TrackingHistory:
     """Tracked parameters over a recording: ``names`` (k,), ``time`` (m,) [s] at the end of each batch, ``values``
-    and ``std`` (m, k), each in the SI unit of its parameter (N m for fc, N m s/rad for fv, N m for offsets)."""
+    and ``std`` (m, k), each in the SI unit of its parameter, ``units`` (k,) (N m for fc, N m s/rad for fv, N m for
+    offsets: :meth:`~robot_dynid.model.regressor.Regressor.parameter_unit`)."""
 
     names: tuple[str, ...]
     time: np.ndarray
     values: np.ndarray
     std: np.ndarray
+    units: tuple[str, ...] = ()
 
 
 def track_recording(model: DynamicModel, recording, forgetting: float = DEFAULT_FORGETTING, offsets: bool = False,
@@ -291,4 +293,14 @@ def track_recording(model: DynamicModel, recording, forgetting: float = DEFAULT_
         rows = slice(max(0, end - batch), end)
         tracker.update(*(x[rows] for x in arrays))
         values[index], std[index] = tracker.values, tracker.std
-    return TrackingHistory(tracker.names, recording.time[np.array(ends) - 1] - recording.time[0], values, std)
+    units = tuple(_unit(model, name) for name in tracker.names)
+    return TrackingHistory(tracker.names, recording.time[np.array(ends) - 1] - recording.time[0], values, std, units)
+
+
+def _unit(model: DynamicModel, name: str) -> str:
+    """A tracked parameter's unit: a base parameter's (its leading standard one's), an offset's N m (N)."""
+    try:
+        return model.regressor.parameter_unit(name)
+    except DynIdError:
+        joint = int(name[3:]) - 1 if name.startswith("off") and name[3:].isdigit() else None
+        return "N" if joint is not None and model.robot.prismatic[joint] else "N m"

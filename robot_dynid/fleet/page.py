@@ -19,9 +19,6 @@ from robot_dynid.reports import html
 FINDING_COLUMNS = ("robot", "indicator", "baseline", "latest", "change", "change [%]", "threshold", "t [1]",
                    "dof", "adjusted p", "since")
 """Columns of the table of wear found (the page's and the CLI's)."""
-_PARAMETER_UNITS = (("fv", "N m s/rad"), ("fc", "N m"), ("fs", "N m"), ("f1", "N m"), ("f2", "N m s/rad"),
-                    ("f3", "N m s^2/rad^2"), ("f4", "N m s^3/rad^3"), ("off", "N m"), ("Ia", "kg m^2"),
-                    ("I", "kg m^2"), ("mx", "kg m"), ("my", "kg m"), ("mz", "kg m"), ("m", "kg"))
 
 
 def _time(text: str) -> datetime.datetime:
@@ -102,13 +99,10 @@ def _wear_series(changes, coverage=0.95):
 
 
 def _parameter_unit(name: str, model) -> str:
-    """The unit of a base parameter of ``model``: its leading standard parameter's (``Izz2R`` -> kg m^2; a
-    prismatic joint's friction in N and m; a temperature drift's coefficient per K)."""
-    unit = next(unit for prefix, unit in _PARAMETER_UNITS if name.startswith(prefix))
-    joint = drive_parameters(model).get(name)
-    if joint is not None and joint in model.joint_names and model.robot.prismatic[model.joint_names.index(joint)]:
-        unit = unit.replace("N m", "N").replace("rad", "m")
-    return f"{unit}/K" if "_dT" in name else unit
+    """The SI unit of a base parameter of ``model``: its leading standard parameter's
+    (:meth:`~robot_dynid.model.regressor.Regressor.parameter_unit`: ``Izz2R`` -> kg m^2, a prismatic joint's
+    friction in N and m, a temperature drift's coefficient per K)."""
+    return model.regressor.parameter_unit(name)
 
 
 def _trend_series(changes, names):

@@ -332,6 +332,35 @@ class Regressor:
         return tuple(names)
 
     @property
+    def parameter_units(self) -> tuple[str, ...]:
+        """The SI unit of each of :attr:`parameter_names`: ``kg``, ``kg m``, ``kg m^2`` for a link's inertial
+        parameters; a friction coefficient's from its model (:mod:`robot_dynid.model.friction_models`), in N and m
+        where a joint row's joint is prismatic; an armature ``kg m^2`` (``kg`` on a prismatic joint); an offset
+        ``N m`` (``N``)."""
+        prismatic = self.robot.prismatic
+        linear = {0: "kg", 1: "kg m", 2: "kg m", 3: "kg m"}
+        units = [linear.get(k, "kg m^2") for _ in range(self.n_joints) for k in range(N_INERTIAL)]
+
+        def on_joint(unit, row):
+            moves = row.kind == "joint" and prismatic[row.index]
+            return unit.replace("N m", "N").replace("rad", "m") if moves else unit
+        units += [on_joint(self.friction.coefficient_unit(name), row)
+                  for row in self.friction_rows for name in self.friction.coefficient_names]
+        units += ["kg" if row.kind == "joint" and prismatic[row.index] else "kg m^2" for row in self.armature_rows]
+        if self.offset:
+            units += ["N" if moves else "N m" for moves in prismatic]
+        return tuple(units)
+
+    def parameter_unit(self, name: str) -> str:
+        """The SI unit of a standard parameter, or of a base parameter by its leading standard parameter
+        (``Izz2R`` -> ``Izz2``'s ``kg m^2``)."""
+        names = self.parameter_names
+        standard = name if name in names else name[:-1] if name.endswith("R") and name[:-1] in names else None
+        if standard is None:
+            raise DynIdError(f"no parameter {name!r} in this regressor")
+        return self.parameter_units[names.index(standard)]
+
+    @property
     def prismatic(self) -> tuple[bool, ...]:
         return self.robot.prismatic
 

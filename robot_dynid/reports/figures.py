@@ -370,7 +370,7 @@ def tracking_figure(history, path) -> pathlib.Path:
         values, std = history.values[:, index], history.std[:, index]
         ax.fill_between(history.time, values - 2 * std, values + 2 * std, color="C0", alpha=0.25, lw=0)
         ax.plot(history.time, values, color="C0", lw=1.0)
-        unit = "N m s/rad" if name.startswith("fv") else "N m" if name.startswith(("fc", "fs", "off")) else "SI"
+        unit = history.units[index] if history.units else "-"
         ax.set_title(name, fontsize=9)
         ax.set_ylabel(f"[{unit}]", fontsize=8)
         ax.set_xlabel("time [s]", fontsize=8)

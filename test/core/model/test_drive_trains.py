@@ -82,6 +82,11 @@ def test_a_vertical_prismatic_joint_lifts_its_payload_with_m_times_qdd_plus_g():
     theta = np.concatenate([[mass, 0.0, 0.0, 4.0, 2.0, 0.1, 3.0, 0.2, 0.3, 1.0], [fc, fv]])
     expected = mass * (qdd[:, 0] + 9.81) + fc * np.sign(qd[:, 0]) + fv * qd[:, 0]
     np.testing.assert_allclose(regressor.torque(theta, q, qd, qdd)[:, 0], expected, rtol=1e-12)
+    # units from F = m (qdd + g) + fc + fv qd [N]: fc in N, fv in N s/m; an armature on a slider is a mass
+    full = Regressor(robot, friction_model("coulomb_viscous", drift="temperature"), armature=True, offset=True)
+    units = dict(zip(full.parameter_names, full.parameter_units))
+    assert [units[name] for name in ("m1", "mz1", "Izz1", "fc1", "fv1", "fv_dT1", "Ia1", "off1")] == [
+        "kg", "kg m", "kg m^2", "N", "N s/m", "N s/m/K", "kg", "N"]
 
 
 def test_a_radial_slider_on_a_turning_arm_feels_coriolis_and_centrifugal_forces():
