@@ -51,6 +51,7 @@ its check ran; the bag, topics, joints and QoS are read at start (read-only).
 """
 from __future__ import annotations
 
+import pathlib
 import signal
 import threading
 from collections import deque
@@ -372,15 +373,25 @@ class RecorderNode(Node):
         logger.info(f"closed bag {self.writer.path}: {self.writer.message_counts}")
 
 
+#: Tries at a timestamped bag name when recorders sharing output_directory start in the same second.
+BAG_NAME_TRIES = 20
+
+
 def open_bag(bag_path, output_directory, storage, min_free_space):
-    """The BagWriter of the node's parameters; what prevents it is named by the parameter at fault."""
-    path = bag_path or default_bag_path(output_directory, datetime.now())
-    try:
-        return BagWriter(path, storage=storage, ros_distro=ros_distro(), min_free_space=min_free_space * MB)
-    except DiskSpaceError as error:
-        raise DynIdError(f"parameter min_free_space is {min_free_space:g} MB: {error}") from None
-    except DynIdError as error:
-        raise DynIdError(f"parameter {'bag_path' if bag_path else 'output_directory'}: {error}") from None
+    """The BagWriter of the node's parameters; what prevents it is named by the parameter at fault. Recorders
+    sharing ``output_directory`` each get a bag: where another one created the timestamped name first, the next
+    free suffix is taken (a given ``bag_path`` that exists is refused, naming it)."""
+    for _ in range(1 if bag_path else BAG_NAME_TRIES):
+        path = pathlib.Path(bag_path or default_bag_path(output_directory, datetime.now()))
+        try:
+            return BagWriter(path, storage=storage, ros_distro=ros_distro(), min_free_space=min_free_space * MB)
+        except DiskSpaceError as error:
+            raise DynIdError(f"parameter min_free_space is {min_free_space:g} MB: {error}") from None
+        except DynIdError as error:
+            if bag_path or not path.exists():
+                raise DynIdError(f"parameter {'bag_path' if bag_path else 'output_directory'}: {error}") from None
+    raise DynIdError(f"parameter output_directory: {BAG_NAME_TRIES} bag names taken by other recorders while this one "
+                     f"started in {output_directory or '.'}")
 
 
 def storage_choice(value, field):

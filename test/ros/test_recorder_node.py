@@ -439,3 +439,21 @@ def test_motor_states_go_to_their_bag_topic_and_identify_reads_them_by_default(g
         models[name] = DynamicModel.load(tmp_path / f"{name}.yaml")
     np.testing.assert_allclose(models["bag"].values, models["csv"].values, rtol=1e-6,
                                atol=1e-9 * np.abs(models["csv"].values).max())
+
+
+def test_recorders_sharing_an_output_directory_each_get_a_bag(graph, tmp_path):
+    """Two recorders started together with the same output_directory (timestamped bag names, the same second
+    likely): both run, each writes its own bag, both close cleanly on SIGINT."""
+    logs = [tmp_path / f"recorder{k}.log" for k in (1, 2)]
+    processes = [start_node("recorder", "-r", f"__node:=recorder{k}", "-p", f"output_directory:={tmp_path}",
+                            "-p", "status_period:=0.05", log_path=log) for k, log in zip((1, 2), logs)]
+    try:
+        graph.spin_until(lambda: all(log.exists() and "no message recorded yet" in log.read_text() for log in logs),
+                         what="both recorders running")
+    finally:
+        for process in processes:
+            process.send_signal(signal.SIGINT)
+        codes = [process.wait(timeout=10.0) for process in processes]
+    assert codes == [0, 0], [log.read_text() for log in logs]
+    bags = sorted(path.name for path in tmp_path.iterdir() if path.is_dir())
+    assert len(bags) == 2 and all(name.startswith("robot_dynid_") for name in bags), bags
