@@ -69,8 +69,10 @@ def add_arguments(parser):
 
 
 def main(args):
+    import dataclasses
     from robot_dynid.cli.options import (bag_topics_from_args, conditioning_from_args, model_conditioning, progress,
                                          read_data, read_validation_data, settings_from_args)
+    from robot_dynid.estimation.derivative_window import window_chooser
     from robot_dynid.model.dynamic_model import DynamicModel
     from robot_dynid.model.robot_loader import load_robot
     from robot_dynid.recordings.data_files import stage_table
@@ -91,8 +93,14 @@ def main(args):
         raise DynIdError(f"--warm-cycles must be >= 0, got {args.warm_cycles}")
     recordings, intervals, notes = [], [], []
     velocity = robot.limit_arrays().velocity
+    # identified here without --derivative-window: the window cross-validated on the first file, as identify does
+    choose = window_chooser(robot, settings) if model is None and conditioning.derivative_window is None else None
     for path in progress(args.data, "reading", len(args.data)):
-        recording = read_data(args, robot, path, conditioning).recording
+        recording = read_data(args, robot, path, conditioning, choose_window=choose).recording
+        if choose is not None:
+            conditioning = dataclasses.replace(conditioning, derivative_window=recording.conditioning["settings"][
+                "derivative_window_s"])
+            choose = None
         table = stage_table(recording, path, robot.limit_arrays(recording.joint_names).velocity, args.rest_threshold,
                             **bag_topics_from_args(args, robot))
         if recording.stage is None:
