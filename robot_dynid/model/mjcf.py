@@ -13,7 +13,9 @@ the file; the joints that are not selected are locked at 0, as for URDF robots. 
 
 MJCF carries no velocity limits: ``velocity_limits`` must name every joint. Acceleration limits default to 5
 times the velocity limit, effort limits to none, as for URDF robots. The file must be self-contained (no
-``<include>``; meshes are not needed, and not read by pinocchio's model parser).
+``<include>``; meshes are not needed, and not read by pinocchio's model parser). Where the mujoco package is
+installed the file must also compile in MuJoCo (:func:`check_with_mujoco`): what MuJoCo refuses is refused with its
+reason.
 """
 from __future__ import annotations
 
@@ -46,12 +48,30 @@ def mjcf_inertials(robot: RobotDescription) -> tuple[LinkInertial, ...]:
     return tuple(inertials)
 
 
+def check_with_mujoco(text: str, path: str | None = None) -> None:
+    """Where the mujoco package is installed, the MJCF must compile in MuJoCo too (pinocchio's parser accepts files
+    MuJoCo refuses: unknown attributes, bad values); RobotDescriptionError with MuJoCo's message. ``path``: the file,
+    so that its meshes and includes resolve beside it."""
+    try:
+        import mujoco
+    except ImportError:
+        return
+    try:
+        if path is not None:
+            mujoco.MjModel.from_xml_path(path)
+        else:
+            mujoco.MjModel.from_xml_string(text)
+    except ValueError as error:
+        raise RobotDescriptionError(f"MuJoCo refuses the MJCF: {' '.join(str(error).split())}") from None
+
+
 def robot_from_mjcf_dict(data: Mapping, base_dir: str | os.PathLike | None) -> RobotDescription:
     """A robot of a description that names an MJCF file (``mjcf:`` a path, relative to ``base_dir``, or XML)."""
     check_keys(data, "robot description", ("mjcf",), URDF_OPTIONAL_KEYS)
     text = data["mjcf"]
     if not isinstance(text, str) or not text.strip():
         raise RobotDescriptionError(f"mjcf must be a file path or MJCF XML text, got {text!r}")
+    path = None
     if not text.lstrip().startswith("<"):
         path = text if os.path.isabs(text) else os.path.join(base_dir or os.getcwd(), text)
         try:
@@ -59,6 +79,7 @@ def robot_from_mjcf_dict(data: Mapping, base_dir: str | os.PathLike | None) -> R
         except RobotDescriptionError as error:
             raise RobotDescriptionError(f"mjcf: {error}") from None
     model = mjcf_model(text)
+    check_with_mujoco(text, path)
     movable = [model.names[index] for index in range(1, model.njoints)]
     selection = data.get("joints", movable)
     if not isinstance(selection, list) or not selection or not all(isinstance(name, str) for name in selection):

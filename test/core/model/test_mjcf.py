@@ -59,3 +59,16 @@ def test_the_regressor_of_an_mjcf_robot_with_its_inertials_is_mujocos_inverse_dy
         expected.append(data.qfrc_inverse.copy())
     torques = Regressor(robot).torque(prior_parameters(robot), q, qd, qdd)
     assert np.max(np.abs(torques - expected)) < 1e-9 * np.max(np.abs(expected))
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mujoco") is None, reason="mujoco is not installed")
+def test_an_mjcf_that_mujoco_refuses_is_refused_with_mujocos_reason(tmp_path):
+    """An attribute MuJoCo does not know (pinocchio's parser skips it): refused as MuJoCo would, in one line."""
+    text = (DATA / "arm3.xml").read_text().replace('<joint name="j1" type="hinge"',
+                                                   '<joint name="j1" type="hinge" stifness="3"', 1)
+    assert "stifness" in text
+    (tmp_path / "arm.xml").write_text(text)
+    data = {"mjcf": str(tmp_path / "arm.xml"), "velocity_limits": {"j1": 2.0, "j2": 2.0, "j3": 3.0}}
+    with pytest.raises(RobotDescriptionError, match=r"arm\.yaml: MuJoCo refuses the MJCF: .*stifness") as raised:
+        robot_from_dict(data, base_dir=tmp_path, source="arm.yaml")
+    assert "\n" not in str(raised.value)
