@@ -62,7 +62,13 @@ def check_with_mujoco(text: str, path: str | None = None) -> None:
         else:
             mujoco.MjModel.from_xml_string(text)
     except ValueError as error:
-        raise RobotDescriptionError(f"MuJoCo refuses the MJCF: {' '.join(str(error).split())}") from None
+        reason = " ".join(str(error).split())
+        if "Error opening file" in reason or "resource not found" in reason.lower():
+            # a mesh or texture the file names is missing: the dynamics do not need it (the MuJoCo engine does)
+            logger.warning("MuJoCo cannot open a file the MJCF names (%s); identification does not need it, the "
+                           "MuJoCo engine will", reason)
+            return
+        raise RobotDescriptionError(f"MuJoCo refuses the MJCF: {reason}") from None
 
 
 def robot_from_mjcf_dict(data: Mapping, base_dir: str | os.PathLike | None) -> RobotDescription:
