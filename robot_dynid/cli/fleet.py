@@ -132,9 +132,14 @@ def main(args):
                           + (f" ({result.reason})" if result.status == "failed" else ""), file=sys.stderr)
         order = {entry.key: index for index, entry in enumerate(sorted(entries, key=lambda e: e.key))}
         results.sort(key=lambda result: order[result.entry.key])
-        histories = {}
+        histories, loaded = {}, {}
         for result in results:
-            model = DynamicModel.load(out / result.model_file) if result.status == "identified" else None
+            # rows that reuse one identified recording share its model object (10,000 rows, one model in memory)
+            model = None
+            if result.status == "identified":
+                if result.model_file not in loaded:
+                    loaded[result.model_file] = DynamicModel.load(out / result.model_file)
+                model = loaded[result.model_file]
             histories.setdefault(result.entry.robot_id, []).append(FleetRecord(
                 result.entry.robot_id, result.entry.key[1], result.entry.data, result.status, result.reason, model,
                 result.model_file, result.report))

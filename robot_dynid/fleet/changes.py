@@ -440,6 +440,14 @@ def _wear(robots: dict, histories: dict, baseline, level: float, correction: str
           practical_fraction: float) -> dict:
     """Indicators, pooled spreads and corrected tests of every robot (sets each ``wear``); the references."""
     conditions: dict = {}
+    indicators: dict = {}
+
+    def indicators_of(model, reference):
+        """wear_indicators, once per model object and reference (rows reusing a recording share its model)."""
+        key = (id(model), reference.key)
+        if key not in indicators:
+            indicators[key] = wear_indicators(model, reference)
+        return indicators[key]
 
     def reference_of(robot) -> ReferenceConditions:
         names = tuple(robot.joint_names)
@@ -462,7 +470,7 @@ def _wear(robots: dict, histories: dict, baseline, level: float, correction: str
                 changes.wear_notes.append(f"{record.recorded_at}: its model's joints differ from the baseline's; "
                                           "not compared")
                 continue
-            wear.history.append((record, wear_indicators(record.model, wear.reference)))
+            wear.history.append((record, indicators_of(record.model, wear.reference)))
         if given:
             wear.baseline, wear.compared = wear_indicators(baseline, wear.reference), [r for r, _ in wear.history]
         elif wear.history:
