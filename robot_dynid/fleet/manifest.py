@@ -43,7 +43,7 @@ MAX_MANIFEST_ROWS = 100_000
 """Most recordings one manifest may list."""
 MAX_MANIFEST_BYTES = 64 * 1024 ** 2
 #: Characters of one manifest field at most: a path (Linux's PATH_MAX), a robot id, a time. Longer is refused
-#: naming the line and column before any work (the csv module's own limit, 128 KiB, was an internal error).
+#: naming the line and column before any work (the csv module's own limit is raised so that this one speaks).
 MAX_FIELD_CHARS = 4096
 _ROBOT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _BOOLEANS = {"": True, "true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}

@@ -184,9 +184,8 @@ def integer_in(minimum, maximum=None):
 
 
 MIN_TIMER_PERIOD = 0.01
-"""[s] the shortest period of a node's status, publish or flush timer: 100 calls/s. A status at 1e-9 s (accepted
-before) had a node spend 86 % of a core on 4,793 messages/s; the control paths are driven by their topics, not by
-these timers."""
+"""[s] the shortest period of a node's status, publish or flush timer: 100 calls/s (a period near zero spins a core on
+status messages; the control paths are driven by their topics, not by these timers)."""
 MAX_TIMER_PERIOD = 3600.0
 """[s] the longest: one an hour."""
 

@@ -8,7 +8,7 @@ instant). Where the stamps are a uniform grid plus jitter and missing samples (e
 keep their place), both clocks are tried: a local cubic through the positions fits better in the clock the samples
 were taken on (measured instants stamped exactly fit their stamps; receive times fit the grid). The grid is used
 when its fit residual is below :data:`GRID_PREFERENCE` of the stamps' on the joints that move; otherwise the stamps
-are. Real gaps stay gaps (the grid counts their periods; derivatives restart after them as before).
+are. Real gaps stay gaps (the grid counts their periods; derivatives restart after them).
 """
 from __future__ import annotations
 

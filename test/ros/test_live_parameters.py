@@ -94,7 +94,7 @@ def test_feedforward_takes_a_status_period_at_once_and_refuses_bad_values_naming
     with running(graph, "feedforward", ("-p", f"status_period:={HOUR}"), tmp_path) as path:
         graph.spin_until(lambda: statuses, what="the status published at the start")
         taken_at_once(graph, path, statuses, "FeedforwardStatus every status_period", status_period=0.05)
-        [refused] = graph.set_parameters(path, status_period=1e-9)     # 86 % of a core on statuses, it was
+        [refused] = graph.set_parameters(path, status_period=1e-9)     # would spin a core on statuses
         assert refused.reason == "parameter status_period must be finite and in [0.01, 3600] [s], got 1e-09"
 
         [refused] = graph.set_parameters(path, standstill_velocity=5.0)     # outside the descriptor's range
