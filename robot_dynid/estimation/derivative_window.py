@@ -58,7 +58,8 @@ class WindowChoice:
     window : float
         [s] the chosen window.
     scores : dict
-        Candidate window [s] -> held-out residual (sum over joints of residual / torque variance, per sample).
+        Candidate window [s] -> held-out residual (sum over joints of residual / torque variance, per sample); inf
+        where a block was too short for the window.
     noise_rule : float
         [s] what the noise rule alone would have chosen.
     """
@@ -77,7 +78,8 @@ class WindowChoice:
 
     def to_dict(self) -> dict:
         return {"window_s": float(self.window), "noise_rule_s": float(self.noise_rule), "folds": FOLDS,
-                "scores": {f"{window:.4g}": float(score) for window, score in sorted(self.scores.items())}}
+                "scores": {f"{window:.4g}": float(score) if np.isfinite(score) else None
+                           for window, score in sorted(self.scores.items())}}
 
 
 def candidate_windows(recording: Recording, conditioning: Conditioning) -> tuple[list[float], float]:
@@ -105,10 +107,13 @@ def choose_derivative_window(recording: Recording, robot: RobotDescription, sett
     scores = {}
     for window in candidates:
         windowed = dataclasses.replace(conditioning, derivative_window=window)
-        scores[window] = _cross_validated_residual([_differentiated(block, windowed) for block in blocks],
-                                                   regressor, base, settings)
+        try:
+            scores[window] = _cross_validated_residual([_differentiated(block, windowed) for block in blocks],
+                                                       regressor, base, settings)
+        except DataError:       # a block too short (or too gappy) for this window: not a candidate here
+            scores[window] = float("inf")
     finite = {window: score for window, score in scores.items() if np.isfinite(score)}
-    if finite:
+    if finite:     # none: a recording too short for five blocks of any window takes the noise rule's
         best = min(finite.values())
         chosen = min(window for window, score in finite.items() if score <= best + TIE_TOLERANCE * abs(best))
     else:

@@ -86,6 +86,15 @@ def test_the_cross_validated_window_is_never_worse_than_the_noise_rule(ur5, rate
     assert pooled(chosen) <= 1.05 * pooled(rule), (pooled(chosen), pooled(rule))
 
 
+def test_a_recording_too_short_for_five_blocks_of_a_window_still_gets_one(ur5):
+    """0.8 s at 100 Hz: five blocks of 16 samples hold no window of 21 samples (0.2 s); those candidates are out, a
+    shorter one or the noise rule's is chosen, and the recording identifies."""
+    recording = simulate(ur5[0], excitation(ur5[0]), 0.8, 100.0, Effects(velocity=None), seed=1).recording
+    choice = choose_derivative_window(recording, ur5[0], ur5[1], Conditioning())
+    assert choice.scores[0.2] == np.inf and choice.to_dict()["scores"]["0.2"] is None
+    assert choice.window < 0.2 and choice.window * 100.0 >= 7 - 1e-9
+
+
 def test_rests_zero_derived_velocities_and_keep_recorded_ones(ur5):
     """A motion with two 2 s rests at 100 Hz, exact Coulomb friction. Derived velocities (quantised encoder): zeroed
     at rest (the default) the model is several times better than with the noise's velocities. Recorded velocities:
