@@ -123,9 +123,28 @@ def start_node(name, *ros_args, log_path=None):
     if ros_args:
         command += ["--ros-args", *ros_args]
     log = open(log_path, "wb") if log_path else subprocess.DEVNULL
-    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ))
+    # PYTHONFAULTHANDLER: a node that hangs dumps every thread's stack on SIGABRT (:func:`wait_for_exit`)
+    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
+                               env={**os.environ, "PYTHONFAULTHANDLER": "1"})
+    process.log_path = pathlib.Path(log_path) if log_path else None
     STARTED.append(process)
     return process
+
+
+def wait_for_exit(process, timeout):
+    """The exit code of a node started by :func:`start_node`, within ``timeout`` s; a node still running then
+    is aborted (its Python stacks go to its log) and the test fails with that log."""
+    try:
+        return process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGABRT)
+        try:
+            process.wait(timeout=10.0)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log = process.log_path.read_text(errors="replace") if process.log_path else "(no log)"
+        raise AssertionError(f"{process.args[0]} still running after {timeout} s; its log and stacks:\n{log}")
 
 
 def kill_started_nodes():

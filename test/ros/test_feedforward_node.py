@@ -30,7 +30,7 @@ from robot_dynid.nodes.feedforward import STATUS_QOS
 from robot_dynid.nodes.node_runtime import MODEL_QOS, float64_array
 from robot_dynid.srv import ComputeFeedforward
 from rnea_reference import rnea_torques
-from ros_graph import STARTED, RosTestGraph, start_node, stop_node
+from ros_graph import STARTED, RosTestGraph, start_node, stop_node, wait_for_exit
 from repo_paths import REPO
 
 
@@ -347,7 +347,7 @@ def test_a_published_model_that_is_not_finite_is_ignored(feedforward_node, er3a,
 ])
 def test_a_bad_model_file_or_margin_is_a_one_line_error(tmp_path, er3a, arguments, named):
     process = start_node("feedforward", *arguments(tmp_path, er3a[0]), log_path=tmp_path / "node.log")
-    assert process.wait(timeout=30) == 2
+    assert wait_for_exit(process, 30) == 2
     log = (tmp_path / "node.log").read_text()
     assert "Traceback" not in log
     [line] = [line for line in log.splitlines() if "error" in line]

@@ -22,7 +22,7 @@ from robot_dynid.nodes.feedforward import STATUS_QOS
 from robot_dynid.nodes.node_runtime import float64_array
 from robot_dynid.package_files import find_package_file
 from robot_dynid.srv import ComputeFeedforward, SetPayload
-from ros_graph import start_node, stop_node
+from ros_graph import start_node, stop_node, wait_for_exit
 
 URDF_ORDER = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
 GRIPPER = ("tool0", 1.2, [0.0, 0.03, 0.06], [[0.004, 0.0, 0.0], [0.0, 0.005, 0.0], [0.0, 0.0, 0.003]])
@@ -164,7 +164,7 @@ def test_a_node_given_a_bad_payload_file_stops_at_start_with_one_line(tmp_path):
     bad = tmp_path / "payload.yaml"
     bad.write_text(yaml.safe_dump({**as_file(GRIPPER), "mass": -3.0}))
     process = start_node("feedforward", "-p", f"payload_file:={bad}", log_path=tmp_path / "node.log")
-    assert process.wait(timeout=30) == 2
+    assert wait_for_exit(process, 30) == 2
     log = (tmp_path / "node.log").read_text()
     assert "Traceback" not in log
     [line] = [line for line in log.splitlines() if "error" in line]

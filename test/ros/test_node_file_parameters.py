@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from ros_graph import start_node
+from ros_graph import start_node, wait_for_exit
 
 FILE_PARAMETERS = [("experiment_runner", "robot_file"), ("experiment_runner", "plan_file"),
                    ("sim_robot", "robot_file"), ("identifier", "robot_file"), ("identifier", "bounds_file"),
@@ -49,7 +49,7 @@ def test_a_file_that_would_hang_or_exhaust_the_node_is_one_line_and_exit_2(tmp_p
                  for name, (path, _) in files.items()}     # started together: the machine may be loaded
     for name, process in processes.items():
         path, problem = files[name]
-        code = process.wait(timeout=60)
+        code = wait_for_exit(process, 60)
         log = (tmp_path / f"{name}.log").read_text()
         assert code == 2, (name, code, log)
         assert "Traceback" not in log, (name, log)
@@ -79,7 +79,7 @@ def test_a_place_no_file_system_takes_for_an_output_is_one_line_and_exit_2(tmp_p
                                       log_path=tmp_path / f"{name}.log") for name, (path, _) in outputs.items()}
         for name, process in processes.items():
             path, problem = outputs[name]
-            code = process.wait(timeout=60)
+            code = wait_for_exit(process, 60)
             log = (tmp_path / f"{name}.log").read_text()
             assert code == 2 and "Traceback" not in log, (name, code, log)
             [error] = [line for line in log.splitlines() if "error" in line.lower()]

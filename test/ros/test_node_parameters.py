@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from ros_graph import start_node
+from ros_graph import start_node, wait_for_exit
 
 
 @pytest.mark.parametrize("node, parameter", [
@@ -16,7 +16,7 @@ from ros_graph import start_node
 def test_an_unknown_qos_choice_is_refused_naming_the_parameter_and_the_choices(tmp_path, node, parameter):
     bag = ["-p", f"bag_path:={tmp_path / 'bag'}"] if node == "recorder" else []   # never into the source tree
     process = start_node(node, "-p", f"{parameter}:=fast", *bag, log_path=tmp_path / "node.log")
-    assert process.wait(timeout=60) == 2, (tmp_path / "node.log").read_text()
+    assert wait_for_exit(process, 60) == 2, (tmp_path / "node.log").read_text()
     log = (tmp_path / "node.log").read_text()
     assert f"parameter {parameter} must be one of ['reliable', 'best_effort', 'sensor_data'], got 'fast'" in log, log
     assert "Traceback" not in log, log
@@ -26,7 +26,7 @@ def test_a_start_tolerance_above_the_deviation_threshold_is_refused_at_start(tmp
     """Such a runner would abort every start it accepts without an approach."""
     process = start_node("experiment_runner", "-p", "start_tolerance:=0.2", "-p", "deviation_threshold:=0.1",
                          log_path=tmp_path / "node.log")
-    assert process.wait(timeout=60) == 2, (tmp_path / "node.log").read_text()
+    assert wait_for_exit(process, 60) == 2, (tmp_path / "node.log").read_text()
     log = (tmp_path / "node.log").read_text()
     assert "start_tolerance 0.2 rad is above deviation_threshold 0.1 rad" in log and "Traceback" not in log, log
 
@@ -46,14 +46,14 @@ def test_a_bad_runner_or_sim_robot_parameter_is_one_line_and_exit_2_before_anyth
     """A NaN deviation threshold used to start, send a window, then kill the runner with no hold; a huge
     rate was a traceback of sim_robot, a zero batch period a timer period of 1 / rate."""
     process = start_node(node, "-p", argument, log_path=tmp_path / "node.log")
-    assert process.wait(timeout=60) == 2, (tmp_path / "node.log").read_text()
+    assert wait_for_exit(process, 60) == 2, (tmp_path / "node.log").read_text()
     assert (tmp_path / "node.log").read_text().splitlines() == [message]
 
 
 def refused(tmp_path, node, *parameters):
     """Start ``node`` with ``parameters``; assert exit 2, no traceback; return its one error line."""
     process = start_node(node, *[a for p in parameters for a in ("-p", p)], log_path=tmp_path / "node.log")
-    assert process.wait(timeout=60) == 2, (tmp_path / "node.log").read_text()
+    assert wait_for_exit(process, 60) == 2, (tmp_path / "node.log").read_text()
     log = (tmp_path / "node.log").read_text()
     errors = [line for line in log.splitlines() if "error" in line]
     assert "Traceback" not in log and len(errors) == 1, log

@@ -21,7 +21,7 @@ from robot_dynid.experiment.simulation import simulation_parameters
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
 from rnea_reference import rnea_torques
-from ros_graph import start_node, stop_node
+from ros_graph import start_node, stop_node, wait_for_exit
 
 RATE = 500.0     # Hz
 NOISE = 0.3      # N m
@@ -133,6 +133,6 @@ def test_a_parameter_of_the_wrong_type_is_a_clean_error(tmp_path):
     """rclpy refuses a list for a float parameter (an integer is taken as the double it means); the node says so
     in one line and exits 2."""
     process = start_node("sim_robot", "-p", "noise_std:=[1.0]", log_path=tmp_path / "node.log")
-    assert process.wait(timeout=30) == 2
+    assert wait_for_exit(process, 30) == 2
     log = (tmp_path / "node.log").read_text()
     assert "noise_std" in log and "DOUBLE" in log and "Traceback" not in log
