@@ -19,6 +19,8 @@ executor and SIGINT handling; the services process spins as the feedforward node
 - ``publisher``: ``sensor_msgs/JointState`` on a strict schedule, optionally a robot's motion after a
   stage marker (see :func:`publish_joint_states`);
 - ``counter``: a raw subscription that only counts messages, the recorder's baseline;
+- ``controller``: a controller's side of the feed-forward node's topic path: ``JointState`` references at a
+  fixed rate out, the ``Float64MultiArray`` commands' arrival times in (see :func:`run_controller`);
 - ``services``: a ``ComputeFeedforward`` that echoes the request (efforts = positions), an empty
   ``std_srvs/Trigger`` and a topic relay (``JointState`` on ``bench_reference`` in, its positions as
   ``Float64MultiArray`` on ``bench_command`` out), the feedforward node's transport baselines.
@@ -368,6 +370,61 @@ def publish_joint_states(topic: str, n_joints: int, rate: float, count: int, sub
         rclpy.try_shutdown()
 
 
+def run_controller(reference: str, command: str, robot: Path, rate: float, duration: float, out: Path) -> int:
+    """Publish ``JointState`` references of ``robot``'s :func:`robot_motion` on ``reference`` at ``rate`` [Hz] for
+    ``duration`` [s] (schedule as :func:`publish_joint_states`) and record the monotonic time [ns] each
+    ``Float64MultiArray`` arrives on ``command`` (a single-threaded executor on a thread of its own, as a
+    controller's subscription). Waits until both ends are matched; prints ``publishing <ns>`` and
+    ``published <ns>``; writes ``out`` (``.npz``: ``sent``, ``arrived``)."""
+    import threading
+
+    import numpy as np
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
+    rclpy.init()
+    node = rclpy.create_node("bench_controller")
+    arrived = []
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    spinning = threading.Thread(target=executor.spin, daemon=True)
+    try:
+        publisher = node.create_publisher(JointState, reference, 10)
+        node.create_subscription(Float64MultiArray, command, lambda _msg: arrived.append(time.monotonic_ns()), 10)
+        spinning.start()
+        deadline = time.monotonic() + DISCOVERY_TIMEOUT
+        while publisher.get_subscription_count() < 1 or node.count_publishers(command) < 1:
+            if time.monotonic() > deadline:
+                print(f"error: {reference} or {command} not matched after {DISCOVERY_TIMEOUT} s", flush=True)
+                return 1
+            time.sleep(0.01)
+        count = int(duration * rate)
+        names, positions, velocities, _ = robot_motion(robot, rate, count)
+        message = JointState(name=list(names))
+        period_ns = round(1e9 / rate)
+        sent = np.empty(count, np.int64)
+        start = time.monotonic_ns() + 50_000_000
+        print(f"publishing {start}", flush=True)
+        for k in range(count):
+            wait = start + k * period_ns - time.monotonic_ns()
+            if wait > 0:
+                time.sleep(wait * 1e-9)
+            message.position, message.velocity = positions[k].tolist(), velocities[k].tolist()
+            message.header.stamp.sec, message.header.stamp.nanosec = divmod(time.time_ns(), 1_000_000_000)
+            sent[k] = time.monotonic_ns()
+            publisher.publish(message)
+        time.sleep(0.2)
+        print(f"published {time.monotonic_ns()}", flush=True)
+        np.savez(out, sent=sent, arrived=np.array(arrived, np.int64))
+        return 0
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown()
+
+
 def _counter_node_class(topic: str, depth: int, status_period: float):
     from rclpy.node import Node
     from sensor_msgs.msg import JointState
@@ -452,11 +509,20 @@ def main(argv=None) -> int:
     counter.add_argument("--topic", default="joint_states")
     counter.add_argument("--depth", type=int, default=1000)
     counter.add_argument("--status-period", type=float, default=1.0, help="[s]")
+    controller = roles.add_parser("controller", help="references out at a fixed rate, command arrivals in")
+    controller.add_argument("--reference", required=True)
+    controller.add_argument("--command", required=True)
+    controller.add_argument("--robot", type=Path, required=True, help="robot file (its joints and motion)")
+    controller.add_argument("--rate", type=float, default=500.0, help="[Hz]")
+    controller.add_argument("--duration", type=float, required=True, help="[s]")
+    controller.add_argument("--out", type=Path, required=True, help=".npz of send and arrival times")
     roles.add_parser("services", help="echo ComputeFeedforward and empty Trigger services")
     args, ros_arguments = parser.parse_known_args(argv)
     if args.role == "publisher":
         return publish_joint_states(args.topic, args.joints, args.rate, args.count,
                                     args.subscribers, args.depth, args.out, args.robot, args.stage)
+    if args.role == "controller":
+        return run_controller(args.reference, args.command, args.robot, args.rate, args.duration, args.out)
     from robot_dynid.nodes.node_runtime import spin_node
     if args.role == "counter":
         return spin_node(_counter_node_class(args.topic, args.depth, args.status_period),

@@ -64,10 +64,12 @@ DEFAULT_MODEL_EFFORT_MARGIN = 3.0
 MAX_MARGIN_FACTOR = 10.0
 #: Largest position margin accepted [rad].
 MAX_POSITION_MARGIN = 2.0 * math.pi
-#: Default and largest accepted ``max_points`` [1]: points per request (at 6 joints, 1e6 points are
-#: 48 MB per field and about a second of computing).
-DEFAULT_MAX_POINTS = 1_000_000
-MAX_POINTS_LIMIT = 10_000_000
+#: Default and largest accepted ``max_points`` [1]: points per request. rclpy converts a request before the
+#: node can count its points, holding the interpreter lock, which pauses the node's controller path too:
+#: at 6 joints with velocities and accelerations the longest pause was 16 ms at 1e5 points and 165 ms at
+#: 1e6 (BENCHMARKS.md, request_size), and a refused request pauses it as long as an accepted one.
+DEFAULT_MAX_POINTS = 100_000
+MAX_POINTS_LIMIT = 1_000_000
 #: Where a robot gives a joint no effort limit, the torque bound [N m] is this many times the largest
 #: torque the model gives at the limits of motion (room for the velocity and acceleration margins,
 #: and for positions the sampling missed).

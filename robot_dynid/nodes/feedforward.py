@@ -38,7 +38,7 @@ effort_margin (float): [1] factor, default 1.5, in (0, 10]: a torque above the f
 model_effort_margin (float): [1] factor, default 3.0, in (0, 10]: a model that needs more than the
     factor times an effort limit at the limits of motion (every joint at its velocity and
     acceleration limits, the worst signs, positions sampled within the limits) is refused.
-max_points (int): points per request (service or trajectory), default 1,000,000, at most 10,000,000.
+max_points (int): points per request (service or trajectory), default 100,000, at most 1,000,000.
 reference_timeout (float): [s], default 0.5, in (0, 60]: after this long without a valid
     reference (none since start, the stream stopped, or every reference refused) zero
     feed-forward is published on command_topic, every reference_timeout / 4 s until a valid

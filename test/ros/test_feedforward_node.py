@@ -563,7 +563,7 @@ def own_node(er3a, tmp_path):
     log = tmp_path / "node.log"
     process = start_node("feedforward", "-r", "__ns:=/own", "-p", f"model_file:={model.save(tmp_path / 'model.yaml')}",
                          "-p", "reference_topic:=desired_joint_states", "-p", "command_topic:=effort_commands",
-                         log_path=log)
+                         "-p", f"max_points:={LARGE_REQUEST}", log_path=log)
     graph = RosTestGraph()
     yield graph
     graph.close()
@@ -585,7 +585,7 @@ def flat_request(joint_names, q, qd, qdd):
                                       velocities=float64_array(qd), accelerations=float64_array(qdd))
 
 
-LARGE_REQUEST = 1_000_000   # points, positions only: max_points; seconds of computing on this machine
+LARGE_REQUEST = 1_000_000   # points, positions only: the largest max_points; seconds of computing on this machine
 REFERENCE_PERIOD = 0.01     # s: a 100 Hz reference
 
 

@@ -205,8 +205,8 @@ def test_positions_beyond_the_limits_plus_the_margin_are_refused(er3a, value, ma
     ("acceleration", -1.0, "acceleration_margin must be finite and in (0, 10] [1], got -1.0"),
     ("effort", math.inf, "effort_margin must be finite and in (0, 10] [1], got inf"),
     ("model_effort", 11.0, "model_effort_margin must be finite and in (0, 10] [1], got 11.0"),
-    ("max_points", 0, "max_points must be an integer in 1..10000000, got 0"),
-    ("max_points", 2.5, "max_points must be an integer in 1..10000000, got 2.5"),
+    ("max_points", 0, "max_points must be an integer in 1..1000000, got 0"),
+    ("max_points", 2.5, "max_points must be an integer in 1..1000000, got 2.5"),
 ])
 def test_a_bad_margin_is_refused_naming_it(field, value, message):
     with pytest.raises(DataError, match=re.escape(message)):
