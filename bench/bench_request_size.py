@@ -152,6 +152,5 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
     return machine.BenchmarkResult(
         name=NAME, title="Large ComputeFeedforward requests against the controller path (UR5, 500 Hz)",
         goals=goals, details=details, notes=notes, machine=description, quick=quick,
-        values={"gaps_ms": {str(k): v for k, v in gaps.items()}, "round_trips_ms": {str(k): v for k, v in
-                                                                                       round_trips.items()},
-                "node_peak_mb": node_peak})
+        values={"gaps_ms": {str(k): v for k, v in gaps.items()},
+                "round_trips_ms": {str(k): v for k, v in round_trips.items()}, "node_peak_mb": node_peak})
