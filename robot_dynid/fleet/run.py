@@ -149,14 +149,32 @@ def run_fleet(client, entries: Sequence[FleetEntry], robot_path, options: tasks.
             continue
         pending.append((entry, path, settings_hash))
     futures = {}
+    by_data: dict = {}      # rows naming one recording share its fingerprint: it is read once per run
     for entry, path, settings_hash in pending:
-        futures[client.submit(tasks.fingerprint, entry.data, pure=False)] = ("fingerprint", entry, path, settings_hash)
+        by_data.setdefault(entry.data, []).append((entry, path, settings_hash))
+    for data, rows in by_data.items():
+        futures[client.submit(tasks.fingerprint, data, pure=False)] = ("fingerprint", rows)
     waiting: dict = {}      # (content, settings) -> entries waiting for one identification
     completed = as_completed(list(futures))
     for future in completed:
-        kind, entry, path, settings_hash = futures.pop(future)
-        if kind == "fingerprint":
-            fingerprint, error = _result(future)
+        kind, job = futures.pop(future)
+        if kind == "identify":
+            entry, path, content_hash, settings_hash = job
+            outcome, error = _result(future)
+            if outcome is None:
+                outcome = tasks.RecordingOutcome("failed", error, cacheable=False)
+            result = _store_outcome(store, out, entry, path, content_hash, settings_hash, outcome)
+            for waiter in waiting.pop((content_hash, settings_hash)):
+                if waiter is not entry:
+                    store.set_recording(waiter, path, settings_hash, content_hash, result.status, result.reason,
+                                        store.cached(content_hash, settings_hash)["model_id"] if outcome.cacheable
+                                        else None)
+                    yield dataclasses.replace(result, entry=waiter, reused=True)
+                else:
+                    yield result
+            continue
+        fingerprint, error = _result(future)
+        for entry, path, settings_hash in job:
             if fingerprint is None or fingerprint.content_hash is None:
                 reason = error or fingerprint.reason
                 store.set_recording(entry, path, settings_hash, None, "failed", reason)
@@ -176,22 +194,8 @@ def run_fleet(client, entries: Sequence[FleetEntry], robot_path, options: tasks.
             identification = client.submit(
                 tasks.identify_entry, entry.data, path, entry.stage, options.for_entry(entry.torque_check),
                 {"fleet": {"robot_id": entry.robot_id, "recorded_at": entry.key[1]}}, pure=False)
-            futures[identification] = ("identify", entry, path, (content_hash, settings_hash))
+            futures[identification] = ("identify", (entry, path, content_hash, settings_hash))
             completed.add(identification)
-            continue
-        content_hash, settings_hash = settings_hash
-        outcome, error = _result(future)
-        if outcome is None:
-            outcome = tasks.RecordingOutcome("failed", error, cacheable=False)
-        result = _store_outcome(store, out, entry, path, content_hash, settings_hash, outcome)
-        for waiter in waiting.pop((content_hash, settings_hash)):
-            if waiter is not entry:
-                store.set_recording(waiter, path, settings_hash, content_hash, result.status, result.reason,
-                                    store.cached(content_hash, settings_hash)["model_id"] if outcome.cacheable
-                                    else None)
-                yield dataclasses.replace(result, entry=waiter, reused=True)
-            else:
-                yield result
 
 
 def _settings_key(path, options: tasks.TaskOptions, stage) -> str:

@@ -262,6 +262,9 @@ class ClosedLoopRun:
         The stamps of the JointState references sent.
     reference_q, reference_qd : ndarray, shape (R, n)
         Their positions [rad] and velocities [rad/s].
+    reference_header_seconds : ndarray, shape (R,)
+        Their header stamps as a node reads them [s] (``node_runtime.seconds``: what the feedforward node's
+        reference accelerations are estimated on).
     events : dict of str to float
         When each event was sent (``<name>``) and answered (``<name>_done``).
     wall, cpu : float
@@ -275,6 +278,7 @@ class ClosedLoopRun:
     reference_stamps: np.ndarray
     reference_q: np.ndarray
     reference_qd: np.ndarray
+    reference_header_seconds: np.ndarray
     events: dict
     wall: float
     cpu: float
@@ -411,7 +415,7 @@ class ClosedLoopGraph:
         message = JointTrajectory(joint_names=joint_names, points=points)
         message.header.stamp = stamp
         self.trajectory_publisher.publish(message)
-        log = {"stamp": [], "q": [], "qd": []}
+        log = {"stamp": [], "q": [], "qd": [], "header": []}
 
         def reference():
             now = self.node.get_clock().now()
@@ -423,6 +427,7 @@ class ClosedLoopGraph:
             log["stamp"].append(t)
             log["q"].append(q[0])
             log["qd"].append(qd[0])
+            log["header"].append(seconds(state.header.stamp))
 
         def chunk():
             now = self.now() - start
@@ -461,7 +466,8 @@ class ClosedLoopGraph:
             skipped += node.arm.skipped
         n = len(joint_names)
         return ClosedLoopRun(arms, arrivals, np.array(log["stamp"]) - start, np.array(log["q"]).reshape(-1, n),
-                             np.array(log["qd"]).reshape(-1, n), happened, wall, cpu, skipped)
+                             np.array(log["qd"]).reshape(-1, n), np.array(log["header"]), happened, wall, cpu,
+                             skipped)
 
     def close(self):
         """Destroy the nodes, shut the context down."""
