@@ -3,6 +3,7 @@ import argparse
 import datetime
 import os
 import pathlib
+import shutil
 import sys
 
 NAME = "fleet"
@@ -102,7 +103,7 @@ def _task_options(args):
 
 def main(args):
     from robot_dynid.cli.options import progress, settings_from_args
-    from robot_dynid.reports.json_text import dumps
+    from robot_dynid.reports.json_text import write_streamed
     from robot_dynid.fleet.changes import analyse_fleet, FleetRecord, PARAMETER_NOTE
     from robot_dynid.fleet.manifest import read_manifest
     from robot_dynid.fleet.page import FINDING_COLUMNS, finding_rows, wear_method_text, write_fleet_page
@@ -151,15 +152,18 @@ def main(args):
               "reused": sum(r.reused for r in results), "failed": sum(r.status == "failed" for r in results),
               "database": "fleet.sqlite"}
     index = write_fleet_page(out, analysis, results, counts)
-    summary = {**analysis.to_dict(), "run": {**counts, "recordings": len(results),
+    summary = {**analysis.to_dict(robots=False), "run": {**counts, "recordings": len(results),
                                              "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
                                                  timespec="seconds")},
                "failed": [{"robot_id": r.entry.robot_id, "recorded_at": r.entry.key[1], "data": r.entry.data,
                            "reason": r.reason} for r in results if r.status == "failed"],
                "database": str(out / "fleet.sqlite"), "index": str(index)}
-    (out / "summary.json").write_text(dumps(summary) + "\n")
+    with open(out / "summary.json", "w") as stream:      # robot by robot: about 15 kB per recording in all
+        write_streamed(stream, summary, "robots", analysis.robot_dicts())
+        stream.write("\n")
     if args.json:
-        print(dumps(summary))
+        with open(out / "summary.json") as stream:
+            shutil.copyfileobj(stream, sys.stdout)
         return 0
     print(f"{len(results)} recordings: {counts['identified']} identified, {counts['reused']} taken from the database, "
           f"{counts['failed']} failed")

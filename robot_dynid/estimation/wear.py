@@ -43,6 +43,7 @@ A change is wear only when it is also large enough to matter (:func:`practical_t
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 from typing import Sequence
@@ -109,7 +110,7 @@ class ReferenceConditions:
     motion_source: str
     prismatic: tuple
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
         """SHA-256 (hex, 16 digits) of the conditions: indicators of equal keys are comparable."""
         content = [list(self.joint_names), self.speeds.round(9).tolist(), self.poses.round(9).tolist(),

@@ -324,12 +324,13 @@ class FleetAnalysis:
     def verdicts(self) -> dict:
         return {robot_id: changes.verdict for robot_id, changes in self.robots.items()}
 
-    def to_dict(self) -> dict:
-        robots = {}
+    def robot_dicts(self):
+        """``(robot_id, its document)`` of every robot, made one at a time (a fleet's documents together are
+        about 15 kB per recording: :meth:`to_dict` with ``robots=False`` and these stream a large fleet)."""
         for robot_id, changes in self.robots.items():
             friction = drive_parameters(changes.reference) if changes.reference is not None else {}
             wear = {name: _owner(name, friction) for name in self.wear_parameters}
-            robots[robot_id] = {
+            yield robot_id, {
                 "verdict": changes.verdict,
                 "wear": changes.wear_dict(),
                 "baseline": changes.baseline,
@@ -338,6 +339,10 @@ class FleetAnalysis:
                 "recordings": [_record_dict(record, changes) for record in changes.records],
                 "notes": list(changes.notes),
             }
+
+    def to_dict(self, robots: bool = True) -> dict:
+        """The fleet's document; ``robots=False``: without the per-robot documents (:meth:`robot_dicts`)."""
+        robots = dict(self.robot_dicts()) if robots else {}
         references = {key: {"robots": list(robots_of), "conditions": reference.to_dict(),
                             "spread": None if spread is None else spread.to_dict(names)}
                       for key, (reference, spread, robots_of, names) in self.references.items()}

@@ -293,7 +293,7 @@ def _time_panel(ax, name, ylabel, times, values, std, flagged, flag_label) -> No
     if flagged.any():
         ax.plot([t for t, f in zip(times, flagged) if f], values[flagged], "o", color="C3", ms=6, label=flag_label)
         ax.legend(fontsize=7)
-    ax.set_title(name, fontsize=9, color="C3" if flagged.any() else "black")
+    ax.set_title(name, fontsize=9, color="C3" if flagged.any() else "black", y=1.0)    # y: no title placement search
     ax.set_ylabel(ylabel, fontsize=8)
     ax.tick_params(labelsize=7)
     for label in ax.get_xticklabels():
@@ -371,7 +371,7 @@ def tracking_figure(history, path) -> pathlib.Path:
         ax.fill_between(history.time, values - 2 * std, values + 2 * std, color="C0", alpha=0.25, lw=0)
         ax.plot(history.time, values, color="C0", lw=1.0)
         unit = history.units[index] if history.units else "-"
-        ax.set_title(name, fontsize=9)
+        ax.set_title(name, fontsize=9, y=1.0)
         ax.set_ylabel(f"[{unit}]", fontsize=8)
         ax.set_xlabel("time [s]", fontsize=8)
         ax.tick_params(labelsize=7)

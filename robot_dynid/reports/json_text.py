@@ -23,3 +23,21 @@ def json_safe(value):
 def dumps(data) -> str:
     """Strict JSON (no NaN) of ``data`` (:func:`json_safe`), indented by 2."""
     return json.dumps(json_safe(data), indent=2, allow_nan=False)
+
+
+def write_streamed(stream, data: dict, key: str, members) -> None:
+    """Write ``data`` as :func:`dumps` would, with ``data[key]`` the object of ``members``, an iterable of
+    ``(name, value)`` written one at a time: memory for one member, not the whole document."""
+    stream.write("{")
+    for index, (name, value) in enumerate(data.items()):
+        stream.write(("," if index else "") + "\n  " + json.dumps(name) + ": ")
+        if name != key:
+            stream.write(dumps(value).replace("\n", "\n  "))
+            continue
+        written = 0
+        for member, member_value in members:
+            stream.write(("," if written else "{") + "\n    " + json.dumps(str(member)) + ": "
+                         + dumps(member_value).replace("\n", "\n    "))
+            written += 1
+        stream.write("\n  }" if written else "{}")
+    stream.write("\n}" if data else "}")
