@@ -152,9 +152,9 @@ def main(args):
               "reused": sum(r.reused for r in results), "failed": sum(r.status == "failed" for r in results),
               "database": "fleet.sqlite"}
     index = write_fleet_page(out, analysis, results, counts)
-    summary = {**analysis.to_dict(robots=False), "run": {**counts, "recordings": len(results),
-                                             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
-                                                 timespec="seconds")},
+    run = {**counts, "recordings": len(results),
+           "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    summary = {**analysis.to_dict(robots=False), "run": run,
                "failed": [{"robot_id": r.entry.robot_id, "recorded_at": r.entry.key[1], "data": r.entry.data,
                            "reason": r.reason} for r in results if r.status == "failed"],
                "database": str(out / "fleet.sqlite"), "index": str(index)}

@@ -17,7 +17,7 @@ def test_nan_and_infinities_are_strict_json():
 @pytest.mark.parametrize("members", [[], [("r1", {"x": [1.0, math.nan]})],
                                      [("r1", {"x": 1}), ("r2", {"y": {"z": [np.float32(0.5)]}}), ("3", [])]])
 def test_a_streamed_member_reads_back_as_the_whole_document(members):
-    data = {"first": {"k": [1, 2]}, "robots": {}, "last": "text \"quoted\"\n"}
+    data = {"first": {"k": [1, 2]}, "robots": {}, "last": 'text "quoted"\n'}
     stream = io.StringIO()
     write_streamed(stream, data, "robots", iter(members))
     whole = {**data, "robots": dict(members)}
