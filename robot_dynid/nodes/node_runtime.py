@@ -285,7 +285,7 @@ def spin_node(node_class, args=None, low_latency=False):
 
     Returns the process exit code: 0, or 2 when the node cannot start because a parameter (its
     value, or its type: rclpy's ParameterException) or a file it names is wrong (one line on
-    stderr naming it, no traceback). The node's ``close()``
+    stderr naming it, no traceback; refused by its constructor, the process exits 2 at once). The node's ``close()``
     (if any) runs before the node is destroyed, so recorders can flush files on every way out;
     when it fails on a file (disk full, a path taken), one line on stderr names the error and the
     exit code is 1.
@@ -336,6 +336,12 @@ def spin_node(node_class, args=None, low_latency=False):
         if rclpy.ok() and not received:
             raise
     finally:
+        if status == 2 and node is None:
+            # refused by its constructor, nothing received: exit without tearing down a half-built node (that
+            # teardown has crashed (SIGSEGV) and hung once each in CI; the process's end releases it all)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(2)
         if status == 2:
             # refused at start, nothing received yet: a DDS teardown that hangs does not keep the process
             watchdog = threading.Timer(START_REFUSAL_TEARDOWN, os._exit, args=(2,))
