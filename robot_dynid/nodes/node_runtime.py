@@ -330,18 +330,18 @@ def spin_node(node_class, args=None, low_latency=False):
     except (DynIdError, FileNotFoundError, ParameterException) as error:
         print(f"{node_class.__name__}: error: {error}", file=sys.stderr)
         status = 2
+        if node is None:
+            # refused by its constructor, nothing received: exit while the half-built node is still referenced
+            # (by this traceback). Freeing it and tearing rclpy down crashed (SIGSEGV) twice and hung once in CI.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(2)
     except Exception:
         # A signal can interrupt the executor while it converts a message (pybind11 then raises a
         # RuntimeError in place of the KeyboardInterrupt) or shut the context down under it.
         if rclpy.ok() and not received:
             raise
     finally:
-        if status == 2 and node is None:
-            # refused by its constructor, nothing received: exit without tearing down a half-built node (that
-            # teardown has crashed (SIGSEGV) and hung once each in CI; the process's end releases it all)
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(2)
         if status == 2:
             # refused at start, nothing received yet: a DDS teardown that hangs does not keep the process
             watchdog = threading.Timer(START_REFUSAL_TEARDOWN, os._exit, args=(2,))
