@@ -66,7 +66,7 @@ MAX_MARGIN_FACTOR = 10.0
 MAX_POSITION_MARGIN = 2.0 * math.pi
 #: Default and largest accepted ``max_points`` [1]: points per request. rclpy converts a request before the
 #: node can count its points, holding the interpreter lock, which pauses the node's controller path too:
-#: at 6 joints with velocities and accelerations the longest pause was 16 ms at 1e5 points and 165 ms at
+#: at 6 joints with velocities and accelerations the longest pause was 16-20 ms at 1e5 points and 164-165 ms at
 #: 1e6 (BENCHMARKS.md, request_size), and a refused request pauses it as long as an accepted one.
 DEFAULT_MAX_POINTS = 100_000
 MAX_POINTS_LIMIT = 1_000_000

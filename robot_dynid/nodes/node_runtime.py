@@ -188,8 +188,6 @@ MIN_TIMER_PERIOD = 0.01
 status messages; the control paths are driven by their topics, not by these timers)."""
 MAX_TIMER_PERIOD = 3600.0
 """[s] the longest: one an hour."""
-START_REFUSAL_TEARDOWN = 10.0
-"""[s] how long a node refused at start (exit 2) may take to tear down rclpy and DDS before it exits anyway."""
 
 
 def timer_period(value, field):
@@ -342,11 +340,6 @@ def spin_node(node_class, args=None, low_latency=False):
         if rclpy.ok() and not received:
             raise
     finally:
-        if status == 2:
-            # refused at start, nothing received yet: a DDS teardown that hangs does not keep the process
-            watchdog = threading.Timer(START_REFUSAL_TEARDOWN, os._exit, args=(2,))
-            watchdog.daemon = True
-            watchdog.start()
         if helper is not None:      # its thread stops before the node it spins goes
             stop_helper.set()
             helper_thread.join(timeout=5.0)
