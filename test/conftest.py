@@ -25,6 +25,7 @@ ROS_TESTS = ["ros", "test_launch_files.py"]
 # The fleet tests run a real Dask cluster: without Dask distributed (the optional "fleet" extra) they are
 # not collected either.
 DASK_AVAILABLE = importlib.util.find_spec("distributed") is not None
+MATPLOTLIB_AVAILABLE = importlib.util.find_spec("matplotlib") is not None
 FLEET_CLUSTER_TESTS = ["cli/test_cli_fleet.py"]
 # The MuJoCo engine's tests need mujoco (pip install "robot-dynid[sim]"); without it they are not collected.
 MUJOCO_AVAILABLE = importlib.util.find_spec("mujoco") is not None
@@ -76,3 +77,24 @@ def pytest_sessionfinish(session, exitstatus):
     import sys
     if "ros_graph" in sys.modules:
         sys.modules["ros_graph"].kill_started_nodes()
+
+
+@pytest.fixture(autouse=True)
+def figures_keep_their_text_apart(monkeypatch):
+    """Every figure the package draws in any test, checked before it is saved: no text leaves its figure,
+    overlaps another or runs into a panel it does not belong to (figure_text); the test fails at its end
+    naming the file and the texts."""
+    if not MATPLOTLIB_AVAILABLE:
+        yield
+        return
+    from figure_text import text_collisions
+    from robot_dynid.reports import figures
+    save, found = figures._save, []
+
+    def checked_save(figure, path):
+        found.extend(f"{path}: {problem}" for problem in text_collisions(figure))
+        return save(figure, path)
+
+    monkeypatch.setattr(figures, "_save", checked_save)
+    yield
+    assert not found, "text collides in figures:\n" + "\n".join(found)

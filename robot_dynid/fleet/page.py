@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 import html as html_text
+import os
 import pathlib
 
 import numpy as np
@@ -98,6 +99,20 @@ def _wear_series(changes, coverage=0.95):
     return series
 
 
+def _shown_path(path: str, out: pathlib.Path) -> str:
+    """A recording's path as the page shows it: relative to the page's folder (the machine's absolute paths say
+    nothing to a reader elsewhere and break when the fleet's folder moves)."""
+    try:
+        return pathlib.Path(os.path.relpath(path, out)).as_posix()
+    except ValueError:                        # another drive (Windows)
+        return str(path)
+
+
+def _shown_paths_in(text: str | None, path: str, out: pathlib.Path) -> str | None:
+    """``text`` (a failure's reason) with ``path`` written as :func:`_shown_path` writes it."""
+    return text.replace(str(path), _shown_path(path, out)) if text else text
+
+
 def _parameter_unit(name: str, model) -> str:
     """The SI unit of a base parameter of ``model``: its leading standard parameter's
     (:meth:`~robot_dynid.model.regressor.Regressor.parameter_unit`: ``Izz2R`` -> kg m^2, a prismatic joint's
@@ -161,7 +176,8 @@ def write_fleet_page(out, analysis: FleetAnalysis, results, run_summary: dict) -
     if failures:
         parts += [html.heading("Failed recordings"),
                   html.table(("robot", "recorded at", "data", "reason"),
-                             [(r.entry.robot_id, r.entry.key[1], r.entry.data, r.reason) for r in failures])]
+                             [(r.entry.robot_id, r.entry.key[1], _shown_path(r.entry.data, out),
+                               _shown_paths_in(r.reason, r.entry.data, out)) for r in failures])]
     parts.append(html.heading("Evidence per robot"))
     for robot_id, changes in analysis.robots.items():
         parts += [html.heading(robot_id, 3), html.paragraph(changes.verdict)]
@@ -192,8 +208,9 @@ def write_fleet_page(out, analysis: FleetAnalysis, results, run_summary: dict) -
                     if w is not None and changes.wear.flagged.shape[0] else [])
             recording_rows.append(
                 f"<tr><td class=text>{html_text.escape(record.recorded_at)}</td>"
-                f"<td class=text>{html_text.escape(record.data)}</td><td class=text>{record.status}</td>"
-                f"<td class=text>{html_text.escape(', '.join(wear) or record.reason or '-')}</td>"
+                f"<td class=text>{html_text.escape(_shown_path(record.data, out))}</td>"
+                f"<td class=text>{record.status}</td><td class=text>"
+                f"{html_text.escape(', '.join(wear) or _shown_paths_in(record.reason, record.data, out) or '-')}</td>"
                 f"<td class=text>{html_text.escape(', '.join(flagged) or '-')}</td>"
                 f"<td class=text>{_link(record.model_file, 'model')}</td>"
                 f"<td class=text>{_link(record.report and record.report + '/index.html', 'report')}</td></tr>")

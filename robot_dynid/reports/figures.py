@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import pathlib
+import textwrap
 
 import numpy as np
 
@@ -55,8 +56,31 @@ def _grid(count: int, columns: int = 3):
 def _margins(figure, rows: int, wspace: float = 0.3, right: float = 0.98) -> None:
     """Fixed margins (constrained layout costs seconds on grids of many axes)."""
     height = figure.get_figheight()
-    figure.subplots_adjust(left=0.08, right=right, bottom=0.55 / height, top=1.0 - 0.75 / height,
+    figure.subplots_adjust(left=0.08, right=right, bottom=0.75 / height, top=1.0 - 0.95 / height,
                            hspace=0.55 if rows > 1 else 0.2, wspace=wspace)
+
+
+def _suptitle(figure, text: str, fontsize: float = 11) -> None:
+    """The figure's title, wrapped at the figure's edges (a one-joint figure is narrower than most titles); 0.08 in
+    below the top edge where the margins are fixed (:func:`_margins` leaves 0.95 in: two lines and a panel title
+    of two)."""
+    placed = {} if figure.get_layout_engine() is not None else {"y": 1.0 - 0.08 / figure.get_figheight()}
+    figure.suptitle(text, fontsize=fontsize, wrap=True, **placed)
+
+
+def _panel_title(ax, text: str, fontsize: float, **keywords) -> None:
+    """``ax``'s title, wrapped to the panel's width (a joint's name and a condition can be wider than a panel)."""
+    figure = ax.get_figure()
+    width = ax.get_position().width * figure.get_figwidth()
+    ax.set_title(textwrap.fill(text, max(12, int(width * 72 / (0.6 * fontsize)))), fontsize=fontsize, **keywords)
+
+
+def _date_axis(ax) -> None:
+    """At most four dates on a time axis, written concisely (a year or month once, not on every tick)."""
+    import matplotlib.dates
+    locator = matplotlib.dates.AutoDateLocator(minticks=2, maxticks=4)
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(matplotlib.dates.ConciseDateFormatter(locator))
 
 
 def _stride(size: int) -> int:
@@ -88,24 +112,25 @@ def torque_fit_figure(fit, path, window: float = TORQUE_WINDOW) -> pathlib.Path:
         left, right = axes[j]
         left.plot(t, fit.measured[rows, j], color="0.55", lw=1.0, label="measured")
         left.plot(t, fit.predicted[rows, j], color="C0", lw=1.2, label="model")
-        left.set_ylabel(f"{joint} torque [N m]")
+        left.set_ylabel("torque [N m]")
         left.set_title(f"{joint}: RMS {report.rms[j]:.3g} N m, rel. RMSD {report.relative_rmsd[j]:.3g}",
                        fontsize=9, loc="left")
         right.plot(t, fit.residual[rows, j], color="C3", lw=0.8)
         right.axhline(0.0, color="0.3", lw=0.6)
-        right.set_ylabel(f"{joint} residual [N m]")
+        right.set_ylabel("residual [N m]")
         right.set_title(f"model - measured (RSD {report.rsd[j]:.3g})", fontsize=9, loc="left")
     axes[0, 0].legend(loc="upper right", fontsize=8)
     axes[-1, 0].set_xlabel("time from the segment's start [s]")
     axes[-1, 1].set_xlabel("time from the segment's start [s]")
-    figure.suptitle(f"{fit.segment} data: measured against model torque ({report.n_samples} samples; relative "
-                    f"RMSD over |qd| >= {report.speed_threshold:g} rad/s)", fontsize=11)
+    _suptitle(figure, f"{fit.segment} data: measured against model torque ({report.n_samples} samples; relative "
+              f"RMSD over |qd| >= {report.speed_threshold:g} rad/s)")
     return _save(figure, path)
 
 
-def parameter_cycles_figure(cycles, path, poorly_excited=()) -> pathlib.Path:
+def parameter_cycles_figure(cycles, path, poorly_excited=(), units=None) -> pathlib.Path:
     """Each base parameter over the cycles (value +- std against elapsed time [min]), with its mean
-    over all cycles (dashed) and over the warm cycles (dotted); poorly excited ones titled in red."""
+    over all cycles (dashed) and over the warm cycles (dotted); poorly excited ones titled in red; ``units``
+    (one per parameter) in the panels' titles."""
     plt, ticker = pyplot(), _ticker()
     rows, columns = _grid(len(cycles.names), 6)
     figure, axes = plt.subplots(rows, columns, figsize=(2.6 * columns, 1.9 * rows + 0.8), squeeze=False)
@@ -117,7 +142,8 @@ def parameter_cycles_figure(cycles, path, poorly_excited=()) -> pathlib.Path:
         ax.axhline(cycles.statistics.mean[k], color="0.4", ls="--", lw=0.8)
         if cycles.warm_statistics is not None:
             ax.axhline(cycles.warm_statistics.mean[k], color="C2", ls=":", lw=1.0)
-        ax.set_title(name, fontsize=8, color="C3" if name in poorly_excited else "black")
+        ax.set_title(f"{name} [{units[k]}]" if units else name, fontsize=8,
+                     color="C3" if name in poorly_excited else "black")
         ax.tick_params(labelsize=7)
         ax.yaxis.set_major_locator(ticker.MaxNLocator(4))
     for ax in axes.flat[len(cycles.names):]:
@@ -125,8 +151,7 @@ def parameter_cycles_figure(cycles, path, poorly_excited=()) -> pathlib.Path:
     for ax in axes[-1]:
         ax.set_xlabel("elapsed time [min]", fontsize=8)
     warm = f"; dotted: mean without the first {cycles.skipped}" if cycles.warm_statistics is not None else ""
-    figure.suptitle(f"base parameters identified per cycle (+- std; SI units of each parameter; dashed: mean{warm})",
-                    fontsize=11)
+    _suptitle(figure, f"base parameters identified per cycle (+- std; dashed: mean{warm})")
     return _save(figure, path)
 
 
@@ -179,7 +204,7 @@ def friction_speed_figure(analysis, path, model=None) -> pathlib.Path:
         fits = [f for f in analysis.fits if f.joint == joint]
         note = " (gravity removed)" if fits and all(f.gravity_removed for f in fits) else \
             " (axis vertical: no gravity torque)" if fits and all(f.horizontal for f in fits) else ""
-        ax.set_title(f"{joint}{note}", fontsize=10)
+        _panel_title(ax, f"{joint}{note}", 10)
         ax.set_xlabel(f"{joint} speed [rad/s]")
         ax.set_ylabel("friction torque [N m]")
         ax.axhline(0.0, color="0.7", lw=0.5)
@@ -188,8 +213,8 @@ def friction_speed_figure(analysis, path, model=None) -> pathlib.Path:
         ax.set_visible(False)
     mappable = plt.cm.ScalarMappable(cmap=colour_map, norm=plt.Normalize(low, high))
     figure.colorbar(mappable, ax=axes.ravel().tolist(), label="elapsed time [min]", shrink=0.8)
-    figure.suptitle("friction against speed: constant-velocity plateaus per cycle (points), fitted "
-                    "f1 sgn v + f2 v + f3 v|v| + f4 v^3 per cycle (lines)", fontsize=11)
+    _suptitle(figure, "friction against speed: constant-velocity plateaus per cycle (points), fitted "
+              "f1 sgn v + f2 v + f3 v|v| + f4 v^3 per cycle (lines)")
     return _save(figure, path)
 
 
@@ -209,13 +234,13 @@ def friction_time_figure(drifts, path) -> pathlib.Path:
         else:
             ax.text(0.5, 0.9, "no fit (fewer than 6 cycles)" if len(drift.friction) < 6 else "no fit",
                     transform=ax.transAxes, ha="center", fontsize=8, color="C3")
-        ax.set_title(f"{drift.joint} at {drift.level:.0%} of its speed limit", fontsize=10)
+        _panel_title(ax, f"{drift.joint} at {drift.level:.0%} of its speed limit", 10)
         ax.set_xlabel("elapsed time [min]")
         ax.set_ylabel("friction torque [N m]")
         ax.legend(fontsize=8)
     for ax in axes.flat[len(drifts):]:
         ax.set_visible(False)
-    figure.suptitle("friction from cold to warm: a + b exp(-t/t1) + c exp(-t/t2)", fontsize=11)
+    _suptitle(figure, "friction from cold to warm: a + b exp(-t/t1) + c exp(-t/t2)")
     return _save(figure, path)
 
 
@@ -264,7 +289,7 @@ def friction_models_figure(models, labels, path) -> pathlib.Path:
         ax.legend(fontsize=7)
     for ax in axes.flat[len(joints):]:
         ax.set_visible(False)
-    figure.suptitle("friction models overlaid", fontsize=11)
+    _suptitle(figure, "friction models overlaid")
     return _save(figure, path)
 
 
@@ -293,18 +318,17 @@ def _time_panel(ax, name, ylabel, times, values, std, flagged, flag_label) -> No
     if flagged.any():
         ax.plot([t for t, f in zip(times, flagged) if f], values[flagged], "o", color="C3", ms=6, label=flag_label)
         ax.legend(fontsize=7)
-    ax.set_title(name, fontsize=9, color="C3" if flagged.any() else "black", y=1.0)    # y: no title placement search
+    _panel_title(ax, name, 9, color="C3" if flagged.any() else "black", y=1.0)    # y: no title placement search
     ax.set_ylabel(ylabel, fontsize=8)
     ax.tick_params(labelsize=7)
-    for label in ax.get_xticklabels():
-        label.set_rotation(30)
+    _date_axis(ax)
 
 
 def _finish_panels(figure, axes, count: int, title: str, path) -> pathlib.Path:
     """Hide the grid's unused panels, title the figure and save it."""
     for ax in list(axes.flat)[count:]:
         ax.set_visible(False)
-    figure.suptitle(title, fontsize=10)
+    _suptitle(figure, title, 10)
     return _save(figure, path)
 
 
@@ -337,19 +361,22 @@ def wear_trend_figure(series, path, title: str) -> pathlib.Path:
 
 def spread_figure(names, robots, deviation, far, path, spreads: float) -> pathlib.Path:
     """The fleet's spread per parameter: each robot's latest value's distance to the fleet median in robust
-    spreads (1.4826 MAD), ``deviation`` (robots, parameters), robots far from it (``far``, bool) in red."""
+    spreads (1.4826 MAD), ``deviation`` (robots, parameters); robots far from it (``far``, bool) in red, one
+    marker per robot named in the legend."""
     plt = pyplot()
     deviation = np.clip(np.nan_to_num(np.asarray(deviation, float), posinf=50.0), 0.0, 50.0)
     far = np.asarray(far, bool)
     figure, ax = plt.subplots(figsize=(max(8.0, 0.22 * len(names) + 2.0), 4.2), layout="constrained")
     x = np.arange(len(names))
+    markers = iter(("o", "s", "^", "D", "v", "P", "X", "*") * (len(robots) // 8 + 1))
     for i, robot in enumerate(robots):
         jitter = (i - (len(robots) - 1) / 2) * 0.6 / max(len(robots), 1)
         ax.plot(x + jitter, deviation[i], "o", ms=3, color="0.5")
         if far[i].any():
-            ax.plot((x + jitter)[far[i]], deviation[i][far[i]], "o", ms=6, color="C3")
-            for k in np.flatnonzero(far[i]):
-                ax.annotate(robot, (x[k] + jitter, deviation[i, k]), fontsize=7, color="C3")
+            ax.plot((x + jitter)[far[i]], deviation[i][far[i]], next(markers), ms=6, color="C3", mfc="none",
+                    label=robot)
+    if far.any():
+        ax.legend(fontsize=7, title="far from the median", title_fontsize=7, loc="upper left")
     ax.axhline(spreads, color="C3", ls="--", lw=0.9)
     ax.set_xticks(x, names, rotation=90, fontsize=7)
     ax.set_ylabel("|value - fleet median| / (1.4826 MAD) [1]")
@@ -371,13 +398,13 @@ def tracking_figure(history, path) -> pathlib.Path:
         ax.fill_between(history.time, values - 2 * std, values + 2 * std, color="C0", alpha=0.25, lw=0)
         ax.plot(history.time, values, color="C0", lw=1.0)
         unit = history.units[index] if history.units else "-"
-        ax.set_title(name, fontsize=9, y=1.0)
+        _panel_title(ax, name, 9, y=1.0)
         ax.set_ylabel(f"[{unit}]", fontsize=8)
         ax.set_xlabel("time [s]", fontsize=8)
         ax.tick_params(labelsize=7)
     for ax in list(axes.flat)[count:]:
         ax.set_visible(False)
-    figure.suptitle("friction tracked online (RLS with forgetting, rigid body fixed), +-2 std", fontsize=10)
+    _suptitle(figure, "friction tracked online (RLS with forgetting, rigid body fixed), +-2 std", 10)
     return _save(figure, path)
 
 
@@ -407,6 +434,6 @@ def tracking_error_figure(time, curves, joint_names, path, events=None) -> pathl
     for ax in list(axes.flat)[count:]:
         ax.set_visible(False)
     axes.flat[0].legend(fontsize=7)
-    figure.suptitle("tracking error |q_d - q|, trailing RMS" + "".join(
-        f"; dashed: {label}" for label, moment in (events or {}).items() if np.isfinite(moment)), fontsize=10)
+    _suptitle(figure, "tracking error |q_d - q|, trailing RMS" + "".join(
+        f"; dashed: {label}" for label, moment in (events or {}).items() if np.isfinite(moment)), 10)
     return _save(figure, path)

@@ -130,7 +130,8 @@ def _parameter_rows(model: DynamicModel):
         relative = row["relative_std"]
         if not poor and not relative <= 1.0:
             poor.add(row["name"])
-        rows.append((row["name"], html.number(row["value"], 6), html.number(row["std"], 3),
+        rows.append((row["name"], model.regressor.parameter_unit(row["name"]), html.number(row["value"], 6),
+                     html.number(row["std"], 3),
                      *((html.number(row["white_std"], 3),) if "white_std" in row else ()),
                      "-" if not np.isfinite(relative) else f"{100 * relative:.1f}%", row["expression"]))
         classes.append("poor" if row["name"] in poor else "")
@@ -164,10 +165,10 @@ def held_out_groups(held_out: Sequence[Recording]) -> list[list[Recording]]:
     return list(groups.values())
 
 
-def _statistics_table(cycles, statistics):
+def _statistics_table(cycles, statistics, model: DynamicModel):
     return html.table(
-        ("parameter", "mean", "min", "max", "(max-min)/|max|", "end - start", "std"),
-        [(name, *(html.number(getattr(statistics, key)[k]) for key in (
+        ("parameter", "unit", "mean", "min", "max", "(max-min)/|max|", "end - start", "std"),
+        [(name, model.regressor.parameter_unit(name), *(html.number(getattr(statistics, key)[k]) for key in (
             "mean", "minimum", "maximum", "relative_range", "start_end_difference", "std")))
          for k, name in enumerate(cycles.names)])
 
@@ -274,10 +275,10 @@ def make_report(out, robot: RobotDescription, recordings: Sequence[Recording],
     parts += [html.heading("Base parameters"),
               html.paragraph("rows in red: poorly excited (a one-std error moves a joint's torque, RMS over the "
                              "robot's range of motion, by more than the identification's threshold, 10 % of its "
-                             "RMS measured torque by default); values in the SI unit of their leading standard "
-                             "parameter"),
+                             "RMS measured torque by default); a base parameter is in the unit of its leading "
+                             "standard parameter"),
               html.paragraph(std_description(model)),
-              html.table(("parameter", "value", "std", *(("white std",) if model.white_std is not None else ()),
+              html.table(("parameter", "unit", "value", "std", *(("white std",) if model.white_std is not None else ()),
                           "rel. std", "expression (standard parameters)"), rows, classes)]
     summary["poorly_excited"] = sorted(poor)
     summary["std_description"] = std_description(model)
@@ -297,11 +298,12 @@ def make_report(out, robot: RobotDescription, recordings: Sequence[Recording],
                   html.paragraph(f"{len(segments)} cycles, each identified on its own {'/'.join(options.stage)} "
                                  "samples with the model's structure")]
         figure(figures.parameter_cycles_figure, "parameters_per_cycle.png", cycles, poorly_excited=poor,
+               units=[model.regressor.parameter_unit(name) for name in cycles.names],
                caption="base parameters per cycle")
-        parts += [html.heading("statistics over all cycles", 3), _statistics_table(cycles, cycles.statistics)]
+        parts += [html.heading("statistics over all cycles", 3), _statistics_table(cycles, cycles.statistics, model)]
         if cycles.warm_statistics is not None:
             parts += [html.heading(f"statistics without the first {cycles.skipped} cycles", 3),
-                      _statistics_table(cycles, cycles.warm_statistics)]
+                      _statistics_table(cycles, cycles.warm_statistics, model)]
         fitted = [(label, m) for label, m in zip(cycles.labels, cycles.models)]
         for pool in options.pools:
             pooled = per_cycle.pooled_fit(segments, pool, model)

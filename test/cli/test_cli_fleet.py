@@ -163,6 +163,8 @@ def test_fleet_page_leads_with_the_verdicts_and_shows_every_robot_and_its_figure
     assert re.search(r"\d of 4 robots changed: .*arm1: elbow_joint friction \+\d+ %", verdict), verdict
     assert html.escape(second["verdicts"]["arm1"]) in page and "figures/wear_arm1.png" in page
     assert all(f"arm{k}" in page for k in range(4)) and "truncated.csv" in page
+    # recordings named relative to the page (the fleet's folder is the page's parent), never by the machine's path
+    assert "<td class=text>../truncated.csv</td>" in page and str(out.parent) not in page
     for target in referenced_files(page):
         assert (out / target).is_file(), target
 

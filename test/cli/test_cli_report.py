@@ -144,3 +144,39 @@ def test_report_takes_the_identification_options_identify_takes(runs, tmp_path):
                  "--friction", "coulomb_viscous", "--no-holdout", "--out", str(out)]) == 0
     model = DynamicModel.load(out / "model.yaml")
     assert model.method == "wls" and model.friction.name == "coulomb_viscous"
+
+
+PR2_ARM_JOINTS = ("r_shoulder_pan_joint", "r_shoulder_lift_joint", "r_upper_arm_roll_joint", "r_elbow_flex_joint",
+                  "r_forearm_roll_joint", "r_wrist_flex_joint", "r_wrist_roll_joint")
+
+
+def _seven_joint_arm(directory):
+    """The shipped Panda description with a PR2 arm's joint names (longer than any shipped robot's)."""
+    text = find_package_file("config", "robots", "panda.yaml").read_text()
+    for k, name in enumerate(PR2_ARM_JOINTS, start=1):
+        text = text.replace(f"panda_joint{k}", name)
+    path = directory / "seven_joints.yaml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("arm", ["ur5", "seven_joints"])
+def test_report_and_compare_figures_keep_their_text_apart_with_long_joint_names(arm, tmp_path, capsys):
+    """Every figure of a report (torque fits, cycles, cross-verification, friction against speed and time) and of
+    compare, for the UR5's 6 joints and a 7-joint arm with a PR2's joint names: conftest's
+    figures_keep_their_text_apart fails the test on any text that leaves its figure, overlaps another text or runs
+    into another panel; the page still references every figure."""
+    robot_file = find_package_file("config", "robots", "ur5.yaml") if arm == "ur5" else _seven_joint_arm(tmp_path)
+    robot = load_robot(robot_file)
+    plan, recording, _, _, _ = simulate_test(robot, cycles=2, speed_fractions=(0.3,), noise=0.05)
+    bag = write_test_bag(tmp_path / "bag", plan, recording)
+    out = tmp_path / "report"
+    assert main(["report", "--robot", str(robot_file), "--data", str(bag), "--out", str(out)]) == 0
+    figures = {target for target in referenced_files((out / "index.html").read_text()) if target.endswith(".png")}
+    assert {"torque_identification.png", "torque_held_out.png", "parameters_per_cycle.png",
+            "cross_verification.png", "friction_speed.png"} <= figures
+    assert main(["compare", str(out / "model.yaml"), str(out / "model.yaml"),
+                 "--out", str(tmp_path / "compare")]) == 0
+    assert {"parameter_differences.png", "friction_models.png"} <= set(
+        referenced_files((tmp_path / "compare" / "index.html").read_text()))
+    capsys.readouterr()
