@@ -5,8 +5,8 @@
 #   tools/bootstrap.sh --minimum                  core-only venv with setup.cfg's lowest versions
 #
 # ROS 2 venv (--distro):
-#   1. cmake, a C/C++ compiler and make through apt, if absent (and Python's headers, for the
-#      compiled regressor kernel);
+#   1. cmake, a C/C++ compiler, make and chromium (the pages' browser test) through apt, if absent
+#      (and Python's headers, for the compiled regressor kernel);
 #   2. a venv at the repository root with the pinned ROS 2 wheels of the distribution from PyPI
 #      (requirements/ros-<distro>.txt) and the core's dependencies (requirements/python.txt),
 #      reinstalled only when those files change:
@@ -93,6 +93,9 @@ install_system_packages() {
     command -v g++ >/dev/null || missing+=(g++)
     command -v gcc >/dev/null || missing+=(gcc)
     command -v make >/dev/null || missing+=(make)
+    # the browser test of the report and fleet pages (test/browser_pages.py) drives Debian's
+    # chromium through Playwright (requirements/python.txt); Playwright's own browser download needs a network
+    command -v chromium >/dev/null || missing+=(chromium)
     [ ${#missing[@]} -eq 0 ] || apt_install "${missing[@]}"
 }
 

@@ -28,6 +28,7 @@ stiffness-like terms extrapolate badly).
 from __future__ import annotations
 
 import dataclasses
+import pathlib
 from typing import Sequence
 
 import numpy as np
@@ -228,24 +229,41 @@ def judge_fit(training: ModelValidation, held_out: Sequence[ModelValidation]) ->
     file its RSD is at most :data:`GOOD_HELD_OUT_RSD` and at most :data:`OVERFIT_RATIO` times its training RSD.
     Where it is not, the reason tells the two cases apart: a held-out RSD far above the training one (the model
     does not carry over to new motion), or one as high on the training data (noise, or an effect the model lacks:
-    more data or another friction model, not another fit)."""
+    more data or another friction model, not another fit). The text groups the joints by cause and names the
+    held-out files where each cause was found; :attr:`FitVerdict.joints` gives each joint's numbers."""
     names = training.report.joint_names or tuple(f"joint {j + 1}" for j in range(len(training.report.rsd)))
     if not held_out:
         worst = int(np.nanargmax(training.report.rsd)) if np.isfinite(training.report.rsd).any() else 0
         return FitVerdict(None, {}, f"not judged: no held-out data (training RSD at most "
                                     f"{float(np.nanmax(training.report.rsd)):.2g}, {names[worst]}); hold out a "
                                     f"cycle or give a held-out file")
-    rsd = np.nanmax(np.array([fit.report.rsd for fit in held_out]), axis=0)
-    reasons = {}
+    stacked = np.array([fit.report.rsd for fit in held_out], dtype=float)
+    rsd = np.nanmax(stacked, axis=0)
+    worst_fit = np.argmax(np.where(np.isnan(stacked), -np.inf, stacked), axis=0)
+    reasons, causes = {}, {"carry": [], "noise": []}
     for joint, (name, value, trained) in enumerate(zip(names, rsd, training.report.rsd)):
+        where = held_out[worst_fit[joint]].sources
         if trained > 0.0 and value > OVERFIT_RATIO * trained:
             reasons[name] = (f"held-out RSD {value:.2g} is {value / trained:.2g} x its training RSD {trained:.2g} "
                              "(does not carry over to new motion)")
+            causes["carry"].append((name, value / trained, where))
         elif not value <= GOOD_HELD_OUT_RSD:
             reasons[name] = (f"held-out RSD {value:.2g} > {GOOD_HELD_OUT_RSD:g}, training {trained:.2g} alike "
                              "(noise, or an effect the model lacks)")
+            causes["noise"].append((name, value, where))
     if not reasons:
         return FitVerdict(True, {}, f"good on all {len(names)} joints: held-out RSD at most {float(rsd.max()):.2g} "
                                     f"(limit {GOOD_HELD_OUT_RSD:g})")
+    parts = []
+    for cause, wording, number in (("carry", "does not carry over to new motion", "held-out RSD up to {:.2g} x "
+                                    "training"),
+                                   ("noise", "as poor in training (noise, or an effect the model lacks)",
+                                    "held-out RSD up to {:.2g}")):
+        joints = causes[cause]
+        if joints:
+            files = sorted({pathlib.Path(source).name for *_, where in joints for source in where})
+            parts.append(f"{wording} on {', '.join(name for name, *_ in joints)} ("
+                         f"{number.format(max(value for _, value, _ in joints))}"
+                         f"{'; ' + ', '.join(files) if files else ''})")
     return FitVerdict(False, reasons, f"not good enough on {len(reasons)} of {len(names)} joints: "
-                      + "; ".join(f"{name}: {reason}" for name, reason in reasons.items()))
+                      + "; ".join(parts))

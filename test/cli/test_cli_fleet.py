@@ -235,3 +235,15 @@ def test_a_local_cluster_run_prints_no_dask_log_and_no_traceback(tmp_path):
     verbose = subprocess.run(command[:3] + ["--verbose"] + command[3:-1] + [str(tmp_path / "out2")],
                              capture_output=True, text=True, timeout=600)
     assert verbose.returncode == 0 and "distributed" in verbose.stderr, verbose.stderr
+
+
+def test_the_fleet_page_reads_in_a_browser(worn_runs):
+    """The worn fleet's page in chromium: every image loads, every link names a file that exists, no console
+    error, and the verdict naming the worn arm is in the first screen; screenshots in test-artifacts/screenshots/."""
+    from browser_pages import open_page
+    _, _, out, _ = worn_runs
+    visit = open_page(out / "index.html", "fleet")
+    assert visit.console_errors == [] and visit.failed_requests == []
+    assert visit.broken_images == [] and visit.missing_links == []
+    assert visit.verdict_in_first_screen, visit.screenshot
+    assert "arm1: elbow_joint friction +" in visit.verdict_text
