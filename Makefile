@@ -1,16 +1,17 @@
 # The two commands a newcomer needs: `make demo` and `make test`. Both bootstrap .venv first.
-# Other ROS 2 distributions and the minimum versions have their own venvs (README: Distributions):
+# Other ROS 2 distributions and the minimum versions have their own venvs (docs/development.md: Distributions):
 #   make test-jazzy   ROS 2 Jazzy wheels, Python 3.12, .venv-jazzy: the tests that touch ROS 2
 #   make test-min     setup.cfg's lowest versions, Python 3.10, no ROS, .venv-min
 PYTHON := .venv/bin/python
 # The tests that need no ROS: what the minimum-versions venv runs.
-CORE_TESTS := test/core test/cli test/test_architecture.py test/test_bootstrap.py
+CORE_TESTS := test/core test/cli test/test_architecture.py test/test_architecture_doc.py test/test_bootstrap.py \
+	test/test_docs.py test/test_real_world.py test/test_tests_layout.py
 # The tests that touch ROS 2 (rclpy, the generated interfaces, rosbag2, launch files, the ROS demo):
 # what a second distribution runs. The rest is pure Python, run on 3.11 (test) and 3.10 (test-min).
 ROS_TESTS := test/ros test/test_launch_files.py test/test_package_xml.py test/test_architecture.py \
 	test/core/recordings/test_bag_io.py test/cli/test_demo.py test/cli/test_cli_bad_input.py test/cli/test_cli_hydraulic.py
 
-.PHONY: bootstrap bootstrap-jazzy bootstrap-min test test-jazzy test-min demo bench clean lint colcon-test
+.PHONY: bootstrap bootstrap-jazzy bootstrap-min test test-jazzy test-min demo bench clean lint colcon-test docs
 
 bootstrap:
 	bash tools/bootstrap.sh
@@ -41,14 +42,20 @@ test-min: bootstrap-min
 demo: bootstrap
 	.venv/bin/robot-dynid demo --out demo_output
 
+# The documentation site (docs/conf.py): the guides, the API reference and the command and node references
+# generated from the code; any warning fails the build. Open docs/_build/html/index.html.
+docs: bootstrap
+	rm -rf docs/_build docs/_api docs/reference
+	$(PYTHON) -m sphinx -W --keep-going -q -b html docs docs/_build/html
+
 bench: bootstrap
 	$(PYTHON) bench/run_all.py --out BENCHMARKS.md
 
 clean:
-	rm -rf build .venv .venv-jazzy .venv-min demo_output
+	rm -rf build .venv .venv-jazzy .venv-min demo_output docs/_build docs/_api docs/reference test-artifacts
 
 # Lint and colcon test (CMakeLists.txt lints the same paths).
-LINT_PATHS := robot_dynid test bench tools launch setup.py
+LINT_PATHS := robot_dynid test bench tools launch setup.py docs/conf.py
 # ament_pep257 reads no config file: its ignore list comes from setup.cfg's [pydocstyle] section.
 PEP257_IGNORE = $(shell $(PYTHON) -c "import configparser; c = configparser.ConfigParser(); \
 	c.read('setup.cfg'); print(' '.join(c['pydocstyle']['ignore'].replace(',', ' ').split()))")

@@ -5,6 +5,7 @@ A text collides when its box leaves the figure, overlaps another text's box, or 
 belong to (a y label longer than its subplot reaching the plot beside it). Tick labels of ticks outside their
 axis' view are not drawn and not counted; a legend's own entries are checked like any other text.
 """
+import matplotlib.axes
 import matplotlib.text
 
 TOLERANCE = 1.0
@@ -25,7 +26,6 @@ def _hidden_tick_labels(axes) -> set[int]:
 
 def _drawn_texts(artist, owner=None):
     """``(text, its axes or None)`` of every non-empty text under ``artist`` whose every ancestor is visible."""
-    import matplotlib.axes
     for child in artist.get_children():
         if not child.get_visible():
             continue

@@ -19,3 +19,18 @@ def test_the_tests_directly_in_test_core_are_those_of_base_modules():
     stray = [path.name for path in sorted((TEST / "core").glob("test_*.py"))
              if path.stem.removeprefix("test_") not in base]
     assert stray == [], f"test/core/ holds tests of no base module (move them to test/core/<subpackage>/): {stray}"
+
+
+def test_make_test_runs_every_test_file():
+    """Each test file or folder of test/ is in the Makefile's CORE_TESTS or SERIAL_TESTS (a file named in neither
+    never runs in CI: test_architecture_doc.py did not, and its tree fell behind the package)."""
+    makefile = (TEST.parent / "Makefile").read_text().replace("\\\n", " ")
+    named = set()
+    for variable in ("CORE_TESTS", "SERIAL_TESTS"):
+        line = next(line for line in makefile.splitlines() if line.startswith(f"{variable} :="))
+        named.update(word.rstrip("/") for word in line.split(":=", 1)[1].split())
+    entries = {f"test/{path.name}" for path in TEST.iterdir()
+               if (path.is_dir() and any(path.rglob("test_*.py"))) or (path.name.startswith("test_")
+                                                                        and path.suffix == ".py")}
+    covered = {entry for entry in entries if entry in named or any(entry.startswith(name + "/") for name in named)}
+    assert sorted(entries - covered) == []

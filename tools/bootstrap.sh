@@ -8,7 +8,8 @@
 #   1. cmake, a C/C++ compiler, make and chromium (the pages' browser test) through apt, if absent
 #      (and Python's headers, for the compiled regressor kernel);
 #   2. a venv at the repository root with the pinned ROS 2 wheels of the distribution from PyPI
-#      (requirements/ros-<distro>.txt) and the core's dependencies (requirements/python.txt),
+#      (requirements/ros-<distro>.txt), the core's dependencies and test tools (requirements/python.txt) and the
+#      documentation site's (requirements/docs.txt),
 #      reinstalled only when those files change:
 #        kilted: .venv,        Python 3.11, requirements/ros-kilted.txt, build products in build/
 #        jazzy:  .venv-jazzy,  Python 3.12, requirements/ros-jazzy.txt,  build products in build/jazzy/
@@ -59,7 +60,7 @@ parse_arguments() {
             jazzy) python_version=3.12; venv="$repo/.venv-jazzy"; build="$repo/build/jazzy" ;;
             *) log "error: unknown distribution '$distro' (expected kilted or jazzy)"; usage; exit 2 ;;
         esac
-        requirements=("requirements/ros-$distro.txt" requirements/python.txt)
+        requirements=("requirements/ros-$distro.txt" requirements/python.txt requirements/docs.txt)
     fi
     retry="bash tools/bootstrap.sh${arguments[*]:+ ${arguments[*]}}"
 }

@@ -23,7 +23,7 @@ def add_arguments(parser):
     identify = actions.add_parser("identify", help=HELP, description=HELP)
     identify.add_argument("--config", required=True, metavar="C.yaml",
                           help="cylinders: name, piston_mass [kg], damping [N s/m], area_a, area_b [m^2], optional "
-                               "load [N] and attachment (see README, Hydraulic arms)")
+                               "load [N] and attachment (see docs/hydraulic_arms.md)")
     identify.add_argument("--data", required=True, metavar="FILE",
                           help="CSV (time [s], x.<name> [m], xd.<name> [m/s] optional, pa.<name>, pb.<name> [Pa], "
                                "load.<name> [N] optional, stage and cycle optional) or rosbag2 directory with "

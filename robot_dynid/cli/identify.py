@@ -46,7 +46,7 @@ def no_torques(path, args) -> str:
     from robot_dynid.recordings.bag_io import JOINT_STATE_TYPE, bag_topics
     from robot_dynid.recordings.bag_layout import BAG_TOPICS
     if not (pathlib.Path(path).is_dir() or pathlib.Path(path).suffix in (".mcap", ".db3")):
-        return f"{path}: no torques [N m] to identify from: the file has no tau columns (see README: CSV columns)"
+        return f"{path}: no torques [N m] to identify from: the file has no tau columns (see docs/data_formats.md)"
     topics = bag_topics(pathlib.Path(path).parent if pathlib.Path(path).is_file() else path)
     text = f"{path}: no torques [N m] to identify from: the joint states on {args.joint_states_topic} carry no effort"
     effort, current = BAG_TOPICS["effort"][0], BAG_TOPICS["current"][0]

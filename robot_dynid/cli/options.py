@@ -12,7 +12,7 @@ from robot_dynid.recordings.stages import MAX_SELECTED_CYCLES
 MODEL_STRUCTURE_OPTIONS = ("friction", "friction_drift", "dead_band", "sign_sharpness", "stribeck_velocity",
                            "reversal_lead", "armature", "friction_side", "offset")
 """The identification options that define the regressor's columns (:func:`add_model_structure_arguments`)."""
-ROBOT_HELP = "robot description (YAML DH table or URDF reference; see README)"
+ROBOT_HELP = "robot description (YAML DH table or URDF reference; see docs/robot_description.md)"
 STAGE_HELP = ("use only samples of this stage kind (repeatable), e.g. excitation: by the recording's stage markers "
               "(bag) or stage column (CSV); without them, the stages of joint states are detected from the motion: "
               "rest, friction (one joint at constant speed) and excitation (two or more joints moving, warm-up and "
@@ -126,7 +126,7 @@ def add_data_arguments(parser, several=False):
                                                      VELOCITY_AT_REST)
     group = parser.add_argument_group("recorded data")
     group.add_argument("--data", required=True, metavar="FILE", action="append" if several else "store",
-                       help="rosbag2 directory (MCAP or sqlite3) or CSV file (see README for the columns)"
+                       help="rosbag2 directory (MCAP or sqlite3) or CSV file (see docs/data_formats.md for the columns)"
                             + ("; repeat for several recordings, each read, differentiated and trimmed on its "
                                "own and then stacked" if several else ""))
     group.add_argument("--joint-states-topic", default="/joint_states", help="bag only (default: %(default)s)")

@@ -195,8 +195,9 @@ class IdentificationSettings:
 
 def settings_from_options(options: Mapping, robot: RobotDescription,
                           label: Callable[[str], str] = lambda option: option) -> IdentificationSettings:
-    """The identification settings of a mapping of options (:data:`~robot_dynid.estimation.identification_options.
-    OPTIONS`), as the command line and the identifier node give them; options not given take their defaults.
+    """The identification settings of a mapping of options
+    (:data:`~robot_dynid.estimation.identification_options.OPTIONS`), as the command line and the identifier node
+    give them; options not given take their defaults.
 
     Each value is checked against its option's type, choices or interval
     (:meth:`~robot_dynid.estimation.identification_options.Option.check`); then against the robot and the other
@@ -539,7 +540,7 @@ def _equations(recordings, regressor, base, settings, offsets: bool, dropped: Dr
 
 
 def identified_range(recordings: Sequence[Recording]) -> dict:
-    """Largest |qd| [rad/s] and |qdd| [rad/s^2] per joint over the recordings: how far the model may
+    """Largest ``|qd|`` [rad/s] and ``|qdd|`` [rad/s^2] per joint over the recordings: how far the model may
     be trusted (friction polynomials and stiffness-like terms extrapolate badly)."""
     joints = recordings[0].joint_names
     return {field: {joint: float(max(np.max(np.abs(getattr(recording, key)[:, j])) for recording in recordings))

@@ -252,7 +252,7 @@ def _row_unit(unit: str, row, robot) -> str:
 @dataclass(frozen=True, eq=False)
 class ParameterLayout:
     """Where the standard parameters sit: each link's 10 inertial ones first (link ``i`` at
-    ``10 i .. 10 i + 9``), then friction, armature and offsets, as :class:`Regressor` orders them.
+    ``10 i`` to ``10 i + 9``), then friction, armature and offsets, as :class:`Regressor` orders them.
 
     Attributes
     ----------

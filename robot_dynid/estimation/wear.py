@@ -74,7 +74,7 @@ are not reported as wear. A joint's friction moves by about this much between a 
 falls over the first 25-50 minutes of running and settles, METHODS.md section 3), and between days with the
 hall's temperature, so a smaller change says nothing about the state of the joint."""
 SPREAD_REJECTION = 3.5
-"""Successive differences beyond this many robust scales (1.4826 median |d|) of zero are left out of the
+"""Successive differences beyond this many robust scales (1.4826 median ``|d|``) of zero are left out of the
 spread: a step of a worn robot, not the spread of unchanged ones."""
 MAD_TO_STD = 1.4826
 KINDS = ("friction", "gravity", "motion")

@@ -969,7 +969,7 @@ class Parallel(Trajectory):
     joint_names : sequence of str, optional
         Column order of the result; default the parts' joints in order.
     tolerance : float
-        Largest |qd| [rad/s] and |qdd| [rad/s^2] at the end of a padded part.
+        Largest ``|qd|`` [rad/s] and ``|qdd|`` [rad/s^2] at the end of a padded part.
     """
 
     kind: ClassVar[str] = "parallel"

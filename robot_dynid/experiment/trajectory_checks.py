@@ -39,7 +39,7 @@ class JointCheck:
     q_min, q_max : float
         Lowest and highest position [rad].
     qd_peak, qdd_peak : float
-        Largest |qd| [rad/s] and |qdd| [rad/s^2].
+        Largest ``|qd|`` [rad/s] and ``|qdd|`` [rad/s^2].
     position_fraction : float
         Largest excursion from the middle of the range over the half range (1: touches a limit).
     range_fraction : float
@@ -166,7 +166,7 @@ def check_trajectory(robot, trajectory: Trajectory, n_points: int | None = None,
     dt : float, optional
         Grid spacing [s] instead of ``n_points``.
     tolerance : float
-        Largest |qd| [rad/s] and |qdd| [rad/s^2] accepted at start and end (printed
+        Largest ``|qd|`` [rad/s] and ``|qdd|`` [rad/s^2] accepted at start and end (printed
         coefficients are rounded, so exact zeros cannot be expected).
     require_rest : bool
         Check the rest-to-rest boundary conditions ``qd = qdd = 0`` at start and end.

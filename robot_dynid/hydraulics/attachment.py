@@ -325,7 +325,7 @@ def _joint_ids(robot: RobotDescription, attachment: CylinderAttachment, name: st
 def driven_joint(robot: RobotDescription, attachment: CylinderAttachment, name: str) -> str:
     """The one joint whose motion changes the length of cylinder ``name``: its constant-moment-arm
     joint, or the joint between the links its two points are on (a serial chain: the links of
-    joints ``a < b`` are joined by joints ``a + 1 .. b``).
+    joints ``a < b`` are joined by joints ``a + 1`` to ``b``).
 
     Raises
     ------

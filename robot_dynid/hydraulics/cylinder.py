@@ -255,7 +255,7 @@ def settling_sample(history, final, floor=None, band: float = CONVERGENCE_BAND) 
     floor : array_like, shape (p,), optional
         Smallest half-width of each band (e.g. one standard deviation), in the parameter's unit.
     band : float
-        Relative half-width [fraction of |final|].
+        Relative half-width [fraction of ``|final|``].
 
     Returns
     -------

@@ -82,7 +82,7 @@ class OnlineSettings:
     initial_covariance : float
         P0 on the scaled columns (identity times this; the scaled parameters are forces [N]).
     displacement_scale, velocity_scale : float
-        Typical |x| [m] and |x'| [m/s], the column scales (:func:`nominal_scales`).
+        Typical ``|x|`` [m] and ``|x'|`` [m/s], the column scales (:func:`nominal_scales`).
     acceleration_window : float
         [s] of velocities the causal derivative fits.
     max_gap : float
@@ -90,7 +90,7 @@ class OnlineSettings:
     convergence_window : float
         [s] the estimate must have stayed in its band to count as converged.
     convergence_band : float
-        Relative half-width of the band [fraction of |theta|]; the std is its floor.
+        Relative half-width of the band [fraction of ``|theta|``]; the std is its floor.
     min_samples : int
         Samples before convergence can be declared.
     """

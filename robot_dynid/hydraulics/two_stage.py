@@ -34,8 +34,9 @@ SUBTRACTED_KEY = "cylinder_torques_subtracted"
 
 
 def cylinder_geometry(robot, results) -> CylinderGeometry:
-    """:class:`CylinderGeometry` of identified cylinders (:class:`~robot_dynid.hydraulics.cylinder_results.
-    CylinderResult` or :class:`CylinderConfig`), each of which must have an attachment."""
+    """:class:`CylinderGeometry` of identified cylinders
+    (:class:`~robot_dynid.hydraulics.cylinder_results.CylinderResult` or :class:`CylinderConfig`), each of which
+    must have an attachment."""
     configs = [getattr(result, "config", result) for result in results]
     missing = [config.name for config in configs if config.attachment is None]
     if missing:

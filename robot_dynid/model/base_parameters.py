@@ -182,8 +182,8 @@ class BaseParameters:
 
 
 def random_states(regressor: Regressor, n_samples: int, rng: np.random.Generator) -> dict:
-    """States uniform over the limits: q in [lower, upper], |qd| <= velocity limit,
-    |qdd| <= acceleration limit; temperature [deg C] or elapsed [s] when the friction model
+    """States uniform over the limits: q in [lower, upper], ``|qd|`` <= velocity limit,
+    ``|qdd|`` <= acceleration limit; temperature [deg C] or elapsed [s] when the friction model
     drifts. Returns keyword arguments for :meth:`Regressor.compute`."""
     n = regressor.n_joints
     lower, upper, velocity, acceleration, _ = regressor.robot.limit_arrays()

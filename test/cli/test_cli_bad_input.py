@@ -389,7 +389,7 @@ def test_a_robot_whose_urdf_is_a_special_file_is_one_line(files, tmp_path):
 
 def test_counts_and_durations_above_their_maxima_are_refused_at_once(files):
     """Each would allocate or loop in proportion (or never return: --level-duration 1e308); each maximum is
-    stated in --help and README and named in the error."""
+    stated in --help and docs/command_line.md and named in the error."""
     robot, data, out = files["robot"], files["data"], files["dir"] / "out"
     plan = ["protocol", "--robot", robot]
     cases = [

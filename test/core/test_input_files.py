@@ -49,7 +49,7 @@ def test_a_file_above_the_limit_is_refused_with_both_sizes(tmp_path):
     with pytest.raises(RobotDescriptionError, match=r"big.yaml: the plan is 101 MiB, above the limit of 100 MiB$"):
         read_text(big, "plan", RobotDescriptionError)
     check_input_file(big, "CSV file", RobotDescriptionError, MAX_RECORDING_BYTES)    # the recordings' limit is larger
-    assert MAX_TEXT_BYTES == 100 * 2 ** 20 and MAX_RECORDING_BYTES == 8 * 2 ** 30    # as README states
+    assert MAX_TEXT_BYTES == 100 * 2 ** 20 and MAX_RECORDING_BYTES == 8 * 2 ** 30    # as docs/command_line.md states
 
 
 def test_content_beyond_the_limit_is_refused_where_the_size_said_less():

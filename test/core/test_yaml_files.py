@@ -105,4 +105,4 @@ def test_the_node_budget_is_documented_and_generous_for_the_shipped_files():
     from robot_dynid.package_files import find_package_file
     for path in sorted(find_package_file("config").rglob("*.yaml")):
         read_yaml(path)
-    assert MAX_YAML_NODES == 1_000_000 and MAX_YAML_DEPTH == 100      # as README states
+    assert MAX_YAML_NODES == 1_000_000 and MAX_YAML_DEPTH == 100      # as docs/command_line.md states

@@ -287,7 +287,7 @@ def test_grids_and_ladders_have_documented_maxima():
     """A grid (what every check and simulation samples) and a friction ladder level (one segment per stroke)
     are refused above their maxima before anything is allocated or built."""
     from robot_dynid.experiment.trajectories import MAX_GRID_POINTS, MAX_LADDER_STROKES, time_grid
-    assert MAX_GRID_POINTS == 10_000_000 and MAX_LADDER_STROKES == 10_000      # as README states
+    assert MAX_GRID_POINTS == 10_000_000 and MAX_LADDER_STROKES == 10_000      # as docs/command_line.md states
     with pytest.raises(TrajectoryError, match=r"^a grid of 1e\+300 s at dt = 0.01 s would have 1e\+302 points, more "
                                               r"than 10000000: a larger dt$"):
         time_grid(1e300, dt=0.01)
