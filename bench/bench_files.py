@@ -259,29 +259,6 @@ def equal_readings(data: Path) -> str:
     return "bit for bit"
 
 
-def startup_rows(directory: Path) -> list[list[str]]:
-    """Fresh-process wall times (best of 5) of short commands."""
-    from bench_payload import build
-    payload_directory = directory / "payload"
-    payload_directory.mkdir(exist_ok=True)
-    if not (payload_directory / "data.csv").exists():
-        build(payload_directory, 60.0)
-    executable = str(Path(sys.prefix) / "bin" / "robot-dynid")
-    commands = {
-        "`robot-dynid --help`": [executable, "--help"],
-        "`robot-dynid identify --help`": [executable, "identify", "--help"],
-        "`robot-dynid payload identify` (1 min at 500 Hz, CSV)": [
-            executable, "payload", "identify", "--model", str(payload_directory / "arm.yaml"), "--data",
-            str(payload_directory / "data.csv"), "--frame", "tool0", "--out", str(payload_directory / "out.yaml")],
-        "`python -c pass` (the interpreter alone)": [sys.executable, "-c", "pass"],
-    }
-    rows = []
-    for label, command in commands.items():
-        seconds = min(child(command)[0] for _ in range(5))
-        rows.append([label, f"{seconds:.2f}"])
-    return rows
-
-
 def duration_label(duration: float) -> str:
     return f"{duration:g} s" if duration < 60 else f"{duration / 60:g} min" if duration < HOUR else \
         f"{duration / HOUR:g} h"
@@ -352,14 +329,12 @@ def run(quick: bool = False, hour: bool = False, directory: Path | None = None) 
                                   f"{max(v for k, v in values.items() if k[1] == 'agreement'):.1e}", True))
         goals.append(machine.Goal("bulk readers against the general ones (rosbags' deserializer, loadtxt)",
                                   "bit for bit", "bit for bit", True))
-        startup = startup_rows(directory)
     finally:
         if not keep:
             shutil.rmtree(directory, ignore_errors=True)
     details = (machine.markdown_table(
         ["recording", "file", "size", "`identify` wall [s]", "`identify` peak", "(a) in memory [s]",
-         "(a) peak", "(b) bare read [s]", "ratio to (a) + (b)", "fast reader = general"], rows)
-        + "\n" + machine.markdown_table(["short command, fresh process", "wall [s] (best of 5)"], startup))
+         "(a) peak", "(b) bare read [s]", "ratio to (a) + (b)", "fast reader = general"], rows))
     notes = (
         "(a) is the identify command's work on the same samples held in memory (a fresh process builds the "
         "recording, then `robot_dynid.cli.main` runs with the file reading replaced): the reading pipeline's "

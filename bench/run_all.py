@@ -22,7 +22,7 @@ import machine
 
 BENCHMARKS = ("regressor", "identification", "fused", "consistent", "rls", "excitation", "recorder",
               "identifier", "feedforward", "hydraulic", "payload", "covariance", "fleet", "profile", "files",
-              "closed_loop", "request_size")
+              "closed_loop", "request_size", "startup")
 SLOW = ("consistent", "excitation", "recorder", "identifier", "fleet", "profile", "files", "closed_loop",
         "request_size")
 BENCH_DIRECTORY = Path(__file__).resolve().parent

@@ -30,7 +30,7 @@ def test_make_test_runs_every_test_file():
         line = next(line for line in makefile.splitlines() if line.startswith(f"{variable} :="))
         named.update(word.rstrip("/") for word in line.split(":=", 1)[1].split())
     entries = {f"test/{path.name}" for path in TEST.iterdir()
-               if (path.is_dir() and any(path.rglob("test_*.py"))) or (path.name.startswith("test_")
-                                                                        and path.suffix == ".py")}
+               if (path.is_dir() and any(path.rglob("test_*.py")))
+               or (path.name.startswith("test_") and path.suffix == ".py")}
     covered = {entry for entry in entries if entry in named or any(entry.startswith(name + "/") for name in named)}
     assert sorted(entries - covered) == []

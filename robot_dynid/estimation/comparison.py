@@ -11,7 +11,6 @@ import math
 from typing import Sequence
 
 import numpy as np
-from scipy.stats import norm, t as student_t
 
 from robot_dynid import validators
 from robot_dynid.errors import DynIdError
@@ -134,6 +133,7 @@ def compare_models(models: Sequence[DynamicModel], labels: Sequence[str],
             dof[i] = welch
     z = t.copy()
     finite = np.isfinite(dof) & np.isfinite(t)
+    from scipy.stats import norm, t as student_t
     # the normal deviate of Student's two-sided p-value, from the survival functions (no 1 - p round-off)
     z[finite] = np.sign(t[finite]) * norm.isf(student_t.sf(np.abs(t[finite]), dof[finite]))
     critical = float(norm.ppf(1.0 - level / 2.0))

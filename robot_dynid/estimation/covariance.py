@@ -1,8 +1,9 @@
 """Parameter covariances of least squares that hold on real data: per-joint noise, correlated residuals, model error.
 
 Every batch fit of ``tau = Y theta`` (:mod:`~robot_dynid.estimation.estimators`: OLS, WLS, the accumulators, the
-payload fit) reports three covariances of ``theta``; :data:`STD_METHODS` names them, :data:`STD_METHOD_TEXT` says in
-one line what each assumes (the one wording of the command line, ``--json``, the node and the HTML pages).
+payload fit) reports three covariances of ``theta``; :data:`~robot_dynid.model.dynamic_model.STD_METHODS` names
+them, :data:`STD_METHOD_TEXT` says in one line what each assumes (the one wording of the command line, ``--json``,
+the node and the HTML pages).
 With ``G_j = W_j^T W_j`` joint j's Gram matrix, ``w_j`` its weight (1 for OLS, ``1 / sigma_j^2`` for WLS) and
 ``A = sum_j w_j G_j``:
 
@@ -40,12 +41,8 @@ import dataclasses
 import math
 
 import numpy as np
-from scipy.linalg import lapack
-from scipy.optimize import minimize_scalar
-from scipy.stats import norm, t as student_t
 
 from robot_dynid.errors import DataError, DynIdError
-from robot_dynid.model.dynamic_model import STD_METHODS
 
 STD_METHOD_TEXT = {
     "white": "white noise of one size on every joint, exact model",
@@ -68,7 +65,7 @@ def describe(method: str, n_blocks: int = 0, block_duration: float | None = None
     """The one-line description of ``method`` (:data:`STD_METHOD_TEXT`) with its blocks, e.g. ``"robust: jackknife
     over time blocks (...); 38 blocks of 16 s, t with 37 dof"``."""
     if method not in STD_METHOD_TEXT:
-        raise DynIdError(f"std method must be one of {list(STD_METHODS)}, got {method!r}")
+        raise DynIdError(f"std method must be one of {list(STD_METHOD_TEXT)}, got {method!r}")
     text = STD_METHOD_TEXT[method]
     if method == "block" and n_blocks:
         size = "" if block_duration is None else f" of {block_duration:.3g} s"
@@ -79,6 +76,7 @@ def describe(method: str, n_blocks: int = 0, block_duration: float | None = None
 def interval_quantile(level: float = DEFAULT_LEVEL, dof: int | float | None = None) -> float:
     """The two-sided quantile of an interval ``value +- q std`` at ``level`` [1]: Student's t with ``dof`` degrees of
     freedom (a ``block`` std), the normal one for None or inf."""
+    from scipy.stats import norm, t as student_t      # here: scipy.stats costs a command's start 0.3 s
     if dof is None or not math.isfinite(dof):
         return float(norm.ppf(1.0 - level / 2.0))
     return float(student_t.ppf(1.0 - level / 2.0, dof))
@@ -155,6 +153,7 @@ def detect_period(time, q, min_cycles: float = 2.0, tolerance: float = PERIOD_TO
         shifted = np.column_stack([np.interp(grid[:count] + lag, grid, column) for column in x.T])
         return float(np.sqrt(np.mean((shifted - x[:count]) ** 2)))
 
+    from scipy.optimize import minimize_scalar
     best = minimize_scalar(mismatch, bounds=((peak - 4) / PERIOD_GRID_RATE, (peak + 4) / PERIOD_GRID_RATE),
                            method="bounded", options={"xatol": 1e-4 / PERIOD_GRID_RATE})
     period = float(best.x) / cycles
@@ -381,6 +380,7 @@ def block_covariance(weighted_gram: np.ndarray, inverse: np.ndarray, blocks: Blo
     outer = np.outer(scales, scales)
     shifts = np.empty_like(scores)
     singular = None
+    from scipy.linalg import lapack
     with np.errstate(over="ignore", invalid="ignore"):
         for b in range(n_blocks):
             left_out = basis.T @ ((weighted_gram - block_grams[b]) / outer) @ basis

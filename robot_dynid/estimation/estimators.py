@@ -38,8 +38,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-import scipy.linalg
-from scipy.linalg import lapack
 
 from robot_dynid import _online_kernel, validators
 from robot_dynid.errors import DataError, DynIdError, IdentificationError
@@ -57,6 +55,7 @@ _NULL_SPACE_COMPONENT = 1e-4
 def _solve_positive_definite(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     """``matrix^-1 rhs`` for a symmetric positive definite ``matrix`` (m, m), ``rhs`` (m, k):
     LAPACK ``dposv`` (Cholesky); ``numpy.linalg.solve`` (LU) when the factorisation fails."""
+    from scipy.linalg import lapack                   # here: scipy.linalg costs a command's start 0.2 s
     _, solution, info = lapack.dposv(matrix, rhs)
     return solution if info == 0 else np.linalg.solve(matrix, rhs)
 
@@ -666,6 +665,7 @@ class QRAccumulator:
         Y, tau = _check_regression_data(Y, tau, self.n_joints, self.n_parameters)
         for j in range(self.n_joints):
             stacked = np.vstack([self.factors_[j], np.column_stack([Y[:, j, self._order], tau[:, j]])])
+            import scipy.linalg
             triangle = scipy.linalg.qr(stacked, mode="r", check_finite=False)[0]
             self.factors_[j] = 0.0
             rows = min(triangle.shape[0], self.n_parameters + 1)

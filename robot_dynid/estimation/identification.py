@@ -47,10 +47,9 @@ from robot_dynid.estimation.estimators import (BATCH_METHODS, ESTIMATORS, LeastS
 from robot_dynid.estimation.covariance import phase_times
 from robot_dynid.estimation.consistency_check import (choose_prior_weight, compare_with_least_squares,
                                                       cross_validated_rss, fold_pieces)
-from robot_dynid.estimation.identification_options import OPTIONS, PRIOR_MODES
+from robot_dynid.estimation.identification_options import DEFAULT_PRIOR_WEIGHT, OPTIONS, PRIOR_MODES
 from robot_dynid.estimation.metrics import torque_effects
-from robot_dynid.estimation.physical_consistency import (DEFAULT_DELTA, DEFAULT_PRIOR_WEIGHT,
-                                                         GRAM_CONDITION_LIMIT, ConsistencyConstraints,
+from robot_dynid.estimation.physical_consistency import (DEFAULT_DELTA, GRAM_CONDITION_LIMIT, ConsistencyConstraints,
                                                          ParameterLayout, check_plausibility, load_constraints,
                                                          scaled_gram_condition, solve_consistent)
 from robot_dynid.estimation.torque_scale import UnknownPayload, check_torque_scale

@@ -17,9 +17,8 @@ from typing import Any
 from robot_dynid import validators
 from robot_dynid.errors import DynIdError
 from robot_dynid.estimation.estimators import ESTIMATORS, METHODS
-from robot_dynid.estimation.physical_consistency import DEFAULT_PRIOR_WEIGHT
-from robot_dynid.model.friction import DRIFT_MODES, FRICTION_MODEL_NAMES, MAX_REVERSAL_LEAD, FrictionModel
-from robot_dynid.model.regressor import FRICTION_SIDES
+from robot_dynid.model.friction import (DRIFT_MODES, FRICTION_MODEL_NAMES, FRICTION_SIDES, MAX_REVERSAL_LEAD,
+                                        FrictionModel)
 
 PRIOR_MODES = ("two_step", "regularised")
 """How a consistent fit uses the robot description's inertial data (``prior_mode`` also takes ``none``)."""
@@ -141,6 +140,10 @@ class Option:
             return validators.in_range(value, field, error, self.unit, self.minimum, self.maximum, self.allow_minimum)
         return validators.number(value, field, error)
 
+
+#: Regularised prior mode: weight of ``||(pi - pi_0) / scale||^2`` against the residual divided by the noise
+#: variance, i.e. a Gaussian prior of std 0.1 link scales (10 % of M, M L, M L^2).
+DEFAULT_PRIOR_WEIGHT = 100.0
 
 _FRICTION = FrictionModel()
 OPTIONS = {option.name: option for option in (

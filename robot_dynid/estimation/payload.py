@@ -50,7 +50,6 @@ import math
 from typing import Sequence
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
 from robot_dynid import __version__, validators
 from robot_dynid.errors import DataError, DynIdError, IdentificationError
@@ -666,6 +665,7 @@ def motion_alignment(loaded: Recording, unloaded: Recording, tolerance: float = 
         aligned = interpolate(loaded.time[inside] + shift, unloaded.time, unloaded.q, "hold")
         return np.sqrt(np.mean((aligned - loaded.q[inside]) ** 2, axis=0)), inside
 
+    from scipy.optimize import minimize_scalar
     shift = float(minimize_scalar(lambda value: float(np.sum(mismatch(value)[0] ** 2)),
                                   bounds=(best - 2.0 / rate, best + 2.0 / rate), method="bounded",
                                   options={"xatol": 1e-5}).x)

@@ -59,12 +59,12 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
-import scipy.linalg
 
 from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError, IdentificationError
 from robot_dynid.estimation.estimators import (RANK_TOLERANCE, LeastSquaresAccumulator,
                                                check_overdetermined, column_scales)
+from robot_dynid.estimation.identification_options import DEFAULT_PRIOR_WEIGHT
 from robot_dynid.model import friction_models
 from robot_dynid.model.base_parameters import BaseParameters
 from robot_dynid.model.link_inertials import link_names, pseudo_inertia
@@ -82,9 +82,6 @@ DEFAULT_MARGIN = 1e-6
 #: Two-step mode: the prior may cost up to this fraction of the best consistent weighted
 #: residual sum of squares (1 %: the torque RMS grows by at most 0.5 %).
 DEFAULT_DELTA = 0.01
-#: Regularised mode: weight of ``||(pi - pi_0) / scale||^2`` against the residual divided by
-#: the noise variance, i.e. a Gaussian prior of std 0.1 link scales (10 % of M, M L, M L^2).
-DEFAULT_PRIOR_WEIGHT = 100.0
 #: No prior: weight of ``||N^T x||^2`` (N: the directions the data do not see, x in link
 #: scales) relative to the weakest curvature the data resolve. It makes the standard
 #: parameters unique (the consistent analogue of the minimum-norm least-squares solution);
@@ -593,6 +590,7 @@ def compress_factors(factors, joint_weights=None,
     n, r = factors.shape[0], factors.shape[1] - 1
     weights = _joint_weights(joint_weights, n)
     stacked = (np.sqrt(weights)[:, None, None] * factors).reshape(n * (r + 1), r + 1)
+    import scipy.linalg                               # here: it costs a command's start 0.2 s
     triangle = scipy.linalg.qr(stacked, mode="r", check_finite=False)[0][:r + 1]
     T, z = triangle[:r, :r], triangle[:r, r]
     rho2 = float(triangle[r, r] ** 2) if triangle.shape[0] > r else 0.0
@@ -769,6 +767,7 @@ def _unseen(A, given):
     """The term ``||N^T x||^2``, ``N`` a basis of the directions that neither ``A`` nor the
     prior's ``given`` entries see (x in link scales): it makes the standard parameters unique
     and, orthogonal to everything else in the objective, decides nothing the data identify."""
+    import scipy.linalg                               # here: it costs a command's start 0.2 s
     null = scipy.linalg.null_space(np.vstack([A, np.eye(A.shape[1])[given]]),
                                    rcond=RANK_TOLERANCE)
     return null.T, np.zeros(null.shape[1])

@@ -15,7 +15,6 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize
 
 from robot_dynid import validators
 from robot_dynid.errors import TrajectoryError
@@ -514,6 +513,7 @@ def _run_slsqp(problem, x0, constraints, callback, state, max_iterations):
     """``(x, message)`` of one SLSQP run from ``x0``. When the callback stops it at the time limit,
     the iterate it was last called with is the result, whichever scipy ran."""
     try:
+        from scipy.optimize import minimize
         result = minimize(problem.value, x0, jac=problem.gradient, method="SLSQP",
                           constraints=constraints, callback=callback,
                           options={"maxiter": int(max_iterations), "ftol": 1e-7})

@@ -43,7 +43,6 @@ import math
 from typing import Sequence
 
 import numpy as np
-from scipy.stats import norm
 
 from robot_dynid import validators
 from robot_dynid.errors import DynIdError
@@ -99,6 +98,7 @@ def _p_values(p, level) -> np.ndarray:
 
 def two_sided_p(z) -> np.ndarray:
     """``2 (1 - Phi(|z|))`` [1]; 0 for infinite z."""
+    from scipy.stats import norm
     return 2.0 * norm.sf(np.abs(np.asarray(z, dtype=float)))
 
 

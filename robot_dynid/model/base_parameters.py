@@ -34,7 +34,6 @@ import logging
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
 
 from robot_dynid import validators
 from robot_dynid.errors import DynIdError, IdentificationError, ModelFileError
@@ -240,6 +239,7 @@ def compute_base_parameters(regressor: Regressor, n_samples: int = 200, seed: in
     nonzero = np.flatnonzero(norms > ZERO_COLUMN * norms.max())
     scaled = W[:, nonzero] / norms[nonzero]
 
+    import scipy.linalg                               # here: it costs a command's start 0.2 s
     _, R, _ = scipy.linalg.qr(scaled, mode="economic", pivoting=True)
     diagonal = np.abs(np.diag(R))
     rank = int(np.sum(diagonal > tolerance * diagonal[0]))

@@ -41,6 +41,8 @@ FRICTION_MODEL_NAMES = friction_models.names()
 DRIFT_MODES = ("none", "temperature", "time")
 #: Largest ``reversal_lead`` [s]: a friction that flips a tenth of a second ahead of the velocity is not friction.
 MAX_REVERSAL_LEAD = 0.1
+#: Where a friction row acts: on the joint, on the motor (through the transmission), or both.
+FRICTION_SIDES = ("joint", "motor", "both")
 
 _DRIFT_SUFFIX = {"none": None, "temperature": "_dT", "time": "_cold"}
 _AXES = ("samples", "joints")

@@ -18,7 +18,6 @@ import logging
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import curve_fit
 
 from robot_dynid import validators
 from robot_dynid.errors import DataError, IdentificationError
@@ -131,6 +130,7 @@ def fit_double_exponential(t_min, tau) -> DoubleExponentialFit:
     bounds = ([-np.inf, -np.inf, lower_time, -np.inf, lower_time],
               [np.inf, np.inf, upper_time, np.inf, upper_time])
     try:
+        from scipy.optimize import curve_fit
         parameters, covariance = curve_fit(double_exponential, t, tau, p0=start, bounds=bounds,
                                            x_scale="jac", max_nfev=10000)
     except RuntimeError as error:

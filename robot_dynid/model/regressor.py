@@ -47,11 +47,9 @@ import pinocchio as pin
 
 from robot_dynid import _online_kernel, _regressor_kernel, validators
 from robot_dynid.errors import DataError, DynIdError
-from robot_dynid.model.friction import FrictionModel
+from robot_dynid.model.friction import FRICTION_SIDES, FrictionModel
 from robot_dynid.model.joint_chains import joint_motion_subspace
 from robot_dynid.model.robot_description import RobotDescription, build_pinocchio_model, link_frame_placements
-
-FRICTION_SIDES = ("joint", "motor", "both")
 
 INERTIAL_NAMES = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 N_INERTIAL = len(INERTIAL_NAMES)

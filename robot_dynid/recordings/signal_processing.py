@@ -28,8 +28,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import signal
-from scipy.interpolate import CubicSpline
 
 from robot_dynid import _online_kernel, validators
 from robot_dynid.errors import DataError
@@ -70,6 +68,7 @@ def lowpass_filter(x, cutoff: float, sample_rate: float, order: int = 4,
     if cutoff >= nyquist:
         raise DataError(f"cutoff must be below the Nyquist frequency {nyquist:g} Hz "
                         f"(sample_rate / 2), got {cutoff:g} Hz")
+    from scipy import signal                          # here, as every scipy import: a command starts faster
     sos = signal.butter(order, cutoff, btype="low", fs=sample_rate, output="sos")
     # sosfiltfilt's default odd-extension pad length
     pad_length = 3 * (2 * len(sos) + 1 - min(int(np.sum(sos[:, 2] == 0)),
@@ -265,6 +264,7 @@ def differentiate(q, time, window_samples: int | None = None,
         raise DataError(f"{source} exceeds the {q.shape[0]} samples of q")
     uniform = bool(np.max(np.abs(np.diff(time) - step)) <= SAVGOL_UNIFORMITY * step)
     if uniform:
+        from scipy import signal
         q_, qd, qdd = (signal.savgol_filter(q, window, polyorder, deriv=order, delta=step, axis=0)
                        for order in range(3))
     else:
@@ -276,6 +276,7 @@ def differentiate(q, time, window_samples: int | None = None,
 @functools.lru_cache(maxsize=32)
 def _centre_coefficients(window: int, polyorder: int, order: int) -> np.ndarray:
     """Savitzky-Golay weights of the ``order``-th derivative at a window's centre, unit step."""
+    from scipy import signal
     return signal.savgol_coeffs(window, polyorder, deriv=order, delta=1.0, use="dot")
 
 
@@ -456,6 +457,7 @@ def resample_uniform(time, rate: float, cubic=None, linear=None, breaks=()) -> U
         sources.append(run[0] + np.searchsorted(local, grid + 1e-9 / rate, side="right") - 1)
         for name, (kind, values) in inputs.items():
             if kind == "cubic":
+                from scipy.interpolate import CubicSpline
                 pieces[name].append(CubicSpline(local, values[run], axis=0)(grid))
             else:
                 # "hold": the grid ends on the run's last stamp, up to rounding

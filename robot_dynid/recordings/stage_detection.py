@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-from scipy.ndimage import maximum_filter1d, minimum_filter1d, uniform_filter1d
 
 from robot_dynid import validators
 from robot_dynid.errors import DataError
@@ -144,6 +143,7 @@ def detect_stages(time, qd, velocity_limits, rest_threshold=REST_THRESHOLD, *, j
 
     dt = float(np.median(np.diff(time)))
     breaks = gap_steps(time, STAGE_GAP_STEPS)
+    from scipy.ndimage import maximum_filter1d, minimum_filter1d, uniform_filter1d   # here: a command starts faster
     speed = uniform_filter1d(qd, _odd_window(smoothing_window, dt), axis=0, mode="nearest")
     moving = np.abs(speed) > threshold
     n_moving = moving.sum(axis=1)
