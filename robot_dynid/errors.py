@@ -27,3 +27,16 @@ class PayloadError(DynIdError):
 
 class ModelFileError(DynIdError):
     """A model artifact file is malformed or of an unsupported schema version."""
+
+
+def one_line(error: BaseException, limit: int | None = None) -> str:
+    """``error`` as one line (whitespace and line breaks of its message collapsed), of at most ``limit`` characters
+    (None: all): its message for a :class:`DynIdError` (written for the user), else its type and message
+    (``RecursionError: maximum recursion depth exceeded``); a message that cannot be shown gives the type alone."""
+    try:
+        text = " ".join(str(error).split())
+    except Exception:                   # a message whose __str__ fails
+        text = ""
+    if not isinstance(error, DynIdError):
+        text = f"{type(error).__name__}: {text}" if text else type(error).__name__
+    return text if limit is None or len(text) <= limit else text[:limit - 3] + "..."

@@ -15,7 +15,7 @@ import sys
 import traceback
 
 from robot_dynid import __version__
-from robot_dynid.errors import DynIdError
+from robot_dynid.errors import DynIdError, one_line
 
 SUBCOMMAND_MODULES = (
     "robot_dynid.cli.base_parameters",
@@ -124,7 +124,7 @@ def _run(args):
     try:
         return int(args._main(args) or 0)
     except DynIdError as error:
-        print(f"{prefix} {_one_line(error)}", file=sys.stderr)
+        print(f"{prefix} {one_line(error)}", file=sys.stderr)
         return 2
     except OSError as error:
         where = f"{error.filename}: " if error.filename else ""
@@ -136,13 +136,9 @@ def _run(args):
     except Exception as error:  # a bug, not bad input: say so in one line, the traceback with -v
         if args.verbose:
             traceback.print_exc()
-        print(f"robot-dynid {args.command}: internal error ({type(error).__name__}: {_one_line(error)}); "
+        print(f"robot-dynid {args.command}: internal error ({one_line(error)}); "
               "please report it with the output of --verbose", file=sys.stderr)
         return 3
-
-
-def _one_line(error):
-    return " ".join(str(error).split())
 
 
 if __name__ == "__main__":

@@ -23,12 +23,13 @@ def _worker_count(text):
 
 
 def add_arguments(parser):
-    from robot_dynid.cli.options import (add_model_structure_arguments, add_option_arguments, number_in,
-                                         open_unit_interval, output_directory, positive_number)
+    from robot_dynid.cli.options import (add_model_structure_arguments, add_option_arguments, add_reading_arguments,
+                                         number_in, open_unit_interval, output_directory, positive_number)
     from robot_dynid.estimation.estimators import BATCH_METHODS
     from robot_dynid.estimation.wear import PRACTICAL_FRACTION
     from robot_dynid.fleet.changes import CORRECTIONS, DEFAULT_LEVEL, DEFAULT_OUTLIER_SPREADS
-    from robot_dynid.fleet.tasks import TaskOptions
+    from robot_dynid.estimation.streaming import GATE_RANGES
+    from robot_dynid.fleet.tasks import READING_DEFAULTS, TaskOptions
     gate = TaskOptions()
     add_model_structure_arguments(parser)
     parser.add_argument("--manifest", required=True, metavar="fleet.csv",
@@ -42,25 +43,21 @@ def add_arguments(parser):
     cluster.add_argument("--workers", type=_worker_count, metavar="N",
                          help="run the tasks on a local cluster of N worker processes (default: one per usable core)")
     add_option_arguments(parser, ("method", "lowpass", "check_torque_scale"), choices={"method": BATCH_METHODS})
-    reading = parser.add_argument_group("reading the recordings")
-    reading.add_argument("--joint-states-topic", default="/joint_states", help="bag only (default: %(default)s)")
-    reading.add_argument("--effort-topic", default=None,
-                         help="bag only: a second JointState topic whose effort holds the torques [N m]")
-    reading.add_argument("--resample", type=positive_number("a rate > 0 [Hz]"), default=None, metavar="HZ",
-                         help="put each recording's samples on a uniform grid at HZ first [Hz]")
-    reading.add_argument("--derive", action="store_true",
-                         help="derive velocities and accelerations from the positions even where recorded")
+    add_reading_arguments(parser.add_argument_group("reading the recordings"), only=READING_DEFAULTS)
     checks = parser.add_argument_group("quality gate (as the identifier node's)")
+    rsd_range, condition_range = GATE_RANGES["max_holdout_rsd"], GATE_RANGES["max_condition"]
     checks.add_argument("--holdout-fraction", type=open_unit_interval, default=gate.holdout_fraction,
                         metavar="FRACTION",
                         help="last part of each recording's samples held out of its fit to judge it [1] "
                              "(default: %(default)s)")
-    checks.add_argument("--max-holdout-rsd", type=positive_number("a number > 0 [1]"), default=gate.max_holdout_rsd,
-                        metavar="RSD", help="reject a model whose hold-out RSD is not below this [1] "
-                                            "(default: %(default)s)")
-    checks.add_argument("--max-condition", type=positive_number("a number > 0 [1]"), default=gate.max_condition,
-                        metavar="COND", help="reject a model whose condition number is not below this [1] "
-                                             "(default: %(default)s)")
+    checks.add_argument("--max-holdout-rsd", type=number_in("1", *rsd_range, allow_minimum=False),
+                        default=gate.max_holdout_rsd, metavar="RSD",
+                        help="reject a model whose hold-out RSD is not below this [1], in (0, 1] "
+                             "(default: %(default)s)")
+    checks.add_argument("--max-condition", type=number_in("1", *condition_range, allow_minimum=False),
+                        default=gate.max_condition, metavar="COND",
+                        help="reject a model whose condition number is not below this [1], in (1, 1e12] "
+                             "(default: %(default)s)")
     changes = parser.add_argument_group("change detection")
     changes.add_argument("--baseline", default="first", metavar="first|MODEL",
                          help="what each robot is compared with: its first identified recording, or a model file "
@@ -93,10 +90,9 @@ def add_arguments(parser):
 
 def _task_options(args):
     from robot_dynid.cli.options import option_values
-    from robot_dynid.fleet.tasks import TaskOptions
+    from robot_dynid.fleet.tasks import READING_DEFAULTS, TaskOptions
     identification = option_values(args)
-    reading = {"joint_states_topic": args.joint_states_topic, "effort_topic": args.effort_topic,
-               "resample": args.resample, "derive": args.derive}
+    reading = {name: getattr(args, name) for name in READING_DEFAULTS}
     return TaskOptions(identification, reading, args.max_holdout_rsd, args.max_condition, args.holdout_fraction,
                        report=not args.no_reports)
 

@@ -121,56 +121,74 @@ def add_speed_threshold_argument(parser):
 def add_data_arguments(parser, several=False):
     """``--data`` (repeatable with ``several``: files read, differentiated and checked one by one) and
     the reading options."""
-    from robot_dynid.recordings.conditioning import (ACCELERATION_NOISE_FRACTION, MAX_DERIVATIVE_WINDOW,
-                                                     MAX_GIVEN_WINDOW, MIN_WINDOW_SAMPLES, REST_DWELL,
-                                                     VELOCITY_AT_REST)
     group = parser.add_argument_group("recorded data")
     group.add_argument("--data", required=True, metavar="FILE", action="append" if several else "store",
                        help="rosbag2 directory (MCAP or sqlite3) or CSV file (see docs/data_formats.md for the columns)"
                             + ("; repeat for several recordings, each read, differentiated and trimmed on its "
                                "own and then stacked" if several else ""))
-    group.add_argument("--joint-states-topic", default="/joint_states", help="bag only (default: %(default)s)")
-    group.add_argument("--motor-states-topic", default=None, metavar="TOPIC",
-                       help="bag only, instead of the joint states: a JointState named by the robot's transmission "
-                            "motors, position [rad], velocity [rad/s] and effort [N m] at the motor, turned into "
-                            "joint values through the transmission (q = T^-1 qm, tau = T^T tau_m); '' = never "
-                            "(default: the recorder's /motor_states when the bag has messages on it and the robot "
-                            "has a transmission)")
-    group.add_argument("--effort-topic", default=None,
-                       help="bag only: a second JointState topic whose effort field holds the torques [N m] "
-                            "(default: the effort of --joint-states-topic)")
-    group.add_argument("--current-topic", default=None,
-                       help="bag only, instead of --effort-topic: a JointState topic whose effort field holds motor "
-                            "currents [A], turned into joint torques with each joint's torque_constant [N m/A] and "
-                            "gear_ratio from the robot description, or, with a transmission, named by motor and "
-                            "turned into motor torques by its torque_constants [N m/A] and joint torques by T^T "
-                            "(the recorder's current_topic: /motor_currents)")
-    group.add_argument("--stage-topic", default="/experiment_stage",
-                       help="bag only: robot_dynid/msg/ExperimentStage markers (default: %(default)s)")
-    group.add_argument("--resample", type=positive_number("a rate > 0 [Hz]"), default=None, metavar="HZ",
-                       help="put the samples on a uniform grid at HZ first: positions by cubic spline, velocities, "
-                            "torques and temperatures linearly, never across gaps (default: use the recorded "
-                            "stamps as they are; derivatives are fitted in them, jitter and lost samples "
-                            "included); at most 10000 Hz and 10 times the recording's rate")
-    group.add_argument("--derive", action="store_true",
-                       help="derive velocities and accelerations from the positions even where the data carry "
-                            "them (a driver's velocity may be a coarse difference or filtered with a lag; at rest "
-                            "a derived velocity is noise, set to 0, see --velocity-at-rest)")
-    group.add_argument("--velocity-at-rest", choices=VELOCITY_AT_REST, default="auto",
-                       help=f"a joint is at rest where its position stays within its noise for {REST_DWELL:g} s or "
-                            "more (never at a reversal or a slow creep); there auto sets derived velocities to 0 "
-                            "(noise would flip the sign of Coulomb friction) and uses recorded ones as measured, "
-                            "zero sets both to 0, measured neither (default: %(default)s)")
-    group.add_argument("--accelerations-from", choices=("velocities", "positions"), default="velocities",
-                       help="where the data carry velocities, derive the accelerations from them (a first "
-                            "derivative: less noise than a second one of positions sampled at 100 Hz) or from the "
-                            "positions (precise encoders with noisy driver velocities) (default: %(default)s)")
-    group.add_argument("--derivative-window", type=positive_number("a window > 0 [s]"), default=None, metavar="S",
-                       help="window [s] of the local polynomial fits that derive what the data lack (accelerations "
-                            "from recorded velocities, else velocities and accelerations from positions); at most "
-                            f"{MAX_GIVEN_WINDOW:g} s (default: the shortest that keeps the acceleration noise below "
-                            f"{100 * ACCELERATION_NOISE_FRACTION:g} %% of its RMS, from {MIN_WINDOW_SAMPLES} samples "
-                            f"to {MAX_DERIVATIVE_WINDOW:g} s, printed)")
+    add_reading_arguments(group)
+
+
+def add_reading_arguments(group, only=None):
+    """The reading options (bag topics, resampling, derivatives) into ``group``; ``only``: the destinations of
+    those to add (a command that takes some of them, as ``fleet``), in this order."""
+    from robot_dynid.recordings.bag_layout import DEFAULT_JOINT_STATES_TOPIC, DEFAULT_STAGE_TOPIC
+    from robot_dynid.recordings.conditioning import (ACCELERATION_NOISE_FRACTION, MAX_DERIVATIVE_WINDOW,
+                                                     MAX_GIVEN_WINDOW, MIN_WINDOW_SAMPLES, REST_DWELL,
+                                                     VELOCITY_AT_REST)
+    arguments = [
+        ("--joint-states-topic", dict(default=DEFAULT_JOINT_STATES_TOPIC, help="bag only (default: %(default)s)")),
+        ("--motor-states-topic", dict(
+            default=None, metavar="TOPIC",
+            help="bag only, instead of the joint states: a JointState named by the robot's transmission motors, "
+                 "position [rad], velocity [rad/s] and effort [N m] at the motor, turned into joint values through "
+                 "the transmission (q = T^-1 qm, tau = T^T tau_m); '' = never (default: the recorder's "
+                 "/motor_states when the bag has messages on it and the robot has a transmission)")),
+        ("--effort-topic", dict(
+            default=None, help="bag only: a second JointState topic whose effort field holds the torques [N m] "
+                               "(default: the effort of --joint-states-topic)")),
+        ("--current-topic", dict(
+            default=None,
+            help="bag only, instead of --effort-topic: a JointState topic whose effort field holds motor currents "
+                 "[A], turned into joint torques with each joint's torque_constant [N m/A] and gear_ratio from the "
+                 "robot description, or, with a transmission, named by motor and turned into motor torques by its "
+                 "torque_constants [N m/A] and joint torques by T^T (the recorder's current_topic: /motor_currents)")),
+        ("--stage-topic", dict(
+            default=DEFAULT_STAGE_TOPIC,
+            help="bag only: robot_dynid/msg/ExperimentStage markers (default: %(default)s)")),
+        ("--resample", dict(
+            type=positive_number("a rate > 0 [Hz]"), default=None, metavar="HZ",
+            help="put the samples on a uniform grid at HZ first: positions by cubic spline, velocities, torques and "
+                 "temperatures linearly, never across gaps (default: use the recorded stamps as they are; "
+                 "derivatives are fitted in them, jitter and lost samples included); at most 10000 Hz and 10 times "
+                 "the recording's rate")),
+        ("--derive", dict(
+            action="store_true",
+            help="derive velocities and accelerations from the positions even where the data carry them (a "
+                 "driver's velocity may be a coarse difference or filtered with a lag; at rest a derived velocity "
+                 "is noise, set to 0, see --velocity-at-rest)")),
+        ("--velocity-at-rest", dict(
+            choices=VELOCITY_AT_REST, default="auto",
+            help=f"a joint is at rest where its position stays within its noise for {REST_DWELL:g} s or more "
+                 "(never at a reversal or a slow creep); there auto sets derived velocities to 0 (noise would flip "
+                 "the sign of Coulomb friction) and uses recorded ones as measured, zero sets both to 0, measured "
+                 "neither (default: %(default)s)")),
+        ("--accelerations-from", dict(
+            choices=("velocities", "positions"), default="velocities",
+            help="where the data carry velocities, derive the accelerations from them (a first derivative: less "
+                 "noise than a second one of positions sampled at 100 Hz) or from the positions (precise encoders "
+                 "with noisy driver velocities) (default: %(default)s)")),
+        ("--derivative-window", dict(
+            type=positive_number("a window > 0 [s]"), default=None, metavar="S",
+            help="window [s] of the local polynomial fits that derive what the data lack (accelerations from "
+                 "recorded velocities, else velocities and accelerations from positions); at most "
+                 f"{MAX_GIVEN_WINDOW:g} s (default: the shortest that keeps the acceleration noise below "
+                 f"{100 * ACCELERATION_NOISE_FRACTION:g} %% of its RMS, from {MIN_WINDOW_SAMPLES} samples to "
+                 f"{MAX_DERIVATIVE_WINDOW:g} s, printed)")),
+    ]
+    for flag, keywords in arguments:
+        if only is None or flag[2:].replace("-", "_") in only:
+            group.add_argument(flag, **keywords)
 
 
 def add_raw_argument(parser):

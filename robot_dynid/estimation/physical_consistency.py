@@ -64,7 +64,7 @@ from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError, IdentificationError
 from robot_dynid.estimation.estimators import (RANK_TOLERANCE, LeastSquaresAccumulator,
                                                check_overdetermined, column_scales)
-from robot_dynid.estimation.identification_options import DEFAULT_PRIOR_WEIGHT
+from robot_dynid.estimation.identification_options import DEFAULT_PRIOR_WEIGHT, PRIOR_MODES
 from robot_dynid.model import friction_models
 from robot_dynid.model.base_parameters import BaseParameters
 from robot_dynid.model.link_inertials import link_names, pseudo_inertia
@@ -124,7 +124,6 @@ PREIMAGE_TOLERANCE = 1e-9
 #: its projection raises the scaled pseudo-inertias to.
 PREIMAGE_ITERATIONS = 200
 PREIMAGE_FLOOR = 3e-3
-MODES = ("two_step", "regularised")
 #: CLARABEL's gap and feasibility tolerances (its defaults are 1e-8, which left poorly excited
 #: directions 1e-3 of their scale off on noise-free data; 1e-10 often ended optimal_inaccurate).
 SOLVER_TOLERANCE = 1e-9
@@ -1138,8 +1137,8 @@ def _check_solve_inputs(accumulator, base, layout, constraints, mode, delta,
             or accumulator.n_parameters != base.rank or accumulator.n_joints != layout.n_links:
         raise DynIdError(f"accumulator must be a LeastSquaresAccumulator of ({layout.n_links} "
                          f"joints, {base.rank} base parameters)")
-    if mode not in MODES:
-        raise DynIdError(f"mode must be one of {list(MODES)}, got {mode!r}")
+    if mode not in PRIOR_MODES:
+        raise DynIdError(f"prior mode must be one of {list(PRIOR_MODES)}, got {mode!r}")
     if not (isinstance(delta, (int, float)) and 0.0 <= delta < math.inf):
         raise DynIdError(f"delta must be a finite number >= 0, got {delta!r}")
     if not (isinstance(prior_weight, (int, float)) and 0.0 < prior_weight < math.inf):

@@ -86,6 +86,18 @@ from robot_dynid.recordings.stages import STAGE_KINDS
 
 logger = logging.getLogger(__name__)
 
+#: The quality gate's bounds and the intervals they are taken from [1] (low end excluded): a hold-out RSD bound in
+#: (0, 1] (RSD 1: the model explains none of the torque), a condition-number bound in (1, 1e12]. The identifier
+#: node's parameters, the fleet's options and the settings below all check them here.
+GATE_RANGES = {"max_holdout_rsd": (0.0, 1.0), "max_condition": (1.0, 1e12)}
+
+
+def check_gate_bound(name: str, value, field: str | None = None, error: type[Exception] = DynIdError) -> float:
+    """``value`` of the quality gate's bound ``name`` (a key of :data:`GATE_RANGES`), checked against its interval;
+    ``error`` naming ``field`` (default ``name``) otherwise."""
+    low, high = GATE_RANGES[name]
+    return validators.in_range(value, field or name, error, "1", low, high, allow_minimum=False)
+
 
 @dataclasses.dataclass(frozen=True)
 class StreamingSettings:
@@ -116,10 +128,10 @@ class StreamingSettings:
     require_improvement : bool
         Accept a new model only if its hold-out RMS residual is <= that of the model in use.
     max_holdout_rsd : float
-        Quality gate [1]: a candidate whose hold-out RSD, sqrt(sum r^2 / sum tau^2) over the
+        Quality gate [1], in (0, 1]: a candidate whose hold-out RSD, sqrt(sum r^2 / sum tau^2) over the
         held-out samples and joints, is not below this is rejected.
     max_condition : float
-        Quality gate [1]: a candidate whose condition number (scaled base regressor; the payload's
+        Quality gate [1], in (1, 1e12]: a candidate whose condition number (scaled base regressor; the payload's
         columns for a payload) is not below this is rejected (poorly excited data).
     payload : PayloadSettings
         How payload stages are identified (frame, known mass).
@@ -155,8 +167,8 @@ class StreamingSettings:
                              f"got {self.max_samples}")
         if not 0.0 <= self.holdout_fraction < 1.0:
             raise DynIdError(f"holdout_fraction must be in [0, 1), got {self.holdout_fraction!r}")
-        validators.positive(self.max_holdout_rsd, "max_holdout_rsd", DynIdError, "1")
-        validators.positive(self.max_condition, "max_condition", DynIdError, "1")
+        for name in GATE_RANGES:
+            check_gate_bound(name, getattr(self, name))
 
 
 @dataclasses.dataclass(frozen=True)

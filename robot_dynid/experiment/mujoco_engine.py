@@ -512,19 +512,6 @@ class MujocoArm(GridArm):
         """The integration step [s]."""
         return float(self.simulator.model.model.opt.timestep)
 
-    def _due(self, now: float):
-        """``(count, first)`` of the grid samples due up to ``now`` [s] (``first`` of them skipped: older than
-        ``max_lag``), or None when none is."""
-        now = validators.number(now, "now [s]", DataError)
-        last = math.floor(now * self.rate + 1e-9)
-        if last < self._next_index:
-            return None
-        count = last - self._next_index + 1
-        first = max(0, count - max(1, round(self.max_lag * self.rate)))
-        if first:
-            logger.warning("fell %d samples (%.3f s) behind; skipped them", first, first / self.rate)
-        return count, first
-
     def _step_times(self, count: int) -> np.ndarray:
         """The times [s] of the integration steps of the next ``count`` samples."""
         return (self._next_index * self.substeps + np.arange(count * self.substeps)) * self.timestep

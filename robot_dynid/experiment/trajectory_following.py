@@ -282,6 +282,18 @@ class GridArm:
         self._rng = np.random.default_rng(seed)
         self._next_index = 0
 
+    def _due(self, now: float):
+        """``(count, skipped)`` of the grid samples due up to ``now`` [s] from the next one not returned: ``count``
+        of them, the first ``skipped`` older than ``max_lag`` (not returned, logged); None when none is due."""
+        last = math.floor(_check_time("now", now) * self.rate + 1e-9)
+        if last < self._next_index:
+            return None
+        count = last - self._next_index + 1
+        skipped = max(0, count - max(1, round(self.max_lag * self.rate)))
+        if skipped:
+            logger.warning("fell %d samples (%.3f s) behind; skipped them", skipped, skipped / self.rate)
+        return count, skipped
+
 
 class SimulatedArm(GridArm):
     """A simulated arm following trajectories, sampled on the grid ``t_k = k / rate``.
@@ -319,13 +331,9 @@ class SimulatedArm(GridArm):
         At most ``max_lag * rate`` samples are returned; older due ones are skipped and counted
         in ``n_skipped``.
         """
-        now = _check_time("now", now)
-        last = math.floor(now * self.rate + 1e-9)
-        if last < self._next_index:
+        due = self._due(now)
+        if due is None:
             return None
-        first = max(self._next_index, last - max(1, round(self.max_lag * self.rate)) + 1)
-        skipped = first - self._next_index
-        self._next_index = last + 1
-        if skipped:
-            logger.warning("fell %d samples (%.3f s) behind; skipped them", skipped, skipped / self.rate)
-        return dataclasses.replace(self.samples(np.arange(first, last + 1) / self.rate), n_skipped=skipped)
+        count, skipped = due
+        first, self._next_index = self._next_index + skipped, self._next_index + count
+        return dataclasses.replace(self.samples(np.arange(first, self._next_index) / self.rate), n_skipped=skipped)

@@ -21,7 +21,7 @@ import os
 import pathlib
 from typing import Iterator, Sequence
 
-from robot_dynid.errors import DynIdError
+from robot_dynid.errors import DynIdError, one_line
 from robot_dynid.fleet import tasks
 from robot_dynid.fleet.manifest import FleetEntry
 from robot_dynid.fleet.store import FleetStore
@@ -144,8 +144,8 @@ def run_fleet(client, entries: Sequence[FleetEntry], robot_path, options: tasks.
             settings_hash = (_settings_key(path, row_options, entry.stage) if entry.stage
                              else keys[path, entry.torque_check])
         except DynIdError as error:
-            store.set_recording(entry, path, "-", None, "failed", _one_line(error))
-            yield EntryResult(entry, "failed", _one_line(error))
+            store.set_recording(entry, path, "-", None, "failed", one_line(error))
+            yield EntryResult(entry, "failed", one_line(error))
             continue
         pending.append((entry, path, settings_hash))
     futures = {}
@@ -210,11 +210,7 @@ def _result(future):
     try:
         return future.result(), ""
     except Exception as error:   # a worker lost, a task that could not be unpickled there, ...
-        return None, f"the task failed on the cluster ({type(error).__name__}: {_one_line(error)})"
-
-
-def _one_line(error) -> str:
-    return " ".join(str(error).split())
+        return None, f"the task failed on the cluster ({one_line(error)})"
 
 
 def _store_outcome(store, out, entry, path, content_hash, settings_hash, outcome) -> EntryResult:

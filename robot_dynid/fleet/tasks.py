@@ -34,17 +34,18 @@ import time
 import numpy as np
 
 from robot_dynid import __version__
-from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.estimation.identification import identify, settings_from_options
 from robot_dynid.estimation.identification_options import OPTION_DEFAULTS
-from robot_dynid.estimation.streaming import StreamingSettings, holdout_residual, quality_gate
+from robot_dynid.estimation.streaming import (GATE_RANGES, StreamingSettings, check_gate_bound, holdout_residual,
+                                              quality_gate)
 from robot_dynid.estimation.torque_scale import check_torque_scale
 from robot_dynid.estimation.wear import validation_motion
 from robot_dynid.input_files import check_input_file, MAX_RECORDING_BYTES
 from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.robot_description import RobotDescription
 from robot_dynid.model.robot_loader import load_robot
+from robot_dynid.recordings.bag_layout import DEFAULT_JOINT_STATES_TOPIC
 from robot_dynid.recordings.data_files import BAG_SUFFIXES, stage_table
 from robot_dynid.recordings.conditioning import Conditioning
 from robot_dynid.recordings.pipeline import run
@@ -53,7 +54,8 @@ from robot_dynid.recordings.stages import label_samples
 logger = logging.getLogger(__name__)
 
 _GATE_DEFAULTS = StreamingSettings()
-READING_DEFAULTS = {"joint_states_topic": "/joint_states", "effort_topic": None, "resample": None, "derive": False}
+READING_DEFAULTS = {"joint_states_topic": DEFAULT_JOINT_STATES_TOPIC, "effort_topic": None, "resample": None,
+                    "derive": False}
 """How recordings are read (:func:`~robot_dynid.recordings.pipeline.run`)."""
 _CHUNK = 1024 * 1024
 
@@ -89,8 +91,8 @@ class TaskOptions:
             raise DynIdError(f"unknown reading option(s) {unknown}; known: {sorted(READING_DEFAULTS)}")
         if not 0.0 < self.holdout_fraction < 1.0:
             raise DynIdError(f"holdout fraction must be in (0, 1), got {self.holdout_fraction!r}")
-        validators.positive(self.max_holdout_rsd, "max_holdout_rsd", DynIdError, "1")
-        validators.positive(self.max_condition, "max_condition", DynIdError, "1")
+        for name in GATE_RANGES:
+            check_gate_bound(name, getattr(self, name))
 
     def for_entry(self, torque_check: bool) -> "TaskOptions":
         """These options for a manifest row whose ``torque_check`` column says whether its torques are checked

@@ -147,7 +147,7 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
-from robot_dynid.errors import DataError, DynIdError
+from robot_dynid.errors import DataError, DynIdError, one_line
 from robot_dynid.joint_names import index_in, match_joints
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction_state import (NO_DRIFT, FrictionState, JointTemperatures, WarmupClock,
@@ -176,6 +176,8 @@ MAX_COLD_START_STAMP = 4.2e9        # s of ROS time (year 2103)
 MAX_COOLING_TIME_CONSTANT = 604800.0    # s (a week)
 MAX_STANDSTILL_VELOCITY = 1.0       # rad/s
 MAX_TEMPERATURE_AGE = 3600.0        # s
+REASON_LIMIT = 500
+"""Characters of an error in a log line, a status field or a service response (a malformed file can hold many)."""
 LIVE_MARGIN = "live: the model in use is served again with it (refused when it would not be admitted)"
 STATE_CODES = {ReferenceMonitor.NO_MODEL: FeedforwardStatus.STATE_NO_MODEL,
                ReferenceMonitor.OK: FeedforwardStatus.STATE_OK,
@@ -384,7 +386,7 @@ class FeedforwardNode(Node):
                                 self.expected_robot, self.expected_what)
                 except DynIdError as error:
                     raise DynIdError(f"{field} {value:g} refused: the model in use (version {served.version}) would "
-                                     f"not be served with it: {one_line(error)}") from None
+                                     f"not be served with it: {one_line(error, REASON_LIMIT)}") from None
             return value
         return checked
 
@@ -478,7 +480,8 @@ class FeedforwardNode(Node):
                     self._serve(model.without_payload(), payload, payload_source, source, version)
                     return
                 except DynIdError as error:
-                    reason = f"{payload.mass:g} kg at {payload.frame!r} from {payload_source}: {one_line(error)}"
+                    reason = (f"{payload.mass:g} kg at {payload.frame!r} from {payload_source}: "
+                              f"{one_line(error, REASON_LIMIT)}")
                     self.last_refused["payload"] = reason
                     self.get_logger().error(f"payload refused with the first model, which is served without it: "
                                             f"{reason}")
@@ -539,7 +542,7 @@ class FeedforwardNode(Node):
                 else:
                     self._serve(served.arm, payload, "set_payload", served.source, served.version)
         except Exception as error:      # DynIdError: refused; anything else: refused too, never fatal
-            response.success, response.message = False, f"payload refused: {one_line(error)}"
+            response.success, response.message = False, f"payload refused: {one_line(error, REASON_LIMIT)}"
             self.get_logger().warning(response.message)
             return response
         response.success = True
@@ -555,7 +558,7 @@ class FeedforwardNode(Node):
                     self._serve(served.arm, None, "", served.source, served.version)
                 self.payload, self.payload_source = None, ""
         except Exception as error:      # the arm alone refused (cannot be, it was admitted): the payload stays
-            response.success, response.message = False, f"payload not cleared: {one_line(error)}"
+            response.success, response.message = False, f"payload not cleared: {one_line(error, REASON_LIMIT)}"
             return response
         response.success, response.message = True, "payload cleared" + ("" if served is not None else " (no model yet)")
         self.publish_status()
@@ -566,7 +569,7 @@ class FeedforwardNode(Node):
             model = DynamicModel.from_yaml(msg.artifact_yaml, source="IdentifiedModel.artifact_yaml")
             self.use_model(model, f"topic (robot {msg.robot_name!r:.80})", version=msg.version)
         except Exception as error:      # anything a message makes decoding raise: the node goes on
-            reason = one_line(error)
+            reason = one_line(error, REASON_LIMIT)
             self.counts["models_refused"] += 1
             self.last_refused["model"] = f"version {msg.version}: {reason}"
             self.get_logger().error(f"ignoring IdentifiedModel version {msg.version}: {reason}")
@@ -588,7 +591,8 @@ class FeedforwardNode(Node):
             response.success, response.message = False, str(error)
             return response
         except Exception as error:      # e.g. MemoryError: the request is refused, the node goes on
-            response.success, response.message = False, f"could not compute the request: {one_line(error)}"
+            response.success = False
+            response.message = f"could not compute the request: {one_line(error, REASON_LIMIT)}"
             self.get_logger().error(response.message)
             return response
         response.efforts = float64_array(tau)
@@ -610,7 +614,7 @@ class FeedforwardNode(Node):
             tau = compute_feedforward(served.model, msg.joint_names, *fields, temperature=state.temperature,
                                       elapsed=state.elapsed, limits=served.limits)
         except Exception as error:      # DynIdError: refused; anything else: refused too, never fatal
-            reason = f"trajectory on {list(msg.joint_names)}: {one_line(error)}"
+            reason = f"trajectory on {list(msg.joint_names)}: {one_line(error, REASON_LIMIT)}"
             self.counts["trajectories_refused"] += 1
             self.last_refused["trajectory"] = reason
             self.get_logger().warning(reason, throttle_duration_sec=5.0)
@@ -634,7 +638,7 @@ class FeedforwardNode(Node):
             tau = compute_feedforward(served.model, joints, positions, velocities, accelerations,
                                       temperature=state.temperature, elapsed=state.elapsed, limits=served.limits)
         except Exception as error:      # DynIdError: refused; anything else: refused too, never fatal
-            reason = one_line(error)
+            reason = one_line(error, REASON_LIMIT)
             self.monitor.refused(time.monotonic(), reason)
             self.get_logger().warning(f"reference on {list(msg.name)}: {reason}", throttle_duration_sec=5.0)
             self.publish_status_on_change()
@@ -804,19 +808,7 @@ def _load_model_file(path):
     except DynIdError:
         raise
     except Exception as error:          # e.g. RecursionError of a deeply nested file
-        raise DynIdError(f"{path}: cannot load the model: {one_line(error)}") from None
-
-
-def one_line(error: BaseException, limit: int = 500) -> str:
-    """``error`` as one line of at most ``limit`` characters: its message (DynIdError), else its
-    type and message (``RecursionError: maximum recursion depth exceeded``)."""
-    try:
-        text = " ".join(str(error).split())
-    except Exception:                   # a message that cannot be shown
-        text = ""
-    if not isinstance(error, DynIdError):
-        text = f"{type(error).__name__}: {text}" if text else type(error).__name__
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+        raise DynIdError(f"{path}: cannot load the model: {one_line(error, REASON_LIMIT)}") from None
 
 
 def _by_name(msg, joints):

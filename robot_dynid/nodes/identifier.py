@@ -75,7 +75,7 @@ from robot_dynid.estimation.friction_tracking import DEFAULT_FORGETTING, OnlineF
 from robot_dynid.estimation.identification import settings_from_options
 from robot_dynid.estimation.identification_options import OPTIONS
 from robot_dynid.estimation.payload import PayloadSettings
-from robot_dynid.estimation.streaming import StreamingIdentifier, StreamingSettings, fit_metrics
+from robot_dynid.estimation.streaming import GATE_RANGES, StreamingIdentifier, StreamingSettings, fit_metrics
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.payload import MAX_MASS, frame_placement
 from robot_dynid.model.robot_loader import load_robot
@@ -128,12 +128,14 @@ class IdentifierNode(Node):
                           apply=self.gate_setter("require_improvement"))
         max_rsd = declare(self, "max_holdout_rsd", 0.5, "quality gate: reject a model whose hold-out RSD "
                           "(residual / torque, root of sums of squares) is not below this, in (0, 1]; changes "
-                          "apply to the next identification", "1", in_range("1", 0.0, 1.0, allow_minimum=False),
+                          "apply to the next identification", "1",
+                          in_range("1", *GATE_RANGES["max_holdout_rsd"], allow_minimum=False),
                           apply=self.gate_setter("max_holdout_rsd"))
         max_condition = declare(self, "max_condition", 1000.0, "quality gate: reject a model whose condition "
                                 "number (column-scaled base regressor) is not below this, in (1, 1e12]; changes "
                                 "apply to the next identification", "1",
-                                in_range("1", 1.0, 1e12, allow_minimum=False), apply=self.gate_setter("max_condition"))
+                                in_range("1", *GATE_RANGES["max_condition"], allow_minimum=False),
+                                apply=self.gate_setter("max_condition"))
         status_period = declare(self, "status_period", 1.0, f"period of IdentificationStatus, in "
                                 f"[{MIN_TIMER_PERIOD:g}, {MAX_TIMER_PERIOD:g}]; live: the next comes one new period "
                                 "after the set", "s", timer_period,

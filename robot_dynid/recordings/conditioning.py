@@ -40,6 +40,7 @@ import numpy as np
 
 from robot_dynid import validators
 from robot_dynid.errors import DataError
+from robot_dynid.recordings.signal_processing import median_step
 
 ACCELERATION_NOISE_FRACTION = 0.1
 """The automatic derivative window keeps the acceleration noise [rad/s^2] below this fraction of the
@@ -247,7 +248,7 @@ def derivative_plan(time, q, qd=None, window_seconds: float | None = None) -> De
     (N, n) [rad/s] at stamps ``time`` (N,) [s] (module docstring). ``window_seconds`` given: that
     window (at least :data:`MIN_WINDOW_SAMPLES`)."""
     time = np.asarray(time, dtype=float)
-    step = float(np.median(np.diff(time))) if time.size > 1 else 1.0
+    step = median_step(time) if time.size > 1 else 1.0
     from_velocities = qd is not None
     source = np.asarray(qd if from_velocities else q, dtype=float)
     polyorder, order = (2, 1) if from_velocities else (3, 2)
@@ -301,7 +302,7 @@ def stationary_mask(time, q, dwell: float = REST_DWELL) -> np.ndarray:
     still = np.zeros(q.shape, dtype=bool)
     if q.shape[0] < 2:
         return still
-    step = float(np.median(np.diff(time)))
+    step = median_step(time)
     width = max(2, int(math.ceil(dwell / step)) + 1)           # samples spanning the dwell
     if width > q.shape[0]:
         return still

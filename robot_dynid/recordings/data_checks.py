@@ -44,6 +44,7 @@ import numpy as np
 from robot_dynid.errors import DataError
 from robot_dynid.joint_names import index_in
 from robot_dynid.recordings.recording import DropCounter, Recording
+from robot_dynid.recordings.signal_processing import median_step
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +67,7 @@ def check_time_unit(time, source: str) -> None:
     time = np.asarray(time, dtype=float)
     if time.size < 2:
         return
-    step = float(np.median(np.diff(time)))
+    step = median_step(time)
     if step > MAX_SAMPLE_INTERVAL:
         unit, factor = next((unit, factor) for unit, factor in
                             (("milliseconds", 1e-3), ("microseconds", 1e-6), ("nanoseconds", 1e-9))

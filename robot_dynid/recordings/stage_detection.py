@@ -34,7 +34,8 @@ import numpy as np
 from robot_dynid import validators
 from robot_dynid.errors import DataError
 from robot_dynid.recordings.recording import Recording
-from robot_dynid.recordings.signal_processing import STAGE_GAP_STEPS, check_strictly_increasing, gap_steps
+from robot_dynid.recordings.signal_processing import (STAGE_GAP_STEPS, check_strictly_increasing, gap_steps,
+                                                      median_step)
 from robot_dynid.recordings.stages import (STAGE_KINDS, StageInterval, check_stage_label,
                                            label_samples)
 
@@ -141,7 +142,7 @@ def detect_stages(time, qd, velocity_limits, rest_threshold=REST_THRESHOLD, *, j
     if len(names) != n_joints:
         raise DataError(f"joint_names has {len(names)} names, expected {n_joints} (columns of qd)")
 
-    dt = float(np.median(np.diff(time)))
+    dt = median_step(time)
     breaks = gap_steps(time, STAGE_GAP_STEPS)
     from scipy.ndimage import maximum_filter1d, minimum_filter1d, uniform_filter1d   # here: a command starts faster
     speed = uniform_filter1d(qd, _odd_window(smoothing_window, dt), axis=0, mode="nearest")

@@ -181,7 +181,7 @@ def test_quality_gate_rejects_even_the_first_model(setup):
     # joints 2-6 barely move: their parameters are hardly excited
     small = np.array([1.0] + [0.01] * (robot.n_joints - 1))
     weak = (q * small, qd * small, qdd * small)
-    session = StreamingIdentifier(robot, settings(max_holdout_rsd=10.0), base=base)
+    session = StreamingIdentifier(robot, settings(max_holdout_rsd=1.0), base=base)
     outcome, _ = run_stage(session, (t, *weak, simulator.torques(*weak, rng=1)))
     assert not outcome.accepted and "condition number" in outcome.rejection, outcome.message
     assert session.model is None
@@ -362,8 +362,11 @@ def test_markers_overtaking_samples_still_cut_the_stage_at_their_stamps(setup):
     ({"max_samples": 50}, r"max_samples must be at least 4 \* window = 84, got 50"),
     ({"window_seconds": 2.5}, r"window_seconds must be finite and in \(0, 2\] \[s\], got 2.5"),
     ({"holdout_fraction": 1.0}, r"holdout_fraction must be in \[0, 1\), got 1.0"),
-    ({"max_condition": float("nan")}, r"max_condition must be finite and > 0 \[1\], got nan$"),
-    ({"max_holdout_rsd": 0.0}, r"max_holdout_rsd must be finite and > 0 \[1\], got 0.0$"),
+    ({"max_condition": float("nan")}, r"max_condition must be finite and in \(1, 1e\+12\] \[1\], got nan$"),
+    ({"max_condition": 1.0}, r"max_condition must be finite and in \(1, 1e\+12\] \[1\], got 1.0$"),
+    ({"max_holdout_rsd": 0.0}, r"max_holdout_rsd must be finite and in \(0, 1\] \[1\], got 0.0$"),
+    # the interval the identifier node's parameter and fleet's option take: an RSD of 1 explains no torque
+    ({"max_holdout_rsd": 1.5}, r"max_holdout_rsd must be finite and in \(0, 1\] \[1\], got 1.5$"),
 ])
 def test_settings_are_validated(changes, message):
     with pytest.raises(DynIdError, match=message):
