@@ -54,15 +54,12 @@ from robot_dynid.yaml_files import read_yaml
 logger = logging.getLogger(__name__)
 
 DEFAULT_CONTINUITY_TOLERANCE = 1e-6
+"""Default largest jump of q [rad], qd [rad/s] and qdd [rad/s^2] allowed at a junction."""
 MAX_GRID_POINTS = 10_000_000
 """Most points of a sampling grid (:func:`time_grid`, :meth:`Trajectory.sample`): q, qd, qdd of 6 joints
 then take 1.4 GB; 28 hours at 100 Hz."""
 MAX_LADDER_STROKES = 10_000
 """Most strokes of one level of a :class:`VelocityLadder` (each is a trajectory segment)."""
-"""Default largest jump of q [rad], qd [rad/s] and qdd [rad/s^2] allowed at a junction."""
-
-_QUINTIC_PEAK_SPEED = 1.875
-_QUINTIC_PEAK_ACCELERATION = 10.0 / math.sqrt(3.0)
 
 
 # --------------------------------------------------------------------------- validation helpers
@@ -607,8 +604,41 @@ class Hold(Trajectory):
         return data
 
 
+def _shortest_rest_to_rest(distance, velocity_limit, acceleration_limit, peak_speed: float,
+                           peak_acceleration: float) -> float:
+    """Shortest ``T`` [s] of a rest-to-rest profile whose normalised speed peaks at ``peak_speed`` and
+    acceleration at ``peak_acceleration``: ``max_j max(peak_speed d_j / v_j, sqrt(peak_acceleration d_j / a_j))``
+    (arguments of shape (n,) [rad], [rad/s], [rad/s^2])."""
+    distance = np.abs(np.asarray(distance, dtype=float))
+    by_speed = peak_speed * distance / np.asarray(velocity_limit, dtype=float)
+    by_acceleration = np.sqrt(peak_acceleration * distance / np.asarray(acceleration_limit, dtype=float))
+    return float(np.max(np.maximum(by_speed, by_acceleration), initial=0.0))
+
+
+class _RestToRest(Trajectory):
+    """A rest-to-rest move ``q = start + delta p(s)``, ``s = t / duration``, along a normalised profile ``p``
+    (0 to 1, ``p'`` and ``p''`` zero at both ends) that a subclass gives as :meth:`_profile`, with the peaks
+    ``max p'`` (:attr:`PEAK_SPEED`) and ``max |p''|`` (:attr:`PEAK_ACCELERATION`); ``delta`` is :meth:`_delta`.
+    The peak speed is ``PEAK_SPEED |delta| / T``, the peak acceleration ``PEAK_ACCELERATION |delta| / T^2``."""
+
+    PEAK_SPEED: ClassVar[float]
+    PEAK_ACCELERATION: ClassVar[float]
+
+    @staticmethod
+    def _profile(s):
+        raise NotImplementedError
+
+    def _delta(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def _evaluate(self, t):
+        period, delta = self.duration, self._delta()
+        p, dp, ddp = self._profile((t / period)[:, None])
+        return self.start + delta * p, delta / period * dp, delta / period**2 * ddp
+
+
 @dataclass(frozen=True, eq=False)
-class CycloidalMove(Trajectory):
+class CycloidalMove(_RestToRest):
     """``q = start + displacement [s - sin(2 pi s) / (2 pi)]``, ``s = t / duration``.
 
     Rest-to-rest (``qd`` and ``qdd`` are zero at both ends); peak speed
@@ -627,6 +657,8 @@ class CycloidalMove(Trajectory):
     """
 
     kind: ClassVar[str] = "cycloidal"
+    PEAK_SPEED: ClassVar[float] = 2.0
+    PEAK_ACCELERATION: ClassVar[float] = 2.0 * math.pi
     joint_names: tuple[str, ...]
     start: np.ndarray
     displacement: np.ndarray
@@ -635,18 +667,16 @@ class CycloidalMove(Trajectory):
     def __post_init__(self) -> None:
         _check_common(self)
         _set(self, "start", _vector(self, "start", self.start, "rad"))
-        _set(self, "displacement", _vector(self, "displacement", self.displacement,
-                                           "rad"))
+        _set(self, "displacement", _vector(self, "displacement", self.displacement, "rad"))
         _set(self, "duration", _number(self.duration, "duration", positive=True))
 
-    def _evaluate(self, t):
-        period = self.duration
-        s = (t / period)[:, None]
+    @staticmethod
+    def _profile(s):
         angle = 2.0 * np.pi * s
-        q = self.start + self.displacement * (s - np.sin(angle) / (2.0 * np.pi))
-        qd = self.displacement / period * (1.0 - np.cos(angle))
-        qdd = self.displacement * (2.0 * np.pi / period**2) * np.sin(angle)
-        return q, qd, qdd
+        return s - np.sin(angle) / (2.0 * np.pi), 1.0 - np.cos(angle), 2.0 * np.pi * np.sin(angle)
+
+    def _delta(self) -> np.ndarray:
+        return self.displacement
 
     def to_dict(self) -> dict:
         data = self._common_dict()
@@ -661,14 +691,12 @@ def cycloidal_duration(displacement, velocity_limit, acceleration_limit) -> floa
     ``T = max_j max(2 |d_j| / v_j, sqrt(2 pi |d_j| / a_j))``; all arguments have shape (n,)
     [rad], [rad/s], [rad/s^2].
     """
-    displacement = np.abs(np.asarray(displacement, dtype=float))
-    by_speed = 2.0 * displacement / np.asarray(velocity_limit, dtype=float)
-    by_acceleration = np.sqrt(2.0 * np.pi * displacement / np.asarray(acceleration_limit, float))
-    return float(np.max(np.maximum(by_speed, by_acceleration), initial=0.0))
+    return _shortest_rest_to_rest(displacement, velocity_limit, acceleration_limit, CycloidalMove.PEAK_SPEED,
+                                  CycloidalMove.PEAK_ACCELERATION)
 
 
 @dataclass(frozen=True, eq=False)
-class PointToPoint(Trajectory):
+class PointToPoint(_RestToRest):
     """Quintic rest-to-rest move ``q = start + (end - start)(10 s^3 - 15 s^4 + 6 s^5)``.
 
     Peak speed ``1.875 |end - start| / T``, peak acceleration ``5.774 |end - start| / T^2``.
@@ -683,6 +711,8 @@ class PointToPoint(Trajectory):
     """
 
     kind: ClassVar[str] = "point_to_point"
+    PEAK_SPEED: ClassVar[float] = 1.875
+    PEAK_ACCELERATION: ClassVar[float] = 10.0 / math.sqrt(3.0)
     joint_names: tuple[str, ...]
     start: np.ndarray
     end: np.ndarray
@@ -700,20 +730,16 @@ class PointToPoint(Trajectory):
 
         All arguments have shape (n,) [rad], [rad], [rad/s], [rad/s^2].
         """
-        distance = np.abs(np.asarray(end, float) - np.asarray(start, float))
-        by_speed = _QUINTIC_PEAK_SPEED * distance / np.asarray(velocity_limit, float)
-        by_acceleration = np.sqrt(_QUINTIC_PEAK_ACCELERATION * distance
-                                  / np.asarray(acceleration_limit, float))
-        return float(np.max(np.maximum(by_speed, by_acceleration), initial=0.0))
+        return _shortest_rest_to_rest(np.asarray(end, float) - np.asarray(start, float), velocity_limit,
+                                      acceleration_limit, PointToPoint.PEAK_SPEED, PointToPoint.PEAK_ACCELERATION)
 
-    def _evaluate(self, t):
-        period = self.duration
-        s = (t / period)[:, None]
-        delta = self.end - self.start
-        q = self.start + delta * s**3 * (10.0 - 15.0 * s + 6.0 * s**2)
-        qd = delta / period * 30.0 * s**2 * (1.0 - s) ** 2
-        qdd = delta / period**2 * 60.0 * s * (1.0 - s) * (1.0 - 2.0 * s)
-        return q, qd, qdd
+    @staticmethod
+    def _profile(s):
+        return (s**3 * (10.0 - 15.0 * s + 6.0 * s**2), 30.0 * s**2 * (1.0 - s) ** 2,
+                60.0 * s * (1.0 - s) * (1.0 - 2.0 * s))
+
+    def _delta(self) -> np.ndarray:
+        return self.end - self.start
 
     def to_dict(self) -> dict:
         data = self._common_dict()
