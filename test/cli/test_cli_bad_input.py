@@ -12,23 +12,20 @@ in-process through ``cli.main`` (whatever escaped it would fail the test with it
 in a thread that must return within a minute (a FIFO opened for reading blocks); a few cases also run the
 installed ``robot-dynid`` script as a user does.
 """
-import contextlib
 import importlib.util
-import io
 import os
 import pathlib
 import shutil
 import subprocess
 import sys
 import time
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import yaml
 from blocking import returns_within
 
-from robot_dynid.cli import main
+from cli_output import run
 from robot_dynid.experiment.simulation import SimulatedRobot, plausible_parameters, simulation_parameters
 from robot_dynid.experiment.trajectories import load_trajectory, time_grid
 from robot_dynid.input_files import MAX_RECORDING_BYTES, MAX_TEXT_BYTES
@@ -57,17 +54,6 @@ EXHAUSTING = {"nested": "nests deeper than 100 levels", "huge_integer": "holds a
               "dev_zero": "is a character device", "fifo": "is a FIFO (named pipe)",
               "storage_fifo": "is a FIFO (named pipe)", "storage_dev_zero": "is a character device",
               "nested_metadata": "nests deeper than 100 levels"}
-
-
-def run(*arguments):
-    """``robot-dynid arguments`` in-process: (returncode, stdout, stderr)."""
-    stdout, stderr = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-        try:
-            code = main([str(argument) for argument in arguments])
-        except SystemExit as exit_:            # argparse
-            code = exit_.code
-    return SimpleNamespace(returncode=code, stdout=stdout.getvalue(), stderr=stderr.getvalue())
 
 
 def run_installed(*arguments):

@@ -3,9 +3,7 @@
 Data come from the simulator with known standard parameters, so the identified base parameters
 have an independent expected value: the base projection of the true parameters.
 """
-import contextlib
 import dataclasses
-import io
 import json
 
 import numpy as np
@@ -13,6 +11,7 @@ from scipy import stats
 import pytest
 import yaml
 
+from cli_output import run
 from robot_dynid.cli import main
 from robot_dynid.experiment.simulation import SimulatedRobot, plausible_parameters
 from robot_dynid.experiment.trajectories import FourierTrajectory, time_grid
@@ -616,11 +615,10 @@ def test_each_warning_is_printed_once(tmp_path):
     robot = write_description(torque_cases.described(), tmp_path / "ur5_prior.yaml")
     effects = dataclasses.replace(torque_cases.EFFECTS, repeat=0.05)
     write_csv(tmp_path / "stale.csv", torque_cases.run(effects=effects, source="stale.csv").recording)
-    stdout, stderr = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-        assert main(["identify", "--robot", str(robot), "--data", str(tmp_path / "stale.csv"), "--validate",
-                     str(tmp_path / "stale.csv"), "--out", str(tmp_path / "m.yaml")]) == 0
-    printed = stdout.getvalue() + stderr.getvalue()
+    code, out, err = run("identify", "--robot", robot, "--data", tmp_path / "stale.csv", "--validate",
+                         tmp_path / "stale.csv", "--out", tmp_path / "m.yaml")
+    assert code == 0, err
+    printed = out + err
     assert printed.count("repeat the previous row's positions, velocities and torques") == 1, printed
     assert printed.count("poorly excited base parameters") == 1, printed
     lines = [line for line in printed.splitlines() if "warning" in line.lower()]

@@ -30,6 +30,7 @@ import math
 import numpy as np
 import pytest
 
+from cli_output import run
 from robot_dynid.cli import main
 from robot_dynid.errors import DataError
 from robot_dynid.estimation.identification import IdentificationSettings, identify
@@ -134,18 +135,12 @@ def protocol_run(tmp_path_factory):
     return robot, plan, bag, directory, (t, q, qd_measured, tau)
 
 
-def run_cli(capsys, *argv):
-    code = main(list(map(str, argv)))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 def test_stages_detected_in_an_unmarked_bag_agree_with_the_plan(protocol_run, capsys):
     robot, plan, bag, _, _ = protocol_run
     expected = designed_stages(plan, robot)
     tolerances = [tolerance for stage in expected for tolerance in stage[6:]]
     assert max(tolerances) < 0.4, tolerances   # the quintic bound is meaningful for this plan
-    code, out, err = run_cli(capsys, "stages", "--robot", ROBOT, "--data", bag, "--json")
+    code, out, err = run("stages", "--robot", ROBOT, "--data", bag, "--json")
     assert (code, err) == (0, "")
     report = json.loads(out)
     assert report["origin"] == "motion"
@@ -200,9 +195,9 @@ def test_identify_excitation_of_an_unmarked_bag_matches_the_plan_boundaries(prot
     model_path = directory / "detected.yaml"
     # velocities as measured (the simulated friction follows their noisy sign at rest, see protocol_run);
     # accelerations from the exact positions (the simulated torques follow the plan's accelerations)
-    code, out, err = run_cli(capsys, "identify", "--robot", ROBOT, "--data", bag, "--stage", "excitation",
-                             "--velocity-at-rest", "measured", "--accelerations-from", "positions",
-                             "--out", model_path)
+    code, out, err = run("identify", "--robot", ROBOT, "--data", bag, "--stage", "excitation",
+                         "--velocity-at-rest", "measured", "--accelerations-from", "positions",
+                         "--out", model_path)
     assert (code, err) == (0, "")
     assert out.startswith(f"no stage markers or stage column in {bag}: stages detected from the motion "
                           f"(rest below {REST_THRESHOLD:g} rad/s; ")
@@ -227,8 +222,8 @@ def test_identify_excitation_of_an_unmarked_bag_matches_the_plan_boundaries(prot
 
 def test_cycles_of_an_unmarked_recording_cannot_be_selected(protocol_run, capsys):
     robot, _, bag, directory, _ = protocol_run
-    code, out, err = run_cli(capsys, "identify", "--robot", ROBOT, "--data", bag, "--stage", "excitation",
-                             "--cycles", "0,1", "--out", directory / "never.yaml")
+    code, out, err = run("identify", "--robot", ROBOT, "--data", bag, "--stage", "excitation",
+                         "--cycles", "0,1", "--out", directory / "never.yaml")
     assert (code, out) == (2, "")
     assert err == (f"robot-dynid identify: error: cannot select cycles [0, 1]: {bag} has no cycle labels "
                    "(no stage markers or cycle column), and cycles cannot be detected from the motion\n")
@@ -240,8 +235,8 @@ def test_cycles_of_an_unmarked_recording_cannot_be_selected(protocol_run, capsys
 
 def test_stages_that_detection_cannot_give_are_refused_by_name(protocol_run, capsys):
     robot, _, bag, directory, _ = protocol_run
-    code, out, err = run_cli(capsys, "identify", "--robot", ROBOT, "--data", bag, "--stage", "warmup",
-                             "--out", directory / "never.yaml")
+    code, out, err = run("identify", "--robot", ROBOT, "--data", bag, "--stage", "warmup",
+                         "--out", directory / "never.yaml")
     assert (code, out) == (2, "")
     assert err == (f"robot-dynid identify: error: cannot select stage(s) ['warmup'] from {bag}: it has no stage "
                    "markers or stage column, and detection from the motion gives only ['rest', 'friction', "
@@ -255,7 +250,7 @@ def test_rest_threshold_option_is_checked_and_used(protocol_run, capsys):
     assert exit_info.value.code == 2
     assert "argument --rest-threshold: '-0.1' is not a speed > 0 [rad/s]" in capsys.readouterr().err
     # a threshold above the 5 % friction level (0.1 rad/s at the 2 rad/s limits of joints 1-3) hides it
-    code, out, _ = run_cli(capsys, "stages", "--robot", ROBOT, "--data", bag, "--json", "--rest-threshold", "0.15")
+    code, out, _ = run("stages", "--robot", ROBOT, "--data", bag, "--json", "--rest-threshold", "0.15")
     assert code == 0
     slow = [s for s in json.loads(out)["stages"] if s["kind"] == "friction" and s["speed_fraction"] < 0.1]
     assert {s["joint"] for s in slow} == {"j4", "j5", "j6"}   # 5 % of 4 rad/s = 0.2 rad/s > 0.15 rad/s
@@ -272,7 +267,7 @@ def test_stages_of_a_marked_bag_are_its_markers(protocol_run, capsys):
                                    speed_fraction=row.speed_fraction or 0.0, direction=row.direction)
         for k in range(0, t.size, every):
             writer.write_joint_state(T0_NS + round(t[k] * 1e9), robot.joint_names, q[k], qd[k], tau[k])
-    code, out, err = run_cli(capsys, "stages", "--robot", ROBOT, "--data", bag, "--json")
+    code, out, err = run("stages", "--robot", ROBOT, "--data", bag, "--json")
     assert (code, err) == (0, "")
     report = json.loads(out)
     assert (report["origin"], report["note"], report["rest_threshold"]) == ("markers", None, None)
@@ -286,7 +281,7 @@ def test_stages_of_a_marked_bag_are_its_markers(protocol_run, capsys):
             assert stage["speed_fraction"] == pytest.approx(row.speed_fraction or 0.0)
             assert stage["direction"] == row.direction
 
-    code, out, _ = run_cli(capsys, "stages", "--robot", ROBOT, "--data", bag)
+    code, out, _ = run("stages", "--robot", ROBOT, "--data", bag)
     assert code == 0
     lines = out.splitlines()
     assert lines[0] == (f"{len(plan.stages)} stages of {bag} from its stage markers; times [s] since the first "
@@ -309,7 +304,7 @@ def test_stages_of_a_csv_stage_column_are_its_runs(protocol_run, tmp_path, capsy
             merged[-1][2] = row.end_time
         else:
             merged.append([row.kind, row.start_time, row.end_time])
-    code, out, err = run_cli(capsys, "stages", "--robot", ROBOT, "--data", path, "--json")
+    code, out, err = run("stages", "--robot", ROBOT, "--data", path, "--json")
     assert (code, err) == (0, "")
     report = json.loads(out)
     assert report["origin"] == "stage column"
