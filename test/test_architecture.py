@@ -55,7 +55,7 @@ BASE = {"robot_dynid", "robot_dynid.errors", "robot_dynid.validators", "robot_dy
 LAYERS = {"model": 1, "recordings": 2, "estimation": 3, "experiment": 3, "hydraulics": 4, "reports": 4, "fleet": 5,
           "cli": 6, "nodes": 6}
 """Rank of each subpackage of robot_dynid, bottom-up (the base modules are rank 0): a module imports only from
-its own subpackage and lower ranks. Mirrors /work/shared/LAYOUT.md and ARCHITECTURE.md."""
+its own subpackage and lower ranks, as ARCHITECTURE.md draws them."""
 SIDEWAYS = {("cli", "nodes")}   # `robot-dynid demo --ros` runs the nodes' graph, imported when it runs
 
 

@@ -123,8 +123,8 @@ Threads: the service and the trajectory topic run in one callback group, the ref
 timers in another, the model topic in a third. With reference_topic set, the reference topic and
 timers run on a thread of their own (a single-threaded executor of that group), the rest on the
 main thread, so a long request does not hold up the reference -> command path; without, everything
-on the EventsExecutor where the distro has one. (rclpy's MultiThreadedExecutor, used before, put
-every message through its Python dispatch loop: the topic path's p50 was 1-72 ms, p99 up to 1.5 s.)
+on the EventsExecutor where the distro has one (not rclpy's MultiThreadedExecutor, whose Python dispatch loop
+delays every message: node_runtime.CallbackGroupExecutor).
 """
 from __future__ import annotations
 
