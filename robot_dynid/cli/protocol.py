@@ -19,15 +19,20 @@ class _RenamedCycles(argparse.Action):
 
 def add_arguments(parser):
     from robot_dynid.cli.options import add_robot_argument, output_file
-    from robot_dynid.experiment.protocol import (DEFAULT_SPEED_FRACTIONS, MAX_CYCLES, MAX_EXCITATION_PERIODS,
-                                                 MAX_LEVEL_DURATION, MAX_SPEED_LEVELS, MAX_STAGE_DURATION)
+    from robot_dynid.experiment.protocol import (DEFAULT_SPEED_FRACTIONS, MAX_CYCLES, MAX_EXCITATION_COUNT,
+                                                 MAX_EXCITATION_PERIODS, MAX_LEVEL_DURATION, MAX_SPEED_LEVELS,
+                                                 MAX_STAGE_DURATION)
     add_robot_argument(parser)
     parser.add_argument("--cycle-count", type=int, default=None, metavar="N",
                         help=f"cycles per test, 1 to {MAX_CYCLES} (default: 24; 1 with --payload); the former "
                              "--cycles N, a name that is a list of cycles in identify, validate, payload and hydraulic")
     parser.add_argument("--cycles", action=_RenamedCycles, help=argparse.SUPPRESS)
-    parser.add_argument("--excitation", metavar="T.yaml", default=None,
-                        help="Fourier excitation file (default: a random safe one, seed 0)")
+    parser.add_argument("--excitation", metavar="T.yaml", default=None, action="append",
+                        help="Fourier excitation file; repeat for several distinct excitations per cycle, played "
+                             "one after the other (default: --excitation-count random safe ones, seeds 0, 1, ...)")
+    parser.add_argument("--excitation-count", type=int, default=1, metavar="N",
+                        help=f"distinct random excitations per cycle, 1 to {MAX_EXCITATION_COUNT}: several identify "
+                             "what one leaves poorly excited (docs/excitation.md) (default: %(default)s)")
     parser.add_argument("--excitation-periods", type=int, default=2,
                         help=f"excitation periods per cycle, 1 to {MAX_EXCITATION_PERIODS} (default: %(default)s)")
     parser.add_argument("--friction-poses", metavar="P.yaml", default=None,
@@ -113,7 +118,7 @@ def _plan(args, robot):
         return build_payload_protocol(robot, _fourier(args.payload),
                                       cycles=1 if args.cycle_count is None else args.cycle_count,
                                       rest_duration=args.rest_duration)
-    excitation = None if args.excitation is None else _fourier(args.excitation)
+    excitation = None if args.excitation is None else [_fourier(path) for path in args.excitation]
     poses = None if args.friction_poses is None else load_friction_poses(args.friction_poses, robot)
     validation = None if args.validation is None else load_trajectory(args.validation)
     cylinder_stage = None
@@ -125,6 +130,7 @@ def _plan(args, robot):
     return build_protocol(
         robot, cycles=24 if args.cycle_count is None else args.cycle_count, excitation=excitation,
         excitation_periods=args.excitation_periods, friction_poses=poses, speed_fractions=args.speed_fractions,
+        excitation_count=args.excitation_count if args.excitation is None else 1,
         friction_level_duration=args.level_duration, warmup_duration=args.warmup_duration,
         rest_duration=args.rest_duration, validation=validation, cylinder_stage=cylinder_stage)
 

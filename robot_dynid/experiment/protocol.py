@@ -11,7 +11,10 @@ A test is ``cycles`` identical cycles; each starts and ends at rest in the home 
    (moment arm varying with the pose) the joint motion whose displacement is exactly
    ``x_c + A sin(w t)``, found by inverting the attachment geometry
    (:class:`~robot_dynid.experiment.trajectories.CylinderSine`).
-2. EXCITATION: the Fourier excitation for ``excitation_periods`` periods, then cycloidal moves of
+2. EXCITATION: each of ``excitation_count`` Fourier excitations for ``excitation_periods`` periods (distinct
+   excitations identify what one motion leaves poorly excited: on MuJoCo's ER3A, three distinct 10 s excitations
+   predict other motion within 1.1x of the true parameters, one played for as long 1.6-7x off), then cycloidal
+   moves of
    every joint across ``cycloid_range_fraction`` of its range, all joints up together, then all
    down, each joint as fast as its speed and acceleration limits allow (joints that finish early
    hold, so all finish together).
@@ -72,6 +75,8 @@ MAX_CYCLES = 1000
 """Cycles per test: the thesis runs 24 of about 5 minutes; 1000 such cycles are three and a half days."""
 MAX_EXCITATION_PERIODS = 100
 """Excitation periods per cycle (the thesis plays 2)."""
+MAX_EXCITATION_COUNT = 20
+"""Distinct excitations per cycle."""
 MAX_SPEED_LEVELS = 50
 """Friction speed levels (the thesis uses 6)."""
 MAX_LEVEL_DURATION = 600.0
@@ -236,6 +241,7 @@ class ProtocolSettings:
 
     cycles: int = 24
     excitation_periods: int = 2
+    excitation_count: int = 1
     speed_fractions: tuple = DEFAULT_SPEED_FRACTIONS
     friction_level_duration: float | None = None
     friction_range_fraction: float = 0.9
@@ -252,7 +258,8 @@ class ProtocolSettings:
     check_dt: float = 0.01
 
     def __post_init__(self) -> None:
-        for name, maximum in (("cycles", MAX_CYCLES), ("excitation_periods", MAX_EXCITATION_PERIODS)):
+        for name, maximum in (("cycles", MAX_CYCLES), ("excitation_periods", MAX_EXCITATION_PERIODS),
+                              ("excitation_count", MAX_EXCITATION_COUNT)):
             validators.count(getattr(self, name), name, TrajectoryError, maximum=maximum)
         fractions = tuple(self.speed_fractions)
         if not fractions or len(fractions) > MAX_SPEED_LEVELS:
@@ -327,16 +334,38 @@ def _check_pose(pose, robot, what: str) -> np.ndarray:
     return pose
 
 
-def _excitation_stage(builder: _CycleBuilder, robot, excitation: FourierTrajectory) -> None:
+def _excitations(robot, excitation, count: int) -> list:
+    """The cycle's Fourier excitations: ``excitation`` (one, or a sequence of them), else ``count`` random safe
+    ones (5 harmonics, 10 s, half the limits, seeds 0 to count - 1); each over the robot's joints in order."""
+    if excitation is None:
+        excitations = [random_excitation(robot, harmonics=5, period=10.0, amplitude_fraction=0.5, seed=seed)
+                       for seed in range(count)]
+    else:
+        excitations = [excitation] if isinstance(excitation, Trajectory) else list(excitation)
+        if count not in (1, len(excitations)):
+            raise TrajectoryError(f"excitation_count {count} with {len(excitations)} excitation(s) given: give "
+                                  "that many, or leave the count at 1")
+    for index, given in enumerate(excitations):
+        where = "excitation" if len(excitations) == 1 else f"excitation {index}"
+        if not isinstance(given, FourierTrajectory):
+            raise TrajectoryError(f"{where} must be a FourierTrajectory, got {type(given).__name__}")
+        if tuple(given.joint_names) != tuple(robot.joint_names):
+            raise TrajectoryError(f"{where} joints {list(given.joint_names)} must be the robot's joints in order "
+                                  f"{list(robot.joint_names)}")
+    return excitations
+
+
+def _excitation_stage(builder: _CycleBuilder, robot, excitations) -> None:
     settings = builder.settings
-    check = check_trajectory(robot, excitation,
-                             dt=min(settings.check_dt, excitation.duration / 2000.0),
-                             tolerance=settings.continuity_tolerance)
-    if not check.ok:
-        raise TrajectoryError("excitation: " + "; ".join(v.describe() for v in check.violations))
-    builder.move_to(excitation.start_pose, "excitation")
-    builder.add(Repeat(excitation, settings.excitation_periods,
-                       tolerance=settings.continuity_tolerance), "excitation", "fourier")
+    for index, excitation in enumerate(excitations):
+        check = check_trajectory(robot, excitation, dt=min(settings.check_dt, excitation.duration / 2000.0),
+                                 tolerance=settings.continuity_tolerance)
+        if not check.ok:
+            where = "excitation" if len(excitations) == 1 else f"excitation {index}"
+            raise TrajectoryError(f"{where}: " + "; ".join(v.describe() for v in check.violations))
+        builder.move_to(excitation.start_pose, "excitation")
+        builder.add(Repeat(excitation, settings.excitation_periods,
+                           tolerance=settings.continuity_tolerance), "excitation", "fourier")
     middle, half = 0.5 * (builder.upper + builder.lower), 0.5 * (builder.upper - builder.lower)
     low = middle - settings.cycloid_range_fraction * half
     builder.move_to(low, "excitation")
@@ -734,12 +763,12 @@ def build_protocol(robot, cycles: int = 24, excitation: FourierTrajectory | None
     robot : RobotDescription
     cycles : int
         Number of identical cycles (thesis: 24 of about 5 minutes).
-    excitation : FourierTrajectory, optional
-        Rest-to-rest excitation over ``robot.joint_names``; default
-        :func:`~robot_dynid.experiment.excitation.random_excitation` (5 harmonics, 10 s, half the limits,
-        seed 0).
+    excitation : FourierTrajectory or sequence of them, optional
+        Rest-to-rest excitation(s) over ``robot.joint_names``, played one after the other; default
+        ``excitation_count`` :func:`~robot_dynid.experiment.excitation.random_excitation` s (5 harmonics, 10 s,
+        half the limits, seeds 0, 1, ...).
     excitation_periods : int
-        Periods of the excitation per cycle.
+        Periods of each excitation per cycle.
     friction_poses : dict, optional
         ``{joint name: pose (n,) [rad]}``: the pose of the other joints while that joint runs
         its friction test (its own entry is replaced by its stroke start); default the home pose.
@@ -765,7 +794,8 @@ def build_protocol(robot, cycles: int = 24, excitation: FourierTrajectory | None
         Hydraulic arms: the cylinder excitation, played after the rest stage and before the
         excitation stage of every cycle (the paper identifies the cylinders first).
     **options
-        Other fields of :class:`ProtocolSettings`: ``friction_range_fraction`` (0.9, stroke
+        Other fields of :class:`ProtocolSettings`: ``excitation_count`` (1: distinct default excitations per
+        cycle), ``friction_range_fraction`` (0.9, stroke
         length over the range), ``friction_acceleration_fraction`` (0.9), ``friction_min_plateau``
         (0.3 s), ``jerk_duration`` (0.1 s), ``cycloid_range_fraction`` (0.9),
         ``transition_speed_fraction`` (0.5), ``continuity_tolerance`` (1e-3, largest jump at
@@ -790,15 +820,8 @@ def build_protocol(robot, cycles: int = 24, excitation: FourierTrajectory | None
         warmup_range_fraction=warmup_range_fraction, warmup_speed_fraction=warmup_speed_fraction,
         rest_duration=rest_duration, **options)
     home = _home(robot, home_pose)
-    if excitation is None:
-        excitation = random_excitation(robot, harmonics=5, period=10.0, amplitude_fraction=0.5,
-                                       seed=0)
-    if not isinstance(excitation, FourierTrajectory):
-        raise TrajectoryError(f"excitation must be a FourierTrajectory, got "
-                              f"{type(excitation).__name__}")
-    if tuple(excitation.joint_names) != tuple(robot.joint_names):
-        raise TrajectoryError(f"excitation joints {list(excitation.joint_names)} must be the "
-                              f"robot's joints in order {list(robot.joint_names)}")
+    excitations = _excitations(robot, excitation, settings.excitation_count)
+    settings = dataclasses.replace(settings, excitation_count=len(excitations))
     poses = {name: home.copy() for name in robot.joint_names}
     poses.update(_validated_poses(friction_poses or {}, robot))
     notes: list = []
@@ -807,7 +830,7 @@ def build_protocol(robot, cycles: int = 24, excitation: FourierTrajectory | None
         builder.add(Hold(builder.names, home, settings.rest_duration), "rest", "hold")
     if cylinder_stage is not None:
         _cylinder_stage(builder, cylinder_stage, home)
-    _excitation_stage(builder, robot, excitation)
+    _excitation_stage(builder, robot, excitations)
     _friction_stage(builder, _friction_ladders(builder, poses, notes))
     if settings.warmup_duration > 0.0:
         _warmup_stage(builder, home)
@@ -824,7 +847,8 @@ def build_protocol(robot, cycles: int = 24, excitation: FourierTrajectory | None
     recorded["speed_fractions"] = list(settings.speed_fractions)
     recorded["friction_level_duration"] = _level_duration(builder.rows)
     recorded["home_pose"] = [float(x) for x in home]
-    recorded["excitation"] = excitation.to_dict()
+    recorded["excitation"] = (excitations[0].to_dict() if len(excitations) == 1
+                              else [excitation.to_dict() for excitation in excitations])
     recorded["cylinder_stage"] = None if cylinder_stage is None else cylinder_stage.to_dict()
     plan = ProtocolPlan(robot.name, robot.joint_names, cycle, settings.cycles,
                         tuple(builder.rows), recorded, tuple(notes))

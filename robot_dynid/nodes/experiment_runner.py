@@ -67,8 +67,9 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_dynid import validators
 from robot_dynid.errors import DynIdError
-from robot_dynid.experiment.protocol import (MAX_CYCLES, MAX_EXCITATION_PERIODS, MAX_LEVEL_DURATION, MAX_SPEED_LEVELS,
-                                             MAX_STAGE_DURATION, build_protocol, load_plan)
+from robot_dynid.experiment.protocol import (MAX_CYCLES, MAX_EXCITATION_COUNT, MAX_EXCITATION_PERIODS,
+                                             MAX_LEVEL_DURATION, MAX_SPEED_LEVELS, MAX_STAGE_DURATION, build_protocol,
+                                             load_plan)
 from robot_dynid.experiment.schedule import (DEFAULT_APPROACH_SPEED_FRACTION, DEFAULT_MAX_POSE_AGE,
                                              DEFAULT_START_TOLERANCE, MAX_REFERENCE_SAMPLES, ExperimentRun,
                                              ExperimentSchedule, FeedbackWatchdog, NotReady, ReferenceLate,
@@ -127,6 +128,9 @@ class ExperimentRunnerNode(Node):
                          check=integer_in(1, MAX_CYCLES))
         periods = declare(self, "excitation_periods", 2, f"excitation periods per cycle of the built plan, 1 to "
                           f"{MAX_EXCITATION_PERIODS}; {AT_START}", check=integer_in(1, MAX_EXCITATION_PERIODS))
+        excitations = declare(self, "excitation_count", 1, f"distinct random excitations per cycle of the built "
+                              f"plan (seeds 0, 1, ...), 1 to {MAX_EXCITATION_COUNT}; several identify what one leaves "
+                              f"poorly excited; {AT_START}", check=integer_in(1, MAX_EXCITATION_COUNT))
         fractions = declare(self, "speed_fractions", [0.05, 0.2, 0.4, 0.6, 0.8, 1.0],
                             f"friction speed levels of the built plan, fractions of the velocity limits in (0, 1], "
                             f"1 to {MAX_SPEED_LEVELS} levels; {AT_START}", check=speed_levels)
@@ -185,7 +189,7 @@ class ExperimentRunnerNode(Node):
                                      apply=lambda value: setattr(self, "stop_duration", value))
         robot = load_robot(robot_file)
         plan = load_plan(plan_file) if plan_file else build_protocol(
-            robot, cycles=cycles, excitation_periods=periods, speed_fractions=fractions,
+            robot, cycles=cycles, excitation_periods=periods, excitation_count=excitations, speed_fractions=fractions,
             friction_level_duration=level or None, warmup_duration=warmup)
         self.schedule = ExperimentSchedule(plan, rate, window)
         self.run = ExperimentRun(self.schedule, lookahead, robot, tolerance, approach, max_pose_age, self.threshold)
