@@ -113,7 +113,7 @@ def main(args):
         provenance["stage_detection"] = notes if len(notes) > 1 else notes[0]
     if cylinders is not None:
         provenance.update(cylinder_provenance(args.cylinders, cylinders))
-    model = identify(recordings, robot, settings, provenance=provenance)
+    model = identify(recordings, robot, settings, provenance=provenance, progress=progress)
     held_out = [read_validation_data(args, robot, cylinders, path, conditioning) for path in args.validate]
     stamps += [recording.stamp_quality for recording in held_out]
     validations = [validate_model(model, [recording], lowpass=settings.lowpass,

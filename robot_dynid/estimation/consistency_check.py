@@ -30,6 +30,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from robot_dynid.estimation.estimators import LeastSquaresAccumulator
+from robot_dynid.estimation.progress import Progress, no_progress
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.recordings.recording import Recording
 
@@ -80,14 +81,16 @@ def relative_error(rss: np.ndarray, folds: Sequence[LeastSquaresAccumulator]) ->
 def choose_prior_weight(folds: Sequence[LeastSquaresAccumulator],
                         fit: Callable[[LeastSquaresAccumulator, float], np.ndarray],
                         candidates: Sequence[float] = PRIOR_WEIGHT_CANDIDATES,
-                        scoring: Sequence[LeastSquaresAccumulator] | None = None) -> tuple[float, dict]:
+                        scoring: Sequence[LeastSquaresAccumulator] | None = None,
+                        progress: Progress = no_progress) -> tuple[float, dict]:
     """``(weight, {weight: relative error})``: the candidate whose consistent fit ``fit(training, weight)``
     has the least :func:`relative_error` over the folds (the larger weight on a tie: the stronger prior), scored
-    on ``scoring`` when given (:func:`cross_validated_rss`)."""
+    on ``scoring`` when given (:func:`cross_validated_rss`); ``progress`` wraps the loop over the candidates (one
+    consistent fit per fold each: seconds on many recordings)."""
     scored = folds if scoring is None else scoring
     scores = {float(weight): relative_error(cross_validated_rss(folds, lambda train: fit(train, weight), scoring),
                                             scored)
-              for weight in candidates}
+              for weight in progress(candidates, "choosing the prior weight", len(candidates))}
     best = min(scores.values())
     return max(weight for weight, score in scores.items() if score <= best * (1.0 + 1e-9)), scores
 

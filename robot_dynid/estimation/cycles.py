@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Callable, Iterable, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -24,6 +24,7 @@ from robot_dynid.estimation.estimators import ESTIMATORS
 from robot_dynid.estimation.identification import IdentificationSettings, identify, iter_regressor_chunks
 from robot_dynid.estimation.metrics import ParameterStatistics, ValidationReport, parameter_statistics, \
     validation_report
+from robot_dynid.estimation.progress import Progress, no_progress
 from robot_dynid.estimation.validation import ModelValidation, validate_model
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.recordings.conditioning import conditioning_from_provenance
@@ -32,15 +33,6 @@ from robot_dynid.recordings.stages import NO_CYCLE
 
 DEFAULT_WARM_CYCLES = 5
 """The first cycles left out of the 'warm' statistics (thesis: friction settles after 5-10 cycles)."""
-
-
-def no_progress(iterable, description="", total=None):
-    """The default :data:`Progress`: ``iterable`` itself."""
-    return iterable
-
-
-Progress = Callable[..., Iterable]
-"""``progress(iterable, description, total)`` wraps a loop (e.g. in a progress bar); default: no bar."""
 
 
 # --------------------------------------------------------------------------- test time

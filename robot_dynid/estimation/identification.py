@@ -52,6 +52,7 @@ from robot_dynid.estimation.metrics import torque_effects
 from robot_dynid.estimation.physical_consistency import (DEFAULT_DELTA, GRAM_CONDITION_LIMIT, ConsistencyConstraints,
                                                          ParameterLayout, check_plausibility, load_constraints,
                                                          scaled_gram_condition, solve_consistent)
+from robot_dynid.estimation.progress import Progress, no_progress
 from robot_dynid.estimation.torque_scale import UnknownPayload, check_torque_scale
 from robot_dynid.model.base_parameters import BaseParameters, compute_base_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
@@ -358,6 +359,7 @@ def identify(
     settings: IdentificationSettings = IdentificationSettings(),
     base: BaseParameters | None = None,
     provenance: dict | None = None,
+    progress: Progress = no_progress,
 ) -> DynamicModel:
     """Identify the base parameters of ``robot`` from one recording or several, stacked.
 
@@ -374,6 +376,9 @@ def identify(
         Reuse a base-parameter set (e.g. from a model in use); computed from random states otherwise.
     provenance : dict, optional
         Stored in the model (data source, segments, ...); date and version are added.
+    progress : callable
+        Wraps the loop that takes seconds: the consistent fit's search of the prior weight
+        (:data:`~robot_dynid.estimation.progress.Progress`).
 
     Raises
     ------
@@ -411,7 +416,7 @@ def identify(
     model = model_from_accumulator(accumulator, robot, settings, base, rls=rls, dropped=dropped.counts,
                                    provenance=provenance, nuisance_names=offsets,
                                    folds=_folds(recordings, regressor, base, settings, bool(offsets)),
-                                   qr_factors=qr_factors)
+                                   qr_factors=qr_factors, progress=progress)
     nuisance = model.metrics.pop("nuisance", {})
     if min(model.metrics["rsd"].values()) < RESIDUAL_RESOLUTION:
         theta = np.concatenate([model.values, [nuisance[name] for name in offsets]])
@@ -571,6 +576,7 @@ def model_from_accumulator(
     nuisance_names: Sequence[str] = (),
     folds: tuple[str, Sequence[LeastSquaresAccumulator], Sequence[LeastSquaresAccumulator]] | None = None,
     qr_factors: Callable[[], np.ndarray] | None = None,
+    progress: Progress = no_progress,
 ) -> DynamicModel:
     """Solve accumulated normal equations (or take an RLS estimate) into a :class:`DynamicModel`.
 
@@ -614,7 +620,7 @@ def model_from_accumulator(
         std = white * _design_effect(batch)
     elif settings.consistency is not None:
         values, white, standard, consistency = _consistent_fit(accumulator, robot, settings, base, batch, folds,
-                                                               qr_factors)
+                                                               qr_factors, progress)
         # the least-squares fit's std (constraints ignored: they can only shrink it), scaled up where the
         # consistent fit's residual (prior, constraints) is larger than least squares'
         std = batch.std * np.maximum(1.0, white / np.where(batch.uncertainty.white_std > 0.0,
@@ -703,7 +709,7 @@ def _layout_and_prior(robot: RobotDescription, settings: IdentificationSettings)
     return layout, prior_parameters(robot) if use_prior else None
 
 
-def _consistent_fit(accumulator, robot, settings, base, batch, folds=None, qr_factors=None):
+def _consistent_fit(accumulator, robot, settings, base, batch, folds=None, qr_factors=None, progress=no_progress):
     """(values, white std, standard, summary) of the consistent fit; values and std cover the nuisance
     parameters too (they are solved for given the consistent base parameters). With ``folds``, the
     prior weight ``"auto"`` is chosen and the fit compared with least squares by cross-validation.
@@ -729,7 +735,7 @@ def _consistent_fit(accumulator, robot, settings, base, batch, folds=None, qr_fa
                                       "identify from recordings (not accumulated equations alone), or give a weight")
         prior_weight, scores = choose_prior_weight(folds[1],
                                                    lambda training, weight: solve(training, weight).base_values,
-                                                   scoring=folds[2])
+                                                   scoring=folds[2], progress=progress)
         logger.info("prior weight %g chosen by cross-validation over %d %s", prior_weight, len(folds[1]), folds[0])
     weights = method.joint_weights(batch.noise_std)
     condition = scaled_gram_condition(reduced.gram_, weights)

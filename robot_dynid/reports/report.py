@@ -36,7 +36,8 @@ from robot_dynid.recordings.stages import StageInterval
 from robot_dynid.estimation import cycles as per_cycle
 from robot_dynid.estimation import friction_stages
 from robot_dynid.estimation.comparison import DEFAULT_SIGNIFICANCE, compare_models
-from robot_dynid.estimation.cycles import DEFAULT_WARM_CYCLES, Progress, no_progress
+from robot_dynid.estimation.cycles import DEFAULT_WARM_CYCLES
+from robot_dynid.estimation.progress import Progress, no_progress
 from robot_dynid.estimation.friction_stages import DEFAULT_FRICTION_SPEED
 from robot_dynid.reports import html
 from robot_dynid.reports.tables import model_summary, stamp_quality_summary, std_description
