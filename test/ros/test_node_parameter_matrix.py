@@ -33,7 +33,7 @@ def _cases(node, parameters):
 
 # Each node's numeric parameters: {name: (float | int, kinds it accepts as documented values)}.
 # experiment_runner
-EXPERIMENT_RUNNER = {"cycles": (int, ()), "excitation_periods": (int, ()),
+EXPERIMENT_RUNNER = {"cycles": (int, ()), "excitation_periods": (int, ()), "excitation_count": (int, ()),
                      "friction_level_duration": (float, ("zero",)), "warmup_duration": (float, ("zero",)),
                      "rate_hz": (float, ()), "window_duration": (float, ()), "lookahead": (float, ("zero",)),
                      "deviation_threshold": (float, ()), "start_tolerance": (float, ("zero",)),
