@@ -15,7 +15,6 @@ PYTHONPATH, as the other benchmarks run it):
   ``payload identify`` on one minute at 500 Hz from CSV (bench_payload's data), whose consistent fit imports
   cvxpy (about 1 s of its time; ``--no-consistent`` would not).
 """
-import argparse
 import shutil
 import sys
 import tempfile
@@ -85,15 +84,7 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="one process per row (a smoke run)")
-    parser.add_argument("--out", type=Path, default=None, help="Markdown file whose startup section is replaced")
-    args = parser.parse_args(argv)
-    result = run(quick=args.quick)
-    print(result.markdown())
-    if args.out is not None:
-        machine.write_sections(args.out, {result.name: result.markdown()})
-    return 0
+    return machine.benchmark_main(run, __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":
