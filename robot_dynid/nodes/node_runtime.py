@@ -293,11 +293,18 @@ def spin_node(node_class, args=None, low_latency=False):
     attribute (callback groups) has those run on a thread of their own, the rest on the main thread
     (:class:`CallbackGroupExecutor`, two of them), so that a long callback of the rest (a large
     service request) does not hold up theirs (a controller's topic).
+    Ctrl-C raises KeyboardInterrupt in whatever callback runs, unless the node class sets
+    ``finish_callbacks_on_signal``: then SIGINT, like SIGTERM, only shuts the context down and the
+    running callback ends first (a recorder's write cut half way would leave its bag's chunk inconsistent,
+    and the executor logs the interrupted callback as a fatal error).
     """
     received = []    # signals received; what the executor raises after one is part of shutting down
     previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
-    signal.signal(signal.SIGINT, lambda number, frame: (received.append(number),
-                                                        signal.default_int_handler(number, frame)))
+    if getattr(node_class, "finish_callbacks_on_signal", False):
+        signal.signal(signal.SIGINT, lambda number, frame: received.append(number))
+    else:
+        signal.signal(signal.SIGINT, lambda number, frame: (received.append(number),
+                                                            signal.default_int_handler(number, frame)))
     signal.signal(signal.SIGTERM, lambda number, frame: received.append(number))
     rclpy.init(args=args)    # rclpy's handlers call the ones above after their own
     node = executor = helper = helper_thread = None

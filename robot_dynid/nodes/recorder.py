@@ -85,6 +85,9 @@ MESSAGE_CLASSES = {"joint_states": JointState, "motor_states": JointState, "effo
 
 
 class RecorderNode(Node):
+    #: Ctrl-C waits for the callback writing a message (spin_node): a write cut half way leaves no clean bag.
+    finish_callbacks_on_signal = True
+
     def __init__(self, **node_options):
         """``node_options``: rclpy Node keyword arguments, e.g. ``context`` (one process, several nodes)."""
         super().__init__("recorder", **node_options)
