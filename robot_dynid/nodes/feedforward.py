@@ -129,14 +129,11 @@ delays every message: node_runtime.CallbackGroupExecutor).
 from __future__ import annotations
 
 import array
-import dataclasses
 import gc
 import math
 import threading
 import time
-from typing import NamedTuple
 
-import numpy as np
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
@@ -147,19 +144,17 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
-from robot_dynid.errors import DataError, DynIdError, one_line
-from robot_dynid.joint_names import index_in, match_joints
+from robot_dynid.errors import DynIdError, one_line
 from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.friction_state import (NO_DRIFT, FrictionState, JointTemperatures, WarmupClock,
-                                              friction_state, standing_still)
+from robot_dynid.model.friction_state import FrictionState
 from robot_dynid.model.feedforward import (
     DEFAULT_ACCELERATION_MARGIN, DEFAULT_EFFORT_MARGIN, DEFAULT_MAX_POINTS, DEFAULT_MODEL_EFFORT_MARGIN,
-    DEFAULT_POSITION_MARGIN, DEFAULT_VELOCITY_MARGIN, DERIVED_EFFORT_FACTOR, FIELDS, MAX_MARGIN_FACTOR,
-    MAX_POINTS_LIMIT, FeedforwardLimits, Margins, ReferenceMonitor, admit_model, check_margin_factor,
-    check_max_points, check_position_margin, compute_feedforward, join_points)
-from robot_dynid.model.payload import Payload, frame_placement, load_payload, plausibility_warnings
-from robot_dynid.model.reference_acceleration import MAX_WINDOW, ReferenceAcceleration
+    DEFAULT_POSITION_MARGIN, DEFAULT_VELOCITY_MARGIN, FIELDS, MAX_MARGIN_FACTOR, MAX_POINTS_LIMIT, Margins,
+    ReferenceMonitor, check_margin_factor, check_max_points, check_position_margin, join_points)
+from robot_dynid.model.payload import Payload, load_payload
+from robot_dynid.model.reference_acceleration import MAX_WINDOW
 from robot_dynid.model.robot_loader import load_robot
+from robot_dynid.model.served_model import REASON_LIMIT, ServedModel
 from robot_dynid.msg import FeedforwardStatus, IdentifiedModel, JointTemperatures as JointTemperaturesMsg
 from robot_dynid.nodes.node_runtime import (MAX_TIMER_PERIOD, MIN_TIMER_PERIOD, MODEL_QOS, declare, float64_array,
                                             in_range, integer_in, joint_states_qos, readable_file_path, seconds,
@@ -176,26 +171,12 @@ MAX_COLD_START_STAMP = 4.2e9        # s of ROS time (year 2103)
 MAX_COOLING_TIME_CONSTANT = 604800.0    # s (a week)
 MAX_STANDSTILL_VELOCITY = 1.0       # rad/s
 MAX_TEMPERATURE_AGE = 3600.0        # s
-REASON_LIMIT = 500
-"""Characters of an error in a log line, a status field or a service response (a malformed file can hold many)."""
 LIVE_MARGIN = "live: the model in use is served again with it (refused when it would not be admitted)"
 STATE_CODES = {ReferenceMonitor.NO_MODEL: FeedforwardStatus.STATE_NO_MODEL,
                ReferenceMonitor.OK: FeedforwardStatus.STATE_OK,
                ReferenceMonitor.REFUSED: FeedforwardStatus.STATE_REFERENCE_REFUSED,
                ReferenceMonitor.TIMEOUT: FeedforwardStatus.STATE_REFERENCE_TIMEOUT,
                ReferenceMonitor.WAITING: FeedforwardStatus.STATE_WAITING_FOR_REFERENCE}
-
-
-class Served(NamedTuple):
-    """The model in use and what goes with it, replaced as one (threads read it without a lock)."""
-
-    model: DynamicModel             # the arm with the payload in use attached
-    limits: FeedforwardLimits
-    version: int
-    source: str
-    output_index: list | None       # model joint index of each command joint (``joints``), None: all
-    arm: DynamicModel               # the arm alone
-    payload_source: str             # where the payload came from, '' without one
 
 
 class FeedforwardNode(Node):
@@ -215,8 +196,8 @@ class FeedforwardNode(Node):
         trajectory_out_topic = declare(self, "trajectory_out_topic", "trajectory_with_effort",
                                        "JointTrajectory out with effort filled", "N m")
         status_topic = declare(self, "status_topic", "feedforward_status", "FeedforwardStatus output")
-        self.served = None
-        self.margins = Margins(
+        self.core = None    # the ServedModel, made once every parameter is read
+        margins = Margins(
             position=declare(self, "position_margin", DEFAULT_POSITION_MARGIN,
                              f"positions beyond a joint's limits by more than this are refused; at most 2 pi; "
                              f"negative: no check; {LIVE_MARGIN}", "rad", check=self.margin_rule(
@@ -255,10 +236,9 @@ class FeedforwardNode(Node):
             self, "service_queue_depth", DEFAULT_SERVICE_QUEUE_DEPTH,
             "requests the service queues (beyond: dropped unanswered); in 1..10000; read at start: the service's QoS",
             check=integer_in(1, MAX_SERVICE_QUEUE_DEPTH))
-        self.output_joints = declare(self, "joints", Parameter.Type.STRING_ARRAY,
-                                     "joints of the Float64MultiArray commands, in the controller's order; "
-                                     "unset: the model's joints; read at start: the layout the controller "
-                                     "expects") or None
+        output_joints = declare(self, "joints", Parameter.Type.STRING_ARRAY,
+                                "joints of the Float64MultiArray commands, in the controller's order; unset: the "
+                                "model's joints; read at start: the layout the controller expects") or None
         payload_file = declare(self, "payload_file", "", "payload file (YAML: frame, mass kg, com m, inertia kg m^2 "
                                "about the centre of mass) attached to the models served; '' = none; read at start "
                                "(~/set_payload and ~/clear_payload change the payload while the node runs)",
@@ -270,18 +250,18 @@ class FeedforwardNode(Node):
         cooling = declare(self, "cooling_time_constant", 0.0, "while the joints stand still the running time decays "
                           "toward 0 with this time constant; 0 = no cooling; at most "
                           f"{MAX_COOLING_TIME_CONSTANT:g}; live: applies from the next reference", "s",
-                          check=in_range("s", 0.0, MAX_COOLING_TIME_CONSTANT), apply=self.set_cooling_time_constant)
-        self.reference_acceleration_window = declare(
+                          check=in_range("s", 0.0, MAX_COOLING_TIME_CONSTANT),
+                          apply=lambda value: setattr(self.core, "cooling_time_constant", value))
+        acceleration_window = declare(
             self, "reference_acceleration_window", 0.0, "window of the reference's accelerations estimated from its "
             "velocities by their stamps; 0 = accelerations zero, else in (0, 1]; for a planned (noise-free) "
             "reference; live: applies from the next reference", "s", check=in_range("s", 0.0, MAX_WINDOW),
-            apply=self.set_reference_acceleration_window)
-        self.reference_acceleration = None      # (joint order, its estimator), made on first use
-        self.standstill_velocity = declare(
+            apply=lambda value: setattr(self.core, "reference_acceleration_window", value))
+        standstill_velocity = declare(
             self, "standstill_velocity", 0.01, "joints with every reference velocity below this stand still; in "
             f"(0, {MAX_STANDSTILL_VELOCITY:g}]; a change applies to the next reference", "rad/s",
             check=in_range("rad/s", 0.0, MAX_STANDSTILL_VELOCITY, allow_minimum=False),
-            apply=lambda value: setattr(self, "standstill_velocity", value))
+            apply=lambda value: setattr(self.core, "standstill_velocity", value))
         self.temperature_prefix = declare(self, "temperature_topic_prefix", "", "sensor_msgs/Temperature per joint "
                                           "on <prefix>/<joint name> [deg C]; '' = off")
         joint_temperatures_topic = declare(self, "joint_temperatures_topic", "", "robot_dynid/JointTemperatures "
@@ -289,38 +269,28 @@ class FeedforwardNode(Node):
         max_temperature_age = declare(
             self, "max_temperature_age", 5.0, f"older temperatures are not used; in (0, {MAX_TEMPERATURE_AGE:g}]; "
             "live: applies to the next request", "s",
-            check=in_range("s", 0.0, MAX_TEMPERATURE_AGE, allow_minimum=False), apply=self.set_max_temperature_age)
+            check=in_range("s", 0.0, MAX_TEMPERATURE_AGE, allow_minimum=False),
+            apply=lambda value: setattr(self.core, "max_temperature_age", value))
         reference_qos = joint_states_qos(self, 10)
-        self.friction_lock = threading.Lock()       # the warm-up clock and the temperatures
-        self.cold_start_stamp, self.cooling_time_constant = cold_start_stamp, cooling
-        self.warmup = None      # WarmupClock from the first ROS time (use_sim_time: the first /clock message)
-        if not waiting_for_clock(self):
-            start = self.ros_now()
-            if cold_start_stamp > start:
-                raise DynIdError(f"parameter cold_start_stamp ({cold_start_stamp!r} s) is after the node's start "
-                                 f"({start:.9g} s of ROS time)")
-            self.warmup_clock(start)
-        self.temperatures = JointTemperatures(max_temperature_age)
+        expected_robot = load_robot(robot_file) if robot_file else None
+        self.core = ServedModel(
+            margins, self.ros_time, expected_robot=expected_robot, expected_what=f"robot_file {robot_file}",
+            output_joints=output_joints, payload=load_payload(payload_file, expected_robot) if payload_file else None,
+            payload_source=f"payload_file {payload_file}", cold_start_stamp=cold_start_stamp,
+            cooling_time_constant=cooling, temperatures=bool(self.temperature_prefix or joint_temperatures_topic),
+            max_temperature_age=max_temperature_age, standstill_velocity=standstill_velocity,
+            reference_acceleration_window=acceleration_window, log=self.log)
         self.temperature_subscriptions = {}
-        self.temperatures_enabled = bool(self.temperature_prefix or joint_temperatures_topic)
-        self.expected_robot, self.expected_what = None, ""
-        if robot_file:
-            self.expected_robot, self.expected_what = load_robot(robot_file), f"robot_file {robot_file}"
         self.temperature_group = MutuallyExclusiveCallbackGroup()
         if joint_temperatures_topic:
             self.create_subscription(JointTemperaturesMsg, joint_temperatures_topic, self.on_joint_temperatures, 10,
                                      callback_group=self.temperature_group)
-        if self.expected_robot is not None:
-            self.subscribe_temperatures(self.expected_robot.joint_names)
-        self.model_lock = threading.Lock()      # held by every path that replaces ``served`` or the payload
-        self.payload, self.payload_source = None, ""
-        if payload_file:
-            self.payload = load_payload(payload_file, self.expected_robot)
-            self.payload_source = f"payload_file {payload_file}"
+        if expected_robot is not None:
+            self.subscribe_temperatures(expected_robot.joint_names)
         self.monitor = ReferenceMonitor(reference_timeout, time.monotonic(), enabled=bool(reference_topic),
                                         check_period=reference_timeout / 4.0)
         self.counts = {"trajectories_answered": 0, "trajectories_refused": 0, "models_refused": 0}
-        self.last_refused = {"trajectory": "", "model": "", "payload": ""}
+        self.last_refused = {"trajectory": "", "model": ""}
         self.status_lock = threading.Lock()
         self.published_state = None
         self.published_friction = None
@@ -365,42 +335,25 @@ class FeedforwardNode(Node):
         gc.collect()
         gc.freeze()
         self.get_logger().info(
-            f"serving compute_feedforward (queue depth {service_queue_depth}, at most {self.margins.max_points} "
+            f"serving compute_feedforward (queue depth {service_queue_depth}, at most {margins.max_points} "
             f"points); model topic {model_topic or 'off'} (transient local, depth 1); "
             f"reference {reference_topic or 'off'} -> {command_topic if reference_topic else 'off'} "
             f"(zero after {reference_timeout:g} s without a valid reference); "
             f"trajectory {trajectory_topic or 'off'} -> {trajectory_out_topic if trajectory_topic else 'off'}; "
-            f"margins: position {self.margins.position:g} rad, velocity x{self.margins.velocity:g}, acceleration "
-            f"x{self.margins.acceleration:g}, effort x{self.margins.effort:g}, model effort "
-            f"x{self.margins.model_effort:g}")
+            f"margins: position {margins.position:g} rad, velocity x{margins.velocity:g}, acceleration "
+            f"x{margins.acceleration:g}, effort x{margins.effort:g}, model effort x{margins.model_effort:g}")
 
     def margin_rule(self, name, check):
         """The :func:`declare` check of the margin ``name`` of :class:`Margins`: ``check``, then, with a model
         in use, refused with the reason when the model would not be admitted with it (it stays served)."""
         def checked(value, field):
             value = check(value, field)
-            served = getattr(self, "served", None)
-            if served is not None:
-                try:
-                    admit_model(served.model, dataclasses.replace(self.margins, **{name: value}),
-                                self.expected_robot, self.expected_what)
-                except DynIdError as error:
-                    raise DynIdError(f"{field} {value:g} refused: the model in use (version {served.version}) would "
-                                     f"not be served with it: {one_line(error, REASON_LIMIT)}") from None
-            return value
+            return value if self.core is None else self.core.check_margin(name, value, field)
         return checked
 
     def margin_setter(self, name):
-        """The :func:`declare` apply of a margin: the model in use served again with the new margins (its
-        limits), under ``model_lock``, in one assignment."""
-        def apply(value):
-            with self.model_lock:
-                self.margins = dataclasses.replace(self.margins, **{name: value})
-                served = self.served
-                if served is not None:
-                    self._serve(served.arm, served.model.payload, served.payload_source, served.source,
-                                served.version)
-        return apply
+        """The :func:`declare` apply of a margin: the model in use served again with the new margins."""
+        return lambda value: self.core.set_margin(name, value)
 
     def set_reference_timeout(self, value):
         """``reference_timeout`` set: the monitor's timeout and its check period, and the check timer's."""
@@ -408,139 +361,32 @@ class FeedforwardNode(Node):
         if self.reference_timer is not None:
             set_period(self.reference_timer, value / 4.0)
 
-    def set_reference_acceleration_window(self, value):
-        self.reference_acceleration_window, self.reference_acceleration = value, None
+    def ros_time(self) -> float | None:
+        """ROS time now [s]; None while it is not known (use_sim_time before the first /clock message)."""
+        return None if waiting_for_clock(self) else self.get_clock().now().nanoseconds * 1e-9
 
-    def reference_accelerations(self, msg, joints, velocities):
-        """The reference's accelerations [rad/s^2] in ``joints`` order: zeros without a window, else the estimate
-        at its header stamp (the node's clock where it has none); a new estimator for another joint order."""
-        window = self.reference_acceleration_window
-        if not window:
-            return ()
-        current = self.reference_acceleration        # (joint order, its estimator), or None
-        if current is None or current[0] != joints:
-            current = self.reference_acceleration = (joints, ReferenceAcceleration(len(joints), window))
-        estimator = current[1]
-        stamp = msg.header.stamp
-        return estimator.update(seconds(stamp) if (stamp.sec or stamp.nanosec) else self.ros_now(), velocities)
-
-    def set_cooling_time_constant(self, value):
-        with self.friction_lock:
-            self.cooling_time_constant = value
-            if self.warmup is not None:
-                self.warmup.cooling_time_constant = value
-
-    def warmup_clock(self, now):
-        """The warm-up clock at ROS time ``now`` [s] (the friction lock held). It starts at the first ROS time the
-        node reads, running since cold_start_stamp (with use_sim_time: at the first /clock message, as ROS time
-        reads 0 before it and the first /clock would count as that long a run); DataError before, or when
-        cold_start_stamp is after that first time (until ``~/reset_warmup`` sets the running time)."""
-        if self.warmup is None:
-            if waiting_for_clock(self):
-                raise DataError("use_sim_time is true and no /clock message has arrived: the running time since "
-                                "the cold start starts with the first one")
-            if self.cold_start_stamp > now:
-                raise DataError(f"parameter cold_start_stamp ({self.cold_start_stamp!r} s) is after the first "
-                                f"/clock time ({now:.9g} s): the running time is unknown until ~/reset_warmup sets it")
-            elapsed = now - self.cold_start_stamp if self.cold_start_stamp > 0.0 else 0.0
-            self.warmup = WarmupClock(now, elapsed, self.cooling_time_constant)
-        return self.warmup
-
-    def joints_move(self, moving: bool):
-        """The joints move (True) or stand still from now on: the warm-up clock's cooling (nothing before it
-        starts)."""
-        with self.friction_lock:
-            now = self.ros_now()
-            try:
-                clock = self.warmup_clock(now)
-            except DataError:
-                return
-            clock.motion(now, moving)
-
-    def set_max_temperature_age(self, value):
-        with self.friction_lock:
-            self.temperatures.max_age = value
+    def log(self, level, message):
+        """What the served model says, at its level (one call site per severity, as rclpy requires)."""
+        logger = self.get_logger()
+        if level == "info":
+            logger.info(message)
+        elif level == "warning":
+            logger.warning(message)
+        else:
+            logger.error(message)
 
     def use_model(self, model, source, version=None):
-        """Serve ``model`` from now on, with its own payload or else the payload in use, once
-        :func:`admit_model` finds it fit; DynIdError (the model in use stays) when it is refused or lacks one
-        of ``joints``. The first model is served without a payload given before it that it refuses (the reason
-        in ``last_refused_payload``): a payload never blocks models."""
-        with self.model_lock:
-            if model.payload is not None:
-                payload, payload_source = model.payload, f"the model ({source})"
-            else:
-                payload, payload_source = self.payload, self.payload_source
-            previous = self.served
-            version = version if version is not None else (previous.version + 1 if previous else 1)
-            if previous is None and model.payload is None and payload is not None:
-                # a payload given before the robot was known: checked against this first model now; refused, it
-                # goes and the model is served without it
-                try:
-                    self._serve(model.without_payload(), payload, payload_source, source, version)
-                    return
-                except DynIdError as error:
-                    reason = (f"{payload.mass:g} kg at {payload.frame!r} from {payload_source}: "
-                              f"{one_line(error, REASON_LIMIT)}")
-                    self.last_refused["payload"] = reason
-                    self.get_logger().error(f"payload refused with the first model, which is served without it: "
-                                            f"{reason}")
-                    payload, payload_source = None, ""
-            self._serve(model.without_payload(), payload, payload_source, source, version)
-
-    def _serve(self, arm, payload, payload_source, source, version):
-        """Serve ``arm`` with ``payload`` (None: none) in one assignment; DynIdError, nothing changed, when the
-        model is refused. Called with ``model_lock`` held."""
-        model = arm.with_payload(payload)
-        limits = admit_model(model, self.margins, self.expected_robot, self.expected_what)
-        output_index = None
-        if self.output_joints is not None:
-            output_index = index_in(model.joint_names, self.output_joints, "parameter joints",
-                                    f"the model from {source}")
-        self.served = Served(model, limits, version, source, output_index, arm, payload_source if payload else "")
-        self.subscribe_temperatures(model.joint_names)
-        self.payload, self.payload_source = payload, payload_source if payload else ""
-        if self.expected_robot is None:
-            self.expected_robot, self.expected_what = model.robot, f"the robot of the first model ({source})"
-        if limits.effort_derived.any():
-            # effort limits derived from the first model (none in the description) stay the robot's: later models
-            # are admitted or refused against them (model_effort_margin), not against their own
-            robot = self.expected_robot
-            index = [robot.joint_names.index(name) for name in model.joint_names]
-            efforts = {joint: float(effort) for joint, effort, derived in
-                       zip(index, limits.effort, limits.effort_derived) if derived}
-            self.expected_robot = dataclasses.replace(robot, limits=tuple(
-                dataclasses.replace(limit, effort=efforts[joint]) if joint in efforts else limit
-                for joint, limit in enumerate(robot.limits)))
-            derived = {robot.joint_names[joint]: round(effort, 3) for joint, effort in efforts.items()}
-            self.get_logger().info(f"effort limits derived from model version {version} (none in the description), "
-                                   f"later models are held to them [N m]: {derived}")
-        derived = [name for name, flag in zip(model.joint_names, limits.effort_derived) if flag]
-        carried = "" if payload is None else f"; payload {payload.mass:g} kg at {payload.frame} from {payload_source}"
-        self.get_logger().info(
-            f"using model version {version} from {source} (joints {list(model.joint_names)}{carried}; torques at the "
-            f"limits of motion [N m] {np.round(limits.peak.torque, 3).tolist()}"
-            + (f"; no effort limit for {derived}: bound {DERIVED_EFFORT_FACTOR:g} x those" if derived else "") + ")")
-        if payload is not None:
-            for warning in plausibility_warnings(payload, model.robot.rated_payload):
-                self.get_logger().warning(warning)
+        """Serve ``model`` (:meth:`ServedModel.use_model`) and subscribe its joints' temperatures."""
+        served = self.core.use_model(model, source, version)
+        self.subscribe_temperatures(served.model.joint_names)
 
     def on_set_payload(self, request, response):
         """Attach the request's payload to the model in use (or keep it for the first model)."""
-        served = self.served
+        served = self.core.served
         response.model_version = served.version if served is not None else 0
         try:
             payload = Payload(request.frame, request.mass, tuple(request.com), tuple(request.inertia))
-            with self.model_lock:
-                served = self.served
-                if served is None:
-                    if self.expected_robot is not None:
-                        frame_placement(self.expected_robot, payload.frame)
-                    self.payload, self.payload_source = payload, "set_payload"
-                    response.message = ("no model yet: the payload will be checked against the first model and "
-                                        "attached to it, or refused then (FeedforwardStatus.last_refused_payload)")
-                else:
-                    self._serve(served.arm, payload, "set_payload", served.source, served.version)
+            response.message = self.core.set_payload(payload)
         except Exception as error:      # DynIdError: refused; anything else: refused too, never fatal
             response.success, response.message = False, f"payload refused: {one_line(error, REASON_LIMIT)}"
             self.get_logger().warning(response.message)
@@ -552,15 +398,12 @@ class FeedforwardNode(Node):
     def on_clear_payload(self, request, response):
         """Serve the model in use without a payload."""
         try:
-            with self.model_lock:
-                served = self.served
-                if served is not None:
-                    self._serve(served.arm, None, "", served.source, served.version)
-                self.payload, self.payload_source = None, ""
+            self.core.clear_payload()
         except Exception as error:      # the arm alone refused (cannot be, it was admitted): the payload stays
             response.success, response.message = False, f"payload not cleared: {one_line(error, REASON_LIMIT)}"
             return response
-        response.success, response.message = True, "payload cleared" + ("" if served is not None else " (no model yet)")
+        response.success = True
+        response.message = "payload cleared" + ("" if self.core.served is not None else " (no model yet)")
         self.publish_status()
         return response
 
@@ -576,17 +419,16 @@ class FeedforwardNode(Node):
         self.publish_status()
 
     def on_compute(self, request, response):
-        served = self.served
+        served = self.core.served
         response.model_version = served.version if served is not None else 0
         if served is None:
             response.success, response.message = False, "no model loaded yet"
             return response
         try:
-            state = self.friction(served)
+            state = self.core.friction(served)
             response.friction_state, response.friction_elapsed = state.code, _or_nan(state.elapsed)
-            tau = compute_feedforward(served.model, request.joint_names, request.positions, request.velocities,
-                                      request.accelerations, temperature=state.temperature, elapsed=state.elapsed,
-                                      limits=served.limits)     # array.array('d'): float64 buffers, not copied
+            tau = self.core.torques(served, request.joint_names, request.positions, request.velocities,
+                                    request.accelerations, state)   # array.array('d'): float64 buffers, not copied
         except DynIdError as error:
             response.success, response.message = False, str(error)
             return response
@@ -603,16 +445,14 @@ class FeedforwardNode(Node):
         return response
 
     def on_trajectory(self, msg):
-        served = self.served
+        served = self.core.served
         if served is None:
             self.get_logger().warning("trajectory received before any model; not forwarded", throttle_duration_sec=5.0)
             return
         try:
             fields = [join_points(field, [getattr(p, field) for p in msg.points], len(msg.joint_names))
                       for field in FIELDS]
-            state = self.friction(served)
-            tau = compute_feedforward(served.model, msg.joint_names, *fields, temperature=state.temperature,
-                                      elapsed=state.elapsed, limits=served.limits)
+            tau = self.core.torques(served, msg.joint_names, *fields)
         except Exception as error:      # DynIdError: refused; anything else: refused too, never fatal
             reason = f"trajectory on {list(msg.joint_names)}: {one_line(error, REASON_LIMIT)}"
             self.counts["trajectories_refused"] += 1
@@ -626,76 +466,40 @@ class FeedforwardNode(Node):
         self.counts["trajectories_answered"] += 1
 
     def on_reference(self, msg):
-        served = self.served
+        served = self.core.served
         if served is None:
             return
         try:
-            joints = served.model.joint_names
-            positions, velocities = _by_name(msg, joints)
-            self.joints_move(not standing_still(velocities, self.standstill_velocity))
-            accelerations = self.reference_accelerations(msg, joints, velocities)
-            state = self.friction(served)
-            tau = compute_feedforward(served.model, joints, positions, velocities, accelerations,
-                                      temperature=state.temperature, elapsed=state.elapsed, limits=served.limits)
+            stamp = msg.header.stamp
+            tau = self.core.reference_torques(served, msg.name, msg.position, msg.velocity,
+                                              seconds(stamp) if (stamp.sec or stamp.nanosec) else None)
         except Exception as error:      # DynIdError: refused; anything else: refused too, never fatal
             reason = one_line(error, REASON_LIMIT)
             self.monitor.refused(time.monotonic(), reason)
             self.get_logger().warning(f"reference on {list(msg.name)}: {reason}", throttle_duration_sec=5.0)
             self.publish_status_on_change()
             return
-        if served.output_index is not None:
-            tau = tau[..., served.output_index]
         self.command_publisher.publish(Float64MultiArray(data=float64_array(tau)))
         self.monitor.answered(time.monotonic())
         self.publish_status_on_change()
 
     def check_reference(self):
         """Zero feed-forward while no valid reference has come for reference_timeout."""
-        served = self.served
+        served = self.core.served
         timed_out = self.monitor.check(time.monotonic(), served is not None)
         if self.monitor.state(time.monotonic(), served is not None)[0] == ReferenceMonitor.TIMEOUT:
-            self.joints_move(False)      # no valid reference: the joints count as still
+            self.core.joints_move(False)      # no valid reference: the joints count as still
         if timed_out:
-            size = len(served.output_index) if served.output_index is not None else len(served.model.joint_names)
-            self.command_publisher.publish(Float64MultiArray(data=array.array("d", bytes(8 * size))))
+            self.command_publisher.publish(Float64MultiArray(data=array.array("d", bytes(8 * served.output_size))))
         self.publish_status_on_change()
 
     def publish_status_on_change(self):
-        served = self.served
-        friction = self.friction_or_reason(served)
+        served = self.core.served
+        friction = self.core.friction_or_reason(served)
         friction = friction.state if isinstance(friction, FrictionState) else friction
         if (self.monitor.state(time.monotonic(), served is not None)[0] != self.published_state
                 or friction != self.published_friction):
             self.publish_status()
-
-    def ros_now(self) -> float:
-        """ROS time now [s]."""
-        return self.get_clock().now().nanoseconds * 1e-9
-
-    def friction(self, served):
-        """The friction state (:class:`~robot_dynid.model.friction_state.FrictionState`) of ``served`` now;
-        DataError while it cannot be known (use_sim_time before the first /clock message, see
-        :meth:`warmup_clock`)."""
-        model = served.model
-        if model.friction.drift == "none":
-            return NO_DRIFT     # neither the clock nor the lock: a one-point request's path is short
-        with self.friction_lock:
-            if waiting_for_clock(self):     # ROS time 0: no running time, every temperature stale or ahead
-                raise DataError("use_sim_time is true and no /clock message has arrived: the friction of this "
-                                f"model drifts with {model.friction.drift}, known only on ROS time")
-            now = self.ros_now()
-            return friction_state(model.friction, model.joint_names, now,
-                                  self.warmup_clock(now) if model.friction.needs_elapsed else None,
-                                  self.temperatures if self.temperatures_enabled else None)
-
-    def friction_or_reason(self, served):
-        """:meth:`friction` of ``served``, or why it is not known (str); None without a model."""
-        if served is None:
-            return None
-        try:
-            return self.friction(served)
-        except DataError as error:
-            return str(error)
 
     def subscribe_temperatures(self, joints):
         """A sensor_msgs/Temperature subscription on ``<temperature_topic_prefix>/<joint>`` per joint not yet
@@ -717,55 +521,34 @@ class FeedforwardNode(Node):
         self.on_temperatures(list(msg.name), list(msg.temperature), msg.header.stamp)
 
     def on_temperatures(self, joints, values, stamp):
-        """Keep each joint's temperature [deg C] stamped ``stamp`` (0: now); a refused one is a warning."""
-        if waiting_for_clock(self):
-            self.get_logger().warning("temperatures ignored: use_sim_time is true and no /clock message has "
-                                      "arrived (their age is not known)", throttle_duration_sec=5.0)
-            return
-        now = self.ros_now()
-        stamp = seconds(stamp) if (stamp.sec or stamp.nanosec) else now
-        robot = self.expected_robot
-        for joint, value in zip(joints, values):
-            if robot is None or joint not in robot.joint_names:     # kept only for the robot's joints
-                self.get_logger().warning(f"temperature of joint {joint!r} ignored: not a joint of the robot served",
-                                          throttle_duration_sec=5.0)
-                continue
-            try:
-                with self.friction_lock:
-                    kept = self.temperatures.update(joint, float(value), stamp, now)
-                if not kept:
-                    self.get_logger().info(f"temperature of joint {joint!r} stamped {stamp:.9g} s ignored: the one in "
-                                           "use is stamped later", throttle_duration_sec=5.0)
-            except DynIdError as error:
-                self.get_logger().warning(str(error), throttle_duration_sec=5.0)
+        """Keep each joint's temperature [deg C] stamped ``stamp`` (0: now); what is not kept is said."""
+        notes = self.core.update_temperatures(joints, values, seconds(stamp) if (stamp.sec or stamp.nanosec) else None)
+        for level, note in notes:
+            if level == "info":
+                self.get_logger().info(note, throttle_duration_sec=5.0)
+            else:
+                self.get_logger().warning(note, throttle_duration_sec=5.0)
         self.publish_status_on_change()
 
     def on_reset_warmup(self, request, response):
         """Set the running time since the cold start [s]."""
-        with self.friction_lock:
-            now = self.ros_now()
-            try:
-                if waiting_for_clock(self):
-                    raise DataError("use_sim_time is true and no /clock message has arrived")
-                if self.warmup is None:
-                    self.warmup = WarmupClock(now, request.elapsed, self.cooling_time_constant)
-                else:
-                    self.warmup.reset(now, request.elapsed)
-                response.success, response.message = True, f"running time set to {request.elapsed:g} s"
-            except DynIdError as error:
-                response.success, response.message = False, f"reset_warmup refused: {error}"
-            response.elapsed = self.warmup.elapsed(now) if self.warmup is not None else math.nan
+        try:
+            response.elapsed = self.core.reset_warmup(request.elapsed)
+            response.success, response.message = True, f"running time set to {request.elapsed:g} s"
+        except DynIdError as error:
+            response.success, response.message = False, f"reset_warmup refused: {error}"
+            response.elapsed = self.core.running_time()
         self.get_logger().info(response.message)
         self.publish_status()
         return response
 
     def publish_status(self):
-        served = self.served
+        served = self.core.served
         now = time.monotonic()
         state, message = self.monitor.state(now, served is not None)
         payload, payload_source = (served.model.payload, served.payload_source) if served else \
-            (self.payload, self.payload_source)
-        friction = self.friction_or_reason(served)
+            (self.core.payload, self.core.payload_source)
+        friction = self.core.friction_or_reason(served)
         unknown = friction if isinstance(friction, str) else ""
         friction = None if unknown else friction
         status = FeedforwardStatus(
@@ -776,7 +559,7 @@ class FeedforwardNode(Node):
             reference_timeout=self.monitor.timeout, references_answered=self.monitor.answered_count,
             references_refused=self.monitor.refused_count, last_refused_reference=self.monitor.last_refusal,
             last_refused_trajectory=self.last_refused["trajectory"], last_refused_model=self.last_refused["model"],
-            last_refused_payload=self.last_refused["payload"],
+            last_refused_payload=self.core.last_refused_payload,
             payload_frame=payload.frame if payload else "", payload_mass=payload.mass if payload else 0.0,
             payload_com=list(payload.com) if payload else [0.0] * 3,
             payload_inertia=list(payload.inertia) if payload else [0.0] * 6, payload_source=payload_source,
@@ -809,16 +592,6 @@ def _load_model_file(path):
         raise
     except Exception as error:          # e.g. RecursionError of a deeply nested file
         raise DynIdError(f"{path}: cannot load the model: {one_line(error, REASON_LIMIT)}") from None
-
-
-def _by_name(msg, joints):
-    """A JointState's position [rad] and velocity [rad/s] in the order of ``joints`` (unknown extra
-    joints are ignored; a field whose size is not one per name is left as it is, for
-    :func:`compute_feedforward` to report)."""
-    names = list(msg.name)
-    index = match_joints(joints, names, "reference JointState", "the model")
-    fields = (np.frombuffer(values, dtype=np.float64) for values in (msg.position, msg.velocity))
-    return [values[index] if values.size == len(names) else values for values in fields]
 
 
 def _or_nan(value) -> float:
