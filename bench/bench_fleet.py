@@ -38,7 +38,8 @@ from robot_dynid.fleet.manifest import read_manifest                      # noqa
 from robot_dynid.fleet.page import write_fleet_page                       # noqa: E402
 from robot_dynid.fleet.run import open_client, run_fleet                  # noqa: E402
 from robot_dynid.fleet.store import FleetStore                            # noqa: E402
-from robot_dynid.fleet.tasks import identify_entry, TaskOptions           # noqa: E402
+from robot_dynid.fleet.task_options import TaskOptions     # noqa: E402
+from robot_dynid.fleet.tasks import identify_entry        # noqa: E402
 from robot_dynid.model.dynamic_model import DynamicModel                  # noqa: E402
 from robot_dynid.model.robot_loader import load_robot                     # noqa: E402
 from simulated_fleet import arm_recording, excitation, FIRST_DAY, ROBOT   # noqa: E402

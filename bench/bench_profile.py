@@ -35,7 +35,8 @@ import numpy as np
 import machine
 sys.path.insert(0, str(machine.REPOSITORY / "test"))     # the simulated fleet of the tests
 
-from robot_dynid.fleet.tasks import identify_entry, TaskOptions           # noqa: E402
+from robot_dynid.fleet.task_options import TaskOptions     # noqa: E402
+from robot_dynid.fleet.tasks import identify_entry        # noqa: E402
 from robot_dynid.model.robot_loader import load_robot                     # noqa: E402
 from simulated_fleet import arm_recording, excitation, FIRST_DAY, ROBOT   # noqa: E402
 

@@ -28,8 +28,8 @@ def add_arguments(parser):
     from robot_dynid.estimation.estimators import BATCH_METHODS
     from robot_dynid.estimation.wear import PRACTICAL_FRACTION
     from robot_dynid.fleet.changes import CORRECTIONS, DEFAULT_LEVEL, DEFAULT_OUTLIER_SPREADS
-    from robot_dynid.estimation.streaming import GATE_RANGES
-    from robot_dynid.fleet.tasks import READING_DEFAULTS, TaskOptions
+    from robot_dynid.estimation.quality_gate import GATE_RANGES
+    from robot_dynid.fleet.task_options import READING_DEFAULTS, TaskOptions
     gate = TaskOptions()
     add_model_structure_arguments(parser)
     parser.add_argument("--manifest", required=True, metavar="fleet.csv",
@@ -90,7 +90,7 @@ def add_arguments(parser):
 
 def _task_options(args):
     from robot_dynid.cli.options import option_values
-    from robot_dynid.fleet.tasks import READING_DEFAULTS, TaskOptions
+    from robot_dynid.fleet.task_options import READING_DEFAULTS, TaskOptions
     identification = option_values(args)
     reading = {name: getattr(args, name) for name in READING_DEFAULTS}
     return TaskOptions(identification, reading, args.max_holdout_rsd, args.max_condition, args.holdout_fraction,

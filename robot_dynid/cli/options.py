@@ -111,7 +111,7 @@ def settings_from_args(args, robot):
 
 def add_speed_threshold_argument(parser):
     """``--speed-threshold`` [rad/s] of the relative RMSD (validate, report)."""
-    from robot_dynid.estimation.validation import DEFAULT_SPEED_THRESHOLD
+    from robot_dynid.estimation.analysis_defaults import DEFAULT_SPEED_THRESHOLD
     parser.add_argument("--speed-threshold", type=positive_number("a speed > 0 [rad/s]"),
                         default=DEFAULT_SPEED_THRESHOLD, metavar="RAD_S",
                         help="samples of a joint slower than this do not count for its relative RMSD "

@@ -14,9 +14,8 @@ def add_arguments(parser):
                                          add_stage_argument, add_stage_detection_arguments, add_torque_check_argument,
                                          number_in, output_directory, parse_cycles, positive_number)
     from robot_dynid.estimation.identification_options import OPTIONS
-    from robot_dynid.estimation.cycles import DEFAULT_WARM_CYCLES
-    from robot_dynid.estimation.friction_stages import DEFAULT_FRICTION_SPEED, GRAVITY_MODES
-    from robot_dynid.estimation.friction_tracking import DEFAULT_FORGETTING
+    from robot_dynid.estimation.analysis_defaults import (DEFAULT_FORGETTING, DEFAULT_FRICTION_SPEED,
+                                                          DEFAULT_WARM_CYCLES, GRAVITY_MODES)
     from robot_dynid.recordings.stage_detection import DEFAULT_PLATEAU_TOLERANCE
     add_model_structure_arguments(parser)
     add_data_arguments(parser, several=True)

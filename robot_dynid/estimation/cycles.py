@@ -20,6 +20,7 @@ from typing import Sequence
 import numpy as np
 
 from robot_dynid.errors import DataError, IdentificationError
+from robot_dynid.estimation.analysis_defaults import DEFAULT_WARM_CYCLES
 from robot_dynid.estimation.estimators import ESTIMATORS
 from robot_dynid.estimation.identification import IdentificationSettings, identify, iter_regressor_chunks
 from robot_dynid.estimation.metrics import ParameterStatistics, ValidationReport, parameter_statistics, \
@@ -30,9 +31,6 @@ from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.recordings.conditioning import conditioning_from_provenance
 from robot_dynid.recordings.recording import Recording
 from robot_dynid.recordings.stages import NO_CYCLE
-
-DEFAULT_WARM_CYCLES = 5
-"""The first cycles left out of the 'warm' statistics (thesis: friction settles after 5-10 cycles)."""
 
 
 # --------------------------------------------------------------------------- test time

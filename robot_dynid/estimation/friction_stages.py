@@ -22,6 +22,7 @@ import numpy as np
 
 from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError, IdentificationError
+from robot_dynid.estimation.analysis_defaults import DEFAULT_FRICTION_SPEED, GRAVITY_MODES
 from robot_dynid.estimation.cycles import test_time_offsets
 from robot_dynid.estimation.estimators import build_estimator
 from robot_dynid.joint_names import index_in
@@ -33,11 +34,8 @@ from robot_dynid.recordings.stage_detection import DEFAULT_PLATEAU_TOLERANCE, RE
 from robot_dynid.recordings.stages import NO_CYCLE, StageInterval
 
 MIN_PLATEAU_SAMPLES = 5
-DEFAULT_FRICTION_SPEED = 0.6
-"""[1] speed level (fraction of the velocity limit) whose friction is followed over time (thesis Table 5.6)."""
 VERTICAL_AXIS_COSINE = math.cos(math.radians(1.0))
 """A joint axis within 1 deg of gravity moves horizontally: gravity exerts no torque about it."""
-GRAVITY_MODES = ("auto", "always", "never")
 _POLYNOMIAL = friction_model("polynomial")
 FRICTION_COEFFICIENTS = _POLYNOMIAL.coefficient_names
 

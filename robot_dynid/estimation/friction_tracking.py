@@ -27,13 +27,12 @@ import numpy as np
 
 from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
+from robot_dynid.estimation.analysis_defaults import DEFAULT_FORGETTING
 from robot_dynid.estimation.estimators import RECURSIVE_METHOD, build_estimator
-from robot_dynid.estimation.streaming import quality_gate
+from robot_dynid.estimation.quality_gate import gate_rejection
 from robot_dynid.joint_names import match_joints
 from robot_dynid.model.dynamic_model import DynamicModel
 
-#: Default forgetting factor per update: a memory of about 2000 samples (20 s at 100 Hz).
-DEFAULT_FORGETTING = 0.9995
 #: Joints slower than this [rad/s] are left out of an update.
 DEFAULT_MIN_SPEED = 0.02
 
@@ -193,7 +192,7 @@ class OnlineFrictionTracking:
     the current estimate (it has not been used yet), then tracked. When the tracked parameters have moved from
     the model in use by more than ``change_fraction``, the tracked model is offered: it passes when its
     hold-out RSD on the batch is below ``max_holdout_rsd``, the model's condition number below
-    ``max_condition`` (:func:`~robot_dynid.estimation.streaming.quality_gate`) and, with
+    ``max_condition`` (:func:`~robot_dynid.estimation.quality_gate.gate_rejection`) and, with
     ``require_improvement``, its hold-out RMS is not above the model in use's; then it is the model in use.
     A gap in the stamps (more than 5 sample periods) or stamps that do not increase start a new batch.
     """
@@ -251,7 +250,7 @@ class OnlineFrictionTracking:
         rms, in_use_rms = (float(np.sqrt(np.mean(r ** 2))) for r in (residual, in_use))
         rsd = float(np.sqrt(np.sum(residual ** 2) / max(np.sum(tau ** 2), 1e-300)))
         condition = self.tracker.condition_number()
-        rejection = quality_gate(rms, rsd, condition, self.max_holdout_rsd, self.max_condition)
+        rejection = gate_rejection(rms, rsd, condition, self.max_holdout_rsd, self.max_condition)
         if not rejection and self.require_improvement and rms > in_use_rms:
             rejection = f"hold-out RMS {rms:.4g} N m is above the model in use's {in_use_rms:.4g} N m"
         change = self.tracker.change()

@@ -72,6 +72,7 @@ from robot_dynid.estimation.estimators import LeastSquaresAccumulator, Recursive
 from robot_dynid.estimation.identification import (IdentificationSettings, accumulate_recording,
                                                    model_from_accumulator)
 from robot_dynid.estimation.payload import PayloadSettings, payload_accumulator, solve_payload
+from robot_dynid.estimation.quality_gate import GATE_DEFAULTS, GATE_RANGES, check_gate_bound, gate_rejection
 from robot_dynid.estimation.torque_scale import UnknownPayload, check_torque_scale, slow_samples
 from robot_dynid.model.base_parameters import BaseParameters, compute_base_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
@@ -85,18 +86,6 @@ from robot_dynid.recordings.signal_processing import (centre_derivative, derivat
 from robot_dynid.recordings.stages import STAGE_KINDS
 
 logger = logging.getLogger(__name__)
-
-#: The quality gate's bounds and the intervals they are taken from [1] (low end excluded): a hold-out RSD bound in
-#: (0, 1] (RSD 1: the model explains none of the torque), a condition-number bound in (1, 1e12]. The identifier
-#: node's parameters, the fleet's options and the settings below all check them here.
-GATE_RANGES = {"max_holdout_rsd": (0.0, 1.0), "max_condition": (1.0, 1e12)}
-
-
-def check_gate_bound(name: str, value, field: str | None = None, error: type[Exception] = DynIdError) -> float:
-    """``value`` of the quality gate's bound ``name`` (a key of :data:`GATE_RANGES`), checked against its interval;
-    ``error`` naming ``field`` (default ``name``) otherwise."""
-    low, high = GATE_RANGES[name]
-    return validators.in_range(value, field or name, error, "1", low, high, allow_minimum=False)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -145,10 +134,10 @@ class StreamingSettings:
     window_seconds: float | None = None
     polyorder: int = 3
     rls_window: int = 11
-    holdout_fraction: float = 0.2
+    holdout_fraction: float = GATE_DEFAULTS["holdout_fraction"]
     require_improvement: bool = True
-    max_holdout_rsd: float = 0.5
-    max_condition: float = 1000.0
+    max_holdout_rsd: float = GATE_DEFAULTS["max_holdout_rsd"]
+    max_condition: float = GATE_DEFAULTS["max_condition"]
     payload: PayloadSettings = dataclasses.field(default_factory=PayloadSettings)
 
     def __post_init__(self):
@@ -196,22 +185,6 @@ class IdentificationOutcome:
     previous_rms: float | None
     message: str
     rejection: str = ""
-
-
-def quality_gate(holdout_rms: float, holdout_rsd: float, condition: float, max_holdout_rsd: float,
-                 max_condition: float) -> str:
-    """Why a candidate model fails the quality gate, '' when it passes (its parameters are finite:
-    :func:`~robot_dynid.estimation.identification.model_from_accumulator` makes no other): its hold-out
-    RMS residual [N m] must be finite, its hold-out RSD [1] below ``max_holdout_rsd`` and the condition
-    number [1] of its scaled base regressor below ``max_condition``."""
-    if not math.isfinite(holdout_rms):
-        return ("no finite hold-out RMS residual (no held-out samples yet)" if math.isnan(holdout_rms)
-                else f"hold-out RMS residual is {holdout_rms}")
-    if not holdout_rsd < max_holdout_rsd:
-        return f"hold-out RSD {holdout_rsd:.3g} is not below max_holdout_rsd = {max_holdout_rsd:g}"
-    if not condition < max_condition:
-        return f"condition number {condition:.4g} is not below max_condition = {max_condition:g} (poorly excited data)"
-    return ""
 
 
 def holdout_residual(model: DynamicModel, holdout: Recording) -> tuple[float, float]:
@@ -710,8 +683,8 @@ class StreamingIdentifier:
         return IdentificationOutcome(candidate, not rejection, holdout_rms, previous_rms, message, rejection)
 
     def _gate(self, holdout_rms: float, holdout_rsd: float, condition: float) -> str:
-        return quality_gate(holdout_rms, holdout_rsd, condition, self.settings.max_holdout_rsd,
-                            self.settings.max_condition)
+        return gate_rejection(holdout_rms, holdout_rsd, condition, self.settings.max_holdout_rsd,
+                              self.settings.max_condition)
 
     def _solve_payload(self, accumulator: LeastSquaresAccumulator, n_samples: int) -> DynamicModel:
         """The stage's arm model with the payload of ``accumulator`` attached (its summary in

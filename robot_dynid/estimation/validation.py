@@ -34,14 +34,12 @@ from typing import Sequence
 import numpy as np
 
 from robot_dynid.errors import DataError
+from robot_dynid.estimation.analysis_defaults import DEFAULT_SPEED_THRESHOLD
 from robot_dynid.estimation.identification import contiguous_runs
 from robot_dynid.estimation.metrics import ValidationReport, share_of, validation_report
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.recordings.recording import Recording
 from robot_dynid.recordings.signal_processing import lowpass_filter, sample_interval
-
-DEFAULT_SPEED_THRESHOLD = 0.05
-"""[rad/s] speed below which a sample does not count for the relative RMSD."""
 
 RAW_LABEL = "raw measured torques (unfiltered)"
 """What :attr:`ModelValidation.raw_report` compares the model with."""

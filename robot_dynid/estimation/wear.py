@@ -46,15 +46,17 @@ import dataclasses
 import functools
 import hashlib
 import json
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from robot_dynid import validators
 from robot_dynid.errors import DynIdError
-from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.robot_description import RobotDescription
-from robot_dynid.recordings.recording import Recording
+
+if TYPE_CHECKING:
+    from robot_dynid.model.dynamic_model import DynamicModel
+    from robot_dynid.model.robot_description import RobotDescription
+    from robot_dynid.recordings.recording import Recording
 
 REFERENCE_SPEED_FRACTIONS = (0.1, 0.5)
 """[1] of each joint's velocity limit: a slow speed (mostly Coulomb friction) and a fast one (viscous)."""

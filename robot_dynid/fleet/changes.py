@@ -40,17 +40,18 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from robot_dynid import validators
 from robot_dynid.errors import DynIdError
-from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.estimation.comparison import compare_models
 from robot_dynid.estimation.wear import (between_recording_spread, change_statistics, ChangeStatistics,
                                          PRACTICAL_FRACTION, practical_thresholds, reference_conditions,
                                          ReferenceConditions, wear_indicators, WearIndicators)
+
+if TYPE_CHECKING:
+    from robot_dynid.model.dynamic_model import DynamicModel
 
 CORRECTIONS = ("holm", "bh")
 CORRECTION_NAMES = {"holm": "Holm (family-wise error rate)", "bh": "Benjamini-Hochberg (false discovery rate)"}
@@ -464,7 +465,7 @@ def _wear(robots: dict, histories: dict, baseline, level: float, correction: str
 
     for robot_id, changes in robots.items():
         identified = [record for record in histories[robot_id] if record.model is not None]
-        given = isinstance(baseline, DynamicModel)
+        given = not isinstance(baseline, str)       # a model, not "first"
         anchor = baseline if given else (identified[0].model if identified else None)
         if anchor is None:
             continue
@@ -576,8 +577,9 @@ def _verdict(changes: RobotChanges, practical_fraction: float) -> str:
 
 
 def _compare_robot(robot_id, records, baseline, level) -> RobotChanges:
+    from robot_dynid.estimation.comparison import compare_models
     identified = [record for record in records if record.model is not None]
-    if isinstance(baseline, DynamicModel):
+    if not isinstance(baseline, str):
         reference, compared, label = baseline, identified, "model given"
     elif identified:
         reference, compared, label = identified[0].model, identified[1:], identified[0].recorded_at

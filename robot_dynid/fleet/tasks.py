@@ -14,7 +14,7 @@ and the client stores them.
   ``holdout_fraction`` of the samples out, identify from the rest
   (:func:`~robot_dynid.estimation.identification.identify`),
   pass the identifier node's quality gate on the held-out samples
-  (:func:`~robot_dynid.estimation.streaming.quality_gate`) and, if asked, write the recording's
+  (:func:`~robot_dynid.estimation.quality_gate.gate_rejection`) and, if asked, write the recording's
   report (:func:`~robot_dynid.reports.report.make_report`). Bad data, a rank-deficient or rejected
   fit end in a failed outcome naming the reason, never in an exception.
 """
@@ -33,19 +33,17 @@ import time
 
 import numpy as np
 
-from robot_dynid import __version__
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.estimation.identification import identify, settings_from_options
-from robot_dynid.estimation.identification_options import OPTION_DEFAULTS
-from robot_dynid.estimation.streaming import (GATE_RANGES, StreamingSettings, check_gate_bound, holdout_residual,
-                                              quality_gate)
+from robot_dynid.estimation.quality_gate import gate_rejection
+from robot_dynid.estimation.streaming import holdout_residual
 from robot_dynid.estimation.torque_scale import check_torque_scale
 from robot_dynid.estimation.wear import validation_motion
+from robot_dynid.fleet.task_options import READING_DEFAULTS, TaskOptions
 from robot_dynid.input_files import check_input_file, MAX_RECORDING_BYTES
 from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.robot_description import RobotDescription
 from robot_dynid.model.robot_loader import load_robot
-from robot_dynid.recordings.bag_layout import DEFAULT_JOINT_STATES_TOPIC
 from robot_dynid.recordings.data_files import BAG_SUFFIXES, stage_table
 from robot_dynid.recordings.conditioning import Conditioning
 from robot_dynid.recordings.pipeline import run
@@ -53,64 +51,7 @@ from robot_dynid.recordings.stages import label_samples
 
 logger = logging.getLogger(__name__)
 
-_GATE_DEFAULTS = StreamingSettings()
-READING_DEFAULTS = {"joint_states_topic": DEFAULT_JOINT_STATES_TOPIC, "effort_topic": None, "resample": None,
-                    "derive": False}
-"""How recordings are read (:func:`~robot_dynid.recordings.pipeline.run`)."""
 _CHUNK = 1024 * 1024
-
-
-@dataclasses.dataclass(frozen=True)
-class TaskOptions:
-    """Everything but the recording that decides a fleet identification's result.
-
-    Attributes
-    ----------
-    identification : dict
-        Options of :func:`~robot_dynid.estimation.identification.settings_from_options`.
-    reading : dict
-        Options of :data:`READING_DEFAULTS`.
-    max_holdout_rsd, max_condition : float
-        The quality gate [1] (defaults those of the identifier node).
-    holdout_fraction : float
-        [1] last part of the selected samples held out of the fit to judge it, in (0, 1).
-    report : bool
-        Also make the recording's report (HTML, figures).
-    """
-
-    identification: dict = dataclasses.field(default_factory=dict)
-    reading: dict = dataclasses.field(default_factory=dict)
-    max_holdout_rsd: float = _GATE_DEFAULTS.max_holdout_rsd
-    max_condition: float = _GATE_DEFAULTS.max_condition
-    holdout_fraction: float = _GATE_DEFAULTS.holdout_fraction
-    report: bool = True
-
-    def __post_init__(self):
-        unknown = sorted(set(self.reading) - set(READING_DEFAULTS))
-        if unknown:
-            raise DynIdError(f"unknown reading option(s) {unknown}; known: {sorted(READING_DEFAULTS)}")
-        if not 0.0 < self.holdout_fraction < 1.0:
-            raise DynIdError(f"holdout fraction must be in (0, 1), got {self.holdout_fraction!r}")
-        for name in GATE_RANGES:
-            check_gate_bound(name, getattr(self, name))
-
-    def for_entry(self, torque_check: bool) -> "TaskOptions":
-        """These options for a manifest row whose ``torque_check`` column says whether its torques are checked
-        (false turns the check off whatever the options say)."""
-        if torque_check:
-            return self
-        return dataclasses.replace(self, identification={**self.identification, "check_torque_scale": False})
-
-    def settings_key(self, robot: RobotDescription, stage: str | None) -> str:
-        """SHA-256 (hex) of what, besides the data, decides the result: the robot description (its
-        contract form, whatever file it came from), the stage, these options with their defaults
-        filled in, and the robot-dynid version."""
-        content = {"robot": robot.to_dict(), "stage": stage,
-                   "identification": {**OPTION_DEFAULTS, **self.identification},
-                   "reading": {**READING_DEFAULTS, **self.reading},
-                   "gate": [self.max_holdout_rsd, self.max_condition, self.holdout_fraction],
-                   "report": self.report, "version": __version__}
-        return hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -289,7 +230,7 @@ def _identify(data, robot_path, stage, options: TaskOptions, provenance) -> Reco
     rms, rsd = holdout_residual(model, holdout.reorder(robot.joint_names))
     condition = float(model.metrics["condition_number"])
     model.metrics["holdout"] = {"samples": holdout.n_samples, "rms": rms, "rsd": rsd}
-    rejection = quality_gate(rms, rsd, condition, options.max_holdout_rsd, options.max_condition)
+    rejection = gate_rejection(rms, rsd, condition, options.max_holdout_rsd, options.max_condition)
     if rejection:
         return RecordingOutcome("failed", f"rejected by the quality gate: {rejection}", holdout_rsd=rsd,
                                 condition=condition)

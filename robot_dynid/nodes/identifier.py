@@ -75,7 +75,8 @@ from robot_dynid.estimation.friction_tracking import DEFAULT_FORGETTING, OnlineF
 from robot_dynid.estimation.identification import settings_from_options
 from robot_dynid.estimation.identification_options import OPTIONS
 from robot_dynid.estimation.payload import PayloadSettings
-from robot_dynid.estimation.streaming import GATE_RANGES, StreamingIdentifier, StreamingSettings, fit_metrics
+from robot_dynid.estimation.quality_gate import GATE_RANGES
+from robot_dynid.estimation.streaming import StreamingIdentifier, StreamingSettings, fit_metrics
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.payload import MAX_MASS, frame_placement
 from robot_dynid.model.robot_loader import load_robot

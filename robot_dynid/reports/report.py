@@ -25,9 +25,11 @@ from typing import Sequence
 import numpy as np
 
 from robot_dynid.errors import DataError
+from robot_dynid.estimation.analysis_defaults import (DEFAULT_FRICTION_SPEED, DEFAULT_SPEED_THRESHOLD,
+                                                      DEFAULT_WARM_CYCLES)
 from robot_dynid.estimation.identification import IdentificationSettings, identify, plausibility
 from robot_dynid.estimation.torque_scale import check_torque_scale
-from robot_dynid.estimation.validation import DEFAULT_SPEED_THRESHOLD, RAW_LABEL, judge_fit
+from robot_dynid.estimation.validation import RAW_LABEL, judge_fit
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.robot_description import RobotDescription
 from robot_dynid.recordings.recording import Recording
@@ -36,9 +38,7 @@ from robot_dynid.recordings.stages import StageInterval
 from robot_dynid.estimation import cycles as per_cycle
 from robot_dynid.estimation import friction_stages
 from robot_dynid.estimation.comparison import DEFAULT_SIGNIFICANCE, compare_models
-from robot_dynid.estimation.cycles import DEFAULT_WARM_CYCLES
 from robot_dynid.estimation.progress import Progress, no_progress
-from robot_dynid.estimation.friction_stages import DEFAULT_FRICTION_SPEED
 from robot_dynid.reports import html
 from robot_dynid.reports.tables import model_summary, stamp_quality_summary, std_description
 

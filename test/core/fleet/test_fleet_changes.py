@@ -9,7 +9,8 @@ import pytest
 
 from robot_dynid.errors import DynIdError
 from robot_dynid.fleet.changes import analyse_fleet, benjamini_hochberg, correct, FleetRecord, holm, two_sided_p
-from robot_dynid.fleet.tasks import identify_entry, TaskOptions
+from robot_dynid.fleet.task_options import TaskOptions
+from robot_dynid.fleet.tasks import identify_entry
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.recordings.csv_io import write_csv

@@ -11,7 +11,8 @@ from real_world import excitation, with_rests
 from robot_dynid.errors import DataError
 from robot_dynid.estimation.identification import identify
 from robot_dynid.estimation.torque_scale import slow_samples
-from robot_dynid.fleet.tasks import identify_entry, TaskOptions
+from robot_dynid.fleet.task_options import TaskOptions
+from robot_dynid.fleet.tasks import identify_entry
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.recordings.conditioning import Conditioning

@@ -1,0 +1,43 @@
+"""The quality gate a candidate model passes before it is served or stored (identifier node, fleet).
+
+A candidate is judged on the last ``holdout_fraction`` of its samples, held out of its fit: it is rejected when
+its hold-out RSD, ``sqrt(sum r^2 / sum tau^2)`` over the held-out samples and joints, is not below
+``max_holdout_rsd``, or when the condition number of its scaled base regressor is not below ``max_condition``
+(poorly excited data).
+"""
+from __future__ import annotations
+
+import math
+
+from robot_dynid import validators
+from robot_dynid.errors import DynIdError
+
+#: The gate's defaults: [1] each.
+GATE_DEFAULTS = {"max_holdout_rsd": 0.5, "max_condition": 1000.0, "holdout_fraction": 0.2}
+#: The intervals the bounds are taken from, low end excluded: a hold-out RSD bound in (0, 1] (RSD 1: the model
+#: explains none of the torque), a condition-number bound in (1, 1e12]. The identifier node's parameters, the
+#: fleet's options and the streaming identifier's settings all check them here.
+GATE_RANGES = {"max_holdout_rsd": (0.0, 1.0), "max_condition": (1.0, 1e12)}
+
+
+def check_gate_bound(name: str, value, field: str | None = None, error: type[Exception] = DynIdError) -> float:
+    """``value`` of the quality gate's bound ``name`` (a key of :data:`GATE_RANGES`), checked against its interval;
+    ``error`` naming ``field`` (default ``name``) otherwise."""
+    low, high = GATE_RANGES[name]
+    return validators.in_range(value, field or name, error, "1", low, high, allow_minimum=False)
+
+
+def gate_rejection(holdout_rms: float, holdout_rsd: float, condition: float, max_holdout_rsd: float,
+                   max_condition: float) -> str:
+    """Why a candidate model fails the quality gate, '' when it passes (its parameters are finite:
+    :func:`~robot_dynid.estimation.identification.model_from_accumulator` makes no other): its hold-out
+    RMS residual [N m] must be finite, its hold-out RSD [1] below ``max_holdout_rsd`` and the condition
+    number [1] of its scaled base regressor below ``max_condition``."""
+    if not math.isfinite(holdout_rms):
+        return ("no finite hold-out RMS residual (no held-out samples yet)" if math.isnan(holdout_rms)
+                else f"hold-out RMS residual is {holdout_rms}")
+    if not holdout_rsd < max_holdout_rsd:
+        return f"hold-out RSD {holdout_rsd:.3g} is not below max_holdout_rsd = {max_holdout_rsd:g}"
+    if not condition < max_condition:
+        return f"condition number {condition:.4g} is not below max_condition = {max_condition:g} (poorly excited data)"
+    return ""
