@@ -16,8 +16,9 @@ matrices; :func:`solve_payload` solves them:
 - a prior for the inertia (:data:`PayloadSettings.inertia_prior`, default ``"solid"``): the solid body the
   fitted mass and centre of mass imply (:func:`~robot_dynid.model.payload.solid_body_inertia`, a cylinder or
   sphere of ``density``) or inertia values the user gives, about the centre of mass; it enters as a Gaussian
-  prior of std :data:`PRIOR_STD_FRACTION` of its largest principal moment on each of the six inertia parameters
-  about the frame's origin, so a wrist that barely moves leaves the inertia at the prior, never undetermined.
+  prior of std :data:`~robot_dynid.model.payload.PRIOR_STD_FRACTION` of its largest principal moment on each of
+  the six inertia parameters about the frame's origin, so a wrist that barely moves leaves the inertia at the
+  prior, never undetermined.
   Its weight is stated: per inertia field, the prior's share of the information (``prior_share``: 1 - the
   posterior variance over the prior variance: 0 data only, 1 prior only);
 - standard deviations from the covariances of :mod:`~robot_dynid.estimation.covariance` (the robust ``block``
@@ -61,9 +62,9 @@ from robot_dynid.estimation.physical_consistency import solve_consistent_body
 from robot_dynid.estimation.torque_scale import UnknownPayload
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.link_inertials import URDF_INERTIA_ORDER, parameters_from_inertial
-from robot_dynid.model.payload import (DEFAULT_DENSITY, DEFAULT_MAX_COM_DISTANCE, SCHEMA, SCHEMA_VERSION, UNITS,
-                                       Payload, PayloadRegressor, default_frame, plausibility_warnings,
-                                       solid_body_inertia)
+from robot_dynid.model.payload import (DEFAULT_DENSITY, DEFAULT_MAX_COM_DISTANCE, PRIOR_STD_FRACTION, SCHEMA,
+                                       SCHEMA_VERSION, UNITS, Payload, PayloadRegressor, default_frame,
+                                       plausibility_warnings, solid_body_inertia)
 from robot_dynid.model.robot_description import LinkInertial
 from robot_dynid.recordings.signal_processing import gap_breaks, interpolate
 from robot_dynid.model.regressor import inertia_parameter_map
@@ -83,9 +84,6 @@ MASS_SCALE_FLOOR = 0.1
 DEFAULT_CHUNK_SIZE = 5000
 #: Largest chunk of samples evaluated at once.
 MAX_CHUNK_SIZE = 100_000
-#: [1] std of the inertia prior on each inertia parameter, as a fraction of the prior body's largest principal
-#: moment about its centre of mass: a tool's shape guessed within about a factor of two.
-PRIOR_STD_FRACTION = 0.5
 #: [1] a joint is made worse by a payload on held-out data when its RMS error grows by more than this fraction.
 WORSE_MARGIN = 0.01
 #: [1] the motions of a loaded and an unloaded recording are the same when, aligned, their positions differ by

@@ -56,6 +56,9 @@ PAYLOAD_FILE_KEYS = ("schema", "schema_version", "units", "robot") + PAYLOAD_KEY
 DEFAULT_DENSITY = 1000.0
 #: [kg/m^3] densities a payload's solid body may have (``--density``): from foam to tungsten, with margin.
 MIN_DENSITY, MAX_DENSITY = 1.0, 25_000.0
+#: [1] std of the inertia prior (payload identification) on each inertia parameter, as a fraction of the prior
+#: body's largest principal moment about its centre of mass: a tool's shape guessed within about a factor of two.
+PRIOR_STD_FRACTION = 0.5
 #: Default bound [m] on the centre of mass's distance from the payload frame, beyond which a payload
 #: is reported as implausible (a unit mistake, or an identification that found nothing real).
 DEFAULT_MAX_COM_DISTANCE = 1.0
