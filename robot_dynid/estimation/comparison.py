@@ -133,10 +133,11 @@ def compare_models(models: Sequence[DynamicModel], labels: Sequence[str],
             dof[i] = welch
     z = t.copy()
     finite = np.isfinite(dof) & np.isfinite(t)
-    from scipy.stats import norm, t as student_t
-    # the normal deviate of Student's two-sided p-value, from the survival functions (no 1 - p round-off)
-    z[finite] = np.sign(t[finite]) * norm.isf(student_t.sf(np.abs(t[finite]), dof[finite]))
-    critical = float(norm.ppf(1.0 - level / 2.0))
+    from scipy.special import ndtri, stdtr      # scipy.stats' distributions' own functions, without its import
+    # the normal deviate of Student's two-sided p-value, from the survival functions (no 1 - p round-off):
+    # t.sf(x, dof) = stdtr(dof, -x), norm.isf(p) = -ndtri(p)
+    z[finite] = -np.sign(t[finite]) * ndtri(stdtr(dof[finite], -np.abs(t[finite])))
+    critical = float(ndtri(1.0 - level / 2.0))
     methods = tuple(describe(m.std_method, (m.interval_dof or -1) + 1, _block_duration(m)) for m in models)
     return ModelComparison(tuple(labels), tuple(reference.base.names), values, std, z, np.abs(z) > critical,
                            float(level), critical, t, dof, methods, tuple(_payload_words(m) for m in models))

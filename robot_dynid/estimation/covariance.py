@@ -76,10 +76,10 @@ def describe(method: str, n_blocks: int = 0, block_duration: float | None = None
 def interval_quantile(level: float = DEFAULT_LEVEL, dof: int | float | None = None) -> float:
     """The two-sided quantile of an interval ``value +- q std`` at ``level`` [1]: Student's t with ``dof`` degrees of
     freedom (a ``block`` std), the normal one for None or inf."""
-    from scipy.stats import norm, t as student_t      # here: scipy.stats costs a command's start 0.3 s
+    from scipy.special import ndtri, stdtrit    # scipy.stats' norm.ppf and t.ppf, without its 1 s import
     if dof is None or not math.isfinite(dof):
-        return float(norm.ppf(1.0 - level / 2.0))
-    return float(student_t.ppf(1.0 - level / 2.0, dof))
+        return float(ndtri(1.0 - level / 2.0))
+    return float(stdtrit(dof, 1.0 - level / 2.0))
 
 
 def combined_dof(std_a, dof_a, std_b, dof_b):

@@ -433,8 +433,8 @@ class ChangeStatistics:
     def band(self, coverage: float = 0.95) -> np.ndarray:
         """(c, K) [N m] (N): half-width of the interval around the baseline in which an unchanged robot's
         recording falls with probability ``coverage``, ``t_{(1 + coverage) / 2, dof} combined_std``."""
-        from scipy.stats import t as student_t
-        return student_t.ppf(0.5 * (1.0 + coverage), self.dof) * self.combined_std
+        from scipy.special import stdtrit           # scipy.stats' t.ppf, without its 1 s import
+        return stdtrit(self.dof, 0.5 * (1.0 + coverage)) * self.combined_std
 
 
 def change_statistics(baseline_values, baseline_std, values, std, spread: BetweenRecordingSpread) -> ChangeStatistics:
@@ -457,6 +457,6 @@ def change_statistics(baseline_values, baseline_std, values, std, spread: Betwee
         t = np.where(combined > 0, difference / np.where(combined > 0, combined, 1.0),
                      np.where(difference == 0, 0.0, np.inf * np.sign(difference)))
     dof = np.broadcast_to(np.maximum(spread.kept, 1).astype(float), t.shape)
-    from scipy.stats import t as student_t
-    p = 2.0 * student_t.sf(np.abs(t), dof)
+    from scipy.special import stdtr                 # t.sf(x, dof) = stdtr(dof, -x)
+    p = 2.0 * stdtr(dof, -np.abs(t))
     return ChangeStatistics(difference, combined, t, dof, p)

@@ -99,8 +99,8 @@ def _p_values(p, level) -> np.ndarray:
 
 def two_sided_p(z) -> np.ndarray:
     """``2 (1 - Phi(|z|))`` [1]; 0 for infinite z."""
-    from scipy.stats import norm
-    return 2.0 * norm.sf(np.abs(np.asarray(z, dtype=float)))
+    from scipy.special import ndtr                  # norm.sf(x) = ndtr(-x), without scipy.stats' 1 s import
+    return 2.0 * ndtr(-np.abs(np.asarray(z, dtype=float)))
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

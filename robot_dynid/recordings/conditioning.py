@@ -40,7 +40,7 @@ import numpy as np
 
 from robot_dynid import validators
 from robot_dynid.errors import DataError
-from robot_dynid.recordings.signal_processing import median_step
+from robot_dynid.recordings.signal_processing import median_step, savitzky_golay, savitzky_golay_weights
 
 ACCELERATION_NOISE_FRACTION = 0.1
 """The automatic derivative window keeps the acceleration noise [rad/s^2] below this fraction of the
@@ -170,9 +170,7 @@ def noise_std(values, axis: int = 0) -> np.ndarray:
 def derivative_gain(window: int, polyorder: int, order: int, step: float) -> float:
     """Standard deviation of the ``order``-th derivative that unit white noise gives through a centred
     local polynomial fit of ``window`` samples spaced ``step`` [s] (Savitzky-Golay coefficients' norm)."""
-    from scipy import signal                          # here: scipy.signal costs a command's start 0.5 s
-    coefficients = signal.savgol_coeffs(window, polyorder, deriv=order, delta=step, use="dot")
-    return float(np.linalg.norm(coefficients))
+    return float(np.linalg.norm(savitzky_golay_weights(window, polyorder, order, step)))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -257,8 +255,7 @@ def derivative_plan(time, q, qd=None, window_seconds: float | None = None) -> De
     longest = min(longest, source.shape[0] if source.shape[0] % 2 else source.shape[0] - 1)
     if longest < MIN_WINDOW_SAMPLES:
         raise DataError(f"{source.shape[0]} sample(s): derivatives need a window of {MIN_WINDOW_SAMPLES}")
-    from scipy import signal                          # here: scipy.signal costs a command's start 0.5 s
-    smooth = signal.savgol_filter(source, longest, polyorder, deriv=order, delta=step, axis=0)
+    smooth = savitzky_golay(source, longest, polyorder, order, step)
     rms = np.sqrt(np.mean(smooth**2, axis=0))
     moving = rms >= MOVING_FRACTION * rms.max() if rms.max() > 0.0 else np.zeros(rms.shape, bool)
     if window_seconds is not None:

@@ -219,6 +219,46 @@ SAVGOL_UNIFORMITY = 1e-3
 Savitzky-Golay convolution (the same fit as on the stamps themselves, to about this fraction)."""
 
 
+@functools.lru_cache(maxsize=64)
+def _fit_operator(window: int, polyorder: int, order: int, positions: tuple) -> np.ndarray:
+    """(len(positions), window): the ``order``-th derivative at sample ``positions`` (0 .. window - 1, unit step)
+    of the degree-``polyorder`` least-squares polynomial through ``window`` consecutive samples."""
+    half = 0.5 * (window - 1)
+    scale = max(half, 1.0)      # local coordinates in [-1, 1]: a well-conditioned Vandermonde
+    fit = np.linalg.pinv(np.vander((np.arange(window) - half) / scale, polyorder + 1, increasing=True))
+    s = (np.asarray(positions, dtype=float) - half) / scale
+    powers = np.arange(polyorder + 1)
+    falling = np.array([math.perm(int(j), order) for j in powers], dtype=float)     # j! / (j - order)!
+    derivative = falling * s[:, None] ** np.maximum(powers - order, 0)
+    operator = derivative @ fit / scale**order
+    operator.flags.writeable = False
+    return operator
+
+
+def savitzky_golay_weights(window: int, polyorder: int, order: int = 0, delta: float = 1.0) -> np.ndarray:
+    """(window,) weights of the ``order``-th derivative at a window's centre sample: the dot product with the
+    window's samples in time order (``scipy.signal.savgol_coeffs(..., use="dot")``), samples ``delta`` apart."""
+    return _fit_operator(window, polyorder, order, (window // 2,))[0] / delta**order
+
+
+def savitzky_golay(x, window: int, polyorder: int, order: int = 0, delta: float = 1.0) -> np.ndarray:
+    """Savitzky-Golay filter of ``x`` (N, ...) along its first axis: the ``order``-th derivative of the local
+    least-squares polynomial of degree ``polyorder`` over ``window`` samples (odd, at most N) spaced ``delta``,
+    at each sample; the first and last ``window // 2`` samples from the polynomial of the first and last window
+    (``scipy.signal.savgol_filter``'s ``mode="interp"``, without importing scipy.signal: 1 s of a command's
+    start)."""
+    from scipy.ndimage import correlate1d
+    x = np.asarray(x, dtype=float)
+    half, n = window // 2, x.shape[0]
+    result = correlate1d(x, savitzky_golay_weights(window, polyorder, order, delta), axis=0, mode="constant")
+    if half:
+        flat, out = x.reshape(n, -1), result.reshape(n, -1)
+        out[:half] = _fit_operator(window, polyorder, order, tuple(range(half))) @ flat[:window] / delta**order
+        out[n - half:] = (_fit_operator(window, polyorder, order, tuple(range(window - half, window)))
+                          @ flat[n - window:] / delta**order)
+    return result
+
+
 def differentiate(q, time, window_samples: int | None = None,
                   window_seconds: float | None = None, polyorder: int = 3) -> Derivatives:
     """Velocities and accelerations from positions by local polynomial least squares in time.
@@ -264,9 +304,7 @@ def differentiate(q, time, window_samples: int | None = None,
         raise DataError(f"{source} exceeds the {q.shape[0]} samples of q")
     uniform = bool(np.max(np.abs(np.diff(time) - step)) <= SAVGOL_UNIFORMITY * step)
     if uniform:
-        from scipy import signal
-        q_, qd, qdd = (signal.savgol_filter(q, window, polyorder, deriv=order, delta=step, axis=0)
-                       for order in range(3))
+        q_, qd, qdd = (savitzky_golay(q, window, polyorder, order, step) for order in range(3))
     else:
         fitted = local_polynomial_fit(q.reshape(q.shape[0], -1), time, window, polyorder)
         q_, qd, qdd = (values.reshape(q.shape) for values in fitted)
@@ -276,8 +314,7 @@ def differentiate(q, time, window_samples: int | None = None,
 @functools.lru_cache(maxsize=32)
 def _centre_coefficients(window: int, polyorder: int, order: int) -> np.ndarray:
     """Savitzky-Golay weights of the ``order``-th derivative at a window's centre, unit step."""
-    from scipy import signal
-    return signal.savgol_coeffs(window, polyorder, deriv=order, delta=1.0, use="dot")
+    return savitzky_golay_weights(window, polyorder, order)
 
 
 def centre_derivative(q, time, polyorder: int = 3, order: int = 2, out: np.ndarray | None = None) -> np.ndarray:
