@@ -105,11 +105,24 @@ def dropped_from_dict(data: Mapping) -> dict[str, Dropped]:
                                  else float(entry["first_time"])) for reason, entry in data.items()}
 
 
+def _frozen(value) -> bool:
+    """Whether ``value`` is a float64 array nobody can write to: read-only, as every array it views, down to data
+    it owns (a recording's own arrays and their slices)."""
+    if not (isinstance(value, np.ndarray) and value.dtype == np.float64):
+        return False
+    while isinstance(value, np.ndarray):
+        if value.flags.writeable:
+            return False
+        value = value.base
+    return value is None
+
+
 def _as_float_array(name: str, value, shape: tuple[int, ...], axes: tuple[str, ...],
                     columns: Sequence[str] | None = None) -> np.ndarray:
-    """A read-only float copy of ``value`` checked by :func:`~robot_dynid.validators.array`; the message of a
-    NaN or inf adds that :meth:`Recording.from_arrays` drops such samples."""
-    array = validators.array(value, name, shape=shape, axes=axes, finite=False, copy=True)
+    """A read-only float copy of ``value`` checked by :func:`~robot_dynid.validators.array` (``value`` itself when
+    no one can change it: a recording made from another shares its arrays); the message of a NaN or inf adds
+    that :meth:`Recording.from_arrays` drops such samples."""
+    array = validators.array(value, name, shape=shape, axes=axes, finite=False, copy=not _frozen(value))
     if not np.isfinite(array).all():
         try:
             validators.array(array, name, axes=axes, columns=columns)

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import optimize, special
 
 from robot_dynid.errors import DataError
 from robot_dynid.recordings.conditioning import (ACCELERATION_NOISE_FRACTION, Conditioning,
@@ -35,6 +36,24 @@ def test_noise_estimates_find_white_noise_and_quantisation_on_a_moving_signal():
     step = 1e-6                                             # encoder resolution [rad]
     quantised = np.round(q / step) * step
     np.testing.assert_allclose(noise_std(quantised), step / math.sqrt(12.0), rtol=0.25)
+
+
+def test_an_hours_noise_and_acceleration_rms_come_from_blocks_spread_over_it():
+    """An hour at 1 kHz (3.6 million samples) whose noise doubles halfway through: the noise estimate from the
+    evenly spread blocks is the hour's (1.4826 times the median absolute value of an equal mixture of N(0, s) and
+    N(0, 2 s): the root of 0.5 erf(m / (s sqrt 2)) + 0.5 erf(m / (2 s sqrt 2)) = 0.5), and the plan's acceleration
+    RMS is the motion's own (closed form) within 2 % (the 0.2 s cubic fit itself smooths the 4.1 rad/s harmonic;
+    moving joints are told at 5 % of the largest RMS)."""
+    t = np.arange(3_600_000) / 1000.0
+    q, _, qdd = smooth_motion(t)
+    sigma = np.array([1e-5, 3e-5])
+    scale = np.where(t < 1800.0, 1.0, 2.0)[:, None]
+    noisy = q + np.random.default_rng(2).normal(0.0, 1.0, q.shape) * sigma * scale
+    half_mass = optimize.brentq(lambda m: 0.5 * special.erf(m / math.sqrt(2.0))
+                                + 0.5 * special.erf(m / (2.0 * math.sqrt(2.0))) - 0.5, 0.1, 10.0)
+    np.testing.assert_allclose(noise_std(noisy), 1.4826 * half_mass * sigma, rtol=0.01)
+    plan = derivative_plan(t, noisy)
+    np.testing.assert_allclose(plan.acceleration_rms, np.sqrt(np.mean(qdd**2, axis=0)), rtol=0.02)
 
 
 def test_the_chosen_window_keeps_the_acceleration_noise_below_its_bound_at_100_hz():

@@ -1,4 +1,5 @@
 """Recording: validation, NaN cleaning, selection by stage / cycle, joint reordering, segments."""
+import dataclasses
 import logging
 import re
 
@@ -28,6 +29,22 @@ def test_fields_are_read_only_float_arrays_and_elapsed_starts_at_zero():
     with pytest.raises(ValueError, match="read-only"):
         recording.q[0, 0] = 1.0
     assert recording.qdd is None and recording.temperature is None
+
+
+def test_a_recording_made_from_another_shares_arrays_no_one_can_change_and_copies_the_rest():
+    """dataclasses.replace (every pipeline step) re-validates the fields: arrays that are read-only down to the data
+    they own are kept (an hour at 1 kHz was copied 90 times, 3 s), a read-only view of a writable array is not:
+    writing to that array must not change the recording."""
+    recording = make_recording()
+    derived = dataclasses.replace(recording, source="derived")
+    assert derived.q is recording.q and derived.time is recording.time
+    assert dataclasses.replace(recording, q=recording.q[:, :]).q.base is recording.q
+    writable = np.array(recording.q)
+    view = writable.view()
+    view.setflags(write=False)
+    guarded = dataclasses.replace(recording, q=view)
+    writable[0, 0] += 1.0
+    assert guarded.q[0, 0] == recording.q[0, 0] and guarded.q is not view
 
 
 def test_wrong_shape_names_the_field_and_both_shapes():
