@@ -104,12 +104,14 @@ def choose_derivative_window(recording: Recording, robot: RobotDescription, sett
     regressor = settings.regressor(robot)
     base = compute_base_parameters(regressor)
     blocks = _blocks(recording)
+    estimates = [{} for _ in blocks]        # each block's noise and motion, the same for every window
     scores = {}
     for window in candidates:
         windowed = dataclasses.replace(conditioning, derivative_window=window)
         try:
-            scores[window] = _cross_validated_residual([_differentiated(block, windowed) for block in blocks],
-                                                       regressor, base, settings)
+            scores[window] = _cross_validated_residual(
+                [_differentiated(block, windowed, kept) for block, kept in zip(blocks, estimates)],
+                regressor, base, settings)
         except DataError:       # a block too short (or too gappy) for this window: not a candidate here
             scores[window] = float("inf")
     finite = {window: score for window, score in scores.items() if np.isfinite(score)}
@@ -123,10 +125,11 @@ def choose_derivative_window(recording: Recording, robot: RobotDescription, sett
     return choice
 
 
-def _differentiated(block: Recording, conditioning: Conditioning) -> Recording:
+def _differentiated(block: Recording, conditioning: Conditioning, estimates: dict) -> Recording:
     """``block`` differentiated and zeroed at rest as the pipeline's steps 4 and 5 would (without their records)."""
     return zero_at_rest(complete_derivatives(block, conditioning.derivative_window,
-                                             conditioning.accelerations_from_positions), conditioning)[0]
+                                             conditioning.accelerations_from_positions, estimates),
+                        conditioning)[0]
 
 
 def _blocks(recording: Recording) -> list[Recording]:

@@ -274,21 +274,26 @@ def _smoothed_rms(source, window: int, polyorder: int, order: int, step: float) 
     return np.sqrt(np.mean(smooth[:, half:blocks.shape[1] - half] ** 2, axis=(0, 1)))
 
 
-def derivative_plan(time, q, qd=None, window_seconds: float | None = None) -> DerivativePlan:
+def derivative_plan(time, q, qd=None, window_seconds: float | None = None,
+                    estimates: dict | None = None) -> DerivativePlan:
     """The derivative fit for positions ``q`` (N, n) [rad] and, when recorded, velocities ``qd``
     (N, n) [rad/s] at stamps ``time`` (N,) [s] (module docstring). ``window_seconds`` given: that
-    window (at least :data:`MIN_WINDOW_SAMPLES`)."""
+    window (at least :data:`MIN_WINDOW_SAMPLES`). ``estimates``: a dict the caller keeps for plans of the same
+    samples (several windows tried on one recording): their noise and motion estimates, which do not depend on
+    the window, are computed once into it."""
     time = np.asarray(time, dtype=float)
     step = median_step(time) if time.size > 1 else 1.0
     from_velocities = qd is not None
     source = np.asarray(qd if from_velocities else q, dtype=float)
     polyorder, order = (2, 1) if from_velocities else (3, 2)
-    noise = noise_std(source)
     longest = max(MIN_WINDOW_SAMPLES, _odd(MAX_DERIVATIVE_WINDOW / step))
     longest = min(longest, source.shape[0] if source.shape[0] % 2 else source.shape[0] - 1)
     if longest < MIN_WINDOW_SAMPLES:
         raise DataError(f"{source.shape[0]} sample(s): derivatives need a window of {MIN_WINDOW_SAMPLES}")
-    rms = _smoothed_rms(source, longest, polyorder, order, step)
+    estimates = {} if estimates is None else estimates
+    if from_velocities not in estimates:
+        estimates[from_velocities] = (noise_std(source), _smoothed_rms(source, longest, polyorder, order, step))
+    noise, rms = estimates[from_velocities]
     moving = rms >= MOVING_FRACTION * rms.max() if rms.max() > 0.0 else np.zeros(rms.shape, bool)
     if window_seconds is not None:
         window = max(MIN_WINDOW_SAMPLES, _odd(window_seconds / step))

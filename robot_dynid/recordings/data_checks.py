@@ -277,7 +277,9 @@ def check_samples(recording: Recording, robot) -> Recording:
         return recording
     bounds = SampleBounds.for_robot(robot, names)
     columns = index_in(recording.joint_names, names, "the robot's joints", recording.source)
-    fields = {field: None if getattr(recording, field) is None else getattr(recording, field)[:, columns]
+    every = list(columns) == list(range(recording.n_joints))      # no copy of an hour's arrays then
+    fields = {field: None if getattr(recording, field) is None else
+              getattr(recording, field) if every else getattr(recording, field)[:, columns]
               for field in ("q", "qd", "tau")}
     keep = np.ones(recording.n_samples, dtype=bool)
     dropped = DropCounter(recording.dropped)
@@ -289,9 +291,13 @@ def check_samples(recording: Recording, robot) -> Recording:
         if newly.any():
             dropped.add(reason, float(recording.time[np.argmax(newly)]), int(np.count_nonzero(newly)))
             keep &= ~newly
-    rows = np.flatnonzero(keep)
-    stale = np.zeros_like(keep)
-    stale[rows] = stale_rows(*(None if fields[name] is None else fields[name][rows] for name in ("q", "qd", "tau")))
+    if keep.all():
+        stale = stale_rows(*(fields[name] for name in ("q", "qd", "tau")))
+    else:
+        rows = np.flatnonzero(keep)
+        stale = np.zeros_like(keep)
+        stale[rows] = stale_rows(*(None if fields[name] is None else fields[name][rows]
+                                   for name in ("q", "qd", "tau")))
     if stale.any():
         count, first = int(np.count_nonzero(stale)), float(recording.time[np.argmax(stale)])
         dropped.add(STALE_ROW, first, count)

@@ -308,7 +308,7 @@ def _runs(recording: Recording, window_samples: int) -> list[np.ndarray]:
 
 
 def complete_derivatives(recording: Recording, window: float | None = DERIVATIVE_WINDOW,
-                         accelerations_from_positions: bool = False) -> Recording:
+                         accelerations_from_positions: bool = False, estimates: dict | None = None) -> Recording:
     """Fill missing qd / qdd by local polynomial fits in the samples' own stamps: accelerations from the
     recorded velocities where there are (a quadratic fit), else velocities and accelerations from the
     positions (a cubic fit); with ``accelerations_from_positions``, accelerations from the positions always.
@@ -318,7 +318,8 @@ def complete_derivatives(recording: Recording, window: float | None = DERIVATIVE
     A step longer than half the window (:func:`robot_dynid.recordings.signal_processing.gap_starts`: a paused
     recording, a burst of lost messages) splits the recording into runs, each differentiated on
     its own; runs shorter than the window are dropped and counted in ``dropped``. The recording's
-    ``conditioning["derivatives"]`` describes the fit (:class:`~robot_dynid.recordings.conditioning.DerivativePlan`).
+    ``conditioning["derivatives"]`` describes the fit (:class:`~robot_dynid.recordings.conditioning.DerivativePlan`);
+    ``estimates``: :func:`~robot_dynid.recordings.conditioning.derivative_plan`'s, for windows tried on one recording.
     """
     if recording.qd is not None and recording.qdd is not None:
         return recording
@@ -330,7 +331,8 @@ def complete_derivatives(recording: Recording, window: float | None = DERIVATIVE
         if recording.n_samples < MIN_WINDOW_SAMPLES:
             raise DataError(f"{recording.source}: {recording.n_samples} samples; derivatives need a window of "
                             f"{MIN_WINDOW_SAMPLES}")
-        plan = derivative_plan(recording.time, recording.q, recording.qd if from_velocities else None)
+        plan = derivative_plan(recording.time, recording.q, recording.qd if from_velocities else None,
+                               estimates=estimates)
         samples = plan.window
     else:
         samples = derivative_window_samples(recording, window)
@@ -342,7 +344,7 @@ def complete_derivatives(recording: Recording, window: float | None = DERIVATIVE
                         f"{median_step(recording.time):g} s per sample; longest run {max(map(len, runs))} samples)")
     if window is not None:
         plan = derivative_plan(recording.time, recording.q, recording.qd if from_velocities else None,
-                               window_seconds=samples * median_step(recording.time))
+                               window_seconds=samples * median_step(recording.time), estimates=estimates)
     values = {name: np.zeros_like(recording.q) for name in missing}   # rows of dropped runs stay 0
     uniform = True
     for run in kept:
