@@ -6,6 +6,32 @@ which payload is attached to it, the limits requests are checked against, the fr
 and joint temperatures, :mod:`~robot_dynid.model.friction_state`) and the torques of a request. The node
 converts messages and parameters to its calls and its answers back to messages.
 
+Models: a model is admitted by :func:`~robot_dynid.model.feedforward.admit_model`: it must be of the expected
+robot (name, joints, kinematics hash) and within ``model_effort`` of the effort limits; where the description
+gives no effort limit, the first model's (twice its torques at the limits of motion) stay the robot's, and later
+models are held to them. A margin with which the model in use would not be admitted is refused
+(:meth:`ServedModel.check_margin`); one that is taken serves the model in use again with its new limits.
+
+Payloads (:class:`~robot_dynid.model.payload.Payload`): one that is not finite, not physically consistent, at a
+frame the robot lacks, or with which the model is not admitted is refused with the reason and the payload in use
+stays; one far above the robot's rated payload, or with its centre of mass farther than 1 m from its frame, is
+served with a warning. The payload stays across models: a model that carries its own brings it, one without gets
+the payload in use. A payload given before the robot is known is checked against the first model; refused then,
+that model is served without it and ``last_refused_payload`` says why.
+
+Friction that drifts (:mod:`~robot_dynid.model.friction_state`): a model whose friction drifts with time is
+served at the running time since the cold start, one with temperature at the joints' latest temperatures.
+The running time starts at the first known ROS time (with use_sim_time: the first /clock message; until then a
+drifting model is not served, temperatures are ignored and :meth:`ServedModel.reset_warmup` is refused), running
+since ``cold_start_stamp``; a cold start after that first time leaves it unknown until ``reset_warmup`` sets it.
+With ``cooling_time_constant`` > 0 it decays toward 0 (cold) while the reference stands still (every velocity
+below ``standstill_velocity``, or no valid reference for the node's timeout) as ``t exp(-d / tau_c)`` over a stop
+of d s, and grows 1 s per s again once the joints move; without a reference the joints count as moving.
+Temperatures are kept for the robot's joints only (all ignored before it is known), the later stamped one of a
+joint wins whatever order they arrive in, and one older than ``max_temperature_age`` is not used; until every
+joint of a temperature model has a fresh one, the nominal friction (the model's reference temperature) is served
+and the friction state says so.
+
 Threads: the model in use is one :class:`Served` tuple, replaced in one assignment under a lock shared by
 every path that changes it (a model, a margin, a payload), so that a request reads it once and is answered
 wholly with the old or the new one. The warm-up clock and the temperatures have a lock of their own.

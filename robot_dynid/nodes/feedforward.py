@@ -1,130 +1,44 @@
 """feedforward node: serves feed-forward torques from an identified model, within the robot's limits.
 
-Parameters
-----------
-model_file (str): model artifact to load at start ('' waits for the model topic). A model that
-    does not load or is refused (see below) stops the node at start: one line, exit code 2.
-robot_file (str): robot description (YAML) every model must be of, whose limits apply; '' = the
-    robot of the first model served (from model_file or the topic), whose limits then apply.
-model_topic (str): IdentifiedModel topic to follow; an admitted model replaces the one in use ('' = off).
-reference_topic (str): sensor_msgs/JointState with desired positions [rad] and velocities [rad/s]
-    (accelerations zero, or estimated: reference_acceleration_window); '' = off.
-reference_acceleration_window (float): [s], default 0 = accelerations taken as zero, else in (0, 1]: the
-    reference's accelerations estimated from its velocities over this window by their header stamps (a quadratic
-    fit at the newest stamp, :class:`robot_dynid.model.reference_acceleration.ReferenceAcceleration`), so that the
-    feed-forward holds the inertial torque M(q) qdd too. For a planned reference (smooth, noise-free: a trajectory
-    generator's), e.g. 0.01 s at 1 kHz; not for a measured one (its noise would be differentiated). Live: applies
-    from the next reference.
-command_topic (str): std_msgs/Float64MultiArray of torques [N m], in the order of ``joints``, as a
-    ros2_control forward_command_controller (effort interface) takes them.
-joints (str[]): the joints of the Float64MultiArray commands, in the order of the controller's own
-    ``joints`` parameter (a subset of the model's joints); unset: the model's joints in its order.
-    A model that lacks one of them is refused, naming the joint.
-joint_states_qos (str): QoS of the reference subscription: reliable (default), best_effort, sensor_data.
-trajectory_topic (str): trajectory_msgs/JointTrajectory in; '' = off.
-trajectory_out_topic (str): the same trajectory with every point's effort [N m] filled from the model,
-    for a joint_trajectory_controller with an effort interface.
-status_topic (str): robot_dynid/FeedforwardStatus out (transient local): model in use, state of
-    the reference path, refusals.
-position_margin (float): [rad], default 0.1, at most 2 pi: positions beyond a joint's position
-    limits by more than this are refused (URDF continuous joints are not checked); negative: no check.
-velocity_margin, acceleration_margin (float): [1] factors, default 1.1 and 1.5, in (0, 10]:
-    velocities and accelerations above the factor times the joint's limit are refused.
-effort_margin (float): [1] factor, default 1.5, in (0, 10]: a torque above the factor times the
-    joint's effort limit is refused. Where the robot gives no effort limit, the limit is twice the
-    model's largest torque at the limits of motion. A model that needs more than the factor times an
-    effort limit to hold the arm still somewhere within its position limits is refused (and a margin
-    that the model in use would fail so is refused live, as every request near that pose would be).
-model_effort_margin (float): [1] factor, default 3.0, in (0, 10]: a model that needs more than the
-    factor times an effort limit at the limits of motion (every joint at its velocity and
-    acceleration limits, the worst signs, positions sampled within the limits) is refused.
-max_points (int): points per request (service or trajectory), default 100,000, at most 1,000,000.
-reference_timeout (float): [s], default 0.5, in (0, 60]: after this long without a valid
-    reference (none since start, the stream stopped, or every reference refused) zero
-    feed-forward is published on command_topic, every reference_timeout / 4 s until a valid
-    reference comes, so that an effort controller does not hold the last torque. Time the node
-    itself was held up (its check more than reference_timeout / 4 late) does not count.
-status_period (float): [s], default 1.0, in [0.01, 3600]: FeedforwardStatus period (also sent on
-    every change of state).
-service_queue_depth (int): requests the service queues, default 100 (20 clients with 5 requests
-    each in flight), in 1..10000; requests beyond it are dropped by the middleware, unanswered.
-payload_file (str): payload file (YAML: frame, mass [kg], com [m], inertia [kg m^2] about the centre
-    of mass; robot-dynid payload identify writes one) attached to the models served; '' = none. One
-    that does not load, or at a frame robot_file's robot lacks, stops the node at start (one line,
-    exit 2).
+Messages and parameters in, :class:`robot_dynid.model.served_model.ServedModel` calls, messages out: what is
+served (admission of models, payloads, limits, the friction state of a model whose friction drifts) is decided
+there, without ROS.
 
-Friction that drifts (:mod:`robot_dynid.model.friction_state`): a model whose friction drifts with time is
-served at the running time since the cold start, one with temperature at the joints' latest temperatures.
-cold_start_stamp (float): [s] ROS time of the cold start, default 0 = the node's start; at most the node's start.
-    With use_sim_time the running time starts at the first /clock message (ROS time reads 0 before it, and the
-    first /clock would otherwise count as that long a run): until then a model whose friction drifts is not
-    served (requests refused, FRICTION_UNKNOWN in FeedforwardStatus), temperatures are ignored and
-    ~/reset_warmup is refused; a cold_start_stamp after the first /clock time leaves the running time unknown
-    (the same) until ~/reset_warmup sets it, where without use_sim_time the node does not start.
-cooling_time_constant (float): [s], default 0 = no cooling (the running time follows the clock whatever the
-    joints do), at most 604800: while the joints stand still (every reference velocity below
-    standstill_velocity, or no valid reference for reference_timeout) the running time decays toward 0 (cold)
-    as ``t exp(-d / cooling_time_constant)`` over a stop of d s, and grows 1 s per s again once they move.
-    Without reference_topic the node does not know the motion: the joints count as moving.
-standstill_velocity (float): [rad/s], default 0.01, in (0, 1]: see cooling_time_constant.
-temperature_topic_prefix (str): '' = off; else one sensor_msgs/Temperature topic per joint,
-    ``<prefix>/<joint name>`` (e.g. ``joint_temperatures/j1``), temperature [deg C], header stamp when it
-    was measured (0: when received).
-joint_temperatures_topic (str): '' = off; else robot_dynid/JointTemperatures (names and temperatures [deg C]
-    of several joints at one stamp). Both topics may be used.
-max_temperature_age (float): [s], default 5.0, in (0, 3600]: a temperature older than this (by its stamp) is
-    not used. A temperature that is not finite, outside [-60, 250] deg C, or stamped more than
-    max_temperature_age ahead is refused with a warning naming the joint; the previous one stays. Of two
-    temperatures of a joint the later stamped one is used, whatever order they arrive in. Temperatures
-    of joints the robot (robot_file's, else the first model's) lacks are ignored, all of them before it is known.
-Until every joint of a temperature model has a fresh temperature the node serves the nominal friction (the
-model's reference temperature) and says so (FRICTION_NOMINAL, friction_message naming the joint); a torque
-that is not finite is never served (compute_feedforward refuses it). ``~/reset_warmup``
-(robot_dynid/srv/ResetWarmup) sets the running time [s] (0: cold now). The service response and
-FeedforwardStatus (published on every change of friction state) say which friction state computed the
-outputs: friction_state, friction_elapsed [s], friction_temperatures [deg C].
+Interfaces (names are the parameters' defaults):
 
-Parameters set while the node runs (``ros2 param set``): the margins and max_points are live: the model in use is
-served again with them (its limits recomputed), and a margin with which it would not be admitted is refused
-with the reason; reference_timeout (the timeout and its check period), status_period, cooling_time_constant,
-standstill_velocity and max_temperature_age are live too. Files, topics, QoS, joints and cold_start_stamp are
-read at start (read-only; ~/set_payload and ~/reset_warmup change the payload and the running time).
+- ``compute_feedforward`` (robot_dynid/srv/ComputeFeedforward): joint names and flat arrays of N points in,
+  torques [N m] of the N points out in the request's layout, with the friction state that computed them.
+- ``reference_topic`` (sensor_msgs/JointState: positions [rad], velocities [rad/s]) -> ``command_topic``
+  (std_msgs/Float64MultiArray [N m] in the order of ``joints``, as a ros2_control forward_command_controller
+  with an effort interface takes them); zero torques every ``reference_timeout`` / 4 s while no valid
+  reference has come for ``reference_timeout``, so that an effort controller does not hold the last torque.
+- ``trajectory_topic`` (trajectory_msgs/JointTrajectory) -> ``trajectory_out_topic``: the same trajectory with
+  every point's effort [N m] filled, for a joint_trajectory_controller with an effort interface.
+- ``model_topic`` (IdentifiedModel, transient local): an admitted model replaces the one in use; one that
+  fails in any way is logged in one line and ignored (the model in use and its version stay).
+- ``~/set_payload`` (robot_dynid/srv/SetPayload), ``~/clear_payload`` (std_srvs/Trigger), ``~/reset_warmup``
+  (robot_dynid/srv/ResetWarmup: the running time since the cold start [s]).
+- ``temperature_topic_prefix``/<joint> (sensor_msgs/Temperature) and ``joint_temperatures_topic``
+  (robot_dynid/JointTemperatures) [deg C], for a model whose friction drifts with temperature.
+- ``status_topic`` (robot_dynid/FeedforwardStatus, transient local): the model in use, the reference path's
+  state, refusals, the payload, the friction state; every ``status_period`` s and on every change.
 
-Service ``compute_feedforward`` (robot_dynid/srv/ComputeFeedforward): joint names and flat
-arrays of N points in, torques [N m] of the N points out, in the request's layout. All three
-paths convert the message to arrays, call :func:`robot_dynid.model.feedforward.compute_feedforward`
-with the limits of the model in use and convert back; what it refuses (non-finite values,
-positions, velocities or accelerations beyond the limits and margins, a torque that is not
-finite or beyond the effort limit and margin, too many points) gets ``success: false`` on the
-service, and on the topics nothing is published for it, a warning names the point and joint and
-the status says so.
+What is refused (non-finite values, positions, velocities or accelerations beyond the limits and margins, a
+torque beyond the effort limit and margin, too many points) gets ``success: false`` on the service; on the
+topics nothing is published for it, a warning names the point and joint and the status says so.
 
-Payloads: ``~/set_payload`` (robot_dynid/srv/SetPayload: frame, mass, com, inertia) attaches a
-payload (:class:`robot_dynid.model.payload.Payload`) to the model in use, ``~/clear_payload``
-(std_srvs/Trigger) removes it. A payload that is not finite, not physically consistent, at a frame
-the robot does not have, or with which the model is not admitted (below) is refused with the reason
-and the payload in use stays; one far above the robot's rated payload, or with its centre of mass
-farther than 1 m from its frame, is served with a warning. The payload stays across models: a model
-that carries its own payload brings it, one without gets the payload in use. The model with the
-payload replaces the served one in one assignment, under a lock shared by every path that changes
-it, so each request is answered wholly with or without it. FeedforwardStatus reports the payload in
-use. A payload given before the robot is known (no model_file or robot_file: payload_file, ~/set_payload) is
-checked against the first model when it comes; refused then (frame, consistency, torques), the model is served
-without it and FeedforwardStatus.last_refused_payload says why. Payloads are bounded (model/payload.py): mass in
-[1 g, 100 t], centre of mass within 10 m of its frame, inertia that a body under 10 m across can have.
+Parameters: ``ros2 param describe`` (every descriptor states its unit, range and whether it is live),
+docs/reference/nodes.md (generated from those descriptors) and config/feedforward.yaml. The margins and
+``max_points`` are live: the model in use is served again with them, and one with which it would not be
+admitted is refused with the reason. A ``model_file``, ``robot_file`` or ``payload_file`` that does not load, or
+a model refused, stops the node at start: one line, exit code 2.
 
-Models: an ``IdentifiedModel`` (or model_file) is admitted by
-:func:`robot_dynid.model.feedforward.admit_model`: it must be of the expected robot (name, joints,
-kinematics hash) and within model_effort_margin of the effort limits. An ``IdentifiedModel``
-that fails in any way (does not load, refused, or anything its decoding raises) is logged in one
-line and ignored: the model in use and its version stay.
-
-Threads: the service and the trajectory topic run in one callback group, the reference topic and
-timers in another, the model topic in a third. With reference_topic set, the reference topic and
-timers run on a thread of their own (a single-threaded executor of that group), the rest on the
-main thread, so a long request does not hold up the reference -> command path; without, everything
-on the EventsExecutor where the distro has one (not rclpy's MultiThreadedExecutor, whose Python dispatch loop
-delays every message: node_runtime.CallbackGroupExecutor).
+Threads: the service and the trajectory topic run in one callback group, the reference topic and timers in
+another, the model topic and the services that change the model in a third. With ``reference_topic`` set, the
+reference topic and timers run on a thread of their own (a single-threaded executor of that group), the rest on
+the main thread, so a long request does not hold up the reference -> command path; without, everything on the
+EventsExecutor where the distro has one (not rclpy's MultiThreadedExecutor, whose Python dispatch loop delays
+every message: node_runtime.CallbackGroupExecutor).
 """
 from __future__ import annotations
 
