@@ -26,6 +26,8 @@ import logging
 import numpy as np
 
 from robot_dynid.errors import DataError
+from robot_dynid.estimation.consistency_check import cross_validated_rss
+from robot_dynid.estimation.estimators import LeastSquaresAccumulator
 from robot_dynid.estimation.identification import IdentificationSettings, iter_regressor_chunks
 from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.robot_description import RobotDescription
@@ -145,27 +147,22 @@ def _blocks(recording: Recording) -> list[Recording]:
 
 def _cross_validated_residual(blocks, regressor, base, settings: IdentificationSettings) -> float:
     """Held-out residual per sample of ``blocks`` (conditioned recordings), each predicted by the fit of the
-    others; each joint's torque weighted by its inverse variance (over all blocks)."""
+    others (:func:`~robot_dynid.estimation.consistency_check.cross_validated_rss`); each joint's torque weighted
+    by its inverse variance (over all blocks)."""
     per_block = max(1, MAX_ROWS // len(blocks))
     thinned = [block.take(np.unique(np.linspace(0, block.n_samples - 1, min(per_block, block.n_samples))
                                     .astype(np.int64))) for block in blocks]
-    weights = 1.0 / np.maximum(np.var(np.concatenate([block.tau for block in thinned]), axis=0),
-                               np.finfo(float).tiny)
-    r = base.rank
-    gram, moment, square = np.zeros((len(blocks), r, r)), np.zeros((len(blocks), r)), np.zeros(len(blocks))
-    for fold, block in enumerate(thinned):
+    root_weights = 1.0 / np.sqrt(np.maximum(np.var(np.concatenate([block.tau for block in thinned]), axis=0),
+                                            np.finfo(float).tiny))
+    folds = []
+    for block in thinned:
+        fold = LeastSquaresAccumulator(block.n_joints, base.rank, blocks=False)
         for Y_base, tau in iter_regressor_chunks(regressor, base, block, settings.chunk_size):
-            A = (Y_base * np.sqrt(weights)[None, :, None]).reshape(-1, r)
-            b = (tau * np.sqrt(weights)).reshape(-1)
-            gram[fold] += A.T @ A
-            moment[fold] += A.T @ b
-            square[fold] += b @ b
-    total_gram, total_moment = gram.sum(axis=0), moment.sum(axis=0)
-    residual = 0.0
-    for fold in range(len(blocks)):
-        theta = np.linalg.lstsq(total_gram - gram[fold], total_moment - moment[fold], rcond=None)[0]
-        residual += max(0.0, square[fold] - 2.0 * theta @ moment[fold] + theta @ gram[fold] @ theta)
-    return float(residual / sum(block.n_samples for block in thinned))
+            fold.add(Y_base * root_weights[None, :, None], tau * root_weights)
+        folds.append(fold)
+    rss = cross_validated_rss(folds, lambda training: np.linalg.lstsq(
+        training.gram_.sum(axis=0), training.moment_.sum(axis=0), rcond=None)[0])
+    return float(np.sum(rss) / sum(block.n_samples for block in thinned))
 
 
 def window_chooser(robot: RobotDescription, settings: IdentificationSettings):
