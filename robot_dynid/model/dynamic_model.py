@@ -50,7 +50,7 @@ import yaml
 from robot_dynid import validators
 from robot_dynid.errors import DynIdError, ModelFileError
 from robot_dynid.joint_names import index_in
-from robot_dynid.model.base_parameters import BaseParameters
+from robot_dynid.model.base_parameters import BaseParameters, compute_base_parameters
 from robot_dynid.model import friction_models
 from robot_dynid.model.friction import DRIFT_MODES, FrictionModel
 from robot_dynid.model.link_inertials import link_inertials, link_names
@@ -473,6 +473,22 @@ class DynamicModel:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(self.to_yaml())
         return path
+
+    @classmethod
+    def from_standard(cls, robot: RobotDescription, standard, friction: FrictionModel = FrictionModel(),
+                      armature: bool = False, offset: bool = False, std=None, **fields) -> "DynamicModel":
+        """The model of known standard parameters (CAD or datasheet values, a simulator's truth):
+        ``standard`` (p,) in the order of :attr:`Regressor.parameter_names` of ``robot`` with ``friction``,
+        ``armature`` and ``offset`` (friction_side from ``fields``); its base parameters are computed, their
+        values projected from ``standard``, their ``std`` zero unless given (one value for all, or (r,)). ``fields``: any other
+        attribute (``method``, ``provenance``, ``payload``, ...)."""
+        regressor = Regressor(robot, friction, armature, offset, friction_side=fields.get("friction_side"))
+        standard = validators.array(standard, "standard", DynIdError, shape=(regressor.n_parameters,),
+                                    axes=("standard parameters",))
+        base = compute_base_parameters(regressor)
+        std = np.zeros(base.rank) if std is None else np.full(base.rank, std) if np.ndim(std) == 0 else std
+        return cls(robot, friction, armature, offset, base, base.projection @ standard, std, standard=standard,
+                   **fields)
 
     @classmethod
     def from_dict(cls, data, source="<dict>") -> "DynamicModel":

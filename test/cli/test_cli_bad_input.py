@@ -29,9 +29,8 @@ from cli_output import run
 from robot_dynid.experiment.simulation import SimulatedRobot, plausible_parameters, simulation_parameters
 from robot_dynid.experiment.trajectories import load_trajectory, time_grid
 from robot_dynid.input_files import MAX_RECORDING_BYTES, MAX_TEXT_BYTES
-from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.friction import FrictionModel, friction_model
+from robot_dynid.model.friction import friction_model
 from robot_dynid.model.payload import load_payload
 from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_loader import load_robot
@@ -119,10 +118,7 @@ def files(tmp_path_factory):
 def write_model(path, robot_file):
     """A model of ``robot_file`` with plausible standard parameters (what export-urdf needs)."""
     robot = load_robot(robot_file)
-    base = compute_base_parameters(Regressor(robot))
-    parameters = plausible_parameters(robot, seed=1)
-    return DynamicModel(robot, FrictionModel(), False, False, base, base.projection @ parameters,
-                        np.full(base.rank, 0.01), standard=parameters).save(path)
+    return DynamicModel.from_standard(robot, plausible_parameters(robot, seed=1), std=0.01).save(path)
 
 
 def billion_laughs():

@@ -1,6 +1,8 @@
 """robot-dynid export-urdf: model files with standard parameters become URDFs pinocchio loads; bad
 input (a model of base parameters only, unreadable or foreign URDFs, a directory as output) is one
 error line and exit status 2."""
+import dataclasses
+
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -18,10 +20,8 @@ from urdf_samples import UR5_URDF
 
 def write_model(path, robot_name, standard=True):
     robot = load_robot(find_package_file("config", "robots", robot_name))
-    base = compute_base_parameters(Regressor(robot))
-    parameters = plausible_parameters(robot, seed=1)
-    model = DynamicModel(robot, FrictionModel(), False, False, base, base.projection @ parameters,
-                         np.full(base.rank, 0.01), standard=parameters if standard else None)
+    model = DynamicModel.from_standard(robot, plausible_parameters(robot, seed=1), std=0.01)
+    model = model if standard else dataclasses.replace(model, standard=None)
     return model.save(path)
 
 

@@ -19,10 +19,7 @@ from robot_dynid.experiment.excitation import random_excitation
 from robot_dynid.experiment.protocol import load_plan
 from robot_dynid.experiment.simulation import plausible_parameters
 from robot_dynid.experiment.trajectories import load_trajectory
-from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.friction import FrictionModel
-from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.csv_io import write_csv
@@ -52,9 +49,7 @@ def files(tmp_path_factory):
     directory = tmp_path_factory.mktemp("payload")
     robot = load_robot(ROBOT)
     parameters = plausible_parameters(robot, seed=1)
-    base = compute_base_parameters(Regressor(robot))
-    DynamicModel(robot, FrictionModel(), False, False, base, base.projection @ parameters, np.full(base.rank, 1e-3),
-                 standard=parameters).save(directory / "arm.yaml")
+    DynamicModel.from_standard(robot, parameters, std=1e-3).save(directory / "arm.yaml")
     t = np.arange(0.0, 60.0, 1.0 / 500.0)
     for name, seed in (("data", 3), ("holdout", 4)):
         trajectory = dataclasses.replace(random_excitation(robot, 5, 10.0, 0.5, seed=seed), duration=60.0)
@@ -197,9 +192,7 @@ def differential_files(files):
     directory, robot, parameters = files["dir"], files["robot"], files["parameters"]
     signs = np.random.default_rng(7).choice([-1.0, 1.0], robot.n_joints)
     wrong = (parameters.reshape(-1, 10) * (1.0 + 0.05 * signs)[:, None]).ravel()
-    base = compute_base_parameters(Regressor(robot))
-    DynamicModel(robot, FrictionModel(), False, False, base, base.projection @ wrong, np.full(base.rank, 1e-3),
-                 standard=wrong).save(directory / "arm_wrong.yaml")
+    DynamicModel.from_standard(robot, wrong, std=1e-3).save(directory / "arm_wrong.yaml")
     t = np.arange(0.0, 60.0, 1.0 / 500.0)
     trajectory = dataclasses.replace(random_excitation(robot, 5, 10.0, 0.5, seed=3), duration=60.0)
     q, qd, qdd = trajectory.evaluate(t)

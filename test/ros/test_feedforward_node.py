@@ -20,10 +20,7 @@ from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_dynid.experiment.simulation import plausible_parameters
-from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.friction import FrictionModel
-from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_loader import load_robot, robot_from_dict
 from robot_dynid.msg import FeedforwardStatus, IdentifiedModel
 from robot_dynid.nodes.feedforward import STATUS_QOS
@@ -37,11 +34,8 @@ from repo_paths import REPO
 @pytest.fixture(scope="module")
 def er3a(er3a_robot):
     robot = er3a_robot
-    regressor = Regressor(robot, FrictionModel())
-    base = compute_base_parameters(regressor)
     parameters = plausible_parameters(robot, seed=3)
-    model = DynamicModel(robot, FrictionModel(), False, False, base, base.projection @ parameters,
-                         np.zeros(base.rank))
+    model = DynamicModel.from_standard(robot, parameters)
     return model, parameters
 
 
@@ -371,10 +365,8 @@ def renamed_robot(robot, name, joint_names):
 
 def plausible_model(robot, seed=3, factor=1.0):
     """A model of ``robot`` without friction, ``factor`` times plausible inertial parameters: (model, parameters)."""
-    base = compute_base_parameters(Regressor(robot, FrictionModel()))
     parameters = factor * plausible_parameters(robot, seed=seed)
-    return DynamicModel(robot, FrictionModel(), False, False, base, base.projection @ parameters,
-                        np.zeros(base.rank)), parameters
+    return DynamicModel.from_standard(robot, parameters), parameters
 
 
 @pytest.fixture(scope="module")

@@ -12,10 +12,7 @@ from std_srvs.srv import Trigger
 
 from rnea_reference import rnea_urdf_with_payload
 from robot_dynid.experiment.simulation import plausible_parameters
-from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.friction import FrictionModel
-from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.msg import FeedforwardStatus
 from robot_dynid.nodes.feedforward import STATUS_QOS
@@ -44,9 +41,7 @@ def node(tmp_path_factory, graph):
     directory = tmp_path_factory.mktemp("feedforward_payload")
     robot = load_robot(find_package_file("config", "robots", "ur5_urdf.yaml"))
     parameters = plausible_parameters(robot, seed=1)
-    base = compute_base_parameters(Regressor(robot))
-    model_file = DynamicModel(robot, FrictionModel(), False, False, base, base.projection @ parameters,
-                              np.zeros(base.rank), standard=parameters).save(directory / "arm.yaml")
+    model_file = DynamicModel.from_standard(robot, parameters).save(directory / "arm.yaml")
     payload_file = directory / "gripper.yaml"
     payload_file.write_text(yaml.safe_dump(as_file(GRIPPER)))
     log = directory / "node.log"
@@ -179,9 +174,7 @@ def test_a_payload_before_the_first_model_that_does_not_fit_it_is_refused_then_a
     from robot_dynid.nodes.node_runtime import MODEL_QOS
     robot = load_robot(find_package_file("config", "robots", "ur5_urdf.yaml"))
     parameters = plausible_parameters(robot, seed=1)
-    base = compute_base_parameters(Regressor(robot))
-    arm = DynamicModel(robot, FrictionModel(), False, False, base, base.projection @ parameters,
-                       np.zeros(base.rank), standard=parameters)
+    arm = DynamicModel.from_standard(robot, parameters)
     log = tmp_path / "node.log"
     process = start_node("feedforward", "-r", "__ns:=/early", log_path=log)
     try:

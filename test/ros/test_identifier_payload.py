@@ -14,10 +14,7 @@ from sensor_msgs.msg import JointState
 from rnea_reference import rnea_urdf_with_payload
 from robot_dynid.experiment.excitation import random_excitation
 from robot_dynid.experiment.simulation import plausible_parameters
-from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.friction import FrictionModel
-from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.msg import ExperimentStage, IdentificationStatus, IdentifiedModel
 from robot_dynid.nodes.node_runtime import MODEL_QOS
@@ -35,9 +32,7 @@ def arm(tmp_path_factory):
     directory = tmp_path_factory.mktemp("identifier_payload")
     robot = load_robot(ROBOT_FILE)
     parameters = plausible_parameters(robot, seed=1)
-    base = compute_base_parameters(Regressor(robot))
-    model = DynamicModel(robot, FrictionModel(), False, False, base, base.projection @ parameters,
-                         np.full(base.rank, 1e-3), standard=parameters)
+    model = DynamicModel.from_standard(robot, parameters, std=1e-3)
     return directory, robot, parameters, model, model.save(directory / "arm.yaml")
 
 

@@ -427,3 +427,25 @@ def test_the_kinematics_hash_changes_with_the_geometry_and_gravity_only():
     puma = load_robot(find_package_file("config", "robots", "puma560.yaml"))
     assert puma.kinematics_hash != ur5.kinematics_hash
     assert re.fullmatch(r"[0-9a-f]{16}", ur5.kinematics_hash)
+
+
+def test_a_model_of_known_standard_parameters_gives_pinocchios_torques(er3a_robot):
+    """DynamicModel.from_standard (CAD or datasheet values): pinocchio's RNEA of the same link parameters, with
+    viscous friction and armature added by hand; a vector of the wrong length is refused, naming it."""
+    friction = friction_model("coulomb_viscous")
+    regressor = Regressor(er3a_robot, friction, armature=True)
+    parameters = plausible_parameters(er3a_robot, seed=4)
+    fc, fv, armature = np.full(6, 2.0), np.linspace(0.5, 1.5, 6), np.full(6, 0.01)
+    standard = np.empty(regressor.n_parameters)
+    names = regressor.parameter_names
+    for j in range(6):
+        standard[[names.index(f"{name}{j + 1}") for name in ("fc", "fv", "Ia")]] = fc[j], fv[j], armature[j]
+    standard[:parameters.size] = parameters
+    model = DynamicModel.from_standard(er3a_robot, standard, friction, armature=True)
+    rng = np.random.default_rng(4)
+    q, qd, qdd = (rng.uniform(-1.0, 1.0, (20, 6)) for _ in range(3))
+    expected = rnea_torques(er3a_robot, parameters, q, qd, qdd) + fc * np.sign(qd) + fv * qd + armature * qdd
+    np.testing.assert_allclose(model.torque(q, qd, qdd), expected, rtol=1e-9, atol=1e-9)
+    assert np.array_equal(model.std, np.zeros(model.base.rank)) and model.standard is not None
+    with pytest.raises(DynIdError, match="standard"):
+        DynamicModel.from_standard(er3a_robot, parameters, friction, armature=True)

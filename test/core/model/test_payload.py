@@ -20,12 +20,9 @@ from robot_dynid.experiment.excitation import optimize_payload_excitation, rando
 from robot_dynid.experiment.protocol import build_payload_protocol
 from robot_dynid.experiment.trajectories import FourierTrajectory
 from robot_dynid.experiment.simulation import plausible_parameters
-from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.friction import FrictionModel
 from robot_dynid.model.link_inertials import pseudo_inertia
 from robot_dynid.model.payload import Payload, load_payload, payload_frames, plausibility_warnings
-from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_description import build_pinocchio_model, link_frame_placements
 from robot_dynid.model.robot_loader import load_robot, robot_from_dict
 from robot_dynid.package_files import find_package_file
@@ -47,10 +44,7 @@ def ur5():
     """The UR5 URDF robot, its link parameters and the arm's model (no friction), exact."""
     robot = load_robot(find_package_file("config", "robots", "ur5_urdf.yaml"))
     parameters = plausible_parameters(robot, seed=1)
-    base = compute_base_parameters(Regressor(robot))
-    arm = DynamicModel(robot, FrictionModel(), False, False, base, base.projection @ parameters,
-                       np.full(base.rank, 1e-3), standard=parameters)
-    return robot, parameters, arm
+    return robot, parameters, DynamicModel.from_standard(robot, parameters, std=1e-3)
 
 
 def recording(robot, parameters, payload, trajectory, noise=0.01, seed=1):
@@ -87,9 +81,7 @@ def test_a_payload_on_a_standard_dh_robot_is_taken_about_the_last_dh_link_frame(
     puts at the tip; pinocchio adds the body there (the link frame's placement in the last joint's frame)."""
     robot = load_robot(find_package_file("config", "robots", "ur5.yaml"))
     parameters = plausible_parameters(robot, seed=2)
-    base = compute_base_parameters(Regressor(robot))
-    arm = DynamicModel(robot, FrictionModel(), False, False, base, base.projection @ parameters,
-                       np.full(base.rank, 1e-3), standard=parameters)
+    arm = DynamicModel.from_standard(robot, parameters, std=1e-3)
     assert list(payload_frames(robot)) == [f"{robot.joint_names[-1]}_link"]
     loaded = arm.with_payload(tool_payload(f"{robot.joint_names[-1]}_link"))
     model = build_pinocchio_model(robot)

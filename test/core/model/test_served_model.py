@@ -15,12 +15,9 @@ import pytest
 from rnea_reference import rnea_urdf_with_payload
 from robot_dynid.errors import DynIdError
 from robot_dynid.experiment.simulation import plausible_parameters
-from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.feedforward import DERIVED_EFFORT_FACTOR, Margins
-from robot_dynid.model.friction import FrictionModel
 from robot_dynid.model.payload import Payload
-from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.model.served_model import ServedModel
 from robot_dynid.package_files import find_package_file
@@ -45,13 +42,7 @@ class Clock:
 def ur5():
     robot = load_robot(find_package_file("config", "robots", "ur5_urdf.yaml"))
     parameters = plausible_parameters(robot, seed=1)
-    return robot, parameters, arm_model(robot, parameters)
-
-
-def arm_model(robot, parameters):
-    base = compute_base_parameters(Regressor(robot))
-    return DynamicModel(robot, FrictionModel(), False, False, base, base.projection @ parameters, np.zeros(base.rank),
-                        standard=parameters)
+    return robot, parameters, DynamicModel.from_standard(robot, parameters)
 
 
 def torch():
@@ -152,7 +143,7 @@ def test_effort_limits_derived_from_the_first_model_hold_every_later_one(ur5):
     robot, parameters, model = ur5
     unlimited = dataclasses.replace(robot, limits=tuple(dataclasses.replace(limit, effort=None)
                                                         for limit in robot.limits))
-    light, heavy, heavier = (arm_model(unlimited, factor * parameters) for factor in (1.0, 2.0, 7.0))
+    light, heavy, heavier = (DynamicModel.from_standard(unlimited, factor * parameters) for factor in (1.0, 2.0, 7.0))
     assert DERIVED_EFFORT_FACTOR == 2.0 and Margins().model_effort == 3.0
     served_model = ServedModel(Margins(), Clock())
     first = served_model.use_model(light, "first")
