@@ -10,12 +10,15 @@ import time
 import weakref
 
 import rclpy
+from rclpy.qos import QoSProfile
+from sensor_msgs.msg import JointState
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.srv import DescribeParameters, GetParameters, SetParameters
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 
-from robot_dynid.nodes.node_runtime import call_service, spin_until
+from robot_dynid.msg import ExperimentStage, IdentificationStatus, IdentifiedModel
+from robot_dynid.nodes.node_runtime import MODEL_QOS, call_service, spin_until
 from robot_dynid.srv import ComputeFeedforward
 
 DISCOVERY_TIMEOUT = 20.0  # s; discovery across processes is mostly < 1 s, outliers of several seconds
@@ -166,3 +169,24 @@ def stop_node(process, timeout=10.0):
             process.kill()
             process.wait()
     return process.returncode
+
+
+def start_identifier(name, prefix, log_path, *parameters):
+    """An identifier node ``name`` on the topics ``<prefix>/joint_states``, ``<prefix>/experiment_stage``,
+    ``<prefix>/identified_model`` and ``<prefix>/identification_status``."""
+    return start_node("identifier", "-r", f"__node:={name}", "-p", f"joint_states_topic:={prefix}/joint_states",
+                      "-p", f"stage_topic:={prefix}/experiment_stage", "-p", f"model_topic:={prefix}/identified_model",
+                      "-p", f"status_topic:={prefix}/identification_status", *parameters, log_path=log_path)
+
+
+def identifier_topics(graph, prefix, status=True):
+    """(joint state and stage publishers, lists of the models and statuses received) on the topics of
+    :func:`start_identifier`, once the identifier subscribes (and, with ``status``, has published one)."""
+    models, statuses = [], []
+    graph.node.create_subscription(IdentifiedModel, f"{prefix}/identified_model", models.append, MODEL_QOS)
+    graph.node.create_subscription(IdentificationStatus, f"{prefix}/identification_status", statuses.append, 10)
+    states = graph.node.create_publisher(JointState, f"{prefix}/joint_states", QoSProfile(depth=5000))
+    stages = graph.node.create_publisher(ExperimentStage, f"{prefix}/experiment_stage", QoSProfile(depth=10))
+    graph.spin_until(lambda: states.get_subscription_count() > 0 and stages.get_subscription_count() > 0
+                     and (statuses or not status), what=f"the identifier on {prefix}/ subscribing")
+    return states, stages, models, statuses

@@ -26,7 +26,7 @@ from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
 from robot_dynid.msg import ExperimentStage, IdentificationStatus, IdentifiedModel
 from robot_dynid.nodes.node_runtime import MODEL_QOS
-from ros_graph import start_node, stop_node
+from ros_graph import identifier_topics, start_identifier, start_node, stop_node
 import torque_cases
 from torque_cases import write_description
 
@@ -147,27 +147,6 @@ def test_stage_end_publishes_a_model_that_predicts_held_out_motion(identifier, s
     assert "version 2" in response.message
     graph.spin_until(lambda: len(models) == 2, what="model version 2 after ~/identify")
     assert models[1].version == 2 and process.poll() is None
-
-
-def start_identifier(name, prefix, log_path, *parameters):
-    """An identifier node ``name`` on the topics ``<prefix>/joint_states``, ``<prefix>/experiment_stage``,
-    ``<prefix>/identified_model`` and ``<prefix>/identification_status``."""
-    return start_node("identifier", "-r", f"__node:={name}", "-p", f"joint_states_topic:={prefix}/joint_states",
-                      "-p", f"stage_topic:={prefix}/experiment_stage", "-p", f"model_topic:={prefix}/identified_model",
-                      "-p", f"status_topic:={prefix}/identification_status", *parameters, log_path=log_path)
-
-
-def identifier_topics(graph, prefix, status=True):
-    """(joint state and stage publishers, lists of the models and statuses received) on the topics of
-    :func:`start_identifier`, once the identifier subscribes (and, with ``status``, has published one)."""
-    models, statuses = [], []
-    graph.node.create_subscription(IdentifiedModel, f"{prefix}/identified_model", models.append, MODEL_QOS)
-    graph.node.create_subscription(IdentificationStatus, f"{prefix}/identification_status", statuses.append, 10)
-    states = graph.node.create_publisher(JointState, f"{prefix}/joint_states", QoSProfile(depth=5000))
-    stages = graph.node.create_publisher(ExperimentStage, f"{prefix}/experiment_stage", QoSProfile(depth=10))
-    graph.spin_until(lambda: states.get_subscription_count() > 0 and stages.get_subscription_count() > 0
-                     and (statuses or not status), what=f"the identifier on {prefix}/ subscribing")
-    return states, stages, models, statuses
 
 
 @pytest.fixture()

@@ -8,7 +8,6 @@ import time
 
 import numpy as np
 import pytest
-from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 
 from rnea_reference import rnea_urdf_with_payload
@@ -16,10 +15,9 @@ from robot_dynid.experiment.excitation import random_excitation
 from robot_dynid.experiment.simulation import plausible_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.robot_loader import load_robot
-from robot_dynid.msg import ExperimentStage, IdentificationStatus, IdentifiedModel
-from robot_dynid.nodes.node_runtime import MODEL_QOS
+from robot_dynid.msg import ExperimentStage, IdentificationStatus
 from robot_dynid.package_files import find_package_file
-from ros_graph import start_node, stop_node
+from ros_graph import identifier_topics, start_identifier, stop_node
 
 ROBOT_FILE = find_package_file("config", "robots", "ur5_urdf.yaml")
 RATE = 200.0    # Hz
@@ -48,20 +46,11 @@ def marker(kind, start, seconds):
 
 def test_a_payload_stage_publishes_the_arm_model_with_the_payload(arm, graph):
     directory, robot, parameters, model, model_file = arm
-    process = start_node("identifier", "-r", "__node:=identifier_payload", "-p", f"robot_file:={ROBOT_FILE}",
-                         "-p", f"arm_model_file:={model_file}", "-p", "stages:=[payload]",
-                         "-p", "payload_frame:=tool0", "-p", "joint_states_topic:=tool/joint_states",
-                         "-p", "stage_topic:=tool/experiment_stage", "-p", "model_topic:=tool/identified_model",
-                         "-p", "status_topic:=tool/identification_status", log_path=directory / "node.log")
+    process = start_identifier("identifier_payload", "tool", directory / "node.log", "-p", f"robot_file:={ROBOT_FILE}",
+                               "-p", f"arm_model_file:={model_file}", "-p", "stages:=[payload]",
+                               "-p", "payload_frame:=tool0")
     try:
-        models, statuses = [], []
-        node = graph.node
-        node.create_subscription(IdentifiedModel, "tool/identified_model", models.append, MODEL_QOS)
-        node.create_subscription(IdentificationStatus, "tool/identification_status", statuses.append, 10)
-        states = node.create_publisher(JointState, "tool/joint_states", QoSProfile(depth=5000))
-        stages = node.create_publisher(ExperimentStage, "tool/experiment_stage", QoSProfile(depth=10))
-        graph.spin_until(lambda: states.get_subscription_count() > 0 and stages.get_subscription_count() > 0
-                         and statuses, what="identifier subscribing and publishing status")
+        states, stages, models, statuses = identifier_topics(graph, "tool")
         t = np.arange(0.0, 20.0, 1.0 / RATE)
         trajectory = dataclasses.replace(random_excitation(robot, 5, 10.0, 0.5, seed=3), duration=20.0)
         q, qd, qdd = trajectory.evaluate(t)

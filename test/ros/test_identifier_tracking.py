@@ -5,7 +5,6 @@ import math
 import time
 
 import numpy as np
-from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 
 from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
@@ -14,10 +13,8 @@ from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_loader import load_robot
-from robot_dynid.msg import IdentificationStatus, IdentifiedModel
-from robot_dynid.nodes.node_runtime import MODEL_QOS
 from robot_dynid.package_files import find_package_file
-from ros_graph import start_node, stop_node
+from ros_graph import identifier_topics, start_identifier, stop_node
 
 ROBOT_FILE = find_package_file("config", "robots", "er3a.yaml")
 RATE, NOISE = 100.0, 0.05       # Hz, N m
@@ -42,19 +39,12 @@ def test_track_friction_publishes_a_tracked_model_and_its_status(tmp_path, graph
     worn = parameters.copy()
     viscous = np.arange(regressor.slices["friction"].start + 1, regressor.slices["friction"].stop, 2)
     worn[viscous] *= 1.3
-    process = start_node("identifier", "-r", "__node:=tracking_identifier", "-p", f"robot_file:={ROBOT_FILE}",
-                         "-p", f"arm_model_file:={model_file}", "-p", "track_friction:=true",
-                         "-p", "tracking_forgetting:=0.995", "-p", "tracking_change:=0.1",
-                         "-p", "joint_states_topic:=track/joint_states", "-p", "model_topic:=track/identified_model",
-                         "-p", "status_topic:=track/identification_status", "-p", "status_period:=0.2",
-                         log_path=tmp_path / "node.log")
+    process = start_identifier("tracking_identifier", "track", tmp_path / "node.log", "-p", f"robot_file:={ROBOT_FILE}",
+                               "-p", f"arm_model_file:={model_file}", "-p", "track_friction:=true",
+                               "-p", "tracking_forgetting:=0.995", "-p", "tracking_change:=0.1",
+                               "-p", "status_period:=0.2")
     try:
-        models, statuses = [], []
-        node = graph.node
-        node.create_subscription(IdentifiedModel, "track/identified_model", models.append, MODEL_QOS)
-        node.create_subscription(IdentificationStatus, "track/identification_status", statuses.append, 10)
-        states = node.create_publisher(JointState, "track/joint_states", QoSProfile(depth=5000))
-        graph.spin_until(lambda: states.get_subscription_count() > 0 and statuses, what="the identifier")
+        states, _, models, statuses = identifier_topics(graph, "track")
         t = np.arange(0.0, 20.0, 1.0 / RATE)
         w = np.linspace(0.6, 1.2, robot.n_joints)
         arrays = robot.limit_arrays()
