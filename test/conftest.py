@@ -1,4 +1,5 @@
 """Test-wide setup: keep ROS 2 traffic on this machine and give each pytest process its own domain."""
+import contextlib
 import os
 
 # Small dense linear algebra (QR, SVD, 6x6 products) slows down up to 100x when OpenBLAS
@@ -79,11 +80,11 @@ def pytest_sessionfinish(session, exitstatus):
         sys.modules["ros_graph"].kill_started_nodes()
 
 
-@pytest.fixture(autouse=True)
-def figures_keep_their_text_apart(monkeypatch):
-    """Every figure the package draws in any test, checked before it is saved: no text leaves its figure,
-    overlaps another or runs into a panel it does not belong to (figure_text); the test fails at its end
-    naming the file and the texts."""
+@contextlib.contextmanager
+def checked_figures():
+    """Within: every figure the package saves is checked first (figure_text: no text leaves its figure, overlaps
+    another or runs into a panel it does not belong to); at the end, AssertionError naming the files and texts.
+    For fixtures wider than a test, which the autouse fixture below does not cover."""
     if not MATPLOTLIB_AVAILABLE:
         yield
         return
@@ -95,6 +96,23 @@ def figures_keep_their_text_apart(monkeypatch):
         found.extend(f"{path}: {problem}" for problem in text_collisions(figure))
         return save(figure, path)
 
-    monkeypatch.setattr(figures, "_save", checked_save)
-    yield
+    figures._save = checked_save
+    try:
+        yield
+    finally:
+        figures._save = save
     assert not found, "text collides in figures:\n" + "\n".join(found)
+
+
+@pytest.fixture(scope="session")
+def figure_check():
+    """:func:`checked_figures`, for a module- or session-scoped fixture that draws figures."""
+    return checked_figures
+
+
+@pytest.fixture(autouse=True)
+def figures_keep_their_text_apart():
+    """Every figure the package draws in any test, checked before it is saved (:func:`checked_figures`); the test
+    fails at its end naming the file and the texts."""
+    with checked_figures():
+        yield

@@ -1,4 +1,6 @@
 """robot-dynid report and compare on a simulated multi-cycle test recorded as a bag with stage markers."""
+import contextlib
+import io
 import json
 
 import numpy as np
@@ -113,16 +115,26 @@ def runs(tmp_path_factory):
     return files
 
 
-def test_each_held_out_file_has_its_own_table_and_figure(runs, tmp_path, capsys):
+@pytest.fixture(scope="module")
+def held_out_report(runs, tmp_path_factory, figure_check):
+    """(report directory, model file, what report printed): a model of the unloaded arm reported with two held-out
+    files, the other unloaded run and the loaded one (its figures checked as every test's are)."""
+    directory = tmp_path_factory.mktemp("held_out_report")
+    model, out, printed = directory / "model.yaml", directory / "report", io.StringIO()
+    with figure_check(), contextlib.redirect_stdout(io.StringIO()):
+        assert main(["identify", "--robot", str(runs["robot"]), "--data", str(runs["train"]),
+                     "--out", str(model)]) == 0
+    with figure_check(), contextlib.redirect_stdout(printed):
+        assert main(["report", "--robot", str(runs["robot"]), "--data", str(runs["train"]), "--model", str(model),
+                     "--validate", str(runs["other"]), "--validate", str(runs["loaded"]), "--out", str(out)]) == 0
+    return out, model, printed.getvalue()
+
+
+def test_each_held_out_file_has_its_own_table_and_figure(runs, held_out_report, capsys):
     """A model of the unloaded arm held out on another unloaded run and on the loaded run: the loaded one's
     poor fit is its own table and figure, with the numbers validate gives on that file alone, not averaged
     into one held-out number with the good file."""
-    out = tmp_path / "report"
-    model = tmp_path / "model.yaml"
-    assert main(["identify", "--robot", str(runs["robot"]), "--data", str(runs["train"]), "--out", str(model)]) == 0
-    assert main(["report", "--robot", str(runs["robot"]), "--data", str(runs["train"]), "--model", str(model),
-                 "--validate", str(runs["other"]), "--validate", str(runs["loaded"]), "--out", str(out)]) == 0
-    capsys.readouterr()
+    out, model, _ = held_out_report
     summary = json.loads((out / "summary.json").read_text())
     fits = summary["torque_fits"]
     assert [fit["segment"] for fit in fits] == ["identification", "held-out other.csv", "held-out loaded.csv"]
@@ -183,17 +195,12 @@ def test_report_and_compare_figures_keep_their_text_apart_with_long_joint_names(
     capsys.readouterr()
 
 
-def test_the_report_page_reads_in_a_browser(runs, tmp_path, capsys):
+def test_the_report_page_reads_in_a_browser(held_out_report):
     """The report of a model held out on two files, opened in chromium: every image loads, every link names a file
     that exists, no console error, and the verdict (not good enough on the loaded file's joints) is in the first
     screen; screenshots in test-artifacts/screenshots/."""
     from browser_pages import open_page
-    model = tmp_path / "model.yaml"
-    assert main(["identify", "--robot", str(runs["robot"]), "--data", str(runs["train"]), "--out", str(model)]) == 0
-    out = tmp_path / "report"
-    assert main(["report", "--robot", str(runs["robot"]), "--data", str(runs["train"]), "--model", str(model),
-                 "--validate", str(runs["other"]), "--validate", str(runs["loaded"]), "--out", str(out)]) == 0
-    printed = capsys.readouterr().out
+    out, _, printed = held_out_report
     visit = open_page(out / "index.html", "report")
     assert visit.console_errors == [] and visit.failed_requests == []
     assert visit.broken_images == [] and visit.missing_links == []
