@@ -480,8 +480,8 @@ class DynamicModel:
         """The model of known standard parameters (CAD or datasheet values, a simulator's truth):
         ``standard`` (p,) in the order of :attr:`Regressor.parameter_names` of ``robot`` with ``friction``,
         ``armature`` and ``offset`` (friction_side from ``fields``); its base parameters are computed, their
-        values projected from ``standard``, their ``std`` zero unless given (one value for all, or (r,)). ``fields``: any other
-        attribute (``method``, ``provenance``, ``payload``, ...)."""
+        values projected from ``standard``, their ``std`` zero unless given (one value for all, or (r,)).
+        ``fields``: any other attribute (``method``, ``provenance``, ``payload``, ...)."""
         regressor = Regressor(robot, friction, armature, offset, friction_side=fields.get("friction_side"))
         standard = validators.array(standard, "standard", DynIdError, shape=(regressor.n_parameters,),
                                     axes=("standard parameters",))

@@ -51,7 +51,7 @@ def torch():
 
 
 def states(robot, n, seed=0):
-    """n states (q, qd, qdd) within the robot's limits, each (n, joints)."""
+    """States (q, qd, qdd) within the robot's limits, each (n, joints)."""
     rng = np.random.default_rng(seed)
     lower, upper = np.array([limit.position for limit in robot.limits]).T
     velocity = np.array([limit.velocity for limit in robot.limits])
