@@ -5,6 +5,8 @@ import pathlib
 import subprocess
 import sys
 
+import pytest
+
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "robot_dynid"
 ROS_ONLY = ("rclpy", "rcl_interfaces", "sensor_msgs", "std_msgs", "trajectory_msgs", "builtin_interfaces",
             "robot_dynid.msg", "robot_dynid.srv")
@@ -247,3 +249,25 @@ def test_no_module_takes_another_modules_private_names():
                               for alias in node.names if alias.name.startswith("_") and not alias.name.startswith("__")
                               and f"{node.module}.{alias.name}" not in kernels]
     assert offenders == []
+
+
+def test_the_public_names_come_from_their_homes_without_loading_them_at_import():
+    """``robot_dynid.NAME`` for every name of robot_dynid.API is the object of the module the table names, and a
+    fresh ``import robot_dynid`` loads neither numpy nor pinocchio (the command line's start)."""
+    import importlib
+    import robot_dynid
+    for name, home in robot_dynid.API.items():
+        assert getattr(robot_dynid, name) is getattr(importlib.import_module(home), name), name
+    assert set(robot_dynid.API) <= set(dir(robot_dynid)) and set(robot_dynid.__all__) >= set(robot_dynid.API)
+    with pytest.raises(AttributeError, match="no attribute 'load_robots'"):
+        robot_dynid.load_robots
+    loaded = subprocess.run([sys.executable, "-c", "import sys, robot_dynid; "
+                             "print(sorted({'numpy', 'pinocchio', 'scipy'} & set(sys.modules)))"],
+                            capture_output=True, text=True, check=True, cwd=PACKAGE.parent).stdout.strip()
+    assert loaded == "[]", loaded
+
+
+def test_the_api_page_names_every_public_name():
+    import robot_dynid
+    page = (PACKAGE.parent / "docs" / "api.md").read_text()
+    assert [name for name in robot_dynid.API if f"`{name}`" not in page] == []
