@@ -252,11 +252,23 @@ def savitzky_golay(x, window: int, polyorder: int, order: int = 0, delta: float 
     half, n = window // 2, x.shape[0]
     result = correlate1d(x, savitzky_golay_weights(window, polyorder, order, delta), axis=0, mode="constant")
     if half:
-        flat, out = x.reshape(n, -1), result.reshape(n, -1)
-        out[:half] = _fit_operator(window, polyorder, order, tuple(range(half))) @ flat[:window] / delta**order
+        columns, out = x.reshape(n, -1), result.reshape(n, -1)
+        out[:half] = _fit_operator(window, polyorder, order, tuple(range(half))) @ columns[:window] / delta**order
         out[n - half:] = (_fit_operator(window, polyorder, order, tuple(range(window - half, window)))
-                          @ flat[n - window:] / delta**order)
+                          @ columns[n - window:] / delta**order)
     return result
+
+
+def _still_windows(values, window: int) -> np.ndarray:
+    """(N, m) True where the ``window`` samples a local fit of ``values`` (N, m) uses at that sample (centred; the
+    first or last ``window`` near the ends) are all equal: the fit is a constant, its derivatives exactly 0."""
+    from scipy.ndimage import maximum_filter1d, minimum_filter1d
+    n, half = values.shape[0], window // 2
+    still = maximum_filter1d(values, window, axis=0) == minimum_filter1d(values, window, axis=0)
+    if half:
+        still[:half] = np.all(values[:window] == values[0], axis=0)
+        still[n - half:] = np.all(values[n - window:] == values[n - 1], axis=0)
+    return still
 
 
 def differentiate(q, time, window_samples: int | None = None,
@@ -308,6 +320,11 @@ def differentiate(q, time, window_samples: int | None = None,
     else:
         fitted = local_polynomial_fit(q.reshape(q.shape[0], -1), time, window, polyorder)
         q_, qd, qdd = (values.reshape(q.shape) for values in fitted)
+    # equal samples (an encoder at rest) fit a constant: derivatives 0, not round-off whose sign a friction model
+    # would take for a direction of motion
+    still = _still_windows(q.reshape(q.shape[0], -1), window).reshape(q.shape)
+    qd[still] = 0.0
+    qdd[still] = 0.0
     return Derivatives(q=q_, qd=qd, qdd=qdd, window=window, polyorder=polyorder, uniform=uniform)
 
 

@@ -97,7 +97,9 @@ def test_a_recording_too_short_for_five_blocks_of_a_window_still_gets_one(ur5):
 
 def test_rests_zero_derived_velocities_and_keep_recorded_ones(ur5):
     """A motion with two 2 s rests at 100 Hz, exact Coulomb friction. Derived velocities (quantised encoder): zeroed
-    at rest (the default) the model is several times better than with the noise's velocities. Recorded velocities:
+    at rest (the default) the model is better than with the fit's velocities, whose quantisation noise near a rest
+    the friction's sign takes for motion (windows of one repeated count give 0 either way: before they did, round-off
+    made the fit's velocities 20 times worse, now about 1.6). Recorded velocities:
     the default uses them as measured (the same model). (This generator's friction is exactly 0 at rest, sgn(0) = 0,
     which zeroing recorded velocities matches; on real arms with stiction it lost accuracy: docs/real_robots.md.)"""
     robot = ur5[0]
@@ -105,7 +107,7 @@ def test_rests_zero_derived_velocities_and_keep_recorded_ones(ur5):
     derived = simulate(robot, motion, DURATION, 100.0, Effects(velocity=None, quantum=1e-5), seed=3).recording
     default, measured = (held_out_error(ur5, derived, Conditioning(velocity_at_rest=mode))
                          for mode in ("auto", "measured"))
-    assert pooled(default) < 0.5 * pooled(measured)
+    assert pooled(default) < 0.8 * pooled(measured)
     effects = Effects(velocity="recorded", velocity_noise=0.002, quantum=1e-5)
     recorded = simulate(robot, motion, DURATION, 100.0, effects, seed=3).recording
     default, measured = (held_out_error(ur5, recorded, Conditioning(velocity_at_rest=mode))

@@ -229,3 +229,20 @@ def test_centre_derivative_of_one_window_uniform_and_not():
         q = np.column_stack([np.sin(3.0 * t), np.cos(2.0 * t)])
         expected = [np.polynomial.Polynomial.fit(t - t[5], q[:, j], 3).deriv(2)(0.0) for j in range(2)]
         np.testing.assert_allclose(centre_derivative(q, t), expected, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("jitter", [0.0, 0.2])
+def test_an_encoder_at_rest_has_derivatives_of_exactly_zero(jitter):
+    """Positions that repeat exactly (an encoder holding its count) over a fit's whole window: the fitted
+    polynomial is the constant, so velocity and acceleration are 0 exactly, not round-off of either sign (which a
+    friction model's sign(qd) took for motion: a positions-only model's error was 6 times larger); the moving
+    part keeps the polynomial fit's derivatives."""
+    rng = np.random.default_rng(3)
+    step = 0.002
+    time = np.cumsum(step * (1.0 + jitter * rng.uniform(-1.0, 1.0, 3000)))
+    q = np.where(time < 2.0, 0.3 * np.sin(2.0 * time), 0.3 * np.sin(4.0)).reshape(-1, 1) + 0.123456789
+    result = differentiate(q, time, window_samples=21)
+    rest = time > 2.0 + 21 * 1.3 * step
+    assert np.all(result.qd[rest] == 0.0) and np.all(result.qdd[rest] == 0.0)
+    moving = time < 2.0 - 21 * 1.3 * step
+    np.testing.assert_allclose(result.qd[moving, 0], 0.6 * np.cos(2.0 * time[moving]), atol=1e-5)
