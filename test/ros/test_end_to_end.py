@@ -158,9 +158,13 @@ def test_the_bag_identifies_offline_to_the_nodes_parameters(run, capsys):
     def white(fit):
         return fit.std if fit.white_std is None else fit.white_std
 
+    # The two are not purely nested: the node takes accelerations from positions over 21 samples, the command from
+    # the recorded velocities over a cross-validated window. That shows on the lightest joint's viscous friction:
+    # fv6 differed by 3.4, 3.8, 3.9 and 4.1 std in four runs (2026-11-29), every other parameter by under 2.5; the
+    # like-for-like fit below agrees to 0.1 std. 5 std bounds the nested noise with that offset.
     difference_std = np.sqrt(white(model)**2 - white(offline)**2)
     z = np.abs(model.values - offline.values) / difference_std
-    assert z.max() < 4.0, dict(zip(model.base.names, z.round(2)))
+    assert z.max() < 5.0, dict(zip(model.base.names, z.round(2)))
 
     # like for like: the node fitted exactly the first 80 % of the samples the bag labels excitation
     n_fit = n_stage - round(0.2 * n_stage)
