@@ -68,7 +68,8 @@ from robot_dynid.model.feedforward import (
 from robot_dynid.model.payload import Payload, load_payload
 from robot_dynid.model.reference_acceleration import MAX_WINDOW
 from robot_dynid.model.robot_loader import load_robot
-from robot_dynid.model.served_model import REASON_LIMIT, ServedModel
+from robot_dynid.model.served_model import (DEFAULT_MAX_TEMPERATURE_AGE, DEFAULT_STANDSTILL_VELOCITY, REASON_LIMIT,
+                                            ServedModel)
 from robot_dynid.msg import FeedforwardStatus, IdentifiedModel, JointTemperatures as JointTemperaturesMsg
 from robot_dynid.nodes.node_runtime import (MAX_TIMER_PERIOD, MIN_TIMER_PERIOD, MODEL_QOS, declare, float64_array,
                                             in_range, integer_in, joint_states_qos, readable_file_path, seconds,
@@ -172,8 +173,8 @@ class FeedforwardNode(Node):
             "reference; live: applies from the next reference", "s", check=in_range("s", 0.0, MAX_WINDOW),
             apply=lambda value: setattr(self.core, "reference_acceleration_window", value))
         standstill_velocity = declare(
-            self, "standstill_velocity", 0.01, "joints with every reference velocity below this stand still; in "
-            f"(0, {MAX_STANDSTILL_VELOCITY:g}]; a change applies to the next reference", "rad/s",
+            self, "standstill_velocity", DEFAULT_STANDSTILL_VELOCITY, "joints with every reference velocity below "
+            f"this stand still; in (0, {MAX_STANDSTILL_VELOCITY:g}]; a change applies to the next reference", "rad/s",
             check=in_range("rad/s", 0.0, MAX_STANDSTILL_VELOCITY, allow_minimum=False),
             apply=lambda value: setattr(self.core, "standstill_velocity", value))
         self.temperature_prefix = declare(self, "temperature_topic_prefix", "", "sensor_msgs/Temperature per joint "
@@ -181,8 +182,8 @@ class FeedforwardNode(Node):
         joint_temperatures_topic = declare(self, "joint_temperatures_topic", "", "robot_dynid/JointTemperatures "
                                            "[deg C]; '' = off")
         max_temperature_age = declare(
-            self, "max_temperature_age", 5.0, f"older temperatures are not used; in (0, {MAX_TEMPERATURE_AGE:g}]; "
-            "live: applies to the next request", "s",
+            self, "max_temperature_age", DEFAULT_MAX_TEMPERATURE_AGE, "older temperatures are not used; in "
+            f"(0, {MAX_TEMPERATURE_AGE:g}]; live: applies to the next request", "s",
             check=in_range("s", 0.0, MAX_TEMPERATURE_AGE, allow_minimum=False),
             apply=lambda value: setattr(self.core, "max_temperature_age", value))
         reference_qos = joint_states_qos(self, 10)
