@@ -43,6 +43,7 @@ import math
 import numpy as np
 
 from robot_dynid.errors import DataError, DynIdError
+from robot_dynid.estimation.scalar_minimum import bounded_minimum
 
 STD_METHOD_TEXT = {
     "white": "white noise of one size on every joint, exact model",
@@ -153,10 +154,9 @@ def detect_period(time, q, min_cycles: float = 2.0, tolerance: float = PERIOD_TO
         shifted = np.column_stack([np.interp(grid[:count] + lag, grid, column) for column in x.T])
         return float(np.sqrt(np.mean((shifted - x[:count]) ** 2)))
 
-    from scipy.optimize import minimize_scalar
-    best = minimize_scalar(mismatch, bounds=((peak - 4) / PERIOD_GRID_RATE, (peak + 4) / PERIOD_GRID_RATE),
-                           method="bounded", options={"xatol": 1e-4 / PERIOD_GRID_RATE})
-    period = float(best.x) / cycles
+    best = bounded_minimum(mismatch, (peak - 4) / PERIOD_GRID_RATE, (peak + 4) / PERIOD_GRID_RATE,
+                           xatol=1e-4 / PERIOD_GRID_RATE)
+    period = best / cycles
     return period if mismatch(period) <= tolerance * spread else None
 
 
@@ -378,22 +378,16 @@ def block_covariance(weighted_gram: np.ndarray, inverse: np.ndarray, blocks: Blo
     else:
         scales, basis = resolved
     outer = np.outer(scales, scales)
-    shifts = np.empty_like(scores)
-    singular = None
-    from scipy.linalg import lapack
     with np.errstate(over="ignore", invalid="ignore"):
-        for b in range(n_blocks):
-            left_out = basis.T @ ((weighted_gram - block_grams[b]) / outer) @ basis
-            # d_b = -(A - A_b)^-1 s_b by Cholesky in the column-scaled parameters' resolved span; singular when
-            # the factor's smallest pivot is below rank_tolerance of its largest (about the root of the
-            # eigenvalue ratio)
-            factor, info = lapack.dpotrf(0.5 * (left_out + left_out.T), lower=1)
-            pivots = np.abs(np.diag(factor))
-            if info != 0 or not pivots.min() > rank_tolerance * pivots.max():
-                singular = b
-                break
-            projected, _ = lapack.dpotrs(factor, basis.T @ (scores[b] / scales), lower=1)
-            shifts[b] = -(basis @ projected) / scales
+        # d_b = -(A - A_b)^-1 s_b by Cholesky in the column-scaled parameters' resolved span; singular when a
+        # factor's smallest pivot is below rank_tolerance of its largest (about the root of the eigenvalue ratio)
+        left_out = basis.T @ ((weighted_gram[None] - block_grams) / outer) @ basis
+        factors, singular = _cholesky_factors(0.5 * (left_out + np.swapaxes(left_out, 1, 2)), rank_tolerance)
+        if singular is None:
+            projected = (scores / scales) @ basis
+            projected = np.linalg.solve(factors, projected[:, :, None])
+            projected = np.linalg.solve(np.swapaxes(factors, 1, 2), projected)[:, :, 0]
+            shifts = -(projected @ basis.T) / scales
         duration = blocks.block_duration
         if singular is None:
             covariance = (n_blocks - 1) / n_blocks * shifts.T @ shifts
@@ -402,6 +396,28 @@ def block_covariance(weighted_gram: np.ndarray, inverse: np.ndarray, blocks: Blo
     note = (f"without block {singular + 1} of {n_blocks} the parameters are not identifiable: the block covariance "
             "is the cluster sandwich, not the jackknife")
     return BlockCovariance(0.5 * (covariance + covariance.T), n_blocks, duration, False, note)
+
+
+def _cholesky_factors(matrices: np.ndarray, rank_tolerance: float) -> tuple[np.ndarray | None, int | None]:
+    """The lower Cholesky factors of the symmetric ``matrices`` (B, r, r), and None; or None and the first block
+    that is not positive definite, or whose factor's smallest pivot is not above ``rank_tolerance`` of its
+    largest (NaN included)."""
+    try:
+        factors = np.linalg.cholesky(matrices)
+    except np.linalg.LinAlgError:
+        factors = None
+    if factors is not None:
+        pivots = np.abs(np.diagonal(factors, axis1=1, axis2=2))
+        weak = ~(pivots.min(axis=1) > rank_tolerance * pivots.max(axis=1))
+        return (factors, None) if not weak.any() else (None, int(np.argmax(weak)))
+    for b, matrix in enumerate(matrices):
+        try:
+            pivots = np.abs(np.diagonal(np.linalg.cholesky(matrix)))
+        except np.linalg.LinAlgError:
+            return None, b
+        if not pivots.min() > rank_tolerance * pivots.max():
+            return None, b
+    return None, len(matrices)      # not reached: the stack failed, so one block does
 
 
 @dataclasses.dataclass(frozen=True)

@@ -59,6 +59,7 @@ from robot_dynid.estimation.covariance import (DEFAULT_LEVEL, Uncertainty, fit_u
 from robot_dynid.estimation.estimators import RANK_TOLERANCE, LeastSquaresAccumulator, column_scales
 from robot_dynid.estimation.identification import RETURNED, prepare_recording
 from robot_dynid.estimation.physical_consistency import solve_consistent_body
+from robot_dynid.estimation.scalar_minimum import bounded_minimum
 from robot_dynid.estimation.torque_scale import UnknownPayload
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.link_inertials import URDF_INERTIA_ORDER, parameters_from_inertial
@@ -663,10 +664,8 @@ def motion_alignment(loaded: Recording, unloaded: Recording, tolerance: float = 
         aligned = interpolate(loaded.time[inside] + shift, unloaded.time, unloaded.q, "hold")
         return np.sqrt(np.mean((aligned - loaded.q[inside]) ** 2, axis=0)), inside
 
-    from scipy.optimize import minimize_scalar
-    shift = float(minimize_scalar(lambda value: float(np.sum(mismatch(value)[0] ** 2)),
-                                  bounds=(best - 2.0 / rate, best + 2.0 / rate), method="bounded",
-                                  options={"xatol": 1e-5}).x)
+    shift = bounded_minimum(lambda value: float(np.sum(mismatch(value)[0] ** 2)), best - 2.0 / rate,
+                            best + 2.0 / rate, xatol=1e-5)
     per_joint, _ = mismatch(shift)
     total = float(np.sqrt(np.mean(per_joint**2)))
     worst = int(np.argmax(per_joint))

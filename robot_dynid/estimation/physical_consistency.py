@@ -1082,14 +1082,17 @@ def solve_consistent_body(accumulator: LeastSquaresAccumulator, mass_scale: floa
     ``||R phi - c||^2`` first (:func:`compress`), then, where the data leave directions unseen, a
     second program adds ``NULL_SPACE_WEIGHT s_min^2 ||N^T x||^2`` so that the solution is unique.
 
+    Where the least-squares fit (the minimum-norm one where the data leave directions unseen, as the second
+    program makes it) lies strictly inside the consistent set, it is the programs' solution and is returned without
+    a solver (status ``"least squares"``): no cvxpy import, about 1.4 s of a short command.
+
     Raises
     ------
     SolverUnavailableError
-        cvxpy or CLARABEL is not installed.
+        cvxpy or CLARABEL is not installed, and the least-squares fit is not consistent.
     IdentificationError
         No data (every torque zero), or the solver failed.
     """
-    cp = _require_cvxpy()
     if not isinstance(accumulator, LeastSquaresAccumulator) or accumulator.n_parameters != N_INERTIAL:
         raise DynIdError(f"accumulator must be a LeastSquaresAccumulator of {N_INERTIAL} parameters (one body)")
     for name, value in (("mass_scale", mass_scale), ("length_scale", length_scale)):
@@ -1102,6 +1105,11 @@ def solve_consistent_body(accumulator: LeastSquaresAccumulator, mass_scale: floa
     compressed = compress(accumulator.gram_, accumulator.moment_, accumulator.torque_square_sum_)
     scales = np.array([mass_scale, *[mass_scale * length_scale] * 3, *[mass_scale * length_scale**2] * 6])
     fit, _ = _normalised(compressed.R * scales, compressed.c)
+    inside = _strictly_consistent(_least_squares_body(fit, None if mass is None else mass / mass_scale), margin)
+    if inside is not None:
+        return BodyFit(parameters=inside * scales, residual_ss=accumulator.residual_sum_of_squares(inside * scales),
+                       boundary=False, status="least squares", solve_time=0.0)
+    cp = _require_cvxpy()
     x = cp.Variable(N_INERTIAL)
     feasible = [cp.reshape(_PSEUDO_INERTIA_MAP @ x, (4, 4), order="C") >> margin * np.eye(4)]
     if mass is not None:
@@ -1127,6 +1135,29 @@ def solve_consistent_body(accumulator: LeastSquaresAccumulator, mass_scale: floa
     return BodyFit(parameters=solution * scales, residual_ss=accumulator.residual_sum_of_squares(solution * scales),
                    boundary=bool(eigenvalues[0] - margin < ACTIVE_SLACK * max(eigenvalues[-1], 1.0)),
                    status=problem.status, solve_time=solve_time)
+
+
+def _least_squares_body(fit, fixed_mass: float | None) -> np.ndarray:
+    """The minimum-norm minimiser of ``||A x - y||^2`` (``fit = (A, y)``, x in the body's scales), with ``x[0]``
+    fixed to ``fixed_mass`` when given: where ``A`` leaves directions unseen it has no component along them, as the
+    second program of :func:`solve_consistent_body` asks."""
+    A, y = fit
+    x = np.zeros(N_INERTIAL)
+    free = slice(0, None) if fixed_mass is None else slice(1, None)
+    if fixed_mass is not None:
+        x[0] = fixed_mass
+        y = y - A[:, 0] * fixed_mass
+    x[free] = np.linalg.lstsq(A[:, free], y, rcond=RANK_TOLERANCE)[0]
+    return x
+
+
+def _strictly_consistent(x: np.ndarray, margin: float) -> np.ndarray | None:
+    """``x`` when its scaled pseudo-inertia exceeds ``margin`` by more than the active slack (no constraint of
+    :func:`solve_consistent_body` binds there), else None."""
+    if not np.all(np.isfinite(x)):
+        return None
+    eigenvalues = np.linalg.eigvalsh((_PSEUDO_INERTIA_MAP @ x).reshape(4, 4))
+    return x if eigenvalues[0] - margin >= ACTIVE_SLACK * max(eigenvalues[-1], 1.0) else None
 
 
 def _check_solve_inputs(accumulator, base, layout, constraints, mode, delta,

@@ -152,3 +152,21 @@ def test_95_percent_intervals_of_the_block_std_contain_the_truth_and_the_white_o
     for name, columns in (("inertial", ~friction), ("friction", friction)):
         assert robust[:, columns].mean() >= 0.90, (name, robust[:, columns].mean())
         assert white[:, columns].mean() < 0.70, (name, white[:, columns].mean())
+
+
+def test_a_block_that_alone_sees_a_parameter_makes_it_the_cluster_sandwich_and_says_which():
+    """Leaving out the only block that moves parameter 3 leaves it unidentifiable: no jackknife there; the
+    covariance is B / (B - 1) A^-1 sum_b s_b s_b^T A^-1, the scores s_b = Y_b^T (tau_b - Y_b theta) summed by hand."""
+    rng = np.random.default_rng(5)
+    Y, tau, phase = ar1_problem(rng)
+    block = np.floor(phase / MIN_BLOCK_DURATION).astype(int)
+    Y[block != 4, :, 3] = 0.0
+    tau = np.einsum("kjp,p->kj", Y, TRUTH) + rng.normal(0.0, 0.1, tau.shape)
+    result = ols(Y, tau, phase=phase)
+    assert result.std_method == "block"
+    assert "without block 5 of 20 the parameters are not identifiable" in result.uncertainty.note
+    W = Y.reshape(-1, 4)
+    inverse = np.linalg.inv(W.T @ W)
+    residual = tau - np.einsum("kjp,p->kj", Y, result.theta)
+    scores = np.array([np.einsum("kjp,kj->p", Y[block == b], residual[block == b]) for b in range(20)])
+    np.testing.assert_allclose(result.covariance, 20 / 19 * inverse @ scores.T @ scores @ inverse, rtol=1e-8)

@@ -337,16 +337,76 @@ def test_the_cost_of_the_consistent_fit_is_told_apart_between_the_constraints_an
 def test_an_inaccurate_solver_status_is_said_once_with_whether_the_result_passes_the_check(monkeypatch, caplog):
     """Tolerances of 1e-16 are beyond CLARABEL's reach on a body fit: it ends ``optimal_inaccurate`` (a real
     solver run, not a stand-in). One warning says so, and that the body's pseudo-inertia (checked here with
-    numpy's eigenvalues) is positive semidefinite."""
+    numpy's eigenvalues) is positive semidefinite. The data's body is not consistent (Izz above Ixx + Iyy), so
+    the solver runs: a consistent least-squares fit is returned without one."""
     import robot_dynid.estimation.physical_consistency as physical_consistency
     from robot_dynid.model.link_inertials import pseudo_inertia
     monkeypatch.setattr(physical_consistency, "SOLVER_TOLERANCE", 1e-16)
     rng = np.random.default_rng(1)
     Y = rng.normal(size=(2000, 6, 10))
-    body = np.array([2.0, 0.02, -0.04, 0.16, 0.02, 0.001, 0.03, -0.002, 0.0005, 0.02])
+    body = np.array([2.0, 0.02, -0.04, 0.16, 0.02, 0.001, 0.03, -0.002, 0.0005, 0.2])
     fit = physical_consistency.solve_consistent_body(LeastSquaresAccumulator(6, 10).add(Y, Y @ body), 2.0, 0.1)
     assert fit.status == "optimal_inaccurate"
     said = [record.getMessage() for record in caplog.records if "optimal_inaccurate" in record.getMessage()]
     assert said == ["consistent body: the solver (CLARABEL) ended optimal_inaccurate, short of its tolerances; the "
                     "result passes the check (pseudo-inertia positive semidefinite)"]
     assert np.linalg.eigvalsh(pseudo_inertia(fit.parameters))[0] >= -1e-12
+
+
+BODY = np.array([2.0, 0.02, -0.04, 0.16, 0.02, 0.001, 0.03, -0.002, 0.0005, 0.02])
+"""A consistent body (2 kg, pseudo-inertia eigenvalues 2.9e-4 to 2.0): [m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]."""
+
+
+def body_equations(unseen=(), noise=0.05, seed=4):
+    """Normal equations of 6 joints x 3000 samples of a random regressor of BODY with ``noise`` [N m], the
+    columns ``unseen`` zero (directions the data leave undetermined)."""
+    rng = np.random.default_rng(seed)
+    Y = rng.normal(size=(3000, 6, 10))
+    Y[:, :, list(unseen)] = 0.0
+    return LeastSquaresAccumulator(6, 10).add(Y, Y @ BODY + rng.normal(0.0, noise, (3000, 6)))
+
+
+@pytest.mark.parametrize("unseen, mass", [((), None), ((), 2.0), ((5, 7), None), ((5, 7), 2.0)],
+                         ids=["all seen", "known mass", "Ixy, Ixz unseen", "unseen and known mass"])
+def test_a_consistent_least_squares_body_is_the_solvers_solution_without_a_solver(monkeypatch, unseen, mass):
+    """Where least squares (minimum norm where the data leave directions unseen) is strictly consistent, it is
+    returned as is; the second method is CLARABEL solving the same programs (forced by declaring nothing
+    consistent): equal to its accuracy (up to 1e-4 of the body's scales) in what the data see, and no worse a
+    residual. Unseen, Ixy and Ixz are 0 (to round-off) in the minimum-norm fit, which BODY with them 0 still is
+    (eigenvalues from 1.6e-4); CLARABEL leaves them up to 0.3 of their scale there, where its objective differs from
+    the optimum's by less than its tolerance (the term that decides them weighs 1e-3 of the weakest curvature)."""
+    import robot_dynid.estimation.physical_consistency as physical_consistency
+    accumulator = body_equations(unseen)
+    shortcut = physical_consistency.solve_consistent_body(accumulator, 2.0, 0.1, mass=mass)
+    assert shortcut.status == "least squares" and shortcut.solve_time == 0.0 and not shortcut.boundary
+    monkeypatch.setattr(physical_consistency, "_strictly_consistent", lambda x, margin: None)
+    solved = physical_consistency.solve_consistent_body(accumulator, 2.0, 0.1, mass=mass)
+    assert solved.status.startswith("optimal") and not solved.boundary
+    scales = np.array([2.0, *[0.2] * 3, *[0.02] * 6])
+    seen = np.setdiff1d(np.arange(10), unseen)
+    np.testing.assert_allclose(shortcut.parameters[seen] / scales[seen], solved.parameters[seen] / scales[seen],
+                               rtol=0, atol=1e-4)
+    assert shortcut.residual_ss.sum() <= solved.residual_ss.sum() * (1.0 + 1e-12)
+    if unseen:
+        assert np.all(np.abs(shortcut.parameters[list(unseen)]) < 1e-12)
+    if mass is not None:
+        assert shortcut.parameters[0] == mass
+    else:
+        assert abs(shortcut.parameters[0] - BODY[0]) < 1e-3      # the data's body, to the noise
+
+
+def test_a_consistent_body_fit_does_not_import_cvxpy():
+    """The solver's import is about 1.4 s of a short command (``payload identify``): not paid where least squares
+    is consistent (a fresh interpreter)."""
+    import subprocess
+    program = ("import sys, numpy as np\n"
+               "from robot_dynid.estimation.estimators import LeastSquaresAccumulator\n"
+               "from robot_dynid.estimation.physical_consistency import solve_consistent_body\n"
+               "Y = np.random.default_rng(4).normal(size=(2000, 6, 10))\n"
+               f"body = np.array({BODY.tolist()})\n"
+               "fit = solve_consistent_body(LeastSquaresAccumulator(6, 10).add(Y, Y @ body), 2.0, 0.1)\n"
+               "assert np.allclose(fit.parameters, body), fit.parameters\n"
+               "print(sorted(name for name in sys.modules if name.split('.')[0] in ('cvxpy', 'clarabel')))\n")
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
