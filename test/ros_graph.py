@@ -190,3 +190,25 @@ def identifier_topics(graph, prefix, status=True):
     graph.spin_until(lambda: states.get_subscription_count() > 0 and stages.get_subscription_count() > 0
                      and (statuses or not status), what=f"the identifier on {prefix}/ subscribing")
     return states, stages, models, statuses
+
+
+def node_class(name):
+    module = __import__(f"robot_dynid.nodes.{name}", fromlist=["main"])
+    return next(value for key, value in vars(module).items() if key.endswith("Node") and key != "Node")
+
+
+def construct_node(name, context, tmp_path, **overrides):
+    """The node ``name`` built with ``overrides`` (and a bag path under ``tmp_path`` for the recorder),
+    destroyed (closed first, if it has close()) before returning it."""
+    if name == "recorder":
+        overrides.setdefault("bag_path", str(tmp_path / "bag"))
+    if name == "hydraulic_identifier":   # it needs cylinders to start
+        overrides = {"cylinder_names": ["boom"], "piston_masses": [10.0], "damping": [100.0], "areas_a": [1e-3],
+                     "areas_b": [5e-4], **overrides}
+    parameters = [Parameter(key, value=value) for key, value in overrides.items()]
+    node = node_class(name)(context=context, parameter_overrides=parameters)
+    close = getattr(node, "close", None)
+    if close is not None:
+        close()
+    node.destroy_node()
+    return node

@@ -33,12 +33,14 @@ def declared_arguments(tree):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "DeclareLaunchArgument"}
 
 
+def node_table(executable):
+    """The node's parameter table (``PARAMETERS`` of its module)."""
+    return importlib.import_module(f"robot_dynid.nodes.{executable}").PARAMETERS
+
+
 def node_parameter_names(executable):
-    """Parameters the node declares: the names given to ``declare(self, name, ...)`` in its module."""
-    tree = ast.parse((REPO / "robot_dynid" / "nodes" / f"{executable}.py").read_text())
-    return {"use_sim_time"} | {node.args[1].value for node in ast.walk(tree)   # rclpy declares use_sim_time
-                               if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "declare"
-                               and isinstance(node.args[1], ast.Constant)}
+    """Parameters the node declares: its table's, and use_sim_time (rclpy declares it)."""
+    return {"use_sim_time", *node_table(executable).names}
 
 
 def node_arguments(path):
@@ -74,11 +76,8 @@ def test_arguments_given_to_a_node_are_its_parameters(path):
 
 
 def node_topic_defaults(executable):
-    """{parameter: default} of the node's ``*_topic`` parameters (``declare(self, "x_topic", default, ...)``)."""
-    tree = ast.parse((REPO / "robot_dynid" / "nodes" / f"{executable}.py").read_text())
-    return {node.args[1].value: node.args[2].value for node in ast.walk(tree)
-            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "declare"
-            and isinstance(node.args[1], ast.Constant) and node.args[1].value.endswith("_topic")}
+    """{parameter: default} of the node's ``*_topic`` parameters."""
+    return {row.name: row.default for row in node_table(executable).rows if row.name.endswith("_topic")}
 
 
 def module_dict(path, name):
@@ -98,9 +97,12 @@ def argument_defaults(path):
 
 def test_nodes_use_relative_topic_names():
     """A relative name lands in the node's namespace; an absolute default would escape it."""
-    for module in sorted((REPO / "robot_dynid" / "nodes").glob("*.py")):
-        for parameter, default in node_topic_defaults(module.stem).items():
-            assert not default.startswith("/"), f"{module.stem}.{parameter} defaults to absolute {default!r}"
+    nodes = [module.stem for module in sorted((REPO / "robot_dynid" / "nodes").glob("*.py"))
+             if "\nPARAMETERS = ParameterTable(" in module.read_text()]
+    assert len(nodes) == 6, nodes
+    for node in nodes:
+        for parameter, default in node_topic_defaults(node).items():
+            assert not default.startswith("/"), f"{node}.{parameter} defaults to absolute {default!r}"
     for path in sorted((REPO / "config").glob("*.yaml")):
         for line in path.read_text().splitlines():
             found = re.match(r"\s+\w+_topic:\s*(\S+)", line)

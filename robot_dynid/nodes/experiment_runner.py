@@ -76,8 +76,9 @@ from robot_dynid.experiment.schedule import (DEFAULT_APPROACH_SPEED_FRACTION, DE
                                              StartRefused, check_start_tolerance, positions_in_order)
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.msg import ExperimentStage
-from robot_dynid.nodes.node_runtime import (STAGE_MARKERS_OUT, declare, in_range, integer_in, joint_states_qos,
-                                            readable_file_path, spin_node, waiting_for_clock)
+from robot_dynid.nodes.node_runtime import (STAGE_MARKERS_OUT, NodeParameter, ParameterTable, declare_table, in_range,
+                                            integer_in, qos_parameter, readable_file_path, spin_node,
+                                            subscription_qos, waiting_for_clock)
 from robot_dynid.package_files import find_package_file
 
 # Parameter ranges; the maxima bound the plan's memory and build time and what a typo can do to an arm
@@ -114,94 +115,116 @@ def speed_levels(value, field):
     return [validators.fraction(x, f"{field}[{index}]", DynIdError) for index, x in enumerate(value)]
 
 
+PARAMETERS = ParameterTable("experiment_runner", notes=(
+    "Plays a protocol plan on a robot (JointTrajectory windows) and publishes ExperimentStage markers at every stage "
+    "boundary. Nothing moves until `ros2 service call /experiment_runner/start std_srvs/srv/Trigger` (or "
+    "autostart). Every number is checked at start; a bad one is one line and exit code 2.",
+    "deviation_threshold and max_joint_state_age: lower at once, higher refused while a plan plays; the others "
+    "live until the start; after the run, nothing."), rows=(
+    NodeParameter("robot_file", "", f"robot description (YAML); '' = the ER3A (config/robots/er3a.yaml); {AT_START}",
+                  check=readable_file_path),
+    NodeParameter("plan_file", "", "protocol plan (YAML: robot-dynid protocol, save_plan); '' = build one from the "
+                  f"parameters below; {AT_START}", check=readable_file_path),
+    NodeParameter("cycles", 24, f"cycles of the built plan, 1 to {MAX_CYCLES} (the plan at most "
+                  f"{MAX_REFERENCE_SAMPLES:,} samples at rate_hz); {AT_START}", check=integer_in(1, MAX_CYCLES)),
+    NodeParameter("excitation_periods", 2, f"excitation periods per cycle of the built plan, 1 to "
+                  f"{MAX_EXCITATION_PERIODS}; {AT_START}", check=integer_in(1, MAX_EXCITATION_PERIODS)),
+    NodeParameter("excitation_count", 1, "distinct random excitations per cycle of the built plan (seeds 0, 1, ...), "
+                  f"1 to {MAX_EXCITATION_COUNT}; several identify what one leaves poorly excited; {AT_START}",
+                  check=integer_in(1, MAX_EXCITATION_COUNT)),
+    NodeParameter("speed_fractions", [0.05, 0.2, 0.4, 0.6, 0.8, 1.0], "friction speed levels of the built plan, "
+                  f"fractions of the velocity limits in (0, 1], 1 to {MAX_SPEED_LEVELS} levels; {AT_START}",
+                  check=speed_levels),
+    NodeParameter("friction_level_duration", 0.0, "time per friction speed level; 0 = the shortest that fits; at "
+                  f"most {MAX_LEVEL_DURATION:g}; {AT_START}", "s", in_range("s", 0.0, MAX_LEVEL_DURATION)),
+    NodeParameter("warmup_duration", 180.0, f"warm-up stage of the built plan (0 = none), at most "
+                  f"{MAX_STAGE_DURATION:g}; {AT_START}", "s", in_range("s", 0.0, MAX_STAGE_DURATION)),
+    NodeParameter("command_topic", "joint_trajectory", "trajectory_msgs/JointTrajectory commands out (a "
+                  "joint_trajectory_controller's); read at start: the publisher"),
+    NodeParameter("joint_states_topic", "joint_states", "measured sensor_msgs/JointState in (deviation check, hold "
+                  "pose); read at start: the subscription"),
+    qos_parameter(what="joint_states_topic"),
+    NodeParameter("stage_topic", "experiment_stage", "robot_dynid/msg/ExperimentStage markers out; read at start: "
+                  "the publisher"),
+    NodeParameter("experiment_id", "", f"ExperimentStage.experiment_id, e.g. robot2_test1; {BEFORE_START}",
+                  live=True),
+    NodeParameter("rate_hz", 100.0, f"reference sample rate, {MIN_RATE_HZ:g} to {MAX_RATE_HZ:g}; {AT_START}", "Hz",
+                  in_range("Hz", MIN_RATE_HZ, MAX_RATE_HZ)),
+    NodeParameter("window_duration", 2.0, f"reference per trajectory message, > 0 and at most {MAX_WINDOW:g}; "
+                  f"{AT_START}", "s", in_range("s", 0.0, MAX_WINDOW, allow_minimum=False)),
+    NodeParameter("lookahead", 1.0, f"each window is sent this long before it starts, 0 to {MAX_WINDOW:g}; "
+                  f"{AT_START}", "s", in_range("s", 0.0, MAX_WINDOW)),
+    NodeParameter("deviation_threshold", 0.1, "abort when a joint deviates more than this from the reference (a NaN "
+                  f"or inf measured position aborts at once), > 0 and at most {MAX_DEVIATION:g}; {SAFETY_BOUND}",
+                  "rad", in_range("rad", 0.0, MAX_DEVIATION, allow_minimum=False), live=True),
+    NodeParameter("autostart", False, "start by itself once a joint state and a command subscriber are there, "
+                  f"without ~/start; {BEFORE_START} (true again retries a refused autostart)", live=True),
+    NodeParameter("start_tolerance", DEFAULT_START_TOLERANCE, "per joint: farther than this from the plan's start "
+                  "pose, approach it first; 0 to deviation_threshold (the node refuses to start otherwise); "
+                  f"{BEFORE_START}", "rad", in_range("rad", 0.0, MAX_DEVIATION), live=True),
+    NodeParameter("approach_speed_fraction", DEFAULT_APPROACH_SPEED_FRACTION, "the approach move's share of each "
+                  "joint's velocity and acceleration limits, 0 to 1; 0 = no approach: a start farther than "
+                  f"start_tolerance is refused; {BEFORE_START}",
+                  check=lambda value, field: validators.fraction(value, field, DynIdError, allow_zero=True),
+                  bounds=(0.0, 1.0), live=True),
+    NodeParameter("max_joint_state_age", DEFAULT_MAX_POSE_AGE, "a start waits for a joint state received at most "
+                  "this long ago; running, none for this long aborts the run; an abort holds the measured pose only "
+                  f"if this recent (and finite), else the last commanded point; > 0 and at most {MAX_STATE_AGE:g}; "
+                  f"{SAFETY_BOUND}", "s", in_range("s", 0.0, MAX_STATE_AGE, allow_minimum=False), live=True),
+    NodeParameter("start_delay", 2.0, f"from an accepted start to the first motion (approach or plan), 0 to "
+                  f"{MAX_START_DELAY:g}; {BEFORE_START}", "s", in_range("s", 0.0, MAX_START_DELAY), live=True),
+    NodeParameter("stop_duration", 0.2, "time to reach the hold pose on abort, > 0 and at most "
+                  f"{MAX_STOP_DURATION:g}; {BEFORE_START}", "s",
+                  in_range("s", 0.0, MAX_STOP_DURATION, allow_minimum=False), live=True),
+))
+"""The experiment_runner's parameters (:class:`~robot_dynid.nodes.node_runtime.ParameterTable`)."""
+
+
 class ExperimentRunnerNode(Node):
     def __init__(self, **node_options):
         """``node_options``: rclpy Node keyword arguments, e.g. ``context`` (one process, several nodes)."""
         super().__init__("experiment_runner", **node_options)
         self.run = None     # until built below, the live parameters' checks leave the rules of a run to it
-        robot_file = (declare(self, "robot_file", "", f"robot description (YAML); '' = the ER3A; {AT_START}",
-                              check=readable_file_path)
-                      or str(find_package_file("config", "robots", "er3a.yaml")))
-        plan_file = declare(self, "plan_file", "", f"protocol plan (YAML, save_plan); '' = build one; {AT_START}",
-                            check=readable_file_path)
-        cycles = declare(self, "cycles", 24, f"cycles of the built plan, 1 to {MAX_CYCLES}; {AT_START}",
-                         check=integer_in(1, MAX_CYCLES))
-        periods = declare(self, "excitation_periods", 2, f"excitation periods per cycle of the built plan, 1 to "
-                          f"{MAX_EXCITATION_PERIODS}; {AT_START}", check=integer_in(1, MAX_EXCITATION_PERIODS))
-        excitations = declare(self, "excitation_count", 1, f"distinct random excitations per cycle of the built "
-                              f"plan (seeds 0, 1, ...), 1 to {MAX_EXCITATION_COUNT}; several identify what one leaves "
-                              f"poorly excited; {AT_START}", check=integer_in(1, MAX_EXCITATION_COUNT))
-        fractions = declare(self, "speed_fractions", [0.05, 0.2, 0.4, 0.6, 0.8, 1.0],
-                            f"friction speed levels of the built plan, fractions of the velocity limits in (0, 1], "
-                            f"1 to {MAX_SPEED_LEVELS} levels; {AT_START}", check=speed_levels)
-        level = declare(self, "friction_level_duration", 0.0, f"time per friction speed level; 0 = shortest; at "
-                        f"most {MAX_LEVEL_DURATION:g}; {AT_START}", "s", in_range("s", 0.0, MAX_LEVEL_DURATION))
-        warmup = declare(self, "warmup_duration", 180.0, f"warmup stage of the built plan (0 = none), at most "
-                         f"{MAX_STAGE_DURATION:g}; {AT_START}", "s", in_range("s", 0.0, MAX_STAGE_DURATION))
-        command_topic = declare(self, "command_topic", "joint_trajectory", "JointTrajectory commands out; read at "
-                                "start: the publisher")
-        states_topic = declare(self, "joint_states_topic", "joint_states", "measured JointState in; read at start: "
-                               "the subscription")
-        stage_topic = declare(self, "stage_topic", "experiment_stage", "ExperimentStage markers out; read at start: "
-                              "the publisher")
-        self.experiment_id = declare(self, "experiment_id", "", f"ExperimentStage.experiment_id; {BEFORE_START}",
-                                     check=self.run_rule(), apply=lambda value: setattr(self, "experiment_id", value))
-        rate = declare(self, "rate_hz", 100.0,
-                       f"reference sample rate, {MIN_RATE_HZ:g} to {MAX_RATE_HZ:g} (the plan at most "
-                       f"{MAX_REFERENCE_SAMPLES:,} samples); {AT_START}", "Hz",
-                       in_range("Hz", MIN_RATE_HZ, MAX_RATE_HZ))
-        window = declare(self, "window_duration", 2.0,
-                         f"reference per trajectory message, > 0 and at most {MAX_WINDOW:g}; {AT_START}", "s",
-                         in_range("s", 0.0, MAX_WINDOW, allow_minimum=False))
-        lookahead = declare(self, "lookahead", 1.0,
-                            f"windows are sent this long before they start, 0 to {MAX_WINDOW:g}; {AT_START}", "s",
-                            in_range("s", 0.0, MAX_WINDOW))
-        self.threshold = declare(
-            self, "deviation_threshold", 0.1, f"abort beyond this tracking error, > 0 and at most {MAX_DEVIATION:g}; "
-            f"{SAFETY_BOUND}", "rad", self.run_rule(in_range("rad", 0.0, MAX_DEVIATION, allow_minimum=False),
-                                                    in_use=lambda: self.threshold, idle=self.tolerance_below),
-            apply=lambda value: setattr(self, "threshold", value))
-        self.autostart = declare(self, "autostart", False, "start once a joint state and a command subscriber are "
-                                 f"there, without ~/start; {BEFORE_START} (true again retries a refused autostart)",
-                                 check=self.run_rule(), apply=self.set_autostart)
-        tolerance = declare(self, "start_tolerance", DEFAULT_START_TOLERANCE,
-                            "per joint: farther than this from the plan's start pose, approach it first; 0 to "
-                            f"deviation_threshold; {BEFORE_START}", "rad",
-                            self.run_rule(in_range("rad", 0.0, MAX_DEVIATION), idle=self.tolerance_above),
-                            apply=lambda value: setattr(self.run, "start_tolerance", value))
-        approach = declare(self, "approach_speed_fraction", DEFAULT_APPROACH_SPEED_FRACTION,
-                           "of the velocity and acceleration limits for the approach move, 0 to 1; 0 = no approach; "
-                           f"{BEFORE_START}", check=self.run_rule(
-                               lambda value, field: validators.fraction(value, field, DynIdError, allow_zero=True)),
-                           apply=lambda value: setattr(self.run, "approach_speed_fraction", value), bounds=(0.0, 1.0))
-        max_pose_age = declare(self, "max_joint_state_age", DEFAULT_MAX_POSE_AGE,
-                               "a start waits for a joint state received at most this long ago; running, none "
-                               f"for this long aborts; > 0 and at most {MAX_STATE_AGE:g}; {SAFETY_BOUND}", "s",
-                               self.run_rule(in_range("s", 0.0, MAX_STATE_AGE, allow_minimum=False),
-                                             in_use=lambda: self.watchdog.timeout), apply=self.set_max_joint_state_age)
-        self.start_delay = declare(self, "start_delay", 2.0, f"from an accepted start to the first motion, 0 to "
-                                   f"{MAX_START_DELAY:g}; {BEFORE_START}", "s",
-                                   self.run_rule(in_range("s", 0.0, MAX_START_DELAY)),
-                                   apply=lambda value: setattr(self, "start_delay", value))
-        self.stop_duration = declare(self, "stop_duration", 0.2, "time to reach the hold pose on abort, > 0 and at "
-                                     f"most {MAX_STOP_DURATION:g}; {BEFORE_START}", "s",
-                                     self.run_rule(in_range("s", 0.0, MAX_STOP_DURATION, allow_minimum=False)),
-                                     apply=lambda value: setattr(self, "stop_duration", value))
+        values = declare_table(self, PARAMETERS, apply={
+            "experiment_id": lambda value: setattr(self, "experiment_id", value),
+            "deviation_threshold": lambda value: setattr(self, "threshold", value), "autostart": self.set_autostart,
+            "start_tolerance": lambda value: setattr(self.run, "start_tolerance", value),
+            "approach_speed_fraction": lambda value: setattr(self.run, "approach_speed_fraction", value),
+            "max_joint_state_age": self.set_max_joint_state_age,
+            "start_delay": lambda value: setattr(self, "start_delay", value),
+            "stop_duration": lambda value: setattr(self, "stop_duration", value)}, rules={
+            **{name: lambda check: self.run_rule(check) for name in (
+                "experiment_id", "autostart", "approach_speed_fraction", "start_delay", "stop_duration")},
+            "deviation_threshold": lambda check: self.run_rule(check, in_use=lambda: self.threshold,
+                                                               idle=self.tolerance_below),
+            "start_tolerance": lambda check: self.run_rule(check, idle=self.tolerance_above),
+            "max_joint_state_age": lambda check: self.run_rule(check, in_use=lambda: self.watchdog.timeout)})
+        robot_file = values["robot_file"] or str(find_package_file("config", "robots", "er3a.yaml"))
+        plan_file, self.experiment_id, self.threshold = values["plan_file"], values["experiment_id"], \
+            values["deviation_threshold"]
+        self.autostart, self.start_delay = values["autostart"], values["start_delay"]
+        self.stop_duration = values["stop_duration"]
         robot = load_robot(robot_file)
         plan = load_plan(plan_file) if plan_file else build_protocol(
-            robot, cycles=cycles, excitation_periods=periods, excitation_count=excitations, speed_fractions=fractions,
-            friction_level_duration=level or None, warmup_duration=warmup)
-        self.schedule = ExperimentSchedule(plan, rate, window)
-        self.run = ExperimentRun(self.schedule, lookahead, robot, tolerance, approach, max_pose_age, self.threshold)
+            robot, cycles=values["cycles"], excitation_periods=values["excitation_periods"],
+            excitation_count=values["excitation_count"], speed_fractions=values["speed_fractions"],
+            friction_level_duration=values["friction_level_duration"] or None,
+            warmup_duration=values["warmup_duration"])
+        self.schedule = ExperimentSchedule(plan, values["rate_hz"], values["window_duration"])
+        self.run = ExperimentRun(self.schedule, values["lookahead"], robot, values["start_tolerance"],
+                                 values["approach_speed_fraction"], values["max_joint_state_age"], self.threshold)
         self.start_ns = None            # plan time 0 [ns], once started
         self.autostart_refusal = None   # why autostart gave up (not a "not ready" reason)
         self.measured = []
         self.last_pose = None
         self.last_pose_ns = None        # receipt time of last_pose on the node's clock [ns]
-        self.watchdog = FeedbackWatchdog(max_pose_age)
+        self.watchdog = FeedbackWatchdog(values["max_joint_state_age"])
+        command_topic, states_topic, stage_topic = (values[name] for name in (
+            "command_topic", "joint_states_topic", "stage_topic"))
         self.command_publisher = self.create_publisher(JointTrajectory, command_topic, 10)
         self.stage_publisher = self.create_publisher(ExperimentStage, stage_topic, STAGE_MARKERS_OUT)
-        self.create_subscription(JointState, states_topic, self.on_joint_state, joint_states_qos(self, 100))
+        self.create_subscription(JointState, states_topic, self.on_joint_state,
+                                 subscription_qos(values["joint_states_qos"], 100))
         self.create_service(Trigger, "~/start", self.on_start)
         self.create_service(Trigger, "~/abort", self.on_abort)
         self.create_timer(0.01, self.on_timer)

@@ -27,8 +27,8 @@ What is refused (non-finite values, positions, velocities or accelerations beyon
 torque beyond the effort limit and margin, too many points) gets ``success: false`` on the service; on the
 topics nothing is published for it, a warning names the point and joint and the status says so.
 
-Parameters: ``ros2 param describe`` (every descriptor states its unit, range and whether it is live),
-docs/reference/nodes.md (generated from those descriptors) and config/feedforward.yaml. The margins and
+Parameters: :data:`PARAMETERS`, from which the descriptors (``ros2 param describe``: unit, range, live or not),
+docs/reference/nodes.md and config/feedforward.yaml are made. The margins and
 ``max_points`` are live: the model in use is served again with them, and one with which it would not be
 admitted is refused with the reason. A ``model_file``, ``robot_file`` or ``payload_file`` that does not load, or
 a model refused, stops the node at start: one line, exit code 2.
@@ -71,9 +71,10 @@ from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.model.served_model import (DEFAULT_MAX_TEMPERATURE_AGE, DEFAULT_STANDSTILL_VELOCITY, REASON_LIMIT,
                                             ServedModel)
 from robot_dynid.msg import FeedforwardStatus, IdentifiedModel, JointTemperatures as JointTemperaturesMsg
-from robot_dynid.nodes.node_runtime import (MAX_TIMER_PERIOD, MIN_TIMER_PERIOD, MODEL_QOS, declare, float64_array,
-                                            in_range, integer_in, joint_states_qos, readable_file_path, seconds,
-                                            set_period, spin_node, timer_period, waiting_for_clock)
+from robot_dynid.nodes.node_runtime import (MAX_TIMER_PERIOD, MIN_TIMER_PERIOD, MODEL_QOS, NodeParameter,
+                                            ParameterTable, declare_table, float64_array, in_range, integer_in,
+                                            qos_parameter, readable_file_path, seconds, set_period, spin_node,
+                                            subscription_qos, timer_period, waiting_for_clock)
 from robot_dynid.srv import ComputeFeedforward, ResetWarmup, SetPayload
 
 STATUS_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
@@ -87,6 +88,79 @@ MAX_COOLING_TIME_CONSTANT = 604800.0    # s (a week)
 MAX_STANDSTILL_VELOCITY = 1.0       # rad/s
 MAX_TEMPERATURE_AGE = 3600.0        # s
 LIVE_MARGIN = "live: the model in use is served again with it (refused when it would not be admitted)"
+PARAMETERS = ParameterTable("feedforward", rows=(
+    NodeParameter("model_file", "", "model artifact (YAML) to load at start; '' waits for model_topic. A model that "
+                  "does not load or is refused stops the node at start (one line, exit code 2)",
+                  check=readable_file_path),
+    NodeParameter("robot_file", "", "robot description (YAML) every model must be of (name, joints, kinematics), "
+                  "whose limits apply; '' = the robot of the first model served", check=readable_file_path),
+    NodeParameter("model_topic", "identified_model", "robot_dynid/msg/IdentifiedModel to follow (transient local); "
+                  "'' = off"),
+    NodeParameter("reference_topic", "", "sensor_msgs/JointState reference: positions [rad], velocities [rad/s]; "
+                  "'' = off"),
+    NodeParameter("command_topic", "feedforward_effort", "std_msgs/Float64MultiArray torques in the order of "
+                  "joints, for a forward command controller", "N m"),
+    NodeParameter("joints", Parameter.Type.STRING_ARRAY, "joints of those commands in the controller's order (its "
+                  "`joints`), a subset of the model's; unset: the model's joints in its order; read at start: the "
+                  "layout the controller expects", example=["j1", "j2", "j3"]),
+    qos_parameter(what="reference_topic"),
+    NodeParameter("trajectory_topic", "", "trajectory_msgs/JointTrajectory reference in (positions rad, velocities "
+                  "rad/s, accelerations rad/s^2); '' = off"),
+    NodeParameter("trajectory_out_topic", "trajectory_with_effort", "the same JointTrajectory with every point's "
+                  "effort filled, for a joint_trajectory_controller with an effort interface", "N m"),
+    NodeParameter("status_topic", "feedforward_status", "robot_dynid/msg/FeedforwardStatus out (transient local): "
+                  "the model in use, the reference path's state, refusals, the payload, the friction state"),
+    NodeParameter("position_margin", DEFAULT_POSITION_MARGIN, "positions beyond a joint's limits by more than this "
+                  f"are refused (URDF continuous joints: not checked); at most 2 pi; negative: no check; {LIVE_MARGIN}",
+                  "rad", check_position_margin, live=True),
+    NodeParameter("velocity_margin", DEFAULT_VELOCITY_MARGIN, "velocities above this times the velocity limit are "
+                  f"refused; in (0, 10]; {LIVE_MARGIN}", "1", check_margin_factor, (0.0, MAX_MARGIN_FACTOR), True),
+    NodeParameter("acceleration_margin", DEFAULT_ACCELERATION_MARGIN, "accelerations above this times the "
+                  f"acceleration limit are refused; in (0, 10]; {LIVE_MARGIN}", "1", check_margin_factor,
+                  (0.0, MAX_MARGIN_FACTOR), True),
+    NodeParameter("effort_margin", DEFAULT_EFFORT_MARGIN, "torques above this times the effort limit are refused (no "
+                  "effort limit in the robot description: 2 x the model's largest torque at the limits of motion); in "
+                  f"(0, 10]; {LIVE_MARGIN}", "1", check_margin_factor, (0.0, MAX_MARGIN_FACTOR), True),
+    NodeParameter("model_effort_margin", DEFAULT_MODEL_EFFORT_MARGIN, "a model needing more than this times an "
+                  f"effort limit at the limits of motion is refused; in (0, 10]; {LIVE_MARGIN}", "1",
+                  check_margin_factor, (0.0, MAX_MARGIN_FACTOR), True),
+    NodeParameter("max_points", DEFAULT_MAX_POINTS, f"points per request (service, trajectory); in "
+                  f"1..{MAX_POINTS_LIMIT}; live: applies to the next request", check=check_max_points,
+                  bounds=(1, MAX_POINTS_LIMIT), live=True),
+    NodeParameter("reference_timeout", DEFAULT_REFERENCE_TIMEOUT, "without a valid reference this long, zero "
+                  "feed-forward is published on command_topic; in (0, 60]; live: the timeout and its check every "
+                  "reference_timeout / 4 change at once", "s",
+                  in_range("s", 0.0, MAX_REFERENCE_TIMEOUT, allow_minimum=False), live=True),
+    NodeParameter("status_period", 1.0, f"FeedforwardStatus period (also sent on every change); in "
+                  f"[{MIN_TIMER_PERIOD:g}, {MAX_TIMER_PERIOD:g}]; live: the next status comes one new period after "
+                  "the set", "s", timer_period, live=True),
+    NodeParameter("service_queue_depth", DEFAULT_SERVICE_QUEUE_DEPTH, "requests the service queues (beyond: dropped "
+                  f"unanswered by the middleware); in 1..{MAX_SERVICE_QUEUE_DEPTH}; read at start: the service's QoS",
+                  check=integer_in(1, MAX_SERVICE_QUEUE_DEPTH)),
+    NodeParameter("payload_file", "", "payload (YAML: frame, mass kg, com m, inertia kg m^2 about the com) attached "
+                  "to the models served; '' = none; read at start (~/set_payload and ~/clear_payload change the "
+                  "payload while the node runs)", check=readable_file_path),
+    NodeParameter("cold_start_stamp", 0.0, "ROS time of the cold start (friction drift time); 0 = the node's start; "
+                  f"at most its start and {MAX_COLD_START_STAMP:g}; read at start (~/reset_warmup sets the running "
+                  "time while the node runs)", "s", in_range("s", 0.0, MAX_COLD_START_STAMP)),
+    NodeParameter("cooling_time_constant", 0.0, "while the joints stand still the running time decays toward 0 with "
+                  f"this time constant; 0 = no cooling; at most {MAX_COOLING_TIME_CONSTANT:g}; live: applies from "
+                  "the next reference", "s", in_range("s", 0.0, MAX_COOLING_TIME_CONSTANT), live=True),
+    NodeParameter("standstill_velocity", DEFAULT_STANDSTILL_VELOCITY, "joints with every reference velocity below "
+                  f"this stand still; in (0, {MAX_STANDSTILL_VELOCITY:g}]; live: applies to the next reference",
+                  "rad/s", in_range("rad/s", 0.0, MAX_STANDSTILL_VELOCITY, allow_minimum=False), live=True),
+    NodeParameter("temperature_topic_prefix", "", "sensor_msgs/Temperature per joint on <prefix>/<joint name> "
+                  "[deg C], for a model whose friction drifts with temperature; '' = off"),
+    NodeParameter("joint_temperatures_topic", "", "robot_dynid/msg/JointTemperatures [deg C], for a model whose "
+                  "friction drifts with temperature; '' = off"),
+    NodeParameter("max_temperature_age", DEFAULT_MAX_TEMPERATURE_AGE, "older temperatures are not used; in "
+                  f"(0, {MAX_TEMPERATURE_AGE:g}]; live: applies to the next request", "s",
+                  in_range("s", 0.0, MAX_TEMPERATURE_AGE, allow_minimum=False), live=True),
+    NodeParameter("reference_acceleration_window", 0.0, "window of the reference's accelerations estimated from its "
+                  "velocities by their stamps; 0 = accelerations zero, else in (0, 1]; for a planned (noise-free) "
+                  "reference; live: applies from the next reference", "s", in_range("s", 0.0, MAX_WINDOW), live=True),
+))
+"""The feedforward node's parameters (:class:`~robot_dynid.nodes.node_runtime.ParameterTable`)."""
 STATE_CODES = {ReferenceMonitor.NO_MODEL: FeedforwardStatus.STATE_NO_MODEL,
                ReferenceMonitor.OK: FeedforwardStatus.STATE_OK,
                ReferenceMonitor.REFUSED: FeedforwardStatus.STATE_REFERENCE_REFUSED,
@@ -98,103 +172,37 @@ class FeedforwardNode(Node):
     def __init__(self, **node_options):
         """``node_options``: rclpy Node keyword arguments, e.g. ``context`` (one process, several nodes)."""
         super().__init__("feedforward", **node_options)
-        model_file = declare(self, "model_file", "", "model artifact (YAML) to load at start; '' waits for model_topic",
-                             check=readable_file_path)
-        robot_file = declare(self, "robot_file", "", "robot description (YAML) every model must be of, whose limits "
-                             "apply; '' = the robot of the first model served", check=readable_file_path)
-        model_topic = declare(self, "model_topic", "identified_model", "IdentifiedModel topic to follow; '' = off")
-        reference_topic = declare(self, "reference_topic", "",
-                                  "JointState reference (positions rad, velocities rad/s); '' = off")
-        command_topic = declare(self, "command_topic", "feedforward_effort",
-                                "Float64MultiArray output of torques in the order of joints", "N m")
-        trajectory_topic = declare(self, "trajectory_topic", "", "JointTrajectory reference in; '' = off")
-        trajectory_out_topic = declare(self, "trajectory_out_topic", "trajectory_with_effort",
-                                       "JointTrajectory out with effort filled", "N m")
-        status_topic = declare(self, "status_topic", "feedforward_status", "FeedforwardStatus output")
         self.core = None    # the ServedModel, made once every parameter is read
-        margins = Margins(
-            position=declare(self, "position_margin", DEFAULT_POSITION_MARGIN,
-                             f"positions beyond a joint's limits by more than this are refused; at most 2 pi; "
-                             f"negative: no check; {LIVE_MARGIN}", "rad", check=self.margin_rule(
-                                 "position", check_position_margin), apply=self.margin_setter("position")),
-            velocity=declare(self, "velocity_margin", DEFAULT_VELOCITY_MARGIN,
-                             f"velocities above this times the velocity limit are refused; in (0, 10]; {LIVE_MARGIN}",
-                             "1", check=self.margin_rule("velocity", check_margin_factor),
-                             apply=self.margin_setter("velocity"), bounds=(0.0, MAX_MARGIN_FACTOR)),
-            acceleration=declare(self, "acceleration_margin", DEFAULT_ACCELERATION_MARGIN,
-                                 "accelerations above this times the acceleration limit are refused; in (0, 10]; "
-                                 f"{LIVE_MARGIN}", "1", check=self.margin_rule("acceleration", check_margin_factor),
-                                 apply=self.margin_setter("acceleration"), bounds=(0.0, MAX_MARGIN_FACTOR)),
-            effort=declare(self, "effort_margin", DEFAULT_EFFORT_MARGIN,
-                           f"torques above this times the effort limit are refused; in (0, 10]; {LIVE_MARGIN}", "1",
-                           check=self.margin_rule("effort", check_margin_factor), apply=self.margin_setter("effort"),
-                           bounds=(0.0, MAX_MARGIN_FACTOR)),
-            model_effort=declare(self, "model_effort_margin", DEFAULT_MODEL_EFFORT_MARGIN,
-                                 "a model needing more than this times an effort limit at the limits of motion is "
-                                 f"refused; in (0, 10]; {LIVE_MARGIN}", "1",
-                                 check=self.margin_rule("model_effort", check_margin_factor),
-                                 apply=self.margin_setter("model_effort"), bounds=(0.0, MAX_MARGIN_FACTOR)),
-            max_points=declare(self, "max_points", DEFAULT_MAX_POINTS,
-                               "points per request (service, trajectory); in 1..10000000; live: applies to the next "
-                               "request", check=self.margin_rule("max_points", check_max_points),
-                               apply=self.margin_setter("max_points"), bounds=(1, MAX_POINTS_LIMIT)))
-        reference_timeout = declare(
-            self, "reference_timeout", DEFAULT_REFERENCE_TIMEOUT,
-            "without a valid reference this long, zero feed-forward is published; in (0, 60]; live: the timeout "
-            "and its check every reference_timeout / 4 change at once", "s",
-            check=in_range("s", 0.0, MAX_REFERENCE_TIMEOUT, allow_minimum=False), apply=self.set_reference_timeout)
-        status_period = declare(
-            self, "status_period", 1.0, f"FeedforwardStatus period (and on every change); in [{MIN_TIMER_PERIOD:g}, "
-            f"{MAX_TIMER_PERIOD:g}]; live: the next status comes one new period after the set", "s", check=timer_period,
-            apply=lambda value: set_period(self.status_timer, value))
-        service_queue_depth = declare(
-            self, "service_queue_depth", DEFAULT_SERVICE_QUEUE_DEPTH,
-            "requests the service queues (beyond: dropped unanswered); in 1..10000; read at start: the service's QoS",
-            check=integer_in(1, MAX_SERVICE_QUEUE_DEPTH))
-        output_joints = declare(self, "joints", Parameter.Type.STRING_ARRAY,
-                                "joints of the Float64MultiArray commands, in the controller's order; unset: the "
-                                "model's joints; read at start: the layout the controller expects") or None
-        payload_file = declare(self, "payload_file", "", "payload file (YAML: frame, mass kg, com m, inertia kg m^2 "
-                               "about the centre of mass) attached to the models served; '' = none; read at start "
-                               "(~/set_payload and ~/clear_payload change the payload while the node runs)",
-                               check=readable_file_path)
-        cold_start_stamp = declare(self, "cold_start_stamp", 0.0, "ROS time of the cold start (friction drift "
-                                   f"time); 0 = the node's start; at most its start and {MAX_COLD_START_STAMP:g}; "
-                                   "read at start (~/reset_warmup sets the running time while the node runs)",
-                                   "s", check=in_range("s", 0.0, MAX_COLD_START_STAMP))
-        cooling = declare(self, "cooling_time_constant", 0.0, "while the joints stand still the running time decays "
-                          "toward 0 with this time constant; 0 = no cooling; at most "
-                          f"{MAX_COOLING_TIME_CONSTANT:g}; live: applies from the next reference", "s",
-                          check=in_range("s", 0.0, MAX_COOLING_TIME_CONSTANT),
-                          apply=lambda value: setattr(self.core, "cooling_time_constant", value))
-        acceleration_window = declare(
-            self, "reference_acceleration_window", 0.0, "window of the reference's accelerations estimated from its "
-            "velocities by their stamps; 0 = accelerations zero, else in (0, 1]; for a planned (noise-free) "
-            "reference; live: applies from the next reference", "s", check=in_range("s", 0.0, MAX_WINDOW),
-            apply=lambda value: setattr(self.core, "reference_acceleration_window", value))
-        standstill_velocity = declare(
-            self, "standstill_velocity", DEFAULT_STANDSTILL_VELOCITY, "joints with every reference velocity below "
-            f"this stand still; in (0, {MAX_STANDSTILL_VELOCITY:g}]; a change applies to the next reference", "rad/s",
-            check=in_range("rad/s", 0.0, MAX_STANDSTILL_VELOCITY, allow_minimum=False),
-            apply=lambda value: setattr(self.core, "standstill_velocity", value))
-        self.temperature_prefix = declare(self, "temperature_topic_prefix", "", "sensor_msgs/Temperature per joint "
-                                          "on <prefix>/<joint name> [deg C]; '' = off")
-        joint_temperatures_topic = declare(self, "joint_temperatures_topic", "", "robot_dynid/JointTemperatures "
-                                           "[deg C]; '' = off")
-        max_temperature_age = declare(
-            self, "max_temperature_age", DEFAULT_MAX_TEMPERATURE_AGE, "older temperatures are not used; in "
-            f"(0, {MAX_TEMPERATURE_AGE:g}]; live: applies to the next request", "s",
-            check=in_range("s", 0.0, MAX_TEMPERATURE_AGE, allow_minimum=False),
-            apply=lambda value: setattr(self.core, "max_temperature_age", value))
-        reference_qos = joint_states_qos(self, 10)
+        margins = {**{f"{name}_margin": name for name in ("position", "velocity", "acceleration", "effort",
+                                                          "model_effort")}, "max_points": "max_points"}
+        values = declare_table(self, PARAMETERS, apply={
+            **{parameter: self.margin_setter(name) for parameter, name in margins.items()},
+            "reference_timeout": self.set_reference_timeout,
+            "status_period": lambda value: set_period(self.status_timer, value),
+            **{name: lambda value, name=name: setattr(self.core, name, value) for name in (
+                "cooling_time_constant", "reference_acceleration_window", "standstill_velocity",
+                "max_temperature_age")}},
+            rules={parameter: self.margin_rule(name) for parameter, name in margins.items()})
+        margins = Margins(**{name: values[parameter] for parameter, name in margins.items()})
+        model_file, robot_file, payload_file = values["model_file"], values["robot_file"], values["payload_file"]
+        model_topic, reference_topic = values["model_topic"], values["reference_topic"]
+        command_topic, status_topic = values["command_topic"], values["status_topic"]
+        trajectory_topic, trajectory_out_topic = values["trajectory_topic"], values["trajectory_out_topic"]
+        reference_timeout, status_period = values["reference_timeout"], values["status_period"]
+        service_queue_depth = values["service_queue_depth"]
+        self.temperature_prefix = values["temperature_topic_prefix"]
+        joint_temperatures_topic = values["joint_temperatures_topic"]
+        reference_qos = subscription_qos(values["joint_states_qos"], 10)
         expected_robot = load_robot(robot_file) if robot_file else None
         self.core = ServedModel(
             margins, self.ros_time, expected_robot=expected_robot, expected_what=f"robot_file {robot_file}",
-            output_joints=output_joints, payload=load_payload(payload_file, expected_robot) if payload_file else None,
-            payload_source=f"payload_file {payload_file}", cold_start_stamp=cold_start_stamp,
-            cooling_time_constant=cooling, temperatures=bool(self.temperature_prefix or joint_temperatures_topic),
-            max_temperature_age=max_temperature_age, standstill_velocity=standstill_velocity,
-            reference_acceleration_window=acceleration_window, log=self.log)
+            output_joints=values["joints"] or None,
+            payload=load_payload(payload_file, expected_robot) if payload_file else None,
+            payload_source=f"payload_file {payload_file}", cold_start_stamp=values["cold_start_stamp"],
+            cooling_time_constant=values["cooling_time_constant"],
+            temperatures=bool(self.temperature_prefix or joint_temperatures_topic),
+            max_temperature_age=values["max_temperature_age"], standstill_velocity=values["standstill_velocity"],
+            reference_acceleration_window=values["reference_acceleration_window"], log=self.log)
         self.temperature_subscriptions = {}
         self.temperature_group = MutuallyExclusiveCallbackGroup()
         if joint_temperatures_topic:
@@ -258,13 +266,16 @@ class FeedforwardNode(Node):
             f"margins: position {margins.position:g} rad, velocity x{margins.velocity:g}, acceleration "
             f"x{margins.acceleration:g}, effort x{margins.effort:g}, model effort x{margins.model_effort:g}")
 
-    def margin_rule(self, name, check):
-        """The :func:`declare` check of the margin ``name`` of :class:`Margins`: ``check``, then, with a model
-        in use, refused with the reason when the model would not be admitted with it (it stays served)."""
-        def checked(value, field):
-            value = check(value, field)
-            return value if self.core is None else self.core.check_margin(name, value, field)
-        return checked
+    def margin_rule(self, name):
+        """The rule of the margin ``name`` of :class:`Margins` (:func:`declare_table`): its row's check, then,
+        with a model in use, refused with the reason when the model would not be admitted with it (it stays
+        served)."""
+        def rule(check):
+            def checked(value, field):
+                value = check(value, field)
+                return value if self.core is None else self.core.check_margin(name, value, field)
+            return checked
+        return rule
 
     def margin_setter(self, name):
         """The :func:`declare` apply of a margin: the model in use served again with the new margins."""

@@ -44,9 +44,10 @@ from robot_dynid.hydraulics.cylinder_results import (cylinder_config_from_dict, 
                                                      save_cylinder_results)
 from robot_dynid.hydraulics.online import LIVE_SETTINGS, N_PARAMETERS, OnlineHydraulicIdentifier, OnlineSettings
 from robot_dynid.msg import HydraulicCylinderEstimates, HydraulicCylinderState, IdentificationStatus
-from robot_dynid.nodes.node_runtime import (MAX_TIMER_PERIOD, MIN_TIMER_PERIOD, declare, in_range, integer_in,
-                                            joint_states_qos, readable_file_path, seconds, set_period, spin_node,
-                                            timer_period, writable_file_path)
+from robot_dynid.nodes.node_runtime import (MAX_TIMER_PERIOD, MIN_TIMER_PERIOD, NodeParameter, ParameterTable,
+                                            declare_table, in_range, integer_in, qos_parameter, readable_file_path,
+                                            seconds, set_period, spin_node, subscription_qos, timer_period,
+                                            writable_file_path)
 from robot_dynid.recordings.recording import DropCounter, describe_dropped
 
 MAX_MIN_SAMPLES = 10_000_000
@@ -71,49 +72,69 @@ SETTINGS = (  # (field of OnlineSettings, description, unit, check)
     ("min_samples", f"samples before a cylinder can count as converged, in {N_PARAMETERS + 1}..{MAX_MIN_SAMPLES}",
      None, integer_in(N_PARAMETERS + 1, MAX_MIN_SAMPLES)),
 )
+ARRAYS = (  # (parameter, description, unit, the curtain-wall arm's values in config/hydraulic_identifier.yaml)
+    ("cylinder_names", "cylinder names, as in HydraulicCylinderState", None, [f"cylinder_{k}" for k in range(1, 7)]),
+    ("piston_masses", "moving mass m of piston and rod per cylinder (the arm's: Table IV)", "kg",
+     [4.595, 4.914, 2.324, 1.937, 1.729, 1.705]),
+    ("damping", "damping c per cylinder (the arm's: 2 N s/mm, as printed)", "N s/m", [2000.0] * 6),
+    ("areas_a", "cap-side piston area A_a per cylinder (the arm's: assumed)", "m^2",
+     [3.1172e-3, 3.1172e-3, 1.9635e-3, 1.2566e-3, 1.2566e-3, 1.2566e-3]),
+    ("areas_b", "rod-side annulus area A_b per cylinder (the arm's: assumed)", "m^2",
+     [2.0994e-3, 2.0994e-3, 1.3477e-3, 8.7650e-4, 8.7650e-4, 8.7650e-4]),
+    ("loads", "external load F_L per cylinder when a message has none; unset or empty: 0", "N", [0.0] * 6),
+)
 WARNING_PERIOD = 5.0   # s between repeated warnings about skipped messages
+
+PARAMETERS = ParameterTable("hydraulic_identifier", notes=(
+    "Online RLS identification of hydraulic cylinders' stiffness K [N/m] and Stribeck friction fc [N], fv [N s/m], "
+    "fs [N (s/m)^(1/3)] from robot_dynid/msg/HydraulicCylinderState (SI).",
+    "The cylinders below are the six of the hydraulic curtain-wall arm (the hydraulic paper, "
+    "shared/reference/curtain_wall_arm.yaml): piston masses from Table IV; damping c = 2 N s/mm = 2000 N s/m for "
+    "every cylinder, as printed. The paper prints no areas: those below are ASSUMED standard bore/rod sizes, not "
+    "data: 63/36 mm for joints 1-2, 50/28 mm for joint 3, 40/22 mm for joints 4-6 (A_a = pi/4 bore^2, A_b = A_a - "
+    "pi/4 rod^2). Replace them with the real cylinders' areas, or set cylinders_file to a cylinder configuration "
+    "(C.yaml)."), rows=(
+    NodeParameter("cylinders_file", "", "cylinder configuration (YAML: cylinders: [{name, piston_mass, damping, "
+                  "area_a, area_b, load}], the C.yaml of robot-dynid hydraulic identify); when set, it replaces the "
+                  "arrays below; '' = the arrays", check=readable_file_path),
+    *(NodeParameter(name, Parameter.Type.STRING_ARRAY if name == "cylinder_names" else Parameter.Type.DOUBLE_ARRAY,
+                    description, unit, example=example, in_config=name != "loads")
+      for name, description, unit, example in ARRAYS),
+    *(NodeParameter(name, getattr(OnlineSettings(), name), f"{description}; " + (
+        "live: applies to the next convergence check" if name in LIVE_SETTINGS else
+        "read at start: the estimator's state is built with it"), unit, check, live=name in LIVE_SETTINGS)
+      for name, description, unit, check in SETTINGS),
+    NodeParameter("hydraulic_topic", "hydraulic_cylinder_states", "robot_dynid/msg/HydraulicCylinderState input"),
+    qos_parameter("qos", "hydraulic_topic"),
+    NodeParameter("queue_depth", 100, f"subscription queue depth (2 s at 50 Hz), in 1..{MAX_QUEUE_DEPTH}", "1",
+                  integer_in(1, MAX_QUEUE_DEPTH)),
+    NodeParameter("hydraulic_estimates_topic", "hydraulic_estimates",
+                  "robot_dynid/msg/HydraulicCylinderEstimates output"),
+    NodeParameter("hydraulic_status_topic", "hydraulic_identification_status",
+                  "robot_dynid/msg/IdentificationStatus output"),
+    NodeParameter("publish_period", 1.0, f"period of the estimates and status, in [{MIN_TIMER_PERIOD:g}, "
+                  f"{MAX_TIMER_PERIOD:g}]; live: the next comes one new period after the set", "s", timer_period,
+                  live=True),
+    NodeParameter("results_file", "", "results file (YAML, the format of robot-dynid hydraulic identify) written by "
+                  "~/save and at shutdown; '' = cylinder_results_<date>_<time>.yaml in the current directory; live: "
+                  "applies to the next save", check=writable_file_path, live=True),
+))
+"""The hydraulic_identifier's parameters (:class:`~robot_dynid.nodes.node_runtime.ParameterTable`)."""
 
 
 class HydraulicIdentifierNode(Node):
     def __init__(self, **node_options):
         """``node_options``: rclpy Node keyword arguments, e.g. ``context`` (one process, several nodes)."""
         super().__init__("hydraulic_identifier", **node_options)
-        defaults = OnlineSettings()
-        settings = OnlineSettings(**{
-            name: declare(self, name, getattr(defaults, name), f"{description}; " + (
-                "live: applies to the next convergence check" if name in LIVE_SETTINGS else
-                "read at start: the estimator's state is built with it"), unit, check,
-                apply=self.settings_setter(name) if name in LIVE_SETTINGS else None)
-            for name, description, unit, check in SETTINGS})
-        cylinders_file = declare(self, "cylinders_file", "", "cylinder configuration (YAML: cylinders: [{name, "
-                                 "piston_mass, damping, area_a, area_b, load}]); '' = the arrays below; read at start",
-                                 check=readable_file_path)
-        arrays = {name: declare(self, name, Parameter.Type.STRING_ARRAY if name == "cylinder_names"
-                                else Parameter.Type.DOUBLE_ARRAY, f"{description}; read at start", unit)
-                  for name, description, unit in (
-                      ("cylinder_names", "cylinder names, as in HydraulicCylinderState", None),
-                      ("piston_masses", "moving mass m of piston and rod per cylinder", "kg"),
-                      ("damping", "damping c per cylinder", "N s/m"),
-                      ("areas_a", "cap-side piston area A_a per cylinder", "m^2"),
-                      ("areas_b", "rod-side annulus area A_b per cylinder", "m^2"),
-                      ("loads", "external load F_L per cylinder when a message has none; empty = 0", "N"))}
-        topic = declare(self, "hydraulic_topic", "hydraulic_cylinder_states",
-                        "robot_dynid/HydraulicCylinderState input")
-        estimates_topic = declare(self, "hydraulic_estimates_topic", "hydraulic_estimates",
-                                  "robot_dynid/HydraulicCylinderEstimates output")
-        status_topic = declare(self, "hydraulic_status_topic", "hydraulic_identification_status",
-                               "robot_dynid/IdentificationStatus output")
-        depth = declare(self, "queue_depth", 100, f"subscription queue depth (2 s at 50 Hz), in 1..{MAX_QUEUE_DEPTH}",
-                        "1", integer_in(1, MAX_QUEUE_DEPTH))
-        qos = joint_states_qos(self, depth, "qos", "the HydraulicCylinderState subscription")
-        publish_period = declare(self, "publish_period", 1.0, f"period of the estimates and status, in "
-                                 f"[{MIN_TIMER_PERIOD:g}, {MAX_TIMER_PERIOD:g}]; live: the next comes one new period "
-                                 "after the set", "s", timer_period,
-                                 apply=lambda value: set_period(self.publish_timer, value))
-        self.results_file = results_path(declare(
-            self, "results_file", "", "results file (YAML) written by ~/save and at shutdown; '' = "
-            "cylinder_results_<date>_<time>.yaml in the current directory; live: applies to the next save",
-            check=writable_file_path, apply=lambda value: setattr(self, "results_file", results_path(value))))
+        values = declare_table(self, PARAMETERS, apply={
+            **{name: self.settings_setter(name) for name in LIVE_SETTINGS},
+            "publish_period": lambda value: set_period(self.publish_timer, value),
+            "results_file": lambda value: setattr(self, "results_file", results_path(value))})
+        settings = OnlineSettings(**{name: values[name] for name, _, _, _ in SETTINGS})
+        cylinders_file, topic = values["cylinders_file"], values["hydraulic_topic"]
+        arrays = {name: values[name] for name, _, _, _ in ARRAYS}
+        qos = subscription_qos(values["qos"], values["queue_depth"])
+        self.results_file = results_path(values["results_file"])
         self.configs = {config.name: config for config in (load_cylinder_config(cylinders_file) if cylinders_file
                                                            else configs_from_arrays(**arrays))}
         self.identifier = OnlineHydraulicIdentifier(
@@ -121,11 +142,12 @@ class HydraulicIdentifierNode(Node):
             {name: config.load for name, config in self.configs.items() if config.load is not None})
         self.dropped = DropCounter()
         self.last_warning = {}
+        estimates_topic = values["hydraulic_estimates_topic"]
         self.estimates_publisher = self.create_publisher(HydraulicCylinderEstimates, estimates_topic, 10)
-        self.status_publisher = self.create_publisher(IdentificationStatus, status_topic, 10)
+        self.status_publisher = self.create_publisher(IdentificationStatus, values["hydraulic_status_topic"], 10)
         self.create_subscription(HydraulicCylinderState, topic, self.on_state, qos)
         self.create_service(Trigger, "~/save", self.on_save)
-        self.publish_timer = self.create_timer(publish_period, self.publish)
+        self.publish_timer = self.create_timer(values["publish_period"], self.publish)
         self.get_logger().info(
             f"identifying cylinders {list(self.identifier.names)} ({cylinders_file or 'parameters'}) by RLS, "
             f"forgetting {settings.forgetting:g}; {topic} ({self.get_parameter('qos').value}) -> {estimates_topic}; "

@@ -75,15 +75,16 @@ from robot_dynid.estimation.friction_tracking import DEFAULT_FORGETTING, OnlineF
 from robot_dynid.estimation.identification import settings_from_options
 from robot_dynid.estimation.identification_options import OPTIONS
 from robot_dynid.estimation.payload import PayloadSettings
-from robot_dynid.estimation.quality_gate import GATE_RANGES
+from robot_dynid.estimation.quality_gate import GATE_DEFAULTS, GATE_RANGES
 from robot_dynid.estimation.streaming import StreamingIdentifier, StreamingSettings, fit_metrics
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.payload import MAX_MASS, frame_placement
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.msg import ExperimentStage, IdentificationStatus, IdentifiedModel
-from robot_dynid.nodes.node_runtime import (MAX_TIMER_PERIOD, MIN_TIMER_PERIOD, MODEL_QOS, STAGE_MARKERS_IN, declare,
-                                            in_range, integer_in, joint_states_qos, readable_file_path, seconds,
-                                            set_period, spin_node, timer_period, writable_file_path)
+from robot_dynid.nodes.node_runtime import (MAX_TIMER_PERIOD, MIN_TIMER_PERIOD, MODEL_QOS, STAGE_MARKERS_IN,
+                                            NodeParameter, ParameterTable, declare_table, in_range, integer_in,
+                                            qos_parameter, readable_file_path, seconds, set_period, spin_node,
+                                            subscription_qos, timer_period, writable_file_path)
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.conditioning import MAX_GIVEN_WINDOW
 from robot_dynid.recordings.joint_states import JointStateSelector
@@ -95,71 +96,84 @@ STATE_DEPTH = 2000   # joint states queued [1]: 2 s at 1 kHz while a fit runs
 
 
 MAX_SAMPLES = 1_000_000   # buffered samples [1]: about 0.2 GB for 6 joints
+NEXT_IDENTIFICATION = "live: applies to the next identification"
+
+PARAMETERS = ParameterTable("identifier", notes=(
+    "The identification options (friction ... check_torque_scale) come from one table, "
+    "robot_dynid/estimation/identification_options.py, as robot-dynid identify's arguments do (same defaults, "
+    "intervals and units).",), rows=(
+    NodeParameter("robot_file", "", "robot description (YAML); '' = the ER3A (config/robots/er3a.yaml)",
+                  check=readable_file_path),
+    *(NodeParameter(option.name, "" if option.default is None else option.default, option.describe(),
+                    check=option.check, bounds=option.bounds()) for option in OPTIONS.values() if option.node),
+    NodeParameter("stages", ["excitation"], f"stage kinds whose samples are identified on, of {list(STAGE_KINDS)}; "
+                  "their end triggers identification"),
+    NodeParameter("pool_stages", False, "identify over all selected stages so far instead of the last one"),
+    NodeParameter("max_samples", 20000, "buffered samples before folding into normal equations (bounds memory), in "
+                  f"{4 * StreamingSettings.window}..{MAX_SAMPLES}", "1",
+                  integer_in(4 * StreamingSettings.window, MAX_SAMPLES)),
+    NodeParameter("derivative_window", 0.0, "window of the accelerations' cubic fit of the positions (velocities as "
+                  f"recorded), in [0, {MAX_GIVEN_WINDOW:g}]; 0 = {StreamingSettings.window} samples at any rate. "
+                  "Fixed in samples at the stream's first rate, at most max_samples / 4; recorded in the model's "
+                  "provenance.conditioning", "s", in_range("s", 0.0, MAX_GIVEN_WINDOW)),
+    NodeParameter("joint_states_topic", "joint_states", "sensor_msgs/JointState: position [rad], velocity [rad/s], "
+                  "effort [N m]"),
+    qos_parameter(what="joint_states_topic"),
+    NodeParameter("stage_topic", "experiment_stage", "robot_dynid/msg/ExperimentStage start and end markers"),
+    NodeParameter("model_topic", "identified_model", "robot_dynid/msg/IdentifiedModel out (transient local, depth 1)"),
+    NodeParameter("status_topic", "identification_status", "robot_dynid/msg/IdentificationStatus out"),
+    NodeParameter("model_file", "", "model artifact (YAML) written on every accepted model; '' = none. A failed "
+                  "write is an error log line and a status warning; the model is still published; live: applies to "
+                  "the next accepted model", check=writable_file_path, live=True),
+    NodeParameter("require_improvement", True, "accept a model only if its hold-out RMS residual is not larger than "
+                  f"the model in use's; {NEXT_IDENTIFICATION}", live=True),
+    NodeParameter("max_holdout_rsd", GATE_DEFAULTS["max_holdout_rsd"], "quality gate: reject any model (the first "
+                  "too) whose hold-out RSD, sqrt(sum residual^2 / sum torque^2), is not below this, in (0, 1]; "
+                  f"{NEXT_IDENTIFICATION}", "1", in_range("1", *GATE_RANGES["max_holdout_rsd"], allow_minimum=False),
+                  live=True),
+    NodeParameter("max_condition", GATE_DEFAULTS["max_condition"], "quality gate: reject a model whose condition "
+                  "number (column-scaled base regressor) is not below this: poorly excited data; in (1, 1e12]; "
+                  f"{NEXT_IDENTIFICATION}", "1", in_range("1", *GATE_RANGES["max_condition"], allow_minimum=False),
+                  live=True),
+    NodeParameter("status_period", 1.0, f"period of IdentificationStatus, in [{MIN_TIMER_PERIOD:g}, "
+                  f"{MAX_TIMER_PERIOD:g}]; live: the next comes one new period after the set", "s", timer_period,
+                  live=True),
+    NodeParameter("stage_latency", 0.5, "joint states and stage markers may arrive this far out of stamp order, in "
+                  "[0, 60]; stages are cut at the markers' stamps, samples used this much later; live: applies to "
+                  "what arrives next", "s", in_range("s", 0.0, 60.0), live=True),
+    NodeParameter("arm_model_file", "", "payload stages (payload in stages): the arm's model artifact (YAML) fixed "
+                  "while a tool's payload is identified; '' = the model in use (identified on earlier stages)",
+                  check=readable_file_path),
+    NodeParameter("payload_frame", "", "payload stages: the payload's frame, fixed to the last link ('' = the child "
+                  "link of the last joint; e.g. tool0)"),
+    NodeParameter("payload_mass", 0.0, f"payload stages: the payload's known mass, in [0, {MAX_MASS:g}]; 0 = "
+                  "estimated", "kg", in_range("kg", 0.0, MAX_MASS)),
+    NodeParameter("track_friction", False, "follow the friction of the model in use from every joint state (RLS with "
+                  "forgetting, rigid body fixed); publish a tracked model that changed and passes the gate"),
+    NodeParameter("tracking_forgetting", DEFAULT_FORGETTING, "track_friction: RLS forgetting factor per sample, in "
+                  "(0, 1]; memory about 1 / (1 - factor) samples", "1", in_range("1", 0.0, 1.0, allow_minimum=False)),
+    NodeParameter("tracking_change", 0.1, "track_friction: publish a tracked model when a tracked parameter moved by "
+                  "more than this fraction of the model in use's, in (0, 10]", "1",
+                  in_range("1", 0.0, 10.0, allow_minimum=False)),
+    NodeParameter("track_offsets", False, "track_friction: track the torque offsets too"),
+))
+"""The identifier's parameters (:class:`~robot_dynid.nodes.node_runtime.ParameterTable`)."""
 
 
 class IdentifierNode(Node):
     def __init__(self, **node_options):
         """``node_options``: rclpy Node keyword arguments, e.g. ``context`` (one process, several nodes)."""
         super().__init__("identifier", **node_options)
-        robot_file = (declare(self, "robot_file", "", "robot description (YAML); '' = the ER3A",
-                              check=readable_file_path)
-                      or str(find_package_file("config", "robots", "er3a.yaml")))
-        options = {option.name: declare(self, option.name, "" if option.default is None else option.default,
-                                        option.describe(), check=option.check,
-                                        bounds=option.bounds())
-                   for option in OPTIONS.values() if option.node}
-        stages = declare(self, "stages", ["excitation"], f"stage kinds to identify on, of {list(STAGE_KINDS)}")
-        pool = declare(self, "pool_stages", False, "identify over all selected stages so far, not the last")
-        max_samples = declare(self, "max_samples", 20000, "buffered samples before folding into normal equations, "
-                              f"in {4 * StreamingSettings.window}..{MAX_SAMPLES}", "1",
-                              integer_in(4 * StreamingSettings.window, MAX_SAMPLES))
-        derivative_window = declare(self, "derivative_window", 0.0, "window of the accelerations' cubic fit of the "
-                                    f"positions, in [0, {MAX_GIVEN_WINDOW:g}]; 0 = {StreamingSettings.window} samples "
-                                    "at any rate", "s", in_range("s", 0.0, MAX_GIVEN_WINDOW))
-        joint_states_topic = declare(self, "joint_states_topic", "joint_states", "JointState input")
-        stage_topic = declare(self, "stage_topic", "experiment_stage", "ExperimentStage markers")
-        model_topic = declare(self, "model_topic", "identified_model", "IdentifiedModel output (transient local)")
-        status_topic = declare(self, "status_topic", "identification_status", "IdentificationStatus output")
-        self.model_file = declare(self, "model_file", "", "model artifact (YAML) to write on acceptance; '' = none; "
-                                  "a failed write is a status warning, the model is still published; live: applies "
-                                  "to the next accepted model", check=writable_file_path,
-                                  apply=lambda value: setattr(self, "model_file", value))
-        require = declare(self, "require_improvement", True, "accept a model only if its hold-out residual is "
-                          "not larger than the model in use's; changes apply to the next identification",
-                          apply=self.gate_setter("require_improvement"))
-        max_rsd = declare(self, "max_holdout_rsd", 0.5, "quality gate: reject a model whose hold-out RSD "
-                          "(residual / torque, root of sums of squares) is not below this, in (0, 1]; changes "
-                          "apply to the next identification", "1",
-                          in_range("1", *GATE_RANGES["max_holdout_rsd"], allow_minimum=False),
-                          apply=self.gate_setter("max_holdout_rsd"))
-        max_condition = declare(self, "max_condition", 1000.0, "quality gate: reject a model whose condition "
-                                "number (column-scaled base regressor) is not below this, in (1, 1e12]; changes "
-                                "apply to the next identification", "1",
-                                in_range("1", *GATE_RANGES["max_condition"], allow_minimum=False),
-                                apply=self.gate_setter("max_condition"))
-        status_period = declare(self, "status_period", 1.0, f"period of IdentificationStatus, in "
-                                f"[{MIN_TIMER_PERIOD:g}, {MAX_TIMER_PERIOD:g}]; live: the next comes one new period "
-                                "after the set", "s", timer_period,
-                                apply=lambda value: set_period(self.status_timer, value))
-        self.latency = declare(self, "stage_latency", 0.5, "how far joint states and stage markers may arrive out "
-                               "of stamp order, in [0, 60]; samples are used this much later; live: applies to what "
-                               "arrives next", "s", in_range("s", 0.0, 60.0), apply=self.set_latency)
-        arm_model_file = declare(self, "arm_model_file", "", "the arm's model artifact (YAML) fixed in payload "
-                                 "stages; '' = the model in use", check=readable_file_path)
-        payload_frame = declare(self, "payload_frame", "", "payload stages: the payload's frame, fixed to the last "
-                                "link ('' = the child link of the last joint; e.g. tool0)")
-        payload_mass = declare(self, "payload_mass", 0.0, f"payload stages: the payload's known mass, in [0, "
-                               f"{MAX_MASS:g}]; 0 = estimated", "kg", in_range("kg", 0.0, MAX_MASS))
-        self.track_friction = declare(self, "track_friction", False, "follow the friction of the model in use from "
-                                      "every joint state (RLS with forgetting, rigid body fixed)")
-        self.tracking_forgetting = declare(
-            self, "tracking_forgetting", DEFAULT_FORGETTING, "track_friction: RLS forgetting factor per sample, in "
-            "(0, 1]; memory about 1 / (1 - factor) samples", "1", in_range("1", 0.0, 1.0, allow_minimum=False))
-        self.tracking_change = declare(
-            self, "tracking_change", 0.1, "track_friction: publish a tracked model when a tracked parameter moved "
-            "by more than this fraction of the model in use's, in (0, 10]", "1",
-            in_range("1", 0.0, 10.0, allow_minimum=False))
-        self.track_offsets = declare(self, "track_offsets", False, "track_friction: track the torque offsets too")
+        values = declare_table(self, PARAMETERS, apply={
+            "model_file": lambda value: setattr(self, "model_file", value),
+            **{name: self.gate_setter(name) for name in ("require_improvement", "max_holdout_rsd", "max_condition")},
+            "status_period": lambda value: set_period(self.status_timer, value), "stage_latency": self.set_latency})
+        robot_file = values["robot_file"] or str(find_package_file("config", "robots", "er3a.yaml"))
+        options = {name: values[name] for name, option in OPTIONS.items() if option.node}
+        stages, payload_frame, arm_model_file = values["stages"], values["payload_frame"], values["arm_model_file"]
+        self.model_file, self.latency = values["model_file"], values["stage_latency"]
+        self.track_friction, self.track_offsets = values["track_friction"], values["track_offsets"]
+        self.tracking_forgetting, self.tracking_change = values["tracking_forgetting"], values["tracking_change"]
         self.robot = load_robot(robot_file)
         if payload_frame:
             try:
@@ -168,11 +182,13 @@ class IdentifierNode(Node):
                 raise DynIdError(f"parameter payload_frame: {error}") from None
         arm_model = DynamicModel.load(arm_model_file) if arm_model_file else None
         settings = StreamingSettings(settings_from_options(options, self.robot, label=lambda name: f"parameter {name}"),
-                                     stages=tuple(stages), pool_stages=pool, max_samples=max_samples,
-                                     window_seconds=derivative_window or None,
-                                     require_improvement=require, max_holdout_rsd=max_rsd,
-                                     max_condition=max_condition,
-                                     payload=PayloadSettings(frame=payload_frame or None, mass=payload_mass or None))
+                                     stages=tuple(stages), pool_stages=values["pool_stages"],
+                                     max_samples=values["max_samples"],
+                                     window_seconds=values["derivative_window"] or None,
+                                     require_improvement=values["require_improvement"],
+                                     max_holdout_rsd=values["max_holdout_rsd"], max_condition=values["max_condition"],
+                                     payload=PayloadSettings(frame=payload_frame or None,
+                                                             mass=values["payload_mass"] or None))
         try:
             self.session = StreamingIdentifier(self.robot, settings, arm_model=arm_model)
         except DynIdError as error:
@@ -185,17 +201,17 @@ class IdentifierNode(Node):
         self.last_sample_arrival = None
         self.state, self.message = IdentificationStatus.STATE_IDLE, "waiting for a stage"
         self.file_problem = ""   # why the last accepted model is not in model_file ('' = written, or no file)
-        self.model_publisher = self.create_publisher(IdentifiedModel, model_topic, MODEL_QOS)
-        self.status_publisher = self.create_publisher(IdentificationStatus, status_topic, 10)
-        self.create_subscription(JointState, joint_states_topic, self.on_joint_state,
-                                 joint_states_qos(self, STATE_DEPTH))
-        self.create_subscription(ExperimentStage, stage_topic, self.on_stage, STAGE_MARKERS_IN)
+        self.model_publisher = self.create_publisher(IdentifiedModel, values["model_topic"], MODEL_QOS)
+        self.status_publisher = self.create_publisher(IdentificationStatus, values["status_topic"], 10)
+        self.create_subscription(JointState, values["joint_states_topic"], self.on_joint_state,
+                                 subscription_qos(values["joint_states_qos"], STATE_DEPTH))
+        self.create_subscription(ExperimentStage, values["stage_topic"], self.on_stage, STAGE_MARKERS_IN)
         self.create_service(Trigger, "~/identify", self.on_identify)
-        self.status_timer = self.create_timer(status_period, self.publish_status)
+        self.status_timer = self.create_timer(values["status_period"], self.publish_status)
         self.idle_timer = self.create_timer(idle_period(self.latency), self.on_idle)
         self.get_logger().info(f"identifying {self.robot.name} ({robot_file}) with {options['method']}, friction "
                                f"{options['friction']}, "
-                               f"on stages {list(stages)}; {joint_states_topic} -> {model_topic}")
+                               f"on stages {list(stages)}; {values['joint_states_topic']} -> {values['model_topic']}")
 
     def set_latency(self, value):
         """``stage_latency`` set: the stamp order's slack and the period of the check for stopped joint states."""

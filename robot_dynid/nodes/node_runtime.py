@@ -5,8 +5,10 @@ from __future__ import annotations
 import array
 import dataclasses
 import gc
+import json
 import signal
 import sys
+import textwrap
 import threading
 import time
 
@@ -21,6 +23,7 @@ from rclpy.executors import ExternalShutdownException, ShutdownException, Single
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 
 import numpy as np
+import yaml
 
 from robot_dynid import validators
 from robot_dynid.errors import DynIdError
@@ -43,6 +46,121 @@ started late does not take markers of an earlier run for new ones; matches eithe
 
 MODEL_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 """QoS of IdentifiedModel: transient local, depth 1, so a node started late gets the model in use."""
+
+
+@dataclasses.dataclass(frozen=True)
+class NodeParameter:
+    """One row of a node's parameter table (:class:`ParameterTable`): what :func:`declare` takes, and what the
+    node's config file shows.
+
+    ``default``: the value, or ``Parameter.Type.STRING_ARRAY`` / ``DOUBLE_ARRAY`` for an array that is unset
+    (None) until given. ``description`` says what the value means and its range (and, for a ``live`` parameter,
+    how a change takes effect); ``unit`` goes after it in brackets. ``check(value, field)`` and ``bounds`` as
+    :func:`declare` takes them. ``live``: a set while the node runs takes effect (the node gives the function
+    that applies it); otherwise the parameter is read at start. ``example``: the value config/<node>.yaml shows
+    instead of the default, set there with ``in_config`` (e.g. a robot's cylinders), else commented out.
+    """
+
+    name: str
+    default: object
+    description: str
+    unit: str | None = None
+    check: object = None
+    bounds: tuple | None = None
+    live: bool = False
+    example: object = None
+    in_config: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class ParameterTable:
+    """Every parameter of the node ``node``, in the order its config file lists them; ``notes``: what its config
+    file says first (one line per item) beyond which parameters are live. The descriptors, the node reference of
+    the documentation (tools/reference_pages.py) and config/<node>.yaml (tools/config_files.py) come from it."""
+
+    node: str
+    rows: tuple
+    notes: tuple = ()
+
+    def __getitem__(self, name: str) -> NodeParameter:
+        return next(row for row in self.rows if row.name == name)
+
+    @property
+    def names(self) -> tuple:
+        return tuple(row.name for row in self.rows)
+
+    def config_text(self) -> str:
+        """config/<node>.yaml: the notes and which parameters are live as comments, then every parameter with its
+        default (or example) and its description (unit first) as a comment, wrapped at :data:`CONFIG_WIDTH`."""
+        live = [row.name for row in self.rows if row.live]
+        notes = [f"Parameters of the {self.node} node (robot_dynid/nodes/{self.node}.py), written by "
+                 "tools/config_files.py from its table PARAMETERS: change the table, then run that tool.",
+                 (f"Live (ros2 param set while the node runs): {', '.join(live)}. " if live else "")
+                 + "The rest is read at start.", *self.notes]
+        lines = [f"# {line}" for note in notes for line in textwrap.wrap(note, CONFIG_WIDTH - 2)]
+        lines += [f"/**/{self.node}:", "  ros__parameters:"]
+        for row in self.rows:
+            unset = not isinstance(row.default, (str, bool, int, float, list, tuple))
+            value = row.example if row.example is not None else row.default
+            if unset and row.example is None:
+                value = []
+            entry = f"{row.name}: {_yaml_value(value)}"
+            if unset and not row.in_config or (row.example is not None and not row.in_config):
+                entry = f"# {entry}"
+            comment = (f"[{row.unit}] " if row.unit else "") + row.description
+            head = f"    {entry}"
+            head = (head.ljust(CONFIG_COMMENT_COLUMN) if len(head) < CONFIG_COMMENT_COLUMN else head + " ") + "# "
+            wrapped = textwrap.wrap(comment, max(CONFIG_WIDTH - len(head), 40)) or [""]
+            lines.append(head + wrapped[0])
+            lines += [" " * CONFIG_COMMENT_COLUMN + "#   " + more for more in
+                      textwrap.wrap(" ".join(wrapped[1:]), CONFIG_WIDTH - CONFIG_COMMENT_COLUMN - 4)]
+        return "\n".join(lines) + "\n"
+
+
+CONFIG_WIDTH = 120
+"""Characters per line of a generated config file."""
+CONFIG_COMMENT_COLUMN = 36
+"""Column (from 0) of the ``#`` of a parameter's comment in a generated config file (later after a long entry)."""
+
+
+def _yaml_value(value) -> str:
+    """``value`` as a ROS parameter file writes it: a float keeps its point (a ROS double), a string is quoted
+    where YAML would read it as something else."""
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, float):
+        text = repr(value)
+        text = text.replace("e", ".0e", 1) if "e" in text and "." not in text else text
+    elif isinstance(value, int):
+        text = str(value)
+    elif isinstance(value, str):
+        text = value if value and yaml.safe_load(value) == value and value.strip() == value else json.dumps(value)
+    else:
+        text = "[" + ", ".join(_yaml_value(item) for item in value) + "]"
+    if yaml.safe_load(text) != (list(value) if isinstance(value, tuple) else value):
+        raise ValueError(f"{value!r} does not read back from YAML as itself ({text})")
+    return text
+
+
+def declare_table(node, table: ParameterTable, apply=None, rules=None) -> dict:
+    """Declare every parameter of ``table`` (:func:`declare`) and return ``{name: value}``.
+
+    ``apply``: ``{name: function(value)}`` for exactly the table's live parameters. ``rules``:
+    ``{name: wrap}`` where the node's state adds to a row's check: ``wrap(check)`` is the check used (the row's
+    bounds stay in the descriptor)."""
+    apply, rules = dict(apply or {}), dict(rules or {})
+    live = {row.name for row in table.rows if row.live}
+    unknown = (set(apply) | set(rules)) - set(table.names)
+    if set(apply) != live or unknown:
+        raise ValueError(f"{table.node}: apply must cover the live parameters {sorted(live)} (got {sorted(apply)}); "
+                         f"not in the table: {sorted(unknown)}")
+    values = {}
+    for row in table.rows:
+        check = rules[row.name](row.check) if row.name in rules else row.check
+        bounds = row.bounds if row.bounds is not None else getattr(row.check, "bounds", None)
+        values[row.name] = declare(node, row.name, row.default, row.description, row.unit, check=check,
+                                   apply=apply.get(row.name), bounds=bounds)
+    return values
 
 
 def declare(node, name, default, description, unit=None, check=None, apply=None, bounds=None):
@@ -202,16 +320,17 @@ def set_period(timer, period):
     timer.reset()
 
 
-def joint_states_qos(node, depth, parameter="joint_states_qos", what="the joint state subscription(s)"):
-    """QoS of the node's joint state subscriptions from its ``joint_states_qos`` parameter (or
-    the data subscriptions ``what`` from ``parameter``).
+def qos_parameter(name="joint_states_qos", what="the joint state subscription(s)") -> NodeParameter:
+    """The table row of a node's choice of QoS for ``what`` (:func:`subscription_qos`)."""
+    return NodeParameter(name, "reliable", f"QoS of {what}: reliable, best_effort (for a driver that publishes best "
+                         "effort: a reliable subscription never connects to it) or sensor_data (best effort, depth 5)",
+                         check=lambda value, field: validators.text(value, field, DynIdError, list(JOINT_STATES_QOS)))
 
-    ``reliable`` (default): reliable, keep last ``depth``; ``best_effort``: the same, best effort,
-    for drivers that publish best effort (a reliable subscription never connects to them);
-    ``sensor_data``: rclpy's sensor data profile (best effort, keep last 5).
+
+def subscription_qos(choice, depth):
+    """The QoS profile of a :func:`qos_parameter` choice: ``reliable``: reliable, keep last ``depth``;
+    ``best_effort``: the same, best effort; ``sensor_data``: rclpy's sensor data profile (best effort, keep last 5).
     """
-    choice = declare(node, parameter, "reliable", f"QoS of {what}: {', '.join(JOINT_STATES_QOS)}")
-    validators.text(choice, f"parameter {parameter}", DynIdError, list(JOINT_STATES_QOS))
     if choice == "sensor_data":
         return qos_profile_sensor_data
     return QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=depth,

@@ -4,32 +4,18 @@ Messages are subscribed raw and written as the CDR bytes that arrived (nothing d
 under the fixed bag topic names of :data:`robot_dynid.recordings.bag_layout.BAG_TOPICS`, so that
 ``robot-dynid identify --data <bag>`` reads the bag with its default topic options.
 
-Parameters
-----------
-bag_path (str): bag directory to create; '' = a timestamped directory under output_directory.
-output_directory (str): where timestamped bags go ('' = current directory).
-storage (str): 'mcap' or 'sqlite3'.
-joint_states_topic, motor_states_topic, effort_topic, current_topic, temperature_topic, hydraulic_topic,
-stage_topic (str): live topics to record ('' = off); see the node's parameter descriptions. Motor states
-    (a JointState named by the robot's motors, values at the motor) go to ``/motor_states``, which
-    ``robot-dynid identify`` reads by default for a robot with a transmission.
-joint_names (str[]): joints the identification needs (unset: those each message names).
+Parameters: :data:`PARAMETERS` (``ros2 param describe``, docs/reference/nodes.md and config/recorder.yaml are
+made from it). Motor states (a JointState named by the robot's motors, values at the motor) go to ``/motor_states``,
+which ``robot-dynid identify`` reads by default for a robot with a transmission.
 
 Every joint state is recorded as it arrives; one that identification will skip
 (:mod:`robot_dynid.recordings.joint_states`: empty or duplicate names, a needed joint missing, array lengths,
 NaN/inf) is warned about once per reason while recording.
-joint_states_qos (str): QoS of the data topics: reliable (default), best_effort (drivers that
-    publish best effort) or sensor_data; queue_depth (int): their keep-last depth (volatile).
 Each topic's metadata in the bag holds the QoS its publishers offered when its first message
-arrived (a replay offers the same), and ``ros_distro`` the distribution the recorder ran on.
-flush_period, status_period (float, s): period of flushing the bag and checking the free space (0.01-3600);
-    period of the message-count log (0 = off, else 0.01-3600); both on the steady clock, also with
-    use_sim_time (bag times then follow /clock).
-min_free_space (float, MB): free space the bag's file system must keep (0 = no check): less at the
-    start refuses to record, less than twice it is warned about once, less while recording stops it.
-silent_topic_delay (float, s): a set motor states, effort, current, temperature or hydraulic topic that
-    delivered nothing this long after the first joint (or motor) state is warned about once; at close the bag gets its
-    bag topic with no message, so that ``robot-dynid identify`` can say that it recorded nothing.
+arrived (a replay offers the same), and ``ros_distro`` the distribution the recorder ran on. The flush and status
+timers run on the steady clock, also with use_sim_time (bag times then follow /clock). A silent topic (see
+``silent_topic_delay``) gets its bag topic with no message at close, so that ``robot-dynid identify`` can say that
+it recorded nothing.
 
 With use_sim_time, recording starts with the first /clock message: the topics are subscribed then (a
 message before it would have no receive time; ``~/mark_stage`` refuses until then).
@@ -67,9 +53,10 @@ from sensor_msgs.msg import JointState
 from robot_dynid import validators
 from robot_dynid.errors import DynIdError
 from robot_dynid.msg import ExperimentStage, HydraulicCylinderState
-from robot_dynid.nodes.node_runtime import (MIN_TIMER_PERIOD, STAGE_MARKERS_IN, STAGE_MARKERS_OUT, declare, in_range,
-                                            integer_in, joint_states_qos, ros_distro, set_period, spin_node,
-                                            waiting_for_clock, writable_directory_path)
+from robot_dynid.nodes.node_runtime import (MIN_TIMER_PERIOD, STAGE_MARKERS_IN, STAGE_MARKERS_OUT, NodeParameter,
+                                            ParameterTable, declare_table, in_range, integer_in, qos_parameter,
+                                            ros_distro, set_period, spin_node, subscription_qos, waiting_for_clock,
+                                            writable_directory_path)
 from robot_dynid.recordings.bag_files import STORAGE_PLUGINS
 from robot_dynid.recordings.bag_io import MB, BagWriter, DiskSpaceError, RecordingStopped, free_space, offered_qos
 from robot_dynid.recordings.bag_layout import BAG_TOPICS, JointStateDecoder, default_bag_path
@@ -84,6 +71,60 @@ MESSAGE_CLASSES = {"joint_states": JointState, "motor_states": JointState, "effo
                    "temperature": JointState, "hydraulic": HydraulicCylinderState, "stage": ExperimentStage}
 
 
+def storage_choice(value, field):
+    return validators.text(value, field, DynIdError, list(STORAGE_PLUGINS))
+
+
+def period_or_off(value, field):
+    """0 (off) or a period in [MIN_PERIOD, 3600] s."""
+    return value if value == 0.0 and not isinstance(value, bool) else in_range("s", MIN_PERIOD, 3600.0)(value, field)
+
+
+PARAMETERS = ParameterTable("recorder", notes=(
+    "Bag topics are fixed (robot_dynid/recordings/bag_layout.py BAG_TOPICS): joint states -> /joint_states, motor "
+    "states -> /motor_states, stage markers -> /experiment_stage, effort -> /joint_efforts, current -> "
+    "/motor_currents, temperature -> /joint_temperatures, hydraulic -> /hydraulic_cylinder_states, so "
+    "`robot-dynid identify --data <bag>` reads the bag as is.",), rows=(
+    NodeParameter("bag_path", "", "bag directory to create; '' = timestamped under output_directory",
+                  check=writable_directory_path),
+    NodeParameter("output_directory", "", "directory of timestamped bags robot_dynid_YYYYmmdd_HHMMSS; '' = current",
+                  check=writable_directory_path),
+    NodeParameter("storage", "mcap", f"bag storage plugin: {' or '.join(STORAGE_PLUGINS)}", check=storage_choice),
+    NodeParameter("joint_states_topic", "joint_states",
+                  "sensor_msgs/JointState: positions [rad], velocities [rad/s], efforts [N m]"),
+    NodeParameter("motor_states_topic", "", "JointState named by the robot's motors: positions [rad], velocities "
+                  "[rad/s], efforts [N m], all at the motor (before the gear) -> /motor_states, which identify reads "
+                  "by default for a robot with a transmission; '' = off"),
+    NodeParameter("effort_topic", "", "second JointState whose effort holds the torques [N m]; '' = off"),
+    NodeParameter("current_topic", "", "JointState whose effort holds motor currents [A] (torque = current x torque "
+                  "constant x gear ratio, from the robot description, when read); '' = off"),
+    NodeParameter("temperature_topic", "", "JointState whose effort holds joint temperatures [deg C]; '' = off"),
+    NodeParameter("hydraulic_topic", "", "robot_dynid/msg/HydraulicCylinderState; '' = off"),
+    NodeParameter("stage_topic", "experiment_stage", "robot_dynid/msg/ExperimentStage markers; '' = off"),
+    NodeParameter("joint_names", Parameter.Type.STRING_ARRAY, "joints the identification needs: a message lacking "
+                  "one is warned about (once); unset: those each message names",
+                  example=["joint_1", "joint_2", "joint_3", "joint_4", "joint_5", "joint_6"]),
+    qos_parameter(what="the data topics"),
+    NodeParameter("queue_depth", 1000, f"subscription depth of the data topics: 1 s of slack at 1 kHz; in "
+                  f"1..{MAX_QUEUE_DEPTH}", "1", integer_in(1, MAX_QUEUE_DEPTH)),
+    NodeParameter("flush_period", 1.0, f"period of flushing the bag to disk and checking the free space, in "
+                  f"[{MIN_PERIOD:g}, 3600]; live while recording: the next flush comes one new period after the set",
+                  "s", in_range("s", MIN_PERIOD, 3600.0), live=True),
+    NodeParameter("status_period", 10.0, f"period of the message-count and free-space log, 0 = off, else in "
+                  f"[{MIN_PERIOD:g}, 3600]; live: the next log comes one new period after the set", "s", period_or_off,
+                  bounds=(0.0, 3600.0), live=True),
+    NodeParameter("min_free_space", 100.0, "free space the bag's file system must keep: less at the start refuses to "
+                  "record, less than twice it is warned about once, less while recording stops recording and closes "
+                  "the bag whole (the node stays up); 0 = no check (a full disk still stops recording and closes the "
+                  "bag); live while recording: applies to the next check", "MB", in_range("MB", 0.0, None), live=True),
+    NodeParameter("silent_topic_delay", 5.0, "a set motor states, effort, current, temperature or hydraulic topic "
+                  "that delivered nothing this long after the first joint (or motor) state is warned about once, in "
+                  "(0, 3600]; live until that check ran", "s", in_range("s", 0.0, 3600.0, allow_minimum=False),
+                  live=True),
+))
+"""The recorder's parameters (:class:`~robot_dynid.nodes.node_runtime.ParameterTable`)."""
+
+
 class RecorderNode(Node):
     #: Ctrl-C waits for the callback writing a message (spin_node): a write cut half way leaves no clean bag.
     finish_callbacks_on_signal = True
@@ -91,49 +132,16 @@ class RecorderNode(Node):
     def __init__(self, **node_options):
         """``node_options``: rclpy Node keyword arguments, e.g. ``context`` (one process, several nodes)."""
         super().__init__("recorder", **node_options)
-        bag_path = declare(self, "bag_path", "", "bag directory to create; '' = timestamped under output_directory",
-                           check=writable_directory_path)
-        output_directory = declare(self, "output_directory", "", "directory of timestamped bags; '' = current",
-                                   check=writable_directory_path)
-        storage = declare(self, "storage", "mcap", f"bag storage plugin: {' or '.join(STORAGE_PLUGINS)}",
-                          check=storage_choice)
-        live_topics = {
-            "joint_states": declare(self, "joint_states_topic", "joint_states",
-                                    "sensor_msgs/JointState: positions rad, velocities rad/s, efforts N m"),
-            "motor_states": declare(self, "motor_states_topic", "",
-                                    "JointState named by the transmission's motors: positions rad, velocities rad/s, "
-                                    "efforts N m, all at the motor (before the gear); '' = off"),
-            "effort": declare(self, "effort_topic", "", "second JointState whose effort holds torques [N m]; '' = off"),
-            "current": declare(self, "current_topic", "",
-                               "JointState whose effort holds motor currents [A] (torque = current x torque "
-                               "constant x gear ratio, from the robot description, when read); '' = off"),
-            "temperature": declare(self, "temperature_topic", "",
-                                   "JointState whose effort holds joint temperatures [deg C]; '' = off"),
-            "hydraulic": declare(self, "hydraulic_topic", "", "robot_dynid/HydraulicCylinderState; '' = off"),
-            "stage": declare(self, "stage_topic", "experiment_stage", "robot_dynid/ExperimentStage markers; '' = off"),
-        }
-        joint_names = declare(self, "joint_names", Parameter.Type.STRING_ARRAY,
-                              "joints the identification needs; each missing one is warned about once")
-        depth = declare(self, "queue_depth", 1000, "subscription queue depth of the data topics (1 kHz bursts), "
-                        f"in 1..{MAX_QUEUE_DEPTH}", "1", integer_in(1, MAX_QUEUE_DEPTH))
-        data_qos = joint_states_qos(self, depth)
-        flush_period = declare(self, "flush_period", 1.0, f"period of flushing the bag to disk and checking the free "
-                               f"space, in [{MIN_PERIOD:g}, 3600]; live while recording: the next flush comes one "
-                               "new period after the set", "s", self.recording_rule(in_range("s", MIN_PERIOD, 3600.0)),
-                               apply=lambda value: set_period(self.flush_timer, value))
-        status_period = declare(self, "status_period", 10.0, f"period of the message-count log, 0 = off, else in "
-                                f"[{MIN_PERIOD:g}, 3600]; live: the next log comes one new period after the set", "s",
-                                period_or_off, apply=self.set_status_period, bounds=(0.0, 3600.0))
-        min_free_space = declare(self, "min_free_space", 100.0, "free space the bag's file system must keep: less at "
-                                 "the start refuses to record, less than twice it is warned about once, less while "
-                                 "recording stops recording and closes the bag; 0 = no check (a full disk still "
-                                 "closes the bag); live while recording: applies to the next check", "MB",
-                                 self.recording_rule(in_range("MB", 0.0, None)), apply=self.set_min_free_space)
-        self.silent_topic_delay = declare(
-            self, "silent_topic_delay", 5.0, "a motor states, effort, current, temperature or hydraulic topic that has "
-            "delivered nothing this long after the first joint (or motor) state is warned about (once), in (0, 3600]; "
-            "live until that check ran", "s", self.silent_check_rule(in_range("s", 0.0, 3600.0, allow_minimum=False)),
-            apply=lambda value: setattr(self, "silent_topic_delay", value))
+        recording_rules = {name: self.recording_rule for name in ("flush_period", "min_free_space")}
+        values = declare_table(self, PARAMETERS, apply={
+            "flush_period": lambda value: set_period(self.flush_timer, value), "status_period": self.set_status_period,
+            "min_free_space": self.set_min_free_space,
+            "silent_topic_delay": lambda value: setattr(self, "silent_topic_delay", value)},
+            rules={**recording_rules, "silent_topic_delay": self.silent_check_rule})
+        live_topics = {role: values[f"{role}_topic"] for role in MESSAGE_CLASSES}
+        joint_names = values["joint_names"]
+        data_qos = subscription_qos(values["joint_states_qos"], values["queue_depth"])
+        self.silent_topic_delay = values["silent_topic_delay"]
 
         self.decoder = JointStateDecoder()
         self.selector = JointStateSelector(joint_names) if joint_names else None
@@ -145,16 +153,17 @@ class RecorderNode(Node):
         self.create_service(MarkStage, "~/mark_stage", self.on_mark_stage)
         # on the steady clock: with use_sim_time, ROS time stands still while /clock does
         self.steady = Clock(clock_type=ClockType.STEADY_TIME)
-        self.flush_timer = self.create_timer(flush_period, self.on_flush, clock=self.steady)
+        self.flush_timer = self.create_timer(values["flush_period"], self.on_flush, clock=self.steady)
         self.status_timer = None
-        self.set_status_period(status_period)
+        self.set_status_period(values["status_period"])
         self.live_topics = live_topics
         self.arrived = set()          # roles that delivered a message
         self.first_joint_state = None   # steady time of the first joint state
         self.silent_warned = False
         self.not_recorded = 0         # messages that arrived after recording stopped
         # opened last: spin_node closes only a fully constructed node
-        self.writer = open_bag(bag_path, output_directory, storage, min_free_space)
+        self.writer = open_bag(values["bag_path"], values["output_directory"], values["storage"],
+                               values["min_free_space"])
         self.clock_wait = None
         if waiting_for_clock(self):
             self.get_logger().info("use_sim_time is true and no /clock message has arrived: recording starts with "
@@ -165,7 +174,7 @@ class RecorderNode(Node):
             self.subscribe(data_qos)
         mapping = ", ".join(f"{topic} -> {BAG_TOPICS[role][0]}" for role, topic in live_topics.items() if topic)
         self.get_logger().info(
-            f"recording to {self.writer.path} ({storage}): {mapping}; data QoS "
+            f"recording to {self.writer.path} ({values['storage']}): {mapping}; data QoS "
             f"{self.get_parameter('joint_states_qos').value}, depth {data_qos.depth}; joints "
             f"{list(joint_names) if joint_names else 'as they come'}")
 
@@ -395,15 +404,6 @@ def open_bag(bag_path, output_directory, storage, min_free_space):
                 raise DynIdError(f"parameter {'bag_path' if bag_path else 'output_directory'}: {error}") from None
     raise DynIdError(f"parameter output_directory: {BAG_NAME_TRIES} bag names taken by other recorders while this one "
                      f"started in {output_directory or '.'}")
-
-
-def storage_choice(value, field):
-    return validators.text(value, field, DynIdError, list(STORAGE_PLUGINS))
-
-
-def period_or_off(value, field):
-    """0 (off) or a period in [MIN_PERIOD, 3600] s."""
-    return value if value == 0.0 and not isinstance(value, bool) else in_range("s", MIN_PERIOD, 3600.0)(value, field)
 
 
 def main(args=None):

@@ -69,10 +69,11 @@ from robot_dynid.experiment.closed_loop import (
     MAX_CONTROL_RATE, MAX_FEEDFORWARD_DELAY, MAX_FEEDFORWARD_TIMEOUT, ControlSettings)
 from robot_dynid.experiment.engines import MODE_NAMES, check_engine, simulated_arm, simulated_robot
 from robot_dynid.experiment.mujoco_engine import DEFAULT_TIMESTEP, MAX_TIMESTEP, MIN_TIMESTEP
-from robot_dynid.model.friction import friction_model
+from robot_dynid.model.friction import FRICTION_MODEL_NAMES, friction_model
 from robot_dynid.model.payload import Payload
 from robot_dynid.model.robot_loader import load_robot
-from robot_dynid.nodes.node_runtime import declare, in_range, integer_in, readable_file_path, set_period, spin_node
+from robot_dynid.nodes.node_runtime import (NodeParameter, ParameterTable, declare_table, in_range, integer_in,
+                                            readable_file_path, set_period, spin_node)
 from robot_dynid.package_files import find_package_file
 from robot_dynid.srv import ResetWarmup, SetPayload
 
@@ -86,57 +87,98 @@ MAX_WARMUP_TIME_CONSTANT = 86400.0    # [s] warmup_time_constant
 LIVE_BURST = ("live: applies to the next batch; refused when (max_lag + batch_period) * rate outgrows the "
               "publishers' history set at start")
 
+GAINS_UNSET = ("unset: from control_bandwidth f and damping_ratio z on each joint's largest inertia I over poses "
+               "within its limits: kp = I (2 pi f)^2, kd = 2 z I (2 pi f)")
+
+PARAMETERS = ParameterTable("sim_robot", notes=(
+    "A simulated arm for tests and demos. Every number is checked at start (range in each comment); a bad one is "
+    "one line and exit code 2.",
+    "Services with engine mujoco: ~/reset_warmup (the arm's running time since its cold start), in control mode "
+    "~/attach_payload (a body fixed to the simulated arm's last link); topic ~/controller_state (control mode: "
+    "reference and feed-forward applied)."), rows=(
+    NodeParameter("robot_file", "", "robot description (YAML); '' = the ER3A (config/robots/er3a.yaml)",
+                  check=readable_file_path),
+    NodeParameter("engine", "regressor", "physics: regressor (the identifier's own regressor) or mujoco (MuJoCo "
+                  "integrates the arm; armature, damping, friction loss from the description's simulation: section; "
+                  'pip install "robot-dynid[sim]")', check=lambda value, field: check_engine(value, field)),
+    NodeParameter("timestep", DEFAULT_TIMESTEP, f"mujoco engine: largest integration step, {MIN_TIMESTEP:g} to "
+                  f"{MAX_TIMESTEP:g}", "s", in_range("s", MIN_TIMESTEP, MAX_TIMESTEP)),
+    NodeParameter("friction", "coulomb_viscous", f"friction model: {', '.join(FRICTION_MODEL_NAMES)} "
+                  "(coulomb_viscous_lead: the family of the mujoco engine's true parameters)",
+                  check=lambda value, field: validators.text(value, field, DynIdError, list(FRICTION_MODEL_NAMES))),
+    NodeParameter("noise_std", 0.5, f"torque measurement noise standard deviation, 0 to {MAX_NOISE_STD:g}; live: "
+                  "applies to the next batch", "N m", in_range("N m", 0.0, MAX_NOISE_STD), live=True),
+    NodeParameter("seed", 0, "seed of the true parameters (simulation_parameters) and of the noise, >= 0",
+                  check=integer_in(0)),
+    NodeParameter("cold_excess", 0.0, "extra friction of the cold robot as a fraction of the warm friction, 0 to "
+                  f"{MAX_COLD_EXCESS:g} (0 = no warm-up; mujoco: its damping and friction loss)",
+                  check=in_range(None, 0.0, MAX_COLD_EXCESS)),
+    NodeParameter("warmup_time_constant", 1200.0, "time constant of the friction warm-up, > 0 and at most "
+                  f"{MAX_WARMUP_TIME_CONSTANT:g}", "s",
+                  in_range("s", 0.0, MAX_WARMUP_TIME_CONSTANT, allow_minimum=False)),
+    NodeParameter("cold_excess_2", 0.0, "second exponential of the warm-up (the thesis's double exponential), "
+                  f"fraction of the warm friction, 0 to {MAX_COLD_EXCESS:g} (0 = one exponential)",
+                  check=in_range(None, 0.0, MAX_COLD_EXCESS)),
+    NodeParameter("warmup_time_constant_2", 300.0, "time constant of the second exponential, > 0 and at most "
+                  f"{MAX_WARMUP_TIME_CONSTANT:g}", "s",
+                  in_range("s", 0.0, MAX_WARMUP_TIME_CONSTANT, allow_minimum=False)),
+    NodeParameter("rate", 500.0, f"joint_states sample rate, {MIN_RATE:g} to {MAX_RATE:g}", "Hz",
+                  in_range("Hz", MIN_RATE, MAX_RATE)),
+    NodeParameter("batch_period", 0.02, "period of the publishing timer (at least 1 / rate): samples are computed "
+                  f"and published in batches; > 0 and at most {MAX_BATCH_PERIOD:g}; {LIVE_BURST}", "s",
+                  in_range("s", 0.0, MAX_BATCH_PERIOD, allow_minimum=False), live=True),
+    NodeParameter("max_lag", 1.0, f"overdue samples older than this are skipped, > 0 and at most {MAX_LAG:g}; "
+                  f"{LIVE_BURST}", "s", in_range("s", 0.0, MAX_LAG, allow_minimum=False), live=True),
+    NodeParameter("command_topic", "joint_trajectory", "trajectory_msgs/JointTrajectory commands to follow (as "
+                  "joint_trajectory_controller's)"),
+    NodeParameter("mode", "tracking", "tracking: follow the commands (engine mujoco: under computed torque), for "
+                  "identification; control: engine mujoco under a joint-space PD plus the feed-forward received, as "
+                  "ros2_control drives an effort-controlled arm (docs/simulation.md, closed loop)",
+                  check=lambda value, field: validators.text(value, field, DynIdError, MODE_NAMES)),
+    NodeParameter("control_rate", DEFAULT_CONTROL_RATE, "control mode: controller rate, a whole multiple of rate, "
+                  f"at most {MAX_CONTROL_RATE:g}", "Hz", in_range("Hz", 0.0, MAX_CONTROL_RATE, allow_minimum=False)),
+    NodeParameter("kp", Parameter.Type.DOUBLE_ARRAY, f"control mode: proportional gain per joint, >= 0; {GAINS_UNSET}",
+                  "N m/rad", example=[400.0, 400.0, 200.0, 20.0, 20.0, 5.0]),
+    NodeParameter("kd", Parameter.Type.DOUBLE_ARRAY, f"control mode: derivative gain per joint, >= 0; {GAINS_UNSET}",
+                  "N m s/rad", example=[25.0, 25.0, 12.0, 1.2, 1.2, 0.3]),
+    NodeParameter("control_bandwidth", DEFAULT_BANDWIDTH, "control mode: bandwidth f of the default gains, at most "
+                  f"{MAX_BANDWIDTH:g}", "Hz", in_range("Hz", 0.0, MAX_BANDWIDTH, allow_minimum=False)),
+    NodeParameter("damping_ratio", DEFAULT_DAMPING_RATIO, "control mode: damping ratio of the default gains, in "
+                  "(0, 10] (1: critically damped)", "1", in_range("1", 0.0, 10.0, allow_minimum=False)),
+    NodeParameter("feedforward_topic", "feedforward_effort", "control mode: std_msgs/Float64MultiArray feed-forward "
+                  "in the robot's joint order (a forward command controller's input: the feedforward node's "
+                  "command_topic); '' = off. JointTrajectory point efforts are added too", "N m"),
+    NodeParameter("feedforward_timeout", DEFAULT_FEEDFORWARD_TIMEOUT, "control mode: the last feed-forward received "
+                  f"is held at most this long, then zero; at most {MAX_FEEDFORWARD_TIMEOUT:g}", "s",
+                  in_range("s", 0.0, MAX_FEEDFORWARD_TIMEOUT, allow_minimum=False)),
+    NodeParameter("feedforward_delay", 0.0, "control mode: each feed-forward is applied this long after it arrives "
+                  f"(rehearses a late path), 0 to {MAX_FEEDFORWARD_DELAY:g}", "s",
+                  in_range("s", 0.0, MAX_FEEDFORWARD_DELAY)),
+    NodeParameter("initial_positions", Parameter.Type.DOUBLE_ARRAY, "positions before any command, one per joint; "
+                  "unset: 0 for every joint", "rad", example=[0.0, 0.0, 0.0, 0.0, 0.0, 0.0]),
+))
+"""sim_robot's parameters (:class:`~robot_dynid.nodes.node_runtime.ParameterTable`)."""
+
 
 class SimRobotNode(Node):
     def __init__(self, **node_options):
         """``node_options``: rclpy Node keyword arguments, e.g. ``context`` (one process, several nodes)."""
         super().__init__("sim_robot", **node_options)
-        self.robot_file = robot_file = (declare(self, "robot_file", "", "robot description (YAML); '' = the ER3A",
-                                                check=readable_file_path)
-                                        or str(find_package_file("config", "robots", "er3a.yaml")))
-        engine = declare(self, "engine", "regressor", "physics: regressor (the identifier's own model) or mujoco "
-                         '(pip install "robot-dynid[sim]")', check=lambda value, field: check_engine(value, field))
-        timestep = declare(self, "timestep", DEFAULT_TIMESTEP, f"mujoco engine: largest integration step, "
-                           f"{MIN_TIMESTEP:g} to {MAX_TIMESTEP:g}", "s", in_range("s", MIN_TIMESTEP, MAX_TIMESTEP))
-        friction = declare(self, "friction", "coulomb_viscous", "friction model name")
-        noise_std = declare(self, "noise_std", 0.5,
-                            f"torque measurement noise standard deviation, 0 to {MAX_NOISE_STD:g}; live: applies to "
-                            "the next batch", "N m", in_range("N m", 0.0, MAX_NOISE_STD), apply=self.set_noise_std)
-        seed = declare(self, "seed", 0, "seed of the true parameters and of the noise, >= 0",
-                       check=integer_in(0))
-        cold_excess = declare(self, "cold_excess", 0.0,
-                              f"extra friction of the cold robot, fraction of warm friction, 0 to {MAX_COLD_EXCESS:g}",
-                              check=in_range(None, 0.0, MAX_COLD_EXCESS))
-        warmup = declare(self, "warmup_time_constant", 1200.0,
-                         f"time constant of the friction warm-up, > 0 and at most {MAX_WARMUP_TIME_CONSTANT:g}", "s",
-                         in_range("s", 0.0, MAX_WARMUP_TIME_CONSTANT, allow_minimum=False))
-        cold_excess_2 = declare(self, "cold_excess_2", 0.0, "second exponential of the friction warm-up, fraction "
-                                f"of warm friction, 0 to {MAX_COLD_EXCESS:g}",
-                                check=in_range(None, 0.0, MAX_COLD_EXCESS))
-        warmup_2 = declare(self, "warmup_time_constant_2", 300.0, "time constant of the second exponential, > 0 "
-                           f"and at most {MAX_WARMUP_TIME_CONSTANT:g}", "s",
-                           in_range("s", 0.0, MAX_WARMUP_TIME_CONSTANT, allow_minimum=False))
-        rate = declare(self, "rate", 500.0, f"joint state sample rate, {MIN_RATE:g} to {MAX_RATE:g}", "Hz",
-                       in_range("Hz", MIN_RATE, MAX_RATE))
-        self.batch_period = declare(
-            self, "batch_period", 0.02, f"period of the publishing timer (at least 1 / rate), > 0 and at most "
-            f"{MAX_BATCH_PERIOD:g}; {LIVE_BURST}", "s",
-            self.burst_rule(in_range("s", 0.0, MAX_BATCH_PERIOD, allow_minimum=False), "batch_period"),
-            apply=self.set_batch_period)
-        self.max_lag = declare(self, "max_lag", 1.0, f"overdue samples older than this are skipped, > 0 and at most "
-                               f"{MAX_LAG:g}; {LIVE_BURST}", "s",
-                               self.burst_rule(in_range("s", 0.0, MAX_LAG, allow_minimum=False), "max_lag"),
-                               apply=self.set_max_lag)
-        command_topic = declare(self, "command_topic", "joint_trajectory", "JointTrajectory commands to follow")
-        mode = declare(self, "mode", "tracking", "tracking: follow the commands (engine mujoco: under computed "
-                       "torque), for identification; control: engine mujoco under a PD plus the feed-forward "
-                       "received", check=lambda value, field: validators.text(value, field, DynIdError, MODE_NAMES))
+        values = declare_table(self, PARAMETERS, apply={
+            "noise_std": self.set_noise_std, "batch_period": self.set_batch_period, "max_lag": self.set_max_lag},
+            rules={name: lambda check, name=name: self.burst_rule(check, name) for name in ("batch_period", "max_lag")})
+        self.robot_file = robot_file = values["robot_file"] or str(find_package_file("config", "robots", "er3a.yaml"))
+        engine, friction, noise_std, seed = values["engine"], values["friction"], values["noise_std"], values["seed"]
+        cold_excess, warmup = values["cold_excess"], values["warmup_time_constant"]
+        cold_excess_2, warmup_2 = values["cold_excess_2"], values["warmup_time_constant_2"]
+        rate, command_topic, timestep = values["rate"], values["command_topic"], values["timestep"]
+        self.batch_period, self.max_lag = values["batch_period"], values["max_lag"]
         robot = load_robot(robot_file)
-        control = self.declare_control(robot)
-        control = control if mode == "control" else None
-        initial = declare(self, "initial_positions", [0.0] * robot.n_joints, "positions before any command, one per "
-                          "joint", "rad", lambda value, field: validators.numbers(list(value), robot.n_joints, field,
-                                                                                  DynIdError, "rad"))
+        control = self.control_settings(values, robot)      # checked in either mode
+        control = control if values["mode"] == "control" else None
+        initial = values["initial_positions"]
+        initial = [0.0] * robot.n_joints if initial is None else validators.numbers(
+            list(initial), robot.n_joints, "parameter initial_positions", DynIdError, "rad")
         simulator = simulated_robot(engine, robot, friction_model(friction), seed, noise_std, cold_excess, warmup,
                                     timestep, cold_excess_2, warmup_2)
         self.rate = rate
@@ -173,36 +215,21 @@ class SimRobotNode(Node):
             f"joint_states and ~/true_effort at {rate} Hz in batches every {self.batch_period} s "
             f"(reliable, depth {state_qos.depth})")
 
-    def declare_control(self, robot) -> ControlSettings:
-        """The control mode's parameters (declared in either mode) as :class:`ControlSettings` (and
-        ``feedforward_topic``)."""
-        def gains(name, unit, what):
-            value = declare(self, name, Parameter.Type.DOUBLE_ARRAY, f"{what} per joint, >= 0; unset: from "
-                            "control_bandwidth and damping_ratio on each joint's largest inertia", unit)
+    def control_settings(self, values, robot) -> ControlSettings:
+        """The control mode's :class:`ControlSettings` from the parameters ``values`` (and ``feedforward_topic``);
+        gains given per joint are checked against ``robot``'s joints."""
+        def gains(name, unit):
+            value = values[name]
             if value is None:
                 return None
             return tuple(validators.array(list(value), f"parameter {name}", DynIdError, shape=(robot.n_joints,),
                                           axes=("joints",), columns=robot.joint_names, minimum=0.0, unit=unit))
 
-        self.feedforward_topic = declare(self, "feedforward_topic", "feedforward_effort", "std_msgs/Float64MultiArray "
-                                         "feed-forward in the robot's joint order (a forward command controller's "
-                                         "input); '' = off", "N m")
+        self.feedforward_topic = values["feedforward_topic"]
         return ControlSettings(
-            control_rate=declare(self, "control_rate", DEFAULT_CONTROL_RATE, "controller rate, a whole multiple of "
-                                 f"rate, at most {MAX_CONTROL_RATE:g}", "Hz",
-                                 in_range("Hz", 0.0, MAX_CONTROL_RATE, allow_minimum=False)),
-            kp=gains("kp", "N m/rad", "proportional gain"), kd=gains("kd", "N m s/rad", "derivative gain"),
-            bandwidth=declare(self, "control_bandwidth", DEFAULT_BANDWIDTH, "bandwidth of the default gains, at most "
-                              f"{MAX_BANDWIDTH:g}", "Hz", in_range("Hz", 0.0, MAX_BANDWIDTH, allow_minimum=False)),
-            damping_ratio=declare(self, "damping_ratio", DEFAULT_DAMPING_RATIO, "damping ratio of the default gains, "
-                                  "(0, 10]", "1", in_range("1", 0.0, 10.0, allow_minimum=False)),
-            feedforward_timeout=declare(self, "feedforward_timeout", DEFAULT_FEEDFORWARD_TIMEOUT, "the last "
-                                        "feed-forward received is held at most this long, then zero; at most "
-                                        f"{MAX_FEEDFORWARD_TIMEOUT:g}", "s",
-                                        in_range("s", 0.0, MAX_FEEDFORWARD_TIMEOUT, allow_minimum=False)),
-            feedforward_delay=declare(self, "feedforward_delay", 0.0, "each feed-forward is applied this long after "
-                                      f"it arrives (a late path), 0 to {MAX_FEEDFORWARD_DELAY:g}", "s",
-                                      in_range("s", 0.0, MAX_FEEDFORWARD_DELAY)))
+            control_rate=values["control_rate"], kp=gains("kp", "N m/rad"), kd=gains("kd", "N m s/rad"),
+            bandwidth=values["control_bandwidth"], damping_ratio=values["damping_ratio"],
+            feedforward_timeout=values["feedforward_timeout"], feedforward_delay=values["feedforward_delay"])
 
     def burst_rule(self, check, name):
         """The :func:`declare` check of ``batch_period`` or ``max_lag`` (``name``): ``check``, then, once

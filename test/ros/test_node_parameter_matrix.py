@@ -13,6 +13,7 @@ import pytest
 from rclpy.parameter import Parameter
 
 from robot_dynid.errors import DynIdError
+from ros_graph import construct_node
 
 BAD_FLOATS = {"nan": math.nan, "negative": -1.0, "zero": 0.0, "huge": 1e300}
 BAD_INTEGERS = {"negative": -1, "zero": 0, "huge": 2 ** 62}
@@ -74,33 +75,11 @@ NODES = {"experiment_runner": EXPERIMENT_RUNNER, "sim_robot": SIM_ROBOT, "feedfo
 CASES = [case for node, parameters in NODES.items() for case in _cases(node, parameters)]
 
 
-def node_class(name):
-    module = __import__(f"robot_dynid.nodes.{name}", fromlist=["main"])
-    return next(value for key, value in vars(module).items() if key.endswith("Node") and key != "Node")
-
-
-def construct(name, context, tmp_path, **overrides):
-    """The node ``name`` built with ``overrides`` (and a bag path under ``tmp_path`` for the recorder),
-    destroyed (closed first, if it has close()) before returning it."""
-    if name == "recorder":
-        overrides.setdefault("bag_path", str(tmp_path / "bag"))
-    if name == "hydraulic_identifier":   # it needs cylinders to start
-        overrides = {"cylinder_names": ["boom"], "piston_masses": [10.0], "damping": [100.0], "areas_a": [1e-3],
-                     "areas_b": [5e-4], **overrides}
-    parameters = [Parameter(key, value=value) for key, value in overrides.items()]
-    node = node_class(name)(context=context, parameter_overrides=parameters)
-    close = getattr(node, "close", None)
-    if close is not None:
-        close()
-    node.destroy_node()
-    return node
-
-
 @pytest.mark.parametrize("node, parameter, kind, value", CASES,
                          ids=[f"{node}-{parameter}-{kind}" for node, parameter, kind, _ in CASES])
 def test_a_bad_numeric_parameter_is_refused_naming_it(context, tmp_path, node, parameter, kind, value):
     with pytest.raises(DynIdError) as refused:
-        construct(node, context, tmp_path, **{parameter: value})
+        construct_node(node, context, tmp_path, **{parameter: value})
     message = str(refused.value)
     assert f"parameter {parameter}" in message and "\n" not in message, message
 
@@ -108,7 +87,7 @@ def test_a_bad_numeric_parameter_is_refused_naming_it(context, tmp_path, node, p
 @pytest.mark.parametrize("node", NODES)
 def test_every_numeric_parameter_of_each_node_is_in_the_matrix(context, tmp_path, node):
     """A parameter added later without a row here would go unchecked."""
-    built = construct(node, context, tmp_path)
+    built = construct_node(node, context, tmp_path)
     numeric = {name for name, parameter in built._parameters.items()
                if parameter.type_ in (Parameter.Type.DOUBLE, Parameter.Type.INTEGER) and name != "use_sim_time"}
     assert numeric == set(NODES[node]), (node, sorted(numeric ^ set(NODES[node])))

@@ -20,8 +20,8 @@ CASES = [
 
 @pytest.mark.parametrize("name, function, bounds, minimum", CASES, ids=[case[0] for case in CASES])
 @pytest.mark.parametrize("xatol", [1e-5, 1e-9])
-def test_the_minimum_is_found_within_the_tolerance_as_scipys_bounded_method_finds_it(name, function, bounds,
-                                                                                      minimum, xatol):
+def test_the_minimum_is_found_within_the_tolerance_as_scipys_method_finds_it(name, function, bounds, minimum,
+                                                                             xatol):
     found = bounded_minimum(function, *bounds, xatol=xatol)
     reference = minimize_scalar(function, bounds=bounds, method="bounded", options={"xatol": xatol}).x
     assert bounds[0] <= found <= bounds[1]
