@@ -1,5 +1,8 @@
 """Exceptions raised by the core. Each message names the offending field, joint or column."""
 
+__all__ = ["DynIdError", "RobotDescriptionError", "DataError", "IdentificationError", "TrajectoryError", "PayloadError",
+           "ModelFileError", "one_line"]
+
 
 class DynIdError(ValueError):
     """Base class of every error robot_dynid raises on bad input."""

@@ -12,6 +12,9 @@ import stat
 
 from robot_dynid.errors import DataError
 
+__all__ = ["MAX_TEXT_BYTES", "MAX_RECORDING_BYTES", "size_text", "check_input_file", "read_bytes", "read_text",
+           "check_directory_files"]
+
 MAX_TEXT_BYTES = 100 * 1024 ** 2
 """Largest YAML, URDF or model file read [bytes]: 100 MiB (the largest shipped one, a URDF, is about 20 KB)."""
 

@@ -20,6 +20,8 @@ from typing import Sequence
 
 from robot_dynid.errors import DataError, DynIdError
 
+__all__ = ["NameMatchError", "repeated_names", "unique_names", "match_joints", "index_in"]
+
 
 class NameMatchError(DataError):
     """Names that do not match: ``repeated``, ``unknown`` and ``missing`` say which."""

@@ -19,6 +19,8 @@ from pathlib import Path
 
 from robot_dynid.errors import DataError
 
+__all__ = ["NAME_MAX", "check_output_path"]
+
 NAME_MAX = 255
 """[bytes] longest name of one path component (Linux's ext4, xfs, btrfs and tmpfs all take 255)."""
 

@@ -12,6 +12,8 @@ import sys
 
 from robot_dynid.errors import DataError
 
+__all__ = ["package_file_candidates", "find_package_file"]
+
 
 def package_file_candidates(*relative: str) -> list[pathlib.Path]:
     here = pathlib.Path(__file__).resolve().parent

@@ -15,6 +15,9 @@ import numpy as np
 
 from robot_dynid.errors import DataError
 
+__all__ = ["number", "positive", "fraction", "count", "in_range", "flag", "text", "array", "show", "per_joint",
+           "numbers", "mapping_of", "entries", "known_keys", "significance_level"]
+
 _REAL = (int, float, np.integer, np.floating)
 
 

@@ -19,6 +19,9 @@ from yaml.scanner import Scanner
 from robot_dynid.errors import DataError
 from robot_dynid.input_files import MAX_TEXT_BYTES, read_text, size_text
 
+__all__ = ["MAX_YAML_DEPTH", "MAX_YAML_NODES", "MAX_INTEGER_CHARACTERS", "YamlLimitError", "load_yaml", "read_yaml",
+           "parameter_file_node", "plain_data"]
+
 MAX_YAML_DEPTH = 100
 """Deepest nesting of sequences and mappings read (the package's files nest fewer than 10 levels)."""
 

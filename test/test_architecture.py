@@ -271,3 +271,43 @@ def test_the_api_page_names_every_public_name():
     import robot_dynid
     page = (PACKAGE.parent / "docs" / "api.md").read_text()
     assert [name for name in robot_dynid.API if f"`{name}`" not in page] == []
+
+
+def _defined_names(tree) -> tuple[set, set]:
+    """(public defs and classes, every name bound) at a module's top level."""
+    public, bound = set(), set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+            if not node.name.startswith("_"):
+                public.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            bound |= {name.id for target in targets for name in ast.walk(target) if isinstance(name, ast.Name)}
+    return public, bound
+
+
+def test_every_module_lists_its_public_names_in_all():
+    """CONTRIBUTING.md: the public API is what a module lists in ``__all__``. Every module has one; it names only
+    what the module itself defines (not what it imports), and every function or class without a leading underscore
+    (so a new one is public or private by choice)."""
+    problems = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.name in ("__init__.py", "__main__.py"):
+            continue
+        tree = ast.parse(path.read_text())
+        listed = [node.value for node in tree.body if isinstance(node, ast.Assign)
+                  and any(getattr(target, "id", None) == "__all__" for target in node.targets)]
+        where = path.relative_to(PACKAGE.parent)
+        if not listed:
+            problems.append(f"{where}: no __all__")
+            continue
+        names = ast.literal_eval(listed[0])
+        public, bound = _defined_names(tree)
+        if set(names) - bound:
+            problems.append(f"{where}: __all__ names what it does not define: {sorted(set(names) - bound)}")
+        if public - set(names):
+            problems.append(f"{where}: public but not in __all__: {sorted(public - set(names))}")
+        if len(names) != len(set(names)):
+            problems.append(f"{where}: __all__ repeats a name")
+    assert not problems, "\n".join(problems)

@@ -1,5 +1,7 @@
 """robot-dynid bag: tools for rosbag2 bags (repair an incomplete one)."""
 
+__all__ = ["NAME", "HELP", "add_arguments", "main"]
+
 NAME = "bag"
 HELP = "rosbag2 bag tools: repair a bag that was never closed or was cut short"
 

@@ -1,5 +1,7 @@
 """robot-dynid base-parameters: the identifiable parameter set of a robot model."""
 
+__all__ = ["NAME", "HELP", "add_arguments", "main"]
+
 NAME = "base-parameters"
 HELP = "list the base (identifiable) parameters of a robot model: count, names, expressions"
 

@@ -1,6 +1,8 @@
 """robot-dynid compare: several models (robots or tests) side by side, differences in standard deviations."""
 import pathlib
 
+__all__ = ["NAME", "HELP", "add_arguments", "main"]
+
 NAME = "compare"
 HELP = ("compare models of one structure (two robots, two tests): each base parameter's difference to the "
         "first model in units of the combined standard deviation, and whether it is significant")

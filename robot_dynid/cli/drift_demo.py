@@ -19,6 +19,9 @@ the last third of the run.
 """
 from __future__ import annotations
 
+__all__ = ["COLD_EXCESS", "WARMUP_TIME_CONSTANT", "COLD_EXCESS_2", "WARMUP_TIME_CONSTANT_2", "DURATION", "RATE",
+           "CHUNK", "REPORT_EVERY", "motion", "run_drift"]
+
 #: The drift: amplitudes [1] of the warm friction and time constants [s] (compressed).
 COLD_EXCESS, WARMUP_TIME_CONSTANT, COLD_EXCESS_2, WARMUP_TIME_CONSTANT_2 = 0.4, 240.0, 0.3, 40.0
 DURATION, RATE, CHUNK = 600.0, 50.0, 10         # s, Hz, samples per feed-forward request

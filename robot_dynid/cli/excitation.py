@@ -3,6 +3,8 @@ import sys
 
 from robot_dynid.errors import TrajectoryError
 
+__all__ = ["NAME", "HELP", "add_arguments", "main"]
+
 NAME = "excitation"
 HELP = "check an excitation trajectory against a robot's limits, or optimise a Fourier excitation"
 

@@ -3,6 +3,8 @@ import pathlib
 
 from robot_dynid.errors import DynIdError, RobotDescriptionError
 
+__all__ = ["NAME", "HELP", "add_arguments", "main"]
+
 NAME = "export-urdf"
 HELP = ("write a URDF with a model's identified link inertials (mass, centre of mass, inertia); needs standard "
         "parameters (identify --consistent)")

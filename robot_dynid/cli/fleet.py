@@ -6,6 +6,8 @@ import pathlib
 import shutil
 import sys
 
+__all__ = ["NAME", "HELP", "add_arguments", "main"]
+
 NAME = "fleet"
 HELP = ("identify every recording of a fleet manifest as a task on Dask distributed, keep the results in a "
         "database, give one wear verdict per robot (friction, gravity and torque indicators against the spread "

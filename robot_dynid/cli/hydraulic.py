@@ -7,6 +7,9 @@ from typing import TYPE_CHECKING
 
 from robot_dynid.errors import DataError
 
+__all__ = ["NAME", "HELP", "CURVE_POINTS", "add_arguments", "stribeck_curves", "identify_main", "format_cylinder_table",
+           "main", "run_demo"]
+
 if TYPE_CHECKING:
     import numpy as np
 

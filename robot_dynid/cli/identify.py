@@ -5,6 +5,8 @@ import pathlib
 
 from robot_dynid.errors import DataError
 
+__all__ = ["NAME", "HELP", "add_arguments", "no_torques", "main"]
+
 NAME = "identify"
 HELP = "identify base parameters from rosbag2 or CSV recordings and write a model file"
 

@@ -8,6 +8,14 @@ import sys
 from robot_dynid.errors import DynIdError
 from robot_dynid.recordings.stages import MAX_SELECTED_CYCLES
 
+__all__ = ["MODEL_STRUCTURE_OPTIONS", "ROBOT_HELP", "STAGE_HELP", "CYCLES_HELP", "add_robot_argument",
+           "add_stage_argument", "add_cycles_argument", "add_model_structure_arguments", "add_option_arguments",
+           "option_values", "settings_from_args", "add_speed_threshold_argument", "add_data_arguments",
+           "add_reading_arguments", "add_raw_argument", "conditioning_from_args", "model_conditioning", "read_data",
+           "add_cylinders_argument", "load_cylinders", "subtract_cylinders", "positive_number", "number_in",
+           "non_negative_number", "output_file", "output_directory", "add_stage_detection_arguments",
+           "bag_topics_from_args", "add_torque_check_argument", "read_validation_data", "parse_cycles", "progress"]
+
 
 MODEL_STRUCTURE_OPTIONS = ("friction", "friction_drift", "dead_band", "sign_sharpness", "stribeck_velocity",
                            "reversal_lead", "armature", "friction_side", "offset")

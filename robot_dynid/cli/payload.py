@@ -3,6 +3,8 @@ import pathlib
 
 from robot_dynid.errors import DataError
 
+__all__ = ["NAME", "HELP", "add_arguments", "main"]
+
 NAME = "payload"
 HELP = ("identify a payload (tool, gripper, part: mass [kg], centre of mass [m], inertia [kg m^2]) with the arm's "
         "model fixed, attach it to a model or detach it")

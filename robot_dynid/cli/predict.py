@@ -5,6 +5,8 @@ identified with ``--resample HZ`` predicts on that uniform grid, receive-time st
 clock, samples the checks drop are left out (each said in the output). The torques are the model's: never low-pass
 filtered, whatever the model's ``--lowpass`` (that filter is for comparing with measured torques)."""
 
+__all__ = ["NAME", "HELP", "add_arguments", "main"]
+
 NAME = "predict"
 HELP = "compute a model's joint torques for every sample of a recording (CSV: time, tau.<joint>)"
 

@@ -4,6 +4,8 @@ import argparse
 
 from robot_dynid.errors import DataError, TrajectoryError
 
+__all__ = ["NAME", "HELP", "add_arguments", "main"]
+
 NAME = "protocol"
 HELP = "plan the identification experiment: cycles of excitation, friction and warmup stages"
 

@@ -3,6 +3,8 @@ import pathlib
 
 from robot_dynid.errors import DynIdError
 
+__all__ = ["NAME", "HELP", "add_arguments", "main", "tracking_report"]
+
 NAME = "report"
 HELP = ("analyse a test (torque fits, base parameters, per-cycle identification, friction stages and drift, "
         "self/cross-verification) into an HTML report with figures and summary.json")

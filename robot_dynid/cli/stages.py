@@ -1,6 +1,8 @@
 """robot-dynid stages: list the stages of a recording, from its markers or detected from the motion."""
 import math
 
+__all__ = ["NAME", "HELP", "ORIGIN_TEXT", "add_arguments", "stage_rows", "main"]
+
 NAME = "stages"
 HELP = ("list the stages of a rosbag2 or CSV recording (kind, start, end and duration [s], friction joint, "
         "speed and direction): from its stage markers, else detected from the motion")

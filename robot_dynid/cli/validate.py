@@ -2,6 +2,8 @@
 
 import dataclasses
 
+__all__ = ["NAME", "HELP", "add_arguments", "main"]
+
 NAME = "validate"
 HELP = ("a model's per-joint RMS [N m], RSD, relative RMSD and NRMS on held-out recordings, with a warning "
         "where they leave the speeds and accelerations the model was identified on")

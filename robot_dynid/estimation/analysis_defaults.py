@@ -5,6 +5,9 @@ No imports, so that command parsers (``robot-dynid report``, ``validate``) read 
 :mod:`~robot_dynid.estimation.friction_stages`, :mod:`~robot_dynid.estimation.friction_tracking`), which use them
 from here."""
 
+__all__ = ["DEFAULT_SPEED_THRESHOLD", "DEFAULT_WARM_CYCLES", "DEFAULT_FRICTION_SPEED", "GRAVITY_MODES",
+           "DEFAULT_FORGETTING"]
+
 DEFAULT_SPEED_THRESHOLD = 0.05
 """[rad/s] speed below which a sample does not count for the relative RMSD (validation)."""
 

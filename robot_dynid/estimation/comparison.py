@@ -17,6 +17,8 @@ from robot_dynid.errors import DynIdError
 from robot_dynid.estimation.covariance import combined_dof, describe
 from robot_dynid.model.dynamic_model import DynamicModel
 
+__all__ = ["DEFAULT_SIGNIFICANCE", "ModelComparison", "compare_models"]
+
 DEFAULT_SIGNIFICANCE = 0.05
 """Two-sided significance level per parameter [1]."""
 

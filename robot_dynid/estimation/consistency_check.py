@@ -34,6 +34,9 @@ from robot_dynid.estimation.progress import Progress, no_progress
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.recordings.recording import Recording
 
+__all__ = ["LEAST_SQUARES_MARGIN", "MAX_FOLDS", "PRIOR_WEIGHT_CANDIDATES", "fold_pieces", "cross_validated_rss",
+           "relative_error", "choose_prior_weight", "compare_with_least_squares", "held_out_comparison"]
+
 LEAST_SQUARES_MARGIN = 0.1
 """[1] the consistent fit's held-out RMS error may exceed least squares' by this fraction before a warning."""
 MAX_FOLDS = 5

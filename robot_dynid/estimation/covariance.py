@@ -45,6 +45,11 @@ import numpy as np
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.estimation.scalar_minimum import bounded_minimum
 
+__all__ = ["STD_METHOD_TEXT", "MIN_BLOCK_DURATION", "MAX_BLOCKS", "MIN_BLOCKS", "DEFAULT_LEVEL", "describe",
+           "interval_quantile", "combined_dof", "PERIOD_TOLERANCE", "PERIOD_GRID_RATE", "detect_period", "phase_times",
+           "BlockEquations", "per_joint_covariance", "BlockCovariance", "block_covariance", "Uncertainty",
+           "fit_uncertainty"]
+
 STD_METHOD_TEXT = {
     "white": "white noise of one size on every joint, exact model",
     "per_joint": "each joint's own noise size, white in time",

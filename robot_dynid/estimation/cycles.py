@@ -32,6 +32,9 @@ from robot_dynid.recordings.conditioning import conditioning_from_provenance
 from robot_dynid.recordings.recording import Recording
 from robot_dynid.recordings.stages import NO_CYCLE
 
+__all__ = ["test_time_offsets", "TorqueFit", "torque_fit", "CycleSegment", "cycle_segments", "CycleIdentification",
+           "settings_of", "identify_cycles", "pooled_fit", "CrossVerification", "cross_verification"]
+
 
 # --------------------------------------------------------------------------- test time
 def test_time_offsets(recordings: Sequence[Recording]) -> np.ndarray:

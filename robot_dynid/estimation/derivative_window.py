@@ -37,6 +37,9 @@ from robot_dynid.recordings.pipeline import complete_derivatives, zero_at_rest
 from robot_dynid.recordings.recording import Recording
 from robot_dynid.recordings.signal_processing import median_step
 
+__all__ = ["CANDIDATE_WINDOWS", "FOLDS", "MAX_ROWS", "MAX_SAMPLES", "TIE_TOLERANCE", "WindowChoice",
+           "candidate_windows", "choose_derivative_window", "window_chooser"]
+
 logger = logging.getLogger(__name__)
 
 CANDIDATE_WINDOWS = (0.02, 0.035, 0.05, 0.07, 0.1, 0.14, 0.2)

@@ -43,6 +43,11 @@ from robot_dynid import _online_kernel, validators
 from robot_dynid.errors import DataError, DynIdError, IdentificationError
 from robot_dynid.estimation.covariance import BlockEquations, Uncertainty, fit_uncertainty
 
+__all__ = ["RANK_TOLERANCE", "LeastSquaresResult", "column_scales", "scaled_singular_values", "scaled_condition_number",
+           "check_overdetermined", "ols", "wls", "LeastSquaresAccumulator", "QRAccumulator", "RecursiveLeastSquares",
+           "BatchLeastSquares", "ESTIMATOR_SETTINGS", "Estimator", "ESTIMATORS", "METHODS", "BATCH_METHODS",
+           "METHOD_NAMES", "RECURSIVE_METHOD", "estimator", "build_estimator"]
+
 logger = logging.getLogger(__name__)
 
 RANK_TOLERANCE = 1e-7

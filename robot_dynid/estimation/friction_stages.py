@@ -33,6 +33,10 @@ from robot_dynid.recordings.recording import Recording
 from robot_dynid.recordings.stage_detection import DEFAULT_PLATEAU_TOLERANCE, REST_THRESHOLD
 from robot_dynid.recordings.stages import NO_CYCLE, StageInterval
 
+__all__ = ["MIN_PLATEAU_SAMPLES", "VERTICAL_AXIS_COSINE", "FRICTION_COEFFICIENTS", "FrictionSegment", "plateau",
+           "friction_intervals", "JointFrictionFit", "friction_columns", "fit_joint_friction", "horizontal_joints",
+           "FrictionAnalysis", "extract_friction_segments", "friction_analysis", "FrictionDrift", "friction_drift"]
+
 MIN_PLATEAU_SAMPLES = 5
 VERTICAL_AXIS_COSINE = math.cos(math.radians(1.0))
 """A joint axis within 1 deg of gravity moves horizontally: gravity exerts no torque about it."""

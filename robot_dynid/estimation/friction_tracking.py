@@ -33,6 +33,9 @@ from robot_dynid.estimation.quality_gate import gate_rejection
 from robot_dynid.joint_names import match_joints
 from robot_dynid.model.dynamic_model import DynamicModel
 
+__all__ = ["DEFAULT_MIN_SPEED", "FrictionTracker", "time_to_follow", "TrackingOutcome", "OnlineFrictionTracking",
+           "TrackingHistory", "track_recording"]
+
 #: Joints slower than this [rad/s] are left out of an update.
 DEFAULT_MIN_SPEED = 0.02
 

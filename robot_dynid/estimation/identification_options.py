@@ -20,6 +20,9 @@ from robot_dynid.estimation.estimators import ESTIMATORS, METHODS
 from robot_dynid.model.friction import (DRIFT_MODES, FRICTION_MODEL_NAMES, FRICTION_SIDES, MAX_REVERSAL_LEAD,
                                         FrictionModel)
 
+__all__ = ["PRIOR_MODES", "MAX_SIGN_SHARPNESS", "MAX_STRIBECK_VELOCITY", "Option", "DEFAULT_PRIOR_WEIGHT", "OPTIONS",
+           "OPTION_DEFAULTS"]
+
 PRIOR_MODES = ("two_step", "regularised")
 """How a consistent fit uses the robot description's inertial data (``prior_mode`` also takes ``none``)."""
 MAX_SIGN_SHARPNESS = 1e6

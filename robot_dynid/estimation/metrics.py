@@ -22,6 +22,10 @@ from robot_dynid.errors import DataError
 from robot_dynid.estimation.estimators import scaled_condition_number
 from robot_dynid.model.base_parameters import random_states
 
+__all__ = ["share_of", "rms_residual", "rsd", "residual_std", "moving_mask", "relative_rmsd", "EFFECT_STATES",
+           "TORQUE_FLOOR", "torque_effects", "condition_number", "ParameterStatistics", "parameter_statistics",
+           "ValidationReport", "validation_report", "cross_validation", "self_validation"]
+
 
 _EXCLUDE_MODES = ("joint", "any")
 _AXES = ("samples", "joints")

@@ -71,6 +71,11 @@ from robot_dynid.recordings.signal_processing import gap_breaks, interpolate
 from robot_dynid.model.regressor import inertia_parameter_map
 from robot_dynid.recordings.recording import Recording
 
+__all__ = ["PARAMETER_NAMES", "FIELD_NAMES", "DEFAULT_LENGTH_SCALE", "MASS_SCALE_FLOOR", "DEFAULT_CHUNK_SIZE",
+           "MAX_CHUNK_SIZE", "WORSE_MARGIN", "MOTION_TOLERANCE", "INERTIA_PARAMETERS", "PayloadSettings",
+           "PayloadEstimate", "arm_torques", "payload_accumulator", "inertia_prior", "solve_payload",
+           "identify_payload", "holdout_residuals", "motion_alignment", "differential_recording"]
+
 logger = logging.getLogger(__name__)
 
 PARAMETER_NAMES = PayloadRegressor.names

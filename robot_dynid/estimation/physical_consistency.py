@@ -72,6 +72,14 @@ from robot_dynid.model.regressor import N_INERTIAL, Regressor, inertia_matrix
 from robot_dynid.model.robot_description import build_pinocchio_model
 from robot_dynid.yaml_files import read_yaml
 
+__all__ = ["DEFAULT_MARGIN", "DEFAULT_DELTA", "NULL_SPACE_WEIGHT", "TIE_BREAK_WEIGHT", "BAND_FLOOR",
+           "DEFAULT_MASS_SCALE", "LENGTH_FLOOR", "NOISE_FLOOR", "ACTIVE_SLACK", "CONSISTENT_DISTANCE", "STD_FLOOR",
+           "N_OFFENDERS", "PREIMAGE_TOLERANCE", "PREIMAGE_ITERATIONS", "PREIMAGE_FLOOR", "SOLVER_TOLERANCE",
+           "nonnegative_friction", "INSTALL_HINT", "SolverUnavailableError", "cvxpy_available", "LinkConsistency",
+           "ParameterLayout", "link_consistency", "ConsistencyConstraints", "load_constraints", "GRAM_CONDITION_LIMIT",
+           "scaled_gram_condition", "CompressedLeastSquares", "compress", "compress_factors", "ConsistentResult",
+           "solve_consistent", "BodyFit", "solve_consistent_body", "PlausibilityReport", "check_plausibility"]
+
 logger = logging.getLogger(__name__)
 
 #: Default ``margin`` of ``D J D >= margin 1`` (``J`` in units of the link's mass and length

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
+__all__ = ["no_progress", "Progress"]
+
 
 def no_progress(iterable, description="", total=None):
     """The default :data:`Progress`: ``iterable`` itself."""

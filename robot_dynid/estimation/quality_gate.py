@@ -12,6 +12,8 @@ import math
 from robot_dynid import validators
 from robot_dynid.errors import DynIdError
 
+__all__ = ["GATE_DEFAULTS", "GATE_RANGES", "check_gate_bound", "gate_rejection"]
+
 #: The gate's defaults: [1] each.
 GATE_DEFAULTS = {"max_holdout_rsd": 0.5, "max_condition": 1000.0, "holdout_fraction": 0.2}
 #: The intervals the bounds are taken from, low end excluded: a hold-out RSD bound in (0, 1] (RSD 1: the model

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from typing import Callable
 
+__all__ = ["GOLDEN", "RELATIVE_TOLERANCE", "bounded_minimum"]
+
 GOLDEN = 0.5 * (3.0 - math.sqrt(5.0))
 """The golden section's smaller part, (3 - sqrt 5) / 2."""
 RELATIVE_TOLERANCE = math.sqrt(2.2e-16)

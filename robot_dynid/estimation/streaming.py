@@ -85,6 +85,9 @@ from robot_dynid.recordings.signal_processing import (centre_derivative, derivat
                                                       gap_threshold, window_samples_for)
 from robot_dynid.recordings.stages import STAGE_KINDS
 
+__all__ = ["StreamingSettings", "IdentificationOutcome", "holdout_residual", "OnlineEstimator", "StreamingIdentifier",
+           "fit_metrics"]
+
 logger = logging.getLogger(__name__)
 
 

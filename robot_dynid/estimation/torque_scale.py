@@ -51,6 +51,10 @@ from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_description import RobotDescription
 from robot_dynid.recordings.recording import Recording
 
+__all__ = ["MAX_SCALE_ERROR", "SLOW_FRACTION", "MIN_SLOW_SAMPLES", "GRAVITY_FRACTION", "MIN_GRAVITY_FRACTION",
+           "MIN_GRAVITY_TORQUE", "RANGE_POSES", "PAYLOAD_COM_DISTANCE", "TURN_OFF", "UnknownPayload", "TorqueScale",
+           "slow_samples", "range_poses", "torque_scale", "check_torque_scale"]
+
 logger = logging.getLogger(__name__)
 
 MAX_SCALE_ERROR = 3.0

@@ -41,6 +41,9 @@ from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.recordings.recording import Recording
 from robot_dynid.recordings.signal_processing import lowpass_filter, sample_interval
 
+__all__ = ["RAW_LABEL", "ModelValidation", "validate_model", "range_warnings", "GOOD_HELD_OUT_RSD", "OVERFIT_RATIO",
+           "FitVerdict", "judge_fit"]
+
 RAW_LABEL = "raw measured torques (unfiltered)"
 """What :attr:`ModelValidation.raw_report` compares the model with."""
 

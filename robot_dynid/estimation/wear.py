@@ -53,6 +53,12 @@ import numpy as np
 from robot_dynid import validators
 from robot_dynid.errors import DynIdError
 
+__all__ = ["REFERENCE_SPEED_FRACTIONS", "POSE_OFFSET", "MOTION_PERIOD", "MOTION_SPEED_FRACTION", "MOTION_SAMPLES",
+           "PRACTICAL_FRACTION", "SPREAD_REJECTION", "MAD_TO_STD", "KINDS", "ReferenceConditions", "reference_poses",
+           "builtin_reference_motion", "validation_motion", "reference_conditions", "Indicator", "WearIndicators",
+           "wear_indicators", "practical_thresholds", "BetweenRecordingSpread", "between_recording_spread",
+           "ChangeStatistics", "change_statistics"]
+
 if TYPE_CHECKING:
     from robot_dynid.model.dynamic_model import DynamicModel
     from robot_dynid.model.robot_description import RobotDescription

@@ -54,6 +54,12 @@ from robot_dynid.joint_names import index_in
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.payload import Payload
 
+__all__ = ["DEFAULT_CONTROL_RATE", "MAX_CONTROL_RATE", "DEFAULT_BANDWIDTH", "MAX_BANDWIDTH", "DEFAULT_DAMPING_RATIO",
+           "DEFAULT_FEEDFORWARD_TIMEOUT", "MAX_FEEDFORWARD_TIMEOUT", "MAX_FEEDFORWARD_DELAY", "INERTIA_POSES",
+           "ControlSettings", "joint_inertia", "pd_gains", "FeedforwardHold", "EffortSchedule", "ControlledSamples",
+           "ControlledArm", "TrackingMetrics", "join_samples", "tracking_metrics", "windowed_rms", "recovery_time",
+           "gravity_joints", "true_parameter_model", "PathLatency", "feedforward_latency"]
+
 logger = logging.getLogger(__name__)
 
 DEFAULT_CONTROL_RATE = 1000.0           # Hz, ros2_control's usual update_rate for an arm

@@ -31,6 +31,8 @@ from robot_dynid.model.friction import FrictionModel
 from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_description import RobotDescription
 
+__all__ = ["ENGINE_NAMES", "MODE_NAMES", "check_engine", "simulated_robot", "simulated_arm"]
+
 ENGINE_NAMES = ("regressor", "mujoco")
 MODE_NAMES = ("tracking", "control")
 

@@ -26,6 +26,11 @@ from robot_dynid.model.friction import FrictionModel
 from robot_dynid.model.payload import PayloadRegressor
 from robot_dynid.model.regressor import Regressor
 
+__all__ = ["HOME_MARGIN", "home_pose", "scaled_fourier", "MAX_HARMONICS", "MAX_PERIOD", "MAX_STARTS", "MAX_ITERATIONS",
+           "MAX_GRID", "random_excitation", "CRITERIA", "OptimizationProgress", "ExcitationDesign",
+           "criterion_and_gradient", "optimize_excitation", "PAYLOAD_WRIST_JOINTS", "DEFAULT_PAYLOAD_DURATION",
+           "MAX_PAYLOAD_DURATION", "optimize_payload_excitation"]
+
 logger = logging.getLogger(__name__)
 
 

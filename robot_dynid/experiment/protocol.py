@@ -61,6 +61,13 @@ from robot_dynid.joint_names import index_in
 from robot_dynid.recordings.stages import STAGE_KINDS, StageInterval
 from robot_dynid.yaml_files import read_yaml
 
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "DEFAULT_SPEED_FRACTIONS", "STAGE_COLUMNS", "MAX_CYCLES",
+           "MAX_EXCITATION_PERIODS", "MAX_EXCITATION_COUNT", "MAX_SPEED_LEVELS", "MAX_LEVEL_DURATION",
+           "MAX_STAGE_DURATION", "MAX_PLAN_STAGES", "MAX_PLAN_SAMPLES", "ProtocolPlan", "ProtocolSettings",
+           "CylinderExcitation", "CylinderStage", "cylinder_stage_from_dict", "load_cylinder_stage",
+           "CYLINDER_DISPLACEMENT_TOLERANCE", "build_protocol", "build_payload_protocol", "save_plan", "plan_from_dict",
+           "load_plan", "load_friction_poses"]
+
 logger = logging.getLogger(__name__)
 
 SCHEMA = "robot_dynid/protocol_plan"

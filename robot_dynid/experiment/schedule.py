@@ -51,6 +51,11 @@ from robot_dynid.experiment.trajectory_checks import check_trajectory
 from robot_dynid.joint_names import match_joints
 from robot_dynid.recordings.stages import StageMarker
 
+__all__ = ["DEFAULT_START_TOLERANCE", "DEFAULT_APPROACH_SPEED_FRACTION", "DEFAULT_MAX_POSE_AGE", "MAX_LATENESS",
+           "MAX_REFERENCE_SAMPLES", "StartRefused", "NotReady", "ReferenceLate", "ReferenceWindow", "CommandChunk",
+           "Deviation", "stage_events", "ExperimentSchedule", "positions_in_order", "approach_move", "RunStart",
+           "HoldPose", "check_start_tolerance", "FeedbackWatchdog", "ExperimentRun"]
+
 logger = logging.getLogger(__name__)
 
 DEFAULT_START_TOLERANCE = 0.05

@@ -24,6 +24,10 @@ from robot_dynid.model.regressor import N_INERTIAL, Regressor, inertia_parameter
 from robot_dynid.model.joint_chains import joint_motion_subspace
 from robot_dynid.model.robot_description import RobotDescription, build_pinocchio_model, link_frame_placements
 
+__all__ = ["SEGMENT_DENSITY", "SEGMENT_RADIUS", "HOUSING_MASS", "HOUSING_RADIUS", "TOOL_LENGTH", "DEFAULT_TORQUE_SCALE",
+           "plausible_parameters", "default_friction", "simulation_parameters", "noise_std_per_joint", "checked_warmup",
+           "warmup_factor", "SimulatedRobot"]
+
 logger = logging.getLogger(__name__)
 
 #: Geometry of the generated links: a solid cylinder from each joint origin to the next one

@@ -51,6 +51,12 @@ from robot_dynid.errors import TrajectoryError
 from robot_dynid.joint_names import index_in, match_joints, unique_names
 from robot_dynid.yaml_files import read_yaml
 
+__all__ = ["DEFAULT_CONTINUITY_TOLERANCE", "MAX_GRID_POINTS", "MAX_LADDER_STROKES", "time_grid", "Trajectory",
+           "fourier_basis", "FourierTrajectory", "SineSumTrajectory", "RampedSine", "CylinderSine", "Hold",
+           "CycloidalMove", "cycloidal_duration", "PointToPoint", "ConstantVelocityMove", "Sequence", "Parallel",
+           "Repeat", "LadderStroke", "ladder_ramp", "max_ladder_speed", "VelocityLadder", "TRAJECTORY_TYPES",
+           "trajectory_from_dict", "load_trajectory", "dump_trajectory", "save_trajectory"]
+
 logger = logging.getLogger(__name__)
 
 DEFAULT_CONTINUITY_TOLERANCE = 1e-6

@@ -19,6 +19,9 @@ from robot_dynid import validators
 from robot_dynid.errors import TrajectoryError
 from robot_dynid.experiment.trajectories import Trajectory
 
+__all__ = ["LIMIT_SLACK", "VIOLATION_KINDS", "DEFAULT_CHECK_POINTS", "JointCheck", "Violation", "TrajectoryCheck",
+           "check_trajectory"]
+
 logger = logging.getLogger(__name__)
 
 LIMIT_SLACK = 1e-9

@@ -44,6 +44,8 @@ from robot_dynid.errors import DataError
 from robot_dynid.experiment.simulation import SimulatedRobot
 from robot_dynid.joint_names import index_in, unique_names
 
+__all__ = ["N_COEFFICIENTS", "TrajectoryFollower", "ArmSamples", "GridArm", "SimulatedArm"]
+
 logger = logging.getLogger(__name__)
 
 N_COEFFICIENTS = 6

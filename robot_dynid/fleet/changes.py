@@ -50,6 +50,10 @@ from robot_dynid.estimation.wear import (between_recording_spread, change_statis
                                          PRACTICAL_FRACTION, practical_thresholds, reference_conditions,
                                          ReferenceConditions, wear_indicators, WearIndicators)
 
+__all__ = ["CORRECTIONS", "CORRECTION_NAMES", "DEFAULT_LEVEL", "DEFAULT_OUTLIER_SPREADS", "MAD_TO_STD", "holm",
+           "benjamini_hochberg", "correct", "two_sided_p", "FleetRecord", "drive_parameters", "RobotWear",
+           "RobotChanges", "FleetAnalysis", "PARAMETER_NOTE", "analyse_fleet", "change_text"]
+
 if TYPE_CHECKING:
     from robot_dynid.model.dynamic_model import DynamicModel
 

@@ -36,6 +36,9 @@ from robot_dynid.input_files import read_text
 from robot_dynid.joint_names import index_in, match_joints
 from robot_dynid.recordings.stages import STAGE_KINDS
 
+__all__ = ["COLUMNS", "REQUIRED_COLUMNS", "MAX_ROBOT_ID", "MAX_MANIFEST_ROWS", "MAX_MANIFEST_BYTES", "MAX_FIELD_CHARS",
+           "FleetEntry", "iso_time", "parse_time", "read_manifest"]
+
 COLUMNS = ("robot_id", "recorded_at", "data", "robot", "stage", "torque_check")
 REQUIRED_COLUMNS = ("robot_id", "recorded_at", "data")
 MAX_ROBOT_ID = 64

@@ -17,6 +17,8 @@ import numpy as np
 from robot_dynid.fleet.changes import drive_parameters, FleetAnalysis, PARAMETER_NOTE
 from robot_dynid.reports import html
 
+__all__ = ["FINDING_COLUMNS", "finding_rows", "wear_method_text", "fleet_verdict", "write_fleet_page"]
+
 FINDING_COLUMNS = ("robot", "indicator", "baseline", "latest", "change", "change [%]", "threshold", "t [1]",
                    "dof", "adjusted p", "since")
 """Columns of the table of wear found (the page's and the CLI's)."""

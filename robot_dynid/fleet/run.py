@@ -28,6 +28,9 @@ from robot_dynid.fleet.store import FleetStore
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.robot_loader import load_robot
 
+__all__ = ["CONNECT_TIMEOUT", "INSTALL_HINT", "quiet_dask", "open_client", "EntryResult", "run_fleet",
+           "reference_motions", "store_wear_indicators"]
+
 logger = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT = 30.0

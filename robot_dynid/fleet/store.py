@@ -37,6 +37,8 @@ import numpy as np
 
 from robot_dynid.errors import DataError
 
+__all__ = ["SCHEMA_VERSION", "UPGRADABLE_VERSIONS", "SCHEMA", "PER_JOINT_METRICS", "FleetStore"]
+
 SCHEMA_VERSION = 2
 UPGRADABLE_VERSIONS = (1,)
 """Versions this one reads by adding its tables."""

@@ -16,6 +16,8 @@ from robot_dynid.estimation.identification_options import OPTION_DEFAULTS
 from robot_dynid.estimation.quality_gate import GATE_DEFAULTS, GATE_RANGES, check_gate_bound
 from robot_dynid.recordings.bag_layout import DEFAULT_JOINT_STATES_TOPIC
 
+__all__ = ["READING_DEFAULTS", "TaskOptions"]
+
 if TYPE_CHECKING:
     from robot_dynid.model.robot_description import RobotDescription
 

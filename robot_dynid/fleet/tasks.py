@@ -49,6 +49,8 @@ from robot_dynid.recordings.conditioning import Conditioning
 from robot_dynid.recordings.pipeline import run
 from robot_dynid.recordings.stages import label_samples
 
+__all__ = ["Fingerprint", "RecordingOutcome", "recording_files", "fingerprint", "identify_entry"]
+
 logger = logging.getLogger(__name__)
 
 _CHUNK = 1024 * 1024

@@ -38,6 +38,9 @@ from robot_dynid.errors import DataError
 from robot_dynid.joint_names import index_in
 from robot_dynid.model.robot_description import RobotDescription, build_pinocchio_model, link_frame_placements
 
+__all__ = ["WORLD", "MAX_MOMENT_ARM", "MAX_POINT_DISTANCE", "MIN_LENGTH", "AttachmentPoint", "CylinderAttachment",
+           "attachment_from_dict", "CylinderMotion", "CylinderGeometry", "driven_joint", "displacement_function"]
+
 WORLD = "world"
 MAX_MOMENT_ARM = 5.0       # m: a larger value looks like millimetres
 MAX_POINT_DISTANCE = 20.0  # m

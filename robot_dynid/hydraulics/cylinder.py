@@ -38,6 +38,11 @@ from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.estimation.estimators import column_scales, estimator
 from robot_dynid.model.friction import friction_model
 
+__all__ = ["HYDRAULIC_PARAMETER_NAMES", "HYDRAULIC_PARAMETER_UNITS", "CONVERGENCE_BAND", "HydraulicCylinder",
+           "CylinderParameters", "sinusoidal_displacement", "cylinder_regressor", "known_force", "CylinderPressures",
+           "simulate_cylinder", "regressor_scales", "nominal_scales", "settling_sample", "CylinderIdentification",
+           "identify_cylinder"]
+
 logger = logging.getLogger(__name__)
 
 HYDRAULIC_PARAMETER_NAMES = ("K", "fc", "fv", "fs")

@@ -39,6 +39,10 @@ from robot_dynid.hydraulics.cylinder import (CONVERGENCE_BAND, HYDRAULIC_PARAMET
 from robot_dynid.joint_names import unique_names
 from robot_dynid.yaml_files import read_yaml
 
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "MAX_AREA", "MAX_PISTON_MASS", "CylinderConfig", "CylinderResult",
+           "config_to_dict", "cylinder_config_from_dict", "load_cylinder_config", "results_to_dict",
+           "save_cylinder_results", "load_cylinder_results"]
+
 SCHEMA = "robot_dynid/cylinder_results"
 SCHEMA_VERSION = 1
 MAX_AREA = 1.0             # m^2

@@ -56,6 +56,10 @@ from robot_dynid.hydraulics.cylinder_results import CylinderConfig, CylinderResu
 from robot_dynid.joint_names import index_in
 from robot_dynid.recordings.joint_states import NameSelector, duplicate_names, empty_names
 
+__all__ = ["N_PARAMETERS", "LIVE_SETTINGS", "EMPTY_NAMES", "DUPLICATE_NAMES", "STAMP_NOT_INCREASING", "PENDING_SAMPLES",
+           "MAX_BLOCKS", "OnlineSettings", "CausalDerivative", "CylinderEstimate", "OnlineCylinderIdentifier",
+           "CylinderStateEntries", "cylinder_selector", "select_samples", "OnlineHydraulicIdentifier"]
+
 N_PARAMETERS = len(HYDRAULIC_PARAMETER_NAMES)
 LIVE_SETTINGS = ("convergence_window", "convergence_band", "min_samples")
 """The settings of :class:`OnlineSettings` that can change while samples come (the convergence test, made at

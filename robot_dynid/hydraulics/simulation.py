@@ -25,6 +25,10 @@ from robot_dynid.hydraulics.cylinder import (CylinderParameters, HydraulicCylind
 from robot_dynid.hydraulics.cylinder_results import CylinderConfig
 from robot_dynid.hydraulics.two_stage import cylinder_geometry
 
+__all__ = ["AREA_A", "AREA_B", "DAMPING", "STIFFNESS", "PRESSURE_NOISE", "BENCH_LOAD", "BASE_RADIUS", "ROD_OFFSET",
+           "BENCH_AMPLITUDES", "BENCH_FREQUENCIES", "PISTON_MASSES", "TABLE_V", "table_v_parameters",
+           "curtain_wall_cylinders", "BenchRun", "simulate_bench", "hydraulic_torques"]
+
 AREA_A = math.pi * 0.020**2
 AREA_B = AREA_A - math.pi * 0.011**2
 DAMPING = 2000.0            # N s/m

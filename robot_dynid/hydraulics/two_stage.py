@@ -25,6 +25,9 @@ from robot_dynid.errors import DataError
 from robot_dynid.hydraulics.attachment import CylinderGeometry
 from robot_dynid.hydraulics.cylinder import cylinder_regressor
 
+__all__ = ["CYLINDERS_KEY", "SUBTRACTED_KEY", "cylinder_geometry", "cylinder_internal_torques",
+           "subtract_cylinder_torques", "cylinder_provenance", "cylinder_subtraction_warning"]
+
 logger = logging.getLogger(__name__)
 
 CYLINDERS_KEY = "cylinders"

@@ -39,6 +39,9 @@ from robot_dynid import validators
 from robot_dynid.errors import DynIdError, IdentificationError, ModelFileError
 from robot_dynid.model.regressor import N_INERTIAL, Regressor
 
+__all__ = ["DEFAULT_TOLERANCE", "BETA_ZERO", "ZERO_COLUMN", "LINK_PREFERENCE", "BaseParameters", "random_states",
+           "compute_base_parameters"]
+
 logger = logging.getLogger(__name__)
 
 DEFAULT_TOLERANCE = 1e-8

@@ -61,6 +61,10 @@ from robot_dynid.model.robot_description import LimitArrays, LinkInertial, Robot
 from robot_dynid.model.robot_loader import robot_from_dict
 from robot_dynid.yaml_files import load_yaml, plain_data
 
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "SCHEMA_VERSIONS", "METHODS", "STD_METHODS", "STANDARD_STD_FRACTION",
+           "LINKS_RTOL", "INERTIAL_PARAMETER_ORDER", "UNITS", "LIMITS_OF_MOTION_SAMPLES", "LIMITS_OF_MOTION_SEED",
+           "PeakTorques", "DynamicModel"]
+
 SCHEMA = "robot_dynid/model"
 #: The version written for a model with standard parameters; one without is written as version 1.
 SCHEMA_VERSION = 2

@@ -42,6 +42,13 @@ from robot_dynid.joint_names import match_joints
 from robot_dynid.model.dynamic_model import DynamicModel, PeakTorques
 from robot_dynid.model.robot_description import RobotDescription
 
+__all__ = ["FIELDS", "UNITS", "DEFAULT_POSITION_MARGIN", "DEFAULT_VELOCITY_MARGIN", "DEFAULT_ACCELERATION_MARGIN",
+           "DEFAULT_EFFORT_MARGIN", "DEFAULT_MODEL_EFFORT_MARGIN", "MAX_MARGIN_FACTOR", "MAX_POSITION_MARGIN",
+           "DEFAULT_MAX_POINTS", "MAX_POINTS_LIMIT", "DERIVED_EFFORT_FACTOR", "ModelRefusedError",
+           "check_position_margin", "check_margin_factor", "check_max_points", "Margins", "FeedforwardLimits",
+           "feedforward_limits", "structure_difference", "admit_model", "joint_order", "request_arrays", "join_points",
+           "compute_feedforward", "MAX_PLANS", "ReferenceMonitor"]
+
 FIELDS = ("positions", "velocities", "accelerations")
 UNITS = {"positions": "rad", "velocities": "rad/s", "accelerations": "rad/s^2"}
 #: Default position margin [rad]: positions further than this beyond a joint's limits are refused.

@@ -33,6 +33,9 @@ from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.model import friction_models
 
+__all__ = ["FRICTION_MODEL_NAMES", "DRIFT_MODES", "MAX_REVERSAL_LEAD", "FRICTION_SIDES", "SECOND_COLD_SUFFIX",
+           "FrictionModel", "friction_model"]
+
 logger = logging.getLogger(__name__)
 
 #: The package's own friction models (:mod:`robot_dynid.model.friction_models`; models added with its ``register``

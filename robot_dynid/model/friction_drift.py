@@ -22,6 +22,8 @@ import numpy as np
 from robot_dynid import validators
 from robot_dynid.errors import DataError, IdentificationError
 
+__all__ = ["double_exponential", "DoubleExponentialFit", "fit_double_exponential"]
+
 logger = logging.getLogger(__name__)
 
 _GRID_SIZE = 40

@@ -28,6 +28,9 @@ from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.model.friction import FrictionModel
 
+__all__ = ["STATIC", "WARMUP", "TEMPERATURE", "NOMINAL", "FRICTION_STATES", "TEMPERATURE_RANGE", "WarmupClock",
+           "standing_still", "JointTemperatures", "FrictionState", "friction_state", "NO_DRIFT"]
+
 STATIC, WARMUP, TEMPERATURE, NOMINAL = "static", "warmup", "temperature", "nominal"
 #: The friction states, in the order of their codes in FeedforwardStatus and ComputeFeedforward (FRICTION_*).
 FRICTION_STATES = (STATIC, WARMUP, TEMPERATURE, NOMINAL)

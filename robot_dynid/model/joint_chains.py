@@ -24,6 +24,9 @@ import pinocchio as pin
 
 from robot_dynid.errors import RobotDescriptionError
 
+__all__ = ["MAX_LENGTH", "UrdfJoint", "urdf_root", "parse_urdf", "urdf_vector", "urdf_chain", "model_chain",
+           "mjcf_model", "mjcf_joint_kind", "mjcf_chain", "mjcf_continuous", "joint_motion_subspace"]
+
 logger = logging.getLogger(__name__)
 
 MAX_LENGTH = 50.0

@@ -29,6 +29,9 @@ from robot_dynid.model.mjcf import mjcf_inertials
 from robot_dynid.model.robot_description import LinkBody, LinkInertial, RobotDescription
 from robot_dynid.model.urdf import parse_urdf_inertials
 
+__all__ = ["URDF_INERTIA_ORDER", "parameters_from_inertial", "inertial_from_parameters", "link_inertials", "link_names",
+           "prior_parameters", "pseudo_inertia", "link_bodies"]
+
 #: Indices turning the regressor's inertia order ``(Ixx, Ixy, Iyy, Ixz, Iyz, Izz)`` into URDF's
 #: ``(ixx, ixy, ixz, iyy, iyz, izz)``, and back (the permutation is its own inverse).
 URDF_INERTIA_ORDER = (0, 1, 3, 2, 4, 5)

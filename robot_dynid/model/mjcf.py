@@ -35,6 +35,8 @@ from robot_dynid.model.robot_description import (CONTINUOUS_POSITION_LIMITS, DEF
                                                  number, numbers, simulation_from_dict)
 from robot_dynid.model.transmission import transmission_from_dict
 
+__all__ = ["mjcf_inertials", "check_with_mujoco", "robot_from_mjcf_dict"]
+
 logger = logging.getLogger(__name__)
 
 

@@ -40,6 +40,13 @@ from robot_dynid.model.robot_description import LinkInertial, RobotDescription
 from robot_dynid.model.link_inertials import link_bodies
 from robot_dynid.yaml_files import load_yaml
 
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "UNITS", "PAYLOAD_KEYS", "PAYLOAD_FILE_KEYS", "DEFAULT_DENSITY", "MIN_DENSITY",
+           "MAX_DENSITY", "PRIOR_STD_FRACTION", "DEFAULT_MAX_COM_DISTANCE", "IMPLAUSIBLE_MASS_FACTOR",
+           "CONSISTENCY_RTOL", "MAX_MASS", "MIN_MASS", "MAX_COM_DISTANCE", "MAX_EXTENT", "payload_frames",
+           "default_frame", "frame_placement", "consistency_problem", "Payload", "PayloadRegressor",
+           "payload_from_parameters", "solid_body_inertia", "plausibility_warnings", "payload_from_file_data",
+           "load_payload"]
+
 SCHEMA = "robot_dynid/payload"
 SCHEMA_VERSION = 1
 #: The ``units`` of a payload file (fixed: SI).

@@ -21,6 +21,8 @@ import numpy as np
 from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
 
+__all__ = ["MAX_WINDOW", "ReferenceAcceleration"]
+
 #: Longest estimation window [s]: a reference's acceleration older than this is not its acceleration now.
 MAX_WINDOW = 1.0
 

@@ -51,6 +51,9 @@ from robot_dynid.model.friction import FRICTION_SIDES, FrictionModel
 from robot_dynid.model.joint_chains import joint_motion_subspace
 from robot_dynid.model.robot_description import RobotDescription, build_pinocchio_model, link_frame_placements
 
+__all__ = ["INERTIAL_NAMES", "N_INERTIAL", "DEFAULT_CHUNK_SIZE", "inertia_parameter_map", "inertia_matrix", "DriveRow",
+           "Regressor", "OnlineRegressor"]
+
 INERTIAL_NAMES = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 N_INERTIAL = len(INERTIAL_NAMES)
 _STATE_UNITS = ("rad or m", "rad/s or m/s", "rad/s^2 or m/s^2")

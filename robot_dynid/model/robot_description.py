@@ -51,6 +51,14 @@ from robot_dynid.joint_names import index_in
 from robot_dynid.model.joint_chains import MAX_LENGTH, mjcf_chain, mjcf_continuous, parse_urdf, urdf_chain
 from robot_dynid.model.transmission import Transmission, transmission_from_dict
 
+__all__ = ["DH_CONVENTIONS", "DEFAULT_GRAVITY", "GRAVITY_NORM_RANGE", "MAX_POSITION_LIMIT", "MAX_VELOCITY_LIMIT",
+           "MAX_ANGLE", "MAX_PRISMATIC_POSITION_LIMIT", "MAX_PRISMATIC_VELOCITY_LIMIT", "JOINT_TYPES",
+           "DEFAULT_ACCELERATION_PER_VELOCITY", "CONTINUOUS_POSITION_LIMITS", "URDF_OPTIONAL_KEYS", "MAX_RATED_PAYLOAD",
+           "URDF_LIMIT_MAPS", "URDF_DRIVE_MAPS", "SIMULATION_KEYS", "URDF_JOINT_TYPES", "LimitArrays", "JointLimits",
+           "DHRow", "JointDrive", "current_to_torque", "JointSimulation", "LinkInertial", "LinkBody",
+           "RobotDescription", "check_inertial", "simulation_from_dict", "numbers", "check_keys", "robot_from_dh_dict",
+           "build_pinocchio_model", "link_frame_placements"]
+
 logger = logging.getLogger(__name__)
 
 DH_CONVENTIONS = ("standard", "modified")

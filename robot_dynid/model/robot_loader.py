@@ -18,6 +18,8 @@ from robot_dynid.model.transmission import ratio_warnings
 from robot_dynid.model.urdf import robot_from_urdf_dict
 from robot_dynid.yaml_files import read_yaml
 
+__all__ = ["load_robot", "robot_from_dict"]
+
 logger = logging.getLogger(__name__)
 
 

@@ -57,6 +57,8 @@ from robot_dynid.model.payload import Payload, frame_placement, plausibility_war
 from robot_dynid.model.reference_acceleration import ReferenceAcceleration
 from robot_dynid.model.robot_description import RobotDescription
 
+__all__ = ["REASON_LIMIT", "DEFAULT_MAX_TEMPERATURE_AGE", "DEFAULT_STANDSTILL_VELOCITY", "Served", "ServedModel"]
+
 REASON_LIMIT = 500
 """Characters of an error in a log line, a status field or a service response (a malformed file can hold many)."""
 DEFAULT_MAX_TEMPERATURE_AGE = 5.0   # s

@@ -22,6 +22,9 @@ from robot_dynid import validators
 from robot_dynid.errors import DataError, RobotDescriptionError
 from robot_dynid.joint_names import unique_names
 
+__all__ = ["TRANSMISSION_KEYS", "TRANSMISSION_OPTIONAL", "MAX_CONDITION", "REVOLUTE_RATIO_RANGE",
+           "PRISMATIC_RATIO_RANGE", "Transmission", "transmission_from_dict", "ratio_warnings"]
+
 #: Keys of the ``transmission:`` section of a robot description.
 TRANSMISSION_KEYS = ("motor_from_joint",)
 TRANSMISSION_OPTIONAL = ("motors", "torque_constants")

@@ -38,6 +38,8 @@ from robot_dynid.model.robot_description import (CONTINUOUS_POSITION_LIMITS, DEF
                                                  simulation_from_dict)
 from robot_dynid.model.transmission import transmission_from_dict
 
+__all__ = ["robot_from_urdf_dict", "robot_from_urdf", "parse_urdf_inertials"]
+
 logger = logging.getLogger(__name__)
 
 

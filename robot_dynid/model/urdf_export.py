@@ -52,6 +52,8 @@ from robot_dynid.model.robot_description import (LinkInertial, RobotDescription,
 from robot_dynid.model.link_inertials import link_bodies
 from robot_dynid.model.urdf import robot_from_urdf
 
+__all__ = ["KINEMATICS_TOLERANCE", "PAYLOAD_LINK", "PAYLOAD_JOINT", "export_urdf", "identifiability_warnings"]
+
 logger = logging.getLogger(__name__)
 
 #: Joint placements of two URDFs agreeing within this [m, 1] have the same kinematics.

@@ -51,6 +51,10 @@ from robot_dynid.recordings.stages import kind_name
 from robot_dynid.srv import ComputeFeedforward, ResetWarmup, SetPayload
 from robot_dynid.yaml_files import parameter_file_node, read_yaml
 
+__all__ = ["NODE_CLASSES", "SERVICE_TIMEOUT", "INTERRUPTIONS", "parameter_file_values", "check_parameters_applied",
+           "DemoGraph", "CLOSED_LOOP_FILES", "CHUNK_PERIOD", "CHUNK_HORIZON", "low_latency_executor", "ClosedLoopRun",
+           "ClosedLoopGraph"]
+
 # sim_robot last: its clock starts when it is made, and the others take a while to start
 NODE_CLASSES = {"recorder": RecorderNode, "identifier": IdentifierNode, "feedforward": FeedforwardNode,
                 "experiment_runner": ExperimentRunnerNode, "sim_robot": SimRobotNode}

@@ -81,6 +81,10 @@ from robot_dynid.nodes.node_runtime import (STAGE_MARKERS_OUT, NodeParameter, Pa
                                             subscription_qos, waiting_for_clock)
 from robot_dynid.package_files import find_package_file
 
+__all__ = ["MIN_RATE_HZ", "MAX_RATE_HZ", "MAX_WINDOW", "MAX_DEVIATION", "MAX_STATE_AGE", "MAX_START_DELAY",
+           "MAX_STOP_DURATION", "AT_START", "BEFORE_START", "SAFETY_BOUND", "duration_msg", "trajectory_msg",
+           "speed_levels", "PARAMETERS", "ExperimentRunnerNode", "main"]
+
 # Parameter ranges; the maxima bound the plan's memory and build time and what a typo can do to an arm
 MIN_RATE_HZ, MAX_RATE_HZ = 10.0, 1000.0   # [Hz] rate_hz
 MAX_WINDOW = 60.0              # [s] window_duration and lookahead

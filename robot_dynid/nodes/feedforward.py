@@ -77,6 +77,10 @@ from robot_dynid.nodes.node_runtime import (MAX_TIMER_PERIOD, MIN_TIMER_PERIOD, 
                                             subscription_qos, timer_period, waiting_for_clock)
 from robot_dynid.srv import ComputeFeedforward, ResetWarmup, SetPayload
 
+__all__ = ["STATUS_QOS", "DEFAULT_REFERENCE_TIMEOUT", "MAX_REFERENCE_TIMEOUT", "DEFAULT_SERVICE_QUEUE_DEPTH",
+           "MAX_SERVICE_QUEUE_DEPTH", "MAX_COLD_START_STAMP", "MAX_COOLING_TIME_CONSTANT", "MAX_STANDSTILL_VELOCITY",
+           "MAX_TEMPERATURE_AGE", "LIVE_MARGIN", "PARAMETERS", "STATE_CODES", "FeedforwardNode", "main"]
+
 STATUS_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                         reliability=ReliabilityPolicy.RELIABLE)
 DEFAULT_REFERENCE_TIMEOUT = 0.5     # s

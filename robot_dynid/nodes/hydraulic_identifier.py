@@ -50,6 +50,9 @@ from robot_dynid.nodes.node_runtime import (MAX_TIMER_PERIOD, MIN_TIMER_PERIOD, 
                                             writable_file_path)
 from robot_dynid.recordings.recording import DropCounter, describe_dropped
 
+__all__ = ["MAX_MIN_SAMPLES", "MAX_QUEUE_DEPTH", "SETTINGS", "ARRAYS", "WARNING_PERIOD", "PARAMETERS",
+           "HydraulicIdentifierNode", "log", "results_path", "PARAMETER_FIELDS", "configs_from_arrays", "main"]
+
 MAX_MIN_SAMPLES = 10_000_000
 MAX_QUEUE_DEPTH = 100_000    # messages [1] a subscription may hold (memory)
 SETTINGS = (  # (field of OnlineSettings, description, unit, check)

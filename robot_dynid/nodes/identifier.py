@@ -92,6 +92,8 @@ from robot_dynid.recordings.recording import describe_dropped
 from robot_dynid.recordings.stages import STAGE_KINDS, StageMarker, StampOrder, join_sub_stages
 from robot_dynid.reports.tables import std_description
 
+__all__ = ["STATE_DEPTH", "MAX_SAMPLES", "NEXT_IDENTIFICATION", "PARAMETERS", "IdentifierNode", "idle_period", "main"]
+
 STATE_DEPTH = 2000   # joint states queued [1]: 2 s at 1 kHz while a fit runs
 
 

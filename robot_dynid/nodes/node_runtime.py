@@ -30,6 +30,13 @@ from robot_dynid.errors import DynIdError
 from robot_dynid.input_files import check_input_file
 from robot_dynid.output_files import check_output_path
 
+__all__ = ["JOINT_STATES_QOS", "RCLPY_DISTROS", "STAGE_MARKERS_OUT", "STAGE_MARKERS_IN", "MODEL_QOS", "NodeParameter",
+           "ParameterTable", "CONFIG_WIDTH", "CONFIG_COMMENT_COLUMN", "declare_table", "declare", "Interval",
+           "in_range", "integer_in", "MIN_TIMER_PERIOD", "MAX_TIMER_PERIOD", "timer_period", "set_period",
+           "qos_parameter", "subscription_qos", "ros_distro", "events_executor", "CallbackGroupExecutor", "spin_node",
+           "spin_until", "call_service", "readable_file_path", "writable_file_path", "writable_directory_path",
+           "waiting_for_clock", "seconds", "float64_array"]
+
 JOINT_STATES_QOS = ("reliable", "best_effort", "sensor_data")
 # rclpy's major version in each distribution, for bags recorded where ROS_DISTRO is not set (pip wheels)
 RCLPY_DISTROS = {3: "humble", 4: "iron", 7: "jazzy", 9: "kilted"}

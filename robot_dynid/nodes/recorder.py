@@ -64,6 +64,9 @@ from robot_dynid.recordings.joint_states import JointStateSelector
 from robot_dynid.recordings.stages import StageMarker
 from robot_dynid.srv import MarkStage
 
+__all__ = ["MIN_PERIOD", "MAX_QUEUE_DEPTH", "SILENT_WARNED_ROLES", "MESSAGE_CLASSES", "storage_choice", "period_or_off",
+           "PARAMETERS", "RecorderNode", "BAG_NAME_TRIES", "open_bag", "main"]
+
 MIN_PERIOD = MIN_TIMER_PERIOD
 MAX_QUEUE_DEPTH = 100_000  # messages [1] a subscription may hold (memory)
 SILENT_WARNED_ROLES = ("motor_states", "effort", "current", "temperature", "hydraulic")

@@ -77,6 +77,9 @@ from robot_dynid.nodes.node_runtime import (NodeParameter, ParameterTable, decla
 from robot_dynid.package_files import find_package_file
 from robot_dynid.srv import ResetWarmup, SetPayload
 
+__all__ = ["MIN_RATE", "MAX_RATE", "MAX_BATCH_PERIOD", "MAX_LAG", "MAX_NOISE_STD", "MAX_COLD_EXCESS",
+           "MAX_WARMUP_TIME_CONSTANT", "LIVE_BURST", "GAINS_UNSET", "PARAMETERS", "SimRobotNode", "burst", "main"]
+
 # Parameter ranges; the maxima bound the publisher's history (max_lag * rate messages) and the timer's work
 MIN_RATE, MAX_RATE = 1.0, 2000.0      # [Hz] rate
 MAX_BATCH_PERIOD = 1.0                # [s] batch_period

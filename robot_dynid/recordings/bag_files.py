@@ -20,6 +20,10 @@ try:
 except ImportError:     # not POSIX: no recording lock
     fcntl = None
 
+__all__ = ["PACKAGE_NAME", "ROS_DISTROS", "DEFAULT_DISTRO", "STORAGE_PLUGINS", "BAG_METADATA_VERSION",
+           "interface_definition_text", "make_typestore", "ensure_type", "check_bag_files", "lock_bag_directory",
+           "bag_being_recorded", "CLOSING_RESERVE", "RESERVE_FILE"]
+
 PACKAGE_NAME = "robot_dynid"
 ROS_DISTROS = {
     "humble": Stores.ROS2_HUMBLE,

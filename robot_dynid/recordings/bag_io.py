@@ -79,6 +79,10 @@ from robot_dynid.recordings.recording import REPEATED_STAMP, DropCounter, Record
 from robot_dynid.recordings.stages import StageMarker, kind_name, label_samples, stage_intervals
 from robot_dynid.yaml_files import read_yaml
 
+__all__ = ["ns_to_seconds", "TopicSamples", "BagChunk", "BagChunks", "bag_topics", "read_stage_markers", "read_bag",
+           "offered_qos", "MB", "RecordingStopped", "DiskSpaceError", "free_space", "BagWriter", "HYDRAULIC_FIELDS",
+           "read_hydraulic_states"]
+
 logger = logging.getLogger(__name__)
 
 _NS_PER_S = 1_000_000_000

@@ -47,6 +47,11 @@ import numpy as np
 
 from robot_dynid.errors import DataError
 
+__all__ = ["JOINT_STATE_TYPE", "EXPERIMENT_STAGE_TYPE", "HYDRAULIC_STATE_TYPE", "DEFAULT_HYDRAULIC_TOPIC",
+           "DEFAULT_JOINT_STATES_TOPIC", "DEFAULT_STAGE_TOPIC", "DEFAULT_MOTOR_STATES_TOPIC", "BAG_TOPICS",
+           "BAG_NAME_PREFIX", "default_bag_path", "JOINT_STATE_FIELDS", "JointStateDecoder", "JointStateLayout",
+           "joint_state_layout", "joint_state_fields"]
+
 logger = logging.getLogger(__name__)
 
 JOINT_STATE_TYPE = "sensor_msgs/msg/JointState"

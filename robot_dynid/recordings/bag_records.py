@@ -26,6 +26,13 @@ import numpy as np
 
 from robot_dynid.errors import DataError
 
+__all__ = ["MCAP_MAGIC", "HEADER", "FOOTER", "SCHEMA", "CHANNEL", "MESSAGE", "CHUNK", "MESSAGE_INDEX", "CHUNK_INDEX",
+           "DATA_END", "RECORD_HEAD", "MESSAGE_HEAD", "CHUNK_HEAD", "FOOTER_BODY", "U16", "U32", "U64", "DECOMPRESS",
+           "DEFINITION_ENCODINGS", "RecordStop", "StorageChannel", "mcap_records", "McapFields", "chunk_records",
+           "message_head", "mcap_definition", "RecordBlock", "blocks_from_messages", "McapChunk", "McapSummary",
+           "read_mcap_summary", "mcap_blocks", "joined", "chunk_messages", "sqlite_blocks", "sqlite_topics",
+           "open_sqlite"]
+
 if sys.version_info >= (3, 14):
     from compression import zstd
 else:  # pragma: no cover

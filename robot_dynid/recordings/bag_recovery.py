@@ -46,6 +46,9 @@ from robot_dynid.recordings.bag_records import (CHUNK, DATA_END, FOOTER, HEADER,
                                                 RecordStop, StorageChannel, chunk_records, mcap_definition,
                                                 mcap_records, message_head)
 
+__all__ = ["DAMAGED_SUFFIX", "REPAIR_DIRECTORY", "SQLITE_MAGIC", "storage_files", "RecoveredBag", "open_incomplete_bag",
+           "bag_is_whole", "RepairResult", "repair_bag"]
+
 logger = logging.getLogger(__name__)
 
 DAMAGED_SUFFIX = ".damaged"

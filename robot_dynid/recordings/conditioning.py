@@ -42,6 +42,12 @@ from robot_dynid import validators
 from robot_dynid.errors import DataError
 from robot_dynid.recordings.signal_processing import median_step, savitzky_golay, savitzky_golay_weights
 
+__all__ = ["ACCELERATION_NOISE_FRACTION", "MIN_WINDOW_SAMPLES", "MAX_DERIVATIVE_WINDOW", "MAX_GIVEN_WINDOW",
+           "REST_DWELL", "REST_BAND_MARGIN", "VELOCITY_AT_REST", "MOVING_FRACTION", "QD_SOURCES", "QDD_SOURCES",
+           "Conditioning", "REST_TEXT", "ESTIMATE_SAMPLES", "ESTIMATE_BLOCKS", "spread_blocks", "noise_std",
+           "derivative_gain", "DerivativePlan", "derivative_plan", "stationary_mask", "describe_rest",
+           "conditioning_from_provenance"]
+
 ACCELERATION_NOISE_FRACTION = 0.1
 """The automatic derivative window keeps the acceleration noise [rad/s^2] below this fraction of the
 acceleration's RMS (per joint that moves)."""

@@ -48,6 +48,9 @@ from robot_dynid.recordings.motor_side import (MOTOR_FIELDS, check_joint_count, 
 from robot_dynid.recordings.recording import JOINT_FIELDS, DropCounter, Recording, describe_dropped
 from robot_dynid.recordings.stages import NO_CYCLE, check_stage_label
 
+__all__ = ["CHUNK_ROWS", "column_indices", "read_labelled_columns", "write_columns", "CsvChunk", "CsvChunks",
+           "read_csv", "write_csv", "write_torques_csv"]
+
 logger = logging.getLogger(__name__)
 
 _WRITE_CHUNK_ROWS = 65536

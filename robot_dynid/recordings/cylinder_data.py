@@ -43,6 +43,9 @@ from robot_dynid.recordings.signal_processing import (differentiate, first_non_i
                                                       window_samples_for)
 from robot_dynid.recordings.stages import label_samples, stage_intervals, stage_mask
 
+__all__ = ["MAX_DISPLACEMENT", "MAX_SPEED", "MIN_PEAK_PRESSURE", "MAX_PRESSURE", "DERIVATIVE_WINDOW", "CSV_FIELDS",
+           "CylinderSamples", "check_cylinder_units", "read_cylinder_data"]
+
 logger = logging.getLogger(__name__)
 
 MAX_DISPLACEMENT = 5.0     # m

@@ -46,6 +46,10 @@ from robot_dynid.joint_names import index_in
 from robot_dynid.recordings.recording import DropCounter, Recording
 from robot_dynid.recordings.signal_processing import median_step
 
+__all__ = ["MAX_SAMPLE_INTERVAL", "MIN_SAMPLE_INTERVAL", "POSITION_MARGIN", "VELOCITY_FACTOR", "EFFORT_FACTOR",
+           "MAX_TORQUE", "UNIT_FRACTION", "UNIT_FIT", "MIN_MOTOR_RATIO", "MOTOR_ANGLE_FACTOR", "STALE_ROW",
+           "check_time_unit", "SampleBounds", "stale_rows", "check_samples"]
+
 logger = logging.getLogger(__name__)
 
 MAX_SAMPLE_INTERVAL = 0.25  # s: slower than 4 Hz is no identification recording

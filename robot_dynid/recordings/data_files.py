@@ -21,6 +21,8 @@ from robot_dynid.recordings.recording import Recording, intervals_from_labels
 from robot_dynid.recordings.stage_detection import default_rest_threshold, describe_detection, label_from_motion
 from robot_dynid.recordings.stages import StageInterval, stage_intervals
 
+__all__ = ["BAG_SUFFIXES", "STAGE_ORIGINS", "StageTable", "stage_table", "read_file"]
+
 logger = logging.getLogger(__name__)
 
 BAG_SUFFIXES = (".mcap", ".db3")

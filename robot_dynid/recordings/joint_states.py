@@ -30,6 +30,9 @@ import numpy as np
 
 from robot_dynid.joint_names import NameMatchError, index_in, match_joints
 
+__all__ = ["LENGTH_MISMATCH", "NON_FINITE", "empty_names", "duplicate_names", "lacks_names", "unknown_names",
+           "EMPTY_NAMES", "DUPLICATE_NAMES", "NameSelector", "JointValues", "JointStateSelector"]
+
 LENGTH_MISMATCH = "array lengths differ from the names"
 NON_FINITE = "non-finite values"
 

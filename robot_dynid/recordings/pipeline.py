@@ -40,6 +40,11 @@ from robot_dynid.recordings.stage_detection import StageSelection, select_stages
 from robot_dynid.recordings.stamp_quality import recording_stamp_quality
 from robot_dynid.recordings.time_base import choose_time_base
 
+__all__ = ["DERIVATIVE_WINDOW", "SHORT_RUN", "MAX_RESAMPLE_RATE", "MAX_RESAMPLE_FACTOR", "Reading", "run", "read",
+           "check_and_drop", "retime", "resample", "differentiate", "condition_at_rest", "zero_at_rest", "select",
+           "read_recording", "condition", "read_stage_table", "derivative_window_samples", "complete_derivatives",
+           "resample_recording"]
+
 logger = logging.getLogger(__name__)
 
 DERIVATIVE_WINDOW = 0.05  # s, local polynomial window for derivatives that were not recorded

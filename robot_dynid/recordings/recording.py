@@ -39,6 +39,9 @@ from robot_dynid.recordings.signal_processing import check_strictly_increasing
 from robot_dynid.recordings.stages import (CUSTOM_PREFIX, NO_CYCLE, NO_STAGE, StageInterval, check_stage_label,
                                            stage_kind, stage_mask)
 
+__all__ = ["JOINT_FIELDS", "REPEATED_STAMP", "Dropped", "DropCounter", "describe_dropped", "dropped_to_dict",
+           "dropped_from_dict", "Recording", "intervals_from_labels"]
+
 logger = logging.getLogger(__name__)
 
 JOINT_FIELDS = ("q", "qd", "qdd", "tau", "temperature")

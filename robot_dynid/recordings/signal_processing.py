@@ -32,6 +32,12 @@ import numpy as np
 from robot_dynid import _online_kernel, validators
 from robot_dynid.errors import DataError
 
+__all__ = ["UNIFORM_SAMPLING_TOLERANCE", "lowpass_filter", "sample_interval", "Derivatives", "median_step", "GAP_STEPS",
+           "STAGE_GAP_STEPS", "derivative_gap_steps", "gap_threshold", "gap_steps", "gap_breaks", "gap_starts",
+           "window_samples_for", "local_polynomial_fit", "SAVGOL_UNIFORMITY", "savitzky_golay_weights",
+           "savitzky_golay", "differentiate", "centre_derivative", "first_non_increasing", "check_strictly_increasing",
+           "interpolate", "ResampledStreams", "resample_streams", "UniformSamples", "resample_uniform"]
+
 logger = logging.getLogger(__name__)
 
 UNIFORM_SAMPLING_TOLERANCE = 0.01

@@ -39,6 +39,9 @@ from robot_dynid.recordings.signal_processing import (STAGE_GAP_STEPS, check_str
 from robot_dynid.recordings.stages import (STAGE_KINDS, StageInterval, check_stage_label,
                                            label_samples)
 
+__all__ = ["REST_THRESHOLD", "REST_THRESHOLD_FRACTION", "DEFAULT_PLATEAU_TOLERANCE", "DETECTED_KINDS", "detect_stages",
+           "default_rest_threshold", "describe_detection", "label_from_motion", "StageSelection", "select_stages"]
+
 logger = logging.getLogger(__name__)
 
 REST_THRESHOLD = 0.02

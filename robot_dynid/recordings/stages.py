@@ -48,6 +48,10 @@ import numpy as np
 from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
 
+__all__ = ["STAGE_KINDS", "CUSTOM_PREFIX", "NO_STAGE", "NO_CYCLE", "kind_code", "kind_name", "stage_kind",
+           "check_stage_label", "StageMarker", "StageInterval", "stage_intervals", "label_samples",
+           "MAX_SELECTED_CYCLES", "parse_cycle_list", "stage_mask", "StampOrder", "join_sub_stages"]
+
 
 logger = logging.getLogger(__name__)
 

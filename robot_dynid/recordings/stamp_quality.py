@@ -27,6 +27,8 @@ import numpy as np
 
 from robot_dynid.recordings.recording import REPEATED_STAMP, Recording
 from robot_dynid.recordings.signal_processing import GAP_STEPS, gap_threshold
+
+__all__ = ["NOMINAL_GRID_TOLERANCE", "MIN_STEPS_TO_JUDGE", "StampQuality", "stamp_quality", "recording_stamp_quality"]
 NOMINAL_GRID_TOLERANCE = 1e-6
 """[s] stamps all within this of a uniform grid look computed, not measured (module docstring): ten
 times the float64 resolution of absolute ROS time in seconds (2.4e-7 s), below the jitter of any

@@ -18,6 +18,9 @@ import numpy as np
 
 from robot_dynid.recordings.signal_processing import local_polynomial_fit, median_step
 
+__all__ = ["MIN_JITTER", "MAX_GRID_DEVIATION", "GRID_PREFERENCE", "FIT_WINDOW", "MAX_COMPARED", "TimeBase",
+           "nominal_grid", "choose_time_base"]
+
 MIN_JITTER = 1e-3
 """[steps] stamps within this of their grid are a grid already: nothing to choose."""
 MAX_GRID_DEVIATION = 0.4

@@ -17,6 +17,11 @@ import numpy as np
 from robot_dynid.errors import DynIdError
 from robot_dynid.recordings.signal_processing import STAGE_GAP_STEPS, gap_steps
 
+__all__ = ["DPI", "MAX_POINTS", "TORQUE_WINDOW", "INSTALL_HINT", "pyplot", "torque_fit_figure",
+           "parameter_cycles_figure", "cross_verification_figure", "friction_speed_figure", "friction_time_figure",
+           "comparison_figure", "friction_models_figure", "trend_figure", "wear_trend_figure", "spread_figure",
+           "tracking_figure", "tracking_error_figure"]
+
 DPI = 90
 MAX_POINTS = 4000
 """Points per drawn line: longer series are thinned by a stride (the metrics use every sample)."""

@@ -9,6 +9,9 @@ import re
 
 from robot_dynid.reports.json_text import dumps
 
+__all__ = ["STYLE", "number", "table", "heading", "paragraph", "verdict", "image", "write_page", "referenced_files",
+           "write_json"]
+
 STYLE = """body{font-family:sans-serif;margin:1.5em;max-width:1400px}
 table{border-collapse:collapse;margin:0.6em 0;font-size:0.85em}
 th,td{border:1px solid #bbb;padding:2px 6px;text-align:right}

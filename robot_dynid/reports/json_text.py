@@ -8,6 +8,8 @@ import math
 
 from robot_dynid.yaml_files import plain_data
 
+__all__ = ["json_safe", "dumps", "write_streamed"]
+
 
 def _json_float(value: float):
     if math.isnan(value):

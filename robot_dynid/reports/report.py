@@ -42,6 +42,8 @@ from robot_dynid.estimation.progress import Progress, no_progress
 from robot_dynid.reports import html
 from robot_dynid.reports.tables import model_summary, stamp_quality_summary, std_description
 
+__all__ = ["ReportOptions", "split_segments", "held_out_groups", "make_report", "make_comparison"]
+
 logger = logging.getLogger(__name__)
 
 

@@ -8,6 +8,10 @@ from robot_dynid.estimation.validation import RAW_LABEL
 from robot_dynid.recordings.conditioning import conditioning_from_provenance
 from robot_dynid.recordings.recording import describe_dropped, dropped_from_dict
 
+__all__ = ["format_table", "std_description", "format_parameters", "format_joint_metrics", "format_dropped",
+           "format_model_summary", "format_training_conditioning", "format_consistency", "model_summary",
+           "format_stamp_quality", "stamp_quality_summary", "format_validation"]
+
 
 def format_table(header, rows):
     """Left-aligned text table; numbers are expected pre-formatted as strings."""

@@ -12,6 +12,8 @@ import numpy as np
 from robot_dynid.model.friction_models import Coefficient, FrictionShape
 from robot_dynid.model.friction_models.coulomb_viscous import COULOMB, VISCOUS
 
+__all__ = ["STATIC", "SHAPE"]
+
 STATIC = Coefficient("fs", "N m", True, lambda torque, velocity: 1.3 * 0.03 * torque)
 
 

@@ -3,6 +3,8 @@ import numpy as np
 
 from robot_dynid.model.friction_models import Coefficient, FrictionShape
 
+__all__ = ["COULOMB", "VISCOUS", "SHAPE"]
+
 COULOMB = Coefficient("fc", "N m", True, lambda torque, velocity: 0.03 * torque)
 VISCOUS = Coefficient("fv", "N m s/rad", True, lambda torque, velocity: 0.03 * torque / velocity)
 

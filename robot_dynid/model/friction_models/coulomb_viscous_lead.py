@@ -11,6 +11,8 @@ import numpy as np
 from robot_dynid.model.friction_models import FrictionShape
 from robot_dynid.model.friction_models.coulomb_viscous import COULOMB, VISCOUS
 
+__all__ = ["SHAPE"]
+
 SHAPE = FrictionShape("coulomb_viscous_lead", "fc sgn(v + tau_r a) + fv v", (COULOMB, VISCOUS),
                       lambda model, v, scale, a: [np.sign(v + model.reversal_lead * a), v],
                       constants=("reversal_lead",), compiled="sign_viscous_lead", mujoco=("fc", "fv", ()))

@@ -4,6 +4,8 @@ import numpy as np
 
 from robot_dynid.model.friction_models import Coefficient, FrictionShape
 
+__all__ = ["SHAPE"]
+
 SHAPE = FrictionShape(
     "polynomial", "f1 sgn(v) + f2 v + f3 v|v| + f4 v^3",
     (Coefficient("f1", "N m", True, lambda torque, velocity: 0.03 * torque),

@@ -5,6 +5,8 @@ import numpy as np
 from robot_dynid.model.friction_models import Coefficient, FrictionShape
 from robot_dynid.model.friction_models.coulomb_viscous import COULOMB, VISCOUS
 
+__all__ = ["CUBE_ROOT", "SHAPE"]
+
 CUBE_ROOT = Coefficient("fs", "N m (s/rad)^(1/3)", False, lambda torque, velocity: -0.01 * torque / np.cbrt(velocity))
 
 SHAPE = FrictionShape("stribeck_cbrt", "fc sgn(v) + fv v + fs cbrt(v)", (COULOMB, VISCOUS, CUBE_ROOT),
