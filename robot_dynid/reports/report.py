@@ -207,7 +207,6 @@ def make_report(out, robot: RobotDescription, recordings: Sequence[Recording],
         and the model's payload (:func:`~robot_dynid.estimation.torque_scale.check_torque_scale`, as
         identification does with ``settings.check_torque_scale``).
     """
-    from robot_dynid.reports import figures
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
     recordings = [recording.reorder(robot.joint_names) for recording in recordings]
@@ -228,151 +227,190 @@ def make_report(out, robot: RobotDescription, recordings: Sequence[Recording],
     summary = {"robot": robot.name, "data": list(sources), "identified_here": identified_here,
                "model": model_summary(model), "speed_threshold": options.speed_threshold,
                "stage": list(options.stage), "held_out_cycles": list(holdout)}
-    parts, figure_files = [], []
+    page = _Page(out, summary, notes)
+    _model_section(page, robot, model, [*recordings, *validation], sources, identified_here)
+    _torque_fit_section(page, model, identification, held_out, options.speed_threshold)
+    _parameter_section(page, model)
+    _cycle_section(page, model, recordings, options, progress)
+    _friction_section(page, model, recordings, intervals, robot, options)
+    if notes:
+        page.parts += [html.heading("Notes")] + [html.paragraph(text, note=True) for text in notes]
+    summary["notes"] = notes
+    summary["figures"] = page.figures
+    html.write_page(out / "index.html", f"Identification report: {robot.name}", page.parts)
+    html.write_json(out / "summary.json", summary)
+    return summary
 
-    def figure(draw, name, *arguments, caption, **keywords):
-        path = draw(*arguments, out / name, **keywords)
-        figure_files.append(path.name)
-        parts.append(html.image(path, caption))
 
-    # ---- model, torque fits
+@dataclasses.dataclass
+class _Page:
+    """A report page being written: the directory ``out``, the summary, the notes, its parts (HTML) and figures."""
+
+    out: pathlib.Path
+    summary: dict
+    notes: list
+    parts: list = dataclasses.field(default_factory=list)
+    figures: list = dataclasses.field(default_factory=list)
+
+    def figure(self, draw, name, *arguments, caption, **keywords):
+        """``draw(*arguments, out / name, **keywords)`` and the image with ``caption`` on the page."""
+        path = draw(*arguments, self.out / name, **keywords)
+        self.figures.append(path.name)
+        self.parts.append(html.image(path, caption))
+
+
+def _model_section(page, robot, model, recordings, sources, identified_here):
+    """What the model is, its conditioning and plausibility, and how the recordings' stamps were."""
     plausible = model.metrics.get("plausibility") or plausibility(
         robot, per_cycle.settings_of(model), model.base, model.values, model.std)
-    parts += [html.paragraph(f"robot {robot.name}; data: {', '.join(sources) or '-'}; model: "
-                             + ("identified here (model.yaml)" if identified_here else "given")
-                             + f" ({model.base.rank} base parameters, friction {model.friction.name}, method "
-                               f"{model.method}, {model.metrics.get('n_samples', '?')} samples)")]
+    page.parts += [html.paragraph(f"robot {robot.name}; data: {', '.join(sources) or '-'}; model: "
+                                  + ("identified here (model.yaml)" if identified_here else "given")
+                                  + f" ({model.base.rank} base parameters, friction {model.friction.name}, method "
+                                    f"{model.method}, {model.metrics.get('n_samples', '?')} samples)")]
     if identified_here:
-        parts.append('<p>model file: <a href="model.yaml">model.yaml</a></p>')
+        page.parts.append('<p>model file: <a href="model.yaml">model.yaml</a></p>')
     condition = model.metrics.get("condition_number")
-    parts.append(html.paragraph(f"condition number of the scaled base regressor: {html.number(condition)}"))
-    parts += [html.paragraph(f"plausibility: {text}", note=True) for text in plausible.get("messages", [])]
-    stamps = [recording.stamp_quality for recording in (*recordings, *validation) if recording.stamp_quality]
-    summary["stamps"] = stamp_quality_summary(stamps)
-    parts += [html.paragraph(f"stamps of {report.describe()}") for report in stamps]
-    parts += [html.paragraph(f"warning: {text}", note=True) for report in stamps for text in report.warnings()]
-    summary["condition_number"] = condition
-    summary["plausibility"] = plausible
-    fits = [(per_cycle.torque_fit(model, identification, "identification", options.speed_threshold),
+    page.parts.append(html.paragraph(f"condition number of the scaled base regressor: {html.number(condition)}"))
+    page.parts += [html.paragraph(f"plausibility: {text}", note=True) for text in plausible.get("messages", [])]
+    stamps = [recording.stamp_quality for recording in recordings if recording.stamp_quality]
+    page.summary["stamps"] = stamp_quality_summary(stamps)
+    page.parts += [html.paragraph(f"stamps of {report.describe()}") for report in stamps]
+    page.parts += [html.paragraph(f"warning: {text}", note=True) for report in stamps for text in report.warnings()]
+    page.summary["condition_number"] = condition
+    page.summary["plausibility"] = plausible
+
+
+def _torque_fit_section(page, model, identification, held_out, speed_threshold):
+    """Measured against model torque on the identification data and on each held-out file; the verdict first on
+    the page."""
+    from robot_dynid.reports import figures
+    fits = [(per_cycle.torque_fit(model, identification, "identification", speed_threshold),
              "torque_identification.png")]
     groups = held_out_groups(held_out)
     for index, group in enumerate(groups, start=1):
         name = pathlib.Path(group[0].source).name
-        fits.append((per_cycle.torque_fit(model, group, f"held-out {name}", options.speed_threshold),
+        fits.append((per_cycle.torque_fit(model, group, f"held-out {name}", speed_threshold),
                      "torque_held_out.png" if len(groups) == 1 else f"torque_held_out_{index}.png"))
     if not groups:
-        notes.append("no held-out data (no validation stage, no held-out cycle, no --validate file)")
-    summary["torque_fits"] = [fit.to_dict() for fit, _ in fits]
+        page.notes.append("no held-out data (no validation stage, no held-out cycle, no --validate file)")
+    page.summary["torque_fits"] = [fit.to_dict() for fit, _ in fits]
     verdict = judge_fit(fits[0][0].validation, [fit.validation for fit, _ in fits[1:]])
-    summary["verdict"] = verdict.to_dict()
-    parts.insert(0, html.verdict(verdict.text, verdict.good))
-    parts.append(html.heading("Measured against model torque"))
+    page.summary["verdict"] = verdict.to_dict()
+    page.parts.insert(0, html.verdict(verdict.text, verdict.good))
+    page.parts.append(html.heading("Measured against model torque"))
     for fit, file_name in fits:
-        parts.append(html.heading(f"{fit.segment} data ({', '.join(dict.fromkeys(fit.validation.sources))})", 3))
-        parts += _metrics_tables(fit)
-        parts += [html.paragraph(f"warning: {text}", note=True) for text in fit.validation.warnings]
-        figure(figures.torque_fit_figure, file_name, fit,
-               caption=f"measured and model torque per joint on the {fit.segment} data, residuals on the right")
+        page.parts.append(html.heading(f"{fit.segment} data ({', '.join(dict.fromkeys(fit.validation.sources))})",
+                                       3))
+        page.parts += _metrics_tables(fit)
+        page.parts += [html.paragraph(f"warning: {text}", note=True) for text in fit.validation.warnings]
+        page.figure(figures.torque_fit_figure, file_name, fit,
+                    caption=f"measured and model torque per joint on the {fit.segment} data, residuals on the right")
 
+
+def _parameter_section(page, model):
+    """The base parameters with their std, poorly excited ones marked."""
     rows, classes, poor = _parameter_rows(model)
-    parts += [html.heading("Base parameters"),
-              html.paragraph("rows in red: poorly excited (a one-std error moves a joint's torque, RMS over the "
-                             "robot's range of motion, by more than the identification's threshold, 10 % of its "
-                             "RMS measured torque by default); a base parameter is in the unit of its leading "
-                             "standard parameter"),
-              html.paragraph(std_description(model)),
-              html.table(("parameter", "unit", "value", "std", *(("white std",) if model.white_std is not None else ()),
-                          "rel. std", "expression (standard parameters)"), rows, classes)]
-    summary["poorly_excited"] = sorted(poor)
-    summary["std_description"] = std_description(model)
+    page.parts += [html.heading("Base parameters"),
+                   html.paragraph("rows in red: poorly excited (a one-std error moves a joint's torque, RMS over the "
+                                  "robot's range of motion, by more than the identification's threshold, 10 % of its "
+                                  "RMS measured torque by default); a base parameter is in the unit of its leading "
+                                  "standard parameter"),
+                   html.paragraph(std_description(model)),
+                   html.table(("parameter", "unit", "value", "std",
+                               *(("white std",) if model.white_std is not None else ()),
+                               "rel. std", "expression (standard parameters)"), rows, classes)]
+    page.summary["poorly_excited"] = sorted(poor)
+    page.summary["std_description"] = std_description(model)
 
-    # ---- per cycle
+
+def _cycle_section(page, model, recordings, options, progress):
+    """Each cycle identified on its own, statistics over the cycles, pooled fits, self- and cross-verification."""
+    from robot_dynid.reports import figures
+    summary, parts = page.summary, page.parts
     segments = []
     if all(r.cycle is not None for r in recordings):
         segments = per_cycle.cycle_segments(recordings, options.stage)
     summary["cycles"] = summary["cross_verification"] = None
     summary["pooled"] = []
-    if len(segments) >= 2:
-        cycles = per_cycle.identify_cycles(segments, model, options.warm_cycles, progress)
-        notes += list(cycles.notes)
-        segments = [segment for segment in segments if segment.label in cycles.labels]
-        summary["cycles"] = cycles.to_dict()
-        parts += [html.heading("Per-cycle identification"),
-                  html.paragraph(f"{len(segments)} cycles, each identified on its own {'/'.join(options.stage)} "
-                                 "samples with the model's structure")]
-        figure(figures.parameter_cycles_figure, "parameters_per_cycle.png", cycles, poorly_excited=poor,
-               units=[model.regressor.parameter_unit(name) for name in cycles.names],
-               caption="base parameters per cycle")
-        parts += [html.heading("statistics over all cycles", 3), _statistics_table(cycles, cycles.statistics, model)]
-        if cycles.warm_statistics is not None:
-            parts += [html.heading(f"statistics without the first {cycles.skipped} cycles", 3),
-                      _statistics_table(cycles, cycles.warm_statistics, model)]
-        fitted = [(label, m) for label, m in zip(cycles.labels, cycles.models)]
-        for pool in options.pools:
-            pooled = per_cycle.pooled_fit(segments, pool, model)
-            label = f"cycles {','.join(map(str, pool))} pooled"
-            fitted.append((label, pooled))
-            summary["pooled"].append({"cycles": list(pool), "values": pooled.values.tolist(),
-                                      "std": pooled.std.tolist(), "names": list(pooled.base.names)})
-        fitted.append(("model", model))
-        cross = per_cycle.cross_verification(fitted, segments, options.speed_threshold, progress)
-        summary["cross_verification"] = cross.to_dict()
-        matrix = cross.matrix("relative_rmsd")
-        parts += [html.heading("Self- and cross-verification"),
-                  html.paragraph("mean relative RMSD over the joints of the parameters of each row predicting the "
-                                 "data of each column; the diagonal of the cycle rows is the self-verification"),
-                  html.table(("fitted on \\ predicts", *cross.tested),
-                             [(label, *(html.number(value, 3) for value in row))
-                              for label, row in zip(cross.fitted, matrix)])]
-        figure(figures.cross_verification_figure, "cross_verification.png", cross,
-               caption="self- and cross-verification")
-    else:
-        notes.append("per-cycle analyses need stage markers (or stage and cycle columns) and two or more cycles")
+    if len(segments) < 2:
+        page.notes.append("per-cycle analyses need stage markers (or stage and cycle columns) and two or more cycles")
+        return
+    poor = set(page.summary["poorly_excited"])
+    cycles = per_cycle.identify_cycles(segments, model, options.warm_cycles, progress)
+    page.notes += list(cycles.notes)
+    segments = [segment for segment in segments if segment.label in cycles.labels]
+    summary["cycles"] = cycles.to_dict()
+    parts += [html.heading("Per-cycle identification"),
+              html.paragraph(f"{len(segments)} cycles, each identified on its own {'/'.join(options.stage)} "
+                             "samples with the model's structure")]
+    page.figure(figures.parameter_cycles_figure, "parameters_per_cycle.png", cycles, poorly_excited=poor,
+                units=[model.regressor.parameter_unit(name) for name in cycles.names],
+                caption="base parameters per cycle")
+    parts += [html.heading("statistics over all cycles", 3), _statistics_table(cycles, cycles.statistics, model)]
+    if cycles.warm_statistics is not None:
+        parts += [html.heading(f"statistics without the first {cycles.skipped} cycles", 3),
+                  _statistics_table(cycles, cycles.warm_statistics, model)]
+    fitted = [(label, m) for label, m in zip(cycles.labels, cycles.models)]
+    for pool in options.pools:
+        pooled = per_cycle.pooled_fit(segments, pool, model)
+        label = f"cycles {','.join(map(str, pool))} pooled"
+        fitted.append((label, pooled))
+        summary["pooled"].append({"cycles": list(pool), "values": pooled.values.tolist(),
+                                  "std": pooled.std.tolist(), "names": list(pooled.base.names)})
+    fitted.append(("model", model))
+    cross = per_cycle.cross_verification(fitted, segments, options.speed_threshold, progress)
+    summary["cross_verification"] = cross.to_dict()
+    matrix = cross.matrix("relative_rmsd")
+    parts += [html.heading("Self- and cross-verification"),
+              html.paragraph("mean relative RMSD over the joints of the parameters of each row predicting the "
+                             "data of each column; the diagonal of the cycle rows is the self-verification"),
+              html.table(("fitted on \\ predicts", *cross.tested),
+                         [(label, *(html.number(value, 3) for value in row))
+                          for label, row in zip(cross.fitted, matrix)])]
+    page.figure(figures.cross_verification_figure, "cross_verification.png", cross,
+                caption="self- and cross-verification")
 
-    # ---- friction
+
+def _friction_section(page, model, recordings, intervals, robot, options):
+    """The friction strokes: friction against speed per cycle, and its drift over time at one speed level."""
+    from robot_dynid.reports import figures
+    summary, parts = page.summary, page.parts
     summary["friction"] = summary["friction_drift"] = None
-    if any(friction_stages.friction_intervals(stages) for stages in intervals):
-        friction = friction_stages.friction_analysis(recordings, intervals, robot, options.gravity,
-                                                     options.plateau_tolerance, options.rest_threshold)
-        notes += list(friction.notes)
-        summary["friction"] = friction.to_dict()
-        if friction.segments:
-            drifts = friction_stages.friction_drift(friction, options.friction_speed)
-            summary["friction_drift"] = [drift.to_dict() for drift in drifts]
-            parts += [html.heading("Friction stages"),
-                      html.paragraph(f"{len(friction.segments)} constant-velocity plateaus (speed within "
-                                     f"{options.plateau_tolerance:.0%} of the stroke's cruise speed); per joint and "
-                                     "cycle the least squares tau = Im q'' [- mPx sin q - mPy cos q] + f1 sgn q' + "
-                                     "f2 q' + f3 q'|q'| + f4 q'^3, the gravity terms for joints whose axis is not "
-                                     f"vertical (gravity removal: {options.gravity})")]
-            figure(figures.friction_speed_figure, "friction_speed.png", friction, model=model,
-                   caption="friction against speed per cycle")
-            parts.append(html.table(
-                ("joint", "cycle", "gravity removed", "Im [kg m^2]", "f1 [N m]", "f2 [N m s/rad]",
-                 "f3 [N m s^2/rad^2]", "f4 [N m s^3/rad^3]", "residual RMS [N m]"),
-                [(f.joint, f.label, "yes" if f.gravity_removed else "no (axis vertical)" if f.horizontal else "no",
-                  html.number(f.inertia), *(html.number(c) for c in f.coefficients), html.number(f.residual_rms))
-                 for f in friction.fits]))
-            figure(figures.friction_time_figure, "friction_time.png", drifts,
-                   caption="friction at one speed level against elapsed time")
-            parts.append(html.table(
-                ("joint", "speed level", "cycles", "a [N m]", "b [N m]", "t1 [min]", "c [N m]", "t2 [min]",
-                 "fit residual RMS [N m]"),
-                [(d.joint, f"{d.level:.0%}", str(len(d.friction)),
-                  *((html.number(d.fit.a), html.number(d.fit.b), html.number(d.fit.t1), html.number(d.fit.c),
-                     html.number(d.fit.t2), html.number(d.fit.residual_rms)) if d.fit else ("-",) * 6))
-                 for d in drifts]))
-            notes += [d.note for d in drifts if d.note]
-    else:
-        notes.append("no friction strokes (friction stage markers with joint and direction) in the data")
-
-    if notes:
-        parts += [html.heading("Notes")] + [html.paragraph(text, note=True) for text in notes]
-    summary["notes"] = notes
-    summary["figures"] = figure_files
-    html.write_page(out / "index.html", f"Identification report: {robot.name}", parts)
-    html.write_json(out / "summary.json", summary)
-    return summary
+    if not any(friction_stages.friction_intervals(stages) for stages in intervals):
+        page.notes.append("no friction strokes (friction stage markers with joint and direction) in the data")
+        return
+    friction = friction_stages.friction_analysis(recordings, intervals, robot, options.gravity,
+                                                 options.plateau_tolerance, options.rest_threshold)
+    page.notes += list(friction.notes)
+    summary["friction"] = friction.to_dict()
+    if not friction.segments:
+        return
+    drifts = friction_stages.friction_drift(friction, options.friction_speed)
+    summary["friction_drift"] = [drift.to_dict() for drift in drifts]
+    parts += [html.heading("Friction stages"),
+              html.paragraph(f"{len(friction.segments)} constant-velocity plateaus (speed within "
+                             f"{options.plateau_tolerance:.0%} of the stroke's cruise speed); per joint and "
+                             "cycle the least squares tau = Im q'' [- mPx sin q - mPy cos q] + f1 sgn q' + "
+                             "f2 q' + f3 q'|q'| + f4 q'^3, the gravity terms for joints whose axis is not "
+                             f"vertical (gravity removal: {options.gravity})")]
+    page.figure(figures.friction_speed_figure, "friction_speed.png", friction, model=model,
+                caption="friction against speed per cycle")
+    parts.append(html.table(
+        ("joint", "cycle", "gravity removed", "Im [kg m^2]", "f1 [N m]", "f2 [N m s/rad]",
+         "f3 [N m s^2/rad^2]", "f4 [N m s^3/rad^3]", "residual RMS [N m]"),
+        [(f.joint, f.label, "yes" if f.gravity_removed else "no (axis vertical)" if f.horizontal else "no",
+          html.number(f.inertia), *(html.number(c) for c in f.coefficients), html.number(f.residual_rms))
+         for f in friction.fits]))
+    page.figure(figures.friction_time_figure, "friction_time.png", drifts,
+                caption="friction at one speed level against elapsed time")
+    parts.append(html.table(
+        ("joint", "speed level", "cycles", "a [N m]", "b [N m]", "t1 [min]", "c [N m]", "t2 [min]",
+         "fit residual RMS [N m]"),
+        [(d.joint, f"{d.level:.0%}", str(len(d.friction)),
+          *((html.number(d.fit.a), html.number(d.fit.b), html.number(d.fit.t1), html.number(d.fit.c),
+             html.number(d.fit.t2), html.number(d.fit.residual_rms)) if d.fit else ("-",) * 6))
+         for d in drifts]))
+    page.notes += [d.note for d in drifts if d.note]
 
 
 def make_comparison(models: Sequence[DynamicModel], labels: Sequence[str], level: float = DEFAULT_SIGNIFICANCE,
