@@ -34,3 +34,18 @@ def test_make_test_runs_every_test_file():
                or (path.name.startswith("test_") and path.suffix == ".py")}
     covered = {entry for entry in entries if entry in named or any(entry.startswith(name + "/") for name in named)}
     assert sorted(entries - covered) == []
+
+
+def test_each_test_file_is_named_after_a_module_of_its_subpackage():
+    """test/core/<subpackage>/test_<module>[_<aspect>].py: the module (or sub-subpackage) it tests is in its name, so
+    that the tests of robot_dynid/fleet/store.py are found in test/core/fleet/test_store.py."""
+    stray = []
+    for folder in sorted(path for path in (TEST / "core").iterdir() if path.is_dir() and path.name != "__pycache__"):
+        modules = {path.stem for path in (PACKAGE / folder.name).iterdir()
+                   if path.suffix == ".py" and not path.stem.startswith("_")
+                   or (path / "__init__.py").exists()}
+        for path in sorted(folder.glob("test_*.py")):
+            name = path.stem.removeprefix("test_")
+            if not any(name == module or name.startswith(module + "_") for module in modules):
+                stray.append(f"{folder.name}/{path.name}")
+    assert stray == [], f"test files named after no module of their subpackage: {stray}"

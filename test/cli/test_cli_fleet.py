@@ -6,7 +6,7 @@ Arm 1's elbow (joint 3) friction rises by 40 % in week 3. The first run sees wee
 yet) and a truncated recording; the second a longer manifest with week 3. Expected values come from
 the simulation: which arm and joint wear, by how much, and which recordings are new. Every arm runs the same
 excitation each week here, so the parameters' comparison (the evidence under the verdicts) flags the same
-change; test/core/fleet/test_fleet_changes.py has fleets whose trajectories differ.
+change; test/core/fleet/test_changes.py has fleets whose trajectories differ.
 """
 import html
 import json

@@ -1,8 +1,8 @@
 """The hydraulic_identifier node from its installed executable, over real DDS, fed simulated cylinders.
 
 Two cylinders of the curtain-wall arm (Tables IV and V in SI; areas and stiffness assumed as in
-test/core/hydraulics/test_hydraulics.py) follow the three-sine excitation of
-test/core/hydraulics/test_hydraulic_online.py at 50 Hz with 1 kPa pressure noise; HydraulicCylinderState
+test/core/hydraulics/test_cylinder.py) follow the three-sine excitation of
+test/core/hydraulics/test_online.py at 50 Hz with 1 kPa pressure noise; HydraulicCylinderState
 messages carry both, in the reverse of the configured order. Expected: the published estimates within 5 % of
 the paper's values, the results file written by ~/save and again at SIGINT with the convergence of robot-dynid
 hydraulic identify's results, bad messages skipped without stopping the node.

@@ -1,7 +1,7 @@
 """Two-stage identification of the curtain-wall arm on simulated data (cylinders first, then the arm).
 
 Truth: Table V (converted to SI in robot_dynid.hydraulics.simulation and checked against the paper's mm
-figures in test_hydraulics) and plausible link parameters; the expected torques are the simulator's
+figures in test_cylinder.py) and plausible link parameters; the expected torques are the simulator's
 noise-free rigid-body torques on a held-out trajectory.
 """
 

@@ -2,10 +2,10 @@
 
 Data: simulate_cylinder with Table IV/V in SI (fc 20.77 N, fv 7.83 N s/mm = 7830 N s/m,
 fs -15.15 N (s/mm)^(1/3) = -151.5 N (s/m)^(1/3), c = 2 N s/mm = 2000 N s/m), at 50 Hz. Assumed, not in
-the paper (as test/core/hydraulics/test_hydraulics.py): bore 40 mm / rod 22 mm, K = 3000 N/m, load 100 N,
+the paper (as test/core/hydraulics/test_cylinder.py): bore 40 mm / rod 22 mm, K = 3000 N/m, load 100 N,
 rod side at 5 bar. The paper's excitation x = 6 mm sin(0.05 t) reaches 0.3 mm/s only, so it separates
 fv from fs with quiet pressures: 0.2 kPa noise per chamber there; the faster three-sine excitation
-takes the 1 kPa of test_hydraulics.py. Expected values come from the paper (5 %) and from
+takes the 1 kPa of test_cylinder.py. Expected values come from the paper (5 %) and from
 identify_cylinder(method="ls") on the same samples (a second method: QR least squares).
 """
 import math
