@@ -75,7 +75,7 @@ from robot_dynid.recordings.bag_layout import (DEFAULT_HYDRAULIC_TOPIC, DEFAULT_
 from robot_dynid.recordings.joint_states import LENGTH_MISMATCH, NON_FINITE, JointStateSelector
 from robot_dynid.recordings.motor_side import (check_joint_count, joint_values, require_torque_constants,
                                                require_transmission)
-from robot_dynid.recordings.recording import REPEATED_STAMP, DropCounter, Recording, describe_dropped
+from robot_dynid.recordings.recording import REPEATED_STAMP, DropCounter, Recording, describe_dropped, hand_over
 from robot_dynid.recordings.stages import StageMarker, kind_name, label_samples, stage_intervals
 from robot_dynid.yaml_files import read_yaml
 
@@ -860,10 +860,11 @@ def read_bag(path, joint_names: Sequence[str] | None = None,
     if markers is not None:
         stage, cycle = label_samples(time, stage_intervals(markers))
     rows = slice(None) if usable.all() else np.flatnonzero(usable)
+    qd, tau = (None if np.isnan(values).all() else values[rows] for values in (qd, tau))
+    temperature = None if temperature is None else temperature[keep][rows]
+    hand_over(time, q, qd, tau, temperature)     # this reader's own arrays: the recording shares them
     return Recording.from_arrays(
-        joint_names=names, time=time[rows], q=q[rows],
-        qd=None if np.isnan(qd).all() else qd[rows], tau=None if np.isnan(tau).all() else tau[rows],
-        temperature=None if temperature is None else temperature[keep][rows],
+        joint_names=names, time=time[rows], q=q[rows], qd=qd, tau=tau, temperature=temperature,
         stage=None if stage is None else stage[rows], cycle=None if cycle is None else cycle[rows],
         source=str(path), dropped=dropped.counts)
 

@@ -302,14 +302,20 @@ def derivative_window_samples(recording: Recording, window: float = DERIVATIVE_W
     return max(samples, MIN_WINDOW_SAMPLES)
 
 
-def _runs(recording: Recording, window_samples: int) -> list[np.ndarray]:
-    """Row indices of the runs between gaps (:func:`robot_dynid.recordings.signal_processing.gap_starts`)."""
+def _runs(recording: Recording, window_samples: int) -> list[slice]:
+    """The rows of each run between gaps (:func:`robot_dynid.recordings.signal_processing.gap_starts`), as slices
+    (a run's arrays are views)."""
     breaks = gap_starts(recording.time, window_samples) + 1
     if breaks.size:
         logger.warning("%s: %d gap(s) in the stamps longer than half the %d-sample derivative window "
                        "(first after %.6f s); derivatives restart after each", recording.source, breaks.size,
                        window_samples, recording.time[breaks[0] - 1])
-    return np.split(np.arange(recording.n_samples), breaks)
+    edges = [0, *breaks.tolist(), recording.n_samples]
+    return [slice(start, stop) for start, stop in zip(edges[:-1], edges[1:])]
+
+
+def _length(run: slice) -> int:
+    return run.stop - run.start
 
 
 def complete_derivatives(recording: Recording, window: float | None = DERIVATIVE_WINDOW,
@@ -342,24 +348,32 @@ def complete_derivatives(recording: Recording, window: float | None = DERIVATIVE
     else:
         samples = derivative_window_samples(recording, window)
     runs = _runs(recording, samples)
-    kept = [run for run in runs if len(run) >= samples]
+    kept = [run for run in runs if _length(run) >= samples]
     if not kept:
         raise DataError(f"{recording.source}: no run of samples between gaps in the stamps holds the "
                         f"{samples}-sample derivative window ({samples * median_step(recording.time):.3g} s at "
-                        f"{median_step(recording.time):g} s per sample; longest run {max(map(len, runs))} samples)")
+                        f"{median_step(recording.time):g} s per sample; longest run {max(map(_length, runs))} "
+                        "samples)")
     if window is not None:
         plan = derivative_plan(recording.time, recording.q, recording.qd if from_velocities else None,
                                window_seconds=samples * median_step(recording.time), estimates=estimates)
-    values = {name: np.zeros_like(recording.q) for name in missing}   # rows of dropped runs stay 0
+    whole = len(runs) == 1
+    values = {} if whole else {name: np.zeros_like(recording.q) for name in missing}   # rows of dropped runs: 0
     uniform = True
     for run in kept:
-        if from_velocities:
-            derived = differentiate_samples(recording.qd[run], recording.time[run], window_samples=samples, polyorder=2)
-            values["qdd"][run] = derived.qd
+        if from_velocities:     # the accelerations are the velocities' first derivative
+            derived = differentiate_samples(recording.qd[run], recording.time[run], window_samples=samples,
+                                            polyorder=2, orders=(1,))
+            fitted = {"qdd": derived.qd}
         else:
-            derived = differentiate_samples(recording.q[run], recording.time[run], window_samples=samples)
-            for name in missing:
-                values[name][run] = getattr(derived, name)
+            derived = differentiate_samples(recording.q[run], recording.time[run], window_samples=samples,
+                                            orders=tuple(1 if name == "qd" else 2 for name in missing))
+            fitted = {name: getattr(derived, name) for name in missing}
+        for name, array in fitted.items():
+            if whole:
+                values[name] = array
+            else:
+                values[name][run] = array
         uniform &= derived.uniform
     if "derivative_window_choice" in recording.conditioning:
         plan = dataclasses.replace(plan, how="chosen by cross-validation of the fit")
@@ -371,9 +385,10 @@ def complete_derivatives(recording: Recording, window: float | None = DERIVATIVE
         return completed
     dropped = DropCounter(recording.dropped)
     for run in runs:
-        if len(run) < samples:
-            dropped.add(SHORT_RUN, float(recording.time[run[0]]), len(run))
-    return dataclasses.replace(completed.take(np.concatenate(kept)), dropped=dropped.counts)
+        if _length(run) < samples:
+            dropped.add(SHORT_RUN, float(recording.time[run.start]), _length(run))
+    rows = np.concatenate([np.arange(run.start, run.stop) for run in kept])
+    return dataclasses.replace(completed.take(rows), dropped=dropped.counts)
 
 
 def resample_recording(recording: Recording, rate: float, window: float = DERIVATIVE_WINDOW) -> Recording:

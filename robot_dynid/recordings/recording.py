@@ -40,7 +40,7 @@ from robot_dynid.recordings.stages import (CUSTOM_PREFIX, NO_CYCLE, NO_STAGE, St
                                            stage_kind, stage_mask)
 
 __all__ = ["JOINT_FIELDS", "REPEATED_STAMP", "Dropped", "DropCounter", "describe_dropped", "dropped_to_dict",
-           "dropped_from_dict", "Recording", "intervals_from_labels"]
+           "dropped_from_dict", "hand_over", "Recording", "intervals_from_labels"]
 
 logger = logging.getLogger(__name__)
 
@@ -118,6 +118,19 @@ def _frozen(value) -> bool:
             return False
         value = value.base
     return value is None
+
+
+def hand_over(*arrays) -> None:
+    """Make ``arrays`` and every array they view read-only: their maker writes to them no more, so a
+    :class:`Recording` made of them shares them instead of copying (a reader's arrays of a long file: 0.5 GB an
+    hour at 1 kHz for 6 joints). None entries are skipped."""
+    for array in arrays:
+        chain = []
+        while isinstance(array, np.ndarray):
+            chain.append(array)
+            array = array.base
+        for level in chain:
+            level.setflags(write=False)
 
 
 def _as_float_array(name: str, value, shape: tuple[int, ...], axes: tuple[str, ...],

@@ -109,13 +109,14 @@ def sample_interval(time, tolerance: float = UNIFORM_SAMPLING_TOLERANCE) -> floa
 class Derivatives:
     """Local polynomial estimates, each of the shape of the input positions (N, n).
 
-    ``q`` [rad] smoothed positions, ``qd`` [rad/s], ``qdd`` [rad/s^2]; ``window`` in samples;
-    ``uniform``: the stamps were uniform and the Savitzky-Golay convolution was used.
+    ``q`` [rad] smoothed positions, ``qd`` [rad/s], ``qdd`` [rad/s^2] (None where not asked for: ``orders`` of
+    :func:`differentiate`); ``window`` in samples; ``uniform``: the stamps were uniform and the Savitzky-Golay
+    convolution was used.
     """
 
-    q: np.ndarray
-    qd: np.ndarray
-    qdd: np.ndarray
+    q: np.ndarray | None
+    qd: np.ndarray | None
+    qdd: np.ndarray | None
     window: int
     polyorder: int
     uniform: bool = True
@@ -267,10 +268,14 @@ def savitzky_golay(x, window: int, polyorder: int, order: int = 0, delta: float 
 
 def _still_windows(values, window: int) -> np.ndarray:
     """(N, m) True where the ``window`` samples a local fit of ``values`` (N, m) uses at that sample (centred; the
-    first or last ``window`` near the ends) are all equal: the fit is a constant, its derivatives exactly 0."""
+    first or last ``window`` near the ends) are all equal: the fit is a constant, its derivatives exactly 0. Column
+    by column: the filters' temporaries are one column each."""
     from scipy.ndimage import maximum_filter1d, minimum_filter1d
     n, half = values.shape[0], window // 2
-    still = maximum_filter1d(values, window, axis=0) == minimum_filter1d(values, window, axis=0)
+    still = np.empty(values.shape, dtype=bool)
+    for j in range(values.shape[1]):
+        column = np.ascontiguousarray(values[:, j])
+        still[:, j] = maximum_filter1d(column, window) == minimum_filter1d(column, window)
     if half:
         still[:half] = np.all(values[:window] == values[0], axis=0)
         still[n - half:] = np.all(values[n - window:] == values[n - 1], axis=0)
@@ -278,7 +283,7 @@ def _still_windows(values, window: int) -> np.ndarray:
 
 
 def differentiate(q, time, window_samples: int | None = None,
-                  window_seconds: float | None = None, polyorder: int = 3) -> Derivatives:
+                  window_seconds: float | None = None, polyorder: int = 3, orders=(0, 1, 2)) -> Derivatives:
     """Velocities and accelerations from positions by local polynomial least squares in time.
 
     Parameters
@@ -294,11 +299,17 @@ def differentiate(q, time, window_samples: int | None = None,
         Give exactly one of ``window_samples`` and ``window_seconds``.
     polyorder : int
         Degree of the local polynomial, >= 2 (accelerations need the second derivative).
+    orders : sequence of int
+        Which of the smoothed positions (0), velocities (1) and accelerations (2) to compute; the others are None
+        in the result (on uniform stamps each is one convolution, of the positions' size).
 
     Returns
     -------
     Derivatives
     """
+    orders = tuple(orders)
+    if not orders or not set(orders) <= {0, 1, 2}:
+        raise DataError(f"orders must be some of 0, 1, 2 (positions, velocities, accelerations), got {orders}")
     q = validators.array(q, "q", ndim=(1, 2))
     time = _check_time(time)
     if time.size != q.shape[0]:
@@ -322,15 +333,18 @@ def differentiate(q, time, window_samples: int | None = None,
         raise DataError(f"{source} exceeds the {q.shape[0]} samples of q")
     uniform = bool(np.max(np.abs(np.diff(time) - step)) <= SAVGOL_UNIFORMITY * step)
     if uniform:
-        q_, qd, qdd = (savitzky_golay(q, window, polyorder, order, step) for order in range(3))
+        q_, qd, qdd = (savitzky_golay(q, window, polyorder, order, step) if order in orders else None
+                       for order in range(3))
     else:
         fitted = local_polynomial_fit(q.reshape(q.shape[0], -1), time, window, polyorder)
-        q_, qd, qdd = (values.reshape(q.shape) for values in fitted)
-    # equal samples (an encoder at rest) fit a constant: derivatives 0, not round-off whose sign a friction model
-    # would take for a direction of motion
-    still = _still_windows(q.reshape(q.shape[0], -1), window).reshape(q.shape)
-    qd[still] = 0.0
-    qdd[still] = 0.0
+        q_, qd, qdd = (values.reshape(q.shape) if order in orders else None for order, values in enumerate(fitted))
+    if qd is not None or qdd is not None:
+        # equal samples (an encoder at rest) fit a constant: derivatives 0, not round-off whose sign a friction
+        # model would take for a direction of motion
+        still = _still_windows(q.reshape(q.shape[0], -1), window).reshape(q.shape)
+        for derivative in (qd, qdd):
+            if derivative is not None:
+                derivative[still] = 0.0
     return Derivatives(q=q_, qd=qd, qdd=qdd, window=window, polyorder=polyorder, uniform=uniform)
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from robot_dynid.errors import DataError
-from robot_dynid.recordings.recording import Dropped, Recording
+from robot_dynid.recordings.recording import Dropped, Recording, hand_over
 from robot_dynid.recordings.stages import check_stage_label, stage_kind
 
 JOINTS = ("shoulder", "elbow", "wrist")
@@ -45,6 +45,18 @@ def test_a_recording_made_from_another_shares_arrays_no_one_can_change_and_copie
     guarded = dataclasses.replace(recording, q=view)
     writable[0, 0] += 1.0
     assert guarded.q[0, 0] == recording.q[0, 0] and guarded.q is not view
+
+
+def test_arrays_handed_over_are_shared_and_no_one_writes_to_them_again():
+    """A reader's own arrays (a view of a larger buffer included) handed over become the recording's, read-only
+    down to the buffer: no copy of an hour of samples; the buffer cannot change them afterwards."""
+    buffer = np.random.default_rng(3).standard_normal((20, 3))
+    q, tau, time = buffer[:12], np.ones((12, 3)), 0.01 * np.arange(12)
+    hand_over(q, tau, time, None)
+    recording = Recording.from_arrays(joint_names=JOINTS, time=time, q=q, tau=tau)
+    assert np.shares_memory(recording.q, buffer) and recording.tau is tau and recording.time is time
+    with pytest.raises(ValueError, match="read-only"):
+        buffer[0, 0] = 1.0
 
 
 def test_wrong_shape_names_the_field_and_both_shapes():
