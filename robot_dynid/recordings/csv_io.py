@@ -45,7 +45,7 @@ from robot_dynid.input_files import MAX_RECORDING_BYTES, check_input_file
 from robot_dynid.joint_names import NameMatchError, match_joints, unique_names
 from robot_dynid.recordings.motor_side import (MOTOR_FIELDS, check_joint_count, joint_values, require_torque_constants,
                                                require_transmission)
-from robot_dynid.recordings.recording import JOINT_FIELDS, DropCounter, Recording, describe_dropped
+from robot_dynid.recordings.recording import JOINT_FIELDS, DropCounter, Recording, describe_dropped, hand_over
 from robot_dynid.recordings.stages import NO_CYCLE, check_stage_label
 
 __all__ = ["CHUNK_ROWS", "column_indices", "read_labelled_columns", "write_columns", "CsvChunk", "CsvChunks",
@@ -503,6 +503,7 @@ def read_csv(path, joint_names: Sequence[str] | None = None,
                                                                                   for part in parts])
                for name in ("time", *JOINT_FIELDS, "stage", "cycle")}
     del parts
+    hand_over(*(columns[name] for name in ("time", *JOINT_FIELDS)))     # this reader's own: shared, not copied
     recording = Recording.from_arrays(joint_names=chunks.joint_names, source=str(path),
                                       dropped=chunks.dropped.counts, **columns)
     converted = f"; {', '.join(chunks.motor_side.values())} converted to the joint side through the transmission"
