@@ -445,7 +445,7 @@ def solve_payload(accumulator: LeastSquaresAccumulator, robot, settings: Payload
     IdentificationError
         Too few samples, every torque residual zero, or (consistent) the solver failed.
     SolverUnavailableError
-        ``settings.consistent`` without cvxpy.
+        ``settings.consistent`` without cvxpy, where the least-squares payload is not consistent.
     """
     if not isinstance(accumulator, LeastSquaresAccumulator) or accumulator.n_parameters != 10:
         raise DynIdError("accumulator must be a LeastSquaresAccumulator of the payload's 10 parameters")

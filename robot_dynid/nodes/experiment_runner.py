@@ -197,7 +197,7 @@ class ExperimentRunnerNode(Node):
             "max_joint_state_age": self.set_max_joint_state_age,
             "start_delay": lambda value: setattr(self, "start_delay", value),
             "stop_duration": lambda value: setattr(self, "stop_duration", value)}, rules={
-            **{name: lambda check: self.run_rule(check) for name in (
+            **{name: self.run_rule for name in (
                 "experiment_id", "autostart", "approach_speed_fraction", "start_delay", "stop_duration")},
             "deviation_threshold": lambda check: self.run_rule(check, in_use=lambda: self.threshold,
                                                                idle=self.tolerance_below),
