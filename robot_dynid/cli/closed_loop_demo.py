@@ -31,6 +31,7 @@ import math
 
 import numpy as np
 
+from robot_dynid.cli.demo import MUJOCO_MIN_SPEED
 from robot_dynid.errors import DataError
 from robot_dynid.estimation.identification import IdentificationSettings, identify
 from robot_dynid.experiment.closed_loop import (
@@ -109,7 +110,7 @@ def cold_start_model(robot, friction_name: str, seed: int, noise: float, duratio
                               warmup_time_constant=warmup["warmup_time_constant"],
                               warmup_time_constant_2=warmup["warmup_time_constant_2"])
     return identify(recording, robot, IdentificationSettings(friction=drifting, armature=True,
-                                                             check_torque_scale=False),
+                                                             check_torque_scale=False, min_speed=MUJOCO_MIN_SPEED),
                     provenance={"data_source": f"MuJoCo, {length:g} s from a cold start"})
 
 

@@ -226,13 +226,15 @@ def _check_names(parameter_names, n_parameters):
     return parameter_names
 
 
-def _noise_dof(n_samples: int, active_per_joint: np.ndarray) -> np.ndarray:
-    dof = n_samples - active_per_joint
+def _noise_dof(equations, active_per_joint: np.ndarray) -> np.ndarray:
+    """Per joint: its equations (samples, or those left in, (n,)) less the parameters acting on it."""
+    equations = np.broadcast_to(equations, active_per_joint.shape)
+    dof = equations - active_per_joint
     bad = np.flatnonzero(dof <= 0)
     if bad.size:
         j = int(bad[0])
         raise IdentificationError(
-            f"joint {j + 1}: {n_samples} samples for {int(active_per_joint[j])} parameters "
+            f"joint {j + 1}: {int(equations[j])} samples for {int(active_per_joint[j])} parameters "
             "acting on it; need more samples than parameters")
     return dof
 
@@ -280,8 +282,9 @@ class _CovarianceData:
 
 
 def _make_result(theta, decomposition, covariance_factor, noise_std, residual_ss, n_samples,
-                 method, joint_weights, joint_variances, data: _CovarianceData) -> LeastSquaresResult:
+                 method, joint_weights, joint_variances, data: _CovarianceData, equations=None) -> LeastSquaresResult:
     n_parameters = theta.size
+    equations = np.broadcast_to(n_samples if equations is None else equations, noise_std.shape)
     inverse = decomposition.inverse_gram()
     white = covariance_factor * inverse
     white = 0.5 * (white + white.T)
@@ -298,10 +301,10 @@ def _make_result(theta, decomposition, covariance_factor, noise_std, residual_ss
         std=std,
         relative_std=relative_std,
         noise_std=noise_std,
-        residual_rms=np.sqrt(residual_ss / n_samples),
+        residual_rms=np.sqrt(residual_ss / equations),
         condition_number=float(singular_values[0] / singular_values[-1]),
         n_samples=int(n_samples),
-        dof=int(n_samples * noise_std.size - n_parameters),
+        dof=int(np.sum(equations) - n_parameters),
         method=method,
         uncertainty=uncertainty,
     )
@@ -335,27 +338,30 @@ def _dense_fit(Y, tau, joint_weights, rank_tolerance, parameter_names):
     return theta, decomposition, np.sum(residual**2, axis=0)
 
 
-def _solve(fit, method, n_samples, active_per_joint, data: _CovarianceData, iterations=1) -> LeastSquaresResult:
+def _solve(fit, method, n_samples, active_per_joint, data: _CovarianceData, iterations=1,
+           equations=None) -> LeastSquaresResult:
     """OLS or WLS through ``fit(joint_weights) -> (theta, decomposition, residual_ss)``.
 
     WLS re-estimates ``sigma_j`` from the previous pass's residuals ``iterations`` times (the
     first pass is OLS). The ``per_joint`` and ``block`` covariances use the final residuals' per-joint
-    variances ``s_j^2 = ||r_j||^2 / (N - p_j)`` and the final weights.
+    variances ``s_j^2 = ||r_j||^2 / (N_j - p_j)`` and the final weights, ``N_j`` joint j's ``equations`` (n,)
+    (default: every sample's).
     """
     n_joints = active_per_joint.size
-    noise_dof = _noise_dof(n_samples, active_per_joint)
+    equations = np.broadcast_to(n_samples if equations is None else equations, (n_joints,))
+    noise_dof = _noise_dof(equations, active_per_joint)
     theta, decomposition, residual_ss = fit(np.ones(n_joints))
     noise_std = np.sqrt(residual_ss / noise_dof)
     if method == "ols":
-        sigma2 = float(np.sum(residual_ss)) / (n_samples * n_joints - theta.size)
+        sigma2 = float(np.sum(residual_ss)) / (np.sum(equations) - theta.size)
         return _make_result(theta, decomposition, sigma2, noise_std, residual_ss, n_samples, "ols",
-                            np.ones(n_joints), noise_std**2, data)
+                            np.ones(n_joints), noise_std**2, data, equations)
     for _ in range(iterations):
         weights = _weights_from_noise(noise_std)
         theta, decomposition, residual_ss = fit(weights)
         noise_std = np.sqrt(residual_ss / noise_dof)
     return _make_result(theta, decomposition, 1.0, 1.0 / np.sqrt(weights), residual_ss,
-                        n_samples, "wls", weights, noise_std**2, data)
+                        n_samples, "wls", weights, noise_std**2, data, equations)
 
 
 def _check_count(name: str, value) -> int:
@@ -468,6 +474,7 @@ class LeastSquaresAccumulator:
         self.moment_ = np.zeros((self.n_joints, self.n_parameters))
         self.torque_square_sum_ = np.zeros(self.n_joints)
         self.n_samples_ = 0
+        self.equations_ = np.zeros(self.n_joints, dtype=np.int64)
         self.blocks_ = BlockEquations(self.n_joints, self.n_parameters) if blocks else None
 
     @property
@@ -475,7 +482,7 @@ class LeastSquaresAccumulator:
         """Samples added so far (each with n joint equations)."""
         return self.n_samples_
 
-    def add(self, Y, tau, phase=None) -> "LeastSquaresAccumulator":
+    def add(self, Y, tau, phase=None, kept=None) -> "LeastSquaresAccumulator":
         """Add a chunk.
 
         Parameters
@@ -486,33 +493,44 @@ class LeastSquaresAccumulator:
             Torques [N m].
         phase : array_like, shape (N,), optional
             [s] each sample's time since the start of its run: its time block (class docstring).
+        kept : array_like of bool, shape (N, n), optional
+            The joint equations to add (default all): the others are left out and not counted.
         """
         Y, tau = _check_regression_data(Y, tau, self.n_joints, self.n_parameters)
+        if kept is not None:
+            kept = np.asarray(kept, dtype=bool)
+            if kept.shape != tau.shape:
+                raise DataError(f"kept must have the torques' shape {tau.shape}, got {kept.shape}")
+            Y, tau = Y * kept[:, :, None], tau * kept
         if phase is None or self.blocks_ is None:
-            self._add_rows(Y, tau, None)
+            self._add_rows(Y, tau, None, kept)
             return self
         phase = validators.array(phase, "phase", shape=(Y.shape[0],), axes=("samples",), unit="s")
         for key, start, stop in self.blocks_.runs(phase):
-            self._add_rows(Y[start:stop], tau[start:stop], key)
+            self._add_rows(Y[start:stop], tau[start:stop], key, None if kept is None else kept[start:stop])
         return self
 
-    def _add_rows(self, Y, tau, key):
+    def _add_rows(self, Y, tau, key, kept=None):
         n, p = self.n_joints, self.n_parameters
         gram, moment = np.empty((n, p, p)), np.empty((n, p))
         for j in range(n):  # one BLAS product per joint (BENCHMARKS.md: einsum is far slower)
             rows = Y[:, j, :]
             gram[j] = rows.T @ rows
             moment[j] = tau[:, j] @ rows
-        self.add_sums(gram, moment, np.sum(tau**2, axis=0), Y.shape[0], key)
+        self.add_sums(gram, moment, np.sum(tau**2, axis=0), Y.shape[0], key,
+                      None if kept is None else np.count_nonzero(kept, axis=0))
 
-    def add_sums(self, gram, moment, torque_square_sum, count: int, block: int | None = None) -> None:
+    def add_sums(self, gram, moment, torque_square_sum, count: int, block: int | None = None,
+                 equations=None) -> None:
         """Add sums computed elsewhere (the fused kernel's): ``gram`` (n, p, p), ``moment`` (n, p),
         ``torque_square_sum`` (n,) [N^2 m^2] of ``count`` samples, all in time block ``block``
-        (an index of ``blocks_``; None: in none)."""
+        (an index of ``blocks_``; None: in none); ``equations`` (n,): how many of them each joint's sums hold
+        (default ``count``: none left out)."""
         self.gram_ += gram
         self.moment_ += moment
         self.torque_square_sum_ += torque_square_sum
         self.n_samples_ += int(count)
+        self.equations_ += int(count) if equations is None else np.asarray(equations, dtype=np.int64)
         if block is not None and self.blocks_ is not None:
             self.blocks_.add(block, gram, moment, torque_square_sum, count)
 
@@ -526,6 +544,7 @@ class LeastSquaresAccumulator:
         self.moment_ += other.moment_
         self.torque_square_sum_ += other.torque_square_sum_
         self.n_samples_ += other.n_samples_
+        self.equations_ += other.equations_
         if self.blocks_ is not None and other.blocks_ is not None:
             self.blocks_.merge(other.blocks_)
         return self
@@ -542,6 +561,7 @@ class LeastSquaresAccumulator:
         reduced.torque_square_sum_ = (self.torque_square_sum_ - 2.0 * self.moment_[:, fixed] @ x
                                       + np.einsum("p,jpq,q->j", x, self.gram_[:, fixed][:, :, fixed], x))
         reduced.n_samples_ = self.n_samples_
+        reduced.equations_ = self.equations_.copy()
         reduced.blocks_ = None if self.blocks_ is None else self.blocks_.with_fixed(free, values)
         return reduced
 
@@ -591,6 +611,7 @@ class LeastSquaresAccumulator:
             reduced.moment_[j] = b1 - B @ C_inverse @ b2
             reduced.torque_square_sum_[j] = self.torque_square_sum_[j] - b2 @ C_inverse @ b2
         reduced.n_samples_ = self.n_samples_
+        reduced.equations_ = self.equations_.copy()
 
         def back_substitute(x):
             x = np.asarray(x, dtype=float)
@@ -632,7 +653,7 @@ class LeastSquaresAccumulator:
         return _solve(
             lambda weights: self._gram_fit(weights, rank_tolerance, parameter_names),
             method, self.n_samples_, active_per_joint, _CovarianceData(self.gram_, self.blocks_, rank_tolerance),
-            _check_count("iterations", iterations))
+            _check_count("iterations", iterations), self.equations_)
 
 
 class QRAccumulator:

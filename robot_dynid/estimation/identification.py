@@ -65,7 +65,7 @@ from robot_dynid.recordings.recording import DropCounter, Dropped, Recording, dr
 from robot_dynid.recordings.signal_processing import gap_breaks, lowpass_filter, sample_interval
 
 __all__ = ["RETURNED", "POORLY_EXCITED_TORQUE_FRACTION", "ConsistencySettings", "IdentificationSettings",
-           "settings_from_options", "iter_regressor_chunks", "RESIDUAL_RESOLUTION", "FILTER_OVERLAP_PERIODS",
+           "settings_from_options", "slow_equations", "iter_regressor_chunks", "RESIDUAL_RESOLUTION", "FILTER_OVERLAP_PERIODS",
            "contiguous_runs", "prepare_recording", "identify", "conditioning_record", "fused_applies",
            "accumulate_recording", "identified_range", "model_from_accumulator", "poorly_excited_parameters",
            "plausibility", "check_finite_estimate", "residual_statistics"]
@@ -156,6 +156,9 @@ class IdentificationSettings:
     friction_side : {"joint", "motor", "both"} or None
         Where friction and armature act (:class:`~robot_dynid.model.regressor.Regressor`); None: on the
         motors when the robot has a transmission, else on the joints.
+    min_speed : float
+        [rad/s; m/s for a prismatic joint] joint j's equation of a sample where ``|qd_j|`` is below it is left
+        out of the fit (:func:`slow_equations`: stiction and reversals); 0 keeps every equation.
     """
 
     friction: FrictionModel = dataclasses.field(default_factory=FrictionModel)
@@ -171,8 +174,11 @@ class IdentificationSettings:
     check_torque_scale: bool = True
     consistency: ConsistencySettings | None = None
     friction_side: str | None = None
+    min_speed: float = 0.0
 
     def __post_init__(self):
+        if not (math.isfinite(self.min_speed) and self.min_speed >= 0.0):
+            raise DynIdError(f"min_speed must be a finite speed >= 0 [rad/s], got {self.min_speed!r}")
         if self.poorly_excited_relative_std is not None:
             raise DynIdError("poorly_excited_relative_std is no longer a setting: a parameter is judged by the torque "
                              "its standard deviation moves, give poorly_excited_torque_fraction [1] (default "
@@ -238,7 +244,7 @@ def settings_from_options(options: Mapping, robot: RobotDescription,
                                       check_torque_scale=values["check_torque_scale"], offset=values["offset"],
                                       method=values["method"], forgetting=values["forgetting"],
                                       lowpass=values["lowpass"] or None, file_offsets=values["file_offsets"],
-                                      friction_side=None if side == "auto" else side)
+                                      friction_side=None if side == "auto" else side, min_speed=values["min_speed"])
     if settings.friction_side not in (None, "joint") and robot.transmission is None:
         raise DynIdError(f"{label('friction_side')} {side!r} needs motors: robot {robot.name!r} has no transmission "
                          "(add transmission.motor_from_joint to its description, see docs/robot_description.md)")
@@ -406,6 +412,7 @@ def identify(
     for recording in recordings:
         dropped.merge(recording.dropped)
     _accumulate(accumulator, recordings, regressor, base, settings, bool(offsets), dropped, rls)
+    _check_slow_equations(accumulator, robot, settings)
     provenance = dict(provenance or {})
     provenance.setdefault("data_source", [recording.source for recording in recordings]
                           if len(recordings) > 1 else recordings[0].source)
@@ -430,7 +437,7 @@ def identify(
         for Y_base, tau in _equations(recordings, regressor, base, settings, bool(offsets)):
             residual_ss += np.sum((Y_base @ theta - tau) ** 2, axis=0)
         with np.errstate(divide="ignore", invalid="ignore"):
-            for key, value in (("residual_rms", np.sqrt(residual_ss / accumulator.n_samples)),
+            for key, value in (("residual_rms", np.sqrt(residual_ss / accumulator.equations_)),
                                ("rsd", np.sqrt(residual_ss / accumulator.torque_square_sum_))):
                 model.metrics[key] = dict(zip(robot.joint_names, map(float, value)))
     if offsets:
@@ -439,6 +446,15 @@ def identify(
             for index, recording in enumerate(recordings)}
     model.metrics["identified_range"] = identified_range(recordings)
     return model
+
+
+def _check_slow_equations(accumulator: LeastSquaresAccumulator, robot: RobotDescription,
+                          settings: IdentificationSettings) -> None:
+    """DataError naming the joints whose every equation ``settings.min_speed`` left out."""
+    empty = [name for name, kept in zip(robot.joint_names, accumulator.equations_) if kept == 0]
+    if empty and accumulator.n_samples:
+        raise DataError(f"min_speed = {settings.min_speed:g} rad/s leaves out every sample of joint(s) {empty}: "
+                        "they never move that fast in the data; give a lower min_speed (0 keeps every equation)")
 
 
 def conditioning_record(recordings: Sequence[Recording], settings: IdentificationSettings) -> dict | None:
@@ -489,12 +505,14 @@ def fused_applies(settings: IdentificationSettings, offsets: bool = False) -> bo
 
 
 def accumulate_recording(accumulator: LeastSquaresAccumulator, regressor: Regressor, base: BaseParameters,
-                         recording: Recording, phase=None) -> LeastSquaresAccumulator:
+                         recording: Recording, phase=None, min_speed: float = 0.0) -> LeastSquaresAccumulator:
     """Add a recording's base normal equations to ``accumulator`` (n joints, ``base.rank`` parameters)
     by the fused kernel (:meth:`~robot_dynid.model.regressor.Regressor.normal_equations`): the same sums
     as ``accumulator.add`` of every :func:`iter_regressor_chunks` chunk, without writing ``Y``; one kernel
     call per time block of the robust covariance (``accumulator.blocks_``) of the samples' ``phase`` (N,) [s]
-    (default :func:`~robot_dynid.estimation.covariance.phase_times` of the recording's stamps and cycles)."""
+    (default :func:`~robot_dynid.estimation.covariance.phase_times` of the recording's stamps and cycles).
+    Joint j's equation of a sample where ``|qd_j| < min_speed`` [rad/s; m/s] is left out
+    (:func:`slow_equations`): the samples where some joint is that slow go through the regressor instead."""
     if (accumulator.n_joints, accumulator.n_parameters) != (regressor.n_joints, base.rank):
         raise DataError(f"accumulator of (n, p) = ({accumulator.n_joints}, {accumulator.n_parameters}) for a "
                         f"regressor of {regressor.n_joints} joints and {base.rank} base parameters")
@@ -505,21 +523,64 @@ def accumulate_recording(accumulator: LeastSquaresAccumulator, regressor: Regres
             phase = phase_times(recording.time, recording.cycle, recording.q)
         runs = accumulator.blocks_.runs(phase)
     n, r = accumulator.n_joints, accumulator.n_parameters
+    kept = slow_equations(recording.qd, min_speed)
     temperature, elapsed = recording.temperature, recording.elapsed
     sums = {}           # per block: the kernel adds each of its runs in place, then the block is added once
     for key, start, stop in runs:
-        rows = slice(start, stop)
         if key not in sums:
-            sums[key] = [np.zeros((n, r, r)), np.zeros((n, r)), np.zeros(n), 0]
-        gram, moment, square, _ = sums[key]
-        regressor.normal_equations(base.independent, recording.q[rows], recording.qd[rows], recording.qdd[rows],
-                                   recording.tau[rows], gram, moment, square,
-                                   temperature=None if temperature is None else temperature[rows],
-                                   elapsed=elapsed[rows])
-        sums[key][3] += stop - start
-    for key, (gram, moment, square, count) in sums.items():
-        accumulator.add_sums(gram, moment, square, count, key)
+            sums[key] = [np.zeros((n, r, r)), np.zeros((n, r)), np.zeros(n), 0, np.zeros(n, dtype=np.int64)]
+        block = sums[key]
+        block[3] += stop - start
+        if kept is None:
+            _add_rows(regressor, base, recording, slice(start, stop), block, temperature, elapsed)
+            block[4] += stop - start
+            continue
+        all_kept = np.all(kept[start:stop], axis=1)
+        fast = np.flatnonzero(all_kept) + start
+        for first in range(0, fast.size, _GATHER_ROWS):
+            _add_rows(regressor, base, recording, fast[first:first + _GATHER_ROWS], block, temperature, elapsed)
+        slow = np.flatnonzero(~all_kept) + start
+        for first in range(0, slow.size, _GATHER_ROWS):
+            rows = slow[first:first + _GATHER_ROWS]
+            Y = base.select(regressor.compute(recording.q[rows], recording.qd[rows], recording.qdd[rows],
+                                              temperature=None if temperature is None else temperature[rows],
+                                              elapsed=elapsed[rows]))
+            mask = kept[rows]
+            Y *= mask[:, :, None]
+            tau = recording.tau[rows] * mask
+            for j in range(n):
+                block[0][j] += Y[:, j, :].T @ Y[:, j, :]
+                block[1][j] += tau[:, j] @ Y[:, j, :]
+            block[2] += np.sum(tau**2, axis=0)
+        block[4] += np.count_nonzero(kept[start:stop], axis=0)
+    for key, (gram, moment, square, count, equations) in sums.items():
+        accumulator.add_sums(gram, moment, square, count, key, equations)
     return accumulator
+
+
+#: Rows of a recording gathered at a time where :func:`accumulate_recording` leaves slow equations out.
+_GATHER_ROWS = 65536
+
+
+def _add_rows(regressor, base, recording, rows, block, temperature, elapsed) -> None:
+    """The fused kernel's sums of ``recording``'s ``rows`` (a slice or indices) added to ``block``'s."""
+    regressor.normal_equations(base.independent, recording.q[rows], recording.qd[rows], recording.qdd[rows],
+                               recording.tau[rows], block[0], block[1], block[2],
+                               temperature=None if temperature is None else temperature[rows],
+                               elapsed=elapsed[rows])
+
+
+def slow_equations(qd, min_speed: float) -> np.ndarray | None:
+    """The joint equations kept (N, n) where some joint moves slower than ``min_speed`` [rad/s; m/s]: those
+    of ``|qd_j| >= min_speed``; None where every equation is kept (``min_speed`` 0, or no sample that slow).
+
+    At rest and through a velocity reversal the torque holds stiction and pre-sliding friction, which no
+    friction model here represents; a least-squares fit over those equations takes Coulomb friction too low and
+    viscous friction too high (on MuJoCo's friction loss by 10 % and 40 to 70 %; docs/estimation.md)."""
+    if min_speed <= 0.0:
+        return None
+    kept = np.abs(np.asarray(qd)) >= min_speed
+    return None if kept.all() else kept
 
 
 def _accumulate(accumulator, recordings, regressor, base, settings, offsets: bool,
@@ -528,10 +589,10 @@ def _accumulate(accumulator, recordings, regressor, base, settings, offsets: boo
     else through the regressor chunks (:func:`_equations`)."""
     if rls is None and fused_applies(settings, offsets):
         for recording in recordings:
-            accumulate_recording(accumulator, regressor, base, recording)
+            accumulate_recording(accumulator, regressor, base, recording, min_speed=settings.min_speed)
         return
-    for Y_base, tau, phase in _equations(recordings, regressor, base, settings, offsets, dropped, phases=True):
-        accumulator.add(Y_base, tau, phase)
+    for Y_base, tau, phase, kept in _equations(recordings, regressor, base, settings, offsets, dropped, phases=True):
+        accumulator.add(Y_base, tau, phase, kept)
         if rls is not None:
             rls.update_batch(Y_base, tau)
 
@@ -539,14 +600,18 @@ def _accumulate(accumulator, recordings, regressor, base, settings, offsets: boo
 def _equations(recordings, regressor, base, settings, offsets: bool, dropped: DropCounter | None = None,
                phases: bool = False):
     """``(Y_base (M, n, r'), tau (M, n))`` chunks of every recording in turn (:func:`iter_regressor_chunks`),
-    with the per-recording offset columns when ``offsets``; with ``phases``, each chunk's phase (M,) [s] too
+    with the per-recording offset columns when ``offsets``, the equations :func:`slow_equations` leaves out zero
+    in both; with ``phases``, each chunk's phase (M,) [s] and its kept equations (M, n) or None too
     (:func:`~robot_dynid.estimation.covariance.phase_times`)."""
     for index, recording in enumerate(recordings):
         phase = phase_times(recording.time, recording.cycle, recording.q) if phases else None
         for Y_base, tau, rows in _regressor_chunks(regressor, base, recording, settings.chunk_size,
                                                    settings.lowpass, dropped):
             Y_base = _with_offset_columns(Y_base, index, len(recordings)) if offsets else Y_base
-            yield (Y_base, tau, phase[rows]) if phases else (Y_base, tau)
+            kept = slow_equations(recording.qd[rows], settings.min_speed)
+            if kept is not None:
+                Y_base, tau = Y_base * kept[:, :, None], tau * kept
+            yield (Y_base, tau, phase[rows], kept) if phases else (Y_base, tau)
 
 
 def identified_range(recordings: Sequence[Recording]) -> dict:
@@ -672,6 +737,10 @@ def model_from_accumulator(
         "poorly_excited": poorly_excited,
         "warnings": warnings,
     }
+    if settings.min_speed > 0.0:
+        metrics["slow_equations"] = {
+            "min_speed": settings.min_speed,
+            "left_out": {j: int(accumulator.n_samples - kept) for j, kept in zip(joints, accumulator.equations_)}}
     if nuisance:
         metrics["nuisance"] = nuisance
     if consistency is not None:

@@ -164,6 +164,10 @@ OPTIONS = {option.name: option for option in (
     Option("reversal_lead", float, _FRICTION.reversal_lead, "coulomb_viscous_lead friction: tau_r of its Coulomb "
            "sign sgn(qd + tau_r qdd); the default is MuJoCo's lead (docs/simulation.md)", unit="s", minimum=0.0,
            maximum=MAX_REVERSAL_LEAD),
+    Option("min_speed", float, 0.0, "leave out of the fit each joint's equations of the samples where that joint "
+           "moves slower: at rest and through a velocity reversal the torque holds stiction, which no friction model "
+           "here represents, and a fit over it takes Coulomb friction too low and viscous friction too high; 0: keep "
+           "every equation", unit="rad/s", minimum=0.0),
     Option("armature", bool, False, "add a rotor inertia per joint, Ia_j qdd_j [kg m^2] (or per motor with a "
            "transmission: Ia_m qddm, mapped to the joints by T^T)"),
     Option("friction_side", str, "auto", "where friction and armature act: on the joints' velocities, on the "

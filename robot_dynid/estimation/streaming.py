@@ -490,7 +490,8 @@ class StreamingIdentifier:
             payload_accumulator(self._stage_arm, recording, self.settings.payload.frame, chunk_size, accumulator,
                                 phase=phase, check_torques=False)
             return
-        accumulate_recording(accumulator, self.regressor, self.base, recording, phase=phase)
+        accumulate_recording(accumulator, self.regressor, self.base, recording, phase=phase,
+                             min_speed=self.settings.identification.min_speed)
 
     def _keep_slow(self, recording: Recording) -> None:
         """Keep ``recording``'s slow samples for the stage's torque check (at most ``max_samples``: every other
