@@ -6,6 +6,7 @@ deviations. Here the torques come from pinocchio's RNEA (:mod:`rnea_reference`, 
 Coulomb and viscous friction, ``fc sgn(qd) + fv qd`` at the true velocity, and a recording can have, each
 switched on by :class:`Effects`:
 
+- friction that is not a sign at low speed (pre-sliding: ``fc tanh(qd / v_p)``, no model's Coulomb term);
 - torque noise of a different size per joint, white or AR(1) in time (``e_k = rho e_{k-1} + sqrt(1 - rho^2)
   w_k``: the marginal std stays the one given), and an unmodelled torque (a ripple in the joint angle);
 - positions quantised by the encoder's step, velocities recorded with noise, differenced from the quantised
@@ -71,6 +72,9 @@ class Effects:
         state the driver had not yet updated).
     torque_constant : float or array_like (n,) or None
         [N m/A] at the joint (k_t times the gear ratio): efforts recorded as currents ``tau / k``.
+    presliding : float
+        [rad/s] ``v_p`` of a Coulomb friction ``fc tanh(qd / v_p)`` that builds up over the first few ``v_p`` of
+        speed, as pre-sliding and stiction do (0: ``fc sgn(qd)``).
     """
 
     noise: object = None
@@ -86,6 +90,7 @@ class Effects:
     drop: float = 0.0
     repeat: float = 0.0
     torque_constant: object = None
+    presliding: float = 0.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -265,7 +270,8 @@ def simulate(robot, motion, duration, rate, effects: Effects = Effects(), links=
         raise ValueError(f"stamps must be grid, receive or measured, got {effects.stamps!r}")
     q, qd, qdd = motion.evaluate(instants)
     rigid = rnea_torques(robot, payload_links(links, payload), q, qd, qdd)
-    friction = coulomb * np.sign(qd) + viscous * qd
+    sign = np.tanh(qd / effects.presliding) if effects.presliding else np.sign(qd)
+    friction = coulomb * sign + viscous * qd
     ripple = _per_joint(effects.ripple, n, "ripple") * np.sin(effects.ripple_periods * q)
     tau = rigid + friction + ripple
     if effects.noise is None:

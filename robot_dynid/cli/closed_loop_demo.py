@@ -31,14 +31,13 @@ import math
 
 import numpy as np
 
-from robot_dynid.cli.demo import MUJOCO_MIN_SPEED
 from robot_dynid.errors import DataError
 from robot_dynid.estimation.identification import IdentificationSettings, identify
 from robot_dynid.experiment.closed_loop import (
     ControlSettings, feedforward_latency, gravity_joints, pd_gains, recovery_time, tracking_metrics,
     true_parameter_model, windowed_rms)
 from robot_dynid.experiment.excitation import random_excitation
-from robot_dynid.experiment.mujoco_engine import MUJOCO_REVERSAL_LEAD, MujocoArm, MujocoRobot
+from robot_dynid.experiment.mujoco_engine import MUJOCO_MIN_SPEED, MUJOCO_REVERSAL_LEAD, MujocoArm, MujocoRobot
 from robot_dynid.experiment.trajectories import time_grid
 from robot_dynid.model.feedforward import compute_feedforward
 from robot_dynid.model.friction import friction_model

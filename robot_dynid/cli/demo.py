@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING
 from robot_dynid.errors import DataError, DynIdError
 
 __all__ = ["NAME", "HELP", "HELD_OUT_RATE", "MAX_PERIODS", "MAX_RATE", "MAX_SAMPLES", "MUJOCO_ROBOT", "MUJOCO_FRICTION",
-           "MUJOCO_MIN_SPEED",            "add_arguments", "ros_namespace", "node_parameters", "held_out_trajectory", "held_out_motion", "print_model",
+                      "add_arguments", "ros_namespace", "node_parameters", "held_out_trajectory", "held_out_motion", "print_model",
            "print_feedforward_error", "feedforward_summary", "fresh", "main", "run_drift_demo", "run", "robot_file_of",
            "engine_parameters", "identify_options", "GraphIdentification", "run_graph", "run_closed_loop_graph",
            "identify_in_graph", "record_bag", "follow_excitation", "run_offline", "write_report"]
@@ -69,9 +69,6 @@ MAX_SAMPLES = 1_000_000  # of the offline demo's recording (--periods x period x
 #: The MuJoCo demo's robot, and the friction model family of its identification and true parameters.
 MUJOCO_ROBOT = ("config", "robots", "er3a_mujoco.yaml")
 MUJOCO_FRICTION = "coulomb_viscous_lead"
-#: [rad/s] the MuJoCo demo's min_speed: its friction loss is a constraint at rest and through reversals, where the
-#: lead model cannot follow it; over those equations Coulomb friction came out 5-15 % low and viscous 25-70 % high.
-MUJOCO_MIN_SPEED = 0.02
 
 
 def add_arguments(parser):
@@ -293,7 +290,7 @@ def robot_file_of(args):
 
 def engine_parameters(engine):
     """What the demo sets for ``engine`` beyond the parameter files: {node: {parameter: value}}."""
-    from robot_dynid.experiment.mujoco_engine import MUJOCO_REVERSAL_LEAD
+    from robot_dynid.experiment.mujoco_engine import MUJOCO_MIN_SPEED, MUJOCO_REVERSAL_LEAD
     if engine != "mujoco":
         return {}
     return {"sim_robot": {"engine": "mujoco", "friction": MUJOCO_FRICTION},
@@ -303,6 +300,7 @@ def engine_parameters(engine):
 
 def identify_options(engine):
     """The identify options that match the demo's identification of ``engine``."""
+    from robot_dynid.experiment.mujoco_engine import MUJOCO_MIN_SPEED
     return f" --friction {MUJOCO_FRICTION} --armature --min-speed {MUJOCO_MIN_SPEED:g}" if engine == "mujoco" else ""
 
 
@@ -419,7 +417,7 @@ def run_offline(args, out, summary):
     from robot_dynid import validators
     from robot_dynid.estimation.identification import IdentificationSettings, identify
     from robot_dynid.experiment.engines import simulated_arm, simulated_robot
-    from robot_dynid.experiment.mujoco_engine import MUJOCO_REVERSAL_LEAD
+    from robot_dynid.experiment.mujoco_engine import MUJOCO_MIN_SPEED, MUJOCO_REVERSAL_LEAD
     from robot_dynid.experiment.trajectories import load_trajectory, time_grid
     from robot_dynid.model.friction import friction_model
     from robot_dynid.model.robot_loader import load_robot

@@ -27,7 +27,7 @@ def add_arguments(parser):
     conditioning.add_argument("--trim", type=non_negative_number("a duration >= 0 [s]"), default=0.0,
                               metavar="SECONDS", help="leave out this much at the start and end of each "
                               "recording (start-up transients) [s] (default: %(default)s)")
-    add_option_arguments(conditioning, ("lowpass", "file_offsets"))
+    add_option_arguments(conditioning, ("lowpass", "file_offsets", "min_speed"))
     consistent = parser.add_argument_group(
         "physically consistent identification (needs cvxpy)",
         "Every consistent fit is also compared with plain least squares on held-out data (--validate, else "
