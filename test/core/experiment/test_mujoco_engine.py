@@ -16,7 +16,7 @@ from robot_dynid.estimation.identification import IdentificationSettings, identi
 from robot_dynid.experiment.closed_loop import ControlSettings
 from robot_dynid.experiment.engines import simulated_arm, simulated_robot
 from robot_dynid.experiment.excitation import random_excitation
-from robot_dynid.experiment.mujoco_engine import MUJOCO_REVERSAL_LEAD, MujocoArm, MujocoRobot
+from robot_dynid.experiment.mujoco_engine import MUJOCO_MIN_SPEED, MUJOCO_REVERSAL_LEAD, MujocoArm, MujocoRobot
 from robot_dynid.experiment.trajectories import time_grid
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.link_inertials import prior_parameters
@@ -151,6 +151,34 @@ def test_identification_recovers_the_armature_damping_and_friction_loss_set_in_m
         dict(zip(model.base.names, z.round(2)))
     friction_names = {f"{name}{j}" for name in ("fc", "fv") for j in range(1, 7)} | {f"Ia{j}" for j in range(4, 7)}
     assert friction_names <= set(model.base.names)      # identified on their own, not only in combinations
+
+
+def test_min_speed_leaves_mujocos_friction_constraint_out_as_removing_the_samples_by_hand_does():
+    """The recording of the test above, whole, identified with the identification option ``min_speed`` at
+    MUJOCO_MIN_SPEED (each joint's equations where it is slower than 0.02 rad/s left out, not whole samples): every
+    base parameter within 3 std of MuJoCo's truth; over every equation the Coulomb levels are several std low
+    and the viscous ones high on most joints."""
+    robot = er3a_in_mujoco()
+    friction = friction_model("coulomb_viscous_lead", reversal_lead=MUJOCO_REVERSAL_LEAD)
+    simulator = simulated_robot("mujoco", robot, friction, seed=5, noise_std=0.3)
+    arm = simulated_arm(simulator, rate=500.0, seed=5, max_lag=100.0)
+    samples = follow(arm, random_excitation(robot, harmonics=5, period=12.0, amplitude_fraction=0.6, seed=11),
+                     12.0, 500.0)
+    recording = complete_derivatives(Recording.from_arrays(robot.joint_names, samples.time, samples.q, samples.qd,
+                                                           tau=samples.measured_torque))
+    settings = IdentificationSettings(friction=friction, armature=True)
+    fast = identify(recording, robot, dataclasses.replace(settings, min_speed=MUJOCO_MIN_SPEED))
+    truth = fast.base.projection @ simulator.parameters
+    z = (fast.values - truth) / fast.std
+    assert np.max(np.abs(z)) < stats.t.isf(stats.norm.sf(3.0), fast.interval_dof), \
+        dict(zip(fast.base.names, z.round(2)))
+    every = identify(recording, robot, settings)
+    names = list(every.base.names)
+    coulomb = [names.index(f"fc{j}") for j in range(1, 7)]
+    viscous = [names.index(f"fv{j}") for j in range(1, 7)]
+    z_every = (every.values - truth) / every.std
+    assert np.sum(z_every[coulomb] < -3.0) >= 4 and np.sum(z_every[viscous] > 0.0) >= 4, \
+        dict(zip(names, z_every.round(2)))
 
 
 def test_the_arm_tracks_its_trajectory_and_measures_the_applied_torque():
