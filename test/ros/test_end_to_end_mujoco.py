@@ -6,7 +6,7 @@ ranges, then a friction stroke) on config/robots/er3a_mujoco.yaml: MuJoCo integr
 armature, damping and friction loss of its ``simulation:`` section, following the runner's trajectories under
 computed-torque tracking, and sim_robot publishes its state and applied torques (0.3 N m noise) at 500 Hz. The
 identifier fits the friction model ``coulomb_viscous_lead`` (at MuJoCo's lead) with armature on the first 80 %
-of the excitation.
+of the excitation, leaving each joint's equations slower than ``MUJOCO_MIN_SPEED`` out (its ``min_speed``).
 
 Checked against MuJoCo's own inverse dynamics on a held-out motion (another random excitation): the served
 feed-forward's RMS error (over joints and points) is within 10 % of the error of the true parameters in the same
@@ -21,7 +21,7 @@ import pytest
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 
 from robot_dynid.cli.demo import held_out_motion
-from robot_dynid.experiment.mujoco_engine import MUJOCO_REVERSAL_LEAD, MujocoRobot
+from robot_dynid.experiment.mujoco_engine import MUJOCO_MIN_SPEED, MUJOCO_REVERSAL_LEAD, MujocoRobot
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.robot_loader import load_robot
@@ -51,7 +51,8 @@ def run(tmp_path_factory, graph):
     graph.node.create_subscription(IdentifiedModel, f"{NAMESPACE}/identified_model", models.append, MODEL_QOS)
     processes = {
         "identifier": start_node("identifier", "-p", f"friction:={FRICTION}", "-p",
-                                 f"reversal_lead:={MUJOCO_REVERSAL_LEAD}", "-p", "armature:=true", *common,
+                                 f"reversal_lead:={MUJOCO_REVERSAL_LEAD}", "-p", "armature:=true", "-p",
+                                 f"min_speed:={MUJOCO_MIN_SPEED}", *common,
                                  log_path=directory / "identifier.log"),
         "feedforward": start_node("feedforward", "-r", f"__ns:=/{NAMESPACE}", log_path=directory / "feedforward.log"),
         "sim_robot": start_node("sim_robot", "-p", "engine:=mujoco", "-p", f"friction:={FRICTION}", "-p",
@@ -81,6 +82,9 @@ def test_the_served_feedforward_is_as_good_as_the_true_parameters_on_mujocos_hel
     assert [m.version for m in run["models"]] == [1], [m.message for m in run["models"]]
     model = DynamicModel.from_yaml(run["models"][0].artifact_yaml)
     assert model.armature and model.friction.name == FRICTION
+    slow = model.metrics["slow_equations"]          # the node's min_speed reached the fit
+    assert slow["min_speed"] == MUJOCO_MIN_SPEED and all(0 < count < model.metrics["n_samples"]
+                                                        for count in slow["left_out"].values()), slow
     _, q, qd, qdd = held_out_motion(robot)
     request = ComputeFeedforward.Request(joint_names=list(robot.joint_names), positions=q.ravel().tolist(),
                                          velocities=qd.ravel().tolist(), accelerations=qdd.ravel().tolist())
