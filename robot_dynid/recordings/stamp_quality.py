@@ -159,9 +159,10 @@ def stamp_quality(time, repeated: int = 0, source: str = "<stamps>", time_base: 
     missing = int(np.sum(periods[gaps] - 1.0))
     grid_step = grid_deviation = nan
     if steps.size >= MIN_STEPS_TO_JUDGE:
-        k = np.concatenate(([0.0], np.cumsum(periods)))
-        grid_step, intercept = np.polyfit(k, relative, 1)
-        grid_deviation = float(np.max(np.abs(relative - (intercept + grid_step * k))))
+        k = np.empty(time.size)
+        k[0] = 0.0
+        np.cumsum(periods, out=k[1:])
+        grid_step, grid_deviation = _grid_fit(k, relative)
     return StampQuality(
         source=source, n_stamps=int(time.size), repeated=int(repeated), median_step=step,
         jitter_rms=float(np.sqrt(np.mean(regular**2))) if regular.size else nan,
@@ -170,6 +171,27 @@ def stamp_quality(time, repeated: int = 0, source: str = "<stamps>", time_base: 
         longest_gap=float(steps[gaps].max()) if gaps.any() else 0.0,
         first_gap=float(relative[np.argmax(gaps)]) if gaps.any() else nan,
         grid_step=float(grid_step), grid_deviation=grid_deviation, time_base=time_base)
+
+
+_FIT_BLOCK = 65536
+"""Stamps [1] per block of the grid fit's sums: its temporaries are a few arrays of this length."""
+
+
+def _grid_fit(k, relative) -> tuple[float, float]:
+    """Step ``h'`` [s] of the least-squares grid ``relative ~ mean(relative) + h' (k - mean(k))`` through stamps
+    ``relative`` (N,) [s] at grid indices ``k`` (N,), and the largest distance [s] of a stamp from it: centred sums
+    of products added block by block (exactly, by math.fsum, across the blocks)."""
+    k_mean, relative_mean = float(np.mean(k)), float(np.mean(relative))
+    blocks = [slice(start, start + _FIT_BLOCK) for start in range(0, k.size, _FIT_BLOCK)]
+    products, squares = [], []
+    for block in blocks:
+        dk = k[block] - k_mean
+        products.append(float(np.sum(dk * (relative[block] - relative_mean))))
+        squares.append(float(np.sum(dk * dk)))
+    step = math.fsum(products) / math.fsum(squares)
+    deviation = max(float(np.max(np.abs((relative[block] - relative_mean) - step * (k[block] - k_mean))))
+                    for block in blocks)
+    return step, deviation
 
 
 def recording_stamp_quality(recording: Recording, time_base: str = "") -> StampQuality:
