@@ -75,7 +75,8 @@ from robot_dynid.recordings.bag_layout import (DEFAULT_HYDRAULIC_TOPIC, DEFAULT_
 from robot_dynid.recordings.joint_states import LENGTH_MISMATCH, NON_FINITE, JointStateSelector
 from robot_dynid.recordings.motor_side import (check_joint_count, joint_values, require_torque_constants,
                                                require_transmission)
-from robot_dynid.recordings.recording import REPEATED_STAMP, DropCounter, Recording, describe_dropped, hand_over
+from robot_dynid.recordings.recording import (REPEATED_STAMP, DropCounter, GatheredRows, Recording, describe_dropped,
+                                              hand_over)
 from robot_dynid.recordings.stages import StageMarker, kind_name, label_samples, stage_intervals
 from robot_dynid.yaml_files import read_yaml
 
@@ -688,41 +689,12 @@ def read_stage_markers(path, stage_topic: str = DEFAULT_STAGE_TOPIC,
                 for receive_ns, message in bag.messages(stage_topic, EXPERIMENT_STAGE_TYPE)]
 
 
-class _Gathered:
-    """The usable messages of one topic gathered chunk by chunk into arrays made for all its ``capacity``
-    messages at once (no copy of the whole when the last chunk is in)."""
-
-    def __init__(self, capacity: int):
-        self.capacity = capacity
-        self.rows = 0
-        self.stamps = self.receive = None
-        self.values: dict[str, np.ndarray] = {}
-
-    def add(self, samples: TopicSamples | None) -> None:
-        if samples is None or not samples.stamp_ns.size:
-            return
-        size = samples.stamp_ns.size
-        if self.stamps is None or self.rows + size > self.stamps.size:
-            capacity = max(self.capacity, self.rows + size)
-            self.stamps = _grown(self.stamps, (capacity,), np.int64)
-            self.receive = _grown(self.receive, (capacity,), np.int64)
-            self.values = {field: _grown(self.values.get(field), (capacity, array.shape[1]), np.float64)
-                           for field, array in samples.values.items()}
-        rows = slice(self.rows, self.rows + size)
-        self.stamps[rows], self.receive[rows] = samples.stamp_ns, samples.receive_ns
-        for field, array in samples.values.items():
-            self.values[field][rows] = array
-        self.rows += size
+def _gather(gathered: GatheredRows, samples: TopicSamples | None) -> None:
+    if samples is not None:
+        gathered.add(stamps=samples.stamp_ns, receive=samples.receive_ns, **samples.values)
 
 
-def _grown(array: np.ndarray | None, shape: tuple, dtype) -> np.ndarray:
-    grown = np.empty(shape, dtype=dtype)
-    if array is not None:
-        grown[:array.shape[0]] = array
-    return grown
-
-
-def _topic_samples(chunks: BagChunks, role: str, gathered: _Gathered, dropped: DropCounter):
+def _topic_samples(chunks: BagChunks, role: str, gathered: GatheredRows, dropped: DropCounter):
     """Stamps (M,) [ns] of the usable messages of ``role``'s topic in receive order and its fields (M, n), NaN
     where a message leaves a field empty: the skipped messages warned about and counted in ``dropped``, receive
     times in place of header stamps that are all zero; DataError when none is usable."""
@@ -734,8 +706,8 @@ def _topic_samples(chunks: BagChunks, role: str, gathered: _Gathered, dropped: D
         raise DataError(f"topic {topic!r} in bag {chunks.path}: none of its {count} messages is usable: "
                         f"{describe_dropped(skipped.counts)}")
     dropped.merge(skipped.counts)
-    stamps, receive = gathered.stamps[:gathered.rows], gathered.receive[:gathered.rows]
-    values = {field: array[:gathered.rows] for field, array in gathered.values.items()}
+    values = gathered.columns()
+    stamps, receive = values.pop("stamps"), values.pop("receive")
     if not np.any(stamps):
         logger.warning("topic %s: every header stamp is zero; using the bag's receive times", topic)
         stamps = receive
@@ -805,12 +777,12 @@ def read_bag(path, joint_names: Sequence[str] | None = None,
     dropped = DropCounter()
     with BagChunks(path, joint_names, joint_states_topic, effort_topic, stage_topic, temperature_topic,
                    current_topic, distro, motor_states_topic, transmission, bulk=bulk) as chunks:
-        gathered = {role: _Gathered(chunks.message_count(role))
+        gathered = {role: GatheredRows(chunks.message_count(role))
                     for role in ("samples", "effort", "current", "temperature") if chunks.topic(role)}
         markers = [] if chunks.markers_topic else None
         for chunk in chunks:
             for role, into in gathered.items():
-                into.add(getattr(chunk, role))
+                _gather(into, getattr(chunk, role))
             if markers is not None:
                 markers.extend(chunk.markers)
         stamps, joint_state = _topic_samples(chunks, "samples", gathered.pop("samples"), dropped)

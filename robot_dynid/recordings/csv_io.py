@@ -45,7 +45,8 @@ from robot_dynid.input_files import MAX_RECORDING_BYTES, check_input_file
 from robot_dynid.joint_names import NameMatchError, match_joints, unique_names
 from robot_dynid.recordings.motor_side import (MOTOR_FIELDS, check_joint_count, joint_values, require_torque_constants,
                                                require_transmission)
-from robot_dynid.recordings.recording import JOINT_FIELDS, DropCounter, Recording, describe_dropped, hand_over
+from robot_dynid.recordings.recording import (JOINT_FIELDS, DropCounter, GatheredRows, Recording, describe_dropped,
+                                              hand_over)
 from robot_dynid.recordings.stages import NO_CYCLE, check_stage_label
 
 __all__ = ["CHUNK_ROWS", "column_indices", "read_labelled_columns", "write_columns", "CsvChunk", "CsvChunks",
@@ -266,14 +267,47 @@ def _numpy_blocks(path: Path, columns: list[str], numeric: list[int], stage_inde
             yield table.reshape(-1, len(numeric)), stages
 
 
+def _newline_count(path: Path, block: int = 1 << 20) -> int:
+    """Newline bytes in the file at ``path``: at least its data rows when its lines end in ``\\n`` or ``\\r\\n``."""
+    buffer = bytearray(block)
+    data, newline = np.frombuffer(buffer, dtype=np.uint8), np.zeros(block, dtype=bool)
+    count = 0
+    with path.open("rb", buffering=0) as handle:
+        while size := handle.readinto(buffer):
+            count += int(np.count_nonzero(np.equal(data[:size], ord("\n"), out=newline[:size])))
+    return count
+
+
+class _StageCodes:
+    """The stage labels of a file's chunks as int32 codes of the labels seen so far, made into one str array at the
+    end, of the widest dtype of the chunks (as their concatenation would be)."""
+
+    def __init__(self):
+        self._codes: dict[str, int] = {}
+        self._dtype = np.dtype("<U1")
+
+    def codes(self, stages: np.ndarray) -> np.ndarray:
+        """The codes (m,) of labels ``stages`` (m,)."""
+        self._dtype = np.result_type(self._dtype, stages.dtype)
+        labels, inverse = np.unique(stages, return_inverse=True)
+        return np.array([self._codes.setdefault(str(label), len(self._codes)) for label in labels.tolist()],
+                        dtype=np.int32)[inverse.reshape(-1)]
+
+    def labels(self, codes: np.ndarray) -> np.ndarray:
+        """The labels (m,) of ``codes`` (m,)."""
+        return np.array(list(self._codes), dtype=self._dtype)[codes]
+
+
 def _read_table(path: Path, columns: list[str], numeric: list[int],
                 stage_index: int | None) -> tuple[np.ndarray, np.ndarray | None]:
     """Numeric columns (N, len(numeric)) and the stage column (N,) of the data rows."""
-    blocks = list(_table_blocks(path, columns, numeric, stage_index))
-    if not blocks or not sum(table.shape[0] for table, _ in blocks):
+    gathered, labels = GatheredRows(_newline_count(path)), _StageCodes()
+    for table, stages in _table_blocks(path, columns, numeric, stage_index, CHUNK_ROWS):
+        gathered.add(table=table, **({} if stages is None else {"stage": labels.codes(stages)}))
+    if not gathered.rows:
         raise DataError(f"{path} has a header but no data rows")
-    return (np.concatenate([table for table, _ in blocks]),
-            None if stage_index is None else np.concatenate([stages for _, stages in blocks]))
+    arrays = gathered.columns()
+    return arrays["table"], None if stage_index is None else labels.labels(arrays["stage"])
 
 
 def _cycle_column(path: Path, raw_cycle: np.ndarray, first_row: int = 0) -> np.ndarray:
@@ -466,7 +500,8 @@ def _not_utf8(path: Path, error: UnicodeDecodeError) -> DataError:
 
 def read_csv(path, joint_names: Sequence[str] | None = None,
              require_tau: bool = False, transmission=None) -> Recording:
-    """Recording from a CSV file (format in the module docstring), read by :class:`CsvChunks`.
+    """Recording from a CSV file (format in the module docstring), read by :class:`CsvChunks` (:data:`CHUNK_ROWS`
+    rows at a time) into arrays made once for as many rows as the file has lines.
 
     Parameters
     ----------
@@ -491,18 +526,22 @@ def read_csv(path, joint_names: Sequence[str] | None = None,
         bad stage label or a non-integer cycle (line and column named); time not strictly
         increasing (line named); rows of unequal length.
     """
-    chunks = CsvChunks(path, joint_names, require_tau, transmission)
-    parts = list(chunks)
+    chunks = CsvChunks(path, joint_names, require_tau, transmission, rows=CHUNK_ROWS)
     path = chunks.path
+    gathered, labels = GatheredRows(_newline_count(path)), _StageCodes()
+    for chunk in chunks:
+        gathered.add(**{name: getattr(chunk, name) for name in ("time", *JOINT_FIELDS, "cycle")
+                        if getattr(chunk, name) is not None},
+                     **({} if chunk.stage is None else {"stage": labels.codes(chunk.stage)}))
     if not chunks.n_rows:
         raise DataError(f"{path} has a header but no data rows")
-    if not sum(part.time.size for part in parts):
+    if not gathered.rows:
         raise DataError(f"all {chunks.n_rows} samples of {path} hold NaN or inf "
                         f"({describe_dropped(chunks.dropped.counts)})")
-    columns = {name: None if getattr(parts[0], name) is None else np.concatenate([getattr(part, name)
-                                                                                  for part in parts])
-               for name in ("time", *JOINT_FIELDS, "stage", "cycle")}
-    del parts
+    columns = dict.fromkeys(("time", *JOINT_FIELDS, "stage", "cycle")) | gathered.columns()
+    del gathered
+    if columns["stage"] is not None:
+        columns["stage"] = labels.labels(columns["stage"])
     hand_over(*(columns[name] for name in ("time", *JOINT_FIELDS)))     # this reader's own: shared, not copied
     recording = Recording.from_arrays(joint_names=chunks.joint_names, source=str(path),
                                       dropped=chunks.dropped.counts, **columns)

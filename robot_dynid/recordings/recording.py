@@ -40,7 +40,7 @@ from robot_dynid.recordings.stages import (CUSTOM_PREFIX, NO_CYCLE, NO_STAGE, St
                                            stage_kind, stage_mask)
 
 __all__ = ["JOINT_FIELDS", "REPEATED_STAMP", "Dropped", "DropCounter", "describe_dropped", "dropped_to_dict",
-           "dropped_from_dict", "hand_over", "Recording", "intervals_from_labels"]
+           "dropped_from_dict", "hand_over", "GatheredRows", "Recording", "intervals_from_labels"]
 
 logger = logging.getLogger(__name__)
 
@@ -131,6 +131,69 @@ def hand_over(*arrays) -> None:
             array = array.base
         for level in chain:
             level.setflags(write=False)
+
+
+class GatheredRows:
+    """Rows of named columns added chunk by chunk into arrays made for all the rows at once, so that a reader of
+    a long file never holds its chunks and their concatenation together.
+
+    Each column takes its first chunk's dtype and trailing shape. A chunk that does not fit the arrays grows
+    them to 1.5 times their length (at least to what it needs), copying the rows gathered so far.
+
+    Parameters
+    ----------
+    capacity : int
+        Rows the arrays are made for: the rows expected (at most a few more, as every row beyond the last added
+        stays allocated while the columns are used).
+
+    Attributes
+    ----------
+    rows : int
+        Rows added so far.
+    """
+
+    def __init__(self, capacity: int):
+        self.capacity = max(int(capacity), 0)
+        self.rows = 0
+        self._arrays: dict[str, np.ndarray] = {}
+
+    def add(self, **chunk: np.ndarray) -> None:
+        """Append ``chunk``: column name -> array (m, ...), the same m rows in each and, from the second chunk on,
+        the names, trailing shapes and (or safely cast to) dtypes of the first chunk (ValueError otherwise); a
+        chunk of 0 rows is skipped."""
+        chunk = {name: np.asarray(values) for name, values in chunk.items()}
+        sizes = {name: values.shape[0] for name, values in chunk.items()}
+        if len(set(sizes.values())) > 1:
+            raise ValueError(f"a chunk's columns must have as many rows as each other, got {sizes}")
+        size = next(iter(sizes.values()), 0)
+        if not size:
+            return
+        if self._arrays:
+            self._check(chunk)
+        if not self._arrays or self.rows + size > self.capacity:
+            self.capacity = max(self.capacity + self.capacity // 2 if self._arrays else self.capacity, self.rows + size)
+            grown = {name: np.empty((self.capacity, *values.shape[1:]), dtype=values.dtype)
+                     for name, values in {**chunk, **self._arrays}.items()}
+            for name, array in self._arrays.items():
+                grown[name][:self.rows] = array[:self.rows]
+            self._arrays = grown
+        for name, values in chunk.items():
+            self._arrays[name][self.rows:self.rows + size] = values
+        self.rows += size
+
+    def _check(self, chunk: dict[str, np.ndarray]) -> None:
+        if chunk.keys() != self._arrays.keys():
+            raise ValueError(f"a chunk has columns {sorted(chunk)}, the first one had {sorted(self._arrays)}")
+        for name, values in chunk.items():
+            array = self._arrays[name]
+            if values.shape[1:] != array.shape[1:] or not np.can_cast(values.dtype, array.dtype, "safe"):
+                raise ValueError(f"column {name!r} holds {array.dtype} rows of shape {array.shape[1:]}, a chunk "
+                                 f"gives {values.dtype} rows of shape {values.shape[1:]}")
+
+    def columns(self) -> dict[str, np.ndarray]:
+        """Column name -> the rows added (rows, ...), views of the arrays (no copy); empty before the first
+        chunk of at least one row."""
+        return {name: array[:self.rows] for name, array in self._arrays.items()}
 
 
 def _as_float_array(name: str, value, shape: tuple[int, ...], axes: tuple[str, ...],

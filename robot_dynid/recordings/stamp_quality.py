@@ -154,22 +154,52 @@ def stamp_quality(time, repeated: int = 0, source: str = "<stamps>", time_base: 
     steps = np.diff(relative)
     step = float(np.median(steps))
     gaps = steps > gap_threshold(step)
-    regular = steps[~gaps] - step
-    periods = np.maximum(np.rint(steps / step), 1.0)
+    n_gaps = int(np.count_nonzero(gaps))
+    longest_gap, first_gap = (float(steps[gaps].max()), float(relative[np.argmax(gaps)])) if n_gaps else (0.0, nan)
+    jitter_rms = jitter_max = nan
+    if n_gaps < steps.size:
+        regular = steps[~gaps]
+        regular -= step
+        jitter_max = max(float(regular.max()), -float(regular.min()))
+        regular *= regular
+        jitter_rms = float(np.sqrt(np.mean(regular)))
+        del regular
+    periods = np.divide(steps, step, out=steps)
+    del steps
+    np.maximum(np.rint(periods, out=periods), 1.0, out=periods)
     missing = int(np.sum(periods[gaps] - 1.0))
     grid_step = grid_deviation = nan
-    if steps.size >= MIN_STEPS_TO_JUDGE:
-        k = np.concatenate(([0.0], np.cumsum(periods)))
-        grid_step, intercept = np.polyfit(k, relative, 1)
-        grid_deviation = float(np.max(np.abs(relative - (intercept + grid_step * k))))
+    if periods.size >= MIN_STEPS_TO_JUDGE:
+        k = np.empty(time.size)
+        k[0] = 0.0
+        np.cumsum(periods, out=k[1:])
+        del periods
+        grid_step, grid_deviation = _grid_fit(k, relative)
     return StampQuality(
         source=source, n_stamps=int(time.size), repeated=int(repeated), median_step=step,
-        jitter_rms=float(np.sqrt(np.mean(regular**2))) if regular.size else nan,
-        jitter_max=float(np.max(np.abs(regular))) if regular.size else nan,
-        n_gaps=int(np.count_nonzero(gaps)), missing=missing,
-        longest_gap=float(steps[gaps].max()) if gaps.any() else 0.0,
-        first_gap=float(relative[np.argmax(gaps)]) if gaps.any() else nan,
-        grid_step=float(grid_step), grid_deviation=grid_deviation, time_base=time_base)
+        jitter_rms=jitter_rms, jitter_max=jitter_max, n_gaps=n_gaps, missing=missing, longest_gap=longest_gap,
+        first_gap=first_gap, grid_step=float(grid_step), grid_deviation=grid_deviation, time_base=time_base)
+
+
+_FIT_BLOCK = 65536
+"""Stamps [1] per block of the grid fit's sums: its temporaries are a few arrays of this length."""
+
+
+def _grid_fit(k, relative) -> tuple[float, float]:
+    """Step ``h'`` [s] of the least-squares grid ``relative ~ mean(relative) + h' (k - mean(k))`` through stamps
+    ``relative`` (N,) [s] at grid indices ``k`` (N,), and the largest distance [s] of a stamp from it: centred sums
+    of products added block by block (exactly, by math.fsum, across the blocks)."""
+    k_mean, relative_mean = float(np.mean(k)), float(np.mean(relative))
+    blocks = [slice(start, start + _FIT_BLOCK) for start in range(0, k.size, _FIT_BLOCK)]
+    products, squares = [], []
+    for block in blocks:
+        dk = k[block] - k_mean
+        products.append(float(np.sum(dk * (relative[block] - relative_mean))))
+        squares.append(float(np.sum(dk * dk)))
+    step = math.fsum(products) / math.fsum(squares)
+    deviation = max(float(np.max(np.abs((relative[block] - relative_mean) - step * (k[block] - k_mean))))
+                    for block in blocks)
+    return step, deviation
 
 
 def recording_stamp_quality(recording: Recording, time_base: str = "") -> StampQuality:

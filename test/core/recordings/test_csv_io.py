@@ -9,7 +9,7 @@ from blocking import returns_within
 from robot_dynid.errors import DataError
 from robot_dynid.input_files import MAX_RECORDING_BYTES
 from robot_dynid.recordings.csv_io import read_csv, read_labelled_columns, write_csv, write_torques_csv
-from robot_dynid.recordings.recording import Recording
+from robot_dynid.recordings.recording import Dropped, Recording
 
 
 def write_text(tmp_path, text, name="run.csv"):
@@ -224,3 +224,111 @@ def test_errors_in_a_later_chunk_name_their_line(tmp_path, parser):
     path = write_text(tmp_path, "\n".join(bad) + "\n", "bad.csv")
     with pytest.raises(DataError, match=r"bad.csv, line 131: column 'q.a' holds 'abc', not a number"):
         list(csv_io.CsvChunks(path, rows=64))
+
+
+LONG_LABEL = "custom:a much longer label, quoted"
+BAD_CELLS = ((3, 0, "nan"), (12, 2, ""), (20, 1, "inf"), (33, 3, "-inf"), (34, 0, ""), (61, 2, "nan"), (90, 1, ""))
+"""(row, column of q.a q.b tau.a tau.b, cell) of the non-finite cells of chunked_text, in chunks 0, 1, 2, 4, 8, 12."""
+
+
+def chunked_text(rows=100, fields=("q", "tau"), names=("a", "b")):
+    """A recording CSV of ``rows`` rows and the arrays it holds, for 7-row chunks: stage labels whose longest differs
+    by chunk ('' alone in chunks 0 and 1, then 'rest', a quoted custom label of 34 characters, 'friction'), NaN,
+    inf and empty cells (BAD_CELLS) in rows of several chunks."""
+    rng = np.random.default_rng(11)
+    time = 1.7e9 + 0.002 * np.arange(rows)
+    values = rng.standard_normal((rows, 4))
+    stage = np.array(["" if k < 14 else "rest" if k < 30 else LONG_LABEL if k < 40 else "friction"
+                      for k in range(rows)])
+    cycle = np.where(np.arange(rows) % 9 == 4, -1, np.arange(rows) // 25)
+    cells = [[repr(value) for value in row] for row in values.tolist()]
+    for row, column, cell in BAD_CELLS:
+        if row < rows:
+            cells[row][column], values[row, column] = cell, np.nan
+    header = ["time"] + [f"{field}.{name}" for field in fields for name in names] + ["stage", "cycle"]
+    lines = [",".join(header)] + [
+        ",".join([repr(float(t))] + row + [f'"{label}"' if "," in label else label, "" if c < 0 else str(c)])
+        for t, row, label, c in zip(time, cells, stage, cycle)]
+    return "\n".join(lines) + "\n", dict(time=time, q=values[:, :2], tau=values[:, 2:], stage=stage, cycle=cycle)
+
+
+@pytest.mark.parametrize("chunk_rows", [7, 1000])
+def test_a_file_read_in_many_chunks_or_in_less_than_one_gives_the_arrays_it_holds(tmp_path, parser, monkeypatch,
+                                                                                  chunk_rows):
+    """Chunks of 7 rows (15 of them, labels as wide as 0, 4, 34 and 8 characters, drops in six) or one chunk larger
+    than the file: the arrays written, less the rows holding NaN or inf, bit for bit; the stage labels as wide as
+    the longest; the drops counted by field with the first one's time."""
+    from robot_dynid.recordings import csv_io
+    monkeypatch.setattr(csv_io, "CHUNK_ROWS", chunk_rows)
+    text, expected = chunked_text()
+    recording = read_csv(write_text(tmp_path, text))
+    keep = np.isfinite(np.hstack([expected["q"], expected["tau"]])).all(axis=1)
+    for field, values in expected.items():
+        np.testing.assert_array_equal(getattr(recording, field), values[keep], err_msg=field)
+    assert recording.stage.dtype == np.dtype(f"<U{len(LONG_LABEL)}") and recording.cycle.dtype == np.int64
+    assert recording.dropped == {"non-finite q": Dropped(4, expected["time"][3]),
+                                 "non-finite tau": Dropped(3, expected["time"][12])}
+
+
+def test_motor_side_drops_in_many_chunks_are_counted_as_in_one(tmp_path, monkeypatch, parser):
+    """Rows with NaN or inf in a motor column are left out chunk by chunk (before the recording is made): 7-row
+    chunks give what one chunk does, bit for bit, and the drops counted under the motor column."""
+    from robot_dynid.model.transmission import Transmission
+    from robot_dynid.recordings import csv_io
+    transmission = Transmission(("m1", "m2"), np.array([[50.0, 0.0], [-25.0, 40.0]]))
+    text, expected = chunked_text(fields=("qm", "taum"), names=("m1", "m2"))
+    path = write_text(tmp_path, text)
+    monkeypatch.setattr(csv_io, "CHUNK_ROWS", 1000)
+    whole = read_csv(path, ["a", "b"], transmission=transmission)
+    monkeypatch.setattr(csv_io, "CHUNK_ROWS", 7)
+    chunked = read_csv(path, ["a", "b"], transmission=transmission)
+    for field in ("time", "q", "tau", "stage", "cycle"):
+        assert getattr(chunked, field).dtype == getattr(whole, field).dtype, field
+        np.testing.assert_array_equal(getattr(chunked, field), getattr(whole, field), err_msg=field)
+    assert chunked.n_samples == 93 and chunked.dropped == whole.dropped == {
+        "non-finite qm": Dropped(4, expected["time"][3]), "non-finite taum": Dropped(3, expected["time"][12])}
+
+
+def test_line_endings_other_than_newline_read_as_newline_in_many_chunks(tmp_path, monkeypatch, parser):
+    """CRLF, and CR alone (no newline byte: the arrays grow chunk by chunk), read as the same file with newlines."""
+    from robot_dynid.recordings import csv_io
+    monkeypatch.setattr(csv_io, "CHUNK_ROWS", 7)
+    text, _ = chunked_text()
+    expected = read_csv(write_text(tmp_path, text))
+    for ending in ("\r\n", "\r"):
+        path = tmp_path / "ending.csv"
+        path.write_bytes(text.replace("\n", ending).encode())
+        got = read_csv(path)
+        for field in ("time", "q", "tau", "stage", "cycle"):
+            np.testing.assert_array_equal(getattr(got, field), getattr(expected, field), err_msg=f"{ending!r} {field}")
+        assert got.stage.dtype == expected.stage.dtype and got.dropped == expected.dropped
+
+
+def test_files_without_usable_rows_in_many_chunks_say_so(tmp_path, monkeypatch, parser):
+    from robot_dynid.model.transmission import Transmission
+    from robot_dynid.recordings import csv_io
+    monkeypatch.setattr(csv_io, "CHUNK_ROWS", 7)
+    for text in ("time,q.a,stage\n", "time,q.a,stage\n\n\n\n"):
+        with pytest.raises(DataError, match=r"header.csv has a header but no data rows$"):
+            read_csv(write_text(tmp_path, text, "header.csv"))
+    rows = "".join(f"{0.002 * k!r},{1.0 if k % 2 else 'nan'},{'nan' if k % 2 else 0.5},rest\n" for k in range(20))
+    with pytest.raises(DataError, match=r"^all 20 samples of .*nan.csv hold NaN or inf \(non-finite qm: 10, first at "
+                                        r"0.000000 s; non-finite taum: 10, first at 0.002000 s\)$"):
+        read_csv(write_text(tmp_path, "time,qm.m,taum.m,stage\n" + rows, "nan.csv"), ["a"],
+                 transmission=Transmission(("m",), np.array([[10.0]])))
+
+
+@pytest.mark.parametrize("row, cell, message", [
+    (57, (5, "resting"), r"line 59: column 'stage': unknown stage label 'resting'"),
+    (80, (6, "2.5"), r"line 82: column 'cycle' holds 2.5"),
+    (66, (2, "x1"), r"line 68: column 'q.b' holds 'x1', not a number"),
+])
+def test_a_bad_cell_in_a_later_chunk_names_its_line_and_column(tmp_path, monkeypatch, parser, row, cell, message):
+    from robot_dynid.recordings import csv_io
+    monkeypatch.setattr(csv_io, "CHUNK_ROWS", 7)
+    lines = chunked_text()[0].splitlines()
+    cells = lines[row + 1].split(",")
+    cells[cell[0]] = cell[1]
+    lines[row + 1] = ",".join(cells)
+    with pytest.raises(DataError, match=message):
+        read_csv(write_text(tmp_path, "\n".join(lines) + "\n"))

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from robot_dynid.errors import DataError
-from robot_dynid.recordings.recording import Dropped, Recording, hand_over
+from robot_dynid.recordings.recording import Dropped, GatheredRows, Recording, hand_over
 from robot_dynid.recordings.stages import check_stage_label, stage_kind
 
 JOINTS = ("shoulder", "elbow", "wrist")
@@ -57,6 +57,44 @@ def test_arrays_handed_over_are_shared_and_no_one_writes_to_them_again():
     assert np.shares_memory(recording.q, buffer) and recording.tau is tau and recording.time is time
     with pytest.raises(ValueError, match="read-only"):
         buffer[0, 0] = 1.0
+
+
+@pytest.mark.parametrize("capacity", [0, 5, 37, 100])
+def test_gathered_rows_equal_the_concatenated_chunks_whatever_the_capacity(capacity):
+    """Chunks of uneven sizes (an empty one among them) gathered into arrays made for ``capacity`` rows: too few
+    (grown on the way), exact, or too many give the concatenation, dtypes and trailing shapes kept."""
+    rng = np.random.default_rng(5)
+    sizes = [7, 0, 1, 13, 16]
+    chunks = [dict(time=rng.standard_normal(size), q=rng.standard_normal((size, 3)),
+                   cycle=rng.integers(-1, 9, size)) for size in sizes]
+    gathered = GatheredRows(capacity)
+    assert gathered.columns() == {}
+    for chunk in chunks:
+        gathered.add(**chunk)
+    columns = gathered.columns()
+    assert gathered.rows == 37 and gathered.capacity >= 37 and set(columns) == {"time", "q", "cycle"}
+    for name, column in columns.items():
+        expected = np.concatenate([chunk[name] for chunk in chunks])
+        assert column.dtype == expected.dtype and column.shape == expected.shape
+        np.testing.assert_array_equal(column, expected, err_msg=name)
+    if capacity >= 37:
+        assert gathered.capacity == capacity        # made once, never grown
+
+
+def test_gathered_rows_refuse_chunks_unlike_the_first():
+    gathered = GatheredRows(10)
+    gathered.add(time=np.zeros(2), q=np.zeros((2, 3)))
+    with pytest.raises(ValueError, match=r"^a chunk's columns must have as many rows as each other, got "
+                                         r"\{'time': 2, 'q': 3\}$"):
+        gathered.add(time=np.zeros(2), q=np.zeros((3, 3)))
+    with pytest.raises(ValueError, match=r"^a chunk has columns \['time'\], the first one had \['q', 'time'\]$"):
+        gathered.add(time=np.zeros(2))
+    with pytest.raises(ValueError, match=r"^column 'q' holds float64 rows of shape \(3,\), a chunk gives float64 "
+                                         r"rows of shape \(2,\)$"):
+        gathered.add(time=np.zeros(2), q=np.zeros((2, 2)))
+    with pytest.raises(ValueError, match=r"^column 'time' holds float64 rows of shape \(\), a chunk gives <U4"):
+        gathered.add(time=np.array(["rest", "rest"]), q=np.zeros((2, 3)))
+    assert gathered.rows == 2
 
 
 def test_wrong_shape_names_the_field_and_both_shapes():

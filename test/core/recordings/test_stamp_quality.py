@@ -64,3 +64,47 @@ def test_a_bag_with_repeated_stamps_reports_them(tmp_path):
     report = read_recording(tmp_path / "bag", names, resample=200.0).stamp_quality
     assert report.repeated == 2 and report.n_stamps == 98      # counted on the stamps as read, not resampled
     assert report.median_step == pytest.approx(0.01, abs=1e-4) and not report.nominal_grid
+
+
+EPOCH = 1.8e9             # s, absolute stamps of the coming years
+
+
+def stamps_and_indices(kind, n=200_000, rate=1000.0):
+    """``n`` stamps (s, absolute) of a ``rate`` Hz driver and the index k of the period each was taken in."""
+    rng = np.random.default_rng(4)
+    k = np.arange(n, dtype=float)
+    if kind == "dropped":           # 1 % of the samples lost, 20 us of jitter
+        k = np.delete(k, rng.choice(n, n // 100, replace=False))
+    time = EPOCH + k / rate + rng.normal(0.0, 20e-6, k.size)
+    if kind == "drifting":          # a clock 50 ppm fast, wandering by 0.5 ms
+        time = EPOCH + k / rate * (1 + 50e-6) + 0.5e-3 * np.sin(k / 3e4) + rng.normal(0.0, 20e-6, k.size)
+    return time, k - k[0]
+
+
+@pytest.mark.parametrize("kind", ["jittered", "drifting", "dropped"])
+def test_the_grid_fitted_is_numpys_least_squares_line(kind):
+    """The grid through 200,000 stamps (several blocks of sums) is np.polyfit's line through (k, time - time[0]):
+    the same step to 1e-12, the same largest distance to 1e-11 s (the stamps, 200 s after the first, resolve
+    4e-14 s)."""
+    time, k = stamps_and_indices(kind)
+    relative = time - time[0]
+    step, intercept = np.polyfit(k, relative, 1)
+    report = stamp_quality(time)
+    assert report.grid_step == pytest.approx(step, rel=1e-12, abs=0.0)
+    assert report.grid_deviation == pytest.approx(np.max(np.abs(relative - (intercept + step * k))), rel=0.0,
+                                                  abs=1e-11)
+    assert not report.nominal_grid
+
+
+@pytest.mark.parametrize("start", [0.0, EPOCH])
+def test_stamps_off_a_line_by_a_pattern_orthogonal_to_it_fit_that_line(start):
+    """Stamps ``start + h k + a s_k`` with s = (+1, -1, -1, +1) repeated: s sums to 0 and to 0 times k over every
+    four stamps, so the least-squares line is ``start + h k`` exactly and every stamp lies ``a`` from it, to twice
+    the resolution of the stamps (float64's spacing at the last one: 5.7e-14 s from 0, 2.4e-7 s at an absolute
+    start)."""
+    h, a, n = 0.004, 3e-5, 100_000
+    k = np.arange(n, dtype=float)
+    time = start + h * k + a * np.tile([1.0, -1.0, -1.0, 1.0], n // 4)
+    report = stamp_quality(time)
+    assert report.grid_step == pytest.approx(h, rel=1e-12 if start == 0.0 else 1e-9, abs=0.0)
+    assert report.grid_deviation == pytest.approx(a, rel=0.0, abs=2 * np.spacing(time[-1]))
