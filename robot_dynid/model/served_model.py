@@ -3,8 +3,9 @@
 :class:`ServedModel` decides everything the feedforward node serves, without ROS: which model is in use
 (:func:`~robot_dynid.model.feedforward.admit_model` with the margins in use, against the expected robot),
 which payload is attached to it, the limits requests are checked against, the friction state (warm-up clock
-and joint temperatures, :mod:`~robot_dynid.model.friction_state`) and the torques of a request. The node
-converts messages and parameters to its calls and its answers back to messages.
+and joint temperatures, :mod:`~robot_dynid.model.friction_state`) and the torques of a request.
+:class:`~robot_dynid.model.feedforward_server.FeedforwardServer` holds one and adds the service replies, the
+refusals counted and the statuses; the node converts messages and parameters to their calls and back.
 
 Models: a model is admitted by :func:`~robot_dynid.model.feedforward.admit_model`: it must be of the expected
 robot (name, joints, kinematics hash) and within ``model_effort`` of the effort limits; where the description
@@ -182,6 +183,21 @@ class ServedModel:
                     self.log("error", f"payload refused with the first model, which is served without it: {reason}")
                     payload, payload_source = None, ""
             return self._serve(model.without_payload(), payload, payload_source, source, version)
+
+    def use_model_file(self, path) -> Served:
+        """Serve the model of the file ``path`` (the node's ``model_file``) as :meth:`use_model` does; DynIdError
+        naming the file when it does not load (whatever the reason, e.g. a RecursionError of a deeply nested file)
+        or the model is refused."""
+        try:
+            model = DynamicModel.load(path)
+        except DynIdError:
+            raise
+        except Exception as error:
+            raise DynIdError(f"{path}: cannot load the model: {one_line(error, REASON_LIMIT)}") from None
+        try:
+            return self.use_model(model, f"file {path}")
+        except DynIdError as error:
+            raise DynIdError(f"model_file {path} refused: {error}") from None
 
     def set_payload(self, payload: Payload, source: str = "set_payload") -> str:
         """Attach ``payload`` to the model in use (DynIdError, nothing changed, when it is refused), or keep it

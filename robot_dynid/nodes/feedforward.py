@@ -1,8 +1,8 @@
 """feedforward node: serves feed-forward torques from an identified model, within the robot's limits.
 
-Messages and parameters in, :class:`robot_dynid.model.served_model.ServedModel` calls, messages out: what is
-served (admission of models, payloads, limits, the friction state of a model whose friction drifts) is decided
-there, without ROS.
+Messages and parameters in, calls of :class:`~robot_dynid.model.feedforward_server.FeedforwardServer` and its
+:class:`~robot_dynid.model.served_model.ServedModel`, messages out: what is served (models, payloads, limits, the
+friction state), what the replies and statuses hold and what is logged are decided there, without ROS.
 
 Interfaces (names are the parameters' defaults):
 
@@ -27,9 +27,9 @@ What is refused (non-finite values, positions, velocities or accelerations beyon
 torque beyond the effort limit and margin, too many points) gets ``success: false`` on the service; on the
 topics nothing is published for it, a warning names the point and joint and the status says so.
 
-Parameters: :data:`PARAMETERS`, from which the descriptors (``ros2 param describe``: unit, range, live or not),
-docs/reference/nodes.md and config/feedforward.yaml are made. The margins and
-``max_points`` are live: the model in use is served again with them, and one with which it would not be
+Parameters: :data:`robot_dynid.nodes.feedforward_parameters.PARAMETERS`, from which the descriptors (``ros2 param
+describe``: unit, range, live or not), docs/reference/nodes.md and config/feedforward.yaml are made. The margins
+and ``max_points`` are live: the model in use is served again with them, and one with which it would not be
 admitted is refused with the reason. A ``model_file``, ``robot_file`` or ``payload_file`` that does not load, or
 a model refused, stops the node at start: one line, exit code 2.
 
@@ -44,127 +44,29 @@ from __future__ import annotations
 
 import array
 import gc
-import math
 import threading
-import time
 
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState, Temperature
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
-from robot_dynid.errors import DynIdError, one_line
-from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.friction_state import FrictionState
-from robot_dynid.model.feedforward import (
-    DEFAULT_ACCELERATION_MARGIN, DEFAULT_EFFORT_MARGIN, DEFAULT_MAX_POINTS, DEFAULT_MODEL_EFFORT_MARGIN,
-    DEFAULT_POSITION_MARGIN, DEFAULT_VELOCITY_MARGIN, FIELDS, MAX_MARGIN_FACTOR, MAX_POINTS_LIMIT, Margins,
-    ReferenceMonitor, check_margin_factor, check_max_points, check_position_margin, join_points)
-from robot_dynid.model.payload import Payload, load_payload
-from robot_dynid.model.reference_acceleration import MAX_WINDOW
-from robot_dynid.model.robot_loader import load_robot
-from robot_dynid.model.served_model import (DEFAULT_MAX_TEMPERATURE_AGE, DEFAULT_STANDSTILL_VELOCITY, REASON_LIMIT,
-                                            ServedModel)
+from robot_dynid.model.feedforward import FIELDS, ReferenceMonitor
+from robot_dynid.model.feedforward_server import MARGIN_PARAMETERS, FeedforwardServer
 from robot_dynid.msg import FeedforwardStatus, IdentifiedModel, JointTemperatures as JointTemperaturesMsg
-from robot_dynid.nodes.node_runtime import (MAX_TIMER_PERIOD, MIN_TIMER_PERIOD, MODEL_QOS, NodeParameter,
-                                            ParameterTable, declare_table, float64_array, in_range, integer_in,
-                                            qos_parameter, readable_file_path, seconds, set_period, spin_node,
-                                            subscription_qos, timer_period, waiting_for_clock)
+from robot_dynid.nodes.feedforward_parameters import PARAMETERS
+from robot_dynid.nodes.node_runtime import (MODEL_QOS, declare_table, float64_array, seconds, set_period, spin_node,
+                                            subscription_qos, waiting_for_clock)
 from robot_dynid.srv import ComputeFeedforward, ResetWarmup, SetPayload
 
-__all__ = ["STATUS_QOS", "DEFAULT_REFERENCE_TIMEOUT", "MAX_REFERENCE_TIMEOUT", "DEFAULT_SERVICE_QUEUE_DEPTH",
-           "MAX_SERVICE_QUEUE_DEPTH", "MAX_COLD_START_STAMP", "MAX_COOLING_TIME_CONSTANT", "MAX_STANDSTILL_VELOCITY",
-           "MAX_TEMPERATURE_AGE", "LIVE_MARGIN", "PARAMETERS", "STATE_CODES", "FeedforwardNode", "main"]
+__all__ = ["STATUS_QOS", "STATE_CODES", "FeedforwardNode", "main"]
 
 STATUS_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                         reliability=ReliabilityPolicy.RELIABLE)
-DEFAULT_REFERENCE_TIMEOUT = 0.5     # s
-MAX_REFERENCE_TIMEOUT = 60.0        # s
-DEFAULT_SERVICE_QUEUE_DEPTH = 100
-MAX_SERVICE_QUEUE_DEPTH = 10_000
-MAX_COLD_START_STAMP = 4.2e9        # s of ROS time (year 2103)
-MAX_COOLING_TIME_CONSTANT = 604800.0    # s (a week)
-MAX_STANDSTILL_VELOCITY = 1.0       # rad/s
-MAX_TEMPERATURE_AGE = 3600.0        # s
-LIVE_MARGIN = "live: the model in use is served again with it (refused when it would not be admitted)"
-PARAMETERS = ParameterTable("feedforward", rows=(
-    NodeParameter("model_file", "", "model artifact (YAML) to load at start; '' waits for model_topic. A model that "
-                  "does not load or is refused stops the node at start (one line, exit code 2)",
-                  check=readable_file_path),
-    NodeParameter("robot_file", "", "robot description (YAML) every model must be of (name, joints, kinematics), "
-                  "whose limits apply; '' = the robot of the first model served", check=readable_file_path),
-    NodeParameter("model_topic", "identified_model", "robot_dynid/msg/IdentifiedModel to follow (transient local); "
-                  "'' = off"),
-    NodeParameter("reference_topic", "", "sensor_msgs/JointState reference: positions [rad], velocities [rad/s]; "
-                  "'' = off"),
-    NodeParameter("command_topic", "feedforward_effort", "std_msgs/Float64MultiArray torques in the order of "
-                  "joints, for a forward command controller", "N m"),
-    NodeParameter("joints", Parameter.Type.STRING_ARRAY, "joints of those commands in the controller's order (its "
-                  "`joints`), a subset of the model's; unset: the model's joints in its order; read at start: the "
-                  "layout the controller expects", example=["j1", "j2", "j3"]),
-    qos_parameter(what="reference_topic"),
-    NodeParameter("trajectory_topic", "", "trajectory_msgs/JointTrajectory reference in (positions rad, velocities "
-                  "rad/s, accelerations rad/s^2); '' = off"),
-    NodeParameter("trajectory_out_topic", "trajectory_with_effort", "the same JointTrajectory with every point's "
-                  "effort filled, for a joint_trajectory_controller with an effort interface", "N m"),
-    NodeParameter("status_topic", "feedforward_status", "robot_dynid/msg/FeedforwardStatus out (transient local): "
-                  "the model in use, the reference path's state, refusals, the payload, the friction state"),
-    NodeParameter("position_margin", DEFAULT_POSITION_MARGIN, "positions beyond a joint's limits by more than this "
-                  f"are refused (URDF continuous joints: not checked); at most 2 pi; negative: no check; {LIVE_MARGIN}",
-                  "rad", check_position_margin, live=True),
-    NodeParameter("velocity_margin", DEFAULT_VELOCITY_MARGIN, "velocities above this times the velocity limit are "
-                  f"refused; in (0, 10]; {LIVE_MARGIN}", "1", check_margin_factor, (0.0, MAX_MARGIN_FACTOR), True),
-    NodeParameter("acceleration_margin", DEFAULT_ACCELERATION_MARGIN, "accelerations above this times the "
-                  f"acceleration limit are refused; in (0, 10]; {LIVE_MARGIN}", "1", check_margin_factor,
-                  (0.0, MAX_MARGIN_FACTOR), True),
-    NodeParameter("effort_margin", DEFAULT_EFFORT_MARGIN, "torques above this times the effort limit are refused (no "
-                  "effort limit in the robot description: 2 x the model's largest torque at the limits of motion); in "
-                  f"(0, 10]; {LIVE_MARGIN}", "1", check_margin_factor, (0.0, MAX_MARGIN_FACTOR), True),
-    NodeParameter("model_effort_margin", DEFAULT_MODEL_EFFORT_MARGIN, "a model needing more than this times an "
-                  f"effort limit at the limits of motion is refused; in (0, 10]; {LIVE_MARGIN}", "1",
-                  check_margin_factor, (0.0, MAX_MARGIN_FACTOR), True),
-    NodeParameter("max_points", DEFAULT_MAX_POINTS, f"points per request (service, trajectory); in "
-                  f"1..{MAX_POINTS_LIMIT}; live: applies to the next request", check=check_max_points,
-                  bounds=(1, MAX_POINTS_LIMIT), live=True),
-    NodeParameter("reference_timeout", DEFAULT_REFERENCE_TIMEOUT, "without a valid reference this long, zero "
-                  "feed-forward is published on command_topic; in (0, 60]; live: the timeout and its check every "
-                  "reference_timeout / 4 change at once", "s",
-                  in_range("s", 0.0, MAX_REFERENCE_TIMEOUT, allow_minimum=False), live=True),
-    NodeParameter("status_period", 1.0, f"FeedforwardStatus period (also sent on every change); in "
-                  f"[{MIN_TIMER_PERIOD:g}, {MAX_TIMER_PERIOD:g}]; live: the next status comes one new period after "
-                  "the set", "s", timer_period, live=True),
-    NodeParameter("service_queue_depth", DEFAULT_SERVICE_QUEUE_DEPTH, "requests the service queues (beyond: dropped "
-                  f"unanswered by the middleware); in 1..{MAX_SERVICE_QUEUE_DEPTH}; read at start: the service's QoS",
-                  check=integer_in(1, MAX_SERVICE_QUEUE_DEPTH)),
-    NodeParameter("payload_file", "", "payload (YAML: frame, mass kg, com m, inertia kg m^2 about the com) attached "
-                  "to the models served; '' = none; read at start (~/set_payload and ~/clear_payload change the "
-                  "payload while the node runs)", check=readable_file_path),
-    NodeParameter("cold_start_stamp", 0.0, "ROS time of the cold start (friction drift time); 0 = the node's start; "
-                  f"at most its start and {MAX_COLD_START_STAMP:g}; read at start (~/reset_warmup sets the running "
-                  "time while the node runs)", "s", in_range("s", 0.0, MAX_COLD_START_STAMP)),
-    NodeParameter("cooling_time_constant", 0.0, "while the joints stand still the running time decays toward 0 with "
-                  f"this time constant; 0 = no cooling; at most {MAX_COOLING_TIME_CONSTANT:g}; live: applies from "
-                  "the next reference", "s", in_range("s", 0.0, MAX_COOLING_TIME_CONSTANT), live=True),
-    NodeParameter("standstill_velocity", DEFAULT_STANDSTILL_VELOCITY, "joints with every reference velocity below "
-                  f"this stand still; in (0, {MAX_STANDSTILL_VELOCITY:g}]; live: applies to the next reference",
-                  "rad/s", in_range("rad/s", 0.0, MAX_STANDSTILL_VELOCITY, allow_minimum=False), live=True),
-    NodeParameter("temperature_topic_prefix", "", "sensor_msgs/Temperature per joint on <prefix>/<joint name> "
-                  "[deg C], for a model whose friction drifts with temperature; '' = off"),
-    NodeParameter("joint_temperatures_topic", "", "robot_dynid/msg/JointTemperatures [deg C], for a model whose "
-                  "friction drifts with temperature; '' = off"),
-    NodeParameter("max_temperature_age", DEFAULT_MAX_TEMPERATURE_AGE, "older temperatures are not used; in "
-                  f"(0, {MAX_TEMPERATURE_AGE:g}]; live: applies to the next request", "s",
-                  in_range("s", 0.0, MAX_TEMPERATURE_AGE, allow_minimum=False), live=True),
-    NodeParameter("reference_acceleration_window", 0.0, "window of the reference's accelerations estimated from its "
-                  "velocities by their stamps; 0 = accelerations zero, else in (0, 1]; for a planned (noise-free) "
-                  "reference; live: applies from the next reference", "s", in_range("s", 0.0, MAX_WINDOW), live=True),
-))
-"""The feedforward node's parameters (:class:`~robot_dynid.nodes.node_runtime.ParameterTable`)."""
 STATE_CODES = {ReferenceMonitor.NO_MODEL: FeedforwardStatus.STATE_NO_MODEL,
                ReferenceMonitor.OK: FeedforwardStatus.STATE_OK,
                ReferenceMonitor.REFUSED: FeedforwardStatus.STATE_REFERENCE_REFUSED,
@@ -176,75 +78,50 @@ class FeedforwardNode(Node):
     def __init__(self, **node_options):
         """``node_options``: rclpy Node keyword arguments, e.g. ``context`` (one process, several nodes)."""
         super().__init__("feedforward", **node_options)
-        self.core = None    # the ServedModel, made once every parameter is read
-        margins = {**{f"{name}_margin": name for name in ("position", "velocity", "acceleration", "effort",
-                                                          "model_effort")}, "max_points": "max_points"}
+        self.core = None    # the ServedModel (self.server's), made once every parameter is read
         values = declare_table(self, PARAMETERS, apply={
-            **{parameter: self.margin_setter(name) for parameter, name in margins.items()},
+            **{parameter: lambda value, name=name: self.core.set_margin(name, value)
+               for parameter, name in MARGIN_PARAMETERS.items()},
             "reference_timeout": self.set_reference_timeout,
             "status_period": lambda value: set_period(self.status_timer, value),
             **{name: lambda value, name=name: setattr(self.core, name, value) for name in (
                 "cooling_time_constant", "reference_acceleration_window", "standstill_velocity",
                 "max_temperature_age")}},
-            rules={parameter: self.margin_rule(name) for parameter, name in margins.items()})
-        margins = Margins(**{name: values[parameter] for parameter, name in margins.items()})
-        model_file, robot_file, payload_file = values["model_file"], values["robot_file"], values["payload_file"]
-        model_topic, reference_topic = values["model_topic"], values["reference_topic"]
-        command_topic, status_topic = values["command_topic"], values["status_topic"]
-        trajectory_topic, trajectory_out_topic = values["trajectory_topic"], values["trajectory_out_topic"]
-        reference_timeout, status_period = values["reference_timeout"], values["status_period"]
-        service_queue_depth = values["service_queue_depth"]
+            rules={parameter: self.margin_rule(name) for parameter, name in MARGIN_PARAMETERS.items()})
+        reference_topic, reference_timeout = values["reference_topic"], values["reference_timeout"]
+        self.server = FeedforwardServer.from_parameters(values, self.ros_time, self.log)
+        self.core = self.server.served_model
         self.temperature_prefix = values["temperature_topic_prefix"]
-        joint_temperatures_topic = values["joint_temperatures_topic"]
-        reference_qos = subscription_qos(values["joint_states_qos"], 10)
-        expected_robot = load_robot(robot_file) if robot_file else None
-        self.core = ServedModel(
-            margins, self.ros_time, expected_robot=expected_robot, expected_what=f"robot_file {robot_file}",
-            output_joints=values["joints"] or None,
-            payload=load_payload(payload_file, expected_robot) if payload_file else None,
-            payload_source=f"payload_file {payload_file}", cold_start_stamp=values["cold_start_stamp"],
-            cooling_time_constant=values["cooling_time_constant"],
-            temperatures=bool(self.temperature_prefix or joint_temperatures_topic),
-            max_temperature_age=values["max_temperature_age"], standstill_velocity=values["standstill_velocity"],
-            reference_acceleration_window=values["reference_acceleration_window"], log=self.log)
         self.temperature_subscriptions = {}
         self.temperature_group = MutuallyExclusiveCallbackGroup()
-        if joint_temperatures_topic:
-            self.create_subscription(JointTemperaturesMsg, joint_temperatures_topic, self.on_joint_temperatures, 10,
-                                     callback_group=self.temperature_group)
-        if expected_robot is not None:
-            self.subscribe_temperatures(expected_robot.joint_names)
-        self.monitor = ReferenceMonitor(reference_timeout, time.monotonic(), enabled=bool(reference_topic),
-                                        check_period=reference_timeout / 4.0)
-        self.counts = {"trajectories_answered": 0, "trajectories_refused": 0, "models_refused": 0}
-        self.last_refused = {"trajectory": "", "model": ""}
-        self.status_lock = threading.Lock()
-        self.published_state = None
-        self.published_friction = None
-        self.status_publisher = self.create_publisher(FeedforwardStatus, status_topic, STATUS_QOS)
-        if model_file:
-            model = _load_model_file(model_file)
-            try:
-                self.use_model(model, f"file {model_file}")
-            except DynIdError as error:
-                raise DynIdError(f"model_file {model_file} refused: {error}") from None
+        if values["joint_temperatures_topic"]:
+            self.create_subscription(JointTemperaturesMsg, values["joint_temperatures_topic"],
+                                     self.on_joint_temperatures, 10, callback_group=self.temperature_group)
+        if self.core.expected_robot is not None:
+            self.subscribe_temperatures(self.core.expected_robot.joint_names)
+        self.status_lock = threading.Lock()     # statuses published in the order they are reported
+        self.status_publisher = self.create_publisher(FeedforwardStatus, values["status_topic"], STATUS_QOS)
+        if values["model_file"]:
+            self.subscribe_temperatures(self.core.use_model_file(values["model_file"]).model.joint_names)
         bulk, control, models = (MutuallyExclusiveCallbackGroup() for _ in range(3))
         steady = Clock(clock_type=ClockType.STEADY_TIME)    # timeouts in wall time, whatever use_sim_time says
-        if model_topic:
-            self.create_subscription(IdentifiedModel, model_topic, self.on_model, MODEL_QOS, callback_group=models)
-        if trajectory_topic:
-            self.trajectory_publisher = self.create_publisher(JointTrajectory, trajectory_out_topic, 10)
-            self.create_subscription(JointTrajectory, trajectory_topic, self.on_trajectory, 10, callback_group=bulk)
+        if values["model_topic"]:
+            self.create_subscription(IdentifiedModel, values["model_topic"], self.on_model, MODEL_QOS,
+                                     callback_group=models)
+        if values["trajectory_topic"]:
+            self.trajectory_publisher = self.create_publisher(JointTrajectory, values["trajectory_out_topic"], 10)
+            self.create_subscription(JointTrajectory, values["trajectory_topic"], self.on_trajectory, 10,
+                                     callback_group=bulk)
         self.command_publisher = self.reference_timer = None
         if reference_topic:
-            self.command_publisher = self.create_publisher(Float64MultiArray, command_topic, 10)
-            self.create_subscription(JointState, reference_topic, self.on_reference, reference_qos,
-                                     callback_group=control)
+            self.command_publisher = self.create_publisher(Float64MultiArray, values["command_topic"], 10)
+            self.create_subscription(JointState, reference_topic, self.on_reference,
+                                     subscription_qos(values["joint_states_qos"], 10), callback_group=control)
             self.reference_timer = self.create_timer(reference_timeout / 4.0, self.check_reference,
                                                      callback_group=control, clock=steady)
-        self.status_timer = self.create_timer(status_period, self.publish_status, callback_group=control,
+        self.status_timer = self.create_timer(values["status_period"], self.publish_status, callback_group=control,
                                               clock=steady)
-        service_qos = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=service_queue_depth,
+        service_qos = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=values["service_queue_depth"],
                                  reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
         self.create_service(ComputeFeedforward, "compute_feedforward", self.on_compute, qos_profile=service_qos,
                             callback_group=bulk)
@@ -255,20 +132,12 @@ class FeedforwardNode(Node):
         # the reference path on a thread of its own, so that it keeps going during long requests (spin_node);
         # without one, everything on the EventsExecutor (the lowest latency)
         self.own_thread_groups = (control,) if reference_topic else ()
-        # A JointTrajectory of many points makes thousands of Python objects (one per point and
-        # its Duration), so the garbage collector's full collections come often, and each
-        # traverses every object of the process (BENCHMARKS.md, ComputeFeedforward). What exists
-        # now lives as long as the process; leave it out of future collections.
+        # A JointTrajectory of many points makes thousands of Python objects (one per point and its Duration), so
+        # the garbage collector's full collections come often, and each traverses every object of the process
+        # (BENCHMARKS.md, ComputeFeedforward). What exists now lives as long as the process; leave it out of them.
         gc.collect()
         gc.freeze()
-        self.get_logger().info(
-            f"serving compute_feedforward (queue depth {service_queue_depth}, at most {margins.max_points} "
-            f"points); model topic {model_topic or 'off'} (transient local, depth 1); "
-            f"reference {reference_topic or 'off'} -> {command_topic if reference_topic else 'off'} "
-            f"(zero after {reference_timeout:g} s without a valid reference); "
-            f"trajectory {trajectory_topic or 'off'} -> {trajectory_out_topic if trajectory_topic else 'off'}; "
-            f"margins: position {margins.position:g} rad, velocity x{margins.velocity:g}, acceleration "
-            f"x{margins.acceleration:g}, effort x{margins.effort:g}, model effort x{margins.model_effort:g}")
+        self.log(*self.server.startup_note(values))
 
     def margin_rule(self, name):
         """The rule of the margin ``name`` of :class:`Margins` (:func:`declare_table`): its row's check, then,
@@ -281,13 +150,9 @@ class FeedforwardNode(Node):
             return checked
         return rule
 
-    def margin_setter(self, name):
-        """The :func:`declare` apply of a margin: the model in use served again with the new margins."""
-        return lambda value: self.core.set_margin(name, value)
-
     def set_reference_timeout(self, value):
-        """``reference_timeout`` set: the monitor's timeout and its check period, and the check timer's."""
-        self.monitor.timeout, self.monitor.check_period = value, value / 4.0
+        """``reference_timeout`` set: the server's timeout and its check period, and the check timer's."""
+        self.server.reference_timeout = value
         if self.reference_timer is not None:
             set_period(self.reference_timer, value / 4.0)
 
@@ -296,7 +161,7 @@ class FeedforwardNode(Node):
         return None if waiting_for_clock(self) else self.get_clock().now().nanoseconds * 1e-9
 
     def log(self, level, message):
-        """What the served model says, at its level (one call site per severity, as rclpy requires)."""
+        """A (level, message) note of the core, at its level (one call site per severity: nothing throttled)."""
         logger = self.get_logger()
         if level == "info":
             logger.info(message)
@@ -305,130 +170,74 @@ class FeedforwardNode(Node):
         else:
             logger.error(message)
 
-    def use_model(self, model, source, version=None):
-        """Serve ``model`` (:meth:`ServedModel.use_model`) and subscribe its joints' temperatures."""
-        served = self.core.use_model(model, source, version)
-        self.subscribe_temperatures(served.model.joint_names)
+    def reply(self, response, fields, note=None):
+        """``response`` with the core's reply ``fields`` set by name, its note logged."""
+        for name, value in fields.items():
+            setattr(response, name, value)
+        if note is not None:
+            self.log(*note)
+        return response
 
     def on_set_payload(self, request, response):
         """Attach the request's payload to the model in use (or keep it for the first model)."""
-        served = self.core.served
-        response.model_version = served.version if served is not None else 0
-        try:
-            payload = Payload(request.frame, request.mass, tuple(request.com), tuple(request.inertia))
-            response.message = self.core.set_payload(payload)
-        except Exception as error:      # DynIdError: refused; anything else: refused too, never fatal
-            response.success, response.message = False, f"payload refused: {one_line(error, REASON_LIMIT)}"
-            self.get_logger().warning(response.message)
-            return response
-        response.success = True
-        self.publish_status()
-        return response
+        fields, note = self.server.set_payload_reply(request.frame, request.mass, request.com, request.inertia)
+        if fields["success"]:
+            self.publish_status()
+        return self.reply(response, fields, note)
 
     def on_clear_payload(self, request, response):
         """Serve the model in use without a payload."""
-        try:
-            self.core.clear_payload()
-        except Exception as error:      # the arm alone refused (cannot be, it was admitted): the payload stays
-            response.success, response.message = False, f"payload not cleared: {one_line(error, REASON_LIMIT)}"
-            return response
-        response.success = True
-        response.message = "payload cleared" + ("" if self.core.served is not None else " (no model yet)")
-        self.publish_status()
-        return response
+        fields = self.server.clear_payload_reply()
+        if fields["success"]:
+            self.publish_status()
+        return self.reply(response, fields)
 
     def on_model(self, msg):
         try:
-            model = DynamicModel.from_yaml(msg.artifact_yaml, source="IdentifiedModel.artifact_yaml")
-            self.use_model(model, f"topic (robot {msg.robot_name!r:.80})", version=msg.version)
+            served = self.server.use_model_message(msg.artifact_yaml, msg.robot_name, msg.version)
+            self.subscribe_temperatures(served.model.joint_names)
         except Exception as error:      # anything a message makes decoding raise: the node goes on
-            reason = one_line(error, REASON_LIMIT)
-            self.counts["models_refused"] += 1
-            self.last_refused["model"] = f"version {msg.version}: {reason}"
-            self.get_logger().error(f"ignoring IdentifiedModel version {msg.version}: {reason}")
+            self.log(*self.server.model_refused(msg.version, error))
         self.publish_status()
 
     def on_compute(self, request, response):
-        served = self.core.served
-        response.model_version = served.version if served is not None else 0
-        if served is None:
-            response.success, response.message = False, "no model loaded yet"
-            return response
-        try:
-            state = self.core.friction(served)
-            response.friction_state, response.friction_elapsed = state.code, _or_nan(state.elapsed)
-            tau = self.core.torques(served, request.joint_names, request.positions, request.velocities,
-                                    request.accelerations, state)   # array.array('d'): float64 buffers, not copied
-        except DynIdError as error:
-            response.success, response.message = False, str(error)
-            return response
-        except Exception as error:      # e.g. MemoryError: the request is refused, the node goes on
-            response.success = False
-            response.message = f"could not compute the request: {one_line(error, REASON_LIMIT)}"
-            self.get_logger().error(response.message)
-            return response
-        response.efforts = float64_array(tau)
-        if state.temperature is not None:
-            by_name = dict(zip(served.model.joint_names, state.temperature))
-            response.friction_temperatures = [float(by_name[name]) for name in request.joint_names]
-        response.success, response.message = True, ""
-        return response
+        fields, note = self.server.compute_reply(request.joint_names, request.positions, request.velocities,
+                                                 request.accelerations)   # array.array('d'): not copied
+        if "efforts" in fields:
+            fields["efforts"] = float64_array(fields["efforts"])
+        return self.reply(response, fields, note)
 
     def on_trajectory(self, msg):
-        served = self.core.served
-        if served is None:
+        if self.core.served is None:
             self.get_logger().warning("trajectory received before any model; not forwarded", throttle_duration_sec=5.0)
             return
-        try:
-            fields = [join_points(field, [getattr(p, field) for p in msg.points], len(msg.joint_names))
-                      for field in FIELDS]
-            tau = self.core.torques(served, msg.joint_names, *fields)
-        except Exception as error:      # DynIdError: refused; anything else: refused too, never fatal
-            reason = f"trajectory on {list(msg.joint_names)}: {one_line(error, REASON_LIMIT)}"
-            self.counts["trajectories_refused"] += 1
-            self.last_refused["trajectory"] = reason
-            self.get_logger().warning(reason, throttle_duration_sec=5.0)
+        tau, note = self.server.trajectory_efforts(msg.joint_names, [[getattr(point, field) for point in msg.points]
+                                                                     for field in FIELDS])
+        if note is not None:
+            self.get_logger().warning(note[1], throttle_duration_sec=5.0)
             self.publish_status()
             return
         for point, effort in zip(msg.points, tau):
             point.effort = float64_array(effort)
         self.trajectory_publisher.publish(msg)
-        self.counts["trajectories_answered"] += 1
 
     def on_reference(self, msg):
-        served = self.core.served
-        if served is None:
-            return
-        try:
-            stamp = msg.header.stamp
-            tau = self.core.reference_torques(served, msg.name, msg.position, msg.velocity,
-                                              seconds(stamp) if (stamp.sec or stamp.nanosec) else None)
-        except Exception as error:      # DynIdError: refused; anything else: refused too, never fatal
-            reason = one_line(error, REASON_LIMIT)
-            self.monitor.refused(time.monotonic(), reason)
-            self.get_logger().warning(f"reference on {list(msg.name)}: {reason}", throttle_duration_sec=5.0)
-            self.publish_status_on_change()
-            return
-        self.command_publisher.publish(Float64MultiArray(data=float64_array(tau)))
-        self.monitor.answered(time.monotonic())
+        tau, note = self.server.reference_torques(msg.name, msg.position, msg.velocity, _stamp(msg))
+        if note is not None:
+            self.get_logger().warning(note[1], throttle_duration_sec=5.0)
+        elif tau is not None:
+            self.command_publisher.publish(Float64MultiArray(data=float64_array(tau)))
         self.publish_status_on_change()
 
     def check_reference(self):
         """Zero feed-forward while no valid reference has come for reference_timeout."""
-        served = self.core.served
-        timed_out = self.monitor.check(time.monotonic(), served is not None)
-        if self.monitor.state(time.monotonic(), served is not None)[0] == ReferenceMonitor.TIMEOUT:
-            self.core.joints_move(False)      # no valid reference: the joints count as still
-        if timed_out:
-            self.command_publisher.publish(Float64MultiArray(data=array.array("d", bytes(8 * served.output_size))))
+        zeros = self.server.check_reference()
+        if zeros:
+            self.command_publisher.publish(Float64MultiArray(data=array.array("d", bytes(8 * zeros))))
         self.publish_status_on_change()
 
     def publish_status_on_change(self):
-        served = self.core.served
-        friction = self.core.friction_or_reason(served)
-        friction = friction.state if isinstance(friction, FrictionState) else friction
-        if (self.monitor.state(time.monotonic(), served is not None)[0] != self.published_state
-                or friction != self.published_friction):
+        if self.server.changed():
             self.publish_status()
 
     def subscribe_temperatures(self, joints):
@@ -440,7 +249,7 @@ class FeedforwardNode(Node):
             if joint not in self.temperature_subscriptions:
                 self.temperature_subscriptions[joint] = self.create_subscription(
                     Temperature, f"{self.temperature_prefix}/{joint}",
-                    lambda msg, joint=joint: self.on_temperatures([joint], [msg.temperature], msg.header.stamp),
+                    lambda msg, joint=joint: self.on_temperatures([joint], [msg.temperature], msg),
                     10, callback_group=self.temperature_group)
 
     def on_joint_temperatures(self, msg):
@@ -448,13 +257,12 @@ class FeedforwardNode(Node):
             self.get_logger().warning(f"JointTemperatures with {len(msg.name)} names and {len(msg.temperature)} "
                                       "temperatures ignored", throttle_duration_sec=5.0)
             return
-        self.on_temperatures(list(msg.name), list(msg.temperature), msg.header.stamp)
+        self.on_temperatures(list(msg.name), list(msg.temperature), msg)
 
-    def on_temperatures(self, joints, values, stamp):
-        """Keep each joint's temperature [deg C] stamped ``stamp`` (0: now); what is not kept is said."""
-        notes = self.core.update_temperatures(joints, values, seconds(stamp) if (stamp.sec or stamp.nanosec) else None)
-        for level, note in notes:
-            if level == "info":
+    def on_temperatures(self, joints, values, msg):
+        """Keep each joint's temperature [deg C] stamped as ``msg`` (0: now); what is not kept is said."""
+        for level, note in self.core.update_temperatures(joints, values, _stamp(msg)):
+            if level == "info":     # two call sites: rclpy throttles each on its own
                 self.get_logger().info(note, throttle_duration_sec=5.0)
             else:
                 self.get_logger().warning(note, throttle_duration_sec=5.0)
@@ -462,71 +270,24 @@ class FeedforwardNode(Node):
 
     def on_reset_warmup(self, request, response):
         """Set the running time since the cold start [s]."""
-        try:
-            response.elapsed = self.core.reset_warmup(request.elapsed)
-            response.success, response.message = True, f"running time set to {request.elapsed:g} s"
-        except DynIdError as error:
-            response.success, response.message = False, f"reset_warmup refused: {error}"
-            response.elapsed = self.core.running_time()
-        self.get_logger().info(response.message)
+        self.reply(response, *self.server.reset_warmup_reply(request.elapsed))
         self.publish_status()
         return response
 
     def publish_status(self):
-        served = self.core.served
-        now = time.monotonic()
-        state, message = self.monitor.state(now, served is not None)
-        payload, payload_source = (served.model.payload, served.payload_source) if served else \
-            (self.core.payload, self.core.payload_source)
-        friction = self.core.friction_or_reason(served)
-        unknown = friction if isinstance(friction, str) else ""
-        friction = None if unknown else friction
-        status = FeedforwardStatus(
-            state=STATE_CODES[state], message=message,
-            model_version=served.version if served else 0, model_source=served.source if served else "",
-            robot_name=served.model.robot.name if served else "",
-            reference_age=self.monitor.age(now) if self.monitor.enabled else math.nan,
-            reference_timeout=self.monitor.timeout, references_answered=self.monitor.answered_count,
-            references_refused=self.monitor.refused_count, last_refused_reference=self.monitor.last_refusal,
-            last_refused_trajectory=self.last_refused["trajectory"], last_refused_model=self.last_refused["model"],
-            last_refused_payload=self.core.last_refused_payload,
-            payload_frame=payload.frame if payload else "", payload_mass=payload.mass if payload else 0.0,
-            payload_com=list(payload.com) if payload else [0.0] * 3,
-            payload_inertia=list(payload.inertia) if payload else [0.0] * 6, payload_source=payload_source,
-            friction_state=FeedforwardStatus.FRICTION_UNKNOWN if unknown else friction.code if friction else 0,
-            friction_elapsed=_or_nan(friction and friction.elapsed),
-            friction_temperatures=[] if friction is None or friction.temperature is None else
-            friction.temperature.tolist(),
-            friction_message=unknown if friction is None or friction.state == "static" else friction.describe(),
-            **self.counts)
-        status.header.stamp = self.get_clock().now().to_msg()
         with self.status_lock:
-            if state != self.published_state and state in (ReferenceMonitor.TIMEOUT, ReferenceMonitor.REFUSED):
-                self.get_logger().warning(f"{state}: {message}")
-            elif state != self.published_state and self.published_state is not None:
-                self.get_logger().info(f"{state}" + (f": {message}" if message else ""))
-            self.published_state = state
-            if friction is not None and friction.state != self.published_friction and friction.state == "nominal":
-                self.get_logger().warning(friction.describe())
-            elif unknown and unknown != self.published_friction:
-                self.get_logger().warning(f"requests refused: {unknown}")
-            self.published_friction = friction.state if friction is not None else unknown or None
+            fields, notes = self.server.report()
+            for note in notes:
+                self.log(*note)
+            status = FeedforwardStatus(**{**fields, "state": STATE_CODES[fields["state"]]})
+            status.header.stamp = self.get_clock().now().to_msg()
             self.status_publisher.publish(status)
 
 
-def _load_model_file(path):
-    """The model of ``path``; DynIdError naming the file for anything that keeps it from loading."""
-    try:
-        return DynamicModel.load(path)
-    except DynIdError:
-        raise
-    except Exception as error:          # e.g. RecursionError of a deeply nested file
-        raise DynIdError(f"{path}: cannot load the model: {one_line(error, REASON_LIMIT)}") from None
-
-
-def _or_nan(value) -> float:
-    """``value`` as a float, NaN for None."""
-    return math.nan if value is None else float(value)
+def _stamp(msg) -> float | None:
+    """A message's header stamp [s]; None for a zero stamp (meaning now)."""
+    stamp = msg.header.stamp
+    return seconds(stamp) if (stamp.sec or stamp.nanosec) else None
 
 
 def main(args=None):
