@@ -14,7 +14,8 @@ with the default gains, :mod:`robot_dynid.experiment.closed_loop`). Each run sta
 - true parameters: the same two feed-forward paths, the model of the simulator's true parameters in the
   identified model's family (the best that family does);
 - payload: the nominal model; halfway through, a :data:`PAYLOAD_MASS` kg body is fixed to both arms
-  (sim_robot ``~/attach_payload``) and then served (the feedforward node's ``~/set_payload``);
+  (sim_robot ``~/attach_payload``) and served (the feedforward node's ``~/set_payload``) at one stamp, the
+  requests sent :data:`PAYLOAD_NOTICE` s ahead (a grasp's time is known when the gripper is commanded);
 - warm-up, static and drift: both arms start cold (``~/reset_warmup`` at the start) with friction
   ``1 + 0.4 exp(-t / (D / 2)) + 0.3 exp(-t / (D / 8))`` times the warm one (``D`` the motion's duration),
   served the identified (warm, static) model, then a ``drift: time`` model identified on an earlier cold
@@ -48,7 +49,8 @@ from robot_dynid.reports import html
 from robot_dynid.reports.tables import format_table
 
 __all__ = ["DEFAULT_DURATION", "MIN_DURATION", "MAX_DURATION", "POINT_PERIOD", "SETTLE", "REFERENCE_RATE",
-           "REFERENCE_ACCELERATION_WINDOW", "LATE_DELAY", "PAYLOAD_MASS", "PAYLOAD_OFFSET", "WARMUP_EXCESS",
+           "REFERENCE_ACCELERATION_WINDOW", "LATE_DELAY", "PAYLOAD_MASS", "PAYLOAD_OFFSET",
+           "PAYLOAD_NOTICE", "WARMUP_EXCESS",
            "RECOVERY_FACTOR", "RECOVERY_GOAL", "RECOVERY_WINDOW", "RECOVERY_HOLD", "GOALS", "check_duration",
            "demo_payload", "warmup_of", "cold_start_model", "scenarios", "run_closed_loop", "closed_loop_summary",
            "nominal_latency", "print_closed_loop", "goal_rows", "write_closed_loop_page"]
@@ -62,6 +64,7 @@ REFERENCE_ACCELERATION_WINDOW = 0.01    # s: the feedforward node's reference_ac
 LATE_DELAY = 0.02           # s: the late forward command
 PAYLOAD_MASS = 2.0          # kg, a 10 cm cube 5 cm out along the last frame's z
 PAYLOAD_OFFSET = 0.05       # m
+PAYLOAD_NOTICE = 0.1        # s between the payload requests and their stamp (when it is fixed and served)
 WARMUP_EXCESS = (0.4, 0.3)  # the cold excesses of the warm-up (the --drift demo's)
 RECOVERY_FACTOR = 1.5       # the payload goal: back within 1.5x of the unloaded error ...
 RECOVERY_GOAL = 0.2         # ... in under 0.2 s
@@ -126,7 +129,8 @@ def scenarios(sim: dict, duration: float, payload: Payload) -> list:
     return [("nominal", "identified", {"pd": arm("pd"), **both, "late": arm("forward", feedforward_delay=LATE_DELAY)},
              []),
             ("true parameters", "true", both, []),
-            ("payload", "identified", both, [(duration / 2.0, "payload", lambda graph: graph.attach_payload(payload))]),
+            ("payload", "identified", both, [(duration / 2.0 - PAYLOAD_NOTICE, "payload",
+                                              lambda graph: graph.attach_payload(payload, PAYLOAD_NOTICE))]),
             ("warm-up, static model", "identified", cold, reset),
             ("warm-up, drift model", "drift", cold, reset)]
 
@@ -182,7 +186,7 @@ def closed_loop_summary(simulator, model, runs: dict, duration: float, payload: 
         return float(np.sqrt(np.mean(error[key] ** 2)))
 
     nominal, loaded = runs["nominal"], runs["payload"]
-    event = loaded.events.get("payload_done", math.nan)
+    event = loaded.events.get("payload_at", loaded.events.get("payload_done", math.nan))
     carrying = [j for j, flag in enumerate(gravity) if flag]
     latency = nominal_latency(nominal, model, joints)
     forward = nominal.arms["forward"]
@@ -232,7 +236,8 @@ def closed_loop_summary(simulator, model, runs: dict, duration: float, payload: 
                       "bandwidth": ControlSettings().bandwidth, "damping_ratio": ControlSettings().damping_ratio},
             "gravity_joints": [joints[j] for j in carrying],
             "runs": {key: value.to_dict() for key, value in metrics.items()}, "paths": paths,
-            "payload": {**payload.to_dict(), "attached": loaded.events.get("payload", math.nan), "served": event},
+            "payload": {**payload.to_dict(), "sent": loaded.events.get("payload", math.nan),
+                        "answered": loaded.events.get("payload_done", math.nan), "served": event},
             "late_delay": LATE_DELAY, "latency": latency, "cycles": cycles, "goals": goals}
 
 
@@ -284,8 +289,9 @@ def print_closed_loop(result: dict) -> None:
           f"samples skipped, {cycles['without_feedforward']} cycles without feed-forward; the process used "
           f"{100 * cycles['cpu_fraction']:.0f} % of a core")
     payload, paths = result["payload"], result["paths"]
-    print(f"   payload of {payload['mass']:g} kg: requests sent {payload['attached']:.3f} s into the motion, all "
-          f"answered (served) at {payload['served']:.3f} s; back within {RECOVERY_FACTOR:g}x of the unloaded error "
+    print(f"   payload of {payload['mass']:g} kg: requests sent {payload['sent']:.3f} s into the motion and answered "
+          f"at {payload['answered']:.3f} s, stamped (fixed and served) {payload['served']:.3f} s; back within "
+          f"{RECOVERY_FACTOR:g}x of the unloaded error "
           f"after {paths['forward']['recovery_time']:.3g} s (forward), {paths['trajectory']['recovery_time']:.3g} s "
           "(trajectory)")
     print(f"   a feed-forward {1e3 * result['late_delay']:g} ms late: RMS error x"

@@ -127,7 +127,7 @@ class FeedforwardServer:
         and on success ``efforts`` [N m] (an array in the request's layout) and, for temperature drift,
         ``friction_temperatures`` [deg C] in the request's joint order."""
         served_model = self.served_model
-        served = served_model.served
+        served = served_model.current()
         if served is None:
             return {"model_version": 0, "success": False, "message": "no model loaded yet"}, None
         fields = {"model_version": served.version}
@@ -147,15 +147,16 @@ class FeedforwardServer:
             fields["friction_temperatures"] = [float(by_name[name]) for name in joint_names]
         return {**fields, "success": True, "message": ""}, None
 
-    def set_payload_reply(self, frame: str, mass: float, com, inertia) -> tuple[dict, Note | None]:
-        """The reply to a SetPayload request: the payload attached to the model in use, or kept for the first
-        model (:meth:`ServedModel.set_payload`). Fields: ``model_version`` (0 before any model), ``success``,
-        ``message`` (what to know, or why it is refused: then a warning note too; anything the payload raises
-        refuses it)."""
+    def set_payload_reply(self, frame: str, mass: float, com, inertia, at: float | None = None
+                          ) -> tuple[dict, Note | None]:
+        """The reply to a SetPayload request: the payload attached to the model in use (from ``at`` [s of ROS
+        time], None: now), or kept for the first model (:meth:`ServedModel.set_payload`). Fields:
+        ``model_version`` (0 before any model), ``success``, ``message`` (what to know, or why it is refused: then
+        a warning note too; anything the payload raises refuses it)."""
         served = self.served_model.served
         fields = {"model_version": served.version if served is not None else 0}
         try:
-            message = self.served_model.set_payload(Payload(frame, mass, tuple(com), tuple(inertia)))
+            message = self.served_model.set_payload(Payload(frame, mass, tuple(com), tuple(inertia)), at=at)
         except Exception as error:      # DynIdError: refused; anything else: refused too, never fatal
             message = f"payload refused: {one_line(error, REASON_LIMIT)}"
             return {**fields, "success": False, "message": message}, ("warning", message)
@@ -207,7 +208,7 @@ class FeedforwardServer:
         values (:func:`~robot_dynid.model.feedforward.join_points`)."""
         try:
             fields = [join_points(field, values, len(joint_names)) for field, values in zip(FIELDS, points)]
-            tau = self.served_model.torques(self.served_model.served, joint_names, *fields)
+            tau = self.served_model.torques(self.served_model.current(), joint_names, *fields)
         except Exception as error:      # DynIdError: refused; anything else: refused too, never fatal
             reason = f"trajectory on {list(joint_names)}: {one_line(error, REASON_LIMIT)}"
             self.trajectories_refused += 1
@@ -221,7 +222,7 @@ class FeedforwardServer:
         the reference counted as answered now; or (None, a warning note) when it is refused (whatever the error):
         then nothing is sent for it and the reference path's state says why. (None, None) before any model:
         nothing is sent or counted."""
-        served = self.served_model.served
+        served = self.served_model.current(stamp)
         if served is None:
             return None, None
         try:

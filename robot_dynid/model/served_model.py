@@ -58,7 +58,8 @@ from robot_dynid.model.payload import Payload, frame_placement, plausibility_war
 from robot_dynid.model.reference_acceleration import ReferenceAcceleration
 from robot_dynid.model.robot_description import RobotDescription
 
-__all__ = ["REASON_LIMIT", "DEFAULT_MAX_TEMPERATURE_AGE", "DEFAULT_STANDSTILL_VELOCITY", "Served", "ServedModel"]
+__all__ = ["REASON_LIMIT", "DEFAULT_MAX_TEMPERATURE_AGE", "DEFAULT_STANDSTILL_VELOCITY", "Served", "ScheduledPayload",
+           "ServedModel"]
 
 REASON_LIMIT = 500
 """Characters of an error in a log line, a status field or a service response (a malformed file can hold many)."""
@@ -87,6 +88,15 @@ class Served(NamedTuple):
     def output_size(self) -> int:
         """Torques per output point (a command's length)."""
         return len(self.output_index) if self.output_index is not None else len(self.model.joint_names)
+
+
+class ScheduledPayload(NamedTuple):
+    """A payload checked and waiting for its time (:meth:`ServedModel.set_payload` with ``at``)."""
+
+    at: float                       # [s of ROS time] from when it is served
+    payload: Payload
+    source: str
+    served: Served                  # the model in use with it, admitted
 
 
 class ServedModel:
@@ -141,6 +151,7 @@ class ServedModel:
         self.output_joints = list(output_joints) if output_joints else None
         self.payload, self.payload_source = payload, payload_source if payload is not None else ""
         self.last_refused_payload = ""
+        self.scheduled: ScheduledPayload | None = None
         self.log = log
         self.model_lock = threading.Lock()      # held by every path that replaces ``served`` or the payload
         self.friction_lock = threading.Lock()   # the warm-up clock and the temperatures
@@ -182,7 +193,9 @@ class ServedModel:
                     self.last_refused_payload = reason
                     self.log("error", f"payload refused with the first model, which is served without it: {reason}")
                     payload, payload_source = None, ""
-            return self._serve(model.without_payload(), payload, payload_source, source, version)
+            served = self._serve(model.without_payload(), payload, payload_source, source, version)
+            self._readmit_scheduled()
+            return served
 
     def use_model_file(self, path) -> Served:
         """Serve the model of the file ``path`` (the node's ``model_file``) as :meth:`use_model` does; DynIdError
@@ -199,23 +212,68 @@ class ServedModel:
         except DynIdError as error:
             raise DynIdError(f"model_file {path} refused: {error}") from None
 
-    def set_payload(self, payload: Payload, source: str = "set_payload") -> str:
+    def set_payload(self, payload: Payload, source: str = "set_payload", at: float | None = None) -> str:
         """Attach ``payload`` to the model in use (DynIdError, nothing changed, when it is refused), or keep it
-        for the first model; returns what a caller should be told ('' when attached)."""
+        for the first model; returns what a caller should be told ('' when attached now).
+
+        ``at`` [s of ROS time]: when the payload is fixed to the arm (None, or not after now: now). A later time
+        is checked now and served from then on (:meth:`current`: a reference stamped at or after it, any other
+        request answered at or after it), so that a grasp whose time is known is served in the cycle it happens
+        rather than one service call later; until then the model in use stays as it is. A payload given before
+        the first model ignores ``at`` (it is attached to the first model)."""
         with self.model_lock:
             served = self.served
-            if served is not None:
+            if served is None:
+                if self.expected_robot is not None:
+                    frame_placement(self.expected_robot, payload.frame)
+                self.payload, self.payload_source = payload, source
+                return ("no model yet: the payload will be checked against the first model and attached to it, or "
+                        "refused then (FeedforwardStatus.last_refused_payload)")
+            now = self.ros_time()
+            if at is None or (now is not None and at <= now):
                 self._serve(served.arm, payload, source, served.source, served.version)
+                self.scheduled = None
                 return ""
-            if self.expected_robot is not None:
-                frame_placement(self.expected_robot, payload.frame)
-            self.payload, self.payload_source = payload, source
-            return ("no model yet: the payload will be checked against the first model and attached to it, or "
-                    "refused then (FeedforwardStatus.last_refused_payload)")
+            loaded = self._admit(served.arm, payload, source, served.version)
+            self.scheduled = ScheduledPayload(at, payload, source, loaded)
+            ahead = "" if now is None else f", {at - now:.3g} s from now"
+            self.log("info", f"payload of {payload.mass:g} kg at {payload.frame} from {source} checked; served "
+                             f"from {at:.9g} s of ROS time{ahead}")
+            return f"checked; served from {at:.9g} s of ROS time{ahead}"
+
+    def current(self, stamp: float | None = None) -> Served | None:
+        """The model in use for a request at ``stamp`` [s of ROS time] (None: now): a :attr:`scheduled` payload
+        whose time has come is served first (one assignment, its checks done when it was set)."""
+        scheduled = self.scheduled
+        if scheduled is not None:
+            time = self.ros_time() if stamp is None else stamp
+            if time is not None and time >= scheduled.at:
+                with self.model_lock:
+                    if self.scheduled is scheduled:
+                        self.scheduled = None
+                        self._install(scheduled.served, scheduled.payload, scheduled.source)
+        return self.served
+
+    def _readmit_scheduled(self) -> None:
+        """A scheduled payload checked again against the model in use (a new model or margins); refused, it is
+        dropped with an error. Called with ``model_lock`` held."""
+        scheduled, served = self.scheduled, self.served
+        if scheduled is None or served is None:
+            return
+        try:
+            loaded = self._admit(served.arm, scheduled.payload, scheduled.source, served.version, served.source)
+        except DynIdError as error:
+            self.scheduled = None
+            self.last_refused_payload = (f"{scheduled.payload.mass:g} kg at {scheduled.payload.frame!r} from "
+                                         f"{scheduled.source}: {one_line(error, REASON_LIMIT)}")
+            self.log("error", f"scheduled payload dropped: the model in use refuses it: {self.last_refused_payload}")
+            return
+        self.scheduled = scheduled._replace(served=loaded)
 
     def clear_payload(self) -> None:
-        """Serve the model in use without a payload."""
+        """Serve the model in use without a payload (a scheduled one dropped too)."""
         with self.model_lock:
+            self.scheduled = None
             served = self.served
             if served is not None:
                 self._serve(served.arm, None, "", served.source, served.version)
@@ -241,18 +299,29 @@ class ServedModel:
             served = self.served
             if served is not None:
                 self._serve(served.arm, served.model.payload, served.payload_source, served.source, served.version)
+                self._readmit_scheduled()
 
-    def _serve(self, arm, payload, payload_source, source, version) -> Served:
-        """Serve ``arm`` with ``payload`` (None: none) in one assignment; DynIdError, nothing changed, when the
-        model is refused. Called with ``model_lock`` held."""
+    def _admit(self, arm, payload, payload_source, version, source=None) -> Served:
+        """``arm`` with ``payload`` (None: none), checked (:func:`admit_model`) but not served; DynIdError when
+        the model is refused."""
+        source = self.served.source if source is None else source
         model = arm.with_payload(payload)
         limits = admit_model(model, self.margins, self.expected_robot, self.expected_what)
         output_index = None
         if self.output_joints is not None:
             output_index = index_in(model.joint_names, self.output_joints, "parameter joints",
                                     f"the model from {source}")
-        served = self.served = Served(model, limits, version, source, output_index, arm,
-                                      payload_source if payload else "")
+        return Served(model, limits, version, source, output_index, arm, payload_source if payload else "")
+
+    def _serve(self, arm, payload, payload_source, source, version) -> Served:
+        """Serve ``arm`` with ``payload`` (None: none) in one assignment; DynIdError, nothing changed, when the
+        model is refused. Called with ``model_lock`` held."""
+        return self._install(self._admit(arm, payload, payload_source, version, source), payload, payload_source)
+
+    def _install(self, served: Served, payload, payload_source) -> Served:
+        """Serve the admitted ``served`` in one assignment and say so. Called with ``model_lock`` held."""
+        model, limits, version, source = served.model, served.limits, served.version, served.source
+        self.served = served
         self.payload, self.payload_source = payload, payload_source if payload else ""
         if self.expected_robot is None:
             self.expected_robot, self.expected_what = model.robot, f"the robot of the first model ({source})"

@@ -270,7 +270,8 @@ class ClosedLoopRun:
         Their header stamps as a node reads them [s] (``node_runtime.seconds``: what the feedforward node's
         reference accelerations are estimated on).
     events : dict of str to float
-        When each event was sent (``<name>``) and answered (``<name>_done``).
+        When each event was sent (``<name>``) and answered (``<name>_done``), and when it took effect
+        (``<name>_at``) for an action that says so (:meth:`attach_payload`).
     wall, cpu : float
         Wall time of the run and the process's CPU time in it [s].
     skipped : int
@@ -378,13 +379,19 @@ class ClosedLoopGraph:
         self.call_all([(node, ResetWarmup, "reset_warmup", ResetWarmup.Request(elapsed=0.0))
                        for node in (*self.arms.values(), self.feedforward)])
 
-    def attach_payload(self, payload):
+    def attach_payload(self, payload, notice: float = 0.0) -> float:
         """``payload`` (:class:`~robot_dynid.model.payload.Payload`) fixed to every arm (``~/attach_payload``) and
-        served (the feedforward node's ``~/set_payload``), the requests sent at once."""
+        served (the feedforward node's ``~/set_payload``) ``notice`` [s] from now, the requests sent at once with
+        that stamp (0: no stamp, each takes effect when it is handled); returns when it takes effect [s since
+        :attr:`epoch`]."""
         request = SetPayload.Request(frame=payload.frame, mass=payload.mass, com=list(payload.com),
                                      inertia=list(payload.inertia))
+        at = self.now() + notice
+        if notice:
+            request.stamp = Time(nanoseconds=self.epoch + round(at * 1e9)).to_msg()
         self.call_all([(node, SetPayload, "attach_payload", request) for node in self.arms.values()]
                       + [(self.feedforward, SetPayload, "set_payload", request)])
+        return at
 
     def run(self, joint_names, times, positions, velocities, accelerations, settle: float, reference_rate: float,
             events=()) -> ClosedLoopRun:
@@ -452,8 +459,10 @@ class ClosedLoopGraph:
                 if pending and self.now() >= start + pending[0][0]:
                     _, name, action = pending.pop(0)
                     happened[name] = self.now() - start
-                    action(self)
+                    effective = action(self)
                     happened[f"{name}_done"] = self.now() - start
+                    if effective is not None:
+                        happened[f"{name}_at"] = effective - start
                 self.executor.spin_once(timeout_sec=0.005)
         finally:
             for timer in timers:

@@ -180,7 +180,9 @@ class FeedforwardNode(Node):
 
     def on_set_payload(self, request, response):
         """Attach the request's payload to the model in use (or keep it for the first model)."""
-        fields, note = self.server.set_payload_reply(request.frame, request.mass, request.com, request.inertia)
+        stamp = request.stamp
+        fields, note = self.server.set_payload_reply(request.frame, request.mass, request.com, request.inertia,
+                                                     seconds(stamp) if (stamp.sec or stamp.nanosec) else None)
         if fields["success"]:
             self.publish_status()
         return self.reply(response, fields, note)

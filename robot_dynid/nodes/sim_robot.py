@@ -28,8 +28,8 @@ path, e.g. the feedforward node's ``trajectory_out_topic``) and the std_msgs/Flo
 torque applied (PD plus feed-forward) plus noise, ``~/true_effort`` the torque applied, ``~/controller_state``
 the reference (position [rad], velocity [rad/s]) and the feed-forward applied (effort [N m]) at the same stamps.
 ``~/attach_payload`` (robot_dynid/srv/SetPayload; ``model_version`` is 0) fixes a body to the simulated arm's last
-link from the next cycle: the physics changes, not any model (serve it with the feedforward node's
-``~/set_payload``). The friction warm-up (``cold_excess``...) scales the joints' damping and friction loss; with
+link from the next cycle, or from the request's ``stamp`` when later: the physics changes, not any model (serve it
+with the feedforward node's ``~/set_payload``, the same ``stamp`` for both). The friction warm-up (``cold_excess``...) scales the joints' damping and friction loss; with
 engine mujoco ``~/reset_warmup`` (robot_dynid/srv/ResetWarmup) sets the arm's running time since its cold start
 [s] from now (0: cold now).
 
@@ -298,8 +298,10 @@ class SimRobotNode(Node):
 
     def on_attach_payload(self, request, response):
         try:
+            stamp = Time.from_msg(request.stamp, clock_type=self.get_clock().clock_type)
+            at = self.get_clock().now() if stamp.nanoseconds == 0 else stamp
             self.arm.attach_payload(Payload(request.frame, request.mass, tuple(request.com), tuple(request.inertia)),
-                                    self.seconds(self.get_clock().now()))
+                                    self.seconds(at))
         except DynIdError as error:
             response.success, response.message = False, f"payload refused: {error}"
             self.get_logger().warning(response.message)

@@ -2,7 +2,7 @@
 motion through the feedforward node into controlled arms. Checked against what the physics and the definitions
 fix, not against the demo's own numbers: feed-forward shrinks the error on the joints gravity loads, the PD alone
 supplies the same torque the feed-forward arms get from both, the default gains are critically damped at 5 Hz,
-the payload is served after it is attached, the path's latency is positive and short. Not collected without
+the payload is fixed and served at the stamp sent with both, the path's latency is positive and short. Not collected without
 mujoco or ROS 2 (test/conftest.py)."""
 import json
 import math
@@ -49,7 +49,8 @@ def test_closed_loop_demo_reports_tracking_latency_and_goals(tmp_path, capsys):
                   < 0.2 * np.array(runs["nominal/pd"]["rms_feedback"])[gravity])
 
     payload = result["payload"]
-    assert payload["mass"] == 2.0 and 0.9 < payload["attached"] <= payload["served"] < 1.5
+    assert payload["mass"] == 2.0 and 0.8 < payload["sent"] <= payload["answered"] < 1.5
+    assert payload["served"] == pytest.approx(payload["sent"] + 0.1, abs=0.005)     # the stamp sent with both
     latency = result["latency"]
     assert latency["matched"] > 0.5 * result["cycles"]["references_per_second"] * 2.0
     assert 0.0 <= latency["delivered"]["p50"] <= latency["applied"]["p50"] < 0.02

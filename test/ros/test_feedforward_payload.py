@@ -8,6 +8,7 @@ RNEA of a model from pinocchio's own URDF parser with the payload appended as a 
 import numpy as np
 import pytest
 import yaml
+from rclpy.duration import Duration
 from std_srvs.srv import Trigger
 
 from rnea_reference import rnea_urdf_with_payload
@@ -119,6 +120,25 @@ def test_a_payload_no_body_can_have_is_refused_and_the_one_in_use_stays(node, bo
     assert response.message.startswith(reason), response.message
     assert_rnea(node, TORCH, seed=3)
     assert node["process"].poll() is None
+
+
+def test_a_payload_stamped_ahead_is_checked_now_and_served_from_its_stamp(node):
+    """~/set_payload with a stamp 2 s ahead (a grasp whose time is known): answered at once, the arm alone until
+    the stamp, the arm with the torch after it; a body no arm can carry is refused at once, stamp or not."""
+    graph = node["graph"]
+    assert graph.call(node["clients"]["clear"], Trigger.Request()).success
+    clock = graph.node.get_clock()
+    at = clock.now() + Duration(seconds=2.0)
+    request = set_request(TORCH)
+    request.stamp = at.to_msg()
+    response = graph.call(node["clients"]["set"], request)
+    assert response.success and response.message.startswith("checked; served from"), response.message
+    assert_rnea(node, None, seed=7)
+    refused = set_request(("tool0", -1.0, [0.0, 0.0, 0.1], np.diag([0.01, 0.01, 0.01])))
+    refused.stamp = at.to_msg()
+    assert not graph.call(node["clients"]["set"], refused).success
+    graph.spin_until(lambda: clock.now() > at + Duration(seconds=0.05), what="the payload's stamp", timeout=10.0)
+    assert_rnea(node, TORCH, seed=8)
 
 
 def test_clear_payload_serves_the_arm_alone(node):

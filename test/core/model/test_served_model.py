@@ -228,3 +228,60 @@ def test_temperatures_are_kept_for_the_robots_joints_only_and_never_before_ros_t
                                              9.0)
     assert [level for level, _ in notes] == ["info", "warning", "warning"], notes
     assert "stamped later" in notes[0][1] and "gripper_joint" in notes[1][1] and "wrist_1_joint" in notes[2][1]
+
+
+def test_a_payload_set_for_a_later_time_is_served_from_that_time_on(ur5):
+    """The torch set for t = 100.5 s at t = 100 s: checked now, the arm alone for references stamped and requests
+    answered before, the arm with the torch (pinocchio's appended body) from then on; a payload the model cannot
+    serve is refused at once, not when its time comes; clearing drops a scheduled one."""
+    robot, parameters, model = ur5
+    clock = Clock(100.0)
+    served_model = ServedModel(Margins(), clock)
+    served_model.use_model(model, "test")
+    q, qd, qdd = states(robot, 1, seed=5)
+    alone, loaded = (rnea(parameters, payload, q, qd, qdd)[0] for payload in (None, TORCH))
+    scale = np.abs(loaded).max()
+
+    def torques(stamp=None):
+        served = served_model.current(stamp)
+        return served_model.torques(served, robot.joint_names, q[0], qd[0], qdd[0])[0], served
+
+    message = served_model.set_payload(torch(), at=100.5)
+    assert message.startswith("checked; served from 100.5 s of ROS time, 0.5 s from now"), message
+    assert served_model.served.model.payload is None and served_model.scheduled.at == 100.5
+    np.testing.assert_allclose(torques(stamp=100.499)[0], alone, atol=1e-9 * scale)
+    np.testing.assert_allclose(torques()[0], alone, atol=1e-9 * scale)       # answered at 100 s
+    tau, served = torques(stamp=100.5)
+    np.testing.assert_allclose(tau, loaded, atol=1e-9 * scale)
+    assert served.payload_source == "set_payload" and served_model.scheduled is None
+    np.testing.assert_allclose(torques(stamp=100.2)[0], loaded, atol=1e-9 * scale)    # served: it stays
+
+    served_model.clear_payload()
+    heavy = Payload("tool0", 5000.0, (0.0, 0.0, 0.1), (50.0, 0.0, 0.0, 50.0, 0.0, 50.0))
+    with pytest.raises(DynIdError, match="effort"):
+        served_model.set_payload(heavy, at=101.0)
+    assert served_model.scheduled is None
+    served_model.set_payload(torch(), at=101.0)
+    served_model.clear_payload()
+    clock.now = 102.0
+    np.testing.assert_allclose(torques()[0], alone, atol=1e-9 * scale)
+    assert served_model.set_payload(torch(), at=99.0) == ""                  # a time past: now
+    assert served_model.served.model.payload is not None and served_model.scheduled is None
+
+
+def test_a_scheduled_payload_is_checked_again_against_a_new_model(ur5):
+    """A model arriving before the scheduled time: the torch is served with it when the time comes (the new
+    model's arm, not the old one's)."""
+    robot, parameters, model = ur5
+    served_model = ServedModel(Margins(), Clock(100.0))
+    served_model.use_model(model, "test")
+    served_model.set_payload(torch(), at=100.5)
+    other = plausible_parameters(robot, seed=2)
+    served_model.use_model(DynamicModel.from_standard(robot, other), "newer")
+    assert served_model.served.model.payload is None
+    q, qd, qdd = states(robot, 1, seed=6)
+    served = served_model.current(100.6)
+    expected = rnea(other, TORCH, q, qd, qdd)[0]
+    np.testing.assert_allclose(served_model.torques(served, robot.joint_names, q[0], qd[0], qdd[0])[0], expected,
+                               atol=1e-9 * np.abs(expected).max())
+    assert served.version == 2 and served.source == "newer"
