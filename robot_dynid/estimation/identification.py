@@ -65,8 +65,8 @@ from robot_dynid.recordings.recording import DropCounter, Dropped, Recording, dr
 from robot_dynid.recordings.signal_processing import gap_breaks, lowpass_filter, sample_interval
 
 __all__ = ["RETURNED", "POORLY_EXCITED_TORQUE_FRACTION", "ConsistencySettings", "IdentificationSettings",
-           "settings_from_options", "slow_equations", "iter_regressor_chunks", "RESIDUAL_RESOLUTION", "FILTER_OVERLAP_PERIODS",
-           "contiguous_runs", "prepare_recording", "identify", "conditioning_record", "fused_applies",
+           "settings_from_options", "slow_equations", "iter_regressor_chunks", "RESIDUAL_RESOLUTION",
+           "FILTER_OVERLAP_PERIODS", "contiguous_runs", "prepare_recording", "identify", "conditioning_record", "fused_applies",
            "accumulate_recording", "identified_range", "model_from_accumulator", "poorly_excited_parameters",
            "plausibility", "check_finite_estimate", "residual_statistics"]
 

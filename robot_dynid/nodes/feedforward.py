@@ -16,8 +16,8 @@ Interfaces (names are the parameters' defaults):
   every point's effort [N m] filled, for a joint_trajectory_controller with an effort interface.
 - ``model_topic`` (IdentifiedModel, transient local): an admitted model replaces the one in use; one that
   fails in any way is logged in one line and ignored (the model in use and its version stay).
-- ``~/set_payload`` (robot_dynid/srv/SetPayload), ``~/clear_payload`` (std_srvs/Trigger), ``~/reset_warmup``
-  (robot_dynid/srv/ResetWarmup: the running time since the cold start [s]).
+- ``~/set_payload`` (robot_dynid/srv/SetPayload; stamped ahead: checked now, served from its stamp), ``~/clear_payload``
+  (std_srvs/Trigger), ``~/reset_warmup`` (robot_dynid/srv/ResetWarmup: the running time since the cold start [s]).
 - ``temperature_topic_prefix``/<joint> (sensor_msgs/Temperature) and ``joint_temperatures_topic``
   (robot_dynid/JointTemperatures) [deg C], for a model whose friction drifts with temperature.
 - ``status_topic`` (robot_dynid/FeedforwardStatus, transient local): the model in use, the reference path's
@@ -180,9 +180,8 @@ class FeedforwardNode(Node):
 
     def on_set_payload(self, request, response):
         """Attach the request's payload to the model in use (or keep it for the first model)."""
-        stamp = request.stamp
         fields, note = self.server.set_payload_reply(request.frame, request.mass, request.com, request.inertia,
-                                                     seconds(stamp) if (stamp.sec or stamp.nanosec) else None)
+                                                     _stamp(request.stamp))
         if fields["success"]:
             self.publish_status()
         return self.reply(response, fields, note)
@@ -224,7 +223,7 @@ class FeedforwardNode(Node):
         self.trajectory_publisher.publish(msg)
 
     def on_reference(self, msg):
-        tau, note = self.server.reference_torques(msg.name, msg.position, msg.velocity, _stamp(msg))
+        tau, note = self.server.reference_torques(msg.name, msg.position, msg.velocity, _stamp(msg.header.stamp))
         if note is not None:
             self.get_logger().warning(note[1], throttle_duration_sec=5.0)
         elif tau is not None:
@@ -263,7 +262,7 @@ class FeedforwardNode(Node):
 
     def on_temperatures(self, joints, values, msg):
         """Keep each joint's temperature [deg C] stamped as ``msg`` (0: now); what is not kept is said."""
-        for level, note in self.core.update_temperatures(joints, values, _stamp(msg)):
+        for level, note in self.core.update_temperatures(joints, values, _stamp(msg.header.stamp)):
             if level == "info":     # two call sites: rclpy throttles each on its own
                 self.get_logger().info(note, throttle_duration_sec=5.0)
             else:
@@ -286,9 +285,8 @@ class FeedforwardNode(Node):
             self.status_publisher.publish(status)
 
 
-def _stamp(msg) -> float | None:
-    """A message's header stamp [s]; None for a zero stamp (meaning now)."""
-    stamp = msg.header.stamp
+def _stamp(stamp) -> float | None:
+    """A builtin_interfaces/Time [s]; None for a zero stamp (meaning now)."""
     return seconds(stamp) if (stamp.sec or stamp.nanosec) else None
 
 
