@@ -21,6 +21,8 @@ import math
 import time
 from typing import Callable, Mapping
 
+import numpy as np
+
 from robot_dynid.errors import DynIdError, one_line
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.feedforward import FIELDS, Margins, ReferenceMonitor, join_points
@@ -200,15 +202,25 @@ class FeedforwardServer:
         self.last_refused_model = f"version {version}: {reason}"
         return "error", f"ignoring IdentifiedModel version {version}: {reason}"
 
-    def trajectory_efforts(self, joint_names, points) -> tuple[object, Note | None]:
+    def trajectory_efforts(self, joint_names, points, start: float | None = None,
+                           offsets=None) -> tuple[object, Note | None]:
         """The efforts [N m] of a trajectory's points to the model in use (there must be one), one row per point
         in the request's joint order, counted as answered; or (None, a warning note) when it is refused (whatever
         the error), counted with its reason. ``points``: per field of
         :data:`~robot_dynid.model.feedforward.FIELDS` (positions, velocities, accelerations), each point's
-        values (:func:`~robot_dynid.model.feedforward.join_points`)."""
+        values (:func:`~robot_dynid.model.feedforward.join_points`). ``start`` [s of ROS time] (None: now) and the
+        points' ``offsets`` [s] from it (time_from_start): the points at or after a scheduled payload's time get
+        the model with it (:meth:`ServedModel.set_payload` with ``at``)."""
         try:
             fields = [join_points(field, values, len(joint_names)) for field, values in zip(FIELDS, points)]
-            tau = self.served_model.torques(self.served_model.current(), joint_names, *fields)
+            served_model = self.served_model
+            tau = served_model.torques(served_model.current(start), joint_names, *fields)
+            scheduled, start = served_model.scheduled, served_model.ros_time() if start is None else start
+            if scheduled is not None and offsets is not None and start is not None:
+                later = np.flatnonzero(start + np.asarray(offsets, dtype=float) >= scheduled.at)
+                if later.size:
+                    rows = [values.reshape(len(offsets), -1)[later].ravel() for values in fields]
+                    tau[later] = served_model.torques(scheduled.served, joint_names, *rows)
         except Exception as error:      # DynIdError: refused; anything else: refused too, never fatal
             reason = f"trajectory on {list(joint_names)}: {one_line(error, REASON_LIMIT)}"
             self.trajectories_refused += 1

@@ -212,8 +212,9 @@ class FeedforwardNode(Node):
         if self.core.served is None:
             self.get_logger().warning("trajectory received before any model; not forwarded", throttle_duration_sec=5.0)
             return
-        tau, note = self.server.trajectory_efforts(msg.joint_names, [[getattr(point, field) for point in msg.points]
-                                                                     for field in FIELDS])
+        fields = [[getattr(point, field) for point in msg.points] for field in FIELDS]
+        tau, note = self.server.trajectory_efforts(msg.joint_names, fields, _stamp(msg.header.stamp),
+                                                   [seconds(point.time_from_start) for point in msg.points])
         if note is not None:
             self.get_logger().warning(note[1], throttle_duration_sec=5.0)
             self.publish_status()

@@ -19,6 +19,7 @@ from robot_dynid.model.feedforward import Margins
 from robot_dynid.model.feedforward_server import FRICTION_UNKNOWN, MARGIN_PARAMETERS, FeedforwardServer
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.friction_state import FRICTION_STATES, NOMINAL, STATIC, TEMPERATURE, WARMUP
+from robot_dynid.model.payload import Payload
 from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.model.served_model import ServedModel
@@ -304,3 +305,27 @@ def test_the_node_parameters_make_the_server_and_a_model_file_that_fails_is_name
     with pytest.raises(DynIdError, match=f"^model_file {other} refused: "):
         served_model.use_model_file(other)
     assert served_model.served is served
+
+
+def test_a_trajectory_across_a_scheduled_payload_gets_it_from_the_payloads_time_on(ur5):
+    """Four points 0.1 s apart from t = 100 s, the torch scheduled at 100.15 s: the first two points are the arm
+    alone, the last two the arm with the torch (pinocchio's appended body); the model in use is not swapped
+    before the time."""
+    robot, parameters, model = ur5
+    served_model = ServedModel(Margins(), Clock(100.0))
+    server = server_of(served_model, reference=False)
+    served_model.use_model(model, "test")
+    served_model.set_payload(Payload(*TORCH), at=100.15)
+    q = np.linspace(0.1, 0.4, 4)[:, None] * np.ones((1, 6))
+    zeros = np.zeros((4, 6))
+    efforts, note = server.trajectory_efforts(robot.joint_names, [list(q), [[0.0] * 6] * 4, [[0.0] * 6] * 4],
+                                              start=100.0, offsets=[0.0, 0.1, 0.2, 0.3])
+    assert note is None
+    urdf = URDF.read_text()
+    alone = rnea_urdf_with_payload(urdf, parameters, None, q, zeros, zeros)
+    ixx, ixy, ixz, iyy, iyz, izz = TORCH[3]
+    torch = (*TORCH[:3], np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]]))
+    loaded = rnea_urdf_with_payload(urdf, parameters, torch, q, zeros, zeros)
+    np.testing.assert_allclose(efforts[:2], alone[:2], atol=1e-9 * np.abs(alone).max())
+    np.testing.assert_allclose(efforts[2:], loaded[2:], atol=1e-9 * np.abs(loaded).max())
+    assert served_model.served.model.payload is None and served_model.scheduled is not None
