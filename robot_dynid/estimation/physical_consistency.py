@@ -1403,6 +1403,24 @@ def check_plausibility(base_values, base_std, base: BaseParameters, layout: Para
         return PlausibilityReport(False if negative else None, tuple(messages), negative=tuple(negative))
     cp = _require_cvxpy()
     constraints.check_links(layout)
+    nearest = _nearest_consistent(cp, values, inverse_std, base, layout, physical, constraints)
+    normalised = (values - base.projection @ nearest) * inverse_std
+    distance = float(np.linalg.norm(normalised))
+    if distance <= CONSISTENT_DISTANCE:
+        if not negative:
+            messages.append("base parameters are physically consistent (a consistent standard "
+                            "set maps onto them)")
+        return PlausibilityReport(not negative, tuple(messages), distance, negative=tuple(negative))
+    return _inconsistent_report(normalised, distance, nearest, physical, base, layout, constraints, messages,
+                                negative)
+
+
+def _nearest_consistent(cp, values: np.ndarray, inverse_std: np.ndarray, base: BaseParameters,
+                        layout: ParameterLayout, physical: np.ndarray,
+                        constraints: ConsistencyConstraints) -> np.ndarray:
+    """The consistent standard set (p,) nearest to the base ``values`` (r,) in their std (``inverse_std``, 0: free),
+    solved with cvxpy (:func:`check_plausibility` (c)); an ``optimal_inaccurate`` status said with whether its
+    pseudo-inertias pass."""
     design = base.projection * inverse_std[:, None]
     scales = _variable_scales(physical, design)
     fit, _ = _normalised(design * scales, values * inverse_std)
@@ -1416,13 +1434,15 @@ def check_plausibility(base_values, base_std, base: BaseParameters, layout: Para
                     [f"pseudo-inertia of {link.link} not positive semidefinite"
                      for link in link_consistency(nearest, layout) if not link.consistent],
                     "the nearest set's pseudo-inertias positive semidefinite")
-    normalised = (values - base.projection @ nearest) * inverse_std
-    distance = float(np.linalg.norm(normalised))
-    if distance <= CONSISTENT_DISTANCE:
-        if not negative:
-            messages.append("base parameters are physically consistent (a consistent standard "
-                            "set maps onto them)")
-        return PlausibilityReport(not negative, tuple(messages), distance, negative=tuple(negative))
+    return nearest
+
+
+def _inconsistent_report(normalised: np.ndarray, distance: float, nearest: np.ndarray, physical: np.ndarray,
+                         base: BaseParameters, layout: ParameterLayout, constraints: ConsistencyConstraints,
+                         messages: list, negative: list) -> PlausibilityReport:
+    """The report of base values ``distance`` std from the nearest consistent set ``nearest``: the worst
+    offenders of the differences ``normalised`` (r,) [std] and the links whose pseudo-inertia is singular
+    there."""
     order = np.argsort(-np.abs(normalised))[:N_OFFENDERS]
     offenders = tuple((base.names[i], float(normalised[i])) for i in order
                       if abs(normalised[i]) > CONSISTENT_DISTANCE)
