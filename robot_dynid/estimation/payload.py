@@ -48,7 +48,7 @@ import dataclasses
 import datetime
 import logging
 import math
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
@@ -423,6 +423,154 @@ def _with_prior(accumulator: LeastSquaresAccumulator, prior: dict, noise_varianc
     return augmented, information, target
 
 
+def _free_parameters(accumulator: LeastSquaresAccumulator, settings: PayloadSettings):
+    """``(free, known, dof)``: the indices of the parameters estimated (all 10, or the 9 beyond a known mass), the
+    known values (10,) (the known mass [kg], else zeros) and the equations' degrees of freedom, checked positive."""
+    n = accumulator.n_joints
+    free = np.arange(1 if settings.mass is not None else 0, 10)
+    dof = accumulator.n_samples * n - free.size
+    if dof <= 0:
+        raise IdentificationError(f"{accumulator.n_samples} samples x {n} joints = {accumulator.n_samples * n} "
+                                  f"equations for {free.size} payload parameters; need more")
+    known = np.zeros(10)
+    if settings.mass is not None:          # the mass column's torque, m Y_m, moved to the target side
+        known[0] = settings.mass
+    return free, known, dof
+
+
+def _fit_parameters(equations: LeastSquaresAccumulator, settings: PayloadSettings, free: np.ndarray,
+                    known: np.ndarray, mass_scale: float):
+    """``(phi (10,), boundary)``: the payload's parameters fitted to ``equations``, physically consistent
+    (``settings.consistent``; ``boundary`` whether the fit is on the constraints' boundary) or by least squares
+    (``boundary`` False); a known mass kept exactly."""
+    if not settings.consistent:
+        parameters = known.copy()
+        reduced = equations.with_fixed(free, known)
+        parameters[free] = _pseudo_inverse(reduced.gram_.sum(axis=0))[0] @ reduced.moment_.sum(axis=0)
+        return parameters, False
+    body = solve_consistent_body(equations, mass_scale, settings.length_scale, mass=settings.mass)
+    parameters = body.parameters.copy()
+    if settings.mass is not None:
+        parameters[0] = settings.mass           # exactly, not through the solver's scaling
+    return parameters, body.boundary
+
+
+class _Covariances(NamedTuple):
+    """The parameters' covariances of the unconstrained fit with the prior (:func:`_parameter_covariances`)."""
+
+    uncertainty: Uncertainty
+    covariance: np.ndarray      # (10, 10): the robust one, zero on a known mass
+    white: np.ndarray           # (10, 10): the white-noise one
+    std: np.ndarray             # (10,): of ``covariance``, inf on the directions the data do not resolve
+    variance: float             # the residuals' variance [N^2 m^2]
+    bread_inverse: np.ndarray   # (k, k) over the free parameters
+
+
+def _parameter_covariances(accumulator: LeastSquaresAccumulator, problem: LeastSquaresAccumulator,
+                           gram: np.ndarray, moment: np.ndarray, information: np.ndarray, target: np.ndarray,
+                           free: np.ndarray, residual_ss: np.ndarray, dof: int) -> _Covariances:
+    """The covariances of the unconstrained fit (with the prior, whose information is in the bread, in no block) of
+    the free parameters' equations ``problem`` (sums ``gram``, ``moment``), given the final fit's per-joint
+    residual sums of squares ``residual_ss`` (n,)."""
+    bread = gram + information[np.ix_(free, free)]
+    bread_inverse, bread_scales, vectors, resolved, _ = _pseudo_inverse(bread)
+    mode = bread_inverse @ (moment + target[free])
+    variance = float(residual_ss.sum()) / dof
+    active = np.count_nonzero(np.diagonal(problem.gram_, axis1=1, axis2=2) > 0.0, axis=1)
+    joint_variances = residual_ss / np.maximum(accumulator.n_samples - active, 1)
+    uncertainty = fit_uncertainty(variance * bread_inverse, bread_inverse, bread, mode,
+                                  np.ones(accumulator.n_joints), joint_variances, problem.gram_, problem.blocks_,
+                                  accumulator.n_samples, resolved=(bread_scales, vectors[:, resolved]))
+    covariance, white = np.zeros((10, 10)), np.zeros((10, 10))
+    covariance[np.ix_(free, free)] = uncertainty.covariance
+    white[np.ix_(free, free)] = variance * bread_inverse
+    unresolved = np.zeros(10, dtype=bool)
+    unresolved[free] = np.any(np.abs(vectors[:, ~resolved]) > 1e-4, axis=1)
+    std = np.where(unresolved, np.inf, np.sqrt(np.clip(np.diag(covariance), 0.0, None)))
+    return _Covariances(uncertainty, covariance, white, std, variance, bread_inverse)
+
+
+def _field_std(parameters: np.ndarray, scales: np.ndarray, covariances: _Covariances):
+    """``(fields (10,), jacobian (10, 10), std (10,), white std (10,))``: mass, centre of mass and inertia about it
+    (:func:`_field_values`) and their standard deviations by the delta method from the robust and the white-noise
+    covariances (the parameters of infinite std left out); NaN jacobian and std without a positive mass."""
+    std = covariances.std
+    fields = _field_values(parameters)
+    jacobian = _field_jacobian(parameters, scales) if parameters[0] > 0.0 else np.full((10, 10), np.nan)
+    with np.errstate(invalid="ignore"):
+        field_std, white_field_std = (
+            np.sqrt(np.clip(np.diag(jacobian @ np.where(np.isfinite(std)[:, None] & np.isfinite(std), matrix, 0.0)
+                                    @ jacobian.T), 0.0, None))
+            for matrix in (covariances.covariance, covariances.white))
+    return fields, jacobian, field_std, white_field_std
+
+
+def _undetermined_fields(fields: np.ndarray, jacobian: np.ndarray, field_std: np.ndarray,
+                         undetermined_parameters: np.ndarray, field_scales: np.ndarray,
+                         with_prior: bool) -> np.ndarray:
+    """Which fields (10,) are undetermined (module docstring): NaN, depending on an undetermined parameter or (not
+    for the inertia under a prior) of a standard deviation above ``field_scales``; the mass as its parameter; all
+    but the mass without a positive mass."""
+    touched = np.abs(jacobian) > 0.0
+    undetermined_fields = np.isnan(fields) | np.any(touched[:, undetermined_parameters], axis=1) \
+        | ~(field_std <= field_scales)
+    if with_prior:
+        undetermined_fields[4:] = np.isnan(fields[4:]) | np.any(touched[4:, undetermined_parameters], axis=1)
+    undetermined_fields[0] = bool(undetermined_parameters[0])
+    if not fields[0] > 0.0:     # without a positive mass, no centre of mass or inertia about it
+        undetermined_fields[1:] = True
+    return undetermined_fields
+
+
+def _reported(values: np.ndarray, undetermined: np.ndarray) -> tuple:
+    """``values`` as floats, None where ``undetermined``."""
+    return tuple(None if bad else float(value) for bad, value in zip(undetermined, values))
+
+
+def _prior_record(prior: dict, first_fields: np.ndarray, covariances: _Covariances, free: np.ndarray,
+                  noise_variance: float) -> dict:
+    """The estimate's record of the inertia prior: the body, the first fit's mass and centre of mass it was built
+    from, its values and std, and each inertia parameter's ``prior_share``: the prior's share of its information
+    (1 - posterior over prior variance)."""
+    variance, bread_inverse = covariances.variance, covariances.bread_inverse
+    # the prior's share of each inertia parameter's information: posterior over prior variance
+    posterior = np.clip(np.diag(variance * bread_inverse)[np.searchsorted(free, np.arange(4, 10))], 0.0, None)
+    share = np.clip(posterior / (variance * prior["std"] ** 2 / noise_variance), 0.0, 1.0)
+    return {"body": prior["body"], "from_mass": float(first_fields[0]),
+            "from_com": [float(v) for v in first_fields[1:4]],
+            "values": [float(v) for v in prior["values"]],
+            "std_fraction": PRIOR_STD_FRACTION, "std": float(prior["std"]),
+            "prior_share": dict(zip(PARAMETER_NAMES[4:], map(float, share)))}
+
+
+def _payload_and_warnings(frame: str, fields: np.ndarray, undetermined_fields: np.ndarray, names: tuple,
+                          mass_scale: float, settings: PayloadSettings, robot, prior_record: dict | None):
+    """``(payload or None, warnings)``: the Payload of ``fields`` where every field is determined, with its
+    plausibility warnings; else the warning naming the undetermined fields (and ``names``, the undetermined
+    parameters); and the warning of inertia parameters resting mostly on the prior."""
+    warnings = []
+    payload = None
+    if undetermined_fields.any():
+        fields_named = ", ".join(name for name, bad in zip(FIELD_NAMES, undetermined_fields) if bad)
+        parameters_named = f" (parameters {', '.join(names)} about the frame origin)" if names else ""
+        warnings.append(f"the data do not determine the payload's {fields_named}{parameters_named}: standard "
+                        f"deviations above their scales (M = {mass_scale:.3g} kg, L = {settings.length_scale:g} m); "
+                        "reported as undetermined (null): excite the wrist more (robot-dynid excitation optimize "
+                        "--payload)" + ("" if settings.mass is not None else " or give --mass"))
+    else:
+        try:
+            payload = Payload(frame, *(fields[0], tuple(fields[1:4]), tuple(fields[4:])))
+        except DynIdError as error:
+            warnings.append(f"no payload: {error}")
+        else:
+            warnings += plausibility_warnings(payload, robot.rated_payload, settings.max_com_distance)
+    if prior_record is not None and max(prior_record["prior_share"].values()) > 0.5:
+        mostly = [name for name, value in prior_record["prior_share"].items() if value > 0.5]
+        warnings.append(f"inertia parameters {', '.join(mostly)} rest mostly on the prior (a {prior_record['body']}; "
+                        "prior share above 0.5): the data barely see them")
+    return payload, warnings
+
+
 def solve_payload(accumulator: LeastSquaresAccumulator, robot, settings: PayloadSettings = PayloadSettings(),
                   joint_names: Sequence[str] | None = None, differential: dict | None = None) -> PayloadEstimate:
     """The payload from accumulated normal equations (:func:`payload_accumulator`); module docstring.
@@ -451,15 +599,7 @@ def solve_payload(accumulator: LeastSquaresAccumulator, robot, settings: Payload
         raise DynIdError("accumulator must be a LeastSquaresAccumulator of the payload's 10 parameters")
     frame = default_frame(robot) if settings.frame is None else settings.frame
     joints = tuple(robot.joint_names if joint_names is None else joint_names)
-    n = accumulator.n_joints
-    free = np.arange(1 if settings.mass is not None else 0, 10)
-    dof = accumulator.n_samples * n - free.size
-    if dof <= 0:
-        raise IdentificationError(f"{accumulator.n_samples} samples x {n} joints = {accumulator.n_samples * n} "
-                                  f"equations for {free.size} payload parameters; need more")
-    known = np.zeros(10)
-    if settings.mass is not None:          # the mass column's torque, m Y_m, moved to the target side
-        known[0] = settings.mass
+    free, known, dof = _free_parameters(accumulator, settings)
     problem = accumulator.with_fixed(free, known)
     G, b = problem.gram_.sum(axis=0), problem.moment_.sum(axis=0)
     inverse, _, _, _, condition = _pseudo_inverse(G)
@@ -469,19 +609,8 @@ def solve_payload(accumulator: LeastSquaresAccumulator, robot, settings: Payload
     L = settings.length_scale
     scales = np.array([mass_scale, *[mass_scale * L] * 3, *[mass_scale * L**2] * 6])
 
-    def fit(equations):
-        if not settings.consistent:
-            parameters = known.copy()
-            reduced = equations.with_fixed(free, known)
-            parameters[free] = _pseudo_inverse(reduced.gram_.sum(axis=0))[0] @ reduced.moment_.sum(axis=0)
-            return parameters, False
-        body = solve_consistent_body(equations, mass_scale, L, mass=settings.mass)
-        parameters = body.parameters.copy()
-        if settings.mass is not None:
-            parameters[0] = settings.mass           # exactly, not through the solver's scaling
-        return parameters, body.boundary
-
-    parameters, boundary = fit(accumulator)
+    # a first fit; with the inertia prior its mass and centre of mass imply, a second one
+    parameters, boundary = _fit_parameters(accumulator, settings, free, known, mass_scale)
     noise_variance = float(accumulator.residual_sum_of_squares(parameters).sum()) / dof
     prior, information, target = None, np.zeros((10, 10)), np.zeros(10)
     first_fields = _field_values(parameters)
@@ -489,87 +618,34 @@ def solve_payload(accumulator: LeastSquaresAccumulator, robot, settings: Payload
             parameters, noise_variance * inverse, free, scales, L):
         prior = inertia_prior(settings, first_fields[0], first_fields[1:4])
         augmented, information, target = _with_prior(accumulator, prior, noise_variance)
-        parameters, boundary = fit(augmented)
+        parameters, boundary = _fit_parameters(augmented, settings, free, known, mass_scale)
+
     residual_ss = accumulator.residual_sum_of_squares(parameters)
-    # the covariances of the unconstrained fit (with the prior, whose information is in the bread, in no block)
-    bread = G + information[np.ix_(free, free)]
-    bread_inverse, bread_scales, vectors, resolved, _ = _pseudo_inverse(bread)
-    mode = bread_inverse @ (b + target[free])
-    variance = float(residual_ss.sum()) / dof
-    active = np.count_nonzero(np.diagonal(problem.gram_, axis1=1, axis2=2) > 0.0, axis=1)
-    joint_variances = residual_ss / np.maximum(accumulator.n_samples - active, 1)
-    uncertainty = fit_uncertainty(variance * bread_inverse, bread_inverse, bread, mode, np.ones(n), joint_variances,
-                                  problem.gram_, problem.blocks_, accumulator.n_samples,
-                                  resolved=(bread_scales, vectors[:, resolved]))
-    covariance, white = np.zeros((10, 10)), np.zeros((10, 10))
-    covariance[np.ix_(free, free)] = uncertainty.covariance
-    white[np.ix_(free, free)] = variance * bread_inverse
-    unresolved = np.zeros(10, dtype=bool)
-    unresolved[free] = np.any(np.abs(vectors[:, ~resolved]) > 1e-4, axis=1)
-    std = np.where(unresolved, np.inf, np.sqrt(np.clip(np.diag(covariance), 0.0, None)))
-    undetermined_parameters = ~(std <= scales)
+    covariances = _parameter_covariances(accumulator, problem, G, b, information, target, free, residual_ss, dof)
+    undetermined_parameters = ~(covariances.std <= scales)
     if prior is not None:       # the prior determines the inertia: its weight is stated, never undetermined
         undetermined_parameters[INERTIA_PARAMETERS] = False
-    fields = _field_values(parameters)
-    jacobian = _field_jacobian(parameters, scales) if parameters[0] > 0.0 else np.full((10, 10), np.nan)
-    with np.errstate(invalid="ignore"):
-        field_std, white_field_std = (
-            np.sqrt(np.clip(np.diag(jacobian @ np.where(np.isfinite(std)[:, None] & np.isfinite(std), matrix, 0.0)
-                                    @ jacobian.T), 0.0, None)) for matrix in (covariance, white))
-    touched = np.abs(jacobian) > 0.0
+    fields, jacobian, field_std, white_field_std = _field_std(parameters, scales, covariances)
     field_scales = np.array([mass_scale, L, L, L, *[mass_scale * L**2] * 6])
-    undetermined_fields = np.isnan(fields) | np.any(touched[:, undetermined_parameters], axis=1) \
-        | ~(field_std <= field_scales)
-    if prior is not None:
-        undetermined_fields[4:] = np.isnan(fields[4:]) | np.any(touched[4:, undetermined_parameters], axis=1)
-    undetermined_fields[0] = bool(undetermined_parameters[0])
-    if not fields[0] > 0.0:     # without a positive mass, no centre of mass or inertia about it
-        undetermined_fields[1:] = True
-    field_values = tuple(None if bad else float(value) for bad, value in zip(undetermined_fields, fields))
-    field_stds = tuple(None if bad else float(value) for bad, value in zip(undetermined_fields, field_std))
-    white_stds = tuple(None if bad else float(value) for bad, value in zip(undetermined_fields, white_field_std))
-    prior_record = None
-    if prior is not None:
-        # the prior's share of each inertia parameter's information: posterior over prior variance
-        posterior = np.clip(np.diag(variance * bread_inverse)[np.searchsorted(free, np.arange(4, 10))], 0.0, None)
-        share = np.clip(posterior / (variance * prior["std"] ** 2 / noise_variance), 0.0, 1.0)
-        prior_record = {"body": prior["body"], "from_mass": float(first_fields[0]),
-                        "from_com": [float(v) for v in first_fields[1:4]],
-                        "values": [float(v) for v in prior["values"]],
-                        "std_fraction": PRIOR_STD_FRACTION, "std": float(prior["std"]),
-                        "prior_share": dict(zip(PARAMETER_NAMES[4:], map(float, share)))}
-    warnings = []
-    payload = None
+    undetermined_fields = _undetermined_fields(fields, jacobian, field_std, undetermined_parameters, field_scales,
+                                               prior is not None)
+    prior_record = None if prior is None else _prior_record(prior, first_fields, covariances, free, noise_variance)
     names = tuple(name for name, bad in zip(PARAMETER_NAMES, undetermined_parameters) if bad)
-    if undetermined_fields.any():
-        fields_named = ", ".join(name for name, bad in zip(FIELD_NAMES, undetermined_fields) if bad)
-        parameters_named = f" (parameters {', '.join(names)} about the frame origin)" if names else ""
-        warnings.append(f"the data do not determine the payload's {fields_named}{parameters_named}: standard "
-                        f"deviations above their scales (M = {mass_scale:.3g} kg, L = {L:g} m); reported as "
-                        "undetermined (null): excite the wrist more (robot-dynid excitation optimize --payload)"
-                        + ("" if settings.mass is not None else " or give --mass"))
-    else:
-        try:
-            payload = Payload(frame, *(fields[0], tuple(fields[1:4]), tuple(fields[4:])))
-        except DynIdError as error:
-            warnings.append(f"no payload: {error}")
-        else:
-            warnings += plausibility_warnings(payload, robot.rated_payload, settings.max_com_distance)
-    if prior_record is not None and max(prior_record["prior_share"].values()) > 0.5:
-        mostly = [name for name, value in prior_record["prior_share"].items() if value > 0.5]
-        warnings.append(f"inertia parameters {', '.join(mostly)} rest mostly on the prior (a {prior['body']}; prior "
-                        "share above 0.5): the data barely see them")
+    payload, warnings = _payload_and_warnings(frame, fields, undetermined_fields, names, mass_scale, settings, robot,
+                                              prior_record)
     for message in warnings:
         logger.warning(message, extra=RETURNED)
     count = max(accumulator.n_samples, 1)
     return PayloadEstimate(
-        frame=frame, parameters=parameters, parameter_std=std, fields=field_values, field_std=field_stds,
+        frame=frame, parameters=parameters, parameter_std=covariances.std,
+        fields=_reported(fields, undetermined_fields), field_std=_reported(field_std, undetermined_fields),
         undetermined=names, payload=payload,
         residual_before=dict(zip(joints, map(float, np.sqrt(accumulator.torque_square_sum_ / count)))),
         residual_after=dict(zip(joints, map(float, np.sqrt(residual_ss / count)))),
         condition_number=condition, n_samples=accumulator.n_samples, known_mass=settings.mass is not None,
-        consistent=settings.consistent, boundary=boundary, warnings=tuple(warnings), uncertainty=uncertainty,
-        white_field_std=white_stds, inertia_prior=prior_record, differential=differential)
+        consistent=settings.consistent, boundary=boundary, warnings=tuple(warnings),
+        uncertainty=covariances.uncertainty, white_field_std=_reported(white_field_std, undetermined_fields),
+        inertia_prior=prior_record, differential=differential)
 
 
 def identify_payload(arm: DynamicModel, recordings: Recording | Sequence[Recording],

@@ -56,7 +56,7 @@ import math
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
@@ -906,6 +906,108 @@ def _check_inputs(base: BaseParameters, layout: ParameterLayout) -> None:
                          "from the same regressor")
 
 
+class _ScaledProblem(NamedTuple):
+    """The weighted least-squares problem of :func:`solve_consistent` in scaled variables ``x = pi / scales``
+    (:func:`_scaled_problem`); weighted residual = ``(||A x - target||^2 + constant) / factor^2``."""
+
+    scales: np.ndarray      # (p,): pi = scales x
+    fit: tuple              # (A (rows, p), target (rows,)): A scaled to a largest singular value of 1
+    factor: float           # that scale factor
+    constant: float         # the residual's constant part, times factor^2
+    noise: float            # the noise variance sigma^2 (floored), times factor^2
+    given: np.ndarray       # the indices of the prior's given entries
+    closeness: tuple        # (rows, targets): the given entries of x against the prior's over the scales
+    unseen: tuple           # (N^T, zeros): the directions neither the data nor the prior see (:func:`_unseen`)
+
+
+def _scaled_problem(accumulator: LeastSquaresAccumulator, base: BaseParameters, layout: ParameterLayout,
+                    compressed: CompressedLeastSquares, weights: np.ndarray, physical: np.ndarray,
+                    prior_values: np.ndarray, mask: np.ndarray, dof: int) -> _ScaledProblem:
+    """The programs' terms of :func:`solve_consistent`: the compressed residual ``R K pi - c`` in the variables
+    scaled by ``physical`` (inertial) and matched column norms (the others), normalised; the noise variance; the
+    prior's closeness term and the unseen directions' term."""
+    n, p = layout.n_links, layout.n_parameters
+    energy = float(weights @ accumulator.torque_square_sum_)
+    RK = compressed.R @ base.projection
+    scales = _variable_scales(physical, RK)
+    # weighted residual = (||A x - target||^2 + constant) / factor^2
+    fit, factor = _normalised(RK * scales, compressed.c)
+    constant = compressed.constant * factor**2
+    noise = max(constant / dof, NOISE_FLOOR * energy * factor**2 / (n * accumulator.n_samples))
+    given = np.flatnonzero(mask)
+    closeness = (np.eye(p)[given], prior_values[given] / scales[given])
+    unseen = _unseen(fit[0], given)
+    return _ScaledProblem(scales, fit, factor, constant, noise, given, closeness, unseen)
+
+
+def _second_program(cp, x, feasible: list, scaled: _ScaledProblem, mode: str, delta: float, prior_weight: float,
+                    best: float, best_x: np.ndarray, status: str, layout: ParameterLayout,
+                    constraints: ConsistencyConstraints, statuses: list) -> tuple[str, str, float]:
+    """``(mode used, status, solve time [s])`` of :func:`solve_consistent`'s second program, solved into ``x``:
+    the regularised MAP estimate, the two-step closest to the prior within the band over the best residual
+    ``best``, or without a prior the unique standard set. Where the two-step or no-prior program fails, the first
+    program's ``best_x`` is kept, with a warning."""
+    what = "consistent identification"
+    fit, unseen, given = scaled.fit, scaled.unseen, scaled.given
+    if given.size and mode == "regularised":
+        used, weight = mode, math.sqrt(prior_weight * scaled.noise)
+        terms = [fit, (weight * scaled.closeness[0], weight * scaled.closeness[1]), unseen]
+        problem = cp.Problem(cp.Minimize(_objective(cp, x, terms)), feasible)
+        solve_time = _solve(cp, problem, what, layout, constraints, statuses)
+        return used, problem.status, solve_time
+    used = mode if given.size else "no_prior"
+    if given.size:
+        band = best + delta * (best + scaled.constant) + BAND_FLOOR * scaled.noise
+        tie = math.sqrt(TIE_BREAK_WEIGHT / band)
+        problem = cp.Problem(
+            cp.Minimize(_objective(cp, x, [scaled.closeness, (tie * fit[0], tie * fit[1]), unseen])),
+            feasible + [cp.sum_squares(fit[0] @ x - fit[1]) <= band])
+        step = "closest to the prior"
+    else:
+        weight = math.sqrt(NULL_SPACE_WEIGHT) * np.linalg.svd(fit[0], compute_uv=False)[
+            fit[0].shape[0] - 1]
+        problem = cp.Problem(cp.Minimize(_objective(
+            cp, x, [fit, (weight * unseen[0], unseen[1])])), feasible)
+        step = "unique standard set"
+    solve_time = 0.0
+    try:
+        solve_time = _solve(cp, problem, f"{what} ({step})", layout, constraints, statuses)
+        status = problem.status
+    except IdentificationError as error:
+        logger.warning("%s; keeping the best-residual solution", error)
+        x.value = best_x
+        status = f"{status} (best residual; the second program failed)"
+    return used, status, solve_time
+
+
+def _consistent_result(accumulator: LeastSquaresAccumulator, base: BaseParameters, layout: ParameterLayout,
+                       constraints: ConsistencyConstraints, compressed: CompressedLeastSquares,
+                       weights: np.ndarray, dof: int, physical: np.ndarray, scaled: _ScaledProblem,
+                       solution: np.ndarray, best: float, used: str, status: str,
+                       solve_time: float) -> ConsistentResult:
+    """The :class:`ConsistentResult` of the scaled ``solution`` (p,): standard and base parameters, the base
+    parameters' covariance from the least-squares fit's, residuals, the links' consistency, the constraints at a
+    bound and the residual's increase over least squares in noise variances."""
+    standard = solution * scaled.scales
+    base_values = base.projection @ standard
+    residual_ss = accumulator.residual_sum_of_squares(base_values)
+    weighted = float(weights @ residual_ss)
+    covariance = weighted / dof * compressed.inverse_gram
+    noise_variance = max(compressed.constant / dof, 1e-300)
+    std = np.where(compressed.unresolved, np.inf, np.sqrt(np.clip(np.diag(covariance), 0.0, None)))
+    return ConsistentResult(
+        standard=standard, standard_names=layout.standard_names, base_values=base_values,
+        base_std=std, base_covariance=covariance, base_names=tuple(base.names),
+        residual_ss=residual_ss, residual_rms=np.sqrt(residual_ss / accumulator.n_samples),
+        weighted_rss=weighted, best_weighted_rss=compressed.constant,
+        links=link_consistency(standard, layout),
+        active=tuple(_active_constraints(standard, physical, solution, layout, constraints)),
+        residual_increase=(weighted - compressed.constant) / noise_variance,
+        constraint_increase=min(best / scaled.factor**2 / noise_variance,
+                                (weighted - compressed.constant) / noise_variance),
+        mode=used, status=status, solve_time=solve_time)
+
+
 def solve_consistent(accumulator: LeastSquaresAccumulator, base: BaseParameters,
                      layout: ParameterLayout, *, joint_weights=None, prior=None,
                      constraints: ConsistencyConstraints | None = None, mode: str = "two_step",
@@ -978,77 +1080,29 @@ def solve_consistent(accumulator: LeastSquaresAccumulator, base: BaseParameters,
     weights = _joint_weights(joint_weights, n)
     compressed = compress(accumulator.gram_, accumulator.moment_, accumulator.torque_square_sum_, weights) \
         if factors is None else compress_factors(factors, weights)
-    energy = float(weights @ accumulator.torque_square_sum_)
     prior_values, mask = _prior_vector(prior, layout)
     physical = _physical_scales(layout, prior_values, mask, constraints)
-    RK = compressed.R @ base.projection
-    scales = _variable_scales(physical, RK)
-    # weighted residual = (||A x - target||^2 + constant) / factor^2
-    fit, factor = _normalised(RK * scales, compressed.c)
-    constant = compressed.constant * factor**2
-    noise = max(constant / dof, NOISE_FLOOR * energy * factor**2 / (n * accumulator.n_samples))
-    given = np.flatnonzero(mask)
-    closeness = (np.eye(p)[given], prior_values[given] / scales[given])
-    unseen = _unseen(fit[0], given)
+    scaled = _scaled_problem(accumulator, base, layout, compressed, weights, physical, prior_values, mask, dof)
+    fit = scaled.fit
     x = cp.Variable(p)
-    feasible = _constraint_list(cp, x, layout, scales, constraints)
+    feasible = _constraint_list(cp, x, layout, scaled.scales, constraints)
     what = "consistent identification"
     problem = cp.Problem(cp.Minimize(_objective(cp, x, [fit])), feasible)
     statuses = []
     solve_time = _solve(cp, problem, f"{what} (best residual)", layout, constraints, statuses)
     best_x, status = x.value.copy(), problem.status
     best = float(np.sum((fit[0] @ best_x - fit[1]) ** 2))
-    if given.size and mode == "regularised":
-        used, weight = mode, math.sqrt(prior_weight * noise)
-        terms = [fit, (weight * closeness[0], weight * closeness[1]), unseen]
-        problem = cp.Problem(cp.Minimize(_objective(cp, x, terms)), feasible)
-        solve_time += _solve(cp, problem, what, layout, constraints, statuses)
-        status = problem.status
-    else:
-        used = mode if given.size else "no_prior"
-        if given.size:
-            band = best + delta * (best + constant) + BAND_FLOOR * noise
-            tie = math.sqrt(TIE_BREAK_WEIGHT / band)
-            problem = cp.Problem(
-                cp.Minimize(_objective(cp, x, [closeness, (tie * fit[0], tie * fit[1]), unseen])),
-                feasible + [cp.sum_squares(fit[0] @ x - fit[1]) <= band])
-            step = "closest to the prior"
-        else:
-            weight = math.sqrt(NULL_SPACE_WEIGHT) * np.linalg.svd(fit[0], compute_uv=False)[
-                fit[0].shape[0] - 1]
-            problem = cp.Problem(cp.Minimize(_objective(
-                cp, x, [fit, (weight * unseen[0], unseen[1])])), feasible)
-            step = "unique standard set"
-        try:
-            solve_time += _solve(cp, problem, f"{what} ({step})", layout, constraints, statuses)
-            status = problem.status
-        except IdentificationError as error:
-            logger.warning("%s; keeping the best-residual solution", error)
-            x.value = best_x
-            status = f"{status} (best residual; the second program failed)"
+    used, status, second_time = _second_program(cp, x, feasible, scaled, mode, delta, prior_weight, best, best_x,
+                                                status, layout, constraints, statuses)
+    solve_time += second_time
     solution = np.asarray(x.value, dtype=float)
-    standard = solution * scales
-    base_values = base.projection @ standard
-    residual_ss = accumulator.residual_sum_of_squares(base_values)
-    weighted = float(weights @ residual_ss)
-    covariance = weighted / dof * compressed.inverse_gram
-    noise_variance = max(compressed.constant / dof, 1e-300)
-    std = np.where(compressed.unresolved, np.inf, np.sqrt(np.clip(np.diag(covariance), 0.0, None)))
-    result = ConsistentResult(
-        standard=standard, standard_names=layout.standard_names, base_values=base_values,
-        base_std=std, base_covariance=covariance, base_names=tuple(base.names),
-        residual_ss=residual_ss, residual_rms=np.sqrt(residual_ss / accumulator.n_samples),
-        weighted_rss=weighted, best_weighted_rss=compressed.constant,
-        links=link_consistency(standard, layout),
-        active=tuple(_active_constraints(standard, physical, solution, layout, constraints)),
-        residual_increase=(weighted - compressed.constant) / noise_variance,
-        constraint_increase=min(best / factor**2 / noise_variance, (weighted - compressed.constant) / noise_variance),
-        mode=used, status=status, solve_time=solve_time)
+    result = _consistent_result(accumulator, base, layout, constraints, compressed, weights, dof, physical, scaled,
+                                solution, best, used, status, solve_time)
     _say_inaccurate(what, statuses, [f"pseudo-inertia of {link.link} not positive semidefinite"
                                      for link in result.links if not link.consistent],
                     "every link's pseudo-inertia positive semidefinite")
     logger.info("consistent identification (%s): weighted RSS %.6g, %.3g noise variances above "
-                "least squares; at a bound: %s; %.3f s", used, weighted, result.residual_increase,
+                "least squares; at a bound: %s; %.3f s", used, result.weighted_rss, result.residual_increase,
                 ", ".join(result.active) or "nothing", solve_time)
     return result
 
@@ -1349,6 +1403,24 @@ def check_plausibility(base_values, base_std, base: BaseParameters, layout: Para
         return PlausibilityReport(False if negative else None, tuple(messages), negative=tuple(negative))
     cp = _require_cvxpy()
     constraints.check_links(layout)
+    nearest = _nearest_consistent(cp, values, inverse_std, base, layout, physical, constraints)
+    normalised = (values - base.projection @ nearest) * inverse_std
+    distance = float(np.linalg.norm(normalised))
+    if distance <= CONSISTENT_DISTANCE:
+        if not negative:
+            messages.append("base parameters are physically consistent (a consistent standard "
+                            "set maps onto them)")
+        return PlausibilityReport(not negative, tuple(messages), distance, negative=tuple(negative))
+    return _inconsistent_report(normalised, distance, nearest, physical, base, layout, constraints, messages,
+                                negative)
+
+
+def _nearest_consistent(cp, values: np.ndarray, inverse_std: np.ndarray, base: BaseParameters,
+                        layout: ParameterLayout, physical: np.ndarray,
+                        constraints: ConsistencyConstraints) -> np.ndarray:
+    """The consistent standard set (p,) nearest to the base ``values`` (r,) in their std (``inverse_std``, 0: free),
+    solved with cvxpy (:func:`check_plausibility` (c)); an ``optimal_inaccurate`` status said with whether its
+    pseudo-inertias pass."""
     design = base.projection * inverse_std[:, None]
     scales = _variable_scales(physical, design)
     fit, _ = _normalised(design * scales, values * inverse_std)
@@ -1362,13 +1434,15 @@ def check_plausibility(base_values, base_std, base: BaseParameters, layout: Para
                     [f"pseudo-inertia of {link.link} not positive semidefinite"
                      for link in link_consistency(nearest, layout) if not link.consistent],
                     "the nearest set's pseudo-inertias positive semidefinite")
-    normalised = (values - base.projection @ nearest) * inverse_std
-    distance = float(np.linalg.norm(normalised))
-    if distance <= CONSISTENT_DISTANCE:
-        if not negative:
-            messages.append("base parameters are physically consistent (a consistent standard "
-                            "set maps onto them)")
-        return PlausibilityReport(not negative, tuple(messages), distance, negative=tuple(negative))
+    return nearest
+
+
+def _inconsistent_report(normalised: np.ndarray, distance: float, nearest: np.ndarray, physical: np.ndarray,
+                         base: BaseParameters, layout: ParameterLayout, constraints: ConsistencyConstraints,
+                         messages: list, negative: list) -> PlausibilityReport:
+    """The report of base values ``distance`` std from the nearest consistent set ``nearest``: the worst
+    offenders of the differences ``normalised`` (r,) [std] and the links whose pseudo-inertia is singular
+    there."""
     order = np.argsort(-np.abs(normalised))[:N_OFFENDERS]
     offenders = tuple((base.names[i], float(normalised[i])) for i in order
                       if abs(normalised[i]) > CONSISTENT_DISTANCE)

@@ -162,6 +162,18 @@ def write_fleet_page(out, analysis: FleetAnalysis, results, run_summary: dict) -
     from robot_dynid.reports import figures
     out = pathlib.Path(out)
     (out / "figures").mkdir(parents=True, exist_ok=True)
+    parts = _summary_parts(analysis, results, run_summary, out)
+    parts.append(html.heading("Evidence per robot"))
+    for robot_id, changes in analysis.robots.items():
+        parts += _robot_parts(robot_id, changes, analysis, out, figures)
+    parts += _parameter_parts(analysis)
+    parts += _spread_parts(analysis, out, figures)
+    return html.write_page(out / "index.html", "Fleet", parts)
+
+
+def _summary_parts(analysis: FleetAnalysis, results, run_summary: dict, out: pathlib.Path) -> list[str]:
+    """The page's head: the fleet's verdict, each robot's wear verdict, the method, the run's counts, the wear
+    found and the recordings that failed."""
     parts = [html.verdict(*fleet_verdict(analysis)),
              html.heading("Wear verdicts"),
              html.table(("verdict",), [(changes.verdict,) for changes in analysis.robots.values()],
@@ -180,53 +192,76 @@ def write_fleet_page(out, analysis: FleetAnalysis, results, run_summary: dict) -
                   html.table(("robot", "recorded at", "data", "reason"),
                              [(r.entry.robot_id, r.entry.key[1], _shown_path(r.entry.data, out),
                                _shown_paths_in(r.reason, r.entry.data, out)) for r in failures])]
-    parts.append(html.heading("Evidence per robot"))
-    for robot_id, changes in analysis.robots.items():
-        parts += [html.heading(robot_id, 3), html.paragraph(changes.verdict)]
-        if len(changes.wear.history) >= 2 and changes.wear.baseline is not None:
-            path = figures.wear_trend_figure(
-                _wear_series(changes), out / "figures" / f"wear_{robot_id}.png",
-                f"{robot_id}: wear indicators (+-2 estimation std; grey: 95 % of an unchanged robot's recordings; "
-                "dotted: practical threshold; red: wear)")
-            parts.append(_image(path, f"{robot_id}: wear indicators over time"))
-        parts += [html.paragraph(note, note=True) for note in (*changes.wear_notes, *changes.notes)]
-        if changes.reference is not None:
-            friction = list(drive_parameters(changes.reference))
-            wanted = friction + [name for name in (*analysis.wear_parameters, *changes.flagged_names)
-                                 if name in changes.names and name not in friction]
-            if wanted and len(changes.compared) >= 1:
-                path = figures.trend_figure(_trend_series(changes, wanted), out / "figures" / f"trend_{robot_id}.png",
-                                            f"{robot_id}: friction, named and flagged base parameters (+-2 std; "
-                                            "red: flagged; they depend on the trajectory)")
-                parts.append(_image(path, f"{robot_id}: base parameters over time (evidence)"))
-        recording_rows = []
-        compared = {id(record): i for i, record in enumerate(changes.compared)}
-        wear_compared = {id(record): i for i, record in enumerate(changes.wear.compared)}
-        for record in changes.records:
-            i = compared.get(id(record))
-            flagged = [name for k, name in enumerate(changes.names) if changes.flagged[i, k]] if i is not None else []
-            w = wear_compared.get(id(record))
-            wear = ([changes.wear.indicators[k].name for k in np.flatnonzero(changes.wear.flagged[w])]
-                    if w is not None and changes.wear.flagged.shape[0] else [])
-            recording_rows.append(
-                f"<tr><td class=text>{html_text.escape(record.recorded_at)}</td>"
-                f"<td class=text>{html_text.escape(_shown_path(record.data, out))}</td>"
-                f"<td class=text>{record.status}</td><td class=text>"
-                f"{html_text.escape(', '.join(wear) or _shown_paths_in(record.reason, record.data, out) or '-')}</td>"
-                f"<td class=text>{html_text.escape(', '.join(flagged) or '-')}</td>"
-                f"<td class=text>{_link(record.model_file, 'model')}</td>"
-                f"<td class=text>{_link(record.report and record.report + '/index.html', 'report')}</td></tr>")
-        parts.append("<table><tr><th>recorded at</th><th>data</th><th>status</th><th>wear / reason</th>"
-                     "<th>flagged parameters (evidence)</th><th>model</th><th>report</th></tr>\n"
-                     + "\n".join(recording_rows) + "</table>")
-    parts += [html.heading("Parameters (evidence)"), html.paragraph(
+    return parts
+
+
+def _robot_parts(robot_id: str, changes, analysis: FleetAnalysis, out: pathlib.Path, figures) -> list[str]:
+    """One robot's evidence: its verdict, the wear trend figure, its notes, the trend figure of its friction,
+    named and flagged parameters, and the table of its recordings (``figures``: :mod:`robot_dynid.reports.figures`,
+    imported by the caller)."""
+    parts = [html.heading(robot_id, 3), html.paragraph(changes.verdict)]
+    if len(changes.wear.history) >= 2 and changes.wear.baseline is not None:
+        path = figures.wear_trend_figure(
+            _wear_series(changes), out / "figures" / f"wear_{robot_id}.png",
+            f"{robot_id}: wear indicators (+-2 estimation std; grey: 95 % of an unchanged robot's recordings; "
+            "dotted: practical threshold; red: wear)")
+        parts.append(_image(path, f"{robot_id}: wear indicators over time"))
+    parts += [html.paragraph(note, note=True) for note in (*changes.wear_notes, *changes.notes)]
+    if changes.reference is not None:
+        friction = list(drive_parameters(changes.reference))
+        wanted = friction + [name for name in (*analysis.wear_parameters, *changes.flagged_names)
+                             if name in changes.names and name not in friction]
+        if wanted and len(changes.compared) >= 1:
+            path = figures.trend_figure(_trend_series(changes, wanted), out / "figures" / f"trend_{robot_id}.png",
+                                        f"{robot_id}: friction, named and flagged base parameters (+-2 std; "
+                                        "red: flagged; they depend on the trajectory)")
+            parts.append(_image(path, f"{robot_id}: base parameters over time (evidence)"))
+    parts.append(_recordings_table(changes, out))
+    return parts
+
+
+def _recordings_table(changes, out: pathlib.Path) -> str:
+    """The table of a robot's recordings: when, the data, status, wear found or the reason it failed, the flagged
+    parameters, links to its model and report."""
+    recording_rows = []
+    compared = {id(record): i for i, record in enumerate(changes.compared)}
+    wear_compared = {id(record): i for i, record in enumerate(changes.wear.compared)}
+    for record in changes.records:
+        i = compared.get(id(record))
+        flagged = [name for k, name in enumerate(changes.names) if changes.flagged[i, k]] if i is not None else []
+        w = wear_compared.get(id(record))
+        wear = ([changes.wear.indicators[k].name for k in np.flatnonzero(changes.wear.flagged[w])]
+                if w is not None and changes.wear.flagged.shape[0] else [])
+        recording_rows.append(
+            f"<tr><td class=text>{html_text.escape(record.recorded_at)}</td>"
+            f"<td class=text>{html_text.escape(_shown_path(record.data, out))}</td>"
+            f"<td class=text>{record.status}</td><td class=text>"
+            f"{html_text.escape(', '.join(wear) or _shown_paths_in(record.reason, record.data, out) or '-')}</td>"
+            f"<td class=text>{html_text.escape(', '.join(flagged) or '-')}</td>"
+            f"<td class=text>{_link(record.model_file, 'model')}</td>"
+            f"<td class=text>{_link(record.report and record.report + '/index.html', 'report')}</td></tr>")
+    return ("<table><tr><th>recorded at</th><th>data</th><th>status</th><th>wear / reason</th>"
+            "<th>flagged parameters (evidence)</th><th>model</th><th>report</th></tr>\n"
+            + "\n".join(recording_rows) + "</table>")
+
+
+def _parameter_parts(analysis: FleetAnalysis) -> list[str]:
+    """The parameters section: how they are tested, and each robot's baseline, flagged parameters and those far
+    from the fleet median."""
+    return [html.heading("Parameters (evidence)"), html.paragraph(
         f"Each recording's base parameters against its robot's baseline in combined standard deviations, "
         f"{analysis.n_tests} tests corrected together by {analysis.correction_name}; flagged where the adjusted "
-        f"p-value is at most {analysis.level:g}. {PARAMETER_NOTE[0].upper()}{PARAMETER_NOTE[1:]}.")]
-    parts.append(html.table(("robot", "baseline", "flagged parameters", "far from the fleet median"),
-                            [(robot_id, changes.baseline, ", ".join(changes.flagged_names) or "-",
-                              ", ".join(changes.far) or "-") for robot_id, changes in analysis.robots.items()]))
-    parts.append(html.heading("Fleet spread of the parameters"))
+        f"p-value is at most {analysis.level:g}. {PARAMETER_NOTE[0].upper()}{PARAMETER_NOTE[1:]}."),
+        html.table(("robot", "baseline", "flagged parameters", "far from the fleet median"),
+                   [(robot_id, changes.baseline, ", ".join(changes.flagged_names) or "-",
+                     ", ".join(changes.far) or "-") for robot_id, changes in analysis.robots.items()])]
+
+
+def _spread_parts(analysis: FleetAnalysis, out: pathlib.Path, figures) -> list[str]:
+    """The fleet spread section: per group of robots, the figure of each parameter's distance to the fleet median
+    and the table of median, spread, range and the robots far from the median (``figures`` as for
+    :func:`_robot_parts`)."""
+    parts = [html.heading("Fleet spread of the parameters")]
     models = {robot_id: changes.reference for robot_id, changes in analysis.robots.items()}
     for label, group in analysis.spread.items():
         parts.append(html.paragraph(f"{label}: robots {', '.join(group['robots'])}, their latest models"))
@@ -247,4 +282,4 @@ def write_fleet_page(out, analysis: FleetAnalysis, results, run_summary: dict) -
               html.number(values[:, k].min()), html.number(values[:, k].max()),
               ", ".join(robot for i, robot in enumerate(group["robots"]) if far[i, k]) or "-")
              for k, name in enumerate(names)]))
-    return html.write_page(out / "index.html", "Fleet", parts)
+    return parts

@@ -777,17 +777,58 @@ def read_bag(path, joint_names: Sequence[str] | None = None,
     dropped = DropCounter()
     with BagChunks(path, joint_names, joint_states_topic, effort_topic, stage_topic, temperature_topic,
                    current_topic, distro, motor_states_topic, transmission, bulk=bulk) as chunks:
-        gathered = {role: GatheredRows(chunks.message_count(role))
-                    for role in ("samples", "effort", "current", "temperature") if chunks.topic(role)}
-        markers = [] if chunks.markers_topic else None
-        for chunk in chunks:
-            for role, into in gathered.items():
-                _gather(into, getattr(chunk, role))
-            if markers is not None:
-                markers.extend(chunk.markers)
+        gathered, markers = _gathered_rows(chunks)
         stamps, joint_state = _topic_samples(chunks, "samples", gathered.pop("samples"), dropped)
         names, positions_topic = chunks.joint_names, chunks.positions_topic
         other = {role: _topic_samples(chunks, role, into, dropped) for role, into in gathered.items()}
+    tau, tau_source = _sample_torques(stamps, joint_state, other, positions_topic, effort_topic, current_topic,
+                                      torque_from_current, transmission)
+    temperature = None
+    if temperature_topic is not None:
+        temperature_stamps, temperature_state = other["temperature"]
+        temperature = _interpolate(stamps, temperature_stamps, temperature_state["effort"], hold_edges=True)
+
+    keep = _unique_stamps(stamps, positions_topic, dropped)
+    time = ns_to_seconds(stamps[keep])
+    q, qd, tau = joint_state["position"][keep], joint_state["velocity"][keep], tau[keep]
+    usable = _complete_samples(time, qd, tau, positions_topic, tau_source,
+                               effort_topic is None and current_topic is None, dropped)
+    if not usable.all():
+        logger.warning("%s: dropped %d samples: %s", path, np.count_nonzero(~usable), describe_dropped(dropped.counts))
+    stage = cycle = None
+    if markers is not None:
+        stage, cycle = label_samples(time, stage_intervals(markers))
+    rows = slice(None) if usable.all() else np.flatnonzero(usable)
+    qd, tau = (None if np.isnan(values).all() else values[rows] for values in (qd, tau))
+    temperature = None if temperature is None else temperature[keep][rows]
+    hand_over(time, q, qd, tau, temperature)     # this reader's own arrays: the recording shares them
+    return Recording.from_arrays(
+        joint_names=names, time=time[rows], q=q[rows], qd=qd, tau=tau, temperature=temperature,
+        stage=None if stage is None else stage[rows], cycle=None if cycle is None else cycle[rows],
+        source=str(path), dropped=dropped.counts)
+
+
+def _gathered_rows(chunks: BagChunks) -> tuple[dict[str, GatheredRows], list[StageMarker] | None]:
+    """Every chunk of ``chunks`` gathered: the rows of each role's topic read (``samples``, ``effort``,
+    ``current``, ``temperature``), and the stage markers in receive order (None without a markers topic)."""
+    gathered = {role: GatheredRows(chunks.message_count(role))
+                for role in ("samples", "effort", "current", "temperature") if chunks.topic(role)}
+    markers = [] if chunks.markers_topic else None
+    for chunk in chunks:
+        for role, into in gathered.items():
+            _gather(into, getattr(chunk, role))
+        if markers is not None:
+            markers.extend(chunk.markers)
+    return gathered, markers
+
+
+def _sample_torques(stamps: np.ndarray, joint_state: dict, other: dict, positions_topic: str,
+                    effort_topic: str | None, current_topic: str | None,
+                    torque_from_current: Callable[[np.ndarray], np.ndarray] | None,
+                    transmission) -> tuple[np.ndarray, str]:
+    """The torques (N, n) [N m] at the joint states' ``stamps`` (N,) [ns] and the reason their missing rows are
+    dropped for: the joint states' efforts, else ``effort_topic``'s interpolated (NaN outside its span), else
+    ``current_topic``'s currents interpolated and converted (by ``torque_from_current`` or the transmission)."""
     tau = joint_state["effort"]
     tau_source = f"{positions_topic}: effort"
     if effort_topic is not None:
@@ -803,11 +844,12 @@ def read_bag(path, joint_names: Sequence[str] | None = None,
         finite = np.isfinite(current).all(axis=1)
         tau[finite] = convert(current[finite])
         tau_source = f"outside the span of {current_topic}"
-    temperature = None
-    if temperature_topic is not None:
-        temperature_stamps, temperature_state = other["temperature"]
-        temperature = _interpolate(stamps, temperature_stamps, temperature_state["effort"], hold_edges=True)
+    return tau, tau_source
 
+
+def _unique_stamps(stamps: np.ndarray, positions_topic: str, dropped: DropCounter):
+    """The samples to keep of ``stamps`` (N,) [ns], in stamp order, the first of each repeated stamp: all of
+    them (``slice(None)``, no copy) when the stamps increase; the others counted in ``dropped``."""
     keep, repeated = slice(None), stamps[:0]        # stamps increasing (the rule): no copy of the samples
     if np.any(stamps[1:] <= stamps[:-1]):
         order = np.argsort(stamps, kind="stable")
@@ -816,29 +858,22 @@ def read_bag(path, joint_names: Sequence[str] | None = None,
     if repeated.size:
         dropped.add(f"{positions_topic}: {REPEATED_STAMP}", float(ns_to_seconds(stamps[repeated].min())),
                     repeated.size)
-    time = ns_to_seconds(stamps[keep])
-    q, qd, tau = joint_state["position"][keep], joint_state["velocity"][keep], tau[keep]
+    return keep
+
+
+def _complete_samples(time: np.ndarray, qd: np.ndarray, tau: np.ndarray, positions_topic: str, tau_source: str,
+                      efforts_in_joint_states: bool, dropped: DropCounter) -> np.ndarray:
+    """Which samples (N,) have a velocity and a torque, where other samples have them (a signal absent from
+    every sample is no reason to drop one); those without are counted in ``dropped`` by reason."""
     usable = np.ones(time.size, dtype=bool)
     for values, reason in ((qd, f"{positions_topic}: velocity empty while other messages carry it"),
                            (tau, f"{tau_source} empty while other messages carry it"
-                            if effort_topic is None and current_topic is None else tau_source)):
+                            if efforts_in_joint_states else tau_source)):
         absent = np.isnan(values).any(axis=1)
         if absent.any() and not absent.all():
             dropped.add(reason, float(time[np.argmax(absent)]), int(np.count_nonzero(absent & usable)))
             usable &= ~absent
-    if not usable.all():
-        logger.warning("%s: dropped %d samples: %s", path, np.count_nonzero(~usable), describe_dropped(dropped.counts))
-    stage = cycle = None
-    if markers is not None:
-        stage, cycle = label_samples(time, stage_intervals(markers))
-    rows = slice(None) if usable.all() else np.flatnonzero(usable)
-    qd, tau = (None if np.isnan(values).all() else values[rows] for values in (qd, tau))
-    temperature = None if temperature is None else temperature[keep][rows]
-    hand_over(time, q, qd, tau, temperature)     # this reader's own arrays: the recording shares them
-    return Recording.from_arrays(
-        joint_names=names, time=time[rows], q=q[rows], qd=qd, tau=tau, temperature=temperature,
-        stage=None if stage is None else stage[rows], cycle=None if cycle is None else cycle[rows],
-        source=str(path), dropped=dropped.counts)
+    return usable
 
 
 def _motor_states_topic(bag: _BagContents, motor_states_topic: str | None, joint_states_topic: str,

@@ -125,6 +125,35 @@ def detect_stages(time, qd, velocity_limits, rest_threshold=REST_THRESHOLD, *, j
         Sorted by start time, with ``start_time`` / ``end_time`` the times of the first and
         last sample of each stage and ``cycle`` -1.
     """
+    windows = {"smoothing_window": smoothing_window, "flatness_window": flatness_window,
+               "plateau_tolerance": plateau_tolerance, "min_rest_duration": min_rest_duration,
+               "min_plateau_duration": min_plateau_duration,
+               "min_motion_duration": min_motion_duration}
+    time, qd, limits, threshold, names = _checked_inputs(time, qd, velocity_limits, rest_threshold, joint_names,
+                                                         windows)
+    dt = median_step(time)
+    breaks = gap_steps(time, STAGE_GAP_STEPS)
+    from scipy.ndimage import uniform_filter1d      # here: a command starts faster
+    speed = uniform_filter1d(qd, _odd_window(smoothing_window, dt), axis=0, mode="nearest")
+    moving = np.abs(speed) > threshold
+    n_moving = moving.sum(axis=1)
+
+    claimed = np.zeros(time.size, dtype=bool)
+    stages = _rest_stages(time, n_moving, breaks, min_rest_duration, claimed)
+    stages += _friction_stages(time, speed, moving, n_moving, breaks, limits, threshold, names,
+                               _odd_window(flatness_window, dt), plateau_tolerance, min_plateau_duration, claimed)
+    stages += _excitation_stages(time, n_moving, breaks, claimed, min_motion_duration)
+    stages.sort(key=lambda s: s.start_time)
+    logger.info("detected %d stages (%s) in %.1f s of data", len(stages),
+                {kind: sum(s.kind == kind for s in stages) for kind in STAGE_KINDS
+                 if any(s.kind == kind for s in stages)}, time[-1] - time[0])
+    return stages
+
+
+def _checked_inputs(time, qd, velocity_limits, rest_threshold, joint_names, windows: dict):
+    """``(time (N,), qd (N, n), velocity limits (n,), rest thresholds (n,), joint names)`` of
+    :func:`detect_stages`, checked (``windows``: its durations [s] and plateau tolerance [1] by name, each > 0);
+    DataError naming the argument otherwise."""
     time = validators.array(time, "time", shape=(None,), axes=("samples",), min_length=3, unit="s")
     qd = validators.array(qd, "qd", shape=(time.size, None), axes=("samples", "joints"), columns=joint_names,
                           unit="rad/s")
@@ -134,45 +163,51 @@ def detect_stages(time, qd, velocity_limits, rest_threshold=REST_THRESHOLD, *, j
                                   joint_names=joint_names)
     threshold = validators.per_joint(rest_threshold, n_joints, "rest_threshold", DataError, "rad/s",
                                      joint_names=joint_names)
-    windows = {"smoothing_window": smoothing_window, "flatness_window": flatness_window,
-               "plateau_tolerance": plateau_tolerance, "min_rest_duration": min_rest_duration,
-               "min_plateau_duration": min_plateau_duration,
-               "min_motion_duration": min_motion_duration}
     for name, value in windows.items():
         validators.positive(value, name, DataError, "1" if name == "plateau_tolerance" else "s")
     names = tuple(joint_names) if joint_names is not None else \
         tuple(f"joint{j + 1}" for j in range(n_joints))
     if len(names) != n_joints:
         raise DataError(f"joint_names has {len(names)} names, expected {n_joints} (columns of qd)")
+    return time, qd, limits, threshold, names
 
-    dt = median_step(time)
-    breaks = gap_steps(time, STAGE_GAP_STEPS)
-    from scipy.ndimage import maximum_filter1d, minimum_filter1d, uniform_filter1d   # here: a command starts faster
-    speed = uniform_filter1d(qd, _odd_window(smoothing_window, dt), axis=0, mode="nearest")
-    moving = np.abs(speed) > threshold
-    n_moving = moving.sum(axis=1)
 
-    def span(first: int, stop: int) -> tuple[float, float]:
-        return float(time[first]), float(time[stop - 1])
+def _span(time: np.ndarray, first: int, stop: int) -> tuple[float, float]:
+    """The times [s] of the first and last sample of the run [first, stop)."""
+    return float(time[first]), float(time[stop - 1])
 
-    stages: list[StageInterval] = []
-    claimed = np.zeros(time.size, dtype=bool)
+
+def _rest_stages(time: np.ndarray, n_moving: np.ndarray, breaks: np.ndarray, min_rest_duration: float,
+                 claimed: np.ndarray) -> list[StageInterval]:
+    """The rest stages: runs of no joint moving (``n_moving`` (N,) zero) of at least ``min_rest_duration`` [s];
+    their samples are marked in ``claimed`` (N,)."""
+    stages = []
     for first, stop in _runs(n_moving == 0, breaks):
-        start_time, end_time = span(first, stop)
+        start_time, end_time = _span(time, first, stop)
         if end_time - start_time >= min_rest_duration:
             stages.append(StageInterval("rest", start_time, end_time))
             claimed[first:stop] = True
+    return stages
 
-    flatness = _odd_window(flatness_window, dt)
+
+def _friction_stages(time: np.ndarray, speed: np.ndarray, moving: np.ndarray, n_moving: np.ndarray,
+                     breaks: np.ndarray, limits: np.ndarray, threshold: np.ndarray, names: tuple, flatness: int,
+                     plateau_tolerance: float, min_plateau_duration: float,
+                     claimed: np.ndarray) -> list[StageInterval]:
+    """The friction stages, joint by joint: plateaus of one joint moving alone whose smoothed ``speed`` (N, n)
+    [rad/s] varies within the tolerance over ``flatness`` samples, widened by half of them, of at least
+    ``min_plateau_duration`` [s]; their samples are marked in ``claimed`` (N,)."""
+    from scipy.ndimage import maximum_filter1d, minimum_filter1d   # here: a command starts faster
+    stages = []
     half = flatness // 2
-    for j in range(n_joints):
+    for j in range(speed.shape[1]):
         alone = moving[:, j] & (n_moving == 1)
         variation = maximum_filter1d(speed[:, j], flatness, mode="nearest") - \
             minimum_filter1d(speed[:, j], flatness, mode="nearest")
         tolerance = np.maximum(plateau_tolerance * np.abs(speed[:, j]), threshold[j])
         for core_first, core_stop in _runs(alone & (variation <= tolerance), breaks):
             first, stop = _widen(core_first, core_stop, half, alone, breaks)
-            start_time, end_time = span(first, stop)
+            start_time, end_time = _span(time, first, stop)
             if end_time - start_time < min_plateau_duration:
                 continue
             velocity = float(np.median(speed[core_first:core_stop, j]))
@@ -180,7 +215,14 @@ def detect_stages(time, qd, velocity_limits, rest_threshold=REST_THRESHOLD, *, j
                                         speed_fraction=abs(velocity) / limits[j],
                                         direction=1 if velocity > 0.0 else -1))
             claimed[first:stop] = True
+    return stages
 
+
+def _excitation_stages(time: np.ndarray, n_moving: np.ndarray, breaks: np.ndarray, claimed: np.ndarray,
+                       min_motion_duration: float) -> list[StageInterval]:
+    """The excitation stages: runs of two or more joints moving, bridged over what no rest or friction stage
+    ``claimed`` (N,) and no time gap breaks, extended at their ends over one unclaimed joint moving alone, of at
+    least ``min_motion_duration`` [s]."""
     merged: list[list[int]] = []
     for first, stop in _runs(n_moving >= 2, breaks):
         if merged:
@@ -192,16 +234,13 @@ def detect_stages(time, qd, velocity_limits, rest_threshold=REST_THRESHOLD, *, j
                 continue
         merged.append([first, stop])
     unclaimed_alone = (n_moving == 1) & ~claimed
+    stages = []
     for first, stop in merged:
         # one joint starting before the others or arriving after them: still the same motion
         first, stop = _widen(first, stop, time.size, unclaimed_alone, breaks)
-        start_time, end_time = span(first, stop)
+        start_time, end_time = _span(time, first, stop)
         if end_time - start_time >= min_motion_duration:
             stages.append(StageInterval("excitation", start_time, end_time))
-    stages.sort(key=lambda s: s.start_time)
-    logger.info("detected %d stages (%s) in %.1f s of data", len(stages),
-                {kind: sum(s.kind == kind for s in stages) for kind in STAGE_KINDS
-                 if any(s.kind == kind for s in stages)}, time[-1] - time[0])
     return stages
 
 
