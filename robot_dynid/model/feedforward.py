@@ -367,8 +367,8 @@ def compute_feedforward(model: DynamicModel, joint_names, positions, velocities=
     """Feed-forward torques [N m], shape (N, m), in the order of ``joint_names``.
 
     See :func:`request_arrays` for the inputs (flat arrays, point k, joint j at ``k * m + j``);
-    ``temperature`` [deg C] (n,) in the model's joint order and ``elapsed`` [s] are passed to
-    friction models that drift. ``limits``: what the request is checked against (a server computes
+    ``temperature`` [deg C] (n,) in the model's joint order and ``elapsed`` [s] (one for all points, or (N,):
+    each point's running time) are passed to friction models that drift. ``limits``: what the request is checked against (a server computes
     them once per model with :func:`admit_model`); default :func:`feedforward_limits` of the
     model's robot with ``margins`` (default :class:`Margins`). The result is C-contiguous:
     ``.reshape(-1)`` is the flat layout of the inputs. A one-point request within every limit (the
@@ -403,7 +403,11 @@ def _checked_feedforward(model, joint_names, positions, velocities, acceleration
     if temperature is not None:
         temperature = np.broadcast_to(np.asarray(temperature, float), q.shape)
     if elapsed is not None:
-        elapsed = np.full(q.shape[0], float(elapsed))
+        elapsed = np.asarray(elapsed, dtype=float)
+        if elapsed.size not in (1, q.shape[0]):
+            raise DataError(f"elapsed must be one running time [s] or one per point ({q.shape[0]}), got "
+                            f"{elapsed.size}")
+        elapsed = np.broadcast_to(elapsed.reshape(-1), (q.shape[0],))
     with np.errstate(all="ignore"):             # overflow is reported below, by point and joint
         tau = np.ascontiguousarray(model.torque(q, qd, qdd, temperature=temperature, elapsed=elapsed)[:, back])
     bad = ~np.isfinite(tau)
@@ -495,9 +499,9 @@ def _one_point(model, limits, joint_names, positions, velocities, accelerations,
     else:
         temperature = None
     if friction.needs_elapsed:
-        if elapsed is None or not 0.0 <= float(elapsed) < math.inf:
+        if elapsed is None or np.size(elapsed) != 1 or not 0.0 <= float(np.ravel(elapsed)[0]) < math.inf:
             return None
-        elapsed = float(elapsed)
+        elapsed = float(np.ravel(elapsed)[0])
     else:
         elapsed = None
     fields = (positions, velocities, accelerations)

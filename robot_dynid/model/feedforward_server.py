@@ -17,6 +17,7 @@ messages, and logs the notes.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from typing import Callable, Mapping
@@ -209,18 +210,27 @@ class FeedforwardServer:
         the error), counted with its reason. ``points``: per field of
         :data:`~robot_dynid.model.feedforward.FIELDS` (positions, velocities, accelerations), each point's
         values (:func:`~robot_dynid.model.feedforward.join_points`). ``start`` [s of ROS time] (None: now) and the
-        points' ``offsets`` [s] from it (time_from_start): the points at or after a scheduled payload's time get
-        the model with it (:meth:`ServedModel.set_payload` with ``at``)."""
+        points' ``offsets`` [s] from it (time_from_start) place the points in time: those at or after a scheduled
+        payload's time get the model with it (:meth:`ServedModel.set_payload` with ``at``), and a friction that
+        warms up with running time is taken at each point's time (the running time now plus the point's lead)."""
         try:
             fields = [join_points(field, values, len(joint_names)) for field, values in zip(FIELDS, points)]
             served_model = self.served_model
-            tau = served_model.torques(served_model.current(start), joint_names, *fields)
-            scheduled, start = served_model.scheduled, served_model.ros_time() if start is None else start
-            if scheduled is not None and offsets is not None and start is not None:
-                later = np.flatnonzero(start + np.asarray(offsets, dtype=float) >= scheduled.at)
+            served, now = served_model.current(start), served_model.ros_time()
+            start = now if start is None else start
+            times = None if offsets is None or start is None else start + np.asarray(offsets, dtype=float)
+            state = served_model.friction(served)
+            if state.elapsed is not None and times is not None and now is not None:
+                state = dataclasses.replace(state, elapsed=np.maximum(state.elapsed + times - now, 0.0))
+            tau = served_model.torques(served, joint_names, *fields, state)
+            scheduled = served_model.scheduled
+            if scheduled is not None and times is not None:
+                later = np.flatnonzero(times >= scheduled.at)
                 if later.size:
-                    rows = [values.reshape(len(offsets), -1)[later].ravel() for values in fields]
-                    tau[later] = served_model.torques(scheduled.served, joint_names, *rows)
+                    rows = [values.reshape(len(times), -1)[later].ravel() for values in fields]
+                    if state.elapsed is not None:
+                        state = dataclasses.replace(state, elapsed=state.elapsed[later])
+                    tau[later] = served_model.torques(scheduled.served, joint_names, *rows, state)
         except Exception as error:      # DynIdError: refused; anything else: refused too, never fatal
             reason = f"trajectory on {list(joint_names)}: {one_line(error, REASON_LIMIT)}"
             self.trajectories_refused += 1

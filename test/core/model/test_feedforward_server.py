@@ -329,3 +329,24 @@ def test_a_trajectory_across_a_scheduled_payload_gets_it_from_the_payloads_time_
     np.testing.assert_allclose(efforts[:2], alone[:2], atol=1e-9 * np.abs(alone).max())
     np.testing.assert_allclose(efforts[2:], loaded[2:], atol=1e-9 * np.abs(loaded).max())
     assert served_model.served.model.payload is None and served_model.scheduled is not None
+
+
+def test_a_trajectory_takes_a_warming_friction_at_each_points_time(ur5):
+    """A friction that warms up with running time (t_w 2 s), the running time 1 s at ROS time 100 s: a trajectory
+    sent then with points 0, 0.5 and 1 s ahead gets each point's torque at 1, 1.5 and 2 s of running time (the
+    model's own ``exp(-t / t_w)`` columns), not all at 1 s."""
+    robot, parameters, _ = ur5
+    model = drifting(robot, parameters, drift="time", warmup_time_constant=2.0)
+    served_model = ServedModel(Margins(), Clock(100.0))
+    server = server_of(served_model, reference=False)
+    served_model.use_model(model, "test")
+    server.reset_warmup_reply(1.0)
+    q = np.full((3, 6), 0.2)
+    qd = np.full((3, 6), 0.5)
+    efforts, note = server.trajectory_efforts(robot.joint_names, [list(q), list(qd), [[0.0] * 6] * 3],
+                                              offsets=[0.0, 0.5, 1.0])
+    assert note is None
+    expected = model.torque(q, qd, np.zeros((3, 6)), elapsed=np.array([1.0, 1.5, 2.0]))
+    np.testing.assert_allclose(efforts, expected, rtol=1e-12, atol=1e-12)
+    flat = model.torque(q, qd, np.zeros((3, 6)), elapsed=np.full(3, 1.0))
+    assert np.max(np.abs(efforts[2] - flat[2])) > 1e-3 * np.max(np.abs(flat[2]))
