@@ -76,15 +76,21 @@ def demo(robot_file: Path, directory: Path, quick: bool) -> dict:
     return json.loads(stdout.getvalue())["closed_loop"]
 
 
-def late_feedforward(quick: bool) -> dict:
-    """RMS tracking error [rad] per joint of the ER3A with the true-parameter feed-forward applied ``delay`` late,
-    and with a stalled stream; the PD alone for scale."""
+def held_out(quick: bool):
+    """The core runs' arm and motion: the ER3A, its MuJoCo friction family, and the demo's held-out motion
+    (``duration`` [s], points every 10 ms: ``(robot, friction, duration, points, q, qd, qdd)``)."""
     robot = load_robot(machine.ROBOTS / "er3a_mujoco.yaml")
     friction = friction_model("coulomb_viscous_lead", reversal_lead=MUJOCO_REVERSAL_LEAD)
     duration = 2.0 if quick else 8.0
     trajectory = random_excitation(robot, harmonics=4, period=duration, amplitude_fraction=0.4, seed=7)
     points = time_grid(duration, dt=0.01)
-    q, qd, qdd = trajectory.evaluate(points)
+    return (robot, friction, duration, points, *trajectory.evaluate(points))
+
+
+def late_feedforward(quick: bool) -> dict:
+    """RMS tracking error [rad] per joint of the ER3A with the true-parameter feed-forward applied ``delay`` late,
+    and with a stalled stream; the PD alone for scale."""
+    robot, friction, duration, points, q, qd, qdd = held_out(quick)
     results = {}
     cases = [("PD alone", None, 0.0)] + [(f"{1e3 * delay:g} ms late", True, delay) for delay in DELAYS] + [
         (f"stalled {1e3 * STALL:g} ms", "stall", 0.0)]
@@ -114,12 +120,7 @@ def payload_lag(quick: bool) -> dict:
     from robot_dynid.experiment.closed_loop import recovery_time, true_parameter_model
     from robot_dynid.model.base_parameters import compute_base_parameters
     from robot_dynid.model.dynamic_model import DynamicModel
-    robot = load_robot(machine.ROBOTS / "er3a_mujoco.yaml")
-    friction = friction_model("coulomb_viscous_lead", reversal_lead=MUJOCO_REVERSAL_LEAD)
-    duration = 2.0 if quick else 8.0
-    trajectory = random_excitation(robot, harmonics=4, period=duration, amplitude_fraction=0.4, seed=7)
-    points = time_grid(duration, dt=0.01)
-    q, qd, qdd = trajectory.evaluate(points)
+    robot, friction, duration, points, q, qd, qdd = held_out(quick)
     payload = demo_payload(robot)
     event, end = 1.0 + duration / 2.0, 1.0 + duration
 
