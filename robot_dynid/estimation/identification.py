@@ -893,12 +893,13 @@ def check_finite_estimate(accumulator: LeastSquaresAccumulator, names, values, s
 
 
 def residual_statistics(accumulator: LeastSquaresAccumulator, theta: np.ndarray):
-    """Per-joint RMS residual [N m] and RSD [1] of ``theta`` from accumulated normal equations.
+    """Per-joint RMS residual [N m] and RSD [1] of ``theta`` from accumulated normal equations (over each joint's
+    equations: those ``min_speed`` left out do not count).
 
     RSD_j = sqrt(sum_k (tau_hat_kj - tau_kj)^2 / sum_k tau_kj^2).
     """
     residual_ss = accumulator.residual_sum_of_squares(theta)
-    residual_rms = np.sqrt(residual_ss / max(accumulator.n_samples, 1))
+    residual_rms = np.sqrt(residual_ss / np.maximum(accumulator.equations_, 1))
     with np.errstate(divide="ignore", invalid="ignore"):
         rsd = np.sqrt(residual_ss / accumulator.torque_square_sum_)
     return residual_rms, rsd

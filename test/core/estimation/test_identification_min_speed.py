@@ -61,6 +61,10 @@ def test_min_speed_takes_friction_to_its_values_above_the_presliding_where_every
     left_out = fast.metrics["slow_equations"]["left_out"]
     speed = np.abs(recording.qd) < 5.0 * PRESLIDING
     assert left_out == {name: int(count) for name, count in zip(robot.joint_names, speed.sum(axis=0))}
+    residual = fast.torque(recording.q, recording.qd, recording.qdd) - recording.tau
+    for j, name in enumerate(robot.joint_names):       # the RMS residual over the joint's own equations
+        kept = residual[~speed[:, j], j]
+        assert fast.metrics["residual_rms"][name] == pytest.approx(np.sqrt(np.mean(kept**2)), rel=1e-6)
 
 
 def test_left_out_equations_give_the_sums_and_noise_of_the_rows_removed_by_hand(presliding_arm):
