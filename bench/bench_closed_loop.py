@@ -225,6 +225,12 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
         "A late feed-forward (core, ER3A, true parameters with accelerations, one command per cycle): RMS error "
         "per joint [mrad], over all joints against the timely one, and the smallest PD-alone/this ratio on j2..j6:",
         machine.markdown_table(["feed-forward", "RMS error [mrad]", "vs timely", "PD alone / this"], late_rows),
+        "Payload recovery in the demos (both requests 0.1 s ahead with one stamp) and its floor: the same measure "
+        "between the nominal run and that run played again without a payload (two real-time runs of one graph) [s]:",
+        machine.markdown_table(["robot", "path", "recovery [s]", "floor [s]"], [
+            [document["robot"], path, f"{document['paths'][path]['recovery_time']:.3f}",
+             f"{document['paths'][path]['recovery_floor']:.3f}"]
+            for document in documents.values() for path in ("forward", "trajectory")]),
         "Payload recovery against the lag from fixing the payload to serving it (core, ER3A, true parameters with "
         "accelerations; the demo's goal: back within 1.5x of the unloaded error, RMS over j2..j5, in < 0.2 s):",
         machine.markdown_table(["attached -> served [ms]", "recovery [s]"],

@@ -4,7 +4,7 @@ After the ROS demo's identification on MuJoCo (:func:`robot_dynid.cli.demo.ident
 motion (a random rest-to-rest excitation, ``--closed-loop-duration`` s, 40 % of the joint ranges, seed 7) is
 played through the node graph of :class:`~robot_dynid.nodes.demo_graph.ClosedLoopGraph`: the reference goes to the
 feedforward node, its feed-forward to sim_robot arms in ``mode: control`` (MuJoCo under a 1 kHz joint-space PD
-with the default gains, :mod:`robot_dynid.experiment.closed_loop`). Each run starts a fresh graph (5 in all):
+with the default gains, :mod:`robot_dynid.experiment.closed_loop`). Each run starts a fresh graph (6 in all):
 
 - nominal, the identified model served: arms with PD alone, PD + the forward command (the feedforward node's
   ``command_topic``: positions and velocities of a 1 kHz JointState reference, accelerations estimated by the node
@@ -13,6 +13,8 @@ with the default gains, :mod:`robot_dynid.experiment.closed_loop`). Each run sta
   every 20 ms; the node's ``trajectory_out_topic``, accelerations included);
 - true parameters: the same two feed-forward paths, the model of the simulator's true parameters in the
   identified model's family (the best that family does);
+- nominal, repeated: the nominal forward and trajectory arms again, for the payload recovery's floor (the same
+  measure between two real-time runs of one graph, no payload);
 - payload: the nominal model; halfway through, a :data:`PAYLOAD_MASS` kg body is fixed to both arms
   (sim_robot ``~/attach_payload``) and served (the feedforward node's ``~/set_payload``) at one stamp, the
   requests sent :data:`PAYLOAD_NOTICE` s ahead (a grasp's time is known when the gripper is commanded);
@@ -129,6 +131,7 @@ def scenarios(sim: dict, duration: float, payload: Payload) -> list:
     return [("nominal", "identified", {"pd": arm("pd"), **both, "late": arm("forward", feedforward_delay=LATE_DELAY)},
              []),
             ("true parameters", "true", both, []),
+            ("nominal, repeated", "identified", both, []),
             ("payload", "identified", both, [(duration / 2.0 - PAYLOAD_NOTICE, "payload",
                                               lambda graph: graph.attach_payload(payload, PAYLOAD_NOTICE))]),
             ("warm-up, static model", "identified", cold, reset),
@@ -185,7 +188,7 @@ def closed_loop_summary(simulator, model, runs: dict, duration: float, payload: 
     def overall(key):
         return float(np.sqrt(np.mean(error[key] ** 2)))
 
-    nominal, loaded = runs["nominal"], runs["payload"]
+    nominal, loaded, repeated = runs["nominal"], runs["payload"], runs.get("nominal, repeated")
     event = loaded.events.get("payload_at", loaded.events.get("payload_done", math.nan))
     carrying = [j for j, flag in enumerate(gravity) if flag]
     latency = nominal_latency(nominal, model, joints)
@@ -206,10 +209,11 @@ def closed_loop_summary(simulator, model, runs: dict, duration: float, payload: 
         reduction = error["nominal/pd"] / error[f"nominal/{path}"]
         over_true = error[f"nominal/{path}"] / error[f"true parameters/{path}"]
         drift = overall(f"warm-up, drift model/{path}") / overall(f"warm-up, static model/{path}")
-        recovery = recovery_time(loaded.arms[path], nominal.arms[path], event, carrying, RECOVERY_FACTOR,
-                                 RECOVERY_WINDOW, RECOVERY_HOLD, duration)
+        recovery, floor = (math.nan if run is None else recovery_time(
+            run.arms[path], nominal.arms[path], event, carrying, RECOVERY_FACTOR, RECOVERY_WINDOW, RECOVERY_HOLD,
+            duration) for run in (loaded, repeated))
         paths[path] = {"reduction": reduction.tolist(), "identified_over_true": over_true.tolist(),
-                       "drift_over_static": drift, "recovery_time": recovery,
+                       "drift_over_static": drift, "recovery_time": recovery, "recovery_floor": floor,
                        "drift_over_static_per_joint": (error[f"warm-up, drift model/{path}"]
                                                        / error[f"warm-up, static model/{path}"]).tolist()}
         goals += [
@@ -293,7 +297,8 @@ def print_closed_loop(result: dict) -> None:
           f"at {payload['answered']:.3f} s, stamped (fixed and served) {payload['served']:.3f} s; back within "
           f"{RECOVERY_FACTOR:g}x of the unloaded error "
           f"after {paths['forward']['recovery_time']:.3g} s (forward), {paths['trajectory']['recovery_time']:.3g} s "
-          "(trajectory)")
+          f"(trajectory); the nominal run played again, no payload: {paths['forward']['recovery_floor']:.3g} s and "
+          f"{paths['trajectory']['recovery_floor']:.3g} s (what two real-time runs of one graph differ by)")
     print(f"   a feed-forward {1e3 * result['late_delay']:g} ms late: RMS error x"
           f"{' '.join(f'{v:.2f}' for v in result['paths']['forward']['late_over_timely'])} of the timely one")
     print("\n   goals (issue 34):")
