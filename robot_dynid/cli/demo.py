@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING
 from robot_dynid.errors import DataError, DynIdError
 
 __all__ = ["NAME", "HELP", "HELD_OUT_RATE", "MAX_PERIODS", "MAX_RATE", "MAX_SAMPLES", "MUJOCO_ROBOT", "MUJOCO_FRICTION",
-                      "add_arguments", "ros_namespace", "node_parameters", "held_out_trajectory", "held_out_motion", "print_model",
+           "add_arguments", "ros_namespace", "node_parameters", "held_out_trajectory", "held_out_motion", "print_model",
            "print_feedforward_error", "feedforward_summary", "fresh", "main", "run_drift_demo", "run", "robot_file_of",
            "engine_parameters", "identify_options", "GraphIdentification", "run_graph", "run_closed_loop_graph",
            "identify_in_graph", "record_bag", "follow_excitation", "run_offline", "write_report"]

@@ -44,7 +44,8 @@ def add_arguments(parser):
                          help="run the tasks on this Dask scheduler's workers (dask scheduler / dask worker)")
     cluster.add_argument("--workers", type=_worker_count, metavar="N",
                          help="run the tasks on a local cluster of N worker processes (default: one per usable core)")
-    add_option_arguments(parser, ("method", "lowpass", "min_speed", "check_torque_scale"), choices={"method": BATCH_METHODS})
+    add_option_arguments(parser, ("method", "lowpass", "min_speed", "check_torque_scale"),
+                         choices={"method": BATCH_METHODS})
     add_reading_arguments(parser.add_argument_group("reading the recordings"), only=READING_DEFAULTS)
     checks = parser.add_argument_group("quality gate (as the identifier node's)")
     rsd_range, condition_range = GATE_RANGES["max_holdout_rsd"], GATE_RANGES["max_condition"]

@@ -66,9 +66,9 @@ from robot_dynid.recordings.signal_processing import gap_breaks, lowpass_filter,
 
 __all__ = ["RETURNED", "POORLY_EXCITED_TORQUE_FRACTION", "ConsistencySettings", "IdentificationSettings",
            "settings_from_options", "slow_equations", "iter_regressor_chunks", "RESIDUAL_RESOLUTION",
-           "FILTER_OVERLAP_PERIODS", "contiguous_runs", "prepare_recording", "identify", "conditioning_record", "fused_applies",
-           "accumulate_recording", "identified_range", "model_from_accumulator", "poorly_excited_parameters",
-           "plausibility", "check_finite_estimate", "residual_statistics"]
+           "FILTER_OVERLAP_PERIODS", "contiguous_runs", "prepare_recording", "identify", "conditioning_record",
+           "fused_applies", "accumulate_recording", "identified_range", "model_from_accumulator",
+           "poorly_excited_parameters", "plausibility", "check_finite_estimate", "residual_statistics"]
 
 logger = logging.getLogger(__name__)
 RETURNED = {"returned": True}

@@ -71,8 +71,9 @@ from robot_dynid.model.joint_chains import joint_motion_subspace
 from robot_dynid.model.robot_description import RobotDescription, build_pinocchio_model, link_frame_placements
 
 __all__ = ["INSTALL_HINT", "DEFAULT_TIMESTEP", "MAX_TIMESTEP", "MIN_TIMESTEP", "TRACKING_BANDWIDTH",
-           "MUJOCO_REVERSAL_LEAD", "MUJOCO_MIN_SPEED", "mujoco_friction_models", "EngineUnavailableError", "import_mujoco",
-           "mujoco_available", "MujocoModel", "build_mujoco_model", "read_inertials", "MujocoRobot", "MujocoArm"]
+           "MUJOCO_REVERSAL_LEAD", "MUJOCO_MIN_SPEED", "mujoco_friction_models", "EngineUnavailableError",
+           "import_mujoco", "mujoco_available", "MujocoModel", "build_mujoco_model", "read_inertials", "MujocoRobot",
+           "MujocoArm"]
 
 logger = logging.getLogger(__name__)
 

@@ -368,9 +368,10 @@ def compute_feedforward(model: DynamicModel, joint_names, positions, velocities=
 
     See :func:`request_arrays` for the inputs (flat arrays, point k, joint j at ``k * m + j``);
     ``temperature`` [deg C] (n,) in the model's joint order and ``elapsed`` [s] (one for all points, or (N,):
-    each point's running time) are passed to friction models that drift. ``limits``: what the request is checked against (a server computes
-    them once per model with :func:`admit_model`); default :func:`feedforward_limits` of the
-    model's robot with ``margins`` (default :class:`Margins`). The result is C-contiguous:
+    each point's running time) are passed to friction models that drift. ``limits``: what the request is
+    checked against (a server computes them once per model with :func:`admit_model`); default
+    :func:`feedforward_limits` of the model's robot with ``margins`` (default :class:`Margins`). The result is
+    C-contiguous:
     ``.reshape(-1)`` is the flat layout of the inputs. A one-point request within every limit (the
     reference topic's, a controller's one-point service call) takes a shorter path, with the bounds and
     joint order derived once per request joint order (``limits.plans``), to the same torques: bit for bit,

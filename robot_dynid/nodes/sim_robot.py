@@ -29,9 +29,9 @@ torque applied (PD plus feed-forward) plus noise, ``~/true_effort`` the torque a
 the reference (position [rad], velocity [rad/s]) and the feed-forward applied (effort [N m]) at the same stamps.
 ``~/attach_payload`` (robot_dynid/srv/SetPayload; ``model_version`` is 0) fixes a body to the simulated arm's last
 link from the next cycle, or from the request's ``stamp`` when later: the physics changes, not any model (serve it
-with the feedforward node's ``~/set_payload``, the same ``stamp`` for both). The friction warm-up (``cold_excess``...) scales the joints' damping and friction loss; with
-engine mujoco ``~/reset_warmup`` (robot_dynid/srv/ResetWarmup) sets the arm's running time since its cold start
-[s] from now (0: cold now).
+with the feedforward node's ``~/set_payload``, the same ``stamp`` for both). The friction warm-up
+(``cold_excess``...) scales the joints' damping and friction loss; with engine mujoco ``~/reset_warmup``
+(robot_dynid/srv/ResetWarmup) sets the arm's running time since its cold start [s] from now (0: cold now).
 
 The true parameters are :func:`robot_dynid.experiment.simulation.simulation_parameters` of the robot and
 friction model with ``seed`` (the regressor engine), or the MuJoCo model's, in the friction model's family.

@@ -268,7 +268,7 @@ def _numpy_blocks(path: Path, columns: list[str], numeric: list[int], stage_inde
 
 
 def _newline_count(path: Path, block: int = 1 << 20) -> int:
-    """Newline bytes in the file at ``path``: at least its data rows when its lines end in ``\\n`` or ``\\r\\n``."""
+    r"""Newline bytes in the file at ``path``: at least its data rows when its lines end in ``\n`` or ``\r\n``."""
     buffer = bytearray(block)
     data, newline = np.frombuffer(buffer, dtype=np.uint8), np.zeros(block, dtype=bool)
     count = 0
@@ -287,14 +287,14 @@ class _StageCodes:
         self._dtype = np.dtype("<U1")
 
     def codes(self, stages: np.ndarray) -> np.ndarray:
-        """The codes (m,) of labels ``stages`` (m,)."""
+        """Integer label codes, one per entry of ``stages`` (m,)."""
         self._dtype = np.result_type(self._dtype, stages.dtype)
         labels, inverse = np.unique(stages, return_inverse=True)
         return np.array([self._codes.setdefault(str(label), len(self._codes)) for label in labels.tolist()],
                         dtype=np.int32)[inverse.reshape(-1)]
 
     def labels(self, codes: np.ndarray) -> np.ndarray:
-        """The labels (m,) of ``codes`` (m,)."""
+        """Stage labels, one per entry of ``codes`` (m,)."""
         return np.array(list(self._codes), dtype=self._dtype)[codes]
 
 

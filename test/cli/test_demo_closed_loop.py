@@ -2,8 +2,8 @@
 motion through the feedforward node into controlled arms. Checked against what the physics and the definitions
 fix, not against the demo's own numbers: feed-forward shrinks the error on the joints gravity loads, the PD alone
 supplies the same torque the feed-forward arms get from both, the default gains are critically damped at 5 Hz,
-the payload is fixed and served at the stamp sent with both, the path's latency is positive and short. Not collected without
-mujoco or ROS 2 (test/conftest.py)."""
+the payload is fixed and served at the stamp sent with both, the path's latency is positive and short. Not
+collected without mujoco or ROS 2 (test/conftest.py)."""
 import json
 import math
 

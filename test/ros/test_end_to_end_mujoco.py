@@ -83,8 +83,8 @@ def test_the_served_feedforward_is_as_good_as_the_true_parameters_on_mujocos_hel
     model = DynamicModel.from_yaml(run["models"][0].artifact_yaml)
     assert model.armature and model.friction.name == FRICTION
     slow = model.metrics["slow_equations"]          # the node's min_speed reached the fit
-    assert slow["min_speed"] == MUJOCO_MIN_SPEED and all(0 < count < model.metrics["n_samples"]
-                                                        for count in slow["left_out"].values()), slow
+    counts, n_samples = slow["left_out"].values(), model.metrics["n_samples"]
+    assert slow["min_speed"] == MUJOCO_MIN_SPEED and all(0 < count < n_samples for count in counts), slow
     _, q, qd, qdd = held_out_motion(robot)
     request = ComputeFeedforward.Request(joint_names=list(robot.joint_names), positions=q.ravel().tolist(),
                                          velocities=qd.ravel().tolist(), accelerations=qdd.ravel().tolist())
