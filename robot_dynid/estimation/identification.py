@@ -205,6 +205,17 @@ class IdentificationSettings:
                          friction_side=self.friction_side)
 
 
+def _below_velocity_limits(robot: RobotDescription, field: str, speed: float, consequence: str) -> None:
+    """DynIdError naming the joints whose velocity limit ``speed`` [rad/s] reaches: ``consequence``, then 'below
+    the slowest joint's limit'."""
+    velocity_limits = robot.limit_arrays().velocity
+    above = np.flatnonzero(speed >= velocity_limits)
+    if above.size:
+        joints = ", ".join(f"{robot.joint_names[j]} ({velocity_limits[j]:g} rad/s)" for j in above)
+        raise DynIdError(f"{field} = {speed:g} rad/s is at or above the velocity limit of joint(s) {joints}: "
+                         f"{consequence} below the slowest joint's limit")
+
+
 def settings_from_options(options: Mapping, robot: RobotDescription,
                           label: Callable[[str], str] = lambda option: option) -> IdentificationSettings:
     """The identification settings of a mapping of options
@@ -214,7 +225,8 @@ def settings_from_options(options: Mapping, robot: RobotDescription,
     Each value is checked against its option's type, choices or interval
     (:meth:`~robot_dynid.estimation.identification_options.Option.check`); then against the robot and the other
     options: ``dead_band`` [rad/s] must be below every joint's velocity limit (at or above it, a joint's friction
-    columns are zero over its whole range of motion: its friction is not identified at all), ``friction_side``
+    columns are zero over its whole range of motion: its friction is not identified at all), so must
+    ``min_speed`` (at or above it, every equation of a joint is left out), ``friction_side``
     motor or both needs a transmission, ``prior_weight`` the regularised prior mode. ``label(option)`` names an
     option in messages as the caller knows it (``--dead-band``, ``parameter dead_band``).
 
@@ -229,13 +241,10 @@ def settings_from_options(options: Mapping, robot: RobotDescription,
     values = {name: option.default for name, option in OPTIONS.items()}
     values.update({name: OPTIONS[name].check(value, label(name)) for name, value in options.items()})
     dead_band = values["dead_band"]
-    velocity_limits = robot.limit_arrays().velocity
-    above = np.flatnonzero(dead_band >= velocity_limits)
-    if above.size:
-        joints = ", ".join(f"{robot.joint_names[j]} ({velocity_limits[j]:g} rad/s)" for j in above)
-        raise DynIdError(f"{label('dead_band')} = {dead_band:g} rad/s is at or above the velocity limit of joint(s) "
-                         f"{joints}: it would zero every friction column of such a joint over its whole speed "
-                         "range (no friction identified); give a dead band below the slowest joint's limit")
+    _below_velocity_limits(robot, label("dead_band"), dead_band, "it would zero every friction column of such a "
+                           "joint over its whole speed range (no friction identified); give a dead band")
+    _below_velocity_limits(robot, label("min_speed"), values["min_speed"], "it would leave out every equation of "
+                           "such a joint (nothing identified from it); give a min_speed")
     friction = friction_model(values["friction"], drift=values["friction_drift"], dead_band=dead_band,
                               sign_sharpness=values["sign_sharpness"], stribeck_velocity=values["stribeck_velocity"],
                               reversal_lead=values["reversal_lead"])

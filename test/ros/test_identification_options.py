@@ -24,6 +24,7 @@ EXPECTED = {
     "sign_sharpness": ("--sign-sharpness", "s/rad", (0.0, 1e6, False), True),
     "stribeck_velocity": ("--stribeck-velocity", "rad/s", (0.0, 100.0, False), True),
     "reversal_lead": ("--reversal-lead", "s", (0.0, 0.1, True), True),
+    "min_speed": ("--min-speed", "rad/s", (0.0, None, True), True),
     "armature": ("--armature", None, None, True),
     "friction_side": ("--friction-side", None, None, True),
     "offset": ("--offset", None, None, True),

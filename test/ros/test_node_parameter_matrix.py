@@ -59,7 +59,7 @@ RECORDER = {"queue_depth": (int, ()), "flush_period": (float, ()), "status_perio
             "min_free_space": (float, ("zero",)), "silent_topic_delay": (float, ())}
 # identifier
 IDENTIFIER = {"dead_band": (float, ("zero",)), "sign_sharpness": (float, ()), "stribeck_velocity": (float, ()),
-              "reversal_lead": (float, ("zero",)),
+              "reversal_lead": (float, ("zero",)), "min_speed": (float, ("zero",)),
               "forgetting": (float, ()), "max_samples": (int, ()), "max_holdout_rsd": (float, ()),
               "max_condition": (float, ()), "status_period": (float, ()), "stage_latency": (float, ("zero",)),
               "payload_mass": (float, ("zero",)), "derivative_window": (float, ("zero",)),

@@ -115,3 +115,15 @@ def test_min_speed_refuses_what_is_not_a_speed(value):
     robot = load_robot(ROBOTS / "er3a.yaml")
     with pytest.raises(DynIdError, match="min_speed"):
         settings_from_options({"min_speed": value}, robot)
+
+
+def test_a_min_speed_at_or_above_a_joint_velocity_limit_is_refused_naming_the_joint():
+    """ER3A's velocity limits: j1 and j2 4.0143 rad/s, j3 4.3633 (its robot file); at or above a joint's limit
+    every equation of it would be left out."""
+    robot = load_robot(ROBOTS / "er3a.yaml")
+    with pytest.raises(DynIdError) as refused:
+        settings_from_options({"min_speed": 4.2}, robot, label=lambda option: f"parameter {option}")
+    assert str(refused.value).startswith("parameter min_speed = 4.2 rad/s is at or above the velocity limit of "
+                                         "joint(s) j1 (4.0143 rad/s), j2 (4.0143 rad/s): it would leave out every "
+                                         "equation of such a joint"), str(refused.value)
+    assert settings_from_options({"min_speed": 0.02}, robot).min_speed == 0.02

@@ -156,8 +156,8 @@ def test_identification_recovers_the_armature_damping_and_friction_loss_set_in_m
 def test_min_speed_leaves_mujocos_friction_constraint_out_as_removing_the_samples_by_hand_does():
     """The recording of the test above, whole, identified with the identification option ``min_speed`` at
     MUJOCO_MIN_SPEED (each joint's equations where it is slower than 0.02 rad/s left out, not whole samples): every
-    base parameter within 3 std of MuJoCo's truth; over every equation the Coulomb levels are several std low
-    and the viscous ones high on most joints."""
+    base parameter within 3 std of MuJoCo's truth and every Coulomb level within 3 %; over every equation every
+    Coulomb level is low, most by over 5 %."""
     robot = er3a_in_mujoco()
     friction = friction_model("coulomb_viscous_lead", reversal_lead=MUJOCO_REVERSAL_LEAD)
     simulator = simulated_robot("mujoco", robot, friction, seed=5, noise_std=0.3)
@@ -172,13 +172,11 @@ def test_min_speed_leaves_mujocos_friction_constraint_out_as_removing_the_sample
     z = (fast.values - truth) / fast.std
     assert np.max(np.abs(z)) < stats.t.isf(stats.norm.sf(3.0), fast.interval_dof), \
         dict(zip(fast.base.names, z.round(2)))
+    coulomb = [list(fast.base.names).index(f"fc{j}") for j in range(1, 7)]
+    assert np.all(np.abs(fast.values[coulomb] / truth[coulomb] - 1.0) < 0.03), fast.values[coulomb] / truth[coulomb]
     every = identify(recording, robot, settings)
-    names = list(every.base.names)
-    coulomb = [names.index(f"fc{j}") for j in range(1, 7)]
-    viscous = [names.index(f"fv{j}") for j in range(1, 7)]
-    z_every = (every.values - truth) / every.std
-    assert np.sum(z_every[coulomb] < -3.0) >= 4 and np.sum(z_every[viscous] > 0.0) >= 4, \
-        dict(zip(names, z_every.round(2)))
+    low = 1.0 - every.values[coulomb] / truth[coulomb]      # 2 to 8 % seen, yet within 2 robust std: the mismatch
+    assert np.all(low > 0.0) and np.sum(low > 0.05) >= 4, low      # widens the std it biases
 
 
 def test_the_arm_tracks_its_trajectory_and_measures_the_applied_torque():
