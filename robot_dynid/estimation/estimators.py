@@ -44,9 +44,9 @@ from robot_dynid.errors import DataError, DynIdError, IdentificationError
 from robot_dynid.estimation.covariance import BlockEquations, Uncertainty, fit_uncertainty
 
 __all__ = ["RANK_TOLERANCE", "LeastSquaresResult", "column_scales", "scaled_singular_values", "scaled_condition_number",
-           "check_overdetermined", "ols", "wls", "LeastSquaresAccumulator", "QRAccumulator", "RecursiveLeastSquares",
-           "BatchLeastSquares", "ESTIMATOR_SETTINGS", "Estimator", "ESTIMATORS", "METHODS", "BATCH_METHODS",
-           "METHOD_NAMES", "RECURSIVE_METHOD", "estimator", "build_estimator"]
+           "check_overdetermined", "ols", "wls", "normal_sums", "LeastSquaresAccumulator", "QRAccumulator",
+           "RecursiveLeastSquares", "BatchLeastSquares", "ESTIMATOR_SETTINGS", "Estimator", "ESTIMATORS", "METHODS",
+           "BATCH_METHODS", "METHOD_NAMES", "RECURSIVE_METHOD", "estimator", "build_estimator"]
 
 logger = logging.getLogger(__name__)
 
@@ -437,6 +437,18 @@ def wls(Y, tau, parameter_names=None, rank_tolerance: float = RANK_TOLERANCE,
     return _fit_in_memory(Y, tau, "wls", parameter_names, rank_tolerance, iterations, phase)
 
 
+def normal_sums(Y: np.ndarray, tau: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-joint normal equations of a chunk ``Y`` (N, n, p), ``tau`` (N, n) [N m]: ``gram`` (n, p, p) with
+    ``Y_j^T Y_j``, ``moment`` (n, p) with ``Y_j^T tau_j`` and the torques' squares summed (n,) [N^2 m^2]."""
+    n, p = Y.shape[1], Y.shape[2]
+    gram, moment = np.empty((n, p, p)), np.empty((n, p))
+    for j in range(n):  # one BLAS product per joint (BENCHMARKS.md: einsum is far slower)
+        rows = Y[:, j, :]
+        gram[j] = rows.T @ rows
+        moment[j] = tau[:, j] @ rows
+    return gram, moment, np.sum(tau**2, axis=0)
+
+
 class LeastSquaresAccumulator:
     """OLS / WLS with bounded memory: per-joint sufficient statistics, added chunk by chunk.
 
@@ -511,14 +523,7 @@ class LeastSquaresAccumulator:
         return self
 
     def _add_rows(self, Y, tau, key, kept=None):
-        n, p = self.n_joints, self.n_parameters
-        gram, moment = np.empty((n, p, p)), np.empty((n, p))
-        for j in range(n):  # one BLAS product per joint (BENCHMARKS.md: einsum is far slower)
-            rows = Y[:, j, :]
-            gram[j] = rows.T @ rows
-            moment[j] = tau[:, j] @ rows
-        self.add_sums(gram, moment, np.sum(tau**2, axis=0), Y.shape[0], key,
-                      None if kept is None else np.count_nonzero(kept, axis=0))
+        self.add_sums(*normal_sums(Y, tau), Y.shape[0], key, None if kept is None else np.count_nonzero(kept, axis=0))
 
     def add_sums(self, gram, moment, torque_square_sum, count: int, block: int | None = None,
                  equations=None) -> None:

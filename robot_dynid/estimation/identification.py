@@ -43,7 +43,7 @@ import numpy as np
 from robot_dynid import __version__, validators
 from robot_dynid.errors import DataError, DynIdError, IdentificationError
 from robot_dynid.estimation.estimators import (BATCH_METHODS, ESTIMATORS, LeastSquaresAccumulator, QRAccumulator,
-                                               RecursiveLeastSquares, build_estimator)
+                                               RecursiveLeastSquares, build_estimator, normal_sums)
 from robot_dynid.estimation.covariance import phase_times
 from robot_dynid.estimation.consistency_check import (choose_prior_weight, compare_with_least_squares,
                                                       cross_validated_rss, fold_pieces)
@@ -556,11 +556,8 @@ def accumulate_recording(accumulator: LeastSquaresAccumulator, regressor: Regres
                                               elapsed=elapsed[rows]))
             mask = kept[rows]
             Y *= mask[:, :, None]
-            tau = recording.tau[rows] * mask
-            for j in range(n):
-                block[0][j] += Y[:, j, :].T @ Y[:, j, :]
-                block[1][j] += tau[:, j] @ Y[:, j, :]
-            block[2] += np.sum(tau**2, axis=0)
+            for total, part in zip(block, normal_sums(Y, recording.tau[rows] * mask)):
+                total += part
         block[4] += np.count_nonzero(kept[start:stop], axis=0)
     for key, (gram, moment, square, count, equations) in sums.items():
         accumulator.add_sums(gram, moment, square, count, key, equations)
