@@ -3,16 +3,8 @@ simulated arm that follows them.
 
 :class:`TrajectoryFollower` turns the content of ``trajectory_msgs/JointTrajectory`` messages
 (joint names, ``time_from_start`` of each point, positions, optional velocities and
-accelerations) into ``q, qd, qdd`` at any time. Between two points ``a`` and ``b``
-(``T = t_b - t_a``, ``s = t - t_a``) the interpolation follows the fields ``b`` carries:
-
-- positions only, linear: ``q = q_a + (q_b - q_a) s / T``, ``qd = (q_b - q_a) / T``, ``qdd = 0``;
-- with velocities, cubic Hermite: ``q = q_a + v_a s + c2 s^2 + c3 s^3`` with
-  ``c2 = (3 (q_b - q_a) - (2 v_a + v_b) T) / T^2``, ``c3 = (2 (q_a - q_b) + (v_a + v_b) T) / T^3``;
-- with velocities and accelerations, quintic: ``c0 = q_a``, ``c1 = v_a``, ``c2 = a_a / 2``,
-  ``c3 = (20 (q_b - q_a) - (8 v_b + 12 v_a) T - (3 a_a - a_b) T^2) / (2 T^3)``,
-  ``c4 = (30 (q_a - q_b) + (14 v_b + 16 v_a) T + (3 a_a - 2 a_b) T^2) / (2 T^4)``,
-  ``c5 = (12 (q_b - q_a) - 6 (v_a + v_b) T - (a_a - a_b) T^2) / (2 T^5)``.
+accelerations) into ``q, qd, qdd`` at any time, with the interpolation of :mod:`robot_dynid.model.joint_trajectory` (linear, cubic or quintic, as the
+points carry positions, velocities and accelerations).
 
 A trajectory received at time ``r`` with start time ``t_s`` (a message's header stamp; the node
 passes ``r`` for a zero stamp) replaces the current one from ``r``, as in the controller: from
@@ -43,44 +35,11 @@ from robot_dynid import validators
 from robot_dynid.errors import DataError
 from robot_dynid.experiment.simulation import SimulatedRobot
 from robot_dynid.joint_names import index_in, unique_names
+from robot_dynid.model.joint_trajectory import evaluate, hold_coefficients, segment_coefficients
 
-__all__ = ["N_COEFFICIENTS", "TrajectoryFollower", "ArmSamples", "GridArm", "SimulatedArm"]
+__all__ = ["TrajectoryFollower", "ArmSamples", "GridArm", "SimulatedArm"]
 
 logger = logging.getLogger(__name__)
-
-N_COEFFICIENTS = 6
-_POWERS = np.arange(N_COEFFICIENTS)
-
-
-def _segment_coefficients(duration: float, start, end) -> np.ndarray:
-    """Power-basis coefficients (n, 6) in ``s = t - t_a`` of the segment from ``start`` to
-    ``end``, each ``(q, qd or None, qdd or None)`` of (n,) arrays; ``end``'s fields choose
-    linear, cubic or quintic interpolation (module docstring)."""
-    qa, va, aa = start
-    qb, vb, ab = end
-    T = duration
-    c = np.zeros((qa.size, N_COEFFICIENTS))
-    c[:, 0] = qa
-    if vb is None:
-        c[:, 1] = (qb - qa) / T
-    elif ab is None:
-        c[:, 1] = va
-        c[:, 2] = (3.0 * (qb - qa) - (2.0 * va + vb) * T) / T**2
-        c[:, 3] = (2.0 * (qa - qb) + (va + vb) * T) / T**3
-    else:
-        c[:, 1] = va
-        c[:, 2] = 0.5 * aa
-        c[:, 3] = (20.0 * (qb - qa) - (8.0 * vb + 12.0 * va) * T - (3.0 * aa - ab) * T**2) / (2.0 * T**3)
-        c[:, 4] = (30.0 * (qa - qb) + (14.0 * vb + 16.0 * va) * T + (3.0 * aa - 2.0 * ab) * T**2) / (2.0 * T**4)
-        c[:, 5] = (12.0 * (qb - qa) - 6.0 * (va + vb) * T - (aa - ab) * T**2) / (2.0 * T**5)
-    return c
-
-
-def _hold(positions: np.ndarray) -> np.ndarray:
-    c = np.zeros((positions.size, N_COEFFICIENTS))
-    c[:, 0] = positions
-    return c
-
 
 def _point_values(field: str, values, times: np.ndarray, joint_names, required: bool):
     """Stack per-point sequences into (M, m), or None when no point gives ``field``."""
@@ -127,7 +86,7 @@ class TrajectoryFollower:
         self.history = float(history)
         self._starts = np.array([-np.inf])
         self._origins = np.zeros(1)
-        self._coefficients = _hold(positions)[None]
+        self._coefficients = hold_coefficients(positions)[None]
         self.end_time = -np.inf
 
     @property
@@ -195,16 +154,16 @@ class TrajectoryFollower:
         if point_times[0] > received:
             starts.append(received)
             origins.append(received)
-            coefficients.append(_segment_coefficients(point_times[0] - received, state, points[0]))
+            coefficients.append(segment_coefficients(point_times[0] - received, state, points[0]))
         for k in range(times.size - 1):
             if point_times[k + 1] > received:
                 starts.append(max(point_times[k], received))
                 origins.append(point_times[k])
-                coefficients.append(_segment_coefficients(point_times[k + 1] - point_times[k],
+                coefficients.append(segment_coefficients(point_times[k + 1] - point_times[k],
                                                           points[k], points[k + 1]))
         starts.append(max(point_times[-1], received))
         origins.append(starts[-1])
-        coefficients.append(_hold(points[-1][0]))
+        coefficients.append(hold_coefficients(points[-1][0]))
 
         next_starts = np.append(self._starts[1:], np.inf)
         kept = (self._starts < received) & (np.minimum(next_starts, received) > received - self.history)
@@ -231,12 +190,7 @@ class TrajectoryFollower:
         t = validators.array(times, "times", unit="s").reshape(-1)
         t = np.maximum(t, self._starts[0])
         segment = np.searchsorted(self._starts, t, side="right") - 1
-        s = (t - self._origins[segment])[:, None, None]
-        c = self._coefficients[segment]
-        q = np.sum(c * s**_POWERS, axis=-1)
-        qd = np.sum(c[..., 1:] * _POWERS[1:] * s**_POWERS[:-1], axis=-1)
-        qdd = np.sum(c[..., 2:] * (_POWERS[2:] * _POWERS[1:-1]) * s**_POWERS[:-2], axis=-1)
-        return q, qd, qdd
+        return evaluate(self._coefficients[segment], t - self._origins[segment])
 
 
 @dataclass(frozen=True)

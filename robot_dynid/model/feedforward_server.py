@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from typing import Callable, Mapping
+from typing import Callable, Mapping, NamedTuple
 
 import numpy as np
 
@@ -28,11 +28,13 @@ from robot_dynid.errors import DynIdError, one_line
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.feedforward import FIELDS, Margins, ReferenceMonitor, join_points
 from robot_dynid.model.friction_state import FRICTION_STATES, NO_DRIFT, NOMINAL, STATIC, FrictionState
+from robot_dynid.model.joint_trajectory import points_at
 from robot_dynid.model.payload import Payload, load_payload
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.model.served_model import REASON_LIMIT, Served, ServedModel
 
-__all__ = ["FRICTION_UNKNOWN", "MARGIN_PARAMETERS", "FeedforwardServer"]
+__all__ = ["FRICTION_UNKNOWN", "MARGIN_PARAMETERS", "PAYLOAD_STEP", "InsertedPoint", "TrajectoryEfforts",
+           "FeedforwardServer"]
 
 FRICTION_UNKNOWN = len(FRICTION_STATES)
 """The friction state code of a model whose friction drifts while its state is not known (requests refused):
@@ -42,7 +44,64 @@ MARGIN_PARAMETERS = {"position_margin": "position", "velocity_margin": "velocity
                      "model_effort_margin": "model_effort", "max_points": "max_points"}
 """The node parameter of each field of :class:`~robot_dynid.model.feedforward.Margins`."""
 
+PAYLOAD_STEP = 0.001
+"""[s] the width of the effort step a scheduled payload makes in a trajectory: points this far apart around its
+time (one cycle of a 1 kHz controller)."""
+_SAME_TIME = 1e-6
+"""[s] a point closer than this to an existing one is not added."""
+
 Note = tuple[str, str]
+
+
+class InsertedPoint(NamedTuple):
+    """A point the server adds to a trajectory, on its interpolation
+    (:func:`~robot_dynid.model.joint_trajectory.points_at`).
+
+    Attributes
+    ----------
+    index : int
+        Its place in the answered trajectory (points after it move one on).
+    time_from_start : float
+        [s] from the trajectory's start.
+    positions, velocities, accelerations : ndarray, shape (m,) or (0,)
+        [rad], [rad/s], [rad/s^2] in the request's joint order; empty where the trajectory's points have none.
+    effort : ndarray, shape (m,)
+        [N m].
+    """
+
+    index: int
+    time_from_start: float
+    positions: np.ndarray
+    velocities: np.ndarray
+    accelerations: np.ndarray
+    effort: np.ndarray = np.zeros(0)
+
+
+class TrajectoryEfforts(NamedTuple):
+    """The answer to a trajectory: ``efforts`` (M, m) [N m] of its M points, and the points added to it
+    (``inserted``, by increasing index in the answered trajectory, which has M + len(inserted) points)."""
+
+    efforts: np.ndarray
+    inserted: tuple[InsertedPoint, ...] = ()
+
+
+def _payload_step(times: np.ndarray, fields, m: int, at: float, start: float) -> tuple[InsertedPoint, ...]:
+    """The points to add at ``at -+ PAYLOAD_STEP / 2`` [s of ROS time] to points at ``times`` (M,) [s of ROS
+    time] of a trajectory starting at ``start`` with ``fields`` (flat, :func:`join_points`): those strictly
+    inside the trajectory and not at an existing point's time."""
+    if times.size < 2 or not times[0] < at <= times[-1]:
+        return ()
+    candidates = [t for t in (at - PAYLOAD_STEP / 2.0, at + PAYLOAD_STEP / 2.0)
+                  if times[0] < t < times[-1] and np.min(np.abs(times - t)) > _SAME_TIME]
+    if not candidates:
+        return ()
+    positions, velocities, accelerations = (values.reshape(times.size, m) if values.size else None
+                                            for values in fields)
+    q, qd, qdd = points_at(times, positions, velocities, accelerations, candidates)
+    index = np.searchsorted(times, candidates) + np.arange(len(candidates))
+    empty = np.zeros(0)
+    return tuple(InsertedPoint(int(index[k]), float(t - start), q[k], empty if qd is None else qd[k],
+                               empty if qdd is None else qdd[k]) for k, t in enumerate(candidates))
 
 
 class FeedforwardServer:
@@ -204,7 +263,7 @@ class FeedforwardServer:
         return "error", f"ignoring IdentifiedModel version {version}: {reason}"
 
     def trajectory_efforts(self, joint_names, points, start: float | None = None,
-                           offsets=None) -> tuple[object, Note | None]:
+                           offsets=None) -> tuple[TrajectoryEfforts | None, Note | None]:
         """The efforts [N m] of a trajectory's points to the model in use (there must be one), one row per point
         in the request's joint order, counted as answered; or (None, a warning note) when it is refused (whatever
         the error), counted with its reason. ``points``: per field of
@@ -212,32 +271,56 @@ class FeedforwardServer:
         values (:func:`~robot_dynid.model.feedforward.join_points`). ``start`` [s of ROS time] (None: now) and the
         points' ``offsets`` [s] from it (time_from_start) place the points in time: those at or after a scheduled
         payload's time get the model with it (:meth:`ServedModel.set_payload` with ``at``), and a friction that
-        warms up with running time is taken at each point's time (the running time now plus the point's lead)."""
+        warms up with running time is taken at each point's time (the running time now plus the point's lead).
+
+        A scheduled payload's time inside the trajectory would otherwise ramp its torque in over the whole
+        segment around it (a controller interpolates efforts linearly between points): points are added
+        :data:`PAYLOAD_STEP` / 2 before and after it (:attr:`TrajectoryEfforts.inserted`, on the trajectory's
+        own interpolation, so the motion is unchanged), and the torque steps there as the load does."""
         try:
-            fields = [join_points(field, values, len(joint_names)) for field, values in zip(FIELDS, points)]
+            m = len(joint_names)
+            fields = [join_points(field, values, m) for field, values in zip(FIELDS, points)]
             served_model = self.served_model
             served, now = served_model.current(start), served_model.ros_time()
             start = now if start is None else start
             times = None if offsets is None or start is None else start + np.asarray(offsets, dtype=float)
-            state = served_model.friction(served)
-            if state.elapsed is not None and times is not None and now is not None:
-                state = dataclasses.replace(state, elapsed=np.maximum(state.elapsed + times - now, 0.0))
-            tau = served_model.torques(served, joint_names, *fields, state)
             scheduled = served_model.scheduled
-            if scheduled is not None and times is not None:
-                later = np.flatnonzero(times >= scheduled.at)
-                if later.size:
-                    rows = [values.reshape(len(times), -1)[later].ravel() for values in fields]
-                    if state.elapsed is not None:
-                        state = dataclasses.replace(state, elapsed=state.elapsed[later])
-                    tau[later] = served_model.torques(scheduled.served, joint_names, *rows, state)
+            inserted = () if scheduled is None or times is None else _payload_step(times, fields, m,
+                                                                                    scheduled.at, start)
+            if inserted:
+                where = [point.index - k for k, point in enumerate(inserted)]    # before these original points
+                times = np.insert(times, where, [start + point.time_from_start for point in inserted])
+                fields = [np.insert(values.reshape(-1, m), where, [getattr(point, field) for point in inserted],
+                                    axis=0).ravel() if values.size else values
+                          for field, values in zip(FIELDS, fields)]
+            tau = self._point_torques(served, joint_names, fields, times, now, scheduled)
+            if inserted:
+                inserted = tuple(point._replace(effort=tau[point.index]) for point in inserted)
+                tau = np.delete(tau, [point.index for point in inserted], axis=0)
         except Exception as error:      # DynIdError: refused; anything else: refused too, never fatal
             reason = f"trajectory on {list(joint_names)}: {one_line(error, REASON_LIMIT)}"
             self.trajectories_refused += 1
             self.last_refused_trajectory = reason
             return None, ("warning", reason)
         self.trajectories_answered += 1
-        return tau, None
+        return TrajectoryEfforts(tau, inserted), None
+
+    def _point_torques(self, served: Served, joint_names, fields, times, now, scheduled) -> np.ndarray:
+        """The torques (M, m) [N m] of the points ``fields`` at ``times`` (M,) [s of ROS time] or None: the
+        scheduled payload's model from its time on, a warming friction at each point's time."""
+        served_model = self.served_model
+        state = served_model.friction(served)
+        if state.elapsed is not None and times is not None and now is not None:
+            state = dataclasses.replace(state, elapsed=np.maximum(state.elapsed + times - now, 0.0))
+        tau = served_model.torques(served, joint_names, *fields, state)
+        if scheduled is not None and times is not None:
+            later = np.flatnonzero(times >= scheduled.at)
+            if later.size:
+                rows = [values.reshape(len(times), -1)[later].ravel() for values in fields]
+                if state.elapsed is not None:
+                    state = dataclasses.replace(state, elapsed=state.elapsed[later])
+                tau[later] = served_model.torques(scheduled.served, joint_names, *rows, state)
+        return tau
 
     def reference_torques(self, names, positions, velocities, stamp: float | None) -> tuple[object, Note | None]:
         """The torque command [N m] of one reference to the model in use (:meth:`ServedModel.reference_torques`),

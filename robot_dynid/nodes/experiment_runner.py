@@ -58,7 +58,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from builtin_interfaces.msg import Duration as DurationMsg
 from rclpy.node import Node
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
@@ -76,13 +75,13 @@ from robot_dynid.experiment.schedule import (DEFAULT_APPROACH_SPEED_FRACTION, DE
                                              StartRefused, check_start_tolerance, positions_in_order)
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.msg import ExperimentStage
-from robot_dynid.nodes.node_runtime import (STAGE_MARKERS_OUT, NodeParameter, ParameterTable, declare_table, in_range,
-                                            integer_in, qos_parameter, readable_file_path, spin_node,
-                                            subscription_qos, waiting_for_clock)
+from robot_dynid.nodes.node_runtime import (STAGE_MARKERS_OUT, NodeParameter, ParameterTable, declare_table,
+                                            duration_msg, in_range, integer_in, qos_parameter, readable_file_path,
+                                            spin_node, subscription_qos, waiting_for_clock)
 from robot_dynid.package_files import find_package_file
 
 __all__ = ["MIN_RATE_HZ", "MAX_RATE_HZ", "MAX_WINDOW", "MAX_DEVIATION", "MAX_STATE_AGE", "MAX_START_DELAY",
-           "MAX_STOP_DURATION", "AT_START", "BEFORE_START", "SAFETY_BOUND", "duration_msg", "trajectory_msg",
+           "MAX_STOP_DURATION", "AT_START", "BEFORE_START", "SAFETY_BOUND", "trajectory_msg",
            "speed_levels", "PARAMETERS", "ExperimentRunnerNode", "main"]
 
 # Parameter ranges; the maxima bound the plan's memory and build time and what a typo can do to an arm
@@ -97,11 +96,6 @@ MAX_STOP_DURATION = 10.0       # [s] stop_duration
 AT_START = "read at start: the plan is built and sampled then"
 BEFORE_START = "live before the start, fixed once it starts"
 SAFETY_BOUND = "live: lower takes effect at once, higher only before the start (refused while a plan plays)"
-
-
-def duration_msg(seconds):
-    nanoseconds = round(seconds * 1e9)
-    return DurationMsg(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
 
 
 def trajectory_msg(joint_names, time_from_start, q, qd, qdd):

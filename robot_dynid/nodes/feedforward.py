@@ -53,14 +53,14 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from sensor_msgs.msg import JointState, Temperature
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
-from trajectory_msgs.msg import JointTrajectory
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_dynid.model.feedforward import FIELDS, ReferenceMonitor
 from robot_dynid.model.feedforward_server import MARGIN_PARAMETERS, FeedforwardServer
 from robot_dynid.msg import FeedforwardStatus, IdentifiedModel, JointTemperatures as JointTemperaturesMsg
 from robot_dynid.nodes.feedforward_parameters import PARAMETERS
-from robot_dynid.nodes.node_runtime import (MODEL_QOS, declare_table, float64_array, seconds, set_period, spin_node,
-                                            subscription_qos, waiting_for_clock)
+from robot_dynid.nodes.node_runtime import (MODEL_QOS, declare_table, duration_msg, float64_array, seconds, set_period,
+                                            spin_node, subscription_qos, waiting_for_clock)
 from robot_dynid.srv import ComputeFeedforward, ResetWarmup, SetPayload
 
 __all__ = ["STATUS_QOS", "STATE_CODES", "FeedforwardNode", "main"]
@@ -213,14 +213,19 @@ class FeedforwardNode(Node):
             self.get_logger().warning("trajectory received before any model; not forwarded", throttle_duration_sec=5.0)
             return
         fields = [[getattr(point, field) for point in msg.points] for field in FIELDS]
-        tau, note = self.server.trajectory_efforts(msg.joint_names, fields, _stamp(msg.header.stamp),
-                                                   [seconds(point.time_from_start) for point in msg.points])
+        answer, note = self.server.trajectory_efforts(msg.joint_names, fields, _stamp(msg.header.stamp),
+                                                      [seconds(point.time_from_start) for point in msg.points])
         if note is not None:
             self.get_logger().warning(note[1], throttle_duration_sec=5.0)
             self.publish_status()
             return
-        for point, effort in zip(msg.points, tau):
+        for point, effort in zip(msg.points, answer.efforts):
             point.effort = float64_array(effort)
+        for added in answer.inserted:
+            msg.points.insert(added.index, JointTrajectoryPoint(
+                positions=float64_array(added.positions), velocities=float64_array(added.velocities),
+                accelerations=float64_array(added.accelerations), effort=float64_array(added.effort),
+                time_from_start=duration_msg(added.time_from_start)))
         self.trajectory_publisher.publish(msg)
 
     def on_reference(self, msg):

@@ -16,6 +16,7 @@ import os
 from importlib import metadata
 
 import rclpy
+from builtin_interfaces.msg import Duration as DurationMsg
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, SetParametersResult
 from rclpy.exceptions import ParameterException
 from rclpy.parameter import Parameter
@@ -35,7 +36,7 @@ __all__ = ["JOINT_STATES_QOS", "RCLPY_DISTROS", "STAGE_MARKERS_OUT", "STAGE_MARK
            "in_range", "integer_in", "MIN_TIMER_PERIOD", "MAX_TIMER_PERIOD", "timer_period", "set_period",
            "qos_parameter", "subscription_qos", "ros_distro", "events_executor", "CallbackGroupExecutor", "spin_node",
            "spin_until", "call_service", "readable_file_path", "writable_file_path", "writable_directory_path",
-           "waiting_for_clock", "seconds", "float64_array"]
+           "waiting_for_clock", "seconds", "duration_msg", "float64_array"]
 
 JOINT_STATES_QOS = ("reliable", "best_effort", "sensor_data")
 # rclpy's major version in each distribution, for bags recorded where ROS_DISTRO is not set (pip wheels)
@@ -581,6 +582,12 @@ def waiting_for_clock(node) -> bool:
 def seconds(stamp):
     """builtin_interfaces/Time -> [s]."""
     return stamp.sec + 1e-9 * stamp.nanosec
+
+
+def duration_msg(seconds: float) -> DurationMsg:
+    """[s] -> builtin_interfaces/Duration, to the nanosecond."""
+    nanoseconds = round(seconds * 1e9)
+    return DurationMsg(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
 
 
 def float64_array(values) -> array.array:

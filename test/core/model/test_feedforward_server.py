@@ -250,9 +250,9 @@ def test_trajectories_answered_and_refused_are_counted_with_the_latest_reason(ur
     server = server_of(served_model, reference=False)
     served_model.use_model(model, "test")
     q = np.array([[0.1] * 6, [0.2] * 6])
-    efforts, note = server.trajectory_efforts(robot.joint_names, [list(q), [[0.0] * 6] * 2, [[0.0] * 6] * 2])
-    assert note is None
-    np.testing.assert_allclose(efforts, rnea(parameters, q, np.zeros((2, 6)), np.zeros((2, 6))), atol=1e-9)
+    answer, note = server.trajectory_efforts(robot.joint_names, [list(q), [[0.0] * 6] * 2, [[0.0] * 6] * 2])
+    assert note is None and answer.inserted == ()
+    np.testing.assert_allclose(answer.efforts, rnea(parameters, q, np.zeros((2, 6)), np.zeros((2, 6))), atol=1e-9)
     efforts, note = server.trajectory_efforts(robot.joint_names, [[[0.1] * 6, [0.1] * 5], [], []])
     assert efforts is None and note[0] == "warning"
     assert note[1].startswith(f"trajectory on {list(robot.joint_names)}: ")
@@ -318,9 +318,10 @@ def test_a_trajectory_across_a_scheduled_payload_gets_it_from_the_payloads_time_
     served_model.set_payload(Payload(*TORCH), at=100.15)
     q = np.linspace(0.1, 0.4, 4)[:, None] * np.ones((1, 6))
     zeros = np.zeros((4, 6))
-    efforts, note = server.trajectory_efforts(robot.joint_names, [list(q), [[0.0] * 6] * 4, [[0.0] * 6] * 4],
-                                              start=100.0, offsets=[0.0, 0.1, 0.2, 0.3])
+    answer, note = server.trajectory_efforts(robot.joint_names, [list(q), [[0.0] * 6] * 4, [[0.0] * 6] * 4],
+                                             start=100.0, offsets=[0.0, 0.1, 0.2, 0.3])
     assert note is None
+    efforts = answer.efforts
     urdf = URDF.read_text()
     alone = rnea_urdf_with_payload(urdf, parameters, None, q, zeros, zeros)
     ixx, ixy, ixz, iyy, iyz, izz = TORCH[3]
@@ -329,6 +330,79 @@ def test_a_trajectory_across_a_scheduled_payload_gets_it_from_the_payloads_time_
     np.testing.assert_allclose(efforts[:2], alone[:2], atol=1e-9 * np.abs(alone).max())
     np.testing.assert_allclose(efforts[2:], loaded[2:], atol=1e-9 * np.abs(loaded).max())
     assert served_model.served.model.payload is None and served_model.scheduled is not None
+
+
+@pytest.mark.parametrize("fields", ["positions", "velocities", "accelerations"])
+def test_a_payload_inside_a_segment_steps_in_at_its_time_on_points_that_leave_the_motion_unchanged(ur5, fields):
+    """Points 10 ms apart (positions only, with velocities, with accelerations: linear, cubic, quintic), the torch
+    scheduled 3.7 ms into a segment: two points are added 0.5 ms before and after it, on the trajectory's own
+    interpolation (scipy's BPoly.from_derivatives through the same values: an independent Hermite), the first with
+    the arm's torque alone, the second with the torch (pinocchio's RNEA); the motion the controller follows
+    (TrajectoryFollower) is the same with and without them, and the original points' efforts are as before."""
+    from scipy.interpolate import BPoly
+    from robot_dynid.experiment.trajectory_following import TrajectoryFollower
+    robot, parameters, model = ur5
+    served_model = ServedModel(Margins(), Clock(100.0))
+    server = server_of(served_model, reference=False)
+    served_model.use_model(model, "test")
+    at = 100.0237
+    served_model.set_payload(Payload(*TORCH), at=at)
+    offsets = np.arange(6) * 0.01
+    phase = offsets[:, None] * 3.0 + np.arange(6)
+    values = {"positions": 0.3 + 0.5 * np.sin(phase), "velocities": 1.5 * np.cos(phase),
+              "accelerations": -4.5 * np.sin(phase)}
+    names = ("positions", "velocities", "accelerations")
+    given = names[:names.index(fields) + 1]
+    points = [list(values[name]) if name in given else [] for name in names]
+    answer, note = server.trajectory_efforts(robot.joint_names, points, start=100.0, offsets=offsets)
+    assert note is None
+    assert [(point.index, point.time_from_start) for point in answer.inserted] == [
+        (3, pytest.approx(0.0232, abs=1e-12)), (4, pytest.approx(0.0242, abs=1e-12))]
+    times = np.array([point.time_from_start for point in answer.inserted])
+    spline = BPoly.from_derivatives(offsets, np.stack([values[name] for name in given], axis=1))
+    for order, name in enumerate(names):
+        added = np.array([getattr(point, name) for point in answer.inserted])
+        if name in given:
+            np.testing.assert_allclose(added, spline(times, order), rtol=1e-9, atol=1e-9)
+        else:
+            assert added.size == 0
+    state = [np.array([getattr(point, name) if name in given else np.zeros(6) for point in answer.inserted])
+             for name in names]
+    urdf = URDF.read_text()
+    ixx, ixy, ixz, iyy, iyz, izz = TORCH[3]
+    torch = (*TORCH[:3], np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]]))
+    efforts = np.array([point.effort for point in answer.inserted])
+    np.testing.assert_allclose(efforts[0], rnea_urdf_with_payload(urdf, parameters, None, *state)[0], atol=1e-8)
+    np.testing.assert_allclose(efforts[1], rnea_urdf_with_payload(urdf, parameters, torch, *state)[1], atol=1e-8)
+    original = [values[name] if name in given else np.zeros((6, 6)) for name in names]
+    alone, loaded = (rnea_urdf_with_payload(urdf, parameters, body, *original) for body in (None, torch))
+    np.testing.assert_allclose(answer.efforts, np.where((100.0 + offsets >= at)[:, None], loaded, alone), atol=1e-8)
+    merged = {name: np.insert(values[name], [3, 3], [getattr(point, name) for point in answer.inserted], axis=0)
+              for name in given}
+    merged_times = np.insert(offsets, [3, 3], times)
+    plain, expanded = TrajectoryFollower(robot.joint_names), TrajectoryFollower(robot.joint_names)
+    plain.command(robot.joint_names, offsets, *(values[name] for name in given))
+    expanded.command(robot.joint_names, merged_times, *(merged[name] for name in given))
+    grid = np.linspace(0.0, 0.05, 5001)
+    for before, after in zip(plain.sample(grid), expanded.sample(grid)):
+        np.testing.assert_allclose(after, before, rtol=1e-9, atol=1e-9 * max(1.0, np.abs(before).max()))
+
+
+def test_a_payload_at_a_points_time_or_outside_the_trajectory_adds_no_point_at_a_point(ur5):
+    """The torch scheduled on a point's time gets points only where none is, 0.5 ms either side; scheduled
+    before the trajectory's first point or after its last, none (every point is on one side already)."""
+    robot, _, model = ur5
+    served_model = ServedModel(Margins(), Clock(100.0))
+    server = server_of(served_model, reference=False)
+    served_model.use_model(model, "test")
+    q = [[0.2] * 6] * 4
+    for at, expected in ((100.02, [0.0195, 0.0205]), (100.0 - 1e-3, []), (100.031, [])):
+        served_model.set_payload(Payload(*TORCH), at=at)
+        answer, note = server.trajectory_efforts(robot.joint_names, [q, [], []], start=100.0,
+                                                 offsets=[0.0, 0.01, 0.02, 0.03])
+        assert note is None
+        assert [point.time_from_start for point in answer.inserted] == pytest.approx(expected, abs=1e-12)
+        served_model.clear_payload()
 
 
 def test_a_trajectory_takes_a_warming_friction_at_each_points_time(ur5):
@@ -343,9 +417,10 @@ def test_a_trajectory_takes_a_warming_friction_at_each_points_time(ur5):
     server.reset_warmup_reply(1.0)
     q = np.full((3, 6), 0.2)
     qd = np.full((3, 6), 0.5)
-    efforts, note = server.trajectory_efforts(robot.joint_names, [list(q), list(qd), [[0.0] * 6] * 3],
-                                              offsets=[0.0, 0.5, 1.0])
+    answer, note = server.trajectory_efforts(robot.joint_names, [list(q), list(qd), [[0.0] * 6] * 3],
+                                             offsets=[0.0, 0.5, 1.0])
     assert note is None
+    efforts = answer.efforts
     expected = model.torque(q, qd, np.zeros((3, 6)), elapsed=np.array([1.0, 1.5, 2.0]))
     np.testing.assert_allclose(efforts, expected, rtol=1e-12, atol=1e-12)
     flat = model.torque(q, qd, np.zeros((3, 6)), elapsed=np.full(3, 1.0))
