@@ -85,22 +85,23 @@ class TrajectoryEfforts(NamedTuple):
     inserted: tuple[InsertedPoint, ...] = ()
 
 
-def _payload_step(times: np.ndarray, fields, m: int, at: float, start: float) -> tuple[InsertedPoint, ...]:
-    """The points to add at ``at -+ PAYLOAD_STEP / 2`` [s of ROS time] to points at ``times`` (M,) [s of ROS
-    time] of a trajectory starting at ``start`` with ``fields`` (flat, :func:`join_points`): those strictly
-    inside the trajectory and not at an existing point's time."""
-    if times.size < 2 or not times[0] < at <= times[-1]:
+def _payload_step(offsets: np.ndarray, fields, m: int, at: float) -> tuple[InsertedPoint, ...]:
+    """The points to add at ``at -+ PAYLOAD_STEP / 2`` [s from the trajectory's start] to points at ``offsets``
+    (M,) [s from it] with ``fields`` (flat, :func:`join_points`): those strictly inside the trajectory and not at
+    an existing point's time. Relative times keep the added points' states true to their time_from_start (ROS
+    times in seconds carry 0.2 us)."""
+    if offsets.size < 2 or not offsets[0] < at <= offsets[-1]:
         return ()
     candidates = [t for t in (at - PAYLOAD_STEP / 2.0, at + PAYLOAD_STEP / 2.0)
-                  if times[0] < t < times[-1] and np.min(np.abs(times - t)) > _SAME_TIME]
+                  if offsets[0] < t < offsets[-1] and np.min(np.abs(offsets - t)) > _SAME_TIME]
     if not candidates:
         return ()
-    positions, velocities, accelerations = (values.reshape(times.size, m) if values.size else None
+    positions, velocities, accelerations = (values.reshape(offsets.size, m) if values.size else None
                                             for values in fields)
-    q, qd, qdd = points_at(times, positions, velocities, accelerations, candidates)
-    index = np.searchsorted(times, candidates) + np.arange(len(candidates))
+    q, qd, qdd = points_at(offsets, positions, velocities, accelerations, candidates)
+    index = np.searchsorted(offsets, candidates) + np.arange(len(candidates))
     empty = np.zeros(0)
-    return tuple(InsertedPoint(int(index[k]), float(t - start), q[k], empty if qd is None else qd[k],
+    return tuple(InsertedPoint(int(index[k]), float(t), q[k], empty if qd is None else qd[k],
                                empty if qdd is None else qdd[k]) for k, t in enumerate(candidates))
 
 
@@ -285,8 +286,8 @@ class FeedforwardServer:
             start = now if start is None else start
             times = None if offsets is None or start is None else start + np.asarray(offsets, dtype=float)
             scheduled = served_model.scheduled
-            inserted = () if scheduled is None or times is None else _payload_step(times, fields, m,
-                                                                                    scheduled.at, start)
+            inserted = () if scheduled is None or times is None else _payload_step(
+                np.asarray(offsets, dtype=float), fields, m, scheduled.at - start)
             if inserted:
                 where = [point.index - k for k, point in enumerate(inserted)]    # before these original points
                 times = np.insert(times, where, [start + point.time_from_start for point in inserted])

@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 import yaml
 from rclpy.duration import Duration
+from scipy.interpolate import BPoly
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from std_srvs.srv import Trigger
 
 from rnea_reference import rnea_urdf_with_payload
@@ -49,7 +51,9 @@ def node(tmp_path_factory, graph):
     # reference_topic set: the reference path runs on a thread of its own beside the service and the model
     # path (payload services), which is where the swap must be atomic
     process = start_node("feedforward", "-r", "__ns:=/tool", "-p", f"model_file:={model_file}",
-                         "-p", f"payload_file:={payload_file}", "-p", "reference_topic:=reference", log_path=log)
+                         "-p", f"payload_file:={payload_file}", "-p", "reference_topic:=reference",
+                         "-p", "trajectory_topic:=trajectory", "-p", "trajectory_out_topic:=trajectory_with_effort",
+                         log_path=log)
     statuses = []
     graph.node.create_subscription(FeedforwardStatus, "/tool/feedforward_status", statuses.append, STATUS_QOS)
     clients = {name: graph.node.create_client(kind, f"/tool/{path}") for name, kind, path in (
@@ -139,6 +143,52 @@ def test_a_payload_stamped_ahead_is_checked_now_and_served_from_its_stamp(node):
     assert not graph.call(node["clients"]["set"], refused).success
     graph.spin_until(lambda: clock.now() > at + Duration(seconds=0.05), what="the payload's stamp", timeout=10.0)
     assert_rnea(node, TORCH, seed=8)
+
+
+def test_a_trajectory_across_a_stamped_payload_gets_two_points_around_the_stamp_and_the_load_from_it(node):
+    """A trajectory of 21 quintic points 0.1 s apart, the torch stamped 1.0437 s after its start: it comes back
+    with 23 points, two added 0.5 ms either side of the stamp on the points' own quintic (scipy's BPoly through the
+    same values), the arm alone before the stamp and with the torch after it (RNEA of the points' states)."""
+    graph, robot = node["graph"], node["robot"]
+    assert graph.call(node["clients"]["clear"], Trigger.Request()).success
+    received = []
+    graph.node.create_subscription(JointTrajectory, "/tool/trajectory_with_effort", received.append, 10)
+    publisher = graph.node.create_publisher(JointTrajectory, "/tool/trajectory", 10)
+    graph.spin_until(lambda: publisher.get_subscription_count() > 0, what="feedforward subscribing to trajectories")
+    offsets = np.arange(21) * 0.1
+    phase = offsets[:, None] + np.arange(6)
+    q, qd, qdd = 0.5 * np.sin(phase), 0.5 * np.cos(phase), -0.5 * np.sin(phase)
+    start = graph.node.get_clock().now() + Duration(seconds=0.5)
+    request = set_request(TORCH)
+    request.stamp = (start + Duration(nanoseconds=1_043_700_000)).to_msg()
+    response = graph.call(node["clients"]["set"], request)
+    assert response.success, response.message
+    trajectory = JointTrajectory(joint_names=list(robot.joint_names), points=[
+        JointTrajectoryPoint(positions=q[k].tolist(), velocities=qd[k].tolist(), accelerations=qdd[k].tolist(),
+                             time_from_start=Duration(nanoseconds=round(offsets[k] * 1e9)).to_msg())
+        for k in range(offsets.size)])
+    trajectory.header.stamp = start.to_msg()
+
+    def publish_and_check():
+        publisher.publish(trajectory)
+        return bool(received)
+
+    graph.spin_until(publish_and_check, what="the trajectory with efforts")
+    points = received[0].points
+    times = np.array([point.time_from_start.sec + 1e-9 * point.time_from_start.nanosec for point in points])
+    assert len(points) == 23
+    np.testing.assert_allclose(times[11:13], [1.0432, 1.0442], atol=1e-9)
+    np.testing.assert_allclose(np.delete(times, [11, 12]), offsets, atol=1e-9)
+    states = [np.array([getattr(point, field) for point in points]) for field in ("positions", "velocities",
+                                                                                 "accelerations")]
+    spline = BPoly.from_derivatives(offsets, np.stack([q, qd, qdd], axis=1))
+    for order, values in enumerate(states):
+        np.testing.assert_allclose(values, spline(times, order), rtol=1e-9, atol=1e-9)
+    efforts = np.array([point.effort for point in points])
+    alone, loaded = (rnea_urdf_with_payload(robot.urdf, node["parameters"], body, *states) for body in (None, TORCH))
+    np.testing.assert_allclose(efforts[:12], alone[:12], rtol=1e-9, atol=1e-9 * np.abs(alone).max())
+    np.testing.assert_allclose(efforts[12:], loaded[12:], rtol=1e-9, atol=1e-9 * np.abs(loaded).max())
+    assert graph.call(node["clients"]["clear"], Trigger.Request()).success
 
 
 def test_clear_payload_serves_the_arm_alone(node):
