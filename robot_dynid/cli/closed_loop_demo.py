@@ -8,8 +8,9 @@ with the default gains, :mod:`robot_dynid.experiment.closed_loop`). Each run sta
 
 - nominal, the identified model served: arms with PD alone, PD + the forward command (the feedforward node's
   ``command_topic``: positions and velocities of a 1 kHz JointState reference, accelerations estimated by the node
-  over :data:`REFERENCE_ACCELERATION_WINDOW`, its ``reference_acceleration_window``), the same
-  command applied :data:`LATE_DELAY` late, and PD + the efforts of streamed trajectory chunks (0.5 s ahead,
+  over :data:`REFERENCE_ACCELERATION_WINDOW`, its ``reference_acceleration_window``, each command the torque of its
+  reference :data:`COMMAND_LEAD` after the stamp, its ``command_lead``: the controller applies it at its next
+  cycle), the same command applied :data:`LATE_DELAY` late, and PD + the efforts of streamed trajectory chunks (0.5 s ahead,
   every 20 ms; the node's ``trajectory_out_topic``, accelerations included);
 - true parameters: the same two feed-forward paths, the model of the simulator's true parameters in the
   identified model's family (the best that family does);
@@ -45,13 +46,13 @@ from robot_dynid.experiment.trajectories import time_grid
 from robot_dynid.model.feedforward import compute_feedforward
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.payload import Payload, default_frame
-from robot_dynid.model.reference_acceleration import ReferenceAcceleration
+from robot_dynid.model.reference_acceleration import ReferenceAcceleration, lead_state
 from robot_dynid.recordings.recording import Recording
 from robot_dynid.reports import html
 from robot_dynid.reports.tables import format_table
 
 __all__ = ["DEFAULT_DURATION", "MIN_DURATION", "MAX_DURATION", "POINT_PERIOD", "SETTLE", "REFERENCE_RATE",
-           "REFERENCE_ACCELERATION_WINDOW", "LATE_DELAY", "PAYLOAD_MASS", "PAYLOAD_OFFSET",
+           "REFERENCE_ACCELERATION_WINDOW", "COMMAND_LEAD", "LATE_DELAY", "PAYLOAD_MASS", "PAYLOAD_OFFSET",
            "PAYLOAD_NOTICE", "WARMUP_EXCESS",
            "RECOVERY_FACTOR", "RECOVERY_GOAL", "RECOVERY_WINDOW", "RECOVERY_HOLD", "GOALS", "check_duration",
            "demo_payload", "warmup_of", "cold_start_model", "scenarios", "run_closed_loop", "closed_loop_summary",
@@ -63,6 +64,7 @@ POINT_PERIOD = 0.01         # s between the trajectory's points (quintic between
 SETTLE = 1.0                # s from the graph's start to the motion's (the arms hold the start pose)
 REFERENCE_RATE = 1000.0     # Hz of the JointState reference into the feedforward node
 REFERENCE_ACCELERATION_WINDOW = 0.01    # s: the feedforward node's reference_acceleration_window (10 references)
+COMMAND_LEAD = 0.001        # s: the feedforward node's command_lead, one cycle of the 1 kHz controller
 LATE_DELAY = 0.02           # s: the late forward command
 PAYLOAD_MASS = 2.0          # kg, a 10 cm cube 5 cm out along the last frame's z
 PAYLOAD_OFFSET = 0.05       # m
@@ -165,7 +167,8 @@ def run_closed_loop(identified, out, duration: float, namespace: str = "") -> di
         print(f"   {name}: the feedforward node serving {models[model_key].name}, arms {', '.join(arms)} ...",
               flush=True)
         with ClosedLoopGraph({"model_file": str(models[model_key]), "robot_file": identified.robot_file,
-                              "reference_acceleration_window": REFERENCE_ACCELERATION_WINDOW}, arms,
+                              "reference_acceleration_window": REFERENCE_ACCELERATION_WINDOW,
+                              "command_lead": COMMAND_LEAD}, arms,
                              namespace=f"{namespace.strip('/')}/closed_loop".strip("/")) as graph:
             runs[name] = graph.run(robot.joint_names, times, q, qd, qdd, SETTLE, REFERENCE_RATE, events)
     result = closed_loop_summary(simulator, model, runs, duration, payload, q)
@@ -248,14 +251,17 @@ def closed_loop_summary(simulator, model, runs: dict, duration: float, payload: 
 def nominal_latency(run, model, joints) -> dict:
     """The forward path's latency in the nominal run (:func:`feedforward_latency`), over the motion: each command
     matched to its reference through the model's own feed-forward of the references, with the accelerations the
-    node estimated (the same estimator replayed over the references' header stamps and velocities)."""
+    node estimated (the same estimator replayed over the references' header stamps and velocities) and its
+    command lead (:func:`~robot_dynid.model.reference_acceleration.lead_state`)."""
     arrivals, received = run.arrivals["forward"]
     estimator = ReferenceAcceleration(len(joints), REFERENCE_ACCELERATION_WINDOW)
-    accelerations = np.array([estimator.update(stamp, velocities) for stamp, velocities
-                              in zip(run.reference_header_seconds, run.reference_qd)]).reshape(-1, len(joints))
+    now, later = (np.array(values).reshape(-1, len(joints)) for values in zip(*(
+        (estimator.update(stamp, velocities), estimator.ahead(COMMAND_LEAD))
+        for stamp, velocities in zip(run.reference_header_seconds, run.reference_qd))))
     inside = run.reference_stamps >= -0.1
-    stamps, positions, velocities, accelerations = (values[inside] for values in (
-        run.reference_stamps, run.reference_q, run.reference_qd, accelerations))
+    stamps, positions, velocities, accelerations, later = (values[inside] for values in (
+        run.reference_stamps, run.reference_q, run.reference_qd, now, later))
+    positions, velocities, accelerations = lead_state(positions, velocities, accelerations, COMMAND_LEAD, later)
     expected = compute_feedforward(model, joints, positions.reshape(-1), velocities.reshape(-1),
                                    accelerations.reshape(-1)) if stamps.size else np.zeros((0, len(joints)))
     moving = arrivals >= 0.0

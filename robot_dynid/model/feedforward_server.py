@@ -153,7 +153,8 @@ class FeedforwardServer:
             cooling_time_constant=values["cooling_time_constant"],
             temperatures=bool(values["temperature_topic_prefix"] or values["joint_temperatures_topic"]),
             max_temperature_age=values["max_temperature_age"], standstill_velocity=values["standstill_velocity"],
-            reference_acceleration_window=values["reference_acceleration_window"], log=log)
+            reference_acceleration_window=values["reference_acceleration_window"],
+            command_lead=values["command_lead"], log=log)
         return cls(served_model, values["reference_timeout"], bool(values["reference_topic"]), clock)
 
     def startup_note(self, values: Mapping) -> Note:
@@ -324,11 +325,13 @@ class FeedforwardServer:
         return tau
 
     def reference_torques(self, names, positions, velocities, stamp: float | None) -> tuple[object, Note | None]:
-        """The torque command [N m] of one reference to the model in use (:meth:`ServedModel.reference_torques`),
-        the reference counted as answered now; or (None, a warning note) when it is refused (whatever the error):
+        """The torque command [N m] of one reference to the model in use (:meth:`ServedModel.reference_torques`;
+        a scheduled payload from its time minus the command lead on), the reference counted as answered now; or (None, a warning note) when it is refused (whatever the error):
         then nothing is sent for it and the reference path's state says why. (None, None) before any model:
         nothing is sent or counted."""
-        served = self.served_model.current(stamp)
+        served_model = self.served_model
+        time = stamp if stamp is not None else served_model.ros_time()
+        served = served_model.current(None if time is None else time + served_model.command_lead)
         if served is None:
             return None, None
         try:

@@ -11,6 +11,10 @@ window's end accurate: for ``qd = A sin(w t)`` the error is about ``A w^4 window
 The estimate restarts (zero until a second reference arrives) after a gap in the stamps longer than ``max_gap``
 (the reference stream stopped) or a stamp that does not advance (a stream restarted or replayed); a reference with
 another joint set is the caller's business (one instance per joint order).
+
+:func:`lead_state` moves a reference ``lead`` = L seconds on (:meth:`ReferenceAcceleration.ahead`: the fit's
+acceleration at L): the state a command computed now should be for when it is applied L later (a forward command
+controller applies it at its next update, after the transport).
 """
 from __future__ import annotations
 
@@ -21,10 +25,26 @@ import numpy as np
 from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
 
-__all__ = ["MAX_WINDOW", "ReferenceAcceleration"]
+__all__ = ["MAX_WINDOW", "MAX_LEAD", "ReferenceAcceleration", "lead_state"]
 
 #: Longest estimation window [s]: a reference's acceleration older than this is not its acceleration now.
 MAX_WINDOW = 1.0
+#: Longest lead [s] of :func:`lead_state`: a few controller periods; further the extrapolation is not the plan.
+MAX_LEAD = 0.02
+
+
+def lead_state(positions: np.ndarray, velocities: np.ndarray, accelerations, lead: float, later=None):
+    """A reference's state ``lead`` = L [s] on, ``(q, qd, qdd)`` [rad, rad/s, rad/s^2] (arrays of one shape): with
+    the accelerations ``a0`` now and ``aL`` at L (``later``; None: ``a0``), linear between them,
+    ``q + qd L + (2 a0 + aL) L^2 / 6``, ``qd + (a0 + aL) L / 2``, ``aL``; ``accelerations`` empty: zero."""
+    if not lead:
+        return positions, velocities, accelerations
+    accelerations = np.asarray(accelerations, dtype=float)
+    if accelerations.size == 0:
+        return positions + velocities * lead, velocities, accelerations
+    later = accelerations if later is None else np.asarray(later, dtype=float)
+    return (positions + (velocities + (2.0 * accelerations + later) * lead / 6.0) * lead,
+            velocities + 0.5 * (accelerations + later) * lead, later)
 
 
 class ReferenceAcceleration:
@@ -47,11 +67,13 @@ class ReferenceAcceleration:
         self.max_gap = validators.positive(max_gap, "reference acceleration max_gap", DynIdError, "s")
         self._stamps: collections.deque[float] = collections.deque()
         self._velocities: collections.deque[np.ndarray] = collections.deque()
+        self._slope = np.zeros((2, n_joints))     # the last fit's d/dt at the newest stamp and its rate [1/s]
 
     def reset(self) -> None:
         """Forget every reference seen (the next estimate is zero)."""
         self._stamps.clear()
         self._velocities.clear()
+        self._slope = np.zeros((2, self.n_joints))
 
     def update(self, stamp: float, velocities) -> np.ndarray:
         """Add the reference stamped ``stamp`` [s] with ``velocities`` (n_joints,) [rad/s]; the acceleration
@@ -67,10 +89,17 @@ class ReferenceAcceleration:
             self._velocities.popleft()
         count = len(self._stamps)
         if count < 2:
-            return np.zeros(self.n_joints)
+            self._slope = np.zeros((2, self.n_joints))
+            return self._slope[0]
         # time relative to the newest stamp, scaled to the window: a well-conditioned Vandermonde system
         tau = (np.fromiter(self._stamps, float, count) - stamp) / self.window
         degree = 2 if count >= 3 else 1
         basis = np.vander(tau, degree + 1, increasing=True)
         coefficients = np.linalg.lstsq(basis, np.array(self._velocities), rcond=None)[0]
-        return coefficients[1] / self.window      # d/dt of the fit at the newest stamp (tau = 0)
+        self._slope = np.array([coefficients[1], 2.0 * coefficients[2] / self.window if degree == 2
+                                else np.zeros(self.n_joints)]) / self.window
+        return self._slope[0]      # d/dt of the fit at the newest stamp (tau = 0)
+
+    def ahead(self, lead: float) -> np.ndarray:
+        """The last estimate's fit at the newest stamp plus ``lead`` [s]: accelerations (n_joints,) [rad/s^2]."""
+        return self._slope[0] + self._slope[1] * lead

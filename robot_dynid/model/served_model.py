@@ -55,7 +55,7 @@ from robot_dynid.model.feedforward import (DERIVED_EFFORT_FACTOR, FeedforwardLim
 from robot_dynid.model.friction_state import (NO_DRIFT, FrictionState, JointTemperatures, WarmupClock,
                                               friction_state, standing_still)
 from robot_dynid.model.payload import Payload, frame_placement, plausibility_warnings
-from robot_dynid.model.reference_acceleration import ReferenceAcceleration
+from robot_dynid.model.reference_acceleration import ReferenceAcceleration, lead_state
 from robot_dynid.model.robot_description import RobotDescription
 
 __all__ = ["REASON_LIMIT", "DEFAULT_MAX_TEMPERATURE_AGE", "DEFAULT_STANDSTILL_VELOCITY", "Served", "ScheduledPayload",
@@ -131,6 +131,10 @@ class ServedModel:
         [rad/s] joints with every reference velocity below it stand still (the warm-up clock cools).
     reference_acceleration_window : float
         [s] 0: reference accelerations zero; else estimated from the reference's velocities over this window.
+    command_lead : float
+        [s] in [0, :data:`~robot_dynid.model.reference_acceleration.MAX_LEAD`]: a reference's torque is the one of
+        its state this long after its stamp, and a scheduled payload is served to it from then
+        (:meth:`reference_torques`); the forward path's latency from the stamp to the applied command.
     log : callable
         ``log(level, message)`` with level ``"info"``, ``"warning"`` or ``"error"``: what a model or payload
         change says (default: Python logging).
@@ -142,7 +146,7 @@ class ServedModel:
                  cooling_time_constant: float = 0.0, temperatures: bool = False,
                  max_temperature_age: float = DEFAULT_MAX_TEMPERATURE_AGE,
                  standstill_velocity: float = DEFAULT_STANDSTILL_VELOCITY,
-                 reference_acceleration_window: float = 0.0,
+                 reference_acceleration_window: float = 0.0, command_lead: float = 0.0,
                  log: Callable[[str, str], None] = _log_to_python) -> None:
         self.served: Served | None = None
         self.margins = margins
@@ -160,6 +164,7 @@ class ServedModel:
         self.temperatures = JointTemperatures(max_temperature_age)
         self.standstill_velocity = standstill_velocity
         self._acceleration_window, self._acceleration = reference_acceleration_window, None
+        self.command_lead = command_lead
         self.warmup: WarmupClock | None = None
         start = ros_time()
         if start is not None:
@@ -368,8 +373,9 @@ class ServedModel:
 
         ``names``, ``positions`` [rad], ``velocities`` [rad/s]: a JointState's fields (extra joints ignored;
         a field whose size is not one per name goes to :func:`compute_feedforward` as it is, to be reported);
-        ``stamp`` [s] its header stamp (None: now), for the accelerations' estimate. The reference's motion
-        drives the warm-up clock's cooling. DynIdError when refused.
+        ``stamp`` [s] its header stamp (None: now), for the accelerations' estimate. With a
+        :attr:`command_lead`, the torque is the one of the reference's state that much later (:func:`lead_state`).
+        The reference's motion drives the warm-up clock's cooling. DynIdError when refused.
         """
         joints = served.model.joint_names
         index = match_joints(joints, list(names), "reference JointState", "the model")
@@ -377,6 +383,10 @@ class ServedModel:
                                  (np.asarray(positions, dtype=np.float64), np.asarray(velocities, dtype=np.float64)))
         self.joints_move(not standing_still(velocities, self.standstill_velocity))
         accelerations = self._reference_accelerations(joints, velocities, stamp)
+        lead = self.command_lead
+        if lead and positions.size == velocities.size == len(joints):
+            later = self._acceleration[1].ahead(lead) if self._acceleration_window else None
+            positions, velocities, accelerations = lead_state(positions, velocities, accelerations, lead, later)
         tau = self.torques(served, joints, positions, velocities, accelerations)
         return tau[..., served.output_index] if served.output_index is not None else tau
 

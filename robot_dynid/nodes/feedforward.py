@@ -85,7 +85,7 @@ class FeedforwardNode(Node):
             "reference_timeout": self.set_reference_timeout,
             "status_period": lambda value: set_period(self.status_timer, value),
             **{name: lambda value, name=name: setattr(self.core, name, value) for name in (
-                "cooling_time_constant", "reference_acceleration_window", "standstill_velocity",
+                "cooling_time_constant", "reference_acceleration_window", "command_lead", "standstill_velocity",
                 "max_temperature_age")}},
             rules={parameter: self.margin_rule(name) for parameter, name in MARGIN_PARAMETERS.items()})
         reference_topic, reference_timeout = values["reference_topic"], values["reference_timeout"]

@@ -10,7 +10,7 @@ from robot_dynid.model.feedforward import (
     DEFAULT_ACCELERATION_MARGIN, DEFAULT_EFFORT_MARGIN, DEFAULT_MAX_POINTS, DEFAULT_MODEL_EFFORT_MARGIN,
     DEFAULT_POSITION_MARGIN, DEFAULT_VELOCITY_MARGIN, MAX_MARGIN_FACTOR, MAX_POINTS_LIMIT, check_margin_factor,
     check_max_points, check_position_margin)
-from robot_dynid.model.reference_acceleration import MAX_WINDOW
+from robot_dynid.model.reference_acceleration import MAX_LEAD, MAX_WINDOW
 from robot_dynid.model.served_model import DEFAULT_MAX_TEMPERATURE_AGE, DEFAULT_STANDSTILL_VELOCITY
 from robot_dynid.nodes.node_runtime import (MAX_TIMER_PERIOD, MIN_TIMER_PERIOD, NodeParameter, ParameterTable,
                                             in_range, integer_in, qos_parameter, readable_file_path, timer_period)
@@ -99,5 +99,10 @@ PARAMETERS = ParameterTable("feedforward", rows=(
     NodeParameter("reference_acceleration_window", 0.0, "window of the reference's accelerations estimated from its "
                   "velocities by their stamps; 0 = accelerations zero, else in (0, 1]; for a planned (noise-free) "
                   "reference; live: applies from the next reference", "s", in_range("s", 0.0, MAX_WINDOW), live=True),
+    NodeParameter("command_lead", 0.0, "the command of a reference is the torque of its state this long after its "
+                  "stamp (q + qd L + qdd L^2/2, qd + qdd L), and a payload stamped ahead reaches it from its stamp "
+                  "minus this: the latency from the reference's stamp to the controller applying the command (one "
+                  f"controller period and the transport); 0 = at the stamp, at most {MAX_LEAD:g}; live: applies "
+                  "from the next reference", "s", in_range("s", 0.0, MAX_LEAD), live=True),
 ))
 """The feedforward node's parameters (:class:`~robot_dynid.nodes.node_runtime.ParameterTable`)."""

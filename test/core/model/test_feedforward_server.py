@@ -280,7 +280,8 @@ def test_the_node_parameters_make_the_server_and_a_model_file_that_fails_is_name
               "position_margin": 0.2, "velocity_margin": 1.5, "acceleration_margin": 2.0, "effort_margin": 1.2,
               "model_effort_margin": 3.0, "max_points": 50, "cold_start_stamp": 0.0, "cooling_time_constant": 0.0,
               "temperature_topic_prefix": "", "joint_temperatures_topic": "", "max_temperature_age": 5.0,
-              "standstill_velocity": 0.01, "reference_acceleration_window": 0.0, "reference_timeout": 0.4,
+              "standstill_velocity": 0.01, "reference_acceleration_window": 0.0, "command_lead": 0.001,
+              "reference_timeout": 0.4,
               "reference_topic": "", "trajectory_topic": "trajectory", "trajectory_out_topic": "with_effort",
               "model_topic": "", "command_topic": "effort", "service_queue_depth": 10}
     logged = []
@@ -289,6 +290,7 @@ def test_the_node_parameters_make_the_server_and_a_model_file_that_fails_is_name
     assert served_model.margins == Margins(position=0.2, velocity=1.5, acceleration=2.0, effort=1.2,
                                            model_effort=3.0, max_points=50)
     assert served_model.expected_robot.joint_names == robot.joint_names and server.reference_timeout == 0.4
+    assert served_model.command_lead == 0.001
     level, note = server.startup_note(values)
     assert level == "info" and "reference off -> off" in note and "trajectory trajectory -> with_effort" in note
     assert "queue depth 10, at most 50 points" in note and "position 0.2 rad" in note
@@ -403,6 +405,46 @@ def test_a_payload_at_a_points_time_or_outside_the_trajectory_adds_no_point_at_a
         assert note is None
         assert [point.time_from_start for point in answer.inserted] == pytest.approx(expected, abs=1e-12)
         served_model.clear_payload()
+
+
+def test_a_command_lead_answers_a_reference_for_its_state_that_much_later_and_its_payload_from_then(ur5):
+    """A planned sine reference at 1 kHz (positions and velocities; accelerations estimated over 10 ms) with a
+    command lead of 2 ms: the answer to the reference stamped t is pinocchio's RNEA of the plan's state at t + 2 ms
+    (within the extrapolation's third-order error), not at t; the torch scheduled 1 ms after a reference's stamp is
+    in that reference's answer already (its stamp plus the lead is past the payload's time)."""
+    robot, parameters, model = ur5
+    lead = 0.002
+    served_model = ServedModel(Margins(), Clock(1000.0), reference_acceleration_window=0.01, command_lead=lead)
+    server = server_of(served_model)
+    served_model.use_model(model, "test")
+    rng = np.random.default_rng(2)
+    centre, amplitude, rate = rng.uniform(-1.0, 1.0, 6), rng.uniform(0.2, 0.5, 6), 3.0
+
+    def plan(t):
+        phase = rate * t + np.arange(6)
+        return (centre + amplitude * np.sin(phase), rate * amplitude * np.cos(phase),
+                -rate**2 * amplitude * np.sin(phase))
+
+    urdf = URDF.read_text()
+
+    def torque(t, body=None):
+        return rnea_urdf_with_payload(urdf, parameters, body, *(value[None] for value in plan(t)))[0]
+
+    for k in range(16):
+        q, qd, _ = plan(k * 1e-3)
+        tau, note = server.reference_torques(robot.joint_names, q, qd, 1000.0 + k * 1e-3)
+        assert note is None
+    tau, ahead, now = np.ravel(tau), torque(15e-3 + lead), torque(15e-3)
+    np.testing.assert_allclose(tau, ahead, rtol=0.0, atol=1e-4 * np.abs(ahead).max())
+    assert np.max(np.abs(tau - ahead)) < 0.1 * np.max(np.abs(tau - now))
+    ixx, ixy, ixz, iyy, iyz, izz = TORCH[3]
+    torch = (*TORCH[:3], np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]]))
+    served_model.set_payload(Payload(*TORCH), at=1000.0 + 17e-3)
+    q, qd, _ = plan(16e-3)
+    tau, note = server.reference_torques(robot.joint_names, q, qd, 1000.0 + 16e-3)
+    loaded = torque(16e-3 + lead, torch)
+    np.testing.assert_allclose(np.ravel(tau), loaded, rtol=0.0, atol=1e-4 * np.abs(loaded).max())
+    assert served_model.served.model.payload is not None
 
 
 def test_a_trajectory_takes_a_warming_friction_at_each_points_time(ur5):
