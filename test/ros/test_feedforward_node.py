@@ -170,7 +170,8 @@ def test_reference_joint_state_gives_effort_commands(feedforward_node, er3a):
 def test_a_reference_acceleration_window_adds_the_inertial_torque_of_the_planned_motion(feedforward_node, er3a):
     """reference_acceleration_window set live to 0.01 s: a 500 Hz reference q = q0 + A sin(w t) (positions and
     velocities, header stamps on its plan's clock) gets the torque RNEA(q, qd, qdd) of its analytic acceleration,
-    to within what 5 % of qdd changes (the estimate's end-point error is far below that); set back to 0, qdd = 0."""
+    to within what 5 % of qdd changes (the estimate's end-point error is far below that); set back to 0, qdd = 0.
+    command_lead then set live to 4 ms: the next reference's command is RNEA of the plan 4 ms after its stamp."""
     graph, _ = feedforward_node
     model, parameters = er3a
     [result] = graph.set_parameters("/feedforward", reference_acceleration_window=0.01)
@@ -195,9 +196,24 @@ def test_a_reference_acceleration_window_adds_the_inertial_torque_of_the_planned
         slack = np.abs(rnea_torques(model.robot, parameters, q, qd, 1.05 * qdd) - exact) + 1e-9
         assert np.all(np.abs(np.array(received[-1].data) - exact) <= slack), (received[-1].data, exact)
         assert np.max(np.abs(exact - without)) > 10.0 * np.max(slack)
-    finally:
-        [result] = graph.set_parameters("/feedforward", reference_acceleration_window=0.0)
+        [result] = graph.set_parameters("/feedforward", command_lead=0.004)
         assert result.successful, result.reason
+        t += 0.002
+        q, qd = q0 + amplitude * np.sin(omega * t), amplitude * omega * np.cos(omega * t)
+        message = JointState(name=list(model.joint_names), position=q.tolist(), velocity=qd.tolist())
+        message.header.stamp.sec, message.header.stamp.nanosec = int(t), int(round((t % 1.0) * 1e9))
+        count = len(received)
+        publisher.publish(message)
+        graph.spin_until(lambda: len(received) > count, what="the command of a reference with the lead")
+        later = t + 0.004
+        ahead = rnea_torques(model.robot, parameters, q0 + amplitude * np.sin(omega * later),
+                             amplitude * omega * np.cos(omega * later), -amplitude * omega**2 * np.sin(omega * later))
+        now = rnea_torques(model.robot, parameters, q, qd, -amplitude * omega**2 * np.sin(omega * t))
+        error = np.abs(np.array(received[-1].data) - ahead)
+        assert np.max(error) < 0.1 * np.max(np.abs(ahead - now)), (received[-1].data, ahead, now)
+    finally:
+        results = graph.set_parameters("/feedforward", reference_acceleration_window=0.0, command_lead=0.0)
+        assert all(result.successful for result in results), [result.reason for result in results]
 
 
 def test_joints_parameter_orders_the_effort_commands_as_the_controller_does(er3a, directory, graph):

@@ -53,7 +53,8 @@ FEEDFORWARD = {"position_margin": (float, ("negative", "zero")), "velocity_margi
                "reference_timeout": (float, ()), "status_period": (float, ()), "max_points": (int, ()),
                "service_queue_depth": (int, ()), "cold_start_stamp": (float, ("zero",)),
                "cooling_time_constant": (float, ("zero",)), "standstill_velocity": (float, ()),
-               "max_temperature_age": (float, ()), "reference_acceleration_window": (float, ("zero",))}
+               "max_temperature_age": (float, ()), "reference_acceleration_window": (float, ("zero",)),
+               "command_lead": (float, ("zero",))}
 # recorder
 RECORDER = {"queue_depth": (int, ()), "flush_period": (float, ()), "status_period": (float, ("zero",)),
             "min_free_space": (float, ("zero",)), "silent_topic_delay": (float, ())}
