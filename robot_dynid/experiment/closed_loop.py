@@ -335,7 +335,8 @@ class ControlledArm(MujocoArm):
         self.feedforward = FeedforwardHold(len(joints), settings.feedforward_timeout, settings.feedforward_delay,
                                            keep_history)
         self.efforts = EffortSchedule(joints)
-        self._payloads = []     # (time [s], Payload), time increasing
+        self._payloads = []     # (time [s], Payload, the MuJoCo model with it and the earlier ones), time increasing
+        self._scratch = None    # the MjData mj_setConst works in when a payload is fixed
         self.cycles = self.skipped = 0
         self.history = [] if keep_history else None
         self.payload_times = []
@@ -354,13 +355,20 @@ class ControlledArm(MujocoArm):
 
     def attach_payload(self, payload: Payload, time: float) -> None:
         """Fix ``payload`` to the last link from the first cycle at or after ``time`` [s] (the past: the next);
-        PayloadError for a frame the robot lacks."""
+        PayloadError for a frame the robot lacks. The arm's model with it is computed now (milliseconds), so that
+        the cycle fixing it only copies arrays."""
         if not isinstance(payload, Payload):
             raise DynIdError(f"payload must be a Payload, got {type(payload).__name__}")
         payload.link_parameters(self.simulator.regressor.robot)
         time = validators.number(time, "payload time [s]", DataError)
-        self._payloads.append((time, payload))
-        self._payloads.sort(key=lambda event: event[0])
+        pending = sorted([(at, added) for at, added, _ in self._payloads] + [(time, payload)],
+                         key=lambda event: event[0])
+        base, self._payloads = None, []
+        for at, added in pending:       # each model computed now, on top of the earlier ones
+            base = self.simulator.payload_model(added, base)
+            self._payloads.append((at, added, base))
+        if self._scratch is None:
+            self._scratch = self.simulator.mujoco.MjData(self.simulator.model.model)
         self.payload_times.append(time)
 
     def advance(self, now: float) -> ControlledSamples | None:
@@ -383,7 +391,7 @@ class ControlledArm(MujocoArm):
         q, qd, qdd, tau = (np.empty((n_cycles, n)) for _ in range(4))
         for cycle in range(n_cycles):
             while self._payloads and self._payloads[0][0] <= cycles[cycle]:
-                simulator.attach_payload(self._payloads.pop(0)[1])
+                simulator.use_inertials(self._payloads.pop(0)[2], self._scratch)
             q[cycle], qd[cycle] = data.qpos[qpos], data.qvel[dofs]
             tau[cycle] = kp * (q_d[cycle] - q[cycle]) + kd * (qd_d[cycle] - qd[cycle]) + feedforward[cycle]
             data.qfrc_applied[dofs] = tau[cycle]

@@ -49,6 +49,7 @@ friction (near velocity reversals): what a user sees there is model mismatch, no
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import logging
 import math
@@ -72,7 +73,7 @@ from robot_dynid.model.robot_description import RobotDescription, build_pinocchi
 
 __all__ = ["INSTALL_HINT", "DEFAULT_TIMESTEP", "MAX_TIMESTEP", "MIN_TIMESTEP", "TRACKING_BANDWIDTH",
            "MUJOCO_REVERSAL_LEAD", "MUJOCO_MIN_SPEED", "mujoco_friction_models", "EngineUnavailableError",
-           "import_mujoco", "mujoco_available", "MujocoModel", "build_mujoco_model", "read_inertials", "MujocoRobot",
+           "import_mujoco", "mujoco_available", "BODY_INERTIAL_FIELDS", "MujocoModel", "build_mujoco_model", "read_inertials", "MujocoRobot",
            "MujocoArm"]
 
 logger = logging.getLogger(__name__)
@@ -165,6 +166,10 @@ def _dh_urdf(robot: RobotDescription) -> str:
                      'iyy="1e-3" iyz="0" izz="1e-3"/></inertial></link>')
         parent = child
     return "".join(lines + ["</robot>"])
+
+
+BODY_INERTIAL_FIELDS = ("body_mass", "body_ipos", "body_iquat", "body_inertia", "body_sameframe")
+"""The MjModel fields that hold the bodies' inertials (what :func:`_write_inertials` sets)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -396,11 +401,27 @@ class MujocoRobot:
     def attach_payload(self, payload: Payload) -> None:
         """Fix ``payload`` to the last link of the simulated arm (its bodies' inertials; :attr:`parameters` stay
         the arm's without it)."""
+        model = self.model.model
+        self.use_inertials(self.payload_model(payload), self.mujoco.MjData(model))
+
+    def payload_model(self, payload: Payload, base=None):
+        """A copy of ``base`` (a MuJoCo model of this arm; None: the arm's own) with ``payload`` fixed to its last
+        link, the arm's model untouched: computed ahead, :meth:`use_inertials` puts it in at the cost of copying
+        a few arrays (fixing a body in a running 1 kHz loop must not stall it for the milliseconds this takes)."""
         robot = self.regressor.robot
-        inertials = read_inertials(self.mujoco, self.model, robot)
+        model = copy.copy(self.model.model if base is None else base)
+        inertials = read_inertials(self.mujoco, dataclasses.replace(self.model, model=model), robot)
         inertials[-N_INERTIAL:] += payload.link_parameters(robot)
-        _write_inertials(self.mujoco, self.model.model, robot, self.model.dofs, inertials)
-        self.mujoco.mj_setConst(self.model.model, self.mujoco.MjData(self.model.model))
+        _write_inertials(self.mujoco, model, robot, self.model.dofs, inertials)
+        return model
+
+    def use_inertials(self, source, scratch) -> None:
+        """The bodies' inertials of ``source`` (a :meth:`payload_model`) in the arm's model, and the constants
+        derived from them (``mj_setConst``, with the MjData ``scratch`` of this model as its workspace)."""
+        model = self.model.model
+        for name in BODY_INERTIAL_FIELDS:
+            getattr(model, name)[...] = getattr(source, name)
+        self.mujoco.mj_setConst(model, scratch)
 
     def _true_parameters(self) -> np.ndarray:
         model, dofs, friction = self.model.model, self.model.dofs, self.regressor.friction

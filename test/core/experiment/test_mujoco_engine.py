@@ -225,19 +225,30 @@ def test_an_mjcf_robot_runs_in_mujoco_with_its_own_inertials_and_the_simulation_
 
 def test_a_payload_fixed_to_the_arm_is_pinocchios_body_appended_to_the_urdf():
     """MuJoCo's inverse dynamics of the UR5 (random URDF inertials) with a 2 kg body fixed at tool0 equal pinocchio's
-    RNEA of the URDF (its own parser) with that body appended at tool0's placement."""
+    RNEA of the URDF (its own parser) with that body appended at tool0's placement; the model with it is computed
+    ahead without changing the arm's, and one computed on top of it carries both bodies."""
     urdf = ur5_with_inertials(seed=2)
     robot = robot_from_urdf(urdf)
     simulator = MujocoRobot(robot, friction_model("none"))
     inertia = np.array([[0.01, 0.002, 0.0], [0.002, 0.012, 0.001], [0.0, 0.001, 0.008]])
     payload = Payload("tool0", 2.0, (0.03, -0.02, 0.06), tuple(inertia[[0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]]))
-    simulator.attach_payload(payload)
+    q, qd, qdd = random_states(robot.n_joints, seed=3)
+    alone = simulator.torques(q, qd, qdd, noise=False)
+    prepared = simulator.payload_model(payload)
+    np.testing.assert_array_equal(simulator.torques(q, qd, qdd, noise=False), alone)
+    twice = simulator.payload_model(payload, prepared)
+    simulator.use_inertials(prepared, simulator.mujoco.MjData(simulator.model.model))
     reference = pin.buildModelFromXML(urdf)
     frame = reference.frames[reference.getFrameId("tool0")]
     joint = frame.parentJoint if hasattr(frame, "parentJoint") else frame.parent
     reference.appendBodyToJoint(joint, pin.Inertia(2.0, np.array(payload.com), inertia), frame.placement)
     data = reference.createData()
-    q, qd, qdd = random_states(robot.n_joints, seed=3)
+    expected = np.array([pin.rnea(reference, data, *state) for state in zip(q, qd, qdd)])
+    torques = simulator.torques(q, qd, qdd, noise=False)
+    assert np.max(np.abs(torques - expected)) < 1e-9 * np.max(np.abs(expected))
+    simulator.use_inertials(twice, simulator.mujoco.MjData(simulator.model.model))
+    reference.appendBodyToJoint(joint, pin.Inertia(2.0, np.array(payload.com), inertia), frame.placement)
+    data = reference.createData()
     expected = np.array([pin.rnea(reference, data, *state) for state in zip(q, qd, qdd)])
     torques = simulator.torques(q, qd, qdd, noise=False)
     assert np.max(np.abs(torques - expected)) < 1e-9 * np.max(np.abs(expected))
