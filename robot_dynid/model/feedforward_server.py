@@ -44,9 +44,11 @@ MARGIN_PARAMETERS = {"position_margin": "position", "velocity_margin": "velocity
                      "model_effort_margin": "model_effort", "max_points": "max_points"}
 """The node parameter of each field of :class:`~robot_dynid.model.feedforward.Margins`."""
 
-PAYLOAD_STEP = 0.001
+PAYLOAD_STEP = 1e-4
 """[s] the width of the effort step a scheduled payload makes in a trajectory: points this far apart around its
-time (one cycle of a 1 kHz controller)."""
+time. A controller samples the efforts at its cycles and the load acts from the first cycle at or after the
+stamp: a tenth of a 1 kHz cycle, so a cycle rarely falls inside the step and the efforts change where the load
+does (and the added segments stay long enough for their quintic coefficients, ~1/T^5)."""
 _SAME_TIME = 1e-6
 """[s] a point closer than this to an existing one is not added."""
 
