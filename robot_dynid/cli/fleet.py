@@ -30,7 +30,7 @@ def add_arguments(parser):
     from robot_dynid.estimation.estimators import BATCH_METHODS
     from robot_dynid.estimation.wear import PRACTICAL_FRACTION
     from robot_dynid.fleet.changes import CORRECTIONS, DEFAULT_LEVEL, DEFAULT_OUTLIER_SPREADS
-    from robot_dynid.estimation.quality_gate import GATE_RANGES
+    from robot_dynid.estimation.quality_gate import GATE_RANGES, gate_interval
     from robot_dynid.fleet.task_options import READING_DEFAULTS, TaskOptions
     gate = TaskOptions()
     add_model_structure_arguments(parser)
@@ -55,12 +55,12 @@ def add_arguments(parser):
                              "(default: %(default)s)")
     checks.add_argument("--max-holdout-rsd", type=number_in("1", *rsd_range, allow_minimum=False),
                         default=gate.max_holdout_rsd, metavar="RSD",
-                        help="reject a model whose hold-out RSD is not below this [1], in (0, 1] "
-                             "(default: %(default)s)")
+                        help=f"reject a model whose hold-out RSD is not below this [1], in "
+                             f"{gate_interval('max_holdout_rsd')} (default: %(default)s)")
     checks.add_argument("--max-condition", type=number_in("1", *condition_range, allow_minimum=False),
                         default=gate.max_condition, metavar="COND",
-                        help="reject a model whose condition number is not below this [1], in (1, 1e12] "
-                             "(default: %(default)s)")
+                        help=f"reject a model whose condition number is not below this [1], in "
+                             f"{gate_interval('max_condition')} (default: %(default)s)")
     changes = parser.add_argument_group("change detection")
     changes.add_argument("--baseline", default="first", metavar="first|MODEL",
                          help="what each robot is compared with: its first identified recording, or a model file "

@@ -99,6 +99,16 @@ def test_online_tracking_offers_a_model_only_after_the_friction_changed_and_gate
     assert "is not below max_holdout_rsd" in refused[0].message
 
 
+@pytest.mark.parametrize("bound", [{"max_holdout_rsd": 0.0}, {"max_holdout_rsd": 1.5}, {"max_condition": 1.0},
+                                   {"max_condition": float("nan")}])
+def test_online_tracking_refuses_a_gate_bound_outside_the_gates_interval(er3a_robot, bound):
+    regressor = Regressor(er3a_robot, friction_model("coulomb_viscous"))
+    model = arm_model(er3a_robot, simulation_parameters(regressor, seed=1), regressor)
+    name = next(iter(bound))
+    with pytest.raises(DynIdError, match=rf"{name} must be finite and in \("):
+        OnlineFrictionTracking(model, **bound)
+
+
 def test_a_model_without_friction_cannot_be_tracked(er3a_robot):
     robot = er3a_robot
     regressor = Regressor(robot)
