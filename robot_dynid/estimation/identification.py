@@ -712,9 +712,26 @@ def model_from_accumulator(
     values, white, std, standard, consistency = _estimate(accumulator, robot, settings, base, batch, rls, folds,
                                                           qr_factors, progress)
     check_finite_estimate(accumulator, names, values, std)
+    metrics = _model_metrics(accumulator, robot, settings, base, batch, values, std, nuisance_names, consistency,
+                             dropped)
+    values, std, white = values[:base.rank], std[:base.rank], white[:base.rank]
+    provenance = dict(provenance or {})
+    provenance.setdefault("date", datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
+    provenance.setdefault("robot_dynid_version", __version__)
+    return DynamicModel(
+        robot, settings.friction, settings.armature, settings.offset, base, values, std,
+        method=settings.method, metrics=metrics, provenance=provenance, standard=standard,
+        friction_side=settings.friction_side, std_method=batch.uncertainty.std_method, white_std=white,
+        interval_dof=batch.uncertainty.interval_dof,
+    )
+
+
+def _model_metrics(accumulator, robot, settings, base, batch, values, std, nuisance_names, consistency, dropped):
+    """The metrics of a fit of ``values`` and ``std`` (base then nuisance parameters) with the batch solve
+    ``batch`` (:func:`model_from_accumulator`); its warnings logged."""
     residual_rms, rsd = residual_statistics(accumulator, values)
     nuisance = {name: float(value) for name, value in zip(nuisance_names, values[base.rank:])}
-    values, std, white = values[:base.rank], std[:base.rank], white[:base.rank]
+    values, std = values[:base.rank], std[:base.rank]
     with np.errstate(divide="ignore", invalid="ignore"):
         relative_std = np.abs(std / values)
     joints = robot.joint_names
@@ -743,15 +760,7 @@ def model_from_accumulator(
     if consistency is not None:
         metrics["consistency"] = consistency
     metrics["plausibility"] = plausibility(robot, settings, base, values, std)
-    provenance = dict(provenance or {})
-    provenance.setdefault("date", datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
-    provenance.setdefault("robot_dynid_version", __version__)
-    return DynamicModel(
-        robot, settings.friction, settings.armature, settings.offset, base, values, std,
-        method=settings.method, metrics=metrics, provenance=provenance, standard=standard,
-        friction_side=settings.friction_side, std_method=batch.uncertainty.std_method, white_std=white,
-        interval_dof=batch.uncertainty.interval_dof,
-    )
+    return metrics
 
 
 def _estimate(accumulator, robot, settings, base, batch, rls, folds, qr_factors, progress):
