@@ -154,8 +154,8 @@ def _write_summary(out, analysis, results, counts, index):
 
 
 def _print_summary(summary, analysis, results, counts, level, out, index):
-    """The run's counts, failures, wear verdicts and findings and the flagged parameters per robot of
-    ``summary``."""
+    """The run's counts, failures (``summary["failed"]``), wear verdicts and findings and each robot's flagged
+    parameters and those far from the fleet median."""
     from robot_dynid.fleet.changes import PARAMETER_NOTE
     from robot_dynid.fleet.page import FINDING_COLUMNS, finding_rows, wear_method_text
     from robot_dynid.reports.tables import format_table
@@ -173,9 +173,9 @@ def _print_summary(summary, analysis, results, counts, level, out, index):
     print(wear_method_text(analysis))
     print(f"parameters (evidence: {PARAMETER_NOTE}): {analysis.n_tests} tests, {analysis.correction_name} at level "
           f"{level:g}")
-    for robot_id, entry in summary["robots"].items():
-        flagged = ", ".join(entry["parameters"]["flagged"]) or "nothing flagged"
-        far = entry["parameters"]["far_from_median"]
+    for robot_id, changes in analysis.robots.items():
+        flagged = ", ".join(changes.flagged_names) or "nothing flagged"
+        far = list(changes.far)
         print(f"  {robot_id}: {flagged}" + (f"; far from the fleet median: {', '.join(far)}" if far else ""))
     print(f"fleet page written to {index} (database {out / 'fleet.sqlite'})")
 
