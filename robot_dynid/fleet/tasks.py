@@ -262,4 +262,4 @@ def _report(data, robot, recording, stage, model, holdout, topics) -> tuple[dict
             return {item.name: item.read_bytes() for item in sorted(pathlib.Path(directory).iterdir())
                     if item.is_file()}, ""
     except DynIdError as error:
-        return {}, f"no report: {' '.join(str(error).split())}"
+        return {}, f"no report: {one_line(error)}"

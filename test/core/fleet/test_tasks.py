@@ -121,3 +121,15 @@ def test_a_bug_fails_the_entry_with_its_type_and_message_on_one_line_and_is_not_
     outcome = identify_entry(str(tmp_path / "a.csv"), str(ROBOT), None, TaskOptions(report=False))
     assert outcome.status == "failed" and not outcome.cacheable
     assert outcome.reason == "internal error (ValueError: joint j7 missing)"
+
+
+def test_a_report_that_fails_leaves_the_model_and_says_why_on_one_line(recording, tmp_path, monkeypatch):
+    import robot_dynid.fleet.tasks as tasks
+
+    def refused(*arguments, **options):
+        raise DataError("stage markers\n  unreadable")
+    monkeypatch.setattr(tasks, "stage_table", refused)
+    write_csv(tmp_path / "a.csv", recording)
+    outcome = identify_entry(str(tmp_path / "a.csv"), str(ROBOT), None, TaskOptions(report=True))
+    assert outcome.status == "identified" and outcome.model_yaml is not None and outcome.report_files == {}
+    assert outcome.report_note == "no report: stage markers unreadable"
