@@ -73,6 +73,13 @@ def er3a_robot():
     return load_robot(ROBOTS / "er3a.yaml")
 
 
+@pytest.fixture(scope="module")
+def ur5_arm():
+    """The UR5, plausible link parameters and their model (served_arm.ur5_arm), made once per test module."""
+    from served_arm import ur5_arm as make
+    return make()
+
+
 def pytest_sessionfinish(session, exitstatus):
     """No node process outlives the session (a failed test may leave one running)."""
     import sys

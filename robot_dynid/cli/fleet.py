@@ -30,7 +30,7 @@ def add_arguments(parser):
     from robot_dynid.estimation.estimators import BATCH_METHODS
     from robot_dynid.estimation.wear import PRACTICAL_FRACTION
     from robot_dynid.fleet.changes import CORRECTIONS, DEFAULT_LEVEL, DEFAULT_OUTLIER_SPREADS
-    from robot_dynid.estimation.quality_gate import GATE_RANGES
+    from robot_dynid.estimation.quality_gate import GATE_RANGES, gate_interval
     from robot_dynid.fleet.task_options import READING_DEFAULTS, TaskOptions
     gate = TaskOptions()
     add_model_structure_arguments(parser)
@@ -55,12 +55,12 @@ def add_arguments(parser):
                              "(default: %(default)s)")
     checks.add_argument("--max-holdout-rsd", type=number_in("1", *rsd_range, allow_minimum=False),
                         default=gate.max_holdout_rsd, metavar="RSD",
-                        help="reject a model whose hold-out RSD is not below this [1], in (0, 1] "
-                             "(default: %(default)s)")
+                        help=f"reject a model whose hold-out RSD is not below this [1], in "
+                             f"{gate_interval('max_holdout_rsd')} (default: %(default)s)")
     checks.add_argument("--max-condition", type=number_in("1", *condition_range, allow_minimum=False),
                         default=gate.max_condition, metavar="COND",
-                        help="reject a model whose condition number is not below this [1], in (1, 1e12] "
-                             "(default: %(default)s)")
+                        help=f"reject a model whose condition number is not below this [1], in "
+                             f"{gate_interval('max_condition')} (default: %(default)s)")
     changes = parser.add_argument_group("change detection")
     changes.add_argument("--baseline", default="first", metavar="first|MODEL",
                          help="what each robot is compared with: its first identified recording, or a model file "
@@ -100,70 +100,65 @@ def _task_options(args):
                        report=not args.no_reports)
 
 
-def main(args):
-    from robot_dynid.cli.options import progress, settings_from_args
-    from robot_dynid.reports.json_text import write_streamed
-    from robot_dynid.fleet.changes import analyse_fleet, FleetRecord, PARAMETER_NOTE
-    from robot_dynid.fleet.manifest import read_manifest
-    from robot_dynid.fleet.page import FINDING_COLUMNS, finding_rows, wear_method_text, write_fleet_page
-    from robot_dynid.fleet.run import open_client, reference_motions, run_fleet, store_wear_indicators
-    from robot_dynid.fleet.store import FleetStore
-    from robot_dynid.model.dynamic_model import DynamicModel
-    from robot_dynid.model.robot_loader import load_robot
-    from robot_dynid.reports.figures import pyplot
-    from robot_dynid.reports.tables import format_table
-    pyplot()        # matplotlib missing: say so before any work
-    robot = load_robot(args.robot)
-    options = _task_options(args)
-    settings_from_args(args, robot)     # refused options: one line before any task starts
-    baseline = "first" if args.baseline == "first" else DynamicModel.load(args.baseline)
-    entries = read_manifest(args.manifest)
-    out = pathlib.Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+def _identified(args, entries, options, store, out):
+    """The manifest rows' results on the cluster, in the manifest's (robot, date) order; a line per result on a
+    stderr that is no terminal (and without --json)."""
+    from robot_dynid.cli.options import progress
+    from robot_dynid.fleet.run import open_client, run_fleet
     results = []
-    with FleetStore(out / "fleet.sqlite") as store:
-        with open_client(args.scheduler, args.workers) as client:
-            for result in progress(run_fleet(client, entries, os.path.abspath(args.robot), options, store, out),
-                                   "recordings", len(entries)):
-                results.append(result)
-                if not sys.stderr.isatty() and not args.json:
-                    print(f"[{len(results)}/{len(entries)}] {result.entry.robot_id} {result.entry.key[1]}: "
-                          f"{'reused' if result.reused else result.status}"
-                          + (f" ({result.reason})" if result.status == "failed" else ""), file=sys.stderr)
-        order = {entry.key: index for index, entry in enumerate(sorted(entries, key=lambda e: e.key))}
-        results.sort(key=lambda result: order[result.entry.key])
-        histories, loaded = {}, {}
-        for result in results:
-            # rows that reuse one identified recording share its model object (10,000 rows, one model in memory)
-            model = None
-            if result.status == "identified":
-                if result.model_file not in loaded:
-                    loaded[result.model_file] = DynamicModel.load(out / result.model_file)
-                model = loaded[result.model_file]
-            histories.setdefault(result.entry.robot_id, []).append(FleetRecord(
-                result.entry.robot_id, result.entry.key[1], result.entry.data, result.status, result.reason, model,
-                result.model_file, result.report))
-        analysis = analyse_fleet(histories, baseline, args.level, args.correction, args.wear_parameter,
-                                 args.outlier_spreads, reference_motions(store, results),
-                                 practical_fraction=args.practical_fraction)
-        store_wear_indicators(store, analysis)
-    counts = {"identified": sum(r.status == "identified" and not r.reused for r in results),
-              "reused": sum(r.reused for r in results), "failed": sum(r.status == "failed" for r in results),
-              "database": "fleet.sqlite"}
-    index = write_fleet_page(out, analysis, results, counts)
+    with open_client(args.scheduler, args.workers) as client:
+        for result in progress(run_fleet(client, entries, os.path.abspath(args.robot), options, store, out),
+                               "recordings", len(entries)):
+            results.append(result)
+            if not sys.stderr.isatty() and not args.json:
+                print(f"[{len(results)}/{len(entries)}] {result.entry.robot_id} {result.entry.key[1]}: "
+                      f"{'reused' if result.reused else result.status}"
+                      + (f" ({result.reason})" if result.status == "failed" else ""), file=sys.stderr)
+    order = {entry.key: index for index, entry in enumerate(sorted(entries, key=lambda e: e.key))}
+    results.sort(key=lambda result: order[result.entry.key])
+    return results
+
+
+def _histories(results, out):
+    """Each robot's :class:`~robot_dynid.fleet.changes.FleetRecord` list from the results; rows that reuse one
+    identified recording share its model object (10,000 rows, one model in memory)."""
+    from robot_dynid.fleet.changes import FleetRecord
+    from robot_dynid.model.dynamic_model import DynamicModel
+    histories, loaded = {}, {}
+    for result in results:
+        model = None
+        if result.status == "identified":
+            if result.model_file not in loaded:
+                loaded[result.model_file] = DynamicModel.load(out / result.model_file)
+            model = loaded[result.model_file]
+        histories.setdefault(result.entry.robot_id, []).append(FleetRecord(
+            result.entry.robot_id, result.entry.key[1], result.entry.data, result.status, result.reason, model,
+            result.model_file, result.report))
+    return histories
+
+
+def _write_summary(out, analysis, results, counts, index):
+    """summary.json in ``out`` (robot by robot: about 15 kB per recording in all); its content with the robots'
+    entries left empty."""
+    from robot_dynid.reports.json_text import write_streamed
     run = {**counts, "recordings": len(results),
            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     summary = {**analysis.to_dict(robots=False), "run": run,
                "failed": [{"robot_id": r.entry.robot_id, "recorded_at": r.entry.key[1], "data": r.entry.data,
                            "reason": r.reason} for r in results if r.status == "failed"],
                "database": str(out / "fleet.sqlite"), "index": str(index)}
-    with open(out / "summary.json", "w") as stream:      # robot by robot: about 15 kB per recording in all
+    with open(out / "summary.json", "w") as stream:
         write_streamed(stream, summary, "robots", analysis.robot_dicts())
         stream.write("\n")
-    if args.json:
-        with open(out / "summary.json") as stream:
-            shutil.copyfileobj(stream, sys.stdout)
-        return 0
+    return summary
+
+
+def _print_summary(summary, analysis, results, counts, level, out, index):
+    """The run's counts, failures (``summary["failed"]``), wear verdicts and findings and each robot's flagged
+    parameters and those far from the fleet median."""
+    from robot_dynid.fleet.changes import PARAMETER_NOTE
+    from robot_dynid.fleet.page import FINDING_COLUMNS, finding_rows, wear_method_text
+    from robot_dynid.reports.tables import format_table
     print(f"{len(results)} recordings: {counts['identified']} identified, {counts['reused']} taken from the database, "
           f"{counts['failed']} failed")
     for failure in summary["failed"]:
@@ -177,10 +172,46 @@ def main(args):
         print(format_table(FINDING_COLUMNS, rows))
     print(wear_method_text(analysis))
     print(f"parameters (evidence: {PARAMETER_NOTE}): {analysis.n_tests} tests, {analysis.correction_name} at level "
-          f"{args.level:g}")
-    for robot_id, entry in summary["robots"].items():
-        flagged = ", ".join(entry["parameters"]["flagged"]) or "nothing flagged"
-        far = entry["parameters"]["far_from_median"]
+          f"{level:g}")
+    for robot_id, changes in analysis.robots.items():
+        flagged = ", ".join(changes.flagged_names) or "nothing flagged"
+        far = list(changes.far)
         print(f"  {robot_id}: {flagged}" + (f"; far from the fleet median: {', '.join(far)}" if far else ""))
     print(f"fleet page written to {index} (database {out / 'fleet.sqlite'})")
+
+
+def main(args):
+    from robot_dynid.cli.options import settings_from_args
+    from robot_dynid.fleet.changes import analyse_fleet
+    from robot_dynid.fleet.manifest import read_manifest
+    from robot_dynid.fleet.page import write_fleet_page
+    from robot_dynid.fleet.run import reference_motions, store_wear_indicators
+    from robot_dynid.fleet.store import FleetStore
+    from robot_dynid.model.dynamic_model import DynamicModel
+    from robot_dynid.model.robot_loader import load_robot
+    from robot_dynid.reports.figures import pyplot
+    pyplot()        # matplotlib missing: say so before any work
+    robot = load_robot(args.robot)
+    options = _task_options(args)
+    settings_from_args(args, robot)     # refused options: one line before any task starts
+    baseline = "first" if args.baseline == "first" else DynamicModel.load(args.baseline)
+    entries = read_manifest(args.manifest)
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    with FleetStore(out / "fleet.sqlite") as store:
+        results = _identified(args, entries, options, store, out)
+        analysis = analyse_fleet(_histories(results, out), baseline, args.level, args.correction,
+                                 args.wear_parameter, args.outlier_spreads, reference_motions(store, results),
+                                 practical_fraction=args.practical_fraction)
+        store_wear_indicators(store, analysis)
+    counts = {"identified": sum(r.status == "identified" and not r.reused for r in results),
+              "reused": sum(r.reused for r in results), "failed": sum(r.status == "failed" for r in results),
+              "database": "fleet.sqlite"}
+    index = write_fleet_page(out, analysis, results, counts)
+    summary = _write_summary(out, analysis, results, counts, index)
+    if args.json:
+        with open(out / "summary.json") as stream:
+            shutil.copyfileobj(stream, sys.stdout)
+        return 0
+    _print_summary(summary, analysis, results, counts, args.level, out, index)
     return 0

@@ -29,7 +29,7 @@ from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.estimation.analysis_defaults import DEFAULT_FORGETTING
 from robot_dynid.estimation.estimators import RECURSIVE_METHOD, build_estimator
-from robot_dynid.estimation.quality_gate import gate_rejection
+from robot_dynid.estimation.quality_gate import GATE_DEFAULTS, check_gate_bound, gate_rejection
 from robot_dynid.joint_names import match_joints
 from robot_dynid.model.dynamic_model import DynamicModel
 
@@ -201,8 +201,8 @@ class OnlineFrictionTracking:
     """
 
     def __init__(self, model: DynamicModel, forgetting: float = DEFAULT_FORGETTING, change_fraction: float = 0.1,
-                 offsets: bool = False, batch: int = 50, max_holdout_rsd: float = 0.5, max_condition: float = 1e3,
-                 require_improvement: bool = True) -> None:
+                 offsets: bool = False, batch: int = 50, max_holdout_rsd: float = GATE_DEFAULTS["max_holdout_rsd"],
+                 max_condition: float = GATE_DEFAULTS["max_condition"], require_improvement: bool = True) -> None:
         if model.payload is not None:
             raise DynIdError(f"friction tracking of a model with a payload (at {model.payload.frame}) is not "
                              "supported; track the arm's model")
@@ -214,7 +214,8 @@ class OnlineFrictionTracking:
         self.batch = int(batch)
         if self.batch < 3:
             raise DynIdError(f"batch must be >= 3 samples, got {batch!r}")
-        self.max_holdout_rsd, self.max_condition = max_holdout_rsd, max_condition
+        self.max_holdout_rsd = check_gate_bound("max_holdout_rsd", max_holdout_rsd)
+        self.max_condition = check_gate_bound("max_condition", max_condition)
         self.require_improvement = require_improvement
         self.samples: list[tuple] = []
         self.history: list[tuple[float, np.ndarray, np.ndarray]] = []     # (stamp, values, std) per batch

@@ -414,20 +414,8 @@ def identify(
     if base is None:
         base = compute_base_parameters(regressor)
     offsets = _file_offset_names(recordings, robot) if settings.file_offsets else []
-    accumulator = LeastSquaresAccumulator(robot.n_joints, base.rank + len(offsets))
-    estimator = build_estimator(settings.method, base.rank + len(offsets), forgetting=settings.forgetting)
-    rls = None if estimator.batch else estimator
-    dropped = DropCounter()
-    for recording in recordings:
-        dropped.merge(recording.dropped)
-    _accumulate(accumulator, recordings, regressor, base, settings, bool(offsets), dropped, rls)
+    accumulator, rls, dropped = _accumulated(recordings, regressor, base, settings, offsets)
     _check_slow_equations(accumulator, robot, settings)
-    provenance = dict(provenance or {})
-    provenance.setdefault("data_source", [recording.source for recording in recordings]
-                          if len(recordings) > 1 else recordings[0].source)
-    conditioning = conditioning_record(recordings, settings)
-    if conditioning is not None:
-        provenance.setdefault("conditioning", conditioning)
 
     def qr_factors():
         qr = QRAccumulator(robot.n_joints, base.rank + len(offsets), n_keep=base.rank)
@@ -436,25 +424,58 @@ def identify(
         return qr.factors()
 
     model = model_from_accumulator(accumulator, robot, settings, base, rls=rls, dropped=dropped.counts,
-                                   provenance=provenance, nuisance_names=offsets,
+                                   provenance=_data_provenance(recordings, settings, provenance),
+                                   nuisance_names=offsets,
                                    folds=_folds(recordings, regressor, base, settings, bool(offsets)),
                                    qr_factors=qr_factors, progress=progress)
     nuisance = model.metrics.pop("nuisance", {})
     if min(model.metrics["rsd"].values()) < RESIDUAL_RESOLUTION:
-        theta = np.concatenate([model.values, [nuisance[name] for name in offsets]])
-        residual_ss = np.zeros(robot.n_joints)
-        for Y_base, tau in _equations(recordings, regressor, base, settings, bool(offsets)):
-            residual_ss += np.sum((Y_base @ theta - tau) ** 2, axis=0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            for key, value in (("residual_rms", np.sqrt(residual_ss / accumulator.equations_)),
-                               ("rsd", np.sqrt(residual_ss / accumulator.torque_square_sum_))):
-                model.metrics[key] = dict(zip(robot.joint_names, map(float, value)))
+        _residuals_from_equations(model, accumulator, recordings, regressor, settings, offsets, nuisance)
     if offsets:
         model.metrics["file_offsets"] = {
             recording.source: {joint: nuisance[f"offset{j + 1}@{index}"] for j, joint in enumerate(robot.joint_names)}
             for index, recording in enumerate(recordings)}
     model.metrics["identified_range"] = identified_range(recordings)
     return model
+
+
+def _accumulated(recordings, regressor, base, settings, offsets):
+    """(accumulator, RLS estimator or None, drop counter) over ``recordings``: the normal equations of their base
+    columns and the ``offsets`` columns, the RLS run through the same equations for a recursive method, the
+    samples the recordings dropped before."""
+    accumulator = LeastSquaresAccumulator(regressor.robot.n_joints, base.rank + len(offsets))
+    estimator = build_estimator(settings.method, base.rank + len(offsets), forgetting=settings.forgetting)
+    rls = None if estimator.batch else estimator
+    dropped = DropCounter()
+    for recording in recordings:
+        dropped.merge(recording.dropped)
+    _accumulate(accumulator, recordings, regressor, base, settings, bool(offsets), dropped, rls)
+    return accumulator, rls, dropped
+
+
+def _data_provenance(recordings, settings, provenance) -> dict:
+    """A copy of ``provenance`` with the recordings' source(s) and their conditioning record where it does not
+    give them."""
+    provenance = dict(provenance or {})
+    provenance.setdefault("data_source", [recording.source for recording in recordings]
+                          if len(recordings) > 1 else recordings[0].source)
+    conditioning = conditioning_record(recordings, settings)
+    if conditioning is not None:
+        provenance.setdefault("conditioning", conditioning)
+    return provenance
+
+
+def _residuals_from_equations(model, accumulator, recordings, regressor, settings, offsets, nuisance) -> None:
+    """The model's per-joint residual RMS [N m] and RSD [1] summed again from the equations: below
+    :data:`RESIDUAL_RESOLUTION` those from the normal equations are rounding error."""
+    theta = np.concatenate([model.values, [nuisance[name] for name in offsets]])
+    residual_ss = np.zeros(regressor.robot.n_joints)
+    for Y_base, tau in _equations(recordings, regressor, model.base, settings, bool(offsets)):
+        residual_ss += np.sum((Y_base @ theta - tau) ** 2, axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for key, value in (("residual_rms", np.sqrt(residual_ss / accumulator.equations_)),
+                           ("rsd", np.sqrt(residual_ss / accumulator.torque_square_sum_))):
+            model.metrics[key] = dict(zip(regressor.robot.joint_names, map(float, value)))
 
 
 def _check_slow_equations(accumulator: LeastSquaresAccumulator, robot: RobotDescription,
@@ -688,32 +709,83 @@ def model_from_accumulator(
     names = list(base.names) + list(nuisance_names)
     # the batch solve gives the noise level and condition number for every method, the estimate for batch ones
     batch = accumulator.solve(ESTIMATORS[settings.method].batch_method, parameter_names=names)
-    uncertainty = batch.uncertainty
-    standard, consistency = None, None
-    if rls is not None and rls.n_updates_:
-        values = rls.theta_.copy()
-        sigma2 = float(np.mean(batch.noise_std**2))
-        white = np.sqrt(np.clip(np.diag(rls.covariance_), 0.0, None) * sigma2)
-        std = white * _design_effect(batch)
-    elif settings.consistency is not None:
-        values, white, standard, consistency = _consistent_fit(accumulator, robot, settings, base, batch, folds,
-                                                               qr_factors, progress)
-        # the least-squares fit's std (constraints ignored: they can only shrink it), scaled up where the
-        # consistent fit's residual (prior, constraints) is larger than least squares'
-        std = batch.std * np.maximum(1.0, white / np.where(batch.uncertainty.white_std > 0.0,
-                                                           batch.uncertainty.white_std, 1.0))
-    else:
-        values, white, std = batch.theta, batch.uncertainty.white_std, batch.std
+    values, white, std, standard, consistency = _estimate(accumulator, robot, settings, base, batch, rls, folds,
+                                                          qr_factors, progress)
     check_finite_estimate(accumulator, names, values, std)
+    metrics = _model_metrics(accumulator, robot, settings, base, batch, values, std, nuisance_names, consistency,
+                             dropped)
+    values, std, white = values[:base.rank], std[:base.rank], white[:base.rank]
+    provenance = dict(provenance or {})
+    provenance.setdefault("date", datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
+    provenance.setdefault("robot_dynid_version", __version__)
+    return DynamicModel(
+        robot, settings.friction, settings.armature, settings.offset, base, values, std,
+        method=settings.method, metrics=metrics, provenance=provenance, standard=standard,
+        friction_side=settings.friction_side, std_method=batch.uncertainty.std_method, white_std=white,
+        interval_dof=batch.uncertainty.interval_dof,
+    )
+
+
+def _model_metrics(accumulator, robot, settings, base, batch, values, std, nuisance_names, consistency, dropped):
+    """The metrics of a fit of ``values`` and ``std`` (base then nuisance parameters) with the batch solve
+    ``batch`` (:func:`model_from_accumulator`); its warnings logged."""
     residual_rms, rsd = residual_statistics(accumulator, values)
     nuisance = {name: float(value) for name, value in zip(nuisance_names, values[base.rank:])}
-    values, std, white = values[:base.rank], std[:base.rank], white[:base.rank]
+    values, std = values[:base.rank], std[:base.rank]
     with np.errstate(divide="ignore", invalid="ignore"):
         relative_std = np.abs(std / values)
     joints = robot.joint_names
     poorly_excited = poorly_excited_parameters(settings.regressor(robot), base, std, relative_std,
                                                np.sqrt(accumulator.torque_square_sum_ / max(accumulator.n_samples, 1)),
                                                settings.poorly_excited_torque_fraction)
+    metrics = {
+        "n_samples": int(accumulator.n_samples),
+        "n_dropped": sum(entry.count for entry in (dropped or {}).values()),
+        "dropped": dropped_to_dict(dropped or {}),
+        "condition_number": float(batch.condition_number),
+        "residual_rms": {j: float(v) for j, v in zip(joints, residual_rms)},
+        "rsd": {j: float(v) for j, v in zip(joints, rsd)},
+        "noise_std": {j: float(v) for j, v in zip(joints, batch.noise_std)},
+        "max_relative_std": float(np.max(relative_std)) if relative_std.size else 0.0,
+        "uncertainty": batch.uncertainty.to_dict(),
+        "poorly_excited": poorly_excited,
+        "warnings": _model_warnings(settings, poorly_excited, batch.uncertainty, consistency),
+    }
+    if settings.min_speed > 0.0:
+        metrics["slow_equations"] = {
+            "min_speed": settings.min_speed,
+            "left_out": {j: int(accumulator.n_samples - kept) for j, kept in zip(joints, accumulator.equations_)}}
+    if nuisance:
+        metrics["nuisance"] = nuisance
+    if consistency is not None:
+        metrics["consistency"] = consistency
+    metrics["plausibility"] = plausibility(robot, settings, base, values, std)
+    return metrics
+
+
+def _estimate(accumulator, robot, settings, base, batch, rls, folds, qr_factors, progress):
+    """(values, white std, std, standard parameters or None, consistency summary or None) of the base and
+    nuisance parameters: the RLS state, the consistent fit or the batch solve ``batch``
+    (:func:`model_from_accumulator`)."""
+    if rls is not None and rls.n_updates_:
+        values = rls.theta_.copy()
+        sigma2 = float(np.mean(batch.noise_std**2))
+        white = np.sqrt(np.clip(np.diag(rls.covariance_), 0.0, None) * sigma2)
+        return values, white, white * _design_effect(batch), None, None
+    if settings.consistency is not None:
+        values, white, standard, consistency = _consistent_fit(accumulator, robot, settings, base, batch, folds,
+                                                               qr_factors, progress)
+        # the least-squares fit's std (constraints ignored: they can only shrink it), scaled up where the
+        # consistent fit's residual (prior, constraints) is larger than least squares'
+        std = batch.std * np.maximum(1.0, white / np.where(batch.uncertainty.white_std > 0.0,
+                                                           batch.uncertainty.white_std, 1.0))
+        return values, white, std, standard, consistency
+    return batch.theta, batch.uncertainty.white_std, batch.std, None, None
+
+
+def _model_warnings(settings, poorly_excited, uncertainty, consistency) -> list[str]:
+    """The model's warnings, each logged (returned to the caller): poorly excited base parameters, standard
+    deviations not robust to correlated residuals, a consistent fit worse than least squares."""
     warnings = []
     if poorly_excited:
         listing = ", ".join(f"{p['name']} ({p['torque_fraction']:.2g} of {p['joint']}'s torque)"
@@ -730,37 +802,7 @@ def model_from_accumulator(
     if check.get("warning"):
         warnings.append(check["warning"])
         logger.warning(warnings[-1], extra=RETURNED)
-    metrics = {
-        "n_samples": int(accumulator.n_samples),
-        "n_dropped": sum(entry.count for entry in (dropped or {}).values()),
-        "dropped": dropped_to_dict(dropped or {}),
-        "condition_number": float(batch.condition_number),
-        "residual_rms": {j: float(v) for j, v in zip(joints, residual_rms)},
-        "rsd": {j: float(v) for j, v in zip(joints, rsd)},
-        "noise_std": {j: float(v) for j, v in zip(joints, batch.noise_std)},
-        "max_relative_std": float(np.max(relative_std)) if relative_std.size else 0.0,
-        "uncertainty": uncertainty.to_dict(),
-        "poorly_excited": poorly_excited,
-        "warnings": warnings,
-    }
-    if settings.min_speed > 0.0:
-        metrics["slow_equations"] = {
-            "min_speed": settings.min_speed,
-            "left_out": {j: int(accumulator.n_samples - kept) for j, kept in zip(joints, accumulator.equations_)}}
-    if nuisance:
-        metrics["nuisance"] = nuisance
-    if consistency is not None:
-        metrics["consistency"] = consistency
-    metrics["plausibility"] = plausibility(robot, settings, base, values, std)
-    provenance = dict(provenance or {})
-    provenance.setdefault("date", datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
-    provenance.setdefault("robot_dynid_version", __version__)
-    return DynamicModel(
-        robot, settings.friction, settings.armature, settings.offset, base, values, std,
-        method=settings.method, metrics=metrics, provenance=provenance, standard=standard,
-        friction_side=settings.friction_side, std_method=uncertainty.std_method, white_std=white,
-        interval_dof=uncertainty.interval_dof,
-    )
+    return warnings
 
 
 def _design_effect(batch) -> np.ndarray:

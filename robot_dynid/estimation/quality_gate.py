@@ -12,7 +12,7 @@ import math
 from robot_dynid import validators
 from robot_dynid.errors import DynIdError
 
-__all__ = ["GATE_DEFAULTS", "GATE_RANGES", "check_gate_bound", "gate_rejection"]
+__all__ = ["GATE_DEFAULTS", "GATE_RANGES", "gate_interval", "check_gate_bound", "gate_rejection"]
 
 #: The gate's defaults: [1] each.
 GATE_DEFAULTS = {"max_holdout_rsd": 0.5, "max_condition": 1000.0, "holdout_fraction": 0.2}
@@ -20,6 +20,12 @@ GATE_DEFAULTS = {"max_holdout_rsd": 0.5, "max_condition": 1000.0, "holdout_fract
 #: explains none of the torque), a condition-number bound in (1, 1e12]. The identifier node's parameters, the
 #: fleet's options and the streaming identifier's settings all check them here.
 GATE_RANGES = {"max_holdout_rsd": (0.0, 1.0), "max_condition": (1.0, 1e12)}
+
+
+def gate_interval(name: str) -> str:
+    """The interval of the gate's bound ``name`` as help texts show it: ``"(0, 1]"``, ``"(1, 1e12]"``."""
+    low, high = GATE_RANGES[name]
+    return f"({low:g}, {high:g}]".replace("e+", "e")
 
 
 def check_gate_bound(name: str, value, field: str | None = None, error: type[Exception] = DynIdError) -> float:

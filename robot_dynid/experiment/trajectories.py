@@ -629,6 +629,14 @@ class _RestToRest(Trajectory):
 
     PEAK_SPEED: ClassVar[float]
     PEAK_ACCELERATION: ClassVar[float]
+    TARGET: ClassVar[str]
+    """The field [rad] (n,) beside ``start`` that says where the move goes."""
+
+    def __post_init__(self) -> None:
+        _check_common(self)
+        for name in ("start", self.TARGET):
+            _set(self, name, _vector(self, name, getattr(self, name), "rad"))
+        _set(self, "duration", _number(self.duration, "duration", positive=True))
 
     @staticmethod
     def _profile(s):
@@ -641,6 +649,12 @@ class _RestToRest(Trajectory):
         period, delta = self.duration, self._delta()
         p, dp, ddp = self._profile((t / period)[:, None])
         return self.start + delta * p, delta / period * dp, delta / period**2 * ddp
+
+    def to_dict(self) -> dict:
+        data = self._common_dict()
+        data.update({"start": _floats(self.start), self.TARGET: _floats(getattr(self, self.TARGET)),
+                     "duration": self.duration})
+        return data
 
 
 @dataclass(frozen=True, eq=False)
@@ -665,16 +679,11 @@ class CycloidalMove(_RestToRest):
     kind: ClassVar[str] = "cycloidal"
     PEAK_SPEED: ClassVar[float] = 2.0
     PEAK_ACCELERATION: ClassVar[float] = 2.0 * math.pi
+    TARGET: ClassVar[str] = "displacement"
     joint_names: tuple[str, ...]
     start: np.ndarray
     displacement: np.ndarray
     duration: float
-
-    def __post_init__(self) -> None:
-        _check_common(self)
-        _set(self, "start", _vector(self, "start", self.start, "rad"))
-        _set(self, "displacement", _vector(self, "displacement", self.displacement, "rad"))
-        _set(self, "duration", _number(self.duration, "duration", positive=True))
 
     @staticmethod
     def _profile(s):
@@ -683,12 +692,6 @@ class CycloidalMove(_RestToRest):
 
     def _delta(self) -> np.ndarray:
         return self.displacement
-
-    def to_dict(self) -> dict:
-        data = self._common_dict()
-        data.update(start=_floats(self.start), displacement=_floats(self.displacement),
-                    duration=self.duration)
-        return data
 
 
 def cycloidal_duration(displacement, velocity_limit, acceleration_limit) -> float:
@@ -719,16 +722,11 @@ class PointToPoint(_RestToRest):
     kind: ClassVar[str] = "point_to_point"
     PEAK_SPEED: ClassVar[float] = 1.875
     PEAK_ACCELERATION: ClassVar[float] = 10.0 / math.sqrt(3.0)
+    TARGET: ClassVar[str] = "end"
     joint_names: tuple[str, ...]
     start: np.ndarray
     end: np.ndarray
     duration: float
-
-    def __post_init__(self) -> None:
-        _check_common(self)
-        _set(self, "start", _vector(self, "start", self.start, "rad"))
-        _set(self, "end", _vector(self, "end", self.end, "rad"))
-        _set(self, "duration", _number(self.duration, "duration", positive=True))
 
     @staticmethod
     def shortest_duration(start, end, velocity_limit, acceleration_limit) -> float:
@@ -746,11 +744,6 @@ class PointToPoint(_RestToRest):
 
     def _delta(self) -> np.ndarray:
         return self.end - self.start
-
-    def to_dict(self) -> dict:
-        data = self._common_dict()
-        data.update(start=_floats(self.start), end=_floats(self.end), duration=self.duration)
-        return data
 
 
 # --------------------------------------------------------------------------- constant velocity

@@ -33,7 +33,7 @@ import time
 
 import numpy as np
 
-from robot_dynid.errors import DataError, DynIdError
+from robot_dynid.errors import DataError, DynIdError, one_line
 from robot_dynid.estimation.identification import identify, settings_from_options
 from robot_dynid.estimation.quality_gate import gate_rejection
 from robot_dynid.estimation.streaming import holdout_residual
@@ -188,14 +188,14 @@ def identify_entry(data: str, robot_path: str, stage: str | None, options: TaskO
     try:
         outcome = _identify(data, robot_path, stage, options, provenance or {})
     except DynIdError as error:
-        outcome = RecordingOutcome("failed", " ".join(str(error).split()))
+        outcome = RecordingOutcome("failed", one_line(error))
     except OSError as error:
         outcome = RecordingOutcome("failed", f"{error.filename or data}: {error.strerror or error}", cacheable=False)
     except MemoryError:
         outcome = RecordingOutcome("failed", "out of memory on the worker", cacheable=False)
     except Exception as error:  # a bug: reported with the others, tried again next run
         logger.exception("identification of %s failed", data)
-        outcome = RecordingOutcome("failed", f"internal error ({type(error).__name__}: {error})", cacheable=False)
+        outcome = RecordingOutcome("failed", f"internal error ({one_line(error)})", cacheable=False)
     finally:
         package_logger.setLevel(level)
     return dataclasses.replace(outcome, seconds=time.perf_counter() - start, worker=_worker_name(),
@@ -262,4 +262,4 @@ def _report(data, robot, recording, stage, model, holdout, topics) -> tuple[dict
             return {item.name: item.read_bytes() for item in sorted(pathlib.Path(directory).iterdir())
                     if item.is_file()}, ""
     except DynIdError as error:
-        return {}, f"no report: {' '.join(str(error).split())}"
+        return {}, f"no report: {one_line(error)}"

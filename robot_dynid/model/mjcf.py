@@ -27,12 +27,11 @@ import numpy as np
 import pinocchio as pin
 
 from robot_dynid.errors import RobotDescriptionError
-from robot_dynid.input_files import read_text
 from robot_dynid.model.joint_chains import mjcf_chain, mjcf_joint_kind, mjcf_model
 from robot_dynid.model.robot_description import (CONTINUOUS_POSITION_LIMITS, DEFAULT_ACCELERATION_PER_VELOCITY,
                                                  DEFAULT_GRAVITY, URDF_DRIVE_MAPS, URDF_LIMIT_MAPS, URDF_OPTIONAL_KEYS,
                                                  JointDrive, JointLimits, LinkInertial, RobotDescription, check_keys,
-                                                 number, numbers, simulation_from_dict)
+                                                 number, numbers, simulation_from_dict, xml_or_file)
 from robot_dynid.model.transmission import transmission_from_dict
 
 __all__ = ["mjcf_inertials", "check_with_mujoco", "robot_from_mjcf_dict"]
@@ -76,16 +75,7 @@ def check_with_mujoco(text: str, path: str | None = None) -> None:
 def robot_from_mjcf_dict(data: Mapping, base_dir: str | os.PathLike | None) -> RobotDescription:
     """A robot of a description that names an MJCF file (``mjcf:`` a path, relative to ``base_dir``, or XML)."""
     check_keys(data, "robot description", ("mjcf",), URDF_OPTIONAL_KEYS)
-    text = data["mjcf"]
-    if not isinstance(text, str) or not text.strip():
-        raise RobotDescriptionError(f"mjcf must be a file path or MJCF XML text, got {text!r}")
-    path = None
-    if not text.lstrip().startswith("<"):
-        path = text if os.path.isabs(text) else os.path.join(base_dir or os.getcwd(), text)
-        try:
-            text = read_text(path, "MJCF", RobotDescriptionError)
-        except RobotDescriptionError as error:
-            raise RobotDescriptionError(f"mjcf: {error}") from None
+    text, path = xml_or_file(data, "mjcf", "MJCF", base_dir)
     model = mjcf_model(text)
     check_with_mujoco(text, path)
     movable = [model.names[index] for index in range(1, model.njoints)]

@@ -39,6 +39,7 @@ import functools
 import hashlib
 import logging
 import math
+import os
 from dataclasses import dataclass
 from typing import Any, Mapping, NamedTuple, Sequence
 
@@ -47,6 +48,7 @@ import pinocchio as pin
 
 from robot_dynid import validators
 from robot_dynid.errors import DataError, RobotDescriptionError
+from robot_dynid.input_files import read_text
 from robot_dynid.joint_names import index_in
 from robot_dynid.model.joint_chains import MAX_LENGTH, mjcf_chain, mjcf_continuous, parse_urdf, urdf_chain
 from robot_dynid.model.transmission import Transmission, transmission_from_dict
@@ -56,7 +58,8 @@ __all__ = ["DH_CONVENTIONS", "DEFAULT_GRAVITY", "GRAVITY_NORM_RANGE", "MAX_POSIT
            "DEFAULT_ACCELERATION_PER_VELOCITY", "CONTINUOUS_POSITION_LIMITS", "URDF_OPTIONAL_KEYS", "MAX_RATED_PAYLOAD",
            "URDF_LIMIT_MAPS", "URDF_DRIVE_MAPS", "SIMULATION_KEYS", "URDF_JOINT_TYPES", "LimitArrays", "JointLimits",
            "DHRow", "JointDrive", "current_to_torque", "JointSimulation", "LinkInertial", "LinkBody",
-           "RobotDescription", "check_inertial", "simulation_from_dict", "numbers", "check_keys", "robot_from_dh_dict",
+           "RobotDescription", "check_inertial", "simulation_from_dict", "numbers", "check_keys", "xml_or_file",
+           "robot_from_dh_dict",
            "build_pinocchio_model", "link_frame_placements"]
 
 logger = logging.getLogger(__name__)
@@ -720,6 +723,21 @@ def numbers(value: Any, count: int, label: str, unit: str) -> tuple[float, ...]:
 def check_keys(mapping: Any, label: str, required: Sequence[str], optional: Sequence[str] = ()) -> None:
     """:func:`robot_dynid.validators.known_keys` raising RobotDescriptionError."""
     validators.known_keys(mapping, label, required, optional, RobotDescriptionError)
+
+
+def xml_or_file(data: Mapping, key: str, what: str, base_dir: str | os.PathLike | None) -> tuple[str, str | None]:
+    """(XML text, its file or None) of the description's ``key`` (``urdf``, ``mjcf``): the value itself when it is
+    XML, else the ``what`` file it names (relative to ``base_dir``, default the working directory) read."""
+    value = data[key]
+    if not isinstance(value, str) or not value.strip():
+        raise RobotDescriptionError(f"{key} must be a file path or {what} XML text, got {value!r}")
+    if value.lstrip().startswith("<"):
+        return value, None
+    path = value if os.path.isabs(value) else os.path.join(base_dir or os.getcwd(), value)
+    try:
+        return read_text(path, what, RobotDescriptionError), path
+    except RobotDescriptionError as error:
+        raise RobotDescriptionError(f"{key}: {error}") from None
 
 
 def _name_and_gravity(data: Mapping) -> tuple[str, tuple[float, ...]]:

@@ -29,13 +29,12 @@ import numpy as np
 import pinocchio as pin
 
 from robot_dynid.errors import RobotDescriptionError
-from robot_dynid.input_files import read_text
 from robot_dynid.model.joint_chains import UrdfJoint, parse_urdf, urdf_chain, urdf_root, urdf_vector
 from robot_dynid.model.robot_description import (CONTINUOUS_POSITION_LIMITS, DEFAULT_ACCELERATION_PER_VELOCITY,
                                                  DEFAULT_GRAVITY, URDF_DRIVE_MAPS, URDF_JOINT_TYPES, URDF_LIMIT_MAPS,
                                                  URDF_OPTIONAL_KEYS, JointDrive, JointLimits, LinkInertial,
                                                  RobotDescription, check_inertial, check_keys, number, numbers,
-                                                 simulation_from_dict)
+                                                 simulation_from_dict, xml_or_file)
 from robot_dynid.model.transmission import transmission_from_dict
 
 __all__ = ["robot_from_urdf_dict", "robot_from_urdf", "parse_urdf_inertials"]
@@ -46,15 +45,7 @@ logger = logging.getLogger(__name__)
 def robot_from_urdf_dict(data: Mapping, base_dir: str | os.PathLike | None) -> RobotDescription:
     """A robot of a description that names a URDF (``urdf:`` a file, relative to ``base_dir``, or XML)."""
     check_keys(data, "robot description", ("urdf",), URDF_OPTIONAL_KEYS)
-    urdf = data["urdf"]
-    if not isinstance(urdf, str) or not urdf.strip():
-        raise RobotDescriptionError(f"urdf must be a file path or URDF XML text, got {urdf!r}")
-    if not urdf.lstrip().startswith("<"):
-        path = urdf if os.path.isabs(urdf) else os.path.join(base_dir or os.getcwd(), urdf)
-        try:
-            urdf = read_text(path, "URDF", RobotDescriptionError)
-        except RobotDescriptionError as error:
-            raise RobotDescriptionError(f"urdf: {error}") from None
+    urdf, _ = xml_or_file(data, "urdf", "URDF", base_dir)
     joints = data.get("joints")
     if joints is not None and (not isinstance(joints, list)
                                or not all(isinstance(name, str) for name in joints)):

@@ -75,7 +75,7 @@ from robot_dynid.estimation.friction_tracking import DEFAULT_FORGETTING, OnlineF
 from robot_dynid.estimation.identification import settings_from_options
 from robot_dynid.estimation.identification_options import OPTIONS
 from robot_dynid.estimation.payload import PayloadSettings
-from robot_dynid.estimation.quality_gate import GATE_DEFAULTS, GATE_RANGES
+from robot_dynid.estimation.quality_gate import GATE_DEFAULTS, GATE_RANGES, gate_interval
 from robot_dynid.estimation.streaming import StreamingIdentifier, StreamingSettings, fit_metrics
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.payload import MAX_MASS, frame_placement
@@ -130,13 +130,13 @@ PARAMETERS = ParameterTable("identifier", notes=(
     NodeParameter("require_improvement", True, "accept a model only if its hold-out RMS residual is not larger than "
                   f"the model in use's; {NEXT_IDENTIFICATION}", live=True),
     NodeParameter("max_holdout_rsd", GATE_DEFAULTS["max_holdout_rsd"], "quality gate: reject any model (the first "
-                  "too) whose hold-out RSD, sqrt(sum residual^2 / sum torque^2), is not below this, in (0, 1]; "
-                  f"{NEXT_IDENTIFICATION}", "1", in_range("1", *GATE_RANGES["max_holdout_rsd"], allow_minimum=False),
-                  live=True),
+                  "too) whose hold-out RSD, sqrt(sum residual^2 / sum torque^2), is not below this, in "
+                  f"{gate_interval('max_holdout_rsd')}; {NEXT_IDENTIFICATION}", "1",
+                  in_range("1", *GATE_RANGES["max_holdout_rsd"], allow_minimum=False), live=True),
     NodeParameter("max_condition", GATE_DEFAULTS["max_condition"], "quality gate: reject a model whose condition "
-                  "number (column-scaled base regressor) is not below this: poorly excited data; in (1, 1e12]; "
-                  f"{NEXT_IDENTIFICATION}", "1", in_range("1", *GATE_RANGES["max_condition"], allow_minimum=False),
-                  live=True),
+                  "number (column-scaled base regressor) is not below this: poorly excited data; in "
+                  f"{gate_interval('max_condition')}; {NEXT_IDENTIFICATION}", "1",
+                  in_range("1", *GATE_RANGES["max_condition"], allow_minimum=False), live=True),
     NodeParameter("status_period", 1.0, f"period of IdentificationStatus, in [{MIN_TIMER_PERIOD:g}, "
                   f"{MAX_TIMER_PERIOD:g}]; live: the next comes one new period after the set", "s", timer_period,
                   live=True),

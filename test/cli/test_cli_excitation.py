@@ -16,6 +16,8 @@ from robot_dynid.package_files import find_package_file
 ER3A = str(find_package_file("config", "robots", "er3a.yaml"))
 THESIS = str(find_package_file("config", "trajectories", "er3a_table_4_1.yaml"))
 WALKER = str(find_package_file("config", "trajectories", "walker_table_1.yaml"))
+CURTAIN_WALL_ARM = find_package_file("config", "robots", "curtain_wall_arm.yaml")
+CYLINDER = {"piston_mass": 4.595, "damping": 2000.0, "area_a": 1.2566e-3, "area_b": 8.765e-4}     # kg, N s/m, m^2
 
 
 def write_robot(path, n_joints, velocity=3.0, acceleration=10.0, limit=2.5):
@@ -106,18 +108,27 @@ def test_every_subcommand_has_help(argv, capsys):
     assert "usage: robot-dynid" in capsys.readouterr().out
 
 
+def write_cylinders(path, attachments):
+    """A cylinder file at ``path``: one cylinder of :data:`CYLINDER` per ``(name, attachment or None)``."""
+    path.write_text(yaml.safe_dump({"cylinders": [{"name": name, **CYLINDER, **({} if attachment is None else {
+        "attachment": attachment})} for name, attachment in attachments]}))
+    return path
+
+
+def cylinder_protocol(tmp_path, attachments, amplitude):
+    """``robot-dynid protocol`` arguments for the curtain-wall arm with the cylinders of ``attachments``
+    (tmp_path/c.yaml) and a one-cycle cylinder stage of ``amplitude`` [m] at 0.5 rad/s, written to
+    tmp_path/plan.yaml."""
+    stage = tmp_path / "s.yaml"
+    stage.write_text(yaml.safe_dump({"amplitude": amplitude, "angular_frequency": 0.5, "cycles": 1}))
+    return ["protocol", "--robot", CURTAIN_WALL_ARM, "--cycle-count", "1", "--warmup-duration", "0",
+            "--speed-fractions", "0.5", "--cylinders", write_cylinders(tmp_path / "c.yaml", attachments),
+            "--cylinder-stage", stage, "--out", tmp_path / "plan.yaml"]
+
+
 def test_protocol_plays_the_cylinder_stage_of_the_configured_cylinders(tmp_path, capsys):
     """Moment arms come from the cylinder configuration; the joint amplitude is A / r."""
-    robot = str(find_package_file("config", "robots", "curtain_wall_arm.yaml"))
-    entry = {"piston_mass": 4.595, "damping": 2000.0, "area_a": 1.2566e-3, "area_b": 8.765e-4}
-    cylinders = tmp_path / "c.yaml"
-    cylinders.write_text(yaml.safe_dump({"cylinders": [
-        {"name": "boom", **entry, "attachment": {"joint": "j2", "moment_arm": 0.12}},
-        {"name": "spare", **entry}]}))
-    stage = tmp_path / "s.yaml"
-    stage.write_text(yaml.safe_dump({"amplitude": 0.006, "angular_frequency": 0.5, "cycles": 1}))
-    arguments = ["protocol", "--robot", robot, "--cycle-count", "1", "--warmup-duration", "0", "--speed-fractions",
-                 "0.5", "--cylinders", cylinders, "--cylinder-stage", stage, "--out", tmp_path / "plan.yaml"]
+    arguments = cylinder_protocol(tmp_path, [("boom", {"joint": "j2", "moment_arm": 0.12}), ("spare", None)], 0.006)
     assert main([str(a) for a in arguments]) == 0, capsys.readouterr().err
     plan = load_plan(tmp_path / "plan.yaml")
     sine = next(row for row in plan.stages if row.kind == "cylinder" and row.label == "sine")
@@ -135,17 +146,10 @@ def test_protocol_plans_a_cylinder_attached_at_two_points_and_refuses_one_across
     robot lacks is named (it was a bare ValueError, reported as an internal error)."""
     from robot_dynid.hydraulics.attachment import CylinderGeometry, attachment_from_dict
 
-    robot_path = str(find_package_file("config", "robots", "curtain_wall_arm.yaml"))
-    robot = load_robot(robot_path)
-    entry = {"piston_mass": 4.595, "damping": 2000.0, "area_a": 1.2566e-3, "area_b": 8.765e-4}
+    robot = load_robot(CURTAIN_WALL_ARM)
     attachment = {"base": {"link": "j1", "point": [0.0, -0.2, 0.0]}, "rod": {"link": "j2", "point": [-0.6, 0.1, 0.0]},
                   "reference_length": 0.5}
-    cylinders = tmp_path / "c.yaml"
-    cylinders.write_text(yaml.safe_dump({"cylinders": [{"name": "boom", **entry, "attachment": attachment}]}))
-    stage = tmp_path / "s.yaml"
-    stage.write_text(yaml.safe_dump({"amplitude": 0.01, "angular_frequency": 0.5, "cycles": 1}))
-    arguments = ["protocol", "--robot", robot_path, "--cycle-count", "1", "--warmup-duration", "0", "--speed-fractions",
-                 "0.5", "--cylinders", cylinders, "--cylinder-stage", stage, "--out", tmp_path / "plan.yaml"]
+    arguments = cylinder_protocol(tmp_path, [("boom", attachment)], 0.01)
     assert main([str(a) for a in arguments]) == 0, capsys.readouterr().err
     plan = load_plan(tmp_path / "plan.yaml")
     sine = next(row for row in plan.stages if row.kind == "cylinder" and row.label == "sine")
@@ -155,12 +159,12 @@ def test_protocol_plans_a_cylinder_attached_at_two_points_and_refuses_one_across
         plan.trajectory.evaluate(sine.start_time + tau)[0])[:, 0]
     np.testing.assert_allclose(x, x[0] + 0.01 * np.sin(0.5 * tau), rtol=0, atol=1e-6)
     attachment["base"]["link"] = "world"
-    cylinders.write_text(yaml.safe_dump({"cylinders": [{"name": "boom", **entry, "attachment": attachment}]}))
+    write_cylinders(tmp_path / "c.yaml", [("boom", attachment)])
     assert main([str(a) for a in arguments]) == 2
     assert ("cylinder 'boom' joins links 'world' and 'j2', between which joints ['j1', 'j2'] all change its length"
             in capsys.readouterr().err)
     attachment["base"]["link"] = "elbow"
-    cylinders.write_text(yaml.safe_dump({"cylinders": [{"name": "boom", **entry, "attachment": attachment}]}))
+    write_cylinders(tmp_path / "c.yaml", [("boom", attachment)])
     (tmp_path / "plan.yaml").unlink()
     assert main([str(a) for a in arguments]) == 2
     error = capsys.readouterr().err

@@ -11,6 +11,7 @@ change; test/core/fleet/test_changes.py has fleets whose trajectories differ.
 import html
 import json
 import re
+import shutil
 import sqlite3
 
 import numpy as np
@@ -101,6 +102,22 @@ def test_second_run_identifies_only_the_new_week_and_flags_the_worn_arm_and_join
         assert elbow[name]["change_percent"] == pytest.approx(100 * WORN.rise, abs=5.0)
     assert set(second["robots"]["arm1"]["parameters"]["far_from_median"]) == WORN_FRICTION
     assert second["wear"]["correction"].startswith("Holm") and second["parameters"]["correction"].startswith("Holm")
+
+
+def test_the_printed_summary_names_each_robots_flagged_parameters_and_those_far_from_the_median(
+        worn_runs, cluster, tmp_path, capsys):
+    _, _, out, _ = worn_runs
+    copy = shutil.copytree(out, tmp_path / "out")          # the database: every recording is taken from it
+    assert main(["fleet", "--robot", str(ROBOT), "--manifest", str(out.parent / "fleet1.csv"), "--scheduler",
+                 cluster.address, "--no-reports", "--out", str(copy)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("13 recordings: 0 identified, 13 taken from the database, 1 failed\n")
+    rows = dict(line.strip().split(": ", 1) for line in printed.split("\nparameters (evidence: ")[1].splitlines()[1:]
+                if line.startswith("  "))
+    assert rows == {"arm0": "nothing flagged", "arm1": rows["arm1"], "arm2": "nothing flagged",
+                    "arm3": "nothing flagged"}
+    flagged, far = rows["arm1"].split("; far from the fleet median: ")
+    assert set(flagged.split(", ")) == set(far.split(", ")) == WORN_FRICTION
 
 
 def test_a_given_baseline_model_is_every_robots_reference(worn_runs, cluster, capsys):

@@ -6,13 +6,12 @@ import pytest
 
 from robot_dynid.cli import main
 from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
-from robot_dynid.model.base_parameters import compute_base_parameters
-from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.bag_io import BagWriter
+from tracked_arm import stepped_viscous, tracked_model
 
 RATE, DURATION, STEP_AT, NOISE = 100.0, 40.0, 10.0, 0.05       # Hz, s, s, N m
 
@@ -22,14 +21,8 @@ def test_report_tracking_follows_a_viscous_step_recorded_in_a_bag(tmp_path, caps
     robot = load_robot(robot_file)
     regressor = Regressor(robot, friction_model("coulomb_viscous"))
     parameters = simulation_parameters(regressor, seed=1)
-    base = compute_base_parameters(regressor)
-    values = base.projection @ parameters
-    model_file = DynamicModel(robot, regressor.friction, False, False, base, values, 1e-3 * np.abs(values) + 1e-6,
-                              metrics={"residual_rms": dict.fromkeys(robot.joint_names, NOISE)}).save(
-        tmp_path / "model.yaml")
-    stepped = parameters.copy()
-    viscous = np.arange(regressor.slices["friction"].start + 1, regressor.slices["friction"].stop, 2)
-    stepped[viscous] *= 1.3
+    model_file = tracked_model(robot, regressor, parameters, NOISE).save(tmp_path / "model.yaml")
+    stepped, viscous = stepped_viscous(regressor, parameters, 1.3)
     t = np.arange(0.0, DURATION, 1.0 / RATE)
     w = np.linspace(0.5, 1.1, robot.n_joints)
     arrays = robot.limit_arrays()

@@ -7,21 +7,13 @@ import pytest
 from robot_dynid.errors import DynIdError
 from robot_dynid.estimation.friction_tracking import FrictionTracker, OnlineFrictionTracking, time_to_follow
 from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
-from robot_dynid.model.base_parameters import compute_base_parameters
-from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
+from tracked_arm import stepped_viscous, tracked_model
 
 RATE, STEP_AT, DURATION, NOISE = 100.0, 10.0, 50.0, 0.05       # Hz, s, s, N m
 #: The stated time: the tracked viscous friction is within 5 % of a 30 % step this long after it.
 FOLLOW_TIME = 25.0
-
-
-def arm_model(robot, parameters, regressor):
-    base = compute_base_parameters(regressor)
-    values = base.projection @ parameters
-    return DynamicModel(robot, regressor.friction, False, False, base, values, 1e-3 * np.abs(values) + 1e-6,
-                        metrics={"residual_rms": dict.fromkeys(robot.joint_names, NOISE)})
 
 
 def operation(robot, seed):
@@ -42,15 +34,13 @@ def stepped_operation(robot):
     qdd, its torques (the step included) and the stepped viscous coefficients."""
     regressor = Regressor(robot, friction_model("coulomb_viscous"))
     parameters = simulation_parameters(regressor, seed=1)
-    stepped = parameters.copy()
-    viscous = np.arange(regressor.slices["friction"].start + 1, regressor.slices["friction"].stop, 2)
-    stepped[viscous] *= 1.3
+    stepped, viscous = stepped_viscous(regressor, parameters, 1.3)
     t, q, qd, qdd = operation(robot, seed=2)
     before, after = t < STEP_AT, t >= STEP_AT
     tau = np.empty_like(q)
     tau[before] = SimulatedRobot(regressor, parameters, NOISE).torques(q[before], qd[before], qdd[before], rng=3)
     tau[after] = SimulatedRobot(regressor, stepped, NOISE).torques(q[after], qd[after], qdd[after], rng=4)
-    return arm_model(robot, parameters, regressor), t, q, qd, qdd, tau, stepped[viscous]
+    return tracked_model(robot, regressor, parameters, NOISE), t, q, qd, qdd, tau, stepped[viscous]
 
 
 def test_tracking_follows_a_30_percent_step_of_viscous_friction_within_5_percent(er3a_robot):
@@ -99,9 +89,19 @@ def test_online_tracking_offers_a_model_only_after_the_friction_changed_and_gate
     assert "is not below max_holdout_rsd" in refused[0].message
 
 
+@pytest.mark.parametrize("bound", [{"max_holdout_rsd": 0.0}, {"max_holdout_rsd": 1.5}, {"max_condition": 1.0},
+                                   {"max_condition": float("nan")}])
+def test_online_tracking_refuses_a_gate_bound_outside_the_gates_interval(er3a_robot, bound):
+    regressor = Regressor(er3a_robot, friction_model("coulomb_viscous"))
+    model = tracked_model(er3a_robot, regressor, simulation_parameters(regressor, seed=1), NOISE)
+    name = next(iter(bound))
+    with pytest.raises(DynIdError, match=rf"{name} must be finite and in \("):
+        OnlineFrictionTracking(model, **bound)
+
+
 def test_a_model_without_friction_cannot_be_tracked(er3a_robot):
     robot = er3a_robot
     regressor = Regressor(robot)
-    model = arm_model(robot, simulation_parameters(regressor, seed=1), regressor)
+    model = tracked_model(robot, regressor, simulation_parameters(regressor, seed=1), NOISE)
     with pytest.raises(DynIdError, match="no friction parameters to track"):
         FrictionTracker(dataclasses.replace(model))

@@ -110,3 +110,26 @@ def test_torques_are_checked_on_the_selection_identify_gets_before_the_hold_out_
     unchecked = TaskOptions(report=False).for_entry(torque_check=False)
     assert identify_entry(str(tmp_path / "currents.csv"), str(described), None, unchecked).status == "identified"
     assert unchecked.settings_key(robot, None) != TaskOptions(report=False).settings_key(robot, None)
+
+
+def test_a_bug_fails_the_entry_with_its_type_and_message_on_one_line_and_is_not_cached(monkeypatch, tmp_path):
+    import robot_dynid.fleet.tasks as tasks
+
+    def broken(*arguments):
+        raise ValueError("joint\n  j7 missing")
+    monkeypatch.setattr(tasks, "_identify", broken)
+    outcome = identify_entry(str(tmp_path / "a.csv"), str(ROBOT), None, TaskOptions(report=False))
+    assert outcome.status == "failed" and not outcome.cacheable
+    assert outcome.reason == "internal error (ValueError: joint j7 missing)"
+
+
+def test_a_report_that_fails_leaves_the_model_and_says_why_on_one_line(recording, tmp_path, monkeypatch):
+    import robot_dynid.fleet.tasks as tasks
+
+    def refused(*arguments, **options):
+        raise DataError("stage markers\n  unreadable")
+    monkeypatch.setattr(tasks, "stage_table", refused)
+    write_csv(tmp_path / "a.csv", recording)
+    outcome = identify_entry(str(tmp_path / "a.csv"), str(ROBOT), None, TaskOptions(report=True))
+    assert outcome.status == "identified" and outcome.model_yaml is not None and outcome.report_files == {}
+    assert outcome.report_note == "no report: stage markers unreadable"

@@ -130,14 +130,17 @@ def test_a_trajectory_point_of_the_wrong_size_is_named(field, points, message):
         join_points(field, points, 3)
 
 
+def frictionless(robot, seed=3):
+    """(model of ``robot`` without friction, std zero, its plausible link parameters of ``seed``: 10 per link)."""
+    base = compute_base_parameters(Regressor(robot, FrictionModel()))
+    parameters = plausible_parameters(robot, seed=seed)
+    return DynamicModel(robot, FrictionModel(), False, False, base, base.projection @ parameters,
+                        np.zeros(base.rank)), parameters
+
+
 @pytest.fixture(scope="module")
 def er3a(er3a_robot):
-    robot = er3a_robot
-    base = compute_base_parameters(Regressor(robot, FrictionModel()))
-    parameters = plausible_parameters(robot, seed=3)
-    model = DynamicModel(robot, FrictionModel(), False, False, base, base.projection @ parameters,
-                         np.zeros(base.rank))
-    return model, parameters
+    return frictionless(er3a_robot)
 
 
 def test_torques_equal_rnea_in_the_request_order_and_layout(er3a):
@@ -217,9 +220,7 @@ def test_continuous_joints_are_not_checked():
     """planar_gripper: shoulder revolute within [-1.5, 1.5] rad, wrist a URDF continuous joint."""
     robot = load_robot(os.path.join(DATA, "planar_gripper.yaml"))
     assert robot.continuous == (False, False, True)
-    base = compute_base_parameters(Regressor(robot, FrictionModel()))
-    model = DynamicModel(robot, FrictionModel(), False, False, base,
-                         base.projection @ plausible_parameters(robot, seed=1), np.zeros(base.rank))
+    model, _ = frictionless(robot, seed=1)
     assert np.isfinite(compute_feedforward(model, robot.joint_names, [0.0, 0.0, 10.0])).all()
     with pytest.raises(DataError, match=r"point 0: positions of joint shoulder is 2.0 rad, beyond its limits "):
         compute_feedforward(model, robot.joint_names, [2.0, 0.0, 10.0])
@@ -229,12 +230,7 @@ def test_continuous_joints_are_not_checked():
 def ur5():
     """UR5 (effort limits 150 N m on the first three joints, 28 N m on the wrist) with plausible
     inertial parameters and no friction: its torques are pinocchio's RNEA with the same inertias."""
-    robot = load_robot(find_package_file("config", "robots", "ur5.yaml"))
-    base = compute_base_parameters(Regressor(robot, FrictionModel()))
-    parameters = plausible_parameters(robot, seed=3)
-    model = DynamicModel(robot, FrictionModel(), False, False, base, base.projection @ parameters,
-                         np.zeros(base.rank))
-    return model, parameters
+    return frictionless(load_robot(find_package_file("config", "robots", "ur5.yaml")))
 
 
 @pytest.mark.parametrize("qd, qdd, message", [
@@ -341,12 +337,6 @@ def renamed_robot(robot, name, joint_names):
         {**joint, "name": joint_name} for joint, joint_name in zip(data["joints"], joint_names)]})
 
 
-def model_of(robot, seed=3):
-    base = compute_base_parameters(Regressor(robot, FrictionModel()))
-    return DynamicModel(robot, FrictionModel(), False, False, base,
-                        base.projection @ plausible_parameters(robot, seed=seed), np.zeros(base.rank))
-
-
 def test_a_plausible_model_is_admitted_and_one_a_million_times_heavier_is_refused(ur5):
     model, _ = ur5
     limits = admit_model(model)
@@ -367,17 +357,17 @@ def test_a_model_of_another_robot_with_the_same_joint_names_is_refused(ur5):
     ur_like = renamed_robot(ur5[0].robot, "ur5", [f"j{i}" for i in range(1, 7)])
     puma = load_robot(find_package_file("config", "robots", "puma560.yaml"))
     assert puma.joint_names == ur_like.joint_names
-    puma_model = model_of(puma)
+    puma_model = frictionless(puma)[0]
     admit_model(puma_model)                                   # fine for a PUMA
     with pytest.raises(ModelRefusedError, match=re.escape(
             "the model is not of robot_file ur_like.yaml: its robot is 'puma560', not 'ur5'")):
         admit_model(puma_model, expected=ur_like, expected_what="robot_file ur_like.yaml")
-    disguised = model_of(renamed_robot(puma, "ur5", puma.joint_names))
+    disguised = frictionless(renamed_robot(puma, "ur5", puma.joint_names))[0]
     with pytest.raises(ModelRefusedError, match=re.escape(
             f"the model is not of robot_file ur_like.yaml: its robot's kinematics (hash {puma.kinematics_hash}) are "
             f"not those of 'ur5' (hash {ur_like.kinematics_hash})")):
         admit_model(disguised, expected=ur_like, expected_what="robot_file ur_like.yaml")
-    limits = admit_model(model_of(ur_like), expected=ur_like)
+    limits = admit_model(frictionless(ur_like)[0], expected=ur_like)
     assert limits.effort[0] == 150.0
 
 
@@ -385,7 +375,7 @@ def test_a_model_with_other_joints_is_refused_and_the_expected_robots_limits_app
     model, _ = ur5
     panda = load_robot(find_package_file("config", "robots", "panda.yaml"))
     with pytest.raises(ModelRefusedError, match=r"^the model is not of the expected robot: its robot is 'panda'"):
-        admit_model(model_of(panda), expected=model.robot)
+        admit_model(frictionless(panda)[0], expected=model.robot)
     tighter = robot_from_dict({**model.robot.to_dict(), "joints": [
         {**joint, "velocity_limit": 1.0} for joint in model.robot.to_dict()["joints"]]})
     limits = admit_model(model, expected=tighter)
@@ -448,11 +438,7 @@ def test_time_the_caller_was_held_up_does_not_count_towards_the_reference_timeou
 def test_an_effort_margin_the_model_cannot_hold_the_arm_with_is_refused_naming_it():
     """UR5 with plausible links: holding the arm still needs tens of N m at shoulder_lift_joint (effort limit
     150 N m), so an effort margin of 0.01 (1.5 N m) would refuse every request there; the default 1.5 admits it."""
-    robot = load_robot(find_package_file("config", "robots", "ur5.yaml"))
-    regressor = Regressor(robot, FrictionModel())
-    base = compute_base_parameters(regressor)
-    links = plausible_parameters(robot, seed=1)
-    model = DynamicModel(robot, regressor.friction, False, False, base, base.projection @ links, np.zeros(base.rank))
+    model, links = frictionless(load_robot(find_package_file("config", "robots", "ur5.yaml")), seed=1)
     holding = model.holding_torque()
     # shoulder_lift carries the links after it at a lever of at most the arm's reach (UR5: under 1 m)
     assert 1.0 < holding[1] < 9.81 * links[10::10].sum() * 1.0

@@ -21,30 +21,10 @@ from robot_dynid.model.friction import friction_model
 from robot_dynid.model.friction_state import FRICTION_STATES, NOMINAL, STATIC, TEMPERATURE, WARMUP
 from robot_dynid.model.payload import Payload
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.model.served_model import ServedModel
-from robot_dynid.package_files import find_package_file
+from served_arm import UR5_FILE, UR5_URDF, Clock
 
-ROBOT_FILE = find_package_file("config", "robots", "ur5_urdf.yaml")
-URDF = find_package_file("config", "robots", "ur5.urdf")
 TORCH = ("tool0", 2.8, (0.01, -0.02, 0.08), (0.01, 0.001, -0.002, 0.012, 0.0005, 0.008))   # inertia ixx ixy ixz ...
-
-
-class Clock:
-    """A clock [s] a test sets; None: not known yet (ROS time with use_sim_time before the first /clock)."""
-
-    def __init__(self, now=0.0):
-        self.now = now
-
-    def __call__(self):
-        return self.now
-
-
-@pytest.fixture(scope="module")
-def ur5():
-    robot = load_robot(ROBOT_FILE)
-    parameters = plausible_parameters(robot, seed=1)
-    return robot, parameters, DynamicModel.from_standard(robot, parameters)
 
 
 def drifting(robot, parameters, **friction):
@@ -57,15 +37,15 @@ def drifting(robot, parameters, **friction):
 
 
 def rnea(parameters, q, qd, qdd):
-    return rnea_urdf_with_payload(URDF.read_text(), parameters, None, q, qd, qdd)
+    return rnea_urdf_with_payload(UR5_URDF.read_text(), parameters, None, q, qd, qdd)
 
 
 def server_of(served_model, timeout=0.5, reference=True, clock=None):
     return FeedforwardServer(served_model, timeout, reference, clock if clock is not None else Clock(0.0))
 
 
-def test_a_refused_model_is_counted_with_its_reason_and_the_model_in_use_stays(ur5, er3a_robot):
-    robot, parameters, model = ur5
+def test_a_refused_model_is_counted_with_its_reason_and_the_model_in_use_stays(ur5_arm, er3a_robot):
+    robot, parameters, model = ur5_arm
     server = server_of(ServedModel(Margins(), Clock(100.0)), reference=False)
     served = server.use_model_message(model.to_yaml(), "ur5", 3)
     assert (served.version, served.source) == (3, "topic (robot 'ur5')")
@@ -85,11 +65,11 @@ def test_a_refused_model_is_counted_with_its_reason_and_the_model_in_use_stays(u
                                                                                        robot.name)
 
 
-def test_the_reference_timeout_gives_zeros_one_warning_and_cools_the_running_time(ur5):
+def test_the_reference_timeout_gives_zeros_one_warning_and_cools_the_running_time(ur5_arm):
     """References every 0.1 s, then none: zero torques are due once the last valid one is 0.5 s old, the status
     warns once (not again while it lasts), the joints count as still from then (the warm-up clock cools as
     t exp(-d / tau_c)), and the first reference back is said once, at info level."""
-    robot, parameters, model = ur5
+    robot, parameters, model = ur5_arm
     ros_time, clock = Clock(100.0), Clock(0.0)
     served_model = ServedModel(Margins(), ros_time, cooling_time_constant=20.0)
     server = server_of(served_model, clock=clock)
@@ -124,8 +104,8 @@ def test_the_reference_timeout_gives_zeros_one_warning_and_cools_the_running_tim
     assert server.report()[1] == [("info", "ok")]
 
 
-def test_a_refused_reference_is_said_once_and_kept_after_valid_ones(ur5):
-    robot, _, model = ur5
+def test_a_refused_reference_is_said_once_and_kept_after_valid_ones(ur5_arm):
+    robot, _, model = ur5_arm
     clock = Clock(0.0)
     served_model = ServedModel(Margins(), Clock(100.0))
     server = server_of(served_model, clock=clock)
@@ -143,8 +123,8 @@ def test_a_refused_reference_is_said_once_and_kept_after_valid_ones(ur5):
     assert fields["last_refused_reference"] == note[1].removeprefix(f"reference on {list(robot.joint_names)}: ")
 
 
-def test_status_fields_name_the_served_payload_or_the_one_waiting_for_the_first_model(ur5):
-    robot, _, model = ur5
+def test_status_fields_name_the_served_payload_or_the_one_waiting_for_the_first_model(ur5_arm):
+    robot, _, model = ur5_arm
     served_model = ServedModel(Margins(), Clock(100.0))
     server = server_of(served_model, reference=False)
     fields, note = server.set_payload_reply(*TORCH)
@@ -179,8 +159,8 @@ def test_status_fields_name_the_served_payload_or_the_one_waiting_for_the_first_
     assert server.clear_payload_reply() == {"success": True, "message": "payload cleared"}
 
 
-def test_unknown_and_nominal_friction_are_warned_once_each_and_said_in_the_status(ur5):
-    robot, parameters, _ = ur5
+def test_unknown_and_nominal_friction_are_warned_once_each_and_said_in_the_status(ur5_arm):
+    robot, parameters, _ = ur5_arm
     ros_time = Clock(None)                          # use_sim_time, no /clock message yet
     served_model = ServedModel(Margins(), ros_time)
     server = server_of(served_model, reference=False)
@@ -220,8 +200,8 @@ def test_unknown_and_nominal_friction_are_warned_once_each_and_said_in_the_statu
     assert FRICTION_STATES[fields["friction_state"]] == NOMINAL and len(notes) == 1 and "6 s old" in notes[0][1]
 
 
-def test_compute_replies_in_the_request_order_or_say_why_not(ur5):
-    robot, parameters, model = ur5
+def test_compute_replies_in_the_request_order_or_say_why_not(ur5_arm):
+    robot, parameters, model = ur5_arm
     served_model = ServedModel(Margins(), Clock(100.0))
     server = server_of(served_model, reference=False)
     assert server.compute_reply(robot.joint_names, np.zeros(6)) == (
@@ -244,8 +224,8 @@ def test_compute_replies_in_the_request_order_or_say_why_not(ur5):
     assert reply["friction_state"] == 0         # known before the torques were refused
 
 
-def test_trajectories_answered_and_refused_are_counted_with_the_latest_reason(ur5):
-    robot, parameters, model = ur5
+def test_trajectories_answered_and_refused_are_counted_with_the_latest_reason(ur5_arm):
+    robot, parameters, model = ur5_arm
     served_model = ServedModel(Margins(), Clock(100.0))
     server = server_of(served_model, reference=False)
     served_model.use_model(model, "test")
@@ -261,7 +241,7 @@ def test_trajectories_answered_and_refused_are_counted_with_the_latest_reason(ur
     assert fields["last_refused_trajectory"] == note[1]
 
 
-def test_reset_warmup_replies_with_the_running_time_and_an_info_note(ur5):
+def test_reset_warmup_replies_with_the_running_time_and_an_info_note(ur5_arm):
     ros_time = Clock(100.0)
     server = server_of(ServedModel(Margins(), ros_time), reference=False)
     fields, note = server.reset_warmup_reply(30.0)
@@ -273,10 +253,10 @@ def test_reset_warmup_replies_with_the_running_time_and_an_info_note(ur5):
     assert fields["message"].startswith("reset_warmup refused: ") and note == ("info", fields["message"])
 
 
-def test_the_node_parameters_make_the_server_and_a_model_file_that_fails_is_named(ur5, er3a_robot, tmp_path):
-    robot, _, model = ur5
+def test_the_node_parameters_make_the_server_and_a_model_file_that_fails_is_named(ur5_arm, er3a_robot, tmp_path):
+    robot, _, model = ur5_arm
     assert set(MARGIN_PARAMETERS.values()) == {field.name for field in dataclasses.fields(Margins)}
-    values = {"robot_file": str(ROBOT_FILE), "payload_file": "", "joints": ["wrist_3_joint", "elbow_joint"],
+    values = {"robot_file": str(UR5_FILE), "payload_file": "", "joints": ["wrist_3_joint", "elbow_joint"],
               "position_margin": 0.2, "velocity_margin": 1.5, "acceleration_margin": 2.0, "effort_margin": 1.2,
               "model_effort_margin": 3.0, "max_points": 50, "cold_start_stamp": 0.0, "cooling_time_constant": 0.0,
               "temperature_topic_prefix": "", "joint_temperatures_topic": "", "max_temperature_age": 5.0,
@@ -309,11 +289,11 @@ def test_the_node_parameters_make_the_server_and_a_model_file_that_fails_is_name
     assert served_model.served is served
 
 
-def test_a_trajectory_across_a_scheduled_payload_gets_it_from_the_payloads_time_on(ur5):
+def test_a_trajectory_across_a_scheduled_payload_gets_it_from_the_payloads_time_on(ur5_arm):
     """Four points 0.1 s apart from t = 100 s, the torch scheduled at 100.15 s: the first two points are the arm
     alone, the last two the arm with the torch (pinocchio's appended body); the model in use is not swapped
     before the time."""
-    robot, parameters, model = ur5
+    robot, parameters, model = ur5_arm
     served_model = ServedModel(Margins(), Clock(100.0))
     server = server_of(served_model, reference=False)
     served_model.use_model(model, "test")
@@ -324,7 +304,7 @@ def test_a_trajectory_across_a_scheduled_payload_gets_it_from_the_payloads_time_
                                              start=100.0, offsets=[0.0, 0.1, 0.2, 0.3])
     assert note is None
     efforts = answer.efforts
-    urdf = URDF.read_text()
+    urdf = UR5_URDF.read_text()
     alone = rnea_urdf_with_payload(urdf, parameters, None, q, zeros, zeros)
     ixx, ixy, ixz, iyy, iyz, izz = TORCH[3]
     torch = (*TORCH[:3], np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]]))
@@ -335,7 +315,7 @@ def test_a_trajectory_across_a_scheduled_payload_gets_it_from_the_payloads_time_
 
 
 @pytest.mark.parametrize("fields", ["positions", "velocities", "accelerations"])
-def test_a_payload_inside_a_segment_steps_in_at_its_time_on_points_that_leave_the_motion_unchanged(ur5, fields):
+def test_a_payload_inside_a_segment_steps_in_at_its_time_on_points_that_leave_the_motion_unchanged(ur5_arm, fields):
     """Points 10 ms apart (positions only, with velocities, with accelerations: linear, cubic, quintic), the torch
     scheduled 3.7 ms into a segment: two points are added 0.05 ms before and after it, on the trajectory's own
     interpolation (scipy's BPoly.from_derivatives through the same values: an independent Hermite), the first with
@@ -343,7 +323,7 @@ def test_a_payload_inside_a_segment_steps_in_at_its_time_on_points_that_leave_th
     (TrajectoryFollower) is the same with and without them, and the original points' efforts are as before."""
     from scipy.interpolate import BPoly
     from robot_dynid.experiment.trajectory_following import TrajectoryFollower
-    robot, parameters, model = ur5
+    robot, parameters, model = ur5_arm
     served_model = ServedModel(Margins(), Clock(100.0))
     server = server_of(served_model, reference=False)
     served_model.use_model(model, "test")
@@ -370,7 +350,7 @@ def test_a_payload_inside_a_segment_steps_in_at_its_time_on_points_that_leave_th
             assert added.size == 0
     state = [np.array([getattr(point, name) if name in given else np.zeros(6) for point in answer.inserted])
              for name in names]
-    urdf = URDF.read_text()
+    urdf = UR5_URDF.read_text()
     ixx, ixy, ixz, iyy, iyz, izz = TORCH[3]
     torch = (*TORCH[:3], np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]]))
     efforts = np.array([point.effort for point in answer.inserted])
@@ -388,13 +368,14 @@ def test_a_payload_inside_a_segment_steps_in_at_its_time_on_points_that_leave_th
     grid = np.linspace(0.0, 0.05, 5001)
     # inside the 0.1 ms segments the quintic's coefficients carry rounding of order eps q / T^k: 1e-7 rad/s^2
     for order, (before, after) in enumerate(zip(plain.sample(grid), expanded.sample(grid))):
-        np.testing.assert_allclose(after, before, rtol=0.0, atol=(1e-10, 1e-8, 1e-6)[order] * max(1.0, np.abs(before).max()))
+        scale = max(1.0, np.abs(before).max())
+        np.testing.assert_allclose(after, before, rtol=0.0, atol=(1e-10, 1e-8, 1e-6)[order] * scale)
 
 
-def test_a_payload_at_a_points_time_or_outside_the_trajectory_adds_no_point_at_a_point(ur5):
+def test_a_payload_at_a_points_time_or_outside_the_trajectory_adds_no_point_at_a_point(ur5_arm):
     """The torch scheduled on a point's time gets points only where none is, 0.05 ms either side; scheduled
     before the trajectory's first point or after its last, none (every point is on one side already)."""
-    robot, _, model = ur5
+    robot, _, model = ur5_arm
     served_model = ServedModel(Margins(), Clock(100.0))
     server = server_of(served_model, reference=False)
     served_model.use_model(model, "test")
@@ -408,12 +389,12 @@ def test_a_payload_at_a_points_time_or_outside_the_trajectory_adds_no_point_at_a
         served_model.clear_payload()
 
 
-def test_a_command_lead_answers_a_reference_for_its_state_that_much_later_and_its_payload_from_then(ur5):
+def test_a_command_lead_answers_a_reference_for_its_state_that_much_later_and_its_payload_from_then(ur5_arm):
     """A planned sine reference at 1 kHz (positions and velocities; accelerations estimated over 10 ms) with a
     command lead of 2 ms: the answer to the reference stamped t is pinocchio's RNEA of the plan's state at t + 2 ms
     (within the extrapolation's third-order error), not at t; the torch scheduled 1 ms after a reference's stamp is
     in that reference's answer already (its stamp plus the lead is past the payload's time)."""
-    robot, parameters, model = ur5
+    robot, parameters, model = ur5_arm
     lead = 0.002
     served_model = ServedModel(Margins(), Clock(1000.0), reference_acceleration_window=0.01, command_lead=lead)
     server = server_of(served_model)
@@ -426,7 +407,7 @@ def test_a_command_lead_answers_a_reference_for_its_state_that_much_later_and_it
         return (centre + amplitude * np.sin(phase), rate * amplitude * np.cos(phase),
                 -rate**2 * amplitude * np.sin(phase))
 
-    urdf = URDF.read_text()
+    urdf = UR5_URDF.read_text()
 
     def torque(t, body=None):
         return rnea_urdf_with_payload(urdf, parameters, body, *(value[None] for value in plan(t)))[0]
@@ -448,11 +429,11 @@ def test_a_command_lead_answers_a_reference_for_its_state_that_much_later_and_it
     assert served_model.served.model.payload is not None
 
 
-def test_a_trajectory_takes_a_warming_friction_at_each_points_time(ur5):
+def test_a_trajectory_takes_a_warming_friction_at_each_points_time(ur5_arm):
     """A friction that warms up with running time (t_w 2 s), the running time 1 s at ROS time 100 s: a trajectory
     sent then with points 0, 0.5 and 1 s ahead gets each point's torque at 1, 1.5 and 2 s of running time (the
     model's own ``exp(-t / t_w)`` columns), not all at 1 s."""
-    robot, parameters, _ = ur5
+    robot, parameters, _ = ur5_arm
     model = drifting(robot, parameters, drift="time", warmup_time_constant=2.0)
     served_model = ServedModel(Margins(), Clock(100.0))
     server = server_of(served_model, reference=False)

@@ -12,7 +12,7 @@ import yaml
 from robot_dynid.errors import RobotDescriptionError
 from robot_dynid.model.joint_chains import joint_motion_subspace
 from robot_dynid.model.robot_description import (DHRow, JointLimits, RobotDescription, build_pinocchio_model,
-                                                 link_frame_placements)
+                                                 link_frame_placements, xml_or_file)
 from robot_dynid.model.robot_loader import load_robot, robot_from_dict
 from robot_dynid.model.urdf import robot_from_urdf
 from robot_dynid.package_files import find_package_file
@@ -334,6 +334,16 @@ def test_load_robot_names_the_file(tmp_path):
         load_robot(path)
     with pytest.raises(RobotDescriptionError, match=r"missing\.yaml: cannot read the robot description: No such file"):
         load_robot(tmp_path / "missing.yaml")
+
+
+def test_a_description_names_its_xml_inline_or_as_a_file_relative_to_its_own(tmp_path):
+    (tmp_path / "arm.urdf").write_text("<robot name='a'/>")
+    assert xml_or_file({"urdf": " <robot name='b'/>"}, "urdf", "URDF", tmp_path) == (" <robot name='b'/>", None)
+    file = str(tmp_path / "arm.urdf")
+    assert xml_or_file({"urdf": "arm.urdf"}, "urdf", "URDF", tmp_path) == ("<robot name='a'/>", file)
+    for value in ("", "  ", None, 3):
+        with pytest.raises(RobotDescriptionError, match=rf"^mjcf must be a file path or MJCF XML text, got {value!r}$"):
+            xml_or_file({"mjcf": value}, "mjcf", "MJCF", tmp_path)
 
 
 PLANAR_JOINT_URDF = ("<robot name='x'><link name='a'/><link name='b'/><link name='c'/>"

@@ -18,31 +18,12 @@ from robot_dynid.experiment.simulation import plausible_parameters
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.feedforward import DERIVED_EFFORT_FACTOR, Margins
 from robot_dynid.model.payload import Payload
-from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.model.served_model import ServedModel
-from robot_dynid.package_files import find_package_file
+from served_arm import UR5_URDF, Clock
 
-URDF = find_package_file("config", "robots", "ur5.urdf")
 INERTIA = np.array([[0.01, 0.001, -0.002], [0.001, 0.012, 0.0005], [-0.002, 0.0005, 0.008]])    # kg m^2 about com
 TORCH = ("tool0", 2.8, np.array([0.01, -0.02, 0.08]), INERTIA)
 URDF_ORDER = [(0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)]
-
-
-class Clock:
-    """ROS time [s] a test sets; None: not known yet (use_sim_time before the first /clock message)."""
-
-    def __init__(self, now=100.0):
-        self.now = now
-
-    def __call__(self):
-        return self.now
-
-
-@pytest.fixture(scope="module")
-def ur5():
-    robot = load_robot(find_package_file("config", "robots", "ur5_urdf.yaml"))
-    parameters = plausible_parameters(robot, seed=1)
-    return robot, parameters, DynamicModel.from_standard(robot, parameters)
 
 
 def torch():
@@ -61,13 +42,13 @@ def states(robot, n, seed=0):
 
 
 def rnea(parameters, payload, q, qd, qdd):
-    return rnea_urdf_with_payload(URDF.read_text(), parameters, payload, q, qd, qdd)
+    return rnea_urdf_with_payload(UR5_URDF.read_text(), parameters, payload, q, qd, qdd)
 
 
-def test_requests_during_payload_changes_are_answered_wholly_with_or_without_it(ur5):
+def test_requests_during_payload_changes_are_answered_wholly_with_or_without_it(ur5_arm):
     """One thread attaches and removes the torch 300 times while another asks for torques: every answer is
     pinocchio's torque of the arm alone or of the arm with the torch, never a mix of the two."""
-    robot, parameters, model = ur5
+    robot, parameters, model = ur5_arm
     served_model = ServedModel(Margins(), Clock())
     served_model.use_model(model, "test")
     q, qd, qdd = states(robot, 1, seed=3)
@@ -97,8 +78,8 @@ def test_requests_during_payload_changes_are_answered_wholly_with_or_without_it(
     assert served_model.served.payload_source == "set_payload" and served_model.payload.mass == 2.8
 
 
-def test_a_margin_the_model_in_use_fails_is_refused_and_a_fitting_one_takes_effect(ur5):
-    robot, _, model = ur5
+def test_a_margin_the_model_in_use_fails_is_refused_and_a_fitting_one_takes_effect(ur5_arm):
+    robot, _, model = ur5_arm
     served_model = ServedModel(Margins(), Clock())
     served = served_model.use_model(model, "test")
     with pytest.raises(DynIdError, match=r"effort_margin 0.05 refused: the model in use \(version 1\) would not be "
@@ -115,8 +96,8 @@ def test_a_margin_the_model_in_use_fails_is_refused_and_a_fitting_one_takes_effe
     assert np.isfinite(served_model.torques(served_model.served, robot.joint_names, q[0], qd[0])).all()
 
 
-def test_a_payload_given_before_the_robot_is_known_is_checked_against_the_first_model(ur5):
-    robot, parameters, model = ur5
+def test_a_payload_given_before_the_robot_is_known_is_checked_against_the_first_model(ur5_arm):
+    robot, parameters, model = ur5_arm
     logged = []
     served_model = ServedModel(Margins(), Clock(), log=lambda level, message: logged.append((level, message)))
     assert served_model.set_payload(dataclasses.replace(torch(), frame="flange")).startswith("no model yet")
@@ -135,12 +116,12 @@ def test_a_payload_given_before_the_robot_is_known_is_checked_against_the_first_
     assert served.payload_source == "payload_file torch.yaml"
 
 
-def test_effort_limits_derived_from_the_first_model_hold_every_later_one(ur5):
+def test_effort_limits_derived_from_the_first_model_hold_every_later_one(ur5_arm):
     """Without effort limits in the description they are DERIVED_EFFORT_FACTOR x the first model's torques at
     the limits of motion, and stay: rigid-body torques scale with the parameters, so a model 7 times as heavy
     needs 7 / (2 x 3) of model_effort_margin 3 times those limits (refused) and one twice as heavy 1/3 (admitted),
     where alone the heavy model derives its own limits and is admitted."""
-    robot, parameters, model = ur5
+    robot, parameters, model = ur5_arm
     unlimited = dataclasses.replace(robot, limits=tuple(dataclasses.replace(limit, effort=None)
                                                         for limit in robot.limits))
     light, heavy, heavier = (DynamicModel.from_standard(unlimited, factor * parameters) for factor in (1.0, 2.0, 7.0))
@@ -156,11 +137,11 @@ def test_effort_limits_derived_from_the_first_model_hold_every_later_one(ur5):
     assert ServedModel(Margins(), Clock()).use_model(heavier, "alone").limits.effort_derived.all()
 
 
-def test_the_reference_path_answers_in_the_output_joints_order_with_estimated_accelerations(ur5):
+def test_the_reference_path_answers_in_the_output_joints_order_with_estimated_accelerations(ur5_arm):
     """A reference with its joints shuffled and an extra one, velocities rising linearly (acceleration a): the
     quadratic fit over the window is exact, so the torques are pinocchio's at qdd = a, in the controller's
     joint order."""
-    robot, parameters, model = ur5
+    robot, parameters, model = ur5_arm
     output = ["wrist_3_joint", "shoulder_pan_joint", "elbow_joint"]
     served_model = ServedModel(Margins(), Clock(), output_joints=output, reference_acceleration_window=0.01)
     served = served_model.use_model(model, "test")
@@ -180,8 +161,8 @@ def test_the_reference_path_answers_in_the_output_joints_order_with_estimated_ac
         ServedModel(Margins(), Clock(), output_joints=["gripper_joint"]).use_model(model, "test")
 
 
-def test_the_running_time_follows_the_cold_start_the_clock_and_cooling(ur5):
-    robot, _, model = ur5
+def test_the_running_time_follows_the_cold_start_the_clock_and_cooling(ur5_arm):
+    robot, _, model = ur5_arm
     clock = Clock(100.0)
     served_model = ServedModel(Margins(), clock, cold_start_stamp=40.0, cooling_time_constant=20.0)
     assert served_model.running_time() == 60.0
@@ -214,8 +195,8 @@ def test_the_running_time_follows_the_cold_start_the_clock_and_cooling(ur5):
     assert served_model.running_time() == 12.5
 
 
-def test_temperatures_are_kept_for_the_robots_joints_only_and_never_before_ros_time(ur5):
-    robot, _, model = ur5
+def test_temperatures_are_kept_for_the_robots_joints_only_and_never_before_ros_time(ur5_arm):
+    robot, _, model = ur5_arm
     clock = Clock(None)
     served_model = ServedModel(Margins(), clock, temperatures=True)
     assert [level for level, _ in served_model.update_temperatures(["elbow_joint"], [40.0])] == ["warning"]
@@ -230,11 +211,11 @@ def test_temperatures_are_kept_for_the_robots_joints_only_and_never_before_ros_t
     assert "stamped later" in notes[0][1] and "gripper_joint" in notes[1][1] and "wrist_1_joint" in notes[2][1]
 
 
-def test_a_payload_set_for_a_later_time_is_served_from_that_time_on(ur5):
+def test_a_payload_set_for_a_later_time_is_served_from_that_time_on(ur5_arm):
     """The torch set for t = 100.5 s at t = 100 s: checked now, the arm alone for references stamped and requests
     answered before, the arm with the torch (pinocchio's appended body) from then on; a payload the model cannot
     serve is refused at once, not when its time comes; clearing drops a scheduled one."""
-    robot, parameters, model = ur5
+    robot, parameters, model = ur5_arm
     clock = Clock(100.0)
     served_model = ServedModel(Margins(), clock)
     served_model.use_model(model, "test")
@@ -269,10 +250,10 @@ def test_a_payload_set_for_a_later_time_is_served_from_that_time_on(ur5):
     assert served_model.served.model.payload is not None and served_model.scheduled is None
 
 
-def test_a_scheduled_payload_is_checked_again_against_a_new_model(ur5):
+def test_a_scheduled_payload_is_checked_again_against_a_new_model(ur5_arm):
     """A model arriving before the scheduled time: the torch is served with it when the time comes (the new
     model's arm, not the old one's)."""
-    robot, parameters, model = ur5
+    robot, parameters, model = ur5_arm
     served_model = ServedModel(Margins(), Clock(100.0))
     served_model.use_model(model, "test")
     served_model.set_payload(torch(), at=100.5)
