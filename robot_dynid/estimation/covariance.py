@@ -98,7 +98,8 @@ T_QUANTILES = (
     1.999623584994939, 1.9989715170333788, 1.998340542520741,
 )
 """``scipy.special.stdtrit(dof, 0.975)`` for dof 1 to ``MAX_BLOCKS - 1``: the quantiles of the t 95 % intervals of a
-``block`` std, the values scipy gives (test_covariance checks them), without its 0.2 s import at a command's start."""
+``block`` std, without scipy.special's 0.2 s import at a command's start. The values of scipy 1.17, Boost's Student t
+quantile (test_covariance checks them); scipy 1.11-1.16 inverted cdflib's t distribution, to about 1e-8."""
 
 
 def interval_quantile(level: float = DEFAULT_LEVEL, dof: int | float | None = None) -> float:
