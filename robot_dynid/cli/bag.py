@@ -8,7 +8,7 @@ HELP = "rosbag2 bag tools: repair a bag that was never closed or was cut short"
 
 def add_arguments(parser):
     from robot_dynid.cli.options import output_directory
-    from robot_dynid.recordings.bag_recovery import DAMAGED_SUFFIX
+    from robot_dynid.recordings.bag_layout import DAMAGED_SUFFIX
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     repair = actions.add_parser(
         "repair", help="make an incomplete bag whole (metadata.yaml, a storage file with a valid end)",

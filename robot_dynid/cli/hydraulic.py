@@ -21,7 +21,7 @@ CURVE_POINTS = 201
 def add_arguments(parser):
     from robot_dynid.cli.options import add_cycles_argument, add_option_arguments, add_stage_argument, output_file
     from robot_dynid.estimation.estimators import METHOD_NAMES, estimator
-    from robot_dynid.recordings.bag_io import DEFAULT_HYDRAULIC_TOPIC, DEFAULT_STAGE_TOPIC
+    from robot_dynid.recordings.bag_layout import DEFAULT_HYDRAULIC_TOPIC, DEFAULT_STAGE_TOPIC
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     identify = actions.add_parser("identify", help=HELP, description=HELP)
     identify.add_argument("--config", required=True, metavar="C.yaml",

@@ -13,8 +13,9 @@ HELP = ("identify a payload (tool, gripper, part: mass [kg], centre of mass [m],
 def add_arguments(parser):
     from robot_dynid.cli.options import (add_cycles_argument, add_data_arguments, add_stage_argument,
                                          add_torque_check_argument, number_in, output_file, positive_number)
-    from robot_dynid.model.payload import (DEFAULT_DENSITY, DEFAULT_MAX_COM_DISTANCE, IMPLAUSIBLE_MASS_FACTOR,
-                                           MAX_DENSITY, MAX_EXTENT, MAX_MASS, MIN_DENSITY, MIN_MASS, PRIOR_STD_FRACTION)
+    from robot_dynid.model.payload_defaults import (DEFAULT_DENSITY, DEFAULT_MAX_COM_DISTANCE, IMPLAUSIBLE_MASS_FACTOR,
+                                                    MAX_DENSITY, MAX_EXTENT, MAX_MASS, MIN_DENSITY, MIN_MASS,
+                                                    PRIOR_STD_FRACTION)
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     identify = actions.add_parser(
         "identify", help="estimate a payload's ten inertial parameters from the residual of the arm's model",

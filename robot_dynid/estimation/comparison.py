@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from robot_dynid import validators
 from robot_dynid.errors import DynIdError
 from robot_dynid.estimation.covariance import combined_dof, describe
-from robot_dynid.model.dynamic_model import DynamicModel
+
+if TYPE_CHECKING:                   # annotations only: pinocchio, which it imports, costs compare --help 0.1 s
+    from robot_dynid.model.dynamic_model import DynamicModel
 
 __all__ = ["DEFAULT_SIGNIFICANCE", "ModelComparison", "compare_models"]
 

@@ -16,7 +16,7 @@ matrices; :func:`solve_payload` solves them:
 - a prior for the inertia (:data:`PayloadSettings.inertia_prior`, default ``"solid"``): the solid body the
   fitted mass and centre of mass imply (:func:`~robot_dynid.model.payload.solid_body_inertia`, a cylinder or
   sphere of ``density``) or inertia values the user gives, about the centre of mass; it enters as a Gaussian
-  prior of std :data:`~robot_dynid.model.payload.PRIOR_STD_FRACTION` of its largest principal moment on each of
+  prior of std :data:`~robot_dynid.model.payload_defaults.PRIOR_STD_FRACTION` of its largest principal moment on each of
   the six inertia parameters about the frame's origin, so a wrist that barely moves leaves the inertia at the
   prior, never undetermined.
   Its weight is stated: per inertia field, the prior's share of the information (``prior_share``: 1 - the
@@ -63,9 +63,9 @@ from robot_dynid.estimation.scalar_minimum import bounded_minimum
 from robot_dynid.estimation.torque_scale import UnknownPayload
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.link_inertials import URDF_INERTIA_ORDER, parameters_from_inertial
-from robot_dynid.model.payload import (DEFAULT_DENSITY, DEFAULT_MAX_COM_DISTANCE, PRIOR_STD_FRACTION, SCHEMA,
-                                       SCHEMA_VERSION, UNITS, Payload, PayloadRegressor, default_frame,
+from robot_dynid.model.payload import (SCHEMA, SCHEMA_VERSION, UNITS, Payload, PayloadRegressor, default_frame,
                                        plausibility_warnings, solid_body_inertia)
+from robot_dynid.model.payload_defaults import DEFAULT_DENSITY, DEFAULT_MAX_COM_DISTANCE, PRIOR_STD_FRACTION
 from robot_dynid.model.robot_description import LinkInertial
 from robot_dynid.recordings.signal_processing import gap_breaks, interpolate
 from robot_dynid.model.regressor import inertia_parameter_map

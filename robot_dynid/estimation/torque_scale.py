@@ -27,7 +27,7 @@ and its likely cause.
 
 Payloads: a known payload (a model's, :meth:`DynamicModel.payload`) adds its gravity torque to the
 prediction. A payload being identified (:class:`UnknownPayload`) is accounted for by what it cannot be: a body
-of mass ``0 <= m <= max_mass`` (:data:`~robot_dynid.model.payload.IMPLAUSIBLE_MASS_FACTOR` times the robot's
+of mass ``0 <= m <= max_mass`` (:data:`~robot_dynid.model.payload_defaults.IMPLAUSIBLE_MASS_FACTOR` times the robot's
 ``rated_payload``; unbounded when that is unknown) whose centre of mass lies within ``com_distance`` [m] of its
 frame adds to ``g_j(q_k)`` a torque ``p_k`` in a known interval ``m [t_k - e_k, t_k + e_k]`` (``t_k`` the
 gravity torque of a unit mass at the frame's origin, ``e_k`` how far moving it by ``com_distance`` changes
@@ -46,7 +46,8 @@ import numpy as np
 
 from robot_dynid.errors import DataError
 from robot_dynid.model.link_inertials import prior_parameters
-from robot_dynid.model.payload import IMPLAUSIBLE_MASS_FACTOR, Payload, PayloadRegressor
+from robot_dynid.model.payload import Payload, PayloadRegressor
+from robot_dynid.model.payload_defaults import IMPLAUSIBLE_MASS_FACTOR
 from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_description import RobotDescription
 from robot_dynid.recordings.recording import Recording
@@ -98,7 +99,7 @@ class UnknownPayload:
 
     @classmethod
     def for_robot(cls, robot: RobotDescription, frame: str | None = None) -> "UnknownPayload":
-        """At ``frame``, at most :data:`~robot_dynid.model.payload.IMPLAUSIBLE_MASS_FACTOR` times ``robot``'s
+        """At ``frame``, at most :data:`~robot_dynid.model.payload_defaults.IMPLAUSIBLE_MASS_FACTOR` times ``robot``'s
         ``rated_payload`` [kg] (unbounded without one)."""
         rated = robot.rated_payload
         return cls(frame, None if rated is None else IMPLAUSIBLE_MASS_FACTOR * rated)

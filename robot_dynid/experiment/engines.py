@@ -21,15 +21,15 @@ and ``"control"`` (the MuJoCo engine only: PD plus feed-forward, :mod:`robot_dyn
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from robot_dynid import validators
 from robot_dynid.errors import DynIdError
-from robot_dynid.experiment.closed_loop import ControlledArm, ControlSettings
-from robot_dynid.experiment.mujoco_engine import DEFAULT_TIMESTEP, MujocoArm, MujocoRobot
-from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
-from robot_dynid.experiment.trajectory_following import SimulatedArm
-from robot_dynid.model.friction import FrictionModel
-from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_description import RobotDescription
+
+if TYPE_CHECKING:       # the engines are imported where they are built: pinocchio costs demo --help 0.1 s
+    from robot_dynid.experiment.closed_loop import ControlSettings
+    from robot_dynid.model.friction import FrictionModel
+    from robot_dynid.model.robot_description import RobotDescription
 
 __all__ = ["ENGINE_NAMES", "MODE_NAMES", "check_engine", "simulated_robot", "simulated_arm"]
 
@@ -44,19 +44,24 @@ def check_engine(engine: str, field: str = "engine") -> str:
 
 def simulated_robot(engine: str, robot: RobotDescription, friction: FrictionModel, seed: int | None = 0,
                     noise_std=0.0, cold_excess: float = 0.0, warmup_time_constant: float = 1200.0,
-                    timestep: float = DEFAULT_TIMESTEP, cold_excess_2: float = 0.0,
+                    timestep: float | None = None, cold_excess_2: float = 0.0,
                     warmup_time_constant_2: float = 300.0):
     """The simulator of ``engine`` for ``robot`` with true parameters of ``seed`` in the ``friction`` family.
 
     ``cold_excess``, ``warmup_time_constant`` [s], ``cold_excess_2`` and ``warmup_time_constant_2`` [s]: the friction
     warm-up, a double exponential (the regressor engine's friction coefficients, the MuJoCo engine's damping and
-    friction loss). ``timestep`` [s] is the MuJoCo engine's largest step.
+    friction loss). ``timestep`` [s] is the MuJoCo engine's largest step (default
+    :data:`~robot_dynid.experiment.mujoco_engine.DEFAULT_TIMESTEP`).
     """
     check_engine(engine)
     if engine == "regressor":
+        from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
+        from robot_dynid.model.regressor import Regressor
         regressor = Regressor(robot, friction)
         return SimulatedRobot(regressor, simulation_parameters(regressor, seed), noise_std, cold_excess,
                               warmup_time_constant, cold_excess_2, warmup_time_constant_2)
+    from robot_dynid.experiment.mujoco_engine import DEFAULT_TIMESTEP, MujocoRobot
+    timestep = DEFAULT_TIMESTEP if timestep is None else timestep
     return MujocoRobot(robot, friction, seed=seed, noise_std=noise_std, timestep=timestep, cold_excess=cold_excess,
                        warmup_time_constant=warmup_time_constant, cold_excess_2=cold_excess_2,
                        warmup_time_constant_2=warmup_time_constant_2)
@@ -66,11 +71,14 @@ def simulated_arm(simulator, rate: float, initial_positions=None, seed=None, max
                   control: ControlSettings | None = None):
     """The arm of ``simulator``'s engine sampled at ``rate`` [Hz]: a SimulatedArm or a MujocoArm, or with
     ``control`` (the MuJoCo engine only) a ControlledArm."""
+    from robot_dynid.experiment.mujoco_engine import MujocoArm, MujocoRobot
+    from robot_dynid.experiment.trajectory_following import SimulatedArm
     mujoco = isinstance(simulator, MujocoRobot)
     if control is not None:
         if not mujoco:
             raise DynIdError("the control mode needs the mujoco engine (the regressor engine follows its "
                              "trajectories exactly: there is nothing to control)")
+        from robot_dynid.experiment.closed_loop import ControlledArm
         return ControlledArm(simulator, rate, initial_positions, seed=seed, max_lag=max_lag, settings=control)
     arm_class = MujocoArm if mujoco else SimulatedArm
     return arm_class(simulator, rate, initial_positions, seed=seed, max_lag=max_lag)

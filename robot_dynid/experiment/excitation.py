@@ -21,10 +21,6 @@ from robot_dynid.errors import TrajectoryError
 from robot_dynid.experiment.trajectories import FourierTrajectory, fourier_basis
 from robot_dynid.experiment.trajectory_checks import TrajectoryCheck, check_trajectory
 from robot_dynid.joint_names import index_in
-from robot_dynid.model.base_parameters import compute_base_parameters
-from robot_dynid.model.friction import FrictionModel
-from robot_dynid.model.payload import PayloadRegressor
-from robot_dynid.model.regressor import Regressor
 
 __all__ = ["HOME_MARGIN", "home_pose", "scaled_fourier", "MAX_HARMONICS", "MAX_PERIOD", "MAX_STARTS", "MAX_ITERATIONS",
            "MAX_GRID", "random_excitation", "CRITERIA", "OptimizationProgress", "ExcitationDesign",
@@ -589,6 +585,9 @@ def optimize_excitation(robot, harmonics: int = 5, period: float = 10.0,
     -------
     ExcitationDesign
     """
+    from robot_dynid.model.base_parameters import compute_base_parameters    # here: pinocchio costs a --help 0.1 s
+    from robot_dynid.model.friction import FrictionModel
+    from robot_dynid.model.regressor import Regressor
     _check_design_arguments(criterion, harmonics, period, n_starts, max_iterations, limit_fraction, time_limit)
     friction = FrictionModel() if friction is None else friction
     if friction.drift != "none":
@@ -751,6 +750,7 @@ def optimize_payload_excitation(robot, duration: float = DEFAULT_PAYLOAD_DURATIO
     if abs(periods * period - duration) > 1e-9:
         logger.info("payload excitation: %d periods of %g s = %g s instead of %g s", periods, period,
                     periods * period, duration)
+    from robot_dynid.model.payload import PayloadRegressor
     columns = PayloadRegressor(robot, frame)
     return _design(robot, columns.compute, 10, harmonics, period, criterion, seed, n_starts, n_grid, n_samples,
                    limit_fraction, max_iterations, time_limit, None, held, progress,

@@ -14,9 +14,9 @@ so the ``r`` base parameters are ``pi_base = K @ pi`` with ``K[:, independent] =
 the excitation of one trajectory): the regressor is stacked from states drawn uniformly over the
 joint limits, its columns are scaled to unit norm, and
 
-1. QR with column pivoting gives the rank ``r`` from the gap in ``|diag(R)|`` (entries below
-   ``tolerance * |R[0, 0]|`` are zero); an SVD must give the same rank, otherwise the
-   tolerance sits in a spread of singular values and
+1. QR with column pivoting (:func:`_pivoted_qr_diagonal`, numpy only) gives the rank ``r`` from the
+   gap in ``|diag(R)|`` (entries below ``tolerance * |R[0, 0]|`` are zero); an SVD must give the same rank,
+   otherwise the tolerance sits in a spread of singular values and
    :class:`~robot_dynid.errors.IdentificationError` is raised;
 2. the independent set is chosen greedily in a preference order (a column is dependent when
    it is a combination of the columns before it, as reduced row echelon form does): links base
@@ -207,6 +207,34 @@ def _preference_order(n_parameters: int, n_joints: int) -> np.ndarray:
     return np.array(inertial + list(range(N_INERTIAL * n_joints, n_parameters)))
 
 
+def _pivoted_qr_diagonal(matrix: np.ndarray) -> np.ndarray:
+    """``|diag(R)|`` of the QR decomposition of ``matrix`` with column pivoting (Businger and Golub).
+
+    Householder reflections, each step taking the remaining column of largest norm (the first of equal ones),
+    the norms recomputed at every step rather than downdated. Numpy has no pivoted QR and scipy.linalg, which
+    has (LAPACK's dgeqp3), costs a command's start 0.2 s to import. Only this diagonal is used, for the rank from
+    its gap; where norms tie, the pivots, and so the diagonal below the gap, may differ from dgeqp3's (its norms
+    are downdated), the rank does not: the independent columns are chosen in preference order, not by pivoting.
+    """
+    rows = np.array(np.transpose(matrix), dtype=float, order="C")       # one row per column: contiguous
+    n_columns, n_rows = rows.shape
+    diagonal = np.zeros(min(n_rows, n_columns))
+    for step in range(len(diagonal)):
+        block = rows[step:, step:]
+        norms = np.sqrt(np.einsum("ij,ij->i", block, block))
+        pivot = int(np.argmax(norms))
+        if norms[pivot] == 0.0:
+            break
+        block[[0, pivot]] = block[[pivot, 0]]
+        diagonal[step] = norms[pivot]
+        reflector = block[0].copy()
+        reflector[0] += np.copysign(norms[pivot], reflector[0])
+        reflector /= np.linalg.norm(reflector)
+        rest = block[1:]
+        rest -= np.outer(2.0 * (rest @ reflector), reflector)
+    return diagonal
+
+
 def compute_base_parameters(regressor: Regressor, n_samples: int = 200, seed: int = 0,
                             tolerance: float | None = None) -> BaseParameters:
     """Base parameters of ``regressor`` from random states (see the module docstring).
@@ -242,9 +270,7 @@ def compute_base_parameters(regressor: Regressor, n_samples: int = 200, seed: in
     nonzero = np.flatnonzero(norms > ZERO_COLUMN * norms.max())
     scaled = W[:, nonzero] / norms[nonzero]
 
-    import scipy.linalg                               # here: it costs a command's start 0.2 s
-    _, R, _ = scipy.linalg.qr(scaled, mode="economic", pivoting=True)
-    diagonal = np.abs(np.diag(R))
+    diagonal = _pivoted_qr_diagonal(scaled)
     rank = int(np.sum(diagonal > tolerance * diagonal[0]))
     singular_values = np.linalg.svd(scaled, compute_uv=False)
     svd_rank = int(np.sum(singular_values > tolerance * singular_values[0]))
@@ -258,7 +284,7 @@ def compute_base_parameters(regressor: Regressor, n_samples: int = 200, seed: in
 
     rank_of = np.argsort(_preference_order(p, n))
     scan = np.argsort(rank_of[nonzero], kind="stable")
-    _, R_scan = scipy.linalg.qr(scaled[:, scan], mode="economic")
+    R_scan = np.linalg.qr(scaled[:, scan], mode="r")
     keep = np.zeros(len(nonzero), dtype=bool)
     keep[scan] = np.abs(np.diag(R_scan)) > tolerance
     if int(keep.sum()) != rank:
@@ -269,8 +295,8 @@ def compute_base_parameters(regressor: Regressor, n_samples: int = 200, seed: in
     independent = nonzero[keep]
     dependent = np.setdiff1d(np.arange(p), independent)
     ordered = np.concatenate([scaled[:, keep], scaled[:, ~keep]], axis=1)
-    _, R_ordered = scipy.linalg.qr(ordered, mode="economic")
-    beta_scaled = scipy.linalg.solve_triangular(R_ordered[:rank, :rank], R_ordered[:rank, rank:])
+    R_ordered = np.linalg.qr(ordered, mode="r")
+    beta_scaled = np.linalg.solve(R_ordered[:rank, :rank], R_ordered[:rank, rank:])
     beta = np.zeros((rank, p - rank))
     dependent_nonzero = np.searchsorted(dependent, nonzero[~keep])
     beta[:, dependent_nonzero] = (beta_scaled / norms[independent][:, None]

@@ -4,9 +4,10 @@ A :class:`Payload` is one more body with ten inertial parameters (METHODS.md sec
 URDF gives a body: ``frame`` (a frame fixed to the last link: its link frame, or a URDF link fixed
 below it such as ``tool0``), ``mass`` [kg] > 0, centre of mass ``com`` [m] in ``frame``, and
 ``inertia`` [kg m^2] about the centre of mass in ``frame``'s axes, ``[ixx, ixy, ixz, iyy, iyz,
-izz]``. Only plausible, physically consistent payloads exist: mass in [:data:`MIN_MASS`, :data:`MAX_MASS`], centre
-of mass within :data:`MAX_COM_DISTANCE` of the frame, inertia at most ``mass MAX_EXTENT^2``; finite values and central
-principal moments that obey the triangle inequalities (``a + b >= c``, which makes them >= 0): the
+izz]``. Only plausible, physically consistent payloads exist (the limits are in
+:mod:`~robot_dynid.model.payload_defaults`): mass in [:data:`MIN_MASS`, :data:`MAX_MASS`], centre of mass within
+:data:`MAX_COM_DISTANCE` of the frame, inertia at most ``mass MAX_EXTENT^2``; finite values and central principal
+moments that obey the triangle inequalities (``a + b >= c``, which makes them >= 0): the
 pseudo-inertia :func:`~robot_dynid.model.link_inertials.pseudo_inertia` is then positive
 semidefinite.
 
@@ -35,14 +36,15 @@ from robot_dynid import validators
 from robot_dynid.errors import DynIdError, PayloadError
 from robot_dynid.input_files import read_text
 from robot_dynid.model.link_inertials import URDF_INERTIA_ORDER, parameters_from_inertial, pseudo_inertia
+from robot_dynid.model.payload_defaults import (CONSISTENCY_RTOL, DEFAULT_DENSITY, DEFAULT_MAX_COM_DISTANCE,
+                                                IMPLAUSIBLE_MASS_FACTOR, MAX_COM_DISTANCE, MAX_EXTENT, MAX_MASS,
+                                                MIN_MASS)
 from robot_dynid.model.regressor import N_INERTIAL, Regressor, inertia_parameter_map
 from robot_dynid.model.robot_description import LinkInertial, RobotDescription
 from robot_dynid.model.link_inertials import link_bodies
 from robot_dynid.yaml_files import load_yaml
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "UNITS", "PAYLOAD_KEYS", "PAYLOAD_FILE_KEYS", "DEFAULT_DENSITY", "MIN_DENSITY",
-           "MAX_DENSITY", "PRIOR_STD_FRACTION", "DEFAULT_MAX_COM_DISTANCE", "IMPLAUSIBLE_MASS_FACTOR",
-           "CONSISTENCY_RTOL", "MAX_MASS", "MIN_MASS", "MAX_COM_DISTANCE", "MAX_EXTENT", "payload_frames",
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "UNITS", "PAYLOAD_KEYS", "PAYLOAD_FILE_KEYS", "payload_frames",
            "default_frame", "frame_placement", "consistency_problem", "Payload", "PayloadRegressor",
            "payload_from_parameters", "solid_body_inertia", "plausibility_warnings", "payload_from_file_data",
            "load_payload"]
@@ -58,32 +60,6 @@ PAYLOAD_KEYS = ("frame", "mass", "com", "inertia")
 #: (how its std were made, the inertia's prior, the unloaded recording it was differenced with) may be absent.
 PAYLOAD_FILE_KEYS = ("schema", "schema_version", "units", "robot") + PAYLOAD_KEYS + (
     "std", "undetermined", "residual", "fit", "warnings", "provenance", "uncertainty", "inertia_prior", "differential")
-#: [kg/m^3] default density of the solid body a payload's mass and centre of mass imply (a tool or gripper of
-#: aluminium housings, motors and air: about that of water).
-DEFAULT_DENSITY = 1000.0
-#: [kg/m^3] densities a payload's solid body may have (``--density``): from foam to tungsten, with margin.
-MIN_DENSITY, MAX_DENSITY = 1.0, 25_000.0
-#: [1] std of the inertia prior (payload identification) on each inertia parameter, as a fraction of the prior
-#: body's largest principal moment about its centre of mass: a tool's shape guessed within about a factor of two.
-PRIOR_STD_FRACTION = 0.5
-#: Default bound [m] on the centre of mass's distance from the payload frame, beyond which a payload
-#: is reported as implausible (a unit mistake, or an identification that found nothing real).
-DEFAULT_MAX_COM_DISTANCE = 1.0
-#: A mass above this many times the robot's rated payload is reported as implausible.
-IMPLAUSIBLE_MASS_FACTOR = 2.0
-#: Rounding allowed in the consistency check, relative to the largest entry of the pseudo-inertia [1]:
-#: a point mass (zero inertia) or a thin rod (a triangle inequality with equality) pass.
-CONSISTENCY_RTOL = 1e-9
-#: Largest mass accepted [kg]: anything heavier is a unit mistake (grams).
-MAX_MASS = 1e5
-#: [kg] the lightest payload: below a gram a payload's torques are below any arm's torque resolution.
-MIN_MASS = 1e-3
-#: [m] the farthest a payload's centre of mass may be from its frame: beyond any arm's reach (the warning at
-#: DEFAULT_MAX_COM_DISTANCE comes first).
-MAX_COM_DISTANCE = 10.0
-#: [m] the largest extent of a payload body: its central moments of inertia are at most ``mass * MAX_EXTENT**2``
-#: (a body of mass m has no moment above m r^2, r its farthest point from the centre).
-MAX_EXTENT = 10.0
 
 
 def payload_frames(robot: RobotDescription) -> dict[str, pin.SE3]:

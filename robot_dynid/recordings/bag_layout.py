@@ -48,9 +48,9 @@ import numpy as np
 from robot_dynid.errors import DataError
 
 __all__ = ["JOINT_STATE_TYPE", "EXPERIMENT_STAGE_TYPE", "HYDRAULIC_STATE_TYPE", "DEFAULT_HYDRAULIC_TOPIC",
-           "DEFAULT_JOINT_STATES_TOPIC", "DEFAULT_STAGE_TOPIC", "DEFAULT_MOTOR_STATES_TOPIC", "BAG_TOPICS",
-           "BAG_NAME_PREFIX", "default_bag_path", "JOINT_STATE_FIELDS", "JointStateDecoder", "JointStateLayout",
-           "joint_state_layout", "joint_state_fields"]
+           "DEFAULT_JOINT_STATES_TOPIC", "DEFAULT_STAGE_TOPIC", "DEFAULT_MOTOR_STATES_TOPIC", "DAMAGED_SUFFIX",
+           "BAG_TOPICS", "BAG_NAME_PREFIX", "default_bag_path", "JOINT_STATE_FIELDS", "JointStateDecoder",
+           "JointStateLayout", "joint_state_layout", "joint_state_fields"]
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +61,9 @@ DEFAULT_HYDRAULIC_TOPIC = "/hydraulic_cylinder_states"
 DEFAULT_JOINT_STATES_TOPIC = "/joint_states"
 DEFAULT_STAGE_TOPIC = "/experiment_stage"
 DEFAULT_MOTOR_STATES_TOPIC = "/motor_states"
+DAMAGED_SUFFIX = ".damaged"
+"""Appended to the name of every file a repair in place (:func:`~robot_dynid.recordings.bag_recovery.repair_bag`)
+replaces (``bag.mcap.damaged``); here, not in bag_recovery, so that ``robot-dynid bag --help`` needs no rosbags."""
 
 BAG_TOPICS = {
     "joint_states": (DEFAULT_JOINT_STATES_TOPIC, JOINT_STATE_TYPE),

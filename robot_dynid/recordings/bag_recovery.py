@@ -42,17 +42,16 @@ from rosbags.typesys import Stores, TypesysError, get_types_from_idl, get_types_
 
 from robot_dynid.errors import DataError
 from robot_dynid.recordings import bag_files
+from robot_dynid.recordings.bag_layout import DAMAGED_SUFFIX
 from robot_dynid.recordings.bag_records import (CHUNK, DATA_END, FOOTER, HEADER, MCAP_MAGIC, MESSAGE, MESSAGE_HEAD,
                                                 RecordStop, StorageChannel, chunk_records, mcap_definition,
                                                 mcap_records, message_head)
 
-__all__ = ["DAMAGED_SUFFIX", "REPAIR_DIRECTORY", "SQLITE_MAGIC", "storage_files", "RecoveredBag", "open_incomplete_bag",
+__all__ = ["REPAIR_DIRECTORY", "SQLITE_MAGIC", "storage_files", "RecoveredBag", "open_incomplete_bag",
            "bag_is_whole", "RepairResult", "repair_bag"]
 
 logger = logging.getLogger(__name__)
 
-DAMAGED_SUFFIX = ".damaged"
-"""Appended to the name of every file a repair in place replaces (``bag.mcap.damaged``)."""
 REPAIR_DIRECTORY = ".robot-dynid-repair"
 """Scratch directory inside a bag being repaired in place; removed when the repair ends."""
 
@@ -670,8 +669,8 @@ def repair_bag(path, out=None, distro: str | None = None) -> RepairResult:
         The bag directory.
     out : str or Path, optional
         New bag directory to write (must not exist); default: repair in place, the damaged files
-        renamed with :data:`DAMAGED_SUFFIX` (nothing is deleted but the closing reserve
-        :data:`robot_dynid.recordings.bag_files.RESERVE_FILE` a killed recorder left).
+        renamed with :data:`~robot_dynid.recordings.bag_layout.DAMAGED_SUFFIX` (nothing is deleted but the
+        closing reserve :data:`robot_dynid.recordings.bag_files.RESERVE_FILE` a killed recorder left).
     distro : str, optional
         ROS 2 distro of the standard types used for topics whose type the bag does not define
         (see :func:`robot_dynid.recordings.bag_files.make_typestore`).

@@ -15,7 +15,7 @@ import pathlib
 import numpy as np
 
 from robot_dynid.errors import DataError
-from robot_dynid.recordings.bag_io import DEFAULT_STAGE_TOPIC, read_bag, read_stage_markers
+from robot_dynid.recordings.bag_layout import DEFAULT_STAGE_TOPIC
 from robot_dynid.recordings.csv_io import read_csv
 from robot_dynid.recordings.recording import Recording, intervals_from_labels
 from robot_dynid.recordings.stage_detection import default_rest_threshold, describe_detection, label_from_motion
@@ -71,6 +71,7 @@ def stage_table(recording, path, velocity_limits, rest_threshold=None, **bag_top
                           tuple(float(value) for value in threshold),
                           describe_detection(recording.source, stages, threshold))
     if _is_bag(pathlib.Path(path)):
+        from robot_dynid.recordings.bag_io import read_stage_markers     # here: rosbags costs a CSV's start 0.1 s
         markers = read_stage_markers(_bag_directory(pathlib.Path(path)),
                                      bag_topics.get("stage_topic", DEFAULT_STAGE_TOPIC),
                                      bag_topics.get("distro"))
@@ -95,6 +96,7 @@ def read_file(path, joint_names=None, transmission=None, **bag_topics) -> Record
     if not path.exists():
         raise DataError(f"{path}: no such file or directory")
     if _is_bag(path):
+        from robot_dynid.recordings.bag_io import read_bag
         return read_bag(_bag_directory(path), joint_names=joint_names, transmission=transmission, **bag_topics)
     if path.suffix.lower() == ".csv":
         return read_csv(path, joint_names=joint_names, transmission=transmission)

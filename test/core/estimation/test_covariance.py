@@ -13,8 +13,8 @@ from scipy import stats
 
 from real_world import Effects, excitation, simulate, with_true_accelerations
 from repo_paths import ROBOTS
-from robot_dynid.estimation.covariance import (MAX_BLOCKS, MIN_BLOCK_DURATION, BlockEquations, detect_period,
-                                               interval_quantile, phase_times)
+from robot_dynid.estimation.covariance import (MAX_BLOCKS, MIN_BLOCK_DURATION, NORMAL_QUANTILE, T_QUANTILES,
+                                               BlockEquations, detect_period, interval_quantile, phase_times)
 from robot_dynid.estimation.estimators import LeastSquaresAccumulator, ols, wls
 from robot_dynid.estimation.identification import IdentificationSettings, identify
 from robot_dynid.model.base_parameters import compute_base_parameters
@@ -54,6 +54,26 @@ def test_the_block_jackknife_is_the_spread_of_the_refits_that_leave_each_block_o
     np.testing.assert_allclose(result.covariance, 19 / 20 * shifts.T @ shifts, rtol=1e-8)
     assert result.uncertainty.interval_dof == 19
     assert interval_quantile(0.05, 19) == pytest.approx(stats.t.ppf(0.975, 19))
+
+
+def test_interval_quantiles_are_scipys():
+    # the 95 % quantiles are a table (no scipy.special at a command's start): scipy's values, bit for bit since
+    # scipy 1.17 (Boost's Student t quantile); before, stdtrit inverted cdflib's t distribution to about 1e-8
+    import scipy
+    from scipy.special import ndtri, stdtrit
+    assert len(T_QUANTILES) == MAX_BLOCKS - 1
+    assert NORMAL_QUANTILE == float(ndtri(0.975)) == interval_quantile() == interval_quantile(0.05, np.inf)
+    scipys = tuple(float(stdtrit(dof, 0.975)) for dof in range(1, MAX_BLOCKS))
+    if tuple(int(part) for part in scipy.__version__.split(".")[:2]) >= (1, 17):
+        assert T_QUANTILES == scipys
+    else:
+        np.testing.assert_allclose(T_QUANTILES, scipys, rtol=1e-7)
+    for dof in range(1, MAX_BLOCKS):
+        assert interval_quantile(0.05, dof) == interval_quantile(0.05, np.int64(dof)) == T_QUANTILES[dof - 1]
+        assert interval_quantile(0.05, float(dof)) == T_QUANTILES[dof - 1]
+    for level, dof in ((0.05, 7.5), (0.05, MAX_BLOCKS), (0.05, 0.5), (0.1, 9), (0.1, None)):    # scipy's
+        expected = ndtri(1.0 - level / 2.0) if dof is None else stdtrit(dof, 1.0 - level / 2.0)
+        assert interval_quantile(level, dof) == float(expected)
 
 
 def test_without_stamps_or_with_too_few_blocks_the_per_joint_std_is_reported_and_says_why():

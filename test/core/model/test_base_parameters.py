@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from robot_dynid.errors import DynIdError, IdentificationError, ModelFileError
-from robot_dynid.model.base_parameters import BaseParameters, compute_base_parameters
+from robot_dynid.model.base_parameters import BaseParameters, compute_base_parameters, random_states
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_loader import load_robot, robot_from_dict
@@ -107,3 +107,70 @@ def test_invalid_arguments_are_rejected():
         compute_base_parameters(regressor, tolerance=2)
     with pytest.raises(DynIdError, match=r"regressor has 3 columns, expected 60"):
         compute_base_parameters(regressor).select(np.zeros((2, 3)))
+
+
+@pytest.mark.parametrize("name", ["puma560", "ur5", "ur5_urdf", "panda", "curtain_wall_arm", "er3a_coupled_wrist"])
+def test_pivoted_qr_rank_is_lapacks(name):
+    # base_parameters' own pivoted QR (no scipy at a command's start): the rank LAPACK's dgeqp3 gives
+    import scipy.linalg
+    from robot_dynid.model.base_parameters import _pivoted_qr_diagonal
+    regressor = regressor_of(name, friction=friction_model("coulomb_viscous"), armature=True, offset=True)
+    n = regressor.n_joints
+    W = regressor.compute(**random_states(regressor, 200, np.random.default_rng(0))).reshape(200 * n, -1)
+    norms = np.linalg.norm(W, axis=0)
+    scaled = W[:, norms > 1e-12 * norms.max()] / norms[norms > 1e-12 * norms.max()]
+    ours = _pivoted_qr_diagonal(scaled)
+    lapacks = np.abs(np.diag(scipy.linalg.qr(scaled, mode="economic", pivoting=True)[1]))
+    for tolerance in (1e-10, 1e-8, 1e-4):
+        assert np.sum(ours > tolerance * ours[0]) == np.sum(lapacks > tolerance * lapacks[0])
+    assert np.sum(ours > 1e-8 * ours[0]) == compute_base_parameters(regressor).rank
+
+
+def test_pivoted_qr_diagonal_of_a_full_rank_matrix_is_lapacks():
+    import scipy.linalg
+    from robot_dynid.model.base_parameters import _pivoted_qr_diagonal
+    matrix = np.random.default_rng(4).normal(size=(40, 9)) * np.arange(1, 10)
+    np.testing.assert_allclose(_pivoted_qr_diagonal(matrix),
+                               np.abs(np.diag(scipy.linalg.qr(matrix, mode="economic", pivoting=True)[1])),
+                               rtol=1e-12)
+    np.testing.assert_array_equal(_pivoted_qr_diagonal(np.zeros((4, 3))), np.zeros(3))
+    np.testing.assert_allclose(_pivoted_qr_diagonal(np.ones((5, 3))), [np.sqrt(5.0), 0.0, 0.0], atol=1e-15)
+
+
+def scipy_base_parameters(regressor, n_samples=200, seed=0, tolerance=1e-8):
+    """The base parameters as base_parameters chose them with scipy.linalg (pivoted QR for the rank, QR and a
+    triangular solve for beta) until it used numpy alone."""
+    import scipy.linalg
+    from robot_dynid.model.base_parameters import _preference_order
+    p, n = regressor.n_parameters, regressor.n_joints
+    W = regressor.compute(**random_states(regressor, n_samples, np.random.default_rng(seed))).reshape(-1, p)
+    norms = np.linalg.norm(W, axis=0)
+    nonzero = np.flatnonzero(norms > 1e-12 * norms.max())
+    scaled = W[:, nonzero] / norms[nonzero]
+    diagonal = np.abs(np.diag(scipy.linalg.qr(scaled, mode="economic", pivoting=True)[1]))
+    rank = int(np.sum(diagonal > tolerance * diagonal[0]))
+    scan = np.argsort(np.argsort(_preference_order(p, n))[nonzero], kind="stable")
+    keep = np.zeros(len(nonzero), dtype=bool)
+    keep[scan] = np.abs(np.diag(scipy.linalg.qr(scaled[:, scan], mode="economic")[1])) > tolerance
+    R = scipy.linalg.qr(np.concatenate([scaled[:, keep], scaled[:, ~keep]], axis=1), mode="economic")[1]
+    beta = np.zeros((rank, p - rank))
+    dependent = np.setdiff1d(np.arange(p), nonzero[keep])
+    beta[:, np.searchsorted(dependent, nonzero[~keep])] = (
+        scipy.linalg.solve_triangular(R[:rank, :rank], R[:rank, rank:]) / norms[nonzero[keep]][:, None]
+        * norms[nonzero[~keep]][None, :])
+    beta[np.abs(beta) < 1e-10] = 0.0
+    return tuple(nonzero[keep]), beta
+
+
+@pytest.mark.parametrize("name", ["puma560", "ur5", "ur5_urdf", "panda", "curtain_wall_arm", "er3a_coupled_wrist",
+                                  "ur5_on_linear_track"])
+@pytest.mark.parametrize("options", [{}, {"friction": "coulomb_viscous", "armature": True, "offset": True}])
+def test_the_base_parameters_are_those_scipy_chose(name, options):
+    # the same independent columns (so names) and coefficients as with scipy.linalg, where norms tie too
+    # (bit for bit with numpy and scipy on one LAPACK; across builds to rounding)
+    options = dict(options, friction=friction_model(options.get("friction", "none")))
+    regressor = regressor_of(name, **options)
+    base = compute_base_parameters(regressor)
+    independent, beta = scipy_base_parameters(regressor)
+    assert base.independent == independent
+    np.testing.assert_allclose(base.beta, beta, rtol=1e-12, atol=1e-15)
