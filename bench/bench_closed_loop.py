@@ -237,7 +237,12 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
                                [[f"{1e3 * lag:g}", f"{value:.3f}"] for lag, value in lags.items()])])
     notes = (f"The demos took {demo_seconds:.0f} s of wall time (the ROS graphs run in real time).",
              "The forward command path computes the feed-forward of a JointState reference, which carries no "
-             "accelerations: the demo's feedforward node estimates them (reference_acceleration_window 0.01 s).",
+             "accelerations: the demo's feedforward node estimates them (reference_acceleration_window 0.01 s), "
+             "and computes each command for its reference's state 1 ms after the stamp (command_lead: the "
+             "controller applies it at its next cycle).",
+             "A payload's stamp inside a trajectory segment gets two points 0.05 ms either side (the efforts step "
+             "where the load does); the simulated arm's model with the payload is computed when the attach is "
+             "requested, so fixing it costs the running loop no time.",
              "The demos identify with min_speed 0.02 rad/s (MUJOCO_MIN_SPEED): MuJoCo's friction loss at rest and "
              "through reversals is left out of the fit (docs/estimation.md, slow equations).")
     values = {"documents": documents, "late": {key: value.tolist() for key, value in late.items()},

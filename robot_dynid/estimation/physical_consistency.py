@@ -75,8 +75,9 @@ from robot_dynid.yaml_files import read_yaml
 __all__ = ["DEFAULT_MARGIN", "DEFAULT_DELTA", "NULL_SPACE_WEIGHT", "TIE_BREAK_WEIGHT", "BAND_FLOOR",
            "DEFAULT_MASS_SCALE", "LENGTH_FLOOR", "NOISE_FLOOR", "ACTIVE_SLACK", "CONSISTENT_DISTANCE", "STD_FLOOR",
            "N_OFFENDERS", "PREIMAGE_TOLERANCE", "PREIMAGE_ITERATIONS", "PREIMAGE_FLOOR", "SOLVER_TOLERANCE",
-           "nonnegative_friction", "INSTALL_HINT", "SolverUnavailableError", "cvxpy_available", "LinkConsistency",
-           "ParameterLayout", "link_consistency", "ConsistencyConstraints", "load_constraints", "GRAM_CONDITION_LIMIT",
+           "nonnegative_friction", "INSTALL_HINT", "SolverUnavailableError", "cvxpy_available", "warm_up_solver",
+           "LinkConsistency", "ParameterLayout", "link_consistency", "ConsistencyConstraints", "load_constraints",
+           "GRAM_CONDITION_LIMIT",
            "scaled_gram_condition", "CompressedLeastSquares", "compress", "compress_factors", "ConsistentResult",
            "solve_consistent", "BodyFit", "solve_consistent_body", "PlausibilityReport", "check_plausibility"]
 
@@ -172,6 +173,18 @@ def cvxpy_available() -> bool:
         _require_cvxpy()
     except SolverUnavailableError:
         return False
+    return True
+
+
+def warm_up_solver() -> bool:
+    """Import cvxpy and solve a small semidefinite problem with CLARABEL, so that the first consistency or
+    plausibility check of a long-running process does not pay for cvxpy's imports and first-solve setup (about a
+    second); False, nothing done, where the solver is missing."""
+    if not cvxpy_available():
+        return False
+    cp = _require_cvxpy()
+    matrix = cp.Variable((2, 2), symmetric=True)
+    cp.Problem(cp.Minimize(cp.sum_squares(matrix - np.eye(2))), [matrix >> 0]).solve(solver="CLARABEL")
     return True
 
 

@@ -86,9 +86,23 @@ from robot_dynid.recordings.signal_processing import (centre_derivative, derivat
 from robot_dynid.recordings.stages import STAGE_KINDS
 
 __all__ = ["StreamingSettings", "IdentificationOutcome", "holdout_residual", "OnlineEstimator", "StreamingIdentifier",
-           "fit_metrics"]
+           "fit_metrics", "preload"]
 
 logger = logging.getLogger(__name__)
+
+
+def preload() -> None:
+    """Import now what an identification imports on first use (the core defers scipy's modules and cvxpy, which
+    every model's plausibility check and a consistent fit use, to the functions that need them, so that commands
+    start fast), and solve once with cvxpy: in a long-running process whose identifications run in callbacks, the
+    first one would otherwise stall every other callback of its executor, about a second (seen: a simulated arm in
+    the same process left without joint states for 1.2 s, the experiment aborted)."""
+    import scipy.linalg     # noqa: F401  estimators, physical_consistency
+    import scipy.ndimage    # noqa: F401  conditioning, signal_processing, stage_detection
+    import scipy.signal     # noqa: F401  signal_processing
+    import scipy.special    # noqa: F401  covariance
+    from robot_dynid.estimation.physical_consistency import warm_up_solver
+    warm_up_solver()        # where cvxpy is missing, the checks that need it say so when they run
 
 
 @dataclasses.dataclass(frozen=True)

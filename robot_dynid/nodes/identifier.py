@@ -76,7 +76,7 @@ from robot_dynid.estimation.identification import settings_from_options
 from robot_dynid.estimation.identification_options import OPTIONS
 from robot_dynid.estimation.payload import PayloadSettings
 from robot_dynid.estimation.quality_gate import GATE_DEFAULTS, GATE_RANGES, gate_interval
-from robot_dynid.estimation.streaming import StreamingIdentifier, StreamingSettings, fit_metrics
+from robot_dynid.estimation.streaming import StreamingIdentifier, StreamingSettings, fit_metrics, preload
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.payload import MAX_MASS, frame_placement
 from robot_dynid.model.robot_loader import load_robot
@@ -191,6 +191,7 @@ class IdentifierNode(Node):
                                      max_holdout_rsd=values["max_holdout_rsd"], max_condition=values["max_condition"],
                                      payload=PayloadSettings(frame=payload_frame or None,
                                                              mass=values["payload_mass"] or None))
+        preload()
         try:
             self.session = StreamingIdentifier(self.robot, settings, arm_model=arm_model)
         except DynIdError as error:

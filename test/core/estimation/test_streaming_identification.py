@@ -1,5 +1,9 @@
 """Streaming identification: accuracy against the simulator's truth, bounded buffer, acceptance rule, the torque
 check at each stage's end (currents refused, a loaded payload stage accepted), stale samples dropped."""
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -510,3 +514,51 @@ def test_a_stale_sample_is_dropped_and_counted(setup):
             assert not session.add_sample(t[k] + 0.5 / RATE, q[k], qd[k], tau[k])
     assert session.dropped.counts[STALE_ROW].count == 1
     assert session.end_stage("excitation").accepted
+
+
+def test_after_preload_a_stage_end_imports_nothing_heavy(er3a_robot):
+    """In a fresh process: a streaming identifier preloaded (as the identifier node is at start) identifies a stage
+    without importing any scipy or cvxpy module then: a first identification in a node's callback must not stall
+    the executor for imports. Without preload the same stage end imports scipy modules (the check can fail)."""
+    script = textwrap.dedent("""
+        import sys
+        from robot_dynid.estimation.identification import IdentificationSettings
+        from robot_dynid.estimation.streaming import StreamingIdentifier, StreamingSettings, preload
+        from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
+        from robot_dynid.experiment.trajectories import FourierTrajectory, time_grid
+        from robot_dynid.model.friction import friction_model
+        from robot_dynid.model.regressor import Regressor
+        from robot_dynid.model.robot_loader import load_robot
+        from robot_dynid.package_files import find_package_file
+        import numpy as np
+        robot = load_robot(find_package_file("config", "robots", "er3a.yaml"))
+        settings = StreamingSettings(IdentificationSettings(friction=friction_model("coulomb_viscous")))
+        if sys.argv[1] == "preload":
+            preload()
+        session = StreamingIdentifier(robot, settings)
+        regressor = Regressor(robot, friction_model("coulomb_viscous"))
+        simulator = SimulatedRobot(regressor, simulation_parameters(regressor, seed=4), 0.2)
+        rng = np.random.default_rng(1)
+        scale = 0.1 * np.array([limit.velocity for limit in robot.limits])[:, None]
+        trajectory = FourierTrajectory(robot.joint_names, period=6.0, q0=np.zeros(robot.n_joints),
+                                       a=rng.normal(size=(robot.n_joints, 4)) * scale,
+                                       b=rng.normal(size=(robot.n_joints, 4)) * scale)
+        t = time_grid(12.0, dt=0.005)
+        q, qd, qdd = trajectory.evaluate(t)
+        tau = simulator.torques(q, qd, qdd, rng=1)
+        session.start_stage("excitation")
+        for k in range(t.size):
+            session.add_sample(t[k], q[k], qd[k], tau[k])
+        before = set(sys.modules)
+        outcome = session.end_stage("excitation")
+        assert outcome.accepted, outcome
+        print(sorted(name for name in set(sys.modules) - before if name.split(".")[0] in ("scipy", "cvxpy")))
+    """)
+
+    def imported(mode):
+        result = subprocess.run([sys.executable, "-c", script, mode], capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stderr[-3000:]
+        return result.stdout.strip().splitlines()[-1]
+
+    assert imported("preload") == "[]"
+    assert imported("cold") != "[]"
