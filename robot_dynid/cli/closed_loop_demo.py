@@ -10,8 +10,8 @@ with the default gains, :mod:`robot_dynid.experiment.closed_loop`). Each run sta
   ``command_topic``: positions and velocities of a 1 kHz JointState reference, accelerations estimated by the node
   over :data:`REFERENCE_ACCELERATION_WINDOW`, its ``reference_acceleration_window``, each command the torque of its
   reference :data:`COMMAND_LEAD` after the stamp, its ``command_lead``: the controller applies it at its next
-  cycle), the same command applied :data:`LATE_DELAY` late, and PD + the efforts of streamed trajectory chunks (0.5 s ahead,
-  every 20 ms; the node's ``trajectory_out_topic``, accelerations included);
+  cycle), the same command applied :data:`LATE_DELAY` late, and PD + the efforts of streamed trajectory chunks
+  (0.5 s ahead, every 20 ms; the node's ``trajectory_out_topic``, accelerations included);
 - true parameters: the same two feed-forward paths, the model of the simulator's true parameters in the
   identified model's family (the best that family does);
 - nominal, repeated: the nominal forward and trajectory arms again, for the payload recovery's floor (the same

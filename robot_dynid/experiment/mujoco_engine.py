@@ -73,8 +73,8 @@ from robot_dynid.model.robot_description import RobotDescription, build_pinocchi
 
 __all__ = ["INSTALL_HINT", "DEFAULT_TIMESTEP", "MAX_TIMESTEP", "MIN_TIMESTEP", "TRACKING_BANDWIDTH",
            "MUJOCO_REVERSAL_LEAD", "MUJOCO_MIN_SPEED", "mujoco_friction_models", "EngineUnavailableError",
-           "import_mujoco", "mujoco_available", "BODY_INERTIAL_FIELDS", "MujocoModel", "build_mujoco_model", "read_inertials", "MujocoRobot",
-           "MujocoArm"]
+           "import_mujoco", "mujoco_available", "BODY_INERTIAL_FIELDS", "MujocoModel", "build_mujoco_model",
+           "read_inertials", "MujocoRobot", "MujocoArm"]
 
 logger = logging.getLogger(__name__)
 

@@ -3,8 +3,9 @@ simulated arm that follows them.
 
 :class:`TrajectoryFollower` turns the content of ``trajectory_msgs/JointTrajectory`` messages
 (joint names, ``time_from_start`` of each point, positions, optional velocities and
-accelerations) into ``q, qd, qdd`` at any time, with the interpolation of :mod:`robot_dynid.model.joint_trajectory` (linear, cubic or quintic, as the
-points carry positions, velocities and accelerations).
+accelerations) into ``q, qd, qdd`` at any time, with the interpolation of
+:mod:`robot_dynid.model.joint_trajectory` (linear, cubic or quintic, as the points carry positions, velocities
+and accelerations).
 
 A trajectory received at time ``r`` with start time ``t_s`` (a message's header stamp; the node
 passes ``r`` for a zero stamp) replaces the current one from ``r``, as in the controller: from
@@ -40,6 +41,7 @@ from robot_dynid.model.joint_trajectory import evaluate, hold_coefficients, segm
 __all__ = ["TrajectoryFollower", "ArmSamples", "GridArm", "SimulatedArm"]
 
 logger = logging.getLogger(__name__)
+
 
 def _point_values(field: str, values, times: np.ndarray, joint_names, required: bool):
     """Stack per-point sequences into (M, m), or None when no point gives ``field``."""
@@ -160,7 +162,7 @@ class TrajectoryFollower:
                 starts.append(max(point_times[k], received))
                 origins.append(point_times[k])
                 coefficients.append(segment_coefficients(point_times[k + 1] - point_times[k],
-                                                          points[k], points[k + 1]))
+                                                         points[k], points[k + 1]))
         starts.append(max(point_times[-1], received))
         origins.append(starts[-1])
         coefficients.append(hold_coefficients(points[-1][0]))

@@ -212,9 +212,10 @@ def _pivoted_qr_diagonal(matrix: np.ndarray) -> np.ndarray:
 
     Householder reflections, each step taking the remaining column of largest norm (the first of equal ones),
     the norms recomputed at every step rather than downdated. Numpy has no pivoted QR, and scipy.linalg's
-    (LAPACK's dgeqp3) would weigh on every command's start (BENCHMARKS.md, start-up). Only this diagonal is used, for the rank from
-    its gap; where norms tie, the pivots, and so the diagonal below the gap, may differ from dgeqp3's (its norms
-    are downdated), the rank does not: the independent columns are chosen in preference order, not by pivoting.
+    (LAPACK's dgeqp3) would weigh on every command's start (BENCHMARKS.md, start-up). Only this diagonal is
+    used, for the rank from its gap; where norms tie, the pivots, and so the diagonal below the gap, may differ
+    from dgeqp3's (its norms are downdated), the rank does not: the independent columns are chosen in preference
+    order, not by pivoting.
     """
     rows = np.array(np.transpose(matrix), dtype=float, order="C")       # one row per column: contiguous
     n_columns, n_rows = rows.shape

@@ -328,9 +328,9 @@ class FeedforwardServer:
 
     def reference_torques(self, names, positions, velocities, stamp: float | None) -> tuple[object, Note | None]:
         """The torque command [N m] of one reference to the model in use (:meth:`ServedModel.reference_torques`;
-        a scheduled payload from its time minus the command lead on), the reference counted as answered now; or (None, a warning note) when it is refused (whatever the error):
-        then nothing is sent for it and the reference path's state says why. (None, None) before any model:
-        nothing is sent or counted."""
+        a scheduled payload from its time minus the command lead on), the reference counted as answered now; or
+        (None, a warning note) when it is refused (whatever the error): then nothing is sent for it and the
+        reference path's state says why. (None, None) before any model: nothing is sent or counted."""
         served_model = self.served_model
         time = stamp if stamp is not None else served_model.ros_time()
         served = served_model.current(None if time is None else time + served_model.command_lead)

@@ -179,8 +179,8 @@ def test_a_trajectory_across_a_stamped_payload_gets_two_points_around_the_stamp_
     assert len(points) == 23
     np.testing.assert_allclose(times[11:13], [1.04365, 1.04375], atol=1e-9)
     np.testing.assert_allclose(np.delete(times, [11, 12]), offsets, atol=1e-9)
-    states = [np.array([getattr(point, field) for point in points]) for field in ("positions", "velocities",
-                                                                                 "accelerations")]
+    states = [np.array([getattr(point, field) for point in points])
+              for field in ("positions", "velocities", "accelerations")]
     spline = BPoly.from_derivatives(offsets, np.stack([q, qd, qdd], axis=1))
     for order, values in enumerate(states):
         np.testing.assert_allclose(values, spline(times, order), rtol=1e-9, atol=1e-9)
