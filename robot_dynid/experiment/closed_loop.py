@@ -371,9 +371,16 @@ class ControlledArm(MujocoArm):
             self._scratch = self.simulator.mujoco.MjData(self.simulator.model.model)
         self.payload_times.append(time)
 
+    def _due(self, now: float):
+        """The samples due up to ``now`` [s] (:meth:`GridArm._due`) whose last cycle is not after ``now``: a
+        sample's cycles run from its grid time to the next one, so one due from its grid time on would integrate
+        up to ``1 / rate`` s ahead with the feed-forward held at ``now``, and commands that arrive meanwhile would
+        come too late for their cycles (at 100 Hz samples: up to 9 ms of extra, random lag)."""
+        return super()._due(now - (self.cycles_per_sample - 1) / self.settings.control_rate)
+
     def advance(self, now: float) -> ControlledSamples | None:
-        """Integrate the cycles up to the last grid time not after ``now`` [s] and return the samples not returned
-        before (at most ``max_lag * rate``; older ones counted in ``n_skipped``); None when none is due."""
+        """Integrate the samples whose cycles are all at or before ``now`` [s] (:meth:`_due`) and return those not
+        returned before (at most ``max_lag * rate``; older ones counted in ``n_skipped``); None when none is due."""
         due = self._due(now)
         if due is None:
             return None

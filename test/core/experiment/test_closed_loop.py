@@ -204,3 +204,24 @@ def test_latency_matches_each_command_to_the_reference_it_was_computed_for():
     np.testing.assert_allclose(latency.applied, [1e-3, 1e-3, 3e-3, 1e-3, 1e-3])
     summary = latency.summary()
     assert summary["matched"] == 5 and summary["applied"]["max"] == pytest.approx(3e-3)
+
+
+def test_samples_slower_than_the_controller_never_integrate_a_cycle_before_its_feedforward_could_arrive():
+    """Samples at 100 Hz, the controller at 1 kHz: advancing to any time integrates no cycle after it, so a
+    command received 0.4 ms after an advance acts from the next cycle, as on a controller reading its command
+    each cycle (integrating a sample's ten cycles from its grid time on would hold the old command for up to 9 ms)."""
+    robot = er3a_mujoco(friction_loss=False)
+    arm = ControlledArm(MujocoRobot(robot, FRICTION, seed=1), 100.0, max_lag=10.0, keep_history=True)
+    arm.feedforward.receive(0.0, np.zeros(robot.n_joints))
+    step = np.arange(1, robot.n_joints + 1, dtype=float)
+    for now in (0.0123, 0.0261, 0.0307, 0.0499):
+        arm.advance(now)
+        assert (arm.cycles - 1) / arm.settings.control_rate <= now + 1e-9, (now, arm.cycles)    # the last cycle
+        arm.feedforward.receive(now + 0.0004, step * now)
+    arm.advance(0.2)
+    samples = join_samples(arm.history)
+    for now in (0.0123, 0.0261, 0.0307, 0.0499):
+        after = samples.time >= now + 0.0004
+        first = np.flatnonzero(after)[0]
+        np.testing.assert_array_equal(samples.feedforward[first], step * now)
+        assert samples.time[first] - (now + 0.0004) < 1e-3
