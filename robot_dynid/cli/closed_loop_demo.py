@@ -4,14 +4,17 @@ After the ROS demo's identification on MuJoCo (:func:`robot_dynid.cli.demo.ident
 motion (a random rest-to-rest excitation, ``--closed-loop-duration`` s, 40 % of the joint ranges, seed 7) is
 played through the node graph of :class:`~robot_dynid.nodes.demo_graph.ClosedLoopGraph`: the reference goes to the
 feedforward node, its feed-forward to sim_robot arms in ``mode: control`` (MuJoCo under a 1 kHz joint-space PD
-with the default gains, :mod:`robot_dynid.experiment.closed_loop`). Each run starts a fresh graph (6 in all):
+with the default gains, :mod:`robot_dynid.experiment.closed_loop`). Each run starts a fresh graph (7 in all), and the
+runs compared with each other have the same two arms (the same load on the one process: a run of four arms was
+seen at 100 % CPU, the reference stream at half its rate):
 
-- nominal, the identified model served: arms with PD alone, PD + the forward command (the feedforward node's
+- nominal, the identified model served: arms with PD + the forward command (the feedforward node's
   ``command_topic``: positions and velocities of a 1 kHz JointState reference, accelerations estimated by the node
   over :data:`REFERENCE_ACCELERATION_WINDOW`, its ``reference_acceleration_window``, each command the torque of its
   reference :data:`COMMAND_LEAD` after the stamp, its ``command_lead``: the controller applies it at its next
-  cycle), the same command applied :data:`LATE_DELAY` late, and PD + the efforts of streamed trajectory chunks
-  (0.5 s ahead, every 20 ms; the node's ``trajectory_out_topic``, accelerations included);
+  cycle) and PD + the efforts of streamed trajectory chunks (0.5 s ahead, every 20 ms; the node's
+  ``trajectory_out_topic``, accelerations included);
+- baselines (:data:`BASELINES`): PD alone, and the forward command applied :data:`LATE_DELAY` late;
 - true parameters: the same two feed-forward paths, the model of the simulator's true parameters in the
   identified model's family (the best that family does);
 - nominal, repeated: the nominal forward and trajectory arms again, for the payload recovery's floor (the same
@@ -52,7 +55,7 @@ from robot_dynid.reports import html
 from robot_dynid.reports.tables import format_table
 
 __all__ = ["DEFAULT_DURATION", "MIN_DURATION", "MAX_DURATION", "POINT_PERIOD", "SETTLE", "REFERENCE_RATE",
-           "REFERENCE_ACCELERATION_WINDOW", "COMMAND_LEAD", "LATE_DELAY", "PAYLOAD_MASS", "PAYLOAD_OFFSET",
+           "REFERENCE_ACCELERATION_WINDOW", "COMMAND_LEAD", "BASELINES", "LATE_DELAY", "PAYLOAD_MASS", "PAYLOAD_OFFSET",
            "PAYLOAD_NOTICE", "WARMUP_EXCESS",
            "RECOVERY_FACTOR", "RECOVERY_GOAL", "RECOVERY_WINDOW", "RECOVERY_HOLD", "GOALS", "check_duration",
            "demo_payload", "warmup_of", "cold_start_model", "scenarios", "run_closed_loop", "closed_loop_summary",
@@ -65,6 +68,7 @@ SETTLE = 1.0                # s from the graph's start to the motion's (the arms
 REFERENCE_RATE = 1000.0     # Hz of the JointState reference into the feedforward node
 REFERENCE_ACCELERATION_WINDOW = 0.01    # s: the feedforward node's reference_acceleration_window (10 references)
 COMMAND_LEAD = 0.001        # s: the feedforward node's command_lead, one cycle of the 1 kHz controller
+BASELINES = "baselines"     # the run of the arms with PD alone and with the late forward command
 LATE_DELAY = 0.02           # s: the late forward command
 PAYLOAD_MASS = 2.0          # kg, a 10 cm cube 5 cm out along the last frame's z
 PAYLOAD_OFFSET = 0.05       # m
@@ -130,8 +134,8 @@ def scenarios(sim: dict, duration: float, payload: Payload) -> list:
     both = {"forward": arm("forward"), "trajectory": arm("trajectory")}
     cold = {name: {**parameters, **warmup_of(duration)} for name, parameters in both.items()}
     reset = [(0.0, "cold start", lambda graph: graph.reset_warmup())]
-    return [("nominal", "identified", {"pd": arm("pd"), **both, "late": arm("forward", feedforward_delay=LATE_DELAY)},
-             []),
+    return [("nominal", "identified", both, []),
+            (BASELINES, "identified", {"pd": arm("pd"), "late": arm("forward", feedforward_delay=LATE_DELAY)}, []),
             ("true parameters", "true", both, []),
             ("nominal, repeated", "identified", both, []),
             ("payload", "identified", both, [(duration / 2.0 - PAYLOAD_NOTICE, "payload",
@@ -209,7 +213,7 @@ def closed_loop_summary(simulator, model, runs: dict, duration: float, payload: 
               "cpu_fraction": float(nominal.cpu / nominal.wall)}
     paths, goals = {}, []
     for path in ("forward", "trajectory"):
-        reduction = error["nominal/pd"] / error[f"nominal/{path}"]
+        reduction = error[f"{BASELINES}/pd"] / error[f"nominal/{path}"]
         over_true = error[f"nominal/{path}"] / error[f"true parameters/{path}"]
         drift = overall(f"warm-up, drift model/{path}") / overall(f"warm-up, static model/{path}")
         recovery, floor = (math.nan if run is None else recovery_time(
@@ -236,7 +240,7 @@ def closed_loop_summary(simulator, model, runs: dict, duration: float, payload: 
     goals.append({"goal": "missed controller cycles", "path": "forward", "target": "0 skipped, 0 without feed-forward",
                   "measured": cycles["skipped"] + cycles["without_feedforward"],
                   "passed": cycles["skipped"] + cycles["without_feedforward"] == 0})
-    paths["forward"]["late_over_timely"] = (error["nominal/late"] / error["nominal/forward"]).tolist()
+    paths["forward"]["late_over_timely"] = (error[f"{BASELINES}/late"] / error["nominal/forward"]).tolist()
     return {"robot": model.robot.name, "joint_names": joints, "duration": duration,
             "units": {"error": "rad", "torque": "N m", "time": "s", "kp": "N m/rad", "kd": "N m s/rad"},
             "gains": {"kp": kp.tolist(), "kd": kd.tolist(), "control_rate": ControlSettings().control_rate,
@@ -336,7 +340,7 @@ def write_closed_loop_page(directory, result: dict, runs: dict) -> None:
         from robot_dynid.reports.figures import tracking_error_figure
         duration = result["duration"]
         for name, labels, events in (
-                ("closed_loop_nominal.png", {"PD alone": ("nominal", "pd"),
+                ("closed_loop_nominal.png", {"PD alone": (BASELINES, "pd"),
                                              "identified, forward": ("nominal", "forward"),
                                              "true, forward": ("true parameters", "forward"),
                                              "identified, trajectory": ("nominal", "trajectory"),

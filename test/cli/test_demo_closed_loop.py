@@ -39,14 +39,14 @@ def test_closed_loop_demo_reports_tracking_latency_and_goals(tmp_path, capsys):
     runs = result["runs"]
     gravity = [result["joint_names"].index(name) for name in result["gravity_joints"]]
     assert {"j2", "j3"} <= set(result["gravity_joints"]) and "j1" not in result["gravity_joints"]
-    pd, forward = np.array(runs["nominal/pd"]["rms_error"]), np.array(runs["nominal/forward"]["rms_error"])
+    pd, forward = np.array(runs["baselines/pd"]["rms_error"]), np.array(runs["nominal/forward"]["rms_error"])
     trajectory = np.array(runs["nominal/trajectory"]["rms_error"])
     assert np.all(pd[gravity] > 3.0 * forward[gravity]) and np.all(pd[gravity] > 5.0 * trajectory[gravity])
     # the same motion needs the same torque, from the PD alone or mostly from the feed-forward
-    np.testing.assert_allclose(runs["nominal/forward"]["rms_torque"][1:3], runs["nominal/pd"]["rms_torque"][1:3],
+    np.testing.assert_allclose(runs["nominal/forward"]["rms_torque"][1:3], runs["baselines/pd"]["rms_torque"][1:3],
                                rtol=0.05)
     assert np.all(np.array(runs["nominal/trajectory"]["rms_feedback"])[gravity]
-                  < 0.2 * np.array(runs["nominal/pd"]["rms_feedback"])[gravity])
+                  < 0.2 * np.array(runs["baselines/pd"]["rms_feedback"])[gravity])
 
     payload = result["payload"]
     assert payload["mass"] == 2.0 and 0.8 < payload["sent"] <= payload["answered"] < 1.5
