@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import pathlib
 import textwrap
+import warnings
 
 import numpy as np
 
@@ -37,7 +38,12 @@ def pyplot():
     except ImportError:
         raise DynIdError(f"figures need matplotlib, which is not installed: {INSTALL_HINT}") from None
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    # importing pyplot reads matplotlib's style files, logging each warning raised meanwhile; an older matplotlib
+    # with a newer pyparsing (3.6 with 3.1: 'parseString' deprecated) would print two lines in every command that
+    # draws, where warnings are shown (python -W default, pytest)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import matplotlib.pyplot as plt
     return plt
 
 
