@@ -47,12 +47,16 @@ DELIVERY_SLACK = 0.1   # s one message may reach two subscribers apart on a load
 QOS = QoSProfile(depth=5000, reliability=ReliabilityPolicy.RELIABLE)
 
 
-def write_plan(path):
+def write_plan(path, final_rest=0.0):
+    """The 5.5 s plan of the tests, then ``final_rest`` [s] at HOME (a rest stage) when given."""
     segments = [Hold(JOINTS, HOME, 0.5), PointToPoint(JOINTS, HOME, A, 1.5), PointToPoint(JOINTS, A, B, 1.0),
                 PointToPoint(JOINTS, B, A, 1.0), PointToPoint(JOINTS, A, HOME, 1.5)]
     rows = [("rest", "hold", None, None, 0), ("excitation", "fourier", None, None, 0),
             ("friction", "stroke", "j2", 0.2, 1), ("friction", "stroke", "j2", 0.2, -1),
             ("warmup", "oscillation", None, None, 0)]
+    if final_rest:
+        segments.append(Hold(JOINTS, HOME, final_rest))
+        rows.append(("rest", "hold", None, None, 0))
     ends = np.cumsum([s.duration for s in segments])
     stages = tuple(StageInterval(kind, float(end - s.duration), float(end), joint, fraction, direction, 0, name)
                    for (kind, name, joint, fraction, direction), s, end in zip(rows, segments, ends))
@@ -524,7 +528,11 @@ def test_a_safety_bound_set_while_the_plan_plays_is_taken_lower_and_refused_high
     the run every change is refused."""
     graph, plan, directory, states, stages, _, intruder, _ = arm
     move_arm(arm, HOME)
-    process, log = start_runner(arm, "live", "-p", "deviation_threshold:=0.5")
+    # a plan that still plays when the push comes, however long the parameter calls before it take (the tests'
+    # 5.5 s plan was over first once in CI, and the run ended done, not aborted)
+    write_plan(directory / "long_plan.yaml", final_rest=60.0)
+    process, log = start_runner(arm, "live", "-p", "deviation_threshold:=0.5",
+                                "-p", f"plan_file:={directory / 'long_plan.yaml'}")
     path = f"/{NAMESPACE}/experiment_runner"
     [refused] = graph.set_parameters(path, deviation_threshold=0.04)
     assert refused.reason == ("parameter deviation_threshold: start_tolerance 0.05 rad is above deviation_threshold "
