@@ -291,6 +291,8 @@ class FeedforwardServer:
             scheduled = served_model.scheduled
             inserted = () if scheduled is None or times is None else _payload_step(
                 np.asarray(offsets, dtype=float), fields, m, scheduled.at - start)
+            if inserted and len(times) + len(inserted) > served_model.margins.max_points:
+                inserted = ()       # a trajectory at max_points is answered as it is (the load ramps in), not refused
             if inserted:
                 where = [point.index - k for k, point in enumerate(inserted)]    # before these original points
                 times = np.insert(times, where, [start + point.time_from_start for point in inserted])

@@ -387,6 +387,11 @@ def test_a_payload_at_a_points_time_or_outside_the_trajectory_adds_no_point_at_a
         assert note is None
         assert [point.time_from_start for point in answer.inserted] == pytest.approx(expected, abs=1e-12)
         served_model.clear_payload()
+    served_model.set_margin("max_points", 5)        # room for one point more, not two: answered without them
+    served_model.set_payload(Payload(*TORCH), at=100.015)
+    answer, note = server.trajectory_efforts(robot.joint_names, [q, [], []], start=100.0,
+                                             offsets=[0.0, 0.01, 0.02, 0.03])
+    assert note is None and answer.inserted == () and answer.efforts.shape == (4, 6)
 
 
 def test_a_command_lead_answers_a_reference_for_its_state_that_much_later_and_its_payload_from_then(ur5_arm):
