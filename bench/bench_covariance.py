@@ -28,7 +28,8 @@ import machine
 from bench_identification import build_recording, workload
 from robot_dynid.estimation.covariance import phase_times
 from robot_dynid.estimation.estimators import LeastSquaresAccumulator
-from robot_dynid.estimation.identification import IdentificationSettings, accumulate_recording, identify
+from robot_dynid.estimation.identification import IdentificationSettings, identify
+from robot_dynid.estimation.normal_equations import accumulate_recording
 from robot_dynid.estimation.payload import (PayloadSettings, differential_recording, identify_payload,
                                             payload_accumulator, solve_payload)
 from robot_dynid.experiment.simulation import plausible_parameters

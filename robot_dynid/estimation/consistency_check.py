@@ -8,6 +8,7 @@ a biased one (a CAD mass 25 % off) makes the consistent model predict worse. Thi
 - :func:`fold_pieces`: the folds of the identification data: the recordings when there are two or more,
   else the cycles of the one recording (two or more), else :data:`MAX_FOLDS` blocks of consecutive
   samples; at most :data:`MAX_FOLDS` folds (recordings or cycles dealt round-robin);
+- :class:`Folds`: the folds' accumulators (and those they are scored on), with the two uses below;
 - :func:`cross_validated_rss`: per fold k, a fit on the other folds' normal equations and its
   residual sum of squares per joint on fold k (no data pass: the folds' accumulators hold everything);
   where the fit filters torques and regressor alike (``lowpass``), scored on fold k's unfiltered equations, so
@@ -34,8 +35,9 @@ from robot_dynid.estimation.progress import Progress, no_progress
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.recordings.recording import Recording
 
-__all__ = ["LEAST_SQUARES_MARGIN", "MAX_FOLDS", "PRIOR_WEIGHT_CANDIDATES", "fold_pieces", "cross_validated_rss",
-           "relative_error", "choose_prior_weight", "compare_with_least_squares", "held_out_comparison"]
+__all__ = ["LEAST_SQUARES_MARGIN", "MAX_FOLDS", "PRIOR_WEIGHT_CANDIDATES", "fold_pieces", "Folds",
+           "cross_validated_rss", "relative_error", "choose_prior_weight", "compare_with_least_squares",
+           "held_out_comparison"]
 
 LEAST_SQUARES_MARGIN = 0.1
 """[1] the consistent fit's held-out RMS error may exceed least squares' by this fraction before a warning."""
@@ -58,6 +60,39 @@ def fold_pieces(recordings: Sequence[Recording]) -> tuple[str, list[list[Recordi
         return "cycles", [[recording.select(cycles=cycles[k::count])] for k in range(count)]
     bounds = np.linspace(0, recording.n_samples, MAX_FOLDS + 1).astype(int)
     return "blocks of consecutive samples", [[recording.take(slice(a, b))] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Folds:
+    """Cross-validation folds as normal equations (:meth:`RecordingEquations.folds
+    <robot_dynid.estimation.normal_equations.RecordingEquations.folds>`).
+
+    Attributes
+    ----------
+    kind : str
+        What the folds are (:func:`fold_pieces`: ``"recordings"``, ``"cycles"``, ...).
+    fits : list of LeastSquaresAccumulator
+        Each fold's equations, as the fit sees them.
+    scoring : list of LeastSquaresAccumulator or None
+        The same samples' unfiltered equations where the fit filters them (None: scored on ``fits``).
+    """
+
+    kind: str
+    fits: Sequence[LeastSquaresAccumulator]
+    scoring: Sequence[LeastSquaresAccumulator] | None = None
+
+    @property
+    def n_samples(self) -> int:
+        return sum(fold.n_samples for fold in self.fits)
+
+    def cross_validated_rss(self, fit: Callable[[LeastSquaresAccumulator], np.ndarray]) -> np.ndarray:
+        """:func:`cross_validated_rss` of ``fit`` over these folds, (K, n) [N^2 m^2]."""
+        return cross_validated_rss(self.fits, fit, self.scoring)
+
+    def choose_prior_weight(self, fit: Callable[[LeastSquaresAccumulator, float], np.ndarray],
+                            progress: Progress = no_progress) -> tuple[float, dict]:
+        """:func:`choose_prior_weight` over these folds."""
+        return choose_prior_weight(self.fits, fit, scoring=self.scoring, progress=progress)
 
 
 def cross_validated_rss(folds: Sequence[LeastSquaresAccumulator],

@@ -22,7 +22,8 @@ import numpy as np
 from robot_dynid.errors import DataError, IdentificationError
 from robot_dynid.estimation.analysis_defaults import DEFAULT_WARM_CYCLES
 from robot_dynid.estimation.estimators import ESTIMATORS
-from robot_dynid.estimation.identification import IdentificationSettings, identify, iter_regressor_chunks
+from robot_dynid.estimation.identification import IdentificationSettings, identify
+from robot_dynid.estimation.normal_equations import iter_regressor_chunks
 from robot_dynid.estimation.metrics import ParameterStatistics, ValidationReport, parameter_statistics, \
     validation_report
 from robot_dynid.estimation.progress import Progress, no_progress

@@ -28,7 +28,8 @@ import numpy as np
 from robot_dynid.errors import DataError
 from robot_dynid.estimation.consistency_check import cross_validated_rss
 from robot_dynid.estimation.estimators import LeastSquaresAccumulator
-from robot_dynid.estimation.identification import IdentificationSettings, iter_regressor_chunks
+from robot_dynid.estimation.identification import IdentificationSettings
+from robot_dynid.estimation.normal_equations import iter_regressor_chunks
 from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.robot_description import RobotDescription
 from robot_dynid.recordings.conditioning import (MAX_DERIVATIVE_WINDOW, MIN_WINDOW_SAMPLES, Conditioning,

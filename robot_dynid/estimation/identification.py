@@ -1,26 +1,18 @@
 """Identification pipeline: recordings and a model structure in, a :class:`DynamicModel` out.
 
-Shared by the ``robot-dynid identify`` command and the identifier node. Memory is bounded:
-the regressor is evaluated ``chunk_size`` samples at a time and folded into per-joint normal
-equations (:class:`~robot_dynid.estimation.estimators.LeastSquaresAccumulator`) or into a recursive
-least-squares estimator, so the stacked regressor of a long recording is never built. Where nothing
-needs the regressor itself (no ``lowpass``, no ``file_offsets``, a batch method: :func:`fused_applies`),
-the compiled kernel adds the base columns' normal equations tile by tile without writing ``Y`` at all
-(:func:`accumulate_recording`, :meth:`~robot_dynid.model.regressor.Regressor.normal_equations`); the
-explicit path (:func:`iter_regressor_chunks`) serves the rest.
+Shared by the ``robot-dynid identify`` command, the identifier node and the fleet. The recordings' equations,
+and every pass over them (the normal equations, cross-validation folds, QR factors, exact residuals), are
+:class:`~robot_dynid.estimation.normal_equations.RecordingEquations` (:func:`recording_equations` makes them for
+the settings); the accumulated normal equations are solved here (:func:`model_from_accumulator`), so memory is
+bounded whatever the recordings' length. Several recordings (files) are stacked: their equations are added up,
+each recording keeping its own time base. Options that real data need (their equations:
+:mod:`~robot_dynid.estimation.normal_equations`):
 
-Several recordings (files) are stacked: their equations are added up, each recording keeping its
-own time base. Options that real data need:
-
-- ``lowpass`` [Hz]: parallel filtering (Gautier). The torques and every column of the regressor
-  go through the same zero-phase Butterworth low-pass filter
-  (:func:`~robot_dynid.recordings.signal_processing.lowpass_filter`), so both sides of ``tau = Y pi`` see
-  the same distortion. Each contiguous run of samples is filtered on its own (a stage selection
-  or a gap cuts runs); the regressor in chunks that overlap by ten periods of the cutoff, where
-  the filter's response has died out to below 1e-10.
-- ``file_offsets``: a torque offset per recording and joint [N m] (a torque sensor re-zeroed
-  between recordings), estimated with the model and reported in ``metrics["file_offsets"]``, not
-  part of the model a controller evaluates.
+- ``lowpass`` [Hz]: parallel filtering (Gautier) of the torques and every column of the regressor alike.
+- ``file_offsets``: a torque offset per recording and joint [N m] (a torque sensor re-zeroed between
+  recordings), estimated with the model and reported in ``metrics["file_offsets"]``, not part of the model a
+  controller evaluates.
+- ``min_speed`` [rad/s]: slower joint equations left out (stiction and reversals).
 
 Physical consistency: with ``consistency`` set, the standard parameters are estimated from the
 same accumulated equations under the constraints of :mod:`robot_dynid.estimation.physical_consistency`
@@ -36,19 +28,20 @@ import dataclasses
 import datetime
 import logging
 import math
+import warnings
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
 from robot_dynid import __version__, validators
 from robot_dynid.errors import DataError, DynIdError, IdentificationError
-from robot_dynid.estimation.estimators import (BATCH_METHODS, ESTIMATORS, LeastSquaresAccumulator, QRAccumulator,
-                                               RecursiveLeastSquares, build_estimator, normal_sums)
-from robot_dynid.estimation.covariance import phase_times
-from robot_dynid.estimation.consistency_check import (choose_prior_weight, compare_with_least_squares,
-                                                      cross_validated_rss, fold_pieces)
+from robot_dynid.estimation import normal_equations
+from robot_dynid.estimation.consistency_check import Folds, compare_with_least_squares
+from robot_dynid.estimation.estimators import (BATCH_METHODS, ESTIMATORS, LeastSquaresAccumulator,
+                                               RecursiveLeastSquares, build_estimator)
 from robot_dynid.estimation.identification_options import DEFAULT_PRIOR_WEIGHT, OPTIONS, PRIOR_MODES
 from robot_dynid.estimation.metrics import torque_effects
+from robot_dynid.estimation.normal_equations import RecordingEquations
 from robot_dynid.estimation.physical_consistency import (DEFAULT_DELTA, GRAM_CONDITION_LIMIT, ConsistencyConstraints,
                                                          ParameterLayout, check_plausibility, load_constraints,
                                                          scaled_gram_condition, solve_consistent)
@@ -62,13 +55,11 @@ from robot_dynid.model.payload import Payload
 from robot_dynid.model.regressor import FRICTION_SIDES, Regressor
 from robot_dynid.model.robot_description import RobotDescription
 from robot_dynid.recordings.recording import DropCounter, Dropped, Recording, dropped_to_dict
-from robot_dynid.recordings.signal_processing import gap_breaks, lowpass_filter, sample_interval
 
 __all__ = ["RETURNED", "POORLY_EXCITED_TORQUE_FRACTION", "ConsistencySettings", "IdentificationSettings",
-           "settings_from_options", "slow_equations", "iter_regressor_chunks", "RESIDUAL_RESOLUTION",
-           "FILTER_OVERLAP_PERIODS", "contiguous_runs", "prepare_recording", "identify", "conditioning_record",
-           "fused_applies", "accumulate_recording", "identified_range", "model_from_accumulator",
-           "poorly_excited_parameters", "plausibility", "check_finite_estimate", "residual_statistics"]
+           "settings_from_options", "RESIDUAL_RESOLUTION", "prepare_recording", "recording_equations", "identify",
+           "conditioning_record", "identified_range", "model_from_accumulator", "poorly_excited_parameters",
+           "plausibility", "check_finite_estimate", "residual_statistics"]
 
 logger = logging.getLogger(__name__)
 RETURNED = {"returned": True}
@@ -142,8 +133,6 @@ class IdentificationSettings:
         torque (:func:`~robot_dynid.estimation.metrics.torque_effects`): a warning naming it and the
         joint, logged and stored in the model's metrics; inf: never. Not ``std / |value|``, which
         flags every parameter whose value is near zero however exactly it is known.
-    poorly_excited_relative_std : None
-        The former rule's threshold, refused with a DynIdError naming its replacement.
     lowpass : float or None
         Cutoff [Hz] of the parallel filtering of torques and regressor (module docstring).
     file_offsets : bool
@@ -158,7 +147,8 @@ class IdentificationSettings:
         motors when the robot has a transmission, else on the joints.
     min_speed : float
         [rad/s; m/s for a prismatic joint] joint j's equation of a sample where ``|qd_j|`` is below it is left
-        out of the fit (:func:`slow_equations`: stiction and reversals); 0 keeps every equation.
+        out of the fit (:func:`~robot_dynid.estimation.normal_equations.slow_equations`: stiction and
+        reversals); 0 keeps every equation.
     """
 
     friction: FrictionModel = dataclasses.field(default_factory=FrictionModel)
@@ -168,7 +158,6 @@ class IdentificationSettings:
     forgetting: float = 1.0
     chunk_size: int = 5000
     poorly_excited_torque_fraction: float = POORLY_EXCITED_TORQUE_FRACTION
-    poorly_excited_relative_std: None = None
     lowpass: float | None = None
     file_offsets: bool = False
     check_torque_scale: bool = True
@@ -179,10 +168,6 @@ class IdentificationSettings:
     def __post_init__(self):
         if not (math.isfinite(self.min_speed) and self.min_speed >= 0.0):
             raise DynIdError(f"min_speed must be a finite speed >= 0 [rad/s], got {self.min_speed!r}")
-        if self.poorly_excited_relative_std is not None:
-            raise DynIdError("poorly_excited_relative_std is no longer a setting: a parameter is judged by the torque "
-                             "its standard deviation moves, give poorly_excited_torque_fraction [1] (default "
-                             f"{POORLY_EXCITED_TORQUE_FRACTION:g}; inf: never flag)")
         if not self.poorly_excited_torque_fraction > 0.0:
             raise DynIdError("poorly_excited_torque_fraction must be > 0 [1] (inf: never flag), got "
                              f"{self.poorly_excited_torque_fraction!r}")
@@ -278,73 +263,10 @@ def settings_from_options(options: Mapping, robot: RobotDescription,
         prior_weight=DEFAULT_PRIOR_WEIGHT if weight is None else weight))
 
 
-def iter_regressor_chunks(regressor: Regressor, base: BaseParameters, recording: Recording, chunk_size: int,
-                          lowpass: float | None = None, dropped: DropCounter | None = None):
-    """Yield ``(Y_base (M, n, r), tau (M, n))`` for consecutive chunks of a recording (the full
-    regressor of each chunk is written into one reused buffer); with ``lowpass`` [Hz] both
-    filtered alike (module docstring), runs too short for the filter dropped and counted in
-    ``dropped``."""
-    for Y_base, tau, _ in _regressor_chunks(regressor, base, recording, chunk_size, lowpass, dropped):
-        yield Y_base, tau
-
-
-def _regressor_chunks(regressor, base, recording, chunk_size, lowpass=None, dropped=None):
-    """:func:`iter_regressor_chunks` with each chunk's rows of the recording (a slice) as a third item."""
-    if lowpass is not None:
-        yield from _filtered_chunks(regressor, base, recording, chunk_size, lowpass, dropped)
-        return
-    elapsed = recording.elapsed
-    buffer = np.empty((min(chunk_size, recording.n_samples), recording.n_joints, regressor.n_parameters))
-    for start in range(0, recording.n_samples, chunk_size):
-        stop = min(start + chunk_size, recording.n_samples)
-        yield (_base_regressor(regressor, base, recording, elapsed, start, stop, buffer), recording.tau[start:stop],
-               slice(start, stop))
-
-
-def _base_regressor(regressor, base, recording, elapsed, start, stop, buffer=None):
-    """Base regressor (stop - start, n, r) of rows start:stop of ``recording``."""
-    temperature = None if recording.temperature is None else recording.temperature[start:stop]
-    Y = regressor.compute(recording.q[start:stop], recording.qd[start:stop], recording.qdd[start:stop],
-                          temperature=temperature, elapsed=elapsed[start:stop],
-                          out=None if buffer is None else buffer[:stop - start])
-    return base.select(Y)
-
-
 #: RSD below which the residual of the accumulated normal equations (``c - 2 theta^T b + theta^T G theta``,
 #: exact to about 1e-15 of the torques' sum of squares) is unresolved: :func:`identify` then computes it
 #: again from the regressor (noise-free data; real data never come near).
 RESIDUAL_RESOLUTION = 1e-4
-#: Periods of the cutoff by which filtered regressor chunks overlap (module docstring).
-FILTER_OVERLAP_PERIODS = 10.0
-
-
-def contiguous_runs(time) -> list[np.ndarray]:
-    """Row indices of the runs of ``time`` (N,) [s] between gaps (a stage selection, lost samples:
-    the gap rule :func:`~robot_dynid.recordings.signal_processing.gap_breaks`)."""
-    return np.split(np.arange(len(time)), gap_breaks(time))
-
-
-def _filtered_chunks(regressor, base, recording, chunk_size, cutoff, dropped):
-    elapsed = recording.elapsed
-    for run in contiguous_runs(recording.time):
-        first, last = int(run[0]), int(run[-1]) + 1
-        try:
-            rate = 1.0 / sample_interval(recording.time[first:last])
-            tau = lowpass_filter(recording.tau[first:last], cutoff, rate)
-        except DataError as error:
-            if "not uniformly sampled" in str(error):
-                raise DataError(f"{recording.source}: --lowpass needs uniformly sampled data; {error} "
-                                "(e.g. with --resample HZ)") from None
-            if dropped is not None:
-                dropped.add(f"in a run too short for the {cutoff:g} Hz low-pass filter",
-                            float(recording.time[first]), last - first)
-            continue
-        overlap = int(np.ceil(FILTER_OVERLAP_PERIODS * rate / cutoff))
-        for start in range(first, last, chunk_size):
-            stop = min(start + chunk_size, last)
-            low, high = max(first, start - overlap), min(last, stop + overlap)
-            Y = lowpass_filter(_base_regressor(regressor, base, recording, elapsed, low, high), cutoff, rate)
-            yield Y[start - low:stop - low], tau[start - first:stop - first], slice(start, stop)
 
 
 def prepare_recording(recording: Recording, robot: RobotDescription, check_torques: bool = True,
@@ -414,23 +336,15 @@ def identify(
     if base is None:
         base = compute_base_parameters(regressor)
     offsets = _file_offset_names(recordings, robot) if settings.file_offsets else []
-    accumulator, rls, dropped = _accumulated(recordings, regressor, base, settings, offsets)
+    equations = recording_equations(recordings, regressor, base, settings, offsets=bool(offsets))
+    accumulator, rls, dropped = _accumulated(equations, settings)
     _check_slow_equations(accumulator, robot, settings)
-
-    def qr_factors():
-        qr = QRAccumulator(robot.n_joints, base.rank + len(offsets), n_keep=base.rank)
-        for Y_base, tau in _equations(recordings, regressor, base, settings, bool(offsets)):
-            qr.add(Y_base, tau)
-        return qr.factors()
-
     model = model_from_accumulator(accumulator, robot, settings, base, rls=rls, dropped=dropped.counts,
                                    provenance=_data_provenance(recordings, settings, provenance),
-                                   nuisance_names=offsets,
-                                   folds=_folds(recordings, regressor, base, settings, bool(offsets)),
-                                   qr_factors=qr_factors, progress=progress)
+                                   nuisance_names=offsets, equations=equations, progress=progress)
     nuisance = model.metrics.pop("nuisance", {})
     if min(model.metrics["rsd"].values()) < RESIDUAL_RESOLUTION:
-        _residuals_from_equations(model, accumulator, recordings, regressor, settings, offsets, nuisance)
+        _residuals_from_equations(model, accumulator, equations, offsets, nuisance)
     if offsets:
         model.metrics["file_offsets"] = {
             recording.source: {joint: nuisance[f"offset{j + 1}@{index}"] for j, joint in enumerate(robot.joint_names)}
@@ -439,18 +353,24 @@ def identify(
     return model
 
 
-def _accumulated(recordings, regressor, base, settings, offsets):
-    """(accumulator, RLS estimator or None, drop counter) over ``recordings``: the normal equations of their base
-    columns and the ``offsets`` columns, the RLS run through the same equations for a recursive method, the
-    samples the recordings dropped before."""
-    accumulator = LeastSquaresAccumulator(regressor.robot.n_joints, base.rank + len(offsets))
-    estimator = build_estimator(settings.method, base.rank + len(offsets), forgetting=settings.forgetting)
+def recording_equations(recordings: Sequence[Recording], regressor: Regressor, base: BaseParameters,
+                        settings: IdentificationSettings, offsets: bool = False) -> RecordingEquations:
+    """The equations of ``recordings`` as ``settings`` make them (chunk size, low-pass, minimum speed, a batch
+    method or not); with ``offsets``, a torque offset column per recording and joint."""
+    return RecordingEquations(recordings, regressor, base, chunk_size=settings.chunk_size, lowpass=settings.lowpass,
+                              min_speed=settings.min_speed, offsets=offsets, batch=ESTIMATORS[settings.method].batch)
+
+
+def _accumulated(equations: RecordingEquations, settings: IdentificationSettings):
+    """(accumulator, RLS estimator or None, drop counter) of ``equations``: their normal equations, the RLS run
+    through the same equations for a recursive method, the samples the recordings dropped before (and the
+    filter drops)."""
+    estimator = build_estimator(settings.method, equations.n_parameters, forgetting=settings.forgetting)
     rls = None if estimator.batch else estimator
     dropped = DropCounter()
-    for recording in recordings:
+    for recording in equations.recordings:
         dropped.merge(recording.dropped)
-    _accumulate(accumulator, recordings, regressor, base, settings, bool(offsets), dropped, rls)
-    return accumulator, rls, dropped
+    return equations.accumulate(rls=rls, dropped=dropped), rls, dropped
 
 
 def _data_provenance(recordings, settings, provenance) -> dict:
@@ -465,17 +385,15 @@ def _data_provenance(recordings, settings, provenance) -> dict:
     return provenance
 
 
-def _residuals_from_equations(model, accumulator, recordings, regressor, settings, offsets, nuisance) -> None:
+def _residuals_from_equations(model, accumulator, equations: RecordingEquations, offsets, nuisance) -> None:
     """The model's per-joint residual RMS [N m] and RSD [1] summed again from the equations: below
     :data:`RESIDUAL_RESOLUTION` those from the normal equations are rounding error."""
     theta = np.concatenate([model.values, [nuisance[name] for name in offsets]])
-    residual_ss = np.zeros(regressor.robot.n_joints)
-    for Y_base, tau in _equations(recordings, regressor, model.base, settings, bool(offsets)):
-        residual_ss += np.sum((Y_base @ theta - tau) ** 2, axis=0)
+    residual_ss = equations.residual_sum_of_squares(theta)
     with np.errstate(divide="ignore", invalid="ignore"):
         for key, value in (("residual_rms", np.sqrt(residual_ss / accumulator.equations_)),
                            ("rsd", np.sqrt(residual_ss / accumulator.torque_square_sum_))):
-            model.metrics[key] = dict(zip(regressor.robot.joint_names, map(float, value)))
+            model.metrics[key] = dict(zip(model.joint_names, map(float, value)))
 
 
 def _check_slow_equations(accumulator: LeastSquaresAccumulator, robot: RobotDescription,
@@ -502,145 +420,6 @@ def conditioning_record(recordings: Sequence[Recording], settings: Identificatio
                                               if key != "settings"} for recording in conditioned}}
 
 
-def _folds(recordings, regressor, base, settings, offsets: bool):
-    """``(what the folds are, their accumulators, the accumulators they are scored on)`` for the consistent fit's
-    checks (:func:`~robot_dynid.estimation.consistency_check.fold_pieces`): scored on the folds' unfiltered
-    equations where ``settings.lowpass`` filters the fit's (else the same accumulators); None when no check is
-    asked or per-recording offsets make a held-out recording unpredictable."""
-    options = settings.consistency
-    if options is None or not (options.check or options.prior_weight == "auto"):
-        return None
-    if offsets:
-        if options.prior_weight == "auto":
-            raise DynIdError("prior_weight auto cross-validates over the recordings, and per-recording torque offsets "
-                             "(file_offsets) cannot be predicted on a recording left out: give a prior weight")
-        return None
-    kind, pieces = fold_pieces(recordings)
-    folds, scoring = [], []
-    for piece in pieces:
-        for target, fold_settings in ((folds, settings), (scoring, dataclasses.replace(settings, lowpass=None))):
-            if target is scoring and settings.lowpass is None:
-                continue
-            accumulator = LeastSquaresAccumulator(regressor.robot.n_joints, base.rank, blocks=False)
-            _accumulate(accumulator, piece, regressor, base, fold_settings, False)
-            target.append(accumulator)
-    return kind, folds, scoring or folds
-
-
-def fused_applies(settings: IdentificationSettings, offsets: bool = False) -> bool:
-    """Whether the normal equations can be accumulated without the regressor (:func:`accumulate_recording`):
-    no parallel filtering (``lowpass`` filters ``Y`` itself), no per-recording offset columns and a batch
-    method (RLS updates on the regressor's rows)."""
-    return settings.lowpass is None and not offsets and ESTIMATORS[settings.method].batch
-
-
-def accumulate_recording(accumulator: LeastSquaresAccumulator, regressor: Regressor, base: BaseParameters,
-                         recording: Recording, phase=None, min_speed: float = 0.0) -> LeastSquaresAccumulator:
-    """Add a recording's base normal equations to ``accumulator`` (n joints, ``base.rank`` parameters)
-    by the fused kernel (:meth:`~robot_dynid.model.regressor.Regressor.normal_equations`): the same sums
-    as ``accumulator.add`` of every :func:`iter_regressor_chunks` chunk, without writing ``Y``; one kernel
-    call per time block of the robust covariance (``accumulator.blocks_``) of the samples' ``phase`` (N,) [s]
-    (default :func:`~robot_dynid.estimation.covariance.phase_times` of the recording's stamps and cycles).
-    Joint j's equation of a sample where ``|qd_j| < min_speed`` [rad/s; m/s] is left out
-    (:func:`slow_equations`): the samples where some joint is that slow go through the regressor instead."""
-    if (accumulator.n_joints, accumulator.n_parameters) != (regressor.n_joints, base.rank):
-        raise DataError(f"accumulator of (n, p) = ({accumulator.n_joints}, {accumulator.n_parameters}) for a "
-                        f"regressor of {regressor.n_joints} joints and {base.rank} base parameters")
-    if accumulator.blocks_ is None:
-        runs = [(None, 0, recording.n_samples)]
-    else:
-        if phase is None:
-            phase = phase_times(recording.time, recording.cycle, recording.q)
-        runs = accumulator.blocks_.runs(phase)
-    n, r = accumulator.n_joints, accumulator.n_parameters
-    kept = slow_equations(recording.qd, min_speed)
-    temperature, elapsed = recording.temperature, recording.elapsed
-    sums = {}           # per block: the kernel adds each of its runs in place, then the block is added once
-    for key, start, stop in runs:
-        if key not in sums:
-            sums[key] = [np.zeros((n, r, r)), np.zeros((n, r)), np.zeros(n), 0, np.zeros(n, dtype=np.int64)]
-        block = sums[key]
-        block[3] += stop - start
-        if kept is None:
-            _add_rows(regressor, base, recording, slice(start, stop), block, temperature, elapsed)
-            block[4] += stop - start
-            continue
-        all_kept = np.all(kept[start:stop], axis=1)
-        fast = np.flatnonzero(all_kept) + start
-        for first in range(0, fast.size, _GATHER_ROWS):
-            _add_rows(regressor, base, recording, fast[first:first + _GATHER_ROWS], block, temperature, elapsed)
-        slow = np.flatnonzero(~all_kept) + start
-        for first in range(0, slow.size, _GATHER_ROWS):
-            rows = slow[first:first + _GATHER_ROWS]
-            Y = base.select(regressor.compute(recording.q[rows], recording.qd[rows], recording.qdd[rows],
-                                              temperature=None if temperature is None else temperature[rows],
-                                              elapsed=elapsed[rows]))
-            mask = kept[rows]
-            Y *= mask[:, :, None]
-            for total, part in zip(block, normal_sums(Y, recording.tau[rows] * mask)):
-                total += part
-        block[4] += np.count_nonzero(kept[start:stop], axis=0)
-    for key, (gram, moment, square, count, equations) in sums.items():
-        accumulator.add_sums(gram, moment, square, count, key, equations)
-    return accumulator
-
-
-#: Rows of a recording gathered at a time where :func:`accumulate_recording` leaves slow equations out.
-_GATHER_ROWS = 65536
-
-
-def _add_rows(regressor, base, recording, rows, block, temperature, elapsed) -> None:
-    """The fused kernel's sums of ``recording``'s ``rows`` (a slice or indices) added to ``block``'s."""
-    regressor.normal_equations(base.independent, recording.q[rows], recording.qd[rows], recording.qdd[rows],
-                               recording.tau[rows], block[0], block[1], block[2],
-                               temperature=None if temperature is None else temperature[rows],
-                               elapsed=elapsed[rows])
-
-
-def slow_equations(qd, min_speed: float) -> np.ndarray | None:
-    """The joint equations kept (N, n) where some joint moves slower than ``min_speed`` [rad/s; m/s]: those
-    of ``|qd_j| >= min_speed``; None where every equation is kept (``min_speed`` 0, or no sample that slow).
-
-    At rest and through a velocity reversal the torque holds stiction and pre-sliding friction, which no
-    friction model here represents; a least-squares fit over those equations takes Coulomb friction too low and
-    viscous friction too high (on MuJoCo's friction loss by 10 % and 40 to 70 %; docs/estimation.md)."""
-    if min_speed <= 0.0:
-        return None
-    kept = np.abs(np.asarray(qd)) >= min_speed
-    return None if kept.all() else kept
-
-
-def _accumulate(accumulator, recordings, regressor, base, settings, offsets: bool,
-                dropped: DropCounter | None = None, rls: RecursiveLeastSquares | None = None) -> None:
-    """Every recording's equations into ``accumulator`` (and ``rls``): fused where :func:`fused_applies`,
-    else through the regressor chunks (:func:`_equations`)."""
-    if rls is None and fused_applies(settings, offsets):
-        for recording in recordings:
-            accumulate_recording(accumulator, regressor, base, recording, min_speed=settings.min_speed)
-        return
-    for Y_base, tau, phase, kept in _equations(recordings, regressor, base, settings, offsets, dropped, phases=True):
-        accumulator.add(Y_base, tau, phase, kept)
-        if rls is not None:
-            rls.update_batch(Y_base, tau)
-
-
-def _equations(recordings, regressor, base, settings, offsets: bool, dropped: DropCounter | None = None,
-               phases: bool = False):
-    """``(Y_base (M, n, r'), tau (M, n))`` chunks of every recording in turn (:func:`iter_regressor_chunks`),
-    with the per-recording offset columns when ``offsets``, the equations :func:`slow_equations` leaves out zero
-    in both; with ``phases``, each chunk's phase (M,) [s] and its kept equations (M, n) or None too
-    (:func:`~robot_dynid.estimation.covariance.phase_times`)."""
-    for index, recording in enumerate(recordings):
-        phase = phase_times(recording.time, recording.cycle, recording.q) if phases else None
-        for Y_base, tau, rows in _regressor_chunks(regressor, base, recording, settings.chunk_size,
-                                                   settings.lowpass, dropped):
-            Y_base = _with_offset_columns(Y_base, index, len(recordings)) if offsets else Y_base
-            kept = slow_equations(recording.qd[rows], settings.min_speed)
-            if kept is not None:
-                Y_base, tau = Y_base * kept[:, :, None], tau * kept
-            yield (Y_base, tau, phase[rows], kept) if phases else (Y_base, tau)
-
-
 def identified_range(recordings: Sequence[Recording]) -> dict:
     """Largest ``|qd|`` [rad/s] and ``|qdd|`` [rad/s^2] per joint over the recordings: how far the model may
     be trusted (friction polynomials and stiffness-like terms extrapolate badly)."""
@@ -654,15 +433,6 @@ def _file_offset_names(recordings, robot) -> list[str]:
     return [f"offset{j + 1}@{index}" for index in range(len(recordings)) for j in range(robot.n_joints)]
 
 
-def _with_offset_columns(Y_base: np.ndarray, index: int, n_recordings: int) -> np.ndarray:
-    """``Y_base`` (M, n, r) with the n x n_recordings offset columns: 1 on joint j's rows for the
-    offset of joint j in recording ``index``."""
-    samples, n_joints, _ = Y_base.shape
-    extra = np.zeros((samples, n_joints, n_joints * n_recordings))
-    extra[:, np.arange(n_joints), index * n_joints + np.arange(n_joints)] = 1.0
-    return np.concatenate([Y_base, extra], axis=2)
-
-
 def model_from_accumulator(
     accumulator: LeastSquaresAccumulator,
     robot: RobotDescription,
@@ -672,8 +442,7 @@ def model_from_accumulator(
     dropped: dict[str, Dropped] | None = None,
     provenance: dict | None = None,
     nuisance_names: Sequence[str] = (),
-    folds: tuple[str, Sequence[LeastSquaresAccumulator], Sequence[LeastSquaresAccumulator]] | None = None,
-    qr_factors: Callable[[], np.ndarray] | None = None,
+    equations: RecordingEquations | None = None,
     progress: Progress = no_progress,
 ) -> DynamicModel:
     """Solve accumulated normal equations (or take an RLS estimate) into a :class:`DynamicModel`.
@@ -691,14 +460,12 @@ def model_from_accumulator(
     warning); the samples left out
     before, by reason (``dropped``). The accumulator's parameters are the base parameters followed
     by ``nuisance_names`` (e.g. per-recording torque offsets), whose estimates go to
-    ``metrics["nuisance"]`` (name -> value), not into the model. ``folds`` (what they are, an accumulator of
-    base columns each, and those they are scored on: :func:`_folds`) serve a consistent fit's
-    ``prior_weight="auto"`` and its comparison with plain least squares
-    (:mod:`~robot_dynid.estimation.consistency_check`). ``qr_factors`` (a second pass over the data:
-    :meth:`~robot_dynid.estimation.estimators.QRAccumulator.factors` of the same equations) is called when a
-    consistent fit's scaled Gram matrix is beyond
-    :data:`~robot_dynid.estimation.physical_consistency.GRAM_CONDITION_LIMIT`; without it such a fit is
-    compressed from the Gram matrices all the same, with a warning.
+    ``metrics["nuisance"]`` (name -> value), not into the model. ``equations`` (those accumulated, when the caller
+    has them) serve a consistent fit's second looks at the data: the cross-validation folds of
+    ``prior_weight="auto"`` and of its comparison with plain least squares
+    (:mod:`~robot_dynid.estimation.consistency_check`), and the QR factors it is compressed from when its scaled
+    Gram matrix is beyond :data:`~robot_dynid.estimation.physical_consistency.GRAM_CONDITION_LIMIT`; without them
+    such a fit is compressed from the Gram matrices all the same, with a warning.
 
     Raises
     ------
@@ -709,8 +476,8 @@ def model_from_accumulator(
     names = list(base.names) + list(nuisance_names)
     # the batch solve gives the noise level and condition number for every method, the estimate for batch ones
     batch = accumulator.solve(ESTIMATORS[settings.method].batch_method, parameter_names=names)
-    values, white, std, standard, consistency = _estimate(accumulator, robot, settings, base, batch, rls, folds,
-                                                          qr_factors, progress)
+    values, white, std, standard, consistency = _estimate(accumulator, robot, settings, base, batch, rls, equations,
+                                                          progress)
     check_finite_estimate(accumulator, names, values, std)
     metrics = _model_metrics(accumulator, robot, settings, base, batch, values, std, nuisance_names, consistency,
                              dropped)
@@ -763,7 +530,7 @@ def _model_metrics(accumulator, robot, settings, base, batch, values, std, nuisa
     return metrics
 
 
-def _estimate(accumulator, robot, settings, base, batch, rls, folds, qr_factors, progress):
+def _estimate(accumulator, robot, settings, base, batch, rls, equations, progress):
     """(values, white std, std, standard parameters or None, consistency summary or None) of the base and
     nuisance parameters: the RLS state, the consistent fit or the batch solve ``batch``
     (:func:`model_from_accumulator`)."""
@@ -773,8 +540,8 @@ def _estimate(accumulator, robot, settings, base, batch, rls, folds, qr_factors,
         white = np.sqrt(np.clip(np.diag(rls.covariance_), 0.0, None) * sigma2)
         return values, white, white * _design_effect(batch), None, None
     if settings.consistency is not None:
-        values, white, standard, consistency = _consistent_fit(accumulator, robot, settings, base, batch, folds,
-                                                               qr_factors, progress)
+        values, white, standard, consistency = _consistent_fit(accumulator, robot, settings, base, batch, equations,
+                                                               progress)
         # the least-squares fit's std (constraints ignored: they can only shrink it), scaled up where the
         # consistent fit's residual (prior, constraints) is larger than least squares'
         std = batch.std * np.maximum(1.0, white / np.where(batch.uncertainty.white_std > 0.0,
@@ -832,11 +599,11 @@ def _layout_and_prior(robot: RobotDescription, settings: IdentificationSettings)
     return layout, prior_parameters(robot) if use_prior else None
 
 
-def _consistent_fit(accumulator, robot, settings, base, batch, folds=None, qr_factors=None, progress=no_progress):
+def _consistent_fit(accumulator, robot, settings, base, batch, equations=None, progress=no_progress):
     """(values, white std, standard, summary) of the consistent fit; values and std cover the nuisance
-    parameters too (they are solved for given the consistent base parameters). With ``folds``, the
-    prior weight ``"auto"`` is chosen and the fit compared with least squares by cross-validation.
-    The final fit is compressed from ``qr_factors()`` when the scaled Gram matrix is beyond
+    parameters too (they are solved for given the consistent base parameters). With ``equations``, the
+    prior weight ``"auto"`` is chosen and the fit compared with least squares by cross-validation over their
+    folds, and the final fit is compressed from their QR factors when the scaled Gram matrix is beyond
     GRAM_CONDITION_LIMIT (the summary's ``compression``: ``gram`` or ``qr``, and ``gram_condition``)."""
     options = settings.consistency
     method = ESTIMATORS[settings.method]
@@ -851,23 +618,24 @@ def _consistent_fit(accumulator, robot, settings, base, batch, folds=None, qr_fa
                                 constraints=options.constraints, mode=options.mode, delta=options.delta,
                                 prior_weight=prior_weight, factors=factors)
 
+    folds = _folds(equations, options)
     prior_weight, scores = options.prior_weight, None
     if prior_weight == "auto":
         if folds is None:
             raise IdentificationError("prior_weight auto chooses the weight by cross-validation over the recordings: "
                                       "identify from recordings (not accumulated equations alone), or give a weight")
-        prior_weight, scores = choose_prior_weight(folds[1],
-                                                   lambda training, weight: solve(training, weight).base_values,
-                                                   scoring=folds[2], progress=progress)
-        logger.info("prior weight %g chosen by cross-validation over %d %s", prior_weight, len(folds[1]), folds[0])
+        prior_weight, scores = folds.choose_prior_weight(lambda training, weight: solve(training, weight).base_values,
+                                                         progress)
+        logger.info("prior weight %g chosen by cross-validation over %d %s", prior_weight, len(folds.fits),
+                    folds.kind)
     weights = method.joint_weights(batch.noise_std)
     condition = scaled_gram_condition(reduced.gram_, weights)
     factors = None
     if condition > GRAM_CONDITION_LIMIT:
-        if qr_factors is not None:
+        if equations is not None:
             logger.info("scaled Gram matrix condition %.3g > %g: consistent fit compressed by QR of the regressor",
                         condition, GRAM_CONDITION_LIMIT)
-            factors = qr_factors()
+            factors = equations.qr_factors()
         else:
             logger.warning("scaled Gram matrix condition %.3g > %g and no data for a QR: the consistent fit's "
                            "compression may lose %.0e relative", condition, GRAM_CONDITION_LIMIT,
@@ -894,24 +662,34 @@ def _consistent_fit(accumulator, robot, settings, base, batch, folds=None, qr_fa
     return values, white, result.standard, summary
 
 
-def _cross_validated_check(folds, robot, settings, result, solve, prior_weight) -> dict:
+def _folds(equations: RecordingEquations | None, options: ConsistencySettings) -> Folds | None:
+    """The folds of ``equations`` for the consistent fit's checks; None when no check is asked, there are no
+    equations, or per-recording offsets make a held-out recording unpredictable."""
+    if equations is None or not (options.check or options.prior_weight == "auto"):
+        return None
+    if equations.offsets:
+        if options.prior_weight == "auto":
+            raise DynIdError("prior_weight auto cross-validates over the recordings, and per-recording torque offsets "
+                             "(file_offsets) cannot be predicted on a recording left out: give a prior weight")
+        return None
+    return equations.folds()
+
+
+def _cross_validated_check(folds: Folds, robot, settings, result, solve, prior_weight) -> dict:
     """:func:`~robot_dynid.estimation.consistency_check.compare_with_least_squares` over the folds."""
-    kind, accumulators, scoring = folds
     batch_method = ESTIMATORS[settings.method].batch_method
     try:
-        least_squares = cross_validated_rss(accumulators, lambda training: training.solve(batch_method).theta,
-                                            scoring)
-        consistent = cross_validated_rss(accumulators, lambda training: solve(training, prior_weight).base_values,
-                                         scoring)
+        least_squares = folds.cross_validated_rss(lambda training: training.solve(batch_method).theta)
+        consistent = folds.cross_validated_rss(lambda training: solve(training, prior_weight).base_values)
     except DynIdError as error:
         text = f"consistent fit not compared with plain least squares by cross-validation: {error}"
         logger.info(text)
-        return {"data": kind, "text": text, "warning": None}
+        return {"data": folds.kind, "text": text, "warning": None}
     share = (result.residual_increase - result.constraint_increase) / result.residual_increase \
         if result.residual_increase > 0.0 else math.nan
     return compare_with_least_squares(robot.joint_names, consistent.sum(axis=0), least_squares.sum(axis=0),
-                                      sum(fold.n_samples for fold in accumulators),
-                                      f"held-out folds (cross-validated over {len(accumulators)} {kind})",
+                                      folds.n_samples,
+                                      f"held-out folds (cross-validated over {len(folds.fits)} {folds.kind})",
                                       prior_share=share)
 
 
@@ -951,3 +729,18 @@ def residual_statistics(accumulator: LeastSquaresAccumulator, theta: np.ndarray)
     with np.errstate(divide="ignore", invalid="ignore"):
         rsd = np.sqrt(residual_ss / accumulator.torque_square_sum_)
     return residual_rms, rsd
+
+
+_MOVED = {name: normal_equations for name in ("slow_equations", "iter_regressor_chunks", "FILTER_OVERLAP_PERIODS",
+                                              "contiguous_runs", "accumulate_recording")}
+
+
+def __getattr__(name):
+    """The names that moved to :mod:`~robot_dynid.estimation.normal_equations`, with a DeprecationWarning (they go
+    in 0.2.0)."""
+    home = _MOVED.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(f"{__name__}.{name} moved to {home.__name__}.{name}; the old name goes in robot_dynid 0.2.0",
+                  DeprecationWarning, stacklevel=2)
+    return getattr(home, name)

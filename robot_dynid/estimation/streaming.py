@@ -69,8 +69,8 @@ import numpy as np
 from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.estimation.estimators import LeastSquaresAccumulator, RecursiveLeastSquares, build_estimator
-from robot_dynid.estimation.identification import (IdentificationSettings, accumulate_recording,
-                                                   model_from_accumulator)
+from robot_dynid.estimation.identification import IdentificationSettings, model_from_accumulator
+from robot_dynid.estimation.normal_equations import accumulate_recording
 from robot_dynid.estimation.payload import PayloadSettings, payload_accumulator, solve_payload
 from robot_dynid.estimation.quality_gate import GATE_DEFAULTS, GATE_RANGES, check_gate_bound, gate_rejection
 from robot_dynid.estimation.torque_scale import UnknownPayload, check_torque_scale, slow_samples

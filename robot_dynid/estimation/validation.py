@@ -35,7 +35,7 @@ import numpy as np
 
 from robot_dynid.errors import DataError
 from robot_dynid.estimation.analysis_defaults import DEFAULT_SPEED_THRESHOLD
-from robot_dynid.estimation.identification import contiguous_runs
+from robot_dynid.estimation.normal_equations import contiguous_runs
 from robot_dynid.estimation.metrics import ValidationReport, share_of, validation_report
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.recordings.recording import Recording

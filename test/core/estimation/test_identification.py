@@ -3,19 +3,16 @@ import numpy as np
 import pytest
 
 from robot_dynid.errors import DynIdError, IdentificationError
-from robot_dynid.estimation.identification import (IdentificationSettings, identify,
-                                                   iter_regressor_chunks, settings_from_options)
+from robot_dynid.estimation.identification import IdentificationSettings, identify, settings_from_options
 from robot_dynid.estimation.identification_options import OPTIONS
 from robot_dynid.estimation.validation import validate_model
 from robot_dynid.experiment.simulation import SimulatedRobot, plausible_parameters
 from robot_dynid.experiment.trajectories import FourierTrajectory, time_grid
-from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.recording import Recording
-from robot_dynid.recordings.signal_processing import lowpass_filter
 from robot_dynid.reports.tables import format_model_summary
 
 NOISE = 0.2  # N m
@@ -117,26 +114,6 @@ def test_no_model_with_a_non_finite_value_is_made(robot):
                  IdentificationSettings(friction=FRICTION))
 
 
-def test_parallel_filtering_in_chunks_equals_filtering_each_run_whole(robot):
-    """The regressor is filtered in overlapping chunks (bounded memory); the reference filters the whole
-    regressor of each contiguous run at once (scipy's sosfiltfilt through lowpass_filter). A gap in the
-    stamps (a stage selection) starts a new run."""
-    t, q, qd, qdd = motion(robot, 5, duration=16.0, dt=0.005)
-    tau = simulator(robot, np.full(6, 2.0)).torques(q, qd, qdd, rng=5)
-    keep = np.r_[0:1500, 1700:len(t)]
-    data = Recording.from_arrays(robot.joint_names, t[keep], q[keep], qd[keep], qdd[keep], tau[keep])
-    regressor = Regressor(robot, FRICTION)
-    base = compute_base_parameters(regressor)
-    chunks = list(iter_regressor_chunks(regressor, base, data, chunk_size=400, lowpass=8.0))
-    Y = np.concatenate([chunk[0] for chunk in chunks])
-    filtered_tau = np.concatenate([chunk[1] for chunk in chunks])
-    full = base.select(regressor.compute(data.q, data.qd, data.qdd))
-    for run in (slice(0, 1500), slice(1500, None)):
-        expected = lowpass_filter(full[run], 8.0, 200.0)
-        np.testing.assert_allclose(Y[run], expected, rtol=0, atol=1e-9 * np.abs(expected).max())
-        np.testing.assert_allclose(filtered_tau[run], lowpass_filter(data.tau[run], 8.0, 200.0), atol=1e-12)
-
-
 def test_one_builder_of_settings_for_the_command_line_and_the_node(robot):
     """The identifier node's parameters and the CLI's options are the same mapping."""
     settings = settings_from_options({"friction": "stribeck_cbrt", "friction_drift": "time", "dead_band": 0.01,
@@ -202,9 +179,6 @@ def test_exact_data_flag_no_parameter_as_poorly_excited_and_an_unexcited_one_is_
     assert "fv6" in flagged and flagged["fv6"]["joint"] == "wrist_3_joint", flagged
     assert not {f"f{kind}{j}" for kind in "cv" for j in range(1, 6)} & set(flagged), flagged
     assert "fv6 (" in noisy.metrics["warnings"][0] and "wrist_3_joint" in noisy.metrics["warnings"][0]
-    with pytest.raises(DynIdError, match="poorly_excited_relative_std is no longer a setting.*"
-                                         "poorly_excited_torque_fraction"):
-        IdentificationSettings(poorly_excited_relative_std=1.0)
 
 
 def test_a_training_residual_below_the_normal_equations_resolution_is_printed_as_computed(robot):

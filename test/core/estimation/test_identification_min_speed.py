@@ -13,8 +13,9 @@ from real_world import Effects, excitation, simulate, with_rests, with_true_acce
 from repo_paths import ROBOTS
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.estimation.estimators import LeastSquaresAccumulator
-from robot_dynid.estimation.identification import (IdentificationSettings, _accumulate, accumulate_recording,
-                                                   identify, settings_from_options, slow_equations)
+from robot_dynid.estimation.identification import (IdentificationSettings, identify, recording_equations,
+                                                   settings_from_options)
+from robot_dynid.estimation.normal_equations import accumulate_recording, slow_equations
 from robot_dynid.model.base_parameters import compute_base_parameters
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.robot_loader import load_robot
@@ -77,8 +78,7 @@ def test_left_out_equations_give_the_sums_and_noise_of_the_rows_removed_by_hand(
     gram = np.stack([Y[kept[:, j], j].T @ Y[kept[:, j], j] for j in range(robot.n_joints)])
     fused = accumulate_recording(LeastSquaresAccumulator(robot.n_joints, base.rank), regressor, base, recording,
                                  min_speed=0.2)
-    explicit = LeastSquaresAccumulator(robot.n_joints, base.rank + robot.n_joints)   # offsets: the regressor path
-    _accumulate(explicit, [recording], regressor, base, settings, True)
+    explicit = recording_equations([recording], regressor, base, settings, offsets=True).accumulate()  # by Y
     for accumulator in (fused, explicit):
         r = accumulator.gram_.shape[1]
         got = accumulator.gram_ if r == base.rank else accumulator.gram_[:, :base.rank, :base.rank]

@@ -1,4 +1,4 @@
-"""The fused normal equations (Regressor.normal_equations, identification.accumulate_recording) against the
+"""The fused normal equations (Regressor.normal_equations, normal_equations.accumulate_recording) against the
 explicit path: the regressor Y formed, its base columns taken and multiplied out with numpy."""
 import numpy as np
 import pytest
@@ -6,8 +6,9 @@ import pytest
 from robot_dynid.errors import DataError
 from robot_dynid.estimation import identification
 from robot_dynid.estimation.estimators import LeastSquaresAccumulator, QRAccumulator
-from robot_dynid.estimation.identification import (ConsistencySettings, IdentificationSettings, accumulate_recording,
-                                                   fused_applies, identify)
+from robot_dynid.estimation.identification import (ConsistencySettings, IdentificationSettings, identify,
+                                                   recording_equations)
+from robot_dynid.estimation.normal_equations import RecordingEquations, accumulate_recording
 from robot_dynid.estimation.physical_consistency import compress, compress_factors, cvxpy_available
 from robot_dynid.experiment.simulation import simulation_parameters
 from robot_dynid.model.base_parameters import compute_base_parameters, random_states
@@ -163,7 +164,7 @@ def random_recording(regressor, seed, n_samples=3000, noise=0.5):
 def identify_both_ways(monkeypatch, recordings, robot, settings):
     fused = identify(recordings, robot, settings)
     with monkeypatch.context() as patch:
-        patch.setattr(identification, "fused_applies", lambda settings, offsets=False: False)
+        patch.setattr(RecordingEquations, "fused", property(lambda equations: False))
         explicit = identify(recordings, robot, settings, base=fused.base)
     return fused, explicit
 
@@ -189,12 +190,18 @@ def test_identify_fused_equals_identify_through_the_regressor(monkeypatch, metho
     assert fused.metrics["n_samples"] == explicit.metrics["n_samples"] == 6000
 
 
-def test_the_fused_path_is_taken_only_where_nothing_needs_the_regressor():
-    assert fused_applies(IdentificationSettings())
-    assert fused_applies(IdentificationSettings(method="wls"))
-    assert not fused_applies(IdentificationSettings(lowpass=5.0))
-    assert not fused_applies(IdentificationSettings(method="rls"))
-    assert not fused_applies(IdentificationSettings(), offsets=True)
+def test_the_fused_path_is_taken_only_where_nothing_needs_the_regressor(ur5):
+    regressor = Regressor(ur5, friction_model("coulomb_viscous"))
+    base = compute_base_parameters(regressor)
+
+    def fused(settings, offsets=False):
+        return recording_equations([], regressor, base, settings, offsets).fused
+
+    assert fused(IdentificationSettings())
+    assert fused(IdentificationSettings(method="wls"))
+    assert not fused(IdentificationSettings(lowpass=5.0))
+    assert not fused(IdentificationSettings(method="rls"))
+    assert not fused(IdentificationSettings(), offsets=True)
 
 
 def test_accumulate_recording_refuses_an_accumulator_of_another_shape(ur5):
