@@ -129,7 +129,7 @@ class RecordingEquations:
                 yield Y_base, tau, None if phase is None else phase[rows], kept
 
     def folds(self) -> Folds:
-        """The cross-validation folds (:func:`~robot_dynid.estimation.consistency_check.fold_pieces`): an
+        """The cross-validation folds, cut by :func:`~robot_dynid.estimation.consistency_check.fold_pieces`: an
         accumulator of each fold's equations, and where ``lowpass`` filters them, of the same samples' unfiltered
         equations to score on. Base columns only: an offset of a recording left out cannot be predicted."""
         kind, pieces = fold_pieces(self.recordings)
