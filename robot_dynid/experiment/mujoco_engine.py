@@ -60,7 +60,7 @@ import numpy as np
 import pinocchio as pin
 
 from robot_dynid import validators
-from robot_dynid.errors import DataError, DynIdError
+from robot_dynid.errors import DataError, DynIdError, message_line
 from robot_dynid.experiment.simulation import checked_warmup, noise_std_per_joint, plausible_parameters, warmup_factor
 from robot_dynid.experiment.trajectory_following import ArmSamples, GridArm
 from robot_dynid.model import friction_models
@@ -217,7 +217,7 @@ def build_mujoco_model(robot: RobotDescription, seed: int | None = 0, timestep: 
     try:
         model = mujoco.MjModel.from_xml_string(robot.mjcf if robot.mjcf is not None else _urdf_for_mujoco(robot))
     except ValueError as error:
-        raise DynIdError(f"MuJoCo cannot compile robot {robot.name!r}: {' '.join(str(error).split())}") from None
+        raise DynIdError(f"MuJoCo cannot compile robot {robot.name!r}: {message_line(error)}") from None
     joint_ids = []
     for name in robot.joint_names:
         joint_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)
