@@ -486,19 +486,8 @@ class MujocoArm(GridArm):
     :attr:`follower`, call :meth:`advance`. The physics is integrated from the start (the arm at rest at
     ``initial_positions``, ``t = 0`` its cold start for the friction warm-up until :meth:`reset_warmup`) in steps
     ``h = 1 / (rate ceil(1 / (rate timestep)))``; every step is integrated, even of samples :meth:`advance` skips
-    because the caller fell behind. A trajectory command takes effect from the next sample.
-
-    Parameters
-    ----------
-    simulator : MujocoRobot
-    rate : float
-        Sample rate [Hz] (> 0).
-    initial_positions : array_like, shape (n,), optional
-        [rad]; zeros by default.
-    seed : int or None
-        Seed of the measurement noise.
-    max_lag : float
-        :meth:`advance` returns at most this much [s] of samples.
+    because the caller fell behind. A trajectory command takes effect from the next sample. The parameters are
+    :class:`~robot_dynid.experiment.trajectory_following.GridArm`'s, ``simulator`` a :class:`MujocoRobot`.
     """
 
     simulator_type: ClassVar[type] = MujocoRobot
