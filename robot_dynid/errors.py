@@ -1,7 +1,7 @@
 """Exceptions raised by the core. Each message names the offending field, joint or column."""
 
 __all__ = ["DynIdError", "RobotDescriptionError", "DataError", "IdentificationError", "TrajectoryError", "PayloadError",
-           "ModelFileError", "one_line"]
+           "ModelFileError", "message_line", "one_line"]
 
 
 class DynIdError(ValueError):
@@ -32,14 +32,20 @@ class ModelFileError(DynIdError):
     """A model artifact file is malformed or of an unsupported schema version."""
 
 
-def one_line(error: BaseException, limit: int | None = None) -> str:
-    """``error`` as one line (whitespace and line breaks of its message collapsed), of at most ``limit`` characters
-    (None: all): its message for a :class:`DynIdError` (written for the user), else its type and message
-    (``RecursionError: maximum recursion depth exceeded``); a message that cannot be shown gives the type alone."""
+def message_line(error: BaseException) -> str:
+    """The message of ``error`` on one line: its whitespace and line breaks collapsed to single spaces; ``""`` for a
+    message that cannot be shown (its ``__str__`` fails)."""
     try:
-        text = " ".join(str(error).split())
+        return " ".join(str(error).split())
     except Exception:                   # a message whose __str__ fails
-        text = ""
+        return ""
+
+
+def one_line(error: BaseException, limit: int | None = None) -> str:
+    """``error`` as one line (:func:`message_line`), of at most ``limit`` characters (None: all): its message for a
+    :class:`DynIdError` (written for the user), else its type and message (``RecursionError: maximum recursion depth
+    exceeded``); a message that cannot be shown gives the type alone."""
+    text = message_line(error)
     if not isinstance(error, DynIdError):
         text = f"{type(error).__name__}: {text}" if text else type(error).__name__
     return text if limit is None or len(text) <= limit else text[:limit - 3] + "..."

@@ -16,7 +16,7 @@ from yaml.reader import Reader
 from yaml.resolver import Resolver
 from yaml.scanner import Scanner
 
-from robot_dynid.errors import DataError
+from robot_dynid.errors import DataError, message_line
 from robot_dynid.input_files import MAX_TEXT_BYTES, read_text, size_text
 
 __all__ = ["MAX_YAML_DEPTH", "MAX_YAML_NODES", "MAX_INTEGER_CHARACTERS", "YamlLimitError", "load_yaml", "read_yaml",
@@ -134,7 +134,7 @@ def _describe(problem: yaml.YAMLError) -> str:
                                                         (problem.problem, problem.problem_mark)) if text]
         if parts:
             return ": ".join(parts)
-    return " ".join(str(problem).split())
+    return message_line(problem)
 
 
 def load_yaml(text: str, source: str = "<text>", error: type[Exception] = DataError, what: str = "text"):

@@ -1,6 +1,7 @@
 """Waiting on a ROS 2 graph in tests: spin until a condition holds, with generous timeouts, never sleep."""
 from __future__ import annotations
 
+import math
 import os
 import pathlib
 import signal
@@ -190,6 +191,24 @@ def identifier_topics(graph, prefix, status=True):
     graph.spin_until(lambda: states.get_subscription_count() > 0 and stages.get_subscription_count() > 0
                      and (statuses or not status), what=f"the identifier on {prefix}/ subscribing")
     return states, stages, models, statuses
+
+
+def stamped(message, seconds):
+    """``message`` with its header stamped ``seconds`` [s]."""
+    message.header.stamp.sec = math.floor(seconds)
+    message.header.stamp.nanosec = round((seconds - math.floor(seconds)) * 1e9)
+    return message
+
+
+def publish_joint_states(graph, publisher, names, stamps, q, qd, tau):
+    """JointStates of ``names`` stamped ``stamps`` [s] (N,) with the rows of q [rad], qd [rad/s] and tau [N m]
+    (N, n), published at about 1 kHz: the receiving node's reader history never overflows."""
+    t0 = time.monotonic()
+    for k in range(len(stamps)):
+        publisher.publish(stamped(JointState(name=list(names), position=list(q[k]), velocity=list(qd[k]),
+                                             effort=list(tau[k])), stamps[k]))
+        if k % 50 == 0:
+            graph.spin_until(lambda: time.monotonic() > t0 + k / 1000.0, what="pacing")
 
 
 def node_class(name):

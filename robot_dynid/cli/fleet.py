@@ -30,7 +30,7 @@ def add_arguments(parser):
     from robot_dynid.estimation.estimators import BATCH_METHODS
     from robot_dynid.estimation.wear import PRACTICAL_FRACTION
     from robot_dynid.fleet.changes import CORRECTIONS, DEFAULT_LEVEL, DEFAULT_OUTLIER_SPREADS
-    from robot_dynid.estimation.quality_gate import GATE_RANGES, gate_interval
+    from robot_dynid.estimation.quality_gate import gate_interval, gate_range
     from robot_dynid.fleet.task_options import READING_DEFAULTS, TaskOptions
     gate = TaskOptions()
     add_model_structure_arguments(parser)
@@ -48,16 +48,15 @@ def add_arguments(parser):
                          choices={"method": BATCH_METHODS})
     add_reading_arguments(parser.add_argument_group("reading the recordings"), only=READING_DEFAULTS)
     checks = parser.add_argument_group("quality gate (as the identifier node's)")
-    rsd_range, condition_range = GATE_RANGES["max_holdout_rsd"], GATE_RANGES["max_condition"]
-    checks.add_argument("--holdout-fraction", type=open_unit_interval, default=gate.holdout_fraction,
-                        metavar="FRACTION",
-                        help="last part of each recording's samples held out of its fit to judge it [1] "
-                             "(default: %(default)s)")
-    checks.add_argument("--max-holdout-rsd", type=number_in("1", *rsd_range, allow_minimum=False),
+    checks.add_argument("--holdout-fraction", type=number_in("1", **gate_range("holdout_fraction")),
+                        default=gate.holdout_fraction, metavar="FRACTION",
+                        help=f"last part of each recording's samples held out of its fit to judge it [1], in "
+                             f"{gate_interval('holdout_fraction')} (default: %(default)s)")
+    checks.add_argument("--max-holdout-rsd", type=number_in("1", **gate_range("max_holdout_rsd")),
                         default=gate.max_holdout_rsd, metavar="RSD",
                         help=f"reject a model whose hold-out RSD is not below this [1], in "
                              f"{gate_interval('max_holdout_rsd')} (default: %(default)s)")
-    checks.add_argument("--max-condition", type=number_in("1", *condition_range, allow_minimum=False),
+    checks.add_argument("--max-condition", type=number_in("1", **gate_range("max_condition")),
                         default=gate.max_condition, metavar="COND",
                         help=f"reject a model whose condition number is not below this [1], in "
                              f"{gate_interval('max_condition')} (default: %(default)s)")

@@ -1,22 +1,31 @@
 """robot-dynid protocol: plan the identification experiment (cycles of excitation, friction, warmup), or a
 payload identification (cycles of a payload stage)."""
 import argparse
+import logging
 
 from robot_dynid.errors import DataError, TrajectoryError
 
 __all__ = ["NAME", "HELP", "add_arguments", "main"]
 
+logger = logging.getLogger(__name__)
+
 NAME = "protocol"
 HELP = "plan the identification experiment: cycles of excitation, friction and warmup stages"
+_FORMER_CYCLES_GOES_IN = "0.2.0"
+"""The release without ``protocol --cycles N``, the former spelling of ``--cycle-count N`` (CONTRIBUTING.md's
+deprecation rule: it works, with a warning, in the release that renamed it)."""
 
 
-class _RenamedCycles(argparse.Action):
-    """``protocol --cycles N``, renamed ``--cycle-count``: refused naming the new spelling (``--cycles`` is a list
-    of cycles in every other subcommand)."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        parser.error(f"--cycles {values}: the number of cycles per test is --cycle-count {values} (--cycles is a list "
-                     "of cycles in identify, validate, payload and hydraulic)")
+def _take_former_cycles(args) -> None:
+    """``--cycles N`` taken as ``--cycle-count N``, with one warning naming the release it goes in."""
+    if args.former_cycles is None:
+        return
+    if args.cycle_count is not None:
+        raise DataError("--cycles N is the former spelling of --cycle-count N: give --cycle-count alone")
+    logger.warning("protocol --cycles %d is renamed --cycle-count %d (--cycles is a list of cycles in identify, "
+                   "validate, payload and hydraulic); --cycles goes in robot-dynid %s", args.former_cycles,
+                   args.former_cycles, _FORMER_CYCLES_GOES_IN)
+    args.cycle_count = args.former_cycles
 
 
 def add_arguments(parser):
@@ -28,7 +37,7 @@ def add_arguments(parser):
     parser.add_argument("--cycle-count", type=int, default=None, metavar="N",
                         help=f"cycles per test, 1 to {MAX_CYCLES} (default: 24; 1 with --payload); the former "
                              "--cycles N, a name that is a list of cycles in identify, validate, payload and hydraulic")
-    parser.add_argument("--cycles", action=_RenamedCycles, help=argparse.SUPPRESS)
+    parser.add_argument("--cycles", dest="former_cycles", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--excitation", metavar="T.yaml", default=None, action="append",
                         help="Fourier excitation file; repeat for several distinct excitations per cycle, played "
                              "one after the other (default: --excitation-count random safe ones, seeds 0, 1, ...)")
@@ -141,6 +150,7 @@ def main(args):
     from robot_dynid.experiment.protocol import save_plan
     from robot_dynid.model.robot_loader import load_robot
     from robot_dynid.reports.json_text import dumps
+    _take_former_cycles(args)
     robot = load_robot(args.robot)
     plan = _plan(args, robot)
     if args.out is not None:

@@ -61,7 +61,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from robot_dynid import validators
-from robot_dynid.errors import DataError, DynIdError, IdentificationError
+from robot_dynid.errors import DataError, DynIdError, IdentificationError, message_line
 from robot_dynid.estimation.estimators import (RANK_TOLERANCE, LeastSquaresAccumulator,
                                                check_overdetermined, column_scales)
 from robot_dynid.estimation.identification_options import DEFAULT_PRIOR_WEIGHT, PRIOR_MODES
@@ -727,7 +727,7 @@ def _solve(cp, problem, what: str, layout: ParameterLayout | None,
             problem.solve(solver="CLARABEL", tol_gap_abs=SOLVER_TOLERANCE,
                           tol_gap_rel=SOLVER_TOLERANCE, tol_feas=SOLVER_TOLERANCE)
     except cp.error.SolverError as error:
-        raise IdentificationError(f"{what}: CLARABEL failed ({' '.join(str(error).split())}); "
+        raise IdentificationError(f"{what}: CLARABEL failed ({message_line(error)}); "
                                   "numerical trouble, e.g. torques or regressor badly scaled")
     elapsed = time.perf_counter() - start
     status = problem.status

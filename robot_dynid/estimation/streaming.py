@@ -130,7 +130,7 @@ class StreamingSettings:
     rls_window : int
         Odd centred window of the online (RLS) accelerations [samples]; lag ``rls_window // 2``.
     holdout_fraction : float
-        Fraction of each stage's last samples held out of the fit to judge the model [1], in [0, 1).
+        Fraction of each stage's last samples held out of the fit to judge the model [1], in (0, 1).
     require_improvement : bool
         Accept a new model only if its hold-out RMS residual is <= that of the model in use.
     max_holdout_rsd : float
@@ -171,8 +171,6 @@ class StreamingSettings:
         if self.max_samples < 4 * self.window:
             raise DynIdError(f"max_samples must be at least 4 * window = {4 * self.window}, "
                              f"got {self.max_samples}")
-        if not 0.0 <= self.holdout_fraction < 1.0:
-            raise DynIdError(f"holdout_fraction must be in [0, 1), got {self.holdout_fraction!r}")
         for name in GATE_RANGES:
             check_gate_bound(name, getattr(self, name))
 

@@ -60,7 +60,7 @@ import numpy as np
 import pinocchio as pin
 
 from robot_dynid import validators
-from robot_dynid.errors import DataError, DynIdError
+from robot_dynid.errors import DataError, DynIdError, message_line
 from robot_dynid.experiment.simulation import checked_warmup, noise_std_per_joint, plausible_parameters, warmup_factor
 from robot_dynid.experiment.trajectory_following import ArmSamples, GridArm
 from robot_dynid.model import friction_models
@@ -217,7 +217,7 @@ def build_mujoco_model(robot: RobotDescription, seed: int | None = 0, timestep: 
     try:
         model = mujoco.MjModel.from_xml_string(robot.mjcf if robot.mjcf is not None else _urdf_for_mujoco(robot))
     except ValueError as error:
-        raise DynIdError(f"MuJoCo cannot compile robot {robot.name!r}: {' '.join(str(error).split())}") from None
+        raise DynIdError(f"MuJoCo cannot compile robot {robot.name!r}: {message_line(error)}") from None
     joint_ids = []
     for name in robot.joint_names:
         joint_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)
@@ -486,19 +486,8 @@ class MujocoArm(GridArm):
     :attr:`follower`, call :meth:`advance`. The physics is integrated from the start (the arm at rest at
     ``initial_positions``, ``t = 0`` its cold start for the friction warm-up until :meth:`reset_warmup`) in steps
     ``h = 1 / (rate ceil(1 / (rate timestep)))``; every step is integrated, even of samples :meth:`advance` skips
-    because the caller fell behind. A trajectory command takes effect from the next sample.
-
-    Parameters
-    ----------
-    simulator : MujocoRobot
-    rate : float
-        Sample rate [Hz] (> 0).
-    initial_positions : array_like, shape (n,), optional
-        [rad]; zeros by default.
-    seed : int or None
-        Seed of the measurement noise.
-    max_lag : float
-        :meth:`advance` returns at most this much [s] of samples.
+    because the caller fell behind. A trajectory command takes effect from the next sample. The parameters are
+    :class:`~robot_dynid.experiment.trajectory_following.GridArm`'s, ``simulator`` a :class:`MujocoRobot`.
     """
 
     simulator_type: ClassVar[type] = MujocoRobot

@@ -264,6 +264,15 @@ def _periods(value, n_joints: int, field: str = "period") -> np.ndarray:
     return periods
 
 
+def _check_periodic(trajectory: Trajectory) -> None:
+    """The joint names, the periods [s] (one or one per joint) and the duration [s] of a periodic family (default
+    the longest period)."""
+    _check_common(trajectory)
+    _set(trajectory, "period", _periods(trajectory.period, trajectory.n_joints))
+    duration = float(trajectory.period.max()) if trajectory.duration is None else trajectory.duration
+    _set(trajectory, "duration", _number(duration, "duration", positive=True))
+
+
 def _period_to_yaml(periods: np.ndarray):
     return float(periods[0]) if np.all(periods == periods[0]) else _floats(periods)
 
@@ -295,9 +304,8 @@ class FourierTrajectory(Trajectory):
     duration: float | None = None
 
     def __post_init__(self) -> None:
-        _check_common(self)
+        _check_periodic(self)
         n = self.n_joints
-        _set(self, "period", _periods(self.period, n))
         _set(self, "q0", _vector(self, "q0", self.q0, "rad"))
         _set(self, "a", _array(self.a, (n, None), "a", ("joints", "harmonics"), "rad/s"))
         _set(self, "b", _array(self.b, (n, None), "b", ("joints", "harmonics"), "rad/s"))
@@ -307,8 +315,6 @@ class FourierTrajectory(Trajectory):
         if self.b.shape != self.a.shape:
             raise TrajectoryError(f"b must have the shape of a {self.a.shape} (joints, harmonics), "
                                   f"got {self.b.shape}")
-        duration = float(self.period.max()) if self.duration is None else self.duration
-        _set(self, "duration", _number(duration, "duration", positive=True))
 
     @property
     def harmonics(self) -> int:
@@ -368,14 +374,11 @@ class SineSumTrajectory(Trajectory):
     duration: float | None = None
 
     def __post_init__(self) -> None:
-        _check_common(self)
+        _check_periodic(self)
         n = self.n_joints
-        _set(self, "period", _periods(self.period, n))
         _set(self, "amplitudes", _array(self.amplitudes, (n, None), "amplitudes", ("joints", "harmonics"), "rad"))
         offset = np.zeros(n) if self.offset is None else self.offset
         _set(self, "offset", _vector(self, "offset", offset, "rad"))
-        duration = float(self.period.max()) if self.duration is None else self.duration
-        _set(self, "duration", _number(duration, "duration", positive=True))
 
     def _evaluate(self, t):
         orders = np.arange(1, self.amplitudes.shape[1] + 1)

@@ -226,7 +226,26 @@ class GridArm:
     """What every arm sampled on the grid ``t_k = k / rate`` checks and holds (:class:`SimulatedArm`,
     :class:`~robot_dynid.experiment.mujoco_engine.MujocoArm`): its simulator (of ``simulator_type``), the
     rate [Hz] and ``max_lag`` [s] (finite, > 0), the :class:`TrajectoryFollower`, the noise generator and
-    the index of the next grid sample."""
+    the index of the next grid sample.
+
+    Parameters
+    ----------
+    simulator : ``simulator_type``
+        The torque model.
+    rate : float
+        Sample rate [Hz] (> 0).
+    initial_positions : array_like, shape (n,), optional
+        [rad]; zeros by default.
+    seed : int or None
+        Seed of the measurement noise.
+    max_lag : float
+        ``advance`` returns at most this much [s] of samples; older due samples are skipped.
+
+    Attributes
+    ----------
+    follower : TrajectoryFollower
+        Send trajectories here (``follower.command``).
+    """
 
     simulator_type: ClassVar[type] = SimulatedRobot
 
@@ -254,26 +273,8 @@ class GridArm:
 
 
 class SimulatedArm(GridArm):
-    """A simulated arm following trajectories, sampled on the grid ``t_k = k / rate``.
-
-    Parameters
-    ----------
-    simulator : SimulatedRobot
-        Torque model (parameters, noise, friction warm-up).
-    rate : float
-        Sample rate [Hz] (> 0).
-    initial_positions : array_like, shape (n,), optional
-        [rad]; zeros by default.
-    seed : int or None
-        Seed of the measurement noise.
-    max_lag : float
-        :meth:`advance` returns at most this much [s] of samples; older due samples are skipped.
-
-    Attributes
-    ----------
-    follower : TrajectoryFollower
-        Send trajectories here (``follower.command``).
-    """
+    """A simulated arm following trajectories, sampled on the grid ``t_k = k / rate``; the parameters are
+    :class:`GridArm`'s, ``simulator`` a :class:`SimulatedRobot` (parameters, noise, friction warm-up)."""
 
     def samples(self, times) -> ArmSamples:
         """State and torques at ``times`` (N,) [s since the cold start]."""

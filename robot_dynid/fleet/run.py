@@ -21,7 +21,7 @@ import os
 import pathlib
 from typing import Iterator, Sequence
 
-from robot_dynid.errors import DynIdError, one_line
+from robot_dynid.errors import DynIdError, message_line, one_line
 from robot_dynid.fleet import tasks
 from robot_dynid.fleet.manifest import FleetEntry
 from robot_dynid.fleet.store import FleetStore
@@ -73,7 +73,7 @@ def open_client(scheduler: str | None = None, workers: int | None = None):
         try:
             client = Client(scheduler, timeout=CONNECT_TIMEOUT)
         except (OSError, TimeoutError, ValueError) as error:
-            raise DynIdError(f"cannot reach the Dask scheduler at {scheduler} ({' '.join(str(error).split())}); start "
+            raise DynIdError(f"cannot reach the Dask scheduler at {scheduler} ({message_line(error)}); start "
                              "one with `dask scheduler` and its workers with `dask worker ADDRESS` (docs/fleets.md)"
                              ) from None
         try:

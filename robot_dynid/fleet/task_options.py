@@ -39,7 +39,7 @@ class TaskOptions:
     max_holdout_rsd, max_condition : float
         The quality gate [1] (defaults those of the identifier node).
     holdout_fraction : float
-        [1] last part of the selected samples held out of the fit to judge it, in (0, 1).
+        [1] last part of the selected samples held out of the fit to judge it, in (0, 1) (:data:`GATE_RANGES`).
     report : bool
         Also make the recording's report (HTML, figures).
     """
@@ -55,8 +55,6 @@ class TaskOptions:
         unknown = sorted(set(self.reading) - set(READING_DEFAULTS))
         if unknown:
             raise DynIdError(f"unknown reading option(s) {unknown}; known: {sorted(READING_DEFAULTS)}")
-        if not 0.0 < self.holdout_fraction < 1.0:
-            raise DynIdError(f"holdout fraction must be in (0, 1), got {self.holdout_fraction!r}")
         for name in GATE_RANGES:
             check_gate_bound(name, getattr(self, name))
 

@@ -22,7 +22,7 @@ from typing import Sequence
 import numpy as np
 import pinocchio as pin
 
-from robot_dynid.errors import RobotDescriptionError
+from robot_dynid.errors import RobotDescriptionError, message_line
 
 __all__ = ["MAX_LENGTH", "UrdfJoint", "urdf_root", "parse_urdf", "urdf_vector", "urdf_chain", "model_chain",
            "mjcf_model", "mjcf_joint_kind", "mjcf_chain", "mjcf_continuous", "joint_motion_subspace"]
@@ -154,7 +154,7 @@ def urdf_chain(urdf_text: str, joint_names: Sequence[str]) -> list[tuple[pin.SE3
         full = pin.buildModelFromXML(urdf_text)
     except (RuntimeError, ValueError) as error:
         raise RobotDescriptionError(_why_unreadable(urdf_text) or
-                                    f"pinocchio cannot read the URDF: {' '.join(str(error).split())}") from None
+                                    f"pinocchio cannot read the URDF: {message_line(error)}") from None
     return [(placement, axis) for placement, axis, _ in model_chain(full, joint_names, "URDF")]
 
 
@@ -195,7 +195,7 @@ def mjcf_model(mjcf_text: str) -> pin.Model:
         try:
             return pin.buildModelFromMJCF(path)
         except (RuntimeError, ValueError) as error:
-            raise RobotDescriptionError(f"pinocchio cannot read the MJCF: {' '.join(str(error).split())}") from None
+            raise RobotDescriptionError(f"pinocchio cannot read the MJCF: {message_line(error)}") from None
 
 
 def mjcf_joint_kind(model: pin.Model, index: int) -> str:

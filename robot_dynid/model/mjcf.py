@@ -26,7 +26,7 @@ from typing import Mapping
 import numpy as np
 import pinocchio as pin
 
-from robot_dynid.errors import RobotDescriptionError
+from robot_dynid.errors import RobotDescriptionError, message_line
 from robot_dynid.model.joint_chains import mjcf_chain, mjcf_joint_kind, mjcf_model
 from robot_dynid.model.robot_description import (CONTINUOUS_POSITION_LIMITS, DEFAULT_ACCELERATION_PER_VELOCITY,
                                                  DEFAULT_GRAVITY, URDF_DRIVE_MAPS, URDF_LIMIT_MAPS, URDF_OPTIONAL_KEYS,
@@ -63,7 +63,7 @@ def check_with_mujoco(text: str, path: str | None = None) -> None:
         else:
             mujoco.MjModel.from_xml_string(text)
     except ValueError as error:
-        reason = " ".join(str(error).split())
+        reason = message_line(error)
         if "Error opening file" in reason or "resource not found" in reason.lower():
             # a mesh or texture the file names is missing: the dynamics do not need it (the MuJoCo engine does)
             logger.warning("MuJoCo cannot open a file the MJCF names (%s); identification does not need it, the "

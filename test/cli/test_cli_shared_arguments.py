@@ -2,11 +2,17 @@
 ``--robot`` a robot description, ``--stage`` stage kinds, ``--cycles`` a list of cycles (never a count: that is
 ``protocol --cycle-count``), and every identification option its one table row."""
 import argparse
+import json
 
 import pytest
 
+from robot_dynid import __version__
 from robot_dynid.cli import build_parser, main
+from robot_dynid.cli.protocol import _FORMER_CYCLES_GOES_IN
 from robot_dynid.estimation.identification_options import OPTIONS
+from robot_dynid.package_files import find_package_file
+
+ER3A = str(find_package_file("config", "robots", "er3a.yaml"))
 
 
 def subcommands(parser, path=()):
@@ -50,14 +56,29 @@ def test_cycles_is_a_list_of_cycles_wherever_it_is_given():
             assert (parse("3,9,16"), parse("0-2")) == ([3, 9, 16], [0, 1, 2]), path
 
 
-def test_protocols_count_of_cycles_is_cycle_count_and_the_former_spelling_names_it(capsys):
-    with pytest.raises(SystemExit) as exit_code:
-        build_parser().parse_args(["protocol", "--robot", "r.yaml", "--cycles", "24"])
-    assert exit_code.value.code == 2
-    assert capsys.readouterr().err == ("robot-dynid protocol: error: --cycles 24: the number of cycles per test is "
-                                       "--cycle-count 24 (--cycles is a list of cycles in identify, validate, "
-                                       "payload and hydraulic) (see robot-dynid protocol --help)\n")
+def test_protocols_former_cycles_counts_cycles_with_a_warning_naming_the_release_it_goes_in(capsys):
+    """CONTRIBUTING.md's deprecation rule: ``protocol --cycles N``, renamed ``--cycle-count N``, still works in the
+    release that renamed it and says, once, its replacement and the release it goes in."""
+    code = main(["protocol", "--robot", ER3A, "--cycles", "2", "--json"])
+    captured = capsys.readouterr()
+    assert code == 0 and json.loads(captured.out)["cycles"] == 2
+    warning = ("WARNING robot_dynid.cli.protocol: protocol --cycles 2 is renamed --cycle-count 2 (--cycles is a list "
+               "of cycles in identify, validate, payload and hydraulic); --cycles goes in robot-dynid 0.2.0\n")
+    assert captured.err.count(warning) == 1
     assert build_parser().parse_args(["protocol", "--robot", "r.yaml", "--cycle-count", "24"]).cycle_count == 24
+
+
+def test_protocols_former_cycles_and_cycle_count_together_are_one_error_line(capsys):
+    assert main(["protocol", "--robot", ER3A, "--cycles", "2", "--cycle-count", "3"]) == 2
+    assert capsys.readouterr().err == ("robot-dynid protocol: error: --cycles N is the former spelling of "
+                                       "--cycle-count N: give --cycle-count alone\n")
+
+
+def test_the_former_cycles_is_gone_by_the_release_its_warning_names():
+    """Fails once the version reaches that release: then ``protocol --cycles`` is removed."""
+    def release(text):
+        return tuple(int(part) for part in text.split("."))
+    assert release(__version__) < release(_FORMER_CYCLES_GOES_IN)
 
 
 # arguments that share a flag with an identification option but are another subcommand's own: hydraulic identify's

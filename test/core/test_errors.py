@@ -1,5 +1,5 @@
 """robot_dynid/errors.py: an error as one line, for a log, a status field or a command's stderr."""
-from robot_dynid.errors import DataError, one_line
+from robot_dynid.errors import DataError, message_line, one_line
 
 
 class Unprintable(Exception):
@@ -19,3 +19,9 @@ def test_one_line_cuts_at_its_limit_and_says_so():
     text = one_line(DataError("x" * 1000), limit=20)
     assert text == "x" * 17 + "..." and len(text) == 20
     assert one_line(DataError("x" * 1000)) == "x" * 1000
+
+
+def test_message_line_is_the_message_alone_on_one_line():
+    assert message_line(ValueError("no element found:\n\tline 3,  column 0")) == "no element found: line 3, column 0"
+    assert message_line(OSError("")) == ""
+    assert message_line(Unprintable()) == ""

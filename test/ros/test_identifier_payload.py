@@ -2,13 +2,10 @@
 joint states whose efforts are pinocchio's RNEA of the UR5 with a 2.8 kg tool at tool0 (0.5 % noise); the
 IdentifiedModel that comes back is the arm's model with the payload attached (installed executable, DDS)."""
 import dataclasses
-import math
 import re
-import time
 
 import numpy as np
 import pytest
-from sensor_msgs.msg import JointState
 
 from rnea_reference import rnea_urdf_with_payload
 from robot_dynid.experiment.excitation import random_excitation
@@ -17,7 +14,7 @@ from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.msg import ExperimentStage, IdentificationStatus
 from robot_dynid.package_files import find_package_file
-from ros_graph import identifier_topics, start_identifier, stop_node
+from ros_graph import identifier_topics, publish_joint_states, stamped, start_identifier, stop_node
 
 ROBOT_FILE = find_package_file("config", "robots", "ur5_urdf.yaml")
 RATE = 200.0    # Hz
@@ -32,12 +29,6 @@ def arm(tmp_path_factory):
     parameters = plausible_parameters(robot, seed=1)
     model = DynamicModel.from_standard(robot, parameters, std=1e-3)
     return directory, robot, parameters, model, model.save(directory / "arm.yaml")
-
-
-def stamped(message, seconds):
-    message.header.stamp.sec = math.floor(seconds)
-    message.header.stamp.nanosec = round((seconds - math.floor(seconds)) * 1e9)
-    return message
 
 
 def marker(kind, start, seconds):
@@ -56,14 +47,8 @@ def test_a_payload_stage_publishes_the_arm_model_with_the_payload(arm, graph):
         q, qd, qdd = trajectory.evaluate(t)
         tau = rnea_urdf_with_payload(robot.urdf, parameters, TOOL, q, qd, qdd)
         tau += np.random.default_rng(2).normal(size=tau.shape) * 0.005 * np.sqrt(np.mean(tau**2, axis=0))
-        names = list(robot.joint_names)
         stages.publish(marker(ExperimentStage.KIND_PAYLOAD, True, 500.0 - 0.001))
-        t0 = time.monotonic()
-        for k in range(len(t)):
-            states.publish(stamped(JointState(name=names, position=list(q[k]), velocity=list(qd[k]),
-                                              effort=list(tau[k])), 500.0 + t[k]))
-            if k % 50 == 0:     # about 1 kHz: the node's reader history never overflows
-                graph.spin_until(lambda: time.monotonic() > t0 + k / 1000.0, what="pacing")
+        publish_joint_states(graph, states, robot.joint_names, 500.0 + t, q, qd, tau)
         stages.publish(marker(ExperimentStage.KIND_PAYLOAD, False, 500.0 + t[-1] + 0.001))
         graph.spin_until(lambda: models, timeout=60.0, what="an IdentifiedModel after the payload stage")
         graph.spin_until(lambda: statuses[-1].state == IdentificationStatus.STATE_CONVERGED, what="the status")

@@ -1,11 +1,7 @@
 """The identifier node's track_friction mode over DDS (installed executable, own process): joint states of an arm
 whose viscous friction is 30 % above its model's; the node publishes a tracked model with the rigid body unchanged
 and the viscous friction moved toward the truth, and its status carries the tracked parameters and std."""
-import math
-import time
-
 import numpy as np
-from sensor_msgs.msg import JointState
 
 from robot_dynid.experiment.simulation import SimulatedRobot, simulation_parameters
 from robot_dynid.model.base_parameters import compute_base_parameters
@@ -14,16 +10,10 @@ from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.package_files import find_package_file
-from ros_graph import identifier_topics, start_identifier, stop_node
+from ros_graph import identifier_topics, publish_joint_states, start_identifier, stop_node
 
 ROBOT_FILE = find_package_file("config", "robots", "er3a.yaml")
 RATE, NOISE = 100.0, 0.05       # Hz, N m
-
-
-def stamped(message, seconds):
-    message.header.stamp.sec = math.floor(seconds)
-    message.header.stamp.nanosec = round((seconds - math.floor(seconds)) * 1e9)
-    return message
 
 
 def test_track_friction_publishes_a_tracked_model_and_its_status(tmp_path, graph):
@@ -52,13 +42,7 @@ def test_track_friction_publishes_a_tracked_model_and_its_status(tmp_path, graph
         q = (arrays.lower + arrays.upper) / 2 + amplitude * np.sin(w * t[:, None])
         qd, qdd = amplitude * w * np.cos(w * t[:, None]), -amplitude * w ** 2 * np.sin(w * t[:, None])
         tau = SimulatedRobot(regressor, worn, NOISE).torques(q, qd, qdd, rng=2)
-        names = list(robot.joint_names)
-        t0 = time.monotonic()
-        for k in range(len(t)):
-            states.publish(stamped(JointState(name=names, position=list(q[k]), velocity=list(qd[k]),
-                                              effort=list(tau[k])), 100.0 + t[k]))
-            if k % 50 == 0:     # about 1 kHz: the node's reader history never overflows
-                graph.spin_until(lambda: time.monotonic() > t0 + k / 1000.0, what="pacing")
+        publish_joint_states(graph, states, robot.joint_names, 100.0 + t, q, qd, tau)
         graph.spin_until(lambda: models, timeout=60.0, what="a tracked IdentifiedModel")
         graph.spin_until(lambda: statuses[-1].tracking_updates > 0, what="a status with the tracking")
     finally:

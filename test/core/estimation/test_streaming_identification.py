@@ -365,7 +365,7 @@ def test_markers_overtaking_samples_still_cut_the_stage_at_their_stamps(setup):
     ({"rls_window": 3}, r"rls_window must be odd and exceed polyorder = 3, got 3"),
     ({"max_samples": 50}, r"max_samples must be at least 4 \* window = 84, got 50"),
     ({"window_seconds": 2.5}, r"window_seconds must be finite and in \(0, 2\] \[s\], got 2.5"),
-    ({"holdout_fraction": 1.0}, r"holdout_fraction must be in \[0, 1\), got 1.0"),
+    ({"holdout_fraction": 1.0}, r"holdout_fraction must be finite and in \(0, 1\) \[1\], got 1.0$"),
     ({"max_condition": float("nan")}, r"max_condition must be finite and in \(1, 1e\+12\] \[1\], got nan$"),
     ({"max_condition": 1.0}, r"max_condition must be finite and in \(1, 1e\+12\] \[1\], got 1.0$"),
     ({"max_holdout_rsd": 0.0}, r"max_holdout_rsd must be finite and in \(0, 1\] \[1\], got 0.0$"),
