@@ -200,6 +200,16 @@ def test_nodes_share_only_node_runtime():
     assert offenders == []
 
 
+@pytest.mark.parametrize("node", ["feedforward", "identifier", "recorder", "hydraulic_identifier"])
+def test_the_serving_and_identifying_nodes_convert_messages_and_decide_nothing(node):
+    """These nodes hand every decision to the core: no numerics (numpy) in them, and the feed-forward node, whose
+    decisions are model.served_model's and model.feedforward_server's, is under 300 lines."""
+    path = PACKAGE / "nodes" / f"{node}.py"
+    assert not [name for name in imported_names(path) if name.split(".")[0] in ("numpy", "scipy")]
+    if node == "feedforward":
+        assert len(path.read_text().splitlines()) < 300
+
+
 def test_matplotlib_only_in_the_figure_module_and_not_at_startup():
     importing = {module for module, path in core_modules()
                  if any(name.partition(".")[0] == "matplotlib" for name in imported_names(path))}

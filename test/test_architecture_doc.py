@@ -1,5 +1,8 @@
 """ARCHITECTURE.md's module tree names every module of robot_dynid, and nothing that does not exist."""
+import importlib
+import inspect
 import pathlib
+import re
 
 import pytest
 
@@ -47,3 +50,46 @@ def test_every_module_and_kernel_of_robot_dynid_is_in_the_tree(named):
                      for path in (ROOT / "robot_dynid").rglob(pattern) if path.name != "__init__.py")
     assert len(modules) > 100
     assert [module for module in modules if module not in named] == []
+
+
+def resolve(reference: str, modules: set):
+    """The object a dotted ``reference`` of the prose names: a module path's tail (``signal_processing.X``,
+    ``model.feedforward.X``), then attributes; a leading capitalised name is a class found in any module. None when
+    nothing by that name exists."""
+    parts = reference.removeprefix("robot_dynid.").split(".")
+    for split in range(len(parts), 0, -1):
+        suffix = ".".join(parts[:split])
+        homes = sorted(name for name in modules if name == suffix or name.endswith("." + suffix))
+        if homes:
+            candidates = [importlib.import_module(f"robot_dynid.{home}") for home in homes]
+            break
+    else:
+        split = 1
+        candidates = [getattr(importlib.import_module(f"robot_dynid.{name}"), parts[0], None)
+                      for name in sorted(modules) if parts[0][0].isupper()]
+    for value in candidates:
+        for attribute in parts[split:]:
+            owner, value = value, getattr(value, attribute, None)
+            if value is None and isinstance(owner, type) and f"self.{attribute} =" in inspect.getsource(owner):
+                value = attribute       # an instance attribute the class sets
+        if value is not None:
+            return value
+    return None
+
+
+def test_every_code_name_the_prose_cites_exists():
+    """ARCHITECTURE.md's claims name their homes (`signal_processing.gap_threshold`,
+    `identification.model_from_accumulator`): each name must exist where it says, so a claim cannot outlive the code
+    it points to."""
+    modules = {".".join(path.relative_to(ROOT / "robot_dynid").with_suffix("").parts).removesuffix(".__init__")
+               for path in (ROOT / "robot_dynid").rglob("*.py")
+               if "nodes" not in path.parts} - {"__init__"} | {"_online_kernel", "_regressor_kernel"}
+    text = (ROOT / "ARCHITECTURE.md").read_text()
+    references = sorted(set(re.findall(r"`((?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*)`", text)))
+    cited = [reference for reference in references if not reference.endswith((".py", ".msg", ".srv"))
+             and not reference.startswith(("robot_dynid.msg", "robot_dynid.srv", "nodes.", "node_runtime."))]
+    assert len(cited) > 15
+    assert resolve("signal_processing.no_such_rule", modules) is None and resolve("Regressor.nothing", modules) is None
+    assert [reference for reference in cited if resolve(reference, modules) is None] == []
+    nodes = (ROOT / "robot_dynid" / "nodes")
+    assert "def declare_table" in (nodes / "node_runtime.py").read_text() and (nodes / "demo_graph.py").exists()

@@ -132,9 +132,8 @@ class FeedforwardNode(Node):
         # the reference path on a thread of its own, so that it keeps going during long requests (spin_node);
         # without one, everything on the EventsExecutor (the lowest latency)
         self.own_thread_groups = (control,) if reference_topic else ()
-        # A JointTrajectory of many points makes thousands of Python objects (one per point and its Duration), so
-        # the garbage collector's full collections come often, and each traverses every object of the process
-        # (BENCHMARKS.md, ComputeFeedforward). What exists now lives as long as the process; leave it out of them.
+        # a long JointTrajectory makes thousands of objects, so full collections come often and each traverses every
+        # object (BENCHMARKS.md, ComputeFeedforward): what exists now lives as long as the process, left out of them
         gc.collect()
         gc.freeze()
         self.log(*self.server.startup_note(values))
@@ -163,12 +162,7 @@ class FeedforwardNode(Node):
     def log(self, level, message):
         """A (level, message) note of the core, at its level (one call site per severity: nothing throttled)."""
         logger = self.get_logger()
-        if level == "info":
-            logger.info(message)
-        elif level == "warning":
-            logger.warning(message)
-        else:
-            logger.error(message)
+        {"info": logger.info, "warning": logger.warning}.get(level, logger.error)(message)
 
     def reply(self, response, fields, note=None):
         """``response`` with the core's reply ``fields`` set by name, its note logged."""
