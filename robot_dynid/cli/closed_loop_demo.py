@@ -54,14 +54,13 @@ from robot_dynid.recordings.recording import Recording
 from robot_dynid.reports import html
 from robot_dynid.reports.tables import format_table
 
-__all__ = ["DEFAULT_DURATION", "MIN_DURATION", "MAX_DURATION", "POINT_PERIOD", "SETTLE", "REFERENCE_RATE",
+__all__ = ["MIN_DURATION", "MAX_DURATION", "POINT_PERIOD", "SETTLE", "REFERENCE_RATE",
            "REFERENCE_ACCELERATION_WINDOW", "COMMAND_LEAD", "BASELINES", "LATE_DELAY", "PAYLOAD_MASS", "PAYLOAD_OFFSET",
            "PAYLOAD_NOTICE", "WARMUP_EXCESS",
            "RECOVERY_FACTOR", "RECOVERY_GOAL", "RECOVERY_WINDOW", "RECOVERY_HOLD", "GOALS", "check_duration",
            "demo_payload", "warmup_of", "cold_start_model", "scenarios", "run_closed_loop", "closed_loop_summary",
            "nominal_latency", "print_closed_loop", "goal_rows", "write_closed_loop_page"]
 
-DEFAULT_DURATION = 8.0      # s of the held-out motion (the demo's held-out trajectory)
 MIN_DURATION, MAX_DURATION = 1.0, 60.0
 POINT_PERIOD = 0.01         # s between the trajectory's points (quintic between them)
 SETTLE = 1.0                # s from the graph's start to the motion's (the arms hold the start pose)

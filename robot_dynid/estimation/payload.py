@@ -62,13 +62,12 @@ from robot_dynid.estimation.physical_consistency import solve_consistent_body
 from robot_dynid.estimation.scalar_minimum import bounded_minimum
 from robot_dynid.estimation.torque_scale import UnknownPayload
 from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.link_inertials import URDF_INERTIA_ORDER, parameters_from_inertial
+from robot_dynid.model.link_inertials import inertial_from_parameters, parameters_from_inertial
 from robot_dynid.model.payload import (SCHEMA, SCHEMA_VERSION, UNITS, Payload, PayloadRegressor, default_frame,
                                        plausibility_warnings, solid_body_inertia)
 from robot_dynid.model.payload_defaults import DEFAULT_DENSITY, DEFAULT_MAX_COM_DISTANCE, PRIOR_STD_FRACTION
 from robot_dynid.model.robot_description import LinkInertial
 from robot_dynid.recordings.signal_processing import gap_breaks, interpolate
-from robot_dynid.model.regressor import inertia_parameter_map
 from robot_dynid.recordings.recording import Recording
 
 __all__ = ["PARAMETER_NAMES", "FIELD_NAMES", "DEFAULT_LENGTH_SCALE", "MASS_SCALE_FLOOR", "DEFAULT_CHUNK_SIZE",
@@ -338,12 +337,10 @@ def payload_accumulator(arm: DynamicModel, recordings: Recording | Sequence[Reco
 def _field_values(parameters: np.ndarray) -> np.ndarray:
     """Mass [kg], centre of mass [m] (3), inertia about it [kg m^2] (URDF order, 6) of ``phi`` (10,);
     NaN beyond the mass when it is not > 0."""
-    mass = parameters[0]
-    if not mass > 0.0:
-        return np.concatenate([[mass], np.full(9, np.nan)])
-    com = parameters[1:4] / mass
-    about_com = inertia_parameter_map(np.eye(3), -com) @ parameters
-    return np.concatenate([[mass], com, about_com[4:][list(URDF_INERTIA_ORDER)]])
+    if not parameters[0] > 0.0:
+        return np.concatenate([parameters[:1], np.full(9, np.nan)])
+    inertial = inertial_from_parameters(parameters, "the payload")
+    return np.concatenate([[inertial.mass], inertial.com, inertial.inertia])
 
 
 def _field_jacobian(parameters: np.ndarray, scales: np.ndarray) -> np.ndarray:

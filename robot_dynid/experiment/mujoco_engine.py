@@ -73,7 +73,7 @@ from robot_dynid.model.robot_description import RobotDescription, build_pinocchi
 
 __all__ = ["INSTALL_HINT", "DEFAULT_TIMESTEP", "MAX_TIMESTEP", "MIN_TIMESTEP", "TRACKING_BANDWIDTH",
            "MUJOCO_REVERSAL_LEAD", "MUJOCO_MIN_SPEED", "mujoco_friction_models", "EngineUnavailableError",
-           "import_mujoco", "mujoco_available", "BODY_INERTIAL_FIELDS", "MujocoModel", "build_mujoco_model",
+           "import_mujoco", "BODY_INERTIAL_FIELDS", "MujocoModel", "build_mujoco_model",
            "read_inertials", "MujocoRobot", "MujocoArm"]
 
 logger = logging.getLogger(__name__)
@@ -110,14 +110,6 @@ def import_mujoco():
     except ImportError:
         raise EngineUnavailableError(f"the mujoco engine needs the mujoco package: {INSTALL_HINT}") from None
     return mujoco
-
-
-def mujoco_available() -> bool:
-    try:
-        import_mujoco()
-    except EngineUnavailableError:
-        return False
-    return True
 
 
 def _number(value: float) -> str:

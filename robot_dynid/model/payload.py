@@ -35,7 +35,7 @@ import pinocchio as pin
 from robot_dynid import validators
 from robot_dynid.errors import DynIdError, PayloadError
 from robot_dynid.input_files import read_text
-from robot_dynid.model.link_inertials import URDF_INERTIA_ORDER, parameters_from_inertial, pseudo_inertia
+from robot_dynid.model.link_inertials import parameters_from_inertial, pseudo_inertia
 from robot_dynid.model.payload_defaults import (CONSISTENCY_RTOL, DEFAULT_DENSITY, DEFAULT_MAX_COM_DISTANCE,
                                                 IMPLAUSIBLE_MASS_FACTOR, MAX_COM_DISTANCE, MAX_EXTENT, MAX_MASS,
                                                 MIN_MASS)
@@ -46,7 +46,7 @@ from robot_dynid.yaml_files import load_yaml
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "UNITS", "PAYLOAD_KEYS", "PAYLOAD_FILE_KEYS", "payload_frames",
            "default_frame", "frame_placement", "consistency_problem", "Payload", "PayloadRegressor",
-           "payload_from_parameters", "solid_body_inertia", "plausibility_warnings", "payload_from_file_data",
+           "solid_body_inertia", "plausibility_warnings", "payload_from_file_data",
            "load_payload"]
 
 SCHEMA = "robot_dynid/payload"
@@ -218,17 +218,6 @@ class PayloadRegressor:
     def compute(self, q, qd, qdd) -> np.ndarray:
         """``Y_p`` (N, n, 10) [N m per kg, kg m, kg m^2] of states (N, n) [rad, rad/s, rad/s^2]."""
         return self.regressor.compute(q, qd, qdd)[:, :, self._last] @ self.map
-
-
-def payload_from_parameters(frame: str, parameters) -> Payload:
-    """The payload at ``frame`` of ten parameters (10,) about its origin (regressor order)."""
-    parameters = np.asarray(parameters, dtype=float)
-    mass = float(parameters[0])
-    if not mass > 0.0:
-        raise PayloadError(f"payload mass {mass!r} kg must be > 0")
-    com = parameters[1:4] / mass
-    about_com = inertia_parameter_map(np.eye(3), -com) @ parameters
-    return Payload(frame, mass, tuple(com), tuple(about_com[4:][list(URDF_INERTIA_ORDER)]))
 
 
 def solid_body_inertia(mass: float, com, density: float = DEFAULT_DENSITY) -> tuple[np.ndarray, str]:

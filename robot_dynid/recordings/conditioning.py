@@ -43,7 +43,7 @@ from robot_dynid.errors import DataError
 from robot_dynid.recordings.signal_processing import median_step, savitzky_golay, savitzky_golay_weights
 
 __all__ = ["ACCELERATION_NOISE_FRACTION", "MIN_WINDOW_SAMPLES", "MAX_DERIVATIVE_WINDOW", "MAX_GIVEN_WINDOW",
-           "REST_DWELL", "REST_BAND_MARGIN", "VELOCITY_AT_REST", "MOVING_FRACTION", "QD_SOURCES", "QDD_SOURCES",
+           "REST_DWELL", "REST_BAND_MARGIN", "VELOCITY_AT_REST", "MOVING_FRACTION",
            "Conditioning", "REST_TEXT", "ESTIMATE_SAMPLES", "ESTIMATE_BLOCKS", "spread_blocks", "noise_std",
            "derivative_gain", "DerivativePlan", "derivative_plan", "stationary_mask", "describe_rest",
            "conditioning_from_provenance"]
@@ -71,8 +71,6 @@ neither."""
 MOVING_FRACTION = 0.05
 """Joints whose acceleration RMS is below this fraction of the largest joint's do not choose the window
 (a joint held still has no acceleration signal to keep above its noise)."""
-QD_SOURCES = ("recorded", "positions")
-QDD_SOURCES = ("velocities", "positions")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -21,13 +21,11 @@ from robot_dynid.recordings.recording import Recording, intervals_from_labels
 from robot_dynid.recordings.stage_detection import default_rest_threshold, describe_detection, label_from_motion
 from robot_dynid.recordings.stages import StageInterval, stage_intervals
 
-__all__ = ["BAG_SUFFIXES", "STAGE_ORIGINS", "StageTable", "stage_table", "read_file"]
+__all__ = ["BAG_SUFFIXES", "StageTable", "stage_table", "read_file"]
 
 logger = logging.getLogger(__name__)
 
 BAG_SUFFIXES = (".mcap", ".db3")
-STAGE_ORIGINS = ("markers", "stage column", "motion")
-"""Where the stages of a :class:`StageTable` come from."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -23,12 +23,11 @@ import numpy as np
 
 from robot_dynid.errors import DataError
 
-__all__ = ["MOTOR_FIELDS", "MOTOR_UNITS", "require_transmission", "require_torque_constants", "check_joint_count",
+__all__ = ["MOTOR_FIELDS", "require_transmission", "require_torque_constants", "check_joint_count",
            "joint_values"]
 
 MOTOR_FIELDS = {"qm": "q", "qdm": "qd", "qddm": "qdd", "taum": "tau", "current": "tau"}
 """Motor-side field -> the joint-side field (:data:`robot_dynid.recordings.recording.JOINT_FIELDS`) it becomes."""
-MOTOR_UNITS = {"qm": "rad", "qdm": "rad/s", "qddm": "rad/s^2", "taum": "N m", "current": "A"}
 
 _ADD_TRANSMISSION = ("add a transmission: section (motors, motor_from_joint [rad/rad]; docs/robot_description.md, "
                      "Drive trains) to the robot description")
