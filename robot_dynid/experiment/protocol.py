@@ -12,9 +12,7 @@ A test is ``cycles`` identical cycles; each starts and ends at rest in the home 
    ``x_c + A sin(w t)``, found by inverting the attachment geometry
    (:class:`~robot_dynid.experiment.trajectories.CylinderSine`).
 2. EXCITATION: each of ``excitation_count`` Fourier excitations for ``excitation_periods`` periods (distinct
-   excitations identify what one motion leaves poorly excited: on MuJoCo's ER3A, three distinct 10 s excitations
-   predict other motion within 1.1x of the true parameters, one played for as long 1.6-7x off), then cycloidal
-   moves of
+   excitations identify what one motion leaves poorly excited, docs/excitation.md), then cycloidal moves of
    every joint across ``cycloid_range_fraction`` of its range, all joints up together, then all
    down, each joint as fast as its speed and acceleration limits allow (joints that finish early
    hold, so all finish together).

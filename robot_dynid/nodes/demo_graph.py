@@ -233,7 +233,7 @@ class DemoGraph:
 CLOSED_LOOP_FILES = ("sim_robot", "feedforward")     # config/<node>.yaml read by the closed-loop graph
 CHUNK_PERIOD = 0.02         # s between the trajectory chunks the demo's node sends
 # s of trajectory each chunk covers ahead: a stall of the process shorter than this does not leave the trajectory
-# arms at a chunk's last point (seen: 250 ms at load 4-8)
+# arms at a chunk's last point
 CHUNK_HORIZON = 0.5
 
 

@@ -373,9 +373,9 @@ class CallbackGroupExecutor(SingleThreadedExecutor):
     ``groups`` (``exclude``: all but those), so that two of them, each on its own thread, share one
     node: :func:`spin_node` runs a node's ``own_thread_groups`` so, beside the rest.
 
-    rclpy's MultiThreadedExecutor, the other way to keep a callback group going while another works,
-    answered a 2 ms topic ping-pong at p99 100-540 ms here (a single-threaded executor: 2 ms), every
-    message passing through its Python dispatch loop and thread pool (BENCHMARKS.md, ComputeFeedforward).
+    rclpy's MultiThreadedExecutor, the other way to keep a callback group going while another works, passes
+    every message through its Python dispatch loop and thread pool: its latency on a topic ping-pong is far
+    above a single-threaded executor's (BENCHMARKS.md, ComputeFeedforward).
     """
 
     def __init__(self, groups, exclude=False, context=None, node=None):
