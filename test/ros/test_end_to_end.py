@@ -41,14 +41,12 @@ from robot_dynid.experiment.simulation import SimulatedRobot, simulation_paramet
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_loader import load_robot
-from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.bag_io import read_stage_markers
 from robot_dynid.recordings.pipeline import read_recording
 from robot_dynid.recordings.stages import STAGE_KINDS
 from robot_dynid.srv import ComputeFeedforward
 from ros_graph import play_plan, plan_listeners, start_node, stop_node, stop_nodes
-from short_plan import write_short_plan
+from short_plan import short_plan_for
 
 NAMESPACE = f"end_to_end_{os.getpid()}"
 SEED = 3
@@ -61,9 +59,7 @@ FEEDFORWARD_TOLERANCE = 0.3 * NOISE   # N m RMS per joint, see (a)
 def run(tmp_path_factory, graph):
     """The graph plays the plan once; yields what the test node received and the nodes' files."""
     directory = tmp_path_factory.mktemp("end_to_end")
-    robot_file = find_package_file("config", "robots", "er3a.yaml")
-    robot = load_robot(robot_file)
-    plan_stages = write_short_plan(robot, directory / "plan.yaml", seed=SEED)
+    robot_file, robot, plan_stages = short_plan_for("er3a.yaml", directory, SEED)
     namespace = ("-r", f"__ns:=/{NAMESPACE}")
     stages, models = plan_listeners(graph, NAMESPACE)
     processes = {

@@ -23,11 +23,9 @@ from robot_dynid.cli.demo import held_out_motion
 from robot_dynid.experiment.mujoco_engine import MUJOCO_MIN_SPEED, MUJOCO_REVERSAL_LEAD, MujocoRobot
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import friction_model
-from robot_dynid.model.robot_loader import load_robot
-from robot_dynid.package_files import find_package_file
 from robot_dynid.srv import ComputeFeedforward
 from ros_graph import play_plan, plan_listeners, start_node, stop_nodes
-from short_plan import write_short_plan
+from short_plan import short_plan_for
 
 NAMESPACE = f"end_to_end_mujoco_{os.getpid()}"
 SEED = 3
@@ -38,9 +36,7 @@ FRICTION = "coulomb_viscous_lead"
 @pytest.fixture(scope="module")
 def run(tmp_path_factory, graph):
     directory = tmp_path_factory.mktemp("end_to_end_mujoco")
-    robot_file = find_package_file("config", "robots", "er3a_mujoco.yaml")
-    robot = load_robot(robot_file)
-    plan_stages = write_short_plan(robot, directory / "plan.yaml", seed=SEED)
+    robot_file, robot, plan_stages = short_plan_for("er3a_mujoco.yaml", directory, SEED)
     common = ("-p", f"robot_file:={robot_file}", "-r", f"__ns:=/{NAMESPACE}")
     stages, models = plan_listeners(graph, NAMESPACE)
     processes = {
