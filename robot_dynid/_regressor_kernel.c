@@ -30,8 +30,7 @@
  * the structurally non-zero entries are written) and copied to out, so out is written strictly
  * sequentially, with non-temporal stores when it is larger than a cache.
  * (Writing lane by lane into column-major Y touches 10 n^2 pages per step; scattering straight
- * into out's rows stalls on cache misses the prefetcher cannot foresee: both were several times
- * slower.) On x86-64 with GCC the kernel is compiled for x86-64-v3 (AVX2, FMA) and for the
+ * into out's rows stalls on cache misses the prefetcher cannot foresee: both are slower.) On x86-64 with GCC the kernel is compiled for x86-64-v3 (AVX2, FMA) and for the
  * baseline, and the loader picks the one the CPU runs.
  *
  * Fused normal equations (normal_equations()): the same tile, never copied out. Per joint j the
@@ -56,7 +55,7 @@
 #define MAX_JOINTS 64
 #define FRAME_CHANGE_SIZE 13
 /* Outputs larger than this [bytes] are written with non-temporal stores: they would not stay in
- * cache anyway, and streaming skips reading every line before writing it (2.5x faster here). */
+ * cache anyway, and streaming skips reading every line before writing it. */
 #define STREAM_THRESHOLD (8 << 20)
 
 typedef double vd __attribute__((vector_size(LANES * sizeof(double))));

@@ -11,7 +11,7 @@ import time
 import weakref
 
 import rclpy
-from rclpy.qos import QoSProfile
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.srv import DescribeParameters, GetParameters, SetParameters
@@ -172,6 +172,42 @@ def stop_node(process, timeout=10.0):
     return process.returncode
 
 
+def stop_nodes(processes, directory):
+    """:func:`stop_node` each of ``processes`` (name -> process); every one must exit 0, else the assertion
+    gives the exit codes and their logs ``directory/<name>.log``."""
+    codes = {name: stop_node(process) for name, process in processes.items()}
+    logs = {name: (directory / f"{name}.log").read_text() for name in processes}
+    assert all(code == 0 for code in codes.values()), f"exit codes {codes}; logs {logs}"
+
+
+def plan_listeners(graph, namespace):
+    """Lists of the stage markers (every one: reliable, depth 1000) and the identified models received on
+    ``<namespace>/experiment_stage`` and ``<namespace>/identified_model``."""
+    stages, models = [], []
+    graph.node.create_subscription(ExperimentStage, f"{namespace}/experiment_stage", stages.append,
+                                   QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
+    graph.node.create_subscription(IdentifiedModel, f"{namespace}/identified_model", models.append, MODEL_QOS)
+    return stages, models
+
+
+def play_plan(graph, namespace, directory, plan_stages, listeners, processes, stage_subscribers, *parameters,
+              what):
+    """Once ``stage_subscribers`` nodes subscribe to ``/<namespace>/experiment_stage`` and a node publishes
+    joint states there (``what`` names them), an experiment_runner (added to ``processes``) plays
+    ``directory/plan.yaml`` with ``parameters``; returns when :func:`plan_listeners`' ``listeners`` hold every
+    marker of ``plan_stages`` and a model."""
+    stages, models = listeners
+    graph.spin_until(lambda: graph.node.count_subscribers(f"/{namespace}/experiment_stage") >= stage_subscribers
+                     and graph.node.count_publishers(f"/{namespace}/joint_states") >= 1, what=what)
+    processes["experiment_runner"] = start_node(
+        "experiment_runner", "-p", f"plan_file:={directory / 'plan.yaml'}", "-p", "autostart:=true",
+        "-p", "start_delay:=3.0",   # s from ready to motion: the runner's stage publisher meets their subscriptions
+        *parameters, log_path=directory / "experiment_runner.log")
+    graph.spin_until(lambda: len(stages) == 2 * len(plan_stages), timeout=plan_stages[-1].end_time + 30.0,
+                     what="every stage marker of the plan")
+    graph.spin_until(lambda: models, what="an IdentifiedModel after the excitation")
+
+
 def start_identifier(name, prefix, log_path, *parameters):
     """An identifier node ``name`` on the topics ``<prefix>/joint_states``, ``<prefix>/experiment_stage``,
     ``<prefix>/identified_model`` and ``<prefix>/identification_status``."""
@@ -182,7 +218,8 @@ def start_identifier(name, prefix, log_path, *parameters):
 
 def identifier_topics(graph, prefix, status=True):
     """(joint state and stage publishers, lists of the models and statuses received) on the topics of
-    :func:`start_identifier`, once the identifier subscribes (and, with ``status``, has published one)."""
+    :func:`start_identifier` (``prefix`` "": an identifier's default topics in the root namespace), once the
+    identifier subscribes (and, with ``status``, has published one)."""
     models, statuses = [], []
     graph.node.create_subscription(IdentifiedModel, f"{prefix}/identified_model", models.append, MODEL_QOS)
     graph.node.create_subscription(IdentificationStatus, f"{prefix}/identification_status", statuses.append, 10)

@@ -1,9 +1,11 @@
-"""A short protocol plan for tests that run the whole graph (test/ros/test_end_to_end.py, test/cli/test_demo.py)."""
+"""A short protocol plan for tests that run the whole graph (test/ros/test_end_to_end*.py, test/cli/test_demo*.py)."""
 import numpy as np
 
 from robot_dynid.experiment.excitation import random_excitation
 from robot_dynid.experiment.protocol import ProtocolPlan, save_plan
 from robot_dynid.experiment.trajectories import Hold, PointToPoint, Sequence
+from robot_dynid.model.robot_loader import load_robot
+from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.stages import StageInterval
 
 
@@ -33,3 +35,11 @@ def write_short_plan(robot, path, seed):
                    for (segment, (kind, name, joint, fraction, direction)), end in zip(rows, ends))
     save_plan(ProtocolPlan(robot.name, joints, Sequence([segment for segment, _ in rows]), 1, stages, {}), path)
     return stages
+
+
+def short_plan_for(robot_config, directory, seed):
+    """(robot file, its RobotDescription, stage rows) of ``config/robots/<robot_config>``, with its short plan
+    (:func:`write_short_plan`, ``seed``) written to ``directory/plan.yaml``."""
+    robot_file = find_package_file("config", "robots", robot_config)
+    robot = load_robot(robot_file)
+    return robot_file, robot, write_short_plan(robot, directory / "plan.yaml", seed=seed)

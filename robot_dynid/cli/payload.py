@@ -11,12 +11,19 @@ HELP = ("identify a payload (tool, gripper, part: mass [kg], centre of mass [m],
 
 
 def add_arguments(parser):
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    _add_identify_parser(actions)
+    _add_attach_parser(actions)
+    _add_detach_parser(actions)
+
+
+def _add_identify_parser(actions):
+    """The identify action: the recordings, the payload's frame and known values, the inertia's prior, the output."""
     from robot_dynid.cli.options import (add_cycles_argument, add_data_arguments, add_stage_argument,
                                          add_torque_check_argument, number_in, output_file, positive_number)
     from robot_dynid.model.payload_defaults import (DEFAULT_DENSITY, DEFAULT_MAX_COM_DISTANCE, IMPLAUSIBLE_MASS_FACTOR,
                                                     MAX_DENSITY, MAX_EXTENT, MAX_MASS, MIN_DENSITY, MIN_MASS,
                                                     PRIOR_STD_FRACTION)
-    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     identify = actions.add_parser(
         "identify", help="estimate a payload's ten inertial parameters from the residual of the arm's model",
         description="With the arm's model fixed, fit the payload's mass, centre of mass and inertia (ten "
@@ -70,6 +77,11 @@ def add_arguments(parser):
                           help="payload file to write (checked before the work starts)")
     identify.set_defaults(_action=_identify)
 
+
+def _add_attach_parser(actions):
+    """The attach action: a model and a payload file in, the model with the payload out."""
+    from robot_dynid.cli.options import output_file, positive_number
+    from robot_dynid.model.payload_defaults import DEFAULT_MAX_COM_DISTANCE
     attach = actions.add_parser(
         "attach", help="a model artifact with a payload attached (replacing any it has)",
         description="Write the model with the payload of a payload file (identified, or written by hand: frame, "
@@ -86,6 +98,10 @@ def add_arguments(parser):
     attach.add_argument("--out", required=True, type=output_file, metavar="arm_tool.yaml", help="model file to write")
     attach.set_defaults(_action=_attach)
 
+
+def _add_detach_parser(actions):
+    """The detach action: a model in, the model without its payload out."""
+    from robot_dynid.cli.options import output_file
     detach = actions.add_parser("detach", help="a model artifact without its payload",
                                 description="Write the model without its payload (the arm alone).")
     detach.add_argument("--model", required=True, metavar="arm_tool.yaml", help="model artifact")

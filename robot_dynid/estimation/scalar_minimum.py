@@ -2,8 +2,8 @@
 
 Brent's method (R. P. Brent, *Algorithms for Minimization without Derivatives*, 1973, ch. 5, ``localmin``):
 golden-section steps, and a parabola through the three best points wherever it falls well inside the bracket. It
-is what ``scipy.optimize.minimize_scalar(method="bounded")`` runs; importing scipy.optimize costs about 0.9 s of a
-fresh process, more than the short commands' whole work, for the two one-dimensional searches of a lag
+is what ``scipy.optimize.minimize_scalar(method="bounded")`` runs; importing scipy.optimize costs a fresh process
+more than the short commands' whole work, for the two one-dimensional searches of a lag
 (:func:`robot_dynid.estimation.covariance.detect_period`, :func:`robot_dynid.estimation.payload.motion_alignment`).
 """
 from __future__ import annotations

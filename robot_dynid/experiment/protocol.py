@@ -12,9 +12,7 @@ A test is ``cycles`` identical cycles; each starts and ends at rest in the home 
    ``x_c + A sin(w t)``, found by inverting the attachment geometry
    (:class:`~robot_dynid.experiment.trajectories.CylinderSine`).
 2. EXCITATION: each of ``excitation_count`` Fourier excitations for ``excitation_periods`` periods (distinct
-   excitations identify what one motion leaves poorly excited: on MuJoCo's ER3A, three distinct 10 s excitations
-   predict other motion within 1.1x of the true parameters, one played for as long 1.6-7x off), then cycloidal
-   moves of
+   excitations identify what one motion leaves poorly excited, docs/excitation.md), then cycloidal moves of
    every joint across ``cycloid_range_fraction`` of its range, all joints up together, then all
    down, each joint as fast as its speed and acceleration limits allow (joints that finish early
    hold, so all finish together).
@@ -818,14 +816,11 @@ def build_protocol(robot, cycles: int = 24, excitation: FourierTrajectory | None
         A setting out of range, a pose outside the limits, a stage that does not fit, or a
         limit violated anywhere in the cycle (naming joint and stage).
     """
-    unknown = sorted(set(options) - {f.name for f in dataclasses.fields(ProtocolSettings)})
-    if unknown:
-        raise TrajectoryError(f"unknown protocol option(s) {unknown}")
-    settings = ProtocolSettings(
-        cycles=cycles, excitation_periods=excitation_periods, speed_fractions=speed_fractions,
+    settings = _protocol_settings(
+        options, cycles=cycles, excitation_periods=excitation_periods, speed_fractions=speed_fractions,
         friction_level_duration=friction_level_duration, warmup_duration=warmup_duration,
         warmup_range_fraction=warmup_range_fraction, warmup_speed_fraction=warmup_speed_fraction,
-        rest_duration=rest_duration, **options)
+        rest_duration=rest_duration)
     home = _home(robot, home_pose)
     excitations = _excitations(robot, excitation, settings.excitation_count)
     settings = dataclasses.replace(settings, excitation_count=len(excitations))
@@ -833,6 +828,29 @@ def build_protocol(robot, cycles: int = 24, excitation: FourierTrajectory | None
     poses.update(_validated_poses(friction_poses or {}, robot))
     notes: list = []
     builder = _CycleBuilder(robot, settings, home)
+    _add_stages(builder, robot, home, excitations, poses, cylinder_stage, validation, notes)
+    cycle = builder.sequence()
+    _check_cycle(robot, cycle, builder.rows, settings)
+    recorded = _recorded_settings(settings, builder.rows, home, excitations, cylinder_stage)
+    plan = ProtocolPlan(robot.name, robot.joint_names, cycle, settings.cycles,
+                        tuple(builder.rows), recorded, tuple(notes))
+    logger.info("protocol for %s: %d cycles of %.1f s (%s)", robot.name, plan.cycles, plan.cycle_duration,
+                ", ".join(f"{kind} {seconds:.1f} s" for kind, seconds in plan.stage_durations().items()))
+    return plan
+
+
+def _protocol_settings(options: dict, **arguments) -> ProtocolSettings:
+    """:class:`ProtocolSettings` of :func:`build_protocol`'s arguments and ``options``, unknown options refused."""
+    unknown = sorted(set(options) - {f.name for f in dataclasses.fields(ProtocolSettings)})
+    if unknown:
+        raise TrajectoryError(f"unknown protocol option(s) {unknown}")
+    return ProtocolSettings(**arguments, **options)
+
+
+def _add_stages(builder: _CycleBuilder, robot, home: np.ndarray, excitations, poses: dict,
+                cylinder_stage: CylinderStage | None, validation: Trajectory | None, notes: list) -> None:
+    """One cycle's stages in order (rest, cylinder, excitation, friction, warmup, validation), back to ``home``."""
+    settings = builder.settings
     if settings.rest_duration > 0.0:
         builder.add(Hold(builder.names, home, settings.rest_duration), "rest", "hold")
     if cylinder_stage is not None:
@@ -842,26 +860,30 @@ def build_protocol(robot, cycles: int = 24, excitation: FourierTrajectory | None
     if settings.warmup_duration > 0.0:
         _warmup_stage(builder, home)
     if validation is not None:
-        if tuple(validation.joint_names) != builder.names:
-            raise TrajectoryError(f"validation joints {list(validation.joint_names)} must be the "
-                                  f"robot's joints in order {list(builder.names)}")
-        builder.move_to(validation.boundary_states()[0][0], "validation")
-        builder.add(validation, "validation", "validation")
+        _validation_stage(builder, validation)
     builder.move_to(home, builder.rows[-1].kind)
-    cycle = builder.sequence()
-    _check_cycle(robot, cycle, builder.rows, settings)
+
+
+def _validation_stage(builder: _CycleBuilder, validation: Trajectory) -> None:
+    if tuple(validation.joint_names) != builder.names:
+        raise TrajectoryError(f"validation joints {list(validation.joint_names)} must be the "
+                              f"robot's joints in order {list(builder.names)}")
+    builder.move_to(validation.boundary_states()[0][0], "validation")
+    builder.add(validation, "validation", "validation")
+
+
+def _recorded_settings(settings: ProtocolSettings, rows, home: np.ndarray, excitations,
+                       cylinder_stage: CylinderStage | None) -> dict:
+    """The settings a plan records: ``settings`` as plain data, the level duration used, the home pose [rad], the
+    excitations and the cylinder stage."""
     recorded = dataclasses.asdict(settings)
     recorded["speed_fractions"] = list(settings.speed_fractions)
-    recorded["friction_level_duration"] = _level_duration(builder.rows)
+    recorded["friction_level_duration"] = _level_duration(rows)
     recorded["home_pose"] = [float(x) for x in home]
     recorded["excitation"] = (excitations[0].to_dict() if len(excitations) == 1
                               else [excitation.to_dict() for excitation in excitations])
     recorded["cylinder_stage"] = None if cylinder_stage is None else cylinder_stage.to_dict()
-    plan = ProtocolPlan(robot.name, robot.joint_names, cycle, settings.cycles,
-                        tuple(builder.rows), recorded, tuple(notes))
-    logger.info("protocol for %s: %d cycles of %.1f s (%s)", robot.name, plan.cycles, plan.cycle_duration,
-                ", ".join(f"{kind} {seconds:.1f} s" for kind, seconds in plan.stage_durations().items()))
-    return plan
+    return recorded
 
 
 def _home(robot, pose) -> np.ndarray:

@@ -129,7 +129,7 @@ class BaseParameters:
         """Base regressor columns ``Y[..., independent]``, (..., p) -> (..., r), C-ordered.
 
         (``np.take``: fancy indexing ``Y[..., columns]`` returns an array whose last axis is
-        not the contiguous one, which made the BLAS products of the accumulator 3x slower.)
+        not the contiguous one, on which the accumulator's BLAS products are slower.)
         """
         Y = np.asarray(Y)
         if Y.shape[-1] != len(self.standard_names):

@@ -72,9 +72,9 @@ MAX_MARGIN_FACTOR = 10.0
 #: Largest position margin accepted [rad].
 MAX_POSITION_MARGIN = 2.0 * math.pi
 #: Default and largest accepted ``max_points`` [1]: points per request. rclpy converts a request before the
-#: node can count its points, holding the interpreter lock, which pauses the node's controller path too:
-#: at 6 joints with velocities and accelerations the longest pause was 16-20 ms at 1e5 points and 164-165 ms at
-#: 1e6 (BENCHMARKS.md, request_size), and a refused request pauses it as long as an accepted one.
+#: node can count its points, holding the interpreter lock, which pauses the node's controller path too, for a
+#: time that grows with the points (BENCHMARKS.md, request_size); a refused request pauses it as long as an
+#: accepted one.
 DEFAULT_MAX_POINTS = 100_000
 MAX_POINTS_LIMIT = 1_000_000
 #: Where a robot gives a joint no effort limit, the torque bound [N m] is this many times the largest

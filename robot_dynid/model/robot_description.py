@@ -516,6 +516,36 @@ class RobotDescription:
 
 def _check_description(robot: RobotDescription) -> None:
     """Consistency and unit-plausibility checks shared by every way of building a robot."""
+    _check_joint_list(robot)
+    _check_gravity_vector(robot)
+    _check_form(robot)
+    n = len(robot.joint_names)
+    if robot.drives is not None and len(robot.drives) != n:
+        raise RobotDescriptionError(
+            f"drives has {len(robot.drives)} entries, expected one per joint ({n})")
+    _check_inertials(robot)
+    _check_simulation_entries(robot)
+    if len(robot.joint_types) != n or any(kind not in JOINT_TYPES for kind in robot.joint_types):
+        raise RobotDescriptionError(f"joint_types must give one of {JOINT_TYPES} per joint ({n}), "
+                                    f"got {list(robot.joint_types)}")
+    if robot.transmission is not None:
+        if not isinstance(robot.transmission, Transmission):
+            raise RobotDescriptionError(f"transmission must be a Transmission, got {robot.transmission!r}")
+        validators.array(robot.transmission.motor_from_joint, "transmission.motor_from_joint", RobotDescriptionError,
+                         shape=(n, n), axes=("motors", "joints"), finite=False)
+    if robot.rated_payload is not None:
+        object.__setattr__(robot, "rated_payload", validators.in_range(
+            robot.rated_payload, "rated_payload", RobotDescriptionError, "kg", 0.0, MAX_RATED_PAYLOAD,
+            allow_minimum=False))
+    for index, (name, limits) in enumerate(zip(robot.joint_names, robot.limits)):
+        label = (f"joints[{index}] ({name})" if robot.dh is not None else f"joint {name!r}")
+        _check_limits(limits, label, robot.joint_types[index] == "prismatic")
+        if robot.drives is not None:
+            _check_drive(robot.drives[index], label, robot.transmission is not None)
+
+
+def _check_joint_list(robot: RobotDescription) -> None:
+    """The robot's name; at least one joint, one limits entry each, names non-empty and unique."""
     if not isinstance(robot.name, str) or not robot.name:
         raise RobotDescriptionError(f"name must be a non-empty string, got {robot.name!r}")
     n = len(robot.joint_names)
@@ -533,14 +563,23 @@ def _check_description(robot: RobotDescription) -> None:
             raise RobotDescriptionError(
                 f"joints[{index}].name {name!r} is a duplicate; joint names must be unique")
         seen.add(name)
+
+
+def _check_gravity_vector(robot: RobotDescription) -> None:
+    """Three gravity numbers [m/s^2], stored as a tuple of floats, of a plausible norm."""
     if len(robot.gravity) != 3:
         raise RobotDescriptionError(
             f"gravity must have 3 values [m/s^2], got {len(robot.gravity)}: {robot.gravity!r}")
     object.__setattr__(robot, "gravity", tuple(number(g, "gravity") for g in robot.gravity))
     _check_gravity(robot.gravity)
+
+
+def _check_form(robot: RobotDescription) -> None:
+    """Exactly one of a DH table, URDF and MJCF text; a DH table's rows and base in metres and radians."""
     if sum(value is not None for value in (robot.dh, robot.urdf, robot.mjcf)) != 1:
         raise RobotDescriptionError("a robot needs exactly one of a DH table (dh), urdf text and mjcf text")
     if robot.dh is not None:
+        n = len(robot.joint_names)
         validators.text(robot.dh_convention, "dh_convention", RobotDescriptionError, DH_CONVENTIONS)
         if len(robot.dh) != n:
             raise RobotDescriptionError(
@@ -552,52 +591,50 @@ def _check_description(robot: RobotDescription) -> None:
     elif robot.dh_convention is not None or robot.base is not None:
         raise RobotDescriptionError("a URDF or MJCF robot takes no dh_convention or base; "
                                     "put fixed transforms into its file")
-    if robot.drives is not None and len(robot.drives) != n:
+
+
+def _check_inertials(robot: RobotDescription) -> None:
+    """A DH robot's link inertials, one per joint; a URDF or MJCF robot takes none."""
+    if robot.inertials is None:
+        return
+    n = len(robot.joint_names)
+    if robot.dh is None:
+        raise RobotDescriptionError("a URDF or MJCF robot takes no inertials; they come from its file")
+    if len(robot.inertials) != n:
         raise RobotDescriptionError(
-            f"drives has {len(robot.drives)} entries, expected one per joint ({n})")
-    if robot.inertials is not None:
-        if robot.dh is None:
-            raise RobotDescriptionError("a URDF or MJCF robot takes no inertials; they come from its file")
-        if len(robot.inertials) != n:
+            f"inertials has {len(robot.inertials)} entries, expected one per joint ({n})")
+    for index, inertial in enumerate(robot.inertials):
+        check_inertial(inertial, f"joints[{index}] ({robot.joint_names[index]}).inertial")
+
+
+def _check_simulation_entries(robot: RobotDescription) -> None:
+    """One :class:`JointSimulation` per joint, each checked, when the robot has a simulation section."""
+    if robot.simulation is None:
+        return
+    n = len(robot.joint_names)
+    if len(robot.simulation) != n or not all(isinstance(entry, JointSimulation) for entry in robot.simulation):
+        raise RobotDescriptionError(f"simulation must give one JointSimulation per joint ({n}), "
+                                    f"got {robot.simulation!r}")
+    for name, entry, kind in zip(robot.joint_names, robot.simulation, robot.joint_types or ()):
+        _check_simulation(entry, name, kind == "prismatic")
+
+
+def _check_drive(drive: JointDrive, label: str, has_transmission: bool) -> None:
+    """A joint's drive values: positive, a torque constant [N m/A] non-zero; gear ratio and torque constant
+    belong to the transmission when the robot has one."""
+    for key, value in dataclasses.asdict(drive).items():
+        if value is None:
+            continue
+        if has_transmission and key in ("gear_ratio", "torque_constant"):
+            where = "motor_from_joint (its row's entries)" if key == "gear_ratio" else "torque_constants"
             raise RobotDescriptionError(
-                f"inertials has {len(robot.inertials)} entries, expected one per joint ({n})")
-        for index, inertial in enumerate(robot.inertials):
-            check_inertial(inertial, f"joints[{index}] ({robot.joint_names[index]}).inertial")
-    if robot.simulation is not None:
-        if len(robot.simulation) != n or not all(isinstance(entry, JointSimulation) for entry in robot.simulation):
-            raise RobotDescriptionError(f"simulation must give one JointSimulation per joint ({n}), "
-                                        f"got {robot.simulation!r}")
-        for name, entry, kind in zip(robot.joint_names, robot.simulation, robot.joint_types or ()):
-            _check_simulation(entry, name, kind == "prismatic")
-    if len(robot.joint_types) != n or any(kind not in JOINT_TYPES for kind in robot.joint_types):
-        raise RobotDescriptionError(f"joint_types must give one of {JOINT_TYPES} per joint ({n}), "
-                                    f"got {list(robot.joint_types)}")
-    if robot.transmission is not None:
-        if not isinstance(robot.transmission, Transmission):
-            raise RobotDescriptionError(f"transmission must be a Transmission, got {robot.transmission!r}")
-        validators.array(robot.transmission.motor_from_joint, "transmission.motor_from_joint", RobotDescriptionError,
-                         shape=(n, n), axes=("motors", "joints"), finite=False)
-    if robot.rated_payload is not None:
-        object.__setattr__(robot, "rated_payload", validators.in_range(
-            robot.rated_payload, "rated_payload", RobotDescriptionError, "kg", 0.0, MAX_RATED_PAYLOAD,
-            allow_minimum=False))
-    for index, (name, limits) in enumerate(zip(robot.joint_names, robot.limits)):
-        label = (f"joints[{index}] ({name})" if robot.dh is not None else f"joint {name!r}")
-        _check_limits(limits, label, robot.joint_types[index] == "prismatic")
-        if robot.drives is not None:
-            for key, value in dataclasses.asdict(robot.drives[index]).items():
-                if value is None:
-                    continue
-                if robot.transmission is not None and key in ("gear_ratio", "torque_constant"):
-                    where = "motor_from_joint (its row's entries)" if key == "gear_ratio" else "torque_constants"
-                    raise RobotDescriptionError(
-                        f"{label}.{key}: the robot has a transmission, which gives the motors' {key}s: write "
-                        f"them in transmission.{where}, not per joint")
-                if key == "torque_constant":
-                    if validators.number(value, f"{label}.{key}", RobotDescriptionError) == 0.0:
-                        raise RobotDescriptionError(f"{label}.{key} must be non-zero [N m/A], got {value!r}")
-                else:
-                    validators.positive(value, f"{label}.{key}", RobotDescriptionError)
+                f"{label}.{key}: the robot has a transmission, which gives the motors' {key}s: write "
+                f"them in transmission.{where}, not per joint")
+        if key == "torque_constant":
+            if validators.number(value, f"{label}.{key}", RobotDescriptionError) == 0.0:
+                raise RobotDescriptionError(f"{label}.{key} must be non-zero [N m/A], got {value!r}")
+        else:
+            validators.positive(value, f"{label}.{key}", RobotDescriptionError)
 
 
 def check_inertial(inertial: LinkInertial, label: str) -> None:

@@ -233,7 +233,7 @@ class DemoGraph:
 CLOSED_LOOP_FILES = ("sim_robot", "feedforward")     # config/<node>.yaml read by the closed-loop graph
 CHUNK_PERIOD = 0.02         # s between the trajectory chunks the demo's node sends
 # s of trajectory each chunk covers ahead: a stall of the process shorter than this does not leave the trajectory
-# arms at a chunk's last point (seen: 250 ms at load 4-8)
+# arms at a chunk's last point
 CHUNK_HORIZON = 0.5
 
 
@@ -402,6 +402,38 @@ class ClosedLoopGraph:
         """
         joint_names = list(joint_names)
         times = np.asarray(times, dtype=float)
+        self._wait_for_graph()
+        start = self.now() + settle
+        follower = TrajectoryFollower(joint_names, positions[0])
+        follower.command(joint_names, times, positions, velocities, accelerations, start_time=start)
+        points = [JointTrajectoryPoint(positions=positions[k].tolist(), velocities=velocities[k].tolist(),
+                                       accelerations=accelerations[k].tolist(),
+                                       time_from_start=Duration(nanoseconds=round(times[k] * 1e9)).to_msg())
+                  for k in range(times.size)]
+        stamp = Time(nanoseconds=self.epoch + round(start * 1e9)).to_msg()
+        message = JointTrajectory(joint_names=joint_names, points=points)
+        message.header.stamp = stamp
+        self.trajectory_publisher.publish(message)
+        log = {"stamp": [], "q": [], "qd": [], "header": []}
+        timers = [self._reference_timer(follower, joint_names, reference_rate, log),
+                  self._chunk_timer(joint_names, times, points, stamp, start)]
+        pending = sorted(events, key=lambda event: event[0])
+        wall, cpu = time.monotonic(), time.process_time()
+        try:
+            happened = self._spin_with_events(pending, start, start + times[-1] + 0.2)
+        finally:
+            for timer in timers:
+                self.node.destroy_timer(timer)
+        wall, cpu = time.monotonic() - wall, time.process_time() - cpu
+        n = len(joint_names)
+        arms, arrivals, skipped = self._measured(n, start)
+        return ClosedLoopRun(arms, arrivals, np.array(log["stamp"]) - start, np.array(log["q"]).reshape(-1, n),
+                             np.array(log["qd"]).reshape(-1, n), np.array(log["header"]), happened, wall, cpu,
+                             skipped)
+
+    def _wait_for_graph(self):
+        """Spin until every arm and the feedforward node serve their warm-up and payload services and every
+        publisher of the trajectory, the reference and the feed-forward has its subscribers."""
         topics = [arm.get_parameter(name).value.rsplit("/", 1)[-1] for arm in self.arms.values()
                   for name in ("command_topic", "feedforward_topic")]
         feedforward = self.feedforward
@@ -415,19 +447,10 @@ class ClosedLoopGraph:
         spin_until(self.executor, lambda: all(client.service_is_ready() for client in clients) and all(
                    publisher.get_subscription_count() >= count for publisher, count in wanted), SERVICE_TIMEOUT,
                    "the closed-loop graph's subscriptions and services")
-        start = self.now() + settle
-        follower = TrajectoryFollower(joint_names, positions[0])
-        follower.command(joint_names, times, positions, velocities, accelerations, start_time=start)
-        points = [JointTrajectoryPoint(positions=positions[k].tolist(), velocities=velocities[k].tolist(),
-                                       accelerations=accelerations[k].tolist(),
-                                       time_from_start=Duration(nanoseconds=round(times[k] * 1e9)).to_msg())
-                  for k in range(times.size)]
-        stamp = Time(nanoseconds=self.epoch + round(start * 1e9)).to_msg()
-        message = JointTrajectory(joint_names=joint_names, points=points)
-        message.header.stamp = stamp
-        self.trajectory_publisher.publish(message)
-        log = {"stamp": [], "q": [], "qd": [], "header": []}
 
+    def _reference_timer(self, follower, joint_names, rate: float, log: dict):
+        """A timer publishing ``follower``'s state now as the reference JointState at ``rate`` [Hz]; each one's
+        time [s since the epoch], q, qd and header stamp [s] appended to ``log``."""
         def reference():
             now = self.node.get_clock().now()
             t = (now.nanoseconds - self.epoch) * 1e-9
@@ -440,6 +463,11 @@ class ClosedLoopGraph:
             log["qd"].append(qd[0])
             log["header"].append(seconds(state.header.stamp))
 
+        return self.node.create_timer(1.0 / rate, reference)
+
+    def _chunk_timer(self, joint_names, times, points, stamp, start: float):
+        """A timer publishing every :data:`CHUNK_PERIOD` the trajectory's ``points`` from the one before now to
+        :data:`CHUNK_HORIZON` ahead, stamped ``stamp`` (the trajectory's start, ``start`` [s since the epoch])."""
         def chunk():
             now = self.now() - start
             first = max(0, int(np.searchsorted(times, now, side="right")) - 1)
@@ -448,26 +476,26 @@ class ClosedLoopGraph:
             piece.header.stamp = stamp
             self.chunk_publisher.publish(piece)
 
-        timers = [self.node.create_timer(1.0 / reference_rate, reference),
-                  self.node.create_timer(CHUNK_PERIOD, chunk)]
-        pending = sorted(events, key=lambda event: event[0])
+        return self.node.create_timer(CHUNK_PERIOD, chunk)
+
+    def _spin_with_events(self, pending: list, start: float, end: float) -> dict:
+        """Spin until ``end`` [s since the epoch], calling each of ``pending`` (``(time from start, name,
+        action)`` in time order) when due; returns when each began, ended and took effect [s from ``start``]."""
         happened = {}
-        end = start + times[-1] + 0.2
-        wall, cpu = time.monotonic(), time.process_time()
-        try:
-            while self.now() < end:
-                if pending and self.now() >= start + pending[0][0]:
-                    _, name, action = pending.pop(0)
-                    happened[name] = self.now() - start
-                    effective = action(self)
-                    happened[f"{name}_done"] = self.now() - start
-                    if effective is not None:
-                        happened[f"{name}_at"] = effective - start
-                self.executor.spin_once(timeout_sec=0.005)
-        finally:
-            for timer in timers:
-                self.node.destroy_timer(timer)
-        wall, cpu = time.monotonic() - wall, time.process_time() - cpu
+        while self.now() < end:
+            if pending and self.now() >= start + pending[0][0]:
+                _, name, action = pending.pop(0)
+                happened[name] = self.now() - start
+                effective = action(self)
+                happened[f"{name}_done"] = self.now() - start
+                if effective is not None:
+                    happened[f"{name}_at"] = effective - start
+            self.executor.spin_once(timeout_sec=0.005)
+        return happened
+
+    def _measured(self, n: int, start: float):
+        """Each arm's controller cycles and its forward commands' arrivals (times [s from ``start``], values
+        (K, ``n``) [N m]), and the samples the arms skipped in all."""
         arms, arrivals, skipped = {}, {}, 0
         for name, node in self.arms.items():
             offset = (node.start.nanoseconds - self.epoch) * 1e-9 - start
@@ -475,12 +503,9 @@ class ClosedLoopGraph:
             arms[name] = dataclasses.replace(samples, time=samples.time + offset)
             history = node.arm.feedforward.history
             arrivals[name] = (np.array([entry[0] + offset for entry in history]),
-                              np.array([entry[1] for entry in history]).reshape(len(history), len(joint_names)))
+                              np.array([entry[1] for entry in history]).reshape(len(history), n))
             skipped += node.arm.skipped
-        n = len(joint_names)
-        return ClosedLoopRun(arms, arrivals, np.array(log["stamp"]) - start, np.array(log["q"]).reshape(-1, n),
-                             np.array(log["qd"]).reshape(-1, n), np.array(log["header"]), happened, wall, cpu,
-                             skipped)
+        return arms, arrivals, skipped
 
     def close(self):
         """Destroy the nodes, shut the context down."""

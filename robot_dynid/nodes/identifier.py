@@ -13,7 +13,7 @@ put back in stamp order (:class:`robot_dynid.recordings.stages.StampOrder`) with
 time: with use_sim_time, joint states that arrive before the first /clock message count as arrived at it).
 
 The node spins rclpy's EventsExecutor where the distro has one (Jazzy and later; Humble: the default
-executor): at 1 kHz it takes about half the CPU of the default executor's Python dispatch (BENCHMARKS.md).
+executor): at 1 kHz it takes less CPU than the default executor's Python dispatch (BENCHMARKS.md).
 
 JointState messages that cannot be used (:mod:`robot_dynid.recordings.joint_states`: empty or duplicate
 names, a joint missing, array lengths, NaN/inf) are skipped and counted, as are implausible

@@ -373,9 +373,9 @@ class CallbackGroupExecutor(SingleThreadedExecutor):
     ``groups`` (``exclude``: all but those), so that two of them, each on its own thread, share one
     node: :func:`spin_node` runs a node's ``own_thread_groups`` so, beside the rest.
 
-    rclpy's MultiThreadedExecutor, the other way to keep a callback group going while another works,
-    answered a 2 ms topic ping-pong at p99 100-540 ms here (a single-threaded executor: 2 ms), every
-    message passing through its Python dispatch loop and thread pool (BENCHMARKS.md, ComputeFeedforward).
+    rclpy's MultiThreadedExecutor, the other way to keep a callback group going while another works, passes
+    every message through its Python dispatch loop and thread pool: its latency on a topic ping-pong is far
+    above a single-threaded executor's (BENCHMARKS.md, ComputeFeedforward).
     """
 
     def __init__(self, groups, exclude=False, context=None, node=None):
@@ -426,37 +426,14 @@ def spin_node(node_class, args=None, low_latency=False):
     and the executor logs the interrupted callback as a fatal error).
     """
     received = []    # signals received; what the executor raises after one is part of shutting down
-    previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
-    if getattr(node_class, "finish_callbacks_on_signal", False):
-        signal.signal(signal.SIGINT, lambda number, frame: received.append(number))
-    else:
-        signal.signal(signal.SIGINT, lambda number, frame: (received.append(number),
-                                                            signal.default_int_handler(number, frame)))
-    signal.signal(signal.SIGTERM, lambda number, frame: received.append(number))
+    previous = _catch_signals(getattr(node_class, "finish_callbacks_on_signal", False), received)
     rclpy.init(args=args)    # rclpy's handlers call the ones above after their own
-    node = executor = helper = helper_thread = None
-    stop_helper, helper_failures = threading.Event(), []
+    node = None
+    spinner = _NodeSpinner(low_latency)
     status = 0
     try:
         node = node_class()
-        own_thread_groups = tuple(getattr(node, "own_thread_groups", ()))
-        if own_thread_groups:
-            helper = CallbackGroupExecutor(own_thread_groups, node=node)
-            helper_thread = threading.Thread(target=_spin_while_up, args=(helper, stop_helper, helper_failures),
-                                             daemon=True,
-                                             name=f"{node.get_name()}_own_thread_groups")
-            helper_thread.start()
-            executor = CallbackGroupExecutor(own_thread_groups, exclude=True)
-        else:
-            executor = events_executor() if low_latency else None
-        if executor is None:
-            rclpy.spin(node)
-        else:
-            executor.add_node(node)
-            while rclpy.ok() and not helper_failures:
-                executor.spin_once(timeout_sec=0.1)
-            if helper_failures:
-                raise helper_failures[0]
+        spinner.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except (DynIdError, FileNotFoundError, ParameterException) as error:
@@ -464,7 +441,7 @@ def spin_node(node_class, args=None, low_latency=False):
         status = 2
         if node is None:
             # refused by its constructor, nothing received: exit while the half-built node is still referenced
-            # (by this traceback). Freeing it and tearing rclpy down crashed (SIGSEGV) twice and hung once in CI.
+            # (by this traceback): freeing it and tearing rclpy down can crash (SIGSEGV) or hang.
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(2)
@@ -474,29 +451,89 @@ def spin_node(node_class, args=None, low_latency=False):
         if rclpy.ok() and not received:
             raise
     finally:
-        if helper is not None:      # its thread stops before the node it spins goes
-            stop_helper.set()
-            helper_thread.join(timeout=5.0)
-            helper.shutdown()
-        if node is not None:
-            close = getattr(node, "close", None)
-            try:
-                if close is not None:
-                    close()
-            except (DynIdError, OSError) as error:
-                print(f"{node_class.__name__}: error while closing: {error}", file=sys.stderr)
-                status = status or 1
-            node.destroy_node()
-        else:
-            # a node whose constructor raised is reachable only through its own reference cycles (timers and
-            # callbacks bound to it): collected now, its handles go while the context is up, not at exit
-            gc.collect()
-        if executor is not None:
-            executor.shutdown()
+        spinner.stop_own_thread()      # its thread stops before the node it spins goes
+        if not _release_node(node, node_class):
+            status = status or 1
+        spinner.shutdown()
         rclpy.try_shutdown()
         for number, handler in previous.items():
             signal.signal(number, handler)
     return status
+
+
+def _catch_signals(finish_callbacks: bool, received: list) -> dict:
+    """SIGINT and SIGTERM appended to ``received``; SIGINT also raises KeyboardInterrupt unless
+    ``finish_callbacks``. Returns the handlers they replace, by signal number."""
+    previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    if finish_callbacks:
+        signal.signal(signal.SIGINT, lambda number, frame: received.append(number))
+    else:
+        signal.signal(signal.SIGINT, lambda number, frame: (received.append(number),
+                                                            signal.default_int_handler(number, frame)))
+    signal.signal(signal.SIGTERM, lambda number, frame: received.append(number))
+    return previous
+
+
+class _NodeSpinner:
+    """Spins one node for :func:`spin_node`: on rclpy's default executor, the EventsExecutor (``low_latency``),
+    or its ``own_thread_groups`` on a thread of their own beside the rest."""
+
+    def __init__(self, low_latency: bool):
+        self._low_latency = low_latency
+        self._executor = self._helper = self._helper_thread = None
+        self._stop_helper, self._helper_failures = threading.Event(), []
+
+    def spin(self, node) -> None:
+        """Until the context shuts down; an exception of a callback on the own thread is raised here."""
+        own_thread_groups = tuple(getattr(node, "own_thread_groups", ()))
+        if own_thread_groups:
+            self._helper = CallbackGroupExecutor(own_thread_groups, node=node)
+            self._helper_thread = threading.Thread(
+                target=_spin_while_up, args=(self._helper, self._stop_helper, self._helper_failures), daemon=True,
+                name=f"{node.get_name()}_own_thread_groups")
+            self._helper_thread.start()
+            self._executor = CallbackGroupExecutor(own_thread_groups, exclude=True)
+        else:
+            self._executor = events_executor() if self._low_latency else None
+        if self._executor is None:
+            rclpy.spin(node)
+            return
+        self._executor.add_node(node)
+        while rclpy.ok() and not self._helper_failures:
+            self._executor.spin_once(timeout_sec=0.1)
+        if self._helper_failures:
+            raise self._helper_failures[0]
+
+    def stop_own_thread(self) -> None:
+        """The own thread's executor stopped (up to 5 s to join its thread) and shut down."""
+        if self._helper is not None:
+            self._stop_helper.set()
+            self._helper_thread.join(timeout=5.0)
+            self._helper.shutdown()
+
+    def shutdown(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown()
+
+
+def _release_node(node, node_class) -> bool:
+    """``node.close()`` (if any), then the node destroyed; False when closing failed on a file (one line on
+    stderr). Without a node (its constructor raised), its reference cycles collected."""
+    if node is None:
+        # a node whose constructor raised is reachable only through its own reference cycles (timers and
+        # callbacks bound to it): collected now, its handles go while the context is up, not at exit
+        gc.collect()
+        return True
+    closed = True
+    close = getattr(node, "close", None)
+    try:
+        if close is not None:
+            close()
+    except (DynIdError, OSError) as error:
+        print(f"{node_class.__name__}: error while closing: {error}", file=sys.stderr)
+        closed = False
+    node.destroy_node()
+    return closed
 
 
 def spin_until(executor, condition, timeout, what="condition"):

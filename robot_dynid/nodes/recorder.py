@@ -22,8 +22,8 @@ message before it would have no receive time; ``~/mark_stage`` refuses until the
 
 Service ``~/mark_stage`` (robot_dynid/srv/MarkStage) writes a stage marker stamped now. The bag is
 closed on Ctrl-C (SIGINT), SIGTERM and shutdown; nothing is published but those markers. The node
-spins rclpy's EventsExecutor where the distro has one (Jazzy and later): at 1 kHz under a third of the
-CPU of the default executor's Python dispatch (BENCHMARKS.md, recorder).
+spins rclpy's EventsExecutor where the distro has one (Jazzy and later): at 1 kHz it takes less CPU than the
+default executor's Python dispatch (BENCHMARKS.md, recorder).
 
 Faults while recording do not end the node: a full disk (or any failed write) or free space below
 ``min_free_space`` stops recording (:class:`robot_dynid.recordings.bag_io.RecordingStopped`): one

@@ -768,42 +768,74 @@ def read_bag(path, joint_names: Sequence[str] | None = None,
         of its messages is usable (the reasons are counted); motor-side data without a
         transmission, currents without its torque constants.
     """
+    _check_torque_topics(effort_topic, current_topic, torque_from_current, transmission)
+    dropped = DropCounter()
+    with BagChunks(path, joint_names, joint_states_topic, effort_topic, stage_topic, temperature_topic,
+                   current_topic, distro, motor_states_topic, transmission, bulk=bulk) as chunks:
+        topics = _read_topics(chunks, dropped)
+    tau, tau_source = _sample_torques(topics.stamps, topics.joint_state, topics.other, topics.positions_topic,
+                                      effort_topic, current_topic, torque_from_current, transmission)
+    temperature = None
+    if temperature_topic is not None:
+        temperature_stamps, temperature_state = topics.other["temperature"]
+        temperature = _interpolate(topics.stamps, temperature_stamps, temperature_state["effort"], hold_edges=True)
+    return _recording(path, topics, tau, tau_source, temperature, effort_topic is None and current_topic is None,
+                      dropped)
+
+
+def _check_torque_topics(effort_topic: str | None, current_topic: str | None,
+                         torque_from_current: Callable[[np.ndarray], np.ndarray] | None, transmission) -> None:
+    """Currents take the place of an effort topic and need a conversion to torques (or a transmission)."""
     if current_topic is not None and (effort_topic is not None or (torque_from_current is None
                                                                    and transmission is None)):
         raise DataError("current_topic takes the place of effort_topic and needs "
                         "torque_from_current (the robot's torque constants and gear ratios)"
                         if effort_topic is None else
                         "give either effort_topic (torques) or current_topic (motor currents), not both")
-    dropped = DropCounter()
-    with BagChunks(path, joint_names, joint_states_topic, effort_topic, stage_topic, temperature_topic,
-                   current_topic, distro, motor_states_topic, transmission, bulk=bulk) as chunks:
-        gathered, markers = _gathered_rows(chunks)
-        stamps, joint_state = _topic_samples(chunks, "samples", gathered.pop("samples"), dropped)
-        names, positions_topic = chunks.joint_names, chunks.positions_topic
-        other = {role: _topic_samples(chunks, role, into, dropped) for role, into in gathered.items()}
-    tau, tau_source = _sample_torques(stamps, joint_state, other, positions_topic, effort_topic, current_topic,
-                                      torque_from_current, transmission)
-    temperature = None
-    if temperature_topic is not None:
-        temperature_stamps, temperature_state = other["temperature"]
-        temperature = _interpolate(stamps, temperature_stamps, temperature_state["effort"], hold_edges=True)
 
+
+@dataclasses.dataclass(frozen=True)
+class _BagTopics:
+    """What :func:`read_bag` reads from a bag's topics, before the samples are put together."""
+
+    joint_names: tuple[str, ...]
+    positions_topic: str
+    stamps: np.ndarray        # (M,) [ns] of the joint states
+    joint_state: dict         # "position", "velocity", "effort": (M, n)
+    other: dict               # role ("effort", "current", "temperature") -> (stamps (K,) [ns], fields (K, n))
+    markers: list[StageMarker] | None
+
+
+def _read_topics(chunks: BagChunks, dropped: DropCounter) -> _BagTopics:
+    """Every chunk of ``chunks`` read: each topic's usable samples (skipped ones counted in ``dropped``) and the
+    stage markers."""
+    gathered, markers = _gathered_rows(chunks)
+    stamps, joint_state = _topic_samples(chunks, "samples", gathered.pop("samples"), dropped)
+    names, positions_topic = chunks.joint_names, chunks.positions_topic
+    other = {role: _topic_samples(chunks, role, into, dropped) for role, into in gathered.items()}
+    return _BagTopics(names, positions_topic, stamps, joint_state, other, markers)
+
+
+def _recording(path, topics: _BagTopics, tau: np.ndarray, tau_source: str, temperature: np.ndarray | None,
+               efforts_in_joint_states: bool, dropped: DropCounter) -> Recording:
+    """The samples with a unique stamp and the values other samples have, in stamp order, labelled by the stage
+    markers: the Recording (its arrays handed over, not copied); the others counted in ``dropped``."""
+    stamps, joint_state, positions_topic = topics.stamps, topics.joint_state, topics.positions_topic
     keep = _unique_stamps(stamps, positions_topic, dropped)
     time = ns_to_seconds(stamps[keep])
     q, qd, tau = joint_state["position"][keep], joint_state["velocity"][keep], tau[keep]
-    usable = _complete_samples(time, qd, tau, positions_topic, tau_source,
-                               effort_topic is None and current_topic is None, dropped)
+    usable = _complete_samples(time, qd, tau, positions_topic, tau_source, efforts_in_joint_states, dropped)
     if not usable.all():
         logger.warning("%s: dropped %d samples: %s", path, np.count_nonzero(~usable), describe_dropped(dropped.counts))
     stage = cycle = None
-    if markers is not None:
-        stage, cycle = label_samples(time, stage_intervals(markers))
+    if topics.markers is not None:
+        stage, cycle = label_samples(time, stage_intervals(topics.markers))
     rows = slice(None) if usable.all() else np.flatnonzero(usable)
     qd, tau = (None if np.isnan(values).all() else values[rows] for values in (qd, tau))
     temperature = None if temperature is None else temperature[keep][rows]
     hand_over(time, q, qd, tau, temperature)     # this reader's own arrays: the recording shares them
     return Recording.from_arrays(
-        joint_names=names, time=time[rows], q=q[rows], qd=qd, tau=tau, temperature=temperature,
+        joint_names=topics.joint_names, time=time[rows], q=q[rows], qd=qd, tau=tau, temperature=temperature,
         stage=None if stage is None else stage[rows], cycle=None if cycle is None else cycle[rows],
         source=str(path), dropped=dropped.counts)
 

@@ -32,7 +32,6 @@ import os
 
 import numpy as np
 import pytest
-from rclpy.qos import QoSProfile, ReliabilityPolicy
 
 from robot_dynid.cli import main as cli_main
 from robot_dynid.cli.demo import held_out_motion
@@ -42,36 +41,27 @@ from robot_dynid.experiment.simulation import SimulatedRobot, simulation_paramet
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import friction_model
 from robot_dynid.model.regressor import Regressor
-from robot_dynid.model.robot_loader import load_robot
-from robot_dynid.msg import ExperimentStage, IdentifiedModel
-from robot_dynid.nodes.node_runtime import MODEL_QOS
-from robot_dynid.package_files import find_package_file
 from robot_dynid.recordings.bag_io import read_stage_markers
 from robot_dynid.recordings.pipeline import read_recording
 from robot_dynid.recordings.stages import STAGE_KINDS
 from robot_dynid.srv import ComputeFeedforward
-from ros_graph import start_node, stop_node
-from short_plan import write_short_plan
+from ros_graph import play_plan, plan_listeners, start_node, stop_node, stop_nodes
+from short_plan import short_plan_for
 
 NAMESPACE = f"end_to_end_{os.getpid()}"
 SEED = 3
 NOISE = 0.5                 # N m, sim_robot's default noise_std
 RATE = 500.0                # Hz, sim_robot's default rate
 FEEDFORWARD_TOLERANCE = 0.3 * NOISE   # N m RMS per joint, see (a)
-QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory, graph):
     """The graph plays the plan once; yields what the test node received and the nodes' files."""
     directory = tmp_path_factory.mktemp("end_to_end")
-    robot_file = find_package_file("config", "robots", "er3a.yaml")
-    robot = load_robot(robot_file)
-    plan_stages = write_short_plan(robot, directory / "plan.yaml", seed=SEED)
+    robot_file, robot, plan_stages = short_plan_for("er3a.yaml", directory, SEED)
     namespace = ("-r", f"__ns:=/{NAMESPACE}")
-    stages, models = [], []
-    graph.node.create_subscription(ExperimentStage, f"{NAMESPACE}/experiment_stage", stages.append, QOS)
-    graph.node.create_subscription(IdentifiedModel, f"{NAMESPACE}/identified_model", models.append, MODEL_QOS)
+    stages, models = plan_listeners(graph, NAMESPACE)
     processes = {
         "recorder": start_node("recorder", "-p", f"bag_path:={directory / 'bag'}", *namespace,
                                log_path=directory / "recorder.log"),
@@ -83,23 +73,13 @@ def run(tmp_path_factory, graph):
     }
     try:
         # the recorder and the identifier must hear the first marker: both subscribed before the runner starts
-        graph.spin_until(lambda: graph.node.count_subscribers(f"/{NAMESPACE}/experiment_stage") >= 3
-                         and graph.node.count_publishers(f"/{NAMESPACE}/joint_states") >= 1,
-                         what="recorder and identifier subscribing, sim_robot publishing")
-        processes["experiment_runner"] = start_node(
-            "experiment_runner", "-p", f"plan_file:={directory / 'plan.yaml'}", "-p", "autostart:=true",
-            "-p", "start_delay:=3.0",   # s from ready to motion: the runner's stage publisher meets their subscriptions
-            "-p", "experiment_id:=end_to_end", *namespace, log_path=directory / "experiment_runner.log")
-        duration = plan_stages[-1].end_time
-        graph.spin_until(lambda: len(stages) == 2 * len(plan_stages), timeout=duration + 30.0,
-                         what="every stage marker of the plan")
-        graph.spin_until(lambda: models, what="an IdentifiedModel after the excitation")
+        play_plan(graph, NAMESPACE, directory, plan_stages, (stages, models), processes, 3,
+                  "-p", "experiment_id:=end_to_end", *namespace,
+                  what="recorder and identifier subscribing, sim_robot publishing")
         yield {"graph": graph, "robot": robot, "robot_file": robot_file, "directory": directory,
                "plan_stages": plan_stages, "stages": stages, "models": models, "processes": processes}
     finally:
-        codes = {name: stop_node(process) for name, process in processes.items()}
-        logs = {name: (directory / f"{name}.log").read_text() for name in processes}
-        assert all(code == 0 for code in codes.values()), f"exit codes {codes}; logs {logs}"
+        stop_nodes(processes, directory)
 
 
 def stamp(msg):

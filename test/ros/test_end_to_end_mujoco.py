@@ -18,37 +18,27 @@ import os
 
 import numpy as np
 import pytest
-from rclpy.qos import QoSProfile, ReliabilityPolicy
 
 from robot_dynid.cli.demo import held_out_motion
 from robot_dynid.experiment.mujoco_engine import MUJOCO_MIN_SPEED, MUJOCO_REVERSAL_LEAD, MujocoRobot
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.friction import friction_model
-from robot_dynid.model.robot_loader import load_robot
-from robot_dynid.msg import ExperimentStage, IdentifiedModel
-from robot_dynid.nodes.node_runtime import MODEL_QOS
-from robot_dynid.package_files import find_package_file
 from robot_dynid.srv import ComputeFeedforward
-from ros_graph import start_node, stop_node
-from short_plan import write_short_plan
+from ros_graph import play_plan, plan_listeners, start_node, stop_nodes
+from short_plan import short_plan_for
 
 NAMESPACE = f"end_to_end_mujoco_{os.getpid()}"
 SEED = 3
 NOISE = 0.3   # N m
 FRICTION = "coulomb_viscous_lead"
-QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory, graph):
     directory = tmp_path_factory.mktemp("end_to_end_mujoco")
-    robot_file = find_package_file("config", "robots", "er3a_mujoco.yaml")
-    robot = load_robot(robot_file)
-    plan_stages = write_short_plan(robot, directory / "plan.yaml", seed=SEED)
+    robot_file, robot, plan_stages = short_plan_for("er3a_mujoco.yaml", directory, SEED)
     common = ("-p", f"robot_file:={robot_file}", "-r", f"__ns:=/{NAMESPACE}")
-    stages, models = [], []
-    graph.node.create_subscription(ExperimentStage, f"{NAMESPACE}/experiment_stage", stages.append, QOS)
-    graph.node.create_subscription(IdentifiedModel, f"{NAMESPACE}/identified_model", models.append, MODEL_QOS)
+    stages, models = plan_listeners(graph, NAMESPACE)
     processes = {
         "identifier": start_node("identifier", "-p", f"friction:={FRICTION}", "-p",
                                  f"reversal_lead:={MUJOCO_REVERSAL_LEAD}", "-p", "armature:=true", "-p",
@@ -60,21 +50,12 @@ def run(tmp_path_factory, graph):
                                 log_path=directory / "sim_robot.log"),
     }
     try:
-        graph.spin_until(lambda: graph.node.count_subscribers(f"/{NAMESPACE}/experiment_stage") >= 2
-                         and graph.node.count_publishers(f"/{NAMESPACE}/joint_states") >= 1,
-                         what="identifier subscribing, sim_robot publishing")
-        processes["experiment_runner"] = start_node(
-            "experiment_runner", "-p", f"plan_file:={directory / 'plan.yaml'}", "-p", "autostart:=true",
-            "-p", "start_delay:=3.0", "-p", "experiment_id:=end_to_end_mujoco", *common,
-            log_path=directory / "experiment_runner.log")
-        graph.spin_until(lambda: len(stages) == 2 * len(plan_stages), timeout=plan_stages[-1].end_time + 30.0,
-                         what="every stage marker of the plan")
-        graph.spin_until(lambda: models, what="an IdentifiedModel after the excitation")
+        play_plan(graph, NAMESPACE, directory, plan_stages, (stages, models), processes, 2,
+                  "-p", "experiment_id:=end_to_end_mujoco", *common,
+                  what="identifier subscribing, sim_robot publishing")
         yield {"graph": graph, "robot": robot, "models": models, "directory": directory}
     finally:
-        codes = {name: stop_node(process) for name, process in processes.items()}
-        logs = {name: (directory / f"{name}.log").read_text() for name in processes}
-        assert all(code == 0 for code in codes.values()), f"exit codes {codes}; logs {logs}"
+        stop_nodes(processes, directory)
 
 
 def test_the_served_feedforward_is_as_good_as_the_true_parameters_on_mujocos_held_out_torques(run):

@@ -146,25 +146,33 @@ def test_positions_within_the_limits_plus_the_margin_are_served(feedforward_node
                                rtol=1e-9, atol=1e-9)
 
 
+def reference_command(graph, reference_topic, command_topic, reference):
+    """The first non-zero effort command on ``command_topic`` for the JointState ``reference`` published on
+    ``reference_topic`` (again until one comes: zeros come while no reference has come)."""
+    received = []
+    graph.node.create_subscription(Float64MultiArray, command_topic, received.append, 10)
+    publisher = graph.node.create_publisher(JointState, reference_topic, 10)
+    graph.spin_until(lambda: publisher.get_subscription_count() > 0, what=f"feedforward subscribing to "
+                     f"{reference_topic}")
+
+    def publish_and_check():
+        publisher.publish(reference)
+        return any(np.any(msg.data) for msg in received)
+
+    graph.spin_until(publish_and_check, what=f"a Float64MultiArray on {command_topic}")
+    return next(msg.data for msg in received if np.any(msg.data))
+
+
 def test_reference_joint_state_gives_effort_commands(feedforward_node, er3a):
     graph, _ = feedforward_node
     model, parameters = er3a
-    received = []
-    graph.node.create_subscription(Float64MultiArray, "effort_commands", received.append, 10)
-    publisher = graph.node.create_publisher(JointState, "desired_joint_states", 10)
-    graph.spin_until(lambda: publisher.get_subscription_count() > 0, what="feedforward subscribing to the reference")
     q = np.array([0.1, -0.4, 0.3, 0.2, -0.5, 0.6])
     qd = np.array([0.2, 0.1, -0.3, 0.0, 0.4, -0.1])
     names = list(reversed(model.joint_names)) + ["gripper"]
     message = JointState(name=names, position=list(q[::-1]) + [0.0], velocity=list(qd[::-1]) + [0.0])
-
-    def publish_and_check():
-        publisher.publish(message)
-        return any(np.any(msg.data) for msg in received)       # zeros come while no reference has come
-
-    graph.spin_until(publish_and_check, what="a Float64MultiArray on effort_commands")
+    command = reference_command(graph, "desired_joint_states", "effort_commands", message)
     expected = rnea_torques(model.robot, parameters, q, qd, np.zeros(6))
-    np.testing.assert_allclose(next(msg.data for msg in received if np.any(msg.data)), expected, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(command, expected, rtol=1e-9, atol=1e-9)
 
 
 def test_a_reference_acceleration_window_adds_the_inertial_torque_of_the_planned_motion(feedforward_node, er3a):
@@ -222,24 +230,15 @@ def test_joints_parameter_orders_the_effort_commands_as_the_controller_does(er3a
     process = start_node("feedforward", "-r", "__ns:=/ordered", "-p", f"model_file:={directory / 'model.yaml'}",
                          "-p", "reference_topic:=desired_joint_states", "-p", "joints:=[j4, j2, j6]",
                          log_path=directory / "ordered.log")
+    q = np.array([0.3, -0.2, 0.5, -0.4, 0.1, 0.7])
+    qd = np.array([-0.1, 0.3, 0.2, 0.5, -0.6, 0.1])
     try:
-        received = []
-        graph.node.create_subscription(Float64MultiArray, "/ordered/feedforward_effort", received.append, 10)
-        publisher = graph.node.create_publisher(JointState, "/ordered/desired_joint_states", 10)
-        graph.spin_until(lambda: publisher.get_subscription_count() > 0, what="feedforward subscribing")
-        q = np.array([0.3, -0.2, 0.5, -0.4, 0.1, 0.7])
-        qd = np.array([-0.1, 0.3, 0.2, 0.5, -0.6, 0.1])
-
-        def publish_and_check():
-            publisher.publish(JointState(name=list(model.joint_names), position=list(q), velocity=list(qd)))
-            return any(np.any(msg.data) for msg in received)   # zeros come while no reference has come
-
-        graph.spin_until(publish_and_check, what="a Float64MultiArray on /ordered/feedforward_effort")
+        command = reference_command(graph, "/ordered/desired_joint_states", "/ordered/feedforward_effort",
+                                    JointState(name=list(model.joint_names), position=list(q), velocity=list(qd)))
     finally:
         assert stop_node(process) == 0, (directory / "ordered.log").read_text()
     expected = rnea_torques(model.robot, parameters, q, qd, np.zeros(6))
-    np.testing.assert_allclose(next(msg.data for msg in received if np.any(msg.data)), expected[[3, 1, 5]],
-                               rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(command, expected[[3, 1, 5]], rtol=1e-9, atol=1e-9)
 
 
 def test_joint_trajectory_is_forwarded_with_efforts(feedforward_node, er3a):

@@ -14,13 +14,9 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from std_srvs.srv import Trigger
 
 from rnea_reference import rnea_urdf_with_payload
-from robot_dynid.experiment.simulation import plausible_parameters
-from robot_dynid.model.dynamic_model import DynamicModel
-from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.msg import FeedforwardStatus
 from robot_dynid.nodes.feedforward import STATUS_QOS
 from robot_dynid.nodes.node_runtime import float64_array
-from robot_dynid.package_files import find_package_file
 from robot_dynid.srv import ComputeFeedforward, SetPayload
 from ros_graph import start_node, stop_node, wait_for_exit
 
@@ -40,11 +36,10 @@ def set_request(body):
 
 
 @pytest.fixture(scope="module")
-def node(tmp_path_factory, graph):
+def node(tmp_path_factory, graph, ur5_arm):
     directory = tmp_path_factory.mktemp("feedforward_payload")
-    robot = load_robot(find_package_file("config", "robots", "ur5_urdf.yaml"))
-    parameters = plausible_parameters(robot, seed=1)
-    model_file = DynamicModel.from_standard(robot, parameters).save(directory / "arm.yaml")
+    robot, parameters, arm = ur5_arm
+    model_file = arm.save(directory / "arm.yaml")
     payload_file = directory / "gripper.yaml"
     payload_file.write_text(yaml.safe_dump(as_file(GRIPPER)))
     log = directory / "node.log"
@@ -236,15 +231,14 @@ def test_a_node_given_a_bad_payload_file_stops_at_start_with_one_line(tmp_path):
     assert f"{bad}: payload at 'tool0' is not physically consistent: mass -3.0 kg must be > 0" in line, log
 
 
-def test_a_payload_before_the_first_model_that_does_not_fit_it_is_refused_then_and_the_model_served(graph, tmp_path):
+def test_a_payload_before_the_first_model_that_does_not_fit_it_is_refused_then_and_the_model_served(
+        graph, tmp_path, ur5_arm):
     """No model_file, no robot_file: ~/set_payload with a frame the robot lacks is kept for the first model; when
     it comes, the payload is refused with the reason in FeedforwardStatus and the model is served alone (torques:
     RNEA of the arm without payload), never blocked."""
     from robot_dynid.msg import IdentifiedModel
     from robot_dynid.nodes.node_runtime import MODEL_QOS
-    robot = load_robot(find_package_file("config", "robots", "ur5_urdf.yaml"))
-    parameters = plausible_parameters(robot, seed=1)
-    arm = DynamicModel.from_standard(robot, parameters)
+    robot, parameters, arm = ur5_arm
     log = tmp_path / "node.log"
     process = start_node("feedforward", "-r", "__ns:=/early", log_path=log)
     try:

@@ -14,7 +14,6 @@ import time
 import numpy as np
 import pytest
 from builtin_interfaces.msg import Time
-from rclpy.qos import QoSProfile
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
@@ -93,13 +92,8 @@ def test_stage_end_publishes_a_model_that_predicts_held_out_motion(identifier, s
     graph, process, directory = identifier
     robot, sim = simulator
     node = graph.node
-    models, late_models, statuses = [], [], []
-    node.create_subscription(IdentifiedModel, "identified_model", models.append, MODEL_QOS)
-    node.create_subscription(IdentificationStatus, "identification_status", statuses.append, 10)
-    states = node.create_publisher(JointState, "joint_states", QoSProfile(depth=5000))
-    stages = node.create_publisher(ExperimentStage, "experiment_stage", QoSProfile(depth=10))
-    graph.spin_until(lambda: states.get_subscription_count() > 0 and stages.get_subscription_count() > 0
-                     and statuses, what="identifier subscribing and publishing status")
+    late_models = []
+    states, stages, models, statuses = identifier_topics(graph, "")     # the node's default topics
 
     stages.publish(stage_marker(start=True))
     graph.spin_until(lambda: any(s.state == IdentificationStatus.STATE_COLLECTING for s in statuses),
