@@ -95,8 +95,8 @@ def preload() -> None:
     """Import now what an identification imports on first use (the core defers scipy's modules and cvxpy, which
     every model's plausibility check and a consistent fit use, to the functions that need them, so that commands
     start fast), and solve once with cvxpy: in a long-running process whose identifications run in callbacks, the
-    first one would otherwise stall every other callback of its executor, about a second (seen: a simulated arm in
-    the same process left without joint states for 1.2 s, the experiment aborted)."""
+    first one would otherwise stall every other callback of its executor while these load (a simulated arm in the
+    same process left without joint states, an experiment aborted)."""
     import scipy.linalg     # noqa: F401  estimators, physical_consistency
     import scipy.ndimage    # noqa: F401  conditioning, signal_processing, stage_detection
     import scipy.signal     # noqa: F401  signal_processing

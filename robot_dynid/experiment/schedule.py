@@ -69,7 +69,7 @@ MAX_LATENESS = 0.05
 """[s] a window handed out later than this after its start ends the run (:class:`ReferenceLate`)."""
 MAX_REFERENCE_SAMPLES = 2_000_000
 """Samples of the plan a schedule holds at most: it samples the whole plan at once (for six joints
-about 350 bytes per sample at the peak, 0.7 GB and 4 s at this maximum; the 24-cycle default plan
+about 350 bytes per sample at the peak, 0.7 GB at this maximum; the 24-cycle default plan
 at 100 Hz is 840,000 samples). A longer plan, more cycles or a higher rate is refused, naming them."""
 
 
