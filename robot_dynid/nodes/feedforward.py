@@ -27,11 +27,10 @@ What is refused (non-finite values, positions, velocities or accelerations beyon
 torque beyond the effort limit and margin, too many points) gets ``success: false`` on the service; on the
 topics nothing is published for it, a warning names the point and joint and the status says so.
 
-Parameters: :data:`robot_dynid.nodes.feedforward_parameters.PARAMETERS`, from which the descriptors (``ros2 param
-describe``: unit, range, live or not), docs/reference/nodes.md and config/feedforward.yaml are made. The margins
-and ``max_points`` are live: the model in use is served again with them, and one with which it would not be
-admitted is refused with the reason. A ``model_file``, ``robot_file`` or ``payload_file`` that does not load, or
-a model refused, stops the node at start: one line, exit code 2.
+Parameters: :data:`robot_dynid.nodes.feedforward_parameters.PARAMETERS` (descriptors, docs/reference/nodes.md and
+config/feedforward.yaml are made from it). A live margin or ``max_points`` with which the model in use would not be
+admitted is refused with the reason. A ``model_file``, ``robot_file`` or ``payload_file`` that does not load, or a
+model refused, stops the node at start: one line, exit code 2.
 
 Threads: the service and the trajectory topic run in one callback group, the reference topic and timers in
 another, the model topic and the services that change the model in a third. With ``reference_topic`` set, the
@@ -60,7 +59,7 @@ from robot_dynid.model.feedforward_server import MARGIN_PARAMETERS, FeedforwardS
 from robot_dynid.msg import FeedforwardStatus, IdentifiedModel, JointTemperatures as JointTemperaturesMsg
 from robot_dynid.nodes.feedforward_parameters import PARAMETERS
 from robot_dynid.nodes.node_runtime import (MODEL_QOS, declare_table, duration_msg, float64_array, seconds, set_period,
-                                            spin_node, subscription_qos, waiting_for_clock)
+                                            spin_node, stamp_or_now, subscription_qos, waiting_for_clock)
 from robot_dynid.srv import ComputeFeedforward, ResetWarmup, SetPayload
 
 __all__ = ["STATUS_QOS", "STATE_CODES", "FeedforwardNode", "main"]
@@ -161,8 +160,13 @@ class FeedforwardNode(Node):
 
     def log(self, level, message):
         """A (level, message) note of the core, at its level (one call site per severity: nothing throttled)."""
-        logger = self.get_logger()
-        {"info": logger.info, "warning": logger.warning}.get(level, logger.error)(message)
+        logger = self.get_logger()      # rclpy: a call site keeps the severity of its first call
+        if level == "info":
+            logger.info(message)
+        elif level == "warning":
+            logger.warning(message)
+        else:
+            logger.error(message)
 
     def reply(self, response, fields, note=None):
         """``response`` with the core's reply ``fields`` set by name, its note logged."""
@@ -175,7 +179,7 @@ class FeedforwardNode(Node):
     def on_set_payload(self, request, response):
         """Attach the request's payload to the model in use (or keep it for the first model)."""
         fields, note = self.server.set_payload_reply(request.frame, request.mass, request.com, request.inertia,
-                                                     _stamp(request.stamp))
+                                                     stamp_or_now(request.stamp))
         if fields["success"]:
             self.publish_status()
         return self.reply(response, fields, note)
@@ -207,7 +211,7 @@ class FeedforwardNode(Node):
             self.get_logger().warning("trajectory received before any model; not forwarded", throttle_duration_sec=5.0)
             return
         fields = [[getattr(point, field) for point in msg.points] for field in FIELDS]
-        answer, note = self.server.trajectory_efforts(msg.joint_names, fields, _stamp(msg.header.stamp),
+        answer, note = self.server.trajectory_efforts(msg.joint_names, fields, stamp_or_now(msg.header.stamp),
                                                       [seconds(point.time_from_start) for point in msg.points])
         if note is not None:
             self.get_logger().warning(note[1], throttle_duration_sec=5.0)
@@ -223,7 +227,7 @@ class FeedforwardNode(Node):
         self.trajectory_publisher.publish(msg)
 
     def on_reference(self, msg):
-        tau, note = self.server.reference_torques(msg.name, msg.position, msg.velocity, _stamp(msg.header.stamp))
+        tau, note = self.server.reference_torques(msg.name, msg.position, msg.velocity, stamp_or_now(msg.header.stamp))
         if note is not None:
             self.get_logger().warning(note[1], throttle_duration_sec=5.0)
         elif tau is not None:
@@ -262,7 +266,7 @@ class FeedforwardNode(Node):
 
     def on_temperatures(self, joints, values, msg):
         """Keep each joint's temperature [deg C] stamped as ``msg`` (0: now); what is not kept is said."""
-        for level, note in self.core.update_temperatures(joints, values, _stamp(msg.header.stamp)):
+        for level, note in self.core.update_temperatures(joints, values, stamp_or_now(msg.header.stamp)):
             if level == "info":     # two call sites: rclpy throttles each on its own
                 self.get_logger().info(note, throttle_duration_sec=5.0)
             else:
@@ -283,11 +287,6 @@ class FeedforwardNode(Node):
             status = FeedforwardStatus(**{**fields, "state": STATE_CODES[fields["state"]]})
             status.header.stamp = self.get_clock().now().to_msg()
             self.status_publisher.publish(status)
-
-
-def _stamp(stamp) -> float | None:
-    """A builtin_interfaces/Time [s]; None for a zero stamp (meaning now)."""
-    return seconds(stamp) if (stamp.sec or stamp.nanosec) else None
 
 
 def main(args=None):

@@ -36,7 +36,7 @@ __all__ = ["JOINT_STATES_QOS", "RCLPY_DISTROS", "STAGE_MARKERS_OUT", "STAGE_MARK
            "in_range", "integer_in", "MIN_TIMER_PERIOD", "MAX_TIMER_PERIOD", "timer_period", "set_period",
            "qos_parameter", "subscription_qos", "ros_distro", "events_executor", "CallbackGroupExecutor", "spin_node",
            "spin_until", "call_service", "readable_file_path", "writable_file_path", "writable_directory_path",
-           "waiting_for_clock", "seconds", "duration_msg", "float64_array"]
+           "waiting_for_clock", "seconds", "stamp_or_now", "duration_msg", "float64_array"]
 
 JOINT_STATES_QOS = ("reliable", "best_effort", "sensor_data")
 # rclpy's major version in each distribution, for bags recorded where ROS_DISTRO is not set (pip wheels)
@@ -619,6 +619,11 @@ def waiting_for_clock(node) -> bool:
 def seconds(stamp):
     """builtin_interfaces/Time -> [s]."""
     return stamp.sec + 1e-9 * stamp.nanosec
+
+
+def stamp_or_now(stamp) -> float | None:
+    """builtin_interfaces/Time -> [s]; None for a zero stamp (a request's "now")."""
+    return seconds(stamp) if (stamp.sec or stamp.nanosec) else None
 
 
 def duration_msg(seconds: float) -> DurationMsg:
