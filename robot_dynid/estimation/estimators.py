@@ -1072,6 +1072,11 @@ class Estimator:
     noise_method: str = "ols"
     aliases: tuple[str, ...] = ()
 
+    def fit_values(self, training: LeastSquaresAccumulator) -> np.ndarray:
+        """The values ``training``'s equations give by :attr:`batch_method` (what a cross-validation fits per
+        fold)."""
+        return training.solve(self.batch_method).theta
+
     def build(self, n_parameters: int, **settings):
         """The estimator of ``n_parameters`` unknowns from ``settings`` (see :func:`build_estimator`)."""
         unknown = sorted(set(settings) - set(ESTIMATOR_SETTINGS))

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 import logging
 import math
 import warnings
@@ -43,8 +44,8 @@ from robot_dynid.estimation.identification_options import DEFAULT_PRIOR_WEIGHT, 
 from robot_dynid.estimation.metrics import torque_effects
 from robot_dynid.estimation.normal_equations import RecordingEquations
 from robot_dynid.estimation.physical_consistency import (DEFAULT_DELTA, GRAM_CONDITION_LIMIT, ConsistencyConstraints,
-                                                         ParameterLayout, check_plausibility, load_constraints,
-                                                         scaled_gram_condition, solve_consistent)
+                                                         ConsistentSolver, ParameterLayout, check_plausibility,
+                                                         load_constraints, scaled_gram_condition)
 from robot_dynid.estimation.progress import Progress, no_progress
 from robot_dynid.estimation.torque_scale import UnknownPayload, check_torque_scale
 from robot_dynid.model.base_parameters import BaseParameters, compute_base_parameters
@@ -609,23 +610,14 @@ def _consistent_fit(accumulator, robot, settings, base, batch, equations=None, p
     method = ESTIMATORS[settings.method]
     layout, prior = _layout_and_prior(robot, settings)
     reduced, back_substitute = accumulator.eliminate(base.rank)
-
-    def solve(training, prior_weight, noise_std=None, factors=None):
-        if method.weighted and noise_std is None:
-            noise_std = training.solve(method.noise_method).noise_std
-        weights = method.joint_weights(noise_std)
-        return solve_consistent(training, base, layout, joint_weights=weights, prior=prior,
-                                constraints=options.constraints, mode=options.mode, delta=options.delta,
-                                prior_weight=prior_weight, factors=factors)
-
+    solve = ConsistentSolver(base, layout, method, prior, options.constraints, options.mode, options.delta)
     folds = _folds(equations, options)
     prior_weight, scores = options.prior_weight, None
     if prior_weight == "auto":
         if folds is None:
             raise IdentificationError("prior_weight auto chooses the weight by cross-validation over the recordings: "
                                       "identify from recordings (not accumulated equations alone), or give a weight")
-        prior_weight, scores = folds.choose_prior_weight(lambda training, weight: solve(training, weight).base_values,
-                                                         progress)
+        prior_weight, scores = folds.choose_prior_weight(solve.base_values, progress)
         logger.info("prior weight %g chosen by cross-validation over %d %s", prior_weight, len(folds.fits),
                     folds.kind)
     weights = method.joint_weights(batch.noise_std)
@@ -675,12 +667,11 @@ def _folds(equations: RecordingEquations | None, options: ConsistencySettings) -
     return equations.folds()
 
 
-def _cross_validated_check(folds: Folds, robot, settings, result, solve, prior_weight) -> dict:
+def _cross_validated_check(folds: Folds, robot, settings, result, solve: ConsistentSolver, prior_weight) -> dict:
     """:func:`~robot_dynid.estimation.consistency_check.compare_with_least_squares` over the folds."""
-    batch_method = ESTIMATORS[settings.method].batch_method
     try:
-        least_squares = folds.cross_validated_rss(lambda training: training.solve(batch_method).theta)
-        consistent = folds.cross_validated_rss(lambda training: solve(training, prior_weight).base_values)
+        least_squares = folds.cross_validated_rss(ESTIMATORS[settings.method].fit_values)
+        consistent = folds.cross_validated_rss(functools.partial(solve.base_values, prior_weight=prior_weight))
     except DynIdError as error:
         text = f"consistent fit not compared with plain least squares by cross-validation: {error}"
         logger.info(text)

@@ -62,7 +62,7 @@ import numpy as np
 
 from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError, IdentificationError, message_line
-from robot_dynid.estimation.estimators import (RANK_TOLERANCE, LeastSquaresAccumulator,
+from robot_dynid.estimation.estimators import (RANK_TOLERANCE, Estimator, LeastSquaresAccumulator,
                                                check_overdetermined, column_scales)
 from robot_dynid.estimation.identification_options import DEFAULT_PRIOR_WEIGHT, PRIOR_MODES
 from robot_dynid.model import friction_models
@@ -79,7 +79,8 @@ __all__ = ["DEFAULT_MARGIN", "DEFAULT_DELTA", "NULL_SPACE_WEIGHT", "TIE_BREAK_WE
            "LinkConsistency", "ParameterLayout", "link_consistency", "ConsistencyConstraints", "load_constraints",
            "GRAM_CONDITION_LIMIT",
            "scaled_gram_condition", "CompressedLeastSquares", "compress", "compress_factors", "ConsistentResult",
-           "solve_consistent", "BodyFit", "solve_consistent_body", "PlausibilityReport", "check_plausibility"]
+           "solve_consistent", "ConsistentSolver", "BodyFit", "solve_consistent_body", "PlausibilityReport",
+           "check_plausibility"]
 
 logger = logging.getLogger(__name__)
 
@@ -1118,6 +1119,49 @@ def solve_consistent(accumulator: LeastSquaresAccumulator, base: BaseParameters,
                 "least squares; at a bound: %s; %.3f s", used, result.weighted_rss, result.residual_increase,
                 ", ".join(result.active) or "nothing", solve_time)
     return result
+
+
+@dataclass(frozen=True, eq=False)
+class ConsistentSolver:
+    """:func:`solve_consistent` of one model structure, estimator and prior, for any accumulated equations and
+    prior weight: the fit a cross-validation calls per fold and weight
+    (:mod:`~robot_dynid.estimation.consistency_check`).
+
+    Attributes
+    ----------
+    base : BaseParameters
+    layout : ParameterLayout
+    estimator : Estimator
+        Its joint weights (:meth:`~robot_dynid.estimation.estimators.Estimator.joint_weights`) from the noise of its
+        ``noise_method``.
+    prior : ndarray or None
+    constraints : ConsistencyConstraints or None
+    mode : str
+    delta : float
+    """
+
+    base: BaseParameters
+    layout: ParameterLayout
+    estimator: Estimator
+    prior: np.ndarray | None = None
+    constraints: ConsistencyConstraints | None = None
+    mode: str = "two_step"
+    delta: float = DEFAULT_DELTA
+
+    def __call__(self, training: LeastSquaresAccumulator, prior_weight: float, noise_std=None,
+                 factors=None) -> ConsistentResult:
+        """The consistent fit of ``training`` with ``prior_weight``; ``noise_std`` (n,) [N m] weighs the joints of
+        a weighted estimator (default: ``training``'s noise by its noise method); ``factors`` as in
+        :func:`solve_consistent`."""
+        if self.estimator.weighted and noise_std is None:
+            noise_std = training.solve(self.estimator.noise_method).noise_std
+        return solve_consistent(training, self.base, self.layout, joint_weights=self.estimator.joint_weights(noise_std),
+                                prior=self.prior, constraints=self.constraints, mode=self.mode, delta=self.delta,
+                                prior_weight=prior_weight, factors=factors)
+
+    def base_values(self, training: LeastSquaresAccumulator, prior_weight: float) -> np.ndarray:
+        """The base values of :meth:`__call__`'s fit."""
+        return self(training, prior_weight).base_values
 
 
 @dataclass(frozen=True)
