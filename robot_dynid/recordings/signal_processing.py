@@ -269,12 +269,17 @@ def savitzky_golay(x, window: int, polyorder: int, order: int = 0, delta: float 
 def _still_windows(values, window: int) -> np.ndarray:
     """(N, m) True where the ``window`` samples a local fit of ``values`` (N, m) uses at that sample (centred; the
     first or last ``window`` near the ends) are all equal: the fit is a constant, its derivatives exactly 0. Column
-    by column: the filters' temporaries are one column each."""
+    by column: the filters' temporaries are one column each. A window of two or more samples is all equal only
+    where neighbouring samples are, so a column with no two equal neighbours (noisy signals) is all False without
+    the filters."""
     from scipy.ndimage import maximum_filter1d, minimum_filter1d
     n, half = values.shape[0], window // 2
     still = np.empty(values.shape, dtype=bool)
     for j in range(values.shape[1]):
         column = np.ascontiguousarray(values[:, j])
+        if window >= 2 and not np.any(column[1:] == column[:-1]):
+            still[:, j] = False
+            continue
         still[:, j] = maximum_filter1d(column, window) == minimum_filter1d(column, window)
     if half:
         still[:half] = np.all(values[:window] == values[0], axis=0)

@@ -81,8 +81,12 @@ def nominal_grid(time) -> tuple[np.ndarray, float] | None:
     if time.size < FIT_WINDOW:
         return None
     slope = median_step(time)
+    steps, counted = np.diff(time), None
     for _ in range(3):      # the median of jittered steps is a few 0.1 % off: count a long gap's periods again
-        periods = np.maximum(np.rint(np.diff(time) / slope), 1.0)
+        periods = np.maximum(np.rint(steps / slope), 1.0)
+        if counted is not None and np.array_equal(periods, counted):
+            break           # the same periods fit the same line again
+        counted = periods
         k = np.concatenate(([0.0], np.cumsum(periods)))
         slope, intercept = np.polyfit(k, time - time[0], 1)
     grid = time[0] + intercept + slope * k
