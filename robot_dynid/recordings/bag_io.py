@@ -76,7 +76,7 @@ from robot_dynid.recordings.joint_states import LENGTH_MISMATCH, NON_FINITE, Joi
 from robot_dynid.recordings.motor_side import (check_joint_count, joint_values, require_torque_constants,
                                                require_transmission)
 from robot_dynid.recordings.recording import (REPEATED_STAMP, DropCounter, GatheredRows, Recording, describe_dropped,
-                                              hand_over)
+                                              finite_rows, hand_over)
 from robot_dynid.recordings.stages import StageMarker, kind_name, label_samples, stage_intervals
 from robot_dynid.yaml_files import read_yaml
 
@@ -400,7 +400,7 @@ class _JointStateTopic:
                     row_reason[pending] = code(LENGTH_MISMATCH)
                 else:
                     array = array[:, columns]
-                    row_reason[pending & ~_finite_rows(array)] = code(NON_FINITE)
+                    row_reason[pending & ~finite_rows(array)] = code(NON_FINITE)
                     picked[field] = array
             reason[positions] = row_reason
             usable = row_reason < 0
@@ -655,15 +655,6 @@ class BagChunks:
         self.close()
 
 
-def _finite_rows(values: np.ndarray) -> np.ndarray:
-    """(m,) whether every value of each row of ``values`` (m, n) is finite; column by column (a reduction over a
-    row's few values is several times slower)."""
-    finite = np.ones(values.shape[0], dtype=bool)
-    for column in range(values.shape[1]):
-        finite &= np.isfinite(values[:, column])
-    return finite
-
-
 def _marker(message, receive_ns: int, topic: str) -> StageMarker:
     stamp_ns = _stamp_ns(message.header) or receive_ns
     try:
@@ -816,7 +807,8 @@ def read_bag(path, joint_names: Sequence[str] | None = None,
     if markers is not None:
         stage, cycle = label_samples(time, stage_intervals(markers))
     rows = slice(None) if usable.all() else np.flatnonzero(usable)
-    qd, tau = (None if np.isnan(values).all() else values[rows] for values in (qd, tau))
+    qd, tau = (None if (values.size == 0 or np.isnan(values.flat[0])) and np.isnan(values).all() else values[rows]
+               for values in (qd, tau))      # a first value not NaN: not all NaN, without a pass
     temperature = None if temperature is None else temperature[keep][rows]
     hand_over(time, q, qd, tau, temperature)     # this reader's own arrays: the recording shares them
     return Recording.from_arrays(
@@ -886,7 +878,8 @@ def _complete_samples(time: np.ndarray, qd: np.ndarray, tau: np.ndarray, positio
     for values, reason in ((qd, f"{positions_topic}: velocity empty while other messages carry it"),
                            (tau, f"{tau_source} empty while other messages carry it"
                             if efforts_in_joint_states else tau_source)):
-        absent = np.isnan(values).any(axis=1)
+        with np.errstate(over="ignore", invalid="ignore"):      # no NaN where the sum is not NaN
+            absent = np.isnan(values).any(axis=1) if np.isnan(np.sum(values)) else np.zeros(time.size, dtype=bool)
         if absent.any() and not absent.all():
             dropped.add(reason, float(time[np.argmax(absent)]), int(np.count_nonzero(absent & usable)))
             usable &= ~absent
