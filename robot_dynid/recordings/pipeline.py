@@ -33,7 +33,7 @@ from robot_dynid.recordings.conditioning import (MIN_WINDOW_SAMPLES, REST_DWELL,
                                                  Conditioning, derivative_plan, describe_rest, stationary_mask)
 from robot_dynid.recordings.data_checks import check_samples, check_time_unit
 from robot_dynid.recordings.data_files import StageTable, read_file, stage_table
-from robot_dynid.recordings.recording import DropCounter, Recording
+from robot_dynid.recordings.recording import DropCounter, Recording, hand_over
 from robot_dynid.recordings.signal_processing import (differentiate as differentiate_samples, gap_starts,
                                                       median_step, resample_uniform, window_samples_for)
 from robot_dynid.recordings.stage_detection import StageSelection, select_stages
@@ -207,6 +207,7 @@ def zero_at_rest(recording: Recording, conditioning: Conditioning) -> tuple[Reco
     if at_rest.any():
         qd = recording.qd.copy()
         qd[at_rest] = 0.0
+        hand_over(qd)
         recording = dataclasses.replace(recording, qd=qd)
     return recording, at_rest
 
@@ -375,6 +376,7 @@ def complete_derivatives(recording: Recording, window: float | None = DERIVATIVE
             else:
                 values[name][run] = array
         uniform &= derived.uniform
+    hand_over(*values.values())     # made here, written no more: the recording shares them
     if "derivative_window_choice" in recording.conditioning:
         plan = dataclasses.replace(plan, how="chosen by cross-validation of the fit")
     logger.info("%s: %s (%s stamps)", recording.source, plan.describe(recording.joint_names),
