@@ -13,6 +13,7 @@ are. Real gaps stay gaps (the grid counts their periods; derivatives restart aft
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
@@ -75,24 +76,42 @@ class TimeBase:
 def nominal_grid(time) -> tuple[np.ndarray, float] | None:
     """``(grid times (N,) [s], step h [s])`` of the uniform grid that stamps ``time`` (N,) [s] jitter about, with
     each sample at ``t0 + k h`` (``k`` the periods counted by rounding each step to the median, then to the fitted
-    step), fitted by least squares; None with fewer than :data:`FIT_WINDOW` stamps or a stamp farther than
-    :data:`MAX_GRID_DEVIATION` steps from it."""
+    step), fitted by least squares (:func:`_line_fit`); None with fewer than :data:`FIT_WINDOW` stamps or a stamp
+    farther than :data:`MAX_GRID_DEVIATION` steps from it."""
     time = np.asarray(time, dtype=float)
     if time.size < FIT_WINDOW:
         return None
     slope = median_step(time)
-    steps, counted = np.diff(time), None
+    steps, relative, counted = np.diff(time), time - time[0], None
     for _ in range(3):      # the median of jittered steps is a few 0.1 % off: count a long gap's periods again
         periods = np.maximum(np.rint(steps / slope), 1.0)
         if counted is not None and np.array_equal(periods, counted):
             break           # the same periods fit the same line again
         counted = periods
         k = np.concatenate(([0.0], np.cumsum(periods)))
-        slope, intercept = np.polyfit(k, time - time[0], 1)
+        slope, intercept = _line_fit(k, relative)
     grid = time[0] + intercept + slope * k
     if np.max(np.abs(time - grid)) > MAX_GRID_DEVIATION * slope:
         return None
     return grid, float(slope)
+
+
+_FIT_BLOCK = 65536
+"""Samples [1] per block of :func:`_line_fit`'s sums: its temporaries are a few arrays of this length."""
+
+
+def _line_fit(x, y) -> tuple[float, float]:
+    """``(slope, intercept)`` of the least-squares line ``y ~ intercept + slope x`` through ``x``, ``y`` (N,), N >= 2
+    with two distinct ``x``: centred sums of products added block by block (exactly, by math.fsum, across the
+    blocks), no temporary of N values."""
+    x_mean, y_mean = float(np.mean(x)), float(np.mean(y))
+    products, squares = [], []
+    for start in range(0, x.size, _FIT_BLOCK):
+        dx = x[start:start + _FIT_BLOCK] - x_mean
+        products.append(float(np.dot(dx, y[start:start + _FIT_BLOCK] - y_mean)))
+        squares.append(float(np.dot(dx, dx)))
+    slope = math.fsum(products) / math.fsum(squares)
+    return slope, y_mean - slope * x_mean
 
 
 def _fit_residual(q, time, rows) -> np.ndarray:
