@@ -42,9 +42,9 @@ import math
 
 import numpy as np
 
+from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.estimation.scalar_minimum import bounded_minimum
-from robot_dynid.recordings.recording import all_finite
 
 __all__ = ["STD_METHOD_TEXT", "MIN_BLOCK_DURATION", "MAX_BLOCKS", "MIN_BLOCKS", "DEFAULT_LEVEL", "describe",
            "NORMAL_QUANTILE", "T_QUANTILES", "interval_quantile", "combined_dof", "PERIOD_TOLERANCE",
@@ -147,7 +147,7 @@ def detect_period(time, q, min_cycles: float = 2.0, tolerance: float = PERIOD_TO
     """
     time = np.asarray(time, dtype=float)
     q = np.asarray(q, dtype=float).reshape(time.size, -1)
-    if time.size < 16 or not all_finite(q):
+    if time.size < 16 or not validators.all_finite(q):
         return None
     duration = float(time[-1] - time[0])
     n_grid = int(duration * PERIOD_GRID_RATE) + 1

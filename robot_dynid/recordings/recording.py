@@ -40,8 +40,7 @@ from robot_dynid.recordings.stages import (CUSTOM_PREFIX, NO_CYCLE, NO_STAGE, St
                                            stage_kind, stage_mask)
 
 __all__ = ["JOINT_FIELDS", "REPEATED_STAMP", "Dropped", "DropCounter", "describe_dropped", "dropped_to_dict",
-           "dropped_from_dict", "hand_over", "all_finite", "finite_rows", "GatheredRows", "Recording",
-           "intervals_from_labels"]
+           "dropped_from_dict", "hand_over", "finite_rows", "GatheredRows", "Recording", "intervals_from_labels"]
 
 logger = logging.getLogger(__name__)
 
@@ -121,20 +120,11 @@ def _frozen(value) -> bool:
     return value is None
 
 
-def all_finite(values: np.ndarray) -> bool:
-    """Whether every value of the float array ``values`` is finite: where their sum is (a NaN or inf makes it NaN
-    or inf; one pass, no temporaries), else, as finite values can overflow the sum, value by value."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        if np.isfinite(np.sum(values)):
-            return True
-    return bool(np.isfinite(values).all())
-
-
 def finite_rows(values: np.ndarray) -> np.ndarray:
     """(N,) whether every value of each row of the float array ``values`` (N, n) is finite; column by column (a
     reduction over a row's few values is several times slower)."""
     finite = np.ones(values.shape[0], dtype=bool)
-    if all_finite(values):
+    if validators.all_finite(values):
         return finite
     for column in range(values.shape[1]):
         finite &= np.isfinite(values[:, column])
@@ -223,7 +213,7 @@ def _as_float_array(name: str, value, shape: tuple[int, ...], axes: tuple[str, .
     no one can change it: a recording made from another shares its arrays); the message of a NaN or inf adds
     that :meth:`Recording.from_arrays` drops such samples."""
     array = validators.array(value, name, shape=shape, axes=axes, finite=False, copy=not _frozen(value))
-    if not all_finite(array):
+    if not validators.all_finite(array):
         try:
             validators.array(array, name, axes=axes, columns=columns)
         except DataError as error:

@@ -322,7 +322,8 @@ def differentiate(q, time, window_samples: int | None = None,
     polyorder = validators.count(polyorder, "polyorder", DataError, 2)
     if (window_samples is None) == (window_seconds is None):
         raise DataError("give exactly one of window_samples and window_seconds")
-    step = median_step(time)
+    steps = np.diff(time)
+    step = float(np.median(steps))      # median_step
     if window_seconds is not None:
         window_seconds = validators.positive(window_seconds, "window_seconds", DataError, "s")
         window = window_samples_for(window_seconds, step)
@@ -336,7 +337,9 @@ def differentiate(q, time, window_samples: int | None = None,
         raise DataError(f"{source} must exceed polyorder = {polyorder}")
     if window > q.shape[0]:
         raise DataError(f"{source} exceeds the {q.shape[0]} samples of q")
-    uniform = bool(np.max(np.abs(np.diff(time) - step)) <= SAVGOL_UNIFORMITY * step)
+    # the largest |steps - step|, from the extreme steps (subtracting a number keeps their order)
+    uniform = bool(max(steps.max() - step, step - steps.min()) <= SAVGOL_UNIFORMITY * step)
+    del steps
     if uniform:
         q_, qd, qdd = (savitzky_golay(q, window, polyorder, order, step) if order in orders else None
                        for order in range(3))
