@@ -383,7 +383,10 @@ def centre_derivative(q, time, polyorder: int = 3, order: int = 2, out: np.ndarr
 
 
 def first_non_increasing(time: np.ndarray) -> int | None:
-    """Index ``i`` of the first sample with ``time[i] <= time[i - 1]``, None if there is none."""
+    """Index ``i`` of the first sample with ``time[i] <= time[i - 1]`` (their difference not positive), None if there
+    is none."""
+    if np.all(time[1:] > time[:-1]):        # every difference positive: found without an array of them
+        return None
     bad = np.flatnonzero(np.diff(time) <= 0.0)
     return int(bad[0]) + 1 if bad.size else None
 
