@@ -173,8 +173,9 @@ def array(value: Any, field: str, error: type[Exception] = DataError, *, ndim: i
     return result
 
 
-_SUMMED = 4096
-"""[values] from this size on, :func:`all_finite` tries the sum first."""
+_SUMMED = 1 << 20
+"""[values] from this size on, :func:`all_finite` tries the sum first (below it, the boolean array is small and
+the sum's floating-point state handling costs more than it saves)."""
 
 
 def all_finite(values: np.ndarray) -> bool:

@@ -276,10 +276,10 @@ def _still_windows(values, window: int) -> np.ndarray:
     n, half = values.shape[0], window // 2
     still = np.empty(values.shape, dtype=bool)
     for j in range(values.shape[1]):
-        column = np.ascontiguousarray(values[:, j])
-        if window >= 2 and not np.any(column[1:] == column[:-1]):
+        if window >= 2 and not np.any(values[1:, j] == values[:-1, j]):
             still[:, j] = False
             continue
+        column = np.ascontiguousarray(values[:, j])
         still[:, j] = maximum_filter1d(column, window) == minimum_filter1d(column, window)
     if half:
         still[:half] = np.all(values[:window] == values[0], axis=0)
