@@ -327,6 +327,7 @@ class _JointStateTopic:
             key = (tuple(message.name), tuple(values[field].shape[1] for field in self.fields))
             groups[key].append((np.array([position]), values))
         return _Decoded(block.receive_ns, stamps, [
+            (names, *parts[0]) if len(parts) == 1 else       # one piece (one layout, one run): its own arrays
             (names, np.concatenate([positions for positions, _ in parts]),
              {field: np.concatenate([values[field] for _, values in parts]) for field in self.fields})
             for (names, _), parts in groups.items()])
