@@ -15,8 +15,8 @@ import numpy as np
 
 from robot_dynid.errors import DataError
 
-__all__ = ["number", "positive", "fraction", "count", "in_range", "flag", "text", "array", "show", "per_joint",
-           "numbers", "mapping_of", "entries", "known_keys", "significance_level"]
+__all__ = ["number", "positive", "fraction", "count", "in_range", "flag", "text", "array", "all_finite", "show",
+           "per_joint", "numbers", "mapping_of", "entries", "known_keys", "significance_level"]
 
 _REAL = (int, float, np.integer, np.floating)
 
@@ -160,7 +160,7 @@ def array(value: Any, field: str, error: type[Exception] = DataError, *, ndim: i
     if min_length and (result.ndim == 0 or result.shape[0] < min_length):
         what = axes[0] if axes else "entries"
         raise error(f"{field} must have at least {min_length} {what}, got shape {result.shape}")
-    if finite and not np.isfinite(values).all():
+    if finite and not all_finite(values):
         bad = ~np.isfinite(values)
         raise error(f"{field} must be finite{_unit(unit)}, got {_element(values, bad, field, axes, columns)}")
     if minimum is not None and not (values >= minimum if allow_minimum else values > minimum).all():
@@ -171,6 +171,22 @@ def array(value: Any, field: str, error: type[Exception] = DataError, *, ndim: i
         raise error(f"{field} must be <= {maximum:g}{_unit(unit)}, "
                     f"got {_element(values, ~(values <= maximum), field, axes, columns)}")
     return result
+
+
+_SUMMED = 1 << 20
+"""[values] from this size on, :func:`all_finite` tries the sum first (below it, the boolean array is small and
+the sum's floating-point state handling costs more than it saves)."""
+
+
+def all_finite(values: np.ndarray) -> bool:
+    """Whether every value of the float array ``values`` is finite. From :data:`_SUMMED` values on, where their sum
+    is (a NaN or inf makes it NaN or inf; one pass, no temporaries), else, as finite values can overflow the sum,
+    value by value."""
+    if values.size >= _SUMMED:
+        with np.errstate(over="ignore", invalid="ignore"):
+            if np.isfinite(np.add.reduce(values, axis=None)):
+                return True
+    return bool(np.isfinite(values).all())
 
 
 def _shape_text(shape: tuple[int | None, ...], axes: Sequence[str] | None) -> str:

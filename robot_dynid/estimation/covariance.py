@@ -42,6 +42,7 @@ import math
 
 import numpy as np
 
+from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.estimation.scalar_minimum import bounded_minimum
 
@@ -146,14 +147,22 @@ def detect_period(time, q, min_cycles: float = 2.0, tolerance: float = PERIOD_TO
     """
     time = np.asarray(time, dtype=float)
     q = np.asarray(q, dtype=float).reshape(time.size, -1)
-    if time.size < 16 or not np.all(np.isfinite(q)):
+    if time.size < 16 or not validators.all_finite(q):
         return None
     duration = float(time[-1] - time[0])
     n_grid = int(duration * PERIOD_GRID_RATE) + 1
     if n_grid < 16:
         return None
     grid = time[0] + np.arange(n_grid) / PERIOD_GRID_RATE
-    x = np.column_stack([np.interp(grid, time, column) for column in q.T])
+    # only the samples that bracket a grid point (and the first and last) enter the interpolation: the same
+    # intervals, so the same values, without a contiguous copy of every column of a long recording
+    below = np.searchsorted(time, grid, side="right") - 1
+    used = np.zeros(time.size, dtype=bool)
+    used[[0, -1]] = True
+    used[np.clip(below, 0, time.size - 1)] = True
+    used[np.clip(below + 1, 0, time.size - 1)] = True
+    used = np.flatnonzero(used)
+    x = np.column_stack([np.interp(grid, time[used], column) for column in q[used].T])
     x -= x.mean(axis=0)
     spread = float(np.sqrt(np.mean(x**2)))
     if not spread > 0.0:
@@ -224,7 +233,9 @@ def phase_times(time, cycle=None, q=None) -> np.ndarray:
         rest = slice(None) if not in_cycle.any() else ~in_cycle      # no copy of the positions without cycles
         times = time[rest]
         period = detect_period(times, np.asarray(q)[rest])
-        if period is not None:
+        if period is not None and isinstance(rest, slice):      # phase is times - times[0] already
+            np.mod(phase, period, out=phase)
+        elif period is not None:
             phase[rest] = np.mod(times - times[0], period)
     return phase
 

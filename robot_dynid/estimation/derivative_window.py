@@ -88,12 +88,15 @@ class WindowChoice:
                            for window, score in sorted(self.scores.items())}}
 
 
-def candidate_windows(recording: Recording, conditioning: Conditioning) -> tuple[list[float], float]:
-    """``(candidates [s], the noise rule's choice [s])`` for ``recording`` (module docstring)."""
+def candidate_windows(recording: Recording, conditioning: Conditioning,
+                      estimates: dict | None = None) -> tuple[list[float], float]:
+    """``(candidates [s], the noise rule's choice [s])`` for ``recording`` (module docstring); ``estimates``: a dict
+    that keeps the recording's noise and motion estimates
+    (:func:`~robot_dynid.recordings.conditioning.derivative_plan`)."""
     step = median_step(recording.time)
     velocities = recording.qd if recording.qd is not None and not (conditioning.derive or
                                                                    conditioning.accelerations_from_positions) else None
-    noise_rule = derivative_plan(recording.time, recording.q, velocities).window_seconds
+    noise_rule = derivative_plan(recording.time, recording.q, velocities, estimates=estimates).window_seconds
     shortest = MIN_WINDOW_SAMPLES * step
     candidates = sorted({round(window, 6) for window in CANDIDATE_WINDOWS
                          if shortest * (1.0 - 1e-9) <= window <= MAX_DERIVATIVE_WINDOW} | {round(noise_rule, 6)})
@@ -101,12 +104,13 @@ def candidate_windows(recording: Recording, conditioning: Conditioning) -> tuple
 
 
 def choose_derivative_window(recording: Recording, robot: RobotDescription, settings: IdentificationSettings,
-                             conditioning: Conditioning) -> WindowChoice:
+                             conditioning: Conditioning, estimates: dict | None = None) -> WindowChoice:
     """The window [s] with the smallest cross-validated torque residual (module docstring) for ``recording``
-    (read, checked and resampled, not yet differentiated; with torques) identified with ``settings``."""
+    (read, checked and resampled, not yet differentiated; with torques) identified with ``settings``;
+    ``estimates``: as :func:`candidate_windows`."""
     if recording.tau is None:
         raise DataError(f"{recording.source}: choosing the derivative window needs torques")
-    candidates, noise_rule = candidate_windows(recording, conditioning)
+    candidates, noise_rule = candidate_windows(recording, conditioning, estimates)
     regressor = settings.regressor(robot)
     base = compute_base_parameters(regressor)
     blocks = _blocks(recording)
@@ -170,12 +174,12 @@ def _cross_validated_residual(blocks, regressor, base, settings: IdentificationS
 
 
 def window_chooser(robot: RobotDescription, settings: IdentificationSettings):
-    """``choose(recording, conditioning) -> (window [s], record)`` (None without torques) for the reading pipeline
-    (:func:`robot_dynid.recordings.pipeline.run`'s ``choose_window``): :func:`choose_derivative_window` with the
-    identification's own model family and its record (:meth:`WindowChoice.to_dict`)."""
-    def choose(recording: Recording, conditioning: Conditioning):
+    """``choose(recording, conditioning, estimates=None) -> (window [s], record)`` (None without torques) for the
+    reading pipeline (:func:`robot_dynid.recordings.pipeline.run`'s ``choose_window``): :func:`choose_derivative_window`
+    with the identification's own model family and its record (:meth:`WindowChoice.to_dict`)."""
+    def choose(recording: Recording, conditioning: Conditioning, estimates: dict | None = None):
         if recording.tau is None:       # nothing to identify: the command says so, naming the torques
             return None
-        choice = choose_derivative_window(recording, robot, settings, conditioning)
+        choice = choose_derivative_window(recording, robot, settings, conditioning, estimates)
         return choice.window, choice.to_dict()
     return choose

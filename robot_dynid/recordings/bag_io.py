@@ -76,7 +76,7 @@ from robot_dynid.recordings.joint_states import LENGTH_MISMATCH, NON_FINITE, Joi
 from robot_dynid.recordings.motor_side import (check_joint_count, joint_values, require_torque_constants,
                                                require_transmission)
 from robot_dynid.recordings.recording import (REPEATED_STAMP, DropCounter, GatheredRows, Recording, describe_dropped,
-                                              hand_over)
+                                              finite_rows, hand_over)
 from robot_dynid.recordings.stages import StageMarker, kind_name, label_samples, stage_intervals
 from robot_dynid.yaml_files import read_yaml
 
@@ -327,6 +327,7 @@ class _JointStateTopic:
             key = (tuple(message.name), tuple(values[field].shape[1] for field in self.fields))
             groups[key].append((np.array([position]), values))
         return _Decoded(block.receive_ns, stamps, [
+            (names, *parts[0]) if len(parts) == 1 else       # one piece (one layout, one run): its own arrays
             (names, np.concatenate([positions for positions, _ in parts]),
              {field: np.concatenate([values[field] for _, values in parts]) for field in self.fields})
             for (names, _), parts in groups.items()])
@@ -400,14 +401,22 @@ class _JointStateTopic:
                     row_reason[pending] = code(LENGTH_MISMATCH)
                 else:
                     array = array[:, columns]
-                    row_reason[pending & ~np.isfinite(array).all(axis=1)] = code(NON_FINITE)
+                    row_reason[pending & ~finite_rows(array)] = code(NON_FINITE)
                     picked[field] = array
             reason[positions] = row_reason
             usable = row_reason < 0
-            selected.append((positions[usable], {field: array[usable] for field, array in picked.items()}))
+            selected.append((positions[usable], picked if usable.all() else
+                             {field: array[usable] for field, array in picked.items()}))
         self._count_skipped(decoded, reason, texts)
         usable = np.flatnonzero(reason < 0)
         n = 0 if self.selector.joint_names is None else len(self.selector.joint_names)
+        positions, picked = selected[0] if len(selected) == 1 else (None, {})
+        if positions is not None and positions.size == usable.size and np.all(np.diff(positions) > 0) \
+                and all(array.shape[1] == n for array in picked.values()):
+            # one group holds every usable message, in order (one driver's messages): its arrays are the rows
+            return decoded.stamp_ns[usable], decoded.receive_ns[usable], {
+                field: picked[field] if field in picked else np.full((usable.size, n), np.nan)
+                for field in self.fields}
         arrays = {field: np.full((usable.size, n), np.nan) for field in self.fields}
         row_of = np.full(reason.size, -1, dtype=np.int64)
         row_of[usable] = np.arange(usable.size)
@@ -831,7 +840,8 @@ def _recording(path, topics: _BagTopics, tau: np.ndarray, tau_source: str, tempe
     if topics.markers is not None:
         stage, cycle = label_samples(time, stage_intervals(topics.markers))
     rows = slice(None) if usable.all() else np.flatnonzero(usable)
-    qd, tau = (None if np.isnan(values).all() else values[rows] for values in (qd, tau))
+    qd, tau = (None if (values.size == 0 or np.isnan(values.flat[0])) and np.isnan(values).all() else values[rows]
+               for values in (qd, tau))      # a first value not NaN: not all NaN, without a pass
     temperature = None if temperature is None else temperature[keep][rows]
     hand_over(time, q, qd, tau, temperature)     # this reader's own arrays: the recording shares them
     return Recording.from_arrays(
@@ -901,7 +911,8 @@ def _complete_samples(time: np.ndarray, qd: np.ndarray, tau: np.ndarray, positio
     for values, reason in ((qd, f"{positions_topic}: velocity empty while other messages carry it"),
                            (tau, f"{tau_source} empty while other messages carry it"
                             if efforts_in_joint_states else tau_source)):
-        absent = np.isnan(values).any(axis=1)
+        with np.errstate(over="ignore", invalid="ignore"):      # no NaN where the sum is not NaN
+            absent = np.isnan(values).any(axis=1) if np.isnan(np.sum(values)) else np.zeros(time.size, dtype=bool)
         if absent.any() and not absent.all():
             dropped.add(reason, float(time[np.argmax(absent)]), int(np.count_nonzero(absent & usable)))
             usable &= ~absent

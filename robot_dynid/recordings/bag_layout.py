@@ -237,13 +237,16 @@ class JointStateLayout:
 
 
 def _equal(rows: np.ndarray, reference: np.ndarray, start: int, end: int) -> np.ndarray:
-    """Which rows (m, size) hold ``reference[start:end]`` at ``[start, end)``: 8 bytes at a time, then the rest."""
+    """Which rows (m, size) hold ``reference[start:end]`` at ``[start, end)``: 8 bytes at a time, then the rest,
+    one column of all rows at a time (a reduction over a row's few words is several times slower)."""
     middle = start + 8 * ((end - start) // 8)
     equal = np.ones(rows.shape[0], dtype=bool)
     if middle > start:
-        equal &= (rows[:, start:middle].view("<u8") == reference[start:middle].view("<u8")).all(axis=1)
-    if end > middle:
-        equal &= (rows[:, middle:end] == reference[middle:end]).all(axis=1)
+        words, expected = rows[:, start:middle].view("<u8"), reference[start:middle].view("<u8")
+        for column in range(words.shape[1]):
+            equal &= words[:, column] == expected[column]
+    for column in range(middle, end):
+        equal &= rows[:, column] == reference[column]
     return equal
 
 

@@ -33,7 +33,7 @@ from robot_dynid.recordings.conditioning import (MIN_WINDOW_SAMPLES, REST_DWELL,
                                                  Conditioning, derivative_plan, describe_rest, stationary_mask)
 from robot_dynid.recordings.data_checks import check_samples, check_time_unit
 from robot_dynid.recordings.data_files import StageTable, read_file, stage_table
-from robot_dynid.recordings.recording import DropCounter, Recording
+from robot_dynid.recordings.recording import DropCounter, Recording, hand_over
 from robot_dynid.recordings.signal_processing import (differentiate as differentiate_samples, gap_starts,
                                                       median_step, resample_uniform, window_samples_for)
 from robot_dynid.recordings.stage_detection import StageSelection, select_stages
@@ -93,10 +93,12 @@ def run(path, robot=None, conditioning: Conditioning | None = None, *, joint_nam
     adjust : callable, optional
         ``adjust(recording) -> Recording`` between steps 5 and 6.
     choose_window : callable, optional
-        ``choose_window(recording, conditioning) -> (window [s], record) or None`` between steps 3 and 4 where
-        ``conditioning`` gives no derivative window (a layer above: cross-validation of the identification,
+        ``choose_window(recording, conditioning, estimates) -> (window [s], record) or None`` between steps 3 and
+        4 where ``conditioning`` gives no derivative window (a layer above: cross-validation of the identification,
         :func:`robot_dynid.estimation.derivative_window.window_chooser`); the window is then the conditioning's,
-        the record kept in ``conditioning["derivative_window_choice"]``.
+        the record kept in ``conditioning["derivative_window_choice"]``. ``estimates``: a dict for the noise and
+        motion estimates of the recording's derivative plans
+        (:func:`~robot_dynid.recordings.conditioning.derivative_plan`), which step 4 uses again.
     **bag_topics
         joint_states_topic, motor_states_topic, effort_topic, stage_topic, ... (bags only;
         :func:`robot_dynid.recordings.bag_io.read_bag`).
@@ -107,14 +109,15 @@ def run(path, robot=None, conditioning: Conditioning | None = None, *, joint_nam
     recording = check_and_drop(recording, robot)
     stamps = recording.stamp_quality
     recording = resample(recording, conditioning)
+    estimates = {}      # the recording's noise and motion estimates, for the window choice and step 4
     choice = None if choose_window is None or conditioning.derivative_window is not None else \
-        choose_window(recording, conditioning)
+        choose_window(recording, conditioning, estimates)
     if choice is not None:
         window, record = choice
         conditioning = dataclasses.replace(conditioning, derivative_window=window)
         recording = dataclasses.replace(recording, conditioning={**recording.conditioning,
                                                                  "derivative_window_choice": record})
-    recording = differentiate(recording, conditioning)
+    recording = differentiate(recording, conditioning, estimates)
     recording = condition_at_rest(recording, conditioning)
     recording = dataclasses.replace(recording, stamp_quality=stamps)
     if adjust is not None:
@@ -171,11 +174,13 @@ def resample(recording: Recording, conditioning: Conditioning) -> Recording:
     return resample_recording(recording, conditioning.resample, conditioning.derivative_window or DERIVATIVE_WINDOW)
 
 
-def differentiate(recording: Recording, conditioning: Conditioning) -> Recording:
+def differentiate(recording: Recording, conditioning: Conditioning, estimates: dict | None = None) -> Recording:
     """Step 4: the velocities and accelerations ``recording`` lacks (:func:`complete_derivatives`, with
-    ``conditioning``'s window and source of accelerations)."""
+    ``conditioning``'s window and source of accelerations; ``estimates``: its derivative plans' noise and motion
+    estimates, kept from the window choice)."""
     return complete_derivatives(recording, conditioning.derivative_window,
-                                accelerations_from_positions=conditioning.accelerations_from_positions)
+                                accelerations_from_positions=conditioning.accelerations_from_positions,
+                                estimates=estimates)
 
 
 def condition_at_rest(recording: Recording, conditioning: Conditioning) -> Recording:
@@ -207,6 +212,7 @@ def zero_at_rest(recording: Recording, conditioning: Conditioning) -> tuple[Reco
     if at_rest.any():
         qd = recording.qd.copy()
         qd[at_rest] = 0.0
+        hand_over(qd)
         recording = dataclasses.replace(recording, qd=qd)
     return recording, at_rest
 
@@ -375,6 +381,7 @@ def complete_derivatives(recording: Recording, window: float | None = DERIVATIVE
             else:
                 values[name][run] = array
         uniform &= derived.uniform
+    hand_over(*values.values())     # made here, written no more: the recording shares them
     if "derivative_window_choice" in recording.conditioning:
         plan = dataclasses.replace(plan, how="chosen by cross-validation of the fit")
     logger.info("%s: %s (%s stamps)", recording.source, plan.describe(recording.joint_names),

@@ -269,11 +269,16 @@ def savitzky_golay(x, window: int, polyorder: int, order: int = 0, delta: float 
 def _still_windows(values, window: int) -> np.ndarray:
     """(N, m) True where the ``window`` samples a local fit of ``values`` (N, m) uses at that sample (centred; the
     first or last ``window`` near the ends) are all equal: the fit is a constant, its derivatives exactly 0. Column
-    by column: the filters' temporaries are one column each."""
+    by column: the filters' temporaries are one column each. A window of two or more samples is all equal only
+    where neighbouring samples are, so a column with no two equal neighbours (noisy signals) is all False without
+    the filters."""
     from scipy.ndimage import maximum_filter1d, minimum_filter1d
     n, half = values.shape[0], window // 2
     still = np.empty(values.shape, dtype=bool)
     for j in range(values.shape[1]):
+        if window >= 2 and not np.any(values[1:, j] == values[:-1, j]):
+            still[:, j] = False
+            continue
         column = np.ascontiguousarray(values[:, j])
         still[:, j] = maximum_filter1d(column, window) == minimum_filter1d(column, window)
     if half:
@@ -317,7 +322,8 @@ def differentiate(q, time, window_samples: int | None = None,
     polyorder = validators.count(polyorder, "polyorder", DataError, 2)
     if (window_samples is None) == (window_seconds is None):
         raise DataError("give exactly one of window_samples and window_seconds")
-    step = median_step(time)
+    steps = np.diff(time)
+    step = float(np.median(steps))      # median_step
     if window_seconds is not None:
         window_seconds = validators.positive(window_seconds, "window_seconds", DataError, "s")
         window = window_samples_for(window_seconds, step)
@@ -331,7 +337,9 @@ def differentiate(q, time, window_samples: int | None = None,
         raise DataError(f"{source} must exceed polyorder = {polyorder}")
     if window > q.shape[0]:
         raise DataError(f"{source} exceeds the {q.shape[0]} samples of q")
-    uniform = bool(np.max(np.abs(np.diff(time) - step)) <= SAVGOL_UNIFORMITY * step)
+    # the largest |steps - step|, from the extreme steps (subtracting a number keeps their order)
+    uniform = bool(max(steps.max() - step, step - steps.min()) <= SAVGOL_UNIFORMITY * step)
+    del steps
     if uniform:
         q_, qd, qdd = (savitzky_golay(q, window, polyorder, order, step) if order in orders else None
                        for order in range(3))
@@ -375,7 +383,10 @@ def centre_derivative(q, time, polyorder: int = 3, order: int = 2, out: np.ndarr
 
 
 def first_non_increasing(time: np.ndarray) -> int | None:
-    """Index ``i`` of the first sample with ``time[i] <= time[i - 1]``, None if there is none."""
+    """Index ``i`` of the first sample with ``time[i] <= time[i - 1]`` (their difference not positive), None if there
+    is none."""
+    if np.all(time[1:] > time[:-1]):        # every difference positive: found without an array of them
+        return None
     bad = np.flatnonzero(np.diff(time) <= 0.0)
     return int(bad[0]) + 1 if bad.size else None
 

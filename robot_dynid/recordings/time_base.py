@@ -13,6 +13,7 @@ are. Real gaps stay gaps (the grid counts their periods; derivatives restart aft
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
@@ -75,20 +76,68 @@ class TimeBase:
 def nominal_grid(time) -> tuple[np.ndarray, float] | None:
     """``(grid times (N,) [s], step h [s])`` of the uniform grid that stamps ``time`` (N,) [s] jitter about, with
     each sample at ``t0 + k h`` (``k`` the periods counted by rounding each step to the median, then to the fitted
-    step), fitted by least squares; None with fewer than :data:`FIT_WINDOW` stamps or a stamp farther than
-    :data:`MAX_GRID_DEVIATION` steps from it."""
+    step), fitted by least squares (:func:`_line_fit`); None with fewer than :data:`FIT_WINDOW` stamps or a stamp
+    farther than :data:`MAX_GRID_DEVIATION` steps from it. Computed :data:`_FIT_BLOCK` stamps at a time: the grid
+    is the only array of N values it makes."""
     time = np.asarray(time, dtype=float)
     if time.size < FIT_WINDOW:
         return None
-    slope = median_step(time)
+    slope, counted = median_step(time), None
     for _ in range(3):      # the median of jittered steps is a few 0.1 % off: count a long gap's periods again
-        periods = np.maximum(np.rint(np.diff(time) / slope), 1.0)
-        k = np.concatenate(([0.0], np.cumsum(periods)))
-        slope, intercept = np.polyfit(k, time - time[0], 1)
-    grid = time[0] + intercept + slope * k
-    if np.max(np.abs(time - grid)) > MAX_GRID_DEVIATION * slope:
+        if counted is not None and all(np.array_equal(now, before) for (_, now), (_, before) in
+                                       zip(_periods(time, slope), _periods(time, counted))):
+            break           # the same periods fit the same line again
+        counted = slope
+        slope, intercept = _line_fit(time, counted)
+    grid = np.empty_like(time)
+    largest = 0.0
+    for rows, k in _counts(time, counted):
+        grid[rows] = time[0] + intercept + slope * k
+        largest = max(largest, float(np.max(np.abs(time[rows] - grid[rows]))))
+    if largest > MAX_GRID_DEVIATION * slope:
         return None
     return grid, float(slope)
+
+
+_FIT_BLOCK = 65536
+"""Stamps [1] per block of :func:`nominal_grid`'s work: its temporaries are a few arrays of this length."""
+
+
+def _periods(time, step: float):
+    """``(rows, periods)`` block by block: the periods (at least 1) of ``step`` [s] each step of ``time`` (N,) [s]
+    into the rows ``rows`` (a slice) spans, ``time[rows] - time[rows.start - 1]`` (0 for the first row)."""
+    for start in range(0, time.size, _FIT_BLOCK):
+        rows = slice(start, min(start + _FIT_BLOCK, time.size))
+        steps = np.diff(time[max(start - 1, 0):rows.stop])
+        periods = np.maximum(np.rint(steps / step), 1.0)
+        yield rows, (np.concatenate(([0.0], periods)) if start == 0 else periods)
+
+
+def _counts(time, step: float):
+    """``(rows, k)`` block by block: the grid index ``k`` of each stamp of ``time`` (N,) [s] in ``rows``, its
+    periods of ``step`` [s] counted from the first (:func:`_periods`; whole numbers, exact in float64)."""
+    offset = 0.0
+    for rows, periods in _periods(time, step):
+        k = np.cumsum(periods)
+        k += offset
+        offset = float(k[-1])
+        yield rows, k
+
+
+def _line_fit(time, step: float) -> tuple[float, float]:
+    """``(slope [s], intercept [s])`` of the least-squares line ``time - time[0] ~ intercept + slope k`` through the
+    stamps ``time`` (N,) [s] at their grid indices ``k`` (:func:`_counts` of ``step``): centred sums of products,
+    each block's added exactly (math.fsum) across the blocks."""
+    sums = [(float(np.sum(k)), float(np.sum(time[rows] - time[0]))) for rows, k in _counts(time, step)]
+    k_mean = math.fsum(k for k, _ in sums) / time.size
+    relative_mean = math.fsum(relative for _, relative in sums) / time.size
+    products, squares = [], []
+    for rows, k in _counts(time, step):
+        k -= k_mean
+        products.append(float(np.dot(k, (time[rows] - time[0]) - relative_mean)))
+        squares.append(float(np.dot(k, k)))
+    slope = math.fsum(products) / math.fsum(squares)
+    return slope, relative_mean - slope * k_mean
 
 
 def _fit_residual(q, time, rows) -> np.ndarray:
@@ -106,8 +155,12 @@ def choose_time_base(time, q) -> TimeBase:
     if fitted is None:
         return TimeBase("stamps", time)
     grid, step = fitted
-    deviation = time - grid
-    rms, largest = float(np.sqrt(np.mean(deviation**2))), float(np.max(np.abs(deviation)))
+    squares, largest = [], 0.0
+    for start in range(0, time.size, _FIT_BLOCK):     # the stamps' distances from the grid, a block at a time
+        deviation = time[start:start + _FIT_BLOCK] - grid[start:start + _FIT_BLOCK]
+        squares.append(float(np.dot(deviation, deviation)))
+        largest = max(largest, float(np.max(np.abs(deviation))))
+    rms = math.sqrt(math.fsum(squares) / time.size)
     if largest <= MIN_JITTER * step:
         return TimeBase("stamps", time, rms, largest)
     rows = np.unique(np.linspace(FIT_WINDOW, time.size - FIT_WINDOW - 1, min(MAX_COMPARED, time.size)).astype(int))
