@@ -171,3 +171,16 @@ def test_array_converts_and_returns_what_it_checked():
     assert validators.array(np.ones((4, 2, 3)), "Y", shape=(None, 2, None)).shape == (4, 2, 3)
     with pytest.raises(ModelFileError, match=r"^beta must be finite, got nan at beta\[0\]$"):
         validators.array([math.nan], "beta", ModelFileError)
+
+
+@pytest.mark.parametrize("size", [10, 1 << 21], ids=["small", "summed"])
+def test_all_finite_finds_one_nan_or_inf_and_is_not_fooled_by_a_sum_that_overflows(size):
+    values = np.ones(size)
+    assert validators.all_finite(values)
+    values[size // 3] = np.nan
+    assert not validators.all_finite(values)
+    values[size // 3] = -np.inf
+    assert not validators.all_finite(values)
+    huge = np.full(size, np.finfo(float).max / 4)      # finite values whose sum overflows to inf
+    assert validators.all_finite(huge)
+    assert not validators.all_finite(np.r_[huge, np.inf, -np.inf])    # their sum: NaN
