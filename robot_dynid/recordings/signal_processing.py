@@ -322,8 +322,7 @@ def differentiate(q, time, window_samples: int | None = None,
     polyorder = validators.count(polyorder, "polyorder", DataError, 2)
     if (window_samples is None) == (window_seconds is None):
         raise DataError("give exactly one of window_samples and window_seconds")
-    steps = np.diff(time)
-    step = float(np.median(steps))      # median_step
+    step = median_step(time)
     if window_seconds is not None:
         window_seconds = validators.positive(window_seconds, "window_seconds", DataError, "s")
         window = window_samples_for(window_seconds, step)
@@ -338,6 +337,7 @@ def differentiate(q, time, window_samples: int | None = None,
     if window > q.shape[0]:
         raise DataError(f"{source} exceeds the {q.shape[0]} samples of q")
     # the largest |steps - step|, from the extreme steps (subtracting a number keeps their order)
+    steps = np.diff(time)
     uniform = bool(max(steps.max() - step, step - steps.min()) <= SAVGOL_UNIFORMITY * step)
     del steps
     if uniform:

@@ -27,6 +27,7 @@ import numpy as np
 
 from robot_dynid.recordings.recording import REPEATED_STAMP, Recording
 from robot_dynid.recordings.signal_processing import GAP_STEPS, gap_threshold
+from robot_dynid.recordings.time_base import grid_line
 
 __all__ = ["NOMINAL_GRID_TOLERANCE", "MIN_STEPS_TO_JUDGE", "StampQuality", "stamp_quality", "recording_stamp_quality"]
 NOMINAL_GRID_TOLERANCE = 1e-6
@@ -186,19 +187,12 @@ _FIT_BLOCK = 65536
 
 
 def _grid_fit(k, relative) -> tuple[float, float]:
-    """Step ``h'`` [s] of the least-squares grid ``relative ~ mean(relative) + h' (k - mean(k))`` through stamps
-    ``relative`` (N,) [s] at grid indices ``k`` (N,), and the largest distance [s] of a stamp from it: centred sums
-    of products added block by block (exactly, by math.fsum, across the blocks)."""
-    k_mean, relative_mean = float(np.mean(k)), float(np.mean(relative))
+    """Step ``h'`` [s] of the least-squares grid (:func:`~robot_dynid.recordings.time_base.grid_line`) through
+    stamps ``relative`` (N,) [s] at grid indices ``k`` (N,), and the largest distance [s] of a stamp from it,
+    :data:`_FIT_BLOCK` stamps at a time."""
     blocks = [slice(start, start + _FIT_BLOCK) for start in range(0, k.size, _FIT_BLOCK)]
-    products, squares = [], []
-    for block in blocks:
-        dk = k[block] - k_mean
-        products.append(float(np.sum(dk * (relative[block] - relative_mean))))
-        squares.append(float(np.sum(dk * dk)))
-    step = math.fsum(products) / math.fsum(squares)
-    deviation = max(float(np.max(np.abs((relative[block] - relative_mean) - step * (k[block] - k_mean))))
-                    for block in blocks)
+    step, intercept = grid_line(lambda: ((k[block], relative[block]) for block in blocks), k.size)
+    deviation = max(float(np.max(np.abs(relative[block] - (intercept + step * k[block])))) for block in blocks)
     return step, deviation
 
 

@@ -20,7 +20,7 @@ import numpy as np
 from robot_dynid.recordings.signal_processing import local_polynomial_fit, median_step
 
 __all__ = ["MIN_JITTER", "MAX_GRID_DEVIATION", "GRID_PREFERENCE", "FIT_WINDOW", "MAX_COMPARED", "TimeBase",
-           "nominal_grid", "choose_time_base"]
+           "nominal_grid", "grid_line", "choose_time_base"]
 
 MIN_JITTER = 1e-3
 """[steps] stamps within this of their grid are a grid already: nothing to choose."""
@@ -125,16 +125,23 @@ def _counts(time, step: float):
 
 
 def _line_fit(time, step: float) -> tuple[float, float]:
-    """``(slope [s], intercept [s])`` of the least-squares line ``time - time[0] ~ intercept + slope k`` through the
-    stamps ``time`` (N,) [s] at their grid indices ``k`` (:func:`_counts` of ``step``): centred sums of products,
-    each block's added exactly (math.fsum) across the blocks."""
-    sums = [(float(np.sum(k)), float(np.sum(time[rows] - time[0]))) for rows, k in _counts(time, step)]
-    k_mean = math.fsum(k for k, _ in sums) / time.size
-    relative_mean = math.fsum(relative for _, relative in sums) / time.size
+    """:func:`grid_line` of the stamps ``time`` (N,) [s] from the first at their grid indices (:func:`_counts` of
+    ``step``)."""
+    return grid_line(lambda: ((k, time[rows] - time[0]) for rows, k in _counts(time, step)), time.size)
+
+
+def grid_line(blocks, size: int) -> tuple[float, float]:
+    """``(slope [s], intercept [s])`` of the least-squares line ``relative ~ intercept + slope k`` through ``size``
+    stamps ``relative`` [s] at grid indices ``k``, which ``blocks()`` yields block by block as ``(k, relative)``
+    pairs of arrays (called twice: its temporaries are one block's): centred sums of products, each block's added
+    exactly (math.fsum) across the blocks."""
+    sums = [(float(np.sum(k)), float(np.sum(relative))) for k, relative in blocks()]
+    k_mean = math.fsum(k for k, _ in sums) / size
+    relative_mean = math.fsum(relative for _, relative in sums) / size
     products, squares = [], []
-    for rows, k in _counts(time, step):
-        k -= k_mean
-        products.append(float(np.dot(k, (time[rows] - time[0]) - relative_mean)))
+    for k, relative in blocks():
+        k = k - k_mean
+        products.append(float(np.dot(k, relative - relative_mean)))
         squares.append(float(np.dot(k, k)))
     slope = math.fsum(products) / math.fsum(squares)
     return slope, relative_mean - slope * k_mean
