@@ -45,8 +45,8 @@ from robot_dynid.recordings.signal_processing import median_step, savitzky_golay
 __all__ = ["ACCELERATION_NOISE_FRACTION", "MIN_WINDOW_SAMPLES", "MAX_DERIVATIVE_WINDOW", "MAX_GIVEN_WINDOW",
            "REST_DWELL", "REST_BAND_MARGIN", "VELOCITY_AT_REST", "MOVING_FRACTION",
            "Conditioning", "REST_TEXT", "ESTIMATE_SAMPLES", "ESTIMATE_BLOCKS", "spread_blocks", "noise_std",
-           "derivative_gain", "DerivativePlan", "derivative_plan", "stationary_mask", "describe_rest",
-           "conditioning_from_provenance"]
+           "derivative_gain", "DerivativePlan", "derivative_plan", "stationary_mask", "REST_PIECE", "rest_bands",
+           "describe_rest", "conditioning_from_provenance"]
 
 ACCELERATION_NOISE_FRACTION = 0.1
 """The automatic derivative window keeps the acceleration noise [rad/s^2] below this fraction of the
@@ -322,7 +322,8 @@ def stationary_mask(time, q, dwell: float = REST_DWELL) -> np.ndarray:
     """Per sample and joint, whether the joint stands still (module docstring): the sample lies in a stretch of at
     least ``dwell`` [s] whose positions stay within ``band`` of each other, ``band = 2 sigma (sqrt(2 ln N) +``
     :data:`REST_BAND_MARGIN` ``)`` with ``sigma`` the joint's position noise (:func:`noise_std`) and ``N`` the
-    samples of the dwell, at least its smallest position step (one encoder count).
+    samples of the dwell, at least its smallest position step (one encoder count). Piece by piece
+    (:data:`REST_PIECE` rows with the stretches that reach into them): the same mask, temporaries of a piece.
 
     Parameters
     ----------
@@ -340,20 +341,46 @@ def stationary_mask(time, q, dwell: float = REST_DWELL) -> np.ndarray:
     still = np.zeros(q.shape, dtype=bool)
     if q.shape[0] < 2:
         return still
-    step = median_step(time)
-    width = max(2, int(math.ceil(dwell / step)) + 1)           # samples spanning the dwell
+    width = max(2, int(math.ceil(dwell / median_step(time))) + 1)           # samples spanning the dwell
     if width > q.shape[0]:
         return still
-    steps = np.abs(np.diff(q, axis=0))
+    bands = rest_bands(q, width)
+    n = q.shape[0]
+    for start in range(0, n, REST_PIECE):
+        stop = min(start + REST_PIECE, n)
+        first, last = max(0, start - width + 1), min(n, stop + width - 1)    # the stretches over rows start:stop
+        still[start:stop] = _still_stretches(time[first:last], q[first:last], width, bands, dwell)[
+            start - first:stop - first]
+    return still
+
+
+REST_PIECE = 65_536
+"""Rows :func:`stationary_mask` judges at once."""
+
+
+def rest_bands(q, width: int) -> np.ndarray:
+    """(n,) [rad] the position band of a stretch of ``width`` samples at rest, per joint of ``q`` (N, n)
+    (:func:`stationary_mask`): the noise's spread over ``width`` samples, at least the smallest position step."""
+    spread = 2.0 * (math.sqrt(2.0 * math.log(width)) + REST_BAND_MARGIN)
+    counts = np.full(q.shape[1], np.inf)
+    for start in range(0, q.shape[0] - 1, REST_PIECE):       # the smallest nonzero step, piece by piece
+        steps = np.abs(np.diff(q[start:start + REST_PIECE + 1], axis=0))
+        steps[steps == 0.0] = np.inf
+        counts = np.minimum(counts, steps.min(axis=0))
+    counts[~np.isfinite(counts)] = 0.0
+    return np.maximum(spread * noise_std(q), counts) * (1.0 + 1e-9)
+
+
+def _still_stretches(time, q, width: int, bands, dwell: float) -> np.ndarray:
+    """(m, n) whether each row of ``q`` (m, n) lies in a stretch of ``width`` of its rows within ``bands`` whose
+    stamps span ``dwell`` [s] (only stretches inside these rows count)."""
+    still = np.zeros(q.shape, dtype=bool)
+    if q.shape[0] < width:
+        return still
     for joint in range(q.shape[1]):
-        column = q[:, joint]
-        moved = steps[:, joint][steps[:, joint] > 0.0]
-        count = float(moved.min()) if moved.size else 0.0
-        spread = 2.0 * (math.sqrt(2.0 * math.log(width)) + REST_BAND_MARGIN)
-        band = max(spread * float(noise_std(column[:, None])[0]), count) * (1.0 + 1e-9)
-        windows = np.lib.stride_tricks.sliding_window_view(column, width)
-        starts = np.flatnonzero(windows.max(axis=1) - windows.min(axis=1) <= band)
-        # a window counts only where its stamps span the dwell (not across a gap of lost samples)
+        windows = np.lib.stride_tricks.sliding_window_view(q[:, joint], width)
+        starts = np.flatnonzero(windows.max(axis=1) - windows.min(axis=1) <= bands[joint])
+        # a stretch counts only where its stamps span the dwell (not across a gap of lost samples)
         starts = starts[time[starts + width - 1] - time[starts] >= dwell * (1.0 - 1e-9)]
         if starts.size:
             cover = np.zeros(q.shape[0] + 1, dtype=np.int64)

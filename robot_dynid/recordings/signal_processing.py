@@ -35,7 +35,8 @@ from robot_dynid.errors import DataError
 __all__ = ["UNIFORM_SAMPLING_TOLERANCE", "lowpass_filter", "sample_interval", "Derivatives", "median_step", "GAP_STEPS",
            "STAGE_GAP_STEPS", "derivative_gap_steps", "gap_threshold", "gap_steps", "gap_breaks", "gap_starts",
            "window_samples_for", "local_polynomial_fit", "SAVGOL_UNIFORMITY", "savitzky_golay_weights",
-           "savitzky_golay", "differentiate", "centre_derivative", "first_non_increasing", "check_strictly_increasing",
+           "savitzky_golay", "differentiate", "DERIVATIVE_PIECE", "derivative_pieces",
+           "piece_derivatives", "centre_derivative", "first_non_increasing", "check_strictly_increasing",
            "interpolate", "ResampledStreams", "resample_streams", "UniformSamples", "resample_uniform"]
 
 logger = logging.getLogger(__name__)
@@ -176,7 +177,7 @@ def window_samples_for(window_seconds: float, step: float) -> int:
 _FIT_CHUNK = 8192  # rows per block of the non-uniform fit: bounds its temporaries to a few MB
 
 
-def local_polynomial_fit(q, time, window: int, polyorder: int, rows=None) -> np.ndarray:
+def local_polynomial_fit(q, time, window: int, polyorder: int, rows=None, step: float | None = None) -> np.ndarray:
     """Value, first and second derivative at ``time[rows]`` of the degree-``polyorder``
     polynomial fitted by least squares to the ``window`` samples around each row.
 
@@ -190,6 +191,9 @@ def local_polynomial_fit(q, time, window: int, polyorder: int, rows=None) -> np.
         Strictly increasing [s], N >= window.
     rows : array_like of int, optional
         Increasing rows to evaluate; default all.
+    step : float, optional
+        [s] the scale of the local times (``window // 2`` steps); default the median step of ``time`` (a piece
+        of a longer run takes the run's, to give the same numbers).
 
     Returns
     -------
@@ -199,7 +203,7 @@ def local_polynomial_fit(q, time, window: int, polyorder: int, rows=None) -> np.
     n_samples = time.size
     rows = np.arange(n_samples) if rows is None else np.asarray(rows, dtype=np.int64)
     half = window // 2
-    scale = half * median_step(time)      # local times s = (t - t_i) / scale lie in about [-1, 1]
+    scale = half * (median_step(time) if step is None else step)   # local times (t - t_i) / scale in about [-1, 1]
     # windows[k] is samples k .. k + window - 1, a view: (N - window + 1, window) and (.., m, window)
     time_windows = np.lib.stride_tricks.sliding_window_view(time, window)
     q_windows = np.lib.stride_tricks.sliding_window_view(q, window, axis=0)
@@ -340,20 +344,52 @@ def differentiate(q, time, window_samples: int | None = None,
     steps = np.diff(time)
     uniform = bool(max(steps.max() - step, step - steps.min()) <= SAVGOL_UNIFORMITY * step)
     del steps
+    n_samples, columns = q.shape[0], q.reshape(q.shape[0], -1)
+    values = {order: np.empty(columns.shape) for order in orders}
+    for start, stop, first, last in derivative_pieces(n_samples, window, DERIVATIVE_PIECE):
+        fitted = piece_derivatives(columns[first:last], time[first:last], window, polyorder, orders, step, uniform)
+        for order, piece in fitted.items():
+            values[order][start:stop] = piece[start - first:stop - first]
+    q_, qd, qdd = (values[order].reshape(q.shape) if order in values else None for order in range(3))
+    return Derivatives(q=q_, qd=qd, qdd=qdd, window=window, polyorder=polyorder, uniform=uniform)
+
+
+DERIVATIVE_PIECE = 65_536
+"""Rows :func:`differentiate` fits at once: a long run's derivatives come in pieces of this many rows with half a
+window on either side (bounded temporaries: a few MB), the same numbers as in one piece."""
+
+
+def derivative_pieces(n_samples: int, window: int, piece: int = DERIVATIVE_PIECE):
+    """Yield ``(start, stop, first, last)``: rows ``start:stop`` of a run of ``n_samples`` come out of the
+    derivative fit (``window`` samples, odd, at most ``n_samples``) of rows ``first:last`` alone
+    (:func:`piece_derivatives`): every centred window of those rows lies inside them, and a piece reaches the run's
+    first or last row only where its rows take the run's edge fits there."""
+    half = window // 2
+    for start in range(0, n_samples, piece):
+        stop = min(start + piece, n_samples)
+        first = max(0, min(start - half, stop - window))
+        last = min(n_samples, max(stop + half, first + window))
+        yield start, stop, first, last
+
+
+def piece_derivatives(columns, time, window: int, polyorder: int, orders, step: float, uniform: bool) -> dict:
+    """``{order: (m, k) values}`` of the local polynomial fit (:func:`differentiate`) of ``columns`` (m, k) at
+    stamps ``time`` (m,) [s], with the run's median ``step`` [s] and its ``uniform`` decision: the rows whose
+    window lies inside the piece are those of the whole run (:func:`derivative_pieces`); the first and last
+    ``window // 2`` rows take the piece's edge fits."""
     if uniform:
-        q_, qd, qdd = (savitzky_golay(q, window, polyorder, order, step) if order in orders else None
-                       for order in range(3))
+        values = {order: savitzky_golay(columns, window, polyorder, order, step) for order in orders}
     else:
-        fitted = local_polynomial_fit(q.reshape(q.shape[0], -1), time, window, polyorder)
-        q_, qd, qdd = (values.reshape(q.shape) if order in orders else None for order, values in enumerate(fitted))
-    if qd is not None or qdd is not None:
+        fitted = local_polynomial_fit(columns, time, window, polyorder, step=step)
+        values = {order: fitted[order] for order in orders}
+    if 1 in values or 2 in values:
         # equal samples (an encoder at rest) fit a constant: derivatives 0, not round-off whose sign a friction
         # model would take for a direction of motion
-        still = _still_windows(q.reshape(q.shape[0], -1), window).reshape(q.shape)
-        for derivative in (qd, qdd):
-            if derivative is not None:
-                derivative[still] = 0.0
-    return Derivatives(q=q_, qd=qd, qdd=qdd, window=window, polyorder=polyorder, uniform=uniform)
+        still = _still_windows(columns, window)
+        for order in (1, 2):
+            if order in values:
+                values[order][still] = 0.0
+    return values
 
 
 @functools.lru_cache(maxsize=32)

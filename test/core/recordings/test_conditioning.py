@@ -8,6 +8,7 @@ import pytest
 from scipy import optimize, special
 
 from robot_dynid.errors import DataError
+from robot_dynid.recordings import conditioning
 from robot_dynid.recordings.conditioning import (ACCELERATION_NOISE_FRACTION, Conditioning,
                                                  conditioning_from_provenance, derivative_plan, noise_std,
                                                  stationary_mask)
@@ -100,6 +101,26 @@ def test_rest_is_standing_still_for_the_dwell_never_a_reversal_or_a_creep():
     still = stationary_mask(t, q)
     assert np.all(still[t < 1.49, 0]) and not np.any(still[t > 1.55, 0])
     assert not np.any(still[:, 1:])
+
+
+def test_rest_judged_piece_by_piece_is_the_mask_of_one_piece(monkeypatch):
+    """The rest mask of a long recording is judged REST_PIECE rows at a time with the stretches that reach into
+    them: the same mask to the bit, for holds across a piece's border, one shorter than the dwell, a gap in the
+    stamps inside a hold (a stretch over it does not count) and quantised positions (the band's encoder count
+    from every piece's steps)."""
+    rng = np.random.default_rng(4)
+    t = np.arange(3000) / 1000.0
+    t[1800:] += 0.3                                            # 0.3 s of lost messages in the third hold
+    q = np.column_stack([np.sin(2.0 * t), 0.5 * np.cos(3.0 * t), 0.1 * t])
+    for start, stop in [(250, 700), (980, 1100), (1650, 1950), (2600, 3000)]:
+        q[start:stop] = q[start - 1]
+    q = np.round((q + rng.normal(0.0, 2e-6, q.shape)) / 1e-6) * 1e-6
+    monkeypatch.setattr(conditioning, "REST_PIECE", 10**9)
+    whole = stationary_mask(t, q)
+    assert whole[300:600].all() and not whole[990:1090].any()          # 0.45 s held: rest; 0.12 s: not
+    for piece in (97, 500, 2999):
+        monkeypatch.setattr(conditioning, "REST_PIECE", piece)
+        np.testing.assert_array_equal(stationary_mask(t, q), whole, err_msg=f"pieces of {piece} rows")
 
 
 def test_quantised_positions_at_rest_give_no_velocity_and_moving_ones_keep_theirs():

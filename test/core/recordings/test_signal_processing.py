@@ -9,6 +9,7 @@ from scipy import signal
 
 from robot_dynid.errors import DataError
 from robot_dynid.model.robot_description import current_to_torque
+from robot_dynid.recordings import signal_processing
 from robot_dynid.recordings.signal_processing import (centre_derivative, differentiate,
                                                       local_polynomial_fit, lowpass_filter,
                                                       resample_streams, resample_uniform,
@@ -267,3 +268,41 @@ def test_only_the_derivatives_asked_for_are_computed_and_equal_the_full_set(jitt
     assert np.all(full.qd[-20:] == 0.0) and np.all(full.qdd[-20:] == 0.0)
     with pytest.raises(DataError, match="orders must be some of 0, 1, 2"):
         differentiate(q, time, window_samples=11, orders=(3,))
+
+
+@pytest.mark.parametrize("jitter", [0.0, 0.2], ids=["uniform", "jittered"])
+@pytest.mark.parametrize("window", [5, 21, 101])
+def test_a_long_run_differentiated_in_pieces_gives_the_numbers_of_one_piece(monkeypatch, jitter, window):
+    """A run longer than DERIVATIVE_PIECE is fitted piece by piece with half a window on either side: each row's
+    fit uses the same samples, step and stamp rule as in one piece, so the numbers are the same to the bit, at the
+    run's edges (their end fits), at the pieces' borders (the last piece a few rows long) and where an encoder
+    holds its count (the rest-to-zero rule) across a border."""
+    rng = np.random.default_rng(7)
+    n = 1003
+    time = 0.001 * (np.arange(n) + jitter * rng.uniform(-0.5, 0.5, n))
+    q = np.column_stack([np.sin(3.0 * time), np.cos(2.0 * time) + 1e-4 * rng.standard_normal(n)])
+    q[450:600, 0] = q[449, 0]
+    q = np.round(q / 1e-6) * 1e-6       # an encoder's counts: equal neighbours where it is slow
+    monkeypatch.setattr(signal_processing, "DERIVATIVE_PIECE", 10**9)
+    whole = differentiate(q, time, window_samples=window)
+    for piece in (100, 500, 999):       # 999: the last piece 4 rows, shorter than every window but the first
+        monkeypatch.setattr(signal_processing, "DERIVATIVE_PIECE", piece)
+        pieces = differentiate(q, time, window_samples=window)
+        for name in ("q", "qd", "qdd"):
+            np.testing.assert_array_equal(getattr(pieces, name), getattr(whole, name), err_msg=f"{name}, {piece}")
+        assert pieces.uniform == whole.uniform == (jitter == 0.0)
+    assert np.all(whole.qd[500:550, 0] == 0.0)
+
+
+def test_derivative_pieces_cover_the_run_once_and_hold_every_window():
+    """Every row comes out of exactly one piece, and each piece holds the centred window of each of its rows (the
+    run's first and last windows where a row is nearer an edge)."""
+    for n, window, piece in [(1000, 21, 100), (1003, 101, 999), (50, 49, 10), (21, 21, 7)]:
+        covered = np.zeros(n, dtype=int)
+        for start, stop, first, last in signal_processing.derivative_pieces(n, window, piece):
+            covered[start:stop] += 1
+            rows = np.arange(start, stop)
+            window_first = np.clip(rows - window // 2, 0, n - window)
+            assert first <= window_first.min() and window_first.max() + window <= last
+            assert (first == 0 or first + window // 2 <= start) and (last == n or stop + window // 2 <= last)
+        assert np.all(covered == 1)
