@@ -42,9 +42,9 @@ import math
 
 import numpy as np
 
-from robot_dynid import validators
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.estimation.scalar_minimum import bounded_minimum
+from robot_dynid.recordings.stored_columns import all_finite, float_values, is_stored, select_rows
 
 __all__ = ["STD_METHOD_TEXT", "MIN_BLOCK_DURATION", "MAX_BLOCKS", "MIN_BLOCKS", "DEFAULT_LEVEL", "describe",
            "NORMAL_QUANTILE", "T_QUANTILES", "interval_quantile", "combined_dof", "PERIOD_TOLERANCE",
@@ -146,8 +146,8 @@ def detect_period(time, q, min_cycles: float = 2.0, tolerance: float = PERIOD_TO
     period apart differ by less than ``tolerance`` of their spread (RMS).
     """
     time = np.asarray(time, dtype=float)
-    q = np.asarray(q, dtype=float).reshape(time.size, -1)
-    if time.size < 16 or not validators.all_finite(q):
+    q = float_values(q) if is_stored(q) else np.asarray(q, dtype=float).reshape(time.size, -1)
+    if time.size < 16 or not all_finite(q):
         return None
     duration = float(time[-1] - time[0])
     n_grid = int(duration * PERIOD_GRID_RATE) + 1
@@ -162,7 +162,7 @@ def detect_period(time, q, min_cycles: float = 2.0, tolerance: float = PERIOD_TO
     used[np.clip(below, 0, time.size - 1)] = True
     used[np.clip(below + 1, 0, time.size - 1)] = True
     used = np.flatnonzero(used)
-    x = np.column_stack([np.interp(grid, time[used], column) for column in q[used].T])
+    x = np.column_stack([np.interp(grid, time[used], column) for column in np.asarray(q[used]).T])
     x -= x.mean(axis=0)
     spread = float(np.sqrt(np.mean(x**2)))
     if not spread > 0.0:
@@ -232,7 +232,7 @@ def phase_times(time, cycle=None, q=None) -> np.ndarray:
     if q is not None and not in_cycle.all():
         rest = slice(None) if not in_cycle.any() else ~in_cycle      # no copy of the positions without cycles
         times = time[rest]
-        period = detect_period(times, np.asarray(q)[rest])
+        period = detect_period(times, select_rows(float_values(q), rest))
         if period is not None and isinstance(rest, slice):      # phase is times - times[0] already
             np.mod(phase, period, out=phase)
         elif period is not None:

@@ -78,6 +78,7 @@ from robot_dynid.recordings.motor_side import (check_joint_count, joint_values, 
 from robot_dynid.recordings.recording import (REPEATED_STAMP, DropCounter, GatheredRows, Recording, describe_dropped,
                                               finite_rows, hand_over)
 from robot_dynid.recordings.stages import StageMarker, kind_name, label_samples, stage_intervals
+from robot_dynid.recordings.stored_columns import column_pieces, select_rows
 from robot_dynid.yaml_files import read_yaml
 
 __all__ = ["ns_to_seconds", "TopicSamples", "BagChunk", "BagChunks", "bag_topics", "read_stage_markers", "read_bag",
@@ -832,7 +833,7 @@ def _recording(path, topics: _BagTopics, tau: np.ndarray, tau_source: str, tempe
     stamps, joint_state, positions_topic = topics.stamps, topics.joint_state, topics.positions_topic
     keep = _unique_stamps(stamps, positions_topic, dropped)
     time = ns_to_seconds(stamps[keep])
-    q, qd, tau = joint_state["position"][keep], joint_state["velocity"][keep], tau[keep]
+    q, qd, tau = (select_rows(values, keep) for values in (joint_state["position"], joint_state["velocity"], tau))
     usable = _complete_samples(time, qd, tau, positions_topic, tau_source, efforts_in_joint_states, dropped)
     if not usable.all():
         logger.warning("%s: dropped %d samples: %s", path, np.count_nonzero(~usable), describe_dropped(dropped.counts))
@@ -840,12 +841,12 @@ def _recording(path, topics: _BagTopics, tau: np.ndarray, tau_source: str, tempe
     if topics.markers is not None:
         stage, cycle = label_samples(time, stage_intervals(topics.markers))
     rows = slice(None) if usable.all() else np.flatnonzero(usable)
-    qd, tau = (None if (values.size == 0 or np.isnan(values.flat[0])) and np.isnan(values).all() else values[rows]
-               for values in (qd, tau))      # a first value not NaN: not all NaN, without a pass
+    qd, tau = (None if _all_nan(values) else select_rows(values, rows) for values in (qd, tau))
     temperature = None if temperature is None else temperature[keep][rows]
     hand_over(time, q, qd, tau, temperature)     # this reader's own arrays: the recording shares them
     return Recording.from_arrays(
-        joint_names=topics.joint_names, time=time[rows], q=q[rows], qd=qd, tau=tau, temperature=temperature,
+        joint_names=topics.joint_names, time=time[rows], q=select_rows(q, rows), qd=qd, tau=tau,
+        temperature=temperature,
         stage=None if stage is None else stage[rows], cycle=None if cycle is None else cycle[rows],
         source=str(path), dropped=dropped.counts)
 
@@ -911,12 +912,29 @@ def _complete_samples(time: np.ndarray, qd: np.ndarray, tau: np.ndarray, positio
     for values, reason in ((qd, f"{positions_topic}: velocity empty while other messages carry it"),
                            (tau, f"{tau_source} empty while other messages carry it"
                             if efforts_in_joint_states else tau_source)):
-        with np.errstate(over="ignore", invalid="ignore"):      # no NaN where the sum is not NaN
-            absent = np.isnan(values).any(axis=1) if np.isnan(np.sum(values)) else np.zeros(time.size, dtype=bool)
+        absent = _nan_rows(values)
         if absent.any() and not absent.all():
             dropped.add(reason, float(time[np.argmax(absent)]), int(np.count_nonzero(absent & usable)))
             usable &= ~absent
     return usable
+
+
+def _all_nan(values) -> bool:
+    """Whether every value of ``values`` (N, n) (an array or a StoredColumn) is NaN: a field no message carries (a
+    first value not NaN decides without a pass)."""
+    return values.size == 0 or (bool(np.isnan(values[0, 0])) and
+                                all(np.isnan(piece).all() for _, _, piece in column_pieces(values)))
+
+
+def _nan_rows(values) -> np.ndarray:
+    """(N,) whether each row of ``values`` (N, n) (an array or a StoredColumn) holds a NaN, piece by piece (a
+    piece whose sum is not NaN has none)."""
+    absent = np.zeros(len(values), dtype=bool)
+    for start, stop, piece in column_pieces(values):
+        with np.errstate(over="ignore", invalid="ignore"):
+            if np.isnan(np.sum(piece)):
+                absent[start:stop] = np.isnan(piece).any(axis=1)
+    return absent
 
 
 def _motor_states_topic(bag: _BagContents, motor_states_topic: str | None, joint_states_topic: str,

@@ -41,6 +41,7 @@ import numpy as np
 from robot_dynid import validators
 from robot_dynid.errors import DataError
 from robot_dynid.recordings.signal_processing import median_step, savitzky_golay, savitzky_golay_weights
+from robot_dynid.recordings.stored_columns import float_values
 
 __all__ = ["ACCELERATION_NOISE_FRACTION", "MIN_WINDOW_SAMPLES", "MAX_DERIVATIVE_WINDOW", "MAX_GIVEN_WINDOW",
            "REST_DWELL", "REST_BAND_MARGIN", "VELOCITY_AT_REST", "MOVING_FRACTION",
@@ -166,11 +167,12 @@ on an hour whose noise doubles halfway the estimates are within 1 % of the whole
 ESTIMATE_BLOCKS = 100
 
 
-def spread_blocks(values: np.ndarray, samples: int = ESTIMATE_SAMPLES, overlap: int = 0) -> np.ndarray:
+def spread_blocks(values: np.ndarray, samples: int | None = None, overlap: int = 0) -> np.ndarray:
     """(blocks, length, ...) contiguous excerpts of ``values`` (N, ...): one block of all N samples when
-    ``N <= samples + overlap``, else :data:`ESTIMATE_BLOCKS` blocks of ``samples / ESTIMATE_BLOCKS + overlap``
-    samples spread evenly from the first sample to the last (``overlap``: what a filter loses at each block's
-    ends)."""
+    ``N <= samples + overlap`` (default :data:`ESTIMATE_SAMPLES`), else :data:`ESTIMATE_BLOCKS` blocks of
+    ``samples / ESTIMATE_BLOCKS + overlap`` samples spread evenly from the first sample to the last (``overlap``: what
+    a filter loses at each block's ends)."""
+    samples = ESTIMATE_SAMPLES if samples is None else samples
     n = values.shape[0]
     if n <= samples + overlap:
         return values[None]
@@ -184,7 +186,7 @@ def noise_std(values, axis: int = 0) -> np.ndarray:
     from its fourth differences: a smooth signal has almost none at arm rates, white noise of std
     ``s`` has ``sqrt(70) s``; robust (median absolute deviation), over :func:`spread_blocks` of a long
     recording. Zero for fewer than 5 samples."""
-    values = np.moveaxis(np.asarray(values, dtype=float), axis, 0)
+    values = float_values(values) if axis == 0 else np.moveaxis(np.asarray(values, dtype=float), axis, 0)
     if values.shape[0] < 5:
         return np.zeros(values.shape[1:])
     fourth = np.diff(spread_blocks(values, overlap=4), n=4, axis=1).reshape((-1,) + values.shape[1:])
@@ -288,7 +290,7 @@ def derivative_plan(time, q, qd=None, window_seconds: float | None = None,
     time = np.asarray(time, dtype=float)
     step = median_step(time) if time.size > 1 else 1.0
     from_velocities = qd is not None
-    source = np.asarray(qd if from_velocities else q, dtype=float)
+    source = float_values(qd if from_velocities else q)
     polyorder, order = (2, 1) if from_velocities else (3, 2)
     longest = max(MIN_WINDOW_SAMPLES, _odd(MAX_DERIVATIVE_WINDOW / step))
     longest = min(longest, source.shape[0] if source.shape[0] % 2 else source.shape[0] - 1)
@@ -337,7 +339,7 @@ def stationary_mask(time, q, dwell: float = REST_DWELL) -> np.ndarray:
     ndarray of bool, shape (N, n)
     """
     time = np.asarray(time, dtype=float)
-    q = np.asarray(q, dtype=float)
+    q = float_values(q)
     still = np.zeros(q.shape, dtype=bool)
     if q.shape[0] < 2:
         return still
@@ -364,7 +366,7 @@ def rest_bands(q, width: int) -> np.ndarray:
     spread = 2.0 * (math.sqrt(2.0 * math.log(width)) + REST_BAND_MARGIN)
     counts = np.full(q.shape[1], np.inf)
     for start in range(0, q.shape[0] - 1, REST_PIECE):       # the smallest nonzero step, piece by piece
-        steps = np.abs(np.diff(q[start:start + REST_PIECE + 1], axis=0))
+        steps = np.abs(np.diff(np.asarray(q[start:start + REST_PIECE + 1]), axis=0))
         steps[steps == 0.0] = np.inf
         counts = np.minimum(counts, steps.min(axis=0))
     counts[~np.isfinite(counts)] = 0.0
@@ -377,6 +379,7 @@ def _still_stretches(time, q, width: int, bands, dwell: float) -> np.ndarray:
     still = np.zeros(q.shape, dtype=bool)
     if q.shape[0] < width:
         return still
+    q = np.asarray(q)
     for joint in range(q.shape[1]):
         windows = np.lib.stride_tricks.sliding_window_view(q[:, joint], width)
         starts = np.flatnonzero(windows.max(axis=1) - windows.min(axis=1) <= bands[joint])

@@ -45,6 +45,7 @@ from robot_dynid.errors import DataError
 from robot_dynid.joint_names import index_in
 from robot_dynid.recordings.recording import DropCounter, Recording
 from robot_dynid.recordings.signal_processing import median_step
+from robot_dynid.recordings.stored_columns import float_values, is_stored
 
 __all__ = ["MAX_SAMPLE_INTERVAL", "MIN_SAMPLE_INTERVAL", "POSITION_MARGIN", "VELOCITY_FACTOR", "EFFORT_FACTOR",
            "MAX_TORQUE", "UNIT_FRACTION", "UNIT_FIT", "MIN_MOTOR_RATIO", "MOTOR_ANGLE_FACTOR", "STALE_ROW",
@@ -135,10 +136,11 @@ class SampleBounds:
         for field, values, low, high, reason in checks:
             if values is None:
                 continue
-            values = np.asarray(values, dtype=float)
+            values = float_values(values)
             if values.shape[0] == 0:
                 continue
-            smallest, largest = _column_extremes(values)     # a joint's samples beyond a bound: its extremes are
+            # a joint has samples beyond a bound only where its extremes lie beyond it
+            smallest, largest = values.extremes() if is_stored(values) else _column_extremes(values)
             flagged = (smallest < low) | (largest > high)
             for joint in np.flatnonzero(flagged):
                 column = values[:, joint]
@@ -263,15 +265,17 @@ def stale_rows(q, qd, tau) -> np.ndarray:
     recorded velocities, the positions change into the run and out of it (at the recording's first or last
     rows: on the side there is).
     """
-    q = np.asarray(q, dtype=float)
+    q = float_values(q)
     stale = np.zeros(q.shape[0], dtype=bool)
     if tau is None or q.shape[0] < 2:
         return stale
     if qd is not None:
-        qd = np.asarray(qd, dtype=float)
+        qd = float_values(qd)
     # rows that repeat the previous one: first by the first position (rare while the arm moves), then whole
-    candidates = np.flatnonzero(q[1:, 0] == q[:-1, 0]) if q.shape[1] else np.arange(q.shape[0] - 1)
-    for values in (q, np.asarray(tau), qd):
+    first = q[:, 0] if q.shape[1] else None
+    candidates = np.flatnonzero(first[1:] == first[:-1]) if q.shape[1] else np.arange(q.shape[0] - 1)
+    del first
+    for values in (q, float_values(tau), qd):
         if values is not None and candidates.size:
             candidates = candidates[np.all(values[candidates + 1] == values[candidates], axis=1)]
     repeats = np.zeros(q.shape[0], dtype=bool)

@@ -38,6 +38,7 @@ from robot_dynid.recordings.signal_processing import (differentiate as different
                                                       median_step, resample_uniform, window_samples_for)
 from robot_dynid.recordings.stage_detection import StageSelection, select_stages
 from robot_dynid.recordings.stamp_quality import recording_stamp_quality
+from robot_dynid.recordings.stored_columns import column_pieces, is_stored, spill
 from robot_dynid.recordings.time_base import choose_time_base
 
 __all__ = ["DERIVATIVE_WINDOW", "SHORT_RUN", "MAX_RESAMPLE_RATE", "MAX_RESAMPLE_FACTOR", "Reading", "run", "read",
@@ -209,7 +210,11 @@ def zero_at_rest(recording: Recording, conditioning: Conditioning) -> tuple[Reco
     if recording.qd is None or not conditioning.zeroes(recorded=not derived):
         return recording, None
     at_rest = stationary_mask(recording.time, recording.q)
-    if at_rest.any():
+    if at_rest.any() and is_stored(recording.qd):
+        qd = spill((np.where(at_rest[start:stop], 0.0, piece) for start, stop, piece in recording.qd.pieces()),
+                   recording.n_joints)
+        recording = dataclasses.replace(recording, qd=qd)
+    elif at_rest.any():
         qd = recording.qd.copy()
         qd[at_rest] = 0.0
         hand_over(qd)
@@ -364,7 +369,9 @@ def complete_derivatives(recording: Recording, window: float | None = DERIVATIVE
         plan = derivative_plan(recording.time, recording.q, recording.qd if from_velocities else None,
                                window_seconds=samples * median_step(recording.time), estimates=estimates)
     whole = len(runs) == 1
-    values = {} if whole else {name: np.zeros_like(recording.q) for name in missing}   # rows of dropped runs: 0
+    stored = is_stored(recording.q)
+    values = {} if whole or stored else {name: np.zeros_like(recording.q) for name in missing}  # dropped runs: 0
+    pieces = {name: [] for name in missing}     # stored: each run's derivatives (or zeros), in order
     uniform = True
     for run in kept:
         if from_velocities:     # the accelerations are the velocities' first derivative
@@ -378,9 +385,13 @@ def complete_derivatives(recording: Recording, window: float | None = DERIVATIVE
         for name, array in fitted.items():
             if whole:
                 values[name] = array
+            elif stored:
+                pieces[name].append((run.start, array))
             else:
                 values[name][run] = array
         uniform &= derived.uniform
+    if stored and not whole:
+        values = {name: _stored_runs(runs, dict(pieces[name]), recording.n_joints) for name in missing}
     hand_over(*values.values())     # made here, written no more: the recording shares them
     if "derivative_window_choice" in recording.conditioning:
         plan = dataclasses.replace(plan, how="chosen by cross-validation of the fit")
@@ -396,6 +407,17 @@ def complete_derivatives(recording: Recording, window: float | None = DERIVATIVE
             dropped.add(SHORT_RUN, float(recording.time[run.start]), _length(run))
     rows = np.concatenate([np.arange(run.start, run.stop) for run in kept])
     return dataclasses.replace(completed.take(rows), dropped=dropped.counts)
+
+
+def _stored_runs(runs: list[slice], derived: dict, n_joints: int):
+    """A StoredColumn of each run's derivatives in ``derived`` (first row -> values), zeros for the runs not in it."""
+    def pieces():
+        for run in runs:
+            if run.start in derived:
+                yield from (piece for _, _, piece in column_pieces(derived[run.start]))
+            else:
+                yield np.zeros((_length(run), n_joints))
+    return spill(pieces(), n_joints)
 
 
 def resample_recording(recording: Recording, rate: float, window: float = DERIVATIVE_WINDOW) -> Recording:

@@ -36,6 +36,8 @@ from robot_dynid import validators
 from robot_dynid.errors import DataError
 from robot_dynid.joint_names import match_joints, unique_names
 from robot_dynid.recordings.signal_processing import check_strictly_increasing
+from robot_dynid.recordings import stored_columns
+from robot_dynid.recordings.stored_columns import ColumnFile
 from robot_dynid.recordings.stages import (CUSTOM_PREFIX, NO_CYCLE, NO_STAGE, StageInterval, check_stage_label,
                                            stage_kind, stage_mask)
 
@@ -124,6 +126,11 @@ def finite_rows(values: np.ndarray) -> np.ndarray:
     """(N,) whether every value of each row of the float array ``values`` (N, n) is finite; column by column (a
     reduction over a row's few values is several times slower)."""
     finite = np.ones(values.shape[0], dtype=bool)
+    if stored_columns.is_stored(values):
+        if not values.all_finite:
+            for start, stop, piece in values.pieces():
+                finite[start:stop] = finite_rows(piece)
+        return finite
     if validators.all_finite(values):
         return finite
     for column in range(values.shape[1]):
@@ -167,6 +174,7 @@ class GatheredRows:
         self.capacity = max(int(capacity), 0)
         self.rows = 0
         self._arrays: dict[str, np.ndarray] = {}
+        self._files: dict[str, ColumnFile] = {}
 
     def add(self, **chunk: np.ndarray) -> None:
         """Append ``chunk``: column name -> array (m, ...), the same m rows in each and, from the second chunk on,
@@ -179,8 +187,17 @@ class GatheredRows:
         size = next(iter(sizes.values()), 0)
         if not size:
             return
-        if self._arrays:
+        if self._arrays or self._files:
             self._check(chunk)
+        else:       # the first chunk: fields too large for memory go to files (stored_columns.SPILL_BYTES)
+            self._files = {name: ColumnFile(values.shape[1]) for name, values in chunk.items()
+                           if values.ndim == 2 and values.dtype == np.float64
+                           and 8 * values.shape[1] * max(self.capacity, size) > stored_columns.SPILL_BYTES}
+        for name, file in self._files.items():
+            file.append(chunk.pop(name))
+        if not chunk:
+            self.rows += size
+            return
         if not self._arrays or self.rows + size > self.capacity:
             self.capacity = max(self.capacity + self.capacity // 2 if self._arrays else self.capacity, self.rows + size)
             grown = {name: np.empty((self.capacity, *values.shape[1:]), dtype=values.dtype)
@@ -193,25 +210,38 @@ class GatheredRows:
         self.rows += size
 
     def _check(self, chunk: dict[str, np.ndarray]) -> None:
-        if chunk.keys() != self._arrays.keys():
-            raise ValueError(f"a chunk has columns {sorted(chunk)}, the first one had {sorted(self._arrays)}")
+        if chunk.keys() != self._arrays.keys() | self._files.keys():
+            raise ValueError(f"a chunk has columns {sorted(chunk)}, the first one had "
+                             f"{sorted(self._arrays.keys() | self._files.keys())}")
         for name, values in chunk.items():
+            if name in self._files:
+                if values.shape[1:] != (self._files[name].width,) or values.dtype != np.float64:
+                    raise ValueError(f"column {name!r} holds float64 rows of {self._files[name].width} values, a "
+                                     f"chunk gives {values.dtype} rows of shape {values.shape[1:]}")
+                continue
             array = self._arrays[name]
             if values.shape[1:] != array.shape[1:] or not np.can_cast(values.dtype, array.dtype, "safe"):
                 raise ValueError(f"column {name!r} holds {array.dtype} rows of shape {array.shape[1:]}, a chunk "
                                  f"gives {values.dtype} rows of shape {values.shape[1:]}")
 
     def columns(self) -> dict[str, np.ndarray]:
-        """Column name -> the rows added (rows, ...), views of the arrays (no copy); empty before the first
-        chunk of at least one row."""
-        return {name: array[:self.rows] for name, array in self._arrays.items()}
+        """Column name -> the rows added (rows, ...), views of the arrays (no copy), stored columns for the fields
+        kept in files; empty before the first chunk of at least one row."""
+        return {**{name: array[:self.rows] for name, array in self._arrays.items()},
+                **{name: file.column() for name, file in self._files.items()}}
 
 
 def _as_float_array(name: str, value, shape: tuple[int, ...], axes: tuple[str, ...],
                     columns: Sequence[str] | None = None) -> np.ndarray:
     """A read-only float copy of ``value`` checked by :func:`~robot_dynid.validators.array` (``value`` itself when
     no one can change it: a recording made from another shares its arrays); the message of a NaN or inf adds
-    that :meth:`Recording.from_arrays` drops such samples."""
+    that :meth:`Recording.from_arrays` drops such samples. A StoredColumn stays one (its values checked once)."""
+    if stored_columns.is_stored(value):
+        if value.shape != shape:
+            raise DataError(f"{name} has shape {value.shape}, expected {shape}")
+        if not value.all_finite:
+            return _as_float_array(name, np.asarray(value), shape, axes, columns)
+        return value
     array = validators.array(value, name, shape=shape, axes=axes, finite=False, copy=not _frozen(value))
     if not validators.all_finite(array):
         try:
@@ -359,7 +389,11 @@ class Recording:
         for name, value in fields.items():
             if value is None:
                 continue
-            value = validators.array(value, name, shape=(time.size, None), axes=("samples", "joints"), finite=False)
+            if not stored_columns.is_stored(value):
+                value = validators.array(value, name, shape=(time.size, None), axes=("samples", "joints"),
+                                         finite=False)
+            elif value.shape[0] != time.size:
+                raise DataError(f"{name} has {value.shape[0]} samples, time has {time.size}")
             newly_bad = keep & ~finite_rows(value)
             if newly_bad.any():
                 counter.add(f"non-finite {name}", float(time[np.argmax(newly_bad)]),
@@ -372,7 +406,7 @@ class Recording:
                             f"({describe_dropped(counter.counts)})")
         if n_bad:
             logger.warning("%s: dropped %d of %d samples holding NaN or inf", source, n_bad, time.size)
-            fields = {k: None if v is None else v[keep] for k, v in fields.items()}
+            fields = {k: None if v is None else stored_columns.select_rows(v, keep) for k, v in fields.items()}
             time = time[keep]
             stage = None if stage is None else np.asarray(stage)[keep]
             cycle = None if cycle is None else np.asarray(cycle)[keep]
@@ -400,7 +434,8 @@ class Recording:
         return self.time - self.time[0]
 
     def _replace_rows(self, rows) -> "Recording":
-        changes = {field: None if getattr(self, field) is None else getattr(self, field)[rows]
+        changes = {field: None if getattr(self, field) is None else
+                   stored_columns.select_rows(getattr(self, field), rows)
                    for field in ("time",) + JOINT_FIELDS + ("stage", "cycle")}
         return dataclasses.replace(self, **changes)
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from robot_dynid import _online_kernel, validators
+from robot_dynid.recordings import stored_columns
 from robot_dynid.errors import DataError
 
 __all__ = ["UNIFORM_SAMPLING_TOLERANCE", "lowpass_filter", "sample_interval", "Derivatives", "median_step", "GAP_STEPS",
@@ -319,7 +320,8 @@ def differentiate(q, time, window_samples: int | None = None,
     orders = tuple(orders)
     if not orders or not set(orders) <= {0, 1, 2}:
         raise DataError(f"orders must be some of 0, 1, 2 (positions, velocities, accelerations), got {orders}")
-    q = validators.array(q, "q", ndim=(1, 2))
+    stored = stored_columns.is_stored(q)
+    q = q if stored else validators.array(q, "q", ndim=(1, 2))
     time = _check_time(time)
     if time.size != q.shape[0]:
         raise DataError(f"time has {time.size} samples, q has {q.shape[0]}")
@@ -344,13 +346,19 @@ def differentiate(q, time, window_samples: int | None = None,
     steps = np.diff(time)
     uniform = bool(max(steps.max() - step, step - steps.min()) <= SAVGOL_UNIFORMITY * step)
     del steps
-    n_samples, columns = q.shape[0], q.reshape(q.shape[0], -1)
-    values = {order: np.empty(columns.shape) for order in orders}
+    n_samples, columns = q.shape[0], q if stored else q.reshape(q.shape[0], -1)
+    # a stored column's derivatives are stored, written a piece at a time
+    values = {order: stored_columns.ColumnFile(q.shape[1]) if stored else np.empty(columns.shape) for order in orders}
     for start, stop, first, last in derivative_pieces(n_samples, window, DERIVATIVE_PIECE):
-        fitted = piece_derivatives(columns[first:last], time[first:last], window, polyorder, orders, step, uniform)
+        fitted = piece_derivatives(np.asarray(columns[first:last]), time[first:last], window, polyorder, orders, step,
+                                   uniform)
         for order, piece in fitted.items():
-            values[order][start:stop] = piece[start - first:stop - first]
-    q_, qd, qdd = (values[order].reshape(q.shape) if order in values else None for order in range(3))
+            if stored:
+                values[order].append(piece[start - first:stop - first])
+            else:
+                values[order][start:stop] = piece[start - first:stop - first]
+    q_, qd, qdd = (None if order not in values else values[order].column() if stored else
+                   values[order].reshape(q.shape) for order in range(3))
     return Derivatives(q=q_, qd=qd, qdd=qdd, window=window, polyorder=polyorder, uniform=uniform)
 
 

@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from robot_dynid.recordings.signal_processing import local_polynomial_fit, median_step
+from robot_dynid.recordings.stored_columns import column_extremes, float_values, is_stored
 
 __all__ = ["MIN_JITTER", "MAX_GRID_DEVIATION", "GRID_PREFERENCE", "FIT_WINDOW", "MAX_COMPARED", "TimeBase",
            "nominal_grid", "grid_line", "choose_time_base"]
@@ -150,14 +151,21 @@ def grid_line(blocks, size: int) -> tuple[float, float]:
 def _fit_residual(q, time, rows) -> np.ndarray:
     """RMS per joint of positions ``q`` at ``rows`` minus the local cubic through their :data:`FIT_WINDOW`
     neighbours in clock ``time``."""
-    fitted = local_polynomial_fit(q, time, FIT_WINDOW, 3, rows=rows)[0]
+    if is_stored(q):    # only the rows' windows are read: the same samples, step and fits (rows are interior)
+        starts = np.clip(rows - FIT_WINDOW // 2, 0, time.size - FIT_WINDOW)
+        window_rows = (starts[:, None] + np.arange(FIT_WINDOW)).ravel()
+        local_rows = np.arange(rows.size) * FIT_WINDOW + (rows - starts)
+        q, time, rows, step = q[window_rows], time[window_rows], local_rows, median_step(time)
+    else:
+        step = None
+    fitted = local_polynomial_fit(q, time, FIT_WINDOW, 3, rows=rows, step=step)[0]
     return np.sqrt(np.mean((q[rows] - fitted) ** 2, axis=0))
 
 
 def choose_time_base(time, q) -> TimeBase:
     """The clock to differentiate positions ``q`` (N, n) [rad] stamped ``time`` (N,) [s] in (module docstring)."""
     time = np.asarray(time, dtype=float)
-    q = np.asarray(q, dtype=float)
+    q = float_values(q)
     fitted = nominal_grid(time)
     if fitted is None:
         return TimeBase("stamps", time)
@@ -174,7 +182,8 @@ def choose_time_base(time, q) -> TimeBase:
     if rows.size == 0:
         return TimeBase("stamps", time, rms, largest)
     in_stamps, in_grid = _fit_residual(q, time, rows), _fit_residual(q, grid, rows)
-    spread = np.ptp(q, axis=0)
+    lowest, highest = column_extremes(q)
+    spread = highest - lowest
     moving = spread >= 0.05 * spread.max() if spread.max() > 0.0 else np.zeros(spread.shape, bool)
     if not moving.any() or not np.all(in_stamps[moving] > 0.0):
         return TimeBase("stamps", time, rms, largest)

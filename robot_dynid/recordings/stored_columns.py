@@ -1,0 +1,253 @@
+"""Columns of a long recording kept in a file, not in memory: an hour at 1 kHz of 6 joints is 173 MB per field.
+
+A :class:`StoredColumn` is a read-only float64 array (N, n) whose rows live in an unnamed temporary file (deleted by
+the system when the last column using it goes, also when the process is killed). It offers what the reading
+pipeline and identification use of an array, and reads only the rows asked for:
+
+- ``column[start:stop]`` is a StoredColumn of those rows (no read); ``np.asarray(column)`` reads its rows;
+- ``column[rows]`` with indices or a boolean mask, and ``column[rows, columns]``, read what they select into an
+  array; :meth:`StoredColumn.take_rows` gives, beyond :data:`IN_MEMORY_BYTES`, a new StoredColumn written piece
+  by piece (what a recording's selections use);
+- :meth:`StoredColumn.pieces` yields its rows :data:`PIECE_ROWS` at a time.
+
+Readers gather a field into a :class:`ColumnFile` instead of an array
+(:class:`~robot_dynid.recordings.recording.GatheredRows`) when its expected rows exceed :data:`SPILL_BYTES`;
+everything after them gives the same numbers from stored columns as from arrays (the tests hold them equal), while
+numpy code that needs a whole field at once reads it then (correct, not bounded).
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+
+import numpy as np
+
+from robot_dynid import validators
+
+__all__ = ["SPILL_BYTES", "IN_MEMORY_BYTES", "PIECE_ROWS", "StoredColumn", "ColumnFile", "is_stored",
+           "column_pieces", "select_rows", "all_finite", "column_extremes", "float_values", "spill"]
+
+SPILL_BYTES = 64 * 2**20
+"""A reader keeps a float field of more than this many bytes (8.4 M values: 23 min of 6 joints at 1 kHz) in
+a file: its rows are read where they are used."""
+IN_MEMORY_BYTES = 32 * 2**20
+"""Rows selected from a stored column come as an array up to this size, as a new stored column beyond."""
+PIECE_ROWS = 65_536
+"""Rows read at once when a stored column is passed over."""
+
+
+class _SpillFile:
+    """An unnamed temporary file rows are appended to and read from (``os.preadv``: no file position shared)."""
+
+    def __init__(self):
+        self._file = tempfile.TemporaryFile(prefix="robot_dynid_columns_")
+        self.size = 0
+
+    def append(self, values: np.ndarray) -> int:
+        """Write ``values`` (C order) at the end; their byte offset."""
+        offset = self.size
+        data = np.ascontiguousarray(values, dtype=np.float64)
+        self._file.seek(offset)
+        self._file.write(memoryview(data).cast("B"))
+        self.size += data.nbytes
+        return offset
+
+    def read(self, offset: int, out: np.ndarray) -> np.ndarray:
+        """Fill ``out`` (C-contiguous float64) with the bytes at ``offset``."""
+        self._file.flush()
+        view, done = memoryview(out).cast("B"), 0
+        while done < view.nbytes:
+            count = os.preadv(self._file.fileno(), [view[done:]], offset + done)
+            if count <= 0:
+                raise OSError(f"stored column: {view.nbytes - done} bytes missing at offset {offset + done}")
+            done += count
+        return out
+
+
+class StoredColumn:
+    """A read-only float64 array (N, n) kept in a file (module docstring).
+
+    Attributes
+    ----------
+    shape : tuple of int
+        (N, n).
+    """
+
+    ndim = 2
+    dtype = np.dtype(np.float64)
+
+    def __init__(self, file: _SpillFile, offset: int, rows: int, columns: int):
+        self._file, self._offset = file, offset
+        self.shape = (int(rows), int(columns))
+
+    @property
+    def size(self) -> int:
+        return self.shape[0] * self.shape[1]
+
+    @property
+    def nbytes(self) -> int:
+        return 8 * self.size
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"StoredColumn(shape={self.shape})"
+
+    def read(self, start: int = 0, stop: int | None = None) -> np.ndarray:
+        """Rows ``start:stop`` as a new array."""
+        start, stop, _ = slice(start, stop).indices(self.shape[0])
+        out = np.empty((max(stop - start, 0), self.shape[1]))
+        if out.size:
+            self._file.read(self._offset + 8 * start * self.shape[1], out)
+        return out
+
+    def pieces(self, rows: int = PIECE_ROWS):
+        """Yield ``(start, stop, rows start:stop as an array)``, ``rows`` at a time."""
+        for start in range(0, self.shape[0], rows):
+            stop = min(start + rows, self.shape[0])
+            yield start, stop, self.read(start, stop)
+
+    def __array__(self, dtype=None, copy=None):
+        values = self.read()
+        return values if dtype is None else values.astype(dtype, copy=False)
+
+    def __getitem__(self, key):
+        if key is None:
+            return np.asarray(self)[None]
+        rows, columns = key if isinstance(key, tuple) else (key, slice(None))
+        if isinstance(rows, slice) and rows.step in (None, 1) and columns == slice(None):
+            start, stop, _ = rows.indices(self.shape[0])
+            stop = max(stop, start)
+            return StoredColumn(self._file, self._offset + 8 * start * self.shape[1], stop - start, self.shape[1])
+        if isinstance(rows, (int, np.integer)):
+            return self.read(int(rows), int(rows) + 1 if rows != -1 else None)[0][columns]
+        if isinstance(rows, slice):
+            rows = np.arange(self.shape[0])[rows]
+        rows = np.asarray(rows)
+        if rows.dtype == bool:
+            if rows.shape != (self.shape[0],):
+                raise IndexError(f"a boolean index of shape {rows.shape} for a stored column of {self.shape[0]} rows")
+            rows = np.flatnonzero(rows)
+        rows = rows.astype(np.int64)
+        rows = np.where(rows < 0, rows + self.shape[0], rows)
+        if rows.size and (rows.min() < 0 or rows.max() >= self.shape[0]):
+            raise IndexError(f"row index out of range for a stored column of {self.shape[0]} rows")
+        if rows.ndim == 1:
+            return self._take(rows, columns)
+        taken = self._take(rows.ravel(), slice(None))
+        return np.asarray(taken).reshape(rows.shape + (self.shape[1],))[(Ellipsis, columns)]
+
+    @property
+    def all_finite(self) -> bool:
+        """Whether every value is finite (found once, piece by piece: the column never changes)."""
+        if getattr(self, "_finite", None) is None:
+            self._finite = all(validators.all_finite(piece) for _, _, piece in self.pieces())
+        return self._finite
+
+    def extremes(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(smallest, largest)`` (n,) of each column, NaN ignored, piece by piece."""
+        smallest, largest = np.full(self.shape[1], np.nan), np.full(self.shape[1], np.nan)
+        for _, _, piece in self.pieces():
+            smallest = np.fmin(smallest, np.fmin.reduce(piece, axis=0))
+            largest = np.fmax(largest, np.fmax.reduce(piece, axis=0))
+        return smallest, largest
+
+    def __eq__(self, other):
+        raise TypeError("compare np.asarray(stored column) or its pieces, not the stored column")
+
+    __hash__ = object.__hash__
+
+    def take_rows(self, rows):
+        """The rows ``rows`` (increasing indices or a boolean mask (N,)): an array, or a StoredColumn when they
+        are more than :data:`IN_MEMORY_BYTES` (written a piece at a time)."""
+        rows = np.asarray(rows)
+        rows = np.flatnonzero(rows) if rows.dtype == bool else rows.astype(np.int64)
+        if 8 * rows.size * self.shape[1] <= IN_MEMORY_BYTES:
+            return self[rows]
+        return spill((self._take_piece(rows[first:first + PIECE_ROWS], slice(None))
+                      for first in range(0, rows.size, PIECE_ROWS)), self.shape[1])
+
+    def _take(self, rows: np.ndarray, columns):
+        """The ``rows`` (indices) and ``columns`` selected, read a span of rows at a time."""
+        width = np.empty((0, self.shape[1]))[:, columns].shape[1:]
+        selected = [rows[first:first + PIECE_ROWS] for first in range(0, rows.size, PIECE_ROWS)]
+        out = np.empty((rows.size,) + width)
+        for first, piece in zip(range(0, rows.size, PIECE_ROWS), selected):
+            out[first:first + piece.size] = self._take_piece(piece, columns)
+        return out
+
+    def _take_piece(self, rows: np.ndarray, columns) -> np.ndarray:
+        if rows.size == 0:
+            return np.empty((0, self.shape[1]))[:, columns]
+        low, high = int(rows.min()), int(rows.max()) + 1
+        if high - low <= 4 * PIECE_ROWS:
+            return self.read(low, high)[rows - low][:, columns]
+        return np.stack([self.read(int(row), int(row) + 1)[0] for row in rows])[:, columns]
+
+
+class ColumnFile:
+    """Rows of ``width`` float64 values appended piece by piece to a file; :meth:`column` is a StoredColumn of
+    those written so far."""
+
+    def __init__(self, width: int):
+        self.width, self.rows = int(width), 0
+        self._file = _SpillFile()
+
+    def append(self, values) -> None:
+        values = np.asarray(values, dtype=np.float64).reshape(-1, self.width)
+        self._file.append(values)
+        self.rows += values.shape[0]
+
+    def column(self) -> StoredColumn:
+        return StoredColumn(self._file, 0, self.rows, self.width)
+
+
+def spill(pieces, width: int | None = None) -> StoredColumn:
+    """A StoredColumn of the arrays ``pieces`` (m_i, n) one after the other (``width`` n when there may be none)."""
+    writer = None if width is None else ColumnFile(width)
+    for piece in pieces:
+        piece = np.asarray(piece, dtype=np.float64)
+        writer = writer or ColumnFile(piece.shape[1])
+        writer.append(piece)
+    return (writer or ColumnFile(0)).column()
+
+
+def is_stored(values) -> bool:
+    """Whether ``values`` is a :class:`StoredColumn`."""
+    return isinstance(values, StoredColumn)
+
+
+def select_rows(values, rows):
+    """``values[rows]`` of an array, or of a StoredColumn (:meth:`StoredColumn.take_rows`; a slice: a view)."""
+    if is_stored(values) and not isinstance(rows, slice):
+        return values.take_rows(rows)
+    return values[rows]
+
+
+def all_finite(values) -> bool:
+    """Whether every value of an array or a StoredColumn is finite (:func:`robot_dynid.validators.all_finite`)."""
+    return values.all_finite if is_stored(values) else validators.all_finite(values)
+
+
+def column_extremes(values) -> tuple[np.ndarray, np.ndarray]:
+    """``(smallest, largest)`` (n,) of each column of a StoredColumn (or an array) (N, n), NaN ignored."""
+    if is_stored(values):
+        return values.extremes()
+    return np.fmin.reduce(values, axis=0), np.fmax.reduce(values, axis=0)
+
+
+def float_values(values):
+    """``values`` as a float array, a StoredColumn as it is (its rows are read where they are used)."""
+    return values if is_stored(values) else np.asarray(values, dtype=float)
+
+
+def column_pieces(values, rows: int = PIECE_ROWS):
+    """Yield ``(start, stop, values[start:stop] as an array)`` of an array or a StoredColumn, ``rows`` at a time
+    (an array's pieces are views)."""
+    if is_stored(values):
+        yield from values.pieces(rows)
+        return
+    for start in range(0, len(values), rows):
+        stop = min(start + rows, len(values))
+        yield start, stop, values[start:stop]
