@@ -56,6 +56,7 @@ from robot_dynid.model.payload import Payload
 from robot_dynid.model.regressor import FRICTION_SIDES, Regressor
 from robot_dynid.model.robot_description import RobotDescription
 from robot_dynid.recordings.recording import DropCounter, Dropped, Recording, dropped_to_dict
+from robot_dynid.recordings.stored_columns import column_extremes
 
 __all__ = ["RETURNED", "POORLY_EXCITED_TORQUE_FRACTION", "ConsistencySettings", "IdentificationSettings",
            "settings_from_options", "RESIDUAL_RESOLUTION", "prepare_recording", "recording_equations", "identify",
@@ -425,9 +426,12 @@ def identified_range(recordings: Sequence[Recording]) -> dict:
     """Largest ``|qd|`` [rad/s] and ``|qdd|`` [rad/s^2] per joint over the recordings: how far the model may
     be trusted (friction polynomials and stiffness-like terms extrapolate badly)."""
     joints = recordings[0].joint_names
-    return {field: {joint: float(max(np.max(np.abs(getattr(recording, key)[:, j])) for recording in recordings))
-                    for j, joint in enumerate(joints)}
-            for field, key in (("max_speed", "qd"), ("max_acceleration", "qdd"))}
+    ranges = {}
+    for field, key in (("max_speed", "qd"), ("max_acceleration", "qdd")):
+        lows, highs = zip(*(column_extremes(getattr(recording, key)) for recording in recordings))
+        largest = np.maximum(np.max(np.abs(lows), axis=0), np.max(np.abs(highs), axis=0))
+        ranges[field] = {joint: float(largest[j]) for j, joint in enumerate(joints)}
+    return ranges
 
 
 def _file_offset_names(recordings, robot) -> list[str]:

@@ -45,7 +45,7 @@ from robot_dynid.errors import DataError
 from robot_dynid.joint_names import index_in
 from robot_dynid.recordings.recording import DropCounter, Recording
 from robot_dynid.recordings.signal_processing import median_step
-from robot_dynid.recordings.stored_columns import float_values, is_stored
+from robot_dynid.recordings.stored_columns import column_extremes, float_values
 
 __all__ = ["MAX_SAMPLE_INTERVAL", "MIN_SAMPLE_INTERVAL", "POSITION_MARGIN", "VELOCITY_FACTOR", "EFFORT_FACTOR",
            "MAX_TORQUE", "UNIT_FRACTION", "UNIT_FIT", "MIN_MOTOR_RATIO", "MOTOR_ANGLE_FACTOR", "STALE_ROW",
@@ -63,7 +63,6 @@ UNIT_FRACTION = 0.05        # more samples than this beyond a bound: a unit mist
 UNIT_FIT = 0.99             # a rescaled column fitting the bounds in more samples than this: that is its unit
 MIN_MOTOR_RATIO = 5.0       # gear ratios [1] from which positions divided by them are tried as motor-side angles
 MOTOR_ANGLE_FACTOR = 5.0    # without a known ratio: beyond this many times the limits in most samples
-_EXTREME_ROWS = 256      # rows reduced side by side (_column_extremes)
 STALE_ROW = "repeats the previous row's positions, velocities and torques under a new stamp (a stale read)"
 """The ``dropped`` reason of stale rows (module docstring)."""
 
@@ -140,7 +139,7 @@ class SampleBounds:
             if values.shape[0] == 0:
                 continue
             # a joint has samples beyond a bound only where its extremes lie beyond it
-            smallest, largest = values.extremes() if is_stored(values) else _column_extremes(values)
+            smallest, largest = column_extremes(values)
             flagged = (smallest < low) | (largest > high)
             for joint in np.flatnonzero(flagged):
                 column = values[:, joint]
@@ -157,19 +156,6 @@ class SampleBounds:
         found = self.violations(*(None if values is None else np.asarray(values, dtype=float)[None]
                                   for values in (q, qd, tau)))
         return found[0][2] if found else None
-
-
-def _column_extremes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(smallest, largest)`` (n,) of each column of ``values`` (N, n), N >= 1, NaN ignored (NaN where a column is
-    all NaN). Reduced over rows :data:`_EXTREME_ROWS` at a time side by side: a reduction along the first axis of
-    an (N, n) array runs n elements per step, ten times slower."""
-    n = values.shape[0] - values.shape[0] % _EXTREME_ROWS
-    wide = values[:n].reshape(-1, _EXTREME_ROWS * values.shape[1])
-    extremes = []
-    for reduce in (np.fmin.reduce, np.fmax.reduce):
-        partial = reduce(wide, axis=0).reshape(_EXTREME_ROWS, -1) if n else values[:0]
-        extremes.append(reduce(np.concatenate([partial, values[n:]]), axis=0))
-    return extremes[0], extremes[1]
 
 
 def _gear_ratios(robot) -> np.ndarray:
