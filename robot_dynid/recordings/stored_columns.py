@@ -1,7 +1,8 @@
 """Columns of a long recording kept in a file, not in memory: an hour at 1 kHz of 6 joints is 173 MB per field.
 
-A :class:`StoredColumn` is a read-only float64 array (N, n) whose rows live in an unnamed temporary file (deleted by
-the system when the last column using it goes, also when the process is killed). It offers what the reading
+A :class:`StoredColumn` is a read-only float64 array (N, n) whose rows live in an unnamed temporary file in
+``tempfile.gettempdir()`` (``TMPDIR``; a tmpfs there keeps them in memory after all), deleted by the system when the
+last column using it goes, also when the process is killed. It offers what the reading
 pipeline and identification use of an array, and reads only the rows asked for:
 
 - ``column[start:stop]`` is a StoredColumn of those rows (no read); ``np.asarray(column)`` reads its rows;
@@ -23,6 +24,7 @@ import tempfile
 import numpy as np
 
 from robot_dynid import validators
+from robot_dynid.errors import DataError
 
 __all__ = ["SPILL_BYTES", "IN_MEMORY_BYTES", "PIECE_ROWS", "StoredColumn", "ColumnFile", "is_stored",
            "column_pieces", "select_rows", "all_finite", "column_extremes", "float_values", "spill"]
@@ -50,8 +52,14 @@ class _SpillFile:
         """Write ``values`` (C order) at the end; their byte offset."""
         offset = self.size
         data = np.ascontiguousarray(values, dtype=np.float64)
-        self._file.seek(offset)
-        self._file.write(memoryview(data).cast("B"))
+        try:
+            self._file.seek(offset)
+            self._file.write(memoryview(data).cast("B"))
+        except OSError as error:
+            raise DataError(f"a long recording's fields are kept in files in {tempfile.gettempdir()} (TMPDIR), and "
+                            f"writing {data.nbytes} more bytes after {offset} failed: {error.strerror or error}; free "
+                            "space there or set TMPDIR to a directory with room (about 50 MB per joint and hour "
+                            "at 1 kHz for each field)") from None
         self.size += data.nbytes
         self._written = True
         return offset

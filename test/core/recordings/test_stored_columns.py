@@ -80,3 +80,13 @@ def test_gathered_rows_keep_fields_beyond_the_threshold_in_files(values, monkeyp
     assert isinstance(recording.q, StoredColumn)
     np.testing.assert_array_equal(np.asarray(recording.take(np.arange(200, 700)).q), values[200:700])
     np.testing.assert_array_equal(np.asarray(recording.time_window(0.1, 0.2).q), values[100:200])
+
+
+def test_a_full_disk_is_an_error_naming_the_directory_and_the_way_out(monkeypatch, tmp_path):
+    """Writing a field's file where the disk is full (here /dev/full, which refuses every write) says where the
+    files go and how to give them room, not a traceback."""
+    from robot_dynid.errors import DataError
+    full = open("/dev/full", "w+b")
+    monkeypatch.setattr(stored_columns.tempfile, "TemporaryFile", lambda **options: full)
+    with pytest.raises(DataError, match=r"kept in files in .* \(TMPDIR\).*No space left on device.*set TMPDIR"):
+        spill([np.ones((200_000, 6))])
