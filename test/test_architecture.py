@@ -53,7 +53,7 @@ def test_core_and_cli_import_with_ros_unavailable():
 
 BASE = {"robot_dynid", "robot_dynid.errors", "robot_dynid.validators", "robot_dynid.yaml_files",
         "robot_dynid.package_files", "robot_dynid.joint_names", "robot_dynid.input_files",
-        "robot_dynid.output_files"}
+        "robot_dynid.output_files", "robot_dynid.stored_columns"}
 LAYERS = {"model": 1, "recordings": 2, "estimation": 3, "experiment": 3, "hydraulics": 4, "reports": 4, "fleet": 5,
           "cli": 6, "nodes": 6}
 """Rank of each subpackage of robot_dynid, bottom-up (the base modules are rank 0): a module imports only from

@@ -44,7 +44,7 @@ import numpy as np
 
 from robot_dynid.errors import DataError, DynIdError
 from robot_dynid.estimation.scalar_minimum import bounded_minimum
-from robot_dynid.recordings.stored_columns import all_finite, float_values, is_stored, select_rows
+from robot_dynid.stored_columns import all_finite, float_values, is_stored, select_rows
 
 __all__ = ["STD_METHOD_TEXT", "MIN_BLOCK_DURATION", "MAX_BLOCKS", "MIN_BLOCKS", "DEFAULT_LEVEL", "describe",
            "NORMAL_QUANTILE", "T_QUANTILES", "interval_quantile", "combined_dof", "PERIOD_TOLERANCE",

@@ -56,7 +56,7 @@ from robot_dynid.model.payload import Payload
 from robot_dynid.model.regressor import FRICTION_SIDES, Regressor
 from robot_dynid.model.robot_description import RobotDescription
 from robot_dynid.recordings.recording import DropCounter, Dropped, Recording, dropped_to_dict
-from robot_dynid.recordings.stored_columns import column_extremes
+from robot_dynid.stored_columns import column_extremes
 
 __all__ = ["RETURNED", "POORLY_EXCITED_TORQUE_FRACTION", "ConsistencySettings", "IdentificationSettings",
            "settings_from_options", "RESIDUAL_RESOLUTION", "prepare_recording", "recording_equations", "identify",

@@ -21,10 +21,11 @@ from robot_dynid import validators
 from robot_dynid.errors import DataError
 from robot_dynid.estimation.estimators import scaled_condition_number
 from robot_dynid.model.base_parameters import random_states
+from robot_dynid.stored_columns import is_stored, piece_ranges
 
 __all__ = ["share_of", "rms_residual", "rsd", "residual_std", "moving_mask", "relative_rmsd", "EFFECT_STATES",
            "TORQUE_FLOOR", "torque_effects", "condition_number", "ParameterStatistics", "parameter_statistics",
-           "ValidationReport", "validation_report", "cross_validation", "self_validation"]
+           "ValidationReport", "validation_report", "prediction_report", "cross_validation", "self_validation"]
 
 
 _EXCLUDE_MODES = ("joint", "any")
@@ -329,22 +330,78 @@ def validation_report(tau_hat, tau, qd, speed_threshold: float = 0.0, exclude: s
         As in :func:`relative_rmsd`.
     joint_names : sequence of str, length n, optional
     """
-    tau_hat, tau = _check_prediction(tau_hat, tau)
+    return prediction_report([(tau_hat, tau, qd)], speed_threshold, exclude, joint_names)
+
+
+def prediction_report(parts, speed_threshold: float = 0.0, exclude: str = "joint",
+                      joint_names=None) -> ValidationReport:
+    """:func:`validation_report` of the samples of ``parts``, ``(tau_hat, tau, qd)`` (N_i, n) each (arrays or
+    StoredColumns: :mod:`robot_dynid.stored_columns`), taken together: their sums added a piece at a time, the
+    residual's variance by pairwise combination (Chan et al.), so no part is held whole."""
+    validators.positive(speed_threshold, "speed_threshold", DataError, "rad/s", allow_zero=True)
+    if exclude not in _EXCLUDE_MODES:
+        raise DataError(f"exclude must be one of {_EXCLUDE_MODES}, got {exclude!r}")
+    sums = None
+    for tau_hat, tau, qd in parts:
+        stored = any(map(is_stored, (tau_hat, tau, qd)))       # arrays: one piece, the numbers of the whole
+        for start, stop in piece_ranges(len(tau)) if stored else [(0, len(tau))]:
+            piece_hat, piece = _check_prediction(np.asarray(tau_hat[start:stop]), np.asarray(tau[start:stop]))
+            moving = moving_mask(np.asarray(qd[start:stop]), speed_threshold, exclude)
+            sums = _PredictionSums.of(piece_hat, piece, moving) if sums is None else \
+                sums.combined(_PredictionSums.of(piece_hat, piece, moving))
+    if sums is None:
+        raise DataError("no prediction to score")
     if joint_names is not None:
         joint_names = tuple(joint_names)
-        if len(joint_names) != tau.shape[1]:
-            raise DataError(
-                f"joint_names has {len(joint_names)} entries, expected n = {tau.shape[1]}")
+        if len(joint_names) != sums.count_moving.size:
+            raise DataError(f"joint_names has {len(joint_names)} entries, expected n = {sums.count_moving.size}")
+    if sums.n < 2:
+        raise DataError(f"residual_std needs at least 2 samples, got {sums.n}")
+    relative = _ratio(sums.moving_error_square, sums.moving_torque_square)
     return ValidationReport(
-        rms=rms_residual(tau_hat, tau),
-        rsd=rsd(tau_hat, tau),
-        residual_std=residual_std(tau_hat, tau),
-        relative_rmsd=relative_rmsd(tau_hat, tau, qd, speed_threshold, exclude),
-        n_samples=int(tau.shape[0]),
-        n_moving=np.count_nonzero(moving_mask(qd, speed_threshold, exclude), axis=0),
+        rms=np.sqrt(sums.error_square / sums.n),
+        rsd=_ratio(sums.error_square, sums.torque_square),
+        residual_std=np.sqrt(sums.error_spread / (sums.n - 1)),
+        relative_rmsd=np.where(sums.count_moving > 0, relative, np.nan),
+        n_samples=sums.n,
+        n_moving=sums.count_moving,
         speed_threshold=float(speed_threshold),
         joint_names=joint_names,
     )
+
+
+@dataclass(frozen=True)
+class _PredictionSums:
+    """Per-joint sums of a prediction's samples: the error ``e`` squared, its mean and spread about it
+    (``sum (e - mean)^2``), the torque squared, and over the moving samples the error and torque squared."""
+
+    n: int
+    error_square: np.ndarray
+    error_mean: np.ndarray
+    error_spread: np.ndarray
+    torque_square: np.ndarray
+    moving_error_square: np.ndarray
+    moving_torque_square: np.ndarray
+    count_moving: np.ndarray
+
+    @classmethod
+    def of(cls, tau_hat, tau, moving) -> "_PredictionSums":
+        error = tau_hat - tau
+        mean = np.mean(error, axis=0) if error.shape[0] else np.zeros(error.shape[1])
+        return cls(int(error.shape[0]), np.sum(error**2, axis=0), mean, np.sum((error - mean)**2, axis=0),
+                   np.sum(tau**2, axis=0), np.sum(np.where(moving, error, 0.0)**2, axis=0),
+                   np.sum(np.where(moving, tau, 0.0)**2, axis=0), np.count_nonzero(moving, axis=0))
+
+    def combined(self, other: "_PredictionSums") -> "_PredictionSums":
+        n = self.n + other.n
+        delta = other.error_mean - self.error_mean
+        mean = self.error_mean + delta * (other.n / n) if n else self.error_mean
+        spread = self.error_spread + other.error_spread + delta**2 * (self.n * other.n / n if n else 0.0)
+        return _PredictionSums(n, self.error_square + other.error_square, mean, spread,
+                               self.torque_square + other.torque_square,
+                               self.moving_error_square + other.moving_error_square,
+                               self.moving_torque_square + other.moving_torque_square,
+                               self.count_moving + other.count_moving)
 
 
 def cross_validation(fit, segments, speed_threshold: float = 0.0, exclude: str = "joint",

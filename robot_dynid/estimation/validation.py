@@ -36,7 +36,7 @@ import numpy as np
 from robot_dynid.errors import DataError
 from robot_dynid.estimation.analysis_defaults import DEFAULT_SPEED_THRESHOLD
 from robot_dynid.estimation.normal_equations import contiguous_runs
-from robot_dynid.estimation.metrics import ValidationReport, share_of, validation_report
+from robot_dynid.estimation.metrics import ValidationReport, prediction_report, share_of
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.recordings.recording import Recording
 from robot_dynid.recordings.signal_processing import lowpass_filter, sample_interval
@@ -140,13 +140,11 @@ def validate_model(model: DynamicModel, recordings: Sequence[Recording],
     raw = None
     if lowpass is not None:
         predicted, measured, speeds, raw = _filtered(recordings, predicted, measured, speeds, lowpass)
-    predicted, measured, speeds = np.vstack(predicted), np.vstack(measured), np.vstack(speeds)
-    report = validation_report(predicted, measured, speeds, speed_threshold, joint_names=joints)
+    report = prediction_report(zip(predicted, measured, speeds), speed_threshold, joint_names=joints)
     efforts = model.robot.limit_arrays().effort
     raw_report = None
     if raw is not None:
-        raw_report = validation_report(np.vstack(raw[0]), np.vstack(raw[1]), speeds, speed_threshold,
-                                       joint_names=joints)
+        raw_report = prediction_report(zip(raw[0], raw[1], speeds), speed_threshold, joint_names=joints)
     return ModelValidation(report, report.rms / (2.0 * efforts), tuple(range_warnings(model, recordings)),
                            tuple(recording.source for recording in recordings), conditioning, lowpass, raw_report,
                            None if raw_report is None else raw_report.rms / (2.0 * efforts))

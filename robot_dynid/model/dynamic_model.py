@@ -59,6 +59,7 @@ from robot_dynid.model.regressor import FRICTION_SIDES, N_INERTIAL, Regressor
 from robot_dynid.input_files import read_text
 from robot_dynid.model.robot_description import LimitArrays, LinkInertial, RobotDescription
 from robot_dynid.model.robot_loader import robot_from_dict
+from robot_dynid.stored_columns import is_stored, piece_ranges, spill
 from robot_dynid.yaml_files import load_yaml, plain_data
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "SCHEMA_VERSIONS", "METHODS", "STD_METHODS", "STANDARD_STD_FRACTION",
@@ -303,8 +304,15 @@ class DynamicModel:
 
         Returns
         -------
-        ndarray, shape (N, n) or (n,) matching the input.
+        ndarray, shape (N, n) or (n,) matching the input; a StoredColumn where an input is one (a long
+        recording's fields: :mod:`robot_dynid.stored_columns`), computed a piece at a time.
         """
+        if any(map(is_stored, (q, qd, qdd, temperature))):
+            return spill((self.torque(np.asarray(q[start:stop]), np.asarray(qd[start:stop]),
+                                      np.asarray(qdd[start:stop]),
+                                      None if temperature is None else np.asarray(temperature[start:stop]),
+                                      None if elapsed is None else np.asarray(elapsed)[start:stop])
+                          for start, stop in piece_ranges(len(q))), len(self.joint_names))
         arrays = [validators.array(array, name, ndim=(1, 2), finite=False)
                   for name, array in zip(("q", "qd", "qdd"), (q, qd, qdd))]
         single = arrays[0].ndim == 1

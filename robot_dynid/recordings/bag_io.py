@@ -78,7 +78,7 @@ from robot_dynid.recordings.motor_side import (check_joint_count, joint_values, 
 from robot_dynid.recordings.recording import (REPEATED_STAMP, DropCounter, GatheredRows, Recording, describe_dropped,
                                               finite_rows, hand_over)
 from robot_dynid.recordings.stages import StageMarker, kind_name, label_samples, stage_intervals
-from robot_dynid.recordings.stored_columns import column_pieces, select_rows
+from robot_dynid.stored_columns import column_pieces, select_rows
 from robot_dynid.yaml_files import read_yaml
 
 __all__ = ["ns_to_seconds", "TopicSamples", "BagChunk", "BagChunks", "bag_topics", "read_stage_markers", "read_bag",

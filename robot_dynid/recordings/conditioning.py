@@ -41,7 +41,7 @@ import numpy as np
 from robot_dynid import validators
 from robot_dynid.errors import DataError
 from robot_dynid.recordings.signal_processing import median_step, savitzky_golay, savitzky_golay_weights
-from robot_dynid.recordings.stored_columns import float_values
+from robot_dynid.stored_columns import float_values
 
 __all__ = ["ACCELERATION_NOISE_FRACTION", "MIN_WINDOW_SAMPLES", "MAX_DERIVATIVE_WINDOW", "MAX_GIVEN_WINDOW",
            "REST_DWELL", "REST_BAND_MARGIN", "VELOCITY_AT_REST", "MOVING_FRACTION",

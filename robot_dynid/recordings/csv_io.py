@@ -48,13 +48,13 @@ from robot_dynid.recordings.motor_side import (MOTOR_FIELDS, check_joint_count, 
 from robot_dynid.recordings.recording import (JOINT_FIELDS, DropCounter, GatheredRows, Recording, describe_dropped,
                                               hand_over)
 from robot_dynid.recordings.stages import NO_CYCLE, check_stage_label
+from robot_dynid.stored_columns import is_stored, piece_ranges
 
 __all__ = ["CHUNK_ROWS", "column_indices", "read_labelled_columns", "write_columns", "CsvChunk", "CsvChunks",
            "read_csv", "write_csv", "write_torques_csv"]
 
 logger = logging.getLogger(__name__)
 
-_WRITE_CHUNK_ROWS = 65536
 CHUNK_ROWS = 65536
 """Data rows parsed (and given by :class:`CsvChunks`) at a time."""
 
@@ -370,7 +370,7 @@ def write_columns(path, header: Sequence[str], values) -> None:
     """Write numeric columns ``values`` (N, k) under ``header`` (k names), which
     :func:`read_labelled_columns` reads."""
     values = validators.array(values, "values", shape=(None, len(header)), axes=("rows", "columns"), finite=False)
-    _write_table(path, list(header), values)
+    _write_table(path, list(header), [values])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -551,16 +551,16 @@ def read_csv(path, joint_names: Sequence[str] | None = None,
     return recording
 
 
-def _write_table(path, header: list[str], numeric: np.ndarray,
-                 labels: Sequence[np.ndarray] = ()) -> None:
-    """Write numeric columns (N, k) and then string/int label columns (N,) each."""
+def _write_table(path, header: list[str], numeric, labels: Sequence[np.ndarray] = ()) -> None:
+    """Write numeric columns, the blocks ``numeric`` (N, k_i) side by side (arrays or StoredColumns, read a chunk of
+    rows at a time), and then string/int label columns (N,) each."""
     with Path(path).open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(header)
-        for first in range(0, numeric.shape[0], _WRITE_CHUNK_ROWS):
-            rows = numeric[first:first + _WRITE_CHUNK_ROWS].tolist()
+        for first, stop in piece_ranges(len(numeric[0])):
+            rows = np.hstack([np.asarray(block[first:stop]) for block in numeric]).tolist()
             if labels:
-                extra = zip(*(label[first:first + _WRITE_CHUNK_ROWS].tolist() for label in labels))
+                extra = zip(*(label[first:stop].tolist() for label in labels))
                 rows = [row + list(more) for row, more in zip(rows, extra)]
             writer.writerows(rows)
 
@@ -582,7 +582,7 @@ def write_csv(path, recording: Recording) -> None:
     if recording.cycle is not None:
         header.append("cycle")
         labels.append(recording.cycle)
-    _write_table(path, header, np.hstack(blocks), labels)
+    _write_table(path, header, blocks, labels)
     logger.info("wrote %d samples to %s", recording.n_samples, path)
 
 
@@ -600,6 +600,9 @@ def write_torques_csv(path, time, joint_names: Sequence[str], tau) -> None:
     """
     joint_names = [str(name) for name in joint_names]
     time = validators.array(time, "time", shape=(None,), axes=("samples",), finite=False)
-    tau = validators.array(tau, "tau", shape=(time.size, len(joint_names)), axes=("samples", "joints"), finite=False)
-    _write_table(path, ["time"] + [f"tau.{name}" for name in joint_names],
-                 np.column_stack([time, tau]))
+    if not is_stored(tau):
+        tau = validators.array(tau, "tau", shape=(time.size, len(joint_names)), axes=("samples", "joints"),
+                               finite=False)
+    elif tau.shape != (time.size, len(joint_names)):
+        raise DataError(f"tau has shape {tau.shape}, expected ({time.size}, {len(joint_names)})")
+    _write_table(path, ["time"] + [f"tau.{name}" for name in joint_names], [time[:, None], tau])

@@ -45,7 +45,7 @@ from robot_dynid.errors import DataError
 from robot_dynid.joint_names import index_in
 from robot_dynid.recordings.recording import DropCounter, Recording
 from robot_dynid.recordings.signal_processing import median_step
-from robot_dynid.recordings.stored_columns import column_extremes, float_values
+from robot_dynid.stored_columns import column_extremes, float_values
 
 __all__ = ["MAX_SAMPLE_INTERVAL", "MIN_SAMPLE_INTERVAL", "POSITION_MARGIN", "VELOCITY_FACTOR", "EFFORT_FACTOR",
            "MAX_TORQUE", "UNIT_FRACTION", "UNIT_FIT", "MIN_MOTOR_RATIO", "MOTOR_ANGLE_FACTOR", "STALE_ROW",

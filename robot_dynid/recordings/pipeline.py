@@ -38,7 +38,7 @@ from robot_dynid.recordings.signal_processing import (differentiate as different
                                                       median_step, resample_uniform, window_samples_for)
 from robot_dynid.recordings.stage_detection import StageSelection, select_stages
 from robot_dynid.recordings.stamp_quality import recording_stamp_quality
-from robot_dynid.recordings.stored_columns import column_pieces, is_stored, spill
+from robot_dynid.stored_columns import column_pieces, is_stored, spill
 from robot_dynid.recordings.time_base import choose_time_base
 
 __all__ = ["DERIVATIVE_WINDOW", "SHORT_RUN", "MAX_RESAMPLE_RATE", "MAX_RESAMPLE_FACTOR", "Reading", "run", "read",

@@ -36,8 +36,8 @@ from robot_dynid import validators
 from robot_dynid.errors import DataError
 from robot_dynid.joint_names import match_joints, unique_names
 from robot_dynid.recordings.signal_processing import check_strictly_increasing
-from robot_dynid.recordings import stored_columns
-from robot_dynid.recordings.stored_columns import ColumnFile
+from robot_dynid import stored_columns
+from robot_dynid.stored_columns import ColumnFile
 from robot_dynid.recordings.stages import (CUSTOM_PREFIX, NO_CYCLE, NO_STAGE, StageInterval, check_stage_label,
                                            stage_kind, stage_mask)
 

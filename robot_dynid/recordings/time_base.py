@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from robot_dynid.recordings.signal_processing import local_polynomial_fit, median_step
-from robot_dynid.recordings.stored_columns import column_extremes, float_values, is_stored
+from robot_dynid.stored_columns import column_extremes, float_values, is_stored
 
 __all__ = ["MIN_JITTER", "MAX_GRID_DEVIATION", "GRID_PREFERENCE", "FIT_WINDOW", "MAX_COMPARED", "TimeBase",
            "nominal_grid", "grid_line", "choose_time_base"]

@@ -1,4 +1,4 @@
-"""A long recording read with its fields in files (recordings.stored_columns), against the same recording held in
+"""A long recording read with its fields in files (stored_columns), against the same recording held in
 memory: the same numbers from every command, and identify never reads more than a piece of a field at once.
 
 The files are a rosbags-written MCAP bag (not our recorder) and a numpy-written CSV of an arm recorded as hardware
@@ -21,7 +21,8 @@ from robot_dynid.estimation.derivative_window import FOLDS, MAX_SAMPLES
 from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.model.robot_loader import load_robot
 from robot_dynid.package_files import find_package_file
-from robot_dynid.recordings import conditioning, signal_processing, stored_columns
+from robot_dynid import stored_columns
+from robot_dynid.recordings import conditioning, signal_processing
 
 ROBOT = find_package_file("config", "robots", "ur5.yaml")
 PIECE = 4096
@@ -130,3 +131,43 @@ def test_identify_from_stored_fields_gives_the_model_of_the_fields_in_memory(fil
     assert any("torque" in reason for reason in model.metrics["dropped"])     # the spike
     assert model.provenance["conditioning"] == memory.provenance["conditioning"]
     assert summary["stamps"] == memory_summary["stamps"]
+
+
+def numbers(value):
+    """The numbers of a JSON document in order (strings and keys left out)."""
+    if isinstance(value, dict):
+        return [number for item in value.values() for number in numbers(item)]
+    if isinstance(value, list):
+        return [number for item in value for number in numbers(item)]
+    return [float("nan") if value is None else value] if isinstance(value, (int, float)) or value is None else []
+
+
+@pytest.fixture(scope="module")
+def model_file(files, tmp_path_factory):
+    out = tmp_path_factory.mktemp("stored_model") / "model.yaml"
+    outcome = run("identify", "--robot", ROBOT, "--data", files["csv"], "--friction", "coulomb_viscous", "--out", out)
+    assert outcome.returncode == 0, outcome.stderr
+    return out
+
+
+@pytest.mark.parametrize("kind", ["mcap", "csv"])
+def test_validate_and_predict_on_stored_fields_say_what_they_say_in_memory(
+        files, model_file, kind, tmp_path, monkeypatch):
+    """validate's metrics (RMS, RSD, residual std, relative RMSD over moving samples, the range warnings) equal
+    those of the in-memory reading to 1e-10, and predict writes the same CSV to the byte; neither reads more than
+    a few pieces of a field at once (the torques predicted go to a file too)."""
+    outputs = {}
+    for on in (False, True):
+        stored(monkeypatch, on)
+        reads = Reads(monkeypatch)
+        validated = run("validate", "--model", model_file, "--data", files[kind], "--json")
+        assert validated.returncode == 0, validated.stderr
+        predicted = run("predict", "--model", model_file, "--data", files[kind], "--out", tmp_path / f"{on}.csv")
+        assert predicted.returncode == 0, predicted.stderr
+        outputs[on] = json.loads(validated.stdout), (tmp_path / f"{on}.csv").read_bytes()
+        if on:
+            assert reads.rows and max(reads.rows) <= max(2 * PIECE, MAX_SAMPLES // FOLDS), max(reads.rows)
+    (memory, memory_csv), (from_files, files_csv) = outputs[False], outputs[True]
+    assert from_files["warnings"] == memory["warnings"]
+    np.testing.assert_allclose(numbers(from_files["joints"]), numbers(memory["joints"]), rtol=1e-10)
+    assert files_csv == memory_csv

@@ -27,7 +27,7 @@ from robot_dynid import validators
 from robot_dynid.errors import DataError
 
 __all__ = ["SPILL_BYTES", "IN_MEMORY_BYTES", "PIECE_ROWS", "StoredColumn", "ColumnFile", "is_stored",
-           "column_pieces", "select_rows", "all_finite", "column_extremes", "float_values", "spill"]
+           "piece_ranges", "column_pieces", "select_rows", "all_finite", "column_extremes", "float_values", "spill"]
 
 SPILL_BYTES = 64 * 2**20
 """A reader keeps a float field of more than this many bytes (8.4 M values: 23 min of 6 joints at 1 kHz) in
@@ -78,8 +78,10 @@ class _SpillFile:
         return out
 
 
-class StoredColumn:
-    """A read-only float64 array (N, n) kept in a file (module docstring).
+class StoredColumn(np.lib.mixins.NDArrayOperatorsMixin):
+    """A read-only float64 array (N, n) kept in a file (module docstring). Arithmetic, numpy functions and
+    ndarray methods it does not have itself read it whole and act on the array: correct anywhere, bounded where
+    the code takes pieces.
 
     Attributes
     ----------
@@ -116,10 +118,9 @@ class StoredColumn:
             self._file.read(self._offset + 8 * start * self.shape[1], out)
         return out
 
-    def pieces(self, rows: int = PIECE_ROWS):
-        """Yield ``(start, stop, rows start:stop as an array)``, ``rows`` at a time."""
-        for start in range(0, self.shape[0], rows):
-            stop = min(start + rows, self.shape[0])
+    def pieces(self, rows: int | None = None):
+        """Yield ``(start, stop, rows start:stop as an array)``, ``rows`` (default :data:`PIECE_ROWS`) at a time."""
+        for start, stop in piece_ranges(self.shape[0], rows):
             yield start, stop, self.read(start, stop)
 
     def __array__(self, dtype=None, copy=None):
@@ -174,10 +175,16 @@ class StoredColumn:
             smallest, largest = np.fmin(smallest, low), np.fmax(largest, high)
         return smallest, largest
 
-    def __eq__(self, other):
-        raise TypeError("compare np.asarray(stored column) or its pieces, not the stored column")
+    def __array_ufunc__(self, ufunc, method, *inputs, **options):
+        if any(isinstance(value, StoredColumn) for value in options.get("out", ())):
+            raise TypeError("a stored column is read-only")
+        inputs = tuple(np.asarray(value) if isinstance(value, StoredColumn) else value for value in inputs)
+        return getattr(ufunc, method)(*inputs, **options)
 
-    __hash__ = object.__hash__
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(np.asarray(self), name)
 
     def take_rows(self, rows):
         """The rows ``rows`` (increasing indices or a boolean mask (N,)): an array, or a StoredColumn when they
@@ -284,12 +291,15 @@ def float_values(values):
     return values if is_stored(values) else np.asarray(values, dtype=float)
 
 
-def column_pieces(values, rows: int = PIECE_ROWS):
-    """Yield ``(start, stop, values[start:stop] as an array)`` of an array or a StoredColumn, ``rows`` at a time
-    (an array's pieces are views)."""
-    if is_stored(values):
-        yield from values.pieces(rows)
-        return
-    for start in range(0, len(values), rows):
-        stop = min(start + rows, len(values))
-        yield start, stop, values[start:stop]
+def piece_ranges(n_rows: int, rows: int | None = None):
+    """Yield ``(start, stop)`` of ``n_rows`` rows, ``rows`` (default :data:`PIECE_ROWS`) at a time."""
+    rows = PIECE_ROWS if rows is None else rows
+    for start in range(0, n_rows, rows):
+        yield start, min(start + rows, n_rows)
+
+
+def column_pieces(values, rows: int | None = None):
+    """Yield ``(start, stop, values[start:stop] as an array)`` of an array or a StoredColumn, ``rows`` (default
+    :data:`PIECE_ROWS`) at a time (an array's pieces are views)."""
+    for start, stop in piece_ranges(len(values), rows):
+        yield start, stop, np.asarray(values[start:stop])

@@ -1,12 +1,12 @@
 """Stored columns (fields of a long recording kept in a file) against the arrays they hold: every selection the
-pipeline makes gives the array's values, pieces cover the rows once, and what would silently go wrong on an object
-(comparison by identity) refuses."""
+pipeline makes gives the array's values, pieces cover the rows once, arithmetic and ndarray methods act on the
+values (read whole), and writing into one refuses."""
 import numpy as np
 import pytest
 
-from robot_dynid.recordings import stored_columns
+from robot_dynid import stored_columns
 from robot_dynid.recordings.recording import GatheredRows, Recording
-from robot_dynid.recordings.stored_columns import StoredColumn, column_pieces, spill
+from robot_dynid.stored_columns import StoredColumn, column_pieces, spill
 
 
 @pytest.fixture
@@ -43,8 +43,12 @@ def test_a_stored_column_gives_the_arrays_values_for_every_selection(values, mon
     assert isinstance(column.take_rows(np.arange(10)), np.ndarray)
     with pytest.raises(IndexError, match="out of range"):
         column[np.array([1000])]
-    with pytest.raises(TypeError, match="compare"):
-        column == column     # noqa: B015 - identity would say False and hide a wrong comparison
+    # what the pipeline does not take piece by piece still works: on the whole column, read
+    assert (column == values).all() and np.array_equal(np.abs(column - values), np.zeros_like(values))
+    np.testing.assert_array_equal(column.T, values.T)
+    np.testing.assert_array_equal(column.mean(axis=0), values.mean(axis=0))
+    with pytest.raises(TypeError, match="read-only"):
+        np.add(values, 1.0, out=column)
 
 
 def test_pieces_cover_the_rows_once_and_reductions_see_every_value(values):
