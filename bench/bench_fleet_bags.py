@@ -48,7 +48,7 @@ sys.path.insert(0, str(machine.REPOSITORY / "test"))     # the simulated fleet o
 from bench_files import GENERATE_CHUNK, joint_state_rows, RECEIVE_DELAY_NS, TOPIC     # noqa: E402
 from robot_dynid.fleet.manifest import read_manifest                                  # noqa: E402
 from robot_dynid.fleet.task_options import TaskOptions                                # noqa: E402
-from robot_dynid.fleet.tasks import identify_entry                                    # noqa: E402
+from robot_dynid.fleet.tasks import fingerprint, identify_entry                                    # noqa: E402
 from robot_dynid.model.dynamic_model import DynamicModel                              # noqa: E402
 from simulated_fleet import FIRST_DAY, ROBOT                                          # noqa: E402
 
@@ -150,6 +150,15 @@ def wait_for_quiet(limit: float) -> tuple[float, float]:
     return first, time.perf_counter() - start
 
 
+def disk_read_bytes() -> int | None:
+    """Bytes read from block devices since boot, by every process (``pgpgin`` of /proc/vmstat, KiB)."""
+    try:
+        found = re.search(r"^pgpgin (\d+)$", pathlib.Path("/proc/vmstat").read_text(), re.MULTILINE)
+    except OSError:
+        return None
+    return int(found.group(1)) * 1024 if found else None
+
+
 def page_cache_bytes() -> int | None:
     """The kernel's page cache now (``Cached`` of /proc/meminfo) [bytes]."""
     try:
@@ -174,16 +183,23 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
         entries = read_manifest(manifest)
         n = len(entries)
 
+        # the first bags written: out of the page cache in the full run (the later ones fill it)
+        cold = time.perf_counter()
+        machine.require(fingerprint(entries[n_baseline].data).content_hash is not None, "no fingerprint")
+        cold_fingerprint = time.perf_counter() - cold
         baseline = [identify_entry(entry.data, os.fspath(ROBOT), None, options)
                     for entry in entries[:n_baseline]]
         machine.require(all(outcome.status == "identified" for outcome in baseline),
                         f"in-process identification failed: {[outcome.reason for outcome in baseline]}")
         serial = float(np.mean([outcome.seconds for outcome in baseline[1:]]))   # the first loads the robot
+        warm = identify_entry(entries[1].data, os.fspath(ROBOT), None, options).seconds   # now in the page cache
 
         load_before, waited = wait_for_quiet(0.0 if quick else LOAD_WAIT)
         description = machine.describe_machine()                # the load average at the start of the run
-        cached = page_cache_bytes()
+        cached, read_before = page_cache_bytes(), disk_read_bytes()
         startup, wall, results = cluster_run(entries, options, directory / "out", WORKERS)
+        load_after, read = os.getloadavg()[0], disk_read_bytes()
+        read = None if read is None or read_before is None else read - read_before
         failed = [f"{result.entry.data}: {result.reason}" for result in results if result.status != "identified"]
         machine.require(len(results) == n and not failed, f"{len(failed)} of {n} recordings failed: {failed[:5]}")
         task_seconds = np.array([result.outcome.seconds for result in results])
@@ -214,7 +230,9 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
         machine.Goal("peak memory per worker", "< 1 GB",
                      ", ".join(machine.megabytes(value) for value in sorted(peaks.values())), peak < GOAL_PEAK),
     )
-    rows = [["in this process, no Dask (first recordings)", "-", "-", f"{serial:.2f} s", "-", "-", "-"],
+    rows = [["in this process, no Dask (the first bags written)", "-", "-", f"{serial:.2f} s", "-", "-", "-"],
+            ["in this process, no Dask (one of them again: in the page cache)", "-", "-", f"{warm:.2f} s", "-", "-",
+             "-"],
             [f"local cluster, {WORKERS} workers", f"{startup:.1f} s", f"{wall:.1f} s", f"{task:.2f} s",
              f"{n / wall:.2f}", f"{overhead:.3f} s", machine.megabytes(peak)]]
     samples = int(round(duration * RATE)) + 1
@@ -230,7 +248,11 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
         + machine.markdown_table(["path", "cluster start", "wall", "mean task", "recordings/s",
                                   "overhead per task", "peak memory per worker"], rows)
         + f"\nLoad average (1 min) at the start of the cluster run: {description['load_average']:.2f}{wait_note}. "
-          f"Page cache at its start: {machine.megabytes(cached)} (of {size / 1e9:.1f} GB of bags). "
+          f"Page cache at its start: {machine.megabytes(cached)} (of {size / 1e9:.1f} GB of bags); read from "
+          f"disk during the run (every process, /proc/vmstat): {_gigabytes(read)}"
+          + ("" if read is None else f", {read / wall / 1e6:.0f} MB/s on average")
+          + f". Load average (1 min) at its end: {load_after:.2f}. "
+          f"In this process, the fingerprint (SHA-256) of a bag read from disk took {cold_fingerprint:.2f} s. "
           f"Cross-check: the cluster's model of {pathlib.Path(checked.entry.data).name} and the one made in this "
           f"process agree to {agreement:.1e} (relative, largest over the base parameters).\n")
     notes = (
@@ -238,16 +260,27 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
         "identification. Here it includes the fingerprint task (SHA-256 of the bag's bytes, a second read of each "
         "bag) besides Dask's scheduling and the client's writes.",
         "Peak memory is each worker process's resident high-water mark (ru_maxrss), imports included.",
-        "The bags outgrow the page cache: most of them are read from disk, twice (fingerprint, then "
-        "identification), so the disk's read rate is part of the wall time.",
-        "The 2-core machine is shared with other jobs; the load average at the start is in the machine line.",
+        "In this process numpy's BLAS runs with its default threads, on the cluster one thread per worker; the "
+        "cluster's tasks also share the 2 cores with the client, the scheduler and each other's reads.",
+        "The bags outgrow the page cache (the RAM): the first ones written are no longer in it when the run starts, "
+        "and most are read from disk, twice (fingerprint, then identification), so the disk's read rate is part of "
+        "the wall time.",
+        "The 2-core machine is shared with other jobs; the load average at the start is in the machine line. The "
+        "first run (2026-11-30 00:22 UTC, source bace9e0, load 1.48 at the start; three processes of another job at "
+        "nice 10 from about 3 of its 5.6 minutes on) measured a wall of 334 s, a mean task of 2.93 s (1.09 s in "
+        "process from disk), peaks of 618 MB per worker and generation in 5.1 min.",
     )
     values = {"n": n, "generation": generation, "bag_seconds": bag_seconds, "bytes": size, "serial": serial,
+              "warm": warm, "cold_fingerprint": cold_fingerprint, "disk_read": read, "load_after": load_after,
               "startup": startup, "wall": wall, "task": task, "overhead": overhead, "peaks": peaks,
               "agreement": agreement, "load_before": load_before, "waited": waited, "page_cache": cached}
     return machine.BenchmarkResult(
         name=NAME, title="Fleet: 200 ten-minute MCAP bags at 1 kHz on a local Dask cluster", goals=goals,
         details=details, notes=notes, machine=description, quick=quick, values=values)
+
+
+def _gigabytes(value: int | None) -> str:
+    return "n/a" if value is None else f"{value / 1e9:.1f} GB"
 
 
 if __name__ == "__main__":
