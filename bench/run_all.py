@@ -22,9 +22,9 @@ import machine
 
 BENCHMARKS = ("regressor", "identification", "fused", "consistent", "rls", "excitation", "recorder",
               "identifier", "feedforward", "hydraulic", "payload", "covariance", "fleet", "profile", "files",
-              "closed_loop", "request_size", "startup")
+              "closed_loop", "request_size", "startup", "fleet_bags")
 SLOW = ("consistent", "excitation", "recorder", "identifier", "fleet", "profile", "files", "closed_loop",
-        "request_size")
+        "request_size", "fleet_bags")     # fleet_bags writes 45 GB of bags (deleted at its end)
 BENCH_DIRECTORY = Path(__file__).resolve().parent
 
 
