@@ -216,7 +216,7 @@ class GatheredRows:
         for name, values in chunk.items():
             if name in self._files:
                 if values.shape[1:] != (self._files[name].width,) or values.dtype != np.float64:
-                    raise ValueError(f"column {name!r} holds float64 rows of {self._files[name].width} values, a "
+                    raise ValueError(f"column {name!r} holds float64 rows of shape {(self._files[name].width,)}, a "
                                      f"chunk gives {values.dtype} rows of shape {values.shape[1:]}")
                 continue
             array = self._arrays[name]

@@ -78,7 +78,7 @@ def test_gathered_rows_keep_fields_beyond_the_threshold_in_files(values, monkeyp
     columns = gathered.columns()
     assert isinstance(columns["q"], StoredColumn)
     assert isinstance(columns["time"], np.ndarray) and isinstance(columns["tau"], np.ndarray)   # 1 value a row
-    with pytest.raises(ValueError, match="float64 rows of 3 values"):
+    with pytest.raises(ValueError, match=r"float64 rows of shape \(3,\)"):
         gathered.add(time=time[:2], q=np.ones((2, 4)), tau=np.ones((2, 1)))
     recording = Recording(("a", "b", "c"), columns["time"], columns["q"], tau=values)
     assert isinstance(recording.q, StoredColumn)
