@@ -38,6 +38,7 @@ from robot_dynid.recordings.signal_processing import (STAGE_GAP_STEPS, check_str
                                                       median_step)
 from robot_dynid.recordings.stages import (STAGE_KINDS, StageInterval, check_stage_label,
                                            label_samples)
+from robot_dynid.stored_columns import column_pieces, is_stored, piece_ranges, spill
 
 __all__ = ["REST_THRESHOLD", "REST_THRESHOLD_FRACTION", "DEFAULT_PLATEAU_TOLERANCE", "DETECTED_KINDS", "detect_stages",
            "default_rest_threshold", "describe_detection", "label_from_motion", "StageSelection", "select_stages"]
@@ -133,9 +134,10 @@ def detect_stages(time, qd, velocity_limits, rest_threshold=REST_THRESHOLD, *, j
                                                          windows)
     dt = median_step(time)
     breaks = gap_steps(time, STAGE_GAP_STEPS)
-    from scipy.ndimage import uniform_filter1d      # here: a command starts faster
-    speed = uniform_filter1d(qd, _odd_window(smoothing_window, dt), axis=0, mode="nearest")
-    moving = np.abs(speed) > threshold
+    speed = _smoothed_speed(qd, _odd_window(smoothing_window, dt))
+    moving = np.zeros(qd.shape, dtype=bool)
+    for start, stop, piece in column_pieces(speed):
+        moving[start:stop] = np.abs(piece) > threshold
     n_moving = moving.sum(axis=1)
 
     claimed = np.zeros(time.size, dtype=bool)
@@ -150,13 +152,34 @@ def detect_stages(time, qd, velocity_limits, rest_threshold=REST_THRESHOLD, *, j
     return stages
 
 
+def _smoothed_speed(qd, window: int):
+    """``qd`` (N, n) [rad/s] averaged over ``window`` samples (odd; the ends' windows padded with the first and
+    last sample), a piece of rows at a time with the window's half on either side (a running sum's rounding stays
+    within its piece): an array, or a StoredColumn for a stored ``qd`` (:mod:`robot_dynid.stored_columns`)."""
+    from scipy.ndimage import uniform_filter1d      # here: a command starts faster
+    n, half = len(qd), window // 2
+
+    def pieces():
+        for start, stop in piece_ranges(n):
+            first, last = max(0, start - half), min(n, stop + half)
+            smooth = uniform_filter1d(np.asarray(qd[first:last]), window, axis=0, mode="nearest")
+            yield start, stop, smooth[start - first:stop - first]
+    if is_stored(qd):
+        return spill((piece for _, _, piece in pieces()), qd.shape[1])
+    speed = np.empty(qd.shape)
+    for start, stop, piece in pieces():
+        speed[start:stop] = piece
+    return speed
+
+
 def _checked_inputs(time, qd, velocity_limits, rest_threshold, joint_names, windows: dict):
     """``(time (N,), qd (N, n), velocity limits (n,), rest thresholds (n,), joint names)`` of
     :func:`detect_stages`, checked (``windows``: its durations [s] and plateau tolerance [1] by name, each > 0);
     DataError naming the argument otherwise."""
     time = validators.array(time, "time", shape=(None,), axes=("samples",), min_length=3, unit="s")
-    qd = validators.array(qd, "qd", shape=(time.size, None), axes=("samples", "joints"), columns=joint_names,
-                          unit="rad/s")
+    if not is_stored(qd) or not qd.all_finite or qd.shape[0] != time.size:    # checked, or read for the message
+        qd = validators.array(qd, "qd", shape=(time.size, None), axes=("samples", "joints"), columns=joint_names,
+                              unit="rad/s")
     check_strictly_increasing(time)
     n_joints = qd.shape[1]
     limits = validators.per_joint(velocity_limits, n_joints, "velocity_limits", DataError, "rad/s",

@@ -171,3 +171,23 @@ def test_validate_and_predict_on_stored_fields_say_what_they_say_in_memory(
     assert from_files["warnings"] == memory["warnings"]
     np.testing.assert_allclose(numbers(from_files["joints"]), numbers(memory["joints"]), rtol=1e-10)
     assert files_csv == memory_csv
+
+
+def test_stages_detected_from_stored_velocities_are_those_of_the_velocities_in_memory(files, tmp_path, monkeypatch):
+    """Without markers, `stages` detects the rests, friction plateaus and excitation from the velocities: from
+    stored fields the same stages (kinds and times), and identify's selection of a detected stage the same model;
+    the smoothed speeds go to a file too, so no read takes more than a few pieces."""
+    outputs = {}
+    for on in (False, True):
+        stored(monkeypatch, on)
+        reads = Reads(monkeypatch)
+        detected = run("stages", "--robot", ROBOT, "--data", files["mcap"], "--json")
+        assert detected.returncode == 0, detected.stderr
+        model, _ = identify(files["mcap"], tmp_path / f"{on}.yaml", "--stage", "excitation")
+        outputs[on] = json.loads(detected.stdout), model
+        if on:
+            assert reads.rows and max(reads.rows) <= max(2 * PIECE, MAX_SAMPLES // FOLDS), max(reads.rows)
+    (memory, memory_model), (from_files, model) = outputs[False], outputs[True]
+    assert from_files == memory
+    assert {stage["kind"] for stage in memory["stages"]} >= {"rest", "excitation"}
+    np.testing.assert_allclose(model.values, memory_model.values, rtol=1e-10, atol=0.0)
