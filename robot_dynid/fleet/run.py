@@ -194,9 +194,11 @@ def run_fleet(client, entries: Sequence[FleetEntry], robot_path, options: tasks.
             waiting.setdefault((content_hash, settings_hash), []).append(entry)
             if len(waiting[(content_hash, settings_hash)]) > 1:
                 continue
+            # ahead of the fingerprints still queued: the recording is read again while the page cache holds it
+            # (a fleet larger than the memory was read twice from disk)
             identification = client.submit(
                 tasks.identify_entry, entry.data, path, entry.stage, options.for_entry(entry.torque_check),
-                {"fleet": {"robot_id": entry.robot_id, "recorded_at": entry.key[1]}}, pure=False)
+                {"fleet": {"robot_id": entry.robot_id, "recorded_at": entry.key[1]}}, pure=False, priority=1)
             futures[identification] = ("identify", (entry, path, content_hash, settings_hash))
             completed.add(identification)
 
