@@ -257,18 +257,23 @@ def run(quick: bool = False) -> machine.BenchmarkResult:
           f"process agree to {agreement:.1e} (relative, largest over the base parameters).\n")
     notes = (
         "Overhead per task = wall x workers / N - mean task time: what a worker spends per recording outside the "
-        "identification. Here it includes the fingerprint task (SHA-256 of the bag's bytes, a second read of each "
-        "bag) besides Dask's scheduling and the client's writes.",
+        "identification. Here it includes the fingerprint task (SHA-256 of the bag's bytes) besides Dask's "
+        "scheduling and the client's writes.",
         "Peak memory is each worker process's resident high-water mark (ru_maxrss), imports included.",
         "In this process numpy's BLAS runs with its default threads, on the cluster one thread per worker; the "
         "cluster's tasks also share the 2 cores with the client, the scheduler and each other's reads.",
         "The bags outgrow the page cache (the RAM): the first ones written are no longer in it when the run starts, "
-        "and most are read from disk, twice (fingerprint, then identification), so the disk's read rate is part of "
-        "the wall time.",
+        "and most are read from disk once, by their fingerprint; the identification, which run_fleet queues ahead "
+        "of the fingerprints still waiting, reads the bag again from the page cache.",
         "The 2-core machine is shared with other jobs; the load average at the start is in the machine line. The "
         "first run (2026-11-30 00:22 UTC, source bace9e0, load 1.48 at the start; three processes of another job at "
         "nice 10 from about 3 of its 5.6 minutes on) measured a wall of 334 s, a mean task of 2.93 s (1.09 s in "
-        "process from disk), peaks of 618 MB per worker and generation in 5.1 min.",
+        "process from disk), peaks of 618 MB per worker and generation in 5.1 min. The second (00:38 UTC, source "
+        "9c9c9a7, load 1.20 at the start, 5.00 at the end) 384 s, a mean task of 3.31 s (1.60 s in process), 619 "
+        "MB, and 87.5 GB read from disk: every fingerprint ran before the first identification, which then read "
+        "each bag from disk again. Since source 9b727ba identifications go ahead of the queued fingerprints: "
+        "44.0 GB read (each bag once) and 242 s at 01:08 UTC (load 1.31 at the start; the machine quieter too: "
+        "1.06 s a task in process against 1.60 s).",
     )
     values = {"n": n, "generation": generation, "bag_seconds": bag_seconds, "bytes": size, "serial": serial,
               "warm": warm, "cold_fingerprint": cold_fingerprint, "disk_read": read, "load_after": load_after,
