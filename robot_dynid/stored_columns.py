@@ -27,7 +27,8 @@ from robot_dynid import validators
 from robot_dynid.errors import DataError
 
 __all__ = ["SPILL_BYTES", "IN_MEMORY_BYTES", "PIECE_ROWS", "StoredColumn", "ColumnFile", "is_stored",
-           "piece_ranges", "column_pieces", "select_rows", "all_finite", "column_extremes", "float_values", "spill"]
+           "piece_ranges", "column_pieces", "stacked", "select_rows", "all_finite", "column_extremes", "float_values",
+           "spill"]
 
 SPILL_BYTES = 64 * 2**20
 """A reader keeps a float field of more than this many bytes (8.4 M values: 23 min of 6 joints at 1 kHz) in
@@ -254,6 +255,17 @@ def spill(pieces, width: int | None = None) -> StoredColumn:
 def is_stored(values) -> bool:
     """Whether ``values`` is a :class:`StoredColumn`."""
     return isinstance(values, StoredColumn)
+
+
+def stacked(fields):
+    """The fields (N_i, n) one after the other: the one field itself, a StoredColumn where one is stored (written a
+    piece at a time), else ``np.vstack``."""
+    fields = list(fields)
+    if len(fields) == 1:
+        return fields[0]
+    if any(map(is_stored, fields)):
+        return spill((piece for field in fields for _, _, piece in column_pieces(field)), fields[0].shape[1])
+    return np.vstack(fields)
 
 
 def select_rows(values, rows):

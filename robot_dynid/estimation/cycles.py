@@ -32,6 +32,7 @@ from robot_dynid.model.dynamic_model import DynamicModel
 from robot_dynid.recordings.conditioning import conditioning_from_provenance
 from robot_dynid.recordings.recording import Recording
 from robot_dynid.recordings.stages import NO_CYCLE
+from robot_dynid.stored_columns import stacked
 
 __all__ = ["test_time_offsets", "TorqueFit", "torque_fit", "CycleSegment", "cycle_segments", "CycleIdentification",
            "settings_of", "identify_cycles", "pooled_fit", "CrossVerification", "cross_verification"]
@@ -75,8 +76,8 @@ class TorqueFit:
         What the data are (``"identification"``, ``"held-out"``).
     time : ndarray, shape (N,)
         [s] on the test clock of the segment's recordings (:func:`test_time_offsets`).
-    measured, predicted : ndarray, shape (N, n)
-        [N m].
+    measured, predicted : ndarray or StoredColumn, shape (N, n)
+        [N m] (stored columns for a long recording's: :mod:`robot_dynid.stored_columns`).
     validation : ModelValidation
         Per-joint RMS [N m], RSD, relative RMSD over ``|qd| >= speed_threshold`` [rad/s], NRMS.
     """
@@ -87,10 +88,9 @@ class TorqueFit:
     predicted: np.ndarray
     validation: ModelValidation
 
-    @property
-    def residual(self) -> np.ndarray:
-        """``predicted - measured`` (N, n) [N m]."""
-        return self.predicted - self.measured
+    def residual(self, rows) -> np.ndarray:
+        """``predicted - measured`` [N m] at ``rows`` (an index or slice of the samples)."""
+        return np.asarray(self.predicted[rows]) - np.asarray(self.measured[rows])
 
     def to_dict(self) -> dict:
         return {"segment": self.segment, **self.validation.to_dict()}
@@ -107,10 +107,10 @@ def torque_fit(model: DynamicModel, recordings: Sequence[Recording], segment: st
                                 "" if conditioning is None else conditioning.describe())
     recordings = [recording.reorder(model.joint_names) for recording in recordings]
     offsets = test_time_offsets(recordings) if offsets is None else offsets
-    predicted = np.vstack([model.torque(r.q, r.qd, r.qdd, temperature=r.temperature, elapsed=r.elapsed)
-                           for r in recordings])
+    predicted = stacked([model.torque(r.q, r.qd, r.qdd, temperature=r.temperature, elapsed=r.elapsed)
+                         for r in recordings])
     time = np.concatenate([offset + r.time - r.time[0] for offset, r in zip(offsets, recordings)])
-    return TorqueFit(segment, time, np.vstack([r.tau for r in recordings]), predicted, validation)
+    return TorqueFit(segment, time, stacked([r.tau for r in recordings]), predicted, validation)
 
 
 # --------------------------------------------------------------------------- per-cycle identification

@@ -126,7 +126,7 @@ def torque_fit_figure(fit, path, window: float = TORQUE_WINDOW) -> pathlib.Path:
         left.set_ylabel("torque [N m]")
         left.set_title(f"{joint}: RMS {report.rms[j]:.3g} N m, rel. RMSD {report.relative_rmsd[j]:.3g}",
                        fontsize=9, loc="left")
-        right.plot(t, fit.residual[rows, j], color="C3", lw=0.8)
+        right.plot(t, fit.residual(rows)[:, j], color="C3", lw=0.8)
         right.axhline(0.0, color="0.3", lw=0.6)
         right.set_ylabel("residual [N m]")
         right.set_title(f"model - measured (RSD {report.rsd[j]:.3g})", fontsize=9, loc="left")

@@ -191,3 +191,22 @@ def test_stages_detected_from_stored_velocities_are_those_of_the_velocities_in_m
     assert from_files == memory
     assert {stage["kind"] for stage in memory["stages"]} >= {"rest", "excitation"}
     np.testing.assert_allclose(model.values, memory_model.values, rtol=1e-10, atol=0.0)
+
+
+def test_report_from_stored_fields_gives_the_summary_of_the_fields_in_memory(files, tmp_path, monkeypatch):
+    """report (identification, torque-fit metrics and figure, detected stages) from stored fields: summary.json's
+    numbers equal the in-memory ones to 1e-10, and its torque-fit figure reads only the rows it plots."""
+    summaries = {}
+    for on in (False, True):
+        stored(monkeypatch, on)
+        reads = Reads(monkeypatch)
+        outcome = run("report", "--robot", ROBOT, "--data", files["mcap"], "--friction", "coulomb_viscous",
+                      "--out", tmp_path / f"report_{on}")
+        assert outcome.returncode == 0, outcome.stderr
+        summaries[on] = json.loads((tmp_path / f"report_{on}" / "summary.json").read_text())
+        if on:
+            assert reads.rows and max(reads.rows) <= max(2 * PIECE, MAX_SAMPLES // FOLDS), max(reads.rows)
+    assert summaries[True].keys() == summaries[False].keys()
+    memory, from_files = (numbers({key: value for key, value in summaries[on].items() if key != "provenance"})
+                          for on in (False, True))
+    np.testing.assert_allclose(from_files, memory, rtol=1e-10)
