@@ -210,3 +210,22 @@ def test_report_from_stored_fields_gives_the_summary_of_the_fields_in_memory(fil
     memory, from_files = (numbers({key: value for key, value in summaries[on].items() if key != "provenance"})
                           for on in (False, True))
     np.testing.assert_allclose(from_files, memory, rtol=1e-10)
+
+
+def test_a_fleet_task_on_stored_fields_identifies_the_model_of_the_fields_in_memory(files, monkeypatch):
+    """A fleet task (fleet.tasks.identify_entry: its 20 % held out, the quality gate, the validation motion)
+    from stored fields: the same model to 1e-10, the same hold-out RSD, reads bounded."""
+    from robot_dynid.fleet.task_options import TaskOptions
+    from robot_dynid.fleet.tasks import identify_entry
+    outcomes = {}
+    for on in (False, True):
+        stored(monkeypatch, on)
+        reads = Reads(monkeypatch)
+        outcomes[on] = identify_entry(str(files["mcap"]), str(ROBOT), None, TaskOptions(report=False))
+        assert outcomes[on].status == "identified", outcomes[on].reason
+        if on:
+            assert reads.rows and max(reads.rows) <= max(2 * PIECE, MAX_SAMPLES // FOLDS), max(reads.rows)
+    memory, from_files = (DynamicModel.from_yaml(outcomes[on].model_yaml) for on in (False, True))
+    np.testing.assert_allclose(from_files.values, memory.values, rtol=1e-10, atol=0.0)
+    np.testing.assert_allclose(outcomes[True].holdout_rsd, outcomes[False].holdout_rsd, rtol=1e-10)
+    assert outcomes[True].validation_motion == outcomes[False].validation_motion
