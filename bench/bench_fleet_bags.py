@@ -152,17 +152,18 @@ def wait_for_quiet(limit: float) -> tuple[float, float]:
 
 def disk_read_bytes() -> int | None:
     """Bytes read from block devices since boot, by every process (``pgpgin`` of /proc/vmstat, KiB)."""
-    try:
-        found = re.search(r"^pgpgin (\d+)$", pathlib.Path("/proc/vmstat").read_text(), re.MULTILINE)
-    except OSError:
-        return None
-    return int(found.group(1)) * 1024 if found else None
+    return _proc_kib("/proc/vmstat", r"^pgpgin (\d+)$")
 
 
 def page_cache_bytes() -> int | None:
     """The kernel's page cache now (``Cached`` of /proc/meminfo) [bytes]."""
+    return _proc_kib("/proc/meminfo", r"^Cached:\s*(\d+) kB")
+
+
+def _proc_kib(path: str, pattern: str) -> int | None:
+    """The KiB count ``pattern`` (one group) finds in the /proc file ``path``, in bytes; None without it."""
     try:
-        found = re.search(r"^Cached:\s*(\d+) kB", pathlib.Path("/proc/meminfo").read_text(), re.MULTILINE)
+        found = re.search(pattern, pathlib.Path(path).read_text(), re.MULTILINE)
     except OSError:
         return None
     return int(found.group(1)) * 1024 if found else None
