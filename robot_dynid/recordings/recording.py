@@ -32,14 +32,13 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from robot_dynid import validators
+from robot_dynid import stored_columns, validators
 from robot_dynid.errors import DataError
 from robot_dynid.joint_names import match_joints, unique_names
 from robot_dynid.recordings.signal_processing import check_strictly_increasing
-from robot_dynid import stored_columns
-from robot_dynid.stored_columns import ColumnFile
 from robot_dynid.recordings.stages import (CUSTOM_PREFIX, NO_CYCLE, NO_STAGE, StageInterval, check_stage_label,
                                            stage_kind, stage_mask)
+from robot_dynid.stored_columns import ColumnFile
 
 __all__ = ["JOINT_FIELDS", "REPEATED_STAMP", "Dropped", "DropCounter", "describe_dropped", "dropped_to_dict",
            "dropped_from_dict", "hand_over", "finite_rows", "GatheredRows", "Recording", "intervals_from_labels"]
@@ -156,7 +155,10 @@ class GatheredRows:
     a long file never holds its chunks and their concatenation together.
 
     Each column takes its first chunk's dtype and trailing shape. A chunk that does not fit the arrays grows
-    them to 1.5 times their length (at least to what it needs), copying the rows gathered so far.
+    them to 1.5 times their length (at least to what it needs), copying the rows gathered so far. A float64
+    field of rows of values whose expected rows (``capacity``) make more than
+    :data:`~robot_dynid.stored_columns.SPILL_BYTES` goes to a file instead (a
+    :class:`~robot_dynid.stored_columns.StoredColumn` in :meth:`columns`).
 
     Parameters
     ----------

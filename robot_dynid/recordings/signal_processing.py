@@ -29,8 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robot_dynid import _online_kernel, validators
-from robot_dynid import stored_columns
+from robot_dynid import _online_kernel, stored_columns, validators
 from robot_dynid.errors import DataError
 
 __all__ = ["UNIFORM_SAMPLING_TOLERANCE", "lowpass_filter", "sample_interval", "Derivatives", "median_step", "GAP_STEPS",
