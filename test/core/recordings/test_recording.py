@@ -251,3 +251,23 @@ def test_take_and_time_window():
         recording.time_window(10, 11)
     with pytest.raises(DataError, match="is empty"):
         recording.take(np.zeros(12, dtype=bool))
+
+
+def test_a_recording_made_from_another_shares_its_checked_labels_and_checks_new_ones():
+    """The stage and cycle labels a recording checked (read-only) go to one made from it as they are (an hour's
+    labels took 0.6 s to check and 144 MB to copy at every step of the pipeline); labels changed since are
+    checked again."""
+    import dataclasses
+    n = 1000
+    stage = np.full(n, "excitation")
+    stage[:100] = "rest"
+    recording = Recording(("a",), np.arange(n) * 1e-3, np.zeros((n, 1)), stage=stage, cycle=np.zeros(n, int))
+    copy = dataclasses.replace(recording, source="again")
+    assert copy.stage is recording.stage and copy.cycle is recording.cycle
+    assert not recording.stage.flags.writeable
+    changed = np.array(recording.stage)
+    changed[7] = "bogus"
+    with pytest.raises(DataError, match="unknown stage label 'bogus'"):
+        dataclasses.replace(recording, stage=changed)
+    with pytest.raises(DataError, match=r"cycle must be >= 0 or -1"):
+        dataclasses.replace(recording, cycle=np.full(n, -3))
