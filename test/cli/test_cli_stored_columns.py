@@ -229,3 +229,22 @@ def test_a_fleet_task_on_stored_fields_identifies_the_model_of_the_fields_in_mem
     np.testing.assert_allclose(from_files.values, memory.values, rtol=1e-10, atol=0.0)
     np.testing.assert_allclose(outcomes[True].holdout_rsd, outcomes[False].holdout_rsd, rtol=1e-10)
     assert outcomes[True].validation_motion == outcomes[False].validation_motion
+
+
+def test_payload_identify_on_stored_fields_gives_the_payload_of_the_fields_in_memory(
+        files, model_file, tmp_path, monkeypatch):
+    """payload identify with the arm's model fixed (here on the arm's own recording: what it finds is the model's
+    error, the same either way) from stored fields: the payload file's numbers equal the in-memory ones to 1e-10,
+    reads bounded."""
+    outputs = {}
+    for on in (False, True):
+        stored(monkeypatch, on)
+        reads = Reads(monkeypatch)
+        outcome = run("payload", "identify", "--model", model_file, "--data", files["mcap"], "--json",
+                      "--out", tmp_path / f"payload_{on}.yaml")
+        assert outcome.returncode == 0, outcome.stderr
+        outputs[on] = json.loads(outcome.stdout)
+        if on:
+            assert reads.rows and max(reads.rows) <= max(2 * PIECE, MAX_SAMPLES // FOLDS), max(reads.rows)
+    assert outputs[True].keys() == outputs[False].keys()
+    np.testing.assert_allclose(numbers(outputs[True]), numbers(outputs[False]), rtol=1e-10)
