@@ -26,7 +26,7 @@ import numpy as np
 from robot_dynid import validators
 from robot_dynid.errors import DataError
 
-__all__ = ["SPILL_BYTES", "IN_MEMORY_BYTES", "PIECE_ROWS", "StoredColumn", "ColumnFile", "is_stored",
+__all__ = ["SPILL_BYTES", "IN_MEMORY_BYTES", "PIECE_ROWS", "StoredColumn", "ColumnFile", "RowsWriter", "is_stored",
            "piece_ranges", "column_pieces", "stacked", "select_rows", "all_finite", "column_extremes", "float_values",
            "spill"]
 
@@ -199,11 +199,9 @@ class StoredColumn(np.lib.mixins.NDArrayOperatorsMixin):
 
     def _take(self, rows: np.ndarray, columns):
         """The ``rows`` (indices) and ``columns`` selected, read a span of rows at a time."""
-        width = np.empty((0, self.shape[1]))[:, columns].shape[1:]
-        selected = [rows[first:first + PIECE_ROWS] for first in range(0, rows.size, PIECE_ROWS)]
-        out = np.empty((rows.size,) + width)
-        for first, piece in zip(range(0, rows.size, PIECE_ROWS), selected):
-            out[first:first + piece.size] = self._take_piece(piece, columns)
+        out = np.empty((rows.size,) + np.empty((0, self.shape[1]))[:, columns].shape[1:])
+        for first, stop in piece_ranges(rows.size):
+            out[first:stop] = self._take_piece(rows[first:stop], columns)
         return out
 
     def _take_piece(self, rows: np.ndarray, columns) -> np.ndarray:
@@ -240,6 +238,25 @@ class ColumnFile:
 
     def column(self) -> StoredColumn:
         return StoredColumn(self._file, 0, self.rows, self.width)
+
+
+class RowsWriter:
+    """Rows (N, n) written in order, a piece at a time: into an array, or with ``stored`` into a file (a
+    StoredColumn); :meth:`result` is what was written."""
+
+    def __init__(self, shape: tuple[int, int], stored: bool):
+        self._file = ColumnFile(shape[1]) if stored else None
+        self._array = None if stored else np.empty(shape)
+
+    def put(self, start: int, stop: int, values) -> None:
+        """Rows ``start:stop``, the next ones."""
+        if self._file is None:
+            self._array[start:stop] = values
+        else:
+            self._file.append(values)
+
+    def result(self):
+        return self._array if self._file is None else self._file.column()
 
 
 def spill(pieces, width: int | None = None) -> StoredColumn:

@@ -67,8 +67,7 @@ def rms_residual(tau_hat, tau) -> np.ndarray:
     ndarray, shape (n,)
         ``sqrt(mean_k (tau_hat - tau)^2)`` [N m].
     """
-    tau_hat, tau = _check_prediction(tau_hat, tau)
-    return np.sqrt(np.mean((tau_hat - tau) ** 2, axis=0))
+    return _PredictionSums.of(*_check_prediction(tau_hat, tau)).rms()
 
 
 def rsd(tau_hat, tau) -> np.ndarray:
@@ -84,8 +83,7 @@ def rsd(tau_hat, tau) -> np.ndarray:
     ndarray, shape (n,)
         0 is a perfect fit; ``inf`` for a joint whose measured torque is all zero.
     """
-    tau_hat, tau = _check_prediction(tau_hat, tau)
-    return _ratio(np.sum((tau_hat - tau) ** 2, axis=0), np.sum(tau**2, axis=0))
+    return _PredictionSums.of(*_check_prediction(tau_hat, tau)).rsd()
 
 
 def residual_std(tau_hat, tau) -> np.ndarray:
@@ -101,10 +99,7 @@ def residual_std(tau_hat, tau) -> np.ndarray:
     ndarray, shape (n,)
         ``std(tau_hat - tau, ddof=1)`` [N m].
     """
-    tau_hat, tau = _check_prediction(tau_hat, tau)
-    if tau.shape[0] < 2:
-        raise DataError(f"residual_std needs at least 2 samples, got {tau.shape[0]}")
-    return np.std(tau_hat - tau, axis=0, ddof=1)
+    return _PredictionSums.of(*_check_prediction(tau_hat, tau)).residual_std()
 
 
 def moving_mask(qd, speed_threshold: float, exclude: str = "joint") -> np.ndarray:
@@ -153,10 +148,7 @@ def relative_rmsd(tau_hat, tau, qd, speed_threshold: float, exclude: str = "join
     """
     tau_hat, tau = _check_prediction(tau_hat, tau)
     qd = validators.array(qd, "qd", shape=tau.shape, axes=_AXES, finite=False)
-    moving = moving_mask(qd, speed_threshold, exclude)
-    value = _ratio(np.sum(np.where(moving, tau_hat - tau, 0.0) ** 2, axis=0),
-                   np.sum(np.where(moving, tau, 0.0) ** 2, axis=0))
-    return np.where(np.any(moving, axis=0), value, np.nan)
+    return _PredictionSums.of(tau_hat, tau, moving_mask(qd, speed_threshold, exclude)).relative_rmsd()
 
 
 #: States of the robot's range of motion over which :func:`torque_effects` takes a column's RMS.
@@ -355,14 +347,11 @@ def prediction_report(parts, speed_threshold: float = 0.0, exclude: str = "joint
         joint_names = tuple(joint_names)
         if len(joint_names) != sums.count_moving.size:
             raise DataError(f"joint_names has {len(joint_names)} entries, expected n = {sums.count_moving.size}")
-    if sums.n < 2:
-        raise DataError(f"residual_std needs at least 2 samples, got {sums.n}")
-    relative = _ratio(sums.moving_error_square, sums.moving_torque_square)
     return ValidationReport(
-        rms=np.sqrt(sums.error_square / sums.n),
-        rsd=_ratio(sums.error_square, sums.torque_square),
-        residual_std=np.sqrt(sums.error_spread / (sums.n - 1)),
-        relative_rmsd=np.where(sums.count_moving > 0, relative, np.nan),
+        rms=sums.rms(),
+        rsd=sums.rsd(),
+        residual_std=sums.residual_std(),
+        relative_rmsd=sums.relative_rmsd(),
         n_samples=sums.n,
         n_moving=sums.count_moving,
         speed_threshold=float(speed_threshold),
@@ -373,7 +362,8 @@ def prediction_report(parts, speed_threshold: float = 0.0, exclude: str = "joint
 @dataclass(frozen=True)
 class _PredictionSums:
     """Per-joint sums of a prediction's samples: the error ``e`` squared, its mean and spread about it
-    (``sum (e - mean)^2``), the torque squared, and over the moving samples the error and torque squared."""
+    (``sum (e - mean)^2``), the torque squared, and over the moving samples the error and torque squared; the
+    metrics (module docstring) are defined from them, here only."""
 
     n: int
     error_square: np.ndarray
@@ -385,23 +375,48 @@ class _PredictionSums:
     count_moving: np.ndarray
 
     @classmethod
-    def of(cls, tau_hat, tau, moving) -> "_PredictionSums":
+    def of(cls, tau_hat, tau, moving=None) -> "_PredictionSums":
+        """The sums of ``tau_hat`` and ``tau`` (N, n), N >= 1 (checked), ``moving`` (N, n) the samples that count
+        for the relative RMSD (default all)."""
         error = tau_hat - tau
-        mean = np.mean(error, axis=0) if error.shape[0] else np.zeros(error.shape[1])
-        return cls(int(error.shape[0]), np.sum(error**2, axis=0), mean, np.sum((error - mean)**2, axis=0),
-                   np.sum(tau**2, axis=0), np.sum(np.where(moving, error, 0.0)**2, axis=0),
-                   np.sum(np.where(moving, tau, 0.0)**2, axis=0), np.count_nonzero(moving, axis=0))
+        mean = np.mean(error, axis=0)
+        error_square, torque_square = np.sum(error**2, axis=0), np.sum(tau**2, axis=0)
+        if moving is None:
+            moving_sums = error_square, torque_square, np.full(tau.shape[1], tau.shape[0])
+        else:
+            moving_sums = (np.sum(np.where(moving, error, 0.0)**2, axis=0),
+                           np.sum(np.where(moving, tau, 0.0)**2, axis=0), np.count_nonzero(moving, axis=0))
+        return cls(int(error.shape[0]), error_square, mean, np.sum((error - mean)**2, axis=0), torque_square,
+                   *moving_sums)
 
     def combined(self, other: "_PredictionSums") -> "_PredictionSums":
         n = self.n + other.n
         delta = other.error_mean - self.error_mean
-        mean = self.error_mean + delta * (other.n / n) if n else self.error_mean
-        spread = self.error_spread + other.error_spread + delta**2 * (self.n * other.n / n if n else 0.0)
+        mean = self.error_mean + delta * (other.n / n)
+        spread = self.error_spread + other.error_spread + delta**2 * (self.n * other.n / n)
         return _PredictionSums(n, self.error_square + other.error_square, mean, spread,
                                self.torque_square + other.torque_square,
                                self.moving_error_square + other.moving_error_square,
                                self.moving_torque_square + other.moving_torque_square,
                                self.count_moving + other.count_moving)
+
+    def rms(self) -> np.ndarray:
+        """``sqrt(mean e^2)`` [N m]."""
+        return np.sqrt(self.error_square / self.n)
+
+    def rsd(self) -> np.ndarray:
+        """``sqrt(sum e^2 / sum tau^2)`` [1]; inf for a joint whose torque is all zero."""
+        return _ratio(self.error_square, self.torque_square)
+
+    def residual_std(self) -> np.ndarray:
+        """``std(e, ddof=1)`` [N m]; DataError below 2 samples."""
+        if self.n < 2:
+            raise DataError(f"residual_std needs at least 2 samples, got {self.n}")
+        return np.sqrt(self.error_spread / (self.n - 1))
+
+    def relative_rmsd(self) -> np.ndarray:
+        """:meth:`rsd` over the moving samples [1]; nan for a joint with none."""
+        return np.where(self.count_moving > 0, _ratio(self.moving_error_square, self.moving_torque_square), np.nan)
 
 
 def cross_validation(fit, segments, speed_threshold: float = 0.0, exclude: str = "joint",

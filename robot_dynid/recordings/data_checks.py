@@ -258,9 +258,11 @@ def stale_rows(q, qd, tau) -> np.ndarray:
     if qd is not None:
         qd = float_values(qd)
     # rows that repeat the previous one: first by the first position (rare while the arm moves), then whole
-    first = q[:, 0] if q.shape[1] else None
-    candidates = np.flatnonzero(first[1:] == first[:-1]) if q.shape[1] else np.arange(q.shape[0] - 1)
-    del first
+    if q.shape[1]:
+        first = q[:, 0]         # one read of a stored column
+        candidates = np.flatnonzero(first[1:] == first[:-1])
+    else:
+        candidates = np.arange(q.shape[0] - 1)
     for values in (q, float_values(tau), qd):
         if values is not None and candidates.size:
             candidates = candidates[np.all(values[candidates + 1] == values[candidates], axis=1)]

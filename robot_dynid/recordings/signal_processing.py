@@ -347,17 +347,15 @@ def differentiate(q, time, window_samples: int | None = None,
     del steps
     n_samples, columns = q.shape[0], q if stored else q.reshape(q.shape[0], -1)
     # a stored column's derivatives are stored, written a piece at a time
-    values = {order: stored_columns.ColumnFile(q.shape[1]) if stored else np.empty(columns.shape) for order in orders}
+    values = {order: stored_columns.RowsWriter(columns.shape, stored) for order in orders}
     for start, stop, first, last in derivative_pieces(n_samples, window, DERIVATIVE_PIECE):
         fitted = piece_derivatives(np.asarray(columns[first:last]), time[first:last], window, polyorder, orders, step,
                                    uniform)
         for order, piece in fitted.items():
-            if stored:
-                values[order].append(piece[start - first:stop - first])
-            else:
-                values[order][start:stop] = piece[start - first:stop - first]
-    q_, qd, qdd = (None if order not in values else values[order].column() if stored else
-                   values[order].reshape(q.shape) for order in range(3))
+            values[order].put(start, stop, piece[start - first:stop - first])
+    results = {order: writer.result() for order, writer in values.items()}
+    q_, qd, qdd = (None if order not in results else results[order] if stored else results[order].reshape(q.shape)
+                   for order in range(3))
     return Derivatives(q=q_, qd=qd, qdd=qdd, window=window, polyorder=polyorder, uniform=uniform)
 
 

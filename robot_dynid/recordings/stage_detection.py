@@ -38,7 +38,7 @@ from robot_dynid.recordings.signal_processing import (STAGE_GAP_STEPS, check_str
                                                       median_step)
 from robot_dynid.recordings.stages import (STAGE_KINDS, StageInterval, check_stage_label,
                                            label_samples)
-from robot_dynid.stored_columns import column_pieces, is_stored, piece_ranges, spill
+from robot_dynid.stored_columns import RowsWriter, column_pieces, is_stored, piece_ranges
 
 __all__ = ["REST_THRESHOLD", "REST_THRESHOLD_FRACTION", "DEFAULT_PLATEAU_TOLERANCE", "DETECTED_KINDS", "detect_stages",
            "default_rest_threshold", "describe_detection", "label_from_motion", "StageSelection", "select_stages"]
@@ -158,18 +158,12 @@ def _smoothed_speed(qd, window: int):
     within its piece): an array, or a StoredColumn for a stored ``qd`` (:mod:`robot_dynid.stored_columns`)."""
     from scipy.ndimage import uniform_filter1d      # here: a command starts faster
     n, half = len(qd), window // 2
-
-    def pieces():
-        for start, stop in piece_ranges(n):
-            first, last = max(0, start - half), min(n, stop + half)
-            smooth = uniform_filter1d(np.asarray(qd[first:last]), window, axis=0, mode="nearest")
-            yield start, stop, smooth[start - first:stop - first]
-    if is_stored(qd):
-        return spill((piece for _, _, piece in pieces()), qd.shape[1])
-    speed = np.empty(qd.shape)
-    for start, stop, piece in pieces():
-        speed[start:stop] = piece
-    return speed
+    speed = RowsWriter(qd.shape, is_stored(qd))
+    for start, stop in piece_ranges(n):
+        first, last = max(0, start - half), min(n, stop + half)
+        smooth = uniform_filter1d(np.asarray(qd[first:last]), window, axis=0, mode="nearest")
+        speed.put(start, stop, smooth[start - first:stop - first])
+    return speed.result()
 
 
 def _checked_inputs(time, qd, velocity_limits, rest_threshold, joint_names, windows: dict):
